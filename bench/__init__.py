@@ -1,0 +1,1 @@
+"""Benchmarks: kinedyn against MuJoCo and Pinocchio (python -m bench.run)."""

@@ -1,0 +1,41 @@
+"""kinedyn: robot kinematics and dynamics with MuJoCo's numbers, readable as Python."""
+
+from kinedyn.actuation import fwd_actuation, transmission
+from kinedyn.data import Data, reset
+from kinedyn.dynamics import com_vel, fwd_acceleration, passive, rne
+from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
+from kinedyn.forward import forward, fwd_position, fwd_velocity
+from kinedyn.inertia import crb, factor_m, full_m, mul_m, solve_m
+from kinedyn.integrate import integrate_pos, step
+from kinedyn.inverse import inverse
+from kinedyn.jacobian import jac, jac_body, jac_body_com, jac_point, jac_site
+from kinedyn.kinematics import com_pos, kinematics
+from kinedyn.model import Model, Option
+from kinedyn.types import (
+    BiasType,
+    DisableBit,
+    DynType,
+    EnableBit,
+    GainType,
+    GeomType,
+    IntegratorType,
+    JointType,
+    TrnType,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # types
+    "BiasType", "Data", "DisableBit", "DynType", "EnableBit", "GainType", "GeomType",
+    "IntegratorType", "JointType", "Model", "ModelError", "NonFiniteStateWarning", "Option",
+    "TrnType", "UnsimulatedFeatureWarning",
+    # pipeline
+    "forward", "fwd_acceleration", "fwd_actuation", "fwd_position", "fwd_velocity", "inverse",
+    "reset", "step",
+    # stages
+    "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
+    "solve_m", "transmission",
+    # support
+    "integrate_pos", "jac", "jac_body", "jac_body_com", "jac_point", "jac_site",
+]

@@ -1,0 +1,216 @@
+"""Actuation: transmissions and actuator forces.
+
+Mirrors ``mj_transmission`` (engine_core_smooth.c) and ``mj_fwdActuation``
+(engine_forward.c). Each actuator maps a control (or its activation) to a scalar
+force through gain and bias,
+
+    force = gain(length, velocity) * input + bias(length, velocity),
+
+where ``input`` is ``ctrl`` for stateless actuators and ``act`` otherwise, and
+the transmission maps that force to joint space: ``qfrc_actuator = moment^T force``.
+
+This release covers joint and jointinparent transmissions on hinge and slide
+joints; dynamics none, integrator, filter, filterexact; gain fixed and affine;
+bias none and affine. The compiler rejects the rest with a ModelError.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from kinedyn.types import (
+    BIAS_AFFINE,
+    DSBL_ACTUATION,
+    DSBL_CLAMPCTRL,
+    DYN_FILTER,
+    DYN_FILTEREXACT,
+    DYN_INTEGRATOR,
+    DYN_NONE,
+    GAIN_AFFINE,
+    MINVAL,
+    TRN_JOINT,
+    TRN_JOINTINPARENT,
+)
+
+
+@njit(cache=True)
+def _transmission(
+    # model
+    actuator_trntype, actuator_trnid, actuator_gear, jnt_qposadr, jnt_dofadr,
+    # data in
+    qpos,
+    # data out
+    actuator_length, actuator_moment,
+):
+    nu = actuator_trntype.shape[0]
+    for i in range(nu):
+        actuator_moment[i, :] = 0.0
+        trntype = actuator_trntype[i]
+        if trntype == TRN_JOINT or trntype == TRN_JOINTINPARENT:
+            # scalar joint: length = gear * q, moment = gear on the joint's dof
+            j = actuator_trnid[i, 0]
+            gear = actuator_gear[i, 0]
+            actuator_length[i] = qpos[jnt_qposadr[j]] * gear
+            actuator_moment[i, jnt_dofadr[j]] = gear
+        else:  # should not occur: the compiler rejects other transmissions for now
+            actuator_length[i] = math.nan
+
+
+@njit(cache=True)
+def next_activation(dyntype, dynprm0, actlimited, actrange, act, act_dot, h):
+    """Activation after one step of length h (mj_nextActivation).
+
+    filterexact integrates act_dot = (ctrl - act) / tau exactly; the others use Euler.
+    The result is clamped to actrange when actlimited.
+    """
+    if dyntype == DYN_FILTEREXACT:
+        tau = max(MINVAL, dynprm0)
+        act = act + act_dot * tau * (1.0 - math.exp(-h / tau))
+    else:
+        act = act + act_dot * h
+    if actlimited:
+        act = min(max(act, actrange[0]), actrange[1])
+    return act
+
+
+@njit(cache=True)
+def _fwd_actuation(
+    # model
+    actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_actadr, actuator_actnum,
+    actuator_ctrllimited, actuator_ctrlrange, actuator_forcelimited, actuator_forcerange,
+    actuator_actlimited, actuator_actrange, actuator_actearly, actuator_dynprm, actuator_gainprm,
+    actuator_biasprm, jnt_actfrclimited, jnt_actfrcrange, jnt_dofadr, disableflags, timestep,
+    # data in
+    ctrl_in, act, actuator_length, actuator_velocity, actuator_moment,
+    # data out
+    act_dot, actuator_force, qfrc_actuator,
+    # scratch
+    ctrl,
+):
+    nu = actuator_dyntype.shape[0]
+    nv = qfrc_actuator.shape[0]
+    actuator_force[:] = 0.0
+    act_dot[:] = 0.0
+    qfrc_actuator[:] = 0.0
+    if nu == 0 or disableflags & DSBL_ACTUATION:
+        return
+
+    # controls, clamped to ctrlrange unless clampctrl is disabled; a bad control zeroes them all
+    bad = False
+    for i in range(nu):
+        c = ctrl_in[i]
+        if actuator_ctrllimited[i] and not disableflags & DSBL_CLAMPCTRL:
+            c = min(max(c, actuator_ctrlrange[i, 0]), actuator_ctrlrange[i, 1])
+        ctrl[i] = c
+        if not (abs(c) <= 1e10):
+            bad = True
+    if bad:
+        ctrl[:] = 0.0
+
+    # activation dynamics: act_dot for stateful actuators (the last act of each is the input)
+    for i in range(nu):
+        if actuator_actadr[i] < 0:
+            continue
+        last = actuator_actadr[i] + actuator_actnum[i] - 1
+        dyntype = actuator_dyntype[i]
+        if dyntype == DYN_INTEGRATOR:
+            act_dot[last] = ctrl[i]
+        elif dyntype == DYN_FILTER or dyntype == DYN_FILTEREXACT:  # dynprm = [tau]
+            act_dot[last] = (ctrl[i] - act[last]) / max(MINVAL, actuator_dynprm[i, 0])
+
+    # force = gain * input + bias
+    for i in range(nu):
+        if actuator_gaintype[i] == GAIN_AFFINE:  # gainprm = [const, kp, kv]
+            gain = actuator_gainprm[i, 0] + actuator_gainprm[i, 1] * actuator_length[i] \
+                + actuator_gainprm[i, 2] * actuator_velocity[i]
+        else:  # GAIN_FIXED: gainprm = [gain]
+            gain = actuator_gainprm[i, 0]
+
+        if actuator_dyntype[i] == DYN_NONE:
+            inp = ctrl[i]
+        else:
+            last = actuator_actadr[i] + actuator_actnum[i] - 1
+            inp = act[last]
+            if actuator_actearly[i]:
+                # use the activation of the next step, removing a one-step delay
+                inp = next_activation(actuator_dyntype[i], actuator_dynprm[i, 0], actuator_actlimited[i],
+                                      actuator_actrange[i], act[last], act_dot[last], timestep)
+        force = gain * inp
+
+        if actuator_biastype[i] == BIAS_AFFINE:  # biasprm = [const, kp, kv]
+            force += actuator_biasprm[i, 0] + actuator_biasprm[i, 1] * actuator_length[i] \
+                + actuator_biasprm[i, 2] * actuator_velocity[i]
+        actuator_force[i] = force
+
+    # clamp each actuator's force to its forcerange
+    for i in range(nu):
+        if actuator_forcelimited[i]:
+            actuator_force[i] = min(max(actuator_force[i], actuator_forcerange[i, 0]),
+                                    actuator_forcerange[i, 1])
+
+    # qfrc_actuator = moment^T force, skipping zero moments
+    for i in range(nu):
+        f = actuator_force[i]
+        for v in range(nv):
+            mom = actuator_moment[i, v]
+            if mom != 0.0:
+                qfrc_actuator[v] += mom * f
+
+    # clamp the summed actuator force on joints with actuatorfrcrange
+    for j in range(jnt_actfrclimited.shape[0]):
+        if jnt_actfrclimited[j]:
+            v = jnt_dofadr[j]
+            qfrc_actuator[v] = min(max(qfrc_actuator[v], jnt_actfrcrange[j, 0]), jnt_actfrcrange[j, 1])
+
+
+@njit(cache=True)
+def actuator_velocity_kernel(disableflags, actuator_moment, qvel, actuator_velocity):
+    """actuator_velocity = moment qvel (zero when actuation is disabled)."""
+    nu = actuator_moment.shape[0]
+    for i in range(nu):
+        acc = 0.0
+        if not disableflags & DSBL_ACTUATION:
+            for v in range(qvel.shape[0]):
+                mom = actuator_moment[i, v]
+                if mom != 0.0:
+                    acc += mom * qvel[v]
+        actuator_velocity[i] = acc
+
+
+@njit(cache=True)
+def transmission_entry(m, d):
+    _transmission(m.actuator_trntype, m.actuator_trnid, m.actuator_gear, m.jnt_qposadr, m.jnt_dofadr,
+                  d.qpos, d.actuator_length, d.actuator_moment)
+
+
+@njit(cache=True)
+def fwd_actuation_entry(m, d):
+    _fwd_actuation(
+        m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_actadr, m.actuator_actnum,
+        m.actuator_ctrllimited, m.actuator_ctrlrange, m.actuator_forcelimited, m.actuator_forcerange,
+        m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
+        m.actuator_gainprm, m.actuator_biasprm, m.jnt_actfrclimited, m.jnt_actfrcrange, m.jnt_dofadr,
+        m.opt_flags[1], m.opt_timestep[0],
+        d.ctrl, d.act, d.actuator_length, d.actuator_velocity, d.actuator_moment,
+        d.act_dot, d.actuator_force, d.qfrc_actuator,
+        d.scratch_nu,
+    )
+
+
+def transmission(m, d) -> None:
+    """Actuator lengths and moments.
+
+    Reads: qpos. Writes: actuator_length, actuator_moment. Mirrors mj_transmission.
+    """
+    transmission_entry(m._handle, d._handle)
+
+
+def fwd_actuation(m, d) -> None:
+    """Activation rates, actuator forces and their joint-space sum.
+
+    Reads: ctrl, act, actuator_length, actuator_velocity, actuator_moment.
+    Writes: act_dot, actuator_force, qfrc_actuator. Mirrors mj_fwdActuation.
+    """
+    fwd_actuation_entry(m._handle, d._handle)

@@ -1,0 +1,48 @@
+"""The MJCF compiler: MJCF text -> :class:`kinedyn.Model`.
+
+Modules, in the order a model passes through them:
+
+* :mod:`.mjcf` — XML -> element tree with source lines; schema checks.
+* :mod:`.defaults` — ``<default>`` classes and ``class``/``childclass`` resolution.
+* :mod:`.frames` — orientation forms, ``fromto`` and frame composition.
+* :mod:`.inertial` — geom mass properties and principal axes.
+* :mod:`.actuators` — actuator shortcuts and parameter compilation.
+* :mod:`.build` — body tree -> flat arrays in MuJoCo's order.
+
+After the arrays are built, ``kinedyn.compiler.setconst.set_const(model)`` (when
+that module exists) computes the quantities that need the kinematics at qpos0
+(``actuator_acc0``, ``actuator_length0``, kv from ``dampratio``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from kinedyn.compiler.build import Compiler
+from kinedyn.compiler.mjcf import parse_xml
+
+__all__ = ["compile_mjcf"]
+
+
+def compile_mjcf(text: str, path: str | Path | None = None, strict: bool = False):
+    """Compile MJCF ``text`` into a Model.
+
+    Args:
+      text: the MJCF document.
+      path: the file it came from (only used in messages; external assets are not read).
+      strict: raise ModelError instead of warning about features that are not simulated.
+
+    Raises:
+      ModelError: malformed XML, unknown elements or attributes, bad values, unsupported features.
+    """
+    root = parse_xml(text)
+    model = Compiler(root, strict).run()
+    try:
+        setconst = importlib.import_module("kinedyn.compiler.setconst")
+    except ModuleNotFoundError as err:
+        if err.name != "kinedyn.compiler.setconst":
+            raise
+    else:
+        setconst.set_const(model)
+    return model

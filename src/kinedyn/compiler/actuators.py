@@ -1,0 +1,257 @@
+"""Actuators: shortcut expansion (motor, position, ...) and compilation of the parameters.
+
+The shortcuts are MuJoCo's ``mjs_setTo*`` (src/user/user_api.cc) as read by
+``mjXReader::OneActuator`` (src/xml/xml_native_reader.cc); compilation follows
+``mjCActuator::Compile`` (src/user/user_objects.cc): inheritrange, the
+``*limited="auto"`` + ``autolimits`` rules, range checks and ``actdim``.
+
+``dampratio`` is stored as MuJoCo's spec stores it, a positive ``biasprm[2]``;
+``kinedyn.compiler.setconst.set_const`` turns it into ``-kv`` from the
+reflected inertia at qpos0 (MuJoCo does this at the end of compilation).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kinedyn.compiler.mjcf import Node
+from kinedyn.types import NBIAS, NDYN, NGAIN, BiasType, DynType, GainType, JointType, TrnType
+
+LIMITED = {"false": 0, "true": 1, "auto": 2}
+
+# attributes every shortcut inherits from any actuator default of its class
+COMMON_ATTRS = {"group", "ctrlrange", "ctrllimited", "forcelimited", "forcerange", "actlimited",
+                "actrange", "gear", "cranklength", "user", "nsample", "interp", "delay", "damping",
+                "armature"}
+
+# features MuJoCo added after 3.1.3 (ModelError naming the attribute)
+_AFTER_313 = {"delay": "actuator delays", "nsample": "actuator delays (history samples)",
+              "interp": "actuator delays (interpolation)", "damping": "actuator damping",
+              "armature": "actuator armature", "input": "actuator inputs",
+              "velrange": "multi-input actuators", "ffrange": "multi-input actuators"}
+
+_DYN = {"none": DynType.NONE, "integrator": DynType.INTEGRATOR, "filter": DynType.FILTER,
+        "filterexact": DynType.FILTEREXACT}
+_GAIN = {"fixed": GainType.FIXED, "affine": GainType.AFFINE}
+_BIAS = {"none": BiasType.NONE, "affine": BiasType.AFFINE}
+_NOT_YET = {"muscle": "muscle", "user": "user", "dcmotor": None, "pid": None, "so3": None}
+
+
+def new_spec() -> dict:
+    """mjs_defaultActuator: unit gain, unit gear, limits 'auto', actdim unset."""
+    return dict(
+        dyntype=DynType.NONE, gaintype=GainType.FIXED, biastype=BiasType.NONE,
+        dynprm=[1.0] + [0.0] * (NDYN - 1), gainprm=[1.0] + [0.0] * (NGAIN - 1), biasprm=[0.0] * NBIAS,
+        gear=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], ctrlrange=[0.0, 0.0], forcerange=[0.0, 0.0],
+        actrange=[0.0, 0.0], lengthrange=[0.0, 0.0], ctrllimited=2, forcelimited=2, actlimited=2,
+        group=0, actearly=0, actdim=-1, inheritrange=0.0, cranklength=0.0,
+        trntype=None, target=None, target_attr=None)
+
+
+def _partial(dst: list, values: list) -> None:
+    dst[:len(values)] = values
+
+
+def _enum(node: Node, attr: str, table: dict, text: str):
+    if text in table:
+        return table[text]
+    if text in _NOT_YET:
+        raise node.error(f"{attr}='{text}' is not supported yet", attr)
+    raise node.error(f"invalid keyword {text!r} in attribute '{attr}'", attr)
+
+
+def _apply_common(spec: dict, attrs: dict, node: Node) -> None:
+    for attr in attrs:
+        if attr in _AFTER_313:
+            raise node.error(f"'{attr}' ({_AFTER_313[attr]}) was added after MuJoCo 3.1.3 and is not "
+                             "supported", attr)
+    if "group" in attrs:
+        spec["group"] = attrs["group"]
+    for rng in ("ctrlrange", "forcerange", "actrange", "lengthrange"):
+        if rng in attrs:
+            spec[rng] = list(attrs[rng])
+    for lim in ("ctrllimited", "forcelimited", "actlimited"):
+        if lim in attrs:
+            spec[lim] = LIMITED[attrs[lim]]
+    if "gear" in attrs:
+        _partial(spec["gear"], attrs["gear"])
+    if "cranklength" in attrs:
+        spec["cranklength"] = attrs["cranklength"]
+
+
+def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool) -> None:
+    """Apply one <general>/<motor>/... element (or default) to ``spec``, as OneActuator does.
+
+    ``explicit`` marks the actuator element itself (not a default): MuJoCo 4.0 lets its
+    explicit range or inheritrange override a conflicting value from a default.
+    """
+    _apply_common(spec, attrs, node)
+    err = None
+    if tag == "general":
+        if "dyntype" in attrs:
+            spec["dyntype"] = _enum(node, "dyntype", _DYN, attrs["dyntype"])
+        if "gaintype" in attrs:
+            spec["gaintype"] = _enum(node, "gaintype", _GAIN, attrs["gaintype"])
+        if "biastype" in attrs:
+            spec["biastype"] = _enum(node, "biastype", _BIAS, attrs["biastype"])
+        for prm in ("dynprm", "gainprm", "biasprm"):
+            if prm in attrs:
+                _partial(spec[prm], attrs[prm])
+        if "actearly" in attrs:
+            spec["actearly"] = int(attrs["actearly"] == "true")
+        if "actdim" in attrs:
+            spec["actdim"] = attrs["actdim"]
+    elif tag == "motor":
+        spec["gainprm"][0] = 1.0
+        spec.update(dyntype=DynType.NONE, gaintype=GainType.FIXED, biastype=BiasType.NONE)
+    elif tag in ("position", "intvelocity"):
+        kp = attrs.get("kp", spec["gainprm"][0])
+        kv, dampratio, timeconst = attrs.get("kv"), attrs.get("dampratio"), attrs.get("timeconst")
+        inheritrange = attrs.get("inheritrange", spec["inheritrange"])
+        rng = "ctrlrange" if tag == "position" else "actrange"
+        if explicit and "inheritrange" in attrs and rng not in attrs:
+            spec[rng] = [0.0, 0.0]
+        if explicit and rng in attrs and "inheritrange" not in attrs:
+            inheritrange = 0.0
+        spec["gainprm"][0] = kp
+        spec["biasprm"][1] = -kp
+        if kv is not None and dampratio is not None:
+            err = ("kv and dampratio cannot both be defined", "dampratio")
+        elif kv is not None and kv < 0:
+            err = ("kv cannot be negative", "kv")
+        elif dampratio is not None and dampratio < 0:
+            err = ("dampratio cannot be negative", "dampratio")
+        elif timeconst is not None and timeconst < 0:
+            err = ("timeconst cannot be negative", "timeconst")
+        if kv is not None:
+            spec["biasprm"][2] = -kv
+        if dampratio is not None:
+            # positive biasprm[2] means "damping ratio", resolved by set_const
+            spec["biasprm"][2] = dampratio
+        if timeconst is not None:
+            spec["dynprm"][0] = timeconst
+            spec["dyntype"] = DynType.NONE if timeconst == 0 else DynType.FILTEREXACT
+        spec["inheritrange"] = inheritrange
+        if err is None and inheritrange > 0 and (spec[rng][0] or spec[rng][1]):
+            err = (f"{rng} and inheritrange cannot both be defined", "inheritrange")
+        spec.update(gaintype=GainType.FIXED, biastype=BiasType.AFFINE)
+        if tag == "intvelocity":
+            spec["dyntype"] = DynType.INTEGRATOR
+    elif tag == "velocity":
+        kv = attrs.get("kv", spec["gainprm"][0])
+        spec["biasprm"] = [0.0] * NBIAS
+        spec["gainprm"][0] = kv
+        spec["biasprm"][2] = -kv
+        spec.update(dyntype=DynType.NONE, gaintype=GainType.FIXED, biastype=BiasType.AFFINE)
+    elif tag == "damper":
+        kv = attrs.get("kv", -spec["gainprm"][2] if spec["gaintype"] == GainType.AFFINE else 0.0)
+        spec["gainprm"] = [0.0] * NGAIN
+        spec["gainprm"][2] = -kv
+        spec["ctrllimited"] = 1
+        spec.update(dyntype=DynType.NONE, gaintype=GainType.AFFINE, biastype=BiasType.NONE)
+        if kv < 0:
+            err = ("damping coefficient cannot be negative", "kv")
+        elif spec["ctrlrange"][0] < 0 or spec["ctrlrange"][1] < 0:
+            err = ("damper control range cannot be negative", "ctrlrange")
+    elif tag == "cylinder":
+        timeconst = attrs.get("timeconst", spec["dynprm"][0])
+        bias = list(attrs.get("bias", spec["biasprm"][:3]))
+        area = attrs.get("area", spec["gainprm"][0])
+        spec["dynprm"][0] = timeconst
+        spec["biasprm"][0:3] = bias
+        spec["gainprm"][0] = area
+        if "diameter" in attrs and attrs["diameter"] >= 0:
+            spec["gainprm"][0] = math.pi / 4 * attrs["diameter"] ** 2
+        spec.update(dyntype=DynType.FILTER, gaintype=GainType.FIXED, biastype=BiasType.AFFINE)
+    elif tag == "muscle":
+        raise node.error("muscle actuators are not supported yet")
+    elif tag == "adhesion":
+        raise node.error("adhesion actuators (body transmission) are not supported yet", "body")
+    if err is not None:
+        raise node.error(err[0], err[1])
+
+
+def expand(tag: str, attrs: dict, node: Node, class_actuators: list) -> dict:
+    """Spec of one actuator element after its class's defaults (MuJoCo 4.0 inheritance rule)."""
+    spec = new_spec()
+    for dtag, dattrs, dnode in class_actuators:
+        if tag == "general" or dtag in (tag, "general"):
+            apply_shortcut(spec, dtag, dattrs, dnode, explicit=False)
+        else:
+            _apply_common(spec, {k: v for k, v in dattrs.items() if k in COMMON_ATTRS}, dnode)
+    # transmission
+    targets = [(a, t) for a, t in (("joint", TrnType.JOINT), ("jointinparent", TrnType.JOINTINPARENT),
+                                   ("tendon", TrnType.TENDON), ("cranksite", TrnType.SLIDERCRANK),
+                                   ("site", TrnType.SITE), ("body", TrnType.BODY)) if a in attrs]
+    for attr in ("tendon", "cranksite", "site", "body", "slidersite", "refsite"):
+        if attr in attrs:
+            raise node.error(f"'{attr}' transmission is not supported yet", attr)
+    if targets:
+        attr, trn = targets[-1]
+        spec.update(trntype=trn, target=attrs[attr], target_attr=attr)
+    apply_shortcut(spec, tag, attrs, node, explicit=True)
+    return spec
+
+
+def _islimited(flag: int, rng) -> bool:
+    return flag == 1 or (flag == 2 and rng[0] < rng[1])
+
+
+def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joint_ids: dict) -> dict:
+    """Resolve the target, inheritrange and limits of an expanded actuator (mjCActuator::Compile)."""
+    if spec["target"] is None:
+        raise node.error("missing transmission target for actuator")
+    jid = joint_ids.get(spec["target"])
+    if jid is None:
+        raise node.error(f"unknown joint '{spec['target']}' in actuator transmission", spec["target_attr"])
+    joint = joints[jid]
+
+    # inheritrange: position-like servos take their range from the joint's
+    if ((spec["gaintype"] == GainType.FIXED and spec["gainprm"][0] == -spec["biasprm"][1])
+            and spec["biastype"] == BiasType.AFFINE and spec["inheritrange"] > 0):
+        if spec["dyntype"] in (DynType.NONE, DynType.FILTEREXACT):
+            rng = "ctrlrange"
+        elif spec["dyntype"] == DynType.INTEGRATOR:
+            rng = "actrange"
+        else:
+            raise node.error("inheritrange only available for position and intvelocity actuators",
+                             "inheritrange")
+        if joint.type not in (JointType.HINGE, JointType.SLIDE):
+            raise node.error("inheritrange can only be used with hinge and slide joints", "inheritrange")
+        lo, hi = joint.range
+        if lo == hi:
+            raise node.error(f"inheritrange used but target '{spec['target']}' has no range defined",
+                             "inheritrange")
+        mean = 0.5 * (hi + lo)
+        radius = 0.5 * (hi - lo) * spec["inheritrange"]
+        spec[rng] = [mean - radius, mean + radius]
+
+    for kind in ("force", "ctrl", "act"):
+        flag, rng = spec[f"{kind}limited"], spec[f"{kind}range"]
+        if flag == 2 and not autolimits and not (rng[0] == 0 and rng[1] == 0):
+            raise node.error(f"actuator has `{kind}range` but not `{kind}limited`; set the "
+                             f"autolimits=\"true\" compiler option, specify `{kind}limited` explicitly, "
+                             f"or remove `{kind}range`",
+                             f"{kind}range")
+    out = dict(spec)
+    for kind, label in (("force", "force range"), ("ctrl", "control range"), ("act", "actrange")):
+        limited = _islimited(spec[f"{kind}limited"], spec[f"{kind}range"])
+        rng = spec[f"{kind}range"]
+        if limited and rng[0] >= rng[1]:
+            raise node.error(f"invalid {label} for actuator", f"{kind}range")
+        out[f"{kind}limited"] = int(limited)
+    if out["actlimited"] and spec["dyntype"] == DynType.NONE:
+        raise node.error("actrange specified but dyntype is 'none' in actuator", "actrange")
+
+    actdim = spec["actdim"]
+    if actdim > 1:
+        raise node.error("actdim > 1 is only allowed for dyntype 'user'", "actdim")
+    if actdim == 1 and spec["dyntype"] == DynType.NONE:
+        raise node.error("invalid actdim 1 in stateless actuator", "actdim")
+    if actdim == 0 and spec["dyntype"] != DynType.NONE:
+        raise node.error("invalid actdim 0 in stateful actuator", "actdim")
+    if actdim < 0:
+        actdim = int(spec["dyntype"] != DynType.NONE)
+    out["actdim"] = actdim
+    out["jntid"] = jid
+    return out

@@ -1,0 +1,1068 @@
+"""MJCF tree -> compiled, flat model arrays (MuJoCo's mjCModel::Compile for our feature set).
+
+Order of work, as in src/user/user_model.cc ``TryCompile`` and ``CopyTree``:
+parse sections, build the body tree (frames folded into their body), number
+bodies depth first in document order (``MakeTreeLists``), compile every body
+(orientation, geoms, inertia, joints, sites: ``mjCBody::Compile``), then
+actuators and keyframes, then the layout arrays (addresses, parents, the CSR
+pattern of M) and ``body_subtreemass`` (``mj_setConst``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kinedyn.compiler import actuators as act
+from kinedyn.compiler import defaults as dflt
+from kinedyn.compiler import frames as fr
+from kinedyn.compiler import inertial as inr
+from kinedyn.compiler.mjcf import (
+    ACTUATOR_TAGS,
+    FLAG_BITS_DISABLE,
+    FLAG_BITS_ENABLE,
+    UNSUPPORTED_ELEMENTS,
+    Node,
+    typed_attrs,
+)
+from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
+from kinedyn.types import DisableBit, GeomType, IntegratorType, JointType
+
+MINVAL = 1e-15  # mjMINVAL
+_GEOMTYPE = {t.name.lower(): int(t) for t in GeomType}
+_JOINTTYPE = {t.name.lower(): int(t) for t in JointType}
+
+# sections accepted and ignored: they hold nothing kinedyn simulates
+_IGNORED_SECTIONS = {"size", "statistic", "visual", "asset", "custom"}
+
+# MuJoCo's own defaults for elements (mjs_defaultJoint / Geom / Site)
+_JOINT_DEFAULTS = dict(type="hinge", group=0, pos=[0.0, 0.0, 0.0], axis=[0.0, 0.0, 1.0], limited="auto",
+                       actuatorfrclimited="auto", stiffness=[0.0, 0.0, 0.0], range=[0.0, 0.0],
+                       actuatorfrcrange=[0.0, 0.0], ref=0.0, springref=0.0, armature=0.0,
+                       damping=[0.0, 0.0, 0.0], frictionloss=0.0, springdamper=[0.0, 0.0],
+                       actuatorgravcomp="false")
+_GEOM_DEFAULTS = dict(type="sphere", contype=1, conaffinity=1, condim=3, group=0, size=[0.0, 0.0, 0.0],
+                      friction=[1.0, 0.005, 0.0001], density=1000.0, shellinertia="false",
+                      pos=[0.0, 0.0, 0.0], fluidshape="none")
+_SITE_DEFAULTS = dict(type="sphere", group=0, pos=[0.0, 0.0, 0.0], size=[0.005, 0.005, 0.005])
+# number of size parameters each geom type uses (mjGEOMINFO)
+_GEOMINFO = {GeomType.PLANE: 3, GeomType.HFIELD: 0, GeomType.SPHERE: 1, GeomType.CAPSULE: 2,
+             GeomType.ELLIPSOID: 3, GeomType.CYLINDER: 2, GeomType.BOX: 3, GeomType.MESH: 0,
+             GeomType.SDF: 0}
+
+
+@dataclass
+class Frame:
+    """A ``<frame>``: its pose (already composed with enclosing frames) and default class."""
+
+    pos: list
+    quat: list
+
+
+@dataclass
+class Joint:
+    node: Node
+    attrs: dict
+    frame: Frame | None
+    name: str = ""
+    type: int = JointType.HINGE
+    id: int = -1
+    body: Body | None = None
+    range: list = field(default_factory=lambda: [0.0, 0.0])
+    compiled: dict = field(default_factory=dict)
+
+
+@dataclass
+class Geom:
+    node: Node
+    attrs: dict
+    frame: Frame | None
+    body: Body | None = None
+    id: int = -1
+    mass: float = 0.0
+    inertia: list = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    pos: list = field(default_factory=list)
+    quat: list = field(default_factory=list)
+    size: list = field(default_factory=list)
+    type: int = GeomType.SPHERE
+
+
+@dataclass
+class Site:
+    node: Node
+    attrs: dict
+    frame: Frame | None
+    body: Body | None = None
+    id: int = -1
+    pos: list = field(default_factory=list)
+    quat: list = field(default_factory=list)
+    size: list = field(default_factory=list)
+    type: int = GeomType.SPHERE
+
+
+@dataclass
+class Body:
+    node: Node | None
+    attrs: dict
+    parent: Body | None
+    frame: Frame | None
+    inertial: tuple | None = None  # (node, attrs)
+    joints: list = field(default_factory=list)
+    geoms: list = field(default_factory=list)
+    sites: list = field(default_factory=list)
+    children: list = field(default_factory=list)
+    id: int = 0
+    weldid: int = 0
+    pos: list = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    quat: list = field(default_factory=lambda: [1.0, 0.0, 0.0, 0.0])
+    ipos: list = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    iquat: list = field(default_factory=lambda: [1.0, 0.0, 0.0, 0.0])
+    mass: float = 0.0
+    inertia: list = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    dofnum: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.attrs.get("name", "") if self.node is not None else "world"
+
+    def error(self, message: str, attribute: str | None = None) -> ModelError:
+        if self.node is None:
+            return ModelError(message, element="worldbody", attribute=attribute)
+        return self.node.error(message, attribute)
+
+
+class Compiler:
+    """One compilation of one MJCF document (see module docstring for the order of work)."""
+
+    def __init__(self, root: Node, strict: bool):
+        self.root = root
+        self.strict = strict
+        # <compiler> settings (mjs_defaultCompiler)
+        self.degree = True
+        self.autolimits = True
+        self.eulerseq = "xyz"
+        self.inertiafromgeom = "auto"
+        self.inertiagrouprange = (0, 5)
+        self.boundmass = 0.0
+        self.boundinertia = 0.0
+        self.balanceinertia = False
+        # <option>
+        self.opt = dict(timestep=0.002, gravity=[0.0, 0.0, -9.81], wind=[0.0, 0.0, 0.0], density=0.0,
+                        viscosity=0.0, integrator=int(IntegratorType.EULER), disableflags=0, enableflags=0)
+        self.classes: dict[str, dflt.DefaultClass] = {}
+        self.world = Body(None, {}, None, None)
+        self.bodies: list[Body] = []
+        self.joints: list[Joint] = []
+        self.geoms: list[Geom] = []
+        self.sites: list[Site] = []
+        self.actuators: list[dict] = []
+        self.actuator_names: list[str] = []
+        self.keys: list[tuple[Node, dict]] = []
+        self.sections: dict[str, list[Node]] = {}
+        self.contact_excludes: list[tuple[Node, str, str]] = []
+
+    # ---- sections -------------------------------------------------------------------------------
+
+    def run(self):
+        root = self.root
+        if root.tag != "mujoco":
+            raise root.error("XML root element must be <mujoco>")
+        model_name = typed_attrs(root).get("model", "")
+        for child in root.children:
+            self.sections.setdefault(child.tag, []).append(child)
+        known = {"compiler", "option", "size", "statistic", "visual", "default", "asset", "worldbody",
+                 "contact", "equality", "tendon", "actuator", "sensor", "custom", "keyframe"}
+        for child in root.children:
+            if child.tag in UNSUPPORTED_ELEMENTS:
+                raise child.error(f"<{child.tag}> is not supported yet")
+            if child.tag not in known:
+                raise child.error("Schema violation: unrecognized element")
+        for node in self.sections.get("compiler", []):
+            self._compiler(node)
+        for node in self.sections.get("option", []):
+            self._option(node)
+        defaults = self.sections.get("default", [])
+        if len(defaults) > 1:
+            raise defaults[1].error("only one top-level <default> section is allowed")
+        self.classes = dflt.parse_defaults(defaults[0] if defaults else None)
+        for node in self.sections.get("worldbody", []):
+            if node.attrib:
+                raise node.error("World body cannot have attributes", next(iter(node.attrib)))
+            self._body_children(node, self.world, None, self.classes["main"])
+        for node in self.sections.get("tendon", []):
+            if node.children:
+                child = node.children[0]
+                raise child.error(f"tendons (<{child.tag}>) are not supported yet")
+        self._number_tree()
+        for body in self.bodies:
+            self._compile_body(body)
+        self._check_moving_masses()
+        for node in self.sections.get("actuator", []):
+            self._actuators(node)
+        for node in self.sections.get("keyframe", []):
+            for key in node.children:
+                if key.tag != "key":
+                    raise key.error("Schema violation: unrecognized element")
+                self.keys.append((key, typed_attrs(key)))
+        self._unsimulated()
+        return self._assemble(model_name)
+
+    def _compiler(self, node: Node) -> None:
+        a = typed_attrs(node)
+        for child in node.children:
+            if child.tag != "lengthrange":
+                raise child.error("Schema violation: unrecognized element")
+            typed_attrs(child)  # only used for muscles, which are not supported yet
+        if "coordinate" in a:
+            raise node.error("the 'coordinate' attribute is no longer supported by MuJoCo", "coordinate")
+        if "angle" in a:
+            self.degree = a["angle"] == "degree"
+        if "autolimits" in a:
+            self.autolimits = a["autolimits"] == "true"
+        if "eulerseq" in a:
+            seq = a["eulerseq"]
+            if len(seq) != 3 or any(c not in "xyzXYZ" for c in seq):
+                raise node.error(f"eulerseq must be 3 characters from xyzXYZ, got {seq!r}", "eulerseq")
+            self.eulerseq = seq
+        if "inertiafromgeom" in a:
+            self.inertiafromgeom = a["inertiafromgeom"]
+        if "inertiagrouprange" in a:
+            self.inertiagrouprange = tuple(a["inertiagrouprange"])
+        self.boundmass = a.get("boundmass", self.boundmass)
+        self.boundinertia = a.get("boundinertia", self.boundinertia)
+        if "balanceinertia" in a:
+            self.balanceinertia = a["balanceinertia"] == "true"
+        for attr in ("fusestatic", "alignfree"):
+            if a.get(attr) == "true":
+                raise node.error(f"compiler {attr}=\"true\" is not supported yet", attr)
+        if a.get("settotalmass", -1) > 0:
+            raise node.error("compiler settotalmass is not supported yet", "settotalmass")
+
+    def _option(self, node: Node) -> None:
+        a = typed_attrs(node)
+        for key in ("timestep", "density", "viscosity"):
+            if key in a:
+                self.opt[key] = a[key]
+        for key in ("gravity", "wind"):
+            if key in a:
+                self.opt[key] = list(a[key])
+        if "integrator" in a:
+            name = a["integrator"]
+            if name not in ("Euler", "RK4", "implicitfast"):
+                raise node.error(f"integrator '{name}' is not supported yet (use Euler, RK4 or implicitfast)",
+                                 "integrator")
+            self.opt["integrator"] = int({"Euler": IntegratorType.EULER, "RK4": IntegratorType.RK4,
+                                          "implicitfast": IntegratorType.IMPLICITFAST}[name])
+        if not self.opt["timestep"] > 0:
+            raise node.error("timestep must be positive", "timestep")
+        for child in node.children:
+            if child.tag != "flag":
+                raise child.error("Schema violation: unrecognized element")
+            flags = typed_attrs(child)
+            for name, value in flags.items():
+                if name == "passive":
+                    bits, family = int(DisableBit.SPRING | DisableBit.DAMPER), "disableflags"
+                elif name in FLAG_BITS_DISABLE:
+                    bits, family = 1 << FLAG_BITS_DISABLE.index(name), "disableflags"
+                else:
+                    bits, family = 1 << FLAG_BITS_ENABLE.index(name), "enableflags"
+                on = (value == "disable") if family == "disableflags" else (value == "enable")
+                self.opt[family] = (self.opt[family] | bits) if on else (self.opt[family] & ~bits)
+
+    # ---- tree -----------------------------------------------------------------------------------
+
+    def _class_of(self, node: Node, attrs: dict, context: dflt.DefaultClass) -> dflt.DefaultClass:
+        if "class" in attrs:
+            return dflt.lookup(self.classes, node, "class", attrs["class"])
+        return context
+
+    def _frame_pose(self, node: Node, attrs: dict, outer: Frame | None) -> Frame:
+        quat, err = fr.resolve_orientation(attrs, self.degree, self.eulerseq)
+        if err:
+            raise node.error(f"orientation specification error '{err}'")
+        self._single_orientation(node, attrs)
+        pos = list(attrs.get("pos", [0.0, 0.0, 0.0]))
+        quat = quat or [1.0, 0.0, 0.0, 0.0]
+        if outer is not None:
+            pos, quat = fr.frame_accum(outer.pos, outer.quat, pos, quat)
+        fr.normvec(quat)
+        return Frame(pos, quat)
+
+    @staticmethod
+    def _single_orientation(node: Node, attrs: dict) -> None:
+        given = [k for k in fr.ORIENTATION_ATTRS if k in attrs]
+        if len(given) > 1:
+            raise node.error(f"multiple orientation specifiers ({', '.join(given)})", given[1])
+
+    def _body_children(self, node: Node, body: Body, frame: Frame | None,
+                       context: dflt.DefaultClass) -> None:
+        """Collect a body's (or frame's) sub-elements into ``body`` (xml_native_reader Body)."""
+        is_world = body.node is None
+        for child in node.children:
+            tag = child.tag
+            if tag in UNSUPPORTED_ELEMENTS:
+                raise child.error(f"<{tag}> is not supported yet")
+            if tag == "body":
+                attrs = typed_attrs(child)
+                sub_context = context
+                if "childclass" in attrs:
+                    sub_context = dflt.lookup(self.classes, child, "childclass", attrs["childclass"])
+                sub = Body(child, attrs, body, frame)
+                body.children.append(sub)
+                self._body_children(child, sub, None, sub_context)
+            elif tag == "frame":
+                attrs = typed_attrs(child)
+                sub_context = context
+                if "childclass" in attrs:
+                    sub_context = dflt.lookup(self.classes, child, "childclass", attrs["childclass"])
+                self._body_children(child, body, self._frame_pose(child, attrs, frame), sub_context)
+            elif tag == "inertial":
+                if is_world:
+                    raise child.error("World body cannot have inertia")
+                if body.inertial is not None:
+                    raise child.error("Schema violation: more than one <inertial> in a body")
+                attrs = typed_attrs(child)
+                for required in ("pos", "mass"):
+                    if required not in attrs:
+                        raise child.error(f"required attribute missing: '{required}'", required)
+                body.inertial = (child, attrs, frame)
+            elif tag in ("joint", "freejoint"):
+                if is_world:
+                    raise child.error("joint found in world body")
+                attrs = typed_attrs(child)
+                if tag == "freejoint":
+                    if attrs.get("align") == "true":
+                        raise child.error("freejoint align=\"true\" is not supported yet", "align")
+                    merged = dict(_JOINT_DEFAULTS, type="free")
+                    merged.update({k: v for k, v in attrs.items() if k in ("name", "group")})
+                else:
+                    cls = self._class_of(child, attrs, context)
+                    merged = dflt.merge("joint", dflt.merge("joint", _JOINT_DEFAULTS, cls.joint), attrs)
+                joint = Joint(child, merged, frame, name=attrs.get("name", ""), body=body)
+                body.joints.append(joint)
+            elif tag == "geom":
+                attrs = typed_attrs(child)
+                cls = self._class_of(child, attrs, context)
+                merged = dflt.merge("geom", dflt.merge("geom", _GEOM_DEFAULTS, cls.geom), attrs)
+                body.geoms.append(Geom(child, merged, frame, body))
+            elif tag == "site":
+                attrs = typed_attrs(child)
+                cls = self._class_of(child, attrs, context)
+                merged = dflt.merge("site", dflt.merge("site", _SITE_DEFAULTS, cls.site), attrs)
+                body.sites.append(Site(child, merged, frame, body))
+            elif tag in ("camera", "light"):
+                pass  # visual only
+            else:
+                raise child.error("Schema violation: unrecognized element")
+
+    def _number_tree(self) -> None:
+        """Ids depth first in document order (mjCModel::MakeTreeLists)."""
+        order: list[Body] = []
+
+        def visit(b: Body) -> None:
+            b.id = len(order)
+            order.append(b)
+            for g in b.geoms:
+                g.id = len(self.geoms)
+                self.geoms.append(g)
+            for j in b.joints:
+                j.id = len(self.joints)
+                self.joints.append(j)
+            for s in b.sites:
+                s.id = len(self.sites)
+                self.sites.append(s)
+            for c in b.children:
+                visit(c)
+
+        visit(self.world)
+        self.bodies = order
+        for b in order[1:]:
+            # a body with joints starts a new welded group (mjCBody::Compile of the parent)
+            b.weldid = b.id if b.joints else b.parent.weldid
+        names = {}
+        for b in order[1:]:
+            if b.name:
+                if b.name in names:
+                    raise b.error(f"repeated name '{b.name}' in body", "name")
+                names[b.name] = b
+        for kind, items in (("joint", self.joints), ("geom", self.geoms), ("site", self.sites)):
+            seen = set()
+            for item in items:
+                name = item.attrs.get("name", "")
+                if name:
+                    if name in seen:
+                        raise item.node.error(f"repeated name '{name}' in {kind}", "name")
+                    seen.add(name)
+
+    # ---- body compilation -----------------------------------------------------------------------
+
+    def _compile_body(self, body: Body) -> None:
+        """mjCBody::Compile for one body (world included)."""
+        if body.node is not None:
+            a = body.attrs
+            self._single_orientation(body.node, a)
+            quat, err = fr.resolve_orientation(a, self.degree, self.eulerseq)
+            if err:
+                raise body.error(f"error '{err}' in frame alternative")
+            body.quat = quat or [1.0, 0.0, 0.0, 0.0]
+            fr.normvec(body.quat)
+            body.pos = list(a.get("pos", [0.0, 0.0, 0.0]))
+            if a.get("mocap") == "true":
+                raise body.error("mocap bodies are not supported yet", "mocap")
+
+        explicit = body.inertial is not None
+        ipos_defined = False
+        if explicit:
+            inode, ia, _ = body.inertial
+            self._single_orientation(inode, ia)
+            if "fullinertia" in ia:
+                if any(k in ia for k in fr.ORIENTATION_ATTRS):
+                    raise inode.error("fullinertia and inertial orientation cannot both be specified",
+                                      "fullinertia")
+                if "diaginertia" in ia:
+                    raise inode.error("fullinertia and diagonal inertia cannot both be specified",
+                                      "fullinertia")
+                res = inr.full_inertia(ia["fullinertia"])
+                if res is None:
+                    raise inode.error("error 'inertia must have positive eigenvalues' in fullinertia",
+                                      "fullinertia")
+                body.inertia, body.iquat = res
+            else:
+                body.inertia = list(ia.get("diaginertia", [0.0, 0.0, 0.0]))
+                iquat, err = fr.resolve_orientation(ia, self.degree, self.eulerseq)
+                if err:
+                    raise inode.error(f"error '{err}' in inertia alternative")
+                body.iquat = iquat or [1.0, 0.0, 0.0, 0.0]
+                fr.normvec(body.iquat)
+            body.ipos = list(ia["pos"])
+            body.mass = ia["mass"]
+            ipos_defined = True
+
+        for geom in body.geoms:
+            infer = (body.id > 0 and (not explicit or self.inertiafromgeom == "true")
+                     and self.inertiagrouprange[0] <= geom.attrs["group"] <= self.inertiagrouprange[1])
+            self._compile_geom(geom, body, infer)
+
+        if body.id > 0 and (self.inertiafromgeom == "true"
+                            or (not ipos_defined and self.inertiafromgeom == "auto")):
+            # InertiaFromGeom
+            sel = [g for g in body.geoms
+                   if self.inertiagrouprange[0] <= g.attrs["group"] <= self.inertiagrouprange[1]
+                   and g.mass > fr.EPS]
+            if sel:
+                res = inr.combine([(g.mass, g.pos, g.quat, g.inertia) for g in sel])
+                if res is None:
+                    raise body.error("error 'inertia must have positive eigenvalues' in alternative for "
+                                     "principal axes")
+                body.mass, body.ipos, body.iquat, body.inertia = res
+                ipos_defined = True
+
+        if not ipos_defined:
+            # no inertial frame: MuJoCo copies the body frame (pos and quat) into it
+            body.ipos = list(body.pos)
+            body.iquat = list(body.quat)
+
+        if body.id > 0:
+            body.mass = max(body.mass, self.boundmass)
+            body.inertia = [max(i, self.boundinertia) for i in body.inertia]
+            if body.mass < 0 or min(body.inertia) < 0:
+                raise (body.inertial[0].error("mass and inertia cannot be negative", "mass")
+                       if explicit else body.error("mass and inertia cannot be negative"))
+            i0, i1, i2 = body.inertia
+            if i0 + i1 < i2 or i0 + i2 < i1 or i1 + i2 < i0:
+                if self.balanceinertia:
+                    body.inertia = [(i0 + i1 + i2) / 3.0] * 3
+                else:
+                    raise body.error("inertia must satisfy A + B >= C; use 'balanceinertia' to fix")
+
+        if body.frame is not None:
+            body.pos, body.quat = fr.frame_accum(body.frame.pos, body.frame.quat, body.pos, body.quat)
+
+        nfree = sum(j.attrs["type"] == "free" for j in body.joints)
+        if nfree and (len(body.joints) > 1):
+            raise body.error("free joint can only appear by itself")
+        if nfree and body.parent is not None and body.parent.id != 0:
+            raise body.error("free joint can only be used on top level")
+        body.dofnum = 0
+        hasball = False
+        for joint in body.joints:
+            self._compile_joint(joint)
+            body.dofnum += JointType(joint.type).nv
+            if joint.type in (JointType.BALL, JointType.HINGE) and hasball:
+                raise body.error(f"ball followed by rotation in body '{body.name}'")
+            hasball = hasball or joint.type == JointType.BALL
+        if body.dofnum > 6:
+            raise body.error(f"more than 6 dofs in body '{body.name}'")
+        for site in body.sites:
+            self._compile_site(site)
+
+    def _compile_geom(self, geom: Geom, body: Body, infer: bool) -> None:
+        """mjCGeom::Compile: pose (fromto or orientation), size checks, mass and inertia."""
+        a, node = geom.attrs, geom.node
+        gtype = _GEOMTYPE[a["type"]]
+        geom.type = gtype
+        if gtype in (GeomType.MESH, GeomType.SDF, GeomType.HFIELD) or "mesh" in a or "hfield" in a:
+            raise node.error(f"{a['type']} geoms are not supported yet (mesh and height-field assets)",
+                             "mesh" if "mesh" in a else "type")
+        if a["condim"] not in (1, 3, 4, 6):
+            raise node.error("invalid condim in geom", "condim")
+        if gtype == GeomType.PLANE and body.weldid != 0:
+            raise node.error("plane only allowed in static bodies", "type")
+        self._single_orientation(node, a)
+        size = list(a["size"])
+        quat = list(a.get("quat", [1.0, 0.0, 0.0, 0.0]))
+        fr.normvec(quat)
+        pos = list(a["pos"])
+        if "fromto" in a:
+            if gtype not in (GeomType.CAPSULE, GeomType.CYLINDER, GeomType.ELLIPSOID, GeomType.BOX):
+                raise node.error("fromto requires capsule, cylinder, box or ellipsoid in geom", "fromto")
+            if pos[0] or pos[1] or pos[2]:
+                raise node.error("both pos and fromto defined in geom", "fromto")
+            res = fr.fromto_frame(a["fromto"])
+            if res is None:
+                raise node.error("fromto points too close in geom", "fromto")
+            pos, quat, size[1] = res
+            if gtype in (GeomType.ELLIPSOID, GeomType.BOX):
+                size[2], size[1] = size[1], size[0]
+        else:
+            q, err = fr.resolve_orientation({k: v for k, v in a.items() if k != "quat"},
+                                            self.degree, self.eulerseq)
+            if err:
+                raise node.error(f"orientation specification error '{err}' in geom")
+            if q is not None:
+                quat = q
+        _check_size(node, gtype, size)
+        shell = a["shellinertia"] == "true"
+        if infer:
+            if "mass" in a:
+                if a["mass"] == 0:
+                    geom.mass = 0.0
+                else:
+                    vol = inr.geom_volume(gtype, size, shell)
+                    if vol > fr.EPS:
+                        geom.mass = a["mass"]
+                        geom.inertia = inr.geom_inertia(gtype, size, geom.mass, shell)
+                        if a["mass"] < 0:
+                            raise node.error("mass, inertia or density are negative in geom", "mass")
+            else:
+                density = a["density"]
+                if density < 0:
+                    raise node.error("mass, inertia or density are negative in geom", "density")
+                if density != 0:
+                    geom.mass = density * inr.geom_volume(gtype, size, shell)
+                    geom.inertia = inr.geom_inertia(gtype, size, geom.mass, shell)
+            if geom.mass < 0 or min(geom.inertia) < 0:
+                raise node.error("mass, inertia or density are negative in geom", "mass")
+        if geom.frame is not None:
+            pos, quat = fr.frame_accum(geom.frame.pos, geom.frame.quat, pos, quat)
+        geom.pos, geom.quat, geom.size = pos, quat, size
+
+    def _compile_site(self, site: Site) -> None:
+        """mjCSite::Compile."""
+        a, node = site.attrs, site.node
+        stype = _GEOMTYPE[a["type"]]
+        site.type = stype
+        if stype in (GeomType.MESH, GeomType.HFIELD, GeomType.PLANE, GeomType.SDF):
+            raise node.error("meshes, hfields and planes not allowed in site", "type")
+        self._single_orientation(node, a)
+        size = list(a["size"])
+        pos = list(a["pos"])
+        quat = list(a.get("quat", [1.0, 0.0, 0.0, 0.0]))
+        if "fromto" in a:
+            if stype not in (GeomType.CAPSULE, GeomType.CYLINDER, GeomType.ELLIPSOID, GeomType.BOX):
+                raise node.error("fromto requires capsule, cylinder, box or ellipsoid in site", "fromto")
+            if pos[0] or pos[1] or pos[2]:
+                raise node.error("both pos and fromto defined in site", "fromto")
+            res = fr.fromto_frame(a["fromto"])
+            if res is None:
+                raise node.error("fromto points too close in site", "fromto")
+            pos, quat, size[1] = res
+            if stype in (GeomType.ELLIPSOID, GeomType.BOX):
+                size[2], size[1] = size[1], size[0]
+        else:
+            q, err = fr.resolve_orientation({k: v for k, v in a.items() if k != "quat"},
+                                            self.degree, self.eulerseq)
+            if err:
+                raise node.error(f"orientation specification error '{err}' in site")
+            if q is not None:
+                quat = q
+        if site.frame is not None:
+            pos, quat = fr.frame_accum(site.frame.pos, site.frame.quat, pos, quat)
+        fr.normvec(quat)
+        _check_size(node, stype, size)
+        site.pos, site.quat, site.size = pos, quat, size
+
+    def _compile_joint(self, joint: Joint) -> None:
+        """mjCJoint::Compile: limits (autolimits, degrees), axis, pos, ref/springref units."""
+        a, node = joint.attrs, joint.node
+        jtype = _JOINTTYPE[a["type"]]
+        joint.type = jtype
+        for attr in ("stiffness", "damping"):
+            if a[attr][1] or a[attr][2]:
+                raise node.error(f"polynomial joint {attr} was added after MuJoCo 3.1.3 and is not supported",
+                                 attr)
+        if a["springdamper"][0] or a["springdamper"][1]:
+            raise node.error("springdamper is not supported yet", "springdamper")
+        if a["actuatorgravcomp"] == "true":
+            raise node.error("actuatorgravcomp was added after MuJoCo 3.1.3 and is not supported",
+                             "actuatorgravcomp")
+        rng = list(a["range"])
+        limited = act.LIMITED[a["limited"]]
+        if jtype == JointType.FREE:
+            if limited == 1:
+                raise node.error("limits should not be defined in free joint", "limited")
+            limited = 0
+        elif limited == 2 and not self.autolimits and not (rng[0] == 0 and rng[1] == 0):
+            raise node.error("joint has `range` but not `limited`; set the autolimits=\"true\" compiler "
+                             "option, specify `limited` explicitly (\"true\" or \"false\"), or remove the "
+                             "`range` attribute", "range")
+        is_limited = limited == 1 or (limited == 2 and rng[0] < rng[1])
+        if is_limited:
+            if rng[0] >= rng[1] and jtype != JointType.BALL:
+                raise node.error("range[0] should be smaller than range[1] in joint", "range")
+            if rng[0] and jtype == JointType.BALL:
+                raise node.error("range[0] should be 0 in ball joint", "range")
+            if self.degree and jtype in (JointType.HINGE, JointType.BALL):
+                rng = [r * math.pi / 180.0 if r else r for r in rng]
+        frc = list(a["actuatorfrcrange"])
+        frclimited = act.LIMITED[a["actuatorfrclimited"]]
+        if jtype in (JointType.FREE, JointType.BALL):
+            frclimited = 0
+        elif frclimited == 2 and not self.autolimits and not (frc[0] == 0 and frc[1] == 0):
+            raise node.error("joint has `actuatorfrcrange` but not `actuatorfrclimited`; set the "
+                             "autolimits=\"true\" compiler option or specify `actuatorfrclimited`",
+                             "actuatorfrcrange")
+        is_frclimited = frclimited == 1 or (frclimited == 2 and frc[0] < frc[1])
+        if is_frclimited and frc[0] >= frc[1]:
+            raise node.error("actfrcrange[0] should be smaller than actfrcrange[1] in joint",
+                             "actuatorfrcrange")
+        if jtype in (JointType.FREE, JointType.BALL):
+            axis = [0.0, 0.0, 1.0]
+        else:
+            axis = list(a["axis"])
+            if joint.frame is not None:
+                axis = fr.rot_vec_quat(axis, joint.frame.quat)
+        if fr.normvec(axis) < fr.EPS:
+            raise node.error("axis too small in joint", "axis")
+        if jtype == JointType.FREE:
+            pos = [0.0, 0.0, 0.0]
+        else:
+            pos = list(a["pos"])
+            if joint.frame is not None:
+                pos, _ = fr.frame_accum(joint.frame.pos, joint.frame.quat, pos, [1.0, 0.0, 0.0, 0.0])
+        ref, springref = a["ref"], a["springref"]
+        if jtype == JointType.HINGE and self.degree:
+            ref *= math.pi / 180.0
+            springref *= math.pi / 180.0
+        joint.range = rng
+        joint.compiled = dict(limited=int(is_limited), actfrclimited=int(is_frclimited), range=rng,
+                              actfrcrange=frc, axis=axis, pos=pos, ref=ref, springref=springref,
+                              group=a["group"], stiffness=a["stiffness"][0], damping=a["damping"][0],
+                              armature=a["armature"], frictionloss=a["frictionloss"])
+
+    def _check_moving_masses(self) -> None:
+        def valid(b: Body) -> bool:
+            if b.mass >= MINVAL and min(b.inertia) >= MINVAL:
+                return True
+            return any(valid(c) for c in b.children if not c.joints)
+
+        for b in self.bodies[1:]:
+            if b.joints and not valid(b):
+                raise b.error("mass and inertia of moving bodies must be larger than mjMINVAL")
+
+    # ---- actuators ------------------------------------------------------------------------------
+
+    def _actuators(self, section: Node) -> None:
+        if section.attrib:
+            raise section.error("Schema violation: unrecognized attribute", next(iter(section.attrib)))
+        joint_ids = {j.attrs["name"]: j.id for j in self.joints if j.attrs.get("name")}
+        for node in section.children:
+            tag = node.tag
+            if tag in ("orientation", "pid", "dcmotor"):
+                raise node.error(f"<{tag}> actuators were added after MuJoCo 3.1.3 and are not supported")
+            if tag == "plugin":
+                raise node.error("actuator plugins are not supported")
+            if tag not in ACTUATOR_TAGS:
+                raise node.error("Schema violation: unrecognized element")
+            attrs = typed_attrs(node)
+            cls = self.classes["main"]
+            if "class" in attrs:
+                cls = dflt.lookup(self.classes, node, "class", attrs["class"])
+            spec = act.expand(tag, attrs, node, cls.actuators)
+            self.actuators.append(act.compile_actuator(spec, node, self.autolimits, self.joints, joint_ids))
+            self.actuator_names.append(attrs.get("name", ""))
+        seen = set()
+        for name, node in zip(self.actuator_names, section.children, strict=False):
+            if name and name in seen:
+                raise node.error(f"repeated name '{name}' in actuator", "name")
+            seen.add(name)
+
+    # ---- unsimulated features -------------------------------------------------------------------
+
+    def _report(self, message: str) -> None:
+        if self.strict:
+            raise ModelError(message + " (strict mode)")
+        warnings.warn(message, UnsimulatedFeatureWarning, stacklevel=4)
+
+    def _unsimulated(self) -> None:
+        dis = self.opt["disableflags"]
+        constraint_off = bool(dis & DisableBit.CONSTRAINT)
+
+        def off(bit) -> bool:
+            return constraint_off or bool(dis & bit)
+
+        # contacts: pairs of geoms that the broad phase could pass
+        if not off(DisableBit.CONTACT):
+            excluded = set()
+            for node in self.sections.get("contact", []):
+                for child in node.children:
+                    if child.tag == "exclude":
+                        ea = child.attrib
+                        excluded.add(frozenset((ea.get("body1", ""), ea.get("body2", ""))))
+            pairs = []
+            bodies = self.bodies
+            filterparent = not (dis & DisableBit.FILTERPARENT)
+            for i, g1 in enumerate(self.geoms):
+                for g2 in self.geoms[i + 1:]:
+                    b1, b2 = _body_of(bodies, g1), _body_of(bodies, g2)
+                    if b1.weldid == b2.weldid:
+                        continue
+                    t1, a1 = g1.attrs["contype"], g1.attrs["conaffinity"]
+                    t2, a2 = g2.attrs["contype"], g2.attrs["conaffinity"]
+                    if not (t1 & a2 or t2 & a1):
+                        continue
+                    w1, w2 = b1.weldid, b2.weldid
+                    if filterparent and w1 and w2:
+                        p1 = bodies[w1].parent.weldid
+                        p2 = bodies[w2].parent.weldid
+                        if p1 == w2 or p2 == w1:
+                            continue
+                    if frozenset((b1.name, b2.name)) in excluded:
+                        continue
+                    pairs.append(f"{_label(g1)} / {_label(g2)}")
+            explicit = [c for node in self.sections.get("contact", []) for c in node.children
+                        if c.tag == "pair"]
+            if pairs:
+                more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
+                self._report(f"geoms that can collide ({'; '.join(pairs[:3])}{more}): contacts are not "
+                             "simulated; disable them with <flag contact=\"disable\"/>")
+            if explicit:
+                self._report(f"<contact><pair> at line {explicit[0].line}: contacts are not simulated")
+        for node in self.sections.get("contact", []):
+            for child in node.children:
+                if child.tag not in ("pair", "exclude"):
+                    raise child.error("Schema violation: unrecognized element")
+        if not off(DisableBit.EQUALITY):
+            eqs = [c for node in self.sections.get("equality", []) for c in node.children]
+            if eqs:
+                self._report(f"equality constraints (<{eqs[0].tag}> at line {eqs[0].line}"
+                             f"{'' if len(eqs) == 1 else f' and {len(eqs) - 1} more'}) are not simulated")
+        if not off(DisableBit.LIMIT):
+            limited = [j for j in self.joints if j.compiled["limited"]]
+            if limited:
+                self._report(f"joint limits ({', '.join(_label(j) for j in limited[:5])}) are not simulated "
+                             "as constraints; disable them with <flag limit=\"disable\"/>")
+        if not off(DisableBit.FRICTIONLOSS):
+            fl = [j for j in self.joints if j.compiled["frictionloss"] > 0]
+            if fl:
+                self._report(f"joint frictionloss ({', '.join(_label(j) for j in fl[:5])}) is not simulated")
+        if not (dis & DisableBit.SENSOR):
+            sens = [c for node in self.sections.get("sensor", []) for c in node.children]
+            if sens:
+                self._report(f"sensors (<{sens[0].tag}> at line {sens[0].line}) are not computed")
+        if self.opt["density"] > 0 or self.opt["viscosity"] > 0:
+            self._report("fluid forces (option density/viscosity) are not simulated")
+        grav = [b for b in self.bodies[1:] if b.attrs.get("gravcomp", 0.0)]
+        if grav:
+            self._report(f"gravity compensation ({', '.join(_label(b) for b in grav[:5])}) is not simulated")
+
+    # ---- arrays ---------------------------------------------------------------------------------
+
+    def _assemble(self, model_name: str):
+        from kinedyn.model import Model, Option
+
+        bodies, joints, geoms, sites = self.bodies, self.joints, self.geoms, self.sites
+        nbody, njnt, ngeom, nsite = len(bodies), len(joints), len(geoms), len(sites)
+        nq = sum(JointType(j.type).nq for j in joints)
+        nv = sum(JointType(j.type).nv for j in joints)
+        nu = len(self.actuators)
+        na = sum(a["actdim"] for a in self.actuators)
+        arr: dict[str, np.ndarray] = {}
+
+        # bodies
+        parent = [b.parent.id if b.parent is not None else 0 for b in bodies]
+        arr["body_parentid"] = np.array(parent)
+        rootid = [0] * nbody
+        for b in bodies[1:]:
+            rootid[b.id] = b.id if b.parent.id == 0 else rootid[b.parent.id]
+        arr["body_rootid"] = np.array(rootid)
+        arr["body_weldid"] = np.array([b.weldid for b in bodies])
+        arr["body_pos"] = np.array([b.pos for b in bodies], dtype=float).reshape(nbody, 3)
+        arr["body_quat"] = np.array([b.quat for b in bodies], dtype=float).reshape(nbody, 4)
+        arr["body_ipos"] = np.array([b.ipos for b in bodies], dtype=float).reshape(nbody, 3)
+        arr["body_iquat"] = np.array([b.iquat for b in bodies], dtype=float).reshape(nbody, 4)
+        arr["body_mass"] = np.array([b.mass for b in bodies], dtype=float)
+        arr["body_inertia"] = np.array([b.inertia for b in bodies], dtype=float).reshape(nbody, 3)
+        subtree = arr["body_mass"].copy()
+        for i in range(nbody - 1, 0, -1):
+            subtree[parent[i]] += subtree[i]
+        arr["body_subtreemass"] = subtree
+
+        # joints and dofs (CopyTree)
+        jnt_qposadr, jnt_dofadr = [], []
+        qpos0, qpos_spring = np.zeros(nq), np.zeros(nq)
+        dof_bodyid, dof_jntid, dof_parentid = [], [], []
+        dof_armature, dof_damping, dof_frictionloss = [], [], []
+        body_jntnum, body_jntadr, body_dofnum, body_dofadr = [], [], [], []
+        lastdof = [-1] * nbody
+        qadr = dadr = jadr = 0
+        for b in bodies:
+            body_jntnum.append(len(b.joints))
+            body_jntadr.append(jadr if b.joints else -1)
+            body_dofnum.append(b.dofnum)
+            body_dofadr.append(dadr if b.dofnum else -1)
+            last = lastdof[b.parent.id] if b.parent is not None else -1
+            for j in b.joints:
+                c = j.compiled
+                jnt_qposadr.append(qadr)
+                jnt_dofadr.append(dadr)
+                if j.type == JointType.FREE:
+                    qpos0[qadr:qadr + 3] = b.pos
+                    qpos0[qadr + 3:qadr + 7] = b.quat
+                    qpos_spring[qadr:qadr + 7] = qpos0[qadr:qadr + 7]
+                elif j.type == JointType.BALL:
+                    qpos0[qadr:qadr + 4] = (1.0, 0.0, 0.0, 0.0)
+                    qpos_spring[qadr:qadr + 4] = (1.0, 0.0, 0.0, 0.0)
+                else:
+                    qpos0[qadr] = c["ref"]
+                    qpos_spring[qadr] = c["springref"]
+                for _ in range(JointType(j.type).nv):
+                    dof_bodyid.append(b.id)
+                    dof_jntid.append(j.id)
+                    dof_parentid.append(last)
+                    last = dadr
+                    dof_armature.append(c["armature"])
+                    dof_damping.append(c["damping"])
+                    dof_frictionloss.append(c["frictionloss"])
+                    dadr += 1
+                qadr += JointType(j.type).nq
+                jadr += 1
+            lastdof[b.id] = last
+        arr.update(body_jntnum=np.array(body_jntnum), body_jntadr=np.array(body_jntadr),
+                   body_dofnum=np.array(body_dofnum), body_dofadr=np.array(body_dofadr))
+        arr["body_geomnum"] = np.array([len(b.geoms) for b in bodies])
+        arr["body_geomadr"] = np.array([b.geoms[0].id if b.geoms else -1 for b in bodies])
+        arr["qpos0"], arr["qpos_spring"] = qpos0, qpos_spring
+
+        def jcol(key, width=None):
+            vals = [j.compiled[key] for j in joints]
+            a = np.array(vals, dtype=float)
+            return a.reshape(njnt, width) if width else a
+
+        arr["jnt_type"] = np.array([j.type for j in joints], dtype=np.int32)
+        arr["jnt_qposadr"] = np.array(jnt_qposadr, dtype=np.int32)
+        arr["jnt_dofadr"] = np.array(jnt_dofadr, dtype=np.int32)
+        arr["jnt_bodyid"] = np.array([j.body.id for j in joints], dtype=np.int32)
+        arr["jnt_group"] = np.array([j.compiled["group"] for j in joints], dtype=np.int32)
+        arr["jnt_limited"] = np.array([j.compiled["limited"] for j in joints], dtype=np.uint8)
+        arr["jnt_actfrclimited"] = np.array([j.compiled["actfrclimited"] for j in joints], dtype=np.uint8)
+        arr["jnt_pos"] = jcol("pos", 3)
+        arr["jnt_axis"] = jcol("axis", 3)
+        arr["jnt_stiffness"] = jcol("stiffness")
+        arr["jnt_range"] = jcol("range", 2)
+        arr["jnt_actfrcrange"] = jcol("actfrcrange", 2)
+        arr["dof_bodyid"] = np.array(dof_bodyid, dtype=np.int32)
+        arr["dof_jntid"] = np.array(dof_jntid, dtype=np.int32)
+        arr["dof_parentid"] = np.array(dof_parentid, dtype=np.int32)
+        arr["dof_armature"] = np.array(dof_armature, dtype=float)
+        arr["dof_damping"] = np.array(dof_damping, dtype=float)
+        arr["dof_frictionloss"] = np.array(dof_frictionloss, dtype=float)
+
+        # tree-sparse M (mj_makeDofDofSparse, reduced): row i = ancestors of dof i in ascending
+        # order, then i itself; rows of "simple" dofs hold only the diagonal, because MuJoCo 4.0
+        # keeps M diagonal for bodies whose inertia cannot couple them to their ancestors
+        simplenum = _dof_simplenum(bodies, dof_bodyid)
+        rownnz, rowadr, colind = [], [], []
+        for i in range(nv):
+            anc = []
+            p = dof_parentid[i] if not simplenum[i] else -1
+            while p >= 0:
+                anc.append(p)
+                p = dof_parentid[p]
+            row = sorted(anc) + [i]
+            rowadr.append(len(colind))
+            rownnz.append(len(row))
+            colind.extend(row)
+        arr["M_rownnz"] = np.array(rownnz, dtype=np.int32)
+        arr["M_rowadr"] = np.array(rowadr, dtype=np.int32)
+        arr["M_colind"] = np.array(colind, dtype=np.int32)
+        nC = len(colind)
+
+        # geoms and sites
+        arr["geom_type"] = np.array([g.type for g in geoms], dtype=np.int32)
+        for key, attr in (("geom_contype", "contype"), ("geom_conaffinity", "conaffinity"),
+                          ("geom_condim", "condim"), ("geom_group", "group")):
+            arr[key] = np.array([g.attrs[attr] for g in geoms], dtype=np.int32)
+        arr["geom_bodyid"] = np.array([_body_of(bodies, g).id for g in geoms], dtype=np.int32)
+        arr["geom_size"] = np.array([g.size for g in geoms], dtype=float).reshape(ngeom, 3)
+        arr["geom_pos"] = np.array([g.pos for g in geoms], dtype=float).reshape(ngeom, 3)
+        arr["geom_quat"] = np.array([g.quat for g in geoms], dtype=float).reshape(ngeom, 4)
+        arr["geom_friction"] = np.array([g.attrs["friction"] for g in geoms], dtype=float).reshape(ngeom, 3)
+        arr["site_type"] = np.array([s.type for s in sites], dtype=np.int32)
+        arr["site_bodyid"] = np.array([_body_of(bodies, s).id for s in sites], dtype=np.int32)
+        arr["site_group"] = np.array([s.attrs["group"] for s in sites], dtype=np.int32)
+        arr["site_size"] = np.array([s.size for s in sites], dtype=float).reshape(nsite, 3)
+        arr["site_pos"] = np.array([s.pos for s in sites], dtype=float).reshape(nsite, 3)
+        arr["site_quat"] = np.array([s.quat for s in sites], dtype=float).reshape(nsite, 4)
+
+        # actuators
+        acts = self.actuators
+        actadr, adr = [], 0
+        for a in acts:
+            actadr.append(adr if a["actdim"] else -1)
+            adr += a["actdim"]
+
+        def acol(key, width=None, dtype=float):
+            v = np.array([a[key] for a in acts], dtype=dtype)
+            return v.reshape(nu, width) if width else v.reshape(nu)
+
+        arr["actuator_trntype"] = acol("trntype", dtype=np.int32)
+        arr["actuator_dyntype"] = acol("dyntype", dtype=np.int32)
+        arr["actuator_gaintype"] = acol("gaintype", dtype=np.int32)
+        arr["actuator_biastype"] = acol("biastype", dtype=np.int32)
+        arr["actuator_trnid"] = np.array([[a["jntid"], -1] for a in acts], dtype=np.int32).reshape(nu, 2)
+        arr["actuator_actadr"] = np.array(actadr, dtype=np.int32)
+        arr["actuator_actnum"] = acol("actdim", dtype=np.int32)
+        arr["actuator_group"] = acol("group", dtype=np.int32)
+        for key in ("ctrllimited", "forcelimited", "actlimited", "actearly"):
+            arr[f"actuator_{key}"] = acol(key, dtype=np.uint8)
+        arr["actuator_dynprm"] = acol("dynprm", 10)
+        arr["actuator_gainprm"] = acol("gainprm", 10)
+        arr["actuator_biasprm"] = acol("biasprm", 10)
+        arr["actuator_ctrlrange"] = acol("ctrlrange", 2)
+        arr["actuator_forcerange"] = acol("forcerange", 2)
+        arr["actuator_actrange"] = acol("actrange", 2)
+        arr["actuator_gear"] = acol("gear", 6)
+        arr["actuator_cranklength"] = acol("cranklength")
+        arr["actuator_acc0"] = np.zeros(nu)
+        arr["actuator_length0"] = np.zeros(nu)
+        arr["actuator_lengthrange"] = acol("lengthrange", 2)
+
+        # keyframes (mjCKey::Compile): missing parts default to qpos0 / zeros
+        nkey = len(self.keys)
+        key_time, key_qpos = np.zeros(nkey), np.tile(qpos0, (nkey, 1)).reshape(nkey, nq)
+        key_qvel, key_act, key_ctrl = np.zeros((nkey, nv)), np.zeros((nkey, na)), np.zeros((nkey, nu))
+        key_names = []
+        for k, (node, a) in enumerate(self.keys):
+            key_names.append(a.get("name", ""))
+            key_time[k] = a.get("time", 0.0)
+            for attr, dst, n in (("qpos", key_qpos, nq), ("qvel", key_qvel, nv), ("act", key_act, na),
+                                 ("ctrl", key_ctrl, nu)):
+                if attr in a and a[attr]:
+                    if len(a[attr]) != n:
+                        raise node.error(f"keyframe '{a.get('name', '')}': invalid {attr} size, expected "
+                                         f"{n}, got {len(a[attr])}", attr)
+                    dst[k] = a[attr]
+            for attr in ("mpos", "mquat"):
+                if attr in a and a[attr]:
+                    raise node.error(f"keyframe '{a.get('name', '')}': invalid {attr} size (the model has "
+                                     "no mocap bodies)", attr)
+        # MuJoCo normalises the quaternions of ball and free joints in keyframes (mju_normalize4)
+        for j in joints:
+            if j.type in (JointType.FREE, JointType.BALL):
+                adr = jnt_qposadr[j.id] + (3 if j.type == JointType.FREE else 0)
+                for k in range(nkey):
+                    q = key_qpos[k, adr:adr + 4]
+                    norm = math.sqrt(float(q @ q))
+                    if norm < MINVAL:
+                        key_qpos[k, adr:adr + 4] = (1.0, 0.0, 0.0, 0.0)
+                    elif abs(norm - 1) > MINVAL:
+                        key_qpos[k, adr:adr + 4] = q / norm
+        arr.update(key_time=key_time, key_qpos=key_qpos, key_qvel=key_qvel, key_act=key_act,
+                   key_ctrl=key_ctrl)
+
+        sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom, nsite=nsite,
+                     ntendon=0, nkey=nkey, nC=nC)
+        names = dict(body=[b.name if b.id else "world" for b in bodies],
+                     jnt=[j.attrs.get("name", "") for j in joints],
+                     geom=[g.attrs.get("name", "") for g in geoms],
+                     site=[s.attrs.get("name", "") for s in sites],
+                     actuator=list(self.actuator_names), tendon=[], key=key_names)
+        o = self.opt
+        opt = Option(timestep=o["timestep"], gravity=o["gravity"], integrator=o["integrator"],
+                     disableflags=o["disableflags"], enableflags=o["enableflags"], wind=o["wind"],
+                     density=o["density"], viscosity=o["viscosity"])
+        model = Model._assemble(sizes, arr, opt, names)
+        object.__setattr__(model, "model_name", model_name)
+        return model
+
+
+def _null_pose(pos, quat) -> bool:
+    """IsNullPose (user_model.cc): within 1e-6 of the identity pose, quaternion up to sign."""
+    eps = 1e-6
+    if pos is not None and any(abs(x) >= eps for x in pos):
+        return False
+    if quat is None:
+        return True
+    minus = all(abs(a - b) < eps for a, b in zip(quat, (1.0, 0.0, 0.0, 0.0), strict=True))
+    plus = all(abs(a + b) < eps for a, b in zip(quat, (1.0, 0.0, 0.0, 0.0), strict=True))
+    return minus or plus
+
+
+def _dof_simplenum(bodies: list[Body], dof_bodyid: list[int]) -> list[int]:
+    """dof_simplenum (mjCModel::CopyTree, FinalizeSimple): > 0 for dofs of "simple" bodies.
+
+    A body is simple when its inertial frame is its body frame, it hangs from the world
+    (or from a fixed child of the world), it has no child bodies, and its joints are at
+    the body origin, axis-aligned, with at most one rotation; ``simple="false"`` opts out.
+    """
+    simple = [False] * len(bodies)
+    for b in bodies[1:]:
+        par = b.parent
+        ok = _null_pose(b.ipos, b.iquat) and (
+            par.id == 0 or (par.parent is not None and par.parent.id == 0 and par.dofnum == 0))
+        if b.attrs.get("simple") == "false":
+            ok = False
+        rotfound = False
+        for j in b.joints:
+            axis = j.compiled["axis"]
+            aligned = sum(abs(x) > fr.EPS for x in axis) == 1
+            if rotfound or not _null_pose(j.compiled["pos"], None) or (
+                    j.type in (JointType.HINGE, JointType.SLIDE) and not aligned):
+                ok = False
+            if j.type in (JointType.BALL, JointType.HINGE):
+                rotfound = True
+        simple[b.id] = ok
+    for b in bodies[1:]:
+        if b.parent.id > 0:
+            simple[b.parent.id] = False
+    out = [0] * len(dof_bodyid)
+    count = 0
+    for i in range(len(dof_bodyid) - 1, -1, -1):
+        count = count + 1 if simple[dof_bodyid[i]] else 0
+        out[i] = count
+    return out
+
+
+def _body_of(bodies: list[Body], item) -> Body:
+    return item.body
+
+
+def _label(item) -> str:
+    tag = item.node.tag if item.node is not None else "worldbody"
+    name = item.attrs.get("name", "")
+    return f"{tag} '{name}' (line {item.node.line})" if name else f"{tag} at line {item.node.line}"
+
+
+def _check_size(node: Node, gtype: int, size: list) -> None:
+    """checksize(): the size parameters a type uses must be positive."""
+    if gtype == GeomType.PLANE:
+        if size[2] <= 0:
+            raise node.error("plane size(3) must be positive", "size")
+        return
+    for i in range(_GEOMINFO[GeomType(gtype)]):
+        if size[i] <= 0:
+            raise node.error(f"size {i} must be positive in {node.tag}", "size")

@@ -1,0 +1,125 @@
+"""``<default>`` classes: parsing, inheritance and application to elements.
+
+MuJoCo semantics (xml_native_reader.cc ``Default``, ``GetClass``; user_model.cc
+``AddDefault``): the top-level ``<default>`` is the class "main"; a nested
+``<default class="c">`` starts as a copy of its parent class and overrides what
+it sets; an element takes its explicit ``class``, else the ``childclass`` of the
+innermost enclosing body or frame that has one, else "main".
+
+Joint, geom and site defaults are attribute dictionaries. An attribute with a
+variable number of values (geom ``size``, ``friction``, actuator ``gear``)
+overrides only the leading values it gives, as MuJoCo's reader writes into the
+default's array in place. Setting any orientation form replaces the inherited
+orientation form.
+
+Actuator defaults are kept as the ordered list of (shortcut tag, attributes) the
+class chain declares; :mod:`kinedyn.compiler.actuators` replays them with
+MuJoCo 4.0's rule that a shortcut inherits shortcut-specific parameters only
+from a default of the same shortcut or of ``general``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kinedyn.compiler.frames import ORIENTATION_ATTRS
+from kinedyn.compiler.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
+
+# children of <default> that only affect things we ignore (visuals) or do not support yet
+_IGNORED_DEFAULT_CHILDREN = {"mesh", "material", "camera", "light", "pair", "equality", "tendon"}
+
+
+def _variable_arity(tag: str, attr: str) -> bool:
+    kind = SCHEMA[tag].get(attr)
+    return isinstance(kind, str) and "-" in kind
+
+
+def merge(tag: str, base: dict, new: dict) -> dict:
+    """``base`` overridden by ``new`` with MuJoCo's partial-array and orientation rules."""
+    out = dict(base)
+    if any(k in new for k in ORIENTATION_ATTRS):
+        for k in ORIENTATION_ATTRS:
+            out.pop(k, None)
+    for k, v in new.items():
+        if isinstance(v, list) and k in out and _variable_arity(tag, k):
+            out[k] = list(v) + list(out[k][len(v):])
+        else:
+            out[k] = v
+    return out
+
+
+@dataclass
+class DefaultClass:
+    name: str
+    parent: DefaultClass | None
+    joint: dict = field(default_factory=dict)
+    geom: dict = field(default_factory=dict)
+    site: dict = field(default_factory=dict)
+    # [(tag, attrs, node)] from the root class down to this one, in document order
+    actuators: list = field(default_factory=list)
+
+
+def parse_defaults(node: Node | None) -> dict[str, DefaultClass]:
+    """All classes of the top-level ``<default>`` (or just an empty "main")."""
+    classes: dict[str, DefaultClass] = {}
+    if node is None:
+        classes["main"] = DefaultClass("main", None)
+        return classes
+    _parse(node, None, classes)
+    return classes
+
+
+def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultClass]) -> None:
+    attrs = typed_attrs(node)
+    name = attrs.get("class", "")
+    if parent is None:
+        if name and name != "main":
+            raise node.error("top-level default class 'main' cannot be renamed", "class")
+        name = "main"
+    elif not name:
+        raise node.error("empty class name", "class")
+    if name in classes:
+        raise node.error(f"repeated default class name '{name}'", "class")
+    cls = DefaultClass(name, parent)
+    if parent is not None:
+        cls.joint, cls.geom, cls.site = dict(parent.joint), dict(parent.geom), dict(parent.site)
+        cls.actuators = list(parent.actuators)
+    classes[name] = cls
+    seen: set[str] = set()
+    for child in node.children:
+        tag = child.tag
+        if tag == "default":
+            continue
+        if tag in seen:
+            raise child.error(f"Schema violation: more than one <{tag}> in a default class")
+        seen.add(tag)
+        if tag in ("joint", "geom", "site"):
+            values = typed_attrs(child)
+            for forbidden in ("name", "class"):
+                if forbidden in values:
+                    raise child.error(f"Schema violation: unrecognized attribute '{forbidden}'", forbidden)
+            setattr(cls, tag, merge(tag, getattr(cls, tag), values))
+        elif tag in ACTUATOR_TAGS:
+            values = typed_attrs(child)
+            for forbidden in ("name", "class", "joint", "jointinparent", "tendon", "site", "refsite",
+                              "cranksite", "slidersite", "body", "lengthrange"):
+                if forbidden in values:
+                    raise child.error(f"Schema violation: unrecognized attribute '{forbidden}'", forbidden)
+            cls.actuators.append((tag, values, child))
+        elif tag in ("orientation", "pid", "dcmotor"):
+            raise child.error(f"<{tag}> actuators were added after MuJoCo 3.1.3 and are not supported")
+        elif tag in _IGNORED_DEFAULT_CHILDREN:
+            pass
+        else:
+            raise child.error("Schema violation: unrecognized element")
+    # nested classes after this class's own elements, as MuJoCo reads them
+    for child in node.children:
+        if child.tag == "default":
+            _parse(child, cls, classes)
+
+
+def lookup(classes: dict[str, DefaultClass], node: Node, attribute: str, name: str) -> DefaultClass:
+    cls = classes.get(name)
+    if cls is None:
+        raise node.error(f"unknown default class name '{name}'", attribute)
+    return cls

@@ -1,0 +1,233 @@
+"""MJCF text -> a tree of :class:`Node` with source lines and typed attribute values.
+
+This layer knows XML and the MJCF schema, no physics. It mirrors what MuJoCo's
+XML reader (src/xml/xml_native_reader.cc, schema in src/xml/mjcf.schema) checks
+before building a spec: well-formed XML, known elements, known attributes, the
+number and format of values ("attribute 'pos' does not have enough data").
+Every failure is a :class:`~kinedyn.errors.ModelError` naming element,
+attribute and line.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.parsers.expat
+from dataclasses import dataclass, field
+
+from kinedyn.errors import ModelError
+
+# ---- attribute value kinds ----------------------------------------------------------------------
+# "f"            one float            "f3"        exactly 3 floats
+# "f1-3"         1 to 3 floats        "f*"        any number of floats
+# "i", "i2", "i*"  integers           "s"         string
+# ("e", names)   one keyword of an enum
+
+
+def _kinds(**attrs):
+    return attrs
+
+
+_FTA = ("e", ("false", "true", "auto"))
+_BOOL = ("e", ("false", "true"))
+_ENABLE = ("e", ("disable", "enable"))
+_ORIENT = _kinds(quat="f4", axisangle="f4", xyaxes="f6", zaxis="f3", euler="f3")
+_GEOMTYPES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh", "sdf")
+
+_ACT_BASE = _kinds(name="s", **{"class": "s"}, group="i", nsample="i", interp="s", delay="f",
+                   ctrlrange="f2", user="f*")
+_ACT_DYNAMICS = _kinds(lengthrange="f2", gear="f1-6", damping="f1-3", armature="f", cranklength="f")
+_TRANSMISSION = _kinds(joint="s", jointinparent="s", tendon="s", slidersite="s", cranksite="s",
+                       site="s", refsite="s")
+_LIMITED = _kinds(ctrllimited=_FTA, forcelimited=_FTA, forcerange="f2")
+
+FLAG_BITS_DISABLE = ("constraint", "equality", "frictionloss", "limit", "contact", "spring", "damper",
+                     "gravity", "clampctrl", "warmstart", "filterparent", "actuation", "refsafe",
+                     "sensor", "midphase", "eulerdamp", "autoreset", "nativeccd", "island", "multiccd")
+FLAG_BITS_ENABLE = ("override", "energy", "fwdinv", "invdiscrete", "sleep")
+
+# attributes of every element this compiler reads (MuJoCo 4.0's schema, mjcf.schema)
+SCHEMA: dict[str, dict] = {
+    "mujoco": _kinds(model="s"),
+    "compiler": _kinds(
+        autolimits=_BOOL, boundmass="f", boundinertia="f", settotalmass="f", balanceinertia=_BOOL,
+        strippath=_BOOL, coordinate="s", angle=("e", ("radian", "degree")), fitaabb=_BOOL,
+        eulerseq="s", meshdir="s", texturedir="s", discardvisual=_BOOL, usethread=_BOOL,
+        fusestatic=_BOOL, inertiafromgeom=_FTA, inertiagrouprange="i2", saveinertial=_BOOL,
+        assetdir="s", alignfree=_BOOL),
+    "lengthrange": _kinds(mode="s", useexisting=_BOOL, uselimit=_BOOL, accel="f", maxforce="f",
+                          timeconst="f", timestep="f", inttotal="f", interval="f", tolrange="f"),
+    "option": _kinds(
+        timestep="f", impratio="f", tolerance="f", ls_tolerance="f", noslip_tolerance="f",
+        ccd_tolerance="f", sleep_tolerance="f", gravity="f3", wind="f3", magnetic="f3", density="f",
+        viscosity="f", o_margin="f", o_solref="f1-2", o_solimp="f1-5", o_friction="f1-5",
+        integrator=("e", ("Euler", "RK4", "implicit", "implicitfast", "discrete")),
+        cone="s", jacobian="s", solver="s", iterations="i", ls_iterations="i",
+        noslip_iterations="i", ccd_iterations="i", sdf_iterations="i", sdf_initpoints="i",
+        actuatorgroupdisable="i*"),
+    # 'passive' is our documented alias for spring + damper (MuJoCo 4.0 rejects it)
+    "flag": {**{k: _ENABLE for k in FLAG_BITS_DISABLE + FLAG_BITS_ENABLE}, "passive": _ENABLE},
+    "default": _kinds(**{"class": "s"}),
+    "body": _kinds(name="s", childclass="s", pos="f3", **_ORIENT, mocap=_BOOL, gravcomp="f",
+                   sleep="s", simple=("e", ("false", "auto")), user="f*"),
+    "worldbody": {},
+    "frame": _kinds(name="s", childclass="s", pos="f3", **_ORIENT),
+    "inertial": _kinds(pos="f3", **_ORIENT, mass="f", diaginertia="f3", fullinertia="f6"),
+    "joint": _kinds(
+        name="s", **{"class": "s"}, type=("e", ("free", "ball", "slide", "hinge")), group="i",
+        pos="f3", axis="f3", springdamper="f2", limited=_FTA, actuatorfrclimited=_FTA,
+        solreflimit="f1-2", solimplimit="f1-5", solreffriction="f1-2", solimpfriction="f1-5",
+        stiffness="f1-3", range="f2", actuatorfrcrange="f2", actuatorgravcomp=_BOOL, margin="f",
+        ref="f", springref="f", armature="f", damping="f1-3", frictionloss="f", user="f*"),
+    "freejoint": _kinds(name="s", group="i", align=_FTA),
+    "geom": _kinds(
+        name="s", **{"class": "s"}, type=("e", _GEOMTYPES), contype="i", conaffinity="i", condim="i",
+        group="i", priority="i", size="f1-3", material="s", friction="f1-3", mass="f", density="f",
+        shellinertia=_BOOL, solmix="f", solref="f1-2", solimp="f1-5", margin="f", gap="f",
+        surfacevel="f1-6", adhesion="f", fromto="f6", pos="f3", **_ORIENT, hfield="s", mesh="s",
+        fitscale="f", rgba="f4", fluidshape=("e", ("none", "ellipsoid")), fluidcoef="f1-5",
+        user="f*"),
+    "site": _kinds(name="s", **{"class": "s"}, type=("e", _GEOMTYPES), group="i", pos="f3", **_ORIENT,
+                   material="s", size="f1-3", fromto="f6", rgba="f4", user="f*"),
+    "general": _kinds(**_ACT_BASE, **_LIMITED, actlimited=_FTA, actrange="f2", **_ACT_DYNAMICS,
+                      **_TRANSMISSION, body="s", actdim="i", input="s", velrange="f2", ffrange="f2",
+                      dyntype="s", gaintype="s", biastype="s", dynprm="f1-10", gainprm="f1-10",
+                      biasprm="f1-10", actearly=_BOOL),
+    "motor": _kinds(**_ACT_BASE, **_LIMITED, **_ACT_DYNAMICS, **_TRANSMISSION),
+    "position": _kinds(**_ACT_BASE, **_LIMITED, inheritrange="f", **_ACT_DYNAMICS, **_TRANSMISSION,
+                       kp="f", kv="f", dampratio="f", timeconst="f"),
+    "velocity": _kinds(**_ACT_BASE, **_LIMITED, **_ACT_DYNAMICS, **_TRANSMISSION, kv="f"),
+    "intvelocity": _kinds(**_ACT_BASE, **_LIMITED, actlimited=_FTA, actrange="f2", inheritrange="f",
+                          **_ACT_DYNAMICS, **_TRANSMISSION, kp="f", kv="f", dampratio="f"),
+    "damper": _kinds(**_ACT_BASE, forcelimited=_FTA, forcerange="f2", **_ACT_DYNAMICS, **_TRANSMISSION,
+                     kv="f"),
+    "cylinder": _kinds(**_ACT_BASE, **_LIMITED, **_ACT_DYNAMICS, **_TRANSMISSION, timeconst="f",
+                       area="f", diameter="f", bias="f3"),
+    "muscle": _kinds(**_ACT_BASE, **_LIMITED, **_ACT_DYNAMICS, joint="s", jointinparent="s", tendon="s",
+                     slidersite="s", cranksite="s", timeconst="f2", tausmooth="f", range="f2",
+                     force="f", scale="f", lmin="f", lmax="f", vmax="f", fpmax="f", fvmax="f"),
+    "adhesion": _kinds(**_ACT_BASE, forcelimited=_FTA, forcerange="f2", body="s", gain="f"),
+    "keyframe": {},
+    "key": _kinds(name="s", time="f", qpos="f*", qvel="f*", act="f*", mpos="f*", mquat="f*", ctrl="f*"),
+}
+
+ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder",
+                 "muscle", "adhesion")
+
+# elements MuJoCo 4.0 knows that we do not simulate yet: ModelError "not supported yet"
+UNSUPPORTED_ELEMENTS = {
+    "orientation", "pid", "dcmotor", "plugin", "replicate", "attach", "composite", "flexcomp",
+    "deformable", "extension", "include", "model",
+}
+
+
+@dataclass
+class Node:
+    """One XML element: tag, raw attributes, children and the 1-based source line."""
+
+    tag: str
+    attrib: dict[str, str]
+    line: int
+    children: list[Node] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """``tag`` or ``tag 'name'``, as used in error messages."""
+        name = self.attrib.get("name")
+        return f"{self.tag} '{name}'" if name else self.tag
+
+    def error(self, message: str, attribute: str | None = None) -> ModelError:
+        return ModelError(message, element=self.label, attribute=attribute, line=self.line)
+
+    def find_all(self, tag: str) -> list[Node]:
+        return [c for c in self.children if c.tag == tag]
+
+
+def parse_xml(text: str) -> Node:
+    """Parse XML text into a Node tree; malformed XML raises ModelError with its line."""
+    parser = xml.parsers.expat.ParserCreate()
+    root: list[Node] = []
+    stack: list[Node] = []
+
+    def start(tag, attrib):
+        node = Node(tag, dict(attrib), parser.CurrentLineNumber)
+        if stack:
+            stack[-1].children.append(node)
+        else:
+            root.append(node)
+        stack.append(node)
+
+    def end(tag):
+        stack.pop()
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    try:
+        parser.Parse(text, True)
+    except xml.parsers.expat.ExpatError as err:
+        raise ModelError(f"malformed XML: {xml.parsers.expat.ErrorString(err.code)}",
+                         line=err.lineno) from None
+    if not root:
+        raise ModelError("empty XML document")
+    return root[0]
+
+
+_FLOAT_RE = re.compile(r"\s+")
+
+
+def _floats(node: Node, attr: str, text: str) -> list[float]:
+    parts = [p for p in _FLOAT_RE.split(text.strip()) if p]
+    try:
+        return [float(p) for p in parts]
+    except ValueError:
+        raise node.error(f"bad format in attribute '{attr}': {text!r}", attr) from None
+
+
+def _ints(node: Node, attr: str, text: str) -> list[int]:
+    parts = [p for p in _FLOAT_RE.split(text.strip()) if p]
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise node.error(f"bad format in attribute '{attr}': {text!r}", attr) from None
+
+
+def convert(node: Node, attr: str, kind, text: str):
+    """Typed value of one attribute (list for vectors, float/int/str for scalars)."""
+    if isinstance(kind, tuple):
+        names = kind[1]
+        value = text.strip()
+        if value not in names:
+            raise node.error(f"invalid keyword {value!r} in attribute '{attr}'; expected one of "
+                             f"{', '.join(names)}", attr)
+        return value
+    if kind == "s":
+        return text
+    base, count = kind[0], kind[1:]
+    values = _floats(node, attr, text) if base == "f" else _ints(node, attr, text)
+    if count == "":
+        count = "1"
+    if count == "*":
+        return values
+    lo, _, hi = count.partition("-")
+    lo = int(lo)
+    hi = int(hi) if hi else lo
+    if len(values) < lo:
+        raise node.error(f"attribute '{attr}' does not have enough data "
+                         f"(expected {count.replace('-', ' to ')} values, got {len(values)})", attr)
+    if len(values) > hi:
+        raise node.error(f"attribute '{attr}' has too much data "
+                         f"(expected {count.replace('-', ' to ')} values, got {len(values)})", attr)
+    if kind in ("f", "i"):
+        return values[0]
+    return values
+
+
+def typed_attrs(node: Node, tag: str | None = None) -> dict:
+    """Check a node's attributes against SCHEMA[tag] and convert them; unknown -> ModelError."""
+    schema = SCHEMA[tag or node.tag]
+    out = {}
+    for attr, text in node.attrib.items():
+        kind = schema.get(attr)
+        if kind is None:
+            raise node.error(f"Schema violation: unrecognized attribute '{attr}'", attr)
+        out[attr] = convert(node, attr, kind, text)
+    return out

@@ -1,0 +1,287 @@
+"""Velocity stage and the equations of motion: com velocities, RNE, passive forces.
+
+Mirrors ``mj_comVel``, ``mj_rne`` (engine_core_smooth.c), ``mj_passive``
+(engine_passive.c) and ``mj_fwdAcceleration`` (engine_forward.c).
+
+The equation of motion solved by ``forward`` is
+
+    M(q) qacc = qfrc_passive - qfrc_bias + qfrc_applied + J^T xfrc_applied + qfrc_actuator
+
+where ``qfrc_bias = C(q, qvel)`` (Coriolis, centrifugal and gravity forces) comes
+from recursive Newton-Euler with zero acceleration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from kinedyn._math import cross_force, cross_motion, dot6, mul_inert_vec, normalize4, sub_quat
+from kinedyn.inertia import solve_ld
+from kinedyn.types import DSBL_DAMPER, DSBL_GRAVITY, DSBL_SPRING, JNT_BALL, JNT_FREE
+
+
+@njit(cache=True)
+def _com_vel(
+    # model
+    body_parentid, body_dofnum, body_dofadr, dof_jntid, jnt_type,
+    # data in
+    qvel, cdof,
+    # data out
+    cvel, cdof_dot,
+    # scratch
+    vel,
+):
+    nbody = body_parentid.shape[0]
+    cvel[0, :] = 0.0
+    # forward pass over bodies: cvel = cvel_parent + sum(cdof * qvel); cdof_dot = cvel x cdof
+    for b in range(1, nbody):
+        vel[:] = cvel[body_parentid[b]]
+        bda = body_dofadr[b]
+        j = 0
+        while j < body_dofnum[b]:
+            v = bda + j
+            jtype = jnt_type[dof_jntid[v]]
+            if jtype == JNT_FREE:
+                # translations: cdof is constant in the world, so cdof_dot = 0
+                for k in range(3):
+                    cdof_dot[v + k, :] = 0.0
+                    for t in range(6):
+                        vel[t] += cdof[v + k, t] * qvel[v + k]
+                j += 3
+                v += 3
+            if jtype == JNT_FREE or jtype == JNT_BALL:
+                # the three rotations use the velocity before this joint's own rotation
+                for k in range(3):
+                    cross_motion(cdof_dot[v + k], vel, cdof[v + k])
+                for k in range(3):
+                    for t in range(6):
+                        vel[t] += cdof[v + k, t] * qvel[v + k]
+                j += 3
+            else:
+                # hinge or slide: cdof_dot with the velocity before this dof (cdof x cdof = 0)
+                cross_motion(cdof_dot[v], vel, cdof[v])
+                for t in range(6):
+                    vel[t] += cdof[v, t] * qvel[v]
+                j += 1
+        cvel[b, :] = vel
+
+
+@njit(cache=True)
+def _rne(
+    # model
+    body_parentid, body_dofnum, body_dofadr, dof_bodyid, gravity, disableflags,
+    # data in
+    qvel, qacc, cdof, cdof_dot, cinert, cvel, flg_acc,
+    # data out
+    result,
+    # scratch
+    cacc, cfrc_body, tmp, tmp1,
+):
+    nbody = body_parentid.shape[0]
+    nv = dof_bodyid.shape[0]
+
+    # world acceleration = -gravity: gravity enters as a fictitious upward acceleration of the base
+    cacc[0, :] = 0.0
+    if not disableflags & DSBL_GRAVITY:
+        for k in range(3):
+            cacc[0, 3 + k] = -gravity[k]
+
+    # forward pass over bodies: accumulate cacc, set cfrc_body
+    for b in range(1, nbody):
+        bda = body_dofadr[b]
+        # cacc = cacc_parent + cdof_dot * qvel (+ cdof * qacc)
+        cacc[b, :] = cacc[body_parentid[b]]
+        for v in range(bda, bda + body_dofnum[b]):
+            for t in range(6):
+                cacc[b, t] += cdof_dot[v, t] * qvel[v]
+            if flg_acc:
+                for t in range(6):
+                    cacc[b, t] += cdof[v, t] * qacc[v]
+        # cfrc_body = cinert * cacc + cvel x* (cinert * cvel)
+        mul_inert_vec(cfrc_body[b], cinert[b], cacc[b])
+        mul_inert_vec(tmp, cinert[b], cvel[b])
+        cross_force(tmp1, cvel[b], tmp)
+        for t in range(6):
+            cfrc_body[b, t] += tmp1[t]
+
+    # backward pass over bodies: accumulate cfrc_body from children
+    cfrc_body[0, :] = 0.0
+    for b in range(nbody - 1, 0, -1):
+        p = body_parentid[b]
+        if p > 0:
+            for t in range(6):
+                cfrc_body[p, t] += cfrc_body[b, t]
+
+    # project onto the dofs: result = cdof . cfrc_body
+    for v in range(nv):
+        result[v] = dot6(cdof[v], cfrc_body[dof_bodyid[v]])
+
+
+@njit(cache=True)
+def _passive(
+    # model
+    jnt_type, jnt_qposadr, jnt_dofadr, jnt_stiffness, qpos_spring, dof_damping, disableflags,
+    # data in
+    qpos, qvel,
+    # data out
+    qfrc_spring, qfrc_damper, qfrc_passive,
+    # scratch
+    quat, dif, qtmp,
+):
+    njnt = jnt_type.shape[0]
+    nv = dof_damping.shape[0]
+    qfrc_spring[:] = 0.0
+    qfrc_damper[:] = 0.0
+
+    # joint springs: qfrc_spring = -stiffness * (qpos - qpos_spring), on the manifold for quaternions
+    if not disableflags & DSBL_SPRING:
+        for j in range(njnt):
+            stiffness = jnt_stiffness[j]
+            if stiffness == 0.0:
+                continue
+            padr = jnt_qposadr[j]
+            dadr = jnt_dofadr[j]
+            jtype = jnt_type[j]
+            if jtype == JNT_FREE:
+                for k in range(3):
+                    qfrc_spring[dadr + k] = -stiffness * (qpos[padr + k] - qpos_spring[padr + k])
+                padr += 3
+                dadr += 3
+            if jtype == JNT_FREE or jtype == JNT_BALL:
+                # rotation from the spring orientation to the current one, as a 3-vector
+                for k in range(4):
+                    quat[k] = qpos[padr + k]
+                normalize4(quat)
+                sub_quat(dif, quat, qpos_spring[padr:padr + 4], qtmp)
+                for k in range(3):
+                    qfrc_spring[dadr + k] = -stiffness * dif[k]
+            else:
+                qfrc_spring[dadr] = -stiffness * (qpos[padr] - qpos_spring[padr])
+
+    # dof dampers: qfrc_damper = -damping * qvel
+    if not disableflags & DSBL_DAMPER:
+        for v in range(nv):
+            qfrc_damper[v] = -dof_damping[v] * qvel[v]
+
+    for v in range(nv):
+        qfrc_passive[v] = qfrc_spring[v] + qfrc_damper[v]
+
+
+@njit(cache=True)
+def xfrc_accumulate(
+    # model
+    body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
+    # data in
+    xfrc_applied, xipos, subtree_com, cdof,
+    # data out
+    qfrc,
+):
+    """qfrc += J(xipos_b)^T xfrc_applied_b for every body b (mj_xfrcAccumulate, mj_applyFT)."""
+    nbody = body_rootid.shape[0]
+    for b in range(1, nbody):
+        f = xfrc_applied[b]
+        if f[0] == 0.0 and f[1] == 0.0 and f[2] == 0.0 and f[3] == 0.0 and f[4] == 0.0 and f[5] == 0.0:
+            continue
+        r = body_rootid[b]
+        ox = xipos[b, 0] - subtree_com[r, 0]
+        oy = xipos[b, 1] - subtree_com[r, 1]
+        oz = xipos[b, 2] - subtree_com[r, 2]
+        # the first body at or above b that has dofs
+        body = b
+        while body > 0 and body_dofnum[body] == 0:
+            body = body_parentid[body]
+        if body == 0:
+            continue
+        v = body_dofadr[body] + body_dofnum[body] - 1
+        # walk the dof ancestor chain: qfrc_v += jacp_v . force + jacr_v . torque
+        while v >= 0:
+            c = cdof[v]
+            # jacp_v = cdof_lin + cdof_rot x offset
+            jx = c[3] + c[1] * oz - c[2] * oy
+            jy = c[4] + c[2] * ox - c[0] * oz
+            jz = c[5] + c[0] * oy - c[1] * ox
+            qfrc[v] += jx * f[0] + jy * f[1] + jz * f[2] + c[0] * f[3] + c[1] * f[4] + c[2] * f[5]
+            v = dof_parentid[v]
+
+
+@njit(cache=True)
+def com_vel_entry(m, d):
+    _com_vel(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_jntid, m.jnt_type,
+             d.qvel, d.cdof, d.cvel, d.cdof_dot, d.scratch_small[0:6])
+
+
+@njit(cache=True)
+def rne_entry(m, d, flg_acc, result):
+    small = d.scratch_small
+    _rne(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_bodyid, m.opt_gravity, m.opt_flags[1],
+         d.qvel, d.qacc, d.cdof, d.cdof_dot, d.cinert, d.cvel, flg_acc,
+         result,
+         d.scratch_body6a, d.scratch_body6b, small[0:6], small[6:12])
+
+
+@njit(cache=True)
+def passive_entry(m, d):
+    small = d.scratch_small
+    _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.qpos_spring, m.dof_damping,
+             m.opt_flags[1], d.qpos, d.qvel, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
+             small[0:4], small[4:7], small[7:11])
+
+
+@njit(cache=True)
+def fwd_acceleration_entry(m, d):
+    # qfrc_smooth = passive - bias + applied + actuator + J^T xfrc_applied
+    for v in range(m.nv):
+        d.qfrc_smooth[v] = d.qfrc_passive[v] - d.qfrc_bias[v] + d.qfrc_applied[v] + d.qfrc_actuator[v]
+    xfrc_accumulate(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+                    d.xfrc_applied, d.xipos, d.subtree_com, d.cdof, d.qfrc_smooth)
+    # qacc_smooth = M^-1 qfrc_smooth; without constraints qacc = qacc_smooth
+    d.qacc_smooth[:] = d.qfrc_smooth
+    solve_ld(d.qacc_smooth, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
+    d.qacc[:] = d.qacc_smooth
+
+
+def com_vel(m, d) -> None:
+    """Com-based body velocities and the time derivatives of the motion axes.
+
+    Reads: qvel, cdof. Writes: cvel, cdof_dot. Mirrors mj_comVel.
+    """
+    com_vel_entry(m._handle, d._handle)
+
+
+def passive(m, d) -> None:
+    """Joint spring and damper forces.
+
+    Reads: qpos, qvel. Writes: qfrc_spring, qfrc_damper, qfrc_passive. Mirrors mj_passive.
+    """
+    passive_entry(m._handle, d._handle)
+
+
+def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | None = None) -> np.ndarray:
+    """Recursive Newton-Euler: M(q) qacc + C(q, qvel), or C(q, qvel) alone when ``flg_acc`` is False.
+
+    Uses the position and velocity quantities already in ``d`` (cdof, cinert, cvel,
+    cdof_dot: run ``kinematics``, ``com_pos`` and ``com_vel`` first), like mj_rne.
+    As in MuJoCo, the rotor inertia ``dof_armature`` is *not* included; pass
+    ``armature=True`` to add ``dof_armature * qacc`` as Pinocchio's ``rnea`` and the
+    seed tutorial do.
+
+    Returns ``out`` (allocated when None), shape (nv,).
+    """
+    if out is None:
+        out = np.empty(m.nv)
+    elif out.shape != (m.nv,) or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a contiguous float64 array of shape ({m.nv},)")
+    rne_entry(m._handle, d._handle, bool(flg_acc), out)
+    if armature and flg_acc:
+        out += m.dof_armature * d.qacc
+    return out
+
+
+def fwd_acceleration(m, d) -> None:
+    """Net smooth force and the unconstrained acceleration.
+
+    Reads: qfrc_passive, qfrc_bias, qfrc_applied, qfrc_actuator, xfrc_applied, qLD.
+    Writes: qfrc_smooth, qacc_smooth, qacc. Mirrors mj_fwdAcceleration (no constraints).
+    """
+    fwd_acceleration_entry(m._handle, d._handle)

@@ -1,0 +1,65 @@
+"""Forward dynamics: the whole smooth pipeline in one call (mj_forward, engine_forward.c).
+
+Orchestration only; the math lives in the stage modules. The stages run in
+MuJoCo's order and each reads what the previous ones wrote:
+
+    position      kinematics, com_pos, crb, factor_m, transmission
+    velocity      actuator_velocity, com_vel, passive, rne (qfrc_bias)
+    actuation     fwd_actuation
+    acceleration  fwd_acceleration (qacc = M^-1 qfrc_smooth; no constraints yet)
+
+Each public function is one jitted entry, so a call pays Numba's dispatch once.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from kinedyn.actuation import actuator_velocity_kernel, fwd_actuation_entry, transmission_entry
+from kinedyn.dynamics import com_vel_entry, fwd_acceleration_entry, passive_entry, rne_entry
+from kinedyn.inertia import crb_entry, factor_m_entry
+from kinedyn.kinematics import com_pos_entry, kinematics_entry
+
+
+@njit(cache=True)
+def fwd_position_entry(m, d):
+    kinematics_entry(m, d)
+    com_pos_entry(m, d)
+    crb_entry(m, d)
+    factor_m_entry(m, d)
+    transmission_entry(m, d)
+
+
+@njit(cache=True)
+def fwd_velocity_entry(m, d):
+    actuator_velocity_kernel(m.opt_flags[1], d.actuator_moment, d.qvel, d.actuator_velocity)
+    com_vel_entry(m, d)
+    passive_entry(m, d)
+    rne_entry(m, d, False, d.qfrc_bias)
+
+
+@njit(cache=True)
+def forward_entry(m, d):
+    fwd_position_entry(m, d)
+    fwd_velocity_entry(m, d)
+    fwd_actuation_entry(m, d)
+    fwd_acceleration_entry(m, d)
+
+
+def fwd_position(m, d) -> None:
+    """Position-dependent stage: poses, com quantities, M and its factorisation, transmissions."""
+    fwd_position_entry(m._handle, d._handle)
+
+
+def fwd_velocity(m, d) -> None:
+    """Velocity-dependent stage: actuator velocities, cvel, passive forces, qfrc_bias."""
+    fwd_velocity_entry(m._handle, d._handle)
+
+
+def forward(m, d) -> None:
+    """Forward dynamics: fill every position, velocity, actuation and acceleration field.
+
+    Reads: qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied. Writes: every field of
+    those stages, act_dot and qacc. Mirrors mj_forward with the constraint solver off.
+    """
+    forward_entry(m._handle, d._handle)

@@ -1,0 +1,199 @@
+"""Position stage, part 2: the joint-space inertia matrix and its factorisation.
+
+Mirrors ``mj_crb``, ``mj_factorM``/``mj_factorI``, ``mj_solveM``/``mj_solveLD`` and
+``mj_mulM`` (MuJoCo engine_core_smooth.c, engine_support.c).
+
+``M`` is stored as MuJoCo 4.0 stores it: the lower triangle, tree-sparse, row by
+row (``M_rowadr``, ``M_rownnz``, ``M_colind``). Row i holds the dofs on the path
+from the root to dof i, in ascending order, with the diagonal last. Because the
+ancestors of an ancestor are a prefix of that path, the factorisation
+M = L^T D L fills no new entries: ``qLD`` has the same layout as ``M``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from kinedyn._math import dot6, mul_inert_vec
+
+
+@njit(cache=True)
+def _crb(
+    # model
+    body_parentid, dof_bodyid, dof_parentid, dof_armature, M_rownnz, M_rowadr,
+    # data in
+    cinert, cdof,
+    # data out
+    crb, M,
+    # scratch
+    buf,
+):
+    nbody = body_parentid.shape[0]
+    nv = dof_bodyid.shape[0]
+
+    # crb = cinert, then backward pass over bodies: add each composite inertia to its parent
+    crb[:, :] = cinert
+    for b in range(nbody - 1, 0, -1):
+        p = body_parentid[b]
+        if p > 0:
+            for k in range(10):
+                crb[p, k] += crb[b, k]
+
+    # M(i, j) = cdof_j . (crb_body(i) cdof_i) for every ancestor j of i; armature on the diagonal
+    M[:] = 0.0
+    for i in range(nv):
+        adr = M_rowadr[i] + M_rownnz[i] - 1
+        M[adr] = dof_armature[i]
+        mul_inert_vec(buf, crb[dof_bodyid[i]], cdof[i])
+        j = i
+        while j >= 0:
+            M[adr] += dot6(cdof[j], buf)
+            adr -= 1
+            j = dof_parentid[j]
+
+
+@njit(cache=True)
+def factor_i(mat, diaginv, M_rownnz, M_rowadr, M_colind):
+    """In-place tree-sparse L^T D L factorisation of an SPD matrix in M's layout (mj_factorI).
+
+    On return the strictly lower part of each row holds L, the diagonal holds D, and
+    ``diaginv`` = 1 / D.
+    """
+    nv = M_rownnz.shape[0]
+    # backward loop over rows: eliminate row k from the rows of its ancestors
+    for k in range(nv - 1, -1, -1):
+        start = M_rowadr[k]
+        diag = M_rownnz[k] - 1
+        end = start + diag
+        inv_d = 1.0 / mat[end]
+        diaginv[k] = inv_d
+        # L(i, 0..i) -= L(k, 0..i) * L(k, i) / D(k) for each ancestor i of k
+        for adr in range(end - 1, start - 1, -1):
+            i = M_colind[adr]
+            scale = -mat[adr] * inv_d
+            row_i = M_rowadr[i]
+            for t in range(M_rownnz[i]):
+                mat[row_i + t] += scale * mat[start + t]
+        # L(k, :) /= D(k)
+        for t in range(start, end):
+            mat[t] *= inv_d
+
+
+@njit(cache=True)
+def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
+    """In place x <- (L^T D L)^-1 x for one vector (mj_solveLD)."""
+    nv = M_rownnz.shape[0]
+    # x <- L^-T x
+    for i in range(nv - 1, -1, -1):
+        xi = x[i]
+        if xi != 0.0:
+            start = M_rowadr[i]
+            for adr in range(start, start + M_rownnz[i] - 1):
+                x[M_colind[adr]] -= qLD[adr] * xi
+    # x <- D^-1 x
+    for i in range(nv):
+        x[i] *= qLDiagInv[i]
+    # x <- L^-1 x
+    for i in range(nv):
+        start = M_rowadr[i]
+        acc = 0.0
+        for adr in range(start, start + M_rownnz[i] - 1):
+            acc += qLD[adr] * x[M_colind[adr]]
+        x[i] -= acc
+
+
+@njit(cache=True)
+def mul_m(res, M, vec, M_rownnz, M_rowadr, M_colind):
+    """res = M vec using the symmetric tree-sparse lower triangle (mj_mulM)."""
+    nv = M_rownnz.shape[0]
+    for i in range(nv):
+        res[i] = 0.0
+    for i in range(nv):
+        start = M_rowadr[i]
+        diag = start + M_rownnz[i] - 1
+        # diagonal
+        res[i] += M[diag] * vec[i]
+        # off-diagonal (i, j) and its mirror (j, i)
+        for adr in range(start, diag):
+            j = M_colind[adr]
+            res[i] += M[adr] * vec[j]
+            res[j] += M[adr] * vec[i]
+
+
+@njit(cache=True)
+def crb_entry(m, d):
+    _crb(m.body_parentid, m.dof_bodyid, m.dof_parentid, m.dof_armature, m.M_rownnz, m.M_rowadr,
+         d.cinert, d.cdof, d.crb, d.M, d.scratch_small[0:6])
+
+
+@njit(cache=True)
+def factor_m_entry(m, d):
+    d.qLD[:] = d.M
+    factor_i(d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
+
+
+@njit(cache=True)
+def _solve_m_entry(m, d, x):
+    solve_ld(x, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
+
+
+@njit(cache=True)
+def _mul_m_entry(m, d, res, vec):
+    mul_m(res, d.M, vec, m.M_rownnz, m.M_rowadr, m.M_colind)
+
+
+@njit(cache=True)
+def _full_m_entry(m, d, dense):
+    for i in range(m.nv):
+        adr = m.M_rowadr[i]
+        for k in range(m.M_rownnz[i]):
+            j = m.M_colind[adr + k]
+            dense[i, j] = d.M[adr + k]
+            dense[j, i] = d.M[adr + k]
+
+
+def crb(m, d) -> None:
+    """Composite rigid-body inertias and the joint-space inertia matrix M (armature included).
+
+    Reads: cinert, cdof. Writes: crb, M. Mirrors mj_crb.
+    """
+    crb_entry(m._handle, d._handle)
+
+
+def factor_m(m, d) -> None:
+    """Factorise M = L^T D L in its tree-sparse layout.
+
+    Reads: M. Writes: qLD, qLDiagInv. Mirrors mj_factorM.
+    """
+    factor_m_entry(m._handle, d._handle)
+
+
+def solve_m(m, d, y: np.ndarray) -> np.ndarray:
+    """Return M^-1 y using the factorisation in ``d`` (call ``factor_m`` first). Mirrors mj_solveM.
+
+    ``y`` has shape (nv,) or (n, nv); each row is solved.
+    """
+    x = np.array(y, dtype=np.float64, order="C", copy=True)
+    if x.ndim not in (1, 2) or x.shape[-1] != m.nv:
+        raise ValueError(f"solve_m needs shape (nv,) or (n, nv) with nv={m.nv}, got {x.shape}")
+    for row in x.reshape(-1, m.nv):
+        _solve_m_entry(m._handle, d._handle, row)
+    return x
+
+
+def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
+    """Return M vec using the tree-sparse M in ``d``. Mirrors mj_mulM."""
+    vec = np.ascontiguousarray(vec, dtype=np.float64)
+    if vec.shape != (m.nv,):
+        raise ValueError(f"mul_m needs shape ({m.nv},), got {vec.shape}")
+    res = np.empty(m.nv)
+    _mul_m_entry(m._handle, d._handle, res, vec)
+    return res
+
+
+def full_m(m, d) -> np.ndarray:
+    """Dense (nv, nv) joint-space inertia matrix from the tree-sparse M in ``d`` (mj_fullM)."""
+    dense = np.zeros((m.nv, m.nv))
+    _full_m_entry(m._handle, d._handle, dense)
+    return dense

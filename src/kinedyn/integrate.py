@@ -1,0 +1,309 @@
+"""Time integration: ``step`` with Euler, RK4 and implicitfast (engine_forward.c).
+
+* Euler (``mj_Euler``) is semi-implicit: qvel is advanced first and qpos with the new
+  qvel. With joint damping it is implicit in the damping: it solves
+  (M + h diag(damping)) qacc = qfrc_smooth, unless the eulerdamp flag is disabled.
+* RK4 (``mj_RungeKutta``) is the classic 4-stage tableau on (qpos, qvel, act).
+* implicitfast (``mj_implicit``) solves (M - h D) qacc = qfrc_smooth, where D is the
+  symmetric part of d qfrc_smooth / d qvel from joint damping and actuators with
+  velocity-dependent gain or bias (no Coriolis terms).
+
+Activations advance with ``next_activation`` (exact for filterexact, clamped to
+actrange); quaternions advance on the manifold (``integrate_pos``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numba import njit
+
+from kinedyn._math import quat_integrate
+from kinedyn.actuation import next_activation
+from kinedyn.errors import NonFiniteStateWarning
+from kinedyn.forward import forward_entry
+from kinedyn.inertia import factor_i, solve_ld
+from kinedyn.types import (
+    BIAS_AFFINE,
+    DSBL_ACTUATION,
+    DSBL_DAMPER,
+    DSBL_EULERDAMP,
+    DYN_NONE,
+    GAIN_AFFINE,
+    INT_EULER,
+    INT_IMPLICITFAST,
+    INT_RK4,
+    JNT_BALL,
+    JNT_FREE,
+)
+
+# mju_isBad: non-finite or beyond this magnitude (mjMAXVAL)
+MAXVAL = 1e10
+
+# status codes returned by the step kernel: which state field went bad
+STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC = 0, 1, 2, 3
+_STATUS_FIELD = {STATUS_BADQPOS: "qpos", STATUS_BADQVEL: "qvel", STATUS_BADQACC: "qacc"}
+
+# RK4 tableau: A (stage weights, lower triangular), B (final weights); C = row sums of A
+RK4_A = np.array([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
+RK4_B = np.array([1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0])
+
+
+@njit(cache=True)
+def integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, h, tmp3, tmp4):
+    """qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos)."""
+    for j in range(jnt_type.shape[0]):
+        padr = jnt_qposadr[j]
+        vadr = jnt_dofadr[j]
+        jtype = jnt_type[j]
+        if jtype == JNT_FREE:
+            for k in range(3):
+                qpos[padr + k] += h * qvel[vadr + k]
+            padr += 3
+            vadr += 3
+        if jtype == JNT_FREE or jtype == JNT_BALL:
+            # body-frame angular velocity: q <- q * exp(h w / 2)
+            quat_integrate(qpos[padr:padr + 4], qvel[vadr:vadr + 3], h, tmp3, tmp4)
+        else:
+            qpos[padr] += h * qvel[vadr]
+
+
+@njit(cache=True)
+def _first_bad(x):
+    for i in range(x.shape[0]):
+        if not (abs(x[i]) <= MAXVAL):
+            return True
+    return False
+
+
+@njit(cache=True)
+def _advance(m, d, act_dot, qacc, qvel):
+    """Advance act, qvel, qpos and time by one step (mj_advance).
+
+    qpos moves with ``qvel``: the updated d.qvel for Euler-type integrators, the RK4
+    combination for RK4.
+    """
+    h = m.opt_timestep[0]
+    # activations, unless actuation is disabled
+    if m.na > 0 and not m.opt_flags[1] & DSBL_ACTUATION:
+        for i in range(m.nu):
+            adr = m.actuator_actadr[i]
+            for j in range(adr, adr + m.actuator_actnum[i]):
+                d.act[j] = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
+                                           m.actuator_actlimited[i], m.actuator_actrange[i],
+                                           d.act[j], act_dot[j], h)
+    # velocities, then positions with the new (or the given) velocities: semi-implicit Euler
+    for v in range(m.nv):
+        d.qvel[v] += h * qacc[v]
+    small = d.scratch_small
+    integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, qvel, h,
+                         small[16:19], small[19:23])
+    d.time[0] += h
+
+
+@njit(cache=True)
+def _euler(m, d):
+    qacc = d.scratch_nv_a
+    damped = False
+    if not m.opt_flags[1] & DSBL_EULERDAMP and not m.opt_flags[1] & DSBL_DAMPER:
+        for v in range(m.nv):
+            if m.dof_damping[v] > 0.0:
+                damped = True
+    if damped:
+        # implicit in damping: (M + h diag(damping)) qacc = qfrc_smooth
+        qh = d.scratch_nC
+        qh[:] = d.M
+        for v in range(m.nv):
+            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += m.opt_timestep[0] * m.dof_damping[v]
+        factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
+        qacc[:] = d.qfrc_smooth
+        solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
+    else:
+        qacc[:] = d.qacc
+    _advance(m, d, d.act_dot, qacc, d.qvel)
+
+
+@njit(cache=True)
+def _implicitfast(m, d):
+    h = m.opt_timestep[0]
+    qh = d.scratch_nC
+    qh[:] = d.M
+    # qH = M - h D, D = d qfrc_smooth / d qvel restricted to M's sparsity
+    if not m.opt_flags[1] & DSBL_DAMPER:
+        for v in range(m.nv):
+            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * m.dof_damping[v]
+    if not m.opt_flags[1] & DSBL_ACTUATION:
+        for i in range(m.nu):
+            deriv = _actuator_force_vel(m, d, i)
+            if deriv == 0.0:
+                continue
+            # D += deriv * moment moment^T
+            mom = d.actuator_moment[i]
+            for r in range(m.nv):
+                if mom[r] == 0.0:
+                    continue
+                for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
+                    c = m.M_colind[adr]
+                    qh[adr] -= h * deriv * mom[r] * mom[c]
+    factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
+    qacc = d.scratch_nv_a
+    qacc[:] = d.qfrc_smooth
+    solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
+    _advance(m, d, d.act_dot, qacc, d.qvel)
+
+
+@njit(cache=True)
+def _actuator_force_vel(m, d, i):
+    """d actuator_force / d actuator_velocity for affine gain and bias (mjd_actuator_vel)."""
+    # a force held at its forcerange does not change with velocity
+    if m.actuator_forcelimited[i]:
+        f = d.actuator_force[i]
+        if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:
+            return 0.0
+    deriv = 0.0
+    if m.actuator_biastype[i] == BIAS_AFFINE:
+        deriv = m.actuator_biasprm[i, 2]
+    if m.actuator_gaintype[i] == GAIN_AFFINE and m.actuator_gainprm[i, 2] != 0.0:
+        if m.actuator_dyntype[i] == DYN_NONE:
+            inp = d.ctrl[i]
+        else:
+            last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
+            inp = d.act[last]
+            if m.actuator_actearly[i]:
+                inp = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
+                                      m.actuator_actlimited[i], m.actuator_actrange[i],
+                                      d.act[last], d.act_dot[last], m.opt_timestep[0])
+        deriv += m.actuator_gainprm[i, 2] * inp
+    return deriv
+
+
+@njit(cache=True)
+def _rk4(m, d, a_tab, b_tab):
+    nq, nv, na = m.nq, m.nv, m.na
+    h = m.opt_timestep[0]
+    t0 = d.time[0]
+    q0 = d.scratch_qpos
+    v0 = d.scratch_rk_qvel
+    a0 = d.scratch_rk_act
+    dq = d.scratch_rk_dq   # stage velocities (the "X" velocities)
+    dv = d.scratch_rk_dv   # stage accelerations
+    da = d.scratch_rk_da   # stage activation rates
+    # stage 0 from the forward pass already done by step
+    q0[:] = d.qpos
+    v0[:] = d.qvel
+    a0[:] = d.act
+    dq[0, :] = d.qvel
+    dv[0, :] = d.qacc
+    da[0, :] = d.act_dot
+    vel = d.scratch_nv_a
+    acc = d.scratch_nv_b
+    small = d.scratch_small
+    for i in range(1, 4):
+        # weighted sums of the previous stages
+        vel[:] = 0.0
+        acc[:] = 0.0
+        c = 0.0
+        for j in range(i):
+            w = a_tab[i - 1, j]
+            c += w
+            for v in range(nv):
+                vel[v] += w * dq[j, v]
+                acc[v] += w * dv[j, v]
+        # X_i = X_0 (+) h dX
+        d.qpos[:] = q0
+        integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, vel, h,
+                             small[16:19], small[19:23])
+        for v in range(nv):
+            d.qvel[v] = v0[v] + h * acc[v]
+        for k in range(na):
+            s = 0.0
+            for j in range(i):
+                s += a_tab[i - 1, j] * da[j, k]
+            d.act[k] = a0[k] + h * s
+        d.time[0] = t0 + c * h
+        forward_entry(m, d)
+        dq[i, :] = d.qvel
+        dv[i, :] = d.qacc
+        da[i, :] = d.act_dot
+    # final combination with weights B, from the initial state
+    vel[:] = 0.0
+    acc[:] = 0.0
+    for j in range(4):
+        for v in range(nv):
+            vel[v] += b_tab[j] * dq[j, v]
+            acc[v] += b_tab[j] * dv[j, v]
+    act_rate = da[0]
+    for k in range(na):
+        s = 0.0
+        for j in range(4):
+            s += b_tab[j] * da[j, k]
+        act_rate[k] = s
+    d.time[0] = t0
+    d.qpos[:] = q0
+    d.qvel[:] = v0
+    d.act[:] = a0
+    _advance(m, d, act_rate, acc, vel)
+
+
+@njit(cache=True)
+def step_entry(m, d, check, a_tab, b_tab):
+    """One mj_step; returns a STATUS_* code (the step stops at the first bad field)."""
+    if check:
+        if _first_bad(d.qpos):
+            return STATUS_BADQPOS
+        if _first_bad(d.qvel):
+            return STATUS_BADQVEL
+    forward_entry(m, d)
+    if check and _first_bad(d.qacc):
+        return STATUS_BADQACC
+    integrator = m.opt_flags[0]
+    if integrator == INT_RK4:
+        _rk4(m, d, a_tab, b_tab)
+    elif integrator == INT_IMPLICITFAST:
+        _implicitfast(m, d)
+    else:  # INT_EULER
+        _euler(m, d)
+    return STATUS_OK
+
+
+def step(m, d, nstep: int = 1) -> None:
+    """Advance the simulation by ``nstep`` steps of ``m.opt.timestep`` (mj_step).
+
+    Runs ``forward`` and then the integrator in ``m.opt.integrator``. If qpos, qvel
+    or qacc becomes non-finite (or beyond 1e10), a ``NonFiniteStateWarning`` names
+    the field, the data is reset as MuJoCo does, and stepping goes on from the reset
+    state (with the autoreset flag disabled, the step goes on unchecked instead).
+    """
+    from kinedyn.data import reset
+    from kinedyn.types import DisableBit
+
+    for _ in range(nstep):
+        status = step_entry(m._handle, d._handle, True, RK4_A, RK4_B)
+        if status == STATUS_OK:
+            continue
+        field = _STATUS_FIELD[status]
+        bad = getattr(d, field)
+        index = int(np.flatnonzero(~(np.abs(bad) <= MAXVAL))[0])
+        autoreset = not m.opt.disableflags & DisableBit.AUTORESET
+        warnings.warn(
+            f"non-finite or huge {field}[{index}] = {bad[index]} at time {d.time:g}; "
+            + ("data reset to the model's default state" if autoreset else "autoreset disabled"),
+            NonFiniteStateWarning, stacklevel=2)
+        if autoreset:
+            reset(m, d)
+        step_entry(m._handle, d._handle, False, RK4_A, RK4_B)
+
+
+@njit(cache=True)
+def _integrate_pos_entry(m, qpos, qvel, h, tmp):
+    integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, qpos, qvel, h, tmp[0:3], tmp[3:7])
+
+
+def integrate_pos(m, qpos: np.ndarray, qvel: np.ndarray, h: float) -> None:
+    """In place qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos)."""
+    if qpos.shape != (m.nq,) or qvel.shape != (m.nv,):
+        raise ValueError(f"integrate_pos needs qpos ({m.nq},) and qvel ({m.nv},)")
+    if qpos.dtype != np.float64 or not qpos.flags.c_contiguous:
+        raise ValueError("qpos must be a contiguous float64 array (it is updated in place)")
+    _integrate_pos_entry(m._handle, qpos, np.ascontiguousarray(qvel, dtype=np.float64), float(h), np.empty(7))

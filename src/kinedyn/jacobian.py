@@ -1,0 +1,97 @@
+"""Jacobians of points, bodies and sites (mj_jac, mj_jacBody, mj_jacSite, engine_support.c).
+
+For a point p attached to body b, the translational Jacobian column of dof v is
+``cdof_lin_v + cdof_rot_v x (p - subtree_com[root])`` and the rotational column is
+``cdof_rot_v``, for every dof v on the path from b to its root; other columns are
+zero. They need ``kinematics`` and ``com_pos`` to have run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def jac_kernel(
+    # model
+    body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
+    # data in
+    subtree_com, cdof, point, body,
+    # data out
+    jacp, jacr,
+):
+    """Fill (3, nv) jacp and jacr for ``point`` (world frame) moving with ``body``."""
+    jacp[:, :] = 0.0
+    jacr[:, :] = 0.0
+    r = body_rootid[body]
+    ox = point[0] - subtree_com[r, 0]
+    oy = point[1] - subtree_com[r, 1]
+    oz = point[2] - subtree_com[r, 2]
+    # skip bodies welded to their parent: start at the first ancestor with dofs
+    while body > 0 and body_dofnum[body] == 0:
+        body = body_parentid[body]
+    if body == 0:
+        return
+    # backward pass over the dof ancestor chain
+    v = body_dofadr[body] + body_dofnum[body] - 1
+    while v >= 0:
+        c = cdof[v]
+        jacr[0, v] = c[0]
+        jacr[1, v] = c[1]
+        jacr[2, v] = c[2]
+        # translation: cdof_lin + cdof_rot x offset
+        jacp[0, v] = c[3] + c[1] * oz - c[2] * oy
+        jacp[1, v] = c[4] + c[2] * ox - c[0] * oz
+        jacp[2, v] = c[5] + c[0] * oy - c[1] * ox
+        v = dof_parentid[v]
+
+
+@njit(cache=True)
+def _jac_entry(m, d, point, body, jacp, jacr):
+    jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+               d.subtree_com, d.cdof, point, body, jacp, jacr)
+
+
+def _check_id(kind: str, i, n: int) -> int:
+    if not isinstance(i, (int, np.integer)) or not 0 <= i < n:
+        raise IndexError(f"{kind} id {i!r} out of range [0, {n})")
+    return int(i)
+
+
+def jac(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
+    """Translational and rotational Jacobians, each (3, nv), of a world point moving with ``body``.
+
+    Mirrors mj_jac. Needs kinematics and com_pos (or forward) to have run.
+    """
+    body = _check_id("body", body, m.nbody)
+    point = np.ascontiguousarray(point, dtype=np.float64)
+    if point.shape != (3,):
+        raise ValueError(f"point must have shape (3,), got {point.shape}")
+    jacp = np.empty((3, m.nv))
+    jacr = np.empty((3, m.nv))
+    _jac_entry(m._handle, d._handle, point, body, jacp, jacr)
+    return jacp, jacr
+
+
+def jac_body(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:
+    """Jacobians of the origin of the body frame (mj_jacBody)."""
+    body = _check_id("body", body, m.nbody)
+    return jac(m, d, d.xpos[body], body)
+
+
+def jac_body_com(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:
+    """Jacobians of the body's centre of mass (mj_jacBodyCom)."""
+    body = _check_id("body", body, m.nbody)
+    return jac(m, d, d.xipos[body], body)
+
+
+def jac_site(m, d, site: int) -> tuple[np.ndarray, np.ndarray]:
+    """Jacobians of a site (mj_jacSite)."""
+    site = _check_id("site", site, m.nsite)
+    return jac(m, d, d.site_xpos[site], int(m.site_bodyid[site]))
+
+
+def jac_point(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
+    """Alias of :func:`jac`: Jacobians of a world point attached to ``body``."""
+    return jac(m, d, point, body)

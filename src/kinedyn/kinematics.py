@@ -1,0 +1,258 @@
+"""Position stage, part 1: forward kinematics and com-based quantities.
+
+Mirrors ``mj_kinematics`` and ``mj_comPos`` (MuJoCo engine_core_smooth.c).
+Frames: ``x*`` fields are in the world frame; ``c*`` fields are spatial
+quantities expressed in the world orientation about the centre of mass of each
+kinematic tree (``subtree_com`` of the tree's root body), [rotation; translation].
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from kinedyn._math import axis_angle2quat, local2global, mul_quat, normalize4, quat2mat, rot_vec_quat
+from kinedyn.types import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE, MINVAL
+
+
+@njit(cache=True)
+def _kinematics(
+    # model
+    body_parentid, body_jntnum, body_jntadr, body_pos, body_quat, body_ipos, body_iquat,
+    jnt_type, jnt_qposadr, jnt_pos, jnt_axis, qpos0,
+    geom_bodyid, geom_pos, geom_quat, site_bodyid, site_pos, site_quat,
+    # data in
+    qpos,
+    # data out
+    xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat,
+    # scratch
+    small,
+):
+    nbody = body_parentid.shape[0]
+    pos = small[0:3]
+    quat = small[3:7]
+    qloc = small[7:11]
+    vec = small[11:14]
+
+    # world body: origin, identity orientation
+    xpos[0, :] = 0.0
+    xquat[0, :] = 0.0
+    xquat[0, 0] = 1.0
+    xipos[0, :] = 0.0
+    xmat[0, :, :] = 0.0
+    ximat[0, :, :] = 0.0
+    for k in range(3):
+        xmat[0, k, k] = 1.0
+        ximat[0, k, k] = 1.0
+
+    # forward pass over bodies: compose parent pose, body offset and joint motions
+    for b in range(1, nbody):
+        jntadr = body_jntadr[b]
+        jntnum = body_jntnum[b]
+
+        if jntnum == 1 and jnt_type[jntadr] == JNT_FREE:
+            # free joint: qpos holds the world pose directly
+            qadr = jnt_qposadr[jntadr]
+            for k in range(3):
+                pos[k] = qpos[qadr + k]
+            for k in range(4):
+                quat[k] = qpos[qadr + 3 + k]
+            normalize4(quat)
+            xanchor[jntadr, :] = pos
+            xaxis[jntadr, :] = jnt_axis[jntadr]
+        else:
+            # pose of the body frame before its joints: parent pose * body offset
+            p = body_parentid[b]
+            for k in range(3):
+                pos[k] = xpos[p, k] + xmat[p, k, 0] * body_pos[b, 0] + xmat[p, k, 1] * body_pos[b, 1] \
+                    + xmat[p, k, 2] * body_pos[b, 2]
+            mul_quat(quat, xquat[p], body_quat[b])
+
+            # apply joints in order; each joint moves the frame about its own anchor
+            for j in range(jntadr, jntadr + jntnum):
+                qadr = jnt_qposadr[j]
+                jtype = jnt_type[j]
+                # axis and anchor in the world frame, before this joint moves
+                rot_vec_quat(xaxis[j], jnt_axis[j], quat)
+                rot_vec_quat(xanchor[j], jnt_pos[j], quat)
+                for k in range(3):
+                    xanchor[j, k] += pos[k]
+
+                if jtype == JNT_SLIDE:
+                    # xpos += axis * (q - q0)
+                    for k in range(3):
+                        pos[k] += xaxis[j, k] * (qpos[qadr] - qpos0[qadr])
+                elif jtype == JNT_BALL or jtype == JNT_HINGE:
+                    # local rotation: the ball quaternion, or the hinge angle about its axis
+                    if jtype == JNT_BALL:
+                        for k in range(4):
+                            qloc[k] = qpos[qadr + k]
+                        normalize4(qloc)
+                    else:
+                        axis_angle2quat(qloc, jnt_axis[j], qpos[qadr] - qpos0[qadr])
+                    mul_quat(quat, quat, qloc)
+                    # rotation about the anchor, not the body origin: xpos = xanchor - R jnt_pos
+                    rot_vec_quat(vec, jnt_pos[j], quat)
+                    for k in range(3):
+                        pos[k] = xanchor[j, k] - vec[k]
+                # other types never reach here: the compiler rejects them
+
+        normalize4(quat)
+        xquat[b, :] = quat
+        xpos[b, :] = pos
+        quat2mat(xmat[b], quat)
+
+    # inertial frames, geoms and sites: fixed offsets from their body (mj_kinematics2)
+    for b in range(1, nbody):
+        local2global(xipos[b], ximat[b], xpos[b], xmat[b], xquat[b], body_ipos[b], body_iquat[b], qloc)
+    for g in range(geom_bodyid.shape[0]):
+        b = geom_bodyid[g]
+        local2global(geom_xpos[g], geom_xmat[g], xpos[b], xmat[b], xquat[b], geom_pos[g], geom_quat[g], qloc)
+    for s in range(site_bodyid.shape[0]):
+        b = site_bodyid[s]
+        local2global(site_xpos[s], site_xmat[s], xpos[b], xmat[b], xquat[b], site_pos[s], site_quat[s], qloc)
+
+
+@njit(cache=True)
+def _com_pos(
+    # model
+    body_parentid, body_rootid, body_mass, body_subtreemass, body_inertia, body_jntnum, body_jntadr,
+    jnt_type, jnt_dofadr,
+    # data in
+    xmat, xipos, ximat, xanchor, xaxis,
+    # data out
+    subtree_com, cinert, cdof,
+):
+    nbody = body_parentid.shape[0]
+
+    # subtree_com = sum(mass * xipos) / subtreemass, accumulated child to parent
+    for b in range(nbody):
+        for k in range(3):
+            subtree_com[b, k] = xipos[b, k] * body_mass[b]
+    for b in range(nbody - 1, 0, -1):
+        p = body_parentid[b]
+        for k in range(3):
+            subtree_com[p, k] += subtree_com[b, k]
+    for b in range(nbody):
+        if body_subtreemass[b] < MINVAL:
+            subtree_com[b, :] = xipos[b]
+        else:
+            inv = 1.0 / body_subtreemass[b]
+            for k in range(3):
+                subtree_com[b, k] *= inv
+
+    # cinert: body inertia rotated to the world and shifted to the tree's com (mju_inertCom)
+    cinert[0, :] = 0.0
+    for b in range(1, nbody):
+        r = body_rootid[b]
+        dx = xipos[b, 0] - subtree_com[r, 0]
+        dy = xipos[b, 1] - subtree_com[r, 1]
+        dz = xipos[b, 2] - subtree_com[r, 2]
+        mass = body_mass[b]
+        inertia = body_inertia[b]
+        mat = ximat[b]
+        # rotational part: R diag(I) R^T, plus the parallel-axis term mass (|d|^2 E - d d^T)
+        cinert[b, 0] = _rot_inertia(mat, inertia, 0, 0)
+        cinert[b, 1] = _rot_inertia(mat, inertia, 1, 1)
+        cinert[b, 2] = _rot_inertia(mat, inertia, 2, 2)
+        cinert[b, 3] = _rot_inertia(mat, inertia, 0, 1)
+        cinert[b, 4] = _rot_inertia(mat, inertia, 0, 2)
+        cinert[b, 5] = _rot_inertia(mat, inertia, 1, 2)
+        cinert[b, 0] += mass * (dy * dy + dz * dz)
+        cinert[b, 1] += mass * (dx * dx + dz * dz)
+        cinert[b, 2] += mass * (dx * dx + dy * dy)
+        cinert[b, 3] -= mass * dx * dy
+        cinert[b, 4] -= mass * dx * dz
+        cinert[b, 5] -= mass * dy * dz
+        # translational part: mass * offset, then mass
+        cinert[b, 6] = mass * dx
+        cinert[b, 7] = mass * dy
+        cinert[b, 8] = mass * dz
+        cinert[b, 9] = mass
+
+    # cdof: each dof's motion axis about the tree's com (mju_dofCom)
+    for b in range(1, nbody):
+        r = body_rootid[b]
+        for j in range(body_jntadr[b], body_jntadr[b] + body_jntnum[b]):
+            da = jnt_dofadr[j]
+            # offset from the joint anchor to the com
+            ox = subtree_com[r, 0] - xanchor[j, 0]
+            oy = subtree_com[r, 1] - xanchor[j, 1]
+            oz = subtree_com[r, 2] - xanchor[j, 2]
+            jtype = jnt_type[j]
+            if jtype == JNT_FREE or jtype == JNT_BALL:
+                if jtype == JNT_FREE:
+                    # translations along the world axes
+                    for k in range(3):
+                        cdof[da + k, :] = 0.0
+                        cdof[da + k, 3 + k] = 1.0
+                    da += 3
+                # rotations about the body's own axes (columns of xmat): [axis; axis x offset]
+                for k in range(3):
+                    ax = xmat[b, 0, k]
+                    ay = xmat[b, 1, k]
+                    az = xmat[b, 2, k]
+                    _dof_com_rot(cdof[da + k], ax, ay, az, ox, oy, oz)
+            elif jtype == JNT_SLIDE:
+                cdof[da, 0:3] = 0.0
+                cdof[da, 3:6] = xaxis[j]
+            else:  # JNT_HINGE
+                _dof_com_rot(cdof[da], xaxis[j, 0], xaxis[j, 1], xaxis[j, 2], ox, oy, oz)
+
+
+@njit(cache=True)
+def _rot_inertia(mat, inertia, i, j):
+    """Element (i, j) of R diag(inertia) R^T."""
+    return mat[i, 0] * inertia[0] * mat[j, 0] + mat[i, 1] * inertia[1] * mat[j, 1] \
+        + mat[i, 2] * inertia[2] * mat[j, 2]
+
+
+@njit(cache=True)
+def _dof_com_rot(res, ax, ay, az, ox, oy, oz):
+    """Rotational motion axis about the com: [axis; axis x offset] (mju_dofCom)."""
+    res[0] = ax
+    res[1] = ay
+    res[2] = az
+    res[3] = ay * oz - az * oy
+    res[4] = az * ox - ax * oz
+    res[5] = ax * oy - ay * ox
+
+
+@njit(cache=True)
+def kinematics_entry(m, d):
+    _kinematics(
+        m.body_parentid, m.body_jntnum, m.body_jntadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat,
+        m.jnt_type, m.jnt_qposadr, m.jnt_pos, m.jnt_axis, m.qpos0,
+        m.geom_bodyid, m.geom_pos, m.geom_quat, m.site_bodyid, m.site_pos, m.site_quat,
+        d.qpos,
+        d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat,
+        d.site_xpos, d.site_xmat,
+        d.scratch_small,
+    )
+
+
+@njit(cache=True)
+def com_pos_entry(m, d):
+    _com_pos(
+        m.body_parentid, m.body_rootid, m.body_mass, m.body_subtreemass, m.body_inertia,
+        m.body_jntnum, m.body_jntadr, m.jnt_type, m.jnt_dofadr,
+        d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis,
+        d.subtree_com, d.cinert, d.cdof,
+    )
+
+
+def kinematics(m, d) -> None:
+    """Forward kinematics: world poses of bodies, inertial frames, joints, geoms and sites.
+
+    Reads: qpos. Writes: xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos,
+    geom_xmat, site_xpos, site_xmat. Mirrors mj_kinematics.
+    """
+    kinematics_entry(m._handle, d._handle)
+
+
+def com_pos(m, d) -> None:
+    """Subtree centres of mass, com-based body inertias and motion axes.
+
+    Reads: xmat, xipos, ximat, xanchor, xaxis. Writes: subtree_com, cinert, cdof.
+    Mirrors mj_comPos.
+    """
+    com_pos_entry(m._handle, d._handle)

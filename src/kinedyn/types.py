@@ -1,0 +1,174 @@
+"""Enumerations and constants, with MuJoCo 4.0's integer values.
+
+The values are MuJoCo's own (``mjtJoint``, ``mjtTrn``, ...), so code written
+against the ``mujoco`` bindings ports line by line. Kernels never see these
+classes: they compare against the plain ``int`` constants at the bottom of this
+module, which Numba folds into the compiled code.
+"""
+
+from __future__ import annotations
+
+import enum
+
+# sizes of actuator parameter rows (mjNDYN, mjNGAIN, mjNBIAS) and the numeric floor
+NDYN = 10
+NGAIN = 10
+NBIAS = 10
+MINVAL = 1e-15
+
+
+class JointType(enum.IntEnum):
+    """mjtJoint. ``FREE`` has 7 qpos / 6 dofs, ``BALL`` 4 / 3, the others 1 / 1."""
+
+    FREE = 0
+    BALL = 1
+    SLIDE = 2
+    HINGE = 3
+
+    @property
+    def nq(self) -> int:
+        return (7, 4, 1, 1)[self.value]
+
+    @property
+    def nv(self) -> int:
+        return (6, 3, 1, 1)[self.value]
+
+
+class GeomType(enum.IntEnum):
+    """mjtGeom (the physical types)."""
+
+    PLANE = 0
+    HFIELD = 1
+    SPHERE = 2
+    CAPSULE = 3
+    ELLIPSOID = 4
+    CYLINDER = 5
+    BOX = 6
+    MESH = 7
+    SDF = 8
+
+
+class TrnType(enum.IntEnum):
+    """mjtTrn: actuator transmission."""
+
+    JOINT = 0
+    JOINTINPARENT = 1
+    SLIDERCRANK = 2
+    TENDON = 3
+    SITE = 4
+    BODY = 5
+
+
+class DynType(enum.IntEnum):
+    """mjtDyn: activation dynamics."""
+
+    NONE = 0
+    INTEGRATOR = 1
+    FILTER = 2
+    FILTEREXACT = 3
+    MUSCLE = 4
+    USER = 7
+
+
+class GainType(enum.IntEnum):
+    """mjtGain: actuator gain."""
+
+    FIXED = 0
+    AFFINE = 1
+    MUSCLE = 2
+    USER = 6
+
+
+class BiasType(enum.IntEnum):
+    """mjtBias: actuator bias."""
+
+    NONE = 0
+    AFFINE = 1
+    MUSCLE = 2
+    USER = 5
+
+
+class IntegratorType(enum.IntEnum):
+    """mjtIntegrator. ``IMPLICIT`` and ``DISCRETE`` are not supported yet."""
+
+    EULER = 0
+    RK4 = 1
+    IMPLICIT = 2
+    IMPLICITFAST = 3
+
+
+class DisableBit(enum.IntFlag):
+    """mjtDisableBit: bits of ``Option.disableflags``."""
+
+    CONSTRAINT = 1
+    EQUALITY = 2
+    FRICTIONLOSS = 4
+    LIMIT = 8
+    CONTACT = 16
+    SPRING = 32
+    DAMPER = 64
+    GRAVITY = 128
+    CLAMPCTRL = 256
+    WARMSTART = 512
+    FILTERPARENT = 1024
+    ACTUATION = 2048
+    REFSAFE = 4096
+    SENSOR = 8192
+    MIDPHASE = 16384
+    EULERDAMP = 32768
+    AUTORESET = 65536
+    NATIVECCD = 131072
+    ISLAND = 262144
+    MULTICCD = 524288
+
+
+class EnableBit(enum.IntFlag):
+    """mjtEnableBit: bits of ``Option.enableflags``."""
+
+    OVERRIDE = 1
+    ENERGY = 2
+    FWDINV = 4
+    INVDISCRETE = 8
+    SLEEP = 16
+
+
+# plain ints for kernels (Numba treats module-level ints as compile-time constants)
+JNT_FREE = int(JointType.FREE)
+JNT_BALL = int(JointType.BALL)
+JNT_SLIDE = int(JointType.SLIDE)
+JNT_HINGE = int(JointType.HINGE)
+
+TRN_JOINT = int(TrnType.JOINT)
+TRN_JOINTINPARENT = int(TrnType.JOINTINPARENT)
+TRN_SLIDERCRANK = int(TrnType.SLIDERCRANK)
+TRN_TENDON = int(TrnType.TENDON)
+TRN_SITE = int(TrnType.SITE)
+TRN_BODY = int(TrnType.BODY)
+
+DYN_NONE = int(DynType.NONE)
+DYN_INTEGRATOR = int(DynType.INTEGRATOR)
+DYN_FILTER = int(DynType.FILTER)
+DYN_FILTEREXACT = int(DynType.FILTEREXACT)
+DYN_MUSCLE = int(DynType.MUSCLE)
+DYN_USER = int(DynType.USER)
+
+GAIN_FIXED = int(GainType.FIXED)
+GAIN_AFFINE = int(GainType.AFFINE)
+GAIN_MUSCLE = int(GainType.MUSCLE)
+GAIN_USER = int(GainType.USER)
+
+BIAS_NONE = int(BiasType.NONE)
+BIAS_AFFINE = int(BiasType.AFFINE)
+BIAS_MUSCLE = int(BiasType.MUSCLE)
+BIAS_USER = int(BiasType.USER)
+
+INT_EULER = int(IntegratorType.EULER)
+INT_RK4 = int(IntegratorType.RK4)
+INT_IMPLICITFAST = int(IntegratorType.IMPLICITFAST)
+
+DSBL_GRAVITY = int(DisableBit.GRAVITY)
+DSBL_SPRING = int(DisableBit.SPRING)
+DSBL_DAMPER = int(DisableBit.DAMPER)
+DSBL_ACTUATION = int(DisableBit.ACTUATION)
+DSBL_CLAMPCTRL = int(DisableBit.CLAMPCTRL)
+DSBL_EULERDAMP = int(DisableBit.EULERDAMP)

@@ -1,0 +1,372 @@
+"""MuJoCo as the oracle: load a model in both libraries, set one state, compare every field.
+
+The comparison walks the field registry (:data:`kinedyn.fields.MODEL_FIELDS`,
+:data:`kinedyn.fields.DATA_FIELDS`), so a field added there is compared
+automatically and cannot silently go untested.
+
+Tolerance (SPEC §2): kinedyn runs MuJoCo's float64 algorithms, so a value
+matches when, elementwise,
+
+    |ours - mujoco| <= ATOL + RTOL * max(|ours|, |mujoco|),   RTOL = 1e-9, ATOL = 1e-12
+
+The relative term is symmetric (neither side is privileged) and the absolute floor
+covers entries that are zero up to round-off (an off-axis component that is 1e-17
+in one library and -3e-18 in the other). Identical values (including equal
+infinities and NaN in both) always match. Integer and boolean fields must be equal.
+
+Usage::
+
+    m, d, mjm, mjd = load_pair(xml)
+    set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
+    kd.forward(m, d); mujoco.mj_forward(mjm, mjd)
+    assert_fields(m, d, mjm, mjd)                 # every stage; or stage="position"
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from kinedyn.fields import DATA_FIELD, DATA_FIELDS, MODEL_FIELD, MODEL_FIELDS, SIZE_NAMES
+
+# SPEC §2: match MuJoCo to 1e-9 relative with a 1e-12 absolute floor (same float64 algorithm).
+RTOL, ATOL = 1e-9, 1e-12
+
+# Data stages that hold inputs or temporaries rather than computed results
+UNCOMPARED_STAGES = ("state", "scratch")
+
+FLAG_XML = '<flag constraint="disable" contact="disable"/>'
+DISABLE_BITS = int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+
+OPTION_FIELDS = ("timestep", "gravity", "integrator", "disableflags", "enableflags")
+
+
+# ---- locating models ----------------------------------------------------------------------------
+
+
+def shared_dir() -> Path:
+    """The project's ``shared/`` directory (``SPEC.md``, ``models/``).
+
+    ``$KINEDYN_SHARED`` wins (the ``shared`` directory or its ``models``); otherwise the
+    first ``shared/models`` found walking up from the repository root: CI clones the repo
+    to ``X/<clone>`` with ``X/shared`` beside it.
+    """
+    env = os.environ.get("KINEDYN_SHARED")
+    if env:
+        p = Path(env).expanduser().resolve()
+        if (p / "models").is_dir():
+            return p
+        if p.name == "models" and p.is_dir():
+            return p.parent
+        raise FileNotFoundError(f"KINEDYN_SHARED={env} has no models/ directory")
+    repo = Path(__file__).resolve().parents[1]
+    for base in (repo, *repo.parents):
+        if (base / "shared" / "models").is_dir():
+            return base / "shared"
+    raise FileNotFoundError(
+        f"no shared/models directory beside or above {repo}; set KINEDYN_SHARED to the shared/ directory")
+
+
+def shared_model_paths() -> list[Path]:
+    """Every ``shared/models/*.xml``, sorted by name. Raises FileNotFoundError if shared/ is missing."""
+    paths = sorted((shared_dir() / "models").glob("*.xml"))
+    if not paths:
+        raise FileNotFoundError(f"{shared_dir() / 'models'} holds no .xml models")
+    return paths
+
+
+def gym_model_path(name: str) -> Path:
+    """Path of one of gymnasium's bundled MuJoCo models (``"humanoid"`` or ``"humanoid.xml"``).
+
+    gymnasium is a test extra: the calling test is skipped when it is not installed.
+    """
+    import pytest
+
+    spec = importlib.util.find_spec("gymnasium")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("gymnasium is not installed (pip install -e '.[test]')")
+    assets = Path(next(iter(spec.submodule_search_locations))) / "envs" / "mujoco" / "assets"
+    path = assets / (name if name.endswith(".xml") else name + ".xml")
+    if not path.is_file():
+        known = sorted(p.name for p in assets.glob("*.xml")) if assets.is_dir() else []
+        raise FileNotFoundError(f"gymnasium has no model {path.name}; known: {', '.join(known)}")
+    return path
+
+
+# ---- loading ------------------------------------------------------------------------------------
+
+_COMMENT = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>", re.S)
+_ATTRS = r"""(?:[^>"']|"[^"]*"|'[^']*')*?"""  # a tag's attributes, '>' allowed inside quotes
+_OPTION_OPEN = re.compile(rf"<option\b({_ATTRS})(/?)>")
+_OPTION_CLOSE = re.compile(r"</option\s*>")
+_FLAG_OPEN = re.compile(rf"<flag\b({_ATTRS})(/?)>")
+_MUJOCO_OPEN = re.compile(rf"<mujoco\b{_ATTRS}(?<!/)>")
+_FLAG_ATTR = re.compile(r"""\s+(?:constraint|contact)\s*=\s*(?:"[^"]*"|'[^']*')""")
+
+
+def disable_constraints(xml_text: str) -> str:
+    """``xml_text`` with ``<flag constraint="disable" contact="disable"/>`` merged into its options.
+
+    The text is edited in place (comments, layout and line numbers of everything else
+    are kept). Each ``<option>`` element gets the flags: a self-closing ``<option .../>``
+    gains a ``<flag>`` child, an existing ``<flag>`` has its ``constraint`` and
+    ``contact`` attributes replaced, and a model without ``<option>`` gets one right
+    after ``<mujoco>``. MuJoCo compiles the result to the model it compiles from the
+    original with ``opt.disableflags |= mjDSBL_CONSTRAINT | mjDSBL_CONTACT``.
+    """
+    # search a copy in which comments are blanked out, so '<option' in a comment is ignored
+    masked = _COMMENT.sub(lambda mt: " " * len(mt.group()), xml_text)
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement) in the original text
+    for opt in _OPTION_OPEN.finditer(masked):
+        if opt.group(2):  # <option .../>
+            edits.append((opt.start(), opt.end(), f"<option{opt.group(1)}>{FLAG_XML}</option>"))
+            continue
+        close = _OPTION_CLOSE.search(masked, opt.end())
+        if close is None:
+            raise ValueError(f"<option> at offset {opt.start()} is never closed")
+        flag = _FLAG_OPEN.search(masked, opt.end(), close.start())
+        if flag is None:
+            edits.append((opt.end(), opt.end(), FLAG_XML))
+        else:
+            attrs = _FLAG_ATTR.sub("", xml_text[flag.start(1):flag.end(1)]).rstrip()
+            edits.append((flag.start(), flag.end(),
+                          f'<flag{attrs} constraint="disable" contact="disable"{flag.group(2)}>'))
+    if not edits:
+        root = _MUJOCO_OPEN.search(masked)
+        if root is None:
+            raise ValueError("no <mujoco> element in the XML text")
+        edits.append((root.end(), root.end(), f"<option>{FLAG_XML}</option>"))
+    out = xml_text
+    for start, end, text in sorted(edits, reverse=True):
+        out = out[:start] + text + out[end:]
+    return out
+
+
+def load_pair(xml, disable: bool = True):
+    """Compile the same MJCF in kinedyn and MuJoCo: ``(m, d, mjm, mjd)``.
+
+    ``xml`` is MJCF text or a path to an MJCF file. With ``disable`` (the default) the
+    constraint and contact flags are merged in first (:func:`disable_constraints`),
+    since kinedyn has no constraint solver.
+    """
+    import kinedyn as kd
+
+    text = Path(xml).read_text() if isinstance(xml, os.PathLike) else xml
+    if disable:
+        text = disable_constraints(text)
+    mjm = mujoco.MjModel.from_xml_string(text)
+    mjd = mujoco.MjData(mjm)
+    m = kd.Model.from_xml_string(text)
+    d = kd.Data(m)
+    return m, d, mjm, mjd
+
+
+def set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl=None, act=None, qacc=None,
+                   qfrc_applied=None, xfrc_applied=None, time=None):
+    """Write one state into kinedyn's ``d`` and MuJoCo's ``mjd``.
+
+    ``qpos`` and ``qvel`` are required. ``ctrl``, ``act``, ``qfrc_applied`` and
+    ``xfrc_applied`` default to zero, so both sides hold exactly the same inputs
+    afterwards; ``qacc`` (the input of inverse dynamics) and ``time`` are written only
+    when given.
+    """
+    values = {
+        "qpos": qpos, "qvel": qvel,
+        "ctrl": np.zeros(mjm.nu) if ctrl is None else ctrl,
+        "act": np.zeros(mjm.na) if act is None else act,
+        "qfrc_applied": np.zeros(mjm.nv) if qfrc_applied is None else qfrc_applied,
+        "xfrc_applied": np.zeros((mjm.nbody, 6)) if xfrc_applied is None else xfrc_applied,
+    }
+    if qacc is not None:
+        values["qacc"] = qacc
+    for name, given in values.items():
+        value = np.asarray(given, dtype=np.float64)
+        ours, theirs = getattr(d, name), getattr(mjd, name)
+        if value.shape != ours.shape or value.size != theirs.size:
+            raise ValueError(f"{name}: got shape {value.shape}, kinedyn has {ours.shape}, "
+                             f"mujoco has {theirs.shape}")
+        ours[...] = value
+        theirs[...] = value.reshape(theirs.shape)
+    if time is not None:
+        d.time = float(time)
+        mjd.time = float(time)
+
+
+# ---- reading MuJoCo -----------------------------------------------------------------------------
+
+
+def mujoco_value(mjm_or_mjd, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """MuJoCo's value of field ``name`` as a fresh array of kinedyn's (natural) ``shape``.
+
+    * row-major flat fields are reshaped: ``xmat (nbody, 9)`` -> ``(nbody, 3, 3)``;
+    * ``actuator_moment``: MuJoCo 4.0 stores it sparse (``moment_rownnz``,
+      ``moment_rowadr``, ``moment_colind`` in mjData); densified to ``(nu, nv)``;
+    * ``M`` and ``qLD`` are CSR of size nC in both libraries (``M_rowadr``,
+      ``M_colind``), so they are compared as stored.
+    """
+    obj = mjm_or_mjd
+    if name == "actuator_moment":
+        dense = np.zeros(shape)
+        if dense.size:
+            mujoco.mju_sparse2dense(dense, np.asarray(obj.actuator_moment, dtype=np.float64),
+                                    np.asarray(obj.moment_rownnz, dtype=np.int32),
+                                    np.asarray(obj.moment_rowadr, dtype=np.int32),
+                                    np.asarray(obj.moment_colind, dtype=np.int32))
+        return dense
+    value = np.array(getattr(obj, name))
+    if value.size != int(np.prod(shape)):
+        raise ValueError(f"mujoco {name} has {value.size} elements {value.shape}, expected shape {shape}")
+    return value.reshape(shape)
+
+
+def _sizes(m) -> dict[str, int]:
+    return {s: int(getattr(m, s)) for s in SIZE_NAMES}
+
+
+# ---- comparing ----------------------------------------------------------------------------------
+
+
+def compare(name: str, ours, theirs, rtol: float = RTOL, atol: float = ATOL) -> str | None:
+    """None if ``ours`` matches MuJoCo's ``theirs``; else a one-line report.
+
+    The report names the field, the max absolute and relative error, the worst index
+    (largest error relative to its tolerance) and both values there.
+    """
+    a, b = np.asarray(ours), np.asarray(theirs)
+    if a.shape != b.shape:
+        return f"{name}: shape {a.shape} (kinedyn) vs {b.shape} (mujoco)"
+    if a.size == 0:
+        return None
+    if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(b.dtype, np.floating)):
+        a, b = a.astype(np.int64), b.astype(np.int64)
+        bad = a != b
+        if not bad.any():
+            return None
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        return (f"{name}: {int(bad.sum())}/{a.size} integer entries differ; first at {idx}: "
+                f"kinedyn {a[idx]} vs mujoco {b[idx]}")
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        same = (a == b) | (np.isnan(a) & np.isnan(b))
+        err = np.where(same, 0.0, np.abs(a - b))
+        err = np.where(np.isnan(err), np.inf, err)  # NaN on one side only, or inf vs -inf
+        scale = np.maximum(np.abs(a), np.abs(b))
+        tol = atol + rtol * np.where(np.isfinite(scale), scale, 0.0)
+        bad = err > tol
+    if not bad.any():
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(err == 0, 0.0, err / scale)
+        rel = np.where(np.isnan(rel), np.inf, rel)
+    idx = tuple(int(i) for i in np.unravel_index(np.argmax(err / tol), a.shape))
+    return (f"{name}: max abs err {err.max():.3g}, max rel err {rel.max():.3g}, "
+            f"{int(bad.sum())}/{a.size} out of tolerance (rtol {rtol:g}, atol {atol:g}); "
+            f"worst at {idx}: kinedyn {a[idx]!r} vs mujoco {b[idx]!r}")
+
+
+def assert_close(name: str, ours, theirs, rtol: float = RTOL, atol: float = ATOL) -> None:
+    """Assert one array matches MuJoCo's (``jac_site`` vs ``mj_jacSite``), with :func:`compare`'s report."""
+    report = compare(name, ours, theirs, rtol, atol)
+    if report is not None:
+        raise AssertionError(report)
+
+
+def _select(registry, table, stage, names, skip, default_ok) -> list:
+    if names is not None:
+        names = [names] if isinstance(names, str) else list(names)
+        unknown = [n for n in names if n not in table]
+        if unknown:
+            raise KeyError(f"not in the field registry: {', '.join(unknown)}")
+        chosen = [table[n] for n in names]
+        not_mujoco = [s.name for s in chosen if not s.mujoco]
+        if not_mujoco:
+            raise ValueError(f"MuJoCo has no counterpart of: {', '.join(not_mujoco)}")
+    else:
+        chosen = [s for s in registry if s.mujoco and default_ok(s)]
+    if stage is not None:
+        stages = {stage} if isinstance(stage, str) else set(stage)
+        known = {s.stage for s in registry}
+        if stages - known:
+            raise ValueError(f"unknown stage(s) {sorted(stages - known)}; known: {sorted(known)}")
+        chosen = [s for s in chosen if s.stage in stages]
+    skip = {skip} if isinstance(skip, str) else set(skip)
+    return [s for s in chosen if s.name not in skip]
+
+
+def _raise(kind: str, reports: list[str]) -> None:
+    if reports:
+        raise AssertionError(f"{len(reports)} {kind} field(s) differ from MuJoCo:\n  " + "\n  ".join(reports))
+
+
+def assert_fields(m, d, mjm, mjd, stage: str | Iterable[str] | None = None,
+                  names: str | Iterable[str] | None = None, rtol: float = RTOL, atol: float = ATOL,
+                  skip: str | Iterable[str] = ()) -> list[str]:
+    """Compare kinedyn's ``d`` with MuJoCo's ``mjd`` field by field; return the names compared.
+
+    By default every Data field with ``mujoco=True`` except the "state" and "scratch"
+    stages; ``stage`` (one or several) narrows to those stages, ``names`` picks fields
+    explicitly (state fields allowed, e.g. ``qpos`` after ``step``), ``skip`` drops
+    some. All mismatches are reported in one AssertionError, one line per field.
+    """
+    specs = _select(DATA_FIELDS, DATA_FIELD, stage, names, skip,
+                    lambda s: s.stage not in UNCOMPARED_STAGES)
+    sizes = _sizes(m)
+    reports = []
+    for spec in specs:
+        shape = spec.resolve(sizes)
+        try:
+            theirs = mujoco_value(mjd, spec.name, shape)
+        except ValueError as err:
+            reports.append(str(err))
+            continue
+        report = compare(spec.name, getattr(d, spec.name), theirs, rtol, atol)
+        if report is not None:
+            reports.append(report)
+    _raise("Data", reports)
+    return [s.name for s in specs]
+
+
+def assert_model_fields(m, mjm, names: str | Iterable[str] | None = None, rtol: float = RTOL,
+                        atol: float = ATOL, skip: str | Iterable[str] = ()) -> list[str]:
+    """Compare kinedyn's Model ``m`` with MuJoCo's ``mjm``; return the names compared.
+
+    Checks the sizes (:data:`SIZE_NAMES`) and the options (``opt.timestep``,
+    ``opt.gravity``, ``opt.integrator``, ``opt.disableflags``, ``opt.enableflags``)
+    unless ``names`` is given, then every Model field with ``mujoco=True``. Any of
+    these names can be in ``skip``.
+    """
+    skip = {skip} if isinstance(skip, str) else set(skip)
+    reports = []
+    compared = []
+    if names is None:
+        for s in SIZE_NAMES:
+            if s not in skip:
+                compared.append(s)
+                if int(getattr(m, s)) != int(getattr(mjm, s)):
+                    reports.append(f"{s}: {getattr(m, s)} (kinedyn) vs {getattr(mjm, s)} (mujoco)")
+        for o in OPTION_FIELDS:
+            if f"opt.{o}" not in skip:
+                compared.append(f"opt.{o}")
+                report = compare(f"opt.{o}", getattr(m.opt, o), getattr(mjm.opt, o), rtol, atol)
+                if report is not None:
+                    reports.append(report)
+    specs = _select(MODEL_FIELDS, MODEL_FIELD, None, names, skip, lambda s: True)
+    sizes = _sizes(m)
+    for spec in specs:
+        shape = spec.resolve(sizes)
+        try:
+            theirs = mujoco_value(mjm, spec.name, shape)
+        except ValueError as err:
+            reports.append(str(err))
+            continue
+        report = compare(spec.name, getattr(m, spec.name), theirs, rtol, atol)
+        if report is not None:
+            reports.append(report)
+    _raise("Model", reports)
+    return compared + [s.name for s in specs]
