@@ -9,7 +9,7 @@ that lacks a function has no entry, and the table shows n/a.
 | kinematics | kinematics(m, d)       | mj_kinematics                 | forwardKinematics(q)         |
 | forward    | forward(m, d)          | mj_forward                    | aba(q, v, tau)               |
 | inverse    | inverse(m, d)          | mj_inverse                    | rnea(q, v, a)                |
-| rne        | rne(m, d, 0, out)      | mj_rne(flg_acc=0), after fwd  | nonLinearEffects(q, v)       |
+| rne        | rne(m, d, False, out=) | mj_rne(flg_acc=0), after fwd  | nonLinearEffects(q, v)       |
 | full_m     | full_m(m, d), after fwd| mj_fullM, after mj_forward    | crba(q) (computes M from q)  |
 | step       | step(m, d)             | mj_step                       | —                            |
 """
@@ -136,7 +136,7 @@ class Subject:
             "kinematics": (None, lambda: fn["kinematics"](m, d)),
             "forward": (None, lambda: fn["forward"](m, d)),
             "inverse": (set_qacc, lambda: fn["inverse"](m, d)),
-            "rne": (prepare_forward, lambda: fn["rne"](m, d, 0, out)),
+            "rne": (prepare_forward, lambda: fn["rne"](m, d, False, out=out)),
             "full_m": (prepare_forward, lambda: fn["full_m"](m, d)),
             "step": (None, lambda: fn["step"](m, d)),
         }

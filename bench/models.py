@@ -74,6 +74,12 @@ def _arm() -> Source:
     path = _gymnasium_asset("pusher.xml")
     # the pusher's puck and goal are 4 free slides that are not part of the arm
     xml = _remove_bodies(path.read_text(), {"object", "goal"})
+    # coordinate="local" is MuJoCo's only frame convention (the attribute is obsolete): drop it
+    root = ET.fromstring(xml)
+    compiler = root.find("compiler")
+    if compiler is not None and compiler.get("coordinate") == "local":
+        del compiler.attrib["coordinate"]
+    xml = ET.tostring(root, encoding="unicode")
     return Source("arm", f"gymnasium pusher.xml, 7-DoF arm without puck and goal ({path})", xml)
 
 

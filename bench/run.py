@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -99,6 +100,12 @@ def versions() -> dict:
 # ---------------------------------------------------------------- report
 
 
+def one_line(message: str, limit: int = 300) -> str:
+    """An exception message as one plain line (Numba's are multi-line and coloured)."""
+    text = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", message).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _us(x: float | None) -> str:
     if x is None:
         return "n/a"
@@ -129,7 +136,7 @@ def print_report(results: list[dict], notes: list[str], info: dict, file=sys.std
     p("pin column: forwardKinematics, aba, rnea, nonLinearEffects, crba; pin.crba builds M from q,")
     p("  mj_fullM and kinedyn.full_m only expand the M that forward computed. See bench/README.md.")
     for note in notes:
-        p(f"note: {note}")
+        p(f"note: {one_line(note)}")
 
 
 # ---------------------------------------------------------------- main

@@ -223,11 +223,14 @@ def sub_quat(res, qa, qb, qtmp):
 
 @njit(cache=True, inline="always")
 def quat_integrate(quat, vel, scale, tmp3, tmp4):
-    """quat <- quat * exp(scale * vel / 2): rotate by the body-frame angular velocity (mju_quatIntegrate)."""
+    """quat <- normalize(quat) * exp(scale * vel / 2): rotate by the body-frame angular velocity.
+
+    Mirrors mju_quatIntegrate, which normalises the input (not the result).
+    """
     tmp3[0] = vel[0]
     tmp3[1] = vel[1]
     tmp3[2] = vel[2]
     angle = scale * normalize3(tmp3)
     axis_angle2quat(tmp4, tmp3, angle)
-    mul_quat(quat, quat, tmp4)
     normalize4(quat)
+    mul_quat(quat, quat, tmp4)

@@ -9,8 +9,7 @@ force through gain and bias,
 where ``input`` is ``ctrl`` for stateless actuators and ``act`` otherwise, and
 the transmission maps that force to joint space: ``qfrc_actuator = moment^T force``.
 
-This release covers joint and jointinparent transmissions on hinge and slide
-joints; dynamics none, integrator, filter, filterexact; gain fixed and affine;
+This release covers joint and jointinparent transmissions on every joint type; dynamics none, integrator, filter, filterexact; gain fixed and affine;
 bias none and affine. The compiler rejects the rest with a ModelError.
 """
 
@@ -20,6 +19,7 @@ import math
 
 from numba import njit
 
+from kinedyn._math import normalize4, quat2vel, rot_vec_quat
 from kinedyn.types import (
     BIAS_AFFINE,
     DSBL_ACTUATION,
@@ -29,6 +29,9 @@ from kinedyn.types import (
     DYN_INTEGRATOR,
     DYN_NONE,
     GAIN_AFFINE,
+    JNT_BALL,
+    JNT_HINGE,
+    JNT_SLIDE,
     MINVAL,
     TRN_JOINT,
     TRN_JOINTINPARENT,
@@ -38,24 +41,60 @@ from kinedyn.types import (
 @njit(cache=True)
 def _transmission(
     # model
-    actuator_trntype, actuator_trnid, actuator_gear, jnt_qposadr, jnt_dofadr,
+    actuator_trntype, actuator_trnid, actuator_gear, jnt_type, jnt_qposadr, jnt_dofadr,
     # data in
     qpos,
     # data out
     actuator_length, actuator_moment,
+    # scratch
+    quat, axis, gear_axis,
 ):
     nu = actuator_trntype.shape[0]
     for i in range(nu):
         actuator_moment[i, :] = 0.0
         trntype = actuator_trntype[i]
         if trntype == TRN_JOINT or trntype == TRN_JOINTINPARENT:
-            # scalar joint: length = gear * q, moment = gear on the joint's dof
             j = actuator_trnid[i, 0]
-            gear = actuator_gear[i, 0]
-            actuator_length[i] = qpos[jnt_qposadr[j]] * gear
-            actuator_moment[i, jnt_dofadr[j]] = gear
+            gear = actuator_gear[i]
+            qadr = jnt_qposadr[j]
+            dadr = jnt_dofadr[j]
+            jtype = jnt_type[j]
+            if jtype == JNT_SLIDE or jtype == JNT_HINGE:
+                # scalar joint: length = gear * q, moment = gear on the joint's dof
+                actuator_length[i] = qpos[qadr] * gear[0]
+                actuator_moment[i, dadr] = gear[0]
+            elif jtype == JNT_BALL:
+                # length = gear . rotation vector of the joint quaternion; moment = gear axis
+                for k in range(4):
+                    quat[k] = qpos[qadr + k]
+                normalize4(quat)
+                quat2vel(axis, quat, 1.0)
+                _gear_axis(gear_axis, gear[0:3], quat, trntype == TRN_JOINTINPARENT)
+                actuator_length[i] = axis[0] * gear_axis[0] + axis[1] * gear_axis[1] + axis[2] * gear_axis[2]
+                actuator_moment[i, dadr:dadr + 3] = gear_axis
+            else:  # JNT_FREE: a 6D wrench [force (world); torque]; no meaningful length
+                for k in range(4):
+                    quat[k] = qpos[qadr + 3 + k]
+                normalize4(quat)
+                _gear_axis(gear_axis, gear[3:6], quat, trntype == TRN_JOINTINPARENT)
+                actuator_length[i] = 0.0
+                actuator_moment[i, dadr:dadr + 3] = gear[0:3]
+                actuator_moment[i, dadr + 3:dadr + 6] = gear_axis
         else:  # should not occur: the compiler rejects other transmissions for now
             actuator_length[i] = math.nan
+
+
+@njit(cache=True)
+def _gear_axis(res, gear, quat, in_parent):
+    """Torque axis in the joint's child frame: gear itself, or gear given in the parent frame."""
+    if in_parent:
+        # rotate by the inverse joint rotation: parent frame -> child frame
+        quat[1] = -quat[1]
+        quat[2] = -quat[2]
+        quat[3] = -quat[3]
+        rot_vec_quat(res, gear, quat)
+    else:
+        res[:] = gear
 
 
 @njit(cache=True)
@@ -181,8 +220,10 @@ def actuator_velocity_kernel(disableflags, actuator_moment, qvel, actuator_veloc
 
 @njit(cache=True)
 def transmission_entry(m, d):
-    _transmission(m.actuator_trntype, m.actuator_trnid, m.actuator_gear, m.jnt_qposadr, m.jnt_dofadr,
-                  d.qpos, d.actuator_length, d.actuator_moment)
+    small = d.scratch_small
+    _transmission(m.actuator_trntype, m.actuator_trnid, m.actuator_gear, m.jnt_type, m.jnt_qposadr,
+                  m.jnt_dofadr, d.qpos, d.actuator_length, d.actuator_moment,
+                  small[0:4], small[4:7], small[7:10])
 
 
 @njit(cache=True)

@@ -167,7 +167,8 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("act", ("na",), "state", "actuator activations"),
     _d("ctrl", ("nu",), "state", "controls"),
     _d("qfrc_applied", ("nv",), "state", "applied generalised force"),
-    _d("xfrc_applied", ("nbody", 6), "state", "applied Cartesian force and torque at each body com, [force; torque]"),
+    _d("xfrc_applied", ("nbody", 6), "state",
+       "applied Cartesian force and torque at each body com, [force; torque]"),
     # position stage: kinematics, com_pos, crb, factor_m, transmission
     _d("xpos", ("nbody", 3), "position", "Cartesian position of the body frame"),
     _d("xquat", ("nbody", 4), "position", "Cartesian orientation of the body frame"),
@@ -203,7 +204,8 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("actuator_force", ("nu",), "actuation", "actuator force in actuation space"),
     _d("qfrc_actuator", ("nv",), "actuation", "actuator force in joint space"),
     # acceleration stage
-    _d("qfrc_smooth", ("nv",), "acceleration", "net unconstrained force: passive - bias + applied + actuator"),
+    _d("qfrc_smooth", ("nv",), "acceleration",
+       "net unconstrained force: passive - bias + applied + actuator"),
     _d("qacc_smooth", ("nv",), "acceleration", "unconstrained acceleration: M^-1 qfrc_smooth"),
     _d("qacc", ("nv",), "acceleration", "acceleration (written by forward, read by inverse)"),
     # inverse dynamics

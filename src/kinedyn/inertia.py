@@ -40,14 +40,16 @@ def _crb(
             for k in range(10):
                 crb[p, k] += crb[b, k]
 
-    # M(i, j) = cdof_j . (crb_body(i) cdof_i) for every ancestor j of i; armature on the diagonal
+    # M(i, j) = cdof_j . (crb_body(i) cdof_i) for every ancestor j of i; armature on the diagonal.
+    # Rows of "simple" dofs (see M_rownnz) store only the diagonal: their couplings are zero.
     M[:] = 0.0
     for i in range(nv):
-        adr = M_rowadr[i] + M_rownnz[i] - 1
+        start = M_rowadr[i]
+        adr = start + M_rownnz[i] - 1
         M[adr] = dof_armature[i]
         mul_inert_vec(buf, crb[dof_bodyid[i]], cdof[i])
         j = i
-        while j >= 0:
+        while adr >= start:
             M[adr] += dot6(cdof[j], buf)
             adr -= 1
             j = dof_parentid[j]
@@ -104,7 +106,7 @@ def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
 
 
 @njit(cache=True)
-def mul_m(res, M, vec, M_rownnz, M_rowadr, M_colind):
+def mul_m_kernel(res, M, vec, M_rownnz, M_rowadr, M_colind):
     """res = M vec using the symmetric tree-sparse lower triangle (mj_mulM)."""
     nv = M_rownnz.shape[0]
     for i in range(nv):
@@ -140,7 +142,7 @@ def _solve_m_entry(m, d, x):
 
 @njit(cache=True)
 def _mul_m_entry(m, d, res, vec):
-    mul_m(res, d.M, vec, m.M_rownnz, m.M_rowadr, m.M_colind)
+    mul_m_kernel(res, d.M, vec, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
 @njit(cache=True)

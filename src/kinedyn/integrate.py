@@ -31,7 +31,6 @@ from kinedyn.types import (
     DSBL_EULERDAMP,
     DYN_NONE,
     GAIN_AFFINE,
-    INT_EULER,
     INT_IMPLICITFAST,
     INT_RK4,
     JNT_BALL,
@@ -150,7 +149,114 @@ def _implicitfast(m, d):
     qacc = d.scratch_nv_a
     qacc[:] = d.qfrc_smooth
     solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
+    # standalone free bodies: redo their 6x6 block with the gyroscopic derivative included
+    for j in range(m.njnt):
+        if _is_free_body(m, j):
+            _free_body_implicit(m, d, j, qacc)
     _advance(m, d, d.act_dot, qacc, d.qvel)
+
+
+@njit(cache=True)
+def _is_free_body(m, j):
+    """A free joint that is its body's only joint, on a body with no children (mj_isFreeBody)."""
+    if m.jnt_type[j] != JNT_FREE:
+        return False
+    b = m.jnt_bodyid[j]
+    if m.body_jntnum[b] != 1 or m.body_subtreemass[b] != m.body_mass[b]:
+        return False
+    # no other dof in the tree: the next body (if any) must start a new tree
+    return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
+
+
+@njit(cache=True)
+def _free_body_implicit(m, d, j, qacc):
+    """Solve (M - h dqfrc/dqvel) qacc = qfrc_smooth on a free body's 6 dofs, bias derivative included.
+
+    implicitfast drops the Coriolis derivative from the global symmetric solve; for a
+    lone free body MuJoCo restores it with a local 6x6 solve (mjd_freeMhat). With
+    R = xmat, s = xipos - xpos, w = R w_local and I_w the world inertia about the com,
+    the bias derivative w.r.t. the rotational dofs has blocks
+        d f / d w_local   = -mass K R,                 K = s w^T - (w.s) E + [w x s]x
+        d tau / d w_local = R^T (-mass [s]x K + [w]x I_w - [I_w w]x) R.
+    """
+    h = m.opt_timestep[0]
+    b = m.jnt_bodyid[j]
+    adr = m.jnt_dofadr[j]
+    a = np.zeros((6, 6))
+    # M block (symmetric, from the lower triangle) and damping
+    for r in range(6):
+        row = m.M_rowadr[adr + r]
+        for k in range(m.M_rownnz[adr + r]):
+            c = m.M_colind[row + k] - adr
+            a[r, c] = d.M[row + k]
+            a[c, r] = d.M[row + k]
+        if not m.opt_flags[1] & DSBL_DAMPER:
+            a[r, r] += h * m.dof_damping[adr + r]
+    # actuator velocity derivatives on this block
+    if not m.opt_flags[1] & DSBL_ACTUATION:
+        for i in range(m.nu):
+            deriv = _actuator_force_vel(m, d, i)
+            if deriv != 0.0:
+                mom = d.actuator_moment[i]
+                for r in range(6):
+                    for c in range(6):
+                        a[r, c] -= h * deriv * mom[adr + r] * mom[adr + c]
+    # bias (gyroscopic) derivative
+    mass = m.body_mass[b]
+    rmat = d.xmat[b]
+    s = d.xipos[b] - d.xpos[b]
+    w = rmat @ d.qvel[adr + 3:adr + 6]
+    iw = d.ximat[b] @ np.diag(m.body_inertia[b]) @ d.ximat[b].T
+    ws = np.cross(w, s)
+    iww = iw @ w
+    kmat = np.outer(s, w) - np.dot(w, s) * np.eye(3) + _skew(ws)
+    lin = kmat @ rmat
+    cmat = -mass * (_skew(s) @ kmat) + _skew(w) @ iw - _skew(iww)
+    rot = rmat.T @ cmat @ rmat
+    for r in range(3):
+        for c in range(3):
+            a[r, 3 + c] += -h * mass * lin[r, c]
+            a[3 + r, 3 + c] += h * rot[r, c]
+    qacc[adr:adr + 6] = d.qfrc_smooth[adr:adr + 6]
+    _solve_dense(a, qacc[adr:adr + 6])
+
+
+@njit(cache=True)
+def _solve_dense(a, x):
+    """In place x <- a^-1 x by Gaussian elimination with partial pivoting (a is overwritten)."""
+    n = x.shape[0]
+    for k in range(n):
+        p = k
+        for r in range(k + 1, n):
+            if abs(a[r, k]) > abs(a[p, k]):
+                p = r
+        if p != k:
+            for c in range(n):
+                a[k, c], a[p, c] = a[p, c], a[k, c]
+            x[k], x[p] = x[p], x[k]
+        for r in range(k + 1, n):
+            f = a[r, k] / a[k, k]
+            for c in range(k, n):
+                a[r, c] -= f * a[k, c]
+            x[r] -= f * x[k]
+    for k in range(n - 1, -1, -1):
+        acc = x[k]
+        for c in range(k + 1, n):
+            acc -= a[k, c] * x[c]
+        x[k] = acc / a[k, k]
+
+
+@njit(cache=True)
+def _skew(v):
+    """[v]x, the matrix of v x (.)."""
+    out = np.zeros((3, 3))
+    out[0, 1] = -v[2]
+    out[0, 2] = v[1]
+    out[1, 0] = v[2]
+    out[1, 2] = -v[0]
+    out[2, 0] = -v[1]
+    out[2, 1] = v[0]
+    return out
 
 
 @njit(cache=True)
@@ -180,7 +286,7 @@ def _actuator_force_vel(m, d, i):
 
 @njit(cache=True)
 def _rk4(m, d, a_tab, b_tab):
-    nq, nv, na = m.nq, m.nv, m.na
+    nv, na = m.nv, m.na
     h = m.opt_timestep[0]
     t0 = d.time[0]
     q0 = d.scratch_qpos

@@ -12,7 +12,7 @@ from __future__ import annotations
 from numba import njit
 
 from kinedyn.forward import fwd_position_entry, fwd_velocity_entry
-from kinedyn.inertia import mul_m
+from kinedyn.inertia import mul_m_kernel
 
 
 @njit(cache=True)
@@ -20,7 +20,7 @@ def inverse_entry(m, d):
     fwd_position_entry(m, d)
     fwd_velocity_entry(m, d)
     # qfrc_inverse = M qacc + qfrc_bias - qfrc_passive
-    mul_m(d.qfrc_inverse, d.M, d.qacc, m.M_rownnz, m.M_rowadr, m.M_colind)
+    mul_m_kernel(d.qfrc_inverse, d.M, d.qacc, m.M_rownnz, m.M_rowadr, m.M_colind)
     for v in range(m.nv):
         d.qfrc_inverse[v] += d.qfrc_bias[v] - d.qfrc_passive[v]
 

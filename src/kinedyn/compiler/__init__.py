@@ -16,11 +16,11 @@ that module exists) computes the quantities that need the kinematics at qpos0
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from kinedyn.compiler.build import Compiler
 from kinedyn.compiler.mjcf import parse_xml
+from kinedyn.compiler.setconst import set_const
 
 __all__ = ["compile_mjcf"]
 
@@ -38,11 +38,5 @@ def compile_mjcf(text: str, path: str | Path | None = None, strict: bool = False
     """
     root = parse_xml(text)
     model = Compiler(root, strict).run()
-    try:
-        setconst = importlib.import_module("kinedyn.compiler.setconst")
-    except ModuleNotFoundError as err:
-        if err.name != "kinedyn.compiler.setconst":
-            raise
-    else:
-        setconst.set_const(model)
+    set_const(model)
     return model

@@ -79,11 +79,13 @@ def _apply_common(spec: dict, attrs: dict, node: Node) -> None:
         spec["cranklength"] = attrs["cranklength"]
 
 
-def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool) -> None:
+def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool = True,
+                   reset: bool = False) -> None:
     """Apply one <general>/<motor>/... element (or default) to ``spec``, as OneActuator does.
 
-    ``explicit`` marks the actuator element itself (not a default): MuJoCo 4.0 lets its
-    explicit range or inheritrange override a conflicting value from a default.
+    ``explicit``: MuJoCo 4.0 lets an explicit range or inheritrange override a conflicting
+    value inherited from a default. ``reset``: a shortcut default replayed for a
+    ``<general>`` element clears the bias parameters it does not set (observed in 4.0).
     """
     _apply_common(spec, attrs, node)
     err = None
@@ -102,6 +104,8 @@ def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool
         if "actdim" in attrs:
             spec["actdim"] = attrs["actdim"]
     elif tag == "motor":
+        if reset:
+            spec["biasprm"] = [0.0] * NBIAS
         spec["gainprm"][0] = 1.0
         spec.update(dyntype=DynType.NONE, gaintype=GainType.FIXED, biastype=BiasType.NONE)
     elif tag in ("position", "intvelocity"):
@@ -123,6 +127,8 @@ def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool
             err = ("dampratio cannot be negative", "dampratio")
         elif timeconst is not None and timeconst < 0:
             err = ("timeconst cannot be negative", "timeconst")
+        if reset and kv is None and dampratio is None:
+            spec["biasprm"][2] = 0.0
         if kv is not None:
             spec["biasprm"][2] = -kv
         if dampratio is not None:
@@ -146,6 +152,8 @@ def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool
     elif tag == "damper":
         kv = attrs.get("kv", -spec["gainprm"][2] if spec["gaintype"] == GainType.AFFINE else 0.0)
         spec["gainprm"] = [0.0] * NGAIN
+        if reset:
+            spec["biasprm"] = [0.0] * NBIAS
         spec["gainprm"][2] = -kv
         spec["ctrllimited"] = 1
         spec.update(dyntype=DynType.NONE, gaintype=GainType.AFFINE, biastype=BiasType.NONE)
@@ -174,11 +182,19 @@ def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool
 def expand(tag: str, attrs: dict, node: Node, class_actuators: list) -> dict:
     """Spec of one actuator element after its class's defaults (MuJoCo 4.0 inheritance rule)."""
     spec = new_spec()
+    previous = "general"
     for dtag, dattrs, dnode in class_actuators:
         if tag == "general" or dtag in (tag, "general"):
-            apply_shortcut(spec, dtag, dattrs, dnode, explicit=False)
+            reset = tag == "general" and dtag not in ("general", previous)
+            apply_shortcut(spec, dtag, dattrs, dnode, reset=reset)
+            previous = dtag
         else:
             _apply_common(spec, {k: v for k, v in dattrs.items() if k in COMMON_ATTRS}, dnode)
+            # an explicit inheritrange in a default overrides an inherited range
+            if dattrs.get("inheritrange", 0) > 0:
+                rng = "ctrlrange" if dtag == "position" else "actrange"
+                if rng not in dattrs:
+                    spec[rng] = [0.0, 0.0]
     # transmission
     targets = [(a, t) for a, t in (("joint", TrnType.JOINT), ("jointinparent", TrnType.JOINTINPARENT),
                                    ("tendon", TrnType.TENDON), ("cranksite", TrnType.SLIDERCRANK),

@@ -216,8 +216,9 @@ class Compiler:
             if child.tag != "lengthrange":
                 raise child.error("Schema violation: unrecognized element")
             typed_attrs(child)  # only used for muscles, which are not supported yet
-        if "coordinate" in a:
-            raise node.error("the 'coordinate' attribute is no longer supported by MuJoCo", "coordinate")
+        if a.get("coordinate", "local") != "local":
+            # MuJoCo 4.0 accepts coordinate="local" (the only frame it supports) and rejects "global"
+            raise node.error("global coordinates are no longer supported by MuJoCo", "coordinate")
         if "angle" in a:
             self.degree = a["angle"] == "degree"
         if "autolimits" in a:
@@ -702,10 +703,14 @@ class Compiler:
 
     # ---- unsimulated features -------------------------------------------------------------------
 
-    def _report(self, message: str) -> None:
+    def _report(self, message: str, node: Node | None = None) -> None:
+        """One warning per unsimulated feature; ModelError in strict mode."""
         if self.strict:
-            raise ModelError(message + " (strict mode)")
-        warnings.warn(message, UnsimulatedFeatureWarning, stacklevel=4)
+            if node is None:
+                raise ModelError(message + " (strict mode)")
+            raise node.error(message + " (strict mode)")
+        # stacklevel: _report < _unsimulated < run < compile_mjcf < Model.from_xml_* < caller
+        warnings.warn(message, UnsimulatedFeatureWarning, stacklevel=6)
 
     def _unsimulated(self) -> None:
         dis = self.opt["disableflags"]
@@ -722,7 +727,7 @@ class Compiler:
                     if child.tag == "exclude":
                         ea = child.attrib
                         excluded.add(frozenset((ea.get("body1", ""), ea.get("body2", ""))))
-            pairs = []
+            pairs, first = [], None
             bodies = self.bodies
             filterparent = not (dis & DisableBit.FILTERPARENT)
             for i, g1 in enumerate(self.geoms):
@@ -743,14 +748,15 @@ class Compiler:
                     if frozenset((b1.name, b2.name)) in excluded:
                         continue
                     pairs.append(f"{_label(g1)} / {_label(g2)}")
+                    first = first or g1.node
             explicit = [c for node in self.sections.get("contact", []) for c in node.children
                         if c.tag == "pair"]
             if pairs:
                 more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
                 self._report(f"geoms that can collide ({'; '.join(pairs[:3])}{more}): contacts are not "
-                             "simulated; disable them with <flag contact=\"disable\"/>")
+                             "simulated; disable them with <flag contact=\"disable\"/>", first)
             if explicit:
-                self._report(f"<contact><pair> at line {explicit[0].line}: contacts are not simulated")
+                self._report("<contact><pair>: contacts are not simulated", explicit[0])
         for node in self.sections.get("contact", []):
             for child in node.children:
                 if child.tag not in ("pair", "exclude"):
@@ -758,26 +764,29 @@ class Compiler:
         if not off(DisableBit.EQUALITY):
             eqs = [c for node in self.sections.get("equality", []) for c in node.children]
             if eqs:
-                self._report(f"equality constraints (<{eqs[0].tag}> at line {eqs[0].line}"
-                             f"{'' if len(eqs) == 1 else f' and {len(eqs) - 1} more'}) are not simulated")
+                more = "" if len(eqs) == 1 else f" and {len(eqs) - 1} more"
+                self._report(f"equality constraints (<{eqs[0].tag}> at line {eqs[0].line}{more}) are not "
+                             "simulated", eqs[0])
         if not off(DisableBit.LIMIT):
             limited = [j for j in self.joints if j.compiled["limited"]]
             if limited:
                 self._report(f"joint limits ({', '.join(_label(j) for j in limited[:5])}) are not simulated "
-                             "as constraints; disable them with <flag limit=\"disable\"/>")
+                             "as constraints; disable them with <flag limit=\"disable\"/>", limited[0].node)
         if not off(DisableBit.FRICTIONLOSS):
             fl = [j for j in self.joints if j.compiled["frictionloss"] > 0]
             if fl:
-                self._report(f"joint frictionloss ({', '.join(_label(j) for j in fl[:5])}) is not simulated")
+                self._report(f"joint frictionloss ({', '.join(_label(j) for j in fl[:5])}) is not simulated",
+                             fl[0].node)
         if not (dis & DisableBit.SENSOR):
             sens = [c for node in self.sections.get("sensor", []) for c in node.children]
             if sens:
-                self._report(f"sensors (<{sens[0].tag}> at line {sens[0].line}) are not computed")
+                self._report(f"sensors (<{sens[0].tag}> at line {sens[0].line}) are not computed", sens[0])
         if self.opt["density"] > 0 or self.opt["viscosity"] > 0:
             self._report("fluid forces (option density/viscosity) are not simulated")
         grav = [b for b in self.bodies[1:] if b.attrs.get("gravcomp", 0.0)]
         if grav:
-            self._report(f"gravity compensation ({', '.join(_label(b) for b in grav[:5])}) is not simulated")
+            self._report(f"gravity compensation ({', '.join(_label(b) for b in grav[:5])}) is not simulated",
+                         grav[0].node)
 
     # ---- arrays ---------------------------------------------------------------------------------
 

@@ -1,0 +1,41 @@
+"""Compile-time constants that need the dynamics at qpos0 (MuJoCo's set0, engine_setconst.c).
+
+* ``actuator_length0``: actuator length at qpos0.
+* ``actuator_acc0``: |M^-1 moment^T|, the joint acceleration norm caused by a unit
+  actuator force at qpos0 (M includes armature).
+* dampratio: a position-like actuator (gainprm[0] == -biasprm[1]) whose biasprm[2]
+  is positive holds a damping ratio zeta rather than -kv. MuJoCo 4.0 resolves it with
+  the reflected mass m = 1 / (J M^-1 J^T) at qpos0: kv = zeta * 2 sqrt(kp m), stored
+  as biasprm[2] = -kv.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def set_const(model) -> None:
+    """Fill actuator_length0, actuator_acc0 and resolve dampratio, in place."""
+    if model.nu == 0:
+        return
+    from kinedyn.data import Data
+    from kinedyn.forward import fwd_position
+    from kinedyn.inertia import solve_m
+
+    d = Data(model)
+    fwd_position(model, d)
+    # one solve per actuator: x_i = M^-1 moment_i^T
+    x = solve_m(model, d, d.actuator_moment)
+    model.actuator_length0[:] = d.actuator_length
+    model.actuator_acc0[:] = np.linalg.norm(x, axis=1)
+
+    for i in range(model.nu):
+        gainprm, biasprm = model.actuator_gainprm[i], model.actuator_biasprm[i]
+        if gainprm[0] == -biasprm[1] and biasprm[2] > 0:
+            dampratio = biasprm[2]
+            kp = gainprm[0]
+            inv_mass = float(d.actuator_moment[i] @ x[i])
+            mass = 1.0 / inv_mass if inv_mass > 0 else 0.0
+            model.actuator_biasprm[i, 2] = -dampratio * 2.0 * math.sqrt(kp * mass)
