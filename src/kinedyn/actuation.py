@@ -9,8 +9,9 @@ force through gain and bias,
 where ``input`` is ``ctrl`` for stateless actuators and ``act`` otherwise, and
 the transmission maps that force to joint space: ``qfrc_actuator = moment^T force``.
 
-This release covers joint and jointinparent transmissions on every joint type; dynamics none, integrator, filter, filterexact; gain fixed and affine;
-bias none and affine. The compiler rejects the rest with a ModelError.
+This release covers joint and jointinparent transmissions on every joint type;
+dynamics none, integrator, filter and filterexact; gain fixed and affine; bias
+none and affine. The compiler rejects the rest with a ModelError.
 """
 
 from __future__ import annotations
