@@ -2,8 +2,12 @@
 
 Passing a hundred arrays to a jitted function costs about 0.1 µs each in
 Numba's dispatcher; passing one ``StructRef`` costs about 1 µs in all. So each
-public call hands two handles (model, data) to one jitted entry, which unpacks
+public call hands two handles (model, data) to one jitted entry, which reads
 the arrays it needs and calls array-only kernels.
+
+The field lists come from the registry (:mod:`kinedyn.fields`), so each kind of
+handle has one StructRef type for every model, and the jitted constructors below
+are cached on disk like the kernels.
 
 With ``NUMBA_DISABLE_JIT=1`` a plain namespace stands in for the StructRef:
 attribute access reads the same, so the kernels run unchanged as Python.
@@ -13,8 +17,14 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from numba import config, types
+from numba import config, njit, types
 from numba.experimental import structref
+
+from kinedyn.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
+
+# what kernels see: sizes, every registry field, and the option arrays (see Option)
+MODEL_HANDLE_FIELDS = (*SIZE_NAMES, *(f.name for f in MODEL_FIELDS), "opt_timestep", "opt_gravity", "opt_flags")
+DATA_HANDLE_FIELDS = (*(f.name for f in DATA_FIELDS), "time")
 
 
 @structref.register
@@ -37,21 +47,26 @@ class DataHandle(structref.StructRefProxy):
     """Data arrays for kernels."""
 
 
-_proxies: dict[str, tuple] = {}
+structref.define_proxy(ModelHandle, ModelHandleType, list(MODEL_HANDLE_FIELDS))
+structref.define_proxy(DataHandle, DataHandleType, list(DATA_HANDLE_FIELDS))
+
+
+@njit(cache=True)
+def _new_model_handle(*values):
+    return ModelHandle(*values)
+
+
+@njit(cache=True)
+def _new_data_handle(*values):
+    return DataHandle(*values)
 
 
 def make_handle(kind: str, values: dict):
     """Build a handle of ``kind`` ("model" or "data") from name -> array/scalar."""
+    names = MODEL_HANDLE_FIELDS if kind == "model" else DATA_HANDLE_FIELDS
+    if tuple(values) != names:
+        raise RuntimeError(f"{kind} handle fields do not follow the registry")
     if config.DISABLE_JIT:
         return SimpleNamespace(**values)
-    names = tuple(values)
-    if kind not in _proxies:
-        # the field set is fixed by the registry, so each kind has one StructRef
-        # type for every model: Numba's on-disk cache stays valid across runs
-        proxy, typ = (ModelHandle, ModelHandleType) if kind == "model" else (DataHandle, DataHandleType)
-        structref.define_proxy(proxy, typ, list(names))
-        _proxies[kind] = (proxy, names)
-    proxy, known = _proxies[kind]
-    if names != known:
-        raise RuntimeError(f"{kind} handle fields changed within one process")
-    return proxy(*values.values())
+    build = _new_model_handle if kind == "model" else _new_data_handle
+    return build(*values.values())
