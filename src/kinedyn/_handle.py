@@ -23,7 +23,8 @@ from numba.experimental import structref
 from kinedyn.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
 
 # what kernels see: sizes, every registry field, and the option arrays (see Option)
-MODEL_HANDLE_FIELDS = (*SIZE_NAMES, *(f.name for f in MODEL_FIELDS), "opt_timestep", "opt_gravity", "opt_flags")
+MODEL_HANDLE_FIELDS = (*SIZE_NAMES, *(f.name for f in MODEL_FIELDS),
+                       "opt_timestep", "opt_gravity", "opt_flags")
 DATA_HANDLE_FIELDS = (*(f.name for f in DATA_FIELDS), "time")
 
 
