@@ -22,14 +22,16 @@ class Data:
         if not isinstance(model, Model):
             raise TypeError(f"Data(model) needs a kinedyn.Model, got {type(model).__name__}")
         sizes = {s: getattr(model, s) for s in SIZE_NAMES}
-        for spec in DATA_FIELDS:
-            object.__setattr__(self, spec.name, np.zeros(spec.resolve(sizes), dtype=spec.dtype))
-        object.__setattr__(self, "_time", np.zeros(1))
-        object.__setattr__(self, "nbatch", None)
-        values = {spec.name: getattr(self, spec.name) for spec in DATA_FIELDS}
-        values["time"] = self._time
-        object.__setattr__(self, "_handle", make_handle("data", values))
+        self._bind({spec.name: np.zeros(spec.resolve(sizes), dtype=spec.dtype) for spec in DATA_FIELDS},
+                   np.zeros(1))
         self.qpos[:] = model.qpos0
+
+    def _bind(self, arrays: dict[str, np.ndarray], time: np.ndarray) -> None:
+        """Attach the arrays and build the kernel handle over exactly these arrays."""
+        for name, arr in arrays.items():
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "_time", time)
+        object.__setattr__(self, "_handle", make_handle("data", {**arrays, "time": time}))
 
     @property
     def time(self) -> float:
@@ -56,13 +58,7 @@ class Data:
     def copy(self) -> Data:
         """A deep copy with its own arrays."""
         other = object.__new__(Data)
-        for spec in DATA_FIELDS:
-            object.__setattr__(other, spec.name, getattr(self, spec.name).copy())
-        object.__setattr__(other, "_time", self._time.copy())
-        object.__setattr__(other, "nbatch", None)
-        values = {spec.name: getattr(other, spec.name) for spec in DATA_FIELDS}
-        values["time"] = other._time
-        object.__setattr__(other, "_handle", make_handle("data", values))
+        other._bind({spec.name: getattr(self, spec.name).copy() for spec in DATA_FIELDS}, self._time.copy())
         return other
 
     def __repr__(self) -> str:

@@ -228,3 +228,25 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
 
 MODEL_FIELD = {f.name: f for f in MODEL_FIELDS}
 DATA_FIELD = {f.name: f for f in DATA_FIELDS}
+
+
+def markdown() -> str:
+    """The field reference (docs/fields.md), generated from this registry."""
+    lines = ["# Field reference", "",
+             "Generated from `kinedyn/fields.py` by `python -m kinedyn.fields > docs/fields.md`;",
+             "a test keeps it in sync. Shapes use the model sizes (`nbody`, `nv`, ...).",
+             "`MuJoCo` says whether the tests compare the field with MuJoCo 4.0's.", ""]
+    for title, table in (("Model", MODEL_FIELDS), ("Data", DATA_FIELDS)):
+        lines += [f"## {title}", "", "| field | shape | stage | MuJoCo | description |",
+                  "|---|---|---|---|---|"]
+        for f in table:
+            if f.stage == "scratch":
+                continue
+            shape = "(" + ", ".join(str(x) for x in f.shape) + ("," if len(f.shape) == 1 else "") + ")"
+            lines.append(f"| `{f.name}` | {shape} | {f.stage} | {'yes' if f.mujoco else 'no'} | {f.doc} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
