@@ -9,7 +9,8 @@ force through gain and bias,
 where ``input`` is ``ctrl`` for stateless actuators and ``act`` otherwise, and
 the transmission maps that force to joint space: ``qfrc_actuator = moment^T force``.
 
-This release covers joint and jointinparent transmissions on every joint type;
+This release covers joint and jointinparent transmissions on every joint type and
+tendon transmissions on fixed tendons;
 dynamics none, integrator, filter and filterexact; gain fixed and affine; bias
 none and affine. The compiler rejects the rest with a ModelError.
 """
@@ -36,6 +37,7 @@ from kinedyn.types import (
     MINVAL,
     TRN_JOINT,
     TRN_JOINTINPARENT,
+    TRN_TENDON,
 )
 
 
@@ -44,7 +46,7 @@ def _transmission(
     # model
     actuator_trntype, actuator_trnid, actuator_gear, jnt_type, jnt_qposadr, jnt_dofadr,
     # data in
-    qpos,
+    qpos, ten_length, ten_J,
     # data out
     actuator_length, actuator_moment,
     # scratch
@@ -81,6 +83,13 @@ def _transmission(
                 actuator_length[i] = 0.0
                 actuator_moment[i, dadr:dadr + 3] = gear[0:3]
                 actuator_moment[i, dadr + 3:dadr + 6] = gear_axis
+        elif trntype == TRN_TENDON:
+            # tendon: length = gear * ten_length, moment = gear * ten_J (mj_transmission)
+            t = actuator_trnid[i, 0]
+            gear0 = actuator_gear[i, 0]
+            actuator_length[i] = ten_length[t] * gear0
+            for v in range(actuator_moment.shape[1]):
+                actuator_moment[i, v] = ten_J[t, v] * gear0
         else:  # should not occur: the compiler rejects other transmissions for now
             actuator_length[i] = math.nan
 
@@ -223,7 +232,7 @@ def actuator_velocity_kernel(disableflags, actuator_moment, qvel, actuator_veloc
 def transmission_entry(m, d):
     small = d.scratch_small
     _transmission(m.actuator_trntype, m.actuator_trnid, m.actuator_gear, m.jnt_type, m.jnt_qposadr,
-                  m.jnt_dofadr, d.qpos, d.actuator_length, d.actuator_moment,
+                  m.jnt_dofadr, d.qpos, d.ten_length, d.ten_J, d.actuator_length, d.actuator_moment,
                   small[0:4], small[4:7], small[7:10])
 
 
@@ -244,7 +253,7 @@ def fwd_actuation_entry(m, d):
 def transmission(m, d) -> None:
     """Actuator lengths and moments.
 
-    Reads: qpos. Writes: actuator_length, actuator_moment. Mirrors mj_transmission.
+    Reads: qpos, ten_length, ten_J. Writes: actuator_length, actuator_moment. Mirrors mj_transmission.
     """
     transmission_entry(m._handle, d._handle)
 

@@ -18,6 +18,7 @@ from numba import njit
 
 from kinedyn._math import cross_force, cross_motion, dot6, mul_inert_vec, normalize4, sub_quat
 from kinedyn.inertia import solve_ld
+from kinedyn.tendon import tendon_passive_entry
 from kinedyn.types import DSBL_DAMPER, DSBL_GRAVITY, DSBL_SPRING, JNT_BALL, JNT_FREE
 
 
@@ -124,7 +125,7 @@ def _passive(
     jnt_type, jnt_qposadr, jnt_dofadr, jnt_stiffness, qpos_spring, dof_damping, disableflags,
     # data in
     qpos, qvel,
-    # data out
+    # data out (qfrc_passive is summed by passive_entry, after the tendon forces)
     qfrc_spring, qfrc_damper, qfrc_passive,
     # scratch
     quat, dif, qtmp,
@@ -163,9 +164,6 @@ def _passive(
     if not disableflags & DSBL_DAMPER:
         for v in range(nv):
             qfrc_damper[v] = -dof_damping[v] * qvel[v]
-
-    for v in range(nv):
-        qfrc_passive[v] = qfrc_spring[v] + qfrc_damper[v]
 
 
 @njit(cache=True)
@@ -226,6 +224,10 @@ def passive_entry(m, d):
     _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.qpos_spring, m.dof_damping,
              m.opt_flags[1], d.qpos, d.qvel, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
              small[0:4], small[4:7], small[7:11])
+    # tendon spring-dampers join the joint ones before the sum, as in mj_springdamper / mj_passive
+    tendon_passive_entry(m, d)
+    for v in range(m.nv):
+        d.qfrc_passive[v] = d.qfrc_spring[v] + d.qfrc_damper[v]
 
 
 @njit(cache=True)
@@ -250,9 +252,10 @@ def com_vel(m, d) -> None:
 
 
 def passive(m, d) -> None:
-    """Joint spring and damper forces.
+    """Joint and tendon spring and damper forces.
 
-    Reads: qpos, qvel. Writes: qfrc_spring, qfrc_damper, qfrc_passive. Mirrors mj_passive.
+    Reads: qpos, qvel, ten_length, ten_velocity, ten_J. Writes: qfrc_spring, qfrc_damper,
+    qfrc_passive. Mirrors mj_passive.
     """
     passive_entry(m._handle, d._handle)
 

@@ -58,7 +58,7 @@ def _m(name, shape, dtype, doc, mujoco=True):
 
 
 # sizes every model carries; nC is the number of non-zeros of the tree-sparse M
-SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nkey", "nC")
+SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC")
 
 MODEL_FIELDS: tuple[FieldSpec, ...] = (
     # default state
@@ -123,6 +123,24 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("site_size", ("nsite", 3), F, "site size"),
     _m("site_pos", ("nsite", 3), F, "position in the body frame"),
     _m("site_quat", ("nsite", 4), F, "orientation in the body frame"),
+    # tendons (fixed tendons in this release); the path of tendon i is wrap_* [adr, adr + num)
+    _m("tendon_adr", ("ntendon",), I, "first wrap object of the tendon's path"),
+    _m("tendon_num", ("ntendon",), I, "number of wrap objects in the path"),
+    _m("tendon_group", ("ntendon",), I, "group"),
+    _m("tendon_limited", ("ntendon",), B, "whether the tendon length range is a limit"),
+    _m("tendon_actfrclimited", ("ntendon",), B, "whether the summed actuator force is clamped"),
+    _m("tendon_range", ("ntendon", 2), F, "tendon length range"),
+    _m("tendon_actfrcrange", ("ntendon", 2), F, "range of the summed actuator force on the tendon"),
+    _m("tendon_margin", ("ntendon",), F, "limit activation margin (kept for limits)"),
+    _m("tendon_stiffness", ("ntendon",), F, "spring stiffness"),
+    _m("tendon_damping", ("ntendon",), F, "viscous damping coefficient"),
+    _m("tendon_frictionloss", ("ntendon",), F, "dry friction (kept; needs the constraint solver)"),
+    _m("tendon_lengthspring", ("ntendon", 2), F,
+       "spring rest-length deadband [low, high]; the length at qpos_spring when not given"),
+    _m("tendon_length0", ("ntendon",), F, "tendon length at qpos0"),
+    _m("wrap_type", ("nwrap",), I, "wrap object type (WrapType; JOINT for fixed tendons)"),
+    _m("wrap_objid", ("nwrap",), I, "wrap object id (the joint of a fixed tendon)"),
+    _m("wrap_prm", ("nwrap",), F, "wrap parameter (the coefficient of a fixed tendon's joint)"),
     # actuators (joint transmissions and motor/general forces in this release)
     _m("actuator_trntype", ("nu",), I, "transmission type (TrnType)"),
     _m("actuator_dyntype", ("nu",), I, "activation dynamics type (DynType)"),
@@ -169,7 +187,7 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("qfrc_applied", ("nv",), "state", "applied generalised force"),
     _d("xfrc_applied", ("nbody", 6), "state",
        "applied Cartesian force and torque at each body com, [force; torque]"),
-    # position stage: kinematics, com_pos, crb, factor_m, transmission
+    # position stage: kinematics, com_pos, tendon, crb, factor_m, transmission
     _d("xpos", ("nbody", 3), "position", "Cartesian position of the body frame"),
     _d("xquat", ("nbody", 4), "position", "Cartesian orientation of the body frame"),
     _d("xmat", ("nbody", 3, 3), "position", "Cartesian orientation of the body frame"),
@@ -189,11 +207,18 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("M", ("nC",), "position", "joint-space inertia, tree-sparse lower triangle (M_rowadr, M_colind)"),
     _d("qLD", ("nC",), "position", "L'*D*L factorisation of M, same layout as M"),
     _d("qLDiagInv", ("nv",), "position", "1 / diag(D)"),
+    _d("ten_wrapadr", ("ntendon",), "position", "start of the tendon's path in wrap_xpos (0 for fixed)",
+       dtype=I),
+    _d("ten_wrapnum", ("ntendon",), "position", "number of path points (0 for fixed tendons)", dtype=I),
+    _d("ten_length", ("ntendon",), "position", "tendon lengths"),
+    _d("ten_J", ("ntendon", "nv"), "position",
+       "tendon Jacobian d length / d qvel (dense; MuJoCo stores it sparse)"),
     _d("actuator_length", ("nu",), "position", "actuator lengths"),
     _d("actuator_moment", ("nu", "nv"), "position", "actuator moments (dense; MuJoCo stores it sparse)"),
-    # velocity stage: com_vel, passive, rne
+    # velocity stage: ten_velocity, actuator_velocity, com_vel, passive, rne
     _d("cvel", ("nbody", 6), "velocity", "com-based velocity, [rot; lin]"),
     _d("cdof_dot", ("nv", 6), "velocity", "time derivative of cdof, [rot; lin]"),
+    _d("ten_velocity", ("ntendon",), "velocity", "tendon velocities: ten_J qvel"),
     _d("actuator_velocity", ("nu",), "velocity", "actuator velocities"),
     _d("qfrc_spring", ("nv",), "velocity", "passive spring force"),
     _d("qfrc_damper", ("nv",), "velocity", "passive damper force"),

@@ -3,8 +3,8 @@
 Orchestration only; the math lives in the stage modules. The stages run in
 MuJoCo's order and each reads what the previous ones wrote:
 
-    position      kinematics, com_pos, crb, factor_m, transmission
-    velocity      actuator_velocity, com_vel, passive, rne (qfrc_bias)
+    position      kinematics, com_pos, tendon, crb, factor_m, transmission
+    velocity      ten_velocity, actuator_velocity, com_vel, passive, rne (qfrc_bias)
     actuation     fwd_actuation
     acceleration  fwd_acceleration (qacc = M^-1 qfrc_smooth; no constraints yet)
 
@@ -19,12 +19,14 @@ from kinedyn.actuation import actuator_velocity_kernel, fwd_actuation_entry, tra
 from kinedyn.dynamics import com_vel_entry, fwd_acceleration_entry, passive_entry, rne_entry
 from kinedyn.inertia import crb_entry, factor_m_entry
 from kinedyn.kinematics import com_pos_entry, kinematics_entry
+from kinedyn.tendon import ten_velocity_entry, tendon_entry
 
 
 @njit(cache=True)
 def fwd_position_entry(m, d):
     kinematics_entry(m, d)
     com_pos_entry(m, d)
+    tendon_entry(m, d)
     crb_entry(m, d)
     factor_m_entry(m, d)
     transmission_entry(m, d)
@@ -32,6 +34,7 @@ def fwd_position_entry(m, d):
 
 @njit(cache=True)
 def fwd_velocity_entry(m, d):
+    ten_velocity_entry(m, d)
     actuator_velocity_kernel(m.opt_flags[1], d.actuator_moment, d.qvel, d.actuator_velocity)
     com_vel_entry(m, d)
     passive_entry(m, d)
@@ -47,12 +50,12 @@ def forward_entry(m, d):
 
 
 def fwd_position(m, d) -> None:
-    """Position-dependent stage: poses, com quantities, M and its factorisation, transmissions."""
+    """Position-dependent stage: poses, com quantities, tendons, M and its factorisation, transmissions."""
     fwd_position_entry(m._handle, d._handle)
 
 
 def fwd_velocity(m, d) -> None:
-    """Velocity-dependent stage: actuator velocities, cvel, passive forces, qfrc_bias."""
+    """Velocity-dependent stage: tendon and actuator velocities, cvel, passive forces, qfrc_bias."""
     fwd_velocity_entry(m._handle, d._handle)
 
 

@@ -3,10 +3,11 @@
 * Euler (``mj_Euler``) is semi-implicit: qvel is advanced first and qpos with the new
   qvel. With joint damping it is implicit in the damping: it solves
   (M + h diag(damping)) qacc = qfrc_smooth, unless the eulerdamp flag is disabled.
+  Tendon damping stays explicit here, as in MuJoCo 4.0's mj_EulerSkip (dof damping only).
 * RK4 (``mj_RungeKutta``) is the classic 4-stage tableau on (qpos, qvel, act).
 * implicitfast (``mj_implicit``) solves (M - h D) qacc = qfrc_smooth, where D is the
-  symmetric part of d qfrc_smooth / d qvel from joint damping and actuators with
-  velocity-dependent gain or bias (no Coriolis terms).
+  symmetric part of d qfrc_smooth / d qvel from joint and tendon damping and actuators
+  with velocity-dependent gain or bias (no Coriolis terms).
 
 Activations advance with ``next_activation`` (exact for filterexact, clamped to
 actrange); quaternions advance on the manifold (``integrate_pos``).
@@ -21,6 +22,7 @@ from numba import njit
 
 from kinedyn._math import quat_integrate
 from kinedyn.actuation import next_activation
+from kinedyn.data import reset
 from kinedyn.errors import NonFiniteStateWarning
 from kinedyn.forward import forward_entry
 from kinedyn.inertia import factor_i, solve_ld
@@ -35,6 +37,7 @@ from kinedyn.types import (
     INT_RK4,
     JNT_BALL,
     JNT_FREE,
+    DisableBit,
 )
 
 # mju_isBad: non-finite or beyond this magnitude (mjMAXVAL)
@@ -132,6 +135,17 @@ def _implicitfast(m, d):
     if not m.opt_flags[1] & DSBL_DAMPER:
         for v in range(m.nv):
             qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * m.dof_damping[v]
+        # tendon damping: D -= damping * ten_J^T ten_J (mjd_passive_vel)
+        for t in range(m.ntendon):
+            damping = m.tendon_damping[t]
+            if damping == 0.0:
+                continue
+            jt = d.ten_J[t]
+            for r in range(m.nv):
+                if jt[r] == 0.0:
+                    continue
+                for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
+                    qh[adr] += h * damping * jt[r] * jt[m.M_colind[adr]]
     if not m.opt_flags[1] & DSBL_ACTUATION:
         for i in range(m.nu):
             deriv = _actuator_force_vel(m, d, i)
@@ -353,7 +367,7 @@ def _rk4(m, d, a_tab, b_tab):
 
 
 @njit(cache=True)
-def step_entry(m, d, check, a_tab, b_tab):
+def step_entry(m, d, check):
     """One mj_step; returns a STATUS_* code (the step stops at the first bad field)."""
     if check:
         if _first_bad(d.qpos):
@@ -365,7 +379,7 @@ def step_entry(m, d, check, a_tab, b_tab):
         return STATUS_BADQACC
     integrator = m.opt_flags[0]
     if integrator == INT_RK4:
-        _rk4(m, d, a_tab, b_tab)
+        _rk4(m, d, RK4_A, RK4_B)
     elif integrator == INT_IMPLICITFAST:
         _implicitfast(m, d)
     else:  # INT_EULER
@@ -381,11 +395,9 @@ def step(m, d, nstep: int = 1) -> None:
     the field, the data is reset as MuJoCo does, and stepping goes on from the reset
     state (with the autoreset flag disabled, the step goes on unchecked instead).
     """
-    from kinedyn.data import reset
-    from kinedyn.types import DisableBit
-
+    mh, dh = m._handle, d._handle
     for _ in range(nstep):
-        status = step_entry(m._handle, d._handle, True, RK4_A, RK4_B)
+        status = step_entry(mh, dh, True)
         if status == STATUS_OK:
             continue
         field = _STATUS_FIELD[status]
@@ -398,7 +410,7 @@ def step(m, d, nstep: int = 1) -> None:
             NonFiniteStateWarning, stacklevel=2)
         if autoreset:
             reset(m, d)
-        step_entry(m._handle, d._handle, False, RK4_A, RK4_B)
+        step_entry(mh, dh, False)
 
 
 @njit(cache=True)

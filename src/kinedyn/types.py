@@ -59,6 +59,17 @@ class TrnType(enum.IntEnum):
     BODY = 5
 
 
+class WrapType(enum.IntEnum):
+    """mjtWrap: objects in a tendon's path (a fixed tendon's path holds only JOINT)."""
+
+    NONE = 0
+    JOINT = 1
+    PULLEY = 2
+    SITE = 3
+    SPHERE = 4
+    CYLINDER = 5
+
+
 class DynType(enum.IntEnum):
     """mjtDyn: activation dynamics."""
 
@@ -144,6 +155,8 @@ TRN_SLIDERCRANK = int(TrnType.SLIDERCRANK)
 TRN_TENDON = int(TrnType.TENDON)
 TRN_SITE = int(TrnType.SITE)
 TRN_BODY = int(TrnType.BODY)
+
+WRAP_JOINT = int(WrapType.JOINT)
 
 DYN_NONE = int(DynType.NONE)
 DYN_INTEGRATOR = int(DynType.INTEGRATOR)
