@@ -207,6 +207,9 @@ def mujoco_value(mjm_or_mjd, name: str, shape: tuple[int, ...]) -> np.ndarray:
     * row-major flat fields are reshaped: ``xmat (nbody, 9)`` -> ``(nbody, 3, 3)``;
     * ``actuator_moment``: MuJoCo 4.0 stores it sparse (``moment_rownnz``,
       ``moment_rowadr``, ``moment_colind`` in mjData); densified to ``(nu, nv)``;
+    * ``ten_J``: sparse too, with its pattern on mjModel (``ten_J_rownnz``,
+      ``ten_J_rowadr``, ``ten_J_colind``, read through ``mjd.model``); densified to
+      ``(ntendon, nv)``;
     * ``M`` and ``qLD`` are CSR of size nC in both libraries (``M_rowadr``,
       ``M_colind``), so they are compared as stored.
     """
@@ -218,6 +221,16 @@ def mujoco_value(mjm_or_mjd, name: str, shape: tuple[int, ...]) -> np.ndarray:
                                     np.asarray(obj.moment_rownnz, dtype=np.int32),
                                     np.asarray(obj.moment_rowadr, dtype=np.int32),
                                     np.asarray(obj.moment_colind, dtype=np.int32))
+        return dense
+    if name == "ten_J":
+        # MuJoCo 4.0 stores ten_J sparse, with its pattern on mjModel (ten_J_rownnz, _rowadr, _colind)
+        dense = np.zeros(shape)
+        if dense.size:
+            mjm = obj.model
+            mujoco.mju_sparse2dense(dense, np.asarray(obj.ten_J, dtype=np.float64),
+                                    np.asarray(mjm.ten_J_rownnz, dtype=np.int32),
+                                    np.asarray(mjm.ten_J_rowadr, dtype=np.int32),
+                                    np.asarray(mjm.ten_J_colind, dtype=np.int32))
         return dense
     value = np.array(getattr(obj, name))
     if value.size != int(np.prod(shape)):

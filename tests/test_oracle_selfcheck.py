@@ -197,7 +197,7 @@ def test_mujoco_value_has_the_registry_shape_for_every_field(shared_model_path):
             value = mujoco_value(obj, spec.name, shape)
             assert value.shape == shape, spec.name
             assert np.array_equal(value.ravel(), np.asarray(getattr(obj, spec.name)).ravel()) \
-                or spec.name == "actuator_moment", spec.name
+                or spec.name in ("actuator_moment", "ten_J"), spec.name  # densified from sparse
 
 
 def test_mujoco_value_densifies_actuator_moment_and_keeps_m_csr(shared_model_path, rng):
@@ -209,6 +209,9 @@ def test_mujoco_value_densifies_actuator_moment_and_keeps_m_csr(shared_model_pat
     moment = mujoco_value(mjd, "actuator_moment", (mjm.nu, mjm.nv))
     # actuator_velocity = actuator_moment @ qvel (MuJoCo computes it from the sparse rows)
     assert_close("actuator_velocity", moment @ mjd.qvel, mjd.actuator_velocity, rtol=1e-12, atol=1e-14)
+    # ten_J: sparse too, its pattern on mjModel; ten_velocity = ten_J @ qvel
+    ten_j = mujoco_value(mjd, "ten_J", (mjm.ntendon, mjm.nv))
+    assert_close("ten_velocity", ten_j @ mjd.qvel, mjd.ten_velocity, rtol=1e-12, atol=1e-14)
     # M is the lower triangle in CSR: row i at M_rowadr[i], columns M_colind, diagonal last
     dense = np.zeros((mjm.nv, mjm.nv))
     mujoco.mj_fullM(mjm, mjd, dense)  # MuJoCo 4.0 signature: (m, d, dst)

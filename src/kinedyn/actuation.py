@@ -131,12 +131,13 @@ def _fwd_actuation(
     actuator_ctrllimited, actuator_ctrlrange, actuator_forcelimited, actuator_forcerange,
     actuator_actlimited, actuator_actrange, actuator_actearly, actuator_dynprm, actuator_gainprm,
     actuator_biasprm, jnt_actfrclimited, jnt_actfrcrange, jnt_dofadr, disableflags, timestep,
+    actuator_trntype, actuator_trnid, tendon_actfrclimited, tendon_actfrcrange,
     # data in
     ctrl_in, act, actuator_length, actuator_velocity, actuator_moment,
     # data out
     act_dot, actuator_force, qfrc_actuator,
     # scratch
-    ctrl,
+    ctrl, ten_force,
 ):
     nu = actuator_dyntype.shape[0]
     nv = qfrc_actuator.shape[0]
@@ -193,6 +194,23 @@ def _fwd_actuation(
                 + actuator_biasprm[i, 2] * actuator_velocity[i]
         actuator_force[i] = force
 
+    # tendons with actuatorfrcrange: scale their actuators' forces so that the sum is in range
+    if _tendon_force_limited(actuator_trntype, actuator_trnid, tendon_actfrclimited):
+        ten_force[:] = 0.0
+        for i in range(nu):
+            if actuator_trntype[i] == TRN_TENDON and tendon_actfrclimited[actuator_trnid[i, 0]]:
+                ten_force[actuator_trnid[i, 0]] += actuator_force[i]
+        for i in range(nu):
+            if actuator_trntype[i] != TRN_TENDON:
+                continue
+            t = actuator_trnid[i, 0]
+            total = ten_force[t]
+            if tendon_actfrclimited[t] and total != 0.0:
+                if total < tendon_actfrcrange[t, 0]:
+                    actuator_force[i] *= tendon_actfrcrange[t, 0] / total
+                elif total > tendon_actfrcrange[t, 1]:
+                    actuator_force[i] *= tendon_actfrcrange[t, 1] / total
+
     # clamp each actuator's force to its forcerange
     for i in range(nu):
         if actuator_forcelimited[i]:
@@ -212,6 +230,15 @@ def _fwd_actuation(
         if jnt_actfrclimited[j]:
             v = jnt_dofadr[j]
             qfrc_actuator[v] = min(max(qfrc_actuator[v], jnt_actfrcrange[j, 0]), jnt_actfrcrange[j, 1])
+
+
+@njit(cache=True)
+def _tendon_force_limited(actuator_trntype, actuator_trnid, tendon_actfrclimited):
+    """Whether some actuator acts on a tendon with actuatorfrcrange (mj_fwdActuation)."""
+    for i in range(actuator_trntype.shape[0]):
+        if actuator_trntype[i] == TRN_TENDON and tendon_actfrclimited[actuator_trnid[i, 0]]:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -244,9 +271,10 @@ def fwd_actuation_entry(m, d):
         m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
         m.actuator_gainprm, m.actuator_biasprm, m.jnt_actfrclimited, m.jnt_actfrcrange, m.jnt_dofadr,
         m.opt_flags[1], m.opt_timestep[0],
+        m.actuator_trntype, m.actuator_trnid, m.tendon_actfrclimited, m.tendon_actfrcrange,
         d.ctrl, d.act, d.actuator_length, d.actuator_velocity, d.actuator_moment,
         d.act_dot, d.actuator_force, d.qfrc_actuator,
-        d.scratch_nu,
+        d.scratch_nu, d.scratch_ntendon,
     )
 
 

@@ -29,6 +29,7 @@ from kinedyn.inertia import factor_i, solve_ld
 from kinedyn.types import (
     BIAS_AFFINE,
     DSBL_ACTUATION,
+    DSBL_CLAMPCTRL,
     DSBL_DAMPER,
     DSBL_EULERDAMP,
     DYN_NONE,
@@ -37,6 +38,7 @@ from kinedyn.types import (
     INT_RK4,
     JNT_BALL,
     JNT_FREE,
+    TRN_TENDON,
     DisableBit,
 )
 
@@ -281,12 +283,28 @@ def _actuator_force_vel(m, d, i):
         f = d.actuator_force[i]
         if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:
             return 0.0
+    # likewise a tendon actuator whose tendon's summed actuator force is held at its
+    # actuatorfrcrange (observed in MuJoCo 4.0.0's implicitfast; the forces were scaled
+    # onto the bound by fwd_actuation, so "at the bound" is tested to a few ulps)
+    if m.actuator_trntype[i] == TRN_TENDON and m.tendon_actfrclimited[m.actuator_trnid[i, 0]]:
+        t = m.actuator_trnid[i, 0]
+        total = 0.0
+        for k in range(m.nu):
+            if m.actuator_trntype[k] == TRN_TENDON and m.actuator_trnid[k, 0] == t:
+                total += d.actuator_force[k]
+        lo = m.tendon_actfrcrange[t, 0]
+        hi = m.tendon_actfrcrange[t, 1]
+        if total <= lo + 4e-16 * abs(lo) or total >= hi - 4e-16 * abs(hi):
+            return 0.0
     deriv = 0.0
     if m.actuator_biastype[i] == BIAS_AFFINE:
         deriv = m.actuator_biasprm[i, 2]
     if m.actuator_gaintype[i] == GAIN_AFFINE and m.actuator_gainprm[i, 2] != 0.0:
         if m.actuator_dyntype[i] == DYN_NONE:
             inp = d.ctrl[i]
+            # the clamped control, as fwd_actuation uses (MuJoCo 4.0.0's implicitfast does too)
+            if m.actuator_ctrllimited[i] and not m.opt_flags[1] & DSBL_CLAMPCTRL:
+                inp = min(max(inp, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
         else:
             last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
             inp = d.act[last]

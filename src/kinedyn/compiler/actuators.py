@@ -199,7 +199,7 @@ def expand(tag: str, attrs: dict, node: Node, class_actuators: list) -> dict:
     targets = [(a, t) for a, t in (("joint", TrnType.JOINT), ("jointinparent", TrnType.JOINTINPARENT),
                                    ("tendon", TrnType.TENDON), ("cranksite", TrnType.SLIDERCRANK),
                                    ("site", TrnType.SITE), ("body", TrnType.BODY)) if a in attrs]
-    for attr in ("tendon", "cranksite", "site", "body", "slidersite", "refsite"):
+    for attr in ("cranksite", "site", "body", "slidersite", "refsite"):
         if attr in attrs:
             raise node.error(f"'{attr}' transmission is not supported yet", attr)
     if targets:
@@ -213,16 +213,29 @@ def _islimited(flag: int, rng) -> bool:
     return flag == 1 or (flag == 2 and rng[0] < rng[1])
 
 
-def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joint_ids: dict) -> dict:
-    """Resolve the target, inheritrange and limits of an expanded actuator (mjCActuator::Compile)."""
+def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joint_ids: dict,
+                     tendons: list = (), tendon_ids: dict | None = None) -> dict:
+    """Resolve the target, inheritrange and limits of an expanded actuator (mjCActuator::Compile).
+
+    ``tendons`` are the compiled tendon dicts (``range``), ``tendon_ids`` maps names to ids.
+    """
     if spec["target"] is None:
         raise node.error("missing transmission target for actuator")
-    jid = joint_ids.get(spec["target"])
-    if jid is None:
-        raise node.error(f"unknown joint '{spec['target']}' in actuator transmission", spec["target_attr"])
-    joint = joints[jid]
+    if spec["trntype"] == TrnType.TENDON:
+        tid = (tendon_ids or {}).get(spec["target"])
+        if tid is None:
+            raise node.error(f"unknown tendon '{spec['target']}' in actuator transmission", "tendon")
+        target_id, target_range, scalar = tid, tendons[tid]["range"], True
+    else:
+        tid = joint_ids.get(spec["target"])
+        if tid is None:
+            raise node.error(f"unknown joint '{spec['target']}' in actuator transmission",
+                             spec["target_attr"])
+        joint = joints[tid]
+        target_id, target_range = tid, joint.range
+        scalar = joint.type in (JointType.HINGE, JointType.SLIDE)
 
-    # inheritrange: position-like servos take their range from the joint's
+    # inheritrange: position-like servos take their range from the joint's or tendon's
     if ((spec["gaintype"] == GainType.FIXED and spec["gainprm"][0] == -spec["biasprm"][1])
             and spec["biastype"] == BiasType.AFFINE and spec["inheritrange"] > 0):
         if spec["dyntype"] in (DynType.NONE, DynType.FILTEREXACT):
@@ -232,9 +245,9 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         else:
             raise node.error("inheritrange only available for position and intvelocity actuators",
                              "inheritrange")
-        if joint.type not in (JointType.HINGE, JointType.SLIDE):
+        if not scalar:
             raise node.error("inheritrange can only be used with hinge and slide joints", "inheritrange")
-        lo, hi = joint.range
+        lo, hi = target_range
         if lo == hi:
             raise node.error(f"inheritrange used but target '{spec['target']}' has no range defined",
                              "inheritrange")
@@ -269,5 +282,5 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
     if actdim < 0:
         actdim = int(spec["dyntype"] != DynType.NONE)
     out["actdim"] = actdim
-    out["jntid"] = jid
+    out["trnid"] = target_id
     return out

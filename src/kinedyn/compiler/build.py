@@ -4,7 +4,7 @@ Order of work, as in src/user/user_model.cc ``TryCompile`` and ``CopyTree``:
 parse sections, build the body tree (frames folded into their body), number
 bodies depth first in document order (``MakeTreeLists``), compile every body
 (orientation, geoms, inertia, joints, sites: ``mjCBody::Compile``), then
-actuators and keyframes, then the layout arrays (addresses, parents, the CSR
+tendons (fixed), actuators and keyframes, then the layout arrays (addresses, parents, the CSR
 pattern of M) and ``body_subtreemass`` (``mj_setConst``).
 """
 
@@ -29,7 +29,7 @@ from kinedyn.compiler.mjcf import (
     typed_attrs,
 )
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
-from kinedyn.types import DisableBit, GeomType, IntegratorType, JointType
+from kinedyn.types import DisableBit, GeomType, IntegratorType, JointType, WrapType
 
 MINVAL = 1e-15  # mjMINVAL
 _GEOMTYPE = {t.name.lower(): int(t) for t in GeomType}
@@ -48,6 +48,11 @@ _GEOM_DEFAULTS = dict(type="sphere", contype=1, conaffinity=1, condim=3, group=0
                       friction=[1.0, 0.005, 0.0001], density=1000.0, shellinertia="false",
                       pos=[0.0, 0.0, 0.0], fluidshape="none")
 _SITE_DEFAULTS = dict(type="sphere", group=0, pos=[0.0, 0.0, 0.0], size=[0.005, 0.005, 0.005])
+# mjs_defaultTendon; springlength -1 -1 means "the length at qpos_spring" (set_const)
+_TENDON_DEFAULTS = dict(group=0, limited="auto", actuatorfrclimited="auto", range=[0.0, 0.0],
+                        actuatorfrcrange=[0.0, 0.0], frictionloss=0.0, springlength=[-1.0, -1.0],
+                        margin=0.0, stiffness=[0.0, 0.0, 0.0], damping=[0.0, 0.0, 0.0], armature=0.0,
+                        springyield=0.0)
 # number of size parameters each geom type uses (mjGEOMINFO)
 _GEOMINFO = {GeomType.PLANE: 3, GeomType.HFIELD: 0, GeomType.SPHERE: 1, GeomType.CAPSULE: 2,
              GeomType.ELLIPSOID: 3, GeomType.CYLINDER: 2, GeomType.BOX: 3, GeomType.MESH: 0,
@@ -158,6 +163,7 @@ class Compiler:
         self.joints: list[Joint] = []
         self.geoms: list[Geom] = []
         self.sites: list[Site] = []
+        self.tendons: list[dict] = []
         self.actuators: list[dict] = []
         self.actuator_names: list[str] = []
         self.keys: list[tuple[Node, dict]] = []
@@ -192,14 +198,12 @@ class Compiler:
             if node.attrib:
                 raise node.error("World body cannot have attributes", next(iter(node.attrib)))
             self._body_children(node, self.world, None, self.classes["main"])
-        for node in self.sections.get("tendon", []):
-            if node.children:
-                child = node.children[0]
-                raise child.error(f"tendons (<{child.tag}>) are not supported yet")
         self._number_tree()
         for body in self.bodies:
             self._compile_body(body)
         self._check_moving_masses()
+        for node in self.sections.get("tendon", []):
+            self._tendons(node)
         for node in self.sections.get("actuator", []):
             self._actuators(node)
         for node in self.sections.get("keyframe", []):
@@ -207,6 +211,15 @@ class Compiler:
                 if key.tag != "key":
                     raise key.error("Schema violation: unrecognized element")
                 self.keys.append((key, typed_attrs(key)))
+        # <size nkey="n">: MuJoCo pads the keyframes to n with default ones (qpos0, zeros)
+        for node in self.sections.get("size", []):
+            nkey = node.attrib.get("nkey", "").strip()
+            if nkey:
+                try:
+                    n = int(nkey)
+                except ValueError:
+                    raise node.error(f"bad format in attribute 'nkey': {nkey!r}", "nkey") from None
+                self.keys.extend((None, {}) for _ in range(n - len(self.keys)))
         self._unsimulated()
         return self._assemble(model_name)
 
@@ -674,12 +687,90 @@ class Compiler:
             if b.joints and not valid(b):
                 raise b.error("mass and inertia of moving bodies must be larger than mjMINVAL")
 
+    # ---- tendons --------------------------------------------------------------------------------
+
+    def _tendons(self, section: Node) -> None:
+        """One <tendon> section: fixed tendons (xml_native_reader Tendon, mjCTendon::Compile)."""
+        if section.attrib:
+            raise section.error("Schema violation: unrecognized attribute", next(iter(section.attrib)))
+        joint_ids = {j.attrs["name"]: j.id for j in self.joints if j.attrs.get("name")}
+        names = {t["name"] for t in self.tendons if t["name"]}
+        for node in section.children:
+            if node.tag == "spatial":
+                raise node.error("spatial tendons are not supported yet")
+            if node.tag != "fixed":
+                raise node.error("Schema violation: unrecognized element")
+            attrs = dflt.tendon_attrs(typed_attrs(node))
+            cls = self.classes["main"]
+            if "class" in attrs:
+                cls = dflt.lookup(self.classes, node, "class", attrs["class"])
+            a = dflt.merge("tendon", dflt.merge("tendon", _TENDON_DEFAULTS, cls.tendon), attrs)
+            name = a.get("name", "")
+            tid = len(self.tendons)
+            path = []
+            for sub in node.children:
+                if sub.tag != "joint":
+                    raise sub.error("Schema violation: unrecognized element")
+                sa = typed_attrs(sub, "tendon_joint")
+                for required in ("joint", "coef"):
+                    if required not in sa:
+                        raise sub.error(f"required attribute missing: '{required}'", required)
+                path.append((sub, sa))
+            if not path:
+                raise node.error(f"tendon '{name}' (id = {tid}): path cannot be empty")
+            wraps = []
+            for k, (sub, sa) in enumerate(path):
+                jid = joint_ids.get(sa["joint"])
+                if jid is None:
+                    raise sub.error(f"joint '{sa['joint']}' not found in tendon {tid}, wrap {k}", "joint")
+                if self.joints[jid].type not in (JointType.SLIDE, JointType.HINGE):
+                    raise sub.error(f"joint '{sa['joint']}' in tendon {tid}, wrap {k} must be slide or hinge",
+                                    "joint")
+                if any(jid == w[0] for w in wraps):
+                    raise node.error(f"tendon '{name}' (id = {tid}): joint {k} is repeated")
+                wraps.append((jid, sa["coef"]))
+            for attr in ("stiffness", "damping"):
+                if a[attr][1] or a[attr][2]:
+                    raise node.error(f"polynomial tendon {attr} is not supported", attr)
+            if a["armature"]:
+                raise node.error("tendon armature is not supported", "armature")
+            if a["springyield"]:
+                raise node.error("tendon plasticity (springyield) is not supported", "springyield")
+            # limited="auto": limited when a range is given, which needs autolimits (checklimited)
+            rng, frc = list(a["range"]), list(a["actuatorfrcrange"])
+            for key, attr, values in (("limited", "range", rng),
+                                      ("actuatorfrclimited", "actuatorfrcrange", frc)):
+                given = not (values[0] == 0 and values[1] == 0)
+                if act.LIMITED[a[key]] == 2 and not self.autolimits and given:
+                    raise node.error(f"tendon has `{attr}` but not `{key}`; set the autolimits=\"true\" "
+                                     f"compiler option, specify `{key}` explicitly (\"true\" or \"false\"), "
+                                     f"or remove the `{attr}` attribute", attr)
+            limited = act._islimited(act.LIMITED[a["limited"]], rng)
+            frclimited = act._islimited(act.LIMITED[a["actuatorfrclimited"]], frc)
+            if limited and rng[0] >= rng[1]:
+                raise node.error("invalid limits in tendon", "range")
+            if frclimited and (frc[0] >= frc[1] or frc[0] > 0 or frc[1] < 0):
+                raise node.error("invalid actuatorfrcrange in tendon", "actuatorfrcrange")
+            spring = list(a["springlength"])
+            if spring[0] > spring[1]:
+                raise node.error("invalid springlength in tendon", "springlength")
+            if name:
+                if name in names:
+                    raise node.error(f"repeated name '{name}' in tendon", "name")
+                names.add(name)
+            self.tendons.append(dict(
+                node=node, name=name, wraps=wraps, group=a["group"], limited=int(limited),
+                actfrclimited=int(frclimited), range=rng, actfrcrange=frc, margin=a["margin"],
+                stiffness=a["stiffness"][0], damping=a["damping"][0], frictionloss=a["frictionloss"],
+                lengthspring=spring))
+
     # ---- actuators ------------------------------------------------------------------------------
 
     def _actuators(self, section: Node) -> None:
         if section.attrib:
             raise section.error("Schema violation: unrecognized attribute", next(iter(section.attrib)))
         joint_ids = {j.attrs["name"]: j.id for j in self.joints if j.attrs.get("name")}
+        tendon_ids = {t["name"]: i for i, t in enumerate(self.tendons) if t["name"]}
         for node in section.children:
             tag = node.tag
             if tag in ("orientation", "pid", "dcmotor"):
@@ -693,7 +784,8 @@ class Compiler:
             if "class" in attrs:
                 cls = dflt.lookup(self.classes, node, "class", attrs["class"])
             spec = act.expand(tag, attrs, node, cls.actuators)
-            self.actuators.append(act.compile_actuator(spec, node, self.autolimits, self.joints, joint_ids))
+            self.actuators.append(act.compile_actuator(spec, node, self.autolimits, self.joints, joint_ids,
+                                                       self.tendons, tendon_ids))
             self.actuator_names.append(attrs.get("name", ""))
         seen = set()
         for name, node in zip(self.actuator_names, section.children, strict=False):
@@ -772,11 +864,20 @@ class Compiler:
             if limited:
                 self._report(f"joint limits ({', '.join(_label(j) for j in limited[:5])}) are not simulated "
                              "as constraints; disable them with <flag limit=\"disable\"/>", limited[0].node)
+            limited = [t for t in self.tendons if t["limited"]]
+            if limited:
+                self._report(f"tendon limits ({', '.join(_tendon_label(t) for t in limited[:5])}) are not "
+                             "simulated as constraints; disable them with <flag limit=\"disable\"/>",
+                             limited[0]["node"])
         if not off(DisableBit.FRICTIONLOSS):
             fl = [j for j in self.joints if j.compiled["frictionloss"] > 0]
             if fl:
                 self._report(f"joint frictionloss ({', '.join(_label(j) for j in fl[:5])}) is not simulated",
                              fl[0].node)
+            fl = [t for t in self.tendons if t["frictionloss"] > 0]
+            if fl:
+                self._report(f"tendon frictionloss ({', '.join(_tendon_label(t) for t in fl[:5])}) is not "
+                             "simulated", fl[0]["node"])
         if not (dis & DisableBit.SENSOR):
             sens = [c for node in self.sections.get("sensor", []) for c in node.children]
             if sens:
@@ -927,6 +1028,36 @@ class Compiler:
         arr["site_pos"] = np.array([s.pos for s in sites], dtype=float).reshape(nsite, 3)
         arr["site_quat"] = np.array([s.quat for s in sites], dtype=float).reshape(nsite, 4)
 
+        # tendons and their paths (CopyObjects): fixed tendons hold (joint, coef) wraps
+        tendons = self.tendons
+        ntendon = len(tendons)
+        nwrap = sum(len(t["wraps"]) for t in tendons)
+        tendon_adr, wadr = [], 0
+        for t in tendons:
+            tendon_adr.append(wadr)
+            wadr += len(t["wraps"])
+
+        def tcol(key, width=None, dtype=float):
+            v = np.array([t[key] for t in tendons], dtype=dtype)
+            return v.reshape(ntendon, width) if width else v.reshape(ntendon)
+
+        arr["tendon_adr"] = np.array(tendon_adr, dtype=np.int32)
+        arr["tendon_num"] = np.array([len(t["wraps"]) for t in tendons], dtype=np.int32)
+        arr["tendon_group"] = tcol("group", dtype=np.int32)
+        arr["tendon_limited"] = tcol("limited", dtype=np.uint8)
+        arr["tendon_actfrclimited"] = tcol("actfrclimited", dtype=np.uint8)
+        arr["tendon_range"] = tcol("range", 2)
+        arr["tendon_actfrcrange"] = tcol("actfrcrange", 2)
+        arr["tendon_margin"] = tcol("margin")
+        arr["tendon_stiffness"] = tcol("stiffness")
+        arr["tendon_damping"] = tcol("damping")
+        arr["tendon_frictionloss"] = tcol("frictionloss")
+        arr["tendon_lengthspring"] = tcol("lengthspring", 2)  # -1 -1 resolved by set_const
+        arr["tendon_length0"] = np.zeros(ntendon)  # set_const
+        arr["wrap_type"] = np.full(nwrap, int(WrapType.JOINT), dtype=np.int32)
+        arr["wrap_objid"] = np.array([w[0] for t in tendons for w in t["wraps"]], dtype=np.int32)
+        arr["wrap_prm"] = np.array([w[1] for t in tendons for w in t["wraps"]], dtype=float)
+
         # actuators
         acts = self.actuators
         actadr, adr = [], 0
@@ -942,7 +1073,7 @@ class Compiler:
         arr["actuator_dyntype"] = acol("dyntype", dtype=np.int32)
         arr["actuator_gaintype"] = acol("gaintype", dtype=np.int32)
         arr["actuator_biastype"] = acol("biastype", dtype=np.int32)
-        arr["actuator_trnid"] = np.array([[a["jntid"], -1] for a in acts], dtype=np.int32).reshape(nu, 2)
+        arr["actuator_trnid"] = np.array([[a["trnid"], -1] for a in acts], dtype=np.int32).reshape(nu, 2)
         arr["actuator_actadr"] = np.array(actadr, dtype=np.int32)
         arr["actuator_actnum"] = acol("actdim", dtype=np.int32)
         arr["actuator_group"] = acol("group", dtype=np.int32)
@@ -994,12 +1125,13 @@ class Compiler:
                    key_ctrl=key_ctrl)
 
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom, nsite=nsite,
-                     ntendon=0, nkey=nkey, nC=nC)
+                     ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC)
         names = dict(body=[b.name if b.id else "world" for b in bodies],
                      jnt=[j.attrs.get("name", "") for j in joints],
                      geom=[g.attrs.get("name", "") for g in geoms],
                      site=[s.attrs.get("name", "") for s in sites],
-                     actuator=list(self.actuator_names), tendon=[], key=key_names)
+                     actuator=list(self.actuator_names), tendon=[t["name"] for t in tendons],
+                     key=key_names)
         o = self.opt
         opt = Option(timestep=o["timestep"], gravity=o["gravity"], integrator=o["integrator"],
                      disableflags=o["disableflags"], enableflags=o["enableflags"], wind=o["wind"],
@@ -1064,6 +1196,11 @@ def _label(item) -> str:
     tag = item.node.tag if item.node is not None else "worldbody"
     name = item.attrs.get("name", "")
     return f"{tag} '{name}' (line {item.node.line})" if name else f"{tag} at line {item.node.line}"
+
+
+def _tendon_label(t: dict) -> str:
+    node = t["node"]
+    return f"{node.tag} '{t['name']}' (line {node.line})" if t["name"] else f"{node.tag} at line {node.line}"
 
 
 def _check_size(node: Node, gtype: int, size: list) -> None:

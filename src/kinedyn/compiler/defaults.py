@@ -6,7 +6,7 @@ MuJoCo semantics (xml_native_reader.cc ``Default``, ``GetClass``; user_model.cc
 it sets; an element takes its explicit ``class``, else the ``childclass`` of the
 innermost enclosing body or frame that has one, else "main".
 
-Joint, geom and site defaults are attribute dictionaries. An attribute with a
+Joint, geom, site and tendon defaults are attribute dictionaries. An attribute with a
 variable number of values (geom ``size``, ``friction``, actuator ``gear``)
 overrides only the leading values it gives, as MuJoCo's reader writes into the
 default's array in place. Setting any orientation form replaces the inherited
@@ -26,7 +26,7 @@ from kinedyn.compiler.frames import ORIENTATION_ATTRS
 from kinedyn.compiler.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
 
 # children of <default> that only affect things we ignore (visuals) or do not support yet
-_IGNORED_DEFAULT_CHILDREN = {"mesh", "material", "camera", "light", "pair", "equality", "tendon"}
+_IGNORED_DEFAULT_CHILDREN = {"mesh", "material", "camera", "light", "pair", "equality"}
 
 
 def _variable_arity(tag: str, attr: str) -> bool:
@@ -55,6 +55,7 @@ class DefaultClass:
     joint: dict = field(default_factory=dict)
     geom: dict = field(default_factory=dict)
     site: dict = field(default_factory=dict)
+    tendon: dict = field(default_factory=dict)
     # [(tag, attrs, node)] from the root class down to this one, in document order
     actuators: list = field(default_factory=list)
 
@@ -83,6 +84,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
     cls = DefaultClass(name, parent)
     if parent is not None:
         cls.joint, cls.geom, cls.site = dict(parent.joint), dict(parent.geom), dict(parent.site)
+        cls.tendon = dict(parent.tendon)
         cls.actuators = list(parent.actuators)
     classes[name] = cls
     seen: set[str] = set()
@@ -99,6 +101,8 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
                 if forbidden in values:
                     raise child.error(f"Schema violation: unrecognized attribute '{forbidden}'", forbidden)
             setattr(cls, tag, merge(tag, getattr(cls, tag), values))
+        elif tag == "tendon":
+            cls.tendon = merge("tendon", cls.tendon, tendon_attrs(typed_attrs(child)))
         elif tag in ACTUATOR_TAGS:
             values = typed_attrs(child)
             for forbidden in ("name", "class", "joint", "jointinparent", "tendon", "site", "refsite",
@@ -116,6 +120,13 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
     for child in node.children:
         if child.tag == "default":
             _parse(child, cls, classes)
+
+
+def tendon_attrs(attrs: dict) -> dict:
+    """Tendon attributes as MuJoCo's reader stores them: one springlength value means both."""
+    if "springlength" in attrs and len(attrs["springlength"]) == 1:
+        attrs = dict(attrs, springlength=[attrs["springlength"][0]] * 2)
+    return attrs
 
 
 def lookup(classes: dict[str, DefaultClass], node: Node, attribute: str, name: str) -> DefaultClass:

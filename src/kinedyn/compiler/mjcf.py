@@ -40,6 +40,11 @@ _TRANSMISSION = _kinds(joint="s", jointinparent="s", tendon="s", slidersite="s",
                        site="s", refsite="s")
 _LIMITED = _kinds(ctrllimited=_FTA, forcelimited=_FTA, forcerange="f2")
 
+_TENDON = _kinds(name="s", **{"class": "s"}, group="i", limited=_FTA, actuatorfrclimited=_FTA,
+                 range="f2", actuatorfrcrange="f2", solreflimit="f1-2", solimplimit="f1-5",
+                 solreffriction="f1-2", solimpfriction="f1-5", frictionloss="f", springlength="f1-2",
+                 margin="f", stiffness="f1-3", damping="f1-3", armature="f", springyield="f", user="f*")
+
 FLAG_BITS_DISABLE = ("constraint", "equality", "frictionloss", "limit", "contact", "spring", "damper",
                      "gravity", "clampctrl", "warmstart", "filterparent", "actuation", "refsafe",
                      "sensor", "midphase", "eulerdamp", "autoreset", "nativeccd", "island", "multiccd")
@@ -106,6 +111,13 @@ SCHEMA: dict[str, dict] = {
                      slidersite="s", cranksite="s", timeconst="f2", tausmooth="f", range="f2",
                      force="f", scale="f", lmin="f", lmax="f", vmax="f", fpmax="f", fvmax="f"),
     "adhesion": _kinds(**_ACT_BASE, forcelimited=_FTA, forcerange="f2", body="s", gain="f"),
+    # tendons: <fixed> elements, their <joint> path entries ("tendon_joint", to keep the body
+    # <joint> schema apart) and <default><tendon> (which also takes the visual attributes of
+    # spatial tendons); <spatial> is rejected before its attributes are read
+    "fixed": _kinds(**_TENDON),
+    "tendon_joint": _kinds(joint="s", coef="f"),
+    "tendon": _kinds(**{k: v for k, v in _TENDON.items() if k not in ("name", "class")},
+                     rgba="f4", width="f", material="s"),
     "keyframe": {},
     "key": _kinds(name="s", time="f", qpos="f*", qvel="f*", act="f*", mpos="f*", mquat="f*", ctrl="f*"),
 }

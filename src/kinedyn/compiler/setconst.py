@@ -7,6 +7,9 @@
   is positive holds a damping ratio zeta rather than -kv. MuJoCo 4.0 resolves it with
   the reflected mass m = 1 / (J M^-1 J^T) at qpos0: kv = zeta * 2 sqrt(kp m), stored
   as biasprm[2] = -kv.
+* ``tendon_length0``: tendon length at qpos0.
+* ``tendon_lengthspring``: a tendon whose springlength was left at -1 -1 gets its
+  length at ``qpos_spring`` for both ends (MuJoCo's setSpring, after set0).
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ import numpy as np
 
 
 def set_const(model) -> None:
-    """Fill actuator_length0, actuator_acc0 and resolve dampratio, in place."""
-    if model.nu == 0:
+    """Fill actuator_length0, actuator_acc0, tendon_length0, tendon_lengthspring, resolve dampratio."""
+    if model.nu == 0 and model.ntendon == 0:
         return
     from kinedyn.data import Data
     from kinedyn.forward import fwd_position
@@ -26,6 +29,11 @@ def set_const(model) -> None:
 
     d = Data(model)
     fwd_position(model, d)
+    model.tendon_length0[:] = d.ten_length
+    if model.ntendon:
+        _set_spring(model)
+    if model.nu == 0:
+        return
     # one solve per actuator: x_i = M^-1 moment_i^T
     x = solve_m(model, d, d.actuator_moment)
     model.actuator_length0[:] = d.actuator_length
@@ -39,3 +47,16 @@ def set_const(model) -> None:
             inv_mass = float(d.actuator_moment[i] @ x[i])
             mass = 1.0 / inv_mass if inv_mass > 0 else 0.0
             model.actuator_biasprm[i, 2] = -dampratio * 2.0 * math.sqrt(kp * mass)
+
+
+def _set_spring(model) -> None:
+    """tendon_lengthspring -1 -1 -> the tendon length at qpos_spring (setSpring)."""
+    from kinedyn.data import Data
+    from kinedyn.tendon import tendon
+
+    d = Data(model)
+    d.qpos[:] = model.qpos_spring
+    tendon(model, d)
+    for i in range(model.ntendon):
+        if model.tendon_lengthspring[i, 0] == -1 and model.tendon_lengthspring[i, 1] == -1:
+            model.tendon_lengthspring[i, :] = d.ten_length[i]

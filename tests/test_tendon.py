@@ -1,0 +1,357 @@
+# ruff: noqa: E501  (MJCF literals read better unwrapped)
+"""Fixed tendons vs MuJoCo 4.0: compiled fields, forward (every Data field) and 500-step rollouts.
+
+Oracle: MuJoCo on the same MJCF text with constraints and contacts disabled
+(``oracle.load_pair``). Tendon fields are in the registry, so ``assert_model_fields``
+and ``assert_fields`` compare ``tendon_*``, ``wrap_*``, ``ten_length``, ``ten_J``
+(densified from MuJoCo's sparse storage) and ``ten_velocity`` with everything else.
+Tolerance: SPEC §2 (1e-9 relative, 1e-12 absolute) for single evaluations; 1e-6 for
+states after 500 steps, where round-off differences compound.
+
+Models: gymnasium's humanoid (two fixed tendons), shared ``inheritrange.xml`` (a
+position servo whose ctrlrange comes from a tendon range) and hand-written models
+with stiffness, damping, springlength deadbands, tendons spanning separate
+subtrees and simple bodies, and actuators of every supported shortcut on tendons.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import mujoco
+import numpy as np
+import pytest
+from oracle import (
+    assert_close,
+    assert_fields,
+    assert_model_fields,
+    gym_model_path,
+    load_pair,
+    set_same_state,
+    shared_dir,
+)
+
+import kinedyn as kd
+from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
+
+STEP_TOL = 1e-6
+N_STEPS = 500
+
+# two arms (separate subtrees), a simple body hanging from the world and a free body;
+# tendons couple dofs across subtrees, with deadband springs, dampers and default classes
+ARMS = """
+<mujoco>
+  <compiler angle="radian"/>
+  <option timestep="0.002" integrator="{integrator}"/>
+  <default>
+    <tendon stiffness="2" damping="0.3" rgba="1 0 0 1" width="0.01"/>
+    <default class="stiff"><tendon stiffness="20" springlength="0.1 0.4"/></default>
+  </default>
+  <worldbody>
+    <body name="a1" pos="0 0 1">
+      <joint name="a1" axis="0 1 0" damping="0.1" springref="0.2" stiffness="1"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+      <body name="a2" pos="0.3 0 0">
+        <joint name="a2" axis="0 1 0" ref="0.3"/>
+        <joint name="a2s" type="slide" axis="1 0 0"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+      </body>
+    </body>
+    <body name="b1" pos="1 0 1">
+      <joint name="b1" axis="1 0 0"/>
+      <geom type="box" size="0.1 0.05 0.2" pos="0 0 -0.2"/>
+      <body name="b2" pos="0 0 -0.4">
+        <joint name="b2" type="slide" axis="0 0 1" springref="-0.1"/>
+        <geom size="0.05"/>
+      </body>
+    </body>
+    <body name="simple" pos="2 0 1">
+      <joint name="s" type="slide" axis="0 0 1"/>
+      <geom size="0.1"/>
+    </body>
+    <body name="free" pos="3 0 1">
+      <freejoint/>
+      <geom type="box" size="0.1 0.2 0.3"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="arm">
+      <joint joint="a1" coef="1"/>
+      <joint joint="a2" coef="-0.5"/>
+    </fixed>
+    <fixed name="cross" class="stiff" damping="1.5">
+      <joint joint="a2s" coef="2"/>
+      <joint joint="b1" coef="0.7"/>
+      <joint joint="s" coef="-1"/>
+    </fixed>
+    <fixed name="dead" stiffness="5" springlength="-0.2 0.2" damping="0">
+      <joint joint="b2" coef="1"/>
+      <joint joint="a1" coef="0.3"/>
+    </fixed>
+    <fixed name="one" springlength="0.05" group="2">
+      <joint joint="s" coef="3"/>
+    </fixed>
+    <fixed name="plain" stiffness="0" damping="0" range="-1 1" actuatorfrcrange="-2 3">
+      <joint joint="b1" coef="-1"/>
+      <joint joint="a2" coef="1"/>
+    </fixed>
+  </tendon>
+  <actuator>
+    <motor tendon="arm" gear="2"/>
+    <position tendon="cross" kp="10" kv="2"/>
+    <velocity tendon="dead" kv="3"/>
+    <intvelocity tendon="plain" kp="4" inheritrange="0.5"/>
+    <damper tendon="one" kv="0.5" ctrlrange="0 2"/>
+    <general tendon="arm" dyntype="filter" dynprm="0.05" gaintype="affine" gainprm="1 0 -0.5" biastype="affine" biasprm="0 -1 -0.2"/>
+    <position tendon="plain" kp="6" dampratio="0.7"/>
+  </actuator>
+</mujoco>
+"""
+
+INTEGRATORS = ("Euler", "RK4", "implicitfast")
+
+
+def _load(xml, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnsimulatedFeatureWarning)
+        return load_pair(xml, **kwargs)
+
+
+MODEL_NAMES = ("humanoid", "inheritrange", "arms")
+
+
+def _model(name):
+    """MJCF text or path of one of MODEL_NAMES."""
+    if name == "humanoid":
+        return gym_model_path("humanoid")
+    if name == "inheritrange":
+        return shared_dir() / "models" / "inheritrange.xml"
+    return ARMS.format(integrator="Euler")
+
+
+# ---- compiled fields --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_tendon_model_fields_match_mujoco(name):
+    m, _, mjm, _ = _load(_model(name))
+    compared = assert_model_fields(m, mjm)
+    for field in ("nwrap", "tendon_adr", "tendon_num", "tendon_limited", "tendon_range", "tendon_stiffness",
+                  "tendon_damping", "tendon_lengthspring", "tendon_length0", "tendon_frictionloss",
+                  "tendon_actfrclimited", "tendon_actfrcrange", "wrap_type", "wrap_objid", "wrap_prm"):
+        assert field in compared
+    assert m.ntendon > 0
+    assert [m.id2name("tendon", i) for i in range(m.ntendon)] == [
+        mujoco.mj_id2name(mjm, mujoco.mjtObj.mjOBJ_TENDON, i) or "" for i in range(mjm.ntendon)]
+
+
+def test_inheritrange_uses_the_tendon_range():
+    m, _, mjm, _ = _load(_model("inheritrange"))
+    i = m.actuator("tendon_pos").id
+    t = m.tendon("sum").id
+    lo, hi = m.tendon_range[t]
+    np.testing.assert_allclose(m.actuator_ctrlrange[i], [0.5 * (lo + hi) - 0.25 * (hi - lo),
+                                                         0.5 * (lo + hi) + 0.25 * (hi - lo)])
+    assert m.actuator_trntype[i] == kd.TrnType.TENDON and m.actuator_trnid[i, 0] == t
+
+
+SPRINGLENGTH = """<mujoco><compiler angle="degree"/><worldbody><body>
+  <joint name="h" axis="0 1 0" ref="10" springref="40"/><joint name="sl" type="slide" ref="0.2" springref="-0.3"/>
+  <geom size=".1"/></body></worldbody>
+  <tendon><fixed {attrs}><joint joint="h" coef="2"/><joint joint="sl" coef="-1"/></fixed></tendon></mujoco>"""
+
+
+@pytest.mark.parametrize("attrs", ["", 'springlength="0.3"', 'springlength="-1"', 'springlength="-1 0"',
+                                   'springlength="0.1 0.5" stiffness="3"', 'springlength="-1 -1" damping="2"'])
+def test_springlength_defaults_to_the_length_at_qpos_spring(attrs):
+    m, _, mjm, _ = _load(SPRINGLENGTH.format(attrs=attrs))
+    assert_model_fields(m, mjm)
+    if "springlength" not in attrs or "-1 -1" in attrs or attrs.endswith('"-1"'):
+        # the length at qpos_spring, not at qpos0
+        expected = 2 * np.deg2rad(40) + 0.3
+        np.testing.assert_allclose(m.tendon_lengthspring[0], [expected, expected], rtol=1e-12)
+    np.testing.assert_allclose(m.tendon_length0[0], 2 * np.deg2rad(10) - 0.2, rtol=1e-12)
+
+
+# ---- forward ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_forward_matches_mujoco(name, rng):
+    m, d, mjm, mjd = _load(_model(name))
+    for _ in range(4):
+        qpos = mjm.qpos0 + 0.4 * rng.standard_normal(mjm.nq)
+        qvel = rng.standard_normal(mjm.nv)
+        ctrl = rng.uniform(-1, 1, mjm.nu)
+        act = rng.uniform(-0.5, 0.5, mjm.na)
+        set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl=ctrl, act=act,
+                       qfrc_applied=rng.standard_normal(mjm.nv))
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        compared = assert_fields(m, d, mjm, mjd)
+        assert {"ten_length", "ten_J", "ten_velocity", "ten_wrapadr", "ten_wrapnum"} <= set(compared)
+    assert np.any(d.ten_J != 0) and np.any(d.ten_velocity != 0)
+
+
+@pytest.mark.parametrize("flags", ['spring="disable"', 'damper="disable"', 'actuation="disable"'])
+def test_passive_disable_flags(flags, rng):
+    xml = ARMS.format(integrator="Euler").replace('<option timestep="0.002" integrator="Euler"/>',
+                                                  f'<option timestep="0.002"><flag {flags}/></option>')
+    m, d, mjm, mjd = _load(xml)
+    set_same_state(m, d, mjm, mjd, mjm.qpos0 + 0.3 * rng.standard_normal(mjm.nq), rng.standard_normal(mjm.nv),
+                   ctrl=rng.uniform(-1, 1, mjm.nu), act=rng.uniform(-1, 1, mjm.na))
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    assert_fields(m, d, mjm, mjd)
+
+
+def test_tendon_passive_forces_are_j_transpose_of_spring_and_damper():
+    m, d, _, _ = _load(ARMS.format(integrator="Euler"))
+    d.qpos[:] = m.qpos0 + 0.2
+    d.qvel[:] = 0.5
+    kd.forward(m, d)
+    spring, damper = np.zeros(m.nv), np.zeros(m.nv)
+    for t in range(m.ntendon):
+        lo, hi = m.tendon_lengthspring[t]
+        length = d.ten_length[t]
+        x = length - hi if length > hi else length - lo if length < lo else 0.0
+        spring += d.ten_J[t] * (-m.tendon_stiffness[t] * x)
+        damper += d.ten_J[t] * (-m.tendon_damping[t] * d.ten_velocity[t])
+    dof_spring = np.zeros(m.nv)
+    dof_spring[0] = -m.jnt_stiffness[0] * (d.qpos[0] - m.qpos_spring[0])
+    np.testing.assert_allclose(d.qfrc_spring, spring + dof_spring, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(d.qfrc_damper, damper - m.dof_damping * d.qvel, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(d.ten_velocity, d.ten_J @ d.qvel, rtol=1e-12)
+
+
+# ---- rollouts ---------------------------------------------------------------------------------
+
+
+def _rollout(m, d, mjm, mjd, rng, nstep=N_STEPS):
+    qpos = mjm.qpos0 + 0.2 * rng.standard_normal(mjm.nq)
+    set_same_state(m, d, mjm, mjd, qpos, 0.5 * rng.standard_normal(mjm.nv),
+                   ctrl=rng.uniform(-0.5, 0.5, mjm.nu), act=rng.uniform(-0.2, 0.2, mjm.na))
+    # normalise the free/ball quaternions in both, so both start from the same state
+    mujoco.mj_normalizeQuat(mjm, mjd.qpos)
+    d.qpos[:] = mjd.qpos
+    for _ in range(nstep):
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+    for name in ("qpos", "qvel", "act"):
+        assert_close(name, getattr(d, name), getattr(mjd, name), rtol=STEP_TOL, atol=STEP_TOL)
+    assert_close("ten_length", d.ten_length, mjd.ten_length, rtol=STEP_TOL, atol=STEP_TOL)
+    assert d.time == pytest.approx(mjd.time)
+
+
+# RK4 on the humanoid drifts from MuJoCo by ~1e-7 per step in the free joint's quaternion
+# (qpos[3:7]), with or without its tendons (the same drift with the <tendon> section removed):
+# a free-joint RK4 difference outside the tendon code, tracked separately.
+_RK4_FREE_QUAT = pytest.mark.xfail(reason="RK4 free-joint quaternion drift on the humanoid, "
+                                   "independent of tendons", strict=False)
+STEP_CASES = [pytest.param(name, integ, marks=_RK4_FREE_QUAT if (name, integ) == ("humanoid", "RK4") else (),
+                           id=f"{name}-{integ}")
+              for name in MODEL_NAMES for integ in INTEGRATORS]
+
+
+@pytest.mark.parametrize("name,integrator", STEP_CASES)
+def test_step_matches_mujoco(name, integrator, rng):
+    m, d, mjm, mjd = _load(_model(name))
+    value = int(getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}"))
+    m.opt.integrator = value
+    mjm.opt.integrator = value
+    _rollout(m, d, mjm, mjd, rng)
+
+
+def test_implicitfast_with_saturated_tendon_force(rng):
+    """A velocity servo on a tendon with actuatorfrcrange, driven into its bound.
+
+    MuJoCo 4.0.0 drops such an actuator's velocity derivative from implicitfast while the
+    tendon's summed actuator force sits at the bound.
+    """
+    xml = ARMS.format(integrator="implicitfast").replace('actuatorfrcrange="-2 3"', 'actuatorfrcrange="-0.2 0.1"')
+    m, d, mjm, mjd = _load(xml)
+    _rollout(m, d, mjm, mjd, rng)
+
+
+def test_implicitfast_tendon_damping_is_implicit(rng):
+    """A stiff tendon damper: explicit Euler on it would differ from MuJoCo's implicit step."""
+    xml = ARMS.format(integrator="implicitfast").replace('damping="1.5"', 'damping="200"')
+    m, d, mjm, mjd = _load(xml)
+    _rollout(m, d, mjm, mjd, rng, nstep=200)
+
+
+# ---- errors and warnings ----------------------------------------------------------------------
+
+TENDON_ONLY = """<mujoco>{option}<worldbody><body><joint name="j" type="slide"/><joint name="b" type="ball"/>
+  <geom size=".1"/></body></worldbody>
+  <tendon>
+{tendon}</tendon>{actuator}</mujoco>"""
+
+
+@pytest.mark.parametrize("tendon,actuator,fragment,element,attribute", [
+    ('<spatial name="s"><site site="x"/><site site="y"/></spatial>', "", "spatial tendons are not supported yet",
+     "spatial 's'", None),
+    ('<fixed name="t" armature="0.1"><joint joint="j" coef="1"/></fixed>', "", "armature", "fixed 't'", "armature"),
+    ('<fixed name="t" stiffness="1 2"><joint joint="j" coef="1"/></fixed>', "", "polynomial", "fixed 't'", "stiffness"),
+    ('<fixed name="t" springyield="1"><joint joint="j" coef="1"/></fixed>', "", "springyield", "fixed 't'", "springyield"),
+    ('<fixed name="t"></fixed>', "", "path cannot be empty", "fixed 't'", None),
+    ('<fixed name="t"><joint joint="k" coef="1"/></fixed>', "", "joint 'k' not found", "joint", "joint"),
+    ('<fixed name="t"><joint joint="b" coef="1"/></fixed>', "", "must be slide or hinge", "joint", "joint"),
+    ('<fixed name="t"><joint joint="j" coef="1"/><joint joint="j" coef="2"/></fixed>', "", "is repeated",
+     "fixed 't'", None),
+    ('<fixed name="t"><joint joint="j"/></fixed>', "", "required attribute missing: 'coef'", "joint", "coef"),
+    ('<fixed name="t" springlength="0.3 0.1"><joint joint="j" coef="1"/></fixed>', "", "invalid springlength",
+     "fixed 't'", "springlength"),
+    ('<fixed name="t" rgba="1 0 0 1"><joint joint="j" coef="1"/></fixed>', "", "unrecognized attribute",
+     "fixed 't'", "rgba"),
+    ('<fixed name="t"><site site="x"/></fixed>', "", "unrecognized element", "site", None),
+    ('<fixed name="t"><joint joint="j" coef="1"/></fixed><fixed name="t"><joint joint="j" coef="1"/></fixed>', "",
+     "repeated name 't' in tendon", "fixed 't'", "name"),
+    ('<fixed name="t"><joint joint="j" coef="1"/></fixed>', '<actuator><motor name="m" tendon="u"/></actuator>',
+     "unknown tendon 'u'", "motor 'm'", "tendon"),
+    ('<fixed name="t"><joint joint="j" coef="1"/></fixed>',
+     '<actuator><position name="p" tendon="t" inheritrange="1"/></actuator>', "has no range defined",
+     "position 'p'", "inheritrange"),
+])
+def test_errors(tendon, actuator, fragment, element, attribute):
+    xml = TENDON_ONLY.format(option="", tendon=tendon, actuator=actuator)
+    if not any(k in fragment for k in ("armature", "polynomial", "springyield")):  # MuJoCo has these
+        with pytest.raises(ValueError):
+            mujoco.MjModel.from_xml_string(xml)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnsimulatedFeatureWarning)
+        with pytest.raises(ModelError, match=fragment) as info:
+            kd.Model.from_xml_string(xml)
+    assert (info.value.element, info.value.attribute) == (element, attribute)
+    assert info.value.line is not None
+
+
+def test_autolimits_false_needs_limited():
+    xml = TENDON_ONLY.format(option='<compiler autolimits="false"/>', actuator="",
+                             tendon='<fixed range="0 1"><joint joint="j" coef="1"/></fixed>')
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match="autolimits"):
+        kd.Model.from_xml_string(xml)
+
+
+def test_muscle_on_fixed_tendon_names_the_muscle():
+    xml = (shared_dir() / "models" / "muscle_fixed_tendon.xml").read_text()
+    with pytest.raises(ModelError, match="muscle") as info:
+        kd.Model.from_xml_string(xml)
+    assert info.value.element.startswith("muscle")
+    assert "tendon" not in str(info.value).split("(element")[0]
+
+
+@pytest.mark.parametrize("attr,flag", [('range="0 1"', "limit"), ('frictionloss="0.1"', "frictionloss")])
+def test_limits_and_frictionloss_warn_unless_disabled(attr, flag):
+    tendon = f'<fixed name="t" {attr}><joint joint="j" coef="1"/></fixed>'
+    xml = TENDON_ONLY.format(option="{option}", tendon=tendon, actuator="")
+    with pytest.warns(UnsimulatedFeatureWarning, match=f"tendon {'limits' if flag == 'limit' else flag}"):
+        kd.Model.from_xml_string(xml.format(option=""))
+    with pytest.raises(ModelError, match="tendon"):
+        kd.Model.from_xml_string(xml.format(option=""), strict=True)
+    for f in (flag, "constraint"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            kd.Model.from_xml_string(xml.format(option=f'<option><flag {f}="disable"/></option>'))
