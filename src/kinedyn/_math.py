@@ -11,7 +11,13 @@ import math
 
 from numba import njit
 
-from kinedyn.types import MINVAL
+from kinedyn.types import (
+    MINVAL,
+    SAMEFRAME_BODY,
+    SAMEFRAME_BODYROT,
+    SAMEFRAME_INERTIA,
+    SAMEFRAME_INERTIAROT,
+)
 
 
 @njit(cache=True, inline="always")
@@ -124,15 +130,34 @@ def mul_mat_vec3(res, mat, vec):
 
 
 @njit(cache=True, inline="always")
-def local2global(xpos_out, xmat_out, xpos, xmat, xquat, pos, quat, qtmp):
-    """Pose of a frame given in body coordinates (mj_local2Global).
+def local2global(xpos_out, xmat_out, b, pos, quat, sameframe, xpos, xmat, xquat, xipos, ximat, qtmp):
+    """Pose of a frame given in the coordinates of body b (mj_local2Global).
 
-    xpos_out = xpos + xmat @ pos ;  xmat_out = R(xquat * quat). ``qtmp`` is a (4,) scratch.
+    xpos_out = xpos_b + xmat_b pos ;  xmat_out = R(xquat_b * quat). A frame that
+    coincides with the body frame or the inertial frame (``sameframe``, set by the
+    compiler) copies that frame instead, as MuJoCo does. ``qtmp`` is a (4,) scratch.
     """
-    for i in range(3):
-        xpos_out[i] = xpos[i] + xmat[i, 0] * pos[0] + xmat[i, 1] * pos[1] + xmat[i, 2] * pos[2]
-    mul_quat(qtmp, xquat, quat)
-    quat2mat(xmat_out, qtmp)
+    if sameframe == SAMEFRAME_BODY:
+        for i in range(3):
+            xpos_out[i] = xpos[b, i]
+    elif sameframe == SAMEFRAME_INERTIA:
+        for i in range(3):
+            xpos_out[i] = xipos[b, i]
+    else:
+        for i in range(3):
+            xpos_out[i] = xpos[b, i] + xmat[b, i, 0] * pos[0] + xmat[b, i, 1] * pos[1] \
+                + xmat[b, i, 2] * pos[2]
+    if sameframe == SAMEFRAME_BODY or sameframe == SAMEFRAME_BODYROT:
+        for i in range(3):
+            for j in range(3):
+                xmat_out[i, j] = xmat[b, i, j]
+    elif sameframe == SAMEFRAME_INERTIA or sameframe == SAMEFRAME_INERTIAROT:
+        for i in range(3):
+            for j in range(3):
+                xmat_out[i, j] = ximat[b, i, j]
+    else:
+        mul_quat(qtmp, xquat[b], quat)
+        quat2mat(xmat_out, qtmp)
 
 
 @njit(cache=True, inline="always")

@@ -81,6 +81,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("body_mass", ("nbody",), F, "mass"),
     _m("body_subtreemass", ("nbody",), F, "mass of the body and all its descendants"),
     _m("body_inertia", ("nbody", 3), F, "diagonal inertia in the principal frame (body_iquat)"),
+    _m("body_sameframe", ("nbody",), B, "inertial frame equals the body frame (SameFrame)"),
     # joints
     _m("jnt_type", ("njnt",), I, "joint type (JointType)"),
     _m("jnt_qposadr", ("njnt",), I, "first qpos of the joint"),
@@ -115,6 +116,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("geom_size", ("ngeom", 3), F, "type-specific size parameters"),
     _m("geom_pos", ("ngeom", 3), F, "position in the body frame"),
     _m("geom_quat", ("ngeom", 4), F, "orientation in the body frame"),
+    _m("geom_sameframe", ("ngeom",), B, "geom frame equals the body or inertial frame (SameFrame)"),
     _m("geom_friction", ("ngeom", 3), F, "sliding, torsional, rolling friction (kept for contacts)"),
     # sites
     _m("site_type", ("nsite",), I, "geom type used to draw the site"),
@@ -123,6 +125,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("site_size", ("nsite", 3), F, "site size"),
     _m("site_pos", ("nsite", 3), F, "position in the body frame"),
     _m("site_quat", ("nsite", 4), F, "orientation in the body frame"),
+    _m("site_sameframe", ("nsite",), B, "site frame equals the body or inertial frame (SameFrame)"),
     # tendons (fixed tendons in this release); the path of tendon i is wrap_* [adr, adr + num)
     _m("tendon_adr", ("ntendon",), I, "first wrap object of the tendon's path"),
     _m("tendon_num", ("ntendon",), I, "number of wrap objects in the path"),

@@ -17,9 +17,9 @@ from kinedyn.types import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE, MINVAL
 @njit(cache=True)
 def _kinematics(
     # model
-    body_parentid, body_jntnum, body_jntadr, body_pos, body_quat, body_ipos, body_iquat,
+    body_parentid, body_jntnum, body_jntadr, body_pos, body_quat, body_ipos, body_iquat, body_sameframe,
     jnt_type, jnt_qposadr, jnt_pos, jnt_axis, qpos0,
-    geom_bodyid, geom_pos, geom_quat, site_bodyid, site_pos, site_quat,
+    geom_bodyid, geom_pos, geom_quat, geom_sameframe, site_bodyid, site_pos, site_quat, site_sameframe,
     # data in
     qpos,
     # data out
@@ -103,13 +103,14 @@ def _kinematics(
 
     # inertial frames, geoms and sites: fixed offsets from their body (mj_kinematics2)
     for b in range(1, nbody):
-        local2global(xipos[b], ximat[b], xpos[b], xmat[b], xquat[b], body_ipos[b], body_iquat[b], qloc)
+        local2global(xipos[b], ximat[b], b, body_ipos[b], body_iquat[b], body_sameframe[b],
+                     xpos, xmat, xquat, xipos, ximat, qloc)
     for g in range(geom_bodyid.shape[0]):
-        b = geom_bodyid[g]
-        local2global(geom_xpos[g], geom_xmat[g], xpos[b], xmat[b], xquat[b], geom_pos[g], geom_quat[g], qloc)
+        local2global(geom_xpos[g], geom_xmat[g], geom_bodyid[g], geom_pos[g], geom_quat[g], geom_sameframe[g],
+                     xpos, xmat, xquat, xipos, ximat, qloc)
     for s in range(site_bodyid.shape[0]):
-        b = site_bodyid[s]
-        local2global(site_xpos[s], site_xmat[s], xpos[b], xmat[b], xquat[b], site_pos[s], site_quat[s], qloc)
+        local2global(site_xpos[s], site_xmat[s], site_bodyid[s], site_pos[s], site_quat[s], site_sameframe[s],
+                     xpos, xmat, xquat, xipos, ximat, qloc)
 
 
 @njit(cache=True)
@@ -221,8 +222,9 @@ def _dof_com_rot(res, ax, ay, az, ox, oy, oz):
 def kinematics_entry(m, d):
     _kinematics(
         m.body_parentid, m.body_jntnum, m.body_jntadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat,
-        m.jnt_type, m.jnt_qposadr, m.jnt_pos, m.jnt_axis, m.qpos0,
-        m.geom_bodyid, m.geom_pos, m.geom_quat, m.site_bodyid, m.site_pos, m.site_quat,
+        m.body_sameframe, m.jnt_type, m.jnt_qposadr, m.jnt_pos, m.jnt_axis, m.qpos0,
+        m.geom_bodyid, m.geom_pos, m.geom_quat, m.geom_sameframe,
+        m.site_bodyid, m.site_pos, m.site_quat, m.site_sameframe,
         d.qpos,
         d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat,
         d.site_xpos, d.site_xmat,

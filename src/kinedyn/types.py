@@ -48,6 +48,19 @@ class GeomType(enum.IntEnum):
     SDF = 8
 
 
+class SameFrame(enum.IntEnum):
+    """mjtSameFrame: a frame that coincides (within 1e-6) with its body's frame or inertial frame.
+
+    Kinematics copies such frames instead of composing them, as MuJoCo does.
+    """
+
+    NONE = 0
+    BODY = 1
+    INERTIA = 2
+    BODYROT = 3
+    INERTIAROT = 4
+
+
 class TrnType(enum.IntEnum):
     """mjtTrn: actuator transmission."""
 
@@ -148,6 +161,12 @@ JNT_FREE = int(JointType.FREE)
 JNT_BALL = int(JointType.BALL)
 JNT_SLIDE = int(JointType.SLIDE)
 JNT_HINGE = int(JointType.HINGE)
+
+SAMEFRAME_NONE = int(SameFrame.NONE)
+SAMEFRAME_BODY = int(SameFrame.BODY)
+SAMEFRAME_INERTIA = int(SameFrame.INERTIA)
+SAMEFRAME_BODYROT = int(SameFrame.BODYROT)
+SAMEFRAME_INERTIAROT = int(SameFrame.INERTIAROT)
 
 TRN_JOINT = int(TrnType.JOINT)
 TRN_JOINTINPARENT = int(TrnType.JOINTINPARENT)

@@ -1027,6 +1027,12 @@ class Compiler:
         arr["site_size"] = np.array([s.size for s in sites], dtype=float).reshape(nsite, 3)
         arr["site_pos"] = np.array([s.pos for s in sites], dtype=float).reshape(nsite, 3)
         arr["site_quat"] = np.array([s.quat for s in sites], dtype=float).reshape(nsite, 4)
+        # frames that coincide with their body's frame or inertial frame are copied by kinematics
+        arr["body_sameframe"] = fr.same_frame(arr["body_ipos"], arr["body_iquat"], None, None)
+        for kind in ("geom", "site"):
+            owner = arr[f"{kind}_bodyid"]
+            arr[f"{kind}_sameframe"] = fr.same_frame(arr[f"{kind}_pos"], arr[f"{kind}_quat"],
+                                                  arr["body_ipos"][owner], arr["body_iquat"][owner])
 
         # tendons and their paths (CopyObjects): fixed tendons hold (joint, coef) wraps
         tendons = self.tendons

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from kinedyn.types import SameFrame
+
 EPS = 1e-14  # mjEPS of the compiler (user_util.h)
 
 
@@ -188,3 +192,34 @@ def fromto_frame(fromto) -> tuple[list[float], list[float], float] | None:
         return None
     pos = [(fromto[0] + fromto[3]) / 2, (fromto[1] + fromto[4]) / 2, (fromto[2] + fromto[5]) / 2]
     return pos, z2quat(vec), half
+
+
+# frames closer than this (element-wise, quaternions up to sign) count as the same (kFrameEps)
+FRAME_EPS = 1e-6
+
+
+def same_frame(pos, quat, ipos, iquat) -> np.ndarray:
+    """MuJoCo's SameFrame codes for frames (pos, quat) attached to bodies with inertial frames (ipos, iquat).
+
+    All arguments are (n, 3) / (n, 4) arrays, row by row; ``ipos``/``iquat`` may be None
+    (bodies themselves: only BODY, BODYROT or NONE apply).
+    """
+    def same_vec(a, b):
+        return np.all(np.abs(a - b) < FRAME_EPS, axis=1)
+
+    def same_quat(a, b):
+        return same_vec(a, b) | np.all(np.abs(a + b) < FRAME_EPS, axis=1)
+
+    zero = np.zeros_like(pos)
+    unit = np.zeros_like(quat)
+    unit[:, 0] = 1.0
+    codes = np.zeros(len(pos), dtype=np.uint8)
+    rot_body = same_quat(quat, unit)
+    cases = [(same_vec(pos, zero) & rot_body, SameFrame.BODY), (rot_body, SameFrame.BODYROT)]
+    if ipos is not None:
+        rot_inertia = same_quat(quat, iquat)
+        cases += [(same_vec(pos, ipos) & rot_inertia, SameFrame.INERTIA), (rot_inertia, SameFrame.INERTIAROT)]
+    # first matching case wins, as in MuJoCo's if/else chain
+    for mask, code in reversed(cases):
+        codes[mask] = code
+    return codes
