@@ -1,0 +1,147 @@
+"""kd.kinematics and kd.com_pos, each alone, vs mj_kinematics and mj_comPos.
+
+Oracle: MuJoCo 4.0 on the same MJCF and qpos; only qpos is set, then exactly one
+stage runs on each side, so a stage that silently relies on fields another stage
+wrote would be caught. Tolerance: SPEC §2 (1e-9 relative, 1e-12 absolute).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+from oracle import assert_fields, gym_model_path, load_pair, set_same_state, shared_model_paths
+from strategies import random_mjcf, random_mjcf_text, random_state
+
+import kinedyn as kd
+
+KINEMATICS_FIELDS = ("xpos", "xquat", "xmat", "xipos", "ximat", "xanchor", "xaxis",
+                     "geom_xpos", "geom_xmat", "site_xpos", "site_xmat")
+COM_POS_FIELDS = ("subtree_com", "cinert", "cdof")
+
+_MODELS: dict[str, object] = {}
+
+
+def _pair(xml: str, label: str):
+    if xml not in _MODELS:
+        try:
+            m, _, mjm, _ = load_pair(xml)
+            _MODELS[xml] = (m, mjm)
+        except kd.ModelError as err:
+            if "not supported" not in str(err):
+                raise
+            _MODELS[xml] = err
+    entry = _MODELS[xml]
+    if isinstance(entry, kd.ModelError):
+        pytest.skip(f"{label}: kinedyn does not support it yet: {entry}")
+    m, mjm = entry
+    return m, kd.Data(m), mjm, mujoco.MjData(mjm)
+
+
+def _check_stages(m, d, mjm, mjd, rng, nstates=3):
+    for _ in range(nstates):
+        qpos, qvel, _, _ = random_state(rng, mjm)
+        set_same_state(m, d, mjm, mjd, qpos, qvel)
+        kd.kinematics(m, d)
+        mujoco.mj_kinematics(mjm, mjd)
+        assert_fields(m, d, mjm, mjd, names=KINEMATICS_FIELDS)
+        kd.com_pos(m, d)
+        mujoco.mj_comPos(mjm, mjd)
+        assert_fields(m, d, mjm, mjd, names=COM_POS_FIELDS)
+
+
+def test_field_lists_cover_the_registry():
+    """The two stages write every 'position' field but crb, M, qLD and the transmission's."""
+    from kinedyn.fields import DATA_FIELDS
+
+    later = {"crb", "M", "qLD", "qLDiagInv"}
+    position = {f.name for f in DATA_FIELDS if f.stage == "position" and f.mujoco}
+    ours = {n for n in position - later if not n.startswith(("ten_", "wrap_", "actuator_"))}
+    assert ours == set(KINEMATICS_FIELDS) | set(COM_POS_FIELDS)
+
+
+@pytest.mark.parametrize("path", shared_model_paths(), ids=lambda p: p.stem)
+def test_kinematics_shared_models(path):
+    m, d, mjm, mjd = _pair(path.read_text(), path.stem)
+    _check_stages(m, d, mjm, mjd, np.random.default_rng(11))
+
+
+@pytest.mark.parametrize("name", ["humanoid", "pusher", "ant"])
+def test_kinematics_gym_models(name):
+    path = gym_model_path(name)
+    m, d, mjm, mjd = _pair(path.read_text(), f"gymnasium {name}.xml")
+    _check_stages(m, d, mjm, mjd, np.random.default_rng(12))
+
+
+@pytest.mark.parametrize("seed", range(0, 240, 3))
+def test_kinematics_random_trees(seed):
+    m, d, mjm, mjd = _pair(random_mjcf_text(seed), f"random tree {seed}")
+    _check_stages(m, d, mjm, mjd, np.random.default_rng(seed))
+
+
+@settings(max_examples=30, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(xml=random_mjcf(), state_seed=st.integers(0, 2**32 - 1))
+def test_kinematics_hypothesis(xml, state_seed):
+    m, d, mjm, mjd = load_pair(xml)
+    _check_stages(m, d, mjm, mjd, np.random.default_rng(state_seed), nstates=2)
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 4))
+def test_frames_are_rotations(seed):
+    """FK property: xmat is orthonormal with det +1, and equals the matrix of the unit quaternion xquat."""
+    m, d, mjm, _ = _pair(random_mjcf_text(seed), f"random tree {seed}")
+    qpos, *_ = random_state(np.random.default_rng(seed), mjm)
+    d.qpos[:] = qpos
+    kd.kinematics(m, d)
+    for b in range(m.nbody):
+        r = d.xmat[b]
+        np.testing.assert_allclose(r @ r.T, np.eye(3), atol=1e-12)
+        assert np.linalg.det(r) == pytest.approx(1.0, abs=1e-12)
+        assert np.linalg.norm(d.xquat[b]) == pytest.approx(1.0, abs=1e-12)
+        mat = np.zeros(9)
+        mujoco.mju_quat2Mat(mat, d.xquat[b])
+        np.testing.assert_allclose(mat.reshape(3, 3), r, atol=1e-12)
+    for s in range(m.nsite):
+        r = d.site_xmat[s]
+        np.testing.assert_allclose(r @ r.T, np.eye(3), atol=1e-12)
+
+
+def test_world_body_is_identity():
+    m, d, _, _ = _pair(random_mjcf_text(5), "random tree 5")
+    kd.kinematics(m, d)
+    np.testing.assert_array_equal(d.xpos[0], np.zeros(3))
+    np.testing.assert_array_equal(d.xquat[0], [1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(d.xmat[0], np.eye(3))
+
+
+@pytest.mark.parametrize("eps", ["1e-9", "1e-7"])
+def test_near_identity_local_frames(eps):
+    """Geoms/sites whose local frame is within MuJoCo's sameframe tolerance of the body frame.
+
+    MuJoCo's compiler marks such frames ``geom_sameframe`` / ``site_sameframe`` and
+    mj_kinematics then copies the body's xpos/xmat instead of composing the tiny
+    rotation; the result differs from composing by ~eps. kinedyn must do the same.
+    """
+    xml = f"""<mujoco>
+  <worldbody>
+    <body name="b" euler="0.3 0.2 0.1">
+      <joint type="ball"/>
+      <geom type="box" size="0.1 0.2 0.3" quat="1 {eps} 0 0"/>
+      <site name="s" quat="1 0 {eps} 0"/>
+      <body pos="0 0 .5">
+        <joint type="hinge"/>
+        <geom type="sphere" size="0.1" pos="0.1 0 0"/>
+        <geom type="sphere" size=".1" pos="0 0 .1" quat="1 0 0 {eps}"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+    m, d, mjm, mjd = _pair(xml, f"near-identity frames {eps}")
+    assert mjm.geom_sameframe[0] != 0 and mjm.site_sameframe[0] != 0  # the case under test
+    q = np.array([0.8, 0.2, -0.3, 0.4])
+    set_same_state(m, d, mjm, mjd, np.r_[q / np.linalg.norm(q), 0.7], np.zeros(mjm.nv))
+    kd.kinematics(m, d)
+    mujoco.mj_kinematics(mjm, mjd)
+    assert_fields(m, d, mjm, mjd, names=KINEMATICS_FIELDS)
