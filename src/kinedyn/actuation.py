@@ -49,40 +49,44 @@ def _transmission(
     qpos, ten_length, ten_J,
     # data out
     actuator_length, actuator_moment,
-    # scratch
-    quat, axis, gear_axis,
+    # scratch: quaternion and vector rows (GEAR uses two rows)
+    sq, sv,
 ):
+    QUAT, AXIS, GEAR = 0, 0, 1
     nu = actuator_trntype.shape[0]
     for i in range(nu):
-        actuator_moment[i, :] = 0.0
+        for v in range(actuator_moment.shape[1]):
+            actuator_moment[i, v] = 0.0
         trntype = actuator_trntype[i]
         if trntype == TRN_JOINT or trntype == TRN_JOINTINPARENT:
             j = actuator_trnid[i, 0]
-            gear = actuator_gear[i]
             qadr = jnt_qposadr[j]
             dadr = jnt_dofadr[j]
             jtype = jnt_type[j]
             if jtype == JNT_SLIDE or jtype == JNT_HINGE:
                 # scalar joint: length = gear * q, moment = gear on the joint's dof
-                actuator_length[i] = qpos[qadr] * gear[0]
-                actuator_moment[i, dadr] = gear[0]
+                actuator_length[i] = qpos[qadr] * actuator_gear[i, 0]
+                actuator_moment[i, dadr] = actuator_gear[i, 0]
             elif jtype == JNT_BALL:
                 # length = gear . rotation vector of the joint quaternion; moment = gear axis
                 for k in range(4):
-                    quat[k] = qpos[qadr + k]
-                normalize4(quat)
-                quat2vel(axis, quat, 1.0)
-                _gear_axis(gear_axis, gear[0:3], quat, trntype == TRN_JOINTINPARENT)
-                actuator_length[i] = axis[0] * gear_axis[0] + axis[1] * gear_axis[1] + axis[2] * gear_axis[2]
-                actuator_moment[i, dadr:dadr + 3] = gear_axis
+                    sq[QUAT, k] = qpos[qadr + k]
+                normalize4(sq, QUAT)
+                quat2vel(sv, AXIS, sq, QUAT, 1.0)
+                _gear_axis(sv, GEAR, actuator_gear, i, 0, sq, QUAT, trntype == TRN_JOINTINPARENT)
+                actuator_length[i] = sv[AXIS, 0] * sv[GEAR, 0] + sv[AXIS, 1] * sv[GEAR, 1] \
+                    + sv[AXIS, 2] * sv[GEAR, 2]
+                for k in range(3):
+                    actuator_moment[i, dadr + k] = sv[GEAR, k]
             else:  # JNT_FREE: a 6D wrench [force (world); torque]; no meaningful length
                 for k in range(4):
-                    quat[k] = qpos[qadr + 3 + k]
-                normalize4(quat)
-                _gear_axis(gear_axis, gear[3:6], quat, trntype == TRN_JOINTINPARENT)
+                    sq[QUAT, k] = qpos[qadr + 3 + k]
+                normalize4(sq, QUAT)
+                _gear_axis(sv, GEAR, actuator_gear, i, 3, sq, QUAT, trntype == TRN_JOINTINPARENT)
                 actuator_length[i] = 0.0
-                actuator_moment[i, dadr:dadr + 3] = gear[0:3]
-                actuator_moment[i, dadr + 3:dadr + 6] = gear_axis
+                for k in range(3):
+                    actuator_moment[i, dadr + k] = actuator_gear[i, k]
+                    actuator_moment[i, dadr + 3 + k] = sv[GEAR, k]
         elif trntype == TRN_TENDON:
             # tendon: length = gear * ten_length, moment = gear * ten_J (mj_transmission)
             t = actuator_trnid[i, 0]
@@ -94,17 +98,23 @@ def _transmission(
             actuator_length[i] = math.nan
 
 
-@njit(cache=True)
-def _gear_axis(res, gear, quat, in_parent):
-    """Torque axis in the joint's child frame: gear itself, or gear given in the parent frame."""
+@njit(cache=True, inline="always")
+def _gear_axis(res, r, actuator_gear, i, first, quat, q, in_parent):
+    """res[r] = torque axis actuator_gear[i, first:first+3] in the joint's child frame.
+
+    With jointinparent the gear is given in the parent frame: rotate it by the inverse
+    joint rotation (quat[q] is conjugated in place).
+    """
     if in_parent:
-        # rotate by the inverse joint rotation: parent frame -> child frame
-        quat[1] = -quat[1]
-        quat[2] = -quat[2]
-        quat[3] = -quat[3]
-        rot_vec_quat(res, gear, quat)
+        quat[q, 1] = -quat[q, 1]
+        quat[q, 2] = -quat[q, 2]
+        quat[q, 3] = -quat[q, 3]
+        for k in range(3):
+            res[r + 1, k] = actuator_gear[i, first + k]
+        rot_vec_quat(res, r, res, r + 1, quat, q)
     else:
-        res[:] = gear
+        for k in range(3):
+            res[r, k] = actuator_gear[i, first + k]
 
 
 @njit(cache=True)
@@ -257,10 +267,9 @@ def actuator_velocity_kernel(disableflags, actuator_moment, qvel, actuator_veloc
 
 @njit(cache=True)
 def transmission_entry(m, d):
-    small = d.scratch_small
     _transmission(m.actuator_trntype, m.actuator_trnid, m.actuator_gear, m.jnt_type, m.jnt_qposadr,
                   m.jnt_dofadr, d.qpos, d.ten_length, d.ten_J, d.actuator_length, d.actuator_moment,
-                  small[0:4], small[4:7], small[7:10])
+                  d.scratch_quat, d.scratch_vec)
 
 
 @njit(cache=True)

@@ -30,14 +30,16 @@ def _com_vel(
     qvel, cdof,
     # data out
     cvel, cdof_dot,
-    # scratch
-    vel,
 ):
     nbody = body_parentid.shape[0]
-    cvel[0, :] = 0.0
-    # forward pass over bodies: cvel = cvel_parent + sum(cdof * qvel); cdof_dot = cvel x cdof
+    for t in range(6):
+        cvel[0, t] = 0.0
+    # forward pass over bodies: cvel = cvel_parent + sum(cdof * qvel); cdof_dot = cvel x cdof.
+    # cvel[b] accumulates the velocity as the body's dofs are added.
     for b in range(1, nbody):
-        vel[:] = cvel[body_parentid[b]]
+        p = body_parentid[b]
+        for t in range(6):
+            cvel[b, t] = cvel[p, t]
         bda = body_dofadr[b]
         j = 0
         while j < body_dofnum[b]:
@@ -46,26 +48,25 @@ def _com_vel(
             if jtype == JNT_FREE:
                 # translations: cdof is constant in the world, so cdof_dot = 0
                 for k in range(3):
-                    cdof_dot[v + k, :] = 0.0
                     for t in range(6):
-                        vel[t] += cdof[v + k, t] * qvel[v + k]
+                        cdof_dot[v + k, t] = 0.0
+                        cvel[b, t] += cdof[v + k, t] * qvel[v + k]
                 j += 3
                 v += 3
             if jtype == JNT_FREE or jtype == JNT_BALL:
                 # the three rotations use the velocity before this joint's own rotation
                 for k in range(3):
-                    cross_motion(cdof_dot[v + k], vel, cdof[v + k])
+                    cross_motion(cdof_dot, v + k, cvel, b, cdof, v + k)
                 for k in range(3):
                     for t in range(6):
-                        vel[t] += cdof[v + k, t] * qvel[v + k]
+                        cvel[b, t] += cdof[v + k, t] * qvel[v + k]
                 j += 3
             else:
                 # hinge or slide: cdof_dot with the velocity before this dof (cdof x cdof = 0)
-                cross_motion(cdof_dot[v], vel, cdof[v])
+                cross_motion(cdof_dot, v, cvel, b, cdof, v)
                 for t in range(6):
-                    vel[t] += cdof[v, t] * qvel[v]
+                    cvel[b, t] += cdof[v, t] * qvel[v]
                 j += 1
-        cvel[b, :] = vel
 
 
 @njit(cache=True)
@@ -76,14 +77,16 @@ def _rne(
     qvel, qacc, cdof, cdof_dot, cinert, cvel, flg_acc,
     # data out
     result,
-    # scratch
-    cacc, cfrc_body, tmp, tmp1,
+    # scratch: per-body accelerations and forces, two 6-vector rows
+    cacc, cfrc_body, tmp,
 ):
+    TMP, TMP1 = 0, 1
     nbody = body_parentid.shape[0]
     nv = dof_bodyid.shape[0]
 
     # world acceleration = -gravity: gravity enters as a fictitious upward acceleration of the base
-    cacc[0, :] = 0.0
+    for t in range(6):
+        cacc[0, t] = 0.0
     if not disableflags & DSBL_GRAVITY:
         for k in range(3):
             cacc[0, 3 + k] = -gravity[k]
@@ -92,7 +95,9 @@ def _rne(
     for b in range(1, nbody):
         bda = body_dofadr[b]
         # cacc = cacc_parent + cdof_dot * qvel (+ cdof * qacc)
-        cacc[b, :] = cacc[body_parentid[b]]
+        p = body_parentid[b]
+        for t in range(6):
+            cacc[b, t] = cacc[p, t]
         for v in range(bda, bda + body_dofnum[b]):
             for t in range(6):
                 cacc[b, t] += cdof_dot[v, t] * qvel[v]
@@ -100,14 +105,15 @@ def _rne(
                 for t in range(6):
                     cacc[b, t] += cdof[v, t] * qacc[v]
         # cfrc_body = cinert * cacc + cvel x* (cinert * cvel)
-        mul_inert_vec(cfrc_body[b], cinert[b], cacc[b])
-        mul_inert_vec(tmp, cinert[b], cvel[b])
-        cross_force(tmp1, cvel[b], tmp)
+        mul_inert_vec(cfrc_body, b, cinert, b, cacc, b)
+        mul_inert_vec(tmp, TMP, cinert, b, cvel, b)
+        cross_force(tmp, TMP1, cvel, b, tmp, TMP)
         for t in range(6):
-            cfrc_body[b, t] += tmp1[t]
+            cfrc_body[b, t] += tmp[TMP1, t]
 
     # backward pass over bodies: accumulate cfrc_body from children
-    cfrc_body[0, :] = 0.0
+    for t in range(6):
+        cfrc_body[0, t] = 0.0
     for b in range(nbody - 1, 0, -1):
         p = body_parentid[b]
         if p > 0:
@@ -116,7 +122,7 @@ def _rne(
 
     # project onto the dofs: result = cdof . cfrc_body
     for v in range(nv):
-        result[v] = dot6(cdof[v], cfrc_body[dof_bodyid[v]])
+        result[v] = dot6(cdof, v, cfrc_body, dof_bodyid[v])
 
 
 @njit(cache=True)
@@ -127,9 +133,10 @@ def _passive(
     qpos, qvel,
     # data out (qfrc_passive is summed by passive_entry, after the tendon forces)
     qfrc_spring, qfrc_damper, qfrc_passive,
-    # scratch
-    quat, dif, qtmp,
+    # scratch: quaternion and vector rows
+    sq, sv,
 ):
+    QPOS, QSPRING, QTMP, DIF = 0, 1, 2, 0
     njnt = jnt_type.shape[0]
     nv = dof_damping.shape[0]
     qfrc_spring[:] = 0.0
@@ -152,11 +159,12 @@ def _passive(
             if jtype == JNT_FREE or jtype == JNT_BALL:
                 # rotation from the spring orientation to the current one, as a 3-vector
                 for k in range(4):
-                    quat[k] = qpos[padr + k]
-                normalize4(quat)
-                sub_quat(dif, quat, qpos_spring[padr:padr + 4], qtmp)
+                    sq[QPOS, k] = qpos[padr + k]
+                    sq[QSPRING, k] = qpos_spring[padr + k]
+                normalize4(sq, QPOS)
+                sub_quat(sv, DIF, sq, QPOS, sq, QSPRING, sq, QTMP)
                 for k in range(3):
-                    qfrc_spring[dadr + k] = -stiffness * dif[k]
+                    qfrc_spring[dadr + k] = -stiffness * sv[DIF, k]
             else:
                 qfrc_spring[dadr] = -stiffness * (qpos[padr] - qpos_spring[padr])
 
@@ -206,24 +214,22 @@ def xfrc_accumulate(
 @njit(cache=True)
 def com_vel_entry(m, d):
     _com_vel(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_jntid, m.jnt_type,
-             d.qvel, d.cdof, d.cvel, d.cdof_dot, d.scratch_small[0:6])
+             d.qvel, d.cdof, d.cvel, d.cdof_dot)
 
 
 @njit(cache=True)
 def rne_entry(m, d, flg_acc, result):
-    small = d.scratch_small
     _rne(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_bodyid, m.opt_gravity, m.opt_flags[1],
          d.qvel, d.qacc, d.cdof, d.cdof_dot, d.cinert, d.cvel, flg_acc,
          result,
-         d.scratch_body6a, d.scratch_body6b, small[0:6], small[6:12])
+         d.scratch_body6a, d.scratch_body6b, d.scratch_vec)
 
 
 @njit(cache=True)
 def passive_entry(m, d):
-    small = d.scratch_small
     _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.qpos_spring, m.dof_damping,
              m.opt_flags[1], d.qpos, d.qvel, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
-             small[0:4], small[4:7], small[7:11])
+             d.scratch_quat, d.scratch_vec)
     # tendon spring-dampers join the joint ones before the sum, as in mj_springdamper / mj_passive
     tendon_passive_entry(m, d)
     for v in range(m.nv):

@@ -239,7 +239,8 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     # inverse dynamics
     _d("qfrc_inverse", ("nv",), "inverse", "generalised force that produces qacc"),
     # scratch: preallocated temporaries, never compared, not part of the public contract
-    _d("scratch_small", (32,), "scratch", "small vectors for kernels (poses, quaternions)", False),
+    _d("scratch_quat", (8, 4), "scratch", "quaternion rows for kernels", False),
+    _d("scratch_vec", (8, 6), "scratch", "3- and 6-vector rows for kernels", False),
     _d("scratch_body6a", ("nbody", 6), "scratch", "per-body spatial temporary (RNE accelerations)", False),
     _d("scratch_body6b", ("nbody", 6), "scratch", "per-body spatial temporary (RNE forces)", False),
     _d("scratch_nv_a", ("nv",), "scratch", "dof temporary", False),

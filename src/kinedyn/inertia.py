@@ -26,14 +26,16 @@ def _crb(
     cinert, cdof,
     # data out
     crb, M,
-    # scratch
+    # scratch: one 6-vector row
     buf,
 ):
     nbody = body_parentid.shape[0]
     nv = dof_bodyid.shape[0]
 
     # crb = cinert, then backward pass over bodies: add each composite inertia to its parent
-    crb[:, :] = cinert
+    for b in range(nbody):
+        for k in range(10):
+            crb[b, k] = cinert[b, k]
     for b in range(nbody - 1, 0, -1):
         p = body_parentid[b]
         if p > 0:
@@ -47,10 +49,10 @@ def _crb(
         start = M_rowadr[i]
         adr = start + M_rownnz[i] - 1
         M[adr] = dof_armature[i]
-        mul_inert_vec(buf, crb[dof_bodyid[i]], cdof[i])
+        mul_inert_vec(buf, 0, crb, dof_bodyid[i], cdof, i)
         j = i
         while adr >= start:
-            M[adr] += dot6(cdof[j], buf)
+            M[adr] += dot6(cdof, j, buf, 0)
             adr -= 1
             j = dof_parentid[j]
 
@@ -126,7 +128,7 @@ def mul_m_kernel(res, M, vec, M_rownnz, M_rowadr, M_colind):
 @njit(cache=True)
 def crb_entry(m, d):
     _crb(m.body_parentid, m.dof_bodyid, m.dof_parentid, m.dof_armature, m.M_rownnz, m.M_rowadr,
-         d.cinert, d.cdof, d.crb, d.M, d.scratch_small[0:6])
+         d.cinert, d.cdof, d.crb, d.M, d.scratch_vec)
 
 
 @njit(cache=True)

@@ -55,8 +55,9 @@ RK4_B = np.array([1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0])
 
 
 @njit(cache=True)
-def integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, h, tmp3, tmp4):
-    """qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos)."""
+def integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, h, sq, sv):
+    """qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos); sq, sv: scratch rows."""
+    QUAT, VEL, TMP = 0, 0, 1
     for j in range(jnt_type.shape[0]):
         padr = jnt_qposadr[j]
         vadr = jnt_dofadr[j]
@@ -68,7 +69,13 @@ def integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, h, tmp3,
             vadr += 3
         if jtype == JNT_FREE or jtype == JNT_BALL:
             # body-frame angular velocity: q <- q * exp(h w / 2)
-            quat_integrate(qpos[padr:padr + 4], qvel[vadr:vadr + 3], h, tmp3, tmp4)
+            for k in range(4):
+                sq[QUAT, k] = qpos[padr + k]
+            for k in range(3):
+                sv[VEL, k] = qvel[vadr + k]
+            quat_integrate(sq, QUAT, sv, VEL, h, sq, TMP)
+            for k in range(4):
+                qpos[padr + k] = sq[QUAT, k]
         else:
             qpos[padr] += h * qvel[vadr]
 
@@ -100,9 +107,8 @@ def _advance(m, d, act_dot, qacc, qvel):
     # velocities, then positions with the new (or the given) velocities: semi-implicit Euler
     for v in range(m.nv):
         d.qvel[v] += h * qacc[v]
-    small = d.scratch_small
     integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, qvel, h,
-                         small[16:19], small[19:23])
+                         d.scratch_quat, d.scratch_vec)
     d.time[0] += h
 
 
@@ -336,7 +342,6 @@ def _rk4(m, d, a_tab, b_tab):
     da[0, :] = d.act_dot
     vel = d.scratch_nv_a
     acc = d.scratch_nv_b
-    small = d.scratch_small
     for i in range(1, 4):
         # weighted sums of the previous stages
         vel[:] = 0.0
@@ -351,7 +356,7 @@ def _rk4(m, d, a_tab, b_tab):
         # X_i = X_0 (+) h dX
         d.qpos[:] = q0
         integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, vel, h,
-                             small[16:19], small[19:23])
+                             d.scratch_quat, d.scratch_vec)
         for v in range(nv):
             d.qvel[v] = v0[v] + h * acc[v]
         for k in range(na):
@@ -432,8 +437,8 @@ def step(m, d, nstep: int = 1) -> None:
 
 
 @njit(cache=True)
-def _integrate_pos_entry(m, qpos, qvel, h, tmp):
-    integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, qpos, qvel, h, tmp[0:3], tmp[3:7])
+def _integrate_pos_entry(m, qpos, qvel, h, sq, sv):
+    integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, qpos, qvel, h, sq, sv)
 
 
 def integrate_pos(m, qpos: np.ndarray, qvel: np.ndarray, h: float) -> None:
@@ -442,4 +447,5 @@ def integrate_pos(m, qpos: np.ndarray, qvel: np.ndarray, h: float) -> None:
         raise ValueError(f"integrate_pos needs qpos ({m.nq},) and qvel ({m.nv},)")
     if qpos.dtype != np.float64 or not qpos.flags.c_contiguous:
         raise ValueError("qpos must be a contiguous float64 array (it is updated in place)")
-    _integrate_pos_entry(m._handle, qpos, np.ascontiguousarray(qvel, dtype=np.float64), float(h), np.empty(7))
+    _integrate_pos_entry(m._handle, qpos, np.ascontiguousarray(qvel, dtype=np.float64), float(h),
+                         np.empty((8, 4)), np.empty((8, 6)))

@@ -25,26 +25,24 @@ def _kinematics(
     # data out
     xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat,
     # scratch
-    small,
+    sq, sv,
 ):
     nbody = body_parentid.shape[0]
-    pos = small[0:3]
-    quat = small[3:7]
-    qloc = small[7:11]
-    vec = small[11:14]
+    QLOC, VEC = 0, 0  # scratch rows: the joint's local rotation, a rotated offset
 
     # world body: origin, identity orientation
-    xpos[0, :] = 0.0
-    xquat[0, :] = 0.0
-    xquat[0, 0] = 1.0
-    xipos[0, :] = 0.0
-    xmat[0, :, :] = 0.0
-    ximat[0, :, :] = 0.0
     for k in range(3):
-        xmat[0, k, k] = 1.0
-        ximat[0, k, k] = 1.0
+        xpos[0, k] = 0.0
+        xipos[0, k] = 0.0
+        for c in range(3):
+            xmat[0, k, c] = 1.0 if k == c else 0.0
+            ximat[0, k, c] = 1.0 if k == c else 0.0
+    xquat[0, 0] = 1.0
+    for k in range(1, 4):
+        xquat[0, k] = 0.0
 
-    # forward pass over bodies: compose parent pose, body offset and joint motions
+    # forward pass over bodies: compose parent pose, body offset and joint motions.
+    # xpos[b] and xquat[b] hold the pose being built.
     for b in range(1, nbody):
         jntadr = body_jntadr[b]
         jntnum = body_jntnum[b]
@@ -53,64 +51,62 @@ def _kinematics(
             # free joint: qpos holds the world pose directly
             qadr = jnt_qposadr[jntadr]
             for k in range(3):
-                pos[k] = qpos[qadr + k]
+                xpos[b, k] = qpos[qadr + k]
+                xanchor[jntadr, k] = qpos[qadr + k]
+                xaxis[jntadr, k] = jnt_axis[jntadr, k]
             for k in range(4):
-                quat[k] = qpos[qadr + 3 + k]
-            normalize4(quat)
-            xanchor[jntadr, :] = pos
-            xaxis[jntadr, :] = jnt_axis[jntadr]
+                xquat[b, k] = qpos[qadr + 3 + k]
+            normalize4(xquat, b)
         else:
             # pose of the body frame before its joints: parent pose * body offset
             p = body_parentid[b]
             for k in range(3):
-                pos[k] = xpos[p, k] + xmat[p, k, 0] * body_pos[b, 0] + xmat[p, k, 1] * body_pos[b, 1] \
+                xpos[b, k] = xpos[p, k] + xmat[p, k, 0] * body_pos[b, 0] + xmat[p, k, 1] * body_pos[b, 1] \
                     + xmat[p, k, 2] * body_pos[b, 2]
-            mul_quat(quat, xquat[p], body_quat[b])
+            mul_quat(xquat, b, xquat, p, body_quat, b)
 
             # apply joints in order; each joint moves the frame about its own anchor
             for j in range(jntadr, jntadr + jntnum):
                 qadr = jnt_qposadr[j]
                 jtype = jnt_type[j]
                 # axis and anchor in the world frame, before this joint moves
-                rot_vec_quat(xaxis[j], jnt_axis[j], quat)
-                rot_vec_quat(xanchor[j], jnt_pos[j], quat)
+                rot_vec_quat(xaxis, j, jnt_axis, j, xquat, b)
+                rot_vec_quat(xanchor, j, jnt_pos, j, xquat, b)
                 for k in range(3):
-                    xanchor[j, k] += pos[k]
+                    xanchor[j, k] += xpos[b, k]
 
                 if jtype == JNT_SLIDE:
                     # xpos += axis * (q - q0)
                     for k in range(3):
-                        pos[k] += xaxis[j, k] * (qpos[qadr] - qpos0[qadr])
+                        xpos[b, k] += xaxis[j, k] * (qpos[qadr] - qpos0[qadr])
                 elif jtype == JNT_BALL or jtype == JNT_HINGE:
                     # local rotation: the ball quaternion, or the hinge angle about its axis
                     if jtype == JNT_BALL:
                         for k in range(4):
-                            qloc[k] = qpos[qadr + k]
-                        normalize4(qloc)
+                            sq[QLOC, k] = qpos[qadr + k]
+                        normalize4(sq, QLOC)
                     else:
-                        axis_angle2quat(qloc, jnt_axis[j], qpos[qadr] - qpos0[qadr])
-                    mul_quat(quat, quat, qloc)
+                        axis_angle2quat(sq, QLOC, jnt_axis, j, qpos[qadr] - qpos0[qadr])
+                    mul_quat(xquat, b, xquat, b, sq, QLOC)
                     # rotation about the anchor, not the body origin: xpos = xanchor - R jnt_pos
-                    rot_vec_quat(vec, jnt_pos[j], quat)
+                    rot_vec_quat(sv, VEC, jnt_pos, j, xquat, b)
                     for k in range(3):
-                        pos[k] = xanchor[j, k] - vec[k]
+                        xpos[b, k] = xanchor[j, k] - sv[VEC, k]
                 # other types never reach here: the compiler rejects them
 
-        normalize4(quat)
-        xquat[b, :] = quat
-        xpos[b, :] = pos
-        quat2mat(xmat[b], quat)
+        normalize4(xquat, b)
+        quat2mat(xmat, b, xquat, b)
 
     # inertial frames, geoms and sites: fixed offsets from their body (mj_kinematics2)
     for b in range(1, nbody):
-        local2global(xipos[b], ximat[b], b, body_ipos[b], body_iquat[b], body_sameframe[b],
-                     xpos, xmat, xquat, xipos, ximat, qloc)
+        local2global(xipos, ximat, b, b, body_ipos, body_iquat, b, body_sameframe[b],
+                     xpos, xmat, xquat, xipos, ximat, sq, QLOC)
     for g in range(geom_bodyid.shape[0]):
-        local2global(geom_xpos[g], geom_xmat[g], geom_bodyid[g], geom_pos[g], geom_quat[g], geom_sameframe[g],
-                     xpos, xmat, xquat, xipos, ximat, qloc)
+        local2global(geom_xpos, geom_xmat, g, geom_bodyid[g], geom_pos, geom_quat, g, geom_sameframe[g],
+                     xpos, xmat, xquat, xipos, ximat, sq, QLOC)
     for s in range(site_bodyid.shape[0]):
-        local2global(site_xpos[s], site_xmat[s], site_bodyid[s], site_pos[s], site_quat[s], site_sameframe[s],
-                     xpos, xmat, xquat, xipos, ximat, qloc)
+        local2global(site_xpos, site_xmat, s, site_bodyid[s], site_pos, site_quat, s, site_sameframe[s],
+                     xpos, xmat, xquat, xipos, ximat, sq, QLOC)
 
 
 @njit(cache=True)
@@ -135,29 +131,29 @@ def _com_pos(
             subtree_com[p, k] += subtree_com[b, k]
     for b in range(nbody):
         if body_subtreemass[b] < MINVAL:
-            subtree_com[b, :] = xipos[b]
+            for k in range(3):
+                subtree_com[b, k] = xipos[b, k]
         else:
             inv = 1.0 / body_subtreemass[b]
             for k in range(3):
                 subtree_com[b, k] *= inv
 
     # cinert: body inertia rotated to the world and shifted to the tree's com (mju_inertCom)
-    cinert[0, :] = 0.0
+    for k in range(10):
+        cinert[0, k] = 0.0
     for b in range(1, nbody):
         r = body_rootid[b]
         dx = xipos[b, 0] - subtree_com[r, 0]
         dy = xipos[b, 1] - subtree_com[r, 1]
         dz = xipos[b, 2] - subtree_com[r, 2]
         mass = body_mass[b]
-        inertia = body_inertia[b]
-        mat = ximat[b]
         # rotational part: R diag(I) R^T, plus the parallel-axis term mass (|d|^2 E - d d^T)
-        cinert[b, 0] = _rot_inertia(mat, inertia, 0, 0)
-        cinert[b, 1] = _rot_inertia(mat, inertia, 1, 1)
-        cinert[b, 2] = _rot_inertia(mat, inertia, 2, 2)
-        cinert[b, 3] = _rot_inertia(mat, inertia, 0, 1)
-        cinert[b, 4] = _rot_inertia(mat, inertia, 0, 2)
-        cinert[b, 5] = _rot_inertia(mat, inertia, 1, 2)
+        cinert[b, 0] = _rot_inertia(ximat, body_inertia, b, 0, 0)
+        cinert[b, 1] = _rot_inertia(ximat, body_inertia, b, 1, 1)
+        cinert[b, 2] = _rot_inertia(ximat, body_inertia, b, 2, 2)
+        cinert[b, 3] = _rot_inertia(ximat, body_inertia, b, 0, 1)
+        cinert[b, 4] = _rot_inertia(ximat, body_inertia, b, 0, 2)
+        cinert[b, 5] = _rot_inertia(ximat, body_inertia, b, 1, 2)
         cinert[b, 0] += mass * (dy * dy + dz * dz)
         cinert[b, 1] += mass * (dx * dx + dz * dz)
         cinert[b, 2] += mass * (dx * dx + dy * dy)
@@ -184,7 +180,8 @@ def _com_pos(
                 if jtype == JNT_FREE:
                     # translations along the world axes
                     for k in range(3):
-                        cdof[da + k, :] = 0.0
+                        for t in range(6):
+                            cdof[da + k, t] = 0.0
                         cdof[da + k, 3 + k] = 1.0
                     da += 3
                 # rotations about the body's own axes (columns of xmat): [axis; axis x offset]
@@ -192,30 +189,32 @@ def _com_pos(
                     ax = xmat[b, 0, k]
                     ay = xmat[b, 1, k]
                     az = xmat[b, 2, k]
-                    _dof_com_rot(cdof[da + k], ax, ay, az, ox, oy, oz)
+                    _dof_com_rot(cdof, da + k, ax, ay, az, ox, oy, oz)
             elif jtype == JNT_SLIDE:
-                cdof[da, 0:3] = 0.0
-                cdof[da, 3:6] = xaxis[j]
+                for k in range(3):
+                    cdof[da, k] = 0.0
+                    cdof[da, 3 + k] = xaxis[j, k]
             else:  # JNT_HINGE
-                _dof_com_rot(cdof[da], xaxis[j, 0], xaxis[j, 1], xaxis[j, 2], ox, oy, oz)
+                _dof_com_rot(cdof, da, xaxis[j, 0], xaxis[j, 1], xaxis[j, 2], ox, oy, oz)
 
 
-@njit(cache=True)
-def _rot_inertia(mat, inertia, i, j):
-    """Element (i, j) of R diag(inertia) R^T."""
-    return mat[i, 0] * inertia[0] * mat[j, 0] + mat[i, 1] * inertia[1] * mat[j, 1] \
-        + mat[i, 2] * inertia[2] * mat[j, 2]
+@njit(cache=True, inline="always")
+def _rot_inertia(ximat, body_inertia, b, i, j):
+    """Element (i, j) of R diag(I) R^T for body b, associated as mju_inertCom does: R (diag(I) R^T)."""
+    return ximat[b, i, 0] * (body_inertia[b, 0] * ximat[b, j, 0]) \
+        + ximat[b, i, 1] * (body_inertia[b, 1] * ximat[b, j, 1]) \
+        + ximat[b, i, 2] * (body_inertia[b, 2] * ximat[b, j, 2])
 
 
-@njit(cache=True)
-def _dof_com_rot(res, ax, ay, az, ox, oy, oz):
-    """Rotational motion axis about the com: [axis; axis x offset] (mju_dofCom)."""
-    res[0] = ax
-    res[1] = ay
-    res[2] = az
-    res[3] = ay * oz - az * oy
-    res[4] = az * ox - ax * oz
-    res[5] = ax * oy - ay * ox
+@njit(cache=True, inline="always")
+def _dof_com_rot(cdof, v, ax, ay, az, ox, oy, oz):
+    """Rotational motion axis of dof v about the com: [axis; axis x offset] (mju_dofCom)."""
+    cdof[v, 0] = ax
+    cdof[v, 1] = ay
+    cdof[v, 2] = az
+    cdof[v, 3] = ay * oz - az * oy
+    cdof[v, 4] = az * ox - ax * oz
+    cdof[v, 5] = ax * oy - ay * ox
 
 
 @njit(cache=True)
@@ -228,7 +227,7 @@ def kinematics_entry(m, d):
         d.qpos,
         d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat,
         d.site_xpos, d.site_xmat,
-        d.scratch_small,
+        d.scratch_quat, d.scratch_vec,
     )
 
 
