@@ -17,13 +17,7 @@ import math
 
 from numba import njit
 
-from kinedyn.types import (
-    MINVAL,
-    SAMEFRAME_BODY,
-    SAMEFRAME_BODYROT,
-    SAMEFRAME_INERTIA,
-    SAMEFRAME_INERTIAROT,
-)
+from kinedyn.types import MINVAL
 
 # ---- quaternions and rotations ----------------------------------------------------------------
 
@@ -172,37 +166,6 @@ def quat_integrate(quat, q, vel, v, scale, tmp, t):
     axis_angle2quat(tmp, t + 1, tmp, t, angle)
     normalize4(quat, q)
     mul_quat(quat, q, quat, q, tmp, t + 1)
-
-
-@njit(cache=True, inline="always")
-def local2global(xpos_out, xmat_out, o, b, pos, quat, i, sameframe, xpos, xmat, xquat, xipos, ximat, tmp, t):
-    """Pose of frame i (pos[i], quat[i] in the coordinates of body b) into row o (mj_local2Global).
-
-    xpos_out = xpos_b + xmat_b pos ;  xmat_out = R(xquat_b * quat). A frame that coincides
-    with the body frame or the inertial frame (``sameframe``, set by the compiler) copies
-    that frame instead, as MuJoCo does. Uses the scratch quaternion tmp[t].
-    """
-    if sameframe == SAMEFRAME_BODY:
-        for k in range(3):
-            xpos_out[o, k] = xpos[b, k]
-    elif sameframe == SAMEFRAME_INERTIA:
-        for k in range(3):
-            xpos_out[o, k] = xipos[b, k]
-    else:
-        for k in range(3):
-            xpos_out[o, k] = xpos[b, k] + xmat[b, k, 0] * pos[i, 0] + xmat[b, k, 1] * pos[i, 1] \
-                + xmat[b, k, 2] * pos[i, 2]
-    if sameframe == SAMEFRAME_BODY or sameframe == SAMEFRAME_BODYROT:
-        for k in range(3):
-            for c in range(3):
-                xmat_out[o, k, c] = xmat[b, k, c]
-    elif sameframe == SAMEFRAME_INERTIA or sameframe == SAMEFRAME_INERTIAROT:
-        for k in range(3):
-            for c in range(3):
-                xmat_out[o, k, c] = ximat[b, k, c]
-    else:
-        mul_quat(tmp, t, xquat, b, quat, i)
-        quat2mat(xmat_out, o, tmp, t)
 
 
 # ---- spatial algebra --------------------------------------------------------------------------

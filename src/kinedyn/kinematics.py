@@ -10,8 +10,18 @@ from __future__ import annotations
 
 from numba import njit
 
-from kinedyn._math import axis_angle2quat, local2global, mul_quat, normalize4, quat2mat, rot_vec_quat
-from kinedyn.types import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE, MINVAL
+from kinedyn._math import axis_angle2quat, mul_quat, normalize4, quat2mat, rot_vec_quat
+from kinedyn.types import (
+    JNT_BALL,
+    JNT_FREE,
+    JNT_HINGE,
+    JNT_SLIDE,
+    MINVAL,
+    SAMEFRAME_BODY,
+    SAMEFRAME_BODYROT,
+    SAMEFRAME_INERTIA,
+    SAMEFRAME_INERTIAROT,
+)
 
 
 @njit(cache=True)
@@ -98,15 +108,51 @@ def _kinematics(
         quat2mat(xmat, b, xquat, b)
 
     # inertial frames, geoms and sites: fixed offsets from their body (mj_kinematics2)
-    for b in range(1, nbody):
-        local2global(xipos, ximat, b, b, body_ipos, body_iquat, b, body_sameframe[b],
-                     xpos, xmat, xquat, xipos, ximat, sq, QLOC)
-    for g in range(geom_bodyid.shape[0]):
-        local2global(geom_xpos, geom_xmat, g, geom_bodyid[g], geom_pos, geom_quat, g, geom_sameframe[g],
-                     xpos, xmat, xquat, xipos, ximat, sq, QLOC)
-    for s in range(site_bodyid.shape[0]):
-        local2global(site_xpos, site_xmat, s, site_bodyid[s], site_pos, site_quat, s, site_sameframe[s],
-                     xpos, xmat, xquat, xipos, ximat, sq, QLOC)
+    # (one call per kind of frame: the loop lives inside, so array arguments are passed
+    # three times per call rather than once per frame)
+    _frames(xipos, ximat, body_parentid, True, body_ipos, body_iquat, body_sameframe,
+            xpos, xmat, xquat, xipos, ximat, sq)
+    _frames(geom_xpos, geom_xmat, geom_bodyid, False, geom_pos, geom_quat, geom_sameframe,
+            xpos, xmat, xquat, xipos, ximat, sq)
+    _frames(site_xpos, site_xmat, site_bodyid, False, site_pos, site_quat, site_sameframe,
+            xpos, xmat, xquat, xipos, ximat, sq)
+
+
+@njit(cache=True)
+def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xmat, xquat, xipos, ximat, sq):
+    """Poses of frames fixed in bodies: row i is (pos[i], quat[i]) in body owner[i] (mj_local2Global).
+
+    With ``own_body`` the frames are the bodies' inertial frames (row i belongs to body i,
+    and row 0, the world, is skipped). A frame that coincides with its body frame or its
+    inertial frame (``sameframe``, set by the compiler) copies that frame, as MuJoCo does.
+    """
+    QTMP = 0
+    for i in range(1 if own_body else 0, pos.shape[0]):
+        b = i if own_body else owner[i]
+        sf = sameframe[i]
+        # position: xpos_b + xmat_b pos
+        if sf == SAMEFRAME_BODY:
+            for k in range(3):
+                xpos_out[i, k] = xpos[b, k]
+        elif sf == SAMEFRAME_INERTIA:
+            for k in range(3):
+                xpos_out[i, k] = xipos[b, k]
+        else:
+            for k in range(3):
+                xpos_out[i, k] = xpos[b, k] + xmat[b, k, 0] * pos[i, 0] + xmat[b, k, 1] * pos[i, 1] \
+                    + xmat[b, k, 2] * pos[i, 2]
+        # orientation: R(xquat_b * quat)
+        if sf == SAMEFRAME_BODY or sf == SAMEFRAME_BODYROT:
+            for k in range(3):
+                for c in range(3):
+                    xmat_out[i, k, c] = xmat[b, k, c]
+        elif sf == SAMEFRAME_INERTIA or sf == SAMEFRAME_INERTIAROT:
+            for k in range(3):
+                for c in range(3):
+                    xmat_out[i, k, c] = ximat[b, k, c]
+        else:
+            mul_quat(sq, QTMP, xquat, b, quat, i)
+            quat2mat(xmat_out, i, sq, QTMP)
 
 
 @njit(cache=True)
