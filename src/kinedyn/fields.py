@@ -246,8 +246,6 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("scratch_nv_a", ("nv",), "scratch", "dof temporary", False),
     _d("scratch_nv_b", ("nv",), "scratch", "dof temporary", False),
     _d("scratch_nu", ("nu",), "scratch", "clamped controls", False),
-    _d("scratch_jac", (6, 3, "nv"), "scratch", "point/axis Jacobians for site and slider-crank transmissions",
-       False),
     _d("scratch_ntendon", ("ntendon",), "scratch", "summed actuator force per tendon", False),
     _d("scratch_nC", ("nC",), "scratch", "temporary with the layout of M (implicit integration)", False),
     _d("scratch_qpos", ("nq",), "scratch", "qpos temporary (RK4 start state)", False),
