@@ -224,17 +224,32 @@ def _free_body_implicit(m, d, j, qacc):
                     for c in range(6):
                         a[r, c] -= h * deriv * mom[adr + r] * mom[adr + c]
     # bias (gyroscopic) derivative
+    # (3x3 algebra by loops: Numba's matmul would need SciPy's BLAS at run time)
     mass = m.body_mass[b]
     rmat = d.xmat[b]
-    s = d.xipos[b] - d.xpos[b]
-    w = rmat @ d.qvel[adr + 3:adr + 6]
-    iw = d.ximat[b] @ np.diag(m.body_inertia[b]) @ d.ximat[b].T
-    ws = np.cross(w, s)
-    iww = iw @ w
-    kmat = np.outer(s, w) - np.dot(w, s) * np.eye(3) + _skew(ws)
-    lin = kmat @ rmat
-    cmat = -mass * (_skew(s) @ kmat) + _skew(w) @ iw - _skew(iww)
-    rot = rmat.T @ cmat @ rmat
+    s = np.empty(3)
+    w = np.empty(3)
+    for k in range(3):
+        s[k] = d.xipos[b, k] - d.xpos[b, k]
+    for k in range(3):
+        w[k] = rmat[k, 0] * d.qvel[adr + 3] + rmat[k, 1] * d.qvel[adr + 4] + rmat[k, 2] * d.qvel[adr + 5]
+    # world inertia about the com: I_w = Ri diag(inertia) Ri^T
+    ri = d.ximat[b]
+    iw = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            iw[r, c] = ri[r, 0] * m.body_inertia[b, 0] * ri[c, 0] \
+                + ri[r, 1] * m.body_inertia[b, 1] * ri[c, 1] + ri[r, 2] * m.body_inertia[b, 2] * ri[c, 2]
+    ws = _cross(w, s)
+    iww = _mat_vec(iw, w)
+    w_dot_s = w[0] * s[0] + w[1] * s[1] + w[2] * s[2]
+    kmat = _skew(ws)
+    for r in range(3):
+        for c in range(3):
+            kmat[r, c] += s[r] * w[c] - (w_dot_s if r == c else 0.0)
+    lin = _mat_mul(kmat, rmat)
+    cmat = _mat_mul(_skew(w), iw) - _skew(iww) - mass * _mat_mul(_skew(s), kmat)
+    rot = _mat_mul(_mat_mul(rmat.T.copy(), cmat), rmat)
     for r in range(3):
         for c in range(3):
             a[r, 3 + c] += -h * mass * lin[r, c]
@@ -269,6 +284,35 @@ def _solve_dense(a, x):
 
 
 @njit(cache=True)
+def _mat_mul(a, b):
+    """(3, 3) a @ b by loops."""
+    out = np.zeros((3, 3))
+    for r in range(3):
+        for c in range(3):
+            for k in range(3):
+                out[r, c] += a[r, k] * b[k, c]
+    return out
+
+
+@njit(cache=True)
+def _mat_vec(a, v):
+    out = np.zeros(3)
+    for r in range(3):
+        for k in range(3):
+            out[r] += a[r, k] * v[k]
+    return out
+
+
+@njit(cache=True)
+def _cross(a, b):
+    out = np.empty(3)
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+    return out
+
+
+@njit(cache=True)
 def _skew(v):
     """[v]x, the matrix of v x (.)."""
     out = np.zeros((3, 3))
@@ -283,7 +327,7 @@ def _skew(v):
 
 @njit(cache=True)
 def _actuator_force_vel(m, d, i):
-    """d actuator_force / d actuator_velocity for affine gain and bias (mjd_actuator_vel)."""
+    """d actuator_force / d actuator_velocity: affine and muscle gain, affine bias (mjd_actuator_vel)."""
     # a force held at its forcerange does not change with velocity
     if m.actuator_forcelimited[i]:
         f = d.actuator_force[i]
