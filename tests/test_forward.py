@@ -30,7 +30,15 @@ import numpy as np
 import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
-from oracle import assert_fields, compare, gym_model_path, load_pair, set_same_state
+from oracle import (
+    FACTOR_FIELDS,
+    assert_factorisation,
+    assert_fields,
+    compare,
+    gym_model_path,
+    load_pair,
+    set_same_state,
+)
 from strategies import random_mjcf, random_mjcf_text, random_state
 
 import kinedyn as kd
@@ -38,7 +46,6 @@ import kinedyn as kd
 N_RANDOM_TREES = 240
 N_STATES = 3
 SOLVE_FIELDS = ("qacc", "qacc_smooth")
-FACTOR_FIELDS = ("qLD", "qLDiagInv")
 HAS_SETCONST = importlib.util.find_spec("kinedyn.compiler.setconst") is not None
 
 # ---- model cache: compile each text once per process ---------------------------------------------
@@ -101,36 +108,17 @@ def _solve_mismatch_explained(d, mjm, mjd) -> str | None:
             f"backward error vs MuJoCo's M {backward:.2g}")
 
 
-def _factor_mismatch_explained(m, d, mjd) -> str | None:
-    """If qLD/qLDiagInv differ only because M carries different round-off, a report; else None.
-
-    Explained means: factorising *MuJoCo's* M with kinedyn's factor_m gives MuJoCo's qLD
-    and qLDiagInv bit for bit (M itself is compared at the SPEC bar by assert_fields).
-    Then the difference is M's last-bit rounding amplified by cancellation in L^T D L.
-    """
-    check = d.copy()
-    check.M[:] = mjd.M
-    kd.factor_m(m, check)
-    if not (np.array_equal(check.qLD, mjd.qLD) and np.array_equal(check.qLDiagInv, mjd.qLDiagInv)):
-        return None
-    err = np.abs(d.qLD - mjd.qLD)
-    i = int(np.argmax(err))
-    return (f"qLD[{i}] = {d.qLD[i]!r} vs mujoco {mjd.qLD[i]!r}: factor_m of MuJoCo's M is bit-identical "
-            f"to MuJoCo's qLD, so the difference is M's round-off amplified by the factorisation")
-
-
 def _check_forward(m, d, mjm, mjd, inputs, label):
     """assert_fields on every stage; factor and solve fields strict too, xfail only if round-off
     explains the difference."""
     _forward_both(m, d, mjm, mjd, inputs)
     assert_fields(m, d, mjm, mjd, skip=SOLVE_FIELDS + FACTOR_FIELDS)
     notes = []
-    factor_reports = [r for name in FACTOR_FIELDS
-                      if (r := compare(name, getattr(d, name), getattr(mjd, name)))]
-    if factor_reports:
-        explained = _factor_mismatch_explained(m, d, mjd)
-        if explained is None:
-            raise AssertionError(f"{label}: " + "; ".join(factor_reports))
+    try:
+        explained = assert_factorisation(m, d, mjd)
+    except AssertionError as err:
+        raise AssertionError(f"{label}: {err}") from None
+    if explained:
         notes.append(explained)
     reports = [r for name in SOLVE_FIELDS if (r := compare(name, getattr(d, name), getattr(mjd, name)))]
     if reports:
@@ -242,7 +230,8 @@ def test_pipeline_stages_match_mujoco_stages(seed):
     set_same_state(m, d, mjm, mjd, **_random_inputs(rng, mjm))
     kd.fwd_position(m, d)
     mujoco.mj_fwdPosition(mjm, mjd)
-    assert_fields(m, d, mjm, mjd, stage="position")
+    assert_fields(m, d, mjm, mjd, stage="position", skip=FACTOR_FIELDS)
+    assert_factorisation(m, d, mjd)
     kd.fwd_velocity(m, d)
     mujoco.mj_fwdVelocity(mjm, mjd)
     assert_fields(m, d, mjm, mjd, stage="velocity")

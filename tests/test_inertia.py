@@ -13,7 +13,15 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
-from oracle import assert_close, assert_fields, gym_model_path, load_pair, set_same_state, shared_model_paths
+from oracle import (
+    assert_close,
+    assert_factorisation,
+    assert_fields,
+    gym_model_path,
+    load_pair,
+    set_same_state,
+    shared_model_paths,
+)
 from strategies import random_mjcf_text, random_state
 
 import kinedyn as kd
@@ -73,7 +81,7 @@ def test_crb_factor_solve_mul_full(source):
         assert_fields(m, d, mjm, mjd, names=("crb", "M"))
         kd.factor_m(m, d)
         mujoco.mj_factorM(mjm, mjd)
-        assert_fields(m, d, mjm, mjd, names=("qLD", "qLDiagInv"))
+        assert_factorisation(m, d, mjd)  # at the SPEC bar, or exact on MuJoCo's own M
 
         # full_m vs mj_fullM
         dense = np.zeros((mjm.nv, mjm.nv))
