@@ -2,7 +2,7 @@
 
 >>> from kinedyn import models
 >>> models.names()
-('pendulum',)
+('arm3', 'arm7', 'biped', 'pendulum')
 >>> m = models.load("pendulum")          # a kinedyn.Model
 
 Each model is one self-contained MJCF file in this package, read through
@@ -20,6 +20,9 @@ from kinedyn.model import Model
 
 # name -> file in this package; add a model by adding its file and one line here
 _FILES: dict[str, str] = {
+    "arm3": "arm3.xml",           # 3-joint arm of the forward/inverse-kinematics tutorial
+    "arm7": "arm7.xml",           # 7-DoF arm with iiwa-like kinematics (redundant IK case)
+    "biped": "biped.xml",         # 12-DoF biped of the humanoid-kinematics tutorial, free torso
     "pendulum": "pendulum.xml",   # motor pendulum of MuJoCo's <actuator> tutorial
 }
 

@@ -1,0 +1,78 @@
+"""Bundled models (kd.models): each loads in kinedyn and MuJoCo 4.0 and the two agree.
+
+Oracle: MuJoCo on the same MJCF text (``oracle.load_pair``); model fields through the
+registry (``assert_model_fields``), then ``kd.forward`` vs ``mj_forward`` on random
+states (``assert_fields``), SPEC §2 tolerance.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import mujoco
+import numpy as np
+import pytest
+from oracle import assert_fields, assert_model_fields, load_pair, set_same_state
+from strategies import random_state
+
+import kinedyn as kd
+
+NAMES = ("arm3", "arm7", "biped", "pendulum")
+
+
+def test_names():
+    assert set(NAMES) <= set(kd.models.names())
+    assert kd.models.names() == tuple(sorted(kd.models.names()))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_model_matches_mujoco(name):
+    m, d, mjm, mjd = load_pair(kd.models.xml(name))
+    assert_model_fields(m, mjm)
+    rng = np.random.default_rng(len(name))
+    for _ in range(3):
+        qpos, qvel, ctrl, act = random_state(rng, mjm)
+        set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_load_is_clean(name):
+    """The bundled files compile without kinedyn warnings and load from their path in MuJoCo."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = kd.models.load(name)
+    mjm = mujoco.MjModel.from_xml_path(str(kd.models.path(name)))
+    assert (m.nq, m.nv, m.nu) == (mjm.nq, mjm.nv, mjm.nu)
+
+
+def test_biped_layout():
+    m = kd.models.load("biped")
+    assert (m.nq, m.nv, m.nu) == (19, 18, 12)
+    assert m.jnt_type[0] == kd.JointType.FREE
+    axes = {"J0": [0, 0, 1], "J1": [1, 0, 0], "J2": [0, 1, 0],
+            "J3": [0, 1, 0], "J4": [0, 1, 0], "J5": [1, 0, 0]}
+    for side in ("RLEG", "LLEG"):
+        for j, axis in axes.items():
+            np.testing.assert_array_equal(m.jnt_axis[m.joint(f"{side}_{j}").id], axis)
+    for s in ("r_sole", "l_sole", "r_hip", "l_hip", "r_ankle", "l_ankle"):
+        m.site(s)
+    # every leg joint has a position servo
+    assert set(m.actuator_trnid[:, 0]) == set(range(1, 13))
+
+
+def test_biped_squat_key_keeps_soles_on_the_ground():
+    m = kd.models.load("biped")
+    d = kd.Data(m)
+    kd.reset(m, d, key="squat")
+    assert d.qpos[7:].any()
+    kd.kinematics(m, d)
+    for s in ("r_sole", "l_sole"):
+        assert abs(d.site_xpos[m.site(s).id, 2]) < 1e-12
+
+
+def test_unknown_model():
+    with pytest.raises(KeyError, match="biped"):
+        kd.models.load("bipd")
