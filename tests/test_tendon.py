@@ -30,6 +30,7 @@ from oracle import (
     set_same_state,
     shared_dir,
 )
+from strategies import random_state
 
 import kinedyn as kd
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
@@ -289,8 +290,7 @@ TENDON_ONLY = """<mujoco>{option}<worldbody><body><joint name="j" type="slide"/>
 
 
 @pytest.mark.parametrize("tendon,actuator,fragment,element,attribute", [
-    ('<spatial name="s"><site site="x"/><site site="y"/></spatial>', "", "spatial tendons are not supported yet",
-     "spatial 's'", None),
+    ('<spatial name="s"><site site="x"/><site site="y"/></spatial>', "", "site 'x' not found", "site", "site"),
     ('<fixed name="t" armature="0.1"><joint joint="j" coef="1"/></fixed>', "", "armature", "fixed 't'", "armature"),
     ('<fixed name="t" stiffness="1 2"><joint joint="j" coef="1"/></fixed>', "", "polynomial", "fixed 't'", "stiffness"),
     ('<fixed name="t" springyield="1"><joint joint="j" coef="1"/></fixed>', "", "springyield", "fixed 't'", "springyield"),
@@ -335,12 +335,13 @@ def test_autolimits_false_needs_limited():
         kd.Model.from_xml_string(xml)
 
 
-def test_muscle_on_fixed_tendon_names_the_muscle():
+def test_muscle_on_fixed_tendon_copies_the_tendon_range():
+    """<lengthrange uselimit="true"/>: a muscle on a limited fixed tendon takes its range."""
     xml = (shared_dir() / "models" / "muscle_fixed_tendon.xml").read_text()
-    with pytest.raises(ModelError, match="muscle") as info:
-        kd.Model.from_xml_string(xml)
-    assert info.value.element.startswith("muscle")
-    assert "tendon" not in str(info.value).split("(element")[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnsimulatedFeatureWarning)
+        m = kd.Model.from_xml_string(xml)
+    np.testing.assert_array_equal(m.actuator_lengthrange[:2], m.tendon_range)
 
 
 @pytest.mark.parametrize("attr,flag", [('range="0 1"', "limit"), ('frictionloss="0.1"', "frictionloss")])
@@ -355,3 +356,89 @@ def test_limits_and_frictionloss_warn_unless_disabled(attr, flag):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             kd.Model.from_xml_string(xml.format(option=f'<option><flag {f}="disable"/></option>'))
+
+
+# ---- spatial tendons (site paths and pulleys) ---------------------------------------------------------
+
+SPATIAL = """<mujoco><compiler angle="radian"/><option timestep="0.002"/><worldbody>
+<site name="w" pos="0 0.05 1.1"/>
+<body name="a" pos="0 0 1"><joint name="j0" axis="0 1 0" damping="0.2"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+<site name="a1" pos="0.1 0.02 0.03"/><site name="a2" pos="0.25 -0.02 0.02"/>
+<body name="b" pos="0.3 0 0"><joint name="j1" type="ball" damping="0.1"/><geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02"/>
+<site name="b1" pos="0.1 0.03 0"/><site name="b2" pos="0.18 0 -0.03"/>
+<body name="c" pos="0.2 0 0"><joint name="j2" type="slide" axis="1 0 0" damping="0.3"/><geom size="0.03"/><site name="c1" pos="0.02 0 0.02"/></body>
+</body></body></worldbody>
+<tendon>
+{tendons}
+</tendon>
+<actuator>{actuators}</actuator></mujoco>"""
+
+SPATIAL_TENDONS = [
+    '<spatial name="s0" stiffness="20" damping="1" springlength="0.2 0.3"><site site="w"/><site site="a1"/><site site="b1"/><site site="c1"/></spatial>',
+    '<spatial name="s1" damping="0.5"><site site="a2"/><site site="b2"/><pulley divisor="2"/><site site="a1"/><site site="b1"/><site site="b2"/></spatial>',
+    '<spatial name="s2" stiffness="5"><site site="a1"/><site site="a2"/><site site="c1"/></spatial>',
+]
+SPATIAL_ACTUATORS = ('<motor tendon="s0" gear="2" ctrlrange="-3 3"/><position tendon="s1" kp="30" kv="2"/>'
+                     '<muscle tendon="s2" lengthrange="0.3 0.6" force="10"/><velocity tendon="s0" kv="1"/>')
+
+
+def _spatial_xml():
+    return SPATIAL.format(tendons="\n".join(SPATIAL_TENDONS), actuators=SPATIAL_ACTUATORS)
+
+
+def test_spatial_tendons_match_mujoco():
+    m, d, mjm, mjd = load_pair(_spatial_xml())
+    assert_model_fields(m, mjm)
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        qpos, qvel, ctrl, act = random_state(rng, mjm)
+        set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd)
+
+
+@pytest.mark.parametrize("integrator", [kd.IntegratorType.EULER, kd.IntegratorType.IMPLICITFAST])
+def test_spatial_tendon_rollout_matches_mujoco(integrator):
+    m, d, mjm, mjd = load_pair(_spatial_xml())
+    m.opt.integrator = integrator
+    mjm.opt.integrator = int(integrator)
+    rng = np.random.default_rng(9)
+    qpos, qvel, ctrl, act = random_state(rng, mjm)
+    set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
+    for k in range(1000):
+        if k % 100 == 0:
+            ctrl = random_state(rng, mjm)[2]
+            d.ctrl[:] = ctrl
+            mjd.ctrl[:] = ctrl
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+        for name in ("qpos", "qvel", "act", "ten_length", "actuator_force"):
+            ours, theirs = getattr(d, name), np.asarray(getattr(mjd, name))
+            err = np.max(np.abs(ours - theirs) / (1 + np.abs(theirs)), initial=0.0)
+            assert err <= 1e-6, f"{name} differs by {err:.3g} at step {k}"
+
+
+SPATIAL_ERRORS = [
+    ('<spatial name="t"><site site="a1"/></spatial>', "at least two objects"),
+    ('<spatial name="t" width="0"><site site="a1"/><site site="b1"/></spatial>', "positive width"),
+    ('<spatial name="t"><site site="a1"/><site site="b1"/><pulley divisor="2"/><pulley divisor="2"/>'
+     '<site site="a1"/><site site="b1"/></spatial>', "consecutive pulleys"),
+    ('<spatial name="t"><site site="a1"/><site site="b1"/><pulley divisor="2"/></spatial>', "ends with pulley"),
+    ('<spatial name="t"><site site="a1"/><pulley divisor="2"/><site site="b1"/><site site="b2"/></spatial>',
+     "needs a neighbor that is not a pulley"),
+    ('<spatial name="t"><site site="a1"/><site site="a1"/></spatial>', "is repeated"),
+    ('<spatial name="t"><site site="a1"/><site site="b1"/><pulley divisor="-1"/><site site="a1"/><site site="b1"/></spatial>',
+     "negative divisor"),
+    ('<spatial name="t"><site site="a1"/><joint joint="j0"/></spatial>', "unrecognized element"),
+]
+
+
+@pytest.mark.parametrize("tendon,fragment", SPATIAL_ERRORS, ids=[e[1] for e in SPATIAL_ERRORS])
+def test_spatial_tendon_errors_like_mujoco(tendon, fragment):
+    xml = SPATIAL.format(tendons=tendon, actuators="")
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match=fragment) as info:
+        kd.Model.from_xml_string(xml)
+    assert info.value.line is not None

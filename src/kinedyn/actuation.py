@@ -9,10 +9,12 @@ force through gain and bias,
 where ``input`` is ``ctrl`` for stateless actuators and ``act`` otherwise, and
 the transmission maps that force to joint space: ``qfrc_actuator = moment^T force``.
 
-This release covers joint and jointinparent transmissions on every joint type and
-tendon transmissions on fixed tendons;
-dynamics none, integrator, filter and filterexact; gain fixed and affine; bias
-none and affine. The compiler rejects the rest with a ModelError.
+This release covers joint and jointinparent transmissions on every joint type,
+tendon transmissions on fixed tendons, site transmissions with and without refsite,
+slider-cranks and body (adhesion) transmissions, whose moment needs contacts and is
+zero without them; dynamics none, integrator, filter, filterexact and muscle; gain
+fixed, affine and muscle; bias none, affine and muscle (see ``kinedyn.muscle``).
+The compiler rejects the rest (user types) with a ModelError.
 """
 
 from __future__ import annotations
@@ -21,22 +23,29 @@ import math
 
 from numba import njit
 
-from kinedyn._math import normalize4, quat2vel, rot_vec_quat
+from kinedyn._math import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
+from kinedyn.muscle import muscle_bias, muscle_dynamics, muscle_gain
 from kinedyn.types import (
     BIAS_AFFINE,
+    BIAS_MUSCLE,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
     DYN_FILTER,
     DYN_FILTEREXACT,
     DYN_INTEGRATOR,
+    DYN_MUSCLE,
     DYN_NONE,
     GAIN_AFFINE,
+    GAIN_FIXED,
+    GAIN_MUSCLE,
     JNT_BALL,
     JNT_HINGE,
     JNT_SLIDE,
     MINVAL,
     TRN_JOINT,
     TRN_JOINTINPARENT,
+    TRN_SITE,
+    TRN_SLIDERCRANK,
     TRN_TENDON,
 )
 
@@ -44,18 +53,21 @@ from kinedyn.types import (
 @njit(cache=True)
 def _transmission(
     # model
-    actuator_trntype, actuator_trnid, actuator_gear, jnt_type, jnt_qposadr, jnt_dofadr,
+    actuator_trntype, actuator_trnid, actuator_gear, actuator_cranklength, jnt_type, jnt_qposadr,
+    jnt_dofadr, site_bodyid, site_quat, body_rootid, body_dofnum, body_dofadr, body_parentid,
+    body_weldid, dof_parentid,
     # data in
-    qpos, ten_length, ten_J,
+    qpos, ten_length, ten_J, xquat, site_xpos, site_xmat, subtree_com, cdof,
     # data out
     actuator_length, actuator_moment,
-    # scratch: quaternion and vector rows (GEAR uses two rows)
-    sq, sv,
+    # scratch: quaternion and vector rows (GEAR uses two rows), Jacobians (6, 3, nv)
+    sq, sv, jac,
 ):
     QUAT, AXIS, GEAR = 0, 0, 1
     nu = actuator_trntype.shape[0]
+    nv = actuator_moment.shape[1]
     for i in range(nu):
-        for v in range(actuator_moment.shape[1]):
+        for v in range(nv):
             actuator_moment[i, v] = 0.0
         trntype = actuator_trntype[i]
         if trntype == TRN_JOINT or trntype == TRN_JOINTINPARENT:
@@ -92,10 +104,192 @@ def _transmission(
             t = actuator_trnid[i, 0]
             gear0 = actuator_gear[i, 0]
             actuator_length[i] = ten_length[t] * gear0
-            for v in range(actuator_moment.shape[1]):
+            for v in range(nv):
                 actuator_moment[i, v] = ten_J[t, v] * gear0
-        else:  # should not occur: the compiler rejects other transmissions for now
-            actuator_length[i] = math.nan
+        elif trntype == TRN_SLIDERCRANK:
+            _slider_crank(i, actuator_trnid, actuator_gear, actuator_cranklength, site_bodyid,
+                          body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
+                          site_xpos, site_xmat, subtree_com, cdof, actuator_length, actuator_moment, jac)
+        elif trntype == TRN_SITE:
+            _site(i, actuator_trnid, actuator_gear, site_bodyid, site_quat, body_rootid, body_dofnum,
+                  body_dofadr, body_parentid, body_weldid, dof_parentid, xquat, site_xpos, site_xmat,
+                  subtree_com, cdof, actuator_length, actuator_moment, sq, sv, jac)
+        else:  # TRN_BODY: adhesion; the moment averages contact normals, and there are no contacts
+            actuator_length[i] = 0.0
+
+
+# rows of the Jacobian scratch
+_JP, _JR, _JREFP, _JREFR, _JA, _JS = 0, 1, 2, 3, 4, 5
+
+
+@njit(cache=True)
+def jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
+               px, py, pz, body, jac, jp, jr):
+    """jac[jp], jac[jr] = translational and rotational Jacobians of point p on body (mj_jac)."""
+    nv = jac.shape[2]
+    for k in range(3):
+        for v in range(nv):
+            jac[jp, k, v] = 0.0
+            jac[jr, k, v] = 0.0
+    r = body_rootid[body]
+    ox = px - subtree_com[r, 0]
+    oy = py - subtree_com[r, 1]
+    oz = pz - subtree_com[r, 2]
+    while body > 0 and body_dofnum[body] == 0:
+        body = body_parentid[body]
+    if body == 0:
+        return
+    v = body_dofadr[body] + body_dofnum[body] - 1
+    while v >= 0:
+        jac[jr, 0, v] = cdof[v, 0]
+        jac[jr, 1, v] = cdof[v, 1]
+        jac[jr, 2, v] = cdof[v, 2]
+        jac[jp, 0, v] = cdof[v, 3] + cdof[v, 1] * oz - cdof[v, 2] * oy
+        jac[jp, 1, v] = cdof[v, 4] + cdof[v, 2] * ox - cdof[v, 0] * oz
+        jac[jp, 2, v] = cdof[v, 5] + cdof[v, 0] * oy - cdof[v, 1] * ox
+        v = dof_parentid[v]
+
+
+@njit(cache=True)
+def _slider_crank(i, actuator_trnid, actuator_gear, actuator_cranklength, site_bodyid, body_rootid,
+                  body_dofnum, body_dofadr, body_parentid, dof_parentid, site_xpos, site_xmat,
+                  subtree_com, cdof, actuator_length, actuator_moment, jac):
+    """Slider-crank transmission (mj_transmission, mjTRN_SLIDERCRANK).
+
+    With a the slider axis (site z), v = crank - slider and r the rod length, the slider
+    position is length = a.v - sqrt((a.v)^2 + r^2 - v.v). When the rod cannot reach
+    (det <= 0) MuJoCo falls back to length = a.v with derivatives a and v.
+    """
+    nv = actuator_moment.shape[1]
+    cid = actuator_trnid[i, 0]
+    sid = actuator_trnid[i, 1]
+    rod = actuator_cranklength[i]
+    ax, ay, az = site_xmat[sid, 0, 2], site_xmat[sid, 1, 2], site_xmat[sid, 2, 2]
+    vx = site_xpos[cid, 0] - site_xpos[sid, 0]
+    vy = site_xpos[cid, 1] - site_xpos[sid, 1]
+    vz = site_xpos[cid, 2] - site_xpos[sid, 2]
+    av = vx * ax + vy * ay + vz * az
+    det = av * av + rod * rod - (vx * vx + vy * vy + vz * vz)
+    if det <= 0.0:
+        length = av
+        dldax, dlday, dldaz = vx, vy, vz
+        dldvx, dldvy, dldvz = ax, ay, az
+    else:
+        sdet = math.sqrt(det)
+        length = av - sdet
+        c = 1.0 - av / sdet
+        dldvx = ax * c + vx * (1.0 / sdet)
+        dldvy = ay * c + vy * (1.0 / sdet)
+        dldvz = az * c + vz * (1.0 / sdet)
+        dldax, dlday, dldaz = vx * c, vy * c, vz * c
+    # Jacobian of the slider point and of its axis (mj_jacPointAxis), of the crank site
+    jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
+               site_xpos[sid, 0], site_xpos[sid, 1], site_xpos[sid, 2], site_bodyid[sid], jac, _JS, _JR)
+    for v in range(nv):
+        r0, r1, r2 = jac[_JR, 0, v], jac[_JR, 1, v], jac[_JR, 2, v]
+        jac[_JA, 0, v] = r1 * az - r2 * ay
+        jac[_JA, 1, v] = r2 * ax - r0 * az
+        jac[_JA, 2, v] = r0 * ay - r1 * ax
+    jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
+               site_xpos[cid, 0], site_xpos[cid, 1], site_xpos[cid, 2], site_bodyid[cid], jac, _JP, _JR)
+    gear0 = actuator_gear[i, 0]
+    actuator_length[i] = length * gear0
+    for v in range(nv):
+        m = 0.0
+        m += dldax * jac[_JA, 0, v] + dldvx * (jac[_JP, 0, v] - jac[_JS, 0, v])
+        m += dlday * jac[_JA, 1, v] + dldvy * (jac[_JP, 1, v] - jac[_JS, 1, v])
+        m += dldaz * jac[_JA, 2, v] + dldvz * (jac[_JP, 2, v] - jac[_JS, 2, v])
+        actuator_moment[i, v] = m * gear0
+
+
+@njit(cache=True)
+def _site(i, actuator_trnid, actuator_gear, site_bodyid, site_quat, body_rootid, body_dofnum,
+          body_dofadr, body_parentid, body_weldid, dof_parentid, xquat, site_xpos, site_xmat,
+          subtree_com, cdof, actuator_length, actuator_moment, sq, sv, jac):
+    """Site transmission (mj_transmission, mjTRN_SITE).
+
+    Without refsite: a Cartesian wrench at the site, gear = [force; torque] in the site
+    frame; moment = Jp^T R gear[:3] + Jr^T R gear[3:], length 0.
+    With refsite: length = gear[:3] . (site position in the refsite frame) + gear[3:] .
+    (rotation vector from refsite to site); moment = relative Jacobians projected on the
+    gear expressed in the refsite frame, with the dofs both sites share removed.
+    """
+    nv = actuator_moment.shape[1]
+    sid = actuator_trnid[i, 0]
+    ref = actuator_trnid[i, 1]
+    jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
+               site_xpos[sid, 0], site_xpos[sid, 1], site_xpos[sid, 2], site_bodyid[sid], jac, _JP, _JR)
+    actuator_length[i] = 0.0
+    if ref < 0:
+        # wrench: gear rotated to the world frame
+        fx, fy, fz = _rot3(site_xmat, sid, actuator_gear[i, 0], actuator_gear[i, 1], actuator_gear[i, 2])
+        tx, ty, tz = _rot3(site_xmat, sid, actuator_gear[i, 3], actuator_gear[i, 4], actuator_gear[i, 5])
+        for v in range(nv):
+            mom = jac[_JP, 0, v] * fx + jac[_JP, 1, v] * fy + jac[_JP, 2, v] * fz
+            rot = jac[_JR, 0, v] * tx + jac[_JR, 1, v] * ty + jac[_JR, 2, v] * tz
+            actuator_moment[i, v] = mom + rot
+        return
+
+    # common ancestral dof of the two sites, if any
+    b0 = body_weldid[site_bodyid[sid]]
+    b1 = body_weldid[site_bodyid[ref]]
+    d0 = body_dofadr[b0] + body_dofnum[b0] - 1
+    d1 = body_dofadr[b1] + body_dofnum[b1] - 1
+    common = -1
+    if d0 >= 0 and d1 >= 0:
+        while d0 != d1:
+            if d0 < d1:
+                d1 = dof_parentid[d1]
+            else:
+                d0 = dof_parentid[d0]
+            if d0 == -1 or d1 == -1:
+                break
+        if d0 == d1:
+            common = d0
+    jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
+               site_xpos[ref, 0], site_xpos[ref, 1], site_xpos[ref, 2], site_bodyid[ref], jac, _JREFP, _JREFR)
+    # relative Jacobians, shared ancestor chain cleared
+    for k in range(3):
+        for v in range(nv):
+            jac[_JP, k, v] -= jac[_JREFP, k, v]
+            jac[_JR, k, v] -= jac[_JREFR, k, v]
+    da = common
+    while da >= 0:
+        for k in range(3):
+            jac[_JP, k, da] = 0.0
+            jac[_JR, k, da] = 0.0
+        da = dof_parentid[da]
+
+    g = actuator_gear
+    if g[i, 0] != 0.0 or g[i, 1] != 0.0 or g[i, 2] != 0.0:
+        # site position in the refsite frame
+        dx = site_xpos[sid, 0] - site_xpos[ref, 0]
+        dy = site_xpos[sid, 1] - site_xpos[ref, 1]
+        dz = site_xpos[sid, 2] - site_xpos[ref, 2]
+        lx = site_xmat[ref, 0, 0] * dx + site_xmat[ref, 1, 0] * dy + site_xmat[ref, 2, 0] * dz
+        ly = site_xmat[ref, 0, 1] * dx + site_xmat[ref, 1, 1] * dy + site_xmat[ref, 2, 1] * dz
+        lz = site_xmat[ref, 0, 2] * dx + site_xmat[ref, 1, 2] * dy + site_xmat[ref, 2, 2] * dz
+        actuator_length[i] += lx * g[i, 0] + ly * g[i, 1] + lz * g[i, 2]
+        fx, fy, fz = _rot3(site_xmat, ref, g[i, 0], g[i, 1], g[i, 2])
+        for v in range(nv):
+            actuator_moment[i, v] = jac[_JP, 0, v] * fx + jac[_JP, 1, v] * fy + jac[_JP, 2, v] * fz
+    if g[i, 3] != 0.0 or g[i, 4] != 0.0 or g[i, 5] != 0.0:
+        # site and refsite orientations: xquat[body] * site_quat (MuJoCo 4.0.0)
+        mul_quat(sq, 1, xquat, site_bodyid[sid], site_quat, sid)
+        mul_quat(sq, 2, xquat, site_bodyid[ref], site_quat, ref)
+        sub_quat(sv, 0, sq, 1, sq, 2, sq, 3)
+        actuator_length[i] += sv[0, 0] * g[i, 3] + sv[0, 1] * g[i, 4] + sv[0, 2] * g[i, 5]
+        tx, ty, tz = _rot3(site_xmat, ref, g[i, 3], g[i, 4], g[i, 5])
+        for v in range(nv):
+            actuator_moment[i, v] += jac[_JR, 0, v] * tx + jac[_JR, 1, v] * ty + jac[_JR, 2, v] * tz
+
+
+@njit(cache=True, inline="always")
+def _rot3(xmat, s, x, y, z):
+    """xmat[s] (x, y, z)."""
+    return (xmat[s, 0, 0] * x + xmat[s, 0, 1] * y + xmat[s, 0, 2] * z,
+            xmat[s, 1, 0] * x + xmat[s, 1, 1] * y + xmat[s, 1, 2] * z,
+            xmat[s, 2, 0] * x + xmat[s, 2, 1] * y + xmat[s, 2, 2] * z)
 
 
 @njit(cache=True, inline="always")
@@ -115,6 +309,40 @@ def _gear_axis(res, r, actuator_gear, i, first, quat, q, in_parent):
     else:
         for k in range(3):
             res[r, k] = actuator_gear[i, first + k]
+
+
+@njit(cache=True)
+def wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_gainprm, actuator_biasprm,
+                actuator_trntype, actuator_trnid, actuator_gear, jnt_type, i):
+    """Period of a servo's setpoint on a rotational transmission, 0 otherwise (wrapPeriod, 4.0).
+
+    A position-like servo (fixed gain, affine bias, kp == -biasprm[1], dynamics none or
+    integrator) on a ball joint, or on a site with refsite and a purely rotational gear,
+    has a length that is an angle: setpoints u and u + 2 pi |gear| are the same target.
+    """
+    dyn = actuator_dyntype[i]
+    if not (actuator_gaintype[i] == GAIN_FIXED and actuator_biastype[i] == BIAS_AFFINE
+            and actuator_gainprm[i, 0] == -actuator_biasprm[i, 1]
+            and (dyn == DYN_NONE or dyn == DYN_INTEGRATOR)):
+        return 0.0
+    trn = actuator_trntype[i]
+    g = actuator_gear
+    if trn == TRN_SITE and actuator_trnid[i, 1] >= 0 and g[i, 0] == 0.0 and g[i, 1] == 0.0 \
+            and g[i, 2] == 0.0:
+        return 2.0 * math.pi * math.sqrt(g[i, 3] * g[i, 3] + g[i, 4] * g[i, 4] + g[i, 5] * g[i, 5])
+    if (trn == TRN_JOINT or trn == TRN_JOINTINPARENT) and jnt_type[actuator_trnid[i, 0]] == JNT_BALL:
+        return 2.0 * math.pi * math.sqrt(g[i, 0] * g[i, 0] + g[i, 1] * g[i, 1] + g[i, 2] * g[i, 2])
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def wrap_setpoint(u, length, period):
+    """The representative of setpoint u nearest to length (wrapSetpoint; C round: half away from 0)."""
+    x = (u - length) / period
+    r = math.floor(abs(x) + 0.5)
+    if x < 0.0:
+        r = -r
+    return u - period * r
 
 
 @njit(cache=True)
@@ -141,7 +369,8 @@ def _fwd_actuation(
     actuator_ctrllimited, actuator_ctrlrange, actuator_forcelimited, actuator_forcerange,
     actuator_actlimited, actuator_actrange, actuator_actearly, actuator_dynprm, actuator_gainprm,
     actuator_biasprm, jnt_actfrclimited, jnt_actfrcrange, jnt_dofadr, disableflags, timestep,
-    actuator_trntype, actuator_trnid, tendon_actfrclimited, tendon_actfrcrange,
+    actuator_trntype, actuator_trnid, tendon_actfrclimited, tendon_actfrcrange, actuator_lengthrange,
+    actuator_acc0, actuator_gear, jnt_type,
     # data in
     ctrl_in, act, actuator_length, actuator_velocity, actuator_moment,
     # data out
@@ -179,12 +408,17 @@ def _fwd_actuation(
             act_dot[last] = ctrl[i]
         elif dyntype == DYN_FILTER or dyntype == DYN_FILTEREXACT:  # dynprm = [tau]
             act_dot[last] = (ctrl[i] - act[last]) / max(MINVAL, actuator_dynprm[i, 0])
+        elif dyntype == DYN_MUSCLE:  # dynprm = [tau_act, tau_deact, tausmooth]
+            act_dot[last] = muscle_dynamics(ctrl[i], act[last], actuator_dynprm, i)
 
     # force = gain * input + bias
     for i in range(nu):
         if actuator_gaintype[i] == GAIN_AFFINE:  # gainprm = [const, kp, kv]
             gain = actuator_gainprm[i, 0] + actuator_gainprm[i, 1] * actuator_length[i] \
                 + actuator_gainprm[i, 2] * actuator_velocity[i]
+        elif actuator_gaintype[i] == GAIN_MUSCLE:
+            gain = muscle_gain(actuator_length[i], actuator_velocity[i], actuator_lengthrange, i,
+                               actuator_acc0[i], actuator_gainprm, i)
         else:  # GAIN_FIXED: gainprm = [gain]
             gain = actuator_gainprm[i, 0]
 
@@ -197,11 +431,19 @@ def _fwd_actuation(
                 # use the activation of the next step, removing a one-step delay
                 inp = next_activation(actuator_dyntype[i], actuator_dynprm[i, 0], actuator_actlimited[i],
                                       actuator_actrange[i], act[last], act_dot[last], timestep)
+        # rotational setpoint: the representative nearest the length
+        period = wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_gainprm,
+                             actuator_biasprm, actuator_trntype, actuator_trnid, actuator_gear, jnt_type, i)
+        if period > 0.0:
+            inp = wrap_setpoint(inp, actuator_length[i], period)
         force = gain * inp
 
         if actuator_biastype[i] == BIAS_AFFINE:  # biasprm = [const, kp, kv]
             force += actuator_biasprm[i, 0] + actuator_biasprm[i, 1] * actuator_length[i] \
                 + actuator_biasprm[i, 2] * actuator_velocity[i]
+        elif actuator_biastype[i] == BIAS_MUSCLE:
+            force += muscle_bias(actuator_length[i], actuator_lengthrange, i, actuator_acc0[i],
+                                 actuator_biasprm, i)
         actuator_force[i] = force
 
     # tendons with actuatorfrcrange: scale their actuators' forces so that the sum is in range
@@ -267,9 +509,11 @@ def actuator_velocity_kernel(disableflags, actuator_moment, qvel, actuator_veloc
 
 @njit(cache=True)
 def transmission_entry(m, d):
-    _transmission(m.actuator_trntype, m.actuator_trnid, m.actuator_gear, m.jnt_type, m.jnt_qposadr,
-                  m.jnt_dofadr, d.qpos, d.ten_length, d.ten_J, d.actuator_length, d.actuator_moment,
-                  d.scratch_quat, d.scratch_vec)
+    _transmission(m.actuator_trntype, m.actuator_trnid, m.actuator_gear, m.actuator_cranklength, m.jnt_type,
+                  m.jnt_qposadr, m.jnt_dofadr, m.site_bodyid, m.site_quat, m.body_rootid, m.body_dofnum,
+                  m.body_dofadr, m.body_parentid, m.body_weldid, m.dof_parentid,
+                  d.qpos, d.ten_length, d.ten_J, d.xquat, d.site_xpos, d.site_xmat, d.subtree_com, d.cdof,
+                  d.actuator_length, d.actuator_moment, d.scratch_quat, d.scratch_vec, d.scratch_jac)
 
 
 @njit(cache=True)
@@ -281,6 +525,7 @@ def fwd_actuation_entry(m, d):
         m.actuator_gainprm, m.actuator_biasprm, m.jnt_actfrclimited, m.jnt_actfrcrange, m.jnt_dofadr,
         m.opt_flags[1], m.opt_timestep[0],
         m.actuator_trntype, m.actuator_trnid, m.tendon_actfrclimited, m.tendon_actfrcrange,
+        m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type,
         d.ctrl, d.act, d.actuator_length, d.actuator_velocity, d.actuator_moment,
         d.act_dot, d.actuator_force, d.qfrc_actuator,
         d.scratch_nu, d.scratch_ntendon,

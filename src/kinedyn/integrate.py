@@ -20,20 +20,24 @@ import warnings
 import numpy as np
 from numba import njit
 
+from kinedyn._linalg3 import cross, mat_mul, mat_t, mat_vec, skew
 from kinedyn._math import quat_integrate
-from kinedyn.actuation import next_activation
+from kinedyn.actuation import next_activation, wrap_period, wrap_setpoint
 from kinedyn.data import reset
 from kinedyn.errors import NonFiniteStateWarning
 from kinedyn.forward import forward_entry
 from kinedyn.inertia import factor_i, solve_ld
+from kinedyn.muscle import muscle_gain_vel
 from kinedyn.types import (
     BIAS_AFFINE,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
     DSBL_DAMPER,
     DSBL_EULERDAMP,
+    DYN_INTEGRATOR,
     DYN_NONE,
     GAIN_AFFINE,
+    GAIN_MUSCLE,
     INT_IMPLICITFAST,
     INT_RK4,
     JNT_BALL,
@@ -104,6 +108,16 @@ def _advance(m, d, act_dot, qacc, qvel):
                 d.act[j] = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
                                            m.actuator_actlimited[i], m.actuator_actrange[i],
                                            d.act[j], act_dot[j], h)
+        # rotational setpoints held in act: keep the representative nearest the length
+        for i in range(m.nu):
+            if m.actuator_dyntype[i] != DYN_INTEGRATOR:
+                continue
+            period = wrap_period(m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype,
+                                 m.actuator_gainprm, m.actuator_biasprm, m.actuator_trntype, m.actuator_trnid,
+                                 m.actuator_gear, m.jnt_type, i)
+            if period > 0.0:
+                adr = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
+                d.act[adr] = wrap_setpoint(d.act[adr], d.actuator_length[i], period)
     # velocities, then positions with the new (or the given) velocities: semi-implicit Euler
     for v in range(m.nv):
         d.qvel[v] += h * qacc[v]
@@ -240,16 +254,16 @@ def _free_body_implicit(m, d, j, qacc):
         for c in range(3):
             iw[r, c] = ri[r, 0] * m.body_inertia[b, 0] * ri[c, 0] \
                 + ri[r, 1] * m.body_inertia[b, 1] * ri[c, 1] + ri[r, 2] * m.body_inertia[b, 2] * ri[c, 2]
-    ws = _cross(w, s)
-    iww = _mat_vec(iw, w)
+    ws = cross(w, s)
+    iww = mat_vec(iw, w)
     w_dot_s = w[0] * s[0] + w[1] * s[1] + w[2] * s[2]
-    kmat = _skew(ws)
+    kmat = skew(ws)
     for r in range(3):
         for c in range(3):
             kmat[r, c] += s[r] * w[c] - (w_dot_s if r == c else 0.0)
-    lin = _mat_mul(kmat, rmat)
-    cmat = _mat_mul(_skew(w), iw) - _skew(iww) - mass * _mat_mul(_skew(s), kmat)
-    rot = _mat_mul(_mat_mul(rmat.T.copy(), cmat), rmat)
+    lin = mat_mul(kmat, rmat)
+    cmat = mat_mul(skew(w), iw) - skew(iww) - mass * mat_mul(skew(s), kmat)
+    rot = mat_mul(mat_mul(mat_t(rmat), cmat), rmat)
     for r in range(3):
         for c in range(3):
             a[r, 3 + c] += -h * mass * lin[r, c]
@@ -281,48 +295,6 @@ def _solve_dense(a, x):
         for c in range(k + 1, n):
             acc -= a[k, c] * x[c]
         x[k] = acc / a[k, k]
-
-
-@njit(cache=True)
-def _mat_mul(a, b):
-    """(3, 3) a @ b by loops."""
-    out = np.zeros((3, 3))
-    for r in range(3):
-        for c in range(3):
-            for k in range(3):
-                out[r, c] += a[r, k] * b[k, c]
-    return out
-
-
-@njit(cache=True)
-def _mat_vec(a, v):
-    out = np.zeros(3)
-    for r in range(3):
-        for k in range(3):
-            out[r] += a[r, k] * v[k]
-    return out
-
-
-@njit(cache=True)
-def _cross(a, b):
-    out = np.empty(3)
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    return out
-
-
-@njit(cache=True)
-def _skew(v):
-    """[v]x, the matrix of v x (.)."""
-    out = np.zeros((3, 3))
-    out[0, 1] = -v[2]
-    out[0, 2] = v[1]
-    out[1, 0] = v[2]
-    out[1, 2] = -v[0]
-    out[2, 0] = -v[1]
-    out[2, 1] = v[0]
-    return out
 
 
 @njit(cache=True)
@@ -363,6 +335,22 @@ def _actuator_force_vel(m, d, i):
                                       m.actuator_actlimited[i], m.actuator_actrange[i],
                                       d.act[last], d.act_dot[last], m.opt_timestep[0])
         deriv += m.actuator_gainprm[i, 2] * inp
+    elif m.actuator_gaintype[i] == GAIN_MUSCLE:
+        # muscle gain velocity derivative (mjd_muscleGain_vel) times the activation
+        gain_vel = muscle_gain_vel(d.actuator_length[i], d.actuator_velocity[i], m.actuator_lengthrange, i,
+                                   m.actuator_acc0[i], m.actuator_gainprm, i)
+        last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
+        if last >= 0 and m.actuator_dyntype[i] != DYN_NONE:
+            inp = d.act[last]
+            if m.actuator_actearly[i]:
+                inp = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
+                                      m.actuator_actlimited[i], m.actuator_actrange[i],
+                                      d.act[last], d.act_dot[last], m.opt_timestep[0])
+        else:
+            inp = d.ctrl[i]
+            if m.actuator_ctrllimited[i] and not m.opt_flags[1] & DSBL_CLAMPCTRL:
+                inp = min(max(inp, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+        deriv += gain_vel * inp
     return deriv
 
 

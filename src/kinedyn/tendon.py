@@ -1,4 +1,4 @@
-"""Tendons: lengths, Jacobians, velocities and spring-damper forces (fixed tendons).
+"""Tendons: lengths, Jacobians, velocities and spring-damper forces (fixed and spatial tendons).
 
 Mirrors ``mj_tendon`` (engine_core_smooth.c), the tendon part of ``mj_fwdVelocity``
 (engine_forward.c) and the tendon spring-dampers of ``mj_springdamper``
@@ -9,8 +9,9 @@ joint positions,
 
 stored as the path ``wrap_objid`` (joints) / ``wrap_prm`` (coefficients) from
 ``tendon_adr``. ``ten_J`` is dense here; MuJoCo keeps it sparse with the pattern
-``ten_J_rownnz/rowadr/colind`` on mjModel. Spatial tendons are rejected by the
-compiler for now.
+``ten_J_rownnz/rowadr/colind`` on mjModel. Spatial tendons run through sites and
+pulleys (see ``_tendon``); wrapping around sphere and cylinder geoms is rejected by
+the compiler for now.
 
 The tendon spring has a deadband: with ``[lo, hi] = tendon_lengthspring`` the force
 along the tendon is ``-stiffness * (length - hi)`` above ``hi``,
@@ -20,37 +21,98 @@ along the tendon is ``-stiffness * (length - hi)`` above ``hi``,
 
 from __future__ import annotations
 
+import math
+
 from numba import njit
 
-from kinedyn.types import DSBL_DAMPER, DSBL_SPRING, WRAP_JOINT
+from kinedyn.actuation import jac_point
+from kinedyn.types import DSBL_DAMPER, DSBL_SPRING, MINVAL, WRAP_JOINT, WRAP_PULLEY
 
 
 @njit(cache=True)
 def _tendon(
     # model
     tendon_adr, tendon_num, wrap_type, wrap_objid, wrap_prm, jnt_qposadr, jnt_dofadr,
+    site_bodyid, body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
     # data in
-    qpos,
+    qpos, site_xpos, subtree_com, cdof,
     # data out
     ten_length, ten_J, ten_wrapadr, ten_wrapnum,
+    # scratch: Jacobians (6, 3, nv)
+    jac,
 ):
-    """Tendon lengths and Jacobians (mj_tendon, fixed tendons)."""
+    """Tendon lengths and Jacobians (mj_tendon): fixed tendons and spatial tendons through sites.
+
+    A spatial tendon's length is the sum of the straight segments between consecutive
+    sites, each divided by the divisor of the last pulley before it (1 before any); a
+    segment whose ends move with different bodies adds ``u^T (J_end - J_start) / divisor``
+    to ``ten_J``, ``u`` the unit vector along it. ``ten_wrapnum`` counts path points
+    (sites, and a pulley marker each) as MuJoCo does.
+    """
     ntendon = tendon_adr.shape[0]
-    wrapcount = 0  # fixed tendons add no path points (wrap_xpos)
+    nv = ten_J.shape[1]
+    wrapcount = 0
     for i in range(ntendon):
         ten_length[i] = 0.0
         ten_J[i, :] = 0.0
         ten_wrapadr[i] = wrapcount
         ten_wrapnum[i] = 0
         adr = tendon_adr[i]
-        if wrap_type[adr] != WRAP_JOINT:
-            continue  # spatial: not compiled in this release
-        for k in range(adr, adr + tendon_num[i]):
-            j = wrap_objid[k]
-            coef = wrap_prm[k]
-            # length is linear in the joint positions; the Jacobian holds the coefficients
-            ten_length[i] += coef * qpos[jnt_qposadr[j]]
-            ten_J[i, jnt_dofadr[j]] += coef
+        num = tendon_num[i]
+        if wrap_type[adr] == WRAP_JOINT:
+            for k in range(adr, adr + num):
+                j = wrap_objid[k]
+                coef = wrap_prm[k]
+                # length is linear in the joint positions; the Jacobian holds the coefficients
+                ten_length[i] += coef * qpos[jnt_qposadr[j]]
+                ten_J[i, jnt_dofadr[j]] += coef
+            continue
+        # spatial tendon (sites and pulleys; the compiler rejects geom wrapping)
+        divisor = 1.0
+        j = 0
+        while j < num - 1:
+            type0 = wrap_type[adr + j]
+            type1 = wrap_type[adr + j + 1]
+            if type0 == WRAP_PULLEY or type1 == WRAP_PULLEY:
+                if type0 == WRAP_PULLEY:
+                    divisor = wrap_prm[adr + j]
+                    ten_wrapnum[i] += 1
+                    wrapcount += 1
+                j += 1
+                continue
+            s0 = wrap_objid[adr + j]
+            s1 = wrap_objid[adr + j + 1]
+            dx = site_xpos[s1, 0] - site_xpos[s0, 0]
+            dy = site_xpos[s1, 1] - site_xpos[s0, 1]
+            dz = site_xpos[s1, 2] - site_xpos[s0, 2]
+            dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+            ten_length[i] += dist / divisor
+            b0 = site_bodyid[s0]
+            b1 = site_bodyid[s1]
+            if b0 != b1:
+                # unit direction (mju_normalize3), Jacobian difference of the two ends
+                if dist < MINVAL:
+                    dx, dy, dz = 1.0, 0.0, 0.0
+                else:
+                    dx /= dist
+                    dy /= dist
+                    dz /= dist
+                jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com,
+                          cdof, site_xpos[s0, 0], site_xpos[s0, 1], site_xpos[s0, 2], b0, jac, 0, 1)
+                jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com,
+                          cdof, site_xpos[s1, 0], site_xpos[s1, 1], site_xpos[s1, 2], b1, jac, 2, 3)
+                inv = 1.0 / divisor
+                for v in range(nv):
+                    t = (jac[2, 0, v] - jac[0, 0, v]) * dx + (jac[2, 1, v] - jac[0, 1, v]) * dy \
+                        + (jac[2, 2, v] - jac[0, 2, v]) * dz
+                    ten_J[i, v] += t * inv
+            ten_wrapnum[i] += 1
+            wrapcount += 1
+            j += 1
+            # the last site before a pulley or the end of the path
+            if j == num - 1 or wrap_type[adr + j + 1] == WRAP_PULLEY:
+                ten_wrapnum[i] += 1
+                wrapcount += 1
 
 
 @njit(cache=True)
@@ -107,7 +169,9 @@ def tendon_passive_kernel(
 @njit(cache=True)
 def tendon_entry(m, d):
     _tendon(m.tendon_adr, m.tendon_num, m.wrap_type, m.wrap_objid, m.wrap_prm, m.jnt_qposadr,
-            m.jnt_dofadr, d.qpos, d.ten_length, d.ten_J, d.ten_wrapadr, d.ten_wrapnum)
+            m.jnt_dofadr, m.site_bodyid, m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid,
+            m.dof_parentid, d.qpos, d.site_xpos, d.subtree_com, d.cdof, d.ten_length, d.ten_J, d.ten_wrapadr,
+            d.ten_wrapnum, d.scratch_jac)
 
 
 @njit(cache=True)

@@ -176,6 +176,8 @@ TRN_SITE = int(TrnType.SITE)
 TRN_BODY = int(TrnType.BODY)
 
 WRAP_JOINT = int(WrapType.JOINT)
+WRAP_PULLEY = int(WrapType.PULLEY)
+WRAP_SITE = int(WrapType.SITE)
 
 DYN_NONE = int(DynType.NONE)
 DYN_INTEGRATOR = int(DynType.INTEGRATOR)

@@ -11,7 +11,8 @@ Modules, in the order a model passes through them:
 
 After the arrays are built, ``kinedyn.compiler.setconst.set_const(model)`` (when
 that module exists) computes the quantities that need the kinematics at qpos0
-(``actuator_acc0``, ``actuator_length0``, kv from ``dampratio``).
+(``actuator_acc0``, ``actuator_length0``, kv from ``dampratio``) and
+``set_length_range`` the muscles' ``actuator_lengthrange``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from kinedyn.compiler.build import Compiler
 from kinedyn.compiler.mjcf import parse_xml
-from kinedyn.compiler.setconst import set_const
+from kinedyn.compiler.setconst import set_const, set_length_range
 
 __all__ = ["compile_mjcf"]
 
@@ -37,6 +38,8 @@ def compile_mjcf(text: str, path: str | Path | None = None, strict: bool = False
       ModelError: malformed XML, unknown elements or attributes, bad values, unsupported features.
     """
     root = parse_xml(text)
-    model = Compiler(root, strict).run()
+    compiler = Compiler(root, strict)
+    model = compiler.run()
     set_const(model)
+    set_length_range(model, compiler.lropt, compiler.actuator_nodes)
     return model

@@ -31,10 +31,10 @@ _AFTER_313 = {"delay": "actuator delays", "nsample": "actuator delays (history s
               "velrange": "multi-input actuators", "ffrange": "multi-input actuators"}
 
 _DYN = {"none": DynType.NONE, "integrator": DynType.INTEGRATOR, "filter": DynType.FILTER,
-        "filterexact": DynType.FILTEREXACT}
-_GAIN = {"fixed": GainType.FIXED, "affine": GainType.AFFINE}
-_BIAS = {"none": BiasType.NONE, "affine": BiasType.AFFINE}
-_NOT_YET = {"muscle": "muscle", "user": "user", "dcmotor": None, "pid": None, "so3": None}
+        "filterexact": DynType.FILTEREXACT, "muscle": DynType.MUSCLE}
+_GAIN = {"fixed": GainType.FIXED, "affine": GainType.AFFINE, "muscle": GainType.MUSCLE}
+_BIAS = {"none": BiasType.NONE, "affine": BiasType.AFFINE, "muscle": BiasType.MUSCLE}
+_NOT_YET = {"user": "user", "dcmotor": None, "pid": None, "so3": None}
 
 
 def new_spec() -> dict:
@@ -45,7 +45,7 @@ def new_spec() -> dict:
         gear=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], ctrlrange=[0.0, 0.0], forcerange=[0.0, 0.0],
         actrange=[0.0, 0.0], lengthrange=[0.0, 0.0], ctrllimited=2, forcelimited=2, actlimited=2,
         group=0, actearly=0, actdim=-1, inheritrange=0.0, cranklength=0.0,
-        trntype=None, target=None, target_attr=None)
+        trntype=None, target=None, target_attr=None, refsite=None, slidersite=None)
 
 
 def _partial(dst: list, values: list) -> None:
@@ -172,11 +172,54 @@ def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool
             spec["gainprm"][0] = math.pi / 4 * attrs["diameter"] ** 2
         spec.update(dyntype=DynType.FILTER, gaintype=GainType.FIXED, biastype=BiasType.AFFINE)
     elif tag == "muscle":
-        raise node.error("muscle actuators are not supported yet")
+        err = _set_to_muscle(spec, attrs)
     elif tag == "adhesion":
-        raise node.error("adhesion actuators (body transmission) are not supported yet", "body")
+        # mjs_setToAdhesion: fixed gain, always ctrllimited, no bias
+        gain = attrs.get("gain", spec["gainprm"][0])
+        spec["gainprm"][0] = gain
+        spec["ctrllimited"] = 1
+        spec.update(gaintype=GainType.FIXED, biastype=BiasType.NONE)
+        if gain < 0:
+            err = ("adhesion gain cannot be negative", "gain")
+        elif spec["ctrlrange"][0] < 0 or spec["ctrlrange"][1] < 0:
+            err = ("adhesion control range cannot be negative", "ctrlrange")
     if err is not None:
         raise node.error(err[0], err[1])
+
+
+def _set_to_muscle(spec: dict, attrs: dict):
+    """mjs_setToMuscle: MuJoCo's muscle defaults where the spec still holds the global ones.
+
+    gainprm = [range0, range1, force, scale, lmin, lmax, vmax, fpmax, fvmax], copied into
+    biasprm; dynprm = [tau_act, tau_deact, tausmooth]. ctrllimited is left alone (4.0:
+    the activation dynamics clamp ctrl to [0, 1] themselves).
+    """
+    dyn, gain = spec["dynprm"], spec["gainprm"]
+    for k, glob, muscle in ((0, 1.0, 0.01), (1, 0.0, 0.04)):
+        if dyn[k] == glob:
+            dyn[k] = muscle
+    for k, glob, muscle in ((0, 1.0, 0.75), (1, 0.0, 1.05), (2, 0.0, -1.0), (3, 0.0, 200.0), (4, 0.0, 0.5),
+                            (5, 0.0, 1.6), (6, 0.0, 1.5), (7, 0.0, 1.3), (8, 0.0, 1.2)):
+        if gain[k] == glob:
+            gain[k] = muscle
+    tausmooth = attrs.get("tausmooth", dyn[2])
+    if tausmooth < 0:
+        return ("muscle tausmooth cannot be negative", "tausmooth")
+    dyn[2] = tausmooth
+    timeconst = attrs.get("timeconst", [-1.0, -1.0])
+    rng = attrs.get("range", [-1.0, -1.0])
+    for k in range(2):
+        if timeconst[k] >= 0:
+            dyn[k] = timeconst[k]
+        if rng[k] >= 0:
+            gain[k] = rng[k]
+    for k, attr in ((2, "force"), (3, "scale"), (4, "lmin"), (5, "lmax"), (6, "vmax"), (7, "fpmax"),
+                    (8, "fvmax")):
+        if attrs.get(attr, -1.0) >= 0:
+            gain[k] = attrs[attr]
+    spec["biasprm"][:9] = gain[:9]
+    spec.update(dyntype=DynType.MUSCLE, gaintype=GainType.MUSCLE, biastype=BiasType.MUSCLE)
+    return None
 
 
 def expand(tag: str, attrs: dict, node: Node, class_actuators: list) -> dict:
@@ -199,12 +242,18 @@ def expand(tag: str, attrs: dict, node: Node, class_actuators: list) -> dict:
     targets = [(a, t) for a, t in (("joint", TrnType.JOINT), ("jointinparent", TrnType.JOINTINPARENT),
                                    ("tendon", TrnType.TENDON), ("cranksite", TrnType.SLIDERCRANK),
                                    ("site", TrnType.SITE), ("body", TrnType.BODY)) if a in attrs]
-    for attr in ("cranksite", "site", "body", "slidersite", "refsite"):
-        if attr in attrs:
-            raise node.error(f"'{attr}' transmission is not supported yet", attr)
     if targets:
         attr, trn = targets[-1]
         spec.update(trntype=trn, target=attrs[attr], target_attr=attr)
+    # slider-crank and refsite parameters (mjXReader::OneActuator)
+    crank_attrs = "cranklength" in attrs or "slidersite" in attrs
+    if crank_attrs and spec["trntype"] not in (None, TrnType.SLIDERCRANK):
+        raise node.error("cranklength and slidersite can only be used in slidercrank transmission",
+                         "cranklength" if "cranklength" in attrs else "slidersite")
+    if "refsite" in attrs and spec["trntype"] not in (None, TrnType.SITE):
+        raise node.error("refsite can only be used with site transmission", "refsite")
+    spec["slidersite"] = attrs.get("slidersite")
+    spec["refsite"] = attrs.get("refsite")
     apply_shortcut(spec, tag, attrs, node, explicit=True)
     return spec
 
@@ -214,14 +263,38 @@ def _islimited(flag: int, rng) -> bool:
 
 
 def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joint_ids: dict,
-                     tendons: list = (), tendon_ids: dict | None = None) -> dict:
+                     tendons: list = (), tendon_ids: dict | None = None, site_ids: dict | None = None,
+                     body_ids: dict | None = None) -> dict:
     """Resolve the target, inheritrange and limits of an expanded actuator (mjCActuator::Compile).
 
-    ``tendons`` are the compiled tendon dicts (``range``), ``tendon_ids`` maps names to ids.
+    ``tendons`` are the compiled tendon dicts (``range``), ``*_ids`` map names to ids.
     """
     if spec["target"] is None:
         raise node.error("missing transmission target for actuator")
-    if spec["trntype"] == TrnType.TENDON:
+    site_ids = site_ids or {}
+    target_id2 = -1
+    trntype = spec["trntype"]
+    if trntype in (TrnType.SITE, TrnType.SLIDERCRANK, TrnType.BODY):
+        # ResolveReferences: refsite / slidersite first, then the target
+        if trntype == TrnType.SLIDERCRANK:
+            if not spec["slidersite"]:
+                raise node.error("missing base site for slider-crank", "slidersite")
+            target_id2 = site_ids.get(spec["slidersite"], -1)
+            if target_id2 < 0:
+                raise node.error(f"base site '{spec['slidersite']}' not found for actuator", "slidersite")
+            if spec["cranklength"] <= 0:
+                raise node.error("crank length must be positive in actuator", "cranklength")
+        elif trntype == TrnType.SITE and spec["refsite"]:
+            target_id2 = site_ids.get(spec["refsite"], -1)
+            if target_id2 < 0:
+                raise node.error(f"reference site '{spec['refsite']}' not found for actuator", "refsite")
+        table = (body_ids or {}) if trntype == TrnType.BODY else site_ids
+        target_id = table.get(spec["target"], -1)
+        if target_id < 0:
+            raise node.error(f"transmission target '{spec['target']}' not found in actuator",
+                             spec["target_attr"])
+        target_range, scalar = None, False
+    elif trntype == TrnType.TENDON:
         tid = (tendon_ids or {}).get(spec["target"])
         if tid is None:
             raise node.error(f"unknown tendon '{spec['target']}' in actuator transmission", "tendon")
@@ -244,6 +317,9 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
             rng = "actrange"
         else:
             raise node.error("inheritrange only available for position and intvelocity actuators",
+                             "inheritrange")
+        if target_range is None:
+            raise node.error("inheritrange can only be used with joint and tendon transmission",
                              "inheritrange")
         if not scalar:
             raise node.error("inheritrange can only be used with hinge and slide joints", "inheritrange")
@@ -282,5 +358,17 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
     if actdim < 0:
         actdim = int(spec["dyntype"] != DynType.NONE)
     out["actdim"] = actdim
+
+    # muscle parameters (gain or bias of type muscle)
+    for kind, prm in (("gain", spec["gainprm"]), ("bias", spec["biasprm"])):
+        if spec[f"{kind}type"] != (GainType.MUSCLE if kind == "gain" else BiasType.MUSCLE):
+            continue
+        if prm[0] >= prm[1]:
+            raise node.error("range[0]<range[1] required in muscle", "range")
+        if prm[4] >= 1 or prm[5] <= 1:
+            raise node.error("lmin<1<lmax required in muscle", "lmin" if prm[4] >= 1 else "lmax")
+        if prm[3] <= 0 or prm[6] <= 0 or prm[7] <= 0 or prm[8] <= 0:
+            raise node.error("positive scale, vmax, fpmax, fvmax required in muscle")
     out["trnid"] = target_id
+    out["trnid2"] = target_id2
     return out

@@ -166,6 +166,8 @@ class Compiler:
         self.tendons: list[dict] = []
         self.actuators: list[dict] = []
         self.actuator_names: list[str] = []
+        self.actuator_nodes: list[Node] = []
+        self.lropt: dict = {}
         self.keys: list[tuple[Node, dict]] = []
         self.sections: dict[str, list[Node]] = {}
         self.contact_excludes: list[tuple[Node, str, str]] = []
@@ -228,7 +230,7 @@ class Compiler:
         for child in node.children:
             if child.tag != "lengthrange":
                 raise child.error("Schema violation: unrecognized element")
-            typed_attrs(child)  # only used for muscles, which are not supported yet
+            self.lropt.update(typed_attrs(child))  # <lengthrange>: see setconst.set_length_range
         if a.get("coordinate", "local") != "local":
             # MuJoCo 4.0 accepts coordinate="local" (the only frame it supports) and rejects "global"
             raise node.error("global coordinates are no longer supported by MuJoCo", "coordinate")
@@ -696,10 +698,9 @@ class Compiler:
         joint_ids = {j.attrs["name"]: j.id for j in self.joints if j.attrs.get("name")}
         names = {t["name"] for t in self.tendons if t["name"]}
         for node in section.children:
-            if node.tag == "spatial":
-                raise node.error("spatial tendons are not supported yet")
-            if node.tag != "fixed":
+            if node.tag not in ("fixed", "spatial"):
                 raise node.error("Schema violation: unrecognized element")
+            spatial = node.tag == "spatial"
             attrs = dflt.tendon_attrs(typed_attrs(node))
             cls = self.classes["main"]
             if "class" in attrs:
@@ -709,17 +710,22 @@ class Compiler:
             tid = len(self.tendons)
             path = []
             for sub in node.children:
-                if sub.tag != "joint":
+                if sub.tag not in (("site", "geom", "pulley") if spatial else ("joint",)):
                     raise sub.error("Schema violation: unrecognized element")
-                sa = typed_attrs(sub, "tendon_joint")
-                for required in ("joint", "coef"):
+                sa = typed_attrs(sub, {"joint": "tendon_joint", "site": "tendon_site", "geom": "tendon_geom",
+                                       "pulley": "pulley"}[sub.tag])
+                for required in {"joint": ("joint", "coef"), "site": ("site",), "geom": ("geom",),
+                                 "pulley": ("divisor",)}[sub.tag]:
                     if required not in sa:
                         raise sub.error(f"required attribute missing: '{required}'", required)
                 path.append((sub, sa))
             if not path:
                 raise node.error(f"tendon '{name}' (id = {tid}): path cannot be empty")
             wraps = []
-            for k, (sub, sa) in enumerate(path):
+            wtypes = []
+            if spatial:
+                wraps, wtypes = self._spatial_path(node, name, tid, a, path)
+            for k, (sub, sa) in enumerate(path if not spatial else ()):
                 jid = joint_ids.get(sa["joint"])
                 if jid is None:
                     raise sub.error(f"joint '{sa['joint']}' not found in tendon {tid}, wrap {k}", "joint")
@@ -729,6 +735,7 @@ class Compiler:
                 if any(jid == w[0] for w in wraps):
                     raise node.error(f"tendon '{name}' (id = {tid}): joint {k} is repeated")
                 wraps.append((jid, sa["coef"]))
+                wtypes.append(int(WrapType.JOINT))
             for attr in ("stiffness", "damping"):
                 if a[attr][1] or a[attr][2]:
                     raise node.error(f"polynomial tendon {attr} is not supported", attr)
@@ -759,10 +766,48 @@ class Compiler:
                     raise node.error(f"repeated name '{name}' in tendon", "name")
                 names.add(name)
             self.tendons.append(dict(
-                node=node, name=name, wraps=wraps, group=a["group"], limited=int(limited),
+                node=node, name=name, wraps=wraps, wtypes=wtypes, group=a["group"], limited=int(limited),
                 actfrclimited=int(frclimited), range=rng, actfrcrange=frc, margin=a["margin"],
                 stiffness=a["stiffness"][0], damping=a["damping"][0], frictionloss=a["frictionloss"],
                 lengthspring=spring))
+
+    def _spatial_path(self, node: Node, name: str, tid: int, a: dict, path: list):
+        """Wrap objects of a spatial tendon (mjCWrap::ResolveReferences, mjCTendon::Compile checks)."""
+        if len(path) < 2:
+            raise node.error(f"tendon '{name}' (id = {tid}): spatial path must contain at least two objects")
+        if a.get("width", 0.003) <= 0:
+            raise node.error(f"tendon '{name}' (id = {tid}) must have positive width", "width")
+        site_ids = {s.attrs["name"]: s.id for s in self.sites if s.attrs.get("name")}
+        wraps, wtypes = [], []
+        for k, (sub, sa) in enumerate(path):
+            if sub.tag == "site":
+                sid = site_ids.get(sa["site"])
+                if sid is None:
+                    raise sub.error(f"site '{sa['site']}' not found in wrap {k}", "site")
+                wraps.append((sid, 0.0))
+                wtypes.append(int(WrapType.SITE))
+            elif sub.tag == "pulley":
+                if sa["divisor"] < 0:
+                    raise sub.error(f"pulley has negative divisor in tendon {tid}, wrap {k}", "divisor")
+                wraps.append((-1, sa["divisor"]))
+                wtypes.append(int(WrapType.PULLEY))
+            else:
+                raise sub.error("tendon wrapping around geoms is not supported yet", "geom")
+        sz = len(wtypes)
+        for i, t in enumerate(wtypes):
+            if t == WrapType.PULLEY:
+                if i > 0 and wtypes[i - 1] == WrapType.PULLEY:
+                    raise node.error(f"tendon '{name}' (id = {tid}): consecutive pulleys (pos {i})")
+                if i == sz - 1:
+                    raise node.error(f"tendon '{name}' (id = {tid}): path ends with pulley")
+            else:
+                if ((i == 0 or wtypes[i - 1] == WrapType.PULLEY)
+                        and (i == sz - 1 or wtypes[i + 1] == WrapType.PULLEY)):
+                    raise node.error(f"tendon '{name}' (id = {tid}): site {i} needs a neighbor that is not a "
+                                     "pulley")
+                if i < sz - 1 and wtypes[i + 1] == WrapType.SITE and wraps[i][0] == wraps[i + 1][0]:
+                    raise node.error(f"tendon '{name}' (id = {tid}): site {i} is repeated")
+        return wraps, wtypes
 
     # ---- actuators ------------------------------------------------------------------------------
 
@@ -771,6 +816,9 @@ class Compiler:
             raise section.error("Schema violation: unrecognized attribute", next(iter(section.attrib)))
         joint_ids = {j.attrs["name"]: j.id for j in self.joints if j.attrs.get("name")}
         tendon_ids = {t["name"]: i for i, t in enumerate(self.tendons) if t["name"]}
+        site_ids = {s.attrs["name"]: s.id for s in self.sites if s.attrs.get("name")}
+        body_ids = {b.name: b.id for b in self.bodies if b.id and b.name}
+        body_ids.setdefault("world", 0)
         for node in section.children:
             tag = node.tag
             if tag in ("orientation", "pid", "dcmotor"):
@@ -785,7 +833,8 @@ class Compiler:
                 cls = dflt.lookup(self.classes, node, "class", attrs["class"])
             spec = act.expand(tag, attrs, node, cls.actuators)
             self.actuators.append(act.compile_actuator(spec, node, self.autolimits, self.joints, joint_ids,
-                                                       self.tendons, tendon_ids))
+                                                       self.tendons, tendon_ids, site_ids, body_ids))
+            self.actuator_nodes.append(node)
             self.actuator_names.append(attrs.get("name", ""))
         seen = set()
         for name, node in zip(self.actuator_names, section.children, strict=False):
@@ -1060,7 +1109,7 @@ class Compiler:
         arr["tendon_frictionloss"] = tcol("frictionloss")
         arr["tendon_lengthspring"] = tcol("lengthspring", 2)  # -1 -1 resolved by set_const
         arr["tendon_length0"] = np.zeros(ntendon)  # set_const
-        arr["wrap_type"] = np.full(nwrap, int(WrapType.JOINT), dtype=np.int32)
+        arr["wrap_type"] = np.array([w for t in tendons for w in t["wtypes"]], dtype=np.int32)
         arr["wrap_objid"] = np.array([w[0] for t in tendons for w in t["wraps"]], dtype=np.int32)
         arr["wrap_prm"] = np.array([w[1] for t in tendons for w in t["wraps"]], dtype=float)
 
@@ -1079,7 +1128,8 @@ class Compiler:
         arr["actuator_dyntype"] = acol("dyntype", dtype=np.int32)
         arr["actuator_gaintype"] = acol("gaintype", dtype=np.int32)
         arr["actuator_biastype"] = acol("biastype", dtype=np.int32)
-        arr["actuator_trnid"] = np.array([[a["trnid"], -1] for a in acts], dtype=np.int32).reshape(nu, 2)
+        arr["actuator_trnid"] = np.array([[a["trnid"], a["trnid2"]] for a in acts],
+                                         dtype=np.int32).reshape(nu, 2)
         arr["actuator_actadr"] = np.array(actadr, dtype=np.int32)
         arr["actuator_actnum"] = acol("actdim", dtype=np.int32)
         arr["actuator_group"] = acol("group", dtype=np.int32)

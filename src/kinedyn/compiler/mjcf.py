@@ -113,9 +113,13 @@ SCHEMA: dict[str, dict] = {
     "adhesion": _kinds(**_ACT_BASE, forcelimited=_FTA, forcerange="f2", body="s", gain="f"),
     # tendons: <fixed> elements, their <joint> path entries ("tendon_joint", to keep the body
     # <joint> schema apart) and <default><tendon> (which also takes the visual attributes of
-    # spatial tendons); <spatial> is rejected before its attributes are read
+    # spatial tendons); <spatial> with <site>, <geom> ("tendon_site", "tendon_geom") and <pulley>
     "fixed": _kinds(**_TENDON),
     "tendon_joint": _kinds(joint="s", coef="f"),
+    "spatial": _kinds(**_TENDON, rgba="f4", width="f", material="s"),
+    "tendon_site": _kinds(site="s"),
+    "tendon_geom": _kinds(geom="s", sidesite="s"),
+    "pulley": _kinds(divisor="f"),
     "tendon": _kinds(**{k: v for k, v in _TENDON.items() if k not in ("name", "class")},
                      rgba="f4", width="f", material="s"),
     "keyframe": {},

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from kinedyn._linalg3 import mat_mul, mat_t, mat_vec
+
 STATUS_OK = "ok"
 STATUS_STRETCHED = "stretched"        # |hip - ankle| == A + B: knee straight, still exact
 STATUS_OUT_OF_REACH = "out_of_reach"  # |hip - ankle| > A + B: straight knee pointing at the hip
@@ -127,7 +129,7 @@ def _leg6_kernel(pb, Rb, pf, Rf, off, A, B, ankle_height, q):
     if not math.isfinite(total):
         return -1
     ankle = pf + Rf[:, 2] * ankle_height
-    r = Rf.T @ (pb + Rb @ off - ankle)  # hip seen from the ankle frame
+    r = mat_vec(mat_t(Rf), pb + mat_vec(Rb, off) - ankle)  # hip seen from the ankle frame
     C = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
 
     # knee from the law of cosines: C^2 = A^2 + B^2 + 2 A B cos(q_knee)
@@ -156,7 +158,7 @@ def _leg6_kernel(pb, Rb, pf, Rf, off, A, B, ankle_height, q):
     ankle_pitch = -math.atan2(r[0], sgn * math.sqrt(r[1] * r[1] + r[2] * r[2])) - alpha
 
     # the hip's Rz Rx Ry(q2) from what the knee and ankle leave
-    R = Rb.T @ Rf @ _rx(-ankle_roll) @ _ry(-ankle_pitch - knee)
+    R = mat_mul(mat_mul(mat_mul(mat_t(Rb), Rf), _rx(-ankle_roll)), _ry(-ankle_pitch - knee))
     yaw = math.atan2(-R[0, 1], R[1, 1])
     roll = math.atan2(R[2, 1], -R[0, 1] * math.sin(yaw) + R[1, 1] * math.cos(yaw))
     pitch = math.atan2(-R[2, 0], R[2, 2])

@@ -1,0 +1,352 @@
+# ruff: noqa: E501  (MJCF literals read better unwrapped)
+"""Actuators vs MuJoCo 4.0: site, refsite, slider-crank and body transmissions, muscles.
+
+Oracle: MuJoCo 4.0.0 on the same MJCF (``oracle.load_pair`` disables constraints and
+contacts in both). Tolerances: SPEC §2 for compiled parameters and forward fields
+(1e-9 relative, 1e-12 absolute); rollouts compare the actuation fields at every step
+of 1000 with controls that change every 100 steps (1e-6 relative to 1 + |mujoco|, as
+tests/test_integrate.py, since chaotic models amplify round-off).
+
+Covered:
+* compiled parameters (trnid, gear, dynprm/gainprm/biasprm, ranges, acc0, length0,
+  lengthrange, cranklength) of every shared model with these transmissions or muscles;
+* the muscle curves one-to-one against ``mujoco.mju_muscleGain/Bias/Dynamics``;
+* forward and per-step rollouts (actuator_length, actuator_moment, actuator_force,
+  act_dot, qfrc_actuator) on the shared models and on random actuator models;
+* invalid definitions that MuJoCo rejects, rejected here with a ModelError naming the
+  actuator and line.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import mujoco
+import numpy as np
+import pytest
+from oracle import assert_fields, assert_model_fields, compare, load_pair, set_same_state, shared_dir
+from strategies import random_state
+
+import kinedyn as kd
+from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
+from kinedyn.muscle import muscle_bias, muscle_dynamics, muscle_gain, muscle_gain_vel
+
+SHARED = ("site_transmission_cubes", "site_refsite", "simple_slider_crank", "adhesion_arms",
+          "muscle_fixed_tendon")
+ACTUATION_FIELDS = ("actuator_length", "actuator_moment", "actuator_velocity", "actuator_force", "act_dot",
+                    "qfrc_actuator")
+COMPILED = ("actuator_trntype", "actuator_trnid", "actuator_dyntype", "actuator_gaintype", "actuator_biastype",
+            "actuator_gear", "actuator_dynprm", "actuator_gainprm", "actuator_biasprm", "actuator_ctrlrange",
+            "actuator_ctrllimited", "actuator_forcerange", "actuator_actrange", "actuator_actlimited",
+            "actuator_acc0", "actuator_length0", "actuator_lengthrange", "actuator_cranklength",
+            "actuator_actadr", "actuator_actnum")
+INTEGRATORS = {"euler": 0, "rk4": 1, "implicitfast": 3}
+ROLLOUT_RTOL = 1e-6
+
+
+def _load(xml):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnsimulatedFeatureWarning)
+        return load_pair(xml)
+
+
+def _shared(name):
+    return (shared_dir() / "models" / f"{name}.xml").read_text()
+
+
+# ---- compiled parameters --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_compiled_actuator_parameters_match(name):
+    m, _, mjm, _ = _load(_shared(name))
+    assert set(COMPILED) <= set(assert_model_fields(m, mjm, names=COMPILED))
+
+
+def test_muscle_compile_values():
+    m, _, mjm, _ = _load(_shared("muscle_fixed_tendon"))
+    np.testing.assert_allclose(m.actuator_lengthrange, [[-0.05, 0.11], [-0.11, 0.05], [0.0, 2.0]])
+    assert not m.actuator_ctrllimited.any()  # 4.0: the dynamics clamp ctrl to [0, 1]
+    assert (m.actuator_dyntype == kd.DynType.MUSCLE).all()
+    assert (m.actuator_gaintype == kd.GainType.MUSCLE).all()
+    assert (m.actuator_biastype == kd.BiasType.MUSCLE).all()
+    np.testing.assert_array_equal(m.actuator_gainprm[:, :9], m.actuator_biasprm[:, :9])
+    # defaults, explicit range/timeconst/tausmooth, explicit force and curve shape
+    np.testing.assert_array_equal(m.actuator_gainprm[0, :9], [0.75, 1.05, -1, 200, 0.5, 1.6, 1.5, 1.3, 1.2])
+    np.testing.assert_array_equal(m.actuator_dynprm[1, :3], [0.02, 0.05, 0.3])
+    np.testing.assert_array_equal(m.actuator_gainprm[2, :9], [0.75, 1.05, 20, 200, 0.6, 1.5, 2, 1.1, 1.3])
+    assert (m.actuator_acc0 > 0).all()
+
+
+def test_site_without_refsite_has_zero_length_and_adhesion_zero_moment():
+    for name in ("site_transmission_cubes", "adhesion_arms"):
+        m, d, mjm, mjd = _load(_shared(name))
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        site = m.actuator_trntype == kd.TrnType.SITE
+        body = m.actuator_trntype == kd.TrnType.BODY
+        assert (d.actuator_length[site | body] == 0).all()
+        # body transmission: the moment averages contact normals; with contacts off it is 0
+        assert (d.actuator_moment[body] == 0).all()
+        assert (m.actuator_acc0[body] == 0).all()
+        assert_fields(m, d, mjm, mjd, names=ACTUATION_FIELDS)
+
+
+# ---- muscle curves ------------------------------------------------------------------------------
+
+
+def _muscle_prm(rng):
+    r0 = rng.uniform(0.3, 1.0)
+    lmin, lmax = rng.uniform(0.2, 0.95), rng.uniform(1.05, 2.0)
+    force = rng.choice([-1.0, rng.uniform(1, 100)])
+    return np.array([r0, r0 + rng.uniform(0.05, 0.6), force, rng.uniform(1, 300), lmin, lmax,
+                     rng.uniform(0.2, 3), rng.uniform(0.2, 2), rng.uniform(1.01, 2.0)])
+
+
+def test_muscle_curves_match_mujoco_one_to_one():
+    rng = np.random.default_rng(11)
+    lengthrange = np.zeros((1, 2))
+    for _ in range(3000):
+        prm = _muscle_prm(rng)
+        lengthrange[0] = np.sort(rng.uniform(-1, 1, size=2))
+        acc0 = rng.choice([0.0, rng.uniform(0.01, 50)])
+        length = rng.uniform(lengthrange[0, 0] - 0.5, lengthrange[0, 1] + 0.5)
+        vel = rng.normal() * rng.choice([0.01, 1, 10])
+        row = prm[None, :]
+        ours = muscle_gain(length, vel, lengthrange, 0, acc0, row, 0)
+        theirs = mujoco.mju_muscleGain(length, vel, lengthrange[0], acc0, prm)
+        assert compare("gain", ours, theirs) is None
+        ours = muscle_bias(length, lengthrange, 0, acc0, row, 0)
+        theirs = mujoco.mju_muscleBias(length, lengthrange[0], acc0, prm)
+        assert compare("bias", ours, theirs) is None
+    dynprm = np.zeros((1, 3))
+    for _ in range(3000):
+        dynprm[0] = [rng.uniform(0.001, 0.1), rng.uniform(0.001, 0.2), rng.choice([0.0, rng.uniform(0, 1)])]
+        ctrl, act = rng.uniform(-0.5, 1.5), rng.uniform(-0.5, 1.5)
+        ours = muscle_dynamics(ctrl, act, dynprm, 0)
+        theirs = mujoco.mju_muscleDynamics(ctrl, act, dynprm[0])
+        assert compare("act_dot", ours, theirs) is None
+
+
+def test_muscle_gain_vel_is_the_derivative():
+    rng = np.random.default_rng(5)
+    lengthrange = np.array([[0.1, 0.5]])
+    bad = 0
+    for _ in range(500):
+        prm = _muscle_prm(rng)[None, :]
+        length, vel, h = rng.uniform(0.0, 0.6), rng.normal(), 1e-7
+        fd = (muscle_gain(length, vel + h, lengthrange, 0, 3.0, prm, 0)
+              - muscle_gain(length, vel - h, lengthrange, 0, 3.0, prm, 0)) / (2 * h)
+        dv = muscle_gain_vel(length, vel, lengthrange, 0, 3.0, prm, 0)
+        bad += abs(dv - fd) > 1e-5 * (1 + abs(fd))
+    assert bad <= 5  # a few samples fall on the kinks of FV (V = -1, 0, fvmax - 1)
+
+
+# ---- forward and rollouts -----------------------------------------------------------------------
+
+
+def _rollout(xml, label, integrator=None, nsteps=1000, chunk=100, seed=777):
+    m, d, mjm, mjd = _load(xml)
+    if integrator is not None:
+        m.opt.integrator = kd.IntegratorType(INTEGRATORS[integrator])
+        mjm.opt.integrator = INTEGRATORS[integrator]
+    rng = np.random.default_rng(seed)
+    qpos, qvel, ctrl, act = random_state(rng, mjm)
+    set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
+    for k in range(nsteps):
+        if k % chunk == 0:
+            ctrl = random_state(rng, mjm)[2]
+            d.ctrl[:] = ctrl
+            mjd.ctrl[:] = ctrl
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+        if any(mjd.warning[int(w)].number for w in (mujoco.mjtWarning.mjWARN_BADQACC,
+                                                    mujoco.mjtWarning.mjWARN_BADQVEL)):
+            pytest.skip(f"{label}: MuJoCo went unstable at step {k}")
+        # actuation fields of the state the step started from (step computes them first;
+        # RK4 leaves those of its last stage)
+        for name in ("actuator_force", "act_dot", "qfrc_actuator", "actuator_length") * (integrator != "rk4"):
+            ours, theirs = getattr(d, name), np.asarray(getattr(mjd, name))
+            err = np.max(np.abs(ours - theirs) / (1 + np.abs(theirs)), initial=0.0)
+            assert err <= ROLLOUT_RTOL, f"{label}: {name} differs by {err:.3g} at step {k}"
+        for name in ("qpos", "qvel", "act"):
+            ours, theirs = getattr(d, name), np.asarray(getattr(mjd, name))
+            err = np.max(np.abs(ours - theirs) / (1 + np.abs(theirs)), initial=0.0)
+            assert err <= ROLLOUT_RTOL, f"{label}: {name} differs by {err:.3g} after step {k}"
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_forward_random_states(name):
+    m, d, mjm, mjd = _load(_shared(name))
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        qpos, qvel, ctrl, act = random_state(rng, mjm)
+        set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd)
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_rollout_with_the_models_integrator(name):
+    _rollout(_shared(name), name)
+
+
+# ---- random actuator models ---------------------------------------------------------------------
+
+
+def _vec(rng, n, scale=1.0):
+    return " ".join(f"{x:.4g}" for x in rng.uniform(-scale, scale, size=n))
+
+
+def _random_actuator_model(seed: int, ball: bool = True) -> str:
+    """A chain of hinge/slide/ball bodies with sites, and site/refsite/slider-crank/muscle actuators.
+
+    ``ball=False``: hinge and slide only (RK4 with ball joints is a known deviation, see
+    tests/test_integrate.py).
+    """
+    rng = np.random.default_rng(seed)
+    nbody = int(rng.integers(2, 5))
+    body_xml, close = [], []
+    joints = []
+    for b in range(nbody):
+        jt = rng.choice(["hinge", "slide", "ball"], p=[0.5, 0.25, 0.25])
+        if jt == "ball" and not ball:
+            jt = "hinge"
+        axis = _vec(rng, 3)
+        body_xml.append(f'<body name="b{b}" pos="{_vec(rng, 3, 0.3)}" euler="{_vec(rng, 3, 1)}">')
+        rng_attr = ' range="-1 1"' if jt != "ball" and rng.random() < 0.5 else ""
+        body_xml.append(f'<joint name="j{b}" type="{jt}" axis="{axis}" damping="{rng.uniform(0.05, 1):.3g}"{rng_attr}/>')
+        body_xml.append(f'<geom type="capsule" fromto="0 0 0 {_vec(rng, 3, 0.3)}" size="0.03"/>')
+        body_xml.append(f'<site name="s{b}" pos="{_vec(rng, 3, 0.2)}" euler="{_vec(rng, 3, 1.5)}"/>')
+        joints.append((f"j{b}", jt, bool(rng_attr)))
+        close.append("</body>")
+    world_site = f'<site name="w" pos="{_vec(rng, 3, 0.3)}" euler="{_vec(rng, 3, 1.5)}"/>'
+    sites = ["w"] + [f"s{b}" for b in range(nbody)]
+    acts = []
+    for _ in range(int(rng.integers(2, 6))):
+        kind = rng.choice(["site", "refsite", "refsite_servo", "crank", "muscle", "general_muscle"])
+        s = rng.choice(sites[1:])
+        if kind == "site":
+            acts.append(f'<motor site="{s}" gear="{_vec(rng, 6)}" ctrlrange="-1 1"/>')
+        elif kind == "refsite":
+            acts.append(f'<general site="{s}" refsite="{rng.choice(sites)}" gear="{_vec(rng, 6)}" gaintype="affine" gainprm="{rng.uniform(0.5, 2):.3g} 0 {-rng.uniform(0, 1):.3g}" biastype="affine" biasprm="0 {-rng.uniform(0, 3):.3g} {-rng.uniform(0, 1):.3g}"/>')
+        elif kind == "refsite_servo":
+            gear = "0 0 0 " + _vec(rng, 3) if rng.random() < 0.5 else _vec(rng, 6)
+            acts.append(f'<position site="{s}" refsite="{rng.choice(sites)}" gear="{gear}" kp="{rng.uniform(1, 5):.3g}" kv="{rng.uniform(0, 1):.3g}" ctrlrange="-4 4"/>')
+        elif kind == "crank":
+            acts.append(f'<position cranksite="{s}" slidersite="{rng.choice(sites)}" cranklength="{rng.uniform(0.05, 0.6):.3g}" kp="{rng.uniform(1, 5):.3g}" gear="{rng.uniform(0.5, 2):.3g}"/>')
+        elif kind in ("muscle", "general_muscle"):
+            scalar = [j for j in joints if j[1] != "ball"]
+            if not scalar:
+                continue
+            j = scalar[int(rng.integers(len(scalar)))][0]
+            lo = rng.uniform(-1.5, 0)
+            lr = f'lengthrange="{lo:.3g} {lo + rng.uniform(0.3, 2):.3g}"'
+            if kind == "muscle":
+                extra = rng.choice(['', 'force="5"', 'tausmooth="0.2"', 'timeconst="0.02 0.06" range="0.6 1.2"', 'scale="50" lmin="0.3" lmax="1.8" vmax="1" fpmax="0.8" fvmax="1.6"'])
+                acts.append(f'<muscle joint="{j}" {lr} {extra}/>')
+            else:
+                acts.append(f'<general joint="{j}" {lr} dyntype="muscle" gaintype="muscle" biastype="muscle" dynprm="0.01 0.04 0.1" gainprm="0.75 1.05 -1 200 0.5 1.6 1.5 1.3 1.2" biasprm="0.75 1.05 -1 200 0.5 1.6 1.5 1.3 1.2" actearly="{rng.choice(["true", "false"])}"/>')
+    if not acts:
+        acts.append(f'<motor site="{sites[1]}" gear="0 0 1 0 0 0"/>')
+    return ("<mujoco><compiler angle=\"radian\" autolimits=\"true\"/><option timestep=\"0.002\"/><worldbody>"
+            + world_site + "".join(body_xml) + "".join(close)
+            + "</worldbody><actuator>" + "".join(acts) + "</actuator></mujoco>")
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_actuators_forward(seed):
+    xml = _random_actuator_model(seed)
+    m, d, mjm, mjd = _load(xml)
+    assert_model_fields(m, mjm, names=COMPILED)
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        qpos, qvel, ctrl, act = random_state(rng, mjm)
+        set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd, names=ACTUATION_FIELDS)
+
+
+@pytest.mark.parametrize("integrator", list(INTEGRATORS))
+@pytest.mark.parametrize("seed", range(0, 30, 3))
+def test_random_actuators_rollout(seed, integrator):
+    _rollout(_random_actuator_model(seed, ball=integrator != "rk4"), f"random actuators {seed}", integrator,
+             nsteps=300, chunk=50, seed=seed)
+
+
+# ---- invalid definitions --------------------------------------------------------------------------
+
+BASE = """<mujoco><compiler autolimits="true"/><worldbody><site name="w"/>
+<body name="b"><joint name="j" axis="0 0 1"/><geom size="0.1"/><site name="s" pos="0.1 0 0"/></body>
+</worldbody><actuator>
+{act}
+</actuator></mujoco>"""
+
+INVALID = [
+    ('<motor name="a" joint="j" refsite="w"/>', "refsite can only be used with site transmission", "refsite"),
+    ('<motor name="a" joint="j" cranklength="0.1"/>', "cranklength and slidersite", "cranklength"),
+    ('<motor name="a" site="s" slidersite="w"/>', "cranklength and slidersite", "slidersite"),
+    ('<motor name="a" cranksite="s" cranklength="0.1"/>', "missing base site", "slidersite"),
+    ('<motor name="a" cranksite="s" slidersite="w"/>', "crank length must be positive", "cranklength"),
+    ('<motor name="a" cranksite="s" slidersite="nope" cranklength="0.1"/>', "base site 'nope' not found", "slidersite"),
+    ('<motor name="a" site="nope"/>', "transmission target 'nope' not found", "site"),
+    ('<motor name="a" site="s" refsite="nope"/>', "reference site 'nope' not found", "refsite"),
+    ('<adhesion name="a" body="nope" ctrlrange="0 1"/>', "transmission target 'nope' not found", "body"),
+    ('<adhesion name="a" body="b" ctrlrange="-1 1"/>', "adhesion control range cannot be negative", "ctrlrange"),
+    ('<adhesion name="a" body="b" ctrlrange="0 1" gain="-1"/>', "adhesion gain cannot be negative", "gain"),
+    ('<adhesion name="a" body="b"/>', "invalid control range", "ctrlrange"),
+    ('<muscle name="a" joint="j" range="1 0.5" lengthrange="0 1"/>', r"range\[0\]<range\[1\]", "range"),
+    ('<muscle name="a" joint="j" lmin="1.2" lengthrange="0 1"/>', "lmin<1<lmax", "lmin"),
+    ('<muscle name="a" joint="j" tausmooth="-1" lengthrange="0 1"/>', "tausmooth cannot be negative", "tausmooth"),
+    ('<general name="a" joint="j" gaintype="muscle" gainprm="0.75 1.05 -1 0 0.5 1.6 1.5 1.3 1.2" lengthrange="0 1"/>', "positive scale", None),
+    ('<position name="a" site="s" refsite="w" inheritrange="1"/>', "inheritrange can only be used with joint and tendon", "inheritrange"),
+]
+
+
+@pytest.mark.parametrize(("act", "message", "attribute"), INVALID, ids=[x[1][:30] for x in INVALID])
+def test_invalid_definitions_rejected_like_mujoco(act, message, attribute):
+    xml = BASE.format(act=act)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match=message) as info:
+        kd.Model.from_xml_string(xml)
+    assert info.value.line == 4
+    assert info.value.element.endswith("'a'")
+    if attribute is not None:
+        assert info.value.attribute == attribute
+
+
+@pytest.mark.parametrize("act", [
+    '<position name="a" site="s" kp="3"/>',                  # position on a site without refsite: length 0
+    '<motor name="a" joint="j" site="s" gear="0 1 0 0 0 1"/>',  # two targets: the last read (site) wins
+    '<motor name="a" site="s" refsite="s" gear="1 1 1 1 1 1"/>',  # refsite == site: zero length and moment
+    '<muscle name="a" joint="j" lengthrange="-1 1"/>',
+    '<adhesion name="a" body="b" ctrlrange="0 2" gain="3"/>',
+])
+def test_accepted_edge_cases_match_mujoco(act):
+    m, d, mjm, mjd = _load(BASE.format(act=act))
+    assert_model_fields(m, mjm, names=COMPILED)
+    rng = np.random.default_rng(0)
+    qpos, qvel, ctrl, act_ = random_state(rng, mjm)
+    set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act_)
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    assert_fields(m, d, mjm, mjd)
+
+
+def test_muscle_lengthrange_by_simulation_is_not_silent():
+    """MuJoCo estimates a missing muscle lengthrange by simulating against the joint limits."""
+    xml = BASE.format(act='<muscle name="a" joint="j"/>')
+    mjm = mujoco.MjModel.from_xml_string(xml.replace('axis="0 0 1"', 'axis="0 0 1" range="-1 1"'))
+    assert mjm.actuator_lengthrange[0, 0] < mjm.actuator_lengthrange[0, 1]
+    with pytest.raises(ModelError, match="lengthrange") as info:
+        kd.Model.from_xml_string(xml)
+    assert info.value.element.endswith("'a'") and info.value.line == 4
+    # uselimit copies a limited joint's range instead
+    limited = xml.replace('axis="0 0 1"', 'axis="0 0 1" range="-1 1"').replace(
+        "<compiler ", '<compiler><lengthrange uselimit="true"/></compiler><compiler ')
+    m, _, mjm, _ = _load(limited)
+    np.testing.assert_array_equal(m.actuator_lengthrange[0], m.jnt_range[0])  # degrees -> radians
+    np.testing.assert_array_equal(mjm.actuator_lengthrange[0], m.jnt_range[0])
