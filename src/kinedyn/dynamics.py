@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kinedyn._handle import FastEntry
 from kinedyn._math import cross_force, cross_motion, dot6, mul_inert_vec, normalize4, sub_quat
 from kinedyn.inertia import solve_ld
 from kinedyn.tendon import tendon_passive_entry
@@ -249,6 +250,9 @@ def fwd_acceleration_entry(m, d):
     d.qacc[:] = d.qacc_smooth
 
 
+_RNE = FastEntry(rne_entry)
+
+
 def com_vel(m, d) -> None:
     """Com-based body velocities and the time derivatives of the motion axes.
 
@@ -281,7 +285,7 @@ def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | N
         out = np.empty(m.nv)
     elif out.shape != (m.nv,) or out.dtype != np.float64 or not out.flags.c_contiguous:
         raise ValueError(f"out must be a contiguous float64 array of shape ({m.nv},)")
-    rne_entry(m._handle, d._handle, bool(flg_acc), out)
+    _RNE(m._handle, d._handle, bool(flg_acc), out)
     if armature and flg_acc:
         out += m.dof_armature * d.qacc
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from kinedyn._handle import FastEntry
 from kinedyn.actuation import actuator_velocity_kernel, fwd_actuation_entry, transmission_entry
 from kinedyn.dynamics import com_vel_entry, fwd_acceleration_entry, passive_entry, rne_entry
 from kinedyn.inertia import crb_entry, factor_m_entry
@@ -49,14 +50,19 @@ def forward_entry(m, d):
     fwd_acceleration_entry(m, d)
 
 
+_FWD_POSITION = FastEntry(fwd_position_entry)
+_FWD_VELOCITY = FastEntry(fwd_velocity_entry)
+_FORWARD = FastEntry(forward_entry)
+
+
 def fwd_position(m, d) -> None:
     """Position-dependent stage: poses, com quantities, tendons, M and its factorisation, transmissions."""
-    fwd_position_entry(m._handle, d._handle)
+    _FWD_POSITION(m._handle, d._handle)
 
 
 def fwd_velocity(m, d) -> None:
     """Velocity-dependent stage: tendon and actuator velocities, cvel, passive forces, qfrc_bias."""
-    fwd_velocity_entry(m._handle, d._handle)
+    _FWD_VELOCITY(m._handle, d._handle)
 
 
 def forward(m, d) -> None:
@@ -65,4 +71,4 @@ def forward(m, d) -> None:
     Reads: qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied. Writes: every field of
     those stages, act_dot and qacc. Mirrors mj_forward with the constraint solver off.
     """
-    forward_entry(m._handle, d._handle)
+    _FORWARD(m._handle, d._handle)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kinedyn._handle import FastEntry
 from kinedyn._math import dot6, mul_inert_vec
 
 
@@ -161,6 +162,9 @@ def _full_m_entry(m, d, dense):
             dense[j, i] = d.M[adr + k]
 
 
+_FULL_M = FastEntry(_full_m_entry)
+
+
 def crb(m, d) -> None:
     """Composite rigid-body inertias and the joint-space inertia matrix M (armature included).
 
@@ -203,5 +207,5 @@ def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
 def full_m(m, d) -> np.ndarray:
     """Dense (nv, nv) joint-space inertia matrix from the tree-sparse M in ``d`` (mj_fullM)."""
     dense = np.zeros((m.nv, m.nv))
-    _full_m_entry(m._handle, d._handle, dense)
+    _FULL_M(m._handle, d._handle, dense)
     return dense

@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 from numba import njit
 
+from kinedyn._handle import FastEntry
 from kinedyn._linalg3 import cross, mat_mul, mat_t, mat_vec, skew
 from kinedyn._math import quat_integrate
 from kinedyn.actuation import next_activation, wrap_period, wrap_setpoint
@@ -442,6 +443,9 @@ def step_entry(m, d, check):
     return STATUS_OK
 
 
+_STEP = FastEntry(step_entry)
+
+
 def step(m, d, nstep: int = 1) -> None:
     """Advance the simulation by ``nstep`` steps of ``m.opt.timestep`` (mj_step).
 
@@ -452,7 +456,7 @@ def step(m, d, nstep: int = 1) -> None:
     """
     mh, dh = m._handle, d._handle
     for _ in range(nstep):
-        status = step_entry(mh, dh, True)
+        status = _STEP(mh, dh, True)
         if status == STATUS_OK:
             continue
         field = _STATUS_FIELD[status]
@@ -465,7 +469,7 @@ def step(m, d, nstep: int = 1) -> None:
             NonFiniteStateWarning, stacklevel=2)
         if autoreset:
             reset(m, d)
-        step_entry(mh, dh, False)
+        _STEP(mh, dh, False)
 
 
 @njit(cache=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from kinedyn._handle import FastEntry
 from kinedyn.forward import fwd_position_entry, fwd_velocity_entry
 from kinedyn.inertia import mul_m_kernel
 
@@ -25,10 +26,13 @@ def inverse_entry(m, d):
         d.qfrc_inverse[v] += d.qfrc_bias[v] - d.qfrc_passive[v]
 
 
+_INVERSE = FastEntry(inverse_entry)
+
+
 def inverse(m, d) -> None:
     """Inverse dynamics from qpos, qvel and qacc.
 
     Reads: qpos, qvel, qacc. Writes: qfrc_inverse and every position and velocity
     field. Mirrors mj_inverse with the constraint solver off.
     """
-    inverse_entry(m._handle, d._handle)
+    _INVERSE(m._handle, d._handle)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kinedyn._handle import FastEntry
+
 
 @njit(cache=True)
 def jac_kernel(
@@ -53,6 +55,9 @@ def _jac_entry(m, d, point, body, jacp, jacr):
                d.subtree_com, d.cdof, point, body, jacp, jacr)
 
 
+_JAC = FastEntry(_jac_entry)
+
+
 def _check_id(kind: str, i, n: int) -> int:
     if not isinstance(i, (int, np.integer)) or not 0 <= i < n:
         raise IndexError(f"{kind} id {i!r} out of range [0, {n})")
@@ -70,7 +75,7 @@ def jac(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"point must have shape (3,), got {point.shape}")
     jacp = np.empty((3, m.nv))
     jacr = np.empty((3, m.nv))
-    _jac_entry(m._handle, d._handle, point, body, jacp, jacr)
+    _JAC(m._handle, d._handle, point, body, jacp, jacr)
     return jacp, jacr
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from kinedyn._handle import FastEntry
 from kinedyn._math import axis_angle2quat, mul_quat, normalize4, quat2mat, rot_vec_quat
 from kinedyn.types import (
     JNT_BALL,
@@ -287,13 +288,17 @@ def com_pos_entry(m, d):
     )
 
 
+_KINEMATICS = FastEntry(kinematics_entry)
+_COM_POS = FastEntry(com_pos_entry)
+
+
 def kinematics(m, d) -> None:
     """Forward kinematics: world poses of bodies, inertial frames, joints, geoms and sites.
 
     Reads: qpos. Writes: xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos,
     geom_xmat, site_xpos, site_xmat. Mirrors mj_kinematics.
     """
-    kinematics_entry(m._handle, d._handle)
+    _KINEMATICS(m._handle, d._handle)
 
 
 def com_pos(m, d) -> None:
@@ -302,4 +307,4 @@ def com_pos(m, d) -> None:
     Reads: xmat, xipos, ximat, xanchor, xaxis. Writes: subtree_com, cinert, cdof.
     Mirrors mj_comPos.
     """
-    com_pos_entry(m._handle, d._handle)
+    _COM_POS(m._handle, d._handle)
