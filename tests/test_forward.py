@@ -28,6 +28,7 @@ import zlib
 import mujoco
 import numpy as np
 import pytest
+from cases import pair as _pair
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from oracle import (
@@ -50,24 +51,7 @@ HAS_SETCONST = importlib.util.find_spec("kinedyn.compiler.setconst") is not None
 
 # ---- model cache: compile each text once per process ---------------------------------------------
 
-_MODELS: dict[str, object] = {}
 
-
-def _pair(xml: str, label: str):
-    """(m, d, mjm, mjd) with fresh Data; skips with kinedyn's reason if a feature is not supported."""
-    if xml not in _MODELS:
-        try:
-            m, _, mjm, _ = load_pair(xml)
-            _MODELS[xml] = (m, mjm)
-        except kd.ModelError as err:
-            if "not supported" not in str(err):
-                raise
-            _MODELS[xml] = err
-    entry = _MODELS[xml]
-    if isinstance(entry, kd.ModelError):
-        pytest.skip(f"{label}: kinedyn does not support it yet: {entry}")
-    m, mjm = entry
-    return m, kd.Data(m), mjm, mujoco.MjData(mjm)
 
 
 def _random_inputs(rng, mjm):

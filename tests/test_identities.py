@@ -16,51 +16,17 @@ computed by different algorithms.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import mujoco
 import numpy as np
 import pytest
+from cases import load as _load
+from cases import sources as _sources
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
-from oracle import gym_model_path, load_pair, shared_model_paths
-from strategies import random_mjcf, random_mjcf_text, random_state
+from oracle import load_pair
+from strategies import random_mjcf, random_state
 
 import kinedyn as kd
-
-_MODELS: dict[str, object] = {}
-
-
-def _pair(xml: str, label: str):
-    if xml not in _MODELS:
-        try:
-            m, _, mjm, _ = load_pair(xml)
-            _MODELS[xml] = (m, mjm)
-        except kd.ModelError as err:
-            if "not supported" not in str(err):
-                raise
-            _MODELS[xml] = err
-    entry = _MODELS[xml]
-    if isinstance(entry, kd.ModelError):
-        pytest.skip(f"{label}: kinedyn does not support it yet: {entry}")
-    m, mjm = entry
-    return m, kd.Data(m), mjm, mujoco.MjData(mjm)
-
-
-def _sources(seeds):
-    out = [pytest.param(("path", str(p)), id=p.stem) for p in shared_model_paths()]
-    out += [pytest.param(("gym", n), id=f"gym-{n}") for n in ("humanoid", "pusher", "ant")]
-    out += [pytest.param(("seed", s), id=f"seed{s}") for s in seeds]
-    return out
-
-
-def _load(source):
-    kind, value = source
-    if kind == "path":
-        return _pair(Path(value).read_text(), Path(value).stem)
-    if kind == "gym":
-        return _pair(gym_model_path(value).read_text(), f"gymnasium {value}.xml")
-    return _pair(random_mjcf_text(value), f"random tree {value}")
 
 
 def _set(m, d, mjm, rng, zero_vel=False):

@@ -31,7 +31,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
-from oracle import gym_model_path, load_pair, set_same_state, shared_model_paths
+from cases import pair as _pair
+from oracle import gym_model_path, set_same_state, shared_model_paths
 from strategies import random_mjcf_text, random_state
 
 import kinedyn as kd
@@ -45,23 +46,7 @@ ROLLOUT_SEEDS = range(0, 40, 2)  # 20 random trees
 BAD_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQACC, mujoco.mjtWarning.mjWARN_BADQPOS,
                 mujoco.mjtWarning.mjWARN_BADQVEL)
 
-_MODELS: dict[str, object] = {}
 
-
-def _pair(xml: str, label: str):
-    if xml not in _MODELS:
-        try:
-            m, _, mjm, _ = load_pair(xml)
-            _MODELS[xml] = (m, mjm)
-        except kd.ModelError as err:
-            if "not supported" not in str(err):
-                raise
-            _MODELS[xml] = err
-    entry = _MODELS[xml]
-    if isinstance(entry, kd.ModelError):
-        pytest.skip(f"{label}: kinedyn does not support it yet: {entry}")
-    m, mjm = entry
-    return m, kd.Data(m), mjm, mujoco.MjData(mjm)
 
 
 def _text(source) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from cases import pair as _pair
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from oracle import assert_fields, gym_model_path, load_pair, set_same_state, shared_model_paths
@@ -21,23 +22,7 @@ KINEMATICS_FIELDS = ("xpos", "xquat", "xmat", "xipos", "ximat", "xanchor", "xaxi
                      "geom_xpos", "geom_xmat", "site_xpos", "site_xmat")
 COM_POS_FIELDS = ("subtree_com", "cinert", "cdof")
 
-_MODELS: dict[str, object] = {}
 
-
-def _pair(xml: str, label: str):
-    if xml not in _MODELS:
-        try:
-            m, _, mjm, _ = load_pair(xml)
-            _MODELS[xml] = (m, mjm)
-        except kd.ModelError as err:
-            if "not supported" not in str(err):
-                raise
-            _MODELS[xml] = err
-    entry = _MODELS[xml]
-    if isinstance(entry, kd.ModelError):
-        pytest.skip(f"{label}: kinedyn does not support it yet: {entry}")
-    m, mjm = entry
-    return m, kd.Data(m), mjm, mujoco.MjData(mjm)
 
 
 def _check_stages(m, d, mjm, mjd, rng, nstates=3):
