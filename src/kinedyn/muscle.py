@@ -58,16 +58,23 @@ def muscle_gain_length(length, lmin, lmax):
 
 
 @njit(cache=True)
-def muscle_gain(length, vel, lengthrange, i, acc0, prm, p):
-    """Active muscle gain -F0 FL FV (mju_muscleGain); lengthrange[i] and prm[p] are rows."""
+def _gain_terms(length, vel, lengthrange, i, acc0, prm, p):
+    """Shared by the gain and its derivative: peak force, FL, normalised velocity, the FV
+    knee y = fvmax - 1, fvmax, and the velocity scale l0 * vmax (floored)."""
     force = _peak_force(prm, p, acc0)
     r0, r1 = prm[p, 0], prm[p, 1]
     lmin, lmax, vmax, fvmax = prm[p, 4], prm[p, 5], prm[p, 6], prm[p, 8]
+    # optimal length l0 from the length range and the operating range [r0, r1]
     l0 = (lengthrange[i, 1] - lengthrange[i, 0]) / max(MINVAL, r1 - r0)
     nl = r0 + (length - lengthrange[i, 0]) / max(MINVAL, l0)
-    nv = vel / max(MINVAL, l0 * vmax)
-    fl = muscle_gain_length(nl, lmin, lmax)
-    y = fvmax - 1.0
+    vel_scale = max(MINVAL, l0 * vmax)
+    return force, muscle_gain_length(nl, lmin, lmax), vel / vel_scale, fvmax - 1.0, fvmax, vel_scale
+
+
+@njit(cache=True)
+def muscle_gain(length, vel, lengthrange, i, acc0, prm, p):
+    """Active muscle gain -F0 FL FV (mju_muscleGain); lengthrange[i] and prm[p] are rows."""
+    force, fl, nv, y, fvmax, _ = _gain_terms(length, vel, lengthrange, i, acc0, prm, p)
     if nv <= -1.0:
         fv = 0.0
     elif nv <= 0.0:
@@ -82,14 +89,7 @@ def muscle_gain(length, vel, lengthrange, i, acc0, prm, p):
 @njit(cache=True)
 def muscle_gain_vel(length, vel, lengthrange, i, acc0, prm, p):
     """d muscle_gain / d vel (mjd_muscleGain_vel, engine_derivative.c)."""
-    force = _peak_force(prm, p, acc0)
-    r0, r1 = prm[p, 0], prm[p, 1]
-    lmin, lmax, vmax, fvmax = prm[p, 4], prm[p, 5], prm[p, 6], prm[p, 8]
-    l0 = (lengthrange[i, 1] - lengthrange[i, 0]) / max(MINVAL, r1 - r0)
-    nl = r0 + (length - lengthrange[i, 0]) / max(MINVAL, l0)
-    nv = vel / max(MINVAL, l0 * vmax)
-    fl = muscle_gain_length(nl, lmin, lmax)
-    y = fvmax - 1.0
+    force, fl, nv, y, _, vel_scale = _gain_terms(length, vel, lengthrange, i, acc0, prm, p)
     if nv <= -1.0:
         dfv = 0.0
     elif nv <= 0.0:
@@ -98,7 +98,7 @@ def muscle_gain_vel(length, vel, lengthrange, i, acc0, prm, p):
         dfv = (-2.0 * nv + 2.0 * y) / max(MINVAL, y)
     else:
         dfv = 0.0
-    return -force * fl * dfv / max(MINVAL, l0 * vmax)
+    return -force * fl * dfv / vel_scale
 
 
 @njit(cache=True)
