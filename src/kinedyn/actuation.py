@@ -24,6 +24,7 @@ import math
 from numba import njit
 
 from kinedyn._math import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
+from kinedyn.jacobian import jac_kernel
 from kinedyn.muscle import muscle_bias, muscle_dynamics, muscle_gain
 from kinedyn.types import (
     BIAS_AFFINE,
@@ -123,34 +124,6 @@ _JP, _JR, _JREFP, _JREFR, _JA, _JS = 0, 1, 2, 3, 4, 5
 
 
 @njit(cache=True)
-def jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
-               px, py, pz, body, jac, jp, jr):
-    """jac[jp], jac[jr] = translational and rotational Jacobians of point p on body (mj_jac)."""
-    nv = jac.shape[2]
-    for k in range(3):
-        for v in range(nv):
-            jac[jp, k, v] = 0.0
-            jac[jr, k, v] = 0.0
-    r = body_rootid[body]
-    ox = px - subtree_com[r, 0]
-    oy = py - subtree_com[r, 1]
-    oz = pz - subtree_com[r, 2]
-    while body > 0 and body_dofnum[body] == 0:
-        body = body_parentid[body]
-    if body == 0:
-        return
-    v = body_dofadr[body] + body_dofnum[body] - 1
-    while v >= 0:
-        jac[jr, 0, v] = cdof[v, 0]
-        jac[jr, 1, v] = cdof[v, 1]
-        jac[jr, 2, v] = cdof[v, 2]
-        jac[jp, 0, v] = cdof[v, 3] + cdof[v, 1] * oz - cdof[v, 2] * oy
-        jac[jp, 1, v] = cdof[v, 4] + cdof[v, 2] * ox - cdof[v, 0] * oz
-        jac[jp, 2, v] = cdof[v, 5] + cdof[v, 0] * oy - cdof[v, 1] * ox
-        v = dof_parentid[v]
-
-
-@njit(cache=True)
 def _slider_crank(i, actuator_trnid, actuator_gear, actuator_cranklength, site_bodyid, body_rootid,
                   body_dofnum, body_dofadr, body_parentid, dof_parentid, site_xpos, site_xmat,
                   subtree_com, cdof, actuator_length, actuator_moment, jac):
@@ -183,14 +156,14 @@ def _slider_crank(i, actuator_trnid, actuator_gear, actuator_cranklength, site_b
         dldvz = az * c + vz * (1.0 / sdet)
         dldax, dlday, dldaz = vx * c, vy * c, vz * c
     # Jacobian of the slider point and of its axis (mj_jacPointAxis), of the crank site
-    jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
+    jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
                site_xpos[sid, 0], site_xpos[sid, 1], site_xpos[sid, 2], site_bodyid[sid], jac, _JS, _JR)
     for v in range(nv):
         r0, r1, r2 = jac[_JR, 0, v], jac[_JR, 1, v], jac[_JR, 2, v]
         jac[_JA, 0, v] = r1 * az - r2 * ay
         jac[_JA, 1, v] = r2 * ax - r0 * az
         jac[_JA, 2, v] = r0 * ay - r1 * ax
-    jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
+    jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
                site_xpos[cid, 0], site_xpos[cid, 1], site_xpos[cid, 2], site_bodyid[cid], jac, _JP, _JR)
     gear0 = actuator_gear[i, 0]
     actuator_length[i] = length * gear0
@@ -217,7 +190,7 @@ def _site(i, actuator_trnid, actuator_gear, site_bodyid, site_quat, body_rootid,
     nv = actuator_moment.shape[1]
     sid = actuator_trnid[i, 0]
     ref = actuator_trnid[i, 1]
-    jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
+    jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
                site_xpos[sid, 0], site_xpos[sid, 1], site_xpos[sid, 2], site_bodyid[sid], jac, _JP, _JR)
     actuator_length[i] = 0.0
     if ref < 0:
@@ -246,7 +219,7 @@ def _site(i, actuator_trnid, actuator_gear, site_bodyid, site_quat, body_rootid,
                 break
         if d0 == d1:
             common = d0
-    jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
+    jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
                site_xpos[ref, 0], site_xpos[ref, 1], site_xpos[ref, 2], site_bodyid[ref], jac, _JREFP, _JREFR)
     # relative Jacobians, shared ancestor chain cleared
     for k in range(3):

@@ -19,17 +19,20 @@ def jac_kernel(
     # model
     body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
     # data in
-    subtree_com, cdof, point, body,
-    # data out
-    jacp, jacr,
+    subtree_com, cdof, px, py, pz, body,
+    # data out: rows jp and jr of jac (n, 3, nv)
+    jac, jp, jr,
 ):
-    """Fill (3, nv) jacp and jacr for ``point`` (world frame) moving with ``body``."""
-    jacp[:, :] = 0.0
-    jacr[:, :] = 0.0
+    """jac[jp], jac[jr] = translational and rotational Jacobians of world point p on body (mj_jac)."""
+    nv = jac.shape[2]
+    for k in range(3):
+        for v in range(nv):
+            jac[jp, k, v] = 0.0
+            jac[jr, k, v] = 0.0
     r = body_rootid[body]
-    ox = point[0] - subtree_com[r, 0]
-    oy = point[1] - subtree_com[r, 1]
-    oz = point[2] - subtree_com[r, 2]
+    ox = px - subtree_com[r, 0]
+    oy = py - subtree_com[r, 1]
+    oz = pz - subtree_com[r, 2]
     # skip bodies welded to their parent: start at the first ancestor with dofs
     while body > 0 and body_dofnum[body] == 0:
         body = body_parentid[body]
@@ -38,21 +41,20 @@ def jac_kernel(
     # backward pass over the dof ancestor chain
     v = body_dofadr[body] + body_dofnum[body] - 1
     while v >= 0:
-        c = cdof[v]
-        jacr[0, v] = c[0]
-        jacr[1, v] = c[1]
-        jacr[2, v] = c[2]
+        jac[jr, 0, v] = cdof[v, 0]
+        jac[jr, 1, v] = cdof[v, 1]
+        jac[jr, 2, v] = cdof[v, 2]
         # translation: cdof_lin + cdof_rot x offset
-        jacp[0, v] = c[3] + c[1] * oz - c[2] * oy
-        jacp[1, v] = c[4] + c[2] * ox - c[0] * oz
-        jacp[2, v] = c[5] + c[0] * oy - c[1] * ox
+        jac[jp, 0, v] = cdof[v, 3] + cdof[v, 1] * oz - cdof[v, 2] * oy
+        jac[jp, 1, v] = cdof[v, 4] + cdof[v, 2] * ox - cdof[v, 0] * oz
+        jac[jp, 2, v] = cdof[v, 5] + cdof[v, 0] * oy - cdof[v, 1] * ox
         v = dof_parentid[v]
 
 
 @njit(cache=True)
-def _jac_entry(m, d, point, body, jacp, jacr):
+def _jac_entry(m, d, point, body, jac):
     jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-               d.subtree_com, d.cdof, point, body, jacp, jacr)
+               d.subtree_com, d.cdof, point[0], point[1], point[2], body, jac, 0, 1)
 
 
 _JAC = FastEntry(_jac_entry)
@@ -73,10 +75,9 @@ def jac(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
     point = np.ascontiguousarray(point, dtype=np.float64)
     if point.shape != (3,):
         raise ValueError(f"point must have shape (3,), got {point.shape}")
-    jacp = np.empty((3, m.nv))
-    jacr = np.empty((3, m.nv))
-    _JAC(m._handle, d._handle, point, body, jacp, jacr)
-    return jacp, jacr
+    jac = np.empty((2, 3, m.nv))
+    _JAC(m._handle, d._handle, point, body, jac)
+    return jac[0], jac[1]
 
 
 def jac_body(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:

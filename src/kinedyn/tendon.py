@@ -25,7 +25,7 @@ import math
 
 from numba import njit
 
-from kinedyn.actuation import jac_point
+from kinedyn.jacobian import jac_kernel
 from kinedyn.types import DSBL_DAMPER, DSBL_SPRING, MINVAL, WRAP_JOINT, WRAP_PULLEY
 
 
@@ -97,9 +97,9 @@ def _tendon(
                     dx /= dist
                     dy /= dist
                     dz /= dist
-                jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com,
+                jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com,
                           cdof, site_xpos[s0, 0], site_xpos[s0, 1], site_xpos[s0, 2], b0, jac, 0, 1)
-                jac_point(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com,
+                jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com,
                           cdof, site_xpos[s1, 0], site_xpos[s1, 1], site_xpos[s1, 2], b1, jac, 2, 3)
                 inv = 1.0 / divisor
                 for v in range(nv):

@@ -130,7 +130,7 @@ def residual(m, d, q, kinds, ids, tpos, tquat, haspos, hasrot, sqrtw, e, pos_err
 
 
 @njit(cache=True)
-def jacobian(m, d, kinds, ids, haspos, hasrot, sqrtw, dofs, jacp, jacr, J):
+def jacobian(m, d, kinds, ids, haspos, hasrot, sqrtw, dofs, jac, J):
     """J (nrow, ndof): weighted Jacobian rows of the targets on the selected dofs.
 
     Needs kinematics at the current q (``residual``); runs com_pos for cdof.
@@ -141,20 +141,21 @@ def jacobian(m, d, kinds, ids, haspos, hasrot, sqrtw, dofs, jacp, jacr, J):
         b = ids[i]
         if kinds[i] == KIND_SITE:
             jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-                       d.subtree_com, d.cdof, d.site_xpos[b], m.site_bodyid[b], jacp, jacr)
+                       d.subtree_com, d.cdof, d.site_xpos[b, 0], d.site_xpos[b, 1], d.site_xpos[b, 2],
+                       m.site_bodyid[b], jac, 0, 1)
         else:
             jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-                       d.subtree_com, d.cdof, d.xpos[b], b, jacp, jacr)
+                       d.subtree_com, d.cdof, d.xpos[b, 0], d.xpos[b, 1], d.xpos[b, 2], b, jac, 0, 1)
         w = sqrtw[i]
         if haspos[i]:
             for k in range(3):
                 for c in range(dofs.shape[0]):
-                    J[r + k, c] = w * jacp[k, dofs[c]]
+                    J[r + k, c] = w * jac[0, k, dofs[c]]
             r += 3
         if hasrot[i]:
             for k in range(3):
                 for c in range(dofs.shape[0]):
-                    J[r + k, c] = w * jacr[k, dofs[c]]
+                    J[r + k, c] = w * jac[1, k, dofs[c]]
             r += 3
 
 
@@ -335,8 +336,7 @@ def solve_kernel(m, d, q, tint, tflt, jsel, dofs, posture, iprm, fprm, errs):
     e_new = np.empty(nr)
     rhs = np.empty(nr)
     J = np.zeros((nr, nc))
-    jacp = np.empty((3, nv))
-    jacr = np.empty((3, nv))
+    jac = np.empty((2, 3, nv))
     nmax = max(nr, nc)
     A = np.empty((nmax, nmax))
     y = np.empty(nmax)
@@ -383,7 +383,7 @@ def solve_kernel(m, d, q, tint, tflt, jsel, dofs, posture, iprm, fprm, errs):
             if ok or _ == max_iter:
                 break
             iters += 1
-            jacobian(m, d, kinds, ids, haspos, hasrot, sqrtw, dofs, jacp, jacr, J)
+            jacobian(m, d, kinds, ids, haspos, hasrot, sqrtw, dofs, jac, J)
             if method == METHOD_NEWTON:
                 lam = 1e-12
             elif method == METHOD_DLS:

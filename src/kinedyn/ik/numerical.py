@@ -212,6 +212,5 @@ def residual(m, targets, qpos=None, joints=None) -> tuple[np.ndarray, np.ndarray
     pe, re = np.empty(len(ids)), np.empty(len(ids))
     K.residual(m._handle, d._handle, q, kinds, ids, tpos, tquat, haspos, hasrot, sqrtw, e, pe, re,
                np.empty(4))
-    K.jacobian(m._handle, d._handle, kinds, ids, haspos, hasrot, sqrtw, dofs, np.empty((3, m.nv)),
-               np.empty((3, m.nv)), J)
+    K.jacobian(m._handle, d._handle, kinds, ids, haspos, hasrot, sqrtw, dofs, np.empty((2, 3, m.nv)), J)
     return e, J
