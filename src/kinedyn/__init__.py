@@ -12,6 +12,7 @@ from kinedyn.inverse import inverse
 from kinedyn.jacobian import jac, jac_body, jac_body_com, jac_point, jac_site
 from kinedyn.kinematics import com_pos, kinematics
 from kinedyn.model import Model, Option
+from kinedyn.tendon import tendon
 from kinedyn.types import (
     BiasType,
     DisableBit,
@@ -36,7 +37,7 @@ __all__ = [
     "reset", "step",
     # stages
     "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
-    "solve_m", "transmission",
+    "solve_m", "tendon", "transmission",
     # support
     "ik", "models", "integrate_pos", "jac", "jac_body", "jac_body_com", "jac_point", "jac_site",
 ]
