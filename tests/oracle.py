@@ -420,3 +420,17 @@ def assert_factorisation(m, d, mjd) -> str | None:
     if explained is None:
         raise AssertionError("; ".join(reports))
     return explained
+
+
+def assert_forward_matches(m, d, mjm, mjd, rng, nstate: int) -> None:
+    """kd.forward vs mj_forward on ``nstate`` random states (strategies.random_state): every field."""
+    from strategies import random_state
+
+    import kinedyn as kd
+
+    for _ in range(nstate):
+        qpos, qvel, ctrl, act = random_state(rng, mjm)
+        set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd)

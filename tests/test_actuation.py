@@ -24,7 +24,15 @@ import warnings
 import mujoco
 import numpy as np
 import pytest
-from oracle import assert_fields, assert_model_fields, compare, load_pair, set_same_state, shared_dir
+from oracle import (
+    assert_fields,
+    assert_forward_matches,
+    assert_model_fields,
+    compare,
+    load_pair,
+    set_same_state,
+    shared_dir,
+)
 from strategies import random_state
 
 import kinedyn as kd
@@ -178,13 +186,7 @@ def _rollout(xml, label, integrator=None, nsteps=1000, chunk=100, seed=777):
 @pytest.mark.parametrize("name", SHARED)
 def test_forward_random_states(name):
     m, d, mjm, mjd = _load(_shared(name))
-    rng = np.random.default_rng(3)
-    for _ in range(5):
-        qpos, qvel, ctrl, act = random_state(rng, mjm)
-        set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
-        kd.forward(m, d)
-        mujoco.mj_forward(mjm, mjd)
-        assert_fields(m, d, mjm, mjd)
+    assert_forward_matches(m, d, mjm, mjd, np.random.default_rng(3), 5)
 
 
 @pytest.mark.parametrize("name", SHARED)

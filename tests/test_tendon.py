@@ -24,6 +24,7 @@ import pytest
 from oracle import (
     assert_close,
     assert_fields,
+    assert_forward_matches,
     assert_model_fields,
     gym_model_path,
     load_pair,
@@ -389,13 +390,7 @@ def _spatial_xml():
 def test_spatial_tendons_match_mujoco():
     m, d, mjm, mjd = load_pair(_spatial_xml())
     assert_model_fields(m, mjm)
-    rng = np.random.default_rng(4)
-    for _ in range(5):
-        qpos, qvel, ctrl, act = random_state(rng, mjm)
-        set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
-        kd.forward(m, d)
-        mujoco.mj_forward(mjm, mjd)
-        assert_fields(m, d, mjm, mjd)
+    assert_forward_matches(m, d, mjm, mjd, np.random.default_rng(4), 5)
 
 
 @pytest.mark.parametrize("integrator", [kd.IntegratorType.EULER, kd.IntegratorType.IMPLICITFAST])

@@ -188,44 +188,46 @@ def _chol_solve(A, b, x):
 
 
 @njit(cache=True)
+def _gram(J, by_rows, lam, a):
+    """a = K K^T + lam I with K = J (by_rows) or K = J^T: the Gram matrix of J's rows or columns."""
+    nr, nc = J.shape
+    n, inner = (nr, nc) if by_rows else (nc, nr)
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for t in range(inner):
+                s += J[i, t] * J[j, t] if by_rows else J[t, i] * J[t, j]
+            a[i, j] = s
+            a[j, i] = s
+        a[i, i] += lam
+
+
+@njit(cache=True)
 def _damped_step(J, rhs, lam, dq, A, y):
     """dq = J^T (J J^T + lam I)^-1 rhs  (= (J^T J + lam I)^-1 J^T rhs), in the smaller system."""
     nr, nc = J.shape
     if nr <= nc:
+        # (J J^T + lam I) z = rhs, dq = J^T z
         a = A[:nr, :nr]
-        for i in range(nr):
-            for j in range(i + 1):
-                s = 0.0
-                for c in range(nc):
-                    s += J[i, c] * J[j, c]
-                a[i, j] = s
-                a[j, i] = s
-            a[i, i] += lam
-        yy = y[:nr]
-        _chol_solve(a, rhs, yy)
+        _gram(J, True, lam, a)
+        z = y[:nr]
+        _chol_solve(a, rhs, z)
         for c in range(nc):
             s = 0.0
             for i in range(nr):
-                s += J[i, c] * yy[i]
+                s += J[i, c] * z[i]
             dq[c] = s
     else:
+        # (J^T J + lam I) dq = J^T rhs
         a = A[:nc, :nc]
+        _gram(J, False, lam, a)
         g = y[:nc]
         for i in range(nc):
             s = 0.0
             for r in range(nr):
                 s += J[r, i] * rhs[r]
             g[i] = s
-            for j in range(i + 1):
-                s = 0.0
-                for r in range(nr):
-                    s += J[r, i] * J[r, j]
-                a[i, j] = s
-                a[j, i] = s
-            a[i, i] += lam
-        tmp = np.empty(nc)
-        _chol_solve(a, g, tmp)
-        dq[:nc] = tmp
+        _chol_solve(a, g, dq[:nc])
 
 
 @njit(cache=True)
