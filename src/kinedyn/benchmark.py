@@ -307,7 +307,8 @@ class Subject:
     ctrl within ctrlrange when limited, a generalised force) and writes it to every library.
     """
 
-    def __init__(self, source: Source, seed: int = 0, rollout: RolloutSize | None = None):
+    def __init__(self, source: Source, seed: int = 0, rollout: RolloutSize | None = None,
+                 with_pinocchio: bool = True):
         self.name, self.origin = source.name, source.origin
         self.rng = np.random.default_rng(seed)
         self.rollout = rollout or RolloutSize()
@@ -340,9 +341,11 @@ class Subject:
             if (self.mjm.nq, self.mjm.nv, self.mjm.nu) != (m.nq, m.nv, m.nu):
                 self.unavailable["mujoco"] = "MuJoCo compiled different sizes (nq, nv, nu)"
 
-        self.pin = optional_module("pinocchio")
+        self.pin = optional_module("pinocchio") if with_pinocchio else None
         self.pm = None
-        if self.pin is None:
+        if not with_pinocchio:
+            self.unavailable["pin"] = "not asked for"
+        elif self.pin is None:
             self.unavailable["pin"] = f"pinocchio is not installed: {INSTALL_HINT}"
         else:
             self.pm, reason = pinocchio_model(self.pin, source.xml)
@@ -735,8 +738,12 @@ def _us(x: float) -> str:
     return f"{x:.3f}" if x < 10 else f"{x:.1f}" if x < 1000 else f"{x:.0f}"
 
 
-def _cell(timing: dict | None) -> str:
-    return "n/a" if timing is None else f"{_us(timing['min_us'])} / {_us(timing['median_us'])}"
+def _cell(timing: dict | None, why: str | None = None) -> str:
+    if timing is not None:
+        return f"{_us(timing['min_us'])} / {_us(timing['median_us'])}"
+    if why and why.startswith("not comparable"):
+        return "not comparable"
+    return "not available" if why and "not available" in why else "n/a"
 
 
 def print_report(report: dict, file=None) -> None:
@@ -745,7 +752,7 @@ def print_report(report: dict, file=None) -> None:
     from rich.table import Table
 
     console = Console(file=file or sys.stdout, width=None if (file or sys.stdout).isatty() else 150,
-                      highlight=False)
+                      highlight=False, markup=False)  # notes hold "[bench]"
     mach, ver, st = report["machine"], report["versions"], report["settings"]
     console.print(f"machine:  {mach['cpu']}, {mach['cores']} cores ({mach['usable_cores']} usable), "
                   f"{mach['platform']}")
@@ -766,13 +773,12 @@ def print_report(report: dict, file=None) -> None:
         if first and last is not None:
             table.add_section()
         last = r["model"]
-        pin_cell = _cell(r["pin"]) if r["pin"] or not (r["pin_note"] or "").startswith("not comparable") \
-            else "not comparable"
+        pin_cell = _cell(r["pin"], r["pin_note"])
         deviation = report["models"][r["model"]].get("pin_mass_deviation")
         if r["pin"] and deviation is not None and deviation > 1e-9:
             pin_cell += " †"
         table.add_row(r["model"] if first else "", str(r["nv"]) if first else "", r["function"],
-                      _cell(r["kinedyn"]), _cell(r["mujoco"]), pin_cell,
+                      _cell(r["kinedyn"], r["kinedyn_note"]), _cell(r["mujoco"], r["mujoco_note"]), pin_cell,
                       f"{r['kd_over_mj']:.2f}" if r["kd_over_mj"] else "",
                       f"{r['kd_over_pin']:.2f}" if r["kd_over_pin"] else "")
     console.print(table)
