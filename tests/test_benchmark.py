@@ -165,7 +165,8 @@ def test_scaling_models_have_the_asked_size_and_depth(topology):
 
 def test_scaling_smoke(tmp_path):
     out = tmp_path / "scaling"
-    argv = ["--nv", "1", "4", "9", "--repeat", "1", "--target-ms", "0.2", "--out", str(out)]
+    argv = ["--nv", "1", "4", "9", "--repeat", "1", "--target-ms", "0.2", "--fit-from", "1",
+            "--out", str(out)]
     assert scaling.main(argv) == 0
     data = json.loads(Path(f"{out}.json").read_text())
     assert Path(f"{out}.png").stat().st_size > 0
@@ -175,3 +176,14 @@ def test_scaling_smoke(tmp_path):
     assert all(p["kinedyn_us"] > 0 and p["mujoco_us"] > 0 for p in points)
     assert set(data["slopes"]) == {f"{lib} {f} {t}" for lib in ("kinedyn", "mujoco")
                                    for f in ("rne", "crb") for t in ("chain", "tree")}
+    assert all(np.isfinite(slope) for slope in data["slopes"].values())
+
+
+def test_fit_slope_recovers_a_power_law():
+    nv = [1, 2, 8, 32, 64, 200]
+    assert scaling.fit_slope(nv, [3.0 * n**1.7 for n in nv], fit_from=8) == pytest.approx(1.7)
+    assert scaling.fit_slope(nv, [1.0] * 6, fit_from=100) is None
+    # a fixed per-call cost flattens the raw slope; subtracted, the exponent is recovered
+    with_fixed = [2.0 + 0.01 * n**2 for n in nv]
+    assert scaling.fit_slope(nv, with_fixed, fit_from=8) < 1.7
+    assert scaling.fit_slope(nv, with_fixed, fit_from=8, fixed_us=2.0) == pytest.approx(2.0)

@@ -665,8 +665,8 @@ def versions() -> dict:
 class Settings:
     models: Sequence[str] = DEFAULT_MODELS
     functions: Sequence[str] = FUNCTIONS
-    repeat: int = 7
-    target_ms: float = 40.0
+    repeat: int = 21
+    target_ms: float = 2.0
     seed: int = 0
     rollout: RolloutSize = field(default_factory=RolloutSize)
 
@@ -808,9 +808,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=FUNCTIONS, metavar="FN",
                         help=f"subset of {', '.join(FUNCTIONS)} (default: all)")
     parser.add_argument("--repeat", type=int, default=None, metavar="K",
-                        help="repeats per number (default: 7; 3 with --quick)")
+                        help="repeats per number (default: 21; 5 with --quick)")
     parser.add_argument("--target-ms", type=float, default=None, metavar="T",
-                        help="wall time of one repeat per library in ms (default: 40; 10 with --quick)")
+                        help="wall time of one repeat per library in ms (default: 2; 1 with --quick); "
+                             "short windows are less often preempted on a loaded machine")
     parser.add_argument("--quick", action="store_true",
                         help="fewer, shorter repeats and a smaller rollout: a rough table in seconds")
     parser.add_argument("--threads", type=int, default=2, metavar="N",
@@ -828,8 +829,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
     def pick(value, full, quick):
         return value if value is not None else (quick if args.quick else full)
 
-    repeat = pick(args.repeat, 7, 3)
-    target_ms = pick(args.target_ms, 40.0, 10.0)
+    repeat = pick(args.repeat, 21, 5)
+    target_ms = pick(args.target_ms, 2.0, 1.0)
     rollout = RolloutSize(pick(args.batch, 64, 8), pick(args.nstep, 100, 20), args.threads)
     for option, value in (("--repeat", repeat), ("--threads", rollout.nthread), ("--batch", rollout.nbatch),
                           ("--nstep", rollout.nstep)):
