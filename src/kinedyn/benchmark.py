@@ -58,7 +58,8 @@ WHAT_IS_TIMED = {
                 "mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=1)", "rnea(q, v, a)"),
     "full_m": ("kinematics, com_pos, crb, full_m", "mj_kinematics, mj_comPos, mj_makeM, mj_fullM",
                "crba(q)"),
-    "jac_site": ("jac_site (after kinematics, com_pos)", "mj_jacSite (after mj_kinematics, mj_comPos)", "—"),
+    "jac_site": ("jac_site or jac_body (after kinematics, com_pos)",
+                 "mj_jacSite or mj_jacBody (after mj_kinematics, mj_comPos)", "—"),
     "step": ("step", "mj_step", "—"),
     "rollout": ("batch.rollout(nthread=N), per step", "rollout.rollout(N MjData), per step", "—"),
 }
@@ -357,6 +358,9 @@ class Subject:
                 self.pd = self.pm.createData()
                 self.pin_q = np.zeros(self.pm.nq)
                 self.pin_v, self.pin_a, self.pin_tau = (np.zeros(self.pm.nv) for _ in range(3))
+        if not m.nsite:
+            self.notes.append(f"{self.name} has no site: its jac_site row times jac_body / mj_jacBody "
+                              "of the last body")
         self.randomise()
         if self.pm is not None:
             self.pin_mass_deviation = pinocchio_mass_deviation(self.pin, self.pm, m, self.d)
@@ -399,20 +403,22 @@ class Subject:
         if library in self.unavailable:
             return {}, dict.fromkeys(FUNCTIONS, self.unavailable[library])
         cases, missing = {"kinedyn": self._kinedyn, "mujoco": self._mujoco, "pin": self._pin}[library]()
-        if self.m.nsite == 0:
-            missing["jac_site"] = "the model has no site"
-            cases.pop("jac_site", None)
         for name in FUNCTIONS:
             if name not in cases and name not in missing:
                 missing[name] = f"{library} has no counterpart"
         return cases, missing
 
-    def _site(self) -> int:
-        return self.m.nsite - 1  # the last site: an end effector or a foot sole in the shared models
+    def _jacobian_target(self) -> tuple[str, int]:
+        """("site", the last site) — an end effector or a foot sole in the bench models — or,
+        in a model without sites, ("body", the last body)."""
+        if self.m.nsite:
+            return "site", self.m.nsite - 1
+        return "body", self.m.nbody - 1
 
     def _kinedyn(self):
         m, d, qacc, out = self.m, self.d, self.qacc, np.zeros(self.nv)
-        site = self._site()
+        kind, target = self._jacobian_target()
+        jacobian = kd.jac_site if kind == "site" else kd.jac_body
 
         def set_qacc() -> None:
             d.qacc[:] = qacc
@@ -442,7 +448,7 @@ class Subject:
             "rne": Case(rne(False)),
             "rne_acc": Case(rne(True), set_qacc),
             "full_m": Case(full_m),
-            "jac_site": Case(lambda: kd.jac_site(m, d, site), positions),
+            "jac_site": Case(lambda: jacobian(m, d, target), positions),
             "step": Case(lambda: kd.step(m, d), check=lambda: None if np.isfinite(d.qpos).all()
                          else "kinedyn's state went non-finite"),
         }
@@ -477,7 +483,8 @@ class Subject:
         mj, mjm, mjd, qacc = self.mujoco, self.mjm, self.mjd, self.qacc
         out, dense = np.zeros(self.nv), np.zeros((self.nv, self.nv))
         jacp, jacr = np.zeros((3, self.nv)), np.zeros((3, self.nv))
-        site = self._site()
+        kind, target = self._jacobian_target()
+        jacobian = mj.mj_jacSite if kind == "site" else mj.mj_jacBody
 
         def set_qacc() -> None:
             mjd.qacc[:] = qacc
@@ -512,7 +519,7 @@ class Subject:
             "rne": Case(rne(0)),
             "rne_acc": Case(rne(1), set_qacc),
             "full_m": Case(full_m),
-            "jac_site": Case(lambda: mj.mj_jacSite(mjm, mjd, jacp, jacr, site), positions),
+            "jac_site": Case(lambda: jacobian(mjm, mjd, jacp, jacr, target), positions),
             "step": Case(lambda: mj.mj_step(mjm, mjd), check=diverged),
         }
         missing = {}
