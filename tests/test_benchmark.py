@@ -60,6 +60,8 @@ def test_run_writes_table_and_json(tmp_path, capsys):
     if importlib.util.find_spec("kinedyn.batch") is None:
         assert rollout["kinedyn"] is None and "not available" in rollout["kinedyn_note"]
         assert "not available" in printed
+    else:
+        assert rollout["kinedyn"]["min_us"] > 0, rollout["kinedyn_note"]
 
 
 def test_run_without_mujoco_and_pinocchio(monkeypatch, capsys):

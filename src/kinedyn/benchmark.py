@@ -358,9 +358,6 @@ class Subject:
                 self.pd = self.pm.createData()
                 self.pin_q = np.zeros(self.pm.nq)
                 self.pin_v, self.pin_a, self.pin_tau = (np.zeros(self.pm.nv) for _ in range(3))
-        if not m.nsite:
-            self.notes.append(f"{self.name} has no site: its jac_site row times jac_body / mj_jacBody "
-                              "of the last body")
         self.randomise()
         if self.pm is not None:
             self.pin_mass_deviation = pinocchio_mass_deviation(self.pin, self.pm, m, self.d)
@@ -702,6 +699,9 @@ def benchmark(settings: Settings, progress: Callable[[str], None] | None = None)
                                    "nu": subject.nu, "pin_mass_deviation":
                                    getattr(subject, "pin_mass_deviation", None)}
         notes.extend(subject.notes)
+        if "jac_site" in settings.functions and not subject.m.nsite:
+            notes.append(f"{source.name} has no site: its jac_site row times jac_body / mj_jacBody "
+                         "of the last body")
         per_lib = {lib: subject.cases(lib) for lib in LIBRARIES}
         for fn in settings.functions:
             cases = {lib: per_lib[lib][0][fn] for lib in LIBRARIES if fn in per_lib[lib][0]}
