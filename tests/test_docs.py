@@ -32,7 +32,8 @@ PENDING_PAGES = frozenset({
 })
 
 # pages whose python blocks are executed
-EXECUTED_PAGES = ["getting-started.md", "coming-from-mujoco.md", "coming-from-pinocchio.md"]
+EXECUTED_PAGES = ["getting-started.md", "coming-from-mujoco.md", "coming-from-pinocchio.md",
+                  "stages/jacobians.md", "stages/mass-matrix.md"]
 
 NO_TEST_MARK = "<!-- no-test -->"
 _FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
