@@ -437,3 +437,35 @@ def test_lookup_unknown_name_suggests():
 def test_from_xml_errors(xml, match):
     with pytest.raises(kd.ModelError, match=match):
         kd.Spec.from_xml_string(xml)
+
+
+# ---- docs/building.md ---------------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "building.md"
+
+
+def test_docs_examples_run(tmp_path, monkeypatch):
+    """Every Python block of docs/building.md runs in order; the error block raises as shown."""
+    import re
+
+    monkeypatch.chdir(tmp_path)
+    blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(), re.S)
+    assert len(blocks) >= 4
+    namespace: dict = {}
+    for block in blocks:
+        if "# ModelError:" not in block:
+            exec(compile(block, str(DOCS), "exec"), namespace)
+            continue
+        # one statement per line; a statement followed by "# ModelError: ..." raises that error
+        lines = block.splitlines()
+        for line, after in zip(lines, [*lines[1:], ""], strict=True):
+            if line.startswith("#"):
+                continue
+            if not after.startswith("# ModelError: "):
+                exec(line, namespace)
+                continue
+            with pytest.raises(kd.ModelError) as info:
+                exec(line, namespace)
+            assert str(info.value).startswith(after.removeprefix("# ModelError: ").split(" (")[0])
+    assert (tmp_path / "arm3.xml").read_text() == namespace["xml"]
+    assert_same_model(kd.Model.from_xml_path(tmp_path / "arm3.xml"), kd.models.load("arm3"))
