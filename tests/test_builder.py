@@ -18,9 +18,10 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from oracle import (
+    assert_fields,
     assert_forward_matches,
     assert_model_fields,
     disable_constraints,
@@ -301,10 +302,11 @@ def random_spec(draw) -> kd.Spec:
     return spec
 
 
-@settings(max_examples=15, suppress_health_check=[HealthCheck.large_base_example])
+@settings(max_examples=20, suppress_health_check=[HealthCheck.large_base_example])
 @given(random_spec(), st.integers(0, 2**32 - 1))
 def test_random_spec_matches_mujoco(spec, seed):
     xml = spec.to_xml()
+    note(xml)
     m = spec.compile()
     mjm = mujoco.MjModel.from_xml_string(xml)
     assert_model_fields(m, mjm)
@@ -312,8 +314,10 @@ def test_random_spec_matches_mujoco(spec, seed):
     set_same_state(m, d, mjm, mjd, *random_state(np.random.default_rng(seed), mjm))
     kd.forward(m, d)
     mujoco.mj_forward(mjm, mjd)
-    np.testing.assert_allclose(d.qacc, mjd.qacc, rtol=1e-7, atol=1e-9)
-    np.testing.assert_allclose(d.xpos, mjd.xpos, rtol=1e-9, atol=1e-12)
+    # the factor and solve fields carry M's last-bit round-off (docs/deviations.md; judged in
+    # test_forward.py): compare qacc normwise here, everything else elementwise
+    assert_fields(m, d, mjm, mjd, skip=("qLD", "qLDiagInv", "qacc", "qacc_smooth"))
+    assert np.abs(d.qacc - mjd.qacc).max(initial=0.0) <= 1e-9 * np.abs(mjd.qacc).max(initial=0.0) + 1e-12
 
 
 # ---- attribute access ---------------------------------------------------------------------------
