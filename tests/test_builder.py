@@ -11,6 +11,7 @@ call that made it, naming element and attribute.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import math
 import warnings
 from pathlib import Path
@@ -351,6 +352,47 @@ def test_numbers_are_written_exactly():
     assert m.body_pos[1, 0] == x and m.body_pos[1, 1] == 1e-300
 
 
+def test_set_is_all_or_nothing_and_names_stay_unique():
+    spec = kd.Spec()
+    body = spec.worldbody.add_body(name="b", pos=(0, 0, 1))
+    other = spec.worldbody.add_body(name="c")
+    _raises(lambda: body.set(pos=(1, 2, 3), quat=(1, 0)), element="body 'b'", attribute="quat")
+    assert body.pos == (0.0, 0.0, 1.0) and body.quat is None
+    _raises(lambda: body.set(quat=(1, 0, 0, 0), euler=(0, 0, 0)), element="body 'b'", attribute="euler")
+    assert body.quat is None
+    _raises(lambda: setattr(other, "name", "b"), element="body 'b'", attribute="name", match="repeated")
+    assert other.name == "c" and spec.body("c") is other and spec.body("b") is body
+    other.name = None  # unnamed: its old name is free again
+    spec.worldbody.add_body(name="c")
+    with pytest.raises(KeyError):
+        spec.body("d")
+    # a name is checked when the element is attached, also for a geom named like a body
+    body.add_geom(name="b", size=0.1, mass=1)
+
+
+def test_copy_is_independent():
+    spec = _example().build_arm3()
+    twin = spec.copy()
+    twin.body("link2").pos = (0, 0, 0.5)
+    twin.site("ee").name = "tip"
+    assert spec.body("link2").pos == (0.0, 0.0, 0.3) and spec.site("ee").name == "ee"
+    assert_same_model(spec.compile(), kd.models.load("arm3"))
+    assert twin.compile().body_pos[2, 2] == 0.5
+    assert repr(spec) == "<Spec 'arm3': body x3, joint x3, geom x3, site x1, actuator x3>"
+
+
+def test_names_are_escaped_and_infinities_kept():
+    spec = kd.Spec(flag=dict(limit=False))  # False: "disable" for a flag
+    body = spec.worldbody.add_body(name='a&"<b>\'')
+    body.add_geom(size=0.1, mass=1.0)
+    body.add_joint(name="j", limited=True, range=(-np.inf, np.inf))
+    xml = spec.to_xml()
+    m, mjm = spec.compile(), mujoco.MjModel.from_xml_string(xml)
+    assert mjm.body(1).name == 'a&"<b>\'' and m.body('a&"<b>\'').id == 1
+    assert_model_fields(m, mjm)
+    assert kd.Spec.from_xml_string(xml).to_xml() == xml
+
+
 def test_save(tmp_path):
     spec = _example().build_arm3()
     path = spec.save(tmp_path / "arm.xml")
@@ -418,7 +460,7 @@ def test_structural_errors_raise_at_add():
 def test_compile_errors_name_the_built_element():
     spec = _example().build_arm3()
     spec.add_actuator(kind="motor", name="bad", joint="j4")
-    with pytest.raises(kd.ModelError, match=r"built as <motor name='bad' joint='j4'>") as info:
+    with pytest.raises(kd.ModelError, match='built as <motor name="bad" joint="j4"/>') as info:
         spec.compile()
     assert info.value.line == spec.to_xml().splitlines().index('    <motor name="bad" joint="j4"/>') + 1
 
@@ -460,16 +502,19 @@ def test_docs_examples_run(tmp_path, monkeypatch):
         if "# ModelError:" not in block:
             exec(compile(block, str(DOCS), "exec"), namespace)
             continue
-        # one statement per line; a statement followed by "# ModelError: ..." raises that error
+        # one statement per line; a statement followed by "# ModelError: ..." (continued on
+        # "#   ..." lines) raises exactly that error
         lines = block.splitlines()
-        for line, after in zip(lines, [*lines[1:], ""], strict=True):
+        for i, line in enumerate(lines):
             if line.startswith("#"):
                 continue
-            if not after.startswith("# ModelError: "):
+            shown = [c.removeprefix("# ModelError: ").removeprefix("#   ") for c in
+                     itertools.takewhile(lambda c: c.startswith("#"), lines[i + 1:])]
+            if not shown:
                 exec(line, namespace)
                 continue
             with pytest.raises(kd.ModelError) as info:
                 exec(line, namespace)
-            assert str(info.value).startswith(after.removeprefix("# ModelError: ").split(" (")[0])
+            assert str(info.value) == " ".join(shown)
     assert (tmp_path / "arm3.xml").read_text() == namespace["xml"]
     assert_same_model(kd.Model.from_xml_path(tmp_path / "arm3.xml"), kd.models.load("arm3"))

@@ -30,6 +30,7 @@ Example (the bundled 3-joint arm)::
 
 from __future__ import annotations
 
+import copy
 import difflib
 import enum
 from collections.abc import Iterator
@@ -108,6 +109,11 @@ def _text(tag: str, name: str | None, attr: str, kind, value) -> str:
     return " ".join(_number(float(x)) for x in array)
 
 
+def _mjcf_name(keyword: str) -> str:
+    """The MJCF attribute a Python keyword argument stands for (``class_`` -> ``class``)."""
+    return "class" if keyword == "class_" else keyword
+
+
 def _number(x: float) -> str:
     """Shortest text that parses back to exactly ``x`` ("1" rather than "1.0")."""
     text = repr(x)
@@ -131,6 +137,7 @@ class Element:
         object.__setattr__(self, "_forbidden", forbidden)
         object.__setattr__(self, "_values", {})  # attr -> (python value, MJCF text)
         object.__setattr__(self, "_children", [])
+        object.__setattr__(self, "_attached", False)  # in the spec's tree (and its name index)
         self.set(**attrs)
 
     # ---- attributes ----------------------------------------------------------------------------
@@ -154,39 +161,49 @@ class Element:
         return None if entry is None else entry[0]
 
     def set(self, **attrs) -> Element:
-        """Set several MJCF attributes (``class`` as ``class_``); returns the element."""
+        """Set several MJCF attributes (``class`` as ``class_``); returns the element.
+
+        All or nothing: if one value is bad, ModelError is raised and nothing changes.
+        """
+        values = dict(self._values)
         for key, value in attrs.items():
-            self._set(key.rstrip("_") if key == "class_" else key, value)
+            attr = _mjcf_name(key)
+            if value is None:
+                self._check_known(attr, values.get("name", (None,))[0])
+                values.pop(attr, None)
+            else:
+                values[attr] = self._checked(attr, value, values)
+        old, new = (v.get("name", (None,))[0] for v in (self._values, values))
+        if old != new and self._spec is not None:
+            self._spec._rename(self, old, new)  # a repeated name raises here, before anything changes
+        object.__setattr__(self, "_values", values)
         return self
 
-    def _set(self, attr: str, value) -> None:
-        name = attr == "name" and value or self.get("name")
+    def _check_known(self, attr: str, name: str | None) -> None:
         schema = self._schema()
-        kind = schema.get(attr)
-        if kind is None or attr in self._forbidden:
+        if attr not in schema or attr in self._forbidden:
             known = [k for k in schema if k not in self._forbidden]
             raise _error(self._tag, name, f"unknown attribute '{attr}'{_close(attr, known)}", attr)
-        if value is None:
-            if attr == "name" and self._spec is not None:
-                self._spec._unregister(self)
-            self._values.pop(attr, None)
-            return
+
+    def _checked(self, attr: str, value, values: dict) -> tuple:
+        """(Python value, MJCF text) of ``attr=value``, checked against the schema and ``values``."""
+        name = value if attr == "name" else values.get("name", (None,))[0]
+        self._check_known(attr, name)
+        kind = self._schema()[attr]
         text = _text(self._tag, name, attr, kind, value)
-        # the reader's own check of counts and keywords, with its messages
+        # the XML reader's own check of value counts and keywords, with its messages
         typed = convert(Node(self._tag, {"name": name} if name else {}, None), attr, kind, text)
         if attr in ORIENTATION_ATTRS:
-            others = [k for k in ORIENTATION_ATTRS if k != attr and k in self._values]
+            others = [k for k in ORIENTATION_ATTRS if k != attr and k in values]
             if others:
                 raise _error(self._tag, name, f"multiple orientation specifiers ({others[0]}, {attr}); "
                              f"set {others[0]}=None first", attr)
-        if attr == "name" and self._spec is not None:
-            self._spec._rename(self, typed)
-        self._values[attr] = (tuple(typed) if isinstance(typed, list) else typed, text)
+        return (tuple(typed) if isinstance(typed, list) else typed, text)
 
     def __getattr__(self, attr: str):
         if attr.startswith("_"):
             raise AttributeError(attr)
-        key = "class" if attr == "class_" else attr
+        key = _mjcf_name(attr)
         if key in self._schema() and key not in self._forbidden:
             return self.get(key)
         raise AttributeError(f"<{self._tag}> has no attribute '{attr}'{_close(key, self._schema())}")
@@ -195,16 +212,17 @@ class Element:
         if attr.startswith("_"):
             object.__setattr__(self, attr, value)
         else:
-            self._set("class" if attr == "class_" else attr, value)
+            self.set(**{attr: value})
 
     def __repr__(self) -> str:
-        attrs = " ".join(f"{k}={text!r}" for k, (_, text) in self._values.items())
-        return f"<{self._tag}{' ' + attrs if attrs else ''}>"
+        attrs = "".join(f" {k}={quoteattr(text)}" for k, (_, text) in self._values.items())
+        return f"<{self._tag}{attrs}/>" if not self._children else f"<{self._tag}{attrs}>...</{self._tag}>"
 
     def _add(self, child: Element) -> Element:
         if self._spec is not None:
             self._spec._register(child)  # a repeated name raises before the child is attached
         self._children.append(child)
+        child._attached = True
         return child
 
     def _emitted_children(self) -> list[Element]:
@@ -241,7 +259,7 @@ class _Settings(Element):
         self._children.append(_Section(sub, None))
 
     def __getattr__(self, attr: str):
-        if attr == self._sub:
+        if not attr.startswith("_") and attr == self._sub:
             return self._children[0]
         return super().__getattr__(attr)
 
@@ -452,9 +470,9 @@ class Spec:
         flags = settings.pop("flag", None) or {}
         for key, value in settings.items():
             if key in SCHEMA["compiler"]:
-                self.compiler._set(key, value)
+                self.compiler.set(**{key: value})
             elif key in SCHEMA["option"]:
-                self.option._set(key, value)
+                self.option.set(**{key: value})
             else:
                 known = [*SCHEMA["compiler"], *SCHEMA["option"], "flag"]
                 raise _error("mujoco", model, f"'{key}' is neither a <compiler> nor an <option> "
@@ -498,36 +516,49 @@ class Spec:
     def keys(self) -> list[Element]:
         return self._keyframe.children
 
+    def copy(self) -> Spec:
+        """An independent deep copy (edit it without touching this one)."""
+        return copy.deepcopy(self)
+
+    def __repr__(self) -> str:
+        counts: dict[str, int] = {}
+
+        def visit(element: Element) -> None:
+            for child in element._children:
+                kind = _NAME_KIND.get(child.tag, child.tag)
+                counts[kind] = counts.get(kind, 0) + 1
+                visit(child)
+
+        for section in (self.worldbody, self._tendons, self._actuators, self._keyframe):
+            visit(section)
+        shown = ("body", "joint", "geom", "site", "tendon", "actuator", "key")
+        return (f"<Spec {self.modelname!r}: "
+                + ", ".join(f"{kind} x{counts[kind]}" for kind in shown if counts.get(kind)) + ">")
+
     # ---- names ---------------------------------------------------------------------------------
 
-    def _unregister(self, element: Element) -> None:
-        kind = _NAME_KIND.get(element.tag)
-        name = element.get("name")
-        if kind is not None and self._names[kind].get(name) is element:
-            del self._names[kind][name]
-
     def _register(self, element: Element) -> None:
-        name = element.get("name")
-        if name:
-            self._claim(element, name)
-
-    def _rename(self, element: Element, name: str) -> None:
-        kind = _NAME_KIND.get(element.tag)
-        if kind is None or element not in self._names[kind].values():
-            return  # not added yet: _register claims the name when it is
-        old = element.get("name")
-        if old is not None:
-            del self._names[kind][old]
-        self._claim(element, name)
-
-    def _claim(self, element: Element, name: str) -> None:
-        kind = _NAME_KIND.get(element.tag)
-        if kind is None:
+        """Claim the name of an element being attached to the tree (raises if it is taken)."""
+        kind, name = _NAME_KIND.get(element.tag), element.get("name")
+        if kind is None or not name:
             return
         owner = self._names[kind].get(name)
         if owner is not None and owner is not element:
             raise _error(element.tag, name, f"repeated name '{name}' in {kind}", "name")
         self._names[kind][name] = element
+
+    def _rename(self, element: Element, old: str | None, new: str | None) -> None:
+        """Move an attached element from ``old`` to ``new`` in the name index (before the change)."""
+        kind = _NAME_KIND.get(element.tag)
+        if kind is None or not element._attached:
+            return  # detached elements are indexed when they are attached
+        table = self._names[kind]
+        if new and table.get(new) not in (None, element):
+            raise _error(element.tag, new, f"repeated name '{new}' in {kind}", "name")
+        if old and table.get(old) is element:
+            del table[old]
+        if new:
+            table[new] = element
 
     def _find(self, kind: str, name: str) -> Element:
         table = self._names[kind]
