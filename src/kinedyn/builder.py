@@ -33,7 +33,6 @@ from __future__ import annotations
 import copy
 import difflib
 import enum
-from collections.abc import Iterator
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -314,16 +313,13 @@ class _Tree(Element):
         for required in ("pos", "mass"):
             if attrs.get(required) is None:
                 raise _error("inertial", None, f"required attribute missing: '{required}'", required)
-        if any(c.tag == "inertial" for c in self._body_elements()):
+        if any(c.tag == "inertial" for c in self._children):
             raise _error("inertial", None, "more than one <inertial> in a body")
         return self._add(Element("inertial", self._spec, **attrs))
 
     @property
     def _world(self) -> bool:
         return False
-
-    def _body_elements(self) -> Iterator[Element]:
-        yield from self._children
 
     def _no_joints(self, tag: str, attrs: dict) -> None:
         if self._world:
@@ -404,7 +400,7 @@ class DefaultClass(Element):
         self._children.append(child)
         return child
 
-    def set(self, tag: str | None = None, **attrs) -> Element:  # noqa: D417
+    def set(self, tag: str | None = None, **attrs) -> Element:
         """``set("joint", damping=0.1)``: defaults for one element; ``set(class_=...)`` renames."""
         if tag is None:
             return super().set(**attrs)
@@ -455,6 +451,8 @@ class Spec:
     """
 
     def __init__(self, model: str = "", **settings):
+        if not isinstance(model, str):
+            raise ValueError(f"model: the model name must be a str, got {model!r}")
         self.modelname = model
         self._names: dict[str, dict[str, Element]] = {k: {} for k in set(_NAME_KIND.values())}
         self._classes: dict[str, DefaultClass] = {}
@@ -506,14 +504,17 @@ class Spec:
 
     @property
     def actuators(self) -> list[Element]:
+        """The actuators in the order added (a copy)."""
         return self._actuators.children
 
     @property
     def tendons(self) -> list[Tendon]:
+        """The tendons in the order added (a copy)."""
         return self._tendons.children
 
     @property
     def keys(self) -> list[Element]:
+        """The keyframes in the order added (a copy)."""
         return self._keyframe.children
 
     def copy(self) -> Spec:
@@ -573,21 +574,27 @@ class Spec:
         return self._find("body", name)
 
     def joint(self, name: str) -> Element:
+        """The joint named ``name`` (KeyError with the closest names otherwise)."""
         return self._find("joint", name)
 
     def geom(self, name: str) -> Element:
+        """The geom named ``name`` (KeyError with the closest names otherwise)."""
         return self._find("geom", name)
 
     def site(self, name: str) -> Element:
+        """The site named ``name`` (KeyError with the closest names otherwise)."""
         return self._find("site", name)
 
     def actuator(self, name: str) -> Element:
+        """The actuator named ``name`` (KeyError with the closest names otherwise)."""
         return self._find("actuator", name)
 
     def tendon(self, name: str) -> Tendon:
+        """The tendon named ``name`` (KeyError with the closest names otherwise)."""
         return self._find("tendon", name)
 
     def key(self, name: str) -> Element:
+        """The key named ``name`` (KeyError with the closest names otherwise)."""
         return self._find("key", name)
 
     # ---- MJCF ----------------------------------------------------------------------------------
