@@ -40,7 +40,10 @@ SHARED = [pytest.param(("path", str(shared_dir() / "models" / f"{n}.xml")), id=n
 @contextmanager
 def _euler_without_damping(m, mjm, h):
     """Euler at step h with dampers off on both models (restored after: the models are shared)."""
-    saved = m.opt.disableflags, mjm.opt.integrator, mjm.opt.timestep, mjm.opt.disableflags
+    saved = (m.opt.disableflags, m.opt.integrator, m.opt.timestep, mjm.opt.integrator, mjm.opt.timestep,
+             mjm.opt.disableflags)
+    m.opt.integrator = kd.IntegratorType.EULER
+    m.opt.timestep = h
     mjm.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
     mjm.opt.timestep = h
     mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_DAMPER
@@ -48,7 +51,8 @@ def _euler_without_damping(m, mjm, h):
     try:
         yield
     finally:
-        m.opt.disableflags, mjm.opt.integrator, mjm.opt.timestep, mjm.opt.disableflags = saved
+        (m.opt.disableflags, m.opt.integrator, m.opt.timestep, mjm.opt.integrator, mjm.opt.timestep,
+         mjm.opt.disableflags) = saved
 
 
 def _simulate(m, mjm, mjd, rng, steps, xfrc=True):
@@ -299,3 +303,50 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(KeyError, match="time"):
         trajectory.load(path)
 
+
+
+# ---- implicit damping (discrete=True) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", SHARED + RANDOM)
+def test_discrete_matches_mj_inverse_invdiscrete_and_recovers_damped_simulations(source):
+    """Euler with joint damping: mj_step solves (M + h B) qacc = f; discrete=True gives f back."""
+    m, _, mjm, mjd = _load(source)
+    if not m.dof_damping.any():
+        pytest.skip("no joint damping")
+    rng = np.random.default_rng(9)
+    with _euler_without_damping(m, mjm, H):
+        # dampers back on: the point of this test
+        mjm.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_DAMPER)
+        m.opt.disableflags &= ~int(kd.DisableBit.DAMPER)
+        t, qpos, forces, _, applied, xapplied = _simulate(m, mjm, mjd, rng, 40)
+        res = trajectory.inverse_dynamics(m, t, qpos, qfrc_applied=applied, xfrc_applied=xapplied,
+                                          discrete=True)
+        mjm.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_INVDISCRETE)
+        try:
+            for row in range(res.t.size):
+                mjd.qpos[:], mjd.qvel[:], mjd.qacc[:] = res.qpos[row], res.qvel[row], res.qacc[row]
+                mujoco.mj_inverse(mjm, mjd)
+                # MuJoCo converts qacc with a solve, M^-1 (M + h B) qacc, and multiplies by M again:
+                # round-off at the scale of the largest component, so the floor is normwise
+                assert_close(f"qfrc_inverse (invdiscrete) at t={res.t[row]:g}", res.qfrc_inverse[row],
+                             mjd.qfrc_inverse, atol=1e-12 + 1e-9 * np.abs(mjd.qfrc_inverse).max())
+        finally:
+            mjm.opt.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_INVDISCRETE)
+        full = np.zeros((mjm.nv, mjm.nv))
+        mujoco.mj_fullM(mjm, mjd, full)
+        tol = 1e-9 * np.abs(forces).max() + 10 * 2 * np.finfo(float).eps * np.abs(qpos).max() / H**2 \
+            * np.abs(full).sum(axis=1).max()
+        assert_close("recovered generalized force (damped)", res.qfrc_inverse, forces[res.index], rtol=0,
+                     atol=tol)
+        # without discrete=True the damping is off by h B qacc
+        plain = trajectory.inverse_dynamics(m, t, qpos, qfrc_applied=applied, xfrc_applied=xapplied)
+        np.testing.assert_allclose(res.qfrc_inverse - plain.qfrc_inverse, H * m.dof_damping * res.qacc,
+                                   rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="Euler"):
+        saved = m.opt.integrator
+        m.opt.integrator = kd.IntegratorType.RK4
+        try:
+            trajectory.inverse_dynamics(m, t, qpos, discrete=True)
+        finally:
+            m.opt.integrator = saved

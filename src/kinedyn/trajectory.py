@@ -38,7 +38,7 @@ from kinedyn.data import Data
 from kinedyn.integrate import differentiate_pos
 from kinedyn.inverse import inverse
 from kinedyn.inverse_actuation import applied_generalized_force, inverse_actuation
-from kinedyn.types import JNT_BALL, JNT_FREE
+from kinedyn.types import JNT_BALL, JNT_FREE, DisableBit, IntegratorType
 
 METHODS = ("fd", "central", "spline")
 SPLINE_DEGREE = 5
@@ -370,7 +370,7 @@ class TrajectoryResult:
 
 
 def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_applied=None, ctrl: bool = False,
-                     smoothing: float = 0.0, act0=None) -> TrajectoryResult:
+                     smoothing: float = 0.0, act0=None, discrete: bool = False) -> TrajectoryResult:
     """Joint torques along sampled joint positions (see the module docstring for ``method``).
 
     ``qfrc_applied`` (nv,) or (T, nv) and ``xfrc_applied`` (nbody, 6) or (T, nbody, 6) are
@@ -378,6 +378,12 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
     gets the controls from :func:`kinedyn.inverse_actuation.inverse_actuation`; stateful
     actuators start from ``act0`` (default zeros) and their activations are advanced with
     the controls found, over the sample spacing, as a simulation would.
+
+    ``discrete=True`` returns the forces MuJoCo's Euler step applies when it integrates
+    joint damping implicitly (solving (M + h B) qacc = ..., B = diag(dof_damping), h =
+    m.opt.timestep): qfrc_inverse + h B qacc, as mj_inverse does with the ``invdiscrete``
+    enable flag. Only for the Euler integrator; it changes nothing when there is no dof
+    damping or when the eulerdamp or damper flags are disabled.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -396,6 +402,7 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
         index, qvel, qacc = differences(m, qpos, h, method)
         qpos_used = qpos[index]
 
+    extra_damping = _euler_damping(m) if discrete else None
     n = index.size
     d = Data(m)
     qfrc_inverse = np.empty((n, m.nv))
@@ -412,10 +419,12 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
         d.qfrc_applied[:] = applied[k]
         d.xfrc_applied[:] = xapplied[k]
         inverse(m, d)
+        if extra_damping is not None:
+            d.qfrc_inverse += extra_damping * qacc[row]
         qfrc_inverse[row] = d.qfrc_inverse
         qfrc_joint[row] = d.qfrc_inverse - applied_generalized_force(m, d)
         if ctrl:
-            sol = inverse_actuation(m, d, qacc=qacc[row])
+            sol = inverse_actuation(m, d, qfrc=qfrc_joint[row])
             ctrls[row], residual[row], qfrc_actuator[row] = sol.ctrl, sol.residual, sol.qfrc_actuator
             if m.na and row + 1 < n:
                 _advance_activation(m, d, sol.ctrl, t[index[row + 1]] - t[k])
@@ -423,6 +432,16 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
                             qfrc_joint=qfrc_joint, index=index, method=method, dof_names=dof_names(m),
                             qpos_names=qpos_names(m), actuator_names=actuator_names(m), ctrl=ctrls,
                             ctrl_residual=residual, qfrc_actuator=qfrc_actuator)
+
+
+def _euler_damping(m) -> np.ndarray:
+    """h * dof_damping where Euler integrates it implicitly (mj_discreteAcc), else zeros."""
+    if m.opt.integrator != IntegratorType.EULER:
+        raise ValueError(f"discrete=True supports the Euler integrator only (the model uses "
+                         f"{IntegratorType(m.opt.integrator).name})")
+    if m.opt.disableflags & (DisableBit.EULERDAMP | DisableBit.DAMPER):
+        return np.zeros(m.nv)
+    return m.opt.timestep * m.dof_damping
 
 
 def _advance_activation(m, d, ctrl: np.ndarray, h: float) -> None:
