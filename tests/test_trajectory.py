@@ -58,11 +58,11 @@ def _euler_without_damping(m, mjm, h):
 def _simulate(m, mjm, mjd, rng, steps, xfrc=True):
     """mj_step from a random state with random controls and applied forces (call inside
     _euler_without_damping): (t, qpos, driving generalized force per step, ctrl, qfrc_applied,
-    xfrc_applied), one row per sample."""
+    xfrc_applied, act), one row per sample."""
     mujoco.mj_resetData(mjm, mjd)
     qpos, qvel, _, act = random_state(rng, mjm)
     mjd.qpos[:], mjd.qvel[:], mjd.act[:] = qpos, qvel, act
-    times, positions, forces, ctrls, qfrcs, xfrcs = [], [], [], [], [], []
+    times, positions, forces, ctrls, qfrcs, xfrcs, acts = [], [], [], [], [], [], []
     for _ in range(steps):
         mjd.ctrl[:] = rng.uniform(-0.5, 0.5, size=mjm.nu)
         mjd.qfrc_applied[:] = rng.normal(size=mjm.nv)
@@ -73,6 +73,7 @@ def _simulate(m, mjm, mjd, rng, steps, xfrc=True):
         ctrls.append(mjd.ctrl.copy())
         qfrcs.append(mjd.qfrc_applied.copy())
         xfrcs.append(mjd.xfrc_applied.copy())
+        acts.append(mjd.act.copy())
         mujoco.mj_forward(mjm, mjd)
         applied = mjd.qfrc_applied.copy()
         for b in range(1, mjm.nbody):
@@ -83,7 +84,7 @@ def _simulate(m, mjm, mjd, rng, steps, xfrc=True):
     if any(mjd.warning[w].number for w in (mujoco.mjtWarning.mjWARN_BADQACC, mujoco.mjtWarning.mjWARN_BADQVEL,
                                            mujoco.mjtWarning.mjWARN_BADQPOS)):
         pytest.skip("MuJoCo's simulation went unstable (explicit Euler without damping) and reset")
-    return tuple(np.array(x) for x in (times, positions, forces, ctrls, qfrcs, xfrcs))
+    return tuple(np.array(x) for x in (times, positions, forces, ctrls, qfrcs, xfrcs, acts))
 
 
 # ---- differentiate_pos ----------------------------------------------------------------------------
@@ -145,7 +146,7 @@ def test_fd_recovers_the_forces_that_drove_a_simulation(source):
     m, _, mjm, mjd = _load(source)
     rng = np.random.default_rng(7)
     with _euler_without_damping(m, mjm, H):
-        t, qpos, forces, _, applied, xapplied = _simulate(m, mjm, mjd, rng, 60)
+        t, qpos, forces, _, applied, xapplied, _ = _simulate(m, mjm, mjd, rng, 60)
         res = trajectory.inverse_dynamics(m, t, qpos, qfrc_applied=applied, xfrc_applied=xapplied)
         np.testing.assert_array_equal(res.index, np.arange(1, t.size - 1))
         # qfrc_inverse is what drove the step: actuators + applied + J^T xfrc. Bar: the rounding of
@@ -166,7 +167,7 @@ def test_ctrl_recovers_the_controls_that_drove_a_simulation(name):
     m, d, mjm, mjd = pair((shared_dir() / "models" / f"{name}.xml").read_text(), name)
     rng = np.random.default_rng(8)
     with _euler_without_damping(m, mjm, H):
-        t, qpos, _, ctrls, applied, _ = _simulate(m, mjm, mjd, rng, 40, xfrc=False)
+        t, qpos, _, ctrls, applied, _, _ = _simulate(m, mjm, mjd, rng, 40, xfrc=False)
         res = trajectory.inverse_dynamics(m, t, qpos, qfrc_applied=applied, ctrl=True)
         assert res.ctrl.shape == (res.t.size, m.nu)
         scale = np.abs(res.qfrc_joint).max()
@@ -319,7 +320,7 @@ def test_discrete_matches_mj_inverse_invdiscrete_and_recovers_damped_simulations
         # dampers back on: the point of this test
         mjm.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_DAMPER)
         m.opt.disableflags &= ~int(kd.DisableBit.DAMPER)
-        t, qpos, forces, _, applied, xapplied = _simulate(m, mjm, mjd, rng, 40)
+        t, qpos, forces, _, applied, xapplied, _ = _simulate(m, mjm, mjd, rng, 40)
         res = trajectory.inverse_dynamics(m, t, qpos, qfrc_applied=applied, xfrc_applied=xapplied,
                                           discrete=True)
         mjm.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_INVDISCRETE)
@@ -350,3 +351,28 @@ def test_discrete_matches_mj_inverse_invdiscrete_and_recovers_damped_simulations
             trajectory.inverse_dynamics(m, t, qpos, discrete=True)
         finally:
             m.opt.integrator = saved
+
+
+DELAYED = ("position_servos", "cylinder", "intvelocity", "general_filterexact_actearly",
+           "muscle_fixed_tendon", "damper")
+
+
+@pytest.mark.parametrize("name", DELAYED)
+def test_ctrl_plans_delayed_actuators_one_step_ahead(name):
+    """Activation dynamics without actearly: ctrl at sample k sets the force at k+1. The planned
+    controls, replayed by mj_step from the same state and activation, retrace the samples."""
+    m, d, mjm, mjd = pair((shared_dir() / "models" / f"{name}.xml").read_text(), name)
+    rng = np.random.default_rng(10)
+    with _euler_without_damping(m, mjm, H):
+        t, qpos, _, _, applied, _, acts = _simulate(m, mjm, mjd, rng, 30, xfrc=False)
+        res = trajectory.inverse_dynamics(m, t, qpos, qfrc_applied=applied, ctrl=True, act0=acts[1])
+        scale = np.abs(res.qfrc_inverse).max()
+        assert np.all(res.ctrl_residual <= 1e-7 * scale), res.ctrl_residual
+        mujoco.mj_resetData(mjm, mjd)
+        mjd.qpos[:], mjd.qvel[:], mjd.act[:] = qpos[res.index[0]], res.qvel[0], acts[1]
+        for row in range(res.t.size - 1):
+            mjd.ctrl[:] = res.ctrl[row]
+            mjd.qfrc_applied[:] = applied[res.index[row]]
+            mujoco.mj_step(mjm, mjd)
+            assert_close(f"qpos replayed to sample {res.index[row] + 1}", mjd.qpos, qpos[res.index[row] + 1],
+                         rtol=0, atol=1e-6)

@@ -85,6 +85,8 @@ class InverseActuation:
       gain: (nu,) d actuator_force / d ctrl at this state (0 where not effective).
       lower, upper: (nu,) the feasible control interval used for each actuator.
       actuator_force: (nu,) the actuator forces with ``ctrl``.
+      act: (na,) the activations those forces use (d.act; the trajectory planner may
+        choose the delayed actuators' activations instead, see kinedyn.trajectory).
     """
 
     ctrl: np.ndarray
@@ -98,6 +100,7 @@ class InverseActuation:
     lower: np.ndarray
     upper: np.ndarray
     actuator_force: np.ndarray
+    act: np.ndarray
 
 
 def _vector(value, n: int, name: str) -> np.ndarray:
@@ -110,8 +113,9 @@ def _vector(value, n: int, name: str) -> np.ndarray:
     return arr
 
 
-def _actuation(m, d, ctrl: np.ndarray, limits: bool):
-    """(actuator_force, act_dot, qfrc_actuator) from the actuation kernel for controls ``ctrl``.
+def _actuation(m, d, ctrl: np.ndarray, limits: bool, act: np.ndarray | None = None):
+    """(actuator_force, act_dot, qfrc_actuator) from the actuation kernel for controls ``ctrl``
+    (and activations ``act``, default d.act).
 
     ``limits=True`` runs exactly what ``forward`` runs. ``limits=False`` switches off every
     clamp (ctrl, force, act, tendon and joint ranges) and the setpoint wrap, which leaves
@@ -140,7 +144,8 @@ def _actuation(m, d, ctrl: np.ndarray, limits: bool):
         int(m.opt.disableflags), float(m.opt.timestep),
         trntype, m.actuator_trnid, ten_lim, m.tendon_actfrcrange,
         m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type,
-        np.ascontiguousarray(ctrl, dtype=np.float64), d.act, d.actuator_length, d.actuator_velocity, moment,
+        np.ascontiguousarray(ctrl, dtype=np.float64), d.act if act is None else act, d.actuator_length,
+        d.actuator_velocity, moment,
         act_dot, force, qfrc,
         np.zeros(nu), np.zeros(m.ntendon),
     )
@@ -163,30 +168,27 @@ def hold_control(m, d, i: int) -> float:
     return 0.0
 
 
-def _bounds(m, d, i, slope, offset, act_dot0, act_dot1, clampctrl):
-    """Feasible interval [lo, hi] of control i, for force = slope u + offset."""
-    lo, hi = -CTRL_MAX, CTRL_MAX
-    if clampctrl and m.actuator_ctrllimited[i]:
-        lo, hi = max(lo, m.actuator_ctrlrange[i, 0]), min(hi, m.actuator_ctrlrange[i, 1])
+def _last_act(m, i: int) -> int:
+    """Index in act of actuator i's force input (its last activation)."""
+    return int(m.actuator_actadr[i] + m.actuator_actnum[i] - 1)
 
-    def through(a, b, lo_v, hi_v):
-        # u with lo_v <= a u + b <= hi_v (a != 0)
-        x0, x1 = (lo_v - b) / a, (hi_v - b) / a
-        return (x0, x1) if a > 0 else (x1, x0)
 
-    # the input to the gain: u itself, or the next activation (actearly), affine in u
-    in_slope, in_offset = 1.0, 0.0
-    if slope == 0.0:  # the control does not act now: only its range matters
+def _through(a, b, lo_v, hi_v):
+    """The x with lo_v <= a x + b <= hi_v (a != 0), as (lo, hi)."""
+    x0, x1 = (lo_v - b) / a, (hi_v - b) / a
+    return (x0, x1) if a > 0 else (x1, x0)
+
+
+def _bounds(m, d, i, slope, offset, lo, hi, in_slope, in_offset, input_limited):
+    """Feasible interval of actuator i's variable x within [lo, hi], for force = slope x + offset
+    and gain input = in_slope x + in_offset (``input_limited``: the input is clamped to actrange)."""
+    through = _through
+    own_lo, own_hi = lo, hi
+    if slope == 0.0:  # the variable does not act now: only its own range matters
         return lo, hi
-    if m.actuator_dyntype[i] != DYN_NONE:
-        last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
-        step = m.opt.timestep
-        nxt = [next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0], False, m.actuator_actrange[i],
-                               d.act[last], ad, step) for ad in (act_dot0[last], act_dot1[last])]
-        in_slope, in_offset = nxt[1] - nxt[0], nxt[0]
-        if m.actuator_actlimited[i] and in_slope != 0.0:
-            a, b = through(in_slope, in_offset, *m.actuator_actrange[i])
-            lo, hi = max(lo, a), min(hi, b)
+    if input_limited and in_slope != 0.0:
+        a, b = through(in_slope, in_offset, *m.actuator_actrange[i])
+        lo, hi = max(lo, a), min(hi, b)
     period = wrap_period(m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_gainprm,
                          m.actuator_biasprm, m.actuator_trntype, m.actuator_trnid, m.actuator_gear,
                          m.jnt_type, i)
@@ -206,8 +208,8 @@ def _bounds(m, d, i, slope, offset, act_dot0, act_dot1, clampctrl):
             # one actuator on the tendon: the range scaling is a clamp of its force
             a, b = through(slope, offset, *m.tendon_actfrcrange[t])
             lo, hi = max(lo, a), min(hi, b)
-    if lo > hi:  # incompatible ranges: the control range wins
-        lo = hi = min(max(lo, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+    if lo > hi:  # incompatible ranges: the variable's own range wins
+        lo = hi = min(max(lo, own_lo), own_hi)
     return lo, hi
 
 
@@ -251,7 +253,7 @@ def inverse_actuation(m, d, qacc=None, qfrc=None) -> InverseActuation:
     """
     if qacc is not None and qfrc is not None:
         raise ValueError("give qacc or qfrc, not both")
-    nu, nv = m.nu, m.nv
+    nv = m.nv
     if qfrc is not None:
         target = _vector(qfrc, nv, "qfrc")
         scale_terms = 0.0
@@ -271,53 +273,109 @@ def inverse_actuation(m, d, qacc=None, qfrc=None) -> InverseActuation:
         scale_terms = max(np.abs(d.qfrc_inverse).max(initial=0.0), np.abs(d.qfrc_bias).max(initial=0.0),
                           np.abs(applied).max(initial=0.0))
 
+    return _solve(m, d, target, scale_terms)
+
+
+def delayed_actuators(m) -> np.ndarray:
+    """(nu,) bool: actuators whose control reaches the force only through the next activation."""
+    return np.array([m.actuator_dyntype[i] != DYN_NONE and not m.actuator_actearly[i] for i in range(m.nu)],
+                    dtype=bool)
+
+
+def _solve(m, d, target, scale_terms, act_range=None) -> InverseActuation:
+    """Bounded least squares for the actuator variables (see the module docstring).
+
+    The variable of an instantaneous actuator is its control. With ``act_range`` = (lo, hi),
+    (nu,) arrays, the activation of each delayed actuator (``delayed_actuators``) becomes a
+    variable too, within [lo_i, hi_i]: the trajectory planner then chooses the previous
+    step's control that reaches it. Without, delayed actuators keep d.act.
+    """
+    nu = m.nu
     disabled = bool(m.opt.disableflags & DSBL_ACTUATION)
-    # the affine map: force(u) = f0 + gain (u - u0) for the effective actuators
+    delayed = delayed_actuators(m)
+    plan = delayed & (act_range is not None)
+    # controls: hold values; activations: as in d, the planned ones moved below
     u0 = np.array([hold_control(m, d, i) for i in range(nu)])
-    f0, act_dot0, _ = _actuation(m, d, u0, limits=False)
-    f1, act_dot1, _ = _actuation(m, d, u0 + 1.0, limits=False)
-    gain = f1 - f0
+    act = d.act.copy()
+    f0, act_dot0, _ = _actuation(m, d, u0, limits=False, act=act)
+    f1, act_dot1, _ = _actuation(m, d, u0 + 1.0, limits=False, act=act)
+    ctrl_slope = f1 - f0
+    act_slope = np.zeros(nu)
+    if plan.any():
+        bumped = act.copy()
+        for i in np.flatnonzero(plan):
+            bumped[_last_act(m, i)] += 1.0
+        act_slope = _actuation(m, d, u0, limits=False, act=bumped)[0] - f0
     instant = np.array([m.actuator_dyntype[i] == DYN_NONE
                         or (m.actuator_actearly[i] and m.actuator_dyntype[i] != DYN_MUSCLE)
                         for i in range(nu)], dtype=bool)
-    effective = instant & (gain != 0.0) & (not disabled)
-    gain = np.where(effective, gain, 0.0)
+    # each actuator's variable x: force = f0 + slope (x - x_ref) before clamps
+    slope = np.where(instant, ctrl_slope, np.where(plan, act_slope, 0.0))
+    effective = (slope != 0.0) & (not disabled)
+    slope = np.where(effective, slope, 0.0)
+    x_ref = np.array([act[_last_act(m, i)] if plan[i] else u0[i] for i in range(nu)])
     clampctrl = not m.opt.disableflags & DSBL_CLAMPCTRL
     lower, upper = np.empty(nu), np.empty(nu)
     for i in range(nu):
-        lower[i], upper[i] = _bounds(m, d, i, gain[i], f0[i] - gain[i] * u0[i], act_dot0, act_dot1, clampctrl)
-    # hold controls must respect the control range too; f0 stays the force at the unclipped u0
-    u_ref, u0 = u0, np.clip(u0, lower, upper)
+        if plan[i]:
+            own = act_range[0][i], act_range[1][i]
+            in_slope, in_offset, input_limited = 1.0, 0.0, False
+        else:
+            own = (-CTRL_MAX, CTRL_MAX)
+            if clampctrl and m.actuator_ctrllimited[i]:
+                own = max(own[0], m.actuator_ctrlrange[i, 0]), min(own[1], m.actuator_ctrlrange[i, 1])
+            # the gain's input: u itself, or the next activation (actearly), affine in u
+            in_slope, in_offset, input_limited = 1.0, 0.0, False
+            if m.actuator_dyntype[i] != DYN_NONE:
+                last = _last_act(m, i)
+                nxt = [next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0], False,
+                                       m.actuator_actrange[i], act[last], ad, m.opt.timestep)
+                       for ad in (act_dot0[last], act_dot1[last])]
+                in_slope, in_offset = nxt[1] - nxt[0], nxt[0] - (nxt[1] - nxt[0]) * u0[i]
+                input_limited = bool(m.actuator_actlimited[i])
+        offset = f0[i] - slope[i] * x_ref[i]
+        lower[i], upper[i] = _bounds(m, d, i, slope[i], offset, *own, in_slope, in_offset, input_limited)
+    # the start point must respect the ranges too; f0 stays the force at the unclipped x_ref
+    x0 = np.clip(x_ref, lower, upper)
 
-    ctrl = u0.copy()
+    x = x0.copy()
     if effective.any():
-        # forces of the other actuators with their (fixed) controls, through every clamp
-        base_force, _, _ = _actuation(m, d, u0, limits=True)
+        # forces of the other actuators with their (fixed) inputs, through every clamp
+        base_force, _, _ = _actuation(m, d, u0, limits=True, act=act)
         base_force = np.where(effective, 0.0, base_force)
         moment_t = d.actuator_moment.T
-        cols = moment_t[:, effective] * gain[effective]
+        cols = moment_t[:, effective] * slope[effective]
         wanted = target.copy()
         # a joint's actuatorfrcrange caps the summed force on its dof: aim at the cap
         for j in np.flatnonzero(m.jnt_actfrclimited):
             v = m.jnt_dofadr[j]
             wanted[v] = min(max(wanted[v], m.jnt_actfrcrange[j, 0]), m.jnt_actfrcrange[j, 1])
-        rhs = wanted - moment_t @ base_force - moment_t[:, effective] @ (f0 + gain * (u0 - u_ref))[effective]
-        lo = lower[effective] - u0[effective]
-        hi = upper[effective] - u0[effective]
-        ctrl[effective] = u0[effective] + _bounded_lstsq(cols, rhs, lo, hi)
-        ctrl = np.clip(ctrl, lower, upper)
+        rhs = wanted - moment_t @ base_force - moment_t[:, effective] @ (f0 + slope * (x0 - x_ref))[effective]
+        x[effective] = x0[effective] + _bounded_lstsq(cols, rhs, lower[effective] - x0[effective],
+                                                      upper[effective] - x0[effective])
+        x = np.clip(x, lower, upper)
 
-    force, _, achieved = _actuation(m, d, ctrl, limits=True)
+    ctrl = np.where(plan, np.clip(u0, *_ctrl_limits(m, clampctrl)), x)
+    for i in np.flatnonzero(plan):
+        act[_last_act(m, i)] = x[i]
+    force, _, achieved = _actuation(m, d, ctrl, limits=True, act=act)
     residual = float(np.linalg.norm(target - achieved))
     scale = max(scale_terms, np.abs(target).max(initial=0.0),
                 (np.abs(d.actuator_moment.T) @ np.abs(force)).max(initial=0.0))
     # saturated: on a bound that binds, i.e. moving off it would shrink the residual
     width = upper - lower
-    pull = gain * (d.actuator_moment @ (achieved - target))  # gradient of the squared residual / 2
+    pull = slope * (d.actuator_moment @ (achieved - target))  # gradient of the squared residual / 2
     tiny = 1e-9 * max(scale, EXACT_ATOL)
-    saturated = effective & (((ctrl <= lower + 1e-12 * np.maximum(1.0, width)) & (pull > tiny))
-                             | ((ctrl >= upper - 1e-12 * np.maximum(1.0, width)) & (pull < -tiny)))
+    saturated = effective & (((x <= lower + 1e-12 * np.maximum(1.0, width)) & (pull > tiny))
+                             | ((x >= upper - 1e-12 * np.maximum(1.0, width)) & (pull < -tiny)))
     return InverseActuation(
         ctrl=ctrl, qfrc_actuator=achieved, qfrc_target=target, residual=residual,
         exact=residual <= EXACT_RTOL * scale + EXACT_ATOL, saturated=saturated, effective=effective,
-        gain=gain, lower=lower, upper=upper, actuator_force=force)
+        gain=np.where(plan, 0.0, slope), lower=lower, upper=upper, actuator_force=force, act=act)
+
+
+def _ctrl_limits(m, clampctrl: bool):
+    """(lower, upper) (nu,) control ranges as forward applies them."""
+    limited = m.actuator_ctrllimited.astype(bool) & clampctrl
+    return (np.where(limited, m.actuator_ctrlrange[:, 0], -CTRL_MAX),
+            np.where(limited, m.actuator_ctrlrange[:, 1], CTRL_MAX))

@@ -37,8 +37,15 @@ from kinedyn.actuation import fwd_actuation, next_activation
 from kinedyn.data import Data
 from kinedyn.integrate import differentiate_pos
 from kinedyn.inverse import inverse
-from kinedyn.inverse_actuation import applied_generalized_force, inverse_actuation
-from kinedyn.types import JNT_BALL, JNT_FREE, DisableBit, IntegratorType
+from kinedyn.inverse_actuation import (
+    _actuation,
+    _ctrl_limits,
+    _last_act,
+    _solve,
+    applied_generalized_force,
+    delayed_actuators,
+)
+from kinedyn.types import DSBL_CLAMPCTRL, DYN_MUSCLE, JNT_BALL, JNT_FREE, DisableBit, IntegratorType
 
 METHODS = ("fd", "central", "spline")
 SPLINE_DEGREE = 5
@@ -412,6 +419,8 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
     qfrc_actuator = np.empty((n, m.nv)) if ctrl else None
     if ctrl:
         d.act[:] = 0.0 if act0 is None else _per_sample(act0, (m.na,), 1, "act0")[0]
+        delayed = delayed_actuators(m)
+    prev_act, prev_step = None, 0.0
     for row, k in enumerate(index):
         d.qpos[:] = qpos_used[row]
         d.qvel[:] = qvel[row]
@@ -424,10 +433,22 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
         qfrc_inverse[row] = d.qfrc_inverse
         qfrc_joint[row] = d.qfrc_inverse - applied_generalized_force(m, d)
         if ctrl:
-            sol = inverse_actuation(m, d, qfrc=qfrc_joint[row])
+            # delayed actuators: from the second sample on, choose their activation here and
+            # the previous sample's control that reaches it
+            act_range = None
+            if delayed.any() and prev_act is not None:
+                act_range = _reachable_activations(m, d, prev_act, prev_step)
+            scale = max(np.abs(d.qfrc_inverse).max(initial=0.0), np.abs(d.qfrc_bias).max(initial=0.0),
+                        np.abs(qfrc_inverse[row] - qfrc_joint[row]).max(initial=0.0))
+            sol = _solve(m, d, qfrc_joint[row], scale, act_range)
+            if act_range is not None:
+                reach = _controls_reaching(m, d, prev_act, sol.act, prev_step)
+                ctrls[row - 1, delayed] = reach[delayed]
+            d.act[:] = sol.act
             ctrls[row], residual[row], qfrc_actuator[row] = sol.ctrl, sol.residual, sol.qfrc_actuator
             if m.na and row + 1 < n:
-                _advance_activation(m, d, sol.ctrl, t[index[row + 1]] - t[k])
+                prev_act, prev_step = d.act.copy(), t[index[row + 1]] - t[k]
+                _advance_activation(m, d, sol.ctrl, prev_step)
     return TrajectoryResult(t=t[index], qpos=qpos_used, qvel=qvel, qacc=qacc, qfrc_inverse=qfrc_inverse,
                             qfrc_joint=qfrc_joint, index=index, method=method, dof_names=dof_names(m),
                             qpos_names=qpos_names(m), actuator_names=actuator_names(m), ctrl=ctrls,
@@ -442,6 +463,55 @@ def _euler_damping(m) -> np.ndarray:
     if m.opt.disableflags & (DisableBit.EULERDAMP | DisableBit.DAMPER):
         return np.zeros(m.nv)
     return m.opt.timestep * m.dof_damping
+
+
+def _control_span(m) -> tuple[np.ndarray, np.ndarray]:
+    """Controls that change an activation: the ctrl range as forward clamps it, [0, 1] for muscles."""
+    lo, hi = _ctrl_limits(m, not m.opt.disableflags & DSBL_CLAMPCTRL)
+    muscle = m.actuator_dyntype == DYN_MUSCLE
+    return np.where(muscle, np.maximum(lo, 0.0), lo), np.where(muscle, np.minimum(hi, 1.0), hi)
+
+
+def _next_activations(m, d, act: np.ndarray, ctrl: np.ndarray, h: float, clamp: bool) -> np.ndarray:
+    """(nu,) each stateful actuator's activation after time h from ``act`` with controls ``ctrl``."""
+    act_dot = _actuation(m, d, ctrl, limits=False, act=act)[1]
+    out = np.zeros(m.nu)
+    for i in range(m.nu):
+        if m.actuator_actadr[i] >= 0:
+            a = _last_act(m, i)
+            out[i] = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
+                                     bool(m.actuator_actlimited[i]) and clamp, m.actuator_actrange[i], act[a],
+                                     act_dot[a], h)
+    return out
+
+
+def _reachable_activations(m, d, act: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) (nu,) activations reachable after h from ``act`` (the next activation grows with ctrl)."""
+    lo, hi = _control_span(m)
+    return _next_activations(m, d, act, lo, h, True), _next_activations(m, d, act, hi, h, True)
+
+
+def _controls_reaching(m, d, act: np.ndarray, act_next: np.ndarray, h: float) -> np.ndarray:
+    """(nu,) controls that take each delayed actuator from ``act`` to ``act_next`` in time h.
+
+    Integrator and filter dynamics are affine in ctrl: solved directly. Muscle dynamics are
+    monotone in ctrl but not affine: bisection to round-off.
+    """
+    target = np.array([act_next[_last_act(m, i)] if m.actuator_actadr[i] >= 0 else 0.0 for i in range(m.nu)])
+    base = _next_activations(m, d, act, np.zeros(m.nu), h, False)
+    rate = _next_activations(m, d, act, np.ones(m.nu), h, False) - base
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ctrl = np.where(rate != 0.0, (target - base) / rate, 0.0)
+    lo, hi = _control_span(m)
+    muscle = m.actuator_dyntype == DYN_MUSCLE
+    if muscle.any():
+        a, b = lo.copy(), hi.copy()
+        for _ in range(80):
+            mid = 0.5 * (a + b)
+            below = _next_activations(m, d, act, mid, h, False) < target
+            a, b = np.where(below, mid, a), np.where(below, b, mid)
+        ctrl = np.where(muscle, 0.5 * (a + b), ctrl)
+    return np.clip(ctrl, lo, hi)
 
 
 def _advance_activation(m, d, ctrl: np.ndarray, h: float) -> None:
