@@ -164,3 +164,21 @@ def test_bad_arguments():
         inverse_actuation(m, d, qacc=np.zeros(m.nv + 1))
     with pytest.raises(ValueError, match="qfrc"):
         inverse_actuation(m, d, qfrc=np.full(m.nv, np.nan))
+
+
+def test_actearly_activation_range_bounds_the_control():
+    """filter + actearly + actrange: act_next = act + h (u - act) / tau must stay in actrange."""
+    xml = """<mujoco><option timestep="0.01"><flag constraint="disable" contact="disable"/></option>
+      <worldbody><body><joint name="j" axis="0 1 0"/><geom size=".1" pos=".3 0 0" mass="2"/></body>
+      </worldbody><actuator><general name="early" joint="j" dyntype="filter" dynprm="0.1" actearly="true"
+      actlimited="true" actrange="-0.5 0.5" gainprm="4"/></actuator></mujoco>"""
+    m, d, mjm, mjd = pair(xml, "filter with actearly and actrange")
+    set_same_state(m, d, mjm, mjd, np.array([0.2]), np.array([0.0]), act=np.array([0.3]))
+    sol = inverse_actuation(m, d, qfrc=np.array([100.0]))
+    # act_next = 0.3 + 0.1 (u - 0.3) reaches 0.5 at u = 2.3; force 4 * 0.5
+    assert sol.ctrl[0] == pytest.approx(2.3, rel=1e-12)
+    assert sol.saturated.tolist() == [True]
+    mjd.ctrl[:] = sol.ctrl
+    mujoco.mj_forward(mjm, mjd)
+    assert_close("qfrc_actuator at the activation bound", mjd.qfrc_actuator, [2.0])
+    assert sol.residual == pytest.approx(98.0, rel=1e-12)
