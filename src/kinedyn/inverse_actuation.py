@@ -113,7 +113,7 @@ def _vector(value, n: int, name: str) -> np.ndarray:
     return arr
 
 
-def _actuation(m, d, ctrl: np.ndarray, limits: bool, act: np.ndarray | None = None):
+def evaluate_actuation(m, d, ctrl: np.ndarray, limits: bool, act: np.ndarray | None = None):
     """(actuator_force, act_dot, qfrc_actuator) from the actuation kernel for controls ``ctrl``
     (and activations ``act``, default d.act).
 
@@ -168,7 +168,7 @@ def hold_control(m, d, i: int) -> float:
     return 0.0
 
 
-def _last_act(m, i: int) -> int:
+def last_act(m, i: int) -> int:
     """Index in act of actuator i's force input (its last activation)."""
     return int(m.actuator_actadr[i] + m.actuator_actnum[i] - 1)
 
@@ -273,7 +273,7 @@ def inverse_actuation(m, d, qacc=None, qfrc=None) -> InverseActuation:
         scale_terms = max(np.abs(d.qfrc_inverse).max(initial=0.0), np.abs(d.qfrc_bias).max(initial=0.0),
                           np.abs(applied).max(initial=0.0))
 
-    return _solve(m, d, target, scale_terms)
+    return solve_actuation(m, d, target, scale_terms)
 
 
 def delayed_actuators(m) -> np.ndarray:
@@ -282,7 +282,7 @@ def delayed_actuators(m) -> np.ndarray:
                     dtype=bool)
 
 
-def _solve(m, d, target, scale_terms, act_range=None) -> InverseActuation:
+def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuation:
     """Bounded least squares for the actuator variables (see the module docstring).
 
     The variable of an instantaneous actuator is its control. With ``act_range`` = (lo, hi),
@@ -297,15 +297,15 @@ def _solve(m, d, target, scale_terms, act_range=None) -> InverseActuation:
     # controls: hold values; activations: as in d, the planned ones moved below
     u0 = np.array([hold_control(m, d, i) for i in range(nu)])
     act = d.act.copy()
-    f0, act_dot0, _ = _actuation(m, d, u0, limits=False, act=act)
-    f1, act_dot1, _ = _actuation(m, d, u0 + 1.0, limits=False, act=act)
+    f0, act_dot0, _ = evaluate_actuation(m, d, u0, limits=False, act=act)
+    f1, act_dot1, _ = evaluate_actuation(m, d, u0 + 1.0, limits=False, act=act)
     ctrl_slope = f1 - f0
     act_slope = np.zeros(nu)
     if plan.any():
         bumped = act.copy()
         for i in np.flatnonzero(plan):
-            bumped[_last_act(m, i)] += 1.0
-        act_slope = _actuation(m, d, u0, limits=False, act=bumped)[0] - f0
+            bumped[last_act(m, i)] += 1.0
+        act_slope = evaluate_actuation(m, d, u0, limits=False, act=bumped)[0] - f0
     instant = np.array([m.actuator_dyntype[i] == DYN_NONE
                         or (m.actuator_actearly[i] and m.actuator_dyntype[i] != DYN_MUSCLE)
                         for i in range(nu)], dtype=bool)
@@ -313,7 +313,7 @@ def _solve(m, d, target, scale_terms, act_range=None) -> InverseActuation:
     slope = np.where(instant, ctrl_slope, np.where(plan, act_slope, 0.0))
     effective = (slope != 0.0) & (not disabled)
     slope = np.where(effective, slope, 0.0)
-    x_ref = np.array([act[_last_act(m, i)] if plan[i] else u0[i] for i in range(nu)])
+    x_ref = np.array([act[last_act(m, i)] if plan[i] else u0[i] for i in range(nu)])
     clampctrl = not m.opt.disableflags & DSBL_CLAMPCTRL
     lower, upper = np.empty(nu), np.empty(nu)
     for i in range(nu):
@@ -327,7 +327,7 @@ def _solve(m, d, target, scale_terms, act_range=None) -> InverseActuation:
             # the gain's input: u itself, or the next activation (actearly), affine in u
             in_slope, in_offset, input_limited = 1.0, 0.0, False
             if m.actuator_dyntype[i] != DYN_NONE:
-                last = _last_act(m, i)
+                last = last_act(m, i)
                 nxt = [next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0], False,
                                        m.actuator_actrange[i], act[last], ad, m.opt.timestep)
                        for ad in (act_dot0[last], act_dot1[last])]
@@ -341,7 +341,7 @@ def _solve(m, d, target, scale_terms, act_range=None) -> InverseActuation:
     x = x0.copy()
     if effective.any():
         # forces of the other actuators with their (fixed) inputs, through every clamp
-        base_force, _, _ = _actuation(m, d, u0, limits=True, act=act)
+        base_force, _, _ = evaluate_actuation(m, d, u0, limits=True, act=act)
         base_force = np.where(effective, 0.0, base_force)
         moment_t = d.actuator_moment.T
         cols = moment_t[:, effective] * slope[effective]
@@ -355,10 +355,10 @@ def _solve(m, d, target, scale_terms, act_range=None) -> InverseActuation:
                                                       upper[effective] - x0[effective])
         x = np.clip(x, lower, upper)
 
-    ctrl = np.where(plan, np.clip(u0, *_ctrl_limits(m, clampctrl)), x)
+    ctrl = np.where(plan, np.clip(u0, *ctrl_limits(m, clampctrl)), x)
     for i in np.flatnonzero(plan):
-        act[_last_act(m, i)] = x[i]
-    force, _, achieved = _actuation(m, d, ctrl, limits=True, act=act)
+        act[last_act(m, i)] = x[i]
+    force, _, achieved = evaluate_actuation(m, d, ctrl, limits=True, act=act)
     residual = float(np.linalg.norm(target - achieved))
     scale = max(scale_terms, np.abs(target).max(initial=0.0),
                 (np.abs(d.actuator_moment.T) @ np.abs(force)).max(initial=0.0))
@@ -374,7 +374,7 @@ def _solve(m, d, target, scale_terms, act_range=None) -> InverseActuation:
         gain=np.where(plan, 0.0, slope), lower=lower, upper=upper, actuator_force=force, act=act)
 
 
-def _ctrl_limits(m, clampctrl: bool):
+def ctrl_limits(m, clampctrl: bool):
     """(lower, upper) (nu,) control ranges as forward applies them."""
     limited = m.actuator_ctrllimited.astype(bool) & clampctrl
     return (np.where(limited, m.actuator_ctrlrange[:, 0], -CTRL_MAX),

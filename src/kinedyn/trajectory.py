@@ -38,12 +38,12 @@ from kinedyn.data import Data
 from kinedyn.integrate import differentiate_pos
 from kinedyn.inverse import inverse
 from kinedyn.inverse_actuation import (
-    _actuation,
-    _ctrl_limits,
-    _last_act,
-    _solve,
     applied_generalized_force,
+    ctrl_limits,
     delayed_actuators,
+    evaluate_actuation,
+    last_act,
+    solve_actuation,
 )
 from kinedyn.types import DSBL_CLAMPCTRL, DYN_MUSCLE, JNT_BALL, JNT_FREE, DisableBit, IntegratorType
 
@@ -440,7 +440,7 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
                 act_range = _reachable_activations(m, d, prev_act, prev_step)
             scale = max(np.abs(d.qfrc_inverse).max(initial=0.0), np.abs(d.qfrc_bias).max(initial=0.0),
                         np.abs(qfrc_inverse[row] - qfrc_joint[row]).max(initial=0.0))
-            sol = _solve(m, d, qfrc_joint[row], scale, act_range)
+            sol = solve_actuation(m, d, qfrc_joint[row], scale, act_range)
             if act_range is not None:
                 reach = _controls_reaching(m, d, prev_act, sol.act, prev_step)
                 ctrls[row - 1, delayed] = reach[delayed]
@@ -467,18 +467,18 @@ def _euler_damping(m) -> np.ndarray:
 
 def _control_span(m) -> tuple[np.ndarray, np.ndarray]:
     """Controls that change an activation: the ctrl range as forward clamps it, [0, 1] for muscles."""
-    lo, hi = _ctrl_limits(m, not m.opt.disableflags & DSBL_CLAMPCTRL)
+    lo, hi = ctrl_limits(m, not m.opt.disableflags & DSBL_CLAMPCTRL)
     muscle = m.actuator_dyntype == DYN_MUSCLE
     return np.where(muscle, np.maximum(lo, 0.0), lo), np.where(muscle, np.minimum(hi, 1.0), hi)
 
 
 def _next_activations(m, d, act: np.ndarray, ctrl: np.ndarray, h: float, clamp: bool) -> np.ndarray:
     """(nu,) each stateful actuator's activation after time h from ``act`` with controls ``ctrl``."""
-    act_dot = _actuation(m, d, ctrl, limits=False, act=act)[1]
+    act_dot = evaluate_actuation(m, d, ctrl, limits=False, act=act)[1]
     out = np.zeros(m.nu)
     for i in range(m.nu):
         if m.actuator_actadr[i] >= 0:
-            a = _last_act(m, i)
+            a = last_act(m, i)
             out[i] = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
                                      bool(m.actuator_actlimited[i]) and clamp, m.actuator_actrange[i], act[a],
                                      act_dot[a], h)
@@ -497,7 +497,7 @@ def _controls_reaching(m, d, act: np.ndarray, act_next: np.ndarray, h: float) ->
     Integrator and filter dynamics are affine in ctrl: solved directly. Muscle dynamics are
     monotone in ctrl but not affine: bisection to round-off.
     """
-    target = np.array([act_next[_last_act(m, i)] if m.actuator_actadr[i] >= 0 else 0.0 for i in range(m.nu)])
+    target = np.array([act_next[last_act(m, i)] if m.actuator_actadr[i] >= 0 else 0.0 for i in range(m.nu)])
     base = _next_activations(m, d, act, np.zeros(m.nu), h, False)
     rate = _next_activations(m, d, act, np.ones(m.nu), h, False) - base
     with np.errstate(divide="ignore", invalid="ignore"):
