@@ -15,7 +15,9 @@ affine in its own control u wherever the control acts at once (``mj_fwdActuation
 * any other stateful actuator (no ``actearly``, or a muscle, whose activation rate is
   not affine in u): the force uses the current ``act`` only, so u has no effect this
   instant. Its column of the control-to-force map is zero (``effective`` is False) and
-  its control is set to the value that holds the activation where it is.
+  its control is set to the value that holds the activation where it is. (Along a
+  trajectory, ``solve_actuation`` can instead take its activation as the unknown; the
+  trajectory planner then picks the previous control that reaches it.)
 
 With F(u) = f0 + diag(gain_u) (u - u0) and ``qfrc_actuator = moment^T F`` we solve the
 box-bounded least-squares problem
