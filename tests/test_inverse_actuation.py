@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 from cases import load as _load
 from cases import pair
-from oracle import assert_close, set_same_state, shared_model_paths
-from strategies import random_state
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+from oracle import assert_close, load_pair, set_same_state, shared_model_paths
+from strategies import random_mjcf, random_state
 
 import kinedyn as kd
 from kinedyn.inverse_actuation import inverse_actuation
@@ -182,3 +184,39 @@ def test_actearly_activation_range_bounds_the_control():
     mujoco.mj_forward(mjm, mjd)
     assert_close("qfrc_actuator at the activation bound", mjd.qfrc_actuator, [2.0])
     assert sol.residual == pytest.approx(98.0, rel=1e-12)
+
+
+@settings(max_examples=15, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(xml=random_mjcf(), state_seed=st.integers(0, 2**32 - 1))
+def test_reachable_qacc_is_reproduced_hypothesis(xml, state_seed):
+    m, d, mjm, mjd = load_pair(xml)
+    rng = np.random.default_rng(state_seed)
+    qpos, qvel, ctrl, act = random_state(rng, mjm)
+    set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
+    mujoco.mj_forward(mjm, mjd)
+    qacc = mjd.qacc.copy()
+    sol = inverse_actuation(m, d, qacc=qacc)
+    assert sol.exact, sol.residual
+    _apply_and_check(m, d, mjm, mjd, sol, qacc)
+
+
+def test_muscle_with_actearly_is_held_not_guessed():
+    """A muscle's activation rate is not affine in ctrl: with actearly it is reported as not effective."""
+    xml = """<mujoco><option><flag constraint="disable" contact="disable"/></option>
+      <worldbody><body><joint name="j" axis="0 1 0" range="0 2"/><geom size=".1" pos=".3 0 0" mass="2"/>
+      </body></worldbody>
+      <actuator><general name="mu" joint="j" lengthrange="0 2" actearly="true" dyntype="muscle"
+                 gaintype="muscle" biastype="muscle" dynprm="0.01 0.04"
+                 gainprm="0.75 1.05 10 200 0.5 1.6 1.5 1.3 1.2"
+                 biasprm="0.75 1.05 10 200 0.5 1.6 1.5 1.3 1.2"/>
+                <motor name="mo" joint="j"/></actuator></mujoco>"""
+    m, d, mjm, mjd = pair(xml, "muscle with actearly")
+    set_same_state(m, d, mjm, mjd, np.array([1.0]), np.array([0.1]), act=np.array([0.4]))
+    sol = inverse_actuation(m, d, qfrc=np.array([1.5]))
+    assert sol.effective.tolist() == [False, True]
+    assert sol.ctrl[0] == 0.4
+    assert sol.exact
+    mjd.ctrl[:] = sol.ctrl
+    mujoco.mj_forward(mjm, mjd)
+    scale = np.abs(mjd.actuator_force).max()
+    assert_close("qfrc_actuator", mjd.qfrc_actuator, [1.5], atol=1e-12 + 1e-9 * scale)
