@@ -382,9 +382,12 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
 
     ``qfrc_applied`` (nv,) or (T, nv) and ``xfrc_applied`` (nbody, 6) or (T, nbody, 6) are
     external forces, constant or per input sample. With ``ctrl=True`` each kept sample also
-    gets the controls from :func:`kinedyn.inverse_actuation.inverse_actuation`; stateful
-    actuators start from ``act0`` (default zeros) and their activations are advanced with
-    the controls found, over the sample spacing, as a simulation would.
+    gets controls by the bounded least squares of :mod:`kinedyn.inverse_actuation`, aimed
+    at ``qfrc_joint``. Stateful actuators start from ``act0`` (the activations at the first
+    kept sample, default zeros) and advance with the controls found over the sample
+    spacing, as a simulation would; actuators whose control only acts through the next
+    activation (no ``actearly``) are planned one sample ahead: their activation at sample k
+    is chosen with the other controls, and the control at k-1 is set to reach it.
 
     ``discrete=True`` returns the forces MuJoCo's Euler step applies when it integrates
     joint damping implicitly (solving (M + h B) qacc = ..., B = diag(dof_damping), h =
