@@ -162,12 +162,13 @@ def applied_generalized_force(m, d) -> np.ndarray:
     return out
 
 
-def hold_control(m, d, i: int) -> float:
-    """The control that keeps actuator i's activation constant (act_dot = 0); 0 if stateless."""
-    dyn = int(m.actuator_dyntype[i])
-    if dyn in (DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE):
-        return float(d.act[m.actuator_actadr[i] + m.actuator_actnum[i] - 1])
-    return 0.0
+def hold_controls(m, act: np.ndarray) -> np.ndarray:
+    """(nu,) the controls that keep each activation constant (act_dot = 0): act for filters and
+    muscles, 0 for integrators and stateless actuators."""
+    dyn = m.actuator_dyntype
+    holds = (dyn == DYN_FILTER) | (dyn == DYN_FILTEREXACT) | (dyn == DYN_MUSCLE)
+    last = np.maximum(m.actuator_actadr + m.actuator_actnum - 1, 0)
+    return np.where(holds, act[last] if act.size else 0.0, 0.0)
 
 
 def last_act(m, i: int) -> int:
@@ -280,8 +281,7 @@ def inverse_actuation(m, d, qacc=None, qfrc=None) -> InverseActuation:
 
 def delayed_actuators(m) -> np.ndarray:
     """(nu,) bool: actuators whose control reaches the force only through the next activation."""
-    return np.array([m.actuator_dyntype[i] != DYN_NONE and not m.actuator_actearly[i] for i in range(m.nu)],
-                    dtype=bool)
+    return (m.actuator_dyntype != DYN_NONE) & (m.actuator_actearly == 0)
 
 
 def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuation:
@@ -297,8 +297,8 @@ def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuati
     delayed = delayed_actuators(m)
     plan = delayed & (act_range is not None)
     # controls: hold values; activations: as in d, the planned ones moved below
-    u0 = np.array([hold_control(m, d, i) for i in range(nu)])
     act = d.act.copy()
+    u0 = hold_controls(m, act)
     f0, act_dot0, _ = evaluate_actuation(m, d, u0, limits=False, act=act)
     f1, act_dot1, _ = evaluate_actuation(m, d, u0 + 1.0, limits=False, act=act)
     ctrl_slope = f1 - f0
@@ -308,14 +308,14 @@ def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuati
         for i in np.flatnonzero(plan):
             bumped[last_act(m, i)] += 1.0
         act_slope = evaluate_actuation(m, d, u0, limits=False, act=bumped)[0] - f0
-    instant = np.array([m.actuator_dyntype[i] == DYN_NONE
-                        or (m.actuator_actearly[i] and m.actuator_dyntype[i] != DYN_MUSCLE)
-                        for i in range(nu)], dtype=bool)
+    dyn = m.actuator_dyntype
+    instant = (dyn == DYN_NONE) | ((m.actuator_actearly != 0) & (dyn != DYN_MUSCLE))
     # each actuator's variable x: force = f0 + slope (x - x_ref) before clamps
     slope = np.where(instant, ctrl_slope, np.where(plan, act_slope, 0.0))
     effective = (slope != 0.0) & (not disabled)
     slope = np.where(effective, slope, 0.0)
-    x_ref = np.array([act[last_act(m, i)] if plan[i] else u0[i] for i in range(nu)])
+    last = np.maximum(m.actuator_actadr + m.actuator_actnum - 1, 0)
+    x_ref = np.where(plan, act[last] if act.size else 0.0, u0)
     clampctrl = not m.opt.disableflags & DSBL_CLAMPCTRL
     lower, upper = np.empty(nu), np.empty(nu)
     for i in range(nu):
