@@ -450,3 +450,108 @@ def test_lengthrange_mode_all_and_ball_joint_errors():
     with pytest.raises(ModelError, match="ball joint") as info:
         kd.Model.from_xml_string(ball)
     assert info.value.element.endswith("'quad'")
+
+
+# ---- user-type actuators: Python callbacks vs mujoco.set_mjcb_act_* -------------------------------
+
+USER = """<mujoco><option integrator="{integrator}"/><worldbody>
+<body><joint name="j" axis="0 1 0" damping="0.1"/><geom size="0.1" pos="0.2 0 0"/>
+<body pos="0.3 0 0"><joint name="k" type="slide" axis="1 0 0"/><geom size="0.05"/></body></body></worldbody>
+<actuator>
+<general joint="j" dyntype="user" gaintype="user" biastype="user" dynprm="0.5" gainprm="2" biasprm="3"/>
+<general joint="k" gaintype="user" gainprm="2" biastype="affine" biasprm="0 -1 -0.2"/>
+<general joint="j" dyntype="user" actdim="2" actearly="true"/>
+<general joint="k" dyntype="filter" dynprm="0.1" biastype="user" biasprm="0.5"/>
+<general joint="j" dyntype="user" gainprm="3" actlimited="true" actrange="-1 1"/>
+</actuator></mujoco>"""
+
+
+def _user_dyn(m, d, i):
+    adr = m.actuator_actadr[i]
+    if m.actuator_actnum[i] > 1:  # several activations: the callback writes act_dot itself
+        d.act_dot[adr] = d.ctrl[i] - d.act[adr]
+        d.act_dot[adr + 1] = d.act[adr] - 2 * d.act[adr + 1]
+        return 0.0
+    return (d.ctrl[i] - d.act[adr]) / m.actuator_dynprm[i, 0] + 0.3 * d.actuator_length[i]
+
+
+def _user_gain(m, d, i):
+    return m.actuator_gainprm[i, 0] * (1 + 0.5 * np.sin(d.actuator_length[i]))
+
+
+def _user_bias(m, d, i):
+    return -m.actuator_biasprm[i, 0] * d.actuator_velocity[i] - np.tanh(d.actuator_length[i])
+
+
+@pytest.fixture
+def mujoco_callbacks():
+    """A function that installs the user callbacks in MuJoCo (global; after compiling, which
+    would call them too) and on kinedyn's model; MuJoCo's are removed after the test."""
+    def install(m):
+        m.set_actuator_callbacks(dyn=_user_dyn, gain=_user_gain, bias=_user_bias)
+        mujoco.set_mjcb_act_dyn(_user_dyn)
+        mujoco.set_mjcb_act_gain(_user_gain)
+        mujoco.set_mjcb_act_bias(_user_bias)
+    yield install
+    mujoco.set_mjcb_act_dyn(None)
+    mujoco.set_mjcb_act_gain(None)
+    mujoco.set_mjcb_act_bias(None)
+
+
+def _user_states(mjm, rng, n):
+    for _ in range(n):
+        yield (rng.normal(size=mjm.nq), rng.normal(size=mjm.nv), rng.normal(size=mjm.nu),
+               rng.uniform(-1, 1, size=mjm.na))
+
+
+def test_user_types_without_callbacks_match_mujoco():
+    """No callback: act_dot 0, gain 1, bias 0, as MuJoCo with no mjcb_act_* installed."""
+    m, d, mjm, mjd = _load(USER.format(integrator="Euler"))
+    for state in _user_states(mjm, np.random.default_rng(0), 5):
+        set_same_state(m, d, mjm, mjd, *state)
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd)
+    assert (d.act_dot[[0, 1, 2, 4]] == 0).all() and d.actuator_force[1] != 0
+
+
+def test_user_callbacks_forward_matches_mujoco(mujoco_callbacks):
+    m, d, mjm, mjd = _load(USER.format(integrator="Euler"))
+    mujoco_callbacks(m)
+    for state in _user_states(mjm, np.random.default_rng(1), 10):
+        set_same_state(m, d, mjm, mjd, *state)
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd)
+    # the stage function alone calls them too
+    d.act_dot[:] = 0.0
+    kd.fwd_actuation(m, d)
+    assert_fields(m, d, mjm, mjd, stage="actuation")
+    # removing the callbacks restores MuJoCo's no-callback behaviour
+    m.set_actuator_callbacks()
+    kd.forward(m, d)
+    assert d.act_dot[0] == 0.0
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "implicitfast"])
+def test_user_callbacks_rollout_matches_mujoco(mujoco_callbacks, integrator):
+    m, d, mjm, mjd = _load(USER.format(integrator=integrator))
+    mujoco_callbacks(m)
+    rng = np.random.default_rng(2)
+    set_same_state(m, d, mjm, mjd, *next(_user_states(mjm, rng, 1)))
+    for k in range(300):
+        if k % 50 == 0:
+            d.ctrl[:] = mjd.ctrl[:] = rng.normal(size=mjm.nu)
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+    assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "act", "actuator_force"), rtol=1e-9)
+
+
+def test_user_callbacks_rk4_and_bad_callbacks_raise():
+    m, d, _, _ = _load(USER.format(integrator="RK4"))
+    with pytest.raises(TypeError, match="gain"):
+        m.set_actuator_callbacks(gain=3.0)
+    m.set_actuator_callbacks(gain=_user_gain)
+    kd.forward(m, d)  # forward is fine
+    with pytest.raises(NotImplementedError, match="RK4"):
+        kd.step(m, d)
