@@ -1,6 +1,6 @@
 """kinedyn: robot kinematics and dynamics with MuJoCo's numbers, readable as Python."""
 
-from kinedyn import ik, models
+from kinedyn import batch, ik, models
 from kinedyn.actuation import fwd_actuation, transmission
 from kinedyn.data import Data, reset
 from kinedyn.dynamics import com_vel, fwd_acceleration, passive, rne
@@ -39,5 +39,5 @@ __all__ = [
     "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
     "solve_m", "tendon", "transmission",
     # support
-    "ik", "models", "integrate_pos", "jac", "jac_body", "jac_body_com", "jac_point", "jac_site",
+    "batch", "ik", "models", "integrate_pos", "jac", "jac_body", "jac_body_com", "jac_point", "jac_site",
 ]
