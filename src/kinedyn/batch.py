@@ -213,54 +213,61 @@ def _threads(nthread):
 
 
 # ---------------------------------------------------------------------------------------
-# kernels: the single-state entries, one member per prange iteration
+# kernels: the single-state entries, one member per prange iteration. One parallel
+# kernel serves every batched call (an operation code picks the entry): each parallel
+# function costs tens of seconds to compile the first time.
 
-@njit(parallel=True, cache=True)
-def _forward_batch(m, handles):
-    for i in prange(len(handles)):
-        forward_entry(m, handles[np.int64(i)])
-
-
-@njit(parallel=True, cache=True)
-def _inverse_batch(m, handles):
-    for i in prange(len(handles)):
-        inverse_entry(m, handles[np.int64(i)])
+OP_FORWARD, OP_INVERSE, OP_STEP, OP_JAC_SITE = 0, 1, 2, 3
 
 
-@njit(parallel=True, cache=True)
-def _step_batch(m, handles, nstep, steps_done):
-    """nstep checked steps per member; a member stops at its first bad step (steps_done < nstep)."""
-    for i in prange(len(handles)):
-        d = handles[np.int64(i)]
-        done = 0
-        while done < nstep:
+@njit(cache=True)
+def _member_op(m, d, op, nstep, site, body, jac):
+    """One member's share of a batched call. Returns the steps done (OP_STEP: fewer than
+    nstep if the state went bad, which the caller finishes), else 0."""
+    if op == OP_FORWARD:
+        forward_entry(m, d)
+    elif op == OP_INVERSE:
+        inverse_entry(m, d)
+    elif op == OP_STEP:
+        for done in range(nstep):
             if step_entry(m, d, True) != STATUS_OK:
-                break
-            done += 1
-        steps_done[i] = done
+                return done
+        return nstep
+    else:
+        _jac_entry(m, d, d.site_xpos[site], body, jac)
+    return 0
 
 
 @njit(parallel=True, cache=True)
-def _jac_site_batch(m, handles, site, body, jac):
+def _each_member(m, handles, op, nstep, site, body, jac, result):
+    # the prange body stays a plain call (see _rollout_kernel)
     for i in prange(len(handles)):
-        d = handles[np.int64(i)]
-        _jac_entry(m, d, d.site_xpos[site], body, jac[i])
+        k = np.int64(i)
+        result[k] = _member_op(m, handles[k], op, nstep, site, body,
+                               jac[k if op == OP_JAC_SITE else np.int64(0)])
+
+
+def _run(m: Model, bd: BatchData, op: int, nthread, nstep: int = 0, site: int = 0, body: int = 0,
+         jac: np.ndarray | None = None) -> np.ndarray:
+    """Run ``op`` on every member; the per-member results (steps done for OP_STEP)."""
+    _check_batch(m, bd)
+    handles = bd._handle_list()
+    result = np.empty(bd.nbatch, dtype=np.int64)
+    if jac is None:
+        jac = np.empty((1, 2, 3, m.nv))
+    with _threads(nthread):
+        _each_member(m._handle, handles, op, nstep, site, body, jac, result)
+    return result
 
 
 def forward(m: Model, bd: BatchData, nthread: int | None = None) -> None:
     """``kd.forward`` on every member of ``bd``, in parallel."""
-    _check_batch(m, bd)
-    handles = bd._handle_list()
-    with _threads(nthread):
-        _forward_batch(m._handle, handles)
+    _run(m, bd, OP_FORWARD, nthread)
 
 
 def inverse(m: Model, bd: BatchData, nthread: int | None = None) -> None:
     """``kd.inverse`` on every member of ``bd`` (qfrc_inverse from qpos, qvel, qacc), in parallel."""
-    _check_batch(m, bd)
-    handles = bd._handle_list()
-    with _threads(nthread):
-        _inverse_batch(m._handle, handles)
+    _run(m, bd, OP_INVERSE, nthread)
 
 
 def step(m: Model, bd: BatchData, nstep: int = 1, nthread: int | None = None) -> None:
@@ -270,13 +277,9 @@ def step(m: Model, bd: BatchData, nstep: int = 1, nthread: int | None = None) ->
     the single-state treatment: a ``NonFiniteStateWarning``, a reset of that member,
     and its remaining steps from the reset state. The other members are unaffected.
     """
-    _check_batch(m, bd)
     if not isinstance(nstep, (int, np.integer)) or nstep < 0:
         raise ValueError(f"nstep must be a non-negative integer, got {nstep!r}")
-    handles = bd._handle_list()
-    steps_done = np.empty(bd.nbatch, dtype=np.int64)
-    with _threads(nthread):
-        _step_batch(m._handle, handles, int(nstep), steps_done)
+    steps_done = _run(m, bd, OP_STEP, nthread, nstep=int(nstep))
     # rare path: the single-state step warns, resets and finishes the member
     for i in np.flatnonzero(steps_done < nstep):
         integrate.step(m, bd[i], int(nstep - steps_done[i]))
@@ -290,9 +293,7 @@ def jac_site(m: Model, bd: BatchData, site: int, nthread: int | None = None) -> 
     _check_batch(m, bd)
     site = _check_id("site", site, m.nsite)
     jac = np.empty((bd.nbatch, 2, 3, m.nv))
-    handles = bd._handle_list()
-    with _threads(nthread):
-        _jac_site_batch(m._handle, handles, site, int(m.site_bodyid[site]), jac)
+    _run(m, bd, OP_JAC_SITE, nthread, site=site, body=int(m.site_bodyid[site]), jac=jac)
     return jac[:, 0], jac[:, 1]
 
 
