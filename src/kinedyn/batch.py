@@ -93,8 +93,7 @@ def _as_states(m: Model, state, argname: str) -> np.ndarray:
     if state.ndim != 2 or state.shape[1] != nstate:
         raise ValueError(f"{argname} must have shape (nbatch, {nstate}) or ({nstate},) "
                          f"= [time, qpos, qvel, act]; got {np.shape(state)}")
-    if not np.all(np.isfinite(state)):
-        raise ValueError(f"{argname} holds non-finite values")
+    # non-finite states are not rejected: like kd.step, the first step warns and resets
     return np.ascontiguousarray(state)
 
 
