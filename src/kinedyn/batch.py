@@ -123,7 +123,7 @@ class BatchData:
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "_time", np.zeros((nbatch, 1)))
         object.__setattr__(self, "nbatch", nbatch)
-        object.__setattr__(self, "_model", model)
+        object.__setattr__(self, "_sizes", sizes)
         object.__setattr__(self, "_members", [None] * nbatch)
         object.__setattr__(self, "_handles", None)
         self.qpos[:] = model.qpos0
@@ -168,7 +168,7 @@ class BatchData:
     def __iter__(self):
         return (self[i] for i in range(self.nbatch))
 
-    def _handle_list(self):
+    def _kernel_handles(self):
         """Typed list of every member's kernel handle (built once, on first batched call)."""
         if self._handles is None:
             object.__setattr__(self, "_handles", _handle_list([self[i]._handle for i in range(self.nbatch)]))
@@ -202,8 +202,11 @@ def _row_view(bd: BatchData, i: int) -> Data:
 def _check_batch(m, bd) -> None:
     if not isinstance(bd, BatchData):
         raise TypeError(f"expected a kinedyn.batch.BatchData, got {type(bd).__name__}")
-    if bd.qpos.shape[1] != m.nq or bd.qvel.shape[1] != m.nv or bd.act.shape[1] != m.na:
-        raise ValueError("BatchData was made for a model of different size")
+    # the kernels index the arrays by the model's sizes: a mismatch would read out of bounds
+    sizes = {s: getattr(m, s) for s in SIZE_NAMES}
+    if sizes != bd._sizes:
+        wrong = ", ".join(f"{s} {bd._sizes[s]} vs {sizes[s]}" for s in SIZE_NAMES if sizes[s] != bd._sizes[s])
+        raise ValueError(f"BatchData was made for a model of other sizes (BatchData vs model: {wrong})")
 
 
 @contextmanager
@@ -262,7 +265,7 @@ def _run(m: Model, bd: BatchData, op: int, nthread, nstep: int = 0, site: int = 
          jac: np.ndarray | None = None) -> np.ndarray:
     """Run ``op`` on every member; the per-member results (steps done for OP_STEP)."""
     _check_batch(m, bd)
-    handles = bd._handle_list()
+    handles = bd._kernel_handles()
     result = np.empty(bd.nbatch, dtype=np.int64)
     if jac is None:
         jac = np.empty((1, 2, 3, m.nv))
