@@ -159,8 +159,8 @@ def add_demo(sub) -> None:
                     "dynamics its torques, and a simulation with the position servos tracks it "
                     "while a harness holds the torso (kinedyn has no contacts). Prints a summary "
                     "and writes CSVs, plots and a GIF.")
-    p.add_argument("--duration", type=positive_float, default=3.0, metavar="S",
-                   help="length of the motion in seconds (default: 3)")
+    p.add_argument("--duration", type=positive_float, default=None, metavar="S",
+                   help="length of the motion in seconds (default: 3; shorter is faster and harder to track)")
     p.add_argument("--no-animation", action="store_true", help="skip the GIF (saves a few seconds)")
     add_output_options(p, "demo")
     p.set_defaults(func=cmd_demo)
@@ -170,7 +170,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from kinedyn import demo
 
     out = output_dir(args)
-    result = demo.run(out, duration=args.duration, animation=not args.no_animation,
+    duration = args.duration or demo.DEFAULT_DURATION
+    result = demo.run(out, duration=duration, animation=not args.no_animation,
                       progress=progress_reporter(args.quiet))
     err = result.tracking_error
     rows = [[name, f"{tau:.2f}", f"{servo:.2f}", f"{np.degrees(np.abs(e).max()):.2f}",
@@ -178,7 +179,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             for name, tau, servo, e in zip(result.leg_joints, result.peak_torque, result.peak_servo_force,
                                            err.T, strict=True)]
     con = console()
-    con.print(table(f"biped squat and step, {args.duration:g} s, torso held by a harness",
+    con.print(table(f"biped squat and step, {duration:g} s, torso held by a harness",
                     ["joint", "peak ID torque (N m)", "peak servo force (N m)", "max error (deg)",
                      "rms error (deg)"], rows))
     con.print(f"sole position error: max {1e3 * result.sole_error.max():.1f} mm; "

@@ -47,6 +47,7 @@ SQUAT_DEPTH = 0.08
 LATERAL_SHIFT = 0.06  # torso moves this far towards the left foot before the right foot lifts
 STEP_LENGTH = 0.12
 STEP_HEIGHT = 0.05
+DEFAULT_DURATION = 3.0  # s: slow enough for the kp = 300 servos to track within a few degrees
 
 # the harness on the free joint: stiff enough to hold the pose to about a millimetre against the
 # ~1 N residual between the sampled inverse dynamics and the time-stepped model, damped critically
@@ -108,7 +109,7 @@ class Motion:
     qpos: np.ndarray         # (n, nq): free joint = torso pose, legs from leg6
 
 
-def squat_and_step(m, duration: float = 3.0, timestep: float | None = None) -> Motion:
+def squat_and_step(m, duration: float = DEFAULT_DURATION, timestep: float | None = None) -> Motion:
     """Sample the squat-and-step motion every ``timestep`` (default the model's) and solve the legs.
 
     Phases, as fractions of ``duration``: [0, 1/3] squat down and up; [1/3, 1/2] torso
@@ -290,7 +291,7 @@ def write_outputs(m, result: DemoResult, out_dir: Path, animation: bool = True,
     return files
 
 
-def run(out_dir: str | Path = "kinedyn-out/demo", duration: float = 3.0, animation: bool = True,
+def run(out_dir: str | Path = "kinedyn-out/demo", duration: float = DEFAULT_DURATION, animation: bool = True,
         progress: Progress = no_progress) -> DemoResult:
     """The whole demo on the bundled biped: motion, inverse dynamics, tracking, analysis, files."""
     from kinedyn import trajectory
