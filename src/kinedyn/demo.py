@@ -241,12 +241,27 @@ def analyse(m, motion: Motion, inverse, tracking: Tracking) -> DemoResult:
     )
 
 
-def write_outputs(m, result: DemoResult, out_dir: Path, animation: bool = True,
+def write_outputs(m, result: DemoResult, out_dir: Path, animation: bool = True, plots: bool = True,
                   frames: int = 24) -> dict[str, Path]:
-    """Trajectory CSVs, the three plots and (optionally) the GIF; returns name -> path."""
+    """The CSVs and three plots (``plots``) and the GIF (``animation``); returns name -> path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    motion, tracking = result.motion, result.tracking
+    t = motion.t
+    files: dict[str, Path] = {}
+    if plots:
+        files.update(_write_csv_and_plots(m, result, out_dir))
+    if animation:
+        from kinedyn import render
+
+        pick = np.linspace(0, len(t) - 1, frames).round().astype(int)
+        files["animation"] = render.animate(m, tracking.qpos[pick], out_dir / "animation.gif",
+                                            fps=frames / t[-1], title="kinedyn demo")
+    return files
+
+
+def _write_csv_and_plots(m, result: DemoResult, out_dir: Path) -> dict[str, Path]:
     from kinedyn import plotting, trajectory
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     motion, tracking = result.motion, result.tracking
     t = motion.t
     files: dict[str, Path] = {}
@@ -282,28 +297,34 @@ def write_outputs(m, result: DemoResult, out_dir: Path, animation: bool = True,
            for leg, s in halves.items()),
          Panel("sole position error", 1e3 * result.sole_error, ["right sole", "left sole"], "mm")],
         title="biped squat and step: servo tracking error")
-    if animation:
-        from kinedyn import render
-
-        pick = np.linspace(0, len(t) - 1, frames).round().astype(int)
-        files["animation"] = render.animate(m, tracking.qpos[pick], out_dir / "animation.gif",
-                                            fps=frames / t[-1], title="kinedyn demo")
     return files
 
 
 def run(out_dir: str | Path = "kinedyn-out/demo", duration: float = DEFAULT_DURATION, animation: bool = True,
         progress: Progress = no_progress) -> DemoResult:
-    """The whole demo on the bundled biped: motion, inverse dynamics, tracking, analysis, files."""
+    """The whole demo on the bundled biped: motion, inverse dynamics, tracking, analysis, files.
+
+    ``progress`` is advanced once per stage (the first run's Numba compilation falls in the
+    inverse-dynamics and simulation stages).
+    """
     from kinedyn import trajectory
 
     m = models.load(MODEL_NAME)
     m.opt.integrator = int(INTEGRATOR)
-    motion = squat_and_step(m, duration)
-    inverse = trajectory.inverse_dynamics(m, motion.t, motion.qpos, method="fd")
     va = m.jnt_dofadr[m.joint("root").id]
-    tracking = track(m, motion.t, motion.qpos, inverse.qvel, inverse.qfrc_inverse[:, va:va + 6], progress)
-    result = analyse(m, motion, inverse, tracking)
-    result.files = write_outputs(m, result, Path(out_dir), animation=animation)
+    with progress("kinedyn demo", 4 + animation) as advance:
+        motion = squat_and_step(m, duration)
+        advance(1)
+        inverse = trajectory.inverse_dynamics(m, motion.t, motion.qpos, method="fd")
+        advance(1)
+        tracking = track(m, motion.t, motion.qpos, inverse.qvel, inverse.qfrc_inverse[:, va:va + 6])
+        advance(1)
+        result = analyse(m, motion, inverse, tracking)
+        result.files = write_outputs(m, result, Path(out_dir), animation=False)
+        advance(1)
+        if animation:
+            result.files.update(write_outputs(m, result, Path(out_dir), animation=True, plots=False))
+            advance(1)
     return result
 
 
