@@ -95,6 +95,11 @@ def print_files(files: dict[str, Path]) -> None:
         print(f"  {path}")
 
 
+def add_model_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", metavar="MODEL",
+                        help=f"bundled model ({', '.join(models.names())}) or MJCF file")
+
+
 def add_output_options(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument("--out", metavar="DIR",
                         help=f"directory for the files written (default: ./kinedyn-out/{command})")
@@ -240,7 +245,7 @@ def add_info(sub) -> None:
                        description="Print a model's sizes and options, then tables of its bodies (mass, "
                                    "parent), joints (type, range, qpos/dof address), actuators "
                                    "(transmission, gain, bias, ctrlrange), tendons and sites.")
-    p.add_argument("model", metavar="MODEL", help=f"bundled model ({', '.join(models.names())}) or MJCF file")
+    add_model_argument(p)
     p.add_argument("--json", action="store_true", help="print the same content as JSON instead")
     p.set_defaults(func=cmd_info)
 
@@ -355,7 +360,7 @@ def add_simulate(sub) -> None:
                                    "seconds. Controls are constants or a CSV (time + one column per "
                                    "actuator). Writes trajectory.csv (time + qpos, the format "
                                    "kinedyn.trajectory reads) and simulate.png.")
-    p.add_argument("model", metavar="MODEL", help=f"bundled model ({', '.join(models.names())}) or MJCF file")
+    add_model_argument(p)
     p.add_argument("--duration", type=positive_float, default=2.0, metavar="S",
                    help="simulated time in seconds (default: 2)")
     p.add_argument("--ctrl", nargs="+", metavar="V|CSV",
@@ -421,7 +426,7 @@ def add_inverse_dynamics(sub) -> None:
                        description="Differentiate a joint trajectory (time + qpos) and run inverse "
                                    "dynamics at every sample (kinedyn.trajectory.inverse_dynamics). "
                                    "Writes torques.csv and torques.png.")
-    p.add_argument("model", metavar="MODEL", help=f"bundled model ({', '.join(models.names())}) or MJCF file")
+    add_model_argument(p)
     p.add_argument("trajectory", metavar="TRAJ",
                    help="CSV (time + one column per qpos coordinate) or NPZ ('time', 'qpos')")
     p.add_argument("--method", default="fd", help="how qvel and qacc are obtained (default: fd)")
@@ -468,7 +473,7 @@ def add_ik(sub) -> None:
                        description="Move a site (or body) to --pos and/or --quat with kinedyn.ik.solve "
                                    "and print the joint angles. Exit status 1 if the solve did not "
                                    "converge (the closest pose found is still printed).")
-    p.add_argument("model", metavar="MODEL", help=f"bundled model ({', '.join(models.names())}) or MJCF file")
+    add_model_argument(p)
     frame = p.add_mutually_exclusive_group(required=True)
     frame.add_argument("--site", metavar="NAME", help="the site to move")
     frame.add_argument("--body", metavar="NAME", help="the body to move (instead of a site)")
