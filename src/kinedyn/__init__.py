@@ -2,6 +2,7 @@
 
 from kinedyn import ik, models
 from kinedyn.actuation import fwd_actuation, transmission
+from kinedyn.builder import Spec
 from kinedyn.data import Data, reset
 from kinedyn.dynamics import com_vel, fwd_acceleration, passive, rne
 from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
@@ -31,7 +32,7 @@ __all__ = [
     # types
     "BiasType", "Data", "DisableBit", "DynType", "EnableBit", "GainType", "GeomType",
     "IntegratorType", "JointType", "Model", "ModelError", "NonFiniteStateWarning", "Option",
-    "TrnType", "UnsimulatedFeatureWarning",
+    "Spec", "TrnType", "UnsimulatedFeatureWarning",
     # pipeline
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_position", "fwd_velocity", "inverse",
     "reset", "step",
