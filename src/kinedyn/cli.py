@@ -208,7 +208,9 @@ def model_summary(m) -> dict:
         actuators.append({
             "name": _name(m, "actuator", a),
             "transmission": f"{trn.name.lower()} {_name(m, trn_kind[trn], m.actuator_trnid[a, 0])}",
-            "gear": float(m.actuator_gear[a, 0]),
+            # a joint/tendon gear is one number; site and body transmissions use all six
+            "gear": (m.actuator_gear[a].tolist() if np.any(m.actuator_gear[a, 1:])
+                     else float(m.actuator_gear[a, 0])),
             "dynamics": kd.DynType(m.actuator_dyntype[a]).name.lower(),
             "gain": kd.GainType(m.actuator_gaintype[a]).name.lower(),
             "gainprm": m.actuator_gainprm[a, :3].tolist(),
@@ -272,7 +274,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     if summary["actuators"]:
         con.print(table("actuators", ["id", "name", "transmission", "gear", "dynamics", "gain", "bias",
                                       "ctrlrange"],
-                        [[i, a["name"], a["transmission"], fmt(a["gear"]), a["dynamics"],
+                        [[i, a["name"], a["transmission"], " ".join(map(fmt, np.atleast_1d(a["gear"]))),
+                          a["dynamics"],
                           f"{a['gain']} {' '.join(map(fmt, a['gainprm']))}",
                           f"{a['bias']} {' '.join(map(fmt, a['biasprm']))}",
                           _range(a["ctrlrange"])]
@@ -399,7 +402,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 if i % 100 == 0:
                     advance(min(100, nstep + 1 - i))
         except kd.NonFiniteStateWarning as warning:
-            print(f"kinedyn: simulation diverged: {warning}", file=sys.stderr)
+            print(f"kinedyn simulate: simulation diverged: {warning}", file=sys.stderr)
             return EXIT_FAILED
     files = {"trajectory": out / "trajectory.csv"}
     trajectory.save_csv(files["trajectory"], t, qpos, m)
@@ -555,6 +558,11 @@ def one_line(err: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+
+    def one_line_warning(message, category, *_):  # model warnings as "kinedyn info: warning: ..."
+        return f"kinedyn {args.command}: warning: {category.__name__}: {message}\n"
+
+    warnings.formatwarning = one_line_warning
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `kinedyn info biped | head` (an OSError: caught first)
