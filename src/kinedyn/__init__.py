@@ -1,6 +1,6 @@
 """kinedyn: robot kinematics and dynamics with MuJoCo's numbers, readable as Python."""
 
-from kinedyn import ik, models
+from kinedyn import ik, models, trajectory
 from kinedyn.actuation import fwd_actuation, transmission
 from kinedyn.builder import Spec
 from kinedyn.data import Data, reset
@@ -8,8 +8,9 @@ from kinedyn.dynamics import com_vel, fwd_acceleration, passive, rne
 from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
 from kinedyn.forward import forward, fwd_position, fwd_velocity
 from kinedyn.inertia import crb, factor_m, full_m, mul_m, solve_m
-from kinedyn.integrate import integrate_pos, step
+from kinedyn.integrate import differentiate_pos, integrate_pos, step
 from kinedyn.inverse import inverse
+from kinedyn.inverse_actuation import inverse_actuation
 from kinedyn.jacobian import jac, jac_body, jac_body_com, jac_point, jac_site
 from kinedyn.kinematics import com_pos, kinematics
 from kinedyn.model import Model, Option
@@ -35,10 +36,11 @@ __all__ = [
     "Spec", "TrnType", "UnsimulatedFeatureWarning",
     # pipeline
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_position", "fwd_velocity", "inverse",
-    "reset", "step",
+    "inverse_actuation", "reset", "step",
     # stages
     "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
     "solve_m", "tendon", "transmission",
     # support
-    "ik", "models", "integrate_pos", "jac", "jac_body", "jac_body_com", "jac_point", "jac_site",
+    "differentiate_pos", "ik", "models", "trajectory", "integrate_pos", "jac", "jac_body", "jac_body_com",
+    "jac_point", "jac_site",
 ]

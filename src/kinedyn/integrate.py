@@ -22,7 +22,7 @@ from numba import njit
 
 from kinedyn._handle import FastEntry
 from kinedyn._linalg3 import cross, mat_mul, mat_t, mat_vec, skew
-from kinedyn._math import quat_integrate
+from kinedyn._math import quat_integrate, sub_quat
 from kinedyn.actuation import next_activation, wrap_period, wrap_setpoint
 from kinedyn.data import reset
 from kinedyn.errors import NonFiniteStateWarning
@@ -485,3 +485,61 @@ def integrate_pos(m, qpos: np.ndarray, qvel: np.ndarray, h: float) -> None:
         raise ValueError("qpos must be a contiguous float64 array (it is updated in place)")
     _integrate_pos_entry(m._handle, qpos, np.ascontiguousarray(qvel, dtype=np.float64), float(h),
                          np.empty((8, 4)), np.empty((8, 6)))
+
+
+@njit(cache=True)
+def differentiate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qvel, h, qpos1, qpos2, sq, sv):
+    """qvel <- (qpos2 (-) qpos1) / h on the joint manifold (mj_differentiatePos); sq, sv: scratch rows.
+
+    The inverse of ``integrate_pos_kernel``: qpos1 (+) h qvel = qpos2. Rotations are the
+    body-frame rotation vector of conj(qpos1) qpos2 (the short way round).
+    """
+    A, B, TMP, VEL = 0, 1, 2, 0
+    for j in range(jnt_type.shape[0]):
+        padr = jnt_qposadr[j]
+        vadr = jnt_dofadr[j]
+        jtype = jnt_type[j]
+        if jtype == JNT_FREE:
+            for k in range(3):
+                qvel[vadr + k] = (qpos2[padr + k] - qpos1[padr + k]) / h
+            padr += 3
+            vadr += 3
+        if jtype == JNT_FREE or jtype == JNT_BALL:
+            for k in range(4):
+                sq[A, k] = qpos2[padr + k]
+                sq[B, k] = qpos1[padr + k]
+            sub_quat(sv, VEL, sq, A, sq, B, sq, TMP)
+            for k in range(3):
+                qvel[vadr + k] = sv[VEL, k] / h
+        else:
+            qvel[vadr] = (qpos2[padr] - qpos1[padr]) / h
+
+
+@njit(cache=True)
+def _differentiate_pos_entry(m, qvel, h, qpos1, qpos2, sq, sv):
+    differentiate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, qvel, h, qpos1, qpos2, sq, sv)
+
+
+def differentiate_pos(m, qpos1: np.ndarray, qpos2: np.ndarray, h: float,
+                      out: np.ndarray | None = None) -> np.ndarray:
+    """The velocity that moves qpos1 to qpos2 in time h: (qpos2 (-) qpos1) / h (mj_differentiatePos).
+
+    Hinge and slide coordinates and free-joint positions are plain differences; ball and
+    free-joint rotations are body-frame rotation vectors, so that
+    ``integrate_pos(m, qpos1, qvel, h)`` returns qpos2 (up to the quaternion's norm).
+    Returns ``out`` (nv,) if given, else a new array.
+    """
+    q1 = np.ascontiguousarray(qpos1, dtype=np.float64)
+    q2 = np.ascontiguousarray(qpos2, dtype=np.float64)
+    if q1.shape != (m.nq,):
+        raise ValueError(f"differentiate_pos: qpos1 has shape {q1.shape}, the model needs ({m.nq},)")
+    if q2.shape != (m.nq,):
+        raise ValueError(f"differentiate_pos: qpos2 has shape {q2.shape}, the model needs ({m.nq},)")
+    if not h:
+        raise ValueError("differentiate_pos: h must be non-zero")
+    if out is None:
+        out = np.empty(m.nv)
+    elif out.shape != (m.nv,) or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(f"differentiate_pos: out must be a contiguous float64 array of shape ({m.nv},)")
+    _differentiate_pos_entry(m._handle, out, float(h), q1, q2, np.empty((8, 4)), np.empty((8, 6)))
+    return out
