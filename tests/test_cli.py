@@ -217,26 +217,31 @@ def test_ik_bad_input(args, fragments):
 
 
 def test_inverse_dynamics_recovers_the_motor_torque(tmp_path):
-    """ID of MuJoCo's pendulum trajectory under a constant 1.5 N m motor gives back 1.5 N m."""
-    pytest.importorskip("kinedyn.trajectory", reason="kinedyn.trajectory not merged yet")
+    """ID of MuJoCo's pendulum trajectory under a constant 1.5 N m motor gives back 1.5 N m.
+
+    MuJoCo steps the pendulum with Euler; "fd" differences invert that step exactly, and
+    --ctrl finds the motor command itself (gear 1).
+    """
     rows = mujoco_rollout("pendulum", 0.2, lambda t: 1.5)
     traj = tmp_path / "traj.csv"
-    np.savetxt(traj, rows, delimiter=",", header="time,hinge", comments="")
-    proc = kinedyn("inverse-dynamics", "pendulum", traj, "--out", tmp_path / "out")
+    np.savetxt(traj, rows, delimiter=",", header="time,hinge", comments="", fmt="%.17g")
+    proc = kinedyn("inverse-dynamics", "pendulum", traj, "--ctrl", "--out", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "torques.png").stat().st_size > 10_000
-    _, torques = read_trajectory_csv(tmp_path / "out" / "torques.csv")
-    np.testing.assert_allclose(torques[:, 0], rows[:, 0], atol=1e-12)  # the time column
-    # interior samples: central differences of an Euler rollout are exact up to O(h) in qvel only
-    np.testing.assert_allclose(torques[2:-2, 1], 1.5, rtol=1e-2)
+    header, table = read_trajectory_csv(tmp_path / "out" / "torques.csv")
+    column = dict(zip(header, table.T, strict=True))
+    np.testing.assert_allclose(column["time"], rows[1:-1, 0], atol=1e-15)  # fd keeps the inner samples
+    np.testing.assert_allclose(column["qfrc_inverse:hinge"], 1.5, rtol=1e-9)
+    np.testing.assert_allclose(column["ctrl:hmotor"], 1.5, rtol=1e-9)
+    assert "hinge" in proc.stdout and "1.5" in proc.stdout
 
 
 @pytest.mark.parametrize("content, fragments", [
     (None, ["no trajectory file"]),
-    ("time,hinge\n0,0.1,0.2\n0.002,0.1,0.2\n", ["shape", "nq = 1"]),
-], ids=["missing", "wrong-columns"])
+    ("time,hinge\n0,0.1,0.2\n0.002,0.1,0.2\n", ["2 header names but 3 columns"]),
+    ("time,hing\n0,0.1\n0.002,0.1\n0.004,0.1\n", ["'hing'", "hinge"]),
+], ids=["missing", "wrong-columns", "unknown-column"])
 def test_inverse_dynamics_bad_trajectory(tmp_path, content, fragments):
-    pytest.importorskip("kinedyn.trajectory", reason="kinedyn.trajectory not merged yet")
     traj = tmp_path / "traj.csv"
     if content is not None:
         traj.write_text(content)
@@ -248,7 +253,6 @@ def test_inverse_dynamics_bad_trajectory(tmp_path, content, fragments):
 
 def test_demo_end_to_end(tmp_path):
     """The README's command, shortened: summary table, plots, GIF, the paths printed."""
-    pytest.importorskip("kinedyn.trajectory", reason="kinedyn.trajectory not merged yet")
     proc = kinedyn("demo", "--duration", 1.0, "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
     for name in ("joint_angles.png", "torques.png", "tracking_error.png", "animation.gif",
@@ -258,4 +262,4 @@ def test_demo_end_to_end(tmp_path):
     for text in ("RLEG_J3", "peak ID torque", "sole position error", "harness"):
         assert text in proc.stdout
     _, reference = read_trajectory_csv(tmp_path / "reference.csv")
-    assert reference.shape == (501, 20)  # 1 s at 2 ms, time + nq = 19
+    assert reference.shape == (499, 20)  # 1 s at 2 ms without the two end samples; time + nq = 19

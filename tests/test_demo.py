@@ -13,8 +13,6 @@ from oracle import set_same_state
 import kinedyn as kd
 from kinedyn import demo, models
 
-trajectory = pytest.importorskip("kinedyn.trajectory", reason="kinedyn.trajectory not merged yet")
-
 DURATION = demo.DEFAULT_DURATION  # the demo as shipped: 1500 samples, ~1 s of test time
 
 
@@ -28,17 +26,8 @@ def biped():
 
 
 @pytest.fixture(scope="module")
-def motion(biped):
-    return demo.squat_and_step(biped[0], DURATION)
-
-
-@pytest.fixture(scope="module")
-def tracked(biped, motion):
-    m = biped[0]
-    inverse = trajectory.inverse_dynamics(m, motion.t, motion.qpos, method="fd")
-    va = m.jnt_dofadr[m.joint("root").id]
-    tracking = demo.track(m, motion.t, motion.qpos, inverse.qvel, inverse.qfrc_inverse[:, va:va + 6])
-    return inverse, tracking, demo.analyse(m, motion, inverse, tracking)
+def result(biped):
+    return demo.compute(DURATION, m=biped[0])
 
 
 def test_min_jerk_rests_at_both_ends():
@@ -77,21 +66,22 @@ def test_ik_motion_puts_soles_and_torso_on_their_targets_in_mujoco(biped):
     assert motion.sole_pos["r"][-1, 0] == pytest.approx(demo.STEP_LENGTH)
 
 
-def test_inverse_dynamics_torques_are_mujocos(biped, motion, tracked):
+def test_inverse_dynamics_torques_are_mujocos(biped, result):
     """The torques the demo reports are mj_inverse's on the same (qpos, qvel, qacc) samples."""
     m, mjm = biped
-    inverse = tracked[0]
+    inverse = result.inverse
+    np.testing.assert_array_equal(inverse.qpos, result.motion.qpos)  # aligned with the motion kept
     d, mjd = kd.Data(m), mujoco.MjData(mjm)
-    for k in np.linspace(0, len(motion.t) - 1, 12).round().astype(int):
+    for k in np.linspace(0, len(inverse.t) - 1, 12).round().astype(int):
         set_same_state(m, d, mjm, mjd, inverse.qpos[k], inverse.qvel[k], qacc=inverse.qacc[k])
         mujoco.mj_inverse(mjm, mjd)
         np.testing.assert_allclose(inverse.qfrc_inverse[k], mjd.qfrc_inverse, rtol=1e-9, atol=1e-9)
 
 
-def test_tracking_run_is_mujocos_simulation_under_the_same_inputs(biped, motion, tracked):
+def test_tracking_run_is_mujocos_simulation_under_the_same_inputs(biped, result):
     """Replaying the recorded harness force and the servo commands in MuJoCo gives the same states."""
     m, mjm = biped
-    _, tracking, _ = tracked
+    motion, tracking = result.motion, result.tracking
     mjd = mujoco.MjData(mjm)
     mjd.qpos[:], mjd.qvel[:] = tracking.qpos[0], tracking.qvel[0]
     servo_qposadr = m.jnt_qposadr[m.actuator_trnid[:, 0]]
@@ -105,9 +95,9 @@ def test_tracking_run_is_mujocos_simulation_under_the_same_inputs(biped, motion,
     np.testing.assert_allclose(tracking.qpos[-1], mjd.qpos, rtol=1e-7, atol=1e-9)
 
 
-def test_summary_numbers_are_those_of_the_arrays(biped, motion, tracked):
+def test_summary_numbers_are_those_of_the_arrays(biped, result):
     m, mjm = biped
-    inverse, tracking, result = tracked
+    motion, inverse, tracking = result.motion, result.inverse, result.tracking
     leg_qposadr = np.array([m.jnt_qposadr[m.joint(name).id] for name in result.leg_joints])
     leg_dofadr = np.array([m.jnt_dofadr[m.joint(name).id] for name in result.leg_joints])
     assert result.leg_joints == [f"{leg}LEG_J{k}" for leg in "RL" for k in range(6)]

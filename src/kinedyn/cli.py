@@ -28,6 +28,7 @@ import numpy as np
 
 import kinedyn as kd
 from kinedyn import models
+from kinedyn.trajectory import METHODS, dof_names, qpos_names
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -114,15 +115,18 @@ def positive_float(text: str) -> float:
 
 
 def table(title: str, columns: list[str], rows: list[list]):
+    """A rich table under a one-line bold title (a Table's own title would wrap to the table's width)."""
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
-    t = Table(title=title, title_justify="left", header_style="bold")
+    t = Table(header_style="bold")
     for c in columns:
-        t.add_column(c, justify="left" if c in ("name", "type", "parent", "body", "transmission",
+        t.add_column(c, justify="left" if c in ("name", "type", "parent", "body", "transmission", "dof",
                                                 "dynamics", "gain", "bias", "joint") else "right")
     for r in rows:
         t.add_row(*[str(x) for x in r])
-    return t
+    return Group(Text(title, style="bold"), t)
 
 
 def _range(r) -> str:
@@ -132,16 +136,6 @@ def _range(r) -> str:
 
 def _name(m, kind: str, i: int) -> str:
     return m.id2name(kind, i) or f"#{i}"
-
-
-def joint_qpos_labels(m) -> list[str]:
-    """One label per qpos coordinate: the joint name, 'name[k]' for free and ball joints."""
-    labels = []
-    for j in range(m.njnt):
-        n = _name(m, "jnt", j)
-        width = {kd.JointType.FREE: 7, kd.JointType.BALL: 4}.get(kd.JointType(m.jnt_type[j]), 1)
-        labels += [n] if width == 1 else [f"{n}[{k}]" for k in range(width)]
-    return labels
 
 
 def set_keyframe(m, d, key: str | None) -> None:
@@ -406,11 +400,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     files = {"trajectory": out / "trajectory.csv"}
     trajectory.save_csv(files["trajectory"], t, qpos, m)
-    labels = joint_qpos_labels(m)
-    dof_labels = [_name(m, "jnt", j) for j in m.dof_jntid]
     actuators = [_name(m, "actuator", a) for a in range(m.nu)]
     Panel = plotting.Panel
-    panels = [Panel("qpos", qpos, labels), Panel("qvel", qvel, dof_labels)]
+    panels = [Panel("qpos", qpos, qpos_names(m)), Panel("qvel", qvel, dof_names(m))]
     if m.nu:
         panels += [Panel("ctrl", ctrl, actuators), Panel("actuator_force", force, actuators)]
     files["plot"] = plotting.plot_panels(out / "simulate.png", t, panels, title=f"kinedyn simulate {label}")
@@ -432,7 +424,10 @@ def add_inverse_dynamics(sub) -> None:
     add_model_argument(p)
     p.add_argument("trajectory", metavar="TRAJ",
                    help="CSV (time + one column per qpos coordinate) or NPZ ('time', 'qpos')")
-    p.add_argument("--method", default="fd", help="how qvel and qacc are obtained (default: fd)")
+    p.add_argument("--method", choices=METHODS, default="fd",
+                   help="how qvel and qacc are obtained: backward/forward differences as a semi-implicit "
+                        "Euler step ('fd', default), central differences, or a quintic spline; 'fd' and "
+                        "'central' drop the first and last sample")
     p.add_argument("--ctrl", action="store_true",
                    help="also solve for the actuator controls that produce the torques")
     add_output_options(p, "inverse-dynamics")
@@ -446,21 +441,19 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     path = Path(args.trajectory)
     if not path.is_file():
         raise CommandError(f"no trajectory file '{path}'")
-    t, qpos = trajectory.load(path)
-    if qpos.ndim != 2 or qpos.shape[1] != m.nq:
-        raise CommandError(f"trajectory '{path}' has qpos of shape {qpos.shape}; "
-                           f"model {label} has nq = {m.nq}")
+    t, qpos = trajectory.load(path, m)  # matches CSV columns to the model's qpos by name
     result = trajectory.inverse_dynamics(m, t, qpos, method=args.method, ctrl=args.ctrl)
     out = output_dir(args)
     files = {"torques": out / "torques.csv", "plot": out / "torques.png"}
     result.to_csv(files["torques"])
     result.plot(files["plot"])
     tau = np.abs(result.qfrc_inverse)
-    rows = [[_name(m, "jnt", m.dof_jntid[v]), v, f"{tau[:, v].max():.4g}",
-             f"{np.sqrt(np.mean(tau[:, v] ** 2)):.4g}"] for v in range(m.nv)]
+    rows = [[name, v, f"{tau[:, v].max():.4g}", f"{np.sqrt(np.mean(tau[:, v] ** 2)):.4g}"]
+            for v, name in enumerate(dof_names(m))]
     con = console()
-    con.print(table(f"inverse dynamics of {path.name} on {label}: {len(t)} samples, {t[-1] - t[0]:.4g} s",
-                    ["joint", "dof", "peak |qfrc_inverse|", "rms"], rows))
+    con.print(table(f"inverse dynamics ({args.method}) of {path.name} on {label}: "
+                    f"{len(result.t)} of {len(t)} samples, t = {result.t[0]:.4g} .. {result.t[-1]:.4g} s",
+                    ["dof", "index", "peak |qfrc_inverse|", "rms"], rows))
     if args.ctrl:
         con.print(f"ctrl: max |residual| {np.abs(result.ctrl_residual).max():.3g} "
                   "(generalised force the actuators cannot produce)")
@@ -508,7 +501,7 @@ def cmd_ik(args: argparse.Namespace) -> int:
                           "iterations": int(res.iterations), "pos_error": float(res.pos_error[0]),
                           "rot_error": float(res.rot_error[0]), "qpos": res.qpos.tolist()}, indent=2))
     else:
-        labels = joint_qpos_labels(m)
+        labels = qpos_names(m)
         rows = []
         for j in joints:
             adr = m.jnt_qposadr[j]

@@ -36,7 +36,6 @@ import numpy as np
 
 import kinedyn as kd
 from kinedyn import ik, models
-from kinedyn._math import sub_quat
 
 MODEL_NAME = "biped"
 SIDES = ("r", "l")  # right, left: site prefixes r_sole/l_sole and joint prefixes RLEG/LLEG
@@ -108,6 +107,11 @@ class Motion:
     sole_pos: dict           # side -> (n, 3); the soles stay flat
     qpos: np.ndarray         # (n, nq): free joint = torso pose, legs from leg6
 
+    def samples(self, index) -> Motion:
+        """The motion at the samples ``index`` only (inverse dynamics by differences drops the ends)."""
+        return Motion(t=self.t[index], torso_pos=self.torso_pos[index],
+                      sole_pos={side: p[index] for side, p in self.sole_pos.items()}, qpos=self.qpos[index])
+
 
 def squat_and_step(m, duration: float = DEFAULT_DURATION, timestep: float | None = None) -> Motion:
     """Sample the squat-and-step motion every ``timestep`` (default the model's) and solve the legs.
@@ -164,31 +168,28 @@ class Tracking:
 def track(m, t, qpos_ref, qvel_ref, base_force, progress: Progress = no_progress) -> Tracking:
     """Simulate the biped with its servos commanded to ``qpos_ref`` and the torso held by the harness.
 
-    ``base_force`` (n, 6) is the feed-forward on the free joint (the inverse dynamics'
-    qfrc_inverse there); the harness adds HARNESS_KP/KD times the torso's pose and velocity
-    errors (rotation error as in mju_subQuat, in the torso frame like the free joint's
-    angular dofs). Sample k's control and harness force are held for the step from t[k].
+    Starts from (qpos_ref[0], qvel_ref[0]). ``base_force`` (n, 6) is the feed-forward on the
+    free joint (the inverse dynamics' qfrc_inverse there); the harness adds HARNESS_KP/KD
+    times the torso's pose error (``differentiate_pos``: world-frame position, torso-frame
+    rotation vector, the free joint's own dof layout) and velocity error. Sample k's
+    control and harness force are held for the step from t[k].
     """
     n = len(t)
     d = kd.Data(m)
-    root = m.joint("root").id
-    qa, va = m.jnt_qposadr[root], m.jnt_dofadr[root]
+    va = m.jnt_dofadr[m.joint("root").id]
     servo_qposadr = m.jnt_qposadr[m.actuator_trnid[:, 0]]
+    kp = np.repeat(HARNESS_KP, 3)
+    kv = np.repeat(HARNESS_KD, 3)
     d.qpos[:] = qpos_ref[0]
     d.qvel[:] = qvel_ref[0]
     out = Tracking(np.empty((n, m.nq)), np.empty((n, m.nv)), np.empty((n, m.nu)), np.empty((n, 6)))
-    rot_error, tmp = np.empty((1, 3)), np.empty((1, 4))
-    kp_lin, kp_rot = HARNESS_KP
-    kd_lin, kd_rot = HARNESS_KD
+    pose_error = np.empty(m.nv)
     with progress("simulating", n) as advance:
         for k in range(n):
             out.qpos[k], out.qvel[k] = d.qpos, d.qvel
-            sub_quat(rot_error, 0, qpos_ref[k:k + 1, qa + 3:qa + 7], 0, d.qpos[None, qa + 3:qa + 7], 0,
-                     tmp, 0)
-            velocity_error = qvel_ref[k, va:va + 6] - d.qvel[va:va + 6]
-            harness = base_force[k].copy()
-            harness[:3] += kp_lin * (qpos_ref[k, qa:qa + 3] - d.qpos[qa:qa + 3]) + kd_lin * velocity_error[:3]
-            harness[3:] += kp_rot * rot_error[0] + kd_rot * velocity_error[3:]
+            kd.differentiate_pos(m, d.qpos, qpos_ref[k], 1.0, out=pose_error)
+            harness = (base_force[k] + kp * pose_error[va:va + 6]
+                       + kv * (qvel_ref[k, va:va + 6] - d.qvel[va:va + 6]))
             d.qfrc_applied[va:va + 6] = harness
             d.ctrl[:] = qpos_ref[k, servo_qposadr]
             kd.step(m, d)  # computes actuator_force for the state at t[k] before integrating
@@ -300,26 +301,39 @@ def _write_csv_and_plots(m, result: DemoResult, out_dir: Path) -> dict[str, Path
     return files
 
 
+def compute(duration: float = DEFAULT_DURATION, advance: Callable[[int], None] = lambda n: None,
+            m=None) -> DemoResult:
+    """Motion, inverse dynamics, tracking and analysis (no files); ``advance(1)`` after each stage.
+
+    ``m`` defaults to the bundled biped; its integrator is set to INTEGRATOR.
+    """
+    from kinedyn import trajectory
+
+    m = models.load(MODEL_NAME) if m is None else m
+    m.opt.integrator = int(INTEGRATOR)
+    va = m.jnt_dofadr[m.joint("root").id]
+    motion = squat_and_step(m, duration)
+    advance(1)
+    # "fd" is the difference scheme of a semi-implicit step; it has no derivative at the first
+    # and last sample, so the rest of the demo uses the samples it keeps (the motion is at rest there)
+    inverse = trajectory.inverse_dynamics(m, motion.t, motion.qpos, method="fd")
+    motion = motion.samples(inverse.index)
+    advance(1)
+    tracking = track(m, motion.t, motion.qpos, inverse.qvel, inverse.qfrc_inverse[:, va:va + 6])
+    advance(1)
+    return analyse(m, motion, inverse, tracking)
+
+
 def run(out_dir: str | Path = "kinedyn-out/demo", duration: float = DEFAULT_DURATION, animation: bool = True,
         progress: Progress = no_progress) -> DemoResult:
-    """The whole demo on the bundled biped: motion, inverse dynamics, tracking, analysis, files.
+    """The whole demo on the bundled biped: :func:`compute`, then the files (``result.files``).
 
     ``progress`` is advanced once per stage (the first run's Numba compilation falls in the
     inverse-dynamics and simulation stages).
     """
-    from kinedyn import trajectory
-
     m = models.load(MODEL_NAME)
-    m.opt.integrator = int(INTEGRATOR)
-    va = m.jnt_dofadr[m.joint("root").id]
     with progress("kinedyn demo", 4 + animation) as advance:
-        motion = squat_and_step(m, duration)
-        advance(1)
-        inverse = trajectory.inverse_dynamics(m, motion.t, motion.qpos, method="fd")
-        advance(1)
-        tracking = track(m, motion.t, motion.qpos, inverse.qvel, inverse.qfrc_inverse[:, va:va + 6])
-        advance(1)
-        result = analyse(m, motion, inverse, tracking)
+        result = compute(duration, advance, m)
         result.files = write_outputs(m, result, Path(out_dir), animation=False)
         advance(1)
         if animation:
@@ -328,5 +342,5 @@ def run(out_dir: str | Path = "kinedyn-out/demo", duration: float = DEFAULT_DURA
     return result
 
 
-__all__ = ["DemoResult", "LegGeometry", "Motion", "Tracking", "analyse", "leg_geometry", "min_jerk",
-           "no_progress", "run", "squat_and_step", "track", "write_outputs"]
+__all__ = ["DemoResult", "LegGeometry", "Motion", "Tracking", "analyse", "compute", "leg_geometry",
+           "min_jerk", "no_progress", "run", "squat_and_step", "track", "write_outputs"]
