@@ -332,7 +332,7 @@ def run(out_dir: str | Path = "kinedyn-out/demo", duration: float = DEFAULT_DURA
     inverse-dynamics and simulation stages).
     """
     m = models.load(MODEL_NAME)
-    with progress("kinedyn demo", 4 + animation) as advance:
+    with progress("kinedyn demo (a first run compiles the kernels: 1-2 min)", 4 + animation) as advance:
         result = compute(duration, advance, m)
         result.files = write_outputs(m, result, Path(out_dir), animation=False)
         advance(1)
