@@ -263,3 +263,12 @@ def test_demo_end_to_end(tmp_path):
         assert text in proc.stdout
     _, reference = read_trajectory_csv(tmp_path / "reference.csv")
     assert reference.shape == (499, 20)  # 1 s at 2 ms without the two end samples; time + nq = 19
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["demo", "--duration", "-1"], ["--duration", "must be positive"]),
+    (["demo", "--out", "taken"], ["cannot create output directory", "taken"]),
+], ids=["negative-duration", "out-is-a-file"])
+def test_demo_bad_input(tmp_path, args, fragments):
+    (tmp_path / "taken").write_text("a file, not a directory")
+    assert_usage_error(kinedyn(*args, cwd=tmp_path), *fragments)
