@@ -35,7 +35,6 @@ than mjMINVAL") even when a jointed child carries mass.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -176,12 +175,16 @@ def _inertial(dr, degree: bool) -> str:
     """
     mass = dr.real(0.1, 5.0)
     scale = dr.real(0.02, 1.0)
-    # Second moments from three separated bands, shuffled: principal moments then differ by at
-    # least 10% of `scale`. Near-equal moments leave the principal frame ill-conditioned (a gap g
-    # amplifies last-bit rounding by ~1/g), so neither MuJoCo's frame nor ours is determined to 1e-9
-    # by the 6-digit text; the exactly degenerate case is tested separately in test_compiler.
-    bands = [scale * dr.real(lo, lo + 0.2) for lo in (0.1, 0.4, 0.7)]
-    x, y, z = dr.choice(list(itertools.permutations(bands)))
+    x, y, z = (scale * dr.real(0.1, 1.0) for _ in range(3))
+    # Keep the second moments (hence the principal moments) at least 5% of `scale` apart. Near-equal
+    # moments leave the principal frame ill-conditioned (a gap g amplifies last-bit rounding by ~1/g),
+    # so neither MuJoCo's frame nor ours is determined to 1e-9 by the 6-digit text; the exactly
+    # degenerate case is tested in test_compiler. Models already apart are left as drawn.
+    moments = [x, y, z]
+    order = sorted(range(3), key=moments.__getitem__)
+    for lower, upper in zip(order, order[1:], strict=False):
+        moments[upper] = max(moments[upper], moments[lower] + 0.05 * scale)
+    x, y, z = moments
     principal = np.array([y + z, x + z, x + y])
     pos = f'pos="{_fmt(*_vec(dr, 3, -0.5, 0.5))}" mass="{_fmt(mass)}"'
     if dr.boolean(0.5):

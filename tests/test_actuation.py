@@ -25,10 +25,12 @@ import mujoco
 import numpy as np
 import pytest
 from oracle import (
+    LENGTHRANGE_ATOL,
     assert_fields,
     assert_forward_matches,
     assert_model_fields,
     compare,
+    disable_constraints,
     load_pair,
     set_same_state,
     shared_dir,
@@ -36,6 +38,7 @@ from oracle import (
 from strategies import random_state
 
 import kinedyn as kd
+from kinedyn.compiler.setconst import length_extremes
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
 from kinedyn.muscle import muscle_bias, muscle_dynamics, muscle_gain, muscle_gain_vel
 
@@ -338,12 +341,12 @@ def test_accepted_edge_cases_match_mujoco(act):
     assert_fields(m, d, mjm, mjd)
 
 
-def test_muscle_lengthrange_by_simulation_is_not_silent():
-    """MuJoCo estimates a missing muscle lengthrange by simulating against the joint limits."""
+def test_muscle_lengthrange_needs_bounded_length():
+    """MuJoCo's lengthrange simulation fails to converge on an unlimited joint; kinedyn says why."""
     xml = BASE.format(act='<muscle name="a" joint="j"/>')
-    mjm = mujoco.MjModel.from_xml_string(xml.replace('axis="0 0 1"', 'axis="0 0 1" range="-1 1"'))
-    assert mjm.actuator_lengthrange[0, 0] < mjm.actuator_lengthrange[0, 1]
-    with pytest.raises(ModelError, match="lengthrange") as info:
+    with pytest.raises(ValueError, match="did not converge"):
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match="unbounded") as info:
         kd.Model.from_xml_string(xml)
     assert info.value.element.endswith("'a'") and info.value.line == 4
     # uselimit copies a limited joint's range instead
@@ -352,3 +355,201 @@ def test_muscle_lengthrange_by_simulation_is_not_silent():
     m, _, mjm, _ = _load(limited)
     np.testing.assert_array_equal(m.actuator_lengthrange[0], m.jnt_range[0])  # degrees -> radians
     np.testing.assert_array_equal(mjm.actuator_lengthrange[0], m.jnt_range[0])
+
+
+# ---- lengthrange by optimisation over the joint ranges (MuJoCo: by simulation) -----------------------
+
+# LENGTHRANGE_ATOL (oracle.py, 3e-5): MuJoCo's simulation rests *inside* its soft joint
+# limits; kinedyn adds that overshoot from the steady state of the soft constraint
+# (setconst._soft_limit_overshoot), to first order in the penetration. Measured: 1.4e-5 at
+# worst (a two-limit end of the leg's "quad"), 8e-7 or less elsewhere; without the overshoot
+# model the ends were off by up to 8.4e-5. These tests compile without load_pair, which
+# adopts MuJoCo's range for every other comparison.
+
+
+def _compile_both(xml):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnsimulatedFeatureWarning)
+        text = disable_constraints(xml)
+        return kd.Model.from_xml_string(text), mujoco.MjModel.from_xml_string(text)
+
+LEG = """<mujoco><compiler angle="radian" autolimits="true"/><worldbody>
+<site name="o" pos="0.05 0.02 1.05"/>
+<body name="u" pos="0 0 1"><joint name="hip" axis="0 1 0" range="-1 1.2"/><joint name="hip2" axis="1 0 0" range="-0.5 0.4"/>
+<geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03"/>
+<geom name="knee" type="cylinder" size="0.03 0.03" pos="0 0 -0.3" quat="0.707 0.707 0 0" contype="0" conaffinity="0"/>
+<site name="u1" pos="0.04 0 -0.1"/><site name="u2" pos="-0.04 0 -0.15"/>
+<body name="l" pos="0 0 -0.3"><joint name="kn" axis="0 1 0" range="-2 0.1"/><geom type="capsule" fromto="0 0 0 0 0 -0.25" size="0.025"/>
+<site name="l1" pos="0.03 0 -0.08"/><site name="l2" pos="-0.03 0 -0.1"/>
+<body name="f" pos="0 0 -0.25"><joint name="ank" axis="0 1 0" range="-0.7 0.7"/><geom type="box" size="0.08 0.03 0.01" pos="0.04 0 0"/><site name="f1" pos="0.1 0 0.01"/></body>
+</body></body></worldbody>
+<tendon>
+<spatial name="quad"><site site="o"/><site site="u1"/><geom geom="knee"/><site site="l1"/></spatial>
+<spatial name="ham"><site site="u2"/><site site="l2"/></spatial>
+<spatial name="gastro"><site site="u1"/><site site="l1"/><pulley divisor="2"/><site site="l2"/><site site="f1"/></spatial>
+<spatial name="bi"><site site="o"/><site site="l2"/><site site="f1"/></spatial>
+</tendon>
+<actuator><muscle name="quad" tendon="quad"/><muscle name="ham" tendon="ham"/><muscle name="gastro" tendon="gastro"/>
+<muscle name="bi" tendon="bi"/><motor name="m" tendon="bi"/></actuator></mujoco>"""
+
+
+def test_shared_spatial_muscles_compile_with_mujocos_lengthrange():
+    m, mjm = _compile_both(_shared("muscle_spatial_tendon"))
+    np.testing.assert_allclose(m.actuator_lengthrange, mjm.actuator_lengthrange, rtol=0, atol=LENGTHRANGE_ATOL)
+    # the README's values, and the explicit range kept
+    np.testing.assert_allclose(m.actuator_lengthrange[:2], [[0.174328, 0.458610], [0.300149, 0.311489]],
+                               rtol=0, atol=LENGTHRANGE_ATOL)
+    np.testing.assert_array_equal(m.actuator_lengthrange[2], [0.2, 0.4])
+    assert_model_fields(m, mjm, names=[n for n in COMPILED if n != "actuator_lengthrange"])
+
+
+def test_leg_muscles_lengthrange_vs_mujoco():
+    """Wrapping, pulleys, two-joint hips. Three muscles converge in MuJoCo's 10 s simulation and match;
+    on "bi" MuJoCo's simulation is still creeping along a flat valley when it stops (its joints move
+    at 0.04 rad/s at t = 10 s), so its range is narrower than the true extremes kinedyn finds."""
+    m, mjm = _compile_both(LEG)
+    np.testing.assert_allclose(m.actuator_lengthrange[:3], mjm.actuator_lengthrange[:3], rtol=0,
+                               atol=LENGTHRANGE_ATOL)
+    assert m.actuator_lengthrange[3, 0] < mjm.actuator_lengthrange[3, 0] - 0.01
+    assert m.actuator_lengthrange[3, 1] > mjm.actuator_lengthrange[3, 1] + 0.001
+    np.testing.assert_array_equal(m.actuator_lengthrange[4], [0, 0])  # not a muscle: mode="muscle"
+
+
+def test_lengthrange_ends_are_local_extremes_in_the_joint_box():
+    """MuJoCo-independent: no feasible configuration near each end's qpos gets beyond it.
+
+    Like MuJoCo's simulation from qpos0, the search is local: the global extremes over the
+    box can lie further out (sampling finds "bi" shorter than its range), which is why the
+    ends are checked in a neighbourhood.
+    """
+    m, _ = _compile_both(LEG)
+    d = kd.Data(m)
+    rng = np.random.default_rng(0)
+    lo, hi = m.jnt_range[:, 0], m.jnt_range[:, 1]
+    for i in range(4):
+        lmin, lmax, qmin, qmax = length_extremes(m, i)
+        np.testing.assert_array_equal([lmin, lmax], m.actuator_lengthrange[i])
+        for q_end, sign in ((qmin, 1.0), (qmax, -1.0)):
+            for _ in range(200):
+                d.qpos[:] = np.clip(q_end + rng.normal(scale=1e-2, size=m.nq), lo, hi)
+                kd.fwd_position(m, d)
+                end = lmin if sign > 0 else lmax
+                assert sign * (d.actuator_length[i] - end) >= -1e-10, (i, sign)
+
+
+def test_lengthrange_mode_all_and_ball_joint_errors():
+    xml = LEG.replace('<compiler angle="radian" autolimits="true"/>',
+                      '<compiler angle="radian" autolimits="true"><lengthrange mode="all"/></compiler>')
+    m, mjm = _compile_both(xml)
+    assert m.actuator_lengthrange[4, 0] < m.actuator_lengthrange[4, 1]
+    np.testing.assert_allclose(m.actuator_lengthrange[4], mjm.actuator_lengthrange[4], atol=0.05)
+    ball = LEG.replace('<joint name="hip" axis="0 1 0" range="-1 1.2"/><joint name="hip2" axis="1 0 0" '
+                       'range="-0.5 0.4"/>', '<joint name="hip" type="ball"/>')
+    with pytest.raises(ModelError, match="ball joint") as info:
+        kd.Model.from_xml_string(ball)
+    assert info.value.element.endswith("'quad'")
+
+
+# ---- user-type actuators: Python callbacks vs mujoco.set_mjcb_act_* -------------------------------
+
+USER = """<mujoco><option integrator="{integrator}"/><worldbody>
+<body><joint name="j" axis="0 1 0" damping="0.1"/><geom size="0.1" pos="0.2 0 0"/>
+<body pos="0.3 0 0"><joint name="k" type="slide" axis="1 0 0"/><geom size="0.05"/></body></body></worldbody>
+<actuator>
+<general joint="j" dyntype="user" gaintype="user" biastype="user" dynprm="0.5" gainprm="2" biasprm="3"/>
+<general joint="k" gaintype="user" gainprm="2" biastype="affine" biasprm="0 -1 -0.2"/>
+<general joint="j" dyntype="user" actdim="2" actearly="true"/>
+<general joint="k" dyntype="filter" dynprm="0.1" biastype="user" biasprm="0.5"/>
+<general joint="j" dyntype="user" gainprm="3" actlimited="true" actrange="-1 1"/>
+</actuator></mujoco>"""
+
+
+def _user_dyn(m, d, i):
+    adr = m.actuator_actadr[i]
+    if m.actuator_actnum[i] > 1:  # several activations: the callback writes act_dot itself
+        d.act_dot[adr] = d.ctrl[i] - d.act[adr]
+        d.act_dot[adr + 1] = d.act[adr] - 2 * d.act[adr + 1]
+        return 0.0
+    return (d.ctrl[i] - d.act[adr]) / m.actuator_dynprm[i, 0] + 0.3 * d.actuator_length[i]
+
+
+def _user_gain(m, d, i):
+    return m.actuator_gainprm[i, 0] * (1 + 0.5 * np.sin(d.actuator_length[i]))
+
+
+def _user_bias(m, d, i):
+    return -m.actuator_biasprm[i, 0] * d.actuator_velocity[i] - np.tanh(d.actuator_length[i])
+
+
+@pytest.fixture
+def mujoco_callbacks():
+    """A function that installs the user callbacks in MuJoCo (global; after compiling, which
+    would call them too) and on kinedyn's model; MuJoCo's are removed after the test."""
+    def install(m):
+        m.set_actuator_callbacks(dyn=_user_dyn, gain=_user_gain, bias=_user_bias)
+        mujoco.set_mjcb_act_dyn(_user_dyn)
+        mujoco.set_mjcb_act_gain(_user_gain)
+        mujoco.set_mjcb_act_bias(_user_bias)
+    yield install
+    mujoco.set_mjcb_act_dyn(None)
+    mujoco.set_mjcb_act_gain(None)
+    mujoco.set_mjcb_act_bias(None)
+
+
+def _user_states(mjm, rng, n):
+    for _ in range(n):
+        yield (rng.normal(size=mjm.nq), rng.normal(size=mjm.nv), rng.normal(size=mjm.nu),
+               rng.uniform(-1, 1, size=mjm.na))
+
+
+def test_user_types_without_callbacks_match_mujoco():
+    """No callback: act_dot 0, gain 1, bias 0, as MuJoCo with no mjcb_act_* installed."""
+    m, d, mjm, mjd = _load(USER.format(integrator="Euler"))
+    for state in _user_states(mjm, np.random.default_rng(0), 5):
+        set_same_state(m, d, mjm, mjd, *state)
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd)
+    assert (d.act_dot[[0, 1, 2, 4]] == 0).all() and d.actuator_force[1] != 0
+
+
+def test_user_callbacks_forward_matches_mujoco(mujoco_callbacks):
+    m, d, mjm, mjd = _load(USER.format(integrator="Euler"))
+    mujoco_callbacks(m)
+    for state in _user_states(mjm, np.random.default_rng(1), 10):
+        set_same_state(m, d, mjm, mjd, *state)
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd)
+    # the stage function alone calls them too
+    d.act_dot[:] = 0.0
+    kd.fwd_actuation(m, d)
+    assert_fields(m, d, mjm, mjd, stage="actuation")
+    # removing the callbacks restores MuJoCo's no-callback behaviour
+    m.set_actuator_callbacks()
+    kd.forward(m, d)
+    assert d.act_dot[0] == 0.0
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "implicitfast"])
+def test_user_callbacks_rollout_matches_mujoco(mujoco_callbacks, integrator):
+    m, d, mjm, mjd = _load(USER.format(integrator=integrator))
+    mujoco_callbacks(m)
+    rng = np.random.default_rng(2)
+    set_same_state(m, d, mjm, mjd, *next(_user_states(mjm, rng, 1)))
+    for k in range(300):
+        if k % 50 == 0:
+            d.ctrl[:] = mjd.ctrl[:] = rng.normal(size=mjm.nu)
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+    assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "act", "actuator_force"), rtol=1e-9)
+
+
+def test_user_callbacks_rk4_and_bad_callbacks_raise():
+    m, d, _, _ = _load(USER.format(integrator="RK4"))
+    with pytest.raises(TypeError, match="gain"):
+        m.set_actuator_callbacks(gain=3.0)
+    m.set_actuator_callbacks(gain=_user_gain)
+    kd.forward(m, d)  # forward is fine
+    with pytest.raises(NotImplementedError, match="RK4"):
+        kd.step(m, d)

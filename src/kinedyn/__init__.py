@@ -1,6 +1,6 @@
 """kinedyn: robot kinematics and dynamics with MuJoCo's numbers, readable as Python."""
 
-from kinedyn import ik, models, trajectory
+from kinedyn import batch, ik, models, trajectory
 from kinedyn.actuation import fwd_actuation, transmission
 from kinedyn.builder import Spec
 from kinedyn.data import Data, reset
@@ -41,6 +41,6 @@ __all__ = [
     "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
     "solve_m", "tendon", "transmission",
     # support
-    "differentiate_pos", "ik", "models", "trajectory", "integrate_pos", "jac", "jac_body", "jac_body_com",
-    "jac_point", "jac_site",
+    "batch", "differentiate_pos", "ik", "models", "trajectory", "integrate_pos", "jac", "jac_body",
+    "jac_body_com", "jac_point", "jac_site",
 ]

@@ -12,15 +12,23 @@ the transmission maps that force to joint space: ``qfrc_actuator = moment^T forc
 This release covers joint and jointinparent transmissions on every joint type,
 tendon transmissions on fixed tendons, site transmissions with and without refsite,
 slider-cranks and body (adhesion) transmissions, whose moment needs contacts and is
-zero without them; dynamics none, integrator, filter, filterexact and muscle; gain
-fixed, affine and muscle; bias none, affine and muscle (see ``kinedyn.muscle``).
-The compiler rejects the rest (user types) with a ModelError.
+zero without them; dynamics none, integrator, filter, filterexact, muscle and user;
+gain fixed, affine, muscle and user; bias none, affine, muscle and user (see
+``kinedyn.muscle``).
+
+User types take their values from Python callbacks registered on the model
+(:func:`set_actuator_callbacks`), as MuJoCo's take them from ``mjcb_act_dyn``,
+``mjcb_act_gain`` and ``mjcb_act_bias``. Kernels cannot call Python, so
+:func:`fwd_actuation` calls the callbacks first and hands their values to the kernel in
+``d.scratch_user``; without a callback a user type behaves as MuJoCo's with no callback
+installed: ``act_dot = 0``, ``gain = 1``, ``bias = 0``.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from kinedyn._math import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
@@ -29,6 +37,7 @@ from kinedyn.muscle import muscle_bias, muscle_dynamics, muscle_gain
 from kinedyn.types import (
     BIAS_AFFINE,
     BIAS_MUSCLE,
+    BIAS_USER,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
     DYN_FILTER,
@@ -36,9 +45,11 @@ from kinedyn.types import (
     DYN_INTEGRATOR,
     DYN_MUSCLE,
     DYN_NONE,
+    DYN_USER,
     GAIN_AFFINE,
     GAIN_FIXED,
     GAIN_MUSCLE,
+    GAIN_USER,
     JNT_BALL,
     JNT_HINGE,
     JNT_SLIDE,
@@ -350,14 +361,22 @@ def _fwd_actuation(
     act_dot, actuator_force, qfrc_actuator,
     # scratch
     ctrl, ten_force,
+    # callback values for user types (rows dyn, gain, bias; row 3: bits USER_DYN/GAIN/BIAS when set)
+    user,
 ):
     nu = actuator_dyntype.shape[0]
     nv = qfrc_actuator.shape[0]
     actuator_force[:] = 0.0
-    act_dot[:] = 0.0
     qfrc_actuator[:] = 0.0
     if nu == 0 or disableflags & DSBL_ACTUATION:
+        act_dot[:] = 0.0
         return
+    # act_dot = 0, except the slices a user dynamics callback with several activations wrote
+    for i in range(nu):
+        if actuator_actnum[i] > 1 and actuator_dyntype[i] == DYN_USER and _user_set(user, i, USER_DYN):
+            continue
+        for k in range(actuator_actadr[i], actuator_actadr[i] + actuator_actnum[i]):
+            act_dot[k] = 0.0
 
     # controls, clamped to ctrlrange unless clampctrl is disabled; a bad control zeroes them all
     bad = False
@@ -383,6 +402,10 @@ def _fwd_actuation(
             act_dot[last] = (ctrl[i] - act[last]) / max(MINVAL, actuator_dynprm[i, 0])
         elif dyntype == DYN_MUSCLE:  # dynprm = [tau_act, tau_deact, tausmooth]
             act_dot[last] = muscle_dynamics(ctrl[i], act[last], actuator_dynprm, i)
+        elif dyntype == DYN_USER and _user_set(user, i, USER_DYN) and actuator_actnum[i] == 1:
+            # mjcb_act_dyn's value; without a callback act_dot stays 0 (several activations:
+            # the callback wrote its act_dot slice itself, before this kernel)
+            act_dot[last] = user[0, i]
 
     # force = gain * input + bias
     for i in range(nu):
@@ -392,6 +415,8 @@ def _fwd_actuation(
         elif actuator_gaintype[i] == GAIN_MUSCLE:
             gain = muscle_gain(actuator_length[i], actuator_velocity[i], actuator_lengthrange, i,
                                actuator_acc0[i], actuator_gainprm, i)
+        elif actuator_gaintype[i] == GAIN_USER:  # mjcb_act_gain, 1 without a callback
+            gain = user[1, i] if _user_set(user, i, USER_GAIN) else 1.0
         else:  # GAIN_FIXED: gainprm = [gain]
             gain = actuator_gainprm[i, 0]
 
@@ -417,6 +442,8 @@ def _fwd_actuation(
         elif actuator_biastype[i] == BIAS_MUSCLE:
             force += muscle_bias(actuator_length[i], actuator_lengthrange, i, actuator_acc0[i],
                                  actuator_biasprm, i)
+        elif actuator_biastype[i] == BIAS_USER and _user_set(user, i, USER_BIAS):  # mjcb_act_bias, else 0
+            force += user[2, i]
         actuator_force[i] = force
 
     # tendons with actuatorfrcrange: scale their actuators' forces so that the sum is in range
@@ -455,6 +482,15 @@ def _fwd_actuation(
         if jnt_actfrclimited[j]:
             v = jnt_dofadr[j]
             qfrc_actuator[v] = min(max(qfrc_actuator[v], jnt_actfrcrange[j, 0]), jnt_actfrcrange[j, 1])
+
+
+# bits of scratch_user[3]: which callback values are set for this evaluation
+USER_DYN, USER_GAIN, USER_BIAS = 1, 2, 4
+
+
+@njit(cache=True, inline="always")
+def _user_set(user, i, bit):
+    return int(user[3, i]) & bit != 0
 
 
 @njit(cache=True)
@@ -501,7 +537,7 @@ def fwd_actuation_entry(m, d):
         m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type,
         d.ctrl, d.act, d.actuator_length, d.actuator_velocity, d.actuator_moment,
         d.act_dot, d.actuator_force, d.qfrc_actuator,
-        d.scratch_nu, d.scratch_ntendon,
+        d.scratch_nu, d.scratch_ntendon, d.scratch_user,
     )
 
 
@@ -517,6 +553,67 @@ def fwd_actuation(m, d) -> None:
     """Activation rates, actuator forces and their joint-space sum.
 
     Reads: ctrl, act, actuator_length, actuator_velocity, actuator_moment.
-    Writes: act_dot, actuator_force, qfrc_actuator. Mirrors mj_fwdActuation.
+    Writes: act_dot, actuator_force, qfrc_actuator. Mirrors mj_fwdActuation, calling the
+    model's user-actuator callbacks (set_actuator_callbacks) for user-type actuators.
     """
-    fwd_actuation_entry(m._handle, d._handle)
+    if has_actuator_callbacks(m):
+        fwd_actuation_with_callbacks(m, d)
+    else:
+        fwd_actuation_entry(m._handle, d._handle)
+
+
+# ---- user-type actuators: Python callbacks (MuJoCo's mjcb_act_dyn / _gain / _bias) ---------------
+
+
+def set_actuator_callbacks(m, dyn=None, gain=None, bias=None) -> None:
+    """Register the callbacks of the model's user-type actuators (None removes one).
+
+    Each is called as ``f(m, d, i) -> float`` for actuator ``i`` when its dyntype,
+    gaintype or biastype is "user", exactly where MuJoCo calls ``mjcb_act_dyn``,
+    ``mjcb_act_gain`` and ``mjcb_act_bias``: ``dyn`` returns ``act_dot`` (for an actuator
+    with several activations it writes ``d.act_dot[actadr:actadr + actnum]`` itself and
+    its return value is ignored), ``gain`` the gain and ``bias`` the bias. During the call
+    ``d`` holds the position and velocity stages (actuator_length, actuator_velocity, ...).
+    All callbacks run before the compiled actuation kernel, so, unlike in MuJoCo, a gain or
+    bias callback does not see this evaluation's act_dot or the other actuators' forces.
+    Unlike MuJoCo's global callbacks these belong to the model. With a callback set,
+    ``forward`` and ``step`` run the actuation stage from Python (the other stages stay
+    compiled); RK4 cannot, and raises.
+    """
+    for name, f in (("dyn", dyn), ("gain", gain), ("bias", bias)):
+        if f is not None and not callable(f):
+            raise TypeError(f"{name} callback must be callable or None, got {type(f).__name__}")
+    object.__setattr__(m, "_actuator_callbacks", (dyn, gain, bias))
+    # actuators each callback applies to, precomputed once
+    object.__setattr__(m, "_user_actuators", (
+        np.flatnonzero(m.actuator_dyntype == DYN_USER) if dyn is not None else np.zeros(0, int),
+        np.flatnonzero(m.actuator_gaintype == GAIN_USER) if gain is not None else np.zeros(0, int),
+        np.flatnonzero(m.actuator_biastype == BIAS_USER) if bias is not None else np.zeros(0, int)))
+
+
+def has_actuator_callbacks(m) -> bool:
+    """Whether some user-type actuator of ``m`` has a callback to call."""
+    users = getattr(m, "_user_actuators", None)
+    return users is not None and any(len(ids) for ids in users)
+
+
+def fwd_actuation_with_callbacks(m, d) -> None:
+    """fwd_actuation with the callbacks' values handed to the kernel through d.scratch_user."""
+    (dyn, gain, bias), (dyn_ids, gain_ids, bias_ids) = m._actuator_callbacks, m._user_actuators
+    user = d.scratch_user
+    user[3] = 0.0
+    if not m.opt.disableflags & DSBL_ACTUATION:
+        for i in dyn_ids:
+            if m.actuator_actnum[i] > 1:
+                dyn(m, d, int(i))  # writes its slice of act_dot, which the kernel keeps
+            else:
+                user[0, i] = dyn(m, d, int(i))
+            user[3, i] = int(user[3, i]) | USER_DYN
+        for row, bit, f, ids in ((1, USER_GAIN, gain, gain_ids), (2, USER_BIAS, bias, bias_ids)):
+            for i in ids:
+                user[row, i] = f(m, d, int(i))
+                user[3, i] = int(user[3, i]) | bit
+    try:
+        fwd_actuation_entry(m._handle, d._handle)
+    finally:
+        user[3] = 0.0  # later evaluations without callbacks see MuJoCo's defaults

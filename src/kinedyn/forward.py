@@ -16,8 +16,14 @@ from __future__ import annotations
 from numba import njit
 
 from kinedyn._handle import FastEntry
-from kinedyn.actuation import actuator_velocity_kernel, fwd_actuation_entry, transmission_entry
-from kinedyn.dynamics import com_vel_entry, fwd_acceleration_entry, passive_entry, rne_entry
+from kinedyn.actuation import (
+    actuator_velocity_kernel,
+    fwd_actuation_entry,
+    fwd_actuation_with_callbacks,
+    has_actuator_callbacks,
+    transmission_entry,
+)
+from kinedyn.dynamics import com_vel_entry, fwd_acceleration, fwd_acceleration_entry, passive_entry, rne_entry
 from kinedyn.inertia import crb_entry, factor_m_entry
 from kinedyn.kinematics import com_pos_entry, kinematics_entry
 from kinedyn.tendon import ten_velocity_entry, tendon_entry
@@ -70,5 +76,19 @@ def forward(m, d) -> None:
 
     Reads: qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied. Writes: every field of
     those stages, act_dot and qacc. Mirrors mj_forward with the constraint solver off.
+    With user-actuator callbacks (Model.set_actuator_callbacks) the actuation stage runs
+    from Python between the compiled stages.
     """
-    _FORWARD(m._handle, d._handle)
+    if has_actuator_callbacks(m):
+        forward_with_callbacks(m, d)
+    else:
+        _FORWARD(m._handle, d._handle)
+
+
+def forward_with_callbacks(m, d) -> None:
+    """forward for models whose user-type actuators have Python callbacks: compiled stages
+    around the actuation stage, which calls the callbacks."""
+    _FWD_POSITION(m._handle, d._handle)
+    _FWD_VELOCITY(m._handle, d._handle)
+    fwd_actuation_with_callbacks(m, d)
+    fwd_acceleration(m, d)

@@ -23,10 +23,10 @@ from numba import njit
 from kinedyn._handle import FastEntry
 from kinedyn._linalg3 import cross, mat_mul, mat_t, mat_vec, skew
 from kinedyn._math import quat_integrate, sub_quat
-from kinedyn.actuation import next_activation, wrap_period, wrap_setpoint
+from kinedyn.actuation import has_actuator_callbacks, next_activation, wrap_period, wrap_setpoint
 from kinedyn.data import reset
 from kinedyn.errors import NonFiniteStateWarning
-from kinedyn.forward import forward_entry
+from kinedyn.forward import forward_entry, forward_with_callbacks
 from kinedyn.inertia import factor_i, solve_ld
 from kinedyn.muscle import muscle_gain_vel
 from kinedyn.types import (
@@ -446,6 +446,35 @@ def step_entry(m, d, check):
 _STEP = FastEntry(step_entry)
 
 
+@njit(cache=True)
+def _integrate_entry(m, d):
+    """The integrator part of step_entry, after a forward pass done elsewhere (Euler, implicitfast)."""
+    if m.opt_flags[0] == INT_IMPLICITFAST:
+        _implicitfast(m, d)
+    else:
+        _euler(m, d)
+
+
+_INTEGRATE = FastEntry(_integrate_entry)
+
+
+def _step_with_callbacks(m, d, check):
+    """step_entry for models with user-actuator callbacks: forward runs the callbacks from Python."""
+    if m.opt.integrator == INT_RK4:
+        raise NotImplementedError("RK4 with user-actuator callbacks: its stages run compiled and cannot call "
+                                  "Python; use Euler or implicitfast, or remove the callbacks")
+    if check:
+        if _first_bad(d.qpos):
+            return STATUS_BADQPOS
+        if _first_bad(d.qvel):
+            return STATUS_BADQVEL
+    forward_with_callbacks(m, d)
+    if check and _first_bad(d.qacc):
+        return STATUS_BADQACC
+    _INTEGRATE(m._handle, d._handle)
+    return STATUS_OK
+
+
 def step(m, d, nstep: int = 1) -> None:
     """Advance the simulation by ``nstep`` steps of ``m.opt.timestep`` (mj_step).
 
@@ -455,8 +484,13 @@ def step(m, d, nstep: int = 1) -> None:
     state (with the autoreset flag disabled, the step goes on unchecked instead).
     """
     mh, dh = m._handle, d._handle
+    if has_actuator_callbacks(m):
+        def one_step(mh, dh, check):
+            return _step_with_callbacks(m, d, check)
+    else:
+        one_step = _STEP
     for _ in range(nstep):
-        status = _STEP(mh, dh, True)
+        status = one_step(mh, dh, True)
         if status == STATUS_OK:
             continue
         field = _STATUS_FIELD[status]
@@ -469,7 +503,7 @@ def step(m, d, nstep: int = 1) -> None:
             NonFiniteStateWarning, stacklevel=2)
         if autoreset:
             reset(m, d)
-        _STEP(mh, dh, False)
+        one_step(mh, dh, False)
 
 
 @njit(cache=True)

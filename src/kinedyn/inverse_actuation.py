@@ -150,6 +150,8 @@ def evaluate_actuation(m, d, ctrl: np.ndarray, limits: bool, act: np.ndarray | N
         d.actuator_velocity, moment,
         act_dot, force, qfrc,
         np.zeros(nu), np.zeros(m.ntendon),
+        # user-type callback values of the last forward (all zero without callbacks: MuJoCo's defaults)
+        d.scratch_user,
     )
     return force, act_dot, qfrc
 

@@ -175,6 +175,15 @@ class Model:
         else:
             object.__setattr__(self, name, value)
 
+    def set_actuator_callbacks(self, dyn=None, gain=None, bias=None) -> None:
+        """Python callbacks ``f(m, d, i) -> float`` for user-type actuators (MuJoCo's mjcb_act_*).
+
+        See :func:`kinedyn.actuation.set_actuator_callbacks`; ``None`` removes a callback.
+        """
+        from kinedyn.actuation import set_actuator_callbacks
+
+        set_actuator_callbacks(self, dyn, gain, bias)
+
     # ---- names ----------------------------------------------------------------------------------
 
     def name2id(self, kind: str, name: str) -> int:

@@ -10,8 +10,7 @@ joint positions,
 stored as the path ``wrap_objid`` (joints) / ``wrap_prm`` (coefficients) from
 ``tendon_adr``. ``ten_J`` is dense here; MuJoCo keeps it sparse with the pattern
 ``ten_J_rownnz/rowadr/colind`` on mjModel. Spatial tendons run through sites and
-pulleys (see ``_tendon``); wrapping around sphere and cylinder geoms is rejected by
-the compiler for now.
+pulleys and wrap around sphere and cylinder geoms (see ``_tendon`` and ``wrap_geom``).
 
 The tendon spring has a deadband: with ``[lo, hi] = tendon_lengthspring`` the force
 along the tendon is ``-stiffness * (length - hi)`` above ``hi``,
@@ -26,28 +25,352 @@ import math
 from numba import njit
 
 from kinedyn.jacobian import jac_kernel
-from kinedyn.types import DSBL_DAMPER, DSBL_SPRING, MINVAL, WRAP_JOINT, WRAP_PULLEY
+from kinedyn.types import (
+    DSBL_DAMPER,
+    DSBL_SPRING,
+    MINVAL,
+    WRAP_CYLINDER,
+    WRAP_JOINT,
+    WRAP_PULLEY,
+    WRAP_SPHERE,
+)
+
+# ---- wrapping around spheres and cylinders (mju_wrap and helpers, engine_util_misc.c) -------------
+#
+# The tendon segment between two sites x0, x1 that has a sphere or cylinder between them
+# is replaced, when the straight line would cut the geom, by x0 -> tangent point -> arc
+# on the geom's surface -> tangent point -> x1. The problem is solved in 2D: for a sphere
+# in the plane through the centre, x0 and x1; for a cylinder in the cross-section (its
+# local xy plane), the height then interpolated along the unrolled path. A side site
+# picks which way around the geom the tendon goes; a side site *inside* the geom selects
+# the "inside" wrap, where the tendon touches the circle at one point from within
+# (wrap_inside). Points are passed as scalars so the per-step kernel allocates nothing.
+
+
+@njit(cache=True)
+def _acos(x):
+    """C's acos: NaN outside [-1, 1] (Python's math.acos raises instead)."""
+    if x > 1.0 or x < -1.0:
+        return math.nan
+    return math.acos(x)
+
+
+@njit(cache=True)
+def _asin(x):
+    """C's asin: NaN outside [-1, 1]."""
+    if x > 1.0 or x < -1.0:
+        return math.nan
+    return math.asin(x)
+
+
+@njit(cache=True)
+def _normalize2(x, y):
+    """(x, y) scaled to unit length and its norm; (1, 0) when shorter than MINVAL (mju_normalize)."""
+    norm = math.sqrt(x * x + y * y)
+    if norm < MINVAL:
+        return 1.0, 0.0, norm
+    inv = 1.0 / norm
+    return x * inv, y * inv, norm
+
+
+@njit(cache=True)
+def _normalize3(x, y, z):
+    """(x, y, z) scaled to unit length and its norm; (1, 0, 0) when shorter than MINVAL (mju_normalize3)."""
+    norm = math.sqrt(x * x + y * y + z * z)
+    if norm < MINVAL:
+        return 1.0, 0.0, 0.0, norm
+    inv = 1.0 / norm
+    return x * inv, y * inv, z * inv, norm
+
+
+@njit(cache=True)
+def _segments_cross(p1x, p1y, p2x, p2y, p3x, p3y, p4x, p4y):
+    """Whether 2D segments p1-p2 and p3-p4 intersect (is_intersect); parallel ones never do."""
+    det = (p4y - p3y) * (p2x - p1x) - (p4x - p3x) * (p2y - p1y)
+    if abs(det) < MINVAL:
+        return False
+    a = ((p4x - p3x) * (p1y - p3y) - (p4y - p3y) * (p1x - p3x)) / det
+    b = ((p2x - p1x) * (p1y - p3y) - (p2y - p1y) * (p1x - p3x)) / det
+    return 0.0 <= a <= 1.0 and 0.0 <= b <= 1.0
+
+
+@njit(cache=True)
+def _arc_length(p0x, p0y, p1x, p1y, second, radius):
+    """Length of the arc from p0 to p1 on the circle (length_circle).
+
+    The angle between the two radii is in [0, pi]; it is replaced by 2 pi minus itself
+    when the turn from p0 to p1 goes the other way than the chosen tangent solution
+    (``second`` says which of the two solutions, as MuJoCo's index does).
+    """
+    ax, ay, _ = _normalize2(p0x, p0y)
+    bx, by, _ = _normalize2(p1x, p1y)
+    angle = _acos(ax * bx + ay * by)
+    cross = p0y * p1x - p0x * p1y
+    if (cross > 0.0 and second) or (cross < 0.0 and not second):
+        angle = 2.0 * math.pi - angle
+    return radius * angle
+
+
+@njit(cache=True)
+def _tangent_pair(sgn, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, has_side, sx, sy, radius):
+    """One of wrap_circle's two tangent constructions (sgn = +1 or -1) and its goodness.
+
+    Goodness: alignment of the arc's middle direction with the side site, or without one
+    minus the squared chord; -10000 when the two tangent lines cross each other.
+    """
+    sqrad = radius * radius
+    t0x = (e0x * sqrad + sgn * radius * e0y * root0) / sqlen0
+    t0y = (e0y * sqrad - sgn * radius * e0x * root0) / sqlen0
+    t1x = (e1x * sqrad - sgn * radius * e1y * root1) / sqlen1
+    t1y = (e1y * sqrad + sgn * radius * e1x * root1) / sqlen1
+    if has_side:
+        mx, my, _ = _normalize2(t0x + t1x, t0y + t1y)
+        good = mx * sx + my * sy
+    else:
+        good = -((t0x - t1x) * (t0x - t1x) + (t0y - t1y) * (t0y - t1y))
+    if _segments_cross(e0x, e0y, t0x, t0y, e1x, e1y, t1x, t1y):
+        good = -10000.0
+    return good, t0x, t0y, t1x, t1y
+
+
+@njit(cache=True)
+def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
+    """Outside wrap of a 2D segment around a circle at the origin (wrap_circle).
+
+    Returns (arc length or -1 for no wrap, tangent point 0 (x, y), tangent point 1 (x, y)).
+    No wrap when an end is inside the circle, the ends coincide, or the segment misses
+    the circle on the side-site's side. Of the two tangent constructions, the one
+    pointing towards the side site (or, without one, with the shorter chord) wins; one
+    whose tangent lines cross each other is never taken.
+    """
+    sqlen0 = e0x * e0x + e0y * e0y
+    sqlen1 = e1x * e1x + e1y * e1y
+    sqrad = radius * radius
+    if sqlen0 < sqrad or sqlen1 < sqrad or radius < MINVAL:
+        return -1.0, 0.0, 0.0, 0.0, 0.0
+    difx = e1x - e0x
+    dify = e1y - e0y
+    dd = difx * difx + dify * dify
+    if dd < MINVAL:
+        return -1.0, 0.0, 0.0, 0.0, 0.0
+    # point of the segment nearest the centre: does the segment cut the circle (on the side's side)?
+    a = -(difx * e0x + dify * e0y) / dd
+    a = min(max(a, 0.0), 1.0)
+    nx = a * difx + e0x
+    ny = a * dify + e0y
+    if nx * nx + ny * ny > sqrad and (not has_side or sx * nx + sy * ny >= 0.0):
+        return -1.0, 0.0, 0.0, 0.0, 0.0
+    root0 = math.sqrt(sqlen0 - sqrad)
+    root1 = math.sqrt(sqlen1 - sqrad)
+    good0, a0x, a0y, a1x, a1y = _tangent_pair(1.0, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1,
+                                              has_side, sx, sy, radius)
+    good1, b0x, b0y, b1x, b1y = _tangent_pair(-1.0, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1,
+                                              has_side, sx, sy, radius)
+    second = not good0 > good1
+    if second:
+        q0x, q0y, q1x, q1y = b0x, b0y, b1x, b1y
+    else:
+        q0x, q0y, q1x, q1y = a0x, a0y, a1x, a1y
+    if _segments_cross(e0x, e0y, q0x, q0y, e1x, e1y, q1x, q1y):
+        return -1.0, q0x, q0y, q1x, q1y
+    return _arc_length(q0x, q0y, q1x, q1y, second, radius), q0x, q0y, q1x, q1y
+
+
+@njit(cache=True)
+def _wrap_inside(e0x, e0y, e1x, e1y, radius):
+    """Inside wrap (wrap_inside): the tendon touches the circle from within at one point.
+
+    Both ends are outside the circle and the straight segment must not cut it; the
+    touching point makes the two straight pieces meet the circle at equal angles,
+    which is the root z of asin(A z) + asin(B z) - 2 asin(z) + G = 0 (A, B the radius
+    over the end distances, G the angle between the ends), found by Newton's method
+    from just below 1. Returns (0 for wrap or -1, the point twice as (x, y, x, y));
+    when Newton's method fails the point is the normalised midpoint, as in MuJoCo.
+    """
+    len0 = math.sqrt(e0x * e0x + e0y * e0y)
+    len1 = math.sqrt(e1x * e1x + e1y * e1y)
+    difx = e1x - e0x
+    dify = e1y - e0y
+    dd = difx * difx + dify * dify
+    if len0 <= radius or len1 <= radius or radius < MINVAL or len0 < MINVAL or len1 < MINVAL:
+        return -1.0, 0.0, 0.0, 0.0, 0.0
+    if dd > MINVAL:
+        a = -(difx * e0x + dify * e0y) / dd
+        if 0.0 < a < 1.0:
+            nx = e0x + a * difx
+            ny = e0y + a * dify
+            if math.sqrt(nx * nx + ny * ny) <= radius:
+                return -1.0, 0.0, 0.0, 0.0, 0.0
+    # fallback when Newton's method does not apply: the midpoint direction on the circle
+    mx, my, _ = _normalize2(0.5 * (e0x + e1x), 0.5 * (e0y + e1y))
+    px = mx * radius
+    py = my * radius
+    A = radius / len0
+    B = radius / len1
+    cos_g = (len0 * len0 + len1 * len1 - dd) / (2.0 * len0 * len1)
+    if cos_g < -1.0 + MINVAL:
+        return -1.0, px, py, px, py
+    if cos_g > 1.0 - MINVAL:
+        return 0.0, px, py, px, py
+    G = math.acos(cos_g)
+    z = 1.0 - 1e-7
+    f = _asin(A * z) + _asin(B * z) - 2.0 * _asin(z) + G
+    if f > 0.0:
+        return 0.0, px, py, px, py
+    maxiter = 20
+    tolerance = 1e-6
+    it = 0
+    while it < maxiter and abs(f) > tolerance:
+        df = (A / max(MINVAL, math.sqrt(1.0 - z * z * A * A))
+              + B / max(MINVAL, math.sqrt(1.0 - z * z * B * B))
+              - 2.0 / max(MINVAL, math.sqrt(1.0 - z * z)))
+        if df > -MINVAL:
+            return 0.0, px, py, px, py
+        z1 = z - f / df
+        if z1 > z:
+            return 0.0, px, py, px, py
+        z = z1
+        f = _asin(A * z) + _asin(B * z) - 2.0 * _asin(z) + G
+        if f > tolerance:
+            return 0.0, px, py, px, py
+        it += 1
+    if it >= maxiter:
+        return 0.0, px, py, px, py
+    # rotate the nearer-turning end's direction by the angle found
+    if e0x * e1y - e0y * e1x > 0.0:
+        vx, vy = e0x, e0y
+        ang = _asin(z) - _asin(A * z)
+    else:
+        vx, vy = e1x, e1y
+        ang = _asin(z) - _asin(B * z)
+    vx, vy, _ = _normalize2(vx, vy)
+    c = math.cos(ang)
+    s = math.sin(ang)
+    px = radius * (c * vx - s * vy)
+    py = radius * (s * vx + c * vy)
+    return 0.0, px, py, px, py
+
+
+@njit(cache=True)
+def wrap_geom(x0, x1, center, rot, radius, wraptype, side, has_side):
+    """Wrap the segment x0-x1 around a sphere or cylinder (mju_wrap).
+
+    ``center``, ``rot``: the geom's position (3,) and orientation (3, 3); ``side`` the
+    side site's position (used when ``has_side``). Returns (length of the path on the
+    geom, or -1 when the segment does not wrap, then the two 3D tangent points).
+    For a cylinder the arc is lifted into a helix: the tangent points' heights are
+    interpolated along the unrolled path and the length includes the rise.
+    """
+    # both ends in the geom's frame
+    p0 = _to_local(x0, center, rot)
+    p1 = _to_local(x1, center, rot)
+    n0 = math.sqrt(p0[0] * p0[0] + p0[1] * p0[1] + p0[2] * p0[2])
+    n1 = math.sqrt(p1[0] * p1[0] + p1[1] * p1[1] + p1[2] * p1[2])
+    if n0 < MINVAL or n1 < MINVAL:
+        return -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    # 2D frame (u, w) of the wrapping plane
+    if wraptype == WRAP_SPHERE:
+        ux, uy, uz, _ = _normalize3(p0[0], p0[1], p0[2])
+        nx = p0[1] * p1[2] - p0[2] * p1[1]
+        ny = p0[2] * p1[0] - p0[0] * p1[2]
+        nz = p0[0] * p1[1] - p0[1] * p1[0]
+        nx, ny, nz, nrm = _normalize3(nx, ny, nz)
+        if nrm < MINVAL:
+            # ends on one line through the centre: any plane containing it will do
+            i = 0
+            if abs(uy) > abs(ux) and abs(uy) > abs(uz):
+                i = 1
+            if abs(uz) > abs(ux) and abs(uz) > abs(uy):
+                i = 2
+            ax = 0.0 if i == 0 else 1.0
+            ay = 0.0 if i == 1 else 1.0
+            az = 0.0 if i == 2 else 1.0
+            nx, ny, nz, _ = _normalize3(uy * az - uz * ay, uz * ax - ux * az, ux * ay - uy * ax)
+        wx, wy, wz, _ = _normalize3(ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux)
+    else:
+        ux, uy, uz = 1.0, 0.0, 0.0
+        wx, wy, wz = 0.0, 1.0, 0.0
+    d0x = p0[0] * ux + p0[1] * uy + p0[2] * uz
+    d0y = p0[0] * wx + p0[1] * wy + p0[2] * wz
+    d1x = p1[0] * ux + p1[1] * uy + p1[2] * uz
+    d1y = p1[0] * wx + p1[1] * wy + p1[2] * wz
+    if has_side:
+        s = _to_local(side, center, rot)
+        sx = s[0] * ux + s[1] * uy + s[2] * uz
+        sy = s[0] * wx + s[1] * wy + s[2] * wz
+        sx, sy, _ = _normalize2(sx, sy)
+        sx *= radius
+        sy *= radius
+        inside = math.sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]) < radius
+    else:
+        sx = sy = 0.0
+        inside = False
+    if inside:
+        wlen, q0x, q0y, q1x, q1y = _wrap_inside(d0x, d0y, d1x, d1y, radius)
+    else:
+        wlen, q0x, q0y, q1x, q1y = _wrap_circle(d0x, d0y, d1x, d1y, has_side, sx, sy, radius)
+    if wlen < 0.0:
+        return -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    # back to 3D in the geom frame
+    r0x = ux * q0x + wx * q0y
+    r0y = uy * q0x + wy * q0y
+    r0z = uz * q0x + wz * q0y
+    r1x = ux * q1x + wx * q1y
+    r1y = uy * q1x + wy * q1y
+    r1z = uz * q1x + wz * q1y
+    if wraptype == WRAP_CYLINDER:
+        # heights: linear in the distance along the unrolled path
+        len0 = math.sqrt((p0[0] - r0x) ** 2 + (p0[1] - r0y) ** 2)
+        len1 = math.sqrt((p1[0] - r1x) ** 2 + (p1[1] - r1y) ** 2)
+        total = len0 + wlen + len1
+        r0z = p0[2] + (p1[2] - p0[2]) * len0 / total
+        r1z = p0[2] + (p1[2] - p0[2]) * (len0 + wlen) / total
+        height = abs(r1z - r0z)
+        wlen = math.sqrt(wlen * wlen + height * height)
+    # to the world frame
+    return (wlen,
+            rot[0, 0] * r0x + rot[0, 1] * r0y + rot[0, 2] * r0z + center[0],
+            rot[1, 0] * r0x + rot[1, 1] * r0y + rot[1, 2] * r0z + center[1],
+            rot[2, 0] * r0x + rot[2, 1] * r0y + rot[2, 2] * r0z + center[2],
+            rot[0, 0] * r1x + rot[0, 1] * r1y + rot[0, 2] * r1z + center[0],
+            rot[1, 0] * r1x + rot[1, 1] * r1y + rot[1, 2] * r1z + center[1],
+            rot[2, 0] * r1x + rot[2, 1] * r1y + rot[2, 2] * r1z + center[2])
+
+
+@njit(cache=True)
+def _to_local(x, center, rot):
+    """rot^T (x - center) as a tuple."""
+    dx = x[0] - center[0]
+    dy = x[1] - center[1]
+    dz = x[2] - center[2]
+    return (rot[0, 0] * dx + rot[1, 0] * dy + rot[2, 0] * dz,
+            rot[0, 1] * dx + rot[1, 1] * dy + rot[2, 1] * dz,
+            rot[0, 2] * dx + rot[1, 2] * dy + rot[2, 2] * dz)
 
 
 @njit(cache=True)
 def _tendon(
     # model
     tendon_adr, tendon_num, wrap_type, wrap_objid, wrap_prm, jnt_qposadr, jnt_dofadr,
-    site_bodyid, body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
+    site_bodyid, geom_bodyid, geom_size, body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
     # data in
-    qpos, site_xpos, subtree_com, cdof,
+    qpos, site_xpos, geom_xpos, geom_xmat, subtree_com, cdof,
     # data out
-    ten_length, ten_J, ten_wrapadr, ten_wrapnum,
-    # scratch: Jacobians (6, 3, nv)
-    jac,
+    ten_length, ten_J, ten_wrapadr, ten_wrapnum, wrap_xpos, wrap_obj,
+    # scratch: Jacobians (6, 3, nv) and the points of one site-(geom)-site piece (4, 3)
+    jac, wpnt,
 ):
-    """Tendon lengths and Jacobians (mj_tendon): fixed tendons and spatial tendons through sites.
+    """Tendon lengths and Jacobians (mj_tendon): fixed tendons and spatial tendons.
 
-    A spatial tendon's length is the sum of the straight segments between consecutive
-    sites, each divided by the divisor of the last pulley before it (1 before any); a
-    segment whose ends move with different bodies adds ``u^T (J_end - J_start) / divisor``
-    to ``ten_J``, ``u`` the unit vector along it. ``ten_wrapnum`` counts path points
-    (sites, and a pulley marker each) as MuJoCo does.
+    A spatial tendon's path is cut into pieces site -> site or site -> geom -> site. A
+    piece is straight, or, when it wraps around the geom (``wrap_geom``), straight to a
+    tangent point, along the geom and straight from the other tangent point. Each
+    piece's length is divided by the divisor of the last pulley before it (1 before
+    any); each of its straight parts whose ends move with different bodies adds
+    ``u^T (J_end - J_start) / divisor`` to ``ten_J``, ``u`` the unit vector along it (the
+    arc adds nothing: both tangent points ride on the geom's body). The path points go
+    to ``wrap_xpos`` / ``wrap_obj`` as in MuJoCo: -1 for a site, the geom id for a tangent
+    point, -2 (at the origin) for a pulley.
     """
     ntendon = tendon_adr.shape[0]
     nv = ten_J.shape[1]
@@ -67,7 +390,6 @@ def _tendon(
                 ten_length[i] += coef * qpos[jnt_qposadr[j]]
                 ten_J[i, jnt_dofadr[j]] += coef
             continue
-        # spatial tendon (sites and pulleys; the compiler rejects geom wrapping)
         divisor = 1.0
         j = 0
         while j < num - 1:
@@ -76,43 +398,104 @@ def _tendon(
             if type0 == WRAP_PULLEY or type1 == WRAP_PULLEY:
                 if type0 == WRAP_PULLEY:
                     divisor = wrap_prm[adr + j]
+                    _set_wrap_point(wrap_xpos, wrap_obj, wrapcount, 0.0, 0.0, 0.0, -2)
                     ten_wrapnum[i] += 1
                     wrapcount += 1
                 j += 1
                 continue
             s0 = wrap_objid[adr + j]
             s1 = wrap_objid[adr + j + 1]
-            dx = site_xpos[s1, 0] - site_xpos[s0, 0]
-            dy = site_xpos[s1, 1] - site_xpos[s0, 1]
-            dz = site_xpos[s1, 2] - site_xpos[s0, 2]
-            dist = math.sqrt(dx * dx + dy * dy + dz * dz)
-            ten_length[i] += dist / divisor
-            b0 = site_bodyid[s0]
-            b1 = site_bodyid[s1]
-            if b0 != b1:
-                # unit direction (mju_normalize3), Jacobian difference of the two ends
-                if dist < MINVAL:
-                    dx, dy, dz = 1.0, 0.0, 0.0
-                else:
-                    dx /= dist
-                    dy /= dist
-                    dz /= dist
+            wlen = -1.0
+            geom = -1
+            wrapped = type1 == WRAP_SPHERE or type1 == WRAP_CYLINDER
+            if wrapped:
+                # site - geom - site: the second site is two steps ahead
+                geom = s1
+                s1 = wrap_objid[adr + j + 2]
+                side = int(round(wrap_prm[adr + j + 1]))
+                has_side = side >= 0
+                wlen, w0x, w0y, w0z, w1x, w1y, w1z = wrap_geom(
+                    site_xpos[s0], site_xpos[s1], geom_xpos[geom], geom_xmat[geom], geom_size[geom, 0],
+                    type1, site_xpos[side if has_side else s0], has_side)
+            for c in range(3):
+                wpnt[0, c] = site_xpos[s0, c]
+            if wlen < 0.0:
+                for c in range(3):
+                    wpnt[1, c] = site_xpos[s1, c]
+                npnt = 2
+            else:
+                wpnt[1, 0], wpnt[1, 1], wpnt[1, 2] = w0x, w0y, w0z
+                wpnt[2, 0], wpnt[2, 1], wpnt[2, 2] = w1x, w1y, w1z
+                for c in range(3):
+                    wpnt[3, c] = site_xpos[s1, c]
+                npnt = 4
+            # length: the straight parts, plus the path on the geom
+            piece = wlen if wlen > 0.0 else 0.0
+            for k in range(npnt - 1):
+                if k != 1 or npnt == 2:
+                    piece += _dist(wpnt, k)
+            ten_length[i] += piece / divisor
+            # Jacobian of each straight part whose ends are on different bodies
+            geom_body = geom_bodyid[geom] if wrapped else -1
+            for k in range(npnt - 1):
+                b0 = _point_body(k, npnt, site_bodyid[s0], site_bodyid[s1], geom_body)
+                b1 = _point_body(k + 1, npnt, site_bodyid[s0], site_bodyid[s1], geom_body)
+                if b0 == b1:
+                    continue
+                ux, uy, uz, _ = _normalize3(wpnt[k + 1, 0] - wpnt[k, 0], wpnt[k + 1, 1] - wpnt[k, 1],
+                                            wpnt[k + 1, 2] - wpnt[k, 2])
                 jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com,
-                          cdof, site_xpos[s0, 0], site_xpos[s0, 1], site_xpos[s0, 2], b0, jac, 0, 1)
+                           cdof, wpnt[k, 0], wpnt[k, 1], wpnt[k, 2], b0, jac, 0, 1)
                 jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com,
-                          cdof, site_xpos[s1, 0], site_xpos[s1, 1], site_xpos[s1, 2], b1, jac, 2, 3)
+                           cdof, wpnt[k + 1, 0], wpnt[k + 1, 1], wpnt[k + 1, 2], b1, jac, 2, 3)
                 inv = 1.0 / divisor
                 for v in range(nv):
-                    t = (jac[2, 0, v] - jac[0, 0, v]) * dx + (jac[2, 1, v] - jac[0, 1, v]) * dy \
-                        + (jac[2, 2, v] - jac[0, 2, v]) * dz
+                    t = (jac[2, 0, v] - jac[0, 0, v]) * ux + (jac[2, 1, v] - jac[0, 1, v]) * uy \
+                        + (jac[2, 2, v] - jac[0, 2, v]) * uz
                     ten_J[i, v] += t * inv
-            ten_wrapnum[i] += 1
-            wrapcount += 1
-            j += 1
+            # path points: the start site, and the two tangent points (marked with the geom)
+            for k in range(npnt - 1):
+                _set_wrap_point(wrap_xpos, wrap_obj, wrapcount + k, wpnt[k, 0], wpnt[k, 1], wpnt[k, 2],
+                                -1 if k == 0 else geom)
+            ten_wrapnum[i] += npnt - 1
+            wrapcount += npnt - 1
+            j += 2 if wrapped else 1
             # the last site before a pulley or the end of the path
             if j == num - 1 or wrap_type[adr + j + 1] == WRAP_PULLEY:
+                _set_wrap_point(wrap_xpos, wrap_obj, wrapcount, site_xpos[s1, 0], site_xpos[s1, 1],
+                                site_xpos[s1, 2], -1)
                 ten_wrapnum[i] += 1
                 wrapcount += 1
+
+
+@njit(cache=True)
+def _dist(wpnt, k):
+    """Distance between path points k and k + 1 of one piece."""
+    dx = wpnt[k + 1, 0] - wpnt[k, 0]
+    dy = wpnt[k + 1, 1] - wpnt[k, 1]
+    dz = wpnt[k + 1, 2] - wpnt[k, 2]
+    return math.sqrt(dx * dx + dy * dy + dz * dz)
+
+
+@njit(cache=True)
+def _point_body(k, npnt, body0, body1, geom_body):
+    """Body carrying point k of a piece: the sites at the ends, the geom's body in between."""
+    if k == 0:
+        return body0
+    if k == npnt - 1:
+        return body1
+    return geom_body
+
+
+@njit(cache=True)
+def _set_wrap_point(wrap_xpos, wrap_obj, n, x, y, z, obj):
+    """Path point n (MuJoCo's flat wrap_xpos / wrap_obj index; two points per row)."""
+    row = n >> 1
+    col = n & 1
+    wrap_xpos[row, col, 0] = x
+    wrap_xpos[row, col, 1] = y
+    wrap_xpos[row, col, 2] = z
+    wrap_obj[row, col] = obj
 
 
 @njit(cache=True)
@@ -169,9 +552,10 @@ def tendon_passive_kernel(
 @njit(cache=True)
 def tendon_entry(m, d):
     _tendon(m.tendon_adr, m.tendon_num, m.wrap_type, m.wrap_objid, m.wrap_prm, m.jnt_qposadr,
-            m.jnt_dofadr, m.site_bodyid, m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid,
-            m.dof_parentid, d.qpos, d.site_xpos, d.subtree_com, d.cdof, d.ten_length, d.ten_J, d.ten_wrapadr,
-            d.ten_wrapnum, d.scratch_jac)
+            m.jnt_dofadr, m.site_bodyid, m.geom_bodyid, m.geom_size, m.body_rootid, m.body_dofnum,
+            m.body_dofadr, m.body_parentid, m.dof_parentid, d.qpos, d.site_xpos, d.geom_xpos, d.geom_xmat,
+            d.subtree_com, d.cdof, d.ten_length, d.ten_J, d.ten_wrapadr, d.ten_wrapnum, d.wrap_xpos,
+            d.wrap_obj, d.scratch_jac, d.scratch_wrap)
 
 
 @njit(cache=True)
@@ -188,6 +572,7 @@ def tendon_passive_entry(m, d):
 def tendon(m, d) -> None:
     """Tendon lengths and Jacobians.
 
-    Reads: qpos. Writes: ten_length, ten_J, ten_wrapadr, ten_wrapnum. Mirrors mj_tendon.
+    Reads: qpos (site_xpos, geom_xpos, geom_xmat, cdof). Writes: ten_length, ten_J, ten_wrapadr,
+    ten_wrapnum, wrap_xpos, wrap_obj. Mirrors mj_tendon.
     """
     tendon_entry(m._handle, d._handle)

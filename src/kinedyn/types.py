@@ -178,6 +178,8 @@ TRN_BODY = int(TrnType.BODY)
 WRAP_JOINT = int(WrapType.JOINT)
 WRAP_PULLEY = int(WrapType.PULLEY)
 WRAP_SITE = int(WrapType.SITE)
+WRAP_SPHERE = int(WrapType.SPHERE)
+WRAP_CYLINDER = int(WrapType.CYLINDER)
 
 DYN_NONE = int(DynType.NONE)
 DYN_INTEGRATOR = int(DynType.INTEGRATOR)

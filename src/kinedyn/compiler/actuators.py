@@ -30,11 +30,12 @@ _AFTER_313 = {"delay": "actuator delays", "nsample": "actuator delays (history s
               "armature": "actuator armature", "input": "actuator inputs",
               "velrange": "multi-input actuators", "ffrange": "multi-input actuators"}
 
+# "user": values from Python callbacks registered with Model.set_actuator_callbacks
 _DYN = {"none": DynType.NONE, "integrator": DynType.INTEGRATOR, "filter": DynType.FILTER,
-        "filterexact": DynType.FILTEREXACT, "muscle": DynType.MUSCLE}
-_GAIN = {"fixed": GainType.FIXED, "affine": GainType.AFFINE, "muscle": GainType.MUSCLE}
-_BIAS = {"none": BiasType.NONE, "affine": BiasType.AFFINE, "muscle": BiasType.MUSCLE}
-_NOT_YET = {"user": "user", "dcmotor": None, "pid": None, "so3": None}
+        "filterexact": DynType.FILTEREXACT, "muscle": DynType.MUSCLE, "user": DynType.USER}
+_GAIN = {"fixed": GainType.FIXED, "affine": GainType.AFFINE, "muscle": GainType.MUSCLE, "user": GainType.USER}
+_BIAS = {"none": BiasType.NONE, "affine": BiasType.AFFINE, "muscle": BiasType.MUSCLE, "user": BiasType.USER}
+_NOT_YET = {"dcmotor": None, "pid": None, "so3": None}
 
 
 def new_spec() -> dict:
@@ -349,7 +350,7 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         raise node.error("actrange specified but dyntype is 'none' in actuator", "actrange")
 
     actdim = spec["actdim"]
-    if actdim > 1:
+    if actdim > 1 and spec["dyntype"] != DynType.USER:
         raise node.error("actdim > 1 is only allowed for dyntype 'user'", "actdim")
     if actdim == 1 and spec["dyntype"] == DynType.NONE:
         raise node.error("invalid actdim 1 in stateless actuator", "actdim")

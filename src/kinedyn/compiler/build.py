@@ -778,6 +778,7 @@ class Compiler:
         if a.get("width", 0.003) <= 0:
             raise node.error(f"tendon '{name}' (id = {tid}) must have positive width", "width")
         site_ids = {s.attrs["name"]: s.id for s in self.sites if s.attrs.get("name")}
+        geom_ids = {g.attrs["name"]: g.id for g in self.geoms if g.attrs.get("name")}
         wraps, wtypes = [], []
         for k, (sub, sa) in enumerate(path):
             if sub.tag == "site":
@@ -792,10 +793,28 @@ class Compiler:
                 wraps.append((-1, sa["divisor"]))
                 wtypes.append(int(WrapType.PULLEY))
             else:
-                raise sub.error("tendon wrapping around geoms is not supported yet", "geom")
+                # mjCWrap::ResolveReferences: sphere or cylinder, optional side site (id kept in wrap_prm)
+                geom = geom_ids.get(sa["geom"])
+                if geom is None:
+                    raise sub.error(f"geom '{sa['geom']}' not found in tendon {tid}, wrap {k}", "geom")
+                gtype = self.geoms[geom].type
+                if gtype not in (GeomType.SPHERE, GeomType.CYLINDER):
+                    raise sub.error(f"geom '{sa['geom']}' in tendon {tid}, wrap {k} is not sphere or "
+                                    "cylinder", "geom")
+                side = -1
+                if sa.get("sidesite"):
+                    side = site_ids.get(sa["sidesite"])
+                    if side is None:
+                        raise sub.error(f"side site '{sa['sidesite']}' not found in tendon {tid}, wrap {k}",
+                                        "sidesite")
+                wraps.append((geom, float(side)))
+                wtypes.append(int(WrapType.SPHERE if gtype == GeomType.SPHERE else WrapType.CYLINDER))
         sz = len(wtypes)
         for i, t in enumerate(wtypes):
-            if t == WrapType.PULLEY:
+            if t in (WrapType.SPHERE, WrapType.CYLINDER):
+                if i == 0 or i == sz - 1 or wtypes[i - 1] != WrapType.SITE or wtypes[i + 1] != WrapType.SITE:
+                    raise node.error(f"tendon '{name}' (id = {tid}): geom at pos {i} not bracketed by sites")
+            elif t == WrapType.PULLEY:
                 if i > 0 and wtypes[i - 1] == WrapType.PULLEY:
                     raise node.error(f"tendon '{name}' (id = {tid}): consecutive pulleys (pos {i})")
                 if i == sz - 1:

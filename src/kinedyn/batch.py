@@ -1,0 +1,466 @@
+"""Batched evaluation: the pipeline over a leading batch axis, in parallel across cores.
+
+Two ways in:
+
+* ``BatchData(m, nbatch)`` holds ``nbatch`` states. Each field is one
+  ``(nbatch, ...)`` array (``bd.qpos`` is ``(nbatch, nq)``) and ``bd[i]`` is a
+  ``kinedyn.Data`` whose fields are row ``i`` of those arrays, so every member has
+  its own results *and its own scratch*. ``forward``, ``step``, ``inverse`` and
+  ``jac_site`` run the single-state jitted entries (``forward_entry``,
+  ``step_entry``, ...) on every member in a Numba ``prange`` loop.
+* ``rollout(m, initial_state, control, nstep)`` mirrors ``mujoco.rollout.rollout``:
+  open-loop trajectories from packed initial states ``[time, qpos, qvel, act]``
+  (MuJoCo's ``mjSTATE_FULLPHYSICS`` for models without plugins, history or
+  plasticity) under per-step controls. Like MuJoCo's rollout it keeps one work
+  ``Data`` per thread and the states in the output array, so a batch of 10,000
+  rollouts needs two ``Data``, not 10,000.
+
+``nthread`` picks the number of threads (``numba.set_num_threads`` for the call,
+restored afterwards); by default Numba's current setting (all cores unless
+``NUMBA_NUM_THREADS`` says otherwise). See docs/batch.md.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba import config, njit, prange
+from numba.typed import List
+
+from kinedyn import integrate
+from kinedyn.data import Data
+from kinedyn.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
+from kinedyn.forward import forward_entry
+from kinedyn.integrate import STATUS_OK, step_entry
+from kinedyn.inverse import inverse_entry
+from kinedyn.jacobian import _check_id, _jac_entry
+from kinedyn.model import Model
+
+__all__ = ["BatchData", "Rollout", "forward", "get_state", "inverse", "jac_site", "rollout",
+           "set_state", "state_size", "step"]
+
+
+# ---------------------------------------------------------------------------------------
+# packed state: [time, qpos, qvel, act] (mj_getState / mj_setState with mjSTATE_FULLPHYSICS)
+
+def state_size(m: Model) -> int:
+    """Length of a packed state ``[time, qpos, qvel, act]``: ``1 + nq + nv + na``.
+
+    Equals ``mujoco.mj_stateSize(mjm, mjtState.mjSTATE_FULLPHYSICS)`` for every model
+    kinedyn compiles (they have no plugin, history or plasticity state).
+    """
+    return 1 + m.nq + m.nv + m.na
+
+
+def _state_slices(m: Model) -> dict[str, slice]:
+    """Where time, qpos, qvel and act sit in a packed state."""
+    return {"time": slice(0, 1), "qpos": slice(1, 1 + m.nq),
+            "qvel": slice(1 + m.nq, 1 + m.nq + m.nv),
+            "act": slice(1 + m.nq + m.nv, 1 + m.nq + m.nv + m.na)}
+
+
+def get_state(m: Model, bd: BatchData) -> np.ndarray:
+    """Packed states ``(nbatch, 1 + nq + nv + na)`` of every member (mj_getState, FULLPHYSICS)."""
+    _check_batch(m, bd)
+    out = np.empty((bd.nbatch, state_size(m)))
+    for name, where in _state_slices(m).items():
+        out[:, where] = bd._time if name == "time" else getattr(bd, name)
+    return out
+
+
+def set_state(m: Model, bd: BatchData, state) -> None:
+    """Set time, qpos, qvel and act of every member from packed states (mj_setState, FULLPHYSICS).
+
+    ``state`` is ``(nbatch, nstate)`` or one ``(nstate,)`` state for all members.
+    """
+    _check_batch(m, bd)
+    state = _as_states(m, state, "state")
+    if state.shape[0] not in (1, bd.nbatch):
+        raise ValueError(f"state has {state.shape[0]} rows; BatchData has {bd.nbatch} members")
+    for name, where in _state_slices(m).items():
+        target = bd._time if name == "time" else getattr(bd, name)
+        target[...] = state[:, where]
+
+
+def _as_states(m: Model, state, argname: str) -> np.ndarray:
+    state = np.asarray(state, dtype=np.float64)
+    if state.ndim == 1:
+        state = state[None]
+    nstate = state_size(m)
+    if state.ndim != 2 or state.shape[1] != nstate:
+        raise ValueError(f"{argname} must have shape (nbatch, {nstate}) or ({nstate},) "
+                         f"= [time, qpos, qvel, act]; got {np.shape(state)}")
+    # non-finite states are not rejected: like kd.step, the first step warns and resets
+    return np.ascontiguousarray(state)
+
+
+# ---------------------------------------------------------------------------------------
+# BatchData
+
+class BatchData:
+    """``nbatch`` Data of one model, each field one ``(nbatch, ...)`` array.
+
+    ``bd.qpos`` is the ``(nbatch, nq)`` array itself (writes go straight to the
+    members), ``bd.time`` is ``(nbatch,)``, and ``bd[i]`` is a ``kinedyn.Data`` whose
+    fields are views of row ``i``: single-state functions (``kd.forward(m, bd[i])``)
+    and the batched ones see the same memory. Assigning a field
+    (``bd.ctrl = u``) broadcasts ``u`` to ``(nbatch, ...)`` and copies it in.
+    """
+
+    def __init__(self, model: Model, nbatch: int):
+        if not isinstance(model, Model):
+            raise TypeError(f"BatchData(model, nbatch) needs a kinedyn.Model, got {type(model).__name__}")
+        if not isinstance(nbatch, (int, np.integer)) or nbatch < 1:
+            raise ValueError(f"nbatch must be a positive integer, got {nbatch!r}")
+        nbatch = int(nbatch)
+        sizes = {s: getattr(model, s) for s in SIZE_NAMES}
+        arrays = {spec.name: np.zeros((nbatch, *spec.resolve(sizes)), dtype=spec.dtype)
+                  for spec in DATA_FIELDS}
+        for name, arr in arrays.items():
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "_time", np.zeros((nbatch, 1)))
+        object.__setattr__(self, "nbatch", nbatch)
+        object.__setattr__(self, "_sizes", sizes)
+        object.__setattr__(self, "_members", [None] * nbatch)
+        object.__setattr__(self, "_handles", None)
+        self.qpos[:] = model.qpos0
+
+    @property
+    def time(self) -> np.ndarray:
+        """Simulation time of each member, ``(nbatch,)`` (a view: writes go to the members)."""
+        return self._time[:, 0]
+
+    @time.setter
+    def time(self, value) -> None:
+        self._time[:, 0] = value
+
+    def __setattr__(self, name, value):
+        if name == "time":
+            object.__setattr__(self, name, value)  # the property
+            return
+        if name not in DATA_FIELD:
+            raise AttributeError(f"BatchData has no field '{name}'")
+        target = getattr(self, name)
+        try:
+            target[...] = np.broadcast_to(np.asarray(value, dtype=target.dtype), target.shape)
+        except ValueError:
+            raise ValueError(f"BatchData.{name} has shape {target.shape}; cannot assign shape "
+                             f"{np.shape(value)}") from None
+
+    def __len__(self) -> int:
+        return self.nbatch
+
+    def __getitem__(self, i) -> Data:
+        if not isinstance(i, (int, np.integer)):
+            raise TypeError(f"BatchData index must be an integer, got {type(i).__name__}")
+        if not -self.nbatch <= i < self.nbatch:
+            raise IndexError(f"member {i} out of range for BatchData of {self.nbatch}")
+        i = int(i) % self.nbatch
+        member = self._members[i]
+        if member is None:
+            member = _row_view(self, i)
+            self._members[i] = member
+        return member
+
+    def __iter__(self):
+        return (self[i] for i in range(self.nbatch))
+
+    def _kernel_handles(self):
+        """Typed list of every member's kernel handle (built once, on first batched call)."""
+        if self._handles is None:
+            object.__setattr__(self, "_handles", _handle_list([self[i]._handle for i in range(self.nbatch)]))
+        return self._handles
+
+    def __repr__(self) -> str:
+        nq, nv = self.qpos.shape[1], self.qvel.shape[1]
+        return f"<kinedyn.batch.BatchData nbatch={self.nbatch} nq={nq} nv={nv}>"
+
+
+def _handle_list(handles: list):
+    """The handles as a Numba typed List (a plain list without the JIT).
+
+    Appended one by one: ``List(handles)`` re-types every element, about 60 times slower.
+    """
+    if config.DISABLE_JIT:
+        return handles
+    typed = List()
+    for handle in handles:
+        typed.append(handle)
+    return typed
+
+
+def _row_view(bd: BatchData, i: int) -> Data:
+    """A Data whose arrays are row ``i`` of the batch arrays (C-contiguous views: same kernel types)."""
+    d = object.__new__(Data)
+    d._bind({spec.name: getattr(bd, spec.name)[i] for spec in DATA_FIELDS}, bd._time[i])
+    return d
+
+
+def _check_batch(m, bd) -> None:
+    if not isinstance(bd, BatchData):
+        raise TypeError(f"expected a kinedyn.batch.BatchData, got {type(bd).__name__}")
+    # the kernels index the arrays by the model's sizes: a mismatch would read out of bounds
+    sizes = {s: getattr(m, s) for s in SIZE_NAMES}
+    if sizes != bd._sizes:
+        wrong = ", ".join(f"{s} {bd._sizes[s]} vs {sizes[s]}" for s in SIZE_NAMES if sizes[s] != bd._sizes[s])
+        raise ValueError(f"BatchData was made for a model of other sizes (BatchData vs model: {wrong})")
+
+
+@contextmanager
+def _threads(nthread):
+    """Run with ``nthread`` Numba threads (None: leave as is), restoring the previous count."""
+    if nthread is None:
+        yield numba.get_num_threads()
+        return
+    if not isinstance(nthread, (int, np.integer)) or not 1 <= nthread <= config.NUMBA_NUM_THREADS:
+        raise ValueError(f"nthread must be an integer in [1, {config.NUMBA_NUM_THREADS}] "
+                         f"(NUMBA_NUM_THREADS), got {nthread!r}")
+    previous = numba.get_num_threads()
+    numba.set_num_threads(int(nthread))
+    try:
+        yield int(nthread)
+    finally:
+        numba.set_num_threads(previous)
+
+
+# ---------------------------------------------------------------------------------------
+# kernels: the single-state entries, one member per prange iteration. One parallel
+# kernel serves every batched call (an operation code picks the entry): each parallel
+# function costs tens of seconds to compile the first time.
+
+OP_FORWARD, OP_INVERSE, OP_STEP, OP_JAC_SITE = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _member_op(m, d, op, nstep, site, body, jac):
+    """One member's share of a batched call. Returns the steps done (OP_STEP: fewer than
+    nstep if the state went bad, which the caller finishes), else 0."""
+    if op == OP_FORWARD:
+        forward_entry(m, d)
+    elif op == OP_INVERSE:
+        inverse_entry(m, d)
+    elif op == OP_STEP:
+        for done in range(nstep):
+            if step_entry(m, d, True) != STATUS_OK:
+                return done
+        return nstep
+    else:
+        _jac_entry(m, d, d.site_xpos[site], body, jac)
+    return 0
+
+
+@njit(parallel=True, cache=True)
+def _each_member(m, handles, op, nstep, site, body, jac, result):
+    # the prange body stays a plain call (see _rollout_kernel)
+    for i in prange(len(handles)):
+        k = np.int64(i)
+        result[k] = _member_op(m, handles[k], op, nstep, site, body,
+                               jac[k if op == OP_JAC_SITE else np.int64(0)])
+
+
+def _run(m: Model, bd: BatchData, op: int, nthread, nstep: int = 0, site: int = 0, body: int = 0,
+         jac: np.ndarray | None = None) -> np.ndarray:
+    """Run ``op`` on every member; the per-member results (steps done for OP_STEP)."""
+    _check_batch(m, bd)
+    handles = bd._kernel_handles()
+    result = np.empty(bd.nbatch, dtype=np.int64)
+    if jac is None:
+        jac = np.empty((1, 2, 3, m.nv))
+    with _threads(nthread):
+        _each_member(m._handle, handles, op, nstep, site, body, jac, result)
+    return result
+
+
+def forward(m: Model, bd: BatchData, nthread: int | None = None) -> None:
+    """``kd.forward`` on every member of ``bd``, in parallel."""
+    _run(m, bd, OP_FORWARD, nthread)
+
+
+def inverse(m: Model, bd: BatchData, nthread: int | None = None) -> None:
+    """``kd.inverse`` on every member of ``bd`` (qfrc_inverse from qpos, qvel, qacc), in parallel."""
+    _run(m, bd, OP_INVERSE, nthread)
+
+
+def step(m: Model, bd: BatchData, nstep: int = 1, nthread: int | None = None) -> None:
+    """``kd.step(m, bd[i], nstep)`` on every member, in parallel.
+
+    A member whose qpos, qvel or qacc goes non-finite (or beyond 1e10) gets exactly
+    the single-state treatment: a ``NonFiniteStateWarning``, a reset of that member,
+    and its remaining steps from the reset state. The other members are unaffected.
+    """
+    if not isinstance(nstep, (int, np.integer)) or nstep < 0:
+        raise ValueError(f"nstep must be a non-negative integer, got {nstep!r}")
+    steps_done = _run(m, bd, OP_STEP, nthread, nstep=int(nstep))
+    # rare path: the single-state step warns, resets and finishes the member
+    for i in np.flatnonzero(steps_done < nstep):
+        integrate.step(m, bd[i], int(nstep - steps_done[i]))
+
+
+def jac_site(m: Model, bd: BatchData, site: int, nthread: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Site Jacobians of every member (mj_jacSite): ``jacp, jacr``, each ``(nbatch, 3, nv)``.
+
+    Needs kinematics and com_pos (or ``forward``) to have run on the members.
+    """
+    _check_batch(m, bd)
+    site = _check_id("site", site, m.nsite)
+    jac = np.empty((bd.nbatch, 2, 3, m.nv))
+    _run(m, bd, OP_JAC_SITE, nthread, site=site, body=int(m.site_bodyid[site]), jac=jac)
+    return jac[:, 0], jac[:, 1]
+
+
+# ---------------------------------------------------------------------------------------
+# rollout (mujoco.rollout.rollout)
+
+@dataclass(frozen=True)
+class Rollout:
+    """Result of :func:`rollout`.
+
+    Attributes:
+      state: ``(nbatch, nstep, 1 + nq + nv + na)`` packed states *after* each step,
+        laid out as ``mujoco.rollout``'s ``state`` output (mjSTATE_FULLPHYSICS).
+      time, qpos, qvel, act: views of ``state``: ``(nbatch, nstep)``,
+        ``(nbatch, nstep, nq)``, ``(nbatch, nstep, nv)``, ``(nbatch, nstep, na)``.
+      thread: ``(nbatch,)`` the Numba thread id that ran each trajectory.
+    """
+
+    state: np.ndarray
+    time: np.ndarray
+    qpos: np.ndarray
+    qvel: np.ndarray
+    act: np.ndarray
+    thread: np.ndarray
+
+
+@njit(cache=True)
+def _rollout_one(m, d, s0, control, state):
+    """One trajectory on work Data d; returns the first bad step, or -1.
+
+    Per step, as mujoco's rollout: set ctrl, step (with the non-finite checks), store
+    [time, qpos, qvel, act]. ``control`` is (nstep or 1, nu), ``state`` (nstep, nstate).
+    """
+    nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
+    d.time[0] = s0[0]
+    for k in range(nq):
+        d.qpos[k] = s0[1 + k]
+    for k in range(nv):
+        d.qvel[k] = s0[1 + nq + k]
+    for k in range(na):
+        d.act[k] = s0[1 + nq + nv + k]
+    # user inputs other than ctrl are zero, as in mujoco's rollout with a ctrl-only control_spec
+    d.qfrc_applied[:] = 0.0
+    d.xfrc_applied[:, :] = 0.0
+    for t in range(state.shape[0]):
+        u = control[t if control.shape[0] > 1 else 0]
+        for k in range(nu):
+            d.ctrl[k] = u[k]
+        if step_entry(m, d, True) != STATUS_OK:
+            return t
+        out = state[t]
+        out[0] = d.time[0]
+        for k in range(nq):
+            out[1 + k] = d.qpos[k]
+        for k in range(nv):
+            out[1 + nq + k] = d.qvel[k]
+        for k in range(na):
+            out[1 + nq + nv + k] = d.act[k]
+    return -1
+
+
+@njit(parallel=True, cache=True)
+def _rollout_kernel(m, work, nworker, state0, control, state, bad_step, thread):
+    """Every trajectory: worker w runs a contiguous block of them on its own Data work[w].
+
+    The loop body only calls ``_rollout_one``: Numba's parfor pass miscompiled the
+    per-step code when it sat inline in this prange loop (results differed from the
+    same code run without the JIT).
+    """
+    nbatch = state.shape[0]
+    for w in prange(nworker):
+        for i in range(w * nbatch // nworker, (w + 1) * nbatch // nworker):
+            thread[i] = numba.get_thread_id()
+            bad_step[i] = _rollout_one(m, work[np.int64(w)], state0[i if state0.shape[0] > 1 else 0],
+                                       control[i if control.shape[0] > 1 else 0], state[i])
+
+
+def _as_controls(m: Model, control, nbatch: int, nstep: int | None) -> tuple[np.ndarray, int]:
+    """Controls as a C-contiguous (nbatch or 1, nstep or 1, nu) array, and nstep."""
+    if control is None:
+        if nstep is None:
+            raise ValueError("nstep is needed when control is None")
+        control = np.zeros((1, 1, m.nu))
+    control = np.asarray(control, dtype=np.float64)
+    if control.ndim > 3:
+        raise ValueError(f"control can have at most 3 dimensions (nbatch, nstep, nu); got {control.shape}")
+    control = control.reshape((1,) * (3 - control.ndim) + control.shape)
+    if control.shape[2] != m.nu:
+        raise ValueError(f"control's last axis must be nu = {m.nu}; got shape {control.shape}")
+    if control.shape[0] != 1 and nbatch != 1 and control.shape[0] != nbatch:
+        raise ValueError(f"control has {control.shape[0]} trajectories; initial_state has {nbatch}")
+    if nstep is None:
+        nstep = control.shape[1]
+    if not isinstance(nstep, (int, np.integer)) or nstep < 0:
+        raise ValueError(f"nstep must be a non-negative integer, got {nstep!r}")
+    if control.shape[1] not in (1, nstep):
+        raise ValueError(f"control has {control.shape[1]} steps; nstep is {nstep}")
+    if not np.all(np.isfinite(control)):
+        raise ValueError("control holds non-finite values")
+    return np.ascontiguousarray(control), int(nstep)
+
+
+def rollout(m: Model, initial_state, control=None, nstep: int | None = None,
+            nthread: int | None = None) -> Rollout:
+    """Open-loop trajectories from ``initial_state`` under ``control`` (mujoco.rollout.rollout).
+
+    Args:
+      m: the model.
+      initial_state: ``(nbatch, 1 + nq + nv + na)`` packed ``[time, qpos, qvel, act]``
+        (MuJoCo's mjSTATE_FULLPHYSICS), or one ``(nstate,)`` state.
+      control: ``ctrl`` per step, ``(nbatch or 1, nstep or 1, nu)``; leading axes may be
+        left out (``(nstep, nu)``, ``(nu,)``) and length-1 axes broadcast. ``None``: zero.
+      nstep: number of steps; by default ``control.shape[-2]``.
+      nthread: threads to use (default: Numba's current count).
+
+    Returns:
+      A :class:`Rollout`: the state after each step, ``(nbatch, nstep, nstate)``, with
+      ``time``, ``qpos``, ``qvel`` and ``act`` views.
+
+    Each step sets ``ctrl`` and runs ``kd.step``; qfrc_applied and xfrc_applied are zero.
+    If a trajectory's state goes non-finite, that step warns (``NonFiniteStateWarning``),
+    resets the member and finishes from the reset state, and the trajectory then holds
+    that state for its remaining steps: mujoco's rollout stops a trajectory after any
+    warning in the same way.
+    """
+    if not isinstance(m, Model):
+        raise TypeError(f"rollout needs a kinedyn.Model, got {type(m).__name__}")
+    state0 = _as_states(m, initial_state, "initial_state")
+    control, nstep = _as_controls(m, control, state0.shape[0], nstep)
+    nbatch = max(state0.shape[0], control.shape[0])
+    state = np.empty((nbatch, nstep, state_size(m)))
+    bad_step = np.empty(nbatch, dtype=np.int64)
+    thread = np.zeros(nbatch, dtype=np.int64)
+    with _threads(nthread) as nthread_used:
+        nworker = min(nthread_used, nbatch)
+        work = [Data(m)._handle for _ in range(nworker)]
+        _rollout_kernel(m._handle, _handle_list(work), nworker,
+                        state0, control, state, bad_step, thread)
+    for i in np.flatnonzero(bad_step >= 0):
+        _finish_bad_trajectory(m, state0, control, state, i, int(bad_step[i]))
+    where = _state_slices(m)
+    return Rollout(state, state[:, :, 0], *(state[:, :, where[f]] for f in ("qpos", "qvel", "act")), thread)
+
+
+def _finish_bad_trajectory(m, state0, control, state, i, t):
+    """Redo step t of trajectory i with the single-state step (warns, resets), then hold its state."""
+    d = Data(m)
+    before = state0[i if state0.shape[0] > 1 else 0] if t == 0 else state[i, t - 1]
+    where = _state_slices(m)
+    d.time = before[0]
+    for name in ("qpos", "qvel", "act"):
+        getattr(d, name)[:] = before[where[name]]
+    d.ctrl[:] = control[i if control.shape[0] > 1 else 0, t if control.shape[1] > 1 else 0]
+    integrate.step(m, d)
+    after = np.concatenate(([d.time], d.qpos, d.qvel, d.act))
+    state[i, t:] = after
