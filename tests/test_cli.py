@@ -57,11 +57,11 @@ def test_help_lists_every_command():
     proc = kinedyn("--help")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("usage: kinedyn")
-    for name in ("demo", "info", "simulate", "inverse-dynamics", "ik", "exit status"):
+    for name in ("demo", "info", "simulate", "inverse-dynamics", "ik", "bench", "exit status"):
         assert name in proc.stdout
 
 
-@pytest.mark.parametrize("command", ["demo", "info", "simulate", "inverse-dynamics", "ik"])
+@pytest.mark.parametrize("command", ["demo", "info", "simulate", "inverse-dynamics", "ik", "bench"])
 def test_subcommand_help(command, capsys):
     """Each subcommand's --help (in-process: same parser, no start-up cost)."""
     with pytest.raises(SystemExit) as exit_:
@@ -272,3 +272,21 @@ def test_demo_end_to_end(tmp_path):
 def test_demo_bad_input(tmp_path, args, fragments):
     (tmp_path / "taken").write_text("a file, not a directory")
     assert_usage_error(kinedyn(*args, cwd=tmp_path), *fragments)
+
+
+# ---------------------------------------------------------------- bench
+
+
+def test_bench_end_to_end(tmp_path):
+    """A tiny run through the console script: table on stdout, every asked row in the JSON."""
+    out = tmp_path / "bench.json"
+    proc = kinedyn("bench", "--models", "pendulum", "--functions", "forward", "rne", "--repeat", "1",
+                   "--target-ms", "0.2", "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "kd/mj" in proc.stdout
+    rows = {(r["model"], r["function"]) for r in json.loads(out.read_text())["results"]}
+    assert rows == {("pendulum", "forward"), ("pendulum", "rne")}
+
+
+def test_bench_bad_input():
+    assert_usage_error(kinedyn("bench", "--models", "pendulm"), "kinedyn bench: error:", "pendulum")

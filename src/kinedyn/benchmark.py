@@ -856,7 +856,7 @@ def run(args: argparse.Namespace) -> int:
         report = benchmark(settings, progress=lambda name: print(f"bench: {name} ...", file=sys.stderr,
                                                                  flush=True))
     except (KeyError, ValueError) as err:
-        print(f"kinedyn bench: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        print(f"kinedyn bench: error: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
     finally:
         mj_rollout = optional_module("mujoco.rollout")

@@ -1,4 +1,4 @@
-"""The ``kinedyn`` command: ``demo``, ``info``, ``simulate``, ``inverse-dynamics``, ``ik``.
+"""The ``kinedyn`` command: ``demo``, ``info``, ``simulate``, ``inverse-dynamics``, ``ik``, ``bench``.
 
 A thin layer over the library: parse arguments (argparse), call ``kinedyn``, print
 tables (rich) and write files (CSV, PNG plots through :mod:`kinedyn.plotting`).
@@ -517,10 +517,25 @@ def cmd_ik(args: argparse.Namespace) -> int:
     return EXIT_OK if res.success else EXIT_FAILED
 
 
+# ---------------------------------------------------------------- bench
+
+
+def add_bench(sub) -> None:
+    from kinedyn import benchmark  # cheap: stdlib + kinedyn; mujoco and pin are imported when timing
+
+    p = sub.add_parser("bench", help="time kinedyn against MuJoCo and Pinocchio (when installed)",
+                       description="Single-state kinematics, forward, inverse, rne, full_m, jac_site, step "
+                                   "and batch rollouts, interleaved with mujoco (mj_*, mujoco.rollout) and "
+                                   "pinocchio in one process; prints ratios and the machine, writes JSON "
+                                   "with --json. See docs/benchmarks.md.")
+    benchmark.add_arguments(p)
+    p.set_defaults(func=benchmark.run)
+
+
 # ---------------------------------------------------------------- entry point
 
 # one function per subcommand: it adds its parser to the subparsers and sets func
-COMMANDS: tuple[Callable, ...] = (add_demo, add_info, add_simulate, add_inverse_dynamics, add_ik)
+COMMANDS: tuple[Callable, ...] = (add_demo, add_info, add_simulate, add_inverse_dynamics, add_ik, add_bench)
 
 
 class Parser(argparse.ArgumentParser):
