@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, kernel
 from kinedyn._math import dot6, mul_inert_vec
 
 
-@njit(cache=True)
+@kernel
 def _crb(
     # model
     body_parentid, dof_bodyid, dof_parentid, dof_armature, M_rownnz, M_rowadr,
@@ -58,7 +58,7 @@ def _crb(
             j = dof_parentid[j]
 
 
-@njit(cache=True)
+@kernel
 def factor_i(mat, diaginv, M_rownnz, M_rowadr, M_colind):
     """In-place tree-sparse L^T D L factorisation of an SPD matrix in M's layout (mj_factorI).
 
@@ -89,7 +89,7 @@ def factor_i(mat, diaginv, M_rownnz, M_rowadr, M_colind):
             mat[t] *= inv_d
 
 
-@njit(cache=True)
+@kernel
 def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
     """In place x <- (L^T D L)^-1 x for one vector (mj_solveLD)."""
     nv = M_rownnz.shape[0]
@@ -112,7 +112,7 @@ def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
         x[i] -= acc
 
 
-@njit(cache=True)
+@kernel
 def mul_m_kernel(res, M, vec, M_rownnz, M_rowadr, M_colind):
     """res = M vec using the symmetric tree-sparse lower triangle (mj_mulM)."""
     nv = M_rownnz.shape[0]

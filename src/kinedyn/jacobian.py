@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, kernel
 
 
-@njit(cache=True)
+@kernel
 def jac_kernel(
     # model
     body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,

@@ -25,11 +25,12 @@ import math
 
 from numba import njit
 
+from kinedyn._handle import kernel
 from kinedyn.jacobian import jac_kernel
 from kinedyn.types import DSBL_DAMPER, DSBL_SPRING, MINVAL, WRAP_JOINT, WRAP_PULLEY
 
 
-@njit(cache=True)
+@kernel
 def _tendon(
     # model
     tendon_adr, tendon_num, wrap_type, wrap_objid, wrap_prm, jnt_qposadr, jnt_dofadr,
@@ -115,7 +116,7 @@ def _tendon(
                 wrapcount += 1
 
 
-@njit(cache=True)
+@kernel
 def ten_velocity_kernel(ten_J, qvel, ten_velocity):
     """ten_velocity = ten_J qvel (mj_fwdVelocity), over the non-zeros in dof order."""
     for i in range(ten_J.shape[0]):
@@ -127,7 +128,7 @@ def ten_velocity_kernel(ten_J, qvel, ten_velocity):
         ten_velocity[i] = acc
 
 
-@njit(cache=True)
+@kernel
 def tendon_passive_kernel(
     # model
     tendon_stiffness, tendon_damping, tendon_lengthspring, disableflags,
