@@ -3,7 +3,7 @@
 from kinedyn import ik, models
 from kinedyn.actuation import fwd_actuation, transmission
 from kinedyn.data import Data, reset
-from kinedyn.dynamics import com_vel, fwd_acceleration, passive, rne
+from kinedyn.dynamics import bias_forces, com_vel, fwd_acceleration, passive, rne
 from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
 from kinedyn.forward import forward, fwd_position, fwd_velocity
 from kinedyn.inertia import crb, factor_m, full_m, mul_m, solve_m
@@ -36,7 +36,7 @@ __all__ = [
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_position", "fwd_velocity", "inverse",
     "reset", "step",
     # stages
-    "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
+    "bias_forces", "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
     "solve_m", "tendon", "transmission",
     # support
     "ik", "models", "integrate_pos", "jac", "jac_body", "jac_body_com", "jac_point", "jac_site",

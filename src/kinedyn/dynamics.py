@@ -16,14 +16,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, kernel
 from kinedyn._math import cross_force, cross_motion, dot6, mul_inert_vec, normalize4, sub_quat
 from kinedyn.inertia import solve_ld
+from kinedyn.kinematics import com_pos_entry, kinematics_entry
 from kinedyn.tendon import tendon_passive_entry
 from kinedyn.types import DSBL_DAMPER, DSBL_GRAVITY, DSBL_SPRING, JNT_BALL, JNT_FREE
 
 
-@njit(cache=True)
+@kernel
 def _com_vel(
     # model
     body_parentid, body_dofnum, body_dofadr, dof_jntid, jnt_type,
@@ -70,7 +71,7 @@ def _com_vel(
                 j += 1
 
 
-@njit(cache=True)
+@kernel
 def _rne(
     # model
     body_parentid, body_dofnum, body_dofadr, dof_bodyid, gravity, disableflags,
@@ -126,7 +127,7 @@ def _rne(
         result[v] = dot6(cdof, v, cfrc_body, dof_bodyid[v])
 
 
-@njit(cache=True)
+@kernel
 def _passive(
     # model
     jnt_type, jnt_qposadr, jnt_dofadr, jnt_stiffness, qpos_spring, dof_damping, disableflags,
@@ -175,7 +176,7 @@ def _passive(
             qfrc_damper[v] = -dof_damping[v] * qvel[v]
 
 
-@njit(cache=True)
+@kernel
 def xfrc_accumulate(
     # model
     body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
@@ -227,6 +228,15 @@ def rne_entry(m, d, flg_acc, result):
 
 
 @njit(cache=True)
+def bias_forces_entry(m, d):
+    # the from-scratch chain mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=0), one dispatch
+    kinematics_entry(m, d)
+    com_pos_entry(m, d)
+    com_vel_entry(m, d)
+    rne_entry(m, d, False, d.qfrc_bias)
+
+
+@njit(cache=True)
 def passive_entry(m, d):
     _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.qpos_spring, m.dof_damping,
              m.opt_flags[1], d.qpos, d.qvel, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
@@ -251,6 +261,7 @@ def fwd_acceleration_entry(m, d):
 
 
 _RNE = FastEntry(rne_entry)
+_BIAS_FORCES = FastEntry(bias_forces_entry)
 
 
 def com_vel(m, d) -> None:
@@ -289,6 +300,21 @@ def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | N
     if armature and flg_acc:
         out += m.dof_armature * d.qacc
     return out
+
+
+def bias_forces(m, d) -> np.ndarray:
+    """Bias forces C(q, qvel) (Coriolis, centrifugal, gravity) from qpos and qvel alone.
+
+    One call runs ``kinematics``, ``com_pos``, ``com_vel`` and ``rne(flg_acc=False)``:
+    the from-scratch counterpart of Pinocchio's ``nonLinearEffects(q, v)`` and of
+    MuJoCo's chain mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=0). Unlike
+    ``rne``, it needs no earlier stage. Without armature, as in MuJoCo.
+
+    Reads: qpos, qvel. Writes: the fields of those stages and qfrc_bias. Returns
+    ``d.qfrc_bias`` itself (not a copy), shape (nv,).
+    """
+    _BIAS_FORCES(m._handle, d._handle)
+    return d.qfrc_bias
 
 
 def fwd_acceleration(m, d) -> None:
