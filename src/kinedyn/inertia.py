@@ -45,15 +45,16 @@ def _crb(
 
     # M(i, j) = cdof_j . (crb_body(i) cdof_i) for every ancestor j of i; armature on the diagonal.
     # Rows of "simple" dofs (see M_rownnz) store only the diagonal: their couplings are zero.
-    M[:] = 0.0
+    # Each stored entry is written exactly once, so M needs no zero fill first.
     for i in range(nv):
         start = M_rowadr[i]
         adr = start + M_rownnz[i] - 1
-        M[adr] = dof_armature[i]
         mul_inert_vec(buf, 0, crb, dof_bodyid[i], cdof, i)
-        j = i
+        M[adr] = dof_armature[i] + dot6(cdof, i, buf, 0)
+        adr -= 1
+        j = dof_parentid[i]
         while adr >= start:
-            M[adr] += dot6(cdof, j, buf, 0)
+            M[adr] = dot6(cdof, j, buf, 0)
             adr -= 1
             j = dof_parentid[j]
 
