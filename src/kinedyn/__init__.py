@@ -1,6 +1,6 @@
 """kinedyn: robot kinematics and dynamics with MuJoCo's numbers, readable as Python."""
 
-from kinedyn import ik, models
+from kinedyn import models
 from kinedyn.actuation import fwd_actuation, transmission
 from kinedyn.data import Data, reset
 from kinedyn.dynamics import bias_forces, com_vel, fwd_acceleration, passive, rne
@@ -26,6 +26,16 @@ from kinedyn.types import (
 )
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # kinedyn.ik is imported on first use (``kd.ik`` or ``from kinedyn import ik``): most
+    # programs never solve IK, and importing it costs about 0.1 s of start-up
+    if name == "ik":
+        import importlib
+
+        return importlib.import_module("kinedyn.ik")
+    raise AttributeError(f"module 'kinedyn' has no attribute '{name}'")
 
 __all__ = [
     # types
