@@ -116,19 +116,20 @@ class FastEntry:
     Numba's dispatcher types every argument and looks up the overload on each call,
     about 0.9 µs for a (model, data) pair of handles. The public wrappers always pass
     the same argument types, so after the first call (which compiles, or loads the
-    cache, through the dispatcher) this calls the compiled function directly.
+    cache, through the dispatcher) ``call`` *is* the compiled function: public wrappers
+    call ``ENTRY.call(...)``, which skips even this object's own Python frame.
     """
 
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
-        self._entry = None
+        self.call = self._first_call
 
-    def __call__(self, *args):
-        entry = self._entry
-        if entry is not None:
-            return entry(*args)
+    def _first_call(self, *args):
         result = self.dispatcher(*args)
         if not config.DISABLE_JIT:
             sig = tuple(self.dispatcher.typeof_pyval(a) for a in args)
-            self._entry = self.dispatcher.overloads[sig].entry_point
+            self.call = self.dispatcher.overloads[sig].entry_point
         return result
+
+    def __call__(self, *args):
+        return self.call(*args)

@@ -261,6 +261,9 @@ def fwd_acceleration_entry(m, d):
 
 
 _RNE = FastEntry(rne_entry)
+_FWD_ACCELERATION = FastEntry(fwd_acceleration_entry)
+_PASSIVE = FastEntry(passive_entry)
+_COM_VEL = FastEntry(com_vel_entry)
 _BIAS_FORCES = FastEntry(bias_forces_entry)
 
 
@@ -269,7 +272,7 @@ def com_vel(m, d) -> None:
 
     Reads: qvel, cdof. Writes: cvel, cdof_dot. Mirrors mj_comVel.
     """
-    com_vel_entry(m._handle, d._handle)
+    _COM_VEL.call(m._handle, d._handle)
 
 
 def passive(m, d) -> None:
@@ -278,7 +281,7 @@ def passive(m, d) -> None:
     Reads: qpos, qvel, ten_length, ten_velocity, ten_J. Writes: qfrc_spring, qfrc_damper,
     qfrc_passive. Mirrors mj_passive.
     """
-    passive_entry(m._handle, d._handle)
+    _PASSIVE.call(m._handle, d._handle)
 
 
 def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | None = None) -> np.ndarray:
@@ -296,7 +299,7 @@ def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | N
         out = np.empty(m.nv)
     elif out.shape != (m.nv,) or out.dtype != np.float64 or not out.flags.c_contiguous:
         raise ValueError(f"out must be a contiguous float64 array of shape ({m.nv},)")
-    _RNE(m._handle, d._handle, bool(flg_acc), out)
+    _RNE.call(m._handle, d._handle, bool(flg_acc), out)
     if armature and flg_acc:
         out += m.dof_armature * d.qacc
     return out
@@ -313,7 +316,7 @@ def bias_forces(m, d) -> np.ndarray:
     Reads: qpos, qvel. Writes: the fields of those stages and qfrc_bias. Returns
     ``d.qfrc_bias`` itself (not a copy), shape (nv,).
     """
-    _BIAS_FORCES(m._handle, d._handle)
+    _BIAS_FORCES.call(m._handle, d._handle)
     return d.qfrc_bias
 
 
@@ -323,4 +326,4 @@ def fwd_acceleration(m, d) -> None:
     Reads: qfrc_passive, qfrc_bias, qfrc_applied, qfrc_actuator, xfrc_applied, qLD.
     Writes: qfrc_smooth, qacc_smooth, qacc. Mirrors mj_fwdAcceleration (no constraints).
     """
-    fwd_acceleration_entry(m._handle, d._handle)
+    _FWD_ACCELERATION.call(m._handle, d._handle)

@@ -57,12 +57,12 @@ _FORWARD = FastEntry(forward_entry)
 
 def fwd_position(m, d) -> None:
     """Position-dependent stage: poses, com quantities, tendons, M and its factorisation, transmissions."""
-    _FWD_POSITION(m._handle, d._handle)
+    _FWD_POSITION.call(m._handle, d._handle)
 
 
 def fwd_velocity(m, d) -> None:
     """Velocity-dependent stage: tendon and actuator velocities, cvel, passive forces, qfrc_bias."""
-    _FWD_VELOCITY(m._handle, d._handle)
+    _FWD_VELOCITY.call(m._handle, d._handle)
 
 
 def forward(m, d) -> None:
@@ -71,4 +71,4 @@ def forward(m, d) -> None:
     Reads: qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied. Writes: every field of
     those stages, act_dot and qacc. Mirrors mj_forward with the constraint solver off.
     """
-    _FORWARD(m._handle, d._handle)
+    _FORWARD.call(m._handle, d._handle)

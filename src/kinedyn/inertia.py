@@ -164,6 +164,8 @@ def _full_m_entry(m, d, dense):
 
 
 _FULL_M = FastEntry(_full_m_entry)
+_FACTOR_M = FastEntry(factor_m_entry)
+_CRB = FastEntry(crb_entry)
 
 
 def crb(m, d) -> None:
@@ -171,7 +173,7 @@ def crb(m, d) -> None:
 
     Reads: cinert, cdof. Writes: crb, M. Mirrors mj_crb.
     """
-    crb_entry(m._handle, d._handle)
+    _CRB.call(m._handle, d._handle)
 
 
 def factor_m(m, d) -> None:
@@ -179,7 +181,7 @@ def factor_m(m, d) -> None:
 
     Reads: M. Writes: qLD, qLDiagInv. Mirrors mj_factorM.
     """
-    factor_m_entry(m._handle, d._handle)
+    _FACTOR_M.call(m._handle, d._handle)
 
 
 def solve_m(m, d, y: np.ndarray) -> np.ndarray:
@@ -208,5 +210,5 @@ def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
 def full_m(m, d) -> np.ndarray:
     """Dense (nv, nv) joint-space inertia matrix from the tree-sparse M in ``d`` (mj_fullM)."""
     dense = np.zeros((m.nv, m.nv))
-    _FULL_M(m._handle, d._handle, dense)
+    _FULL_M.call(m._handle, d._handle, dense)
     return dense

@@ -456,7 +456,7 @@ def step(m, d, nstep: int = 1) -> None:
     """
     mh, dh = m._handle, d._handle
     for _ in range(nstep):
-        status = _STEP(mh, dh, True)
+        status = _STEP.call(mh, dh, True)
         if status == STATUS_OK:
             continue
         field = _STATUS_FIELD[status]
@@ -469,7 +469,7 @@ def step(m, d, nstep: int = 1) -> None:
             NonFiniteStateWarning, stacklevel=2)
         if autoreset:
             reset(m, d)
-        _STEP(mh, dh, False)
+        _STEP.call(mh, dh, False)
 
 
 @njit(cache=True)

@@ -298,7 +298,7 @@ def kinematics(m, d) -> None:
     Reads: qpos. Writes: xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos,
     geom_xmat, site_xpos, site_xmat. Mirrors mj_kinematics.
     """
-    _KINEMATICS(m._handle, d._handle)
+    _KINEMATICS.call(m._handle, d._handle)
 
 
 def com_pos(m, d) -> None:
@@ -307,4 +307,4 @@ def com_pos(m, d) -> None:
     Reads: xmat, xipos, ximat, xanchor, xaxis. Writes: subtree_com, cinert, cdof.
     Mirrors mj_comPos.
     """
-    _COM_POS(m._handle, d._handle)
+    _COM_POS.call(m._handle, d._handle)
