@@ -247,17 +247,37 @@ def passive_entry(m, d):
         d.qfrc_passive[v] = d.qfrc_spring[v] + d.qfrc_damper[v]
 
 
+@kernel
+def _fwd_acceleration(
+    # model
+    body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, M_rownnz, M_rowadr, M_colind,
+    # data in
+    qfrc_passive, qfrc_bias, qfrc_applied, qfrc_actuator, xfrc_applied, xipos, subtree_com, cdof,
+    qLD, qLDiagInv,
+    # data out
+    qfrc_smooth, qacc_smooth, qacc,
+):
+    # qfrc_smooth = passive - bias + applied + actuator + J^T xfrc_applied
+    nv = qfrc_smooth.shape[0]
+    for v in range(nv):
+        qfrc_smooth[v] = qfrc_passive[v] - qfrc_bias[v] + qfrc_applied[v] + qfrc_actuator[v]
+    xfrc_accumulate(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
+                    xfrc_applied, xipos, subtree_com, cdof, qfrc_smooth)
+    # qacc_smooth = M^-1 qfrc_smooth; without constraints qacc = qacc_smooth
+    for v in range(nv):
+        qacc_smooth[v] = qfrc_smooth[v]
+    solve_ld(qacc_smooth, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind)
+    for v in range(nv):
+        qacc[v] = qacc_smooth[v]
+
+
 @njit(cache=True)
 def fwd_acceleration_entry(m, d):
-    # qfrc_smooth = passive - bias + applied + actuator + J^T xfrc_applied
-    for v in range(m.nv):
-        d.qfrc_smooth[v] = d.qfrc_passive[v] - d.qfrc_bias[v] + d.qfrc_applied[v] + d.qfrc_actuator[v]
-    xfrc_accumulate(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-                    d.xfrc_applied, d.xipos, d.subtree_com, d.cdof, d.qfrc_smooth)
-    # qacc_smooth = M^-1 qfrc_smooth; without constraints qacc = qacc_smooth
-    d.qacc_smooth[:] = d.qfrc_smooth
-    solve_ld(d.qacc_smooth, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
-    d.qacc[:] = d.qacc_smooth
+    _fwd_acceleration(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+                      m.M_rownnz, m.M_rowadr, m.M_colind,
+                      d.qfrc_passive, d.qfrc_bias, d.qfrc_applied, d.qfrc_actuator, d.xfrc_applied, d.xipos,
+                      d.subtree_com, d.cdof, d.qLD, d.qLDiagInv,
+                      d.qfrc_smooth, d.qacc_smooth, d.qacc)
 
 
 _RNE = FastEntry(rne_entry)

@@ -137,10 +137,18 @@ def crb_entry(m, d):
          d.cinert, d.cdof, d.crb, d.M, d.scratch_vec)
 
 
+@kernel
+def _factor_m(M, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
+    """qLD = M, then factorise it in place (mj_factorM). A plain loop copies faster than
+    a slice assignment in the (reference-counted) entry."""
+    for t in range(M.shape[0]):
+        qLD[t] = M[t]
+    factor_i(qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind)
+
+
 @njit(cache=True)
 def factor_m_entry(m, d):
-    d.qLD[:] = d.M
-    factor_i(d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
+    _factor_m(d.M, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
 @njit(cache=True)
