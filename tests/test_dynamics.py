@@ -1,4 +1,4 @@
-"""Velocity-stage kernels vs MuJoCo: kd.com_vel, kd.passive, kd.rne.
+"""Velocity-stage kernels vs MuJoCo: kd.com_vel, kd.passive, kd.rne, kd.bias_forces.
 
 Oracle: mj_comVel (cvel, cdof_dot), mj_passive (qfrc_spring, qfrc_damper,
 qfrc_passive) and mj_rne(flg_acc=0/1) on the same model and state, each run after
@@ -63,6 +63,25 @@ def test_rne_matches_mj_rne(source):
         # without accelerations the armature flag changes nothing
         assert_close("rne(flg_acc=False, armature=True)", kd.rne(m, d, False, armature=True),
                      kd.rne(m, d, False), rtol=0.0, atol=0.0)
+
+
+@pytest.mark.parametrize("source", _sources(range(3, 240, 24)))
+def test_bias_forces_from_scratch(source):
+    """kd.bias_forces from qpos, qvel alone == MuJoCo's chain kinematics, comPos, comVel, rne."""
+    m, d, mjm, mjd = _load(source)
+    rng = np.random.default_rng(404)
+    for _ in range(3):
+        qpos, qvel, _, _ = random_state(rng, mjm)
+        set_same_state(m, d, mjm, mjd, qpos, qvel)
+        theirs = np.zeros(mjm.nv)
+        mujoco.mj_kinematics(mjm, mjd)
+        mujoco.mj_comPos(mjm, mjd)
+        mujoco.mj_comVel(mjm, mjd)
+        mujoco.mj_rne(mjm, mjd, 0, theirs)
+        result = kd.bias_forces(m, d)
+        assert result is d.qfrc_bias
+        assert_close("bias_forces", result, theirs)
+        assert_fields(m, d, mjm, mjd, names=("xpos", "xquat", "cinert", "cdof", "cvel", "cdof_dot"))
 
 
 def test_rne_out_argument():

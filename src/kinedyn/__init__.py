@@ -1,10 +1,10 @@
 """kinedyn: robot kinematics and dynamics with MuJoCo's numbers, readable as Python."""
 
-from kinedyn import batch, ik, models, trajectory
+from kinedyn import batch, models, trajectory
 from kinedyn.actuation import fwd_actuation, transmission
 from kinedyn.builder import Spec
 from kinedyn.data import Data, reset
-from kinedyn.dynamics import com_vel, fwd_acceleration, passive, rne
+from kinedyn.dynamics import bias_forces, com_vel, fwd_acceleration, passive, rne
 from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
 from kinedyn.forward import forward, fwd_position, fwd_velocity
 from kinedyn.inertia import crb, factor_m, full_m, mul_m, solve_m
@@ -29,6 +29,16 @@ from kinedyn.types import (
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # kinedyn.ik is imported on first use (``kd.ik`` or ``from kinedyn import ik``): most
+    # programs never solve IK, and importing it costs about 0.1 s of start-up
+    if name == "ik":
+        import importlib
+
+        return importlib.import_module("kinedyn.ik")
+    raise AttributeError(f"module 'kinedyn' has no attribute '{name}'")
+
 __all__ = [
     # types
     "BiasType", "Data", "DisableBit", "DynType", "EnableBit", "GainType", "GeomType",
@@ -38,7 +48,7 @@ __all__ = [
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_position", "fwd_velocity", "inverse",
     "inverse_actuation", "reset", "step",
     # stages
-    "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
+    "bias_forces", "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
     "solve_m", "tendon", "transmission",
     # support
     "batch", "differentiate_pos", "ik", "models", "trajectory", "integrate_pos", "jac", "jac_body",

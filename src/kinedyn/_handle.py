@@ -93,25 +93,43 @@ def make_handle(kind: str, values: dict):
     return build(*values.values())
 
 
+def kernel(fn=None, **options):
+    """``njit`` for array-only kernels: cached, without reference counting, NumPy error model.
+
+    Entries (``*_entry(m, d)``) read arrays out of the handles and pass them to kernels.
+    With Numba's runtime (NRT) on, every array passed to or created in a function is
+    reference-counted by an out-of-line atomic increment and decrement: about a
+    thousand calls per ``forward`` on the humanoid. A kernel that only indexes arrays it
+    was given and allocates nothing needs no reference counts (its caller keeps the arrays
+    alive), so NRT is off for kernels; compiling one that allocates fails, which keeps
+    allocation out of per-step code. ``error_model="numpy"`` drops the zero-division
+    checks: x / 0 gives inf or nan as in MuJoCo's C instead of raising.
+    Entries that read handles keep NRT (StructRef attribute access needs it).
+    """
+    decorate = njit(cache=True, _nrt=False, error_model="numpy", **options)
+    return decorate(fn) if fn is not None else decorate
+
+
 class FastEntry:
     """Call a jitted entry through its compiled entry point.
 
     Numba's dispatcher types every argument and looks up the overload on each call,
     about 0.9 µs for a (model, data) pair of handles. The public wrappers always pass
     the same argument types, so after the first call (which compiles, or loads the
-    cache, through the dispatcher) this calls the compiled function directly.
+    cache, through the dispatcher) ``call`` *is* the compiled function: public wrappers
+    call ``ENTRY.call(...)``, which skips even this object's own Python frame.
     """
 
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
-        self._entry = None
+        self.call = self._first_call
 
-    def __call__(self, *args):
-        entry = self._entry
-        if entry is not None:
-            return entry(*args)
+    def _first_call(self, *args):
         result = self.dispatcher(*args)
         if not config.DISABLE_JIT:
             sig = tuple(self.dispatcher.typeof_pyval(a) for a in args)
-            self._entry = self.dispatcher.overloads[sig].entry_point
+            self.call = self.dispatcher.overloads[sig].entry_point
         return result
+
+    def __call__(self, *args):
+        return self.call(*args)

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from kinedyn._handle import kernel
 from kinedyn.types import MINVAL
 
 # ---- quaternions and rotations ----------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def mul_quat(res, r, q1, i, q2, j):
     """res[r] = q1[i] * q2[j], the Hamilton product (mju_mulQuat)."""
     w = q1[i, 0] * q2[j, 0] - q1[i, 1] * q2[j, 1] - q1[i, 2] * q2[j, 2] - q1[i, 3] * q2[j, 3]
@@ -35,7 +34,7 @@ def mul_quat(res, r, q1, i, q2, j):
     res[r, 3] = z
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def normalize4(q, r):
     """Normalise q[r] in place; a (near-)zero quaternion becomes the identity (mju_normalize4)."""
     norm = math.sqrt(q[r, 0] * q[r, 0] + q[r, 1] * q[r, 1] + q[r, 2] * q[r, 2] + q[r, 3] * q[r, 3])
@@ -50,7 +49,7 @@ def normalize4(q, r):
     return norm
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def normalize3(v, r):
     """Normalise v[r, 0:3] in place and return its norm; near-zero becomes (1, 0, 0) (mju_normalize3)."""
     norm = math.sqrt(v[r, 0] * v[r, 0] + v[r, 1] * v[r, 1] + v[r, 2] * v[r, 2])
@@ -64,7 +63,7 @@ def normalize3(v, r):
     return norm
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def rot_vec_quat(res, r, vec, v, quat, q):
     """res[r] = R(quat[q]) vec[v], without forming R (mju_rotVecQuat).
 
@@ -83,7 +82,7 @@ def rot_vec_quat(res, r, vec, v, quat, q):
     res[r, 2] = r2
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def quat2mat(res, r, quat, q):
     """res[r] (3, 3) = rotation matrix of the unit quaternion quat[q] (mju_quat2Mat; its identity
     shortcut gives the same bits as the formula)."""
@@ -108,7 +107,7 @@ def quat2mat(res, r, quat, q):
     res[r, 2, 1] = 2.0 * (q23 + q01)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def axis_angle2quat(res, r, axis, a, angle):
     """res[r] = rotation by ``angle`` about the unit axis[a] (mju_axisAngle2Quat)."""
     if angle == 0.0:
@@ -124,7 +123,7 @@ def axis_angle2quat(res, r, axis, a, angle):
         res[r, 3] = axis[a, 2] * s
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def quat2vel(res, r, quat, q, dt):
     """res[r, 0:3] = angular velocity that rotates by quat[q] in time ``dt`` (mju_quat2Vel)."""
     res[r, 0] = quat[q, 1]
@@ -140,7 +139,7 @@ def quat2vel(res, r, quat, q, dt):
         res[r, k] *= speed
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def sub_quat(res, r, qa, a, qb, b, tmp, t):
     """res[r, 0:3] = rotation vector from qb[b] to qa[a]: log(qb^-1 qa) (mju_subQuat); uses tmp[t]."""
     # tmp = conj(qb) * qa
@@ -155,7 +154,7 @@ def sub_quat(res, r, qa, a, qb, b, tmp, t):
     quat2vel(res, r, tmp, t, 1.0)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def quat_integrate(quat, q, vel, v, scale, tmp, t):
     """quat[q] <- normalize(quat[q]) * exp(scale * vel[v] / 2): rotate by a body-frame angular
     velocity (mju_quatIntegrate, which normalises the input, not the result); uses tmp[t], tmp[t+1]."""
@@ -171,7 +170,7 @@ def quat_integrate(quat, q, vel, v, scale, tmp, t):
 # ---- spatial algebra --------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def mul_inert_vec(res, r, inert, i, vec, v):
     """res[r] = inert[i] vec[v] for a com-based inertia in cinert layout (mju_mulInertVec).
 
@@ -194,7 +193,7 @@ def mul_inert_vec(res, r, inert, i, vec, v):
     res[r, 5] = a5
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def cross_motion(res, r, vel, i, v, j):
     """res[r] = vel[i] x v[j] for motion vectors (mju_crossMotion)."""
     a0 = -vel[i, 2] * v[j, 1] + vel[i, 1] * v[j, 2]
@@ -211,7 +210,7 @@ def cross_motion(res, r, vel, i, v, j):
     res[r, 5] = a5
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def cross_force(res, r, vel, i, f, j):
     """res[r] = vel[i] x* f[j] for a force vector (mju_crossForce)."""
     a0 = -vel[i, 2] * f[j, 1] + vel[i, 1] * f[j, 2] - vel[i, 5] * f[j, 4] + vel[i, 4] * f[j, 5]
@@ -228,7 +227,7 @@ def cross_force(res, r, vel, i, f, j):
     res[r, 5] = a5
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def dot6(a, i, b, j):
     """a[i] . b[j] for 6-vectors."""
     return a[i, 0] * b[j, 0] + a[i, 1] * b[j, 1] + a[i, 2] * b[j, 2] + a[i, 3] * b[j, 3] \

@@ -31,6 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
+from kinedyn._handle import kernel
 from kinedyn._math import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
 from kinedyn.jacobian import jac_kernel
 from kinedyn.muscle import muscle_bias, muscle_dynamics, muscle_gain
@@ -62,7 +63,7 @@ from kinedyn.types import (
 )
 
 
-@njit(cache=True)
+@kernel
 def _transmission(
     # model
     actuator_trntype, actuator_trnid, actuator_gear, actuator_cranklength, jnt_type, jnt_qposadr,
@@ -134,7 +135,7 @@ def _transmission(
 _JP, _JR, _JREFP, _JREFR, _JA, _JS = 0, 1, 2, 3, 4, 5
 
 
-@njit(cache=True)
+@kernel
 def _slider_crank(i, actuator_trnid, actuator_gear, actuator_cranklength, site_bodyid, body_rootid,
                   body_dofnum, body_dofadr, body_parentid, dof_parentid, site_xpos, site_xmat,
                   subtree_com, cdof, actuator_length, actuator_moment, jac):
@@ -186,7 +187,7 @@ def _slider_crank(i, actuator_trnid, actuator_gear, actuator_cranklength, site_b
         actuator_moment[i, v] = m * gear0
 
 
-@njit(cache=True)
+@kernel
 def _site(i, actuator_trnid, actuator_gear, site_bodyid, site_quat, body_rootid, body_dofnum,
           body_dofadr, body_parentid, body_weldid, dof_parentid, xquat, site_xpos, site_xmat,
           subtree_com, cdof, actuator_length, actuator_moment, sq, sv, jac):
@@ -268,7 +269,7 @@ def _site(i, actuator_trnid, actuator_gear, site_bodyid, site_quat, body_rootid,
             actuator_moment[i, v] += jac[_JR, 0, v] * tx + jac[_JR, 1, v] * ty + jac[_JR, 2, v] * tz
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _rot3(xmat, s, x, y, z):
     """xmat[s] (x, y, z)."""
     return (xmat[s, 0, 0] * x + xmat[s, 0, 1] * y + xmat[s, 0, 2] * z,
@@ -276,7 +277,7 @@ def _rot3(xmat, s, x, y, z):
             xmat[s, 2, 0] * x + xmat[s, 2, 1] * y + xmat[s, 2, 2] * z)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _gear_axis(res, r, actuator_gear, i, first, quat, q, in_parent):
     """res[r] = torque axis actuator_gear[i, first:first+3] in the joint's child frame.
 
@@ -295,7 +296,7 @@ def _gear_axis(res, r, actuator_gear, i, first, quat, q, in_parent):
             res[r, k] = actuator_gear[i, first + k]
 
 
-@njit(cache=True)
+@kernel
 def wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_gainprm, actuator_biasprm,
                 actuator_trntype, actuator_trnid, actuator_gear, jnt_type, i):
     """Period of a servo's setpoint on a rotational transmission, 0 otherwise (wrapPeriod, 4.0).
@@ -319,7 +320,7 @@ def wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator
     return 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def wrap_setpoint(u, length, period):
     """The representative of setpoint u nearest to length (wrapSetpoint; C round: half away from 0)."""
     x = (u - length) / period
@@ -329,7 +330,7 @@ def wrap_setpoint(u, length, period):
     return u - period * r
 
 
-@njit(cache=True)
+@kernel
 def next_activation(dyntype, dynprm0, actlimited, actrange, act, act_dot, h):
     """Activation after one step of length h (mj_nextActivation).
 
@@ -346,7 +347,7 @@ def next_activation(dyntype, dynprm0, actlimited, actrange, act, act_dot, h):
     return act
 
 
-@njit(cache=True)
+@kernel
 def _fwd_actuation(
     # model
     actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_actadr, actuator_actnum,
@@ -493,7 +494,7 @@ def _user_set(user, i, bit):
     return int(user[3, i]) & bit != 0
 
 
-@njit(cache=True)
+@kernel
 def _tendon_force_limited(actuator_trntype, actuator_trnid, tendon_actfrclimited):
     """Whether some actuator acts on a tendon with actuatorfrcrange (mj_fwdActuation)."""
     for i in range(actuator_trntype.shape[0]):
@@ -502,7 +503,7 @@ def _tendon_force_limited(actuator_trntype, actuator_trnid, tendon_actfrclimited
     return False
 
 
-@njit(cache=True)
+@kernel
 def actuator_velocity_kernel(disableflags, actuator_moment, qvel, actuator_velocity):
     """actuator_velocity = moment qvel (zero when actuation is disabled)."""
     nu = actuator_moment.shape[0]

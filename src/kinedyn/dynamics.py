@@ -16,14 +16,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, kernel
 from kinedyn._math import cross_force, cross_motion, dot6, mul_inert_vec, normalize4, sub_quat
 from kinedyn.inertia import solve_ld
+from kinedyn.kinematics import com_pos_entry, kinematics_entry
 from kinedyn.tendon import tendon_passive_entry
 from kinedyn.types import DSBL_DAMPER, DSBL_GRAVITY, DSBL_SPRING, JNT_BALL, JNT_FREE
 
 
-@njit(cache=True)
+@kernel
 def _com_vel(
     # model
     body_parentid, body_dofnum, body_dofadr, dof_jntid, jnt_type,
@@ -70,7 +71,7 @@ def _com_vel(
                 j += 1
 
 
-@njit(cache=True)
+@kernel
 def _rne(
     # model
     body_parentid, body_dofnum, body_dofadr, dof_bodyid, gravity, disableflags,
@@ -126,7 +127,7 @@ def _rne(
         result[v] = dot6(cdof, v, cfrc_body, dof_bodyid[v])
 
 
-@njit(cache=True)
+@kernel
 def _passive(
     # model
     jnt_type, jnt_qposadr, jnt_dofadr, jnt_stiffness, qpos_spring, dof_damping, disableflags,
@@ -175,7 +176,7 @@ def _passive(
             qfrc_damper[v] = -dof_damping[v] * qvel[v]
 
 
-@njit(cache=True)
+@kernel
 def xfrc_accumulate(
     # model
     body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
@@ -227,6 +228,15 @@ def rne_entry(m, d, flg_acc, result):
 
 
 @njit(cache=True)
+def bias_forces_entry(m, d):
+    # the from-scratch chain mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=0), one dispatch
+    kinematics_entry(m, d)
+    com_pos_entry(m, d)
+    com_vel_entry(m, d)
+    rne_entry(m, d, False, d.qfrc_bias)
+
+
+@njit(cache=True)
 def passive_entry(m, d):
     _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.qpos_spring, m.dof_damping,
              m.opt_flags[1], d.qpos, d.qvel, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
@@ -237,20 +247,44 @@ def passive_entry(m, d):
         d.qfrc_passive[v] = d.qfrc_spring[v] + d.qfrc_damper[v]
 
 
+@kernel
+def _fwd_acceleration(
+    # model
+    body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, M_rownnz, M_rowadr, M_colind,
+    # data in
+    qfrc_passive, qfrc_bias, qfrc_applied, qfrc_actuator, xfrc_applied, xipos, subtree_com, cdof,
+    qLD, qLDiagInv,
+    # data out
+    qfrc_smooth, qacc_smooth, qacc,
+):
+    # qfrc_smooth = passive - bias + applied + actuator + J^T xfrc_applied
+    nv = qfrc_smooth.shape[0]
+    for v in range(nv):
+        qfrc_smooth[v] = qfrc_passive[v] - qfrc_bias[v] + qfrc_applied[v] + qfrc_actuator[v]
+    xfrc_accumulate(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
+                    xfrc_applied, xipos, subtree_com, cdof, qfrc_smooth)
+    # qacc_smooth = M^-1 qfrc_smooth; without constraints qacc = qacc_smooth
+    for v in range(nv):
+        qacc_smooth[v] = qfrc_smooth[v]
+    solve_ld(qacc_smooth, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind)
+    for v in range(nv):
+        qacc[v] = qacc_smooth[v]
+
+
 @njit(cache=True)
 def fwd_acceleration_entry(m, d):
-    # qfrc_smooth = passive - bias + applied + actuator + J^T xfrc_applied
-    for v in range(m.nv):
-        d.qfrc_smooth[v] = d.qfrc_passive[v] - d.qfrc_bias[v] + d.qfrc_applied[v] + d.qfrc_actuator[v]
-    xfrc_accumulate(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-                    d.xfrc_applied, d.xipos, d.subtree_com, d.cdof, d.qfrc_smooth)
-    # qacc_smooth = M^-1 qfrc_smooth; without constraints qacc = qacc_smooth
-    d.qacc_smooth[:] = d.qfrc_smooth
-    solve_ld(d.qacc_smooth, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
-    d.qacc[:] = d.qacc_smooth
+    _fwd_acceleration(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+                      m.M_rownnz, m.M_rowadr, m.M_colind,
+                      d.qfrc_passive, d.qfrc_bias, d.qfrc_applied, d.qfrc_actuator, d.xfrc_applied, d.xipos,
+                      d.subtree_com, d.cdof, d.qLD, d.qLDiagInv,
+                      d.qfrc_smooth, d.qacc_smooth, d.qacc)
 
 
 _RNE = FastEntry(rne_entry)
+_FWD_ACCELERATION = FastEntry(fwd_acceleration_entry)
+_PASSIVE = FastEntry(passive_entry)
+_COM_VEL = FastEntry(com_vel_entry)
+_BIAS_FORCES = FastEntry(bias_forces_entry)
 
 
 def com_vel(m, d) -> None:
@@ -258,7 +292,7 @@ def com_vel(m, d) -> None:
 
     Reads: qvel, cdof. Writes: cvel, cdof_dot. Mirrors mj_comVel.
     """
-    com_vel_entry(m._handle, d._handle)
+    _COM_VEL.call(m._handle, d._handle)
 
 
 def passive(m, d) -> None:
@@ -267,7 +301,7 @@ def passive(m, d) -> None:
     Reads: qpos, qvel, ten_length, ten_velocity, ten_J. Writes: qfrc_spring, qfrc_damper,
     qfrc_passive. Mirrors mj_passive.
     """
-    passive_entry(m._handle, d._handle)
+    _PASSIVE.call(m._handle, d._handle)
 
 
 def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | None = None) -> np.ndarray:
@@ -285,10 +319,25 @@ def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | N
         out = np.empty(m.nv)
     elif out.shape != (m.nv,) or out.dtype != np.float64 or not out.flags.c_contiguous:
         raise ValueError(f"out must be a contiguous float64 array of shape ({m.nv},)")
-    _RNE(m._handle, d._handle, bool(flg_acc), out)
+    _RNE.call(m._handle, d._handle, bool(flg_acc), out)
     if armature and flg_acc:
         out += m.dof_armature * d.qacc
     return out
+
+
+def bias_forces(m, d) -> np.ndarray:
+    """Bias forces C(q, qvel) (Coriolis, centrifugal, gravity) from qpos and qvel alone.
+
+    One call runs ``kinematics``, ``com_pos``, ``com_vel`` and ``rne(flg_acc=False)``:
+    the from-scratch counterpart of Pinocchio's ``nonLinearEffects(q, v)`` and of
+    MuJoCo's chain mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=0). Unlike
+    ``rne``, it needs no earlier stage. Without armature, as in MuJoCo.
+
+    Reads: qpos, qvel. Writes: the fields of those stages and qfrc_bias. Returns
+    ``d.qfrc_bias`` itself (not a copy), shape (nv,).
+    """
+    _BIAS_FORCES.call(m._handle, d._handle)
+    return d.qfrc_bias
 
 
 def fwd_acceleration(m, d) -> None:
@@ -297,4 +346,4 @@ def fwd_acceleration(m, d) -> None:
     Reads: qfrc_passive, qfrc_bias, qfrc_applied, qfrc_actuator, xfrc_applied, qLD.
     Writes: qfrc_smooth, qacc_smooth, qacc. Mirrors mj_fwdAcceleration (no constraints).
     """
-    fwd_acceleration_entry(m._handle, d._handle)
+    _FWD_ACCELERATION.call(m._handle, d._handle)

@@ -63,12 +63,12 @@ _FORWARD = FastEntry(forward_entry)
 
 def fwd_position(m, d) -> None:
     """Position-dependent stage: poses, com quantities, tendons, M and its factorisation, transmissions."""
-    _FWD_POSITION(m._handle, d._handle)
+    _FWD_POSITION.call(m._handle, d._handle)
 
 
 def fwd_velocity(m, d) -> None:
     """Velocity-dependent stage: tendon and actuator velocities, cvel, passive forces, qfrc_bias."""
-    _FWD_VELOCITY(m._handle, d._handle)
+    _FWD_VELOCITY.call(m._handle, d._handle)
 
 
 def forward(m, d) -> None:
@@ -82,7 +82,7 @@ def forward(m, d) -> None:
     if has_actuator_callbacks(m):
         forward_with_callbacks(m, d)
     else:
-        _FORWARD(m._handle, d._handle)
+        _FORWARD.call(m._handle, d._handle)
 
 
 def forward_with_callbacks(m, d) -> None:

@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, kernel
 from kinedyn._math import dot6, mul_inert_vec
 
 
-@njit(cache=True)
+@kernel
 def _crb(
     # model
     body_parentid, dof_bodyid, dof_parentid, dof_armature, M_rownnz, M_rowadr,
@@ -45,20 +45,21 @@ def _crb(
 
     # M(i, j) = cdof_j . (crb_body(i) cdof_i) for every ancestor j of i; armature on the diagonal.
     # Rows of "simple" dofs (see M_rownnz) store only the diagonal: their couplings are zero.
-    M[:] = 0.0
+    # Each stored entry is written exactly once, so M needs no zero fill first.
     for i in range(nv):
         start = M_rowadr[i]
         adr = start + M_rownnz[i] - 1
-        M[adr] = dof_armature[i]
         mul_inert_vec(buf, 0, crb, dof_bodyid[i], cdof, i)
-        j = i
+        M[adr] = dof_armature[i] + dot6(cdof, i, buf, 0)
+        adr -= 1
+        j = dof_parentid[i]
         while adr >= start:
-            M[adr] += dot6(cdof, j, buf, 0)
+            M[adr] = dot6(cdof, j, buf, 0)
             adr -= 1
             j = dof_parentid[j]
 
 
-@njit(cache=True)
+@kernel
 def factor_i(mat, diaginv, M_rownnz, M_rowadr, M_colind):
     """In-place tree-sparse L^T D L factorisation of an SPD matrix in M's layout (mj_factorI).
 
@@ -89,7 +90,7 @@ def factor_i(mat, diaginv, M_rownnz, M_rowadr, M_colind):
             mat[t] *= inv_d
 
 
-@njit(cache=True)
+@kernel
 def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
     """In place x <- (L^T D L)^-1 x for one vector (mj_solveLD)."""
     nv = M_rownnz.shape[0]
@@ -112,7 +113,7 @@ def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
         x[i] -= acc
 
 
-@njit(cache=True)
+@kernel
 def mul_m_kernel(res, M, vec, M_rownnz, M_rowadr, M_colind):
     """res = M vec using the symmetric tree-sparse lower triangle (mj_mulM)."""
     nv = M_rownnz.shape[0]
@@ -136,10 +137,18 @@ def crb_entry(m, d):
          d.cinert, d.cdof, d.crb, d.M, d.scratch_vec)
 
 
+@kernel
+def _factor_m(M, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
+    """qLD = M, then factorise it in place (mj_factorM). A plain loop copies faster than
+    a slice assignment in the (reference-counted) entry."""
+    for t in range(M.shape[0]):
+        qLD[t] = M[t]
+    factor_i(qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind)
+
+
 @njit(cache=True)
 def factor_m_entry(m, d):
-    d.qLD[:] = d.M
-    factor_i(d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
+    _factor_m(d.M, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
 @njit(cache=True)
@@ -163,6 +172,8 @@ def _full_m_entry(m, d, dense):
 
 
 _FULL_M = FastEntry(_full_m_entry)
+_FACTOR_M = FastEntry(factor_m_entry)
+_CRB = FastEntry(crb_entry)
 
 
 def crb(m, d) -> None:
@@ -170,7 +181,7 @@ def crb(m, d) -> None:
 
     Reads: cinert, cdof. Writes: crb, M. Mirrors mj_crb.
     """
-    crb_entry(m._handle, d._handle)
+    _CRB.call(m._handle, d._handle)
 
 
 def factor_m(m, d) -> None:
@@ -178,7 +189,7 @@ def factor_m(m, d) -> None:
 
     Reads: M. Writes: qLD, qLDiagInv. Mirrors mj_factorM.
     """
-    factor_m_entry(m._handle, d._handle)
+    _FACTOR_M.call(m._handle, d._handle)
 
 
 def solve_m(m, d, y: np.ndarray) -> np.ndarray:
@@ -207,5 +218,5 @@ def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
 def full_m(m, d) -> np.ndarray:
     """Dense (nv, nv) joint-space inertia matrix from the tree-sparse M in ``d`` (mj_fullM)."""
     dense = np.zeros((m.nv, m.nv))
-    _FULL_M(m._handle, d._handle, dense)
+    _FULL_M.call(m._handle, d._handle, dense)
     return dense

@@ -488,7 +488,7 @@ def step(m, d, nstep: int = 1) -> None:
         def one_step(mh, dh, check):
             return _step_with_callbacks(m, d, check)
     else:
-        one_step = _STEP
+        one_step = _STEP.call
     for _ in range(nstep):
         status = one_step(mh, dh, True)
         if status == STATUS_OK:

@@ -35,4 +35,4 @@ def inverse(m, d) -> None:
     Reads: qpos, qvel, qacc. Writes: qfrc_inverse and every position and velocity
     field. Mirrors mj_inverse with the constraint solver off.
     """
-    _INVERSE(m._handle, d._handle)
+    _INVERSE.call(m._handle, d._handle)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, kernel
 
 
-@njit(cache=True)
+@kernel
 def jac_kernel(
     # model
     body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
@@ -76,7 +76,7 @@ def jac(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
     if point.shape != (3,):
         raise ValueError(f"point must have shape (3,), got {point.shape}")
     jac = np.empty((2, 3, m.nv))
-    _JAC(m._handle, d._handle, point, body, jac)
+    _JAC.call(m._handle, d._handle, point, body, jac)
     return jac[0], jac[1]
 
 

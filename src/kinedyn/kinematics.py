@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, kernel
 from kinedyn._math import axis_angle2quat, mul_quat, normalize4, quat2mat, rot_vec_quat
 from kinedyn.types import (
     JNT_BALL,
@@ -25,7 +25,7 @@ from kinedyn.types import (
 )
 
 
-@njit(cache=True)
+@kernel
 def _kinematics(
     # model
     body_parentid, body_jntnum, body_jntadr, body_pos, body_quat, body_ipos, body_iquat, body_sameframe,
@@ -119,7 +119,7 @@ def _kinematics(
             xpos, xmat, xquat, xipos, ximat, sq)
 
 
-@njit(cache=True)
+@kernel
 def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xmat, xquat, xipos, ximat, sq):
     """Poses of frames fixed in bodies: row i is (pos[i], quat[i]) in body owner[i] (mj_local2Global).
 
@@ -156,7 +156,7 @@ def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xma
             quat2mat(xmat_out, i, sq, QTMP)
 
 
-@njit(cache=True)
+@kernel
 def _com_pos(
     # model
     body_parentid, body_rootid, body_mass, body_subtreemass, body_inertia, body_jntnum, body_jntadr,
@@ -245,7 +245,7 @@ def _com_pos(
                 _dof_com_rot(cdof, da, xaxis[j, 0], xaxis[j, 1], xaxis[j, 2], ox, oy, oz)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _rot_inertia(ximat, body_inertia, b, i, j):
     """Element (i, j) of R diag(I) R^T for body b, associated as mju_inertCom does: R (diag(I) R^T)."""
     return ximat[b, i, 0] * (body_inertia[b, 0] * ximat[b, j, 0]) \
@@ -253,7 +253,7 @@ def _rot_inertia(ximat, body_inertia, b, i, j):
         + ximat[b, i, 2] * (body_inertia[b, 2] * ximat[b, j, 2])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _dof_com_rot(cdof, v, ax, ay, az, ox, oy, oz):
     """Rotational motion axis of dof v about the com: [axis; axis x offset] (mju_dofCom)."""
     cdof[v, 0] = ax
@@ -298,7 +298,7 @@ def kinematics(m, d) -> None:
     Reads: qpos. Writes: xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos,
     geom_xmat, site_xpos, site_xmat. Mirrors mj_kinematics.
     """
-    _KINEMATICS(m._handle, d._handle)
+    _KINEMATICS.call(m._handle, d._handle)
 
 
 def com_pos(m, d) -> None:
@@ -307,4 +307,4 @@ def com_pos(m, d) -> None:
     Reads: xmat, xipos, ximat, xanchor, xaxis. Writes: subtree_com, cinert, cdof.
     Mirrors mj_comPos.
     """
-    _COM_POS(m._handle, d._handle)
+    _COM_POS.call(m._handle, d._handle)

@@ -24,12 +24,11 @@ row views in kernels).
 
 from __future__ import annotations
 
-from numba import njit
-
+from kinedyn._handle import kernel
 from kinedyn.types import MINVAL
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _peak_force(prm, i, acc0):
     force = prm[i, 2]
     if force < 0.0:
@@ -37,7 +36,7 @@ def _peak_force(prm, i, acc0):
     return force
 
 
-@njit(cache=True)
+@kernel
 def muscle_gain_length(length, lmin, lmax):
     """Active force-length curve FL (mju_muscleGainLength); 1 at length 1, 0 outside [lmin, lmax]."""
     if lmin <= length <= lmax:
@@ -57,7 +56,7 @@ def muscle_gain_length(length, lmin, lmax):
     return 0.0
 
 
-@njit(cache=True)
+@kernel
 def _gain_terms(length, vel, lengthrange, i, acc0, prm, p):
     """Shared by the gain and its derivative: peak force, FL, normalised velocity, the FV
     knee y = fvmax - 1, fvmax, and the velocity scale l0 * vmax (floored)."""
@@ -71,7 +70,7 @@ def _gain_terms(length, vel, lengthrange, i, acc0, prm, p):
     return force, muscle_gain_length(nl, lmin, lmax), vel / vel_scale, fvmax - 1.0, fvmax, vel_scale
 
 
-@njit(cache=True)
+@kernel
 def muscle_gain(length, vel, lengthrange, i, acc0, prm, p):
     """Active muscle gain -F0 FL FV (mju_muscleGain); lengthrange[i] and prm[p] are rows."""
     force, fl, nv, y, fvmax, _ = _gain_terms(length, vel, lengthrange, i, acc0, prm, p)
@@ -86,7 +85,7 @@ def muscle_gain(length, vel, lengthrange, i, acc0, prm, p):
     return -force * fl * fv
 
 
-@njit(cache=True)
+@kernel
 def muscle_gain_vel(length, vel, lengthrange, i, acc0, prm, p):
     """d muscle_gain / d vel (mjd_muscleGain_vel, engine_derivative.c)."""
     force, fl, nv, y, _, vel_scale = _gain_terms(length, vel, lengthrange, i, acc0, prm, p)
@@ -101,7 +100,7 @@ def muscle_gain_vel(length, vel, lengthrange, i, acc0, prm, p):
     return -force * fl * dfv / vel_scale
 
 
-@njit(cache=True)
+@kernel
 def muscle_bias(length, lengthrange, i, acc0, prm, p):
     """Passive muscle force (mju_muscleBias): zero below the optimal length, then a parabola, then linear."""
     force = _peak_force(prm, p, acc0)
@@ -119,7 +118,7 @@ def muscle_bias(length, lengthrange, i, acc0, prm, p):
     return -force * fpmax * (0.5 + x)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def sigmoid(x):
     """Quintic smoothstep 6x^5 - 15x^4 + 10x^3 clamped to [0, 1] (mju_sigmoid)."""
     if x <= 0.0:
@@ -129,7 +128,7 @@ def sigmoid(x):
     return x * x * x * (3.0 * x * (2.0 * x - 5.0) + 10.0)
 
 
-@njit(cache=True)
+@kernel
 def muscle_dynamics(ctrl, act, dynprm, i):
     """Activation rate of a muscle (mju_muscleDynamics); dynprm[i] = [tau_act, tau_deact, tausmooth]."""
     ctrlclamp = min(max(ctrl, 0.0), 1.0)

@@ -24,6 +24,7 @@ import math
 
 from numba import njit
 
+from kinedyn._handle import kernel
 from kinedyn.jacobian import jac_kernel
 from kinedyn.types import (
     DSBL_DAMPER,
@@ -348,7 +349,7 @@ def _to_local(x, center, rot):
             rot[0, 2] * dx + rot[1, 2] * dy + rot[2, 2] * dz)
 
 
-@njit(cache=True)
+@kernel
 def _tendon(
     # model
     tendon_adr, tendon_num, wrap_type, wrap_objid, wrap_prm, jnt_qposadr, jnt_dofadr,
@@ -498,7 +499,7 @@ def _set_wrap_point(wrap_xpos, wrap_obj, n, x, y, z, obj):
     wrap_obj[row, col] = obj
 
 
-@njit(cache=True)
+@kernel
 def ten_velocity_kernel(ten_J, qvel, ten_velocity):
     """ten_velocity = ten_J qvel (mj_fwdVelocity), over the non-zeros in dof order."""
     for i in range(ten_J.shape[0]):
@@ -510,7 +511,7 @@ def ten_velocity_kernel(ten_J, qvel, ten_velocity):
         ten_velocity[i] = acc
 
 
-@njit(cache=True)
+@kernel
 def tendon_passive_kernel(
     # model
     tendon_stiffness, tendon_damping, tendon_lengthspring, disableflags,

@@ -1,0 +1,161 @@
+"""Stage-by-stage timing of kinedyn against MuJoCo's own stages, interleaved in one process.
+
+    python -m bench.profile_stages [--model humanoid] [--repeat 7] [--number 20000] [--only ...]
+
+Each row times one kinedyn call and the MuJoCo call(s) doing the same work, alternating
+repeats of ``number`` back-to-back calls and keeping the minimum CPU time per call (the
+least disturbed repeat on a shared machine; time spent descheduled is not counted). The
+``in-jit`` column calls the same kinedyn entry from a jitted loop: the kernel without the
+cost of a call from Python. One random state, set once; every stage's prerequisites ran
+before (one ``forward``). Measures only: no asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from functools import partial
+
+import numpy as np
+
+from bench import models as bench_models
+from bench.cases import Subject
+
+# row label -> (kinedyn module, entry taking (m, d)); the Python call goes through the same entry
+ENTRIES = {
+    "kinematics": ("kinematics", "kinematics_entry"),
+    "com_pos": ("kinematics", "com_pos_entry"),
+    "tendon": ("tendon", "tendon_entry"),
+    "crb": ("inertia", "crb_entry"),
+    "factor_m": ("inertia", "factor_m_entry"),
+    "transmission": ("actuation", "transmission_entry"),
+    "com_vel": ("dynamics", "com_vel_entry"),
+    "passive": ("dynamics", "passive_entry"),
+    "fwd_actuation": ("actuation", "fwd_actuation_entry"),
+    "fwd_acceleration": ("dynamics", "fwd_acceleration_entry"),
+    "rne from scratch": ("dynamics", "bias_forces_entry"),
+    "fwd_position": ("forward", "fwd_position_entry"),
+    "fwd_velocity": ("forward", "fwd_velocity_entry"),
+    "forward": ("forward", "forward_entry"),
+    "inverse": ("inverse", "inverse_entry"),
+}
+
+
+def _cpu_us(call, number: int) -> float:
+    t0 = time.process_time_ns()
+    for _ in range(number):
+        call()
+    return (time.process_time_ns() - t0) / number / 1e3
+
+
+def _jit_loop(entry):
+    from numba import njit
+
+    @njit
+    def loop(mh, dh, n):
+        for _ in range(n):
+            entry(mh, dh)
+
+    return loop
+
+
+def rows(subject: Subject):
+    """(label, kinedyn call, in-jit loop or None, MuJoCo call, Pinocchio call or None)."""
+    import mujoco
+
+    import kinedyn as kd
+    from kinedyn._handle import FastEntry
+
+    m, d, mjm, mjd = subject.m, subject.d, subject.mjm, subject.mjd
+    mh, dh = m._handle, d._handle
+    out, mjout = np.zeros(subject.nv), np.zeros(subject.nv)
+
+    def mj_rne_chain():
+        mujoco.mj_kinematics(mjm, mjd)
+        mujoco.mj_comPos(mjm, mjd)
+        mujoco.mj_comVel(mjm, mjd)
+        mujoco.mj_rne(mjm, mjd, 0, mjout)
+
+    mj_calls = {
+        "kinematics": mujoco.mj_kinematics, "com_pos": mujoco.mj_comPos, "tendon": mujoco.mj_tendon,
+        "crb": mujoco.mj_crb, "factor_m": mujoco.mj_factorM, "transmission": mujoco.mj_transmission,
+        "com_vel": mujoco.mj_comVel, "passive": mujoco.mj_passive, "fwd_actuation": mujoco.mj_fwdActuation,
+        "fwd_acceleration": mujoco.mj_fwdAcceleration, "fwd_position": mujoco.mj_fwdPosition,
+        "fwd_velocity": mujoco.mj_fwdVelocity, "forward": mujoco.mj_forward, "inverse": mujoco.mj_inverse,
+    }
+    pin_calls = {}
+    if subject.pm is not None:
+        import pinocchio as pin
+
+        pm, pd, q, v = subject.pm, subject.pd, subject.q, subject.v
+        pin_calls = {"rne from scratch": lambda: pin.nonLinearEffects(pm, pd, q, v),
+                     "forward": lambda: pin.aba(pm, pd, q, v, subject.tau),
+                     "inverse": lambda: pin.rnea(pm, pd, q, v, subject.a)}
+
+    table = []
+    for label, (module, name) in ENTRIES.items():
+        entry = getattr(importlib.import_module(f"kinedyn.{module}"), name, None)
+        if entry is None:
+            continue
+        fast = FastEntry(entry)
+        mj = mj_calls.get(label)
+        mj_call = mj_rne_chain if label == "rne from scratch" else (lambda mj=mj: mj(mjm, mjd))
+        loop = _jit_loop(entry)
+        table.append((label, lambda fast=fast: fast(mh, dh), lambda n, loop=loop: loop(mh, dh, n),
+                      mj_call, pin_calls.get(label)))
+        if label == "passive":  # rne after the velocity stage, through the public function
+            table.append(("rne", lambda: kd.rne(m, d, False, out=out), None,
+                          lambda: mujoco.mj_rne(mjm, mjd, 0, mjout), None))
+    table.append(("step", lambda: kd.step(m, d), None, lambda: mujoco.mj_step(mjm, mjd), None))
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.profile_stages",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="humanoid", help="built-in bench model or MJCF path")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--number", type=int, default=20000, help="calls per repeat")
+    parser.add_argument("--only", nargs="*", help="row labels to time (default: all)")
+    args = parser.parse_args(argv)
+
+    import mujoco
+
+    import kinedyn as kd
+
+    subject = Subject(bench_models.get(args.model), seed=0)
+
+    def same_state():
+        subject.randomise()
+        mujoco.mj_forward(subject.mjm, subject.mjd)
+        kd.forward(subject.m, subject.d)
+
+    same_state()
+    print(f"{args.model}: min CPU µs per call over {args.repeat} interleaved repeats of {args.number} calls")
+    print(f"{'stage':<18}{'kinedyn':>9}{'in-jit':>9}{'mujoco':>9}{'pin':>9}{'kd/mj':>7}")
+    for label, kd_call, kd_loop, mj_call, pin_call in rows(subject):
+        if args.only and label not in args.only:
+            continue
+        calls = [kd_call, mj_call] + ([pin_call] if pin_call else [])
+        for call in calls:  # warm-up (compilation, first touch)
+            call()
+        if kd_loop is not None:
+            kd_loop(1)
+        best = [float("inf")] * (len(calls) + 1)
+        for _ in range(args.repeat):
+            for i, call in enumerate(calls):
+                best[i] = min(best[i], _cpu_us(call, args.number))
+            if kd_loop is not None:
+                best[-1] = min(best[-1], _cpu_us(partial(kd_loop, args.number), 1) / args.number)
+        same_state()  # step advances the state: later rows see the same one
+        pin_text = f"{best[2]:9.3f}" if pin_call else f"{'':>9}"
+        jit_text = f"{best[-1]:9.3f}" if kd_loop is not None else f"{'':>9}"
+        ratio = best[0] / best[1]
+        print(f"{label:<18}{best[0]:9.3f}{jit_text}{best[1]:9.3f}{pin_text}{ratio:7.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
