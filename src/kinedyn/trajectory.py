@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kinedyn import plotting
 from kinedyn.actuation import fwd_actuation, next_activation
 from kinedyn.data import Data
 from kinedyn.integrate import differentiate_pos
@@ -343,37 +344,18 @@ class TrajectoryResult:
         np.savez(path, time=self.t, dof_names=np.array(self.dof_names), **arrays)
 
     def plot(self, path=None):
-        """Joint torques (qfrc_joint) and, with controls, ctrl against time; saves to ``path`` if given.
+        """Joint torques (qfrc_joint) and, with controls, ctrl against time, drawn by
+        :mod:`kinedyn.plotting` like every kinedyn plot (matplotlib's Agg backend, no display needed).
 
-        Uses matplotlib's Agg backend (no display needed). Returns the figure.
+        With ``path``, saves a PNG there, closes the figure and returns the path; without,
+        returns the open matplotlib figure.
         """
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        rows = 2 if self.ctrl is not None else 1
-        fig, axes = plt.subplots(rows, 1, figsize=(8, 3.2 * rows), sharex=True, squeeze=False)
-        ax = axes[0, 0]
-        for v, name in enumerate(self.dof_names):
-            ax.plot(self.t, self.qfrc_joint[:, v], label=name)
-        ax.set_ylabel("generalized force (N m or N)")
-        ax.set_title(f"inverse dynamics ({self.method})")
-        if self.dof_names:
-            ax.legend(fontsize="small", ncol=min(4, len(self.dof_names)))
+        panels = [plotting.Panel("qfrc_joint: generalised force the joints must supply", self.qfrc_joint,
+                                 self.dof_names, "N m or N")]
         if self.ctrl is not None:
-            ax = axes[1, 0]
-            for i, name in enumerate(self.actuator_names):
-                ax.plot(self.t, self.ctrl[:, i], label=name)
-            ax.set_ylabel("ctrl")
-            if self.actuator_names:
-                ax.legend(fontsize="small", ncol=min(4, len(self.actuator_names)))
-        axes[-1, 0].set_xlabel("time (s)")
-        fig.tight_layout()
-        if path is not None:
-            fig.savefig(path)
-            plt.close(fig)
-        return fig
+            panels.append(plotting.Panel("ctrl", self.ctrl, self.actuator_names))
+        fig = plotting.panels_figure(self.t, panels, title=f"inverse dynamics ({self.method})")
+        return fig if path is None else plotting.save_figure(fig, path)
 
 
 def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_applied=None, ctrl: bool = False,
