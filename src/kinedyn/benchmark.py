@@ -17,7 +17,6 @@ The command line is wired by ``kinedyn.cli`` through :func:`add_arguments` and :
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import importlib.util
 import json
@@ -39,7 +38,7 @@ import numpy as np
 
 import kinedyn as kd
 from kinedyn import models as bundled
-from kinedyn.errors import NonFiniteStateWarning, UnsimulatedFeatureWarning
+from kinedyn.errors import NonFiniteStateWarning, UnsimulatedFeatureWarning, close_names
 from kinedyn.types import DisableBit, IntegratorType, JointType
 
 LIBRARIES = ("kinedyn", "mujoco", "pin")
@@ -163,10 +162,8 @@ def model_source(name: str) -> tuple[Source | None, str | None]:
     if path.is_file():
         return Source(path.stem, str(path), path.read_text()), None
     known = list(DEFAULT_MODELS) + [n for n in bundled.names() if n not in DEFAULT_MODELS]
-    close = difflib.get_close_matches(name, known, n=3)
-    hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
-    raise KeyError(f"unknown benchmark model {name!r}{hint}: use one of {', '.join(known)} "
-                   "or the path of an MJCF file")
+    raise KeyError(f"unknown benchmark model {name!r}{close_names(name, known)}; use one of "
+                   f"{', '.join(known)} or the path of an MJCF file")
 
 
 def pinocchio_model(pin, xml: str):
