@@ -10,7 +10,6 @@ import numpy as np
 from kinedyn import demo, models, trajectory
 
 m = models.load("biped")
-m.opt.integrator = int(demo.INTEGRATOR)  # the servos are too stiff for explicit Euler at 2 ms
 
 motion = demo.squat_and_step(m, duration=5.0)                       # leg6 IK at every 2 ms sample
 inverse = trajectory.inverse_dynamics(m, motion.t, motion.qpos)     # torques of that motion

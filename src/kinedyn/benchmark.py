@@ -39,7 +39,7 @@ import numpy as np
 import kinedyn as kd
 from kinedyn import models as bundled
 from kinedyn.errors import NonFiniteStateWarning, UnsimulatedFeatureWarning, close_names
-from kinedyn.types import DisableBit, IntegratorType, JointType
+from kinedyn.types import DisableBit, JointType
 
 LIBRARIES = ("kinedyn", "mujoco", "pin")
 FUNCTIONS = ("kinematics", "forward", "inverse", "rne", "rne_acc", "full_m", "jac_site", "step", "rollout")
@@ -80,16 +80,15 @@ def optional_module(name: str):
 
 @dataclass(frozen=True)
 class Source:
-    """One benchmark model: MJCF text and where it came from.
+    """One benchmark model: MJCF text and where it came from; ``note`` is printed under the table.
 
-    ``integrator`` overrides the model's integrator in every library (for models that are
-    unstable with their own at the timed states); ``note`` is printed under the table.
+    Every library runs the model with its own ``<option>`` (timestep, integrator), minus
+    contacts and constraints.
     """
 
     name: str
     origin: str
     xml: str
-    integrator: IntegratorType | None = None
     note: str | None = None
 
 
@@ -115,14 +114,7 @@ def _without_bodies(xml: str, names: set[str]) -> str:
 
 
 def _bundled(name: str, origin: str, note: str | None = None) -> Source:
-    integrator = None
-    if name == "biped":
-        # its kv = 10 position servos on 0.3-0.8 kg links make explicit Euler diverge
-        # within ~20 steps of 2 ms (MuJoCo and kinedyn alike): time the stable integrator
-        integrator = IntegratorType.IMPLICITFAST
-        note = (note + "; " if note else "") + ("biped: step and rollout use integrator implicitfast in "
-                                                "every library (Euler diverges in ~20 steps)")
-    return Source(name, origin, bundled.xml(name), integrator, note)
+    return Source(name, origin, bundled.xml(name), note)
 
 
 def _arm() -> Source:
@@ -318,8 +310,6 @@ class Subject:
             warnings.simplefilter("ignore", UnsimulatedFeatureWarning)  # contacts/limits: disabled below
             self.m = kd.Model.from_xml_string(source.xml)
         self.m.opt.disableflags = self.m.opt.disableflags | off
-        if source.integrator is not None:
-            self.m.opt.integrator = int(source.integrator)
         self.d = kd.Data(self.m)
         m = self.m
         self.nq, self.nv, self.nu, self.na = m.nq, m.nv, m.nu, m.na
@@ -333,8 +323,6 @@ class Subject:
             mj = self.mujoco
             self.mjm = mj.MjModel.from_xml_string(source.xml)
             self.mjm.opt.disableflags |= int(off)
-            if source.integrator is not None:
-                self.mjm.opt.integrator = int(source.integrator)
             self.mjd = mj.MjData(self.mjm)
             if (self.mjm.nq, self.mjm.nv, self.mjm.nu) != (m.nq, m.nv, m.nu):
                 self.unavailable["mujoco"] = "MuJoCo compiled different sizes (nq, nv, nu)"
