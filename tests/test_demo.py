@@ -1,8 +1,11 @@
 """kinedyn.demo against MuJoCo: the IK motion puts the soles on their targets, the tracked
 simulation is MuJoCo's simulation under the same inputs, and the reported numbers are
-those of the arrays they summarise. (The command itself is run in test_cli.py.)"""
+those of the arrays they summarise; the renderer rejects bad frames. (The command itself is run in
+test_cli.py.)"""
 
 from __future__ import annotations
+
+import re
 
 import mujoco
 import numpy as np
@@ -11,7 +14,7 @@ from cases import pair
 from oracle import set_same_state
 
 import kinedyn as kd
-from kinedyn import demo, models
+from kinedyn import demo, models, render
 
 DURATION = demo.DEFAULT_DURATION  # the demo as shipped: 1500 samples, ~1 s of test time
 
@@ -119,3 +122,14 @@ def test_summary_numbers_are_those_of_the_arrays(biped, result):
     # the support carries the robot's weight when it stands still at the start
     weight = m.body_mass.sum() * -m.opt.gravity[2]
     assert inverse.qfrc_inverse[0, 2] == pytest.approx(weight, rel=1e-3)
+
+
+@pytest.mark.parametrize(("frames", "fragment"), [
+    (np.zeros((0, 19)), "nframe >= 1"),
+    (np.zeros((3, 7)), "(nframe >= 1, 19)"),
+    (np.where(np.arange(19) == 4, np.nan, 0.0)[None].repeat(2, axis=0), "qpos_frames[0, 4] is nan"),
+], ids=["no-frames", "wrong-width", "nan"])
+def test_animate_rejects_bad_frames(biped, tmp_path, frames, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        render.animate(biped[0], frames, tmp_path / "x.gif")
+    assert not (tmp_path / "x.gif").exists()

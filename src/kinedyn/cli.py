@@ -138,13 +138,14 @@ def _name(m, kind: str, i: int) -> str:
     return m.id2name(kind, i) or f"#{i}"
 
 
-def set_keyframe(m, d, key: str | None) -> None:
-    """Start from keyframe ``key`` (name or index), else qpos0."""
-    if key is None:
-        return
-    k = m.key(int(key) if key.isdigit() else key).id
-    d.qpos[:], d.qvel[:] = m.key_qpos[k], m.key_qvel[k]
-    d.act[:], d.ctrl[:], d.time = m.key_act[k], m.key_ctrl[k], float(m.key_time[k])
+def keyframe(text: str) -> int | str:
+    """``--key``: a keyframe index (digits) or name, as :func:`kinedyn.reset` takes it."""
+    return int(text) if text.isdigit() else text
+
+
+def add_key_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--key", type=keyframe, metavar="NAME|INDEX",
+                        help="start from this keyframe instead of qpos0")
 
 
 # ---------------------------------------------------------------- demo
@@ -365,7 +366,7 @@ def add_simulate(sub) -> None:
     p.add_argument("--interp", choices=("hold", "linear"), default="hold",
                    help="CSV controls between rows: zero-order hold (default) or linear")
     p.add_argument("--integrator", choices=sorted(INTEGRATORS), help="override the model's integrator")
-    p.add_argument("--key", metavar="NAME|INDEX", help="start from this keyframe instead of qpos0")
+    add_key_option(p)
     add_output_options(p, "simulate")
     p.set_defaults(func=cmd_simulate)
 
@@ -378,7 +379,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         m.opt.integrator = int(INTEGRATORS[args.integrator])
     ctrl_at = ctrl_schedule(args, m)
     d = kd.Data(m)
-    set_keyframe(m, d, args.key)
+    kd.reset(m, d, key=args.key)  # mj_resetDataKeyframe; qpos0 without --key
     out = output_dir(args)
     nstep = max(1, round(args.duration / m.opt.timestep))
     t = np.empty(nstep + 1)
@@ -479,7 +480,7 @@ def add_ik(sub) -> None:
                    help="goal orientation, world frame")
     p.add_argument("--joints", nargs="+", metavar="NAME", help="joints to move (default: all)")
     p.add_argument("--method", choices=("lm", "dls", "newton"), default="lm", help="solver (default: lm)")
-    p.add_argument("--key", metavar="NAME|INDEX", help="start from this keyframe instead of qpos0")
+    add_key_option(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_ik)
 
@@ -491,7 +492,7 @@ def cmd_ik(args: argparse.Namespace) -> int:
         raise CommandError("give --pos X Y Z, --quat W X Y Z or both")
     m, label = load_model(args.model)
     d = kd.Data(m)
-    set_keyframe(m, d, args.key)
+    kd.reset(m, d, key=args.key)  # mj_resetDataKeyframe; qpos0 without --key
     target = ik.Target(site=args.site, body=args.body, pos=args.pos, quat=args.quat)
     res = ik.solve(m, target, qpos=d.qpos.copy(), joints=args.joints, method=args.method)
     joints = range(m.njnt) if args.joints is None else [m.joint(j).id for j in args.joints]

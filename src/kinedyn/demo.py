@@ -238,9 +238,11 @@ def analyse(m, motion: Motion, inverse, tracking: Tracking) -> DemoResult:
     )
 
 
-def write_outputs(m, result: DemoResult, out_dir: Path, animation: bool = True, plots: bool = True,
+def write_outputs(m, result: DemoResult, out_dir: str | Path, animation: bool = True, plots: bool = True,
                   frames: int = 24) -> dict[str, Path]:
-    """The CSVs and three plots (``plots``) and the GIF (``animation``); returns name -> path."""
+    """Write into ``out_dir`` (created if needed) the three CSVs and three plots (with ``plots``)
+    and a ``frames``-frame GIF of the simulated motion (with ``animation``); returns name -> path."""
+    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     motion, tracking = result.motion, result.tracking
     t = motion.t
