@@ -185,7 +185,7 @@ def test_simulate_ctrl_csv_matches_mujoco(tmp_path, interp):
 
 @pytest.mark.parametrize("ctrl_arg, csv_text, fragments", [
     (["1", "2", "3"], None, ["--ctrl needs 1 value", "nu = 12", "got 3"]),
-    (["ctrl.csv"], "time,RLEG_J0_srvo\n0,1\n", ["no actuator named 'RLEG_J0_srvo'", "'RLEG_J0_servo'"]),
+    (["ctrl.csv"], "time,RLEG_J0_srvo\n0,1\n", ["'RLEG_J0_srvo'", "no actuator", "mean 'RLEG_J0_servo'"]),
     (["ctrl.csv"], "time," + ",".join(f"{s}LEG_J{k}_servo" for s in "RL" for k in range(6))
      + "\n0" + ",0" * 12 + "\n0.1,x" + ",0" * 11 + "\n", ["line 3", "not a number"]),
 ], ids=["count", "unknown-column", "malformed-csv"])
@@ -253,7 +253,7 @@ def test_inverse_dynamics_recovers_the_motor_torque(tmp_path):
 
 @pytest.mark.parametrize("content, fragments", [
     (None, ["no trajectory file"]),
-    ("time,hinge\n0,0.1,0.2\n0.002,0.1,0.2\n", ["2 header names but 3 columns"]),
+    ("time,hinge\n0,0.1,0.2\n0.002,0.1,0.2\n", ["line 2: 3 values, the header has 2"]),
     ("time,hing\n0,0.1\n0.002,0.1\n0.004,0.1\n", ["'hing'", "hinge"]),
 ], ids=["missing", "wrong-columns", "unknown-column"])
 def test_inverse_dynamics_bad_trajectory(tmp_path, content, fragments):

@@ -306,6 +306,12 @@ def test_bad_inputs(tmp_path):
     path.write_text("t,hinge\n0,1\n")
     with pytest.raises(KeyError, match="time"):
         trajectory.load(path)
+    path.write_text("time,hinge\n0,1\n\n0.1,x\n")  # blank lines skipped; lines counted in the file
+    with pytest.raises(ValueError, match=r"x.csv, line 4: not a number"):
+        trajectory.load(path)
+    path.write_text("time,hinge\n0,1\n0.1\n")
+    with pytest.raises(ValueError, match=r"line 3: 1 values, the header has 2"):
+        trajectory.load(path)
 
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import json
 import sys
 import warnings
@@ -290,37 +289,21 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def read_ctrl_csv(path: Path, m) -> tuple[np.ndarray, np.ndarray]:
-    """(time (k,), ctrl (k, nu)) from a CSV: a header 'time' + one column per actuator name, any order."""
+    """(time (k,), ctrl (k, nu)) from a CSV: a header 'time' + one column per actuator name, any order
+    (:func:`kinedyn.trajectory.read_csv`; unnamed actuators are ``actuator<i>``)."""
+    from kinedyn import trajectory
+
     try:
-        with open(path, newline="") as f:
-            rows = list(csv.reader(f))
+        header, values = trajectory.read_csv(path)
     except OSError as err:
         raise CommandError(f"cannot read ctrl file '{path}': {err.strerror}") from None
-    rows = [r for r in rows if r and any(c.strip() for c in r)]
-    if len(rows) < 2:
+    if len(values) == 0:
         raise CommandError(f"ctrl file '{path}' needs a header row and at least one data row")
-    header = [c.strip() for c in rows[0]]
-    if header[0] != "time":
-        raise CommandError(f"ctrl file '{path}': the first column must be 'time', got '{header[0]}'")
-    columns = [m.actuator(name).id for name in header[1:]]  # KeyError names close matches
-    missing = sorted(set(range(m.nu)) - set(columns), key=int)
-    if missing:
-        raise CommandError(f"ctrl file '{path}' has no column for actuator(s) "
-                           f"{', '.join(_name(m, 'actuator', a) for a in missing)}")
-    values = np.empty((len(rows) - 1, len(header)))
-    for line, row in enumerate(rows[1:], start=2):
-        if len(row) != len(header):
-            raise CommandError(f"ctrl file '{path}', line {line}: {len(row)} values, "
-                               f"the header has {len(header)}")
-        try:
-            values[line - 2] = [float(c) for c in row]
-        except ValueError:
-            raise CommandError(f"ctrl file '{path}', line {line}: not a number in {row}") from None
-    if not np.all(np.isfinite(values)) or np.any(np.diff(values[:, 0]) <= 0):
+    times = values[:, header.index("time")]
+    ctrl = trajectory.columns_by_name(path, header, values, trajectory.actuator_names(m), "actuator")
+    if not np.all(np.isfinite(values)) or np.any(np.diff(times) <= 0):
         raise CommandError(f"ctrl file '{path}': values must be finite and times strictly increasing")
-    ctrl = np.empty((len(values), m.nu))
-    ctrl[:, columns] = values[:, 1:]
-    return values[:, 0], ctrl
+    return times, ctrl
 
 
 def ctrl_schedule(args, m) -> Callable[[float], np.ndarray]:
