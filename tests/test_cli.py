@@ -127,16 +127,31 @@ def test_misspelled_bundled_model_suggests_the_name():
 # ---------------------------------------------------------------- simulate
 
 
-def mujoco_rollout(name, duration, ctrl_at):
-    """MuJoCo's trajectory of bundled model ``name`` with ctrl = ctrl_at(t) set before each step."""
+def mujoco_rollout(name, duration, ctrl_at, key: str | None = None):
+    """MuJoCo's trajectory of bundled model ``name`` with ctrl = ctrl_at(t) set before each step,
+    from keyframe ``key`` (mj_resetDataKeyframe) or qpos0."""
     mjm = mujoco_model(name)
     mjd = mujoco.MjData(mjm)
+    if key is not None:
+        mujoco.mj_resetDataKeyframe(mjm, mjd, mjm.key(key).id)
     rows = []
     for _ in range(round(duration / mjm.opt.timestep) + 1):
         mjd.ctrl[:] = ctrl_at(mjd.time)
         rows.append([mjd.time, *mjd.qpos])
         mujoco.mj_step(mjm, mjd)
     return np.array(rows)
+
+
+@pytest.mark.parametrize("key", ["squat", "0"])
+def test_simulate_from_keyframe_matches_mujoco(tmp_path, key):
+    """--key by name or index starts where mj_resetDataKeyframe does; the biped's own integrator
+    (implicitfast) carries its servos, as in MuJoCo."""
+    proc = kinedyn("simulate", "biped", "--key", key, "--duration", 0.02, "--ctrl", 0.1, "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "(implicitfast)" in proc.stdout
+    _, rows = read_trajectory_csv(tmp_path / "trajectory.csv")
+    np.testing.assert_allclose(rows, mujoco_rollout("biped", 0.02, lambda t: 0.1, key="squat"),
+                               rtol=1e-9, atol=1e-12)
 
 
 def test_simulate_constant_ctrl_matches_mujoco(tmp_path):
@@ -170,7 +185,7 @@ def test_simulate_ctrl_csv_matches_mujoco(tmp_path, interp):
 
 @pytest.mark.parametrize("ctrl_arg, csv_text, fragments", [
     (["1", "2", "3"], None, ["--ctrl needs 1 value", "nu = 12", "got 3"]),
-    (["ctrl.csv"], "time,RLEG_J0_srvo\n0,1\n", ["no actuator named 'RLEG_J0_srvo'", "'RLEG_J0_servo'"]),
+    (["ctrl.csv"], "time,RLEG_J0_srvo\n0,1\n", ["'RLEG_J0_srvo'", "no actuator", "mean 'RLEG_J0_servo'"]),
     (["ctrl.csv"], "time," + ",".join(f"{s}LEG_J{k}_servo" for s in "RL" for k in range(6))
      + "\n0" + ",0" * 12 + "\n0.1,x" + ",0" * 11 + "\n", ["line 3", "not a number"]),
 ], ids=["count", "unknown-column", "malformed-csv"])
@@ -238,7 +253,7 @@ def test_inverse_dynamics_recovers_the_motor_torque(tmp_path):
 
 @pytest.mark.parametrize("content, fragments", [
     (None, ["no trajectory file"]),
-    ("time,hinge\n0,0.1,0.2\n0.002,0.1,0.2\n", ["2 header names but 3 columns"]),
+    ("time,hinge\n0,0.1,0.2\n0.002,0.1,0.2\n", ["line 2: 3 values, the header has 2"]),
     ("time,hing\n0,0.1\n0.002,0.1\n0.004,0.1\n", ["'hing'", "hinge"]),
 ], ids=["missing", "wrong-columns", "unknown-column"])
 def test_inverse_dynamics_bad_trajectory(tmp_path, content, fragments):

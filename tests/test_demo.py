@@ -1,8 +1,13 @@
 """kinedyn.demo against MuJoCo: the IK motion puts the soles on their targets, the tracked
 simulation is MuJoCo's simulation under the same inputs, and the reported numbers are
-those of the arrays they summarise. (The command itself is run in test_cli.py.)"""
+those of the arrays they summarise; the renderer rejects bad frames. (The command itself is run in
+test_cli.py.)"""
 
 from __future__ import annotations
+
+import re
+import runpy
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -11,17 +16,15 @@ from cases import pair
 from oracle import set_same_state
 
 import kinedyn as kd
-from kinedyn import demo, models
+from kinedyn import demo, models, render
 
 DURATION = demo.DEFAULT_DURATION  # the demo as shipped: 1500 samples, ~1 s of test time
 
 
 @pytest.fixture(scope="module")
 def biped():
-    """(m, mjm) for the bundled biped, with the demo's integrator on both sides."""
+    """(m, mjm) for the bundled biped, each with the model's own options (implicitfast)."""
     m, _, mjm, _ = pair(models.xml("biped"), "biped")
-    m.opt.integrator = int(demo.INTEGRATOR)
-    mjm.opt.integrator = int(demo.INTEGRATOR)
     return m, mjm
 
 
@@ -121,3 +124,25 @@ def test_summary_numbers_are_those_of_the_arrays(biped, result):
     # the support carries the robot's weight when it stands still at the start
     weight = m.body_mass.sum() * -m.opt.gravity[2]
     assert inverse.qfrc_inverse[0, 2] == pytest.approx(weight, rel=1e-3)
+
+
+@pytest.mark.parametrize(("frames", "fragment"), [
+    (np.zeros((0, 19)), "nframe >= 1"),
+    (np.zeros((3, 7)), "(nframe >= 1, 19)"),
+    (np.where(np.arange(19) == 4, np.nan, 0.0)[None].repeat(2, axis=0), "qpos_frames[0, 4] is nan"),
+], ids=["no-frames", "wrong-width", "nan"])
+def test_animate_rejects_bad_frames(biped, tmp_path, frames, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        render.animate(biped[0], frames, tmp_path / "x.gif")
+    assert not (tmp_path / "x.gif").exists()
+
+
+def test_example_script_runs_and_tracks_its_own_samples(capsys):
+    """examples/biped_squat_step.py (the demo's stages by hand, 5 s motion) runs, and its
+    tracking covers exactly the samples its inverse dynamics kept."""
+    script = Path(__file__).resolve().parents[1] / "examples" / "biped_squat_step.py"
+    names = runpy.run_path(str(script), run_name="__main__")
+    result = names["result"]
+    np.testing.assert_array_equal(result.motion.t, names["inverse"].t)
+    assert result.tracking_error.shape == (len(result.motion.t), 12)
+    assert "soles within" in capsys.readouterr().out

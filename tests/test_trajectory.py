@@ -27,7 +27,7 @@ from oracle import assert_close, shared_dir
 from strategies import random_mjcf_text, random_state
 
 import kinedyn as kd
-from kinedyn import trajectory
+from kinedyn import plotting, trajectory
 
 # sample spacing of the simulated trajectories: small enough for explicit Euler on the stiff servos
 H = 0.0005
@@ -268,7 +268,10 @@ def test_csv_and_npz_round_trip(tmp_path):
         res = trajectory.inverse_dynamics(m, t, qpos, ctrl=True)
         res.to_csv(tmp_path / "out.csv")
         res.to_npz(tmp_path / "out.npz")
-        res.plot(tmp_path / "out.png")
+        assert res.plot(tmp_path / "out.png") == tmp_path / "out.png"
+        figure = res.plot()  # no path: the open figure, torque and ctrl panels
+        assert [ax.get_title() for ax in figure.axes][1] == "ctrl"
+        plotting.pyplot().close(figure)
         out = np.loadtxt(tmp_path / "out.csv", delimiter=",", skiprows=1)
         assert out.shape[0] == res.t.size
         with np.load(tmp_path / "out.npz") as z:
@@ -302,6 +305,12 @@ def test_bad_inputs(tmp_path):
         trajectory.load(path, m)
     path.write_text("t,hinge\n0,1\n")
     with pytest.raises(KeyError, match="time"):
+        trajectory.load(path)
+    path.write_text("time,hinge\n0,1\n\n0.1,x\n")  # blank lines skipped; lines counted in the file
+    with pytest.raises(ValueError, match=r"x.csv, line 4: not a number"):
+        trajectory.load(path)
+    path.write_text("time,hinge\n0,1\n0.1\n")
+    with pytest.raises(ValueError, match=r"line 3: 1 values, the header has 2"):
         trajectory.load(path)
 
 

@@ -17,7 +17,6 @@ The command line is wired by ``kinedyn.cli`` through :func:`add_arguments` and :
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import importlib.util
 import json
@@ -39,8 +38,8 @@ import numpy as np
 
 import kinedyn as kd
 from kinedyn import models as bundled
-from kinedyn.errors import NonFiniteStateWarning, UnsimulatedFeatureWarning
-from kinedyn.types import DisableBit, IntegratorType, JointType
+from kinedyn.errors import NonFiniteStateWarning, UnsimulatedFeatureWarning, close_names
+from kinedyn.types import DisableBit, JointType
 
 LIBRARIES = ("kinedyn", "mujoco", "pin")
 FUNCTIONS = ("kinematics", "forward", "inverse", "rne", "rne_acc", "full_m", "jac_site", "step", "rollout")
@@ -81,16 +80,15 @@ def optional_module(name: str):
 
 @dataclass(frozen=True)
 class Source:
-    """One benchmark model: MJCF text and where it came from.
+    """One benchmark model: MJCF text and where it came from; ``note`` is printed under the table.
 
-    ``integrator`` overrides the model's integrator in every library (for models that are
-    unstable with their own at the timed states); ``note`` is printed under the table.
+    Every library runs the model with its own ``<option>`` (timestep, integrator), minus
+    contacts and constraints.
     """
 
     name: str
     origin: str
     xml: str
-    integrator: IntegratorType | None = None
     note: str | None = None
 
 
@@ -116,14 +114,7 @@ def _without_bodies(xml: str, names: set[str]) -> str:
 
 
 def _bundled(name: str, origin: str, note: str | None = None) -> Source:
-    integrator = None
-    if name == "biped":
-        # its kv = 10 position servos on 0.3-0.8 kg links make explicit Euler diverge
-        # within ~20 steps of 2 ms (MuJoCo and kinedyn alike): time the stable integrator
-        integrator = IntegratorType.IMPLICITFAST
-        note = (note + "; " if note else "") + ("biped: step and rollout use integrator implicitfast in "
-                                                "every library (Euler diverges in ~20 steps)")
-    return Source(name, origin, bundled.xml(name), integrator, note)
+    return Source(name, origin, bundled.xml(name), note)
 
 
 def _arm() -> Source:
@@ -163,10 +154,8 @@ def model_source(name: str) -> tuple[Source | None, str | None]:
     if path.is_file():
         return Source(path.stem, str(path), path.read_text()), None
     known = list(DEFAULT_MODELS) + [n for n in bundled.names() if n not in DEFAULT_MODELS]
-    close = difflib.get_close_matches(name, known, n=3)
-    hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
-    raise KeyError(f"unknown benchmark model {name!r}{hint}: use one of {', '.join(known)} "
-                   "or the path of an MJCF file")
+    raise KeyError(f"unknown benchmark model {name!r}{close_names(name, known)}; use one of "
+                   f"{', '.join(known)} or the path of an MJCF file")
 
 
 def pinocchio_model(pin, xml: str):
@@ -321,8 +310,6 @@ class Subject:
             warnings.simplefilter("ignore", UnsimulatedFeatureWarning)  # contacts/limits: disabled below
             self.m = kd.Model.from_xml_string(source.xml)
         self.m.opt.disableflags = self.m.opt.disableflags | off
-        if source.integrator is not None:
-            self.m.opt.integrator = int(source.integrator)
         self.d = kd.Data(self.m)
         m = self.m
         self.nq, self.nv, self.nu, self.na = m.nq, m.nv, m.nu, m.na
@@ -336,8 +323,6 @@ class Subject:
             mj = self.mujoco
             self.mjm = mj.MjModel.from_xml_string(source.xml)
             self.mjm.opt.disableflags |= int(off)
-            if source.integrator is not None:
-                self.mjm.opt.integrator = int(source.integrator)
             self.mjd = mj.MjData(self.mjm)
             if (self.mjm.nq, self.mjm.nv, self.mjm.nu) != (m.nq, m.nv, m.nu):
                 self.unavailable["mujoco"] = "MuJoCo compiled different sizes (nq, nv, nu)"

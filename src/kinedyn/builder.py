@@ -31,7 +31,6 @@ Example (the bundled 3-joint arm)::
 from __future__ import annotations
 
 import copy
-import difflib
 import enum
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -49,7 +48,7 @@ from kinedyn.compiler.mjcf import (
     parse_xml,
     typed_attrs,
 )
-from kinedyn.errors import ModelError
+from kinedyn.errors import ModelError, close_names, unknown_name_hint
 
 __all__ = ["Body", "DefaultClass", "Element", "Frame", "Spec", "Tendon"]
 
@@ -62,11 +61,6 @@ _NOT_IN_DEFAULTS = ("name", "class", "joint", "jointinparent", "tendon", "site",
 # the kinds of named things, as mjSpec / Model.name2id spell them; freejoints are joints
 _NAME_KIND = {"body": "body", "joint": "joint", "freejoint": "joint", "geom": "geom", "site": "site",
               "fixed": "tendon", "spatial": "tendon", "key": "key", **{t: "actuator" for t in ACTUATOR_TAGS}}
-
-
-def _close(name: str, known) -> str:
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
-    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
 
 
 def _error(tag: str, name: str | None, message: str, attribute: str | None = None) -> ModelError:
@@ -182,7 +176,7 @@ class Element:
         schema = self._schema()
         if attr not in schema or attr in self._forbidden:
             known = [k for k in schema if k not in self._forbidden]
-            raise _error(self._tag, name, f"unknown attribute '{attr}'{_close(attr, known)}", attr)
+            raise _error(self._tag, name, f"unknown attribute '{attr}'{close_names(attr, known)}", attr)
 
     def _checked(self, attr: str, value, values: dict) -> tuple:
         """(Python value, MJCF text) of ``attr=value``, checked against the schema and ``values``."""
@@ -205,7 +199,7 @@ class Element:
         key = _mjcf_name(attr)
         if key in self._schema() and key not in self._forbidden:
             return self.get(key)
-        raise AttributeError(f"<{self._tag}> has no attribute '{attr}'{_close(key, self._schema())}")
+        raise AttributeError(f"<{self._tag}> has no attribute '{attr}'{close_names(key, self._schema())}")
 
     def __setattr__(self, attr: str, value) -> None:
         if attr.startswith("_"):
@@ -392,7 +386,7 @@ class DefaultClass(Element):
         """This class's defaults for element ``tag`` (created empty on first use)."""
         if tag not in self._ELEMENTS:
             raise _error("default", self.get("class"), f"a default class has no <{tag}>"
-                         f"{_close(tag, self._ELEMENTS)}; it takes {', '.join(self._ELEMENTS)}", tag)
+                         f"{close_names(tag, self._ELEMENTS)}; it takes {', '.join(self._ELEMENTS)}", tag)
         for child in self._children:
             if child.tag == tag:
                 return child
@@ -474,7 +468,7 @@ class Spec:
             else:
                 known = [*SCHEMA["compiler"], *SCHEMA["option"], "flag"]
                 raise _error("mujoco", model, f"'{key}' is neither a <compiler> nor an <option> "
-                             f"attribute{_close(key, known)}", key)
+                             f"attribute{close_names(key, known)}", key)
         self.option.flag.set(**flags)
 
     # ---- building ------------------------------------------------------------------------------
@@ -484,7 +478,7 @@ class Spec:
         damper, cylinder, muscle, adhesion, general) and ``attrs`` that element's attributes."""
         if kind not in ACTUATOR_TAGS:
             raise _error(str(kind), attrs.get("name"), f"unknown actuator kind '{kind}'"
-                         f"{_close(str(kind), ACTUATOR_TAGS)}; known: {', '.join(ACTUATOR_TAGS)}")
+                         f"{close_names(str(kind), ACTUATOR_TAGS)}; known: {', '.join(ACTUATOR_TAGS)}")
         return self._actuators._add(Element(kind, self, **attrs))
 
     def add_tendon(self, kind: str = "fixed", **attrs) -> Tendon:
@@ -564,8 +558,7 @@ class Spec:
     def _find(self, kind: str, name: str) -> Element:
         table = self._names[kind]
         if name not in table:
-            hint = _close(name, table) or (f"; known: {', '.join(map(repr, list(table)[:10]))}" if table
-                                           else f"; the spec has no named {kind}")
+            hint = unknown_name_hint(name, table, f"; the spec has no named {kind}")
             raise KeyError(f"no {kind} named '{name}'{hint}")
         return table[name]
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import json
 import sys
 import warnings
@@ -138,13 +137,14 @@ def _name(m, kind: str, i: int) -> str:
     return m.id2name(kind, i) or f"#{i}"
 
 
-def set_keyframe(m, d, key: str | None) -> None:
-    """Start from keyframe ``key`` (name or index), else qpos0."""
-    if key is None:
-        return
-    k = m.key(int(key) if key.isdigit() else key).id
-    d.qpos[:], d.qvel[:] = m.key_qpos[k], m.key_qvel[k]
-    d.act[:], d.ctrl[:], d.time = m.key_act[k], m.key_ctrl[k], float(m.key_time[k])
+def keyframe(text: str) -> int | str:
+    """``--key``: a keyframe index (digits) or name, as :func:`kinedyn.reset` takes it."""
+    return int(text) if text.isdigit() else text
+
+
+def add_key_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--key", type=keyframe, metavar="NAME|INDEX",
+                        help="start from this keyframe instead of qpos0")
 
 
 # ---------------------------------------------------------------- demo
@@ -289,37 +289,21 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def read_ctrl_csv(path: Path, m) -> tuple[np.ndarray, np.ndarray]:
-    """(time (k,), ctrl (k, nu)) from a CSV: a header 'time' + one column per actuator name, any order."""
+    """(time (k,), ctrl (k, nu)) from a CSV: a header 'time' + one column per actuator name, any order
+    (:func:`kinedyn.trajectory.read_csv`; unnamed actuators are ``actuator<i>``)."""
+    from kinedyn import trajectory
+
     try:
-        with open(path, newline="") as f:
-            rows = list(csv.reader(f))
+        header, values = trajectory.read_csv(path)
     except OSError as err:
         raise CommandError(f"cannot read ctrl file '{path}': {err.strerror}") from None
-    rows = [r for r in rows if r and any(c.strip() for c in r)]
-    if len(rows) < 2:
+    if len(values) == 0:
         raise CommandError(f"ctrl file '{path}' needs a header row and at least one data row")
-    header = [c.strip() for c in rows[0]]
-    if header[0] != "time":
-        raise CommandError(f"ctrl file '{path}': the first column must be 'time', got '{header[0]}'")
-    columns = [m.actuator(name).id for name in header[1:]]  # KeyError names close matches
-    missing = sorted(set(range(m.nu)) - set(columns), key=int)
-    if missing:
-        raise CommandError(f"ctrl file '{path}' has no column for actuator(s) "
-                           f"{', '.join(_name(m, 'actuator', a) for a in missing)}")
-    values = np.empty((len(rows) - 1, len(header)))
-    for line, row in enumerate(rows[1:], start=2):
-        if len(row) != len(header):
-            raise CommandError(f"ctrl file '{path}', line {line}: {len(row)} values, "
-                               f"the header has {len(header)}")
-        try:
-            values[line - 2] = [float(c) for c in row]
-        except ValueError:
-            raise CommandError(f"ctrl file '{path}', line {line}: not a number in {row}") from None
-    if not np.all(np.isfinite(values)) or np.any(np.diff(values[:, 0]) <= 0):
+    times = values[:, header.index("time")]
+    ctrl = trajectory.columns_by_name(path, header, values, trajectory.actuator_names(m), "actuator")
+    if not np.all(np.isfinite(values)) or np.any(np.diff(times) <= 0):
         raise CommandError(f"ctrl file '{path}': values must be finite and times strictly increasing")
-    ctrl = np.empty((len(values), m.nu))
-    ctrl[:, columns] = values[:, 1:]
-    return values[:, 0], ctrl
+    return times, ctrl
 
 
 def ctrl_schedule(args, m) -> Callable[[float], np.ndarray]:
@@ -365,7 +349,7 @@ def add_simulate(sub) -> None:
     p.add_argument("--interp", choices=("hold", "linear"), default="hold",
                    help="CSV controls between rows: zero-order hold (default) or linear")
     p.add_argument("--integrator", choices=sorted(INTEGRATORS), help="override the model's integrator")
-    p.add_argument("--key", metavar="NAME|INDEX", help="start from this keyframe instead of qpos0")
+    add_key_option(p)
     add_output_options(p, "simulate")
     p.set_defaults(func=cmd_simulate)
 
@@ -378,7 +362,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         m.opt.integrator = int(INTEGRATORS[args.integrator])
     ctrl_at = ctrl_schedule(args, m)
     d = kd.Data(m)
-    set_keyframe(m, d, args.key)
+    kd.reset(m, d, key=args.key)  # mj_resetDataKeyframe; qpos0 without --key
     out = output_dir(args)
     nstep = max(1, round(args.duration / m.opt.timestep))
     t = np.empty(nstep + 1)
@@ -479,7 +463,7 @@ def add_ik(sub) -> None:
                    help="goal orientation, world frame")
     p.add_argument("--joints", nargs="+", metavar="NAME", help="joints to move (default: all)")
     p.add_argument("--method", choices=("lm", "dls", "newton"), default="lm", help="solver (default: lm)")
-    p.add_argument("--key", metavar="NAME|INDEX", help="start from this keyframe instead of qpos0")
+    add_key_option(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_ik)
 
@@ -491,7 +475,7 @@ def cmd_ik(args: argparse.Namespace) -> int:
         raise CommandError("give --pos X Y Z, --quat W X Y Z or both")
     m, label = load_model(args.model)
     d = kd.Data(m)
-    set_keyframe(m, d, args.key)
+    kd.reset(m, d, key=args.key)  # mj_resetDataKeyframe; qpos0 without --key
     target = ik.Target(site=args.site, body=args.body, pos=args.pos, quat=args.quat)
     res = ik.solve(m, target, qpos=d.qpos.copy(), joints=args.joints, method=args.method)
     joints = range(m.njnt) if args.joints is None else [m.joint(j).id for j in args.joints]

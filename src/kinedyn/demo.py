@@ -11,7 +11,8 @@
    torques, and on the free joint the wrench that something outside the robot
    must apply to the torso.
 3. **Tracking** (:func:`track`): the biped is simulated with :func:`kinedyn.step`
-   (implicitfast: see INTEGRATOR), its twelve position servos commanded to the IK angles.
+   with the model's own integrator (implicitfast: biped.xml says why), its twelve position
+   servos commanded to the IK angles.
 
 **Why the torso is held.** kinedyn has no contact model, so nothing pushes the
 soles up and a floating biped falls. The demo therefore holds the torso with a
@@ -53,11 +54,6 @@ DEFAULT_DURATION = 3.0  # s: slow enough for the kp = 300 servos to track within
 # for the 24 kg robot (translation) and ~1 kg m^2 about the torso (rotation)
 HARNESS_KP = (2.0e4, 2.0e3)   # N/m, N m/rad
 HARNESS_KD = (1.4e3, 90.0)    # N s/m, N m s/rad
-
-# the servos' kv = 10 N m s/rad on the ankle-roll link (~0.002 kg m^2 about its axis) gives
-# kv dt / I ~ 10 at dt = 2 ms: explicit Euler diverges within 20 steps; implicitfast integrates the
-# actuators' velocity terms implicitly (MuJoCo's advice for stiff servos)
-INTEGRATOR = kd.IntegratorType.IMPLICITFAST
 
 Progress = Callable[[str, int], contextlib.AbstractContextManager[Callable[[int], None]]]
 
@@ -242,9 +238,11 @@ def analyse(m, motion: Motion, inverse, tracking: Tracking) -> DemoResult:
     )
 
 
-def write_outputs(m, result: DemoResult, out_dir: Path, animation: bool = True, plots: bool = True,
+def write_outputs(m, result: DemoResult, out_dir: str | Path, animation: bool = True, plots: bool = True,
                   frames: int = 24) -> dict[str, Path]:
-    """The CSVs and three plots (``plots``) and the GIF (``animation``); returns name -> path."""
+    """Write into ``out_dir`` (created if needed) the three CSVs and three plots (with ``plots``)
+    and a ``frames``-frame GIF of the simulated motion (with ``animation``); returns name -> path."""
+    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     motion, tracking = result.motion, result.tracking
     t = motion.t
@@ -305,12 +303,12 @@ def compute(duration: float = DEFAULT_DURATION, advance: Callable[[int], None] =
             m=None) -> DemoResult:
     """Motion, inverse dynamics, tracking and analysis (no files); ``advance(1)`` after each stage.
 
-    ``m`` defaults to the bundled biped; its integrator is set to INTEGRATOR.
+    ``m`` defaults to the bundled biped; it is simulated with its own ``m.opt`` (the bundled
+    biped's integrator is implicitfast: Euler diverges under its servos at 2 ms).
     """
     from kinedyn import trajectory
 
     m = models.load(MODEL_NAME) if m is None else m
-    m.opt.integrator = int(INTEGRATOR)
     va = m.jnt_dofadr[m.joint("root").id]
     motion = squat_and_step(m, duration)
     advance(1)

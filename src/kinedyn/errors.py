@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class ModelError(ValueError):
     """A model that cannot be compiled: malformed, inconsistent or unsupported.
@@ -34,3 +37,21 @@ class UnsimulatedFeatureWarning(UserWarning):
 
 class NonFiniteStateWarning(RuntimeWarning):
     """The simulation state went non-finite; the data was reset."""
+
+
+def close_names(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'a', 'b'?"`` naming up to three of ``known`` spelled like ``name``, else ``""``.
+
+    The tail of every "unknown name" error message, so they all read alike.
+    """
+    close = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.5)
+    return f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+
+
+def unknown_name_hint(name: str, known: Iterable[str], when_empty: str) -> str:
+    """:func:`close_names`, or when nothing is close the first ten ``known`` names, or
+    ``when_empty`` (e.g. ``"; the model has none"``) when there are none."""
+    known = list(known)
+    if not known:
+        return when_empty
+    return close_names(name, known) or f"; known: {', '.join(map(repr, known[:10]))}"

@@ -40,6 +40,10 @@ active; with active bounds, the free controls are re-solved in minimum norm.
 The result's ``qfrc_actuator`` and ``residual`` come from running the real actuation
 kernel (the one ``forward`` runs) with the returned controls, so they are exactly what
 ``forward`` gives.
+
+Naming caveat: ``kinedyn`` exports the function :func:`inverse_actuation` under this
+module's name, so ``import kinedyn.inverse_actuation as ia`` gives the function; import
+other names with ``from kinedyn.inverse_actuation import ...`` (docs/inverse_actuation.md).
 """
 
 from __future__ import annotations

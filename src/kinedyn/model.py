@@ -8,13 +8,13 @@ half-built: either every field is filled and checked, or ``ModelError`` is raise
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from kinedyn._handle import make_handle
+from kinedyn.errors import unknown_name_hint
 from kinedyn.fields import MODEL_FIELD, MODEL_FIELDS, SIZE_NAMES
 from kinedyn.types import IntegratorType
 
@@ -196,10 +196,7 @@ class Model:
             raise KeyError(f"unknown object kind '{kind}'; known: {', '.join(NAMED_KINDS)}")
         if name in index:
             return index[name]
-        close = difflib.get_close_matches(name, list(index), n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else \
-            f"; known: {', '.join(repr(n) for n in list(index)[:10])}" if index else "; the model has none"
-        raise KeyError(f"no {kind} named '{name}'{hint}")
+        raise KeyError(f"no {kind} named '{name}'{unknown_name_hint(name, index, '; the model has none')}")
 
     def id2name(self, kind: str, i: int) -> str:
         """Name of object ``i`` of ``kind`` ("" when it has none)."""

@@ -42,9 +42,12 @@ class Panel:
     dashed: np.ndarray | None = None
 
 
-def plot_panels(path: str | Path, t, panels: Sequence[Panel], title: str = "",
-                xlabel: str = "time (s)") -> Path:
-    """Stack ``panels`` vertically over a shared time axis and save a PNG; returns the path."""
+def panels_figure(t, panels: Sequence[Panel], title: str = "", xlabel: str = "time (s)"):
+    """A matplotlib figure with ``panels`` stacked vertically over a shared time axis (not saved).
+
+    For callers that want to adjust the figure before saving it with :func:`save_figure`;
+    :func:`plot_panels` does both.
+    """
     plt = pyplot()
     t = np.asarray(t, dtype=float)
     fig, axes = plt.subplots(len(panels), 1, sharex=True, squeeze=False,
@@ -68,10 +71,21 @@ def plot_panels(path: str | Path, t, panels: Sequence[Panel], title: str = "",
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    return fig
+
+
+def save_figure(fig, path: str | Path) -> Path:
+    """Save ``fig`` as a PNG at ``path``, close it (frees its memory) and return the path."""
     path = Path(path)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    pyplot().close(fig)
     return path
 
 
-__all__ = ["Panel", "plot_panels", "pyplot"]
+def plot_panels(path: str | Path, t, panels: Sequence[Panel], title: str = "",
+                xlabel: str = "time (s)") -> Path:
+    """Stack ``panels`` vertically over a shared time axis and save a PNG; returns the path."""
+    return save_figure(panels_figure(t, panels, title, xlabel), path)
+
+
+__all__ = ["Panel", "panels_figure", "plot_panels", "pyplot", "save_figure"]

@@ -28,8 +28,12 @@ def animate(m, qpos_frames, path: str | Path, fps: float = 15.0, title: str = ""
     from matplotlib.animation import FuncAnimation, PillowWriter
 
     frames = np.asarray(qpos_frames, dtype=float)
-    if frames.ndim != 2 or frames.shape[1] != m.nq:
-        raise ValueError(f"qpos_frames must have shape (nframe, {m.nq}), got {frames.shape}")
+    if frames.ndim != 2 or frames.shape[1] != m.nq or len(frames) == 0:
+        raise ValueError(f"qpos_frames must have shape (nframe >= 1, {m.nq}), got {frames.shape}")
+    if not np.isfinite(frames).all():
+        frame, coordinate = np.argwhere(~np.isfinite(frames))[0]
+        raise ValueError(f"qpos_frames[{frame}, {coordinate}] is {frames[frame, coordinate]}; "
+                         "qpos_frames must be finite")
     d = kd.Data(m)
     poses = []
     for q in frames:

@@ -33,8 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
+from kinedyn import plotting
 from kinedyn.actuation import fwd_actuation, next_activation
 from kinedyn.data import Data
+from kinedyn.errors import close_names
 from kinedyn.integrate import differentiate_pos
 from kinedyn.inverse import inverse
 from kinedyn.inverse_actuation import (
@@ -108,35 +110,52 @@ def load(path, m=None) -> tuple[np.ndarray, np.ndarray]:
         if m is not None and qpos.shape[1] != m.nq:
             raise ValueError(f"{path}: qpos has {qpos.shape[1]} columns, the model has nq = {m.nq}")
         return t, qpos
+    header, table = read_csv(path)
+    t = table[:, header.index("time")]
+    if m is None:
+        return t, table[:, [i for i, h in enumerate(header) if h != "time"]]
+    return t, columns_by_name(path, header, table, qpos_names(m), "qpos coordinate")
+
+
+def read_csv(path) -> tuple[list[str], np.ndarray]:
+    """``(header, values (rows, columns))`` of a CSV of numbers under one header row that has a
+    ``time`` column: what :func:`save_csv` and ``kinedyn simulate`` write and what :func:`load`
+    and ``kinedyn simulate --ctrl`` read. Blank lines are skipped.
+
+    Raises ValueError naming the file (and the line) for an empty file, a row whose length is
+    not the header's, or a value that is not a number; KeyError when no column is ``time``.
+    """
     with open(path, newline="") as f:
-        header = next(csv.reader(f), None)
-    if not header:
+        rows = [(line, row) for line, row in enumerate(csv.reader(f), start=1) if any(c.strip() for c in row)]
+    if not rows:
         raise ValueError(f"{path}: empty file, expected a header line with a 'time' column")
-    header = [h.strip() for h in header]
+    header = [c.strip() for c in rows[0][1]]
     if "time" not in header:
         raise KeyError(f"{path}: no 'time' column in the header {header}")
-    try:
-        table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    except ValueError as err:
-        raise ValueError(f"{path}: not a table of numbers after the header: {err}") from None
-    if table.shape[1] != len(header):
-        raise ValueError(f"{path}: {len(header)} header names but {table.shape[1]} columns of numbers")
-    t = table[:, header.index("time")]
-    columns = [h for h in header if h != "time"]
-    if m is None:
-        return t, table[:, [header.index(c) for c in columns]]
-    wanted = qpos_names(m)
-    unknown = [c for c in columns if c not in wanted]
-    if unknown:
-        import difflib
+    values = np.empty((len(rows) - 1, len(header)))
+    for k, (line, row) in enumerate(rows[1:]):
+        if len(row) != len(header):
+            raise ValueError(f"{path}, line {line}: {len(row)} values, the header has {len(header)}")
+        try:
+            values[k] = [float(c) for c in row]
+        except ValueError:
+            raise ValueError(f"{path}, line {line}: not a number in {row}") from None
+    return header, values
 
-        hints = {c: difflib.get_close_matches(c, wanted, n=2) for c in unknown}
-        listed = "; ".join(f"'{c}'" + (f" (close: {', '.join(h)})" if h else "") for c, h in hints.items())
-        raise KeyError(f"{path}: columns not in the model's qpos: {listed}")
-    missing = [w for w in wanted if w not in columns]
+
+def columns_by_name(path, header: list[str], values: np.ndarray, names: list[str], what: str) -> np.ndarray:
+    """The columns of ``values`` in the order of ``names``, matched to ``header`` by name (any
+    order; the ``time`` column is ignored). KeyError naming ``path`` for a column that is not one
+    of ``names`` (with the close names) and for a name without a column; ``what`` says what a
+    name is ("qpos coordinate", "actuator")."""
+    unknown = [c for c in header if c != "time" and c not in names]
+    if unknown:
+        listed = ", ".join(f"'{c}'{close_names(c, names)}" for c in unknown)
+        raise KeyError(f"{path}: column(s) that are no {what} of the model: {listed}")
+    missing = [n for n in names if n not in header]
     if missing:
-        raise KeyError(f"{path}: no column for qpos coordinate(s) {', '.join(missing)}")
-    return t, table[:, [header.index(w) for w in wanted]]
+        raise KeyError(f"{path}: no column for {what}(s) {', '.join(missing)}")
+    return values[:, [header.index(n) for n in names]]
 
 
 def save_csv(path, t, qpos, m) -> None:
@@ -343,37 +362,18 @@ class TrajectoryResult:
         np.savez(path, time=self.t, dof_names=np.array(self.dof_names), **arrays)
 
     def plot(self, path=None):
-        """Joint torques (qfrc_joint) and, with controls, ctrl against time; saves to ``path`` if given.
+        """Joint torques (qfrc_joint) and, with controls, ctrl against time, drawn by
+        :mod:`kinedyn.plotting` like every kinedyn plot (matplotlib's Agg backend, no display needed).
 
-        Uses matplotlib's Agg backend (no display needed). Returns the figure.
+        With ``path``, saves a PNG there, closes the figure and returns the path; without,
+        returns the open matplotlib figure.
         """
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        rows = 2 if self.ctrl is not None else 1
-        fig, axes = plt.subplots(rows, 1, figsize=(8, 3.2 * rows), sharex=True, squeeze=False)
-        ax = axes[0, 0]
-        for v, name in enumerate(self.dof_names):
-            ax.plot(self.t, self.qfrc_joint[:, v], label=name)
-        ax.set_ylabel("generalized force (N m or N)")
-        ax.set_title(f"inverse dynamics ({self.method})")
-        if self.dof_names:
-            ax.legend(fontsize="small", ncol=min(4, len(self.dof_names)))
+        panels = [plotting.Panel("qfrc_joint: generalised force the joints must supply", self.qfrc_joint,
+                                 self.dof_names, "N m or N")]
         if self.ctrl is not None:
-            ax = axes[1, 0]
-            for i, name in enumerate(self.actuator_names):
-                ax.plot(self.t, self.ctrl[:, i], label=name)
-            ax.set_ylabel("ctrl")
-            if self.actuator_names:
-                ax.legend(fontsize="small", ncol=min(4, len(self.actuator_names)))
-        axes[-1, 0].set_xlabel("time (s)")
-        fig.tight_layout()
-        if path is not None:
-            fig.savefig(path)
-            plt.close(fig)
-        return fig
+            panels.append(plotting.Panel("ctrl", self.ctrl, self.actuator_names))
+        fig = plotting.panels_figure(self.t, panels, title=f"inverse dynamics ({self.method})")
+        return fig if path is None else plotting.save_figure(fig, path)
 
 
 def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_applied=None, ctrl: bool = False,

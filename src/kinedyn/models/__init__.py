@@ -12,10 +12,10 @@ Where a file came from is written in the comment at its top.
 
 from __future__ import annotations
 
-import difflib
 from importlib import resources
 from pathlib import Path
 
+from kinedyn.errors import close_names
 from kinedyn.model import Model
 
 # name -> file in this package; add a model by adding its file and one line here
@@ -36,8 +36,7 @@ def _file(name: str):
     try:
         filename = _FILES[name]
     except (KeyError, TypeError):
-        close = difflib.get_close_matches(str(name), list(_FILES), n=3)
-        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+        hint = close_names(name, _FILES)
         raise KeyError(f"no bundled model {name!r}{hint}; known models: {', '.join(names())}") from None
     return resources.files(__name__).joinpath(filename)
 
