@@ -51,7 +51,7 @@ WHAT_IS_TIMED = {
     "kinematics": ("kinematics", "mj_kinematics", "forwardKinematics(q)"),
     "forward": ("forward", "mj_forward", "aba(q, v, tau)"),
     "inverse": ("inverse", "mj_inverse", "rnea(q, v, a)"),
-    "rne": ("kinematics, com_pos, com_vel, rne(flg_acc=False)",
+    "rne": ("bias_forces (kinematics, com_pos, com_vel, rne(flg_acc=False) in one call)",
             "mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=0)", "nonLinearEffects(q, v)"),
     "rne_acc": ("kinematics, com_pos, com_vel, rne(flg_acc=True)",
                 "mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=1)", "rnea(q, v, a)"),
@@ -427,7 +427,8 @@ class Subject:
             "kinematics": Case(lambda: kd.kinematics(m, d)),
             "forward": Case(lambda: kd.forward(m, d)),
             "inverse": Case(lambda: kd.inverse(m, d), set_qacc),
-            "rne": Case(rne(False)),
+            # one public call, as a user computes C(q, v): the same stages as MuJoCo's four calls
+            "rne": Case(lambda: kd.bias_forces(m, d)),
             "rne_acc": Case(rne(True), set_qacc),
             "full_m": Case(full_m),
             "jac_site": Case(lambda: jacobian(m, d, target), positions),
