@@ -43,7 +43,8 @@ from kinedyn.types import (
 # on the geom's surface -> tangent point -> x1. The problem is solved in 2D: for a sphere
 # in the plane through the centre, x0 and x1; for a cylinder in the cross-section (its
 # local xy plane), the height then interpolated along the unrolled path. A side site
-# picks which way around the geom the tendon goes; a side site *inside* the geom selects
+# outside the geom picks which way around the geom the tendon goes (MuJoCo 4.0's winding
+# rule, see _wrap_circle); a side site *inside* the geom selects
 # the "inside" wrap, where the tendon touches the circle at one point from within
 # (wrap_inside). Points are passed as scalars so the per-step kernel allocates nothing.
 
@@ -113,25 +114,32 @@ def _arc_length(p0x, p0y, p1x, p1y, second, radius):
 
 
 @njit(cache=True)
-def _tangent_pair(sgn, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, has_side, sx, sy, radius):
-    """One of wrap_circle's two tangent constructions (sgn = +1 or -1) and its goodness.
+def _tangent_pair(sgn, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, radius):
+    """One of wrap_circle's two tangent constructions and its goodness.
 
-    Goodness: alignment of the arc's middle direction with the side site, or without one
-    minus the squared chord; -10000 when the two tangent lines cross each other.
+    ``sgn = +1`` is the path that goes clockwise around the centre, ``-1`` the
+    counter-clockwise one. Goodness (used without a side site): minus the squared chord
+    between the tangent points; -10000 when the two tangent lines cross each other.
     """
     sqrad = radius * radius
     t0x = (e0x * sqrad + sgn * radius * e0y * root0) / sqlen0
     t0y = (e0y * sqrad - sgn * radius * e0x * root0) / sqlen0
     t1x = (e1x * sqrad - sgn * radius * e1y * root1) / sqlen1
     t1y = (e1y * sqrad + sgn * radius * e1x * root1) / sqlen1
-    if has_side:
-        mx, my, _ = _normalize2(t0x + t1x, t0y + t1y)
-        good = mx * sx + my * sy
-    else:
-        good = -((t0x - t1x) * (t0x - t1x) + (t0y - t1y) * (t0y - t1y))
+    good = -((t0x - t1x) * (t0x - t1x) + (t0y - t1y) * (t0y - t1y))
     if _segments_cross(e0x, e0y, t0x, t0y, e1x, e1y, t1x, t1y):
         good = -10000.0
     return good, t0x, t0y, t1x, t1y
+
+
+@njit(cache=True)
+def _turn_angle(ax, ay, bx, by):
+    """Signed angle in (-pi, pi] from direction a to direction b, counter-clockwise positive.
+
+    It is also the winding angle around the origin of the straight segment a -> b when
+    that segment does not pass through the origin.
+    """
+    return math.atan2(ax * by - ay * bx, ax * bx + ay * by)
 
 
 @njit(cache=True)
@@ -139,10 +147,17 @@ def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
     """Outside wrap of a 2D segment around a circle at the origin (wrap_circle).
 
     Returns (arc length or -1 for no wrap, tangent point 0 (x, y), tangent point 1 (x, y)).
-    No wrap when an end is inside the circle, the ends coincide, or the segment misses
-    the circle on the side-site's side. Of the two tangent constructions, the one
-    pointing towards the side site (or, without one, with the shorter chord) wins; one
-    whose tangent lines cross each other is never taken.
+    No wrap when an end is inside the circle or the ends coincide.
+
+    Without a side site the segment wraps when it cuts the circle, along the tangent
+    construction with the shorter chord (one whose tangent lines cross each other is
+    never taken). With a side site outside the circle, MuJoCo 4.0's rule (changelog
+    4.0.0, "Changed the semantics of sidesite"; XML reference, spatial/geom/sidesite):
+    the tendon is the shortest path from e0 to e1 with the same winding angle around
+    the centre as the polyline e0 -> side site -> e1. The straight segment has the
+    winding angle ``straight``; the polyline's differs from it by 0 or +-2 pi. If it is
+    the same and the segment clears the circle, the tendon stays straight; otherwise it
+    wraps counter-clockwise when the polyline's winding is positive, else clockwise.
     """
     sqlen0 = e0x * e0x + e0y * e0y
     sqlen1 = e1x * e1x + e1y * e1y
@@ -154,24 +169,34 @@ def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
     dd = difx * difx + dify * dify
     if dd < MINVAL:
         return -1.0, 0.0, 0.0, 0.0, 0.0
-    # point of the segment nearest the centre: does the segment cut the circle (on the side's side)?
+    # point of the segment nearest the centre: does the segment cut the circle?
     a = -(difx * e0x + dify * e0y) / dd
     a = min(max(a, 0.0), 1.0)
     nx = a * difx + e0x
     ny = a * dify + e0y
-    if nx * nx + ny * ny > sqrad and (not has_side or sx * nx + sy * ny >= 0.0):
-        return -1.0, 0.0, 0.0, 0.0, 0.0
+    clears = nx * nx + ny * ny > sqrad
     root0 = math.sqrt(sqlen0 - sqrad)
     root1 = math.sqrt(sqlen1 - sqrad)
-    good0, a0x, a0y, a1x, a1y = _tangent_pair(1.0, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1,
-                                              has_side, sx, sy, radius)
-    good1, b0x, b0y, b1x, b1y = _tangent_pair(-1.0, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1,
-                                              has_side, sx, sy, radius)
-    second = not good0 > good1
-    if second:
-        q0x, q0y, q1x, q1y = b0x, b0y, b1x, b1y
+    if has_side:
+        straight = _turn_angle(e0x, e0y, e1x, e1y)
+        via_side = _turn_angle(e0x, e0y, sx, sy) + _turn_angle(sx, sy, e1x, e1y)
+        if clears and abs(via_side - straight) < math.pi:
+            return -1.0, 0.0, 0.0, 0.0, 0.0
+        second = via_side > 0.0
+        _, q0x, q0y, q1x, q1y = _tangent_pair(-1.0 if second else 1.0, e0x, e0y, e1x, e1y,
+                                              sqlen0, sqlen1, root0, root1, radius)
     else:
-        q0x, q0y, q1x, q1y = a0x, a0y, a1x, a1y
+        if clears:
+            return -1.0, 0.0, 0.0, 0.0, 0.0
+        good0, a0x, a0y, a1x, a1y = _tangent_pair(1.0, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1,
+                                                  radius)
+        good1, b0x, b0y, b1x, b1y = _tangent_pair(-1.0, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1,
+                                                  radius)
+        second = not good0 > good1
+        if second:
+            q0x, q0y, q1x, q1y = b0x, b0y, b1x, b1y
+        else:
+            q0x, q0y, q1x, q1y = a0x, a0y, a1x, a1y
     if _segments_cross(e0x, e0y, q0x, q0y, e1x, e1y, q1x, q1y):
         return -1.0, q0x, q0y, q1x, q1y
     return _arc_length(q0x, q0y, q1x, q1y, second, radius), q0x, q0y, q1x, q1y
