@@ -581,11 +581,14 @@ def _mju_wrap():
     wrap = ctypes.CDLL(str(library)).mju_wrap
     vec = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
     wrap.restype = ctypes.c_double
-    wrap.argtypes = [vec, vec, vec, vec, vec, ctypes.c_double, ctypes.c_int, vec]
+    side_or_null = ctypes.c_void_p
+    wrap.argtypes = [vec, vec, vec, vec, vec, ctypes.c_double, ctypes.c_int, side_or_null]
 
     def call(x0, x1, center, rot, radius, wraptype, side):
         points = np.zeros(6)
-        length = wrap(points, x0, x1, center, np.ascontiguousarray(rot).ravel(), radius, wraptype, side)
+        side = None if side is None else np.ascontiguousarray(side, dtype=np.float64)
+        length = wrap(points, x0, x1, center, np.ascontiguousarray(rot).ravel(), radius, wraptype,
+                      None if side is None else side.ctypes.data)
         return length, points
 
     return call
@@ -617,6 +620,40 @@ def test_wrap_geom_outside_sidesite_matches_mju_wrap():
             wrapped += 1
             assert_close(f"wrap {k}", np.array(ours), np.concatenate([[theirs], points]))
     assert wrapped > 500, wrapped
+
+
+def test_wrap_geom_at_wrap_onset_matches_mju_wrap():
+    """Segments that barely cut (or clear) the geom, without a side site and with one on either side.
+
+    The two tangent points nearly coincide there: MuJoCo 4.0.0 still wraps the short way
+    with a length accurate to round-off, where 3.12's chord choice and acos lost it.
+    """
+    mju_wrap = _mju_wrap()
+    rng = np.random.default_rng(23)
+    radius = 0.5
+    rot = np.eye(3)
+    center = np.zeros(3)
+    wrapped = 0
+    for k in range(1200):
+        angle = rng.uniform(0, 2 * np.pi)
+        normal = np.array([np.cos(angle), np.sin(angle), 0.0])
+        along = np.array([-np.sin(angle), np.cos(angle), 0.0])
+        # nearest point of the segment at 1 -+ 10^-14..10^-2 radii from the centre
+        offset = radius * (1 + rng.choice([-1, 1]) * 10.0 ** rng.uniform(-14, -2))
+        x0 = offset * normal - rng.uniform(0.01, 2) * along
+        x1 = offset * normal + rng.uniform(0.01, 2) * along
+        wraptype = (WRAP_SPHERE, WRAP_CYLINDER)[k % 2]
+        if wraptype == WRAP_CYLINDER:
+            x0[2], x1[2] = rng.normal(scale=0.3, size=2)
+        has_side = k % 3 != 0
+        side = (3.0 if k % 3 == 1 else -3.0) * normal
+        theirs, points = mju_wrap(x0, x1, center, rot, radius, wraptype, side if has_side else None)
+        ours = wrap_geom(x0, x1, center, rot, radius, wraptype, side, has_side)
+        assert (ours[0] >= 0) == (theirs >= 0), (k, ours[0], theirs)
+        if theirs >= 0:
+            wrapped += 1
+            assert_close(f"wrap {k}", np.array(ours), np.concatenate([[theirs], points]))
+    assert wrapped > 400, wrapped
 
 
 WRAP_ERRORS = [

@@ -50,14 +50,6 @@ from kinedyn.types import (
 
 
 @njit(cache=True)
-def _acos(x):
-    """C's acos: NaN outside [-1, 1] (Python's math.acos raises instead)."""
-    if x > 1.0 or x < -1.0:
-        return math.nan
-    return math.acos(x)
-
-
-@njit(cache=True)
 def _asin(x):
     """C's asin: NaN outside [-1, 1]."""
     if x > 1.0 or x < -1.0:
@@ -86,53 +78,6 @@ def _normalize3(x, y, z):
 
 
 @njit(cache=True)
-def _segments_cross(p1x, p1y, p2x, p2y, p3x, p3y, p4x, p4y):
-    """Whether 2D segments p1-p2 and p3-p4 intersect (is_intersect); parallel ones never do."""
-    det = (p4y - p3y) * (p2x - p1x) - (p4x - p3x) * (p2y - p1y)
-    if abs(det) < MINVAL:
-        return False
-    a = ((p4x - p3x) * (p1y - p3y) - (p4y - p3y) * (p1x - p3x)) / det
-    b = ((p2x - p1x) * (p1y - p3y) - (p2y - p1y) * (p1x - p3x)) / det
-    return 0.0 <= a <= 1.0 and 0.0 <= b <= 1.0
-
-
-@njit(cache=True)
-def _arc_length(p0x, p0y, p1x, p1y, second, radius):
-    """Length of the arc from p0 to p1 on the circle (length_circle).
-
-    The angle between the two radii is in [0, pi]; it is replaced by 2 pi minus itself
-    when the turn from p0 to p1 goes the other way than the chosen tangent solution
-    (``second`` says which of the two solutions, as MuJoCo's index does).
-    """
-    ax, ay, _ = _normalize2(p0x, p0y)
-    bx, by, _ = _normalize2(p1x, p1y)
-    angle = _acos(ax * bx + ay * by)
-    cross = p0y * p1x - p0x * p1y
-    if (cross > 0.0 and second) or (cross < 0.0 and not second):
-        angle = 2.0 * math.pi - angle
-    return radius * angle
-
-
-@njit(cache=True)
-def _tangent_pair(sgn, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, radius):
-    """One of wrap_circle's two tangent constructions and its goodness.
-
-    ``sgn = +1`` is the path that goes clockwise around the centre, ``-1`` the
-    counter-clockwise one. Goodness (used without a side site): minus the squared chord
-    between the tangent points; -10000 when the two tangent lines cross each other.
-    """
-    sqrad = radius * radius
-    t0x = (e0x * sqrad + sgn * radius * e0y * root0) / sqlen0
-    t0y = (e0y * sqrad - sgn * radius * e0x * root0) / sqlen0
-    t1x = (e1x * sqrad - sgn * radius * e1y * root1) / sqlen1
-    t1y = (e1y * sqrad + sgn * radius * e1x * root1) / sqlen1
-    good = -((t0x - t1x) * (t0x - t1x) + (t0y - t1y) * (t0y - t1y))
-    if _segments_cross(e0x, e0y, t0x, t0y, e1x, e1y, t1x, t1y):
-        good = -10000.0
-    return good, t0x, t0y, t1x, t1y
-
-
-@njit(cache=True)
 def _turn_angle(ax, ay, bx, by):
     """Signed angle in (-pi, pi] from direction a to direction b, counter-clockwise positive.
 
@@ -143,21 +88,53 @@ def _turn_angle(ax, ay, bx, by):
 
 
 @njit(cache=True)
+def _arc_length(p0x, p0y, p1x, p1y, ccw, radius):
+    """Length of the arc from p0 to p1 on the circle, counter-clockwise when ``ccw`` (length_circle).
+
+    The angle comes from atan2 of the cross and dot products: acos of the normalised dot
+    product, as in 3.12's length_circle, loses half the digits for short arcs (at wrap
+    onset) and is NaN when rounding pushes the dot product past 1; MuJoCo 4.0.0's lengths
+    are accurate to round-off there (changelog 4.0.0: wrapping stability at wrap onset).
+    """
+    angle = _turn_angle(p0x, p0y, p1x, p1y)
+    if not ccw:
+        angle = -angle
+    if angle < 0.0:
+        angle += 2.0 * math.pi
+    return radius * angle
+
+
+@njit(cache=True)
+def _tangent_points(ccw, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, radius):
+    """Tangent points of the path e0 -> circle -> e1 that goes around the centre counter-clockwise
+    when ``ccw``, else clockwise (wrap_circle's two constructions; root = sqrt(|e|^2 - r^2)).
+    """
+    sgn = -1.0 if ccw else 1.0
+    sqrad = radius * radius
+    t0x = (e0x * sqrad + sgn * radius * e0y * root0) / sqlen0
+    t0y = (e0y * sqrad - sgn * radius * e0x * root0) / sqlen0
+    t1x = (e1x * sqrad - sgn * radius * e1y * root1) / sqlen1
+    t1y = (e1y * sqrad + sgn * radius * e1x * root1) / sqlen1
+    return t0x, t0y, t1x, t1y
+
+
+@njit(cache=True)
 def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
     """Outside wrap of a 2D segment around a circle at the origin (wrap_circle).
 
     Returns (arc length or -1 for no wrap, tangent point 0 (x, y), tangent point 1 (x, y)).
     No wrap when an end is inside the circle or the ends coincide.
 
-    Without a side site the segment wraps when it cuts the circle, along the tangent
-    construction with the shorter chord (one whose tangent lines cross each other is
-    never taken). With a side site outside the circle, MuJoCo 4.0's rule (changelog
-    4.0.0, "Changed the semantics of sidesite"; XML reference, spatial/geom/sidesite):
-    the tendon is the shortest path from e0 to e1 with the same winding angle around
-    the centre as the polyline e0 -> side site -> e1. The straight segment has the
-    winding angle ``straight``; the polyline's differs from it by 0 or +-2 pi. If it is
-    the same and the segment clears the circle, the tendon stays straight; otherwise it
-    wraps counter-clockwise when the polyline's winding is positive, else clockwise.
+    MuJoCo 4.0's rule (changelog 4.0.0, "Changed the semantics of sidesite"; XML
+    reference, spatial/geom/sidesite): the tendon is the shortest path from e0 to e1
+    around the circle with the same winding angle around the centre as the polyline
+    e0 -> side site -> e1, or without a side site as the straight segment. The
+    polyline's winding differs from the segment's (``straight``) by 0 or +-2 pi. If it
+    is the same and the segment clears the circle, the tendon stays straight; otherwise
+    it wraps counter-clockwise when the winding is positive, else clockwise. Without a
+    side site this is the shorter way around (3.12 chose it by the shorter chord between
+    the tangent points, which picks the wrong side when the segment barely cuts the
+    circle and the two tangent points nearly coincide).
     """
     sqlen0 = e0x * e0x + e0y * e0y
     sqlen1 = e1x * e1x + e1y * e1y
@@ -175,31 +152,16 @@ def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
     nx = a * difx + e0x
     ny = a * dify + e0y
     clears = nx * nx + ny * ny > sqrad
-    root0 = math.sqrt(sqlen0 - sqrad)
-    root1 = math.sqrt(sqlen1 - sqrad)
+    straight = _turn_angle(e0x, e0y, e1x, e1y)
+    winding = straight
     if has_side:
-        straight = _turn_angle(e0x, e0y, e1x, e1y)
-        via_side = _turn_angle(e0x, e0y, sx, sy) + _turn_angle(sx, sy, e1x, e1y)
-        if clears and abs(via_side - straight) < math.pi:
-            return -1.0, 0.0, 0.0, 0.0, 0.0
-        second = via_side > 0.0
-        _, q0x, q0y, q1x, q1y = _tangent_pair(-1.0 if second else 1.0, e0x, e0y, e1x, e1y,
-                                              sqlen0, sqlen1, root0, root1, radius)
-    else:
-        if clears:
-            return -1.0, 0.0, 0.0, 0.0, 0.0
-        good0, a0x, a0y, a1x, a1y = _tangent_pair(1.0, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1,
-                                                  radius)
-        good1, b0x, b0y, b1x, b1y = _tangent_pair(-1.0, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1,
-                                                  radius)
-        second = not good0 > good1
-        if second:
-            q0x, q0y, q1x, q1y = b0x, b0y, b1x, b1y
-        else:
-            q0x, q0y, q1x, q1y = a0x, a0y, a1x, a1y
-    if _segments_cross(e0x, e0y, q0x, q0y, e1x, e1y, q1x, q1y):
-        return -1.0, q0x, q0y, q1x, q1y
-    return _arc_length(q0x, q0y, q1x, q1y, second, radius), q0x, q0y, q1x, q1y
+        winding = _turn_angle(e0x, e0y, sx, sy) + _turn_angle(sx, sy, e1x, e1y)
+    if clears and abs(winding - straight) < math.pi:
+        return -1.0, 0.0, 0.0, 0.0, 0.0
+    ccw = winding > 0.0
+    q0x, q0y, q1x, q1y = _tangent_points(ccw, e0x, e0y, e1x, e1y, sqlen0, sqlen1,
+                                         math.sqrt(sqlen0 - sqrad), math.sqrt(sqlen1 - sqrad), radius)
+    return _arc_length(q0x, q0y, q1x, q1y, ccw, radius), q0x, q0y, q1x, q1y
 
 
 @njit(cache=True)
