@@ -573,25 +573,32 @@ def test_outside_sidesite_states_wrap_and_stay_straight():
     assert all(30 <= count <= 270 for count in wrapped.values()), wrapped
 
 
-def _mju_wrap():
-    """MuJoCo's own mju_wrap (exported by libmujoco, absent from the Python bindings) through ctypes."""
+def _wrap_geom_vs_mju_wrap():
+    """A checker of wrap_geom against MuJoCo's own mju_wrap (exported by libmujoco, absent from
+    the Python bindings, called through ctypes): same wrap decision, same length and points.
+    """
     library = next(pathlib.Path(mujoco.__file__).parent.glob("libmujoco.so*"), None)
     if library is None or not hasattr(ctypes.CDLL(str(library)), "mju_wrap"):
         pytest.skip("libmujoco does not export mju_wrap")
-    wrap = ctypes.CDLL(str(library)).mju_wrap
+    mju_wrap = ctypes.CDLL(str(library)).mju_wrap
     vec = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
-    wrap.restype = ctypes.c_double
-    side_or_null = ctypes.c_void_p
-    wrap.argtypes = [vec, vec, vec, vec, vec, ctypes.c_double, ctypes.c_int, side_or_null]
+    mju_wrap.restype = ctypes.c_double
+    # the side site is a pointer that may be NULL (no side site)
+    mju_wrap.argtypes = [vec, vec, vec, vec, vec, ctypes.c_double, ctypes.c_int, ctypes.c_void_p]
 
-    def call(x0, x1, center, rot, radius, wraptype, side):
+    def check(label, x0, x1, center, rot, radius, wraptype, side):
+        """Returns whether MuJoCo wrapped; ``side`` None for no side site."""
         points = np.zeros(6)
-        side = None if side is None else np.ascontiguousarray(side, dtype=np.float64)
-        length = wrap(points, x0, x1, center, np.ascontiguousarray(rot).ravel(), radius, wraptype,
-                      None if side is None else side.ctypes.data)
-        return length, points
+        side_array = np.zeros(3) if side is None else np.ascontiguousarray(side, dtype=np.float64)
+        theirs = mju_wrap(points, x0, x1, center, np.ascontiguousarray(rot).ravel(), radius, wraptype,
+                          None if side is None else side_array.ctypes.data)
+        ours = wrap_geom(x0, x1, center, rot, radius, wraptype, side_array, side is not None)
+        assert (ours[0] >= 0) == (theirs >= 0), (label, ours[0], theirs)
+        if theirs >= 0:
+            assert_close(label, np.array(ours), np.concatenate([[theirs], points]))
+        return theirs >= 0
 
-    return call
+    return check
 
 
 def test_wrap_geom_outside_sidesite_matches_mju_wrap():
@@ -600,7 +607,7 @@ def test_wrap_geom_outside_sidesite_matches_mju_wrap():
     Wide sampling (ends and side site all around the geom) reaches what the model tests
     rarely do: wraps longer than half a turn, side sites on the segment's side, ends close to the geom.
     """
-    mju_wrap = _mju_wrap()
+    check = _wrap_geom_vs_mju_wrap()
     rng = np.random.default_rng(17)
     radius = 0.5
     wrapped = 0
@@ -613,12 +620,7 @@ def test_wrap_geom_outside_sidesite_matches_mju_wrap():
         if np.linalg.norm(rot.T @ (side - center)) < radius:
             continue
         wraptype = (WRAP_SPHERE, WRAP_CYLINDER)[k % 2]
-        theirs, points = mju_wrap(x0, x1, center, rot, radius, wraptype, side)
-        ours = wrap_geom(x0, x1, center, rot, radius, wraptype, side, True)
-        assert (ours[0] >= 0) == (theirs >= 0), (k, ours[0], theirs)
-        if theirs >= 0:
-            wrapped += 1
-            assert_close(f"wrap {k}", np.array(ours), np.concatenate([[theirs], points]))
+        wrapped += check(f"wrap {k}", x0, x1, center, rot, radius, wraptype, side)
     assert wrapped > 500, wrapped
 
 
@@ -628,7 +630,7 @@ def test_wrap_geom_at_wrap_onset_matches_mju_wrap():
     The two tangent points nearly coincide there: MuJoCo 4.0.0 still wraps the short way
     with a length accurate to round-off, where 3.12's chord choice and acos lost it.
     """
-    mju_wrap = _mju_wrap()
+    check = _wrap_geom_vs_mju_wrap()
     rng = np.random.default_rng(23)
     radius = 0.5
     rot = np.eye(3)
@@ -645,14 +647,8 @@ def test_wrap_geom_at_wrap_onset_matches_mju_wrap():
         wraptype = (WRAP_SPHERE, WRAP_CYLINDER)[k % 2]
         if wraptype == WRAP_CYLINDER:
             x0[2], x1[2] = rng.normal(scale=0.3, size=2)
-        has_side = k % 3 != 0
-        side = (3.0 if k % 3 == 1 else -3.0) * normal
-        theirs, points = mju_wrap(x0, x1, center, rot, radius, wraptype, side if has_side else None)
-        ours = wrap_geom(x0, x1, center, rot, radius, wraptype, side, has_side)
-        assert (ours[0] >= 0) == (theirs >= 0), (k, ours[0], theirs)
-        if theirs >= 0:
-            wrapped += 1
-            assert_close(f"wrap {k}", np.array(ours), np.concatenate([[theirs], points]))
+        side = (None, 3.0 * normal, -3.0 * normal)[k % 3]
+        wrapped += check(f"wrap {k}", x0, x1, center, rot, radius, wraptype, side)
     assert wrapped > 400, wrapped
 
 
