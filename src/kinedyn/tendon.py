@@ -43,17 +43,10 @@ from kinedyn.types import (
 # on the geom's surface -> tangent point -> x1. The problem is solved in 2D: for a sphere
 # in the plane through the centre, x0 and x1; for a cylinder in the cross-section (its
 # local xy plane), the height then interpolated along the unrolled path. A side site
-# picks which way around the geom the tendon goes; a side site *inside* the geom selects
+# outside the geom picks which way around the geom the tendon goes (MuJoCo 4.0's winding
+# rule, see _wrap_circle); a side site *inside* the geom selects
 # the "inside" wrap, where the tendon touches the circle at one point from within
 # (wrap_inside). Points are passed as scalars so the per-step kernel allocates nothing.
-
-
-@njit(cache=True)
-def _acos(x):
-    """C's acos: NaN outside [-1, 1] (Python's math.acos raises instead)."""
-    if x > 1.0 or x < -1.0:
-        return math.nan
-    return math.acos(x)
 
 
 @njit(cache=True)
@@ -85,53 +78,44 @@ def _normalize3(x, y, z):
 
 
 @njit(cache=True)
-def _segments_cross(p1x, p1y, p2x, p2y, p3x, p3y, p4x, p4y):
-    """Whether 2D segments p1-p2 and p3-p4 intersect (is_intersect); parallel ones never do."""
-    det = (p4y - p3y) * (p2x - p1x) - (p4x - p3x) * (p2y - p1y)
-    if abs(det) < MINVAL:
-        return False
-    a = ((p4x - p3x) * (p1y - p3y) - (p4y - p3y) * (p1x - p3x)) / det
-    b = ((p2x - p1x) * (p1y - p3y) - (p2y - p1y) * (p1x - p3x)) / det
-    return 0.0 <= a <= 1.0 and 0.0 <= b <= 1.0
+def _turn_angle(ax, ay, bx, by):
+    """Signed angle in (-pi, pi] from direction a to direction b, counter-clockwise positive.
+
+    It is also the winding angle around the origin of the straight segment a -> b when
+    that segment does not pass through the origin.
+    """
+    return math.atan2(ax * by - ay * bx, ax * bx + ay * by)
 
 
 @njit(cache=True)
-def _arc_length(p0x, p0y, p1x, p1y, second, radius):
-    """Length of the arc from p0 to p1 on the circle (length_circle).
+def _arc_length(p0x, p0y, p1x, p1y, ccw, radius):
+    """Length of the arc from p0 to p1 on the circle, counter-clockwise when ``ccw`` (length_circle).
 
-    The angle between the two radii is in [0, pi]; it is replaced by 2 pi minus itself
-    when the turn from p0 to p1 goes the other way than the chosen tangent solution
-    (``second`` says which of the two solutions, as MuJoCo's index does).
+    The angle comes from atan2 of the cross and dot products: acos of the normalised dot
+    product, as in 3.12's length_circle, loses half the digits for short arcs (at wrap
+    onset) and is NaN when rounding pushes the dot product past 1; MuJoCo 4.0.0's lengths
+    are accurate to round-off there (changelog 4.0.0: wrapping stability at wrap onset).
     """
-    ax, ay, _ = _normalize2(p0x, p0y)
-    bx, by, _ = _normalize2(p1x, p1y)
-    angle = _acos(ax * bx + ay * by)
-    cross = p0y * p1x - p0x * p1y
-    if (cross > 0.0 and second) or (cross < 0.0 and not second):
-        angle = 2.0 * math.pi - angle
+    angle = _turn_angle(p0x, p0y, p1x, p1y)
+    if not ccw:
+        angle = -angle
+    if angle < 0.0:
+        angle += 2.0 * math.pi
     return radius * angle
 
 
 @njit(cache=True)
-def _tangent_pair(sgn, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, has_side, sx, sy, radius):
-    """One of wrap_circle's two tangent constructions (sgn = +1 or -1) and its goodness.
-
-    Goodness: alignment of the arc's middle direction with the side site, or without one
-    minus the squared chord; -10000 when the two tangent lines cross each other.
+def _tangent_points(ccw, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, radius):
+    """Tangent points of the path e0 -> circle -> e1 that goes around the centre counter-clockwise
+    when ``ccw``, else clockwise (wrap_circle's two constructions; root = sqrt(|e|^2 - r^2)).
     """
+    sgn = -1.0 if ccw else 1.0
     sqrad = radius * radius
     t0x = (e0x * sqrad + sgn * radius * e0y * root0) / sqlen0
     t0y = (e0y * sqrad - sgn * radius * e0x * root0) / sqlen0
     t1x = (e1x * sqrad - sgn * radius * e1y * root1) / sqlen1
     t1y = (e1y * sqrad + sgn * radius * e1x * root1) / sqlen1
-    if has_side:
-        mx, my, _ = _normalize2(t0x + t1x, t0y + t1y)
-        good = mx * sx + my * sy
-    else:
-        good = -((t0x - t1x) * (t0x - t1x) + (t0y - t1y) * (t0y - t1y))
-    if _segments_cross(e0x, e0y, t0x, t0y, e1x, e1y, t1x, t1y):
-        good = -10000.0
-    return good, t0x, t0y, t1x, t1y
+    return t0x, t0y, t1x, t1y
 
 
 @njit(cache=True)
@@ -139,10 +123,18 @@ def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
     """Outside wrap of a 2D segment around a circle at the origin (wrap_circle).
 
     Returns (arc length or -1 for no wrap, tangent point 0 (x, y), tangent point 1 (x, y)).
-    No wrap when an end is inside the circle, the ends coincide, or the segment misses
-    the circle on the side-site's side. Of the two tangent constructions, the one
-    pointing towards the side site (or, without one, with the shorter chord) wins; one
-    whose tangent lines cross each other is never taken.
+    No wrap when an end is inside the circle or the ends coincide.
+
+    MuJoCo 4.0's rule (changelog 4.0.0, "Changed the semantics of sidesite"; XML
+    reference, spatial/geom/sidesite): the tendon is the shortest path from e0 to e1
+    around the circle with the same winding angle around the centre as the polyline
+    e0 -> side site -> e1, or without a side site as the straight segment. The
+    polyline's winding differs from the segment's (``straight``) by 0 or +-2 pi. If it
+    is the same and the segment clears the circle, the tendon stays straight; otherwise
+    it wraps counter-clockwise when the winding is positive, else clockwise. Without a
+    side site this is the shorter way around (3.12 chose it by the shorter chord between
+    the tangent points, which picks the wrong side when the segment barely cuts the
+    circle and the two tangent points nearly coincide).
     """
     sqlen0 = e0x * e0x + e0y * e0y
     sqlen1 = e1x * e1x + e1y * e1y
@@ -154,27 +146,29 @@ def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
     dd = difx * difx + dify * dify
     if dd < MINVAL:
         return -1.0, 0.0, 0.0, 0.0, 0.0
-    # point of the segment nearest the centre: does the segment cut the circle (on the side's side)?
+    # point of the segment nearest the centre: does the segment cut the circle?
     a = -(difx * e0x + dify * e0y) / dd
     a = min(max(a, 0.0), 1.0)
     nx = a * difx + e0x
     ny = a * dify + e0y
-    if nx * nx + ny * ny > sqrad and (not has_side or sx * nx + sy * ny >= 0.0):
+    clears = nx * nx + ny * ny > sqrad
+    straight = _turn_angle(e0x, e0y, e1x, e1y)
+    winding = straight
+    if has_side:
+        winding = _turn_angle(e0x, e0y, sx, sy) + _turn_angle(sx, sy, e1x, e1y)
+    if clears and abs(winding - straight) < math.pi:
         return -1.0, 0.0, 0.0, 0.0, 0.0
-    root0 = math.sqrt(sqlen0 - sqrad)
-    root1 = math.sqrt(sqlen1 - sqrad)
-    good0, a0x, a0y, a1x, a1y = _tangent_pair(1.0, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1,
-                                              has_side, sx, sy, radius)
-    good1, b0x, b0y, b1x, b1y = _tangent_pair(-1.0, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1,
-                                              has_side, sx, sy, radius)
-    second = not good0 > good1
-    if second:
-        q0x, q0y, q1x, q1y = b0x, b0y, b1x, b1y
-    else:
-        q0x, q0y, q1x, q1y = a0x, a0y, a1x, a1y
-    if _segments_cross(e0x, e0y, q0x, q0y, e1x, e1y, q1x, q1y):
-        return -1.0, q0x, q0y, q1x, q1y
-    return _arc_length(q0x, q0y, q1x, q1y, second, radius), q0x, q0y, q1x, q1y
+    ccw = winding > 0.0
+    q0x, q0y, q1x, q1y = _tangent_points(ccw, e0x, e0y, e1x, e1y, sqlen0, sqlen1,
+                                         math.sqrt(sqlen0 - sqrad), math.sqrt(sqlen1 - sqrad), radius)
+    return _arc_length(q0x, q0y, q1x, q1y, ccw, radius), q0x, q0y, q1x, q1y
+
+
+@njit(cache=True)
+def _inside_residual(t, A, B, G):
+    """wrap_inside's equation in the touching angle t: asin(A sin t) + asin(B sin t) - 2 t + G."""
+    z = math.sin(t)
+    return _asin(A * z) + _asin(B * z) - 2.0 * t + G
 
 
 @njit(cache=True)
@@ -185,7 +179,7 @@ def _wrap_inside(e0x, e0y, e1x, e1y, radius):
     touching point makes the two straight pieces meet the circle at equal angles,
     which is the root z of asin(A z) + asin(B z) - 2 asin(z) + G = 0 (A, B the radius
     over the end distances, G the angle between the ends), found by Newton's method
-    from just below 1. Returns (0 for wrap or -1, the point twice as (x, y, x, y));
+    in t = asin(z) from t = pi/2. Returns (0 for wrap or -1, the point twice as (x, y, x, y));
     when Newton's method fails the point is the normalised midpoint, as in MuJoCo.
     """
     len0 = math.sqrt(e0x * e0x + e0y * e0y)
@@ -214,36 +208,43 @@ def _wrap_inside(e0x, e0y, e1x, e1y, radius):
     if cos_g > 1.0 - MINVAL:
         return 0.0, px, py, px, py
     G = math.acos(cos_g)
-    z = 1.0 - 1e-7
-    f = _asin(A * z) + _asin(B * z) - 2.0 * _asin(z) + G
+    # Newton's method in the touching angle t = asin(z), from t = pi/2 (z = 1): there the
+    # derivative is -2 and stays in (-2, 0) on (0, pi/2], where in z it is unbounded at 1.
+    # MuJoCo 4.0.0 iterates in this variable (changelog 3.16.0, "improved numerical
+    # stability ... for inside wrapping"; measured: its points are reproduced to 7e-16).
+    t = 0.5 * math.pi
+    f = _inside_residual(t, A, B, G)
     if f > 0.0:
         return 0.0, px, py, px, py
     maxiter = 20
     tolerance = 1e-6
     it = 0
     while it < maxiter and abs(f) > tolerance:
-        df = (A / max(MINVAL, math.sqrt(1.0 - z * z * A * A))
-              + B / max(MINVAL, math.sqrt(1.0 - z * z * B * B))
-              - 2.0 / max(MINVAL, math.sqrt(1.0 - z * z)))
+        sin_t = math.sin(t)
+        cos_t = math.cos(t)
+        df = (A * cos_t / max(MINVAL, math.sqrt(1.0 - A * A * sin_t * sin_t))
+              + B * cos_t / max(MINVAL, math.sqrt(1.0 - B * B * sin_t * sin_t))
+              - 2.0)
         if df > -MINVAL:
             return 0.0, px, py, px, py
-        z1 = z - f / df
-        if z1 > z:
+        t1 = t - f / df
+        if t1 > t:
             return 0.0, px, py, px, py
-        z = z1
-        f = _asin(A * z) + _asin(B * z) - 2.0 * _asin(z) + G
+        t = t1
+        f = _inside_residual(t, A, B, G)
         if f > tolerance:
             return 0.0, px, py, px, py
         it += 1
     if it >= maxiter:
         return 0.0, px, py, px, py
     # rotate the nearer-turning end's direction by the angle found
+    z = math.sin(t)
     if e0x * e1y - e0y * e1x > 0.0:
         vx, vy = e0x, e0y
-        ang = _asin(z) - _asin(A * z)
+        ang = t - _asin(A * z)
     else:
         vx, vy = e1x, e1y
-        ang = _asin(z) - _asin(B * z)
+        ang = t - _asin(B * z)
     vx, vy, _ = _normalize2(vx, vy)
     c = math.cos(ang)
     s = math.sin(ang)
