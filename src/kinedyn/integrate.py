@@ -4,7 +4,8 @@
   qvel. With joint damping it is implicit in the damping: it solves
   (M + h diag(damping)) qacc = qfrc_smooth, unless the eulerdamp flag is disabled.
   Tendon damping stays explicit here, as in MuJoCo 4.0's mj_EulerSkip (dof damping only).
-* RK4 (``mj_RungeKutta``) is the classic 4-stage tableau on (qpos, qvel, act).
+* RK4 (``mj_RungeKutta``) is the classic 4-stage tableau on (qpos, qvel, act), with
+  ball/free orientations advanced Runge-Kutta-Munthe-Kaas style (``_rkmk_stage_rates``).
 * implicitfast (``mj_implicit``) solves (M - h D) qacc = qfrc_smooth, where D is the
   symmetric part of d qfrc_smooth / d qvel from joint and tendon damping and actuators
   with velocity-dependent gain or bias (no Coriolis terms).
@@ -356,6 +357,60 @@ def _actuator_force_vel(m, d, i):
 
 
 @njit(cache=True)
+def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
+    """Runge-Kutta-Munthe-Kaas correction of a stage's ball/free angular velocities, in place.
+
+    A stage orientation is q0 * exp(theta) with theta = h * vel (vel: the stage's weighted
+    sum of the corrected rates of earlier stages), taken as the principal logarithm. With
+    body-frame angular velocity w,
+    theta' = dexp^-1_{-theta}(w) = w + 1/2 theta x w + c(t) theta x (theta x w),
+    c(t) = (1 - (t/2) cot(t/2)) / t^2, t = |theta| (the exact inverse of the right-trivialised
+    exponential's differential). MuJoCo 4.0.0's RK4 combines these rates instead of the raw w
+    (changelog 4.0.0, commit 9a7f240f0); the form above reproduces its mj_step to ~1e-16
+    in black-box tests (docs/deviations.md keeps the history).
+    """
+    for j in range(jnt_type.shape[0]):
+        if jnt_type[j] == JNT_FREE:
+            adr = jnt_dofadr[j] + 3
+        elif jnt_type[j] == JNT_BALL:
+            adr = jnt_dofadr[j]
+        else:
+            continue
+        t0 = h * vel[adr]
+        t1 = h * vel[adr + 1]
+        t2 = h * vel[adr + 2]
+        tt = t0 * t0 + t1 * t1 + t2 * t2
+        if tt == 0.0:
+            continue
+        t = np.sqrt(tt)
+        if t > np.pi:
+            # the stage rotation's principal logarithm: exp(theta) is unchanged by whole turns,
+            # and MuJoCo 4.0.0 corrects with the angle in (-pi, pi] (its steps past pi match only so)
+            scale = (t - 2.0 * np.pi * np.floor(t / (2.0 * np.pi) + 0.5)) / t
+            t0 *= scale
+            t1 *= scale
+            t2 *= scale
+            tt = t0 * t0 + t1 * t1 + t2 * t2
+            t = np.sqrt(tt)
+        w0, w1, w2 = rate[adr], rate[adr + 1], rate[adr + 2]
+        # theta x w, then theta x (theta x w)
+        c0 = t1 * w2 - t2 * w1
+        c1 = t2 * w0 - t0 * w2
+        c2 = t0 * w1 - t1 * w0
+        d0 = t1 * c2 - t2 * c1
+        d1 = t2 * c0 - t0 * c2
+        d2 = t0 * c1 - t1 * c0
+        if t < 1e-4:
+            # series 1/12 + t^2/720: the closed form loses all digits to cancellation here
+            coef = 1.0 / 12.0 + tt / 720.0
+        else:
+            coef = (1.0 - 0.5 * t / np.tan(0.5 * t)) / tt
+        rate[adr] = w0 + 0.5 * c0 + coef * d0
+        rate[adr + 1] = w1 + 0.5 * c1 + coef * d1
+        rate[adr + 2] = w2 + 0.5 * c2 + coef * d2
+
+
+@njit(cache=True)
 def _rk4(m, d, a_tab, b_tab):
     nv, na = m.nv, m.na
     h = m.opt_timestep[0]
@@ -400,6 +455,7 @@ def _rk4(m, d, a_tab, b_tab):
         d.time[0] = t0 + c * h
         forward_entry(m, d)
         dq[i, :] = d.qvel
+        _rkmk_stage_rates(m.jnt_type, m.jnt_dofadr, vel, h, dq[i])
         dv[i, :] = d.qacc
         da[i, :] = d.act_dot
     # final combination with weights B, from the initial state
