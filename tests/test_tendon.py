@@ -249,13 +249,7 @@ def _rollout(m, d, mjm, mjd, rng, nstep=N_STEPS):
     assert d.time == pytest.approx(mjd.time)
 
 
-# RK4 on the humanoid drifts from MuJoCo by ~1e-7 per step in the free joint's quaternion
-# (qpos[3:7]), with or without its tendons (the same drift with the <tendon> section removed):
-# a free-joint RK4 difference outside the tendon code, tracked separately.
-_RK4_FREE_QUAT = pytest.mark.xfail(reason="RK4 free-joint quaternion drift on the humanoid, "
-                                   "independent of tendons", strict=False)
-STEP_CASES = [pytest.param(name, integ, marks=_RK4_FREE_QUAT if (name, integ) == ("humanoid", "RK4") else (),
-                           id=f"{name}-{integ}")
+STEP_CASES = [pytest.param(name, integ, id=f"{name}-{integ}")
               for name in MODEL_NAMES for integ in INTEGRATORS]
 
 
