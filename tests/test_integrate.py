@@ -15,11 +15,9 @@ Rollouts where MuJoCo itself goes unstable (its mjWARN_BADQACC/BADQPOS/BADQVEL
 counters fire, or the state is non-finite) are skipped with that reason: the
 comparison is meaningless after MuJoCo resets its own state.
 
-Known deviation (xfail, strict=False): RK4 on models with ball or free joints. The
-hinge/slide-only RK4 matches MuJoCo exactly; with quaternion joints kinedyn matches
-a textbook manifold RK4 written with mj_forward + mj_integratePos to 1e-16, but
-MuJoCo 4.0's mj_step differs from it (measured per step: up to 6.6e-7 in qpos and
-6.6e-8 in qvel at h = 0.0098 with one ball joint).
+RK4 on ball/free joints follows MuJoCo 4.0.0's Runge-Kutta-Munthe-Kaas rotation
+update; ``test_rk4_spinning_body_one_step`` pins it on a torque-free spinning body, where
+the uncorrected combination misses by 3e-9 and more.
 """
 
 from __future__ import annotations
