@@ -39,6 +39,7 @@ from kinedyn.types import (
     DYN_NONE,
     GAIN_AFFINE,
     GAIN_MUSCLE,
+    INT_EULER,
     INT_IMPLICITFAST,
     INT_RK4,
     JNT_BALL,
@@ -423,8 +424,8 @@ def _rk4(m, d, a_tab, b_tab):
 
 
 @njit(cache=True)
-def step_entry(m, d, check):
-    """One mj_step; returns a STATUS_* code (the step stops at the first bad field)."""
+def _checked_forward(m, d, check):
+    """The forward pass of a step with mj_step's bad-state checks; a STATUS_* code."""
     if check:
         if _first_bad(d.qpos):
             return STATUS_BADQPOS
@@ -433,6 +434,17 @@ def step_entry(m, d, check):
     forward_entry(m, d)
     if check and _first_bad(d.qacc):
         return STATUS_BADQACC
+    return STATUS_OK
+
+
+@njit(cache=True)
+def step_entry(m, d, check):
+    """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
+    stops at the first bad field). Compiles every integrator: for callers that cannot choose
+    in Python (the batch kernels); ``step`` uses the per-integrator entries below."""
+    status = _checked_forward(m, d, check)
+    if status != STATUS_OK:
+        return status
     integrator = m.opt_flags[0]
     if integrator == INT_RK4:
         _rk4(m, d, RK4_A, RK4_B)
@@ -443,7 +455,36 @@ def step_entry(m, d, check):
     return STATUS_OK
 
 
-_STEP = FastEntry(step_entry)
+# One entry per integrator, so that a program compiles only the integrator it steps with:
+# RK4 holds four forward passes and implicitfast the free-body solve, each a large share of
+# the cold-start compile time of step_entry.
+@njit(cache=True)
+def _step_euler_entry(m, d, check):
+    status = _checked_forward(m, d, check)
+    if status == STATUS_OK:
+        _euler(m, d)
+    return status
+
+
+@njit(cache=True)
+def _step_implicitfast_entry(m, d, check):
+    status = _checked_forward(m, d, check)
+    if status == STATUS_OK:
+        _implicitfast(m, d)
+    return status
+
+
+@njit(cache=True)
+def _step_rk4_entry(m, d, check):
+    status = _checked_forward(m, d, check)
+    if status == STATUS_OK:
+        _rk4(m, d, RK4_A, RK4_B)
+    return status
+
+
+# FastEntry per IntegratorType value
+_STEP_BY_INTEGRATOR = {INT_EULER: FastEntry(_step_euler_entry), INT_RK4: FastEntry(_step_rk4_entry),
+                       INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry)}
 
 
 @njit(cache=True)
@@ -488,7 +529,7 @@ def step(m, d, nstep: int = 1) -> None:
         def one_step(mh, dh, check):
             return _step_with_callbacks(m, d, check)
     else:
-        one_step = _STEP.call
+        one_step = _STEP_BY_INTEGRATOR[m.opt.integrator].call
     for _ in range(nstep):
         status = one_step(mh, dh, True)
         if status == STATUS_OK:
