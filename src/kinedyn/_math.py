@@ -237,3 +237,18 @@ def dot6(a, i, b, j):
     """a[i] . b[j] for 6-vectors."""
     return a[i, 0] * b[j, 0] + a[i, 1] * b[j, 1] + a[i, 2] * b[j, 2] + a[i, 3] * b[j, 3] \
         + a[i, 4] * b[j, 4] + a[i, 5] * b[j, 5]
+
+
+# ---- vectors ----------------------------------------------------------------------------------
+
+
+@kernel
+def copy(res, vec):
+    """res[:] = vec for equal-length 1-D arrays (mju_copy).
+
+    A loop rather than a slice assignment: Numba compiles an array-to-array slice
+    assignment with a shape-mismatch error path that formats the shapes into a string,
+    several seconds of cold-start compile for each function that has one.
+    """
+    for k in range(vec.shape[0]):
+        res[k] = vec[k]
