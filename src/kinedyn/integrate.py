@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 from numba import njit
 
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, entry
 from kinedyn._linalg3 import cross, mat_mul, mat_t, mat_vec, skew
 from kinedyn._math import copy, quat_integrate, sub_quat
 from kinedyn.actuation import has_actuator_callbacks, next_activation, wrap_period, wrap_setpoint
@@ -423,7 +423,7 @@ def _rk4(m, d, a_tab, b_tab):
     _advance(m, d, act_rate, acc, vel)
 
 
-@njit(cache=True)
+@entry
 def _checked_forward(m, d, check):
     """The forward pass of a step with mj_step's bad-state checks; a STATUS_* code."""
     if check:
