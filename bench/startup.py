@@ -1,12 +1,20 @@
 """Start-up time: from ``import kinedyn`` to the first ``forward`` result, in fresh processes.
 
     python -m bench.startup [--model humanoid] [--warm 3]
+    python -m bench.startup --profile [--job forward|demo] [--top 40]
 
 Runs ``python -c <probe>`` in new subprocesses with ``NUMBA_CACHE_DIR`` set to a new
 temporary directory: the first run is *cold* (every kernel compiled and written to
 the cache), the following runs are *warm* (every kernel loaded from that cache).
 Each run reports its own split: import numba, import kinedyn, compile the model
-from XML (and build its handle), make the Data, first ``forward``, second ``forward``.
+from XML (and build its handle), make the Data, first ``forward``, second ``forward``,
+and the CPU time of the whole run (wall time is noisy on a shared machine).
+
+``--profile`` runs one cold job (``forward`` as above, or ``demo``: ``kinedyn demo``
+with its plots and GIF) under Numba's compile events and prints, per jitted function,
+the time spent compiling it *excluding* the callees it compiled on the way (their own
+rows), and how many signatures it was compiled for: a function compiled for several
+argument types pays a full compile for each.
 Measures only: no asserts.
 """
 
@@ -22,6 +30,7 @@ import tempfile
 # runs in the child: times each step with perf_counter and prints one JSON line
 PROBE = r"""
 import json, sys, time
+c0 = time.process_time()
 t0 = time.perf_counter()
 import numba  # noqa: F401
 t1 = time.perf_counter()
@@ -36,19 +45,56 @@ t5 = time.perf_counter()
 kd.forward(m, d)
 t6 = time.perf_counter()
 print(json.dumps({"import numba": t1 - t0, "import kinedyn": t2 - t1, "model": t3 - t2, "data": t4 - t3,
-                  "first forward": t5 - t4, "second forward": t6 - t5, "total": t5 - t0}))
+                  "first forward": t5 - t4, "second forward": t6 - t5, "total": t5 - t0,
+                  "cpu": time.process_time() - c0}))
 """
+
+# runs in the child for --profile: records numba:compile events around JOB and prints their
+# exclusive times (a compile's own time minus that of the compiles nested in it) as JSON
+PROFILE = r"""
+import json, sys, time
+from numba.core import event
+c0 = time.process_time()
+with event.install_recorder("numba:compile") as rec:
+    exec(sys.argv[1])
+cpu = time.process_time() - c0
+stack, rows = [], {}
+for stamp, ev in rec.buffer:
+    if ev.is_start:
+        stack.append([stamp, 0.0])
+        continue
+    start, nested = stack.pop()
+    spent = stamp - start
+    if stack:
+        stack[-1][1] += spent
+    disp = ev.data["dispatcher"]
+    name = f"{disp.py_func.__module__}.{disp.py_func.__qualname__}"
+    row = rows.setdefault(name, {"self": 0.0, "inclusive": 0.0, "compiles": 0, "signatures": 0})
+    row["self"] += spent - nested
+    row["inclusive"] += spent
+    row["compiles"] += 1
+    row["signatures"] = len(disp.signatures)
+print(json.dumps({"cpu": cpu, "functions": rows}))
+"""
+
+JOBS = {
+    "forward": ("import kinedyn as kd; m = kd.models.load('biped'); d = kd.Data(m); kd.forward(m, d)"),
+    "demo": ("import tempfile; from kinedyn.cli import main; "
+             "main(['demo', '--quiet', '--out', tempfile.mkdtemp()])"),
+}
 
 
 def model_path(name: str) -> str:
-    from bench import models as bench_models
+    from kinedyn.benchmark import model_source
 
     if os.path.isfile(name):
         return name
-    source = bench_models.get(name)
+    source, note = model_source(name)
+    if source is None:
+        raise SystemExit(note)
     fd, path = tempfile.mkstemp(suffix=".xml", prefix=f"kinedyn-startup-{source.name}-")
     with os.fdopen(fd, "w") as f:
-        f.write(bench_models.disable_constraints(source.xml))
+        f.write(source.xml)
     return path
 
 
@@ -56,7 +102,7 @@ def run(path: str, cache_dir: str) -> tuple[dict, float]:
     """(the probe's split, wall time of the whole child process including interpreter start)."""
     import time
 
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "PYTHONWARNINGS": "ignore"}
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", PROBE, path], env=env, capture_output=True, text=True,
                           check=False)
@@ -66,14 +112,41 @@ def run(path: str, cache_dir: str) -> tuple[dict, float]:
     return json.loads(done.stdout.strip().splitlines()[-1]), wall
 
 
+def profile(job: str, top: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="kinedyn-numba-cache-") as cache_dir:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "PYTHONWARNINGS": "ignore", "MPLBACKEND": "Agg"}
+        done = subprocess.run([sys.executable, "-c", PROFILE, JOBS[job]], env=env, capture_output=True,
+                              text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"profile job failed:\n{done.stderr}")
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = sorted(report["functions"].items(), key=lambda kv: -kv[1]["self"])
+    compiled = sum(r["self"] for _, r in rows)
+    print(f"cold '{job}': {report['cpu']:.1f} s CPU, {compiled:.1f} s in {len(rows)} jitted functions "
+          f"({sum(r['compiles'] for _, r in rows)} compiles)")
+    print(f"{'self s':>8} {'incl s':>8} {'sigs':>5}  function")
+    for name, r in rows[:top]:
+        print(f"{r['self']:8.2f} {r['inclusive']:8.2f} {r['signatures']:5d}  {name}")
+    several = [(n, r) for n, r in rows if r["signatures"] > 1]
+    if several:
+        print("compiled for several signatures: " + ", ".join(f"{n} ({r['signatures']})" for n, r in several))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.startup", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="humanoid", help="built-in bench model or MJCF path")
+    parser.add_argument("--model", default="humanoid", help="benchmark model name or MJCF path")
     parser.add_argument("--warm", type=int, default=3, metavar="K", help="warm runs after the cold one")
+    parser.add_argument("--profile", action="store_true", help="per-function compile times of one cold job")
+    parser.add_argument("--job", choices=sorted(JOBS), default="forward", help="the job --profile runs")
+    parser.add_argument("--top", type=int, default=40, help="rows --profile prints")
     args = parser.parse_args(argv)
 
+    if args.profile:
+        profile(args.job, args.top)
+        return 0
     path = model_path(args.model)
-    keys = ("import numba", "import kinedyn", "model", "data", "first forward", "second forward", "total")
+    keys = ("import numba", "import kinedyn", "model", "data", "first forward", "second forward", "total",
+            "cpu")
     print(f"start-up on {args.model}: seconds per step in a fresh process (NUMBA_CACHE_DIR = empty temp dir)")
     print(f"{'run':<8}" + "".join(f"{k:>16}" for k in keys) + f"{'process wall':>14}")
     with tempfile.TemporaryDirectory(prefix="kinedyn-numba-cache-") as cache_dir:

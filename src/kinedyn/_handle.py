@@ -18,6 +18,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from numba import config, njit, types
+from numba.core.registry import CPUDispatcher
 from numba.experimental import structref
 
 from kinedyn.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
@@ -93,6 +94,30 @@ def make_handle(kind: str, values: dict):
     return build(*values.values())
 
 
+def _call_type(typ):
+    """The type a kernel is compiled for when called with an argument of type ``typ``.
+
+    Numba types a constant argument in jitted code as a literal (``Literal[int](0)``,
+    ``Literal[bool](True)``) and compiles the callee once per distinct constant; it also
+    compiles once per integer width (an int32 model index versus an int64 loop counter).
+    Each is a full compile of the kernel on a cold start. Kernels never need either
+    specialisation, so constants are passed as their plain type and signed integers as int64.
+    """
+    typ = types.unliteral(typ)
+    if isinstance(typ, types.Integer) and typ.signed:
+        return types.int64
+    return typ
+
+
+class KernelDispatcher(CPUDispatcher):
+    """Numba's CPU dispatcher compiling one version per argument *type* (see ``_call_type``)."""
+
+    def get_call_template(self, args, kws):
+        args = tuple(_call_type(a) for a in args)
+        kws = {name: _call_type(a) for name, a in kws.items()}
+        return super().get_call_template(args, kws)
+
+
 def kernel(fn=None, **options):
     """``njit`` for array-only kernels: cached, without reference counting, NumPy error model.
 
@@ -105,9 +130,33 @@ def kernel(fn=None, **options):
     allocation out of per-step code. ``error_model="numpy"`` drops the zero-division
     checks: x / 0 gives inf or nan as in MuJoCo's C instead of raising.
     Entries that read handles keep NRT (StructRef attribute access needs it).
+    Calls from jitted code compile one version per argument type (``KernelDispatcher``).
     """
-    decorate = njit(cache=True, _nrt=False, error_model="numpy", **options)
+    targetoptions = {"nopython": True, "_nrt": False, "error_model": "numpy", "boundscheck": None, **options}
+
+    def decorate(func):
+        if config.DISABLE_JIT:
+            return func
+        dispatcher = KernelDispatcher(py_func=func, locals={}, targetoptions=targetoptions)
+        dispatcher.enable_caching()
+        return dispatcher
+
     return decorate(fn) if fn is not None else decorate
+
+
+def entry(fn):
+    """``njit`` for entries that only chain other entries (``fwd_position_entry``): cached,
+    and inlined into the entries that call them.
+
+    Numba links the machine code of every callee into each compiled function and
+    generates it again there, so each layer of entries (a stage entry inside
+    ``fwd_position_entry`` inside ``forward_entry`` inside a step) repeats the code
+    generation of everything below it on a cold start. Inlining the chaining layers at
+    the Numba-IR level removes those repeats; called from Python, such an entry still
+    compiles on its own. (The stage entries stay separate functions: inlining them too
+    saved no more compile time and measured slower on the biped.)
+    """
+    return njit(cache=True, inline="always")(fn)
 
 
 class FastEntry:

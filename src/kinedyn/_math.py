@@ -7,6 +7,11 @@ matters for speed: each view Numba creates costs an atomic reference-count
 update, which made kernels 3-5x slower than this style. Outputs are computed into
 locals first, so an output row may alias an input row.
 
+The helpers are ordinary calls, not ``inline="always"``: Numba's own inlining
+re-types and re-lowers the helper at every call site, which cost about a third of
+the cold-start compile of ``forward``, while LLVM inlines these small functions
+into their callers anyway once the modules are linked (no measurable run-time change).
+
 Quaternions are (w, x, y, z); spatial vectors are [rotation; translation]; 3x3
 matrices are (3, 3) blocks of (n, 3, 3) arrays.
 """
@@ -21,7 +26,7 @@ from kinedyn.types import MINVAL
 # ---- quaternions and rotations ----------------------------------------------------------------
 
 
-@kernel(inline="always")
+@kernel
 def mul_quat(res, r, q1, i, q2, j):
     """res[r] = q1[i] * q2[j], the Hamilton product (mju_mulQuat)."""
     w = q1[i, 0] * q2[j, 0] - q1[i, 1] * q2[j, 1] - q1[i, 2] * q2[j, 2] - q1[i, 3] * q2[j, 3]
@@ -34,7 +39,7 @@ def mul_quat(res, r, q1, i, q2, j):
     res[r, 3] = z
 
 
-@kernel(inline="always")
+@kernel
 def normalize4(q, r):
     """Normalise q[r] in place; a (near-)zero quaternion becomes the identity (mju_normalize4)."""
     norm = math.sqrt(q[r, 0] * q[r, 0] + q[r, 1] * q[r, 1] + q[r, 2] * q[r, 2] + q[r, 3] * q[r, 3])
@@ -49,7 +54,7 @@ def normalize4(q, r):
     return norm
 
 
-@kernel(inline="always")
+@kernel
 def normalize3(v, r):
     """Normalise v[r, 0:3] in place and return its norm; near-zero becomes (1, 0, 0) (mju_normalize3)."""
     norm = math.sqrt(v[r, 0] * v[r, 0] + v[r, 1] * v[r, 1] + v[r, 2] * v[r, 2])
@@ -63,7 +68,7 @@ def normalize3(v, r):
     return norm
 
 
-@kernel(inline="always")
+@kernel
 def rot_vec_quat(res, r, vec, v, quat, q):
     """res[r] = R(quat[q]) vec[v], without forming R (mju_rotVecQuat).
 
@@ -82,7 +87,7 @@ def rot_vec_quat(res, r, vec, v, quat, q):
     res[r, 2] = r2
 
 
-@kernel(inline="always")
+@kernel
 def quat2mat(res, r, quat, q):
     """res[r] (3, 3) = rotation matrix of the unit quaternion quat[q] (mju_quat2Mat; its identity
     shortcut gives the same bits as the formula)."""
@@ -107,7 +112,7 @@ def quat2mat(res, r, quat, q):
     res[r, 2, 1] = 2.0 * (q23 + q01)
 
 
-@kernel(inline="always")
+@kernel
 def axis_angle2quat(res, r, axis, a, angle):
     """res[r] = rotation by ``angle`` about the unit axis[a] (mju_axisAngle2Quat)."""
     if angle == 0.0:
@@ -123,7 +128,7 @@ def axis_angle2quat(res, r, axis, a, angle):
         res[r, 3] = axis[a, 2] * s
 
 
-@kernel(inline="always")
+@kernel
 def quat2vel(res, r, quat, q, dt):
     """res[r, 0:3] = angular velocity that rotates by quat[q] in time ``dt`` (mju_quat2Vel)."""
     res[r, 0] = quat[q, 1]
@@ -139,7 +144,7 @@ def quat2vel(res, r, quat, q, dt):
         res[r, k] *= speed
 
 
-@kernel(inline="always")
+@kernel
 def sub_quat(res, r, qa, a, qb, b, tmp, t):
     """res[r, 0:3] = rotation vector from qb[b] to qa[a]: log(qb^-1 qa) (mju_subQuat); uses tmp[t]."""
     # tmp = conj(qb) * qa
@@ -154,7 +159,7 @@ def sub_quat(res, r, qa, a, qb, b, tmp, t):
     quat2vel(res, r, tmp, t, 1.0)
 
 
-@kernel(inline="always")
+@kernel
 def quat_integrate(quat, q, vel, v, scale, tmp, t):
     """quat[q] <- normalize(quat[q]) * exp(scale * vel[v] / 2): rotate by a body-frame angular
     velocity (mju_quatIntegrate, which normalises the input, not the result); uses tmp[t], tmp[t+1]."""
@@ -170,7 +175,7 @@ def quat_integrate(quat, q, vel, v, scale, tmp, t):
 # ---- spatial algebra --------------------------------------------------------------------------
 
 
-@kernel(inline="always")
+@kernel
 def mul_inert_vec(res, r, inert, i, vec, v):
     """res[r] = inert[i] vec[v] for a com-based inertia in cinert layout (mju_mulInertVec).
 
@@ -193,7 +198,7 @@ def mul_inert_vec(res, r, inert, i, vec, v):
     res[r, 5] = a5
 
 
-@kernel(inline="always")
+@kernel
 def cross_motion(res, r, vel, i, v, j):
     """res[r] = vel[i] x v[j] for motion vectors (mju_crossMotion)."""
     a0 = -vel[i, 2] * v[j, 1] + vel[i, 1] * v[j, 2]
@@ -210,7 +215,7 @@ def cross_motion(res, r, vel, i, v, j):
     res[r, 5] = a5
 
 
-@kernel(inline="always")
+@kernel
 def cross_force(res, r, vel, i, f, j):
     """res[r] = vel[i] x* f[j] for a force vector (mju_crossForce)."""
     a0 = -vel[i, 2] * f[j, 1] + vel[i, 1] * f[j, 2] - vel[i, 5] * f[j, 4] + vel[i, 4] * f[j, 5]
@@ -227,8 +232,23 @@ def cross_force(res, r, vel, i, f, j):
     res[r, 5] = a5
 
 
-@kernel(inline="always")
+@kernel
 def dot6(a, i, b, j):
     """a[i] . b[j] for 6-vectors."""
     return a[i, 0] * b[j, 0] + a[i, 1] * b[j, 1] + a[i, 2] * b[j, 2] + a[i, 3] * b[j, 3] \
         + a[i, 4] * b[j, 4] + a[i, 5] * b[j, 5]
+
+
+# ---- vectors ----------------------------------------------------------------------------------
+
+
+@kernel
+def copy(res, vec):
+    """res[:] = vec for equal-length 1-D arrays (mju_copy).
+
+    A loop rather than a slice assignment: Numba compiles an array-to-array slice
+    assignment with a shape-mismatch error path that formats the shapes into a string,
+    several seconds of cold-start compile for each function that has one.
+    """
+    for k in range(vec.shape[0]):
+        res[k] = vec[k]

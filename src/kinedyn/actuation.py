@@ -269,7 +269,7 @@ def _site(i, actuator_trnid, actuator_gear, site_bodyid, site_quat, body_rootid,
             actuator_moment[i, v] += jac[_JR, 0, v] * tx + jac[_JR, 1, v] * ty + jac[_JR, 2, v] * tz
 
 
-@kernel(inline="always")
+@kernel
 def _rot3(xmat, s, x, y, z):
     """xmat[s] (x, y, z)."""
     return (xmat[s, 0, 0] * x + xmat[s, 0, 1] * y + xmat[s, 0, 2] * z,
@@ -277,7 +277,7 @@ def _rot3(xmat, s, x, y, z):
             xmat[s, 2, 0] * x + xmat[s, 2, 1] * y + xmat[s, 2, 2] * z)
 
 
-@kernel(inline="always")
+@kernel
 def _gear_axis(res, r, actuator_gear, i, first, quat, q, in_parent):
     """res[r] = torque axis actuator_gear[i, first:first+3] in the joint's child frame.
 
@@ -320,7 +320,7 @@ def wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator
     return 0.0
 
 
-@kernel(inline="always")
+@kernel
 def wrap_setpoint(u, length, period):
     """The representative of setpoint u nearest to length (wrapSetpoint; C round: half away from 0)."""
     x = (u - length) / period
@@ -489,7 +489,7 @@ def _fwd_actuation(
 USER_DYN, USER_GAIN, USER_BIAS = 1, 2, 4
 
 
-@njit(cache=True, inline="always")
+@kernel
 def _user_set(user, i, bit):
     return int(user[3, i]) & bit != 0
 

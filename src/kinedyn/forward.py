@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, entry
 from kinedyn.actuation import (
     actuator_velocity_kernel,
     fwd_actuation_entry,
@@ -29,7 +29,7 @@ from kinedyn.kinematics import com_pos_entry, kinematics_entry
 from kinedyn.tendon import ten_velocity_entry, tendon_entry
 
 
-@njit(cache=True)
+@entry
 def fwd_position_entry(m, d):
     kinematics_entry(m, d)
     com_pos_entry(m, d)
@@ -39,7 +39,7 @@ def fwd_position_entry(m, d):
     transmission_entry(m, d)
 
 
-@njit(cache=True)
+@entry
 def fwd_velocity_entry(m, d):
     ten_velocity_entry(m, d)
     actuator_velocity_kernel(m.opt_flags[1], d.actuator_moment, d.qvel, d.actuator_velocity)

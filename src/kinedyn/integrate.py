@@ -21,9 +21,9 @@ import warnings
 import numpy as np
 from numba import njit
 
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, entry
 from kinedyn._linalg3 import cross, mat_mul, mat_t, mat_vec, skew
-from kinedyn._math import quat_integrate, sub_quat
+from kinedyn._math import copy, quat_integrate, sub_quat
 from kinedyn.actuation import has_actuator_callbacks, next_activation, wrap_period, wrap_setpoint
 from kinedyn.data import reset
 from kinedyn.errors import NonFiniteStateWarning
@@ -40,6 +40,7 @@ from kinedyn.types import (
     DYN_NONE,
     GAIN_AFFINE,
     GAIN_MUSCLE,
+    INT_EULER,
     INT_IMPLICITFAST,
     INT_RK4,
     JNT_BALL,
@@ -139,14 +140,14 @@ def _euler(m, d):
     if damped:
         # implicit in damping: (M + h diag(damping)) qacc = qfrc_smooth
         qh = d.scratch_nC
-        qh[:] = d.M
+        copy(qh, d.M)
         for v in range(m.nv):
             qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += m.opt_timestep[0] * m.dof_damping[v]
         factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
-        qacc[:] = d.qfrc_smooth
+        copy(qacc, d.qfrc_smooth)
         solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
     else:
-        qacc[:] = d.qacc
+        copy(qacc, d.qacc)
     _advance(m, d, d.act_dot, qacc, d.qvel)
 
 
@@ -154,7 +155,7 @@ def _euler(m, d):
 def _implicitfast(m, d):
     h = m.opt_timestep[0]
     qh = d.scratch_nC
-    qh[:] = d.M
+    copy(qh, d.M)
     # qH = M - h D, D = d qfrc_smooth / d qvel restricted to M's sparsity
     if not m.opt_flags[1] & DSBL_DAMPER:
         for v in range(m.nv):
@@ -185,7 +186,7 @@ def _implicitfast(m, d):
                     qh[adr] -= h * deriv * mom[r] * mom[c]
     factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
     qacc = d.scratch_nv_a
-    qacc[:] = d.qfrc_smooth
+    copy(qacc, d.qfrc_smooth)
     solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
     # standalone free bodies: redo their 6x6 block with the gyroscopic derivative included
     for j in range(m.njnt):
@@ -270,7 +271,7 @@ def _free_body_implicit(m, d, j, qacc):
         for c in range(3):
             a[r, 3 + c] += -h * mass * lin[r, c]
             a[3 + r, 3 + c] += h * rot[r, c]
-    qacc[adr:adr + 6] = d.qfrc_smooth[adr:adr + 6]
+    copy(qacc[adr:adr + 6], d.qfrc_smooth[adr:adr + 6])
     _solve_dense(a, qacc[adr:adr + 6])
 
 
@@ -425,12 +426,12 @@ def _rk4(m, d, a_tab, b_tab):
     dv = d.scratch_rk_dv   # stage accelerations
     da = d.scratch_rk_da   # stage activation rates
     # stage 0 from the forward pass already done by step
-    q0[:] = d.qpos
-    v0[:] = d.qvel
-    a0[:] = d.act
-    dq[0, :] = d.qvel
-    dv[0, :] = d.qacc
-    da[0, :] = d.act_dot
+    copy(q0, d.qpos)
+    copy(v0, d.qvel)
+    copy(a0, d.act)
+    copy(dq[0], d.qvel)
+    copy(dv[0], d.qacc)
+    copy(da[0], d.act_dot)
     vel = d.scratch_nv_a
     acc = d.scratch_nv_b
     for i in range(1, 4):
@@ -445,7 +446,7 @@ def _rk4(m, d, a_tab, b_tab):
                 vel[v] += w * dq[j, v]
                 acc[v] += w * dv[j, v]
         # X_i = X_0 (+) h dX
-        d.qpos[:] = q0
+        copy(d.qpos, q0)
         integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, vel, h,
                              d.scratch_quat, d.scratch_vec)
         for v in range(nv):
@@ -457,10 +458,10 @@ def _rk4(m, d, a_tab, b_tab):
             d.act[k] = a0[k] + h * s
         d.time[0] = t0 + c * h
         forward_entry(m, d)
-        dq[i, :] = d.qvel
+        copy(dq[i], d.qvel)
         _rkmk_stage_rates(m.jnt_type, m.jnt_dofadr, vel, h, dq[i])
-        dv[i, :] = d.qacc
-        da[i, :] = d.act_dot
+        copy(dv[i], d.qacc)
+        copy(da[i], d.act_dot)
     # final combination with weights B, from the initial state
     vel[:] = 0.0
     acc[:] = 0.0
@@ -475,15 +476,15 @@ def _rk4(m, d, a_tab, b_tab):
             s += b_tab[j] * da[j, k]
         act_rate[k] = s
     d.time[0] = t0
-    d.qpos[:] = q0
-    d.qvel[:] = v0
-    d.act[:] = a0
+    copy(d.qpos, q0)
+    copy(d.qvel, v0)
+    copy(d.act, a0)
     _advance(m, d, act_rate, acc, vel)
 
 
-@njit(cache=True)
-def step_entry(m, d, check):
-    """One mj_step; returns a STATUS_* code (the step stops at the first bad field)."""
+@entry
+def _checked_forward(m, d, check):
+    """The forward pass of a step with mj_step's bad-state checks; a STATUS_* code."""
     if check:
         if _first_bad(d.qpos):
             return STATUS_BADQPOS
@@ -492,6 +493,17 @@ def step_entry(m, d, check):
     forward_entry(m, d)
     if check and _first_bad(d.qacc):
         return STATUS_BADQACC
+    return STATUS_OK
+
+
+@njit(cache=True)
+def step_entry(m, d, check):
+    """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
+    stops at the first bad field). Compiles every integrator: for callers that cannot choose
+    in Python (the batch kernels); ``step`` uses the per-integrator entries below."""
+    status = _checked_forward(m, d, check)
+    if status != STATUS_OK:
+        return status
     integrator = m.opt_flags[0]
     if integrator == INT_RK4:
         _rk4(m, d, RK4_A, RK4_B)
@@ -502,7 +514,36 @@ def step_entry(m, d, check):
     return STATUS_OK
 
 
-_STEP = FastEntry(step_entry)
+# One entry per integrator, so that a program compiles only the integrator it steps with:
+# RK4 holds four forward passes and implicitfast the free-body solve, each a large share of
+# the cold-start compile time of step_entry.
+@njit(cache=True)
+def _step_euler_entry(m, d, check):
+    status = _checked_forward(m, d, check)
+    if status == STATUS_OK:
+        _euler(m, d)
+    return status
+
+
+@njit(cache=True)
+def _step_implicitfast_entry(m, d, check):
+    status = _checked_forward(m, d, check)
+    if status == STATUS_OK:
+        _implicitfast(m, d)
+    return status
+
+
+@njit(cache=True)
+def _step_rk4_entry(m, d, check):
+    status = _checked_forward(m, d, check)
+    if status == STATUS_OK:
+        _rk4(m, d, RK4_A, RK4_B)
+    return status
+
+
+# FastEntry per IntegratorType value
+_STEP_BY_INTEGRATOR = {INT_EULER: FastEntry(_step_euler_entry), INT_RK4: FastEntry(_step_rk4_entry),
+                       INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry)}
 
 
 @njit(cache=True)
@@ -547,7 +588,7 @@ def step(m, d, nstep: int = 1) -> None:
         def one_step(mh, dh, check):
             return _step_with_callbacks(m, d, check)
     else:
-        one_step = _STEP.call
+        one_step = _STEP_BY_INTEGRATOR[m.opt.integrator].call
     for _ in range(nstep):
         status = one_step(mh, dh, True)
         if status == STATUS_OK:

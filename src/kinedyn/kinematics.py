@@ -245,7 +245,7 @@ def _com_pos(
                 _dof_com_rot(cdof, da, xaxis[j, 0], xaxis[j, 1], xaxis[j, 2], ox, oy, oz)
 
 
-@kernel(inline="always")
+@kernel
 def _rot_inertia(ximat, body_inertia, b, i, j):
     """Element (i, j) of R diag(I) R^T for body b, associated as mju_inertCom does: R (diag(I) R^T)."""
     return ximat[b, i, 0] * (body_inertia[b, 0] * ximat[b, j, 0]) \
@@ -253,7 +253,7 @@ def _rot_inertia(ximat, body_inertia, b, i, j):
         + ximat[b, i, 2] * (body_inertia[b, 2] * ximat[b, j, 2])
 
 
-@kernel(inline="always")
+@kernel
 def _dof_com_rot(cdof, v, ax, ay, az, ox, oy, oz):
     """Rotational motion axis of dof v about the com: [axis; axis x offset] (mju_dofCom)."""
     cdof[v, 0] = ax

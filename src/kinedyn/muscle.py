@@ -28,7 +28,7 @@ from kinedyn._handle import kernel
 from kinedyn.types import MINVAL
 
 
-@kernel(inline="always")
+@kernel
 def _peak_force(prm, i, acc0):
     force = prm[i, 2]
     if force < 0.0:
@@ -118,7 +118,7 @@ def muscle_bias(length, lengthrange, i, acc0, prm, p):
     return -force * fpmax * (0.5 + x)
 
 
-@kernel(inline="always")
+@kernel
 def sigmoid(x):
     """Quintic smoothstep 6x^5 - 15x^4 + 10x^3 clamped to [0, 1] (mju_sigmoid)."""
     if x <= 0.0:

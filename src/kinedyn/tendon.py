@@ -489,7 +489,7 @@ def _point_body(k, npnt, body0, body1, geom_body):
     return geom_body
 
 
-@njit(cache=True)
+@kernel
 def _set_wrap_point(wrap_xpos, wrap_obj, n, x, y, z, obj):
     """Path point n (MuJoCo's flat wrap_xpos / wrap_obj index; two points per row)."""
     row = n >> 1

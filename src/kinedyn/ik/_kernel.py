@@ -27,7 +27,7 @@ METHOD_NEWTON, METHOD_DLS, METHOD_LM = 0, 1, 2
 KIND_SITE, KIND_BODY = 0, 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mat2quat(mat, i, out):
     """Unit quaternion (w, x, y, z) of rotation matrix mat[i] (Shepperd's method)."""
     r00, r01, r02 = mat[i, 0, 0], mat[i, 0, 1], mat[i, 0, 2]
@@ -60,7 +60,7 @@ def _mat2quat(mat, i, out):
         out[3] = 0.25 * s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _quat_log(w, x, y, z, out, o):
     """out[o:o+3] = rotation vector of unit quaternion (w, x, y, z), angle in [0, pi]."""
     if w < 0.0:
@@ -75,7 +75,7 @@ def _quat_log(w, x, y, z, out, o):
     out[o + 2] = k * z
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _rot_error(qt, qc, out, o):
     """out[o:o+3] = log(qt * conj(qc)): world-frame rotation from current qc to target qt."""
     w1, x1, y1, z1 = qt[0], qt[1], qt[2], qt[3]
