@@ -20,8 +20,7 @@ from functools import partial
 
 import numpy as np
 
-from bench import models as bench_models
-from bench.cases import Subject
+from kinedyn.benchmark import Subject, model_source
 
 # row label -> (kinedyn module, entry taking (m, d)); the Python call goes through the same entry
 ENTRIES = {
@@ -89,10 +88,10 @@ def rows(subject: Subject):
     if subject.pm is not None:
         import pinocchio as pin
 
-        pm, pd, q, v = subject.pm, subject.pd, subject.q, subject.v
+        pm, pd, q, v = subject.pm, subject.pd, subject.pin_q, subject.pin_v
         pin_calls = {"rne from scratch": lambda: pin.nonLinearEffects(pm, pd, q, v),
-                     "forward": lambda: pin.aba(pm, pd, q, v, subject.tau),
-                     "inverse": lambda: pin.rnea(pm, pd, q, v, subject.a)}
+                     "forward": lambda: pin.aba(pm, pd, q, v, subject.pin_tau),
+                     "inverse": lambda: pin.rnea(pm, pd, q, v, subject.pin_a)}
 
     table = []
     for label, (module, name) in ENTRIES.items():
@@ -125,7 +124,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import kinedyn as kd
 
-    subject = Subject(bench_models.get(args.model), seed=0)
+    source, note = model_source(args.model)
+    if source is None:
+        parser.error(note)
+    subject = Subject(source, seed=0)
 
     def same_state():
         subject.randomise()
