@@ -162,5 +162,7 @@ def test_jacobian_ids_are_checked():
         kd.jac_body(m, d, m.nbody)
     with pytest.raises(IndexError):
         kd.jac_site(m, d, m.nsite)
+    with pytest.raises(TypeError, match=r"m\.body\('torso'\)\.id"):
+        kd.jac_body(m, d, "torso")
     with pytest.raises(ValueError):
         kd.jac_point(m, d, np.zeros(2), 0)

@@ -61,6 +61,8 @@ _JAC = FastEntry(_jac_entry)
 
 
 def _check_id(kind: str, i, n: int) -> int:
+    if isinstance(i, str):  # a name where an id belongs: say how to get the id
+        raise TypeError(f"{kind} must be an integer id, got the name {i!r}; use m.{kind}({i!r}).id")
     if not isinstance(i, (int, np.integer)) or not 0 <= i < n:
         raise IndexError(f"{kind} id {i!r} out of range [0, {n})")
     return int(i)
