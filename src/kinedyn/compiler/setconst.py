@@ -24,11 +24,14 @@ def set_const(model) -> None:
     if model.nu == 0 and model.ntendon == 0:
         return
     from kinedyn.data import Data
-    from kinedyn.forward import fwd_position
+    from kinedyn.forward import forward
     from kinedyn.inertia import solve_m
 
     d = Data(model)
-    fwd_position(model, d)
+    # The whole forward pass, though only its position stage is used here: it is the entry the
+    # user's first `forward` needs anyway, so a cold start compiles the position stage once
+    # instead of twice (standalone and inside forward). The later stages' outputs are discarded.
+    forward(model, d)
     model.tendon_length0[:] = d.ten_length
     if model.ntendon:
         _set_spring(model)
@@ -52,11 +55,11 @@ def set_const(model) -> None:
 def _set_spring(model) -> None:
     """tendon_lengthspring -1 -1 -> the tendon length at qpos_spring (setSpring)."""
     from kinedyn.data import Data
-    from kinedyn.forward import fwd_position
+    from kinedyn.forward import forward
 
     d = Data(model)
     d.qpos[:] = model.qpos_spring
-    fwd_position(model, d)  # spatial tendons need the site poses and Jacobians
+    forward(model, d)  # spatial tendons need the site poses and Jacobians
     for i in range(model.ntendon):
         if model.tendon_lengthspring[i, 0] == -1 and model.tendon_lengthspring[i, 1] == -1:
             model.tendon_lengthspring[i, :] = d.ten_length[i]
@@ -134,13 +137,13 @@ def length_extremes(model, i: int) -> tuple[float, float, np.ndarray, np.ndarray
     from scipy.optimize import minimize
 
     from kinedyn.data import Data
-    from kinedyn.forward import fwd_position
+    from kinedyn.forward import forward
     from kinedyn.inertia import solve_m
     from kinedyn.types import JointType
 
     d = Data(model)
     d.qpos[:] = model.qpos0
-    fwd_position(model, d)
+    forward(model, d)
     moved = np.flatnonzero(d.actuator_moment[i])
     for v in moved:
         j = model.dof_jntid[v]
@@ -160,7 +163,7 @@ def length_extremes(model, i: int) -> tuple[float, float, np.ndarray, np.ndarray
     def length_and_moment(x, sign):
         d.qpos[:] = model.qpos0
         d.qpos[qadr] = x
-        fwd_position(model, d)
+        forward(model, d)
         return sign * d.actuator_length[i], sign * d.actuator_moment[i, vadr]
 
     extremes, configurations = [], []
@@ -207,12 +210,12 @@ def _soft_limit_overshoot(model, d, i: int, qpos: np.ndarray, push: float, invwe
     solimp (a fixed point). The returned length change is the moment times those
     penetrations, to first order. ``push`` is -1 when the length is minimised, +1 when maximised.
     """
-    from kinedyn.forward import fwd_position
+    from kinedyn.forward import forward
     from kinedyn.inertia import solve_m
     from kinedyn.types import JointType
 
     d.qpos[:] = qpos
-    fwd_position(model, d)
+    forward(model, d)
     moment = d.actuator_moment[i].copy()
     x = solve_m(model, d, moment[None, :])[0]
     qfrc = push * LR_DEFAULTS["accel"] * moment / max(1e-15, float(np.linalg.norm(x)))
