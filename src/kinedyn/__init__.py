@@ -1,6 +1,6 @@
 """kinedyn: robot kinematics and dynamics with MuJoCo's numbers, readable as Python."""
 
-from kinedyn import batch, models, trajectory
+from kinedyn import models, trajectory
 from kinedyn.actuation import fwd_actuation, transmission
 from kinedyn.builder import Spec
 from kinedyn.data import Data, reset
@@ -30,14 +30,19 @@ from kinedyn.types import (
 __version__ = "0.1.0"
 
 
+# Submodules imported on first use (``kd.ik``, ``from kinedyn import batch``): most programs never
+# solve IK or run batches, and importing them costs start-up time (IK's solvers; the batch
+# kernels pull in Numba's parallel machinery).
+_LAZY_SUBMODULES = ("batch", "ik")
+
+
 def __getattr__(name):
-    # kinedyn.ik is imported on first use (``kd.ik`` or ``from kinedyn import ik``): most
-    # programs never solve IK, and importing it costs about 0.1 s of start-up
-    if name == "ik":
+    if name in _LAZY_SUBMODULES:
         import importlib
 
-        return importlib.import_module("kinedyn.ik")
+        return importlib.import_module(f"kinedyn.{name}")
     raise AttributeError(f"module 'kinedyn' has no attribute '{name}'")
+
 
 __all__ = [
     # types
