@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 from numba import njit
 
-from kinedyn._handle import FastEntry, entry
+from kinedyn._handle import FastEntry, entry, kernel
 from kinedyn._linalg3 import cross, mat_mul, mat_t, mat_vec, skew
 from kinedyn._math import copy, quat_integrate, sub_quat
 from kinedyn.actuation import has_actuator_callbacks, next_activation, wrap_period, wrap_setpoint
@@ -61,7 +61,7 @@ RK4_A = np.array([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
 RK4_B = np.array([1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0])
 
 
-@njit(cache=True)
+@kernel
 def integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, h, sq, sv):
     """qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos); sq, sv: scratch rows."""
     QUAT, VEL, TMP = 0, 0, 1
@@ -87,7 +87,7 @@ def integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, h, sq, s
             qpos[padr] += h * qvel[vadr]
 
 
-@njit(cache=True)
+@kernel
 def _first_bad(x):
     for i in range(x.shape[0]):
         if not (abs(x[i]) <= MAXVAL):
@@ -122,8 +122,9 @@ def _advance(m, d, act_dot, qacc, qvel):
                 adr = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
                 d.act[adr] = wrap_setpoint(d.act[adr], d.actuator_length[i], period)
     # velocities, then positions with the new (or the given) velocities: semi-implicit Euler
+    new_qvel = d.qvel   # one handle read, not one per dof (each is an atomic refcount pair)
     for v in range(m.nv):
-        d.qvel[v] += h * qacc[v]
+        new_qvel[v] += h * qacc[v]
     integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, qvel, h,
                          d.scratch_quat, d.scratch_vec)
     d.time[0] += h
@@ -357,7 +358,7 @@ def _actuator_force_vel(m, d, i):
     return deriv
 
 
-@njit(cache=True)
+@kernel
 def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
     """Runge-Kutta-Munthe-Kaas correction of a stage's ball/free angular velocities, in place.
 
@@ -416,69 +417,93 @@ def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
 
 @njit(cache=True)
 def _rk4(m, d, a_tab, b_tab):
-    nv, na = m.nv, m.na
+    """The RK4 step after the forward pass at the start state (mj_RungeKutta, N = 4).
+
+    Stage i starts from X_0 (+) h sum_j A[i-1, j] F_j, with F_j = (stage velocity, qacc,
+    act_dot) of stage j, runs forward there, and the step advances X_0 by h sum_j B[j] F_j.
+    Every array is read out of the handles once, into a local: each read from a handle
+    costs an atomic reference-count increment and decrement, and the loops below index
+    2-D scratch rows in place rather than through row views, which would cost the same.
+    """
+    nq, nv, na = m.nq, m.nv, m.na
+    jnt_type, jnt_qposadr, jnt_dofadr = m.jnt_type, m.jnt_qposadr, m.jnt_dofadr
     h = m.opt_timestep[0]
-    t0 = d.time[0]
+    qpos, qvel, act, time = d.qpos, d.qvel, d.act, d.time
+    qacc, act_dot = d.qacc, d.act_dot
+    sq, sv = d.scratch_quat, d.scratch_vec
     q0 = d.scratch_qpos
     v0 = d.scratch_rk_qvel
     a0 = d.scratch_rk_act
     dq = d.scratch_rk_dq   # stage velocities (the "X" velocities)
     dv = d.scratch_rk_dv   # stage accelerations
     da = d.scratch_rk_da   # stage activation rates
-    # stage 0 from the forward pass already done by step
-    copy(q0, d.qpos)
-    copy(v0, d.qvel)
-    copy(a0, d.act)
-    copy(dq[0], d.qvel)
-    copy(dv[0], d.qacc)
-    copy(da[0], d.act_dot)
-    vel = d.scratch_nv_a
+    vel = d.scratch_nv_a   # the weighted sums of one stage
     acc = d.scratch_nv_b
+    t0 = time[0]
+    # stage 0 from the forward pass already done by step
+    for k in range(nq):
+        q0[k] = qpos[k]
+    for v in range(nv):
+        v0[v] = qvel[v]
+        dq[0, v] = qvel[v]
+        dv[0, v] = qacc[v]
+    for k in range(na):
+        a0[k] = act[k]
+        da[0, k] = act_dot[k]
     for i in range(1, 4):
-        # weighted sums of the previous stages
-        vel[:] = 0.0
-        acc[:] = 0.0
+        # X_i = X_0 (+) h sum_j A[i-1, j] F_j
+        for v in range(nv):
+            sum_vel = 0.0
+            sum_acc = 0.0
+            for j in range(i):
+                sum_vel += a_tab[i - 1, j] * dq[j, v]
+                sum_acc += a_tab[i - 1, j] * dv[j, v]
+            vel[v] = sum_vel
+            acc[v] = sum_acc
+        for k in range(nq):
+            qpos[k] = q0[k]
+        integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, vel, h, sq, sv)
+        for v in range(nv):
+            qvel[v] = v0[v] + h * acc[v]
+        for k in range(na):
+            sum_act = 0.0
+            for j in range(i):
+                sum_act += a_tab[i - 1, j] * da[j, k]
+            act[k] = a0[k] + h * sum_act
         c = 0.0
         for j in range(i):
-            w = a_tab[i - 1, j]
-            c += w
-            for v in range(nv):
-                vel[v] += w * dq[j, v]
-                acc[v] += w * dv[j, v]
-        # X_i = X_0 (+) h dX
-        copy(d.qpos, q0)
-        integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, vel, h,
-                             d.scratch_quat, d.scratch_vec)
-        for v in range(nv):
-            d.qvel[v] = v0[v] + h * acc[v]
-        for k in range(na):
-            s = 0.0
-            for j in range(i):
-                s += a_tab[i - 1, j] * da[j, k]
-            d.act[k] = a0[k] + h * s
-        d.time[0] = t0 + c * h
+            c += a_tab[i - 1, j]
+        time[0] = t0 + c * h
         forward_entry(m, d)
-        copy(dq[i], d.qvel)
-        _rkmk_stage_rates(m.jnt_type, m.jnt_dofadr, vel, h, dq[i])
-        copy(dv[i], d.qacc)
-        copy(da[i], d.act_dot)
-    # final combination with weights B, from the initial state
-    vel[:] = 0.0
-    acc[:] = 0.0
-    for j in range(4):
+        # F_i
         for v in range(nv):
-            vel[v] += b_tab[j] * dq[j, v]
-            acc[v] += b_tab[j] * dv[j, v]
+            dq[i, v] = qvel[v]
+            dv[i, v] = qacc[v]
+        _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, dq[i])
+        for k in range(na):
+            da[i, k] = act_dot[k]
+    # final combination with weights B, from the initial state
+    for v in range(nv):
+        sum_vel = 0.0
+        sum_acc = 0.0
+        for j in range(4):
+            sum_vel += b_tab[j] * dq[j, v]
+            sum_acc += b_tab[j] * dv[j, v]
+        vel[v] = sum_vel
+        acc[v] = sum_acc
     act_rate = da[0]
     for k in range(na):
-        s = 0.0
+        sum_act = 0.0
         for j in range(4):
-            s += b_tab[j] * da[j, k]
-        act_rate[k] = s
-    d.time[0] = t0
-    copy(d.qpos, q0)
-    copy(d.qvel, v0)
-    copy(d.act, a0)
+            sum_act += b_tab[j] * da[j, k]
+        act_rate[k] = sum_act
+    time[0] = t0
+    for k in range(nq):
+        qpos[k] = q0[k]
+    for v in range(nv):
+        qvel[v] = v0[v]
+    for k in range(na):
+        act[k] = a0[k]
     _advance(m, d, act_rate, acc, vel)
 
 
