@@ -264,6 +264,25 @@ def test_rollout_nonfinite_member_matches_mujoco(rng, humanoid_euler):
     assert ours.time[1, 0] == pytest.approx(m.opt.timestep)   # reset to t = 0, then one step
 
 
+def test_rollout_result_does_not_depend_on_earlier_rollouts(rng):
+    """The work Data persist between calls (one per thread, per model): a trajectory must
+    not read anything an earlier call left in them, not even the NaNs of a blown-up member."""
+    source = next(s.values[0] for s in sources(seeds=()) if s.id == "muscle_spatial_tendon")
+    m, _, mjm, _ = load(source)
+    assert m.na > 0                              # activations are state too
+    state0 = _initial_states(m, mjm, rng, 4)
+    control = rng.uniform(0, 1, size=(4, 15, m.nu))
+    first = batch.rollout(m, state0, control, nthread=2).state
+    blown = state0.copy()
+    # qvel below mjMAXVAL: the first step's forward runs and leaves huge values in every
+    # velocity-dependent field of the work Data before its qacc check resets the member
+    blown[:, 1 + m.nq:1 + m.nq + m.nv] = 1e9
+    with pytest.warns(kd.NonFiniteStateWarning):
+        batch.rollout(m, blown, control[:, ::-1], nthread=2)
+    np.testing.assert_array_equal(batch.rollout(m, state0, control, nthread=2).state, first)
+    _assert_trajectories_match(first, _mujoco_rollout(mjm, state0, control, 2), "muscle_spatial_tendon")
+
+
 def test_rollout_nan_initial_state_warns_and_resets_like_mujoco(rng, humanoid_euler):
     m, _, mjm, _ = humanoid_euler
     state0 = _initial_states(m, mjm, rng, 2)
