@@ -13,7 +13,8 @@ Two ways in:
   (MuJoCo's ``mjSTATE_FULLPHYSICS`` for models without plugins, history or
   plasticity) under per-step controls. Like MuJoCo's rollout it keeps one work
   ``Data`` per thread and the states in the output array, so a batch of 10,000
-  rollouts needs two ``Data``, not 10,000.
+  rollouts needs two ``Data``, not 10,000; the work ``Data`` are kept for the next
+  call on the same model.
 
 ``nthread`` picks the number of threads (``numba.set_num_threads`` for the call,
 restored afterwards); by default Numba's current setting (all cores unless
