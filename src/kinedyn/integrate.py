@@ -19,9 +19,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numba import njit
 
-from kinedyn._handle import FastEntry, entry
+from kinedyn._handle import FastEntry, entry, handle_entry
 from kinedyn._linalg3 import cross, mat_mul, mat_t, mat_vec, skew
 from kinedyn._math import copy, quat_integrate, sub_quat
 from kinedyn.actuation import has_actuator_callbacks, next_activation, wrap_period, wrap_setpoint
@@ -61,7 +60,7 @@ RK4_A = np.array([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
 RK4_B = np.array([1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0])
 
 
-@njit(cache=True)
+@handle_entry
 def integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, h, sq, sv):
     """qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos); sq, sv: scratch rows."""
     QUAT, VEL, TMP = 0, 0, 1
@@ -87,7 +86,7 @@ def integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, h, sq, s
             qpos[padr] += h * qvel[vadr]
 
 
-@njit(cache=True)
+@handle_entry
 def _first_bad(x):
     for i in range(x.shape[0]):
         if not (abs(x[i]) <= MAXVAL):
@@ -95,7 +94,7 @@ def _first_bad(x):
     return False
 
 
-@njit(cache=True)
+@handle_entry
 def _advance(m, d, act_dot, qacc, qvel):
     """Advance act, qvel, qpos and time by one step (mj_advance).
 
@@ -129,7 +128,7 @@ def _advance(m, d, act_dot, qacc, qvel):
     d.time[0] += h
 
 
-@njit(cache=True)
+@handle_entry
 def _euler(m, d):
     qacc = d.scratch_nv_a
     damped = False
@@ -151,7 +150,7 @@ def _euler(m, d):
     _advance(m, d, d.act_dot, qacc, d.qvel)
 
 
-@njit(cache=True)
+@handle_entry
 def _implicitfast(m, d):
     h = m.opt_timestep[0]
     qh = d.scratch_nC
@@ -195,7 +194,7 @@ def _implicitfast(m, d):
     _advance(m, d, d.act_dot, qacc, d.qvel)
 
 
-@njit(cache=True)
+@handle_entry
 def _is_free_body(m, j):
     """A free joint that is its body's only joint, on a body with no children (mj_isFreeBody)."""
     if m.jnt_type[j] != JNT_FREE:
@@ -207,7 +206,7 @@ def _is_free_body(m, j):
     return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
 
 
-@njit(cache=True)
+@handle_entry
 def _free_body_implicit(m, d, j, qacc):
     """Solve (M - h dqfrc/dqvel) qacc = qfrc_smooth on a free body's 6 dofs, bias derivative included.
 
@@ -275,7 +274,7 @@ def _free_body_implicit(m, d, j, qacc):
     _solve_dense(a, qacc[adr:adr + 6])
 
 
-@njit(cache=True)
+@handle_entry
 def _solve_dense(a, x):
     """In place x <- a^-1 x by Gaussian elimination with partial pivoting (a is overwritten)."""
     n = x.shape[0]
@@ -300,7 +299,7 @@ def _solve_dense(a, x):
         x[k] = acc / a[k, k]
 
 
-@njit(cache=True)
+@handle_entry
 def _actuator_force_vel(m, d, i):
     """d actuator_force / d actuator_velocity: affine and muscle gain, affine bias (mjd_actuator_vel)."""
     # a force held at its forcerange does not change with velocity
@@ -357,7 +356,7 @@ def _actuator_force_vel(m, d, i):
     return deriv
 
 
-@njit(cache=True)
+@handle_entry
 def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
     """Runge-Kutta-Munthe-Kaas correction of a stage's ball/free angular velocities, in place.
 
@@ -414,7 +413,7 @@ def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
         rate[adr + 2] = w2 + 0.5 * c2 + coef * d2
 
 
-@njit(cache=True)
+@handle_entry
 def _rk4(m, d, a_tab, b_tab):
     nv, na = m.nv, m.na
     h = m.opt_timestep[0]
@@ -496,7 +495,7 @@ def _checked_forward(m, d, check):
     return STATUS_OK
 
 
-@njit(cache=True)
+@handle_entry
 def step_entry(m, d, check):
     """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
     stops at the first bad field). Compiles every integrator: for callers that cannot choose
@@ -517,7 +516,7 @@ def step_entry(m, d, check):
 # One entry per integrator, so that a program compiles only the integrator it steps with:
 # RK4 holds four forward passes and implicitfast the free-body solve, each a large share of
 # the cold-start compile time of step_entry.
-@njit(cache=True)
+@handle_entry
 def _step_euler_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -525,7 +524,7 @@ def _step_euler_entry(m, d, check):
     return status
 
 
-@njit(cache=True)
+@handle_entry
 def _step_implicitfast_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -533,7 +532,7 @@ def _step_implicitfast_entry(m, d, check):
     return status
 
 
-@njit(cache=True)
+@handle_entry
 def _step_rk4_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -546,7 +545,7 @@ _STEP_BY_INTEGRATOR = {INT_EULER: FastEntry(_step_euler_entry), INT_RK4: FastEnt
                        INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry)}
 
 
-@njit(cache=True)
+@handle_entry
 def _integrate_entry(m, d):
     """The integrator part of step_entry, after a forward pass done elsewhere (Euler, implicitfast)."""
     if m.opt_flags[0] == INT_IMPLICITFAST:
@@ -606,7 +605,7 @@ def step(m, d, nstep: int = 1) -> None:
         one_step(mh, dh, False)
 
 
-@njit(cache=True)
+@handle_entry
 def _integrate_pos_entry(m, qpos, qvel, h, sq, sv):
     integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, qpos, qvel, h, sq, sv)
 
@@ -621,7 +620,7 @@ def integrate_pos(m, qpos: np.ndarray, qvel: np.ndarray, h: float) -> None:
                          np.empty((8, 4)), np.empty((8, 6)))
 
 
-@njit(cache=True)
+@handle_entry
 def differentiate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qvel, h, qpos1, qpos2, sq, sv):
     """qvel <- (qpos2 (-) qpos1) / h on the joint manifold (mj_differentiatePos); sq, sv: scratch rows.
 
@@ -649,7 +648,7 @@ def differentiate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qvel, h, qpos1, 
             qvel[vadr] = (qpos2[padr] - qpos1[padr]) / h
 
 
-@njit(cache=True)
+@handle_entry
 def _differentiate_pos_entry(m, qvel, h, qpos1, qpos2, sq, sv):
     differentiate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, qvel, h, qpos1, qpos2, sq, sv)
 
