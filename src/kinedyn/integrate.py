@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from numba import njit
 
 from kinedyn._handle import FastEntry, entry, handle_entry
 from kinedyn._linalg3 import cross, mat_mul, mat_t, mat_vec, skew
@@ -150,7 +151,7 @@ def _euler(m, d):
     _advance(m, d, d.act_dot, qacc, d.qvel)
 
 
-@handle_entry
+@njit(cache=True)  # calls _free_body_implicit, which allocates
 def _implicitfast(m, d):
     h = m.opt_timestep[0]
     qh = d.scratch_nC
@@ -206,7 +207,7 @@ def _is_free_body(m, j):
     return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
 
 
-@handle_entry
+@njit(cache=True)  # allocates its 6x6 system: keeps Numba's runtime
 def _free_body_implicit(m, d, j, qacc):
     """Solve (M - h dqfrc/dqvel) qacc = qfrc_smooth on a free body's 6 dofs, bias derivative included.
 
@@ -495,7 +496,7 @@ def _checked_forward(m, d, check):
     return STATUS_OK
 
 
-@handle_entry
+@njit(cache=True)  # calls _free_body_implicit, which allocates
 def step_entry(m, d, check):
     """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
     stops at the first bad field). Compiles every integrator: for callers that cannot choose
@@ -524,7 +525,7 @@ def _step_euler_entry(m, d, check):
     return status
 
 
-@handle_entry
+@njit(cache=True)  # calls _free_body_implicit, which allocates
 def _step_implicitfast_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
