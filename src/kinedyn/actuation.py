@@ -29,9 +29,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-from kinedyn._handle import kernel
+from kinedyn._handle import handle_entry, kernel
 from kinedyn._math import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
 from kinedyn.jacobian import jac_kernel
 from kinedyn.muscle import muscle_bias, muscle_dynamics, muscle_gain
@@ -517,7 +516,7 @@ def actuator_velocity_kernel(disableflags, actuator_moment, qvel, actuator_veloc
         actuator_velocity[i] = acc
 
 
-@njit(cache=True)
+@handle_entry
 def transmission_entry(m, d):
     _transmission(m.actuator_trntype, m.actuator_trnid, m.actuator_gear, m.actuator_cranklength, m.jnt_type,
                   m.jnt_qposadr, m.jnt_dofadr, m.site_bodyid, m.site_quat, m.body_rootid, m.body_dofnum,
@@ -526,7 +525,7 @@ def transmission_entry(m, d):
                   d.actuator_length, d.actuator_moment, d.scratch_quat, d.scratch_vec, d.scratch_jac)
 
 
-@njit(cache=True)
+@handle_entry
 def fwd_actuation_entry(m, d):
     _fwd_actuation(
         m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_actadr, m.actuator_actnum,

@@ -14,9 +14,8 @@ from recursive Newton-Euler with zero acceleration.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from kinedyn._handle import FastEntry, kernel
+from kinedyn._handle import FastEntry, handle_entry, kernel
 from kinedyn._math import cross_force, cross_motion, dot6, mul_inert_vec, normalize4, sub_quat
 from kinedyn.inertia import solve_ld
 from kinedyn.kinematics import com_pos_entry, kinematics_entry
@@ -213,13 +212,13 @@ def xfrc_accumulate(
             v = dof_parentid[v]
 
 
-@njit(cache=True)
+@handle_entry
 def com_vel_entry(m, d):
     _com_vel(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_jntid, m.jnt_type,
              d.qvel, d.cdof, d.cvel, d.cdof_dot)
 
 
-@njit(cache=True)
+@handle_entry
 def rne_entry(m, d, flg_acc, result):
     _rne(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_bodyid, m.opt_gravity, m.opt_flags[1],
          d.qvel, d.qacc, d.cdof, d.cdof_dot, d.cinert, d.cvel, flg_acc,
@@ -227,7 +226,7 @@ def rne_entry(m, d, flg_acc, result):
          d.scratch_body6a, d.scratch_body6b, d.scratch_vec)
 
 
-@njit(cache=True)
+@handle_entry
 def bias_forces_entry(m, d):
     # the from-scratch chain mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=0), one dispatch
     kinematics_entry(m, d)
@@ -236,7 +235,7 @@ def bias_forces_entry(m, d):
     rne_entry(m, d, False, d.qfrc_bias)
 
 
-@njit(cache=True)
+@handle_entry
 def passive_entry(m, d):
     _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.qpos_spring, m.dof_damping,
              m.opt_flags[1], d.qpos, d.qvel, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
@@ -271,7 +270,7 @@ def _fwd_acceleration(
         qacc[v] = qacc_smooth[v]
 
 
-@njit(cache=True)
+@handle_entry
 def fwd_acceleration_entry(m, d):
     _fwd_acceleration(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
                       m.M_rownnz, m.M_rowadr, m.M_colind,

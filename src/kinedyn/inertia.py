@@ -13,9 +13,8 @@ M = L^T D L fills no new entries: ``qLD`` has the same layout as ``M``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from kinedyn._handle import FastEntry, kernel
+from kinedyn._handle import FastEntry, handle_entry, kernel
 from kinedyn._math import dot6, mul_inert_vec
 
 
@@ -131,7 +130,7 @@ def mul_m_kernel(res, M, vec, M_rownnz, M_rowadr, M_colind):
             res[j] += M[adr] * vec[i]
 
 
-@njit(cache=True)
+@handle_entry
 def crb_entry(m, d):
     _crb(m.body_parentid, m.dof_bodyid, m.dof_parentid, m.dof_armature, m.M_rownnz, m.M_rowadr,
          d.cinert, d.cdof, d.crb, d.M, d.scratch_vec)
@@ -146,22 +145,22 @@ def _factor_m(M, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
     factor_i(qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind)
 
 
-@njit(cache=True)
+@handle_entry
 def factor_m_entry(m, d):
     _factor_m(d.M, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
-@njit(cache=True)
+@handle_entry
 def _solve_m_entry(m, d, x):
     solve_ld(x, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
-@njit(cache=True)
+@handle_entry
 def _mul_m_entry(m, d, res, vec):
     mul_m_kernel(res, d.M, vec, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
-@njit(cache=True)
+@handle_entry
 def _full_m_entry(m, d, dense):
     for i in range(m.nv):
         adr = m.M_rowadr[i]

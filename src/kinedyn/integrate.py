@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 from numba import njit
 
-from kinedyn._handle import FastEntry, entry, kernel
+from kinedyn._handle import FastEntry, entry, handle_entry, kernel
 from kinedyn._linalg3 import cross, mat_mul, mat_t, mat_vec, skew
 from kinedyn._math import copy, quat_integrate, sub_quat
 from kinedyn.actuation import has_actuator_callbacks, next_activation, wrap_period, wrap_setpoint
@@ -95,7 +95,7 @@ def _first_bad(x):
     return False
 
 
-@njit(cache=True)
+@handle_entry
 def _advance(m, d, act_dot, qacc, qvel):
     """Advance act, qvel, qpos and time by one step (mj_advance).
 
@@ -130,7 +130,7 @@ def _advance(m, d, act_dot, qacc, qvel):
     d.time[0] += h
 
 
-@njit(cache=True)
+@handle_entry
 def _euler(m, d):
     qacc = d.scratch_nv_a
     damped = False
@@ -152,7 +152,7 @@ def _euler(m, d):
     _advance(m, d, d.act_dot, qacc, d.qvel)
 
 
-@njit(cache=True)
+@njit(cache=True)  # calls _free_body_implicit, which allocates
 def _implicitfast(m, d):
     h = m.opt_timestep[0]
     qh = d.scratch_nC
@@ -196,7 +196,7 @@ def _implicitfast(m, d):
     _advance(m, d, d.act_dot, qacc, d.qvel)
 
 
-@njit(cache=True)
+@handle_entry
 def _is_free_body(m, j):
     """A free joint that is its body's only joint, on a body with no children (mj_isFreeBody)."""
     if m.jnt_type[j] != JNT_FREE:
@@ -208,7 +208,7 @@ def _is_free_body(m, j):
     return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
 
 
-@njit(cache=True)
+@njit(cache=True)  # allocates its 6x6 system: keeps Numba's runtime
 def _free_body_implicit(m, d, j, qacc):
     """Solve (M - h dqfrc/dqvel) qacc = qfrc_smooth on a free body's 6 dofs, bias derivative included.
 
@@ -276,7 +276,7 @@ def _free_body_implicit(m, d, j, qacc):
     _solve_dense(a, qacc[adr:adr + 6])
 
 
-@njit(cache=True)
+@handle_entry
 def _solve_dense(a, x):
     """In place x <- a^-1 x by Gaussian elimination with partial pivoting (a is overwritten)."""
     n = x.shape[0]
@@ -301,7 +301,7 @@ def _solve_dense(a, x):
         x[k] = acc / a[k, k]
 
 
-@njit(cache=True)
+@handle_entry
 def _actuator_force_vel(m, d, i):
     """d actuator_force / d actuator_velocity: affine and muscle gain, affine bias (mjd_actuator_vel)."""
     # a force held at its forcerange does not change with velocity
@@ -415,15 +415,14 @@ def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
         rate[adr + 2] = w2 + 0.5 * c2 + coef * d2
 
 
-@njit(cache=True)
+@handle_entry
 def _rk4(m, d, a_tab, b_tab):
     """The RK4 step after the forward pass at the start state (mj_RungeKutta, N = 4).
 
     Stage i starts from X_0 (+) h sum_j A[i-1, j] F_j, with F_j = (stage velocity, qacc,
     act_dot) of stage j, runs forward there, and the step advances X_0 by h sum_j B[j] F_j.
-    Every array is read out of the handles once, into a local: each read from a handle
-    costs an atomic reference-count increment and decrement, and the loops below index
-    2-D scratch rows in place rather than through row views, which would cost the same.
+    Every array is read out of the handles once, into a local, and the loops below index
+    2-D scratch rows in place rather than through row views.
     """
     nq, nv, na = m.nq, m.nv, m.na
     jnt_type, jnt_qposadr, jnt_dofadr = m.jnt_type, m.jnt_qposadr, m.jnt_dofadr
@@ -521,7 +520,7 @@ def _checked_forward(m, d, check):
     return STATUS_OK
 
 
-@njit(cache=True)
+@njit(cache=True)  # calls _free_body_implicit, which allocates
 def step_entry(m, d, check):
     """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
     stops at the first bad field). Compiles every integrator: for callers that cannot choose
@@ -542,7 +541,7 @@ def step_entry(m, d, check):
 # One entry per integrator, so that a program compiles only the integrator it steps with:
 # RK4 holds four forward passes and implicitfast the free-body solve, each a large share of
 # the cold-start compile time of step_entry.
-@njit(cache=True)
+@handle_entry
 def _step_euler_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -550,7 +549,7 @@ def _step_euler_entry(m, d, check):
     return status
 
 
-@njit(cache=True)
+@njit(cache=True)  # calls _free_body_implicit, which allocates
 def _step_implicitfast_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -558,7 +557,7 @@ def _step_implicitfast_entry(m, d, check):
     return status
 
 
-@njit(cache=True)
+@handle_entry
 def _step_rk4_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -571,7 +570,7 @@ _STEP_BY_INTEGRATOR = {INT_EULER: FastEntry(_step_euler_entry), INT_RK4: FastEnt
                        INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry)}
 
 
-@njit(cache=True)
+@handle_entry
 def _integrate_entry(m, d):
     """The integrator part of step_entry, after a forward pass done elsewhere (Euler, implicitfast)."""
     if m.opt_flags[0] == INT_IMPLICITFAST:
@@ -631,7 +630,7 @@ def step(m, d, nstep: int = 1) -> None:
         one_step(mh, dh, False)
 
 
-@njit(cache=True)
+@handle_entry
 def _integrate_pos_entry(m, qpos, qvel, h, sq, sv):
     integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, qpos, qvel, h, sq, sv)
 
@@ -646,7 +645,7 @@ def integrate_pos(m, qpos: np.ndarray, qvel: np.ndarray, h: float) -> None:
                          np.empty((8, 4)), np.empty((8, 6)))
 
 
-@njit(cache=True)
+@handle_entry
 def differentiate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qvel, h, qpos1, qpos2, sq, sv):
     """qvel <- (qpos2 (-) qpos1) / h on the joint manifold (mj_differentiatePos); sq, sv: scratch rows.
 
@@ -674,7 +673,7 @@ def differentiate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qvel, h, qpos1, 
             qvel[vadr] = (qpos2[padr] - qpos1[padr]) / h
 
 
-@njit(cache=True)
+@handle_entry
 def _differentiate_pos_entry(m, qvel, h, qpos1, qpos2, sq, sv):
     differentiate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, qvel, h, qpos1, qpos2, sq, sv)
 

@@ -9,14 +9,12 @@ exactly as in MuJoCo's ``mj_inverse``. Without constraints, ``forward`` followed
 
 from __future__ import annotations
 
-from numba import njit
-
-from kinedyn._handle import FastEntry
+from kinedyn._handle import FastEntry, handle_entry
 from kinedyn.forward import fwd_position_entry, fwd_velocity_entry
 from kinedyn.inertia import mul_m_kernel
 
 
-@njit(cache=True)
+@handle_entry
 def inverse_entry(m, d):
     fwd_position_entry(m, d)
     fwd_velocity_entry(m, d)

@@ -9,9 +9,8 @@ zero. They need ``kinematics`` and ``com_pos`` to have run.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from kinedyn._handle import FastEntry, kernel
+from kinedyn._handle import FastEntry, handle_entry, kernel
 
 
 @kernel
@@ -51,7 +50,7 @@ def jac_kernel(
         v = dof_parentid[v]
 
 
-@njit(cache=True)
+@handle_entry
 def _jac_entry(m, d, point, body, jac):
     jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
                d.subtree_com, d.cdof, point[0], point[1], point[2], body, jac, 0, 1)

@@ -8,9 +8,7 @@ kinematic tree (``subtree_com`` of the tree's root body), [rotation; translation
 
 from __future__ import annotations
 
-from numba import njit
-
-from kinedyn._handle import FastEntry, kernel
+from kinedyn._handle import FastEntry, handle_entry, kernel
 from kinedyn._math import axis_angle2quat, mul_quat, normalize4, quat2mat, rot_vec_quat
 from kinedyn.types import (
     JNT_BALL,
@@ -264,7 +262,7 @@ def _dof_com_rot(cdof, v, ax, ay, az, ox, oy, oz):
     cdof[v, 5] = ax * oy - ay * ox
 
 
-@njit(cache=True)
+@handle_entry
 def kinematics_entry(m, d):
     _kinematics(
         m.body_parentid, m.body_jntnum, m.body_jntadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat,
@@ -278,7 +276,7 @@ def kinematics_entry(m, d):
     )
 
 
-@njit(cache=True)
+@handle_entry
 def com_pos_entry(m, d):
     _com_pos(
         m.body_parentid, m.body_rootid, m.body_mass, m.body_subtreemass, m.body_inertia,

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
-from kinedyn._handle import kernel
+from kinedyn._handle import handle_entry, kernel
 from kinedyn.jacobian import jac_kernel
 from kinedyn.types import (
     DSBL_DAMPER,
@@ -49,7 +47,7 @@ from kinedyn.types import (
 # (wrap_inside). Points are passed as scalars so the per-step kernel allocates nothing.
 
 
-@njit(cache=True)
+@handle_entry
 def _asin(x):
     """C's asin: NaN outside [-1, 1]."""
     if x > 1.0 or x < -1.0:
@@ -57,7 +55,7 @@ def _asin(x):
     return math.asin(x)
 
 
-@njit(cache=True)
+@handle_entry
 def _normalize2(x, y):
     """(x, y) scaled to unit length and its norm; (1, 0) when shorter than MINVAL (mju_normalize)."""
     norm = math.sqrt(x * x + y * y)
@@ -67,7 +65,7 @@ def _normalize2(x, y):
     return x * inv, y * inv, norm
 
 
-@njit(cache=True)
+@handle_entry
 def _normalize3(x, y, z):
     """(x, y, z) scaled to unit length and its norm; (1, 0, 0) when shorter than MINVAL (mju_normalize3)."""
     norm = math.sqrt(x * x + y * y + z * z)
@@ -77,7 +75,7 @@ def _normalize3(x, y, z):
     return x * inv, y * inv, z * inv, norm
 
 
-@njit(cache=True)
+@handle_entry
 def _turn_angle(ax, ay, bx, by):
     """Signed angle in (-pi, pi] from direction a to direction b, counter-clockwise positive.
 
@@ -87,7 +85,7 @@ def _turn_angle(ax, ay, bx, by):
     return math.atan2(ax * by - ay * bx, ax * bx + ay * by)
 
 
-@njit(cache=True)
+@handle_entry
 def _arc_length(p0x, p0y, p1x, p1y, ccw, radius):
     """Length of the arc from p0 to p1 on the circle, counter-clockwise when ``ccw`` (length_circle).
 
@@ -104,7 +102,7 @@ def _arc_length(p0x, p0y, p1x, p1y, ccw, radius):
     return radius * angle
 
 
-@njit(cache=True)
+@handle_entry
 def _tangent_points(ccw, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, radius):
     """Tangent points of the path e0 -> circle -> e1 that goes around the centre counter-clockwise
     when ``ccw``, else clockwise (wrap_circle's two constructions; root = sqrt(|e|^2 - r^2)).
@@ -118,7 +116,7 @@ def _tangent_points(ccw, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, radiu
     return t0x, t0y, t1x, t1y
 
 
-@njit(cache=True)
+@handle_entry
 def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
     """Outside wrap of a 2D segment around a circle at the origin (wrap_circle).
 
@@ -164,14 +162,14 @@ def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
     return _arc_length(q0x, q0y, q1x, q1y, ccw, radius), q0x, q0y, q1x, q1y
 
 
-@njit(cache=True)
+@handle_entry
 def _inside_residual(t, A, B, G):
     """wrap_inside's equation in the touching angle t: asin(A sin t) + asin(B sin t) - 2 t + G."""
     z = math.sin(t)
     return _asin(A * z) + _asin(B * z) - 2.0 * t + G
 
 
-@njit(cache=True)
+@handle_entry
 def _wrap_inside(e0x, e0y, e1x, e1y, radius):
     """Inside wrap (wrap_inside): the tendon touches the circle from within at one point.
 
@@ -253,7 +251,7 @@ def _wrap_inside(e0x, e0y, e1x, e1y, radius):
     return 0.0, px, py, px, py
 
 
-@njit(cache=True)
+@handle_entry
 def wrap_geom(x0, x1, center, rot, radius, wraptype, side, has_side):
     """Wrap the segment x0-x1 around a sphere or cylinder (mju_wrap).
 
@@ -339,7 +337,7 @@ def wrap_geom(x0, x1, center, rot, radius, wraptype, side, has_side):
             rot[2, 0] * r1x + rot[2, 1] * r1y + rot[2, 2] * r1z + center[2])
 
 
-@njit(cache=True)
+@handle_entry
 def _to_local(x, center, rot):
     """rot^T (x - center) as a tuple."""
     dx = x[0] - center[0]
@@ -470,7 +468,7 @@ def _tendon(
                 wrapcount += 1
 
 
-@njit(cache=True)
+@handle_entry
 def _dist(wpnt, k):
     """Distance between path points k and k + 1 of one piece."""
     dx = wpnt[k + 1, 0] - wpnt[k, 0]
@@ -479,7 +477,7 @@ def _dist(wpnt, k):
     return math.sqrt(dx * dx + dy * dy + dz * dz)
 
 
-@njit(cache=True)
+@handle_entry
 def _point_body(k, npnt, body0, body1, geom_body):
     """Body carrying point k of a piece: the sites at the ends, the geom's body in between."""
     if k == 0:
@@ -551,7 +549,7 @@ def tendon_passive_kernel(
                     qfrc_damper[v] += jv * frc_damper
 
 
-@njit(cache=True)
+@handle_entry
 def tendon_entry(m, d):
     _tendon(m.tendon_adr, m.tendon_num, m.wrap_type, m.wrap_objid, m.wrap_prm, m.jnt_qposadr,
             m.jnt_dofadr, m.site_bodyid, m.geom_bodyid, m.geom_size, m.body_rootid, m.body_dofnum,
@@ -560,12 +558,12 @@ def tendon_entry(m, d):
             d.wrap_obj, d.scratch_jac, d.scratch_wrap)
 
 
-@njit(cache=True)
+@handle_entry
 def ten_velocity_entry(m, d):
     ten_velocity_kernel(d.ten_J, d.qvel, d.ten_velocity)
 
 
-@njit(cache=True)
+@handle_entry
 def tendon_passive_entry(m, d):
     tendon_passive_kernel(m.tendon_stiffness, m.tendon_damping, m.tendon_lengthspring, m.opt_flags[1],
                           d.ten_length, d.ten_velocity, d.ten_J, d.qfrc_spring, d.qfrc_damper)
