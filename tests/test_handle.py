@@ -1,11 +1,16 @@
 """Kernel handles (kinedyn._handle): what a kernel reads through a handle is the Model's / Data's
-own memory, a handle keeps its arrays alive and releases them when it dies.
+own memory, a handle keeps its arrays alive and releases them when it dies, and loading Numba's
+implementations for the first kernel does not import scipy.linalg yet leaves NumPy's BLAS-backed
+functions working in jitted code.
 """
 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -76,3 +81,30 @@ def test_make_handle_rejects_fields_out_of_registry_order():
     with pytest.raises(RuntimeError, match="do not follow the registry"):
         make_handle("data", values)
 
+
+def test_first_kernel_load_skips_scipy_linalg_and_blas_still_works():
+    # a fresh process: kinedyn imported before Numba compiles anything, as a user program does
+    probe = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import kinedyn
+        from numba import njit
+
+        @njit
+        def matrix_vector(a, b):
+            return np.dot(a, b)
+
+        @njit
+        def plus_one(x):
+            return x + 1.0
+
+        plus_one(1.0)  # Numba loads its implementations here
+        assert "scipy.linalg" not in sys.modules, "scipy.linalg imported by the first compile"
+        a = np.array([[4.0, 1.0], [2.0, 5.0]])
+        b = np.array([1.0, 2.0])
+        assert np.allclose(matrix_vector(a, b), a @ b)
+        assert hasattr(sys.modules["scipy.linalg.cython_blas"], "__pyx_capi__"), "placeholder left in place"
+    """)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

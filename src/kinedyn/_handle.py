@@ -15,7 +15,8 @@ attribute access reads the same, so the kernels run unchanged as Python.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import sys
+from types import ModuleType, SimpleNamespace
 
 from numba import config, njit, types
 from numba.core import cgutils
@@ -24,6 +25,33 @@ from numba.experimental import structref
 from numba.extending import intrinsic
 
 from kinedyn.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
+
+
+def _import_numba_arraymath_without_scipy_linalg() -> None:
+    """Import Numba's NumPy implementations without importing all of ``scipy.linalg``.
+
+    Numba loads its implementations on the first compile or cache load; one of them
+    (``numba.np.arraymath``) checks once whether a BLAS exists by importing
+    ``scipy.linalg.cython_blas``, and that pulls in the whole ``scipy.linalg`` package
+    (and through it ``numpy.f2py``, ``numpy.testing``, ...): 0.2-0.5 s of every start-up,
+    for a BLAS kinedyn never calls (its kernels are plain loops). So, when SciPy is
+    installed (Numba imported it to check its version), that module is imported here
+    with a placeholder standing in for ``cython_blas`` during the check, which then
+    records "BLAS available", as the real import would. The placeholder is removed at
+    once: a later ``np.dot`` in anyone's jitted code imports the real module, as Numba
+    always does when it compiles one.
+    """
+    blas = "scipy.linalg.cython_blas"
+    if "numba.np.arraymath" in sys.modules or "scipy" not in sys.modules or blas in sys.modules:
+        return
+    sys.modules[blas] = ModuleType(blas)
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        del sys.modules[blas]
+
+
+_import_numba_arraymath_without_scipy_linalg()
 
 # what kernels see: sizes, every registry field, and the option arrays (see Option)
 MODEL_HANDLE_FIELDS = (*SIZE_NAMES, *(f.name for f in MODEL_FIELDS),
