@@ -22,6 +22,7 @@ from numba import config, njit, types
 from numba.core import cgutils
 from numba.core.caching import FunctionCache
 from numba.core.registry import CPUDispatcher
+from numba.core.runtime import rtsys
 from numba.experimental import structref
 from numba.extending import intrinsic
 
@@ -106,6 +107,56 @@ structref.define_boxing(ModelHandleType, ModelHandle)
 structref.define_boxing(DataHandleType, DataHandle)
 
 
+class _LazyFunctionCache:
+    """Numba's on-disk cache of one function (``FunctionCache``), set up when first used, and
+    loading compiled code without Numba's compiler initialisation.
+
+    Setting one up finds and probes its directory (creates it, writes and deletes a test
+    file): 0.4-0.5 ms per function, about 50 ms for kinedyn's hundred-odd jitted functions on
+    every import. A warm start loads only the few entries it calls (their cached code
+    contains the kernels they call), so the kernels' own caches are usually never opened.
+
+    Numba's ``load_overload`` first initialises everything its compiler needs (imports and
+    registers all of its implementations: 0.1 s and some 40 000 Python objects, which then
+    also cost a full garbage collection). Loading machine code needs only the runtime's
+    reference-counting functions, which the cached code calls; so ``load_overload`` here
+    starts those (``rtsys.initialize``) and loads. Anything compiled later still gets the
+    full initialisation: Numba's compiler runs it before every compile.
+    """
+
+    def __init__(self, py_func):
+        self._py_func = py_func
+        self._cache = None
+
+    def _function_cache(self):
+        if self._cache is None:
+            self._cache = FunctionCache(self._py_func)
+        return self._cache
+
+    def __getattr__(self, name):
+        return getattr(self._function_cache(), name)
+
+    def load_overload(self, sig, target_context):
+        cache = self._function_cache()
+        rtsys.initialize(target_context)
+        with cache._guard_against_spurious_io_errors():
+            return cache._load_overload(sig, target_context)
+
+
+def _cache_lazily(dispatcher):
+    """Turn on on-disk caching for ``dispatcher`` (as ``cache=True`` does), set up on first use."""
+    dispatcher._cache = _LazyFunctionCache(dispatcher.py_func)
+    return dispatcher
+
+
+def cached_njit(fn):
+    """``njit(cache=True)`` with the cache of ``_LazyFunctionCache``: for the entries a
+    program calls first (``forward``, the handle constructors), whose warm start is then a
+    load without Numba's compiler initialisation."""
+    jitted = njit(fn)
+    return jitted if config.DISABLE_JIT else _cache_lazily(jitted)
+
+
 def _handle_packer(handle_typeclass, names):
     """A jit-only intrinsic ``pack(values)`` building a ``handle_typeclass`` handle from a tuple of
     field values in registry order: one allocation, then one store per field.
@@ -152,12 +203,12 @@ _pack_model_handle = _handle_packer(ModelHandleType, MODEL_HANDLE_FIELDS)
 _pack_data_handle = _handle_packer(DataHandleType, DATA_HANDLE_FIELDS)
 
 
-@njit(cache=True)
+@cached_njit
 def _new_model_handle(values):
     return _pack_model_handle(values)
 
 
-@njit(cache=True)
+@cached_njit
 def _new_data_handle(values):
     return _pack_data_handle(values)
 
@@ -195,31 +246,6 @@ class KernelDispatcher(CPUDispatcher):
         args = tuple(_call_type(a) for a in args)
         kws = {name: _call_type(a) for name, a in kws.items()}
         return super().get_call_template(args, kws)
-
-
-class _LazyFunctionCache:
-    """Numba's on-disk cache of one function (``FunctionCache``), set up when first used.
-
-    Setting one up finds and probes its directory (creates it, writes and deletes a test
-    file): 0.4-0.5 ms per function, about 50 ms for kinedyn's hundred-odd jitted functions on
-    every import. A warm start loads only the few entries it calls (their cached code
-    contains the kernels they call), so the kernels' own caches are usually never opened.
-    """
-
-    def __init__(self, py_func):
-        self._py_func = py_func
-        self._cache = None
-
-    def __getattr__(self, name):
-        if self._cache is None:
-            self._cache = FunctionCache(self._py_func)
-        return getattr(self._cache, name)
-
-
-def _cache_lazily(dispatcher):
-    """Turn on on-disk caching for ``dispatcher`` (as ``cache=True`` does), set up on first use."""
-    dispatcher._cache = _LazyFunctionCache(dispatcher.py_func)
-    return dispatcher
 
 
 def kernel(fn=None, **options):

@@ -13,9 +13,7 @@ Each public function is one jitted entry, so a call pays Numba's dispatch once.
 
 from __future__ import annotations
 
-from numba import njit
-
-from kinedyn._handle import FastEntry, entry
+from kinedyn._handle import FastEntry, cached_njit, entry
 from kinedyn.actuation import (
     actuator_velocity_kernel,
     fwd_actuation_entry,
@@ -48,7 +46,7 @@ def fwd_velocity_entry(m, d):
     rne_entry(m, d, False, d.qfrc_bias)
 
 
-@njit(cache=True)
+@cached_njit
 def forward_entry(m, d):
     fwd_position_entry(m, d)
     fwd_velocity_entry(m, d)
