@@ -9,11 +9,11 @@ the cache), the following runs are *warm* (every kernel loaded from that cache).
 The children may write Python bytecode even when ``PYTHONDONTWRITEBYTECODE`` is set
 here (development setups set it): an installed package has its ``.pyc`` files, and
 compiling kinedyn's sources on every import added 0.1-0.2 s to each warm run.
-Each run reports its own split: import numba, import kinedyn, Numba's one-off
-initialisation (loading its implementations, which the first compile or cache load
-would do), compile the model from XML (with its handle and ``setconst``, which runs
-``forward``), make the Data, first ``forward``, second ``forward``, and the CPU time
-of the whole run (wall time is noisy on a shared machine).
+Each run reports its own split: import numba, import kinedyn, compile the model from
+XML (with its handle and ``setconst``, which runs ``forward``), make the Data, first
+``forward``, second ``forward``, and the CPU time of the whole run (wall time is noisy
+on a shared machine); "numba init" is 1 when Numba's compiler initialisation ran on the
+way (it must on a cold start; a warm one skips it).
 
 ``--profile`` runs one cold job (``forward`` as above, or ``demo``: ``kinedyn demo``
 with its plots and GIF) under Numba's compile events and prints, per jitted function,
@@ -41,9 +41,6 @@ import numba  # noqa: F401
 t1 = time.perf_counter()
 import kinedyn as kd
 t2 = time.perf_counter()
-from numba.core.registry import cpu_target
-cpu_target.target_context.refresh()  # what Numba's first compile or cache load does first
-t2b = time.perf_counter()
 m = kd.Model.from_xml_path(sys.argv[1])
 t3 = time.perf_counter()
 d = kd.Data(m)
@@ -52,8 +49,11 @@ kd.forward(m, d)
 t5 = time.perf_counter()
 kd.forward(m, d)
 t6 = time.perf_counter()
-print(json.dumps({"import numba": t1 - t0, "import kinedyn": t2 - t1, "numba init": t2b - t2,
-                  "model": t3 - t2b, "data": t4 - t3, "first forward": t5 - t4, "second forward": t6 - t5,
+# Numba's compiler initialisation (all its implementations, ~0.1 s) imports this module; a warm start
+# skips it (kinedyn._handle._LazyFunctionCache), a cold one needs it
+compiler_init = float("numba.np.npdatetime" in sys.modules)
+print(json.dumps({"import numba": t1 - t0, "import kinedyn": t2 - t1, "numba init": compiler_init,
+                  "model": t3 - t2, "data": t4 - t3, "first forward": t5 - t4, "second forward": t6 - t5,
                   "total": t5 - t0, "cpu": time.process_time() - c0}))
 """
 
