@@ -35,7 +35,8 @@ def _import_numba_arraymath_without_scipy_linalg() -> None:
     Numba loads its implementations on the first compile or cache load; one of them
     (``numba.np.arraymath``) checks once whether a BLAS exists by importing
     ``scipy.linalg.cython_blas``, and that pulls in the whole ``scipy.linalg`` package
-    (and through it ``numpy.f2py``, ``numpy.testing``, ...): 0.2-0.5 s of every start-up,
+    (and through it ``numpy.f2py``, ``numpy.testing``, ...): 0.2-0.5 s of the first compile,
+    or the first load of an entry not made by ``cached_njit`` (``step``, ``inverse``, ...),
     for a BLAS kinedyn never calls (its kernels are plain loops). So, when SciPy is
     installed (Numba imported it to check its version), that module is imported here
     with a placeholder standing in for ``cython_blas`` during the check, which then
