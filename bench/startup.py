@@ -6,9 +6,14 @@
 Runs ``python -c <probe>`` in new subprocesses with ``NUMBA_CACHE_DIR`` set to a new
 temporary directory: the first run is *cold* (every kernel compiled and written to
 the cache), the following runs are *warm* (every kernel loaded from that cache).
-Each run reports its own split: import numba, import kinedyn, compile the model
-from XML (and build its handle), make the Data, first ``forward``, second ``forward``,
-and the CPU time of the whole run (wall time is noisy on a shared machine).
+The children may write Python bytecode even when ``PYTHONDONTWRITEBYTECODE`` is set
+here (development setups set it): an installed package has its ``.pyc`` files, and
+compiling kinedyn's sources on every import added 0.1-0.2 s to each warm run.
+Each run reports its own split: import numba, import kinedyn, compile the model from
+XML (with its handle and ``setconst``, which runs ``forward``), make the Data, first
+``forward``, second ``forward``, and the CPU time of the whole run (wall time is noisy
+on a shared machine); "numba init" is 1 when Numba's compiler initialisation ran on the
+way (it must on a cold start; a warm one skips it).
 
 ``--profile`` runs one cold job (``forward`` as above, or ``demo``: ``kinedyn demo``
 with its plots and GIF) under Numba's compile events and prints, per jitted function,
@@ -44,9 +49,12 @@ kd.forward(m, d)
 t5 = time.perf_counter()
 kd.forward(m, d)
 t6 = time.perf_counter()
-print(json.dumps({"import numba": t1 - t0, "import kinedyn": t2 - t1, "model": t3 - t2, "data": t4 - t3,
-                  "first forward": t5 - t4, "second forward": t6 - t5, "total": t5 - t0,
-                  "cpu": time.process_time() - c0}))
+# Numba's compiler initialisation (all its implementations, ~0.1 s) imports this module; a warm start
+# skips it (kinedyn._handle._LazyFunctionCache), a cold one needs it
+compiler_init = float("numba.np.npdatetime" in sys.modules)
+print(json.dumps({"import numba": t1 - t0, "import kinedyn": t2 - t1, "numba init": compiler_init,
+                  "model": t3 - t2, "data": t4 - t3, "first forward": t5 - t4, "second forward": t6 - t5,
+                  "total": t5 - t0, "cpu": time.process_time() - c0}))
 """
 
 # runs in the child for --profile: records numba:compile events around JOB and prints their
@@ -98,11 +106,18 @@ def model_path(name: str) -> str:
     return path
 
 
+def child_env(cache_dir: str) -> dict:
+    """The environment of a measured child: its own Numba cache, bytecode written as for an install."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "PYTHONWARNINGS": "ignore", "MPLBACKEND": "Agg"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def run(path: str, cache_dir: str) -> tuple[dict, float]:
     """(the probe's split, wall time of the whole child process including interpreter start)."""
     import time
 
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "PYTHONWARNINGS": "ignore"}
+    env = child_env(cache_dir)
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", PROBE, path], env=env, capture_output=True, text=True,
                           check=False)
@@ -114,9 +129,8 @@ def run(path: str, cache_dir: str) -> tuple[dict, float]:
 
 def profile(job: str, top: int) -> None:
     with tempfile.TemporaryDirectory(prefix="kinedyn-numba-cache-") as cache_dir:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "PYTHONWARNINGS": "ignore", "MPLBACKEND": "Agg"}
-        done = subprocess.run([sys.executable, "-c", PROFILE, JOBS[job]], env=env, capture_output=True,
-                              text=True, check=False)
+        done = subprocess.run([sys.executable, "-c", PROFILE, JOBS[job]], env=child_env(cache_dir),
+                              capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"profile job failed:\n{done.stderr}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
@@ -145,15 +159,15 @@ def main(argv: list[str] | None = None) -> int:
         profile(args.job, args.top)
         return 0
     path = model_path(args.model)
-    keys = ("import numba", "import kinedyn", "model", "data", "first forward", "second forward", "total",
-            "cpu")
+    keys = ("import numba", "import kinedyn", "numba init", "model", "data", "first forward",
+            "second forward", "total", "cpu")
     print(f"start-up on {args.model}: seconds per step in a fresh process (NUMBA_CACHE_DIR = empty temp dir)")
-    print(f"{'run':<8}" + "".join(f"{k:>16}" for k in keys) + f"{'process wall':>14}")
+    print(f"{'run':<8}" + "".join(f"{k:>15}" for k in keys) + f"{'process wall':>14}")
     with tempfile.TemporaryDirectory(prefix="kinedyn-numba-cache-") as cache_dir:
         for i in range(1 + args.warm):
             split, wall = run(path, cache_dir)
             label = "cold" if i == 0 else f"warm {i}"
-            print(f"{label:<8}" + "".join(f"{split[k]:16.3f}" for k in keys) + f"{wall:14.3f}", flush=True)
+            print(f"{label:<8}" + "".join(f"{split[k]:15.3f}" for k in keys) + f"{wall:14.3f}", flush=True)
     if path != args.model:
         os.unlink(path)
     return 0

@@ -2,7 +2,6 @@
 
 from kinedyn import models, trajectory
 from kinedyn.actuation import fwd_actuation, transmission
-from kinedyn.builder import Spec
 from kinedyn.data import Data, reset
 from kinedyn.dynamics import bias_forces, com_vel, fwd_acceleration, passive, rne
 from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
@@ -30,17 +29,21 @@ from kinedyn.types import (
 __version__ = "0.1.0"
 
 
-# Submodules imported on first use (``kd.ik``, ``from kinedyn import batch``): most programs never
-# solve IK or run batches, and importing them costs start-up time (IK's solvers; the batch
-# kernels pull in Numba's parallel machinery).
+# Submodules and names imported on first use (``kd.ik``, ``from kinedyn import batch``, ``kd.Spec``):
+# most programs never solve IK, run batches or build models in code, and importing them costs
+# start-up time (IK's solvers; the batch kernels pull in Numba's parallel machinery; the model
+# builder's XML quoting pulls in urllib, http and ssl: 15-20 ms).
 _LAZY_SUBMODULES = ("batch", "ik")
+_LAZY_NAMES = {"Spec": "kinedyn.builder"}
 
 
 def __getattr__(name):
-    if name in _LAZY_SUBMODULES:
-        import importlib
+    import importlib
 
+    if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"kinedyn.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
     raise AttributeError(f"module 'kinedyn' has no attribute '{name}'")
 
 

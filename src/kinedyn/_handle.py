@@ -15,17 +15,49 @@ attribute access reads the same, so the kernels run unchanged as Python.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import sys
+from types import ModuleType, SimpleNamespace
 
 from numba import config, njit, types
 from numba.core import cgutils, imputils
+from numba.core.caching import FunctionCache
 from numba.core.datamodel import default_manager, models
 from numba.core.extending import infer_getattr, lower_getattr_generic, lower_setattr_generic
 from numba.core.registry import CPUDispatcher
+from numba.core.runtime import rtsys
 from numba.core.typing.templates import AttributeTemplate
 from numba.experimental import structref
+from numba.extending import intrinsic
 
 from kinedyn.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
+
+
+def _import_numba_arraymath_without_scipy_linalg() -> None:
+    """Import Numba's NumPy implementations without importing all of ``scipy.linalg``.
+
+    Numba loads its implementations on the first compile or cache load; one of them
+    (``numba.np.arraymath``) checks once whether a BLAS exists by importing
+    ``scipy.linalg.cython_blas``, and that pulls in the whole ``scipy.linalg`` package
+    (and through it ``numpy.f2py``, ``numpy.testing``, ...): 0.2-0.5 s of the first compile,
+    or the first load of an entry not made by ``cached_njit`` (``step``, ``inverse``, ...),
+    for a BLAS kinedyn never calls (its kernels are plain loops). So, when SciPy is
+    installed (Numba imported it to check its version), that module is imported here
+    with a placeholder standing in for ``cython_blas`` during the check, which then
+    records "BLAS available", as the real import would. The placeholder is removed at
+    once: a later ``np.dot`` in anyone's jitted code imports the real module, as Numba
+    always does when it compiles one.
+    """
+    blas = "scipy.linalg.cython_blas"
+    if "numba.np.arraymath" in sys.modules or "scipy" not in sys.modules or blas in sys.modules:
+        return
+    sys.modules[blas] = ModuleType(blas)
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        del sys.modules[blas]
+
+
+_import_numba_arraymath_without_scipy_linalg()
 
 # what kernels see: sizes, every registry field, and the option arrays (see Option)
 MODEL_HANDLE_FIELDS = (*SIZE_NAMES, *(f.name for f in MODEL_FIELDS),
@@ -118,18 +150,116 @@ class DataHandle(structref.StructRefProxy):
     """Data arrays for kernels."""
 
 
-structref.define_proxy(ModelHandle, ModelHandleType, list(MODEL_HANDLE_FIELDS))
-structref.define_proxy(DataHandle, DataHandleType, list(DATA_HANDLE_FIELDS))
+# Boxing only (a handle returned to Python becomes a ModelHandle / DataHandle proxy): jitted code
+# never calls ModelHandle(...), the handles are built by the constructors below.
+structref.define_boxing(ModelHandleType, ModelHandle)
+structref.define_boxing(DataHandleType, DataHandle)
 
 
-@njit(cache=True)
-def _new_model_handle(*values):
-    return ModelHandle(*values)
+class _LazyFunctionCache:
+    """Numba's on-disk cache of one function (``FunctionCache``), set up when first used, and
+    loading compiled code without Numba's compiler initialisation.
+
+    Setting one up finds and probes its directory (creates it, writes and deletes a test
+    file): 0.4-0.5 ms per function, about 50 ms for kinedyn's hundred-odd jitted functions on
+    every import. A warm start loads only the few entries it calls (their cached code
+    contains the kernels they call), so the kernels' own caches are usually never opened.
+
+    Numba's ``load_overload`` first initialises everything its compiler needs (imports and
+    registers all of its implementations: 0.1 s and some 40 000 Python objects, which then
+    also cost a full garbage collection). Loading machine code needs only the runtime's
+    reference-counting functions, which the cached code calls; so ``load_overload`` here
+    starts those (``rtsys.initialize``) and loads. Anything compiled later still gets the
+    full initialisation: Numba's compiler runs it before every compile.
+    """
+
+    def __init__(self, py_func):
+        self._py_func = py_func
+        self._cache = None
+
+    def _function_cache(self):
+        if self._cache is None:
+            self._cache = FunctionCache(self._py_func)
+        return self._cache
+
+    def __getattr__(self, name):
+        return getattr(self._function_cache(), name)
+
+    def load_overload(self, sig, target_context):
+        cache = self._function_cache()
+        rtsys.initialize(target_context)
+        with cache._guard_against_spurious_io_errors():
+            return cache._load_overload(sig, target_context)
 
 
-@njit(cache=True)
-def _new_data_handle(*values):
-    return DataHandle(*values)
+def _cache_lazily(dispatcher):
+    """Turn on on-disk caching for ``dispatcher`` (as ``cache=True`` does), set up on first use."""
+    dispatcher._cache = _LazyFunctionCache(dispatcher.py_func)
+    return dispatcher
+
+
+def cached_njit(fn, **options):
+    """``njit(cache=True, **options)`` with the cache of ``_LazyFunctionCache``: a warm start
+    loads the entries a program calls (``forward``, the handle constructors, ...) without
+    Numba's compiler initialisation."""
+    jitted = njit(**options)(fn)
+    return jitted if config.DISABLE_JIT else _cache_lazily(jitted)
+
+
+def _handle_packer(handle_typeclass, names):
+    """A jit-only intrinsic ``pack(values)`` building a ``handle_typeclass`` handle from a tuple of
+    field values in registry order: one allocation, then one store per field.
+
+    Numba's own StructRef constructor (``structref.define_proxy``) sets the fields one
+    ``st.field = value`` at a time, each typed and lowered as a generic attribute write that also
+    releases the old value. Here the fields are stored straight into the freshly zeroed payload,
+    each with one reference taken (the handle keeps its arrays alive); the destructor is Numba's
+    own StructRef one (it releases every field when the handle dies), as in ``structref.new``.
+    Compiling the humanoid's model handle constructor took 5.9 s CPU that way and 2.3-2.5 s this
+    way (data handle 1.9 -> 1.0 s; loaded machine, 2026-11-21). The rest is Numba unboxing the
+    hundred arrays of the argument tuple.
+    """
+
+    @intrinsic
+    def pack(typingctx, values):
+        handle_type = handle_typeclass(list(zip(names, values.types, strict=True)))
+
+        def codegen(context, builder, signature, args):
+            from numba.experimental.jitclass.base import imp_dtor
+
+            payload_type = handle_type.get_data_type()
+            alloc_type = context.data_model_manager[payload_type].get_value_type()
+            meminfo = context.nrt.meminfo_alloc_dtor(
+                builder, context.get_constant(types.uintp, context.get_abi_sizeof(alloc_type)),
+                imp_dtor(context, builder.module, handle_type))
+            data = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), alloc_type.as_pointer())
+            builder.store(cgutils.get_null_value(alloc_type), data)
+            payload = cgutils.create_struct_proxy(payload_type)(context, builder, ref=data)
+            for i, (name, typ) in enumerate(zip(names, values.types, strict=True)):
+                value = builder.extract_value(args[0], i)
+                context.nrt.incref(builder, typ, value)
+                setattr(payload, name, value)
+            handle = context.make_helper(builder, handle_type)
+            handle.meminfo = meminfo
+            return handle._getvalue()
+
+        return handle_type(values), codegen
+
+    return pack
+
+
+_pack_model_handle = _handle_packer(ModelHandleType, MODEL_HANDLE_FIELDS)
+_pack_data_handle = _handle_packer(DataHandleType, DATA_HANDLE_FIELDS)
+
+
+@cached_njit
+def _new_model_handle(values):
+    return _pack_model_handle(values)
+
+
+@cached_njit
+def _new_data_handle(values):
+    return _pack_data_handle(values)
 
 
 def make_handle(kind: str, values: dict):
@@ -140,7 +270,7 @@ def make_handle(kind: str, values: dict):
     if config.DISABLE_JIT:
         return SimpleNamespace(**values)
     build = _new_model_handle if kind == "model" else _new_data_handle
-    return build(*values.values())
+    return build(tuple(values.values()))
 
 
 def _call_type(typ):
@@ -178,7 +308,7 @@ def kernel(fn=None, **options):
     alive), so NRT is off for kernels; compiling one that allocates fails, which keeps
     allocation out of per-step code. ``error_model="numpy"`` drops the zero-division
     checks: x / 0 gives inf or nan as in MuJoCo's C instead of raising.
-    Entries that read handles keep NRT (StructRef attribute access needs it).
+    Entries read the handles without reference counts too (``handle_entry``).
     Calls from jitted code compile one version per argument type (``KernelDispatcher``).
     """
     targetoptions = {"nopython": True, "_nrt": False, "error_model": "numpy", "boundscheck": None, **options}
@@ -187,8 +317,7 @@ def kernel(fn=None, **options):
         if config.DISABLE_JIT:
             return func
         dispatcher = KernelDispatcher(py_func=func, locals={}, targetoptions=targetoptions)
-        dispatcher.enable_caching()
-        return dispatcher
+        return _cache_lazily(dispatcher)
 
     return decorate(fn) if fn is not None else decorate
 
@@ -205,7 +334,7 @@ def entry(fn):
     compiles on its own. (The stage entries stay separate functions: inlining them too
     saved no more compile time and measured slower on the biped.)
     """
-    return njit(cache=True, inline="always", _nrt=False)(fn)
+    return cached_njit(fn, inline="always", _nrt=False)
 
 
 class FastEntry:
@@ -237,4 +366,4 @@ def handle_entry(fn):
     """``njit`` for stage entries reading the handles: cached, without reference counting
     (handle fields are borrowed, see ``_register_nrt_free``); an entry that allocates fails
     to compile, which keeps allocation out of per-step code."""
-    return njit(cache=True, _nrt=False)(fn)
+    return cached_njit(fn, _nrt=False)

@@ -18,6 +18,22 @@ import math
 
 import numpy as np
 
+from kinedyn._handle import cached_njit
+from kinedyn.inertia import _solve_m_entry
+
+
+@cached_njit
+def _solve_m_rows_entry(m, d, rows):
+    """rows[i] <- M^-1 rows[i] for every row (mj_solveM), as one compiled call.
+
+    ``kinedyn.solve_m`` does the same from Python; this entry exists so that loading a model
+    from a warm cache loads only entries cached through ``_handle.cached_njit`` (see
+    ``_LazyFunctionCache``): ``solve_m``'s own entry would run Numba's compiler
+    initialisation (0.1 s) on the way.
+    """
+    for i in range(rows.shape[0]):
+        _solve_m_entry(m, d, rows[i])
+
 
 def set_const(model) -> None:
     """Fill actuator_length0, actuator_acc0, tendon_length0, tendon_lengthspring, resolve dampratio."""
@@ -25,7 +41,6 @@ def set_const(model) -> None:
         return
     from kinedyn.data import Data
     from kinedyn.forward import forward
-    from kinedyn.inertia import solve_m
 
     d = Data(model)
     # The whole forward pass, though only its position stage is used here: it is the entry the
@@ -38,7 +53,8 @@ def set_const(model) -> None:
     if model.nu == 0:
         return
     # one solve per actuator: x_i = M^-1 moment_i^T
-    x = solve_m(model, d, d.actuator_moment)
+    x = d.actuator_moment.copy()
+    _solve_m_rows_entry(model._handle, d._handle, x)
     model.actuator_length0[:] = d.actuator_length
     model.actuator_acc0[:] = np.linalg.norm(x, axis=1)
 
