@@ -84,6 +84,24 @@ def test_bias_forces_from_scratch(source):
         assert_fields(m, d, mjm, mjd, names=("xpos", "xquat", "cinert", "cdof", "cvel", "cdof_dot"))
 
 
+@pytest.mark.parametrize("source", _sources(range(7, 240, 40)))
+def test_bias_forces_and_rne_without_gravity(source):
+    """With gravity disabled (both libraries), bias_forces and rne still match MuJoCo's chain."""
+    m, d, mjm, mjd = _load(source)
+    m.opt.disableflags = m.opt.disableflags | kd.DisableBit.GRAVITY
+    mjm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_GRAVITY)
+    rng = np.random.default_rng(405)
+    qpos, qvel, _, _ = random_state(rng, mjm)
+    set_same_state(m, d, mjm, mjd, qpos, qvel)
+    theirs = np.zeros(mjm.nv)
+    mujoco.mj_kinematics(mjm, mjd)
+    mujoco.mj_comPos(mjm, mjd)
+    mujoco.mj_comVel(mjm, mjd)
+    mujoco.mj_rne(mjm, mjd, 0, theirs)
+    assert_close("bias_forces without gravity", kd.bias_forces(m, d), theirs)
+    assert_close("rne without gravity", kd.rne(m, d), theirs)
+
+
 def test_rne_out_argument():
     m, d, mjm, mjd = _load(("seed", 5))
     rng = np.random.default_rng(1)

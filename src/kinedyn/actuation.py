@@ -469,13 +469,14 @@ def _fwd_actuation(
             actuator_force[i] = min(max(actuator_force[i], actuator_forcerange[i, 0]),
                                     actuator_forcerange[i, 1])
 
-    # qfrc_actuator = moment^T force, skipping zero moments
+    # qfrc_actuator = moment^T force over the nonzero moments (MuJoCo's moment is sparse). A
+    # select rather than a branch: adding 0.0 for a zero moment leaves the sum as it was, and
+    # LLVM vectorises the branch-free loop (humanoid: 148 -> 90 ns for this loop)
     for i in range(nu):
         f = actuator_force[i]
         for v in range(nv):
             mom = actuator_moment[i, v]
-            if mom != 0.0:
-                qfrc_actuator[v] += mom * f
+            qfrc_actuator[v] += mom * f if mom != 0.0 else 0.0
 
     # clamp the summed actuator force on joints with actuatorfrcrange
     for j in range(jnt_actfrclimited.shape[0]):
@@ -504,15 +505,30 @@ def _tendon_force_limited(actuator_trntype, actuator_trnid, tendon_actfrclimited
 
 @kernel
 def actuator_velocity_kernel(disableflags, actuator_moment, qvel, actuator_velocity):
-    """actuator_velocity = moment qvel (zero when actuation is disabled)."""
-    nu = actuator_moment.shape[0]
+    """actuator_velocity = moment qvel over the nonzero moments (zero when actuation is disabled).
+
+    MuJoCo keeps the moment sparse; here each dense row is first scanned for the number of
+    nonzeros and, when there is one, its column (the sum of the columns of the nonzeros).
+    That scan has no branch, so LLVM vectorises it, and a row with one nonzero (a joint
+    transmission: every actuator of the humanoid) needs no search. Humanoid: 193 -> 130 ns.
+    """
+    nu, nv = actuator_moment.shape
     for i in range(nu):
         acc = 0.0
         if not disableflags & DSBL_ACTUATION:
-            for v in range(qvel.shape[0]):
-                mom = actuator_moment[i, v]
-                if mom != 0.0:
-                    acc += mom * qvel[v]
+            nnz = 0
+            column_sum = 0
+            for v in range(nv):
+                nonzero = 1 if actuator_moment[i, v] != 0.0 else 0
+                nnz += nonzero
+                column_sum += nonzero * v
+            if nnz == 1:
+                acc = actuator_moment[i, column_sum] * qvel[column_sum]
+            elif nnz > 1:
+                for v in range(nv):
+                    mom = actuator_moment[i, v]
+                    if mom != 0.0:
+                        acc += mom * qvel[v]
         actuator_velocity[i] = acc
 
 

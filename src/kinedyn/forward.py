@@ -4,7 +4,7 @@ Orchestration only; the math lives in the stage modules. The stages run in
 MuJoCo's order and each reads what the previous ones wrote:
 
     position      kinematics, com_pos, tendon, crb, factor_m, transmission
-    velocity      ten_velocity, actuator_velocity, com_vel, passive, rne (qfrc_bias)
+    velocity      ten_velocity, actuator_velocity, com_vel + rne (qfrc_bias, one pass), passive
     actuation     fwd_actuation
     acceleration  fwd_acceleration (qacc = M^-1 qfrc_smooth; no constraints yet)
 
@@ -21,7 +21,7 @@ from kinedyn.actuation import (
     has_actuator_callbacks,
     transmission_entry,
 )
-from kinedyn.dynamics import com_vel_entry, fwd_acceleration, fwd_acceleration_entry, passive_entry, rne_entry
+from kinedyn.dynamics import com_vel_bias_entry, fwd_acceleration, fwd_acceleration_entry, passive_entry
 from kinedyn.inertia import crb_entry, factor_m_entry
 from kinedyn.kinematics import com_pos_entry, kinematics_entry
 from kinedyn.tendon import ten_velocity_entry, tendon_entry
@@ -41,9 +41,10 @@ def fwd_position_entry(m, d):
 def fwd_velocity_entry(m, d):
     ten_velocity_entry(m, d)
     actuator_velocity_kernel(m.opt_flags[1], d.actuator_moment, d.qvel, d.actuator_velocity)
-    com_vel_entry(m, d)
+    # mj_comVel, mj_passive, mj_rne in MuJoCo's order, but with comVel and rne fused into one
+    # pass over the bodies (passive reads neither cvel nor qfrc_bias): forward 6.79 -> 6.60 us in-jit
+    com_vel_bias_entry(m, d)
     passive_entry(m, d)
-    rne_entry(m, d, False, d.qfrc_bias)
 
 
 @handle_entry
