@@ -134,28 +134,42 @@ def rot_vec_quat(res, r, vec, v, quat, q):
 
 
 @kernel
+def rotation_of_quat(w, x, y, z):
+    """The rotation matrix of a unit quaternion given by components, row by row: (R00, R01, R02,
+    R10, ..., R22) (mju_quat2Mat; its identity shortcut gives the same bits as the formula)."""
+    q00 = w * w
+    q01 = w * x
+    q02 = w * y
+    q03 = w * z
+    q11 = x * x
+    q12 = x * y
+    q13 = x * z
+    q22 = y * y
+    q23 = y * z
+    q33 = z * z
+    return (q00 + q11 - q22 - q33, 2.0 * (q12 - q03), 2.0 * (q13 + q02),
+            2.0 * (q12 + q03), q00 - q11 + q22 - q33, 2.0 * (q23 - q01),
+            2.0 * (q13 - q02), 2.0 * (q23 + q01), q00 - q11 - q22 + q33)
+
+
+@kernel
+def set_mat(res, r, m00, m01, m02, m10, m11, m12, m20, m21, m22):
+    """res[r] (3, 3) = the matrix given row by row."""
+    res[r, 0, 0] = m00
+    res[r, 0, 1] = m01
+    res[r, 0, 2] = m02
+    res[r, 1, 0] = m10
+    res[r, 1, 1] = m11
+    res[r, 1, 2] = m12
+    res[r, 2, 0] = m20
+    res[r, 2, 1] = m21
+    res[r, 2, 2] = m22
+
+
+@kernel
 def quat2mat(res, r, quat, q):
-    """res[r] (3, 3) = rotation matrix of the unit quaternion quat[q] (mju_quat2Mat; its identity
-    shortcut gives the same bits as the formula)."""
-    q00 = quat[q, 0] * quat[q, 0]
-    q01 = quat[q, 0] * quat[q, 1]
-    q02 = quat[q, 0] * quat[q, 2]
-    q03 = quat[q, 0] * quat[q, 3]
-    q11 = quat[q, 1] * quat[q, 1]
-    q12 = quat[q, 1] * quat[q, 2]
-    q13 = quat[q, 1] * quat[q, 3]
-    q22 = quat[q, 2] * quat[q, 2]
-    q23 = quat[q, 2] * quat[q, 3]
-    q33 = quat[q, 3] * quat[q, 3]
-    res[r, 0, 0] = q00 + q11 - q22 - q33
-    res[r, 1, 1] = q00 - q11 + q22 - q33
-    res[r, 2, 2] = q00 - q11 - q22 + q33
-    res[r, 0, 1] = 2.0 * (q12 - q03)
-    res[r, 0, 2] = 2.0 * (q13 + q02)
-    res[r, 1, 0] = 2.0 * (q12 + q03)
-    res[r, 1, 2] = 2.0 * (q23 - q01)
-    res[r, 2, 0] = 2.0 * (q13 - q02)
-    res[r, 2, 1] = 2.0 * (q23 + q01)
+    """res[r] (3, 3) = rotation matrix of the unit quaternion quat[q] (see rotation_of_quat)."""
+    set_mat(res, r, *rotation_of_quat(quat[q, 0], quat[q, 1], quat[q, 2], quat[q, 3]))
 
 
 @kernel

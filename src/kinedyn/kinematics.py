@@ -12,12 +12,13 @@ from numba import njit
 
 from kinedyn._handle import FastEntry, kernel
 from kinedyn._math import (
-    mul_quat,
     normalized_quat,
     quat2mat,
     quat_about_axis,
     quat_product,
     rotated_by_quat,
+    rotation_of_quat,
+    set_mat,
     unsigned_index,
 )
 from kinedyn.types import (
@@ -43,8 +44,6 @@ def _kinematics(
     qpos,
     # data out
     xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat,
-    # scratch: one quaternion row
-    sq,
 ):
     nbody = body_parentid.shape[0]
 
@@ -134,24 +133,23 @@ def _kinematics(
     # (one call per kind of frame: the loop lives inside, so array arguments are passed
     # three times per call rather than once per frame)
     _frames(xipos, ximat, body_parentid, True, body_ipos, body_iquat, body_sameframe,
-            xpos, xmat, xquat, xipos, ximat, sq)
+            xpos, xmat, xquat, xipos, ximat)
     _frames(geom_xpos, geom_xmat, geom_bodyid, False, geom_pos, geom_quat, geom_sameframe,
-            xpos, xmat, xquat, xipos, ximat, sq)
+            xpos, xmat, xquat, xipos, ximat)
     _frames(site_xpos, site_xmat, site_bodyid, False, site_pos, site_quat, site_sameframe,
-            xpos, xmat, xquat, xipos, ximat, sq)
+            xpos, xmat, xquat, xipos, ximat)
 
 
 @kernel
-def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xmat, xquat, xipos, ximat, sq):
+def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xmat, xquat, xipos, ximat):
     """Poses of frames fixed in bodies: row i is (pos[i], quat[i]) in body owner[i] (mj_local2Global).
 
     With ``own_body`` the frames are the bodies' inertial frames (row i belongs to body i,
     and row 0, the world, is skipped). A frame that coincides with its body frame or its
     inertial frame (``sameframe``, set by the compiler) copies that frame, as MuJoCo does.
     """
-    QTMP = 0
     for i in range(1 if own_body else 0, pos.shape[0]):
-        b = i if own_body else owner[i]
+        b = unsigned_index(i if own_body else owner[i])
         sf = sameframe[i]
         # position: xpos_b + xmat_b pos
         if sf == SAMEFRAME_BODY:
@@ -174,8 +172,9 @@ def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xma
                 for c in range(3):
                     xmat_out[i, k, c] = ximat[b, k, c]
         else:
-            mul_quat(sq, QTMP, xquat, b, quat, i)
-            quat2mat(xmat_out, i, sq, QTMP)
+            qw, qx, qy, qz = quat_product(xquat[b, 0], xquat[b, 1], xquat[b, 2], xquat[b, 3],
+                                          quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+            set_mat(xmat_out, i, *rotation_of_quat(qw, qx, qy, qz))
 
 
 @kernel
@@ -296,7 +295,6 @@ def kinematics_entry(m, d):
         d.qpos,
         d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat,
         d.site_xpos, d.site_xmat,
-        d.scratch_quat,
     )
 
 
