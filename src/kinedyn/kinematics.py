@@ -63,7 +63,8 @@ def _kinematics(
     # locals and is stored once per body, as mj_kinematics1 does: written to xpos/xquat after
     # each joint, every later read had to reload it, since the stores to xanchor/xaxis may
     # alias it as far as the compiler knows. Row numbers read from int arrays are unsigned
-    # (unsigned_index). Both together: the kinematics stage went from 1381 to 1165 ns on the humanoid.
+    # (unsigned_index). Both together, on the humanoid (min of 400 interleaved runs): this
+    # kernel and its _frames calls 1170 -> 1071 ns; the kinematics entry 1387 -> 1246 ns.
     for b in range(1, nbody):
         jntadr = body_jntadr[b]
         jntnum = body_jntnum[b]
