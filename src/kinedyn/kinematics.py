@@ -34,17 +34,23 @@ from kinedyn.types import (
 )
 
 
-@kernel
-def _kinematics(
+# _body_poses and _frames are inlined into kinematics_entry (Numba IR): as separate
+# functions, each array the entry reads from the handles costs an NRT incref/decref pair
+# around the call (about 5 ns each, 33 arrays); inlined, Numba's refcount pruning removes
+# them. The stage used to be one 33-argument kernel, which cannot be inlined (a call with
+# over 30 arguments is a star-call in Python 3.11+, which Numba's inliner rejects).
+# humanoid kinematics entry: 1265 -> 827 ns (min of 300 interleaved runs).
+@kernel(inline="always")
+def _body_poses(
     # model
-    body_parentid, body_jntnum, body_jntadr, body_pos, body_quat, body_ipos, body_iquat, body_sameframe,
+    body_parentid, body_jntnum, body_jntadr, body_pos, body_quat,
     jnt_type, jnt_qposadr, jnt_pos, jnt_axis, qpos0,
-    geom_bodyid, geom_pos, geom_quat, geom_sameframe, site_bodyid, site_pos, site_quat, site_sameframe,
     # data in
     qpos,
     # data out
-    xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat,
+    xpos, xquat, xmat, xipos, ximat, xanchor, xaxis,
 ):
+    """World poses of the bodies and world anchors/axes of their joints (mj_kinematics1)."""
     nbody = body_parentid.shape[0]
 
     # world body: origin, identity orientation
@@ -130,18 +136,8 @@ def _kinematics(
         xquat[b, 0], xquat[b, 1], xquat[b, 2], xquat[b, 3] = qw, qx, qy, qz
         quat2mat(xmat, b, xquat, b)
 
-    # inertial frames, geoms and sites: fixed offsets from their body (mj_kinematics2)
-    # (one call per kind of frame: the loop lives inside, so array arguments are passed
-    # three times per call rather than once per frame)
-    _frames(xipos, ximat, body_parentid, True, body_ipos, body_iquat, body_sameframe,
-            xpos, xmat, xquat, xipos, ximat)
-    _frames(geom_xpos, geom_xmat, geom_bodyid, False, geom_pos, geom_quat, geom_sameframe,
-            xpos, xmat, xquat, xipos, ximat)
-    _frames(site_xpos, site_xmat, site_bodyid, False, site_pos, site_quat, site_sameframe,
-            xpos, xmat, xquat, xipos, ximat)
 
-
-@kernel
+@kernel(inline="always")
 def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xmat, xquat, xipos, ximat):
     """Poses of frames fixed in bodies: row i is (pos[i], quat[i]) in body owner[i] (mj_local2Global).
 
@@ -183,8 +179,7 @@ def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xma
 # inlined, Numba's refcount pruning removes them. com_pos_entry 334 -> 246 ns on the humanoid,
 # cold start unchanged within noise (36-39 s CPU either way; one caller, compiled once).
 # Tried on the other position stages: _crb got slower (495 -> 551), _factor_m no change
-# (factor_i stays a call), and _kinematics cannot be inlined: a call with over 30 arguments
-# compiles to a star-call in Python 3.11+, which Numba's inliner rejects.
+# (factor_i stays a call); kinematics: see _body_poses.
 @kernel(inline="always")
 def _com_pos(
     # model
@@ -300,15 +295,19 @@ def _dof_com_rot(cdof, v, ax, ay, az, ox, oy, oz):
 
 @njit(cache=True)
 def kinematics_entry(m, d):
-    _kinematics(
-        m.body_parentid, m.body_jntnum, m.body_jntadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat,
-        m.body_sameframe, m.jnt_type, m.jnt_qposadr, m.jnt_pos, m.jnt_axis, m.qpos0,
-        m.geom_bodyid, m.geom_pos, m.geom_quat, m.geom_sameframe,
-        m.site_bodyid, m.site_pos, m.site_quat, m.site_sameframe,
+    _body_poses(
+        m.body_parentid, m.body_jntnum, m.body_jntadr, m.body_pos, m.body_quat,
+        m.jnt_type, m.jnt_qposadr, m.jnt_pos, m.jnt_axis, m.qpos0,
         d.qpos,
-        d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat,
-        d.site_xpos, d.site_xmat,
+        d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis,
     )
+    # inertial frames, geoms and sites: fixed offsets from their body (mj_kinematics2)
+    _frames(d.xipos, d.ximat, m.body_parentid, True, m.body_ipos, m.body_iquat, m.body_sameframe,
+            d.xpos, d.xmat, d.xquat, d.xipos, d.ximat)
+    _frames(d.geom_xpos, d.geom_xmat, m.geom_bodyid, False, m.geom_pos, m.geom_quat, m.geom_sameframe,
+            d.xpos, d.xmat, d.xquat, d.xipos, d.ximat)
+    _frames(d.site_xpos, d.site_xmat, m.site_bodyid, False, m.site_pos, m.site_quat, m.site_sameframe,
+            d.xpos, d.xmat, d.xquat, d.xipos, d.ximat)
 
 
 @njit(cache=True)
