@@ -6,14 +6,19 @@ Each row times one kinedyn call and the MuJoCo call(s) doing the same work, alte
 repeats of ``number`` back-to-back calls and keeping the minimum CPU time per call (the
 least disturbed repeat on a shared machine; time spent descheduled is not counted). The
 ``in-jit`` column calls the same kinedyn entry from a jitted loop: the kernel without the
-cost of a call from Python. One random state, set once; every stage's prerequisites ran
-before (one ``forward``). Measures only: no asserts.
+cost of a call from Python. Its MuJoCo counterpart, ``mj C``, calls the same MuJoCo C
+function(s) from a jitted loop through ctypes (libmujoco from the mujoco package), so
+neither side pays Python's call overhead. One random state, set once; every stage's
+prerequisites ran before (one ``forward``). Measures only: no asserts.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import glob
 import importlib
+import os
 import sys
 import time
 from functools import partial
@@ -60,8 +65,63 @@ def _jit_loop(entry):
     return loop
 
 
+def _mujoco_c_loops(mujoco):
+    """label -> jitted loop(n) calling MuJoCo's C function(s) for that row, or {} without libmujoco."""
+    from numba import njit
+
+    paths = sorted(glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so*")))
+    if not paths:
+        return {}
+    lib = ctypes.CDLL(paths[-1])
+
+    def c_function(name, *extra):
+        fn = getattr(lib, name)
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, *extra]
+        fn.restype = None
+        return fn
+
+    def loop_of(fn):
+        @njit
+        def loop(m, d, n):
+            for _ in range(n):
+                fn(m, d)
+        return loop
+
+    c_rne = c_function("mj_rne", ctypes.c_int, ctypes.c_void_p)
+    c_kinematics, c_com_pos, c_com_vel = (c_function(n) for n in ("mj_kinematics", "mj_comPos", "mj_comVel"))
+
+    @njit
+    def rne_loop(m, d, out, n):
+        for _ in range(n):
+            c_rne(m, d, 0, out)
+
+    @njit
+    def rne_chain_loop(m, d, out, n):
+        for _ in range(n):
+            c_kinematics(m, d)
+            c_com_pos(m, d)
+            c_com_vel(m, d)
+            c_rne(m, d, 0, out)
+
+    loops = {label: loop_of(c_function(name)) for label, name in MUJOCO_C.items()}
+    loops["rne"] = rne_loop
+    loops["rne from scratch"] = rne_chain_loop
+    return loops
+
+
+# row label -> MuJoCo C function taking (m, d) (the rne rows are built in _mujoco_c_loops)
+MUJOCO_C = {
+    "kinematics": "mj_kinematics", "com_pos": "mj_comPos", "tendon": "mj_tendon", "crb": "mj_crb",
+    "factor_m": "mj_factorM", "transmission": "mj_transmission", "com_vel": "mj_comVel",
+    "passive": "mj_passive", "fwd_actuation": "mj_fwdActuation", "fwd_acceleration": "mj_fwdAcceleration",
+    "fwd_position": "mj_fwdPosition", "fwd_velocity": "mj_fwdVelocity", "forward": "mj_forward",
+    "inverse": "mj_inverse", "step": "mj_step",
+}
+
+
 def rows(subject: Subject):
-    """(label, kinedyn call, in-jit loop or None, MuJoCo call, Pinocchio call or None)."""
+    """(label, kinedyn call, in-jit loop or None, MuJoCo call, Pinocchio call or None,
+    MuJoCo C loop or None)."""
     import mujoco
 
     import kinedyn as kd
@@ -93,6 +153,17 @@ def rows(subject: Subject):
                      "forward": lambda: pin.aba(pm, pd, q, v, subject.pin_tau),
                      "inverse": lambda: pin.rnea(pm, pd, q, v, subject.pin_a)}
 
+    c_loops = _mujoco_c_loops(mujoco)
+    m_address, d_address, out_address = mjm._address, mjd._address, mjout.ctypes.data
+
+    def c_call(label):
+        loop = c_loops.get(label)
+        if loop is None:
+            return None
+        if label.startswith("rne"):
+            return lambda n: loop(m_address, d_address, out_address, n)
+        return lambda n: loop(m_address, d_address, n)
+
     table = []
     for label, (module, name) in ENTRIES.items():
         entry = getattr(importlib.import_module(f"kinedyn.{module}"), name, None)
@@ -103,11 +174,12 @@ def rows(subject: Subject):
         mj_call = mj_rne_chain if label == "rne from scratch" else (lambda mj=mj: mj(mjm, mjd))
         loop = _jit_loop(entry)
         table.append((label, lambda fast=fast: fast(mh, dh), lambda n, loop=loop: loop(mh, dh, n),
-                      mj_call, pin_calls.get(label)))
+                      mj_call, pin_calls.get(label), c_call(label)))
         if label == "passive":  # rne after the velocity stage, through the public function
             table.append(("rne", lambda: kd.rne(m, d, False, out=out), None,
-                          lambda: mujoco.mj_rne(mjm, mjd, 0, mjout), None))
-    table.append(("step", lambda: kd.step(m, d), None, lambda: mujoco.mj_step(mjm, mjd), None))
+                          lambda: mujoco.mj_rne(mjm, mjd, 0, mjout), None, c_call("rne")))
+    table.append(("step", lambda: kd.step(m, d), None, lambda: mujoco.mj_step(mjm, mjd), None,
+                  c_call("step")))
     return table
 
 
@@ -136,26 +208,37 @@ def main(argv: list[str] | None = None) -> int:
 
     same_state()
     print(f"{args.model}: min CPU µs per call over {args.repeat} interleaved repeats of {args.number} calls")
-    print(f"{'stage':<18}{'kinedyn':>9}{'in-jit':>9}{'mujoco':>9}{'pin':>9}{'kd/mj':>7}")
-    for label, kd_call, kd_loop, mj_call, pin_call in rows(subject):
+    print(f"{'stage':<18}{'kinedyn':>9}{'in-jit':>9}{'mujoco':>9}{'mj C':>9}{'pin':>9}{'kd/mj':>7}"
+          f"{'jit/C':>7}")
+    for label, kd_call, kd_loop, mj_call, pin_call, mj_loop in rows(subject):
         if args.only and label not in args.only:
             continue
         calls = [kd_call, mj_call] + ([pin_call] if pin_call else [])
+        loops = {"kd": kd_loop, "mj": mj_loop}  # jitted loops taking the call count
         for call in calls:  # warm-up (compilation, first touch)
             call()
-        if kd_loop is not None:
-            kd_loop(1)
-        best = [float("inf")] * (len(calls) + 1)
+        for loop in loops.values():
+            if loop is not None:
+                loop(1)
+        best = [float("inf")] * len(calls)
+        best_loop = dict.fromkeys(loops, float("inf"))
         for _ in range(args.repeat):
             for i, call in enumerate(calls):
                 best[i] = min(best[i], _cpu_us(call, args.number))
-            if kd_loop is not None:
-                best[-1] = min(best[-1], _cpu_us(partial(kd_loop, args.number), 1) / args.number)
+            for key, loop in loops.items():
+                if loop is not None:
+                    best_loop[key] = min(best_loop[key], _cpu_us(partial(loop, args.number), 1) / args.number)
         same_state()  # step advances the state: later rows see the same one
-        pin_text = f"{best[2]:9.3f}" if pin_call else f"{'':>9}"
-        jit_text = f"{best[-1]:9.3f}" if kd_loop is not None else f"{'':>9}"
+
+        def cell(value, present):
+            return f"{value:9.3f}" if present else f"{'':>9}"
+
         ratio = best[0] / best[1]
-        print(f"{label:<18}{best[0]:9.3f}{jit_text}{best[1]:9.3f}{pin_text}{ratio:7.2f}", flush=True)
+        both_loops = kd_loop is not None and mj_loop is not None
+        loop_ratio = f"{best_loop['kd'] / best_loop['mj']:7.2f}" if both_loops else f"{'':>7}"
+        print(f"{label:<18}{best[0]:9.3f}{cell(best_loop['kd'], kd_loop is not None)}{best[1]:9.3f}"
+              f"{cell(best_loop['mj'], mj_loop is not None)}{cell(best[-1], pin_call is not None)}"
+              f"{ratio:7.2f}{loop_ratio}", flush=True)
     return 0
 
 

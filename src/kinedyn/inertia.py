@@ -15,10 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._handle import FastEntry, handle_entry, kernel
-from kinedyn._math import dot6, mul_inert_vec
+from kinedyn._math import mul_inert_vec, unsigned_index
 
 
-@kernel
+# Inlined into crb_entry so the NRT incref/decref pairs of its handle reads are pruned
+# (see kinematics._body_poses): crb 491 -> 467 ns on the humanoid (519 -> 456 alone).
+# (Measured before entries stopped counting references; kept, not re-measured.)
+@kernel(inline="always")
 def _crb(
     # model
     body_parentid, dof_bodyid, dof_parentid, dof_armature, M_rownnz, M_rowadr,
@@ -48,14 +51,23 @@ def _crb(
     for i in range(nv):
         start = M_rowadr[i]
         adr = start + M_rownnz[i] - 1
-        mul_inert_vec(buf, 0, crb, dof_bodyid[i], cdof, i)
-        M[adr] = dof_armature[i] + dot6(cdof, i, buf, 0)
+        mul_inert_vec(buf, 0, crb, unsigned_index(dof_bodyid[i]), cdof, i)
+        # crb_i cdof_i held in locals: stores to M may alias buf as far as the compiler knows,
+        # so a dot6 with buf would reload it for every ancestor (crb 628 -> 575 ns on the humanoid)
+        f0, f1, f2, f3, f4, f5 = buf[0, 0], buf[0, 1], buf[0, 2], buf[0, 3], buf[0, 4], buf[0, 5]
+        j = unsigned_index(i)
+        M[adr] = dof_armature[i] + _dot6_with(cdof, j, f0, f1, f2, f3, f4, f5)
         adr -= 1
-        j = dof_parentid[i]
         while adr >= start:
-            M[adr] = dot6(cdof, j, buf, 0)
+            j = unsigned_index(dof_parentid[j])
+            M[adr] = _dot6_with(cdof, j, f0, f1, f2, f3, f4, f5)
             adr -= 1
-            j = dof_parentid[j]
+
+
+@kernel
+def _dot6_with(vec, j, f0, f1, f2, f3, f4, f5):
+    """vec[j] . (f0, ..., f5), summed in dot6's order."""
+    return vec[j, 0] * f0 + vec[j, 1] * f1 + vec[j, 2] * f2 + vec[j, 3] * f3 + vec[j, 4] * f4 + vec[j, 5] * f5
 
 
 @kernel
@@ -66,68 +78,76 @@ def factor_i(mat, diaginv, M_rownnz, M_rowadr, M_colind):
     ``diaginv`` = 1 / D.
     """
     nv = M_rownnz.shape[0]
+    # Addresses are unsigned (unsigned_index): without Numba's negative-index wraparound on
+    # every access this kernel runs 516 instead of 858 ns on the humanoid (same bits).
     # backward loop over rows: eliminate row k from the rows of its ancestors
     for k in range(nv - 1, -1, -1):
         start = M_rowadr[k]
         diag = M_rownnz[k] - 1
         end = start + diag
-        inv_d = 1.0 / mat[end]
+        row_k = unsigned_index(start)
+        inv_d = 1.0 / mat[unsigned_index(end)]
         diaginv[k] = inv_d
-        # L(i, 0..i) -= L(k, 0..i) * L(k, i) / D(k) for each ancestor i of k
-        for adr in range(end - 1, start - 1, -1):
-            i = M_colind[adr]
+        # L(i, 0..i) -= L(k, 0..i) * L(k, i) / D(k) for each ancestor i of k;
+        # row i's entries are the first rownnz[i] entries of row k (its ancestor path)
+        for signed_adr in range(end - 1, start - 1, -1):
+            adr = unsigned_index(signed_adr)
+            i = unsigned_index(M_colind[adr])
             scale = -mat[adr] * inv_d
-            # row i's entries are the first rownnz[i] entries of row k (its ancestor path);
-            # written on slices so LLVM vectorises the update (same bits as an index loop)
-            n = M_rownnz[i]
-            row_i = mat[M_rowadr[i]:M_rowadr[i] + n]
-            row_k = mat[start:start + n]
-            for t in range(n):
-                row_i[t] += scale * row_k[t]
+            row_i = unsigned_index(M_rowadr[i])
+            for t in range(unsigned_index(M_rownnz[i])):
+                mat[row_i + t] += scale * mat[row_k + t]
         # L(k, :) /= D(k)
-        for t in range(start, end):
-            mat[t] *= inv_d
+        for t in range(unsigned_index(diag)):
+            mat[row_k + t] *= inv_d
 
 
 @kernel
 def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
-    """In place x <- (L^T D L)^-1 x for one vector (mj_solveLD)."""
+    """In place x <- (L^T D L)^-1 x for one vector (mj_solveLD).
+
+    Addresses and dof numbers are unsigned, as in factor_i (see unsigned_index).
+    """
     nv = M_rownnz.shape[0]
     # x <- L^-T x
     for i in range(nv - 1, -1, -1):
         xi = x[i]
         if xi != 0.0:
-            start = M_rowadr[i]
-            for adr in range(start, start + M_rownnz[i] - 1):
-                x[M_colind[adr]] -= qLD[adr] * xi
+            start = unsigned_index(M_rowadr[i])
+            for t in range(unsigned_index(M_rownnz[i] - 1)):
+                x[unsigned_index(M_colind[start + t])] -= qLD[start + t] * xi
     # x <- D^-1 x
     for i in range(nv):
         x[i] *= qLDiagInv[i]
     # x <- L^-1 x
     for i in range(nv):
-        start = M_rowadr[i]
+        start = unsigned_index(M_rowadr[i])
         acc = 0.0
-        for adr in range(start, start + M_rownnz[i] - 1):
-            acc += qLD[adr] * x[M_colind[adr]]
+        for t in range(unsigned_index(M_rownnz[i] - 1)):
+            acc += qLD[start + t] * x[unsigned_index(M_colind[start + t])]
         x[i] -= acc
 
 
 @kernel
 def mul_m_kernel(res, M, vec, M_rownnz, M_rowadr, M_colind):
-    """res = M vec using the symmetric tree-sparse lower triangle (mj_mulM)."""
+    """res = M vec using the symmetric tree-sparse lower triangle (mj_mulM).
+
+    Addresses and dof numbers are unsigned, as in factor_i (see unsigned_index).
+    """
     nv = M_rownnz.shape[0]
     for i in range(nv):
         res[i] = 0.0
     for i in range(nv):
-        start = M_rowadr[i]
-        diag = start + M_rownnz[i] - 1
-        # diagonal
-        res[i] += M[diag] * vec[i]
-        # off-diagonal (i, j) and its mirror (j, i)
-        for adr in range(start, diag):
-            j = M_colind[adr]
-            res[i] += M[adr] * vec[j]
-            res[j] += M[adr] * vec[i]
+        start = unsigned_index(M_rowadr[i])
+        diag = unsigned_index(M_rownnz[i] - 1)
+        # diagonal, then off-diagonal (i, j) and its mirror (j, i); row i's own sum is kept
+        # in a local (no later row of this loop writes res[i] before row i is done)
+        acc = res[i] + M[start + diag] * vec[i]
+        for t in range(diag):
+            j = unsigned_index(M_colind[start + t])
+            acc += M[start + t] * vec[j]
+            res[j] += M[start + t] * vec[i]
+        res[i] = acc
 
 
 @handle_entry

@@ -9,7 +9,16 @@ kinematic tree (``subtree_com`` of the tree's root body), [rotation; translation
 from __future__ import annotations
 
 from kinedyn._handle import FastEntry, handle_entry, kernel
-from kinedyn._math import axis_angle2quat, mul_quat, normalize4, quat2mat, rot_vec_quat
+from kinedyn._math import (
+    normalized_quat,
+    quat2mat,
+    quat_about_axis,
+    quat_product,
+    rotated_by_quat,
+    rotation_of_quat,
+    set_mat,
+    unsigned_index,
+)
 from kinedyn.types import (
     JNT_BALL,
     JNT_FREE,
@@ -23,21 +32,26 @@ from kinedyn.types import (
 )
 
 
-@kernel
-def _kinematics(
+# _body_poses and _frames are inlined into kinematics_entry (Numba IR): as separate
+# functions, each array the entry reads from the handles costs an NRT incref/decref pair
+# around the call (about 5 ns each, 33 arrays); inlined, Numba's refcount pruning removes
+# them. The stage used to be one 33-argument kernel, which cannot be inlined (a call with
+# over 30 arguments is a star-call in Python 3.11+, which Numba's inliner rejects).
+# humanoid kinematics entry: 1265 -> 827 ns (min of 300 interleaved runs).
+# (Entries have since stopped counting references at all, see _handle.handle_entry; the
+# split and the inlining stay: they also give LLVM the whole stage to optimise. Not re-measured.)
+@kernel(inline="always")
+def _body_poses(
     # model
-    body_parentid, body_jntnum, body_jntadr, body_pos, body_quat, body_ipos, body_iquat, body_sameframe,
+    body_parentid, body_jntnum, body_jntadr, body_pos, body_quat,
     jnt_type, jnt_qposadr, jnt_pos, jnt_axis, qpos0,
-    geom_bodyid, geom_pos, geom_quat, geom_sameframe, site_bodyid, site_pos, site_quat, site_sameframe,
     # data in
     qpos,
     # data out
-    xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat,
-    # scratch
-    sq, sv,
+    xpos, xquat, xmat, xipos, ximat, xanchor, xaxis,
 ):
+    """World poses of the bodies and world anchors/axes of their joints (mj_kinematics1)."""
     nbody = body_parentid.shape[0]
-    QLOC, VEC = 0, 0  # scratch rows: the joint's local rotation, a rotated offset
 
     # world body: origin, identity orientation
     for k in range(3):
@@ -51,83 +65,88 @@ def _kinematics(
         xquat[0, k] = 0.0
 
     # forward pass over bodies: compose parent pose, body offset and joint motions.
-    # xpos[b] and xquat[b] hold the pose being built.
+    # The pose being built, position (px, py, pz) and orientation (qw, qx, qy, qz), lives in
+    # locals and is stored once per body, as mj_kinematics1 does: written to xpos/xquat after
+    # each joint, every later read had to reload it, since the stores to xanchor/xaxis may
+    # alias it as far as the compiler knows. Row numbers read from int arrays are unsigned
+    # (unsigned_index). Both together, on the humanoid (min of 400 interleaved runs): this
+    # kernel and its _frames calls 1170 -> 1071 ns; the kinematics entry 1387 -> 1246 ns.
     for b in range(1, nbody):
         jntadr = body_jntadr[b]
         jntnum = body_jntnum[b]
 
         if jntnum == 1 and jnt_type[jntadr] == JNT_FREE:
             # free joint: qpos holds the world pose directly
-            qadr = jnt_qposadr[jntadr]
+            j = unsigned_index(jntadr)
+            qadr = jnt_qposadr[j]
+            px, py, pz = qpos[qadr], qpos[qadr + 1], qpos[qadr + 2]
+            qw, qx, qy, qz = normalized_quat(qpos[qadr + 3], qpos[qadr + 4], qpos[qadr + 5], qpos[qadr + 6])
+            xanchor[j, 0], xanchor[j, 1], xanchor[j, 2] = px, py, pz
             for k in range(3):
-                xpos[b, k] = qpos[qadr + k]
-                xanchor[jntadr, k] = qpos[qadr + k]
-                xaxis[jntadr, k] = jnt_axis[jntadr, k]
-            for k in range(4):
-                xquat[b, k] = qpos[qadr + 3 + k]
-            normalize4(xquat, b)
+                xaxis[j, k] = jnt_axis[j, k]
         else:
             # pose of the body frame before its joints: parent pose * body offset
-            p = body_parentid[b]
-            for k in range(3):
-                xpos[b, k] = xpos[p, k] + xmat[p, k, 0] * body_pos[b, 0] + xmat[p, k, 1] * body_pos[b, 1] \
-                    + xmat[p, k, 2] * body_pos[b, 2]
-            mul_quat(xquat, b, xquat, p, body_quat, b)
+            p = unsigned_index(body_parentid[b])
+            bx, by, bz = body_pos[b, 0], body_pos[b, 1], body_pos[b, 2]
+            px = xpos[p, 0] + xmat[p, 0, 0] * bx + xmat[p, 0, 1] * by + xmat[p, 0, 2] * bz
+            py = xpos[p, 1] + xmat[p, 1, 0] * bx + xmat[p, 1, 1] * by + xmat[p, 1, 2] * bz
+            pz = xpos[p, 2] + xmat[p, 2, 0] * bx + xmat[p, 2, 1] * by + xmat[p, 2, 2] * bz
+            qw, qx, qy, qz = quat_product(xquat[p, 0], xquat[p, 1], xquat[p, 2], xquat[p, 3],
+                                          body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3])
 
             # apply joints in order; each joint moves the frame about its own anchor
-            for j in range(jntadr, jntadr + jntnum):
+            for signed_j in range(jntadr, jntadr + jntnum):
+                j = unsigned_index(signed_j)
                 qadr = jnt_qposadr[j]
+                # the joint's displacement from qpos0 (slide, hinge)
+                shift = qpos[unsigned_index(qadr)] - qpos0[unsigned_index(qadr)]
                 jtype = jnt_type[j]
                 # axis and anchor in the world frame, before this joint moves
-                rot_vec_quat(xaxis, j, jnt_axis, j, xquat, b)
-                rot_vec_quat(xanchor, j, jnt_pos, j, xquat, b)
-                for k in range(3):
-                    xanchor[j, k] += xpos[b, k]
+                ax, ay, az = rotated_by_quat(jnt_axis[j, 0], jnt_axis[j, 1], jnt_axis[j, 2], qw, qx, qy, qz)
+                ox, oy, oz = rotated_by_quat(jnt_pos[j, 0], jnt_pos[j, 1], jnt_pos[j, 2], qw, qx, qy, qz)
+                ox += px
+                oy += py
+                oz += pz
 
                 if jtype == JNT_SLIDE:
                     # xpos += axis * (q - q0)
-                    for k in range(3):
-                        xpos[b, k] += xaxis[j, k] * (qpos[qadr] - qpos0[qadr])
+                    px += ax * shift
+                    py += ay * shift
+                    pz += az * shift
                 elif jtype == JNT_BALL or jtype == JNT_HINGE:
                     # local rotation: the ball quaternion, or the hinge angle about its axis
                     if jtype == JNT_BALL:
-                        for k in range(4):
-                            sq[QLOC, k] = qpos[qadr + k]
-                        normalize4(sq, QLOC)
+                        lw, lx, ly, lz = normalized_quat(qpos[qadr], qpos[qadr + 1], qpos[qadr + 2],
+                                                         qpos[qadr + 3])
                     else:
-                        axis_angle2quat(sq, QLOC, jnt_axis, j, qpos[qadr] - qpos0[qadr])
-                    mul_quat(xquat, b, xquat, b, sq, QLOC)
+                        lw, lx, ly, lz = quat_about_axis(jnt_axis[j, 0], jnt_axis[j, 1], jnt_axis[j, 2],
+                                                         shift)
+                    qw, qx, qy, qz = quat_product(qw, qx, qy, qz, lw, lx, ly, lz)
                     # rotation about the anchor, not the body origin: xpos = xanchor - R jnt_pos
-                    rot_vec_quat(sv, VEC, jnt_pos, j, xquat, b)
-                    for k in range(3):
-                        xpos[b, k] = xanchor[j, k] - sv[VEC, k]
+                    vx, vy, vz = rotated_by_quat(jnt_pos[j, 0], jnt_pos[j, 1], jnt_pos[j, 2], qw, qx, qy, qz)
+                    px = ox - vx
+                    py = oy - vy
+                    pz = oz - vz
                 # other types never reach here: the compiler rejects them
+                xanchor[j, 0], xanchor[j, 1], xanchor[j, 2] = ox, oy, oz
+                xaxis[j, 0], xaxis[j, 1], xaxis[j, 2] = ax, ay, az
 
-        normalize4(xquat, b)
+        qw, qx, qy, qz = normalized_quat(qw, qx, qy, qz)
+        xpos[b, 0], xpos[b, 1], xpos[b, 2] = px, py, pz
+        xquat[b, 0], xquat[b, 1], xquat[b, 2], xquat[b, 3] = qw, qx, qy, qz
         quat2mat(xmat, b, xquat, b)
 
-    # inertial frames, geoms and sites: fixed offsets from their body (mj_kinematics2)
-    # (one call per kind of frame: the loop lives inside, so array arguments are passed
-    # three times per call rather than once per frame)
-    _frames(xipos, ximat, body_parentid, True, body_ipos, body_iquat, body_sameframe,
-            xpos, xmat, xquat, xipos, ximat, sq)
-    _frames(geom_xpos, geom_xmat, geom_bodyid, False, geom_pos, geom_quat, geom_sameframe,
-            xpos, xmat, xquat, xipos, ximat, sq)
-    _frames(site_xpos, site_xmat, site_bodyid, False, site_pos, site_quat, site_sameframe,
-            xpos, xmat, xquat, xipos, ximat, sq)
 
-
-@kernel
-def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xmat, xquat, xipos, ximat, sq):
+@kernel(inline="always")
+def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xmat, xquat, xipos, ximat):
     """Poses of frames fixed in bodies: row i is (pos[i], quat[i]) in body owner[i] (mj_local2Global).
 
     With ``own_body`` the frames are the bodies' inertial frames (row i belongs to body i,
     and row 0, the world, is skipped). A frame that coincides with its body frame or its
     inertial frame (``sameframe``, set by the compiler) copies that frame, as MuJoCo does.
     """
-    QTMP = 0
     for i in range(1 if own_body else 0, pos.shape[0]):
-        b = i if own_body else owner[i]
+        b = unsigned_index(i if own_body else owner[i])
         sf = sameframe[i]
         # position: xpos_b + xmat_b pos
         if sf == SAMEFRAME_BODY:
@@ -150,11 +169,18 @@ def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xma
                 for c in range(3):
                     xmat_out[i, k, c] = ximat[b, k, c]
         else:
-            mul_quat(sq, QTMP, xquat, b, quat, i)
-            quat2mat(xmat_out, i, sq, QTMP)
+            qw, qx, qy, qz = quat_product(xquat[b, 0], xquat[b, 1], xquat[b, 2], xquat[b, 3],
+                                          quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+            set_mat(xmat_out, i, *rotation_of_quat(qw, qx, qy, qz))
 
 
-@kernel
+# Inlined into com_pos_entry (Numba IR): as a separate function, each array the entry reads
+# from the handles costs an NRT incref/decref pair around the call (17 pairs; ~5 ns each);
+# inlined, Numba's refcount pruning removes them. com_pos_entry 334 -> 246 ns on the humanoid,
+# cold start unchanged within noise (36-39 s CPU either way; one caller, compiled once).
+# The same for _crb (inertia.py) and for kinematics (see _body_poses); not for _factor_m,
+# where factor_i stays a call (517 -> 509 ns, no change).
+@kernel(inline="always")
 def _com_pos(
     # model
     body_parentid, body_rootid, body_mass, body_subtreemass, body_inertia, body_jntnum, body_jntadr,
@@ -166,12 +192,14 @@ def _com_pos(
 ):
     nbody = body_parentid.shape[0]
 
+    # Row numbers read from int arrays are unsigned (unsigned_index); with the cinert change
+    # below this stage went from 396 to 321 ns on the humanoid.
     # subtree_com = sum(mass * xipos) / subtreemass, accumulated child to parent
     for b in range(nbody):
         for k in range(3):
             subtree_com[b, k] = xipos[b, k] * body_mass[b]
     for b in range(nbody - 1, 0, -1):
-        p = body_parentid[b]
+        p = unsigned_index(body_parentid[b])
         for k in range(3):
             subtree_com[p, k] += subtree_com[b, k]
     for b in range(nbody):
@@ -187,24 +215,26 @@ def _com_pos(
     for k in range(10):
         cinert[0, k] = 0.0
     for b in range(1, nbody):
-        r = body_rootid[b]
+        r = unsigned_index(body_rootid[b])
         dx = xipos[b, 0] - subtree_com[r, 0]
         dy = xipos[b, 1] - subtree_com[r, 1]
         dz = xipos[b, 2] - subtree_com[r, 2]
         mass = body_mass[b]
-        # rotational part: R diag(I) R^T, plus the parallel-axis term mass (|d|^2 E - d d^T)
-        cinert[b, 0] = _rot_inertia(ximat, body_inertia, b, 0, 0)
-        cinert[b, 1] = _rot_inertia(ximat, body_inertia, b, 1, 1)
-        cinert[b, 2] = _rot_inertia(ximat, body_inertia, b, 2, 2)
-        cinert[b, 3] = _rot_inertia(ximat, body_inertia, b, 0, 1)
-        cinert[b, 4] = _rot_inertia(ximat, body_inertia, b, 0, 2)
-        cinert[b, 5] = _rot_inertia(ximat, body_inertia, b, 1, 2)
-        cinert[b, 0] += mass * (dy * dy + dz * dz)
-        cinert[b, 1] += mass * (dx * dx + dz * dz)
-        cinert[b, 2] += mass * (dx * dx + dy * dy)
-        cinert[b, 3] -= mass * dx * dy
-        cinert[b, 4] -= mass * dx * dz
-        cinert[b, 5] -= mass * dy * dz
+        # rotational part: R diag(I) R^T, plus the parallel-axis term mass (|d|^2 E - d d^T);
+        # all ten computed before any is stored, so the reads of ximat are not repeated
+        # after each store (cinert may alias ximat as far as the compiler knows)
+        i_xx = _rot_inertia(ximat, body_inertia, b, 0, 0) + mass * (dy * dy + dz * dz)
+        i_yy = _rot_inertia(ximat, body_inertia, b, 1, 1) + mass * (dx * dx + dz * dz)
+        i_zz = _rot_inertia(ximat, body_inertia, b, 2, 2) + mass * (dx * dx + dy * dy)
+        i_xy = _rot_inertia(ximat, body_inertia, b, 0, 1) - mass * dx * dy
+        i_xz = _rot_inertia(ximat, body_inertia, b, 0, 2) - mass * dx * dz
+        i_yz = _rot_inertia(ximat, body_inertia, b, 1, 2) - mass * dy * dz
+        cinert[b, 0] = i_xx
+        cinert[b, 1] = i_yy
+        cinert[b, 2] = i_zz
+        cinert[b, 3] = i_xy
+        cinert[b, 4] = i_xz
+        cinert[b, 5] = i_yz
         # translational part: mass * offset, then mass
         cinert[b, 6] = mass * dx
         cinert[b, 7] = mass * dy
@@ -213,8 +243,9 @@ def _com_pos(
 
     # cdof: each dof's motion axis about the tree's com (mju_dofCom)
     for b in range(1, nbody):
-        r = body_rootid[b]
-        for j in range(body_jntadr[b], body_jntadr[b] + body_jntnum[b]):
+        r = unsigned_index(body_rootid[b])
+        for signed_j in range(body_jntadr[b], body_jntadr[b] + body_jntnum[b]):
+            j = unsigned_index(signed_j)
             da = jnt_dofadr[j]
             # offset from the joint anchor to the com
             ox = subtree_com[r, 0] - xanchor[j, 0]
@@ -240,7 +271,7 @@ def _com_pos(
                     cdof[da, k] = 0.0
                     cdof[da, 3 + k] = xaxis[j, k]
             else:  # JNT_HINGE
-                _dof_com_rot(cdof, da, xaxis[j, 0], xaxis[j, 1], xaxis[j, 2], ox, oy, oz)
+                _dof_com_rot(cdof, unsigned_index(da), xaxis[j, 0], xaxis[j, 1], xaxis[j, 2], ox, oy, oz)
 
 
 @kernel
@@ -264,16 +295,19 @@ def _dof_com_rot(cdof, v, ax, ay, az, ox, oy, oz):
 
 @handle_entry
 def kinematics_entry(m, d):
-    _kinematics(
-        m.body_parentid, m.body_jntnum, m.body_jntadr, m.body_pos, m.body_quat, m.body_ipos, m.body_iquat,
-        m.body_sameframe, m.jnt_type, m.jnt_qposadr, m.jnt_pos, m.jnt_axis, m.qpos0,
-        m.geom_bodyid, m.geom_pos, m.geom_quat, m.geom_sameframe,
-        m.site_bodyid, m.site_pos, m.site_quat, m.site_sameframe,
+    _body_poses(
+        m.body_parentid, m.body_jntnum, m.body_jntadr, m.body_pos, m.body_quat,
+        m.jnt_type, m.jnt_qposadr, m.jnt_pos, m.jnt_axis, m.qpos0,
         d.qpos,
-        d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis, d.geom_xpos, d.geom_xmat,
-        d.site_xpos, d.site_xmat,
-        d.scratch_quat, d.scratch_vec,
+        d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis,
     )
+    # inertial frames, geoms and sites: fixed offsets from their body (mj_kinematics2)
+    _frames(d.xipos, d.ximat, m.body_parentid, True, m.body_ipos, m.body_iquat, m.body_sameframe,
+            d.xpos, d.xmat, d.xquat, d.xipos, d.ximat)
+    _frames(d.geom_xpos, d.geom_xmat, m.geom_bodyid, False, m.geom_pos, m.geom_quat, m.geom_sameframe,
+            d.xpos, d.xmat, d.xquat, d.xipos, d.ximat)
+    _frames(d.site_xpos, d.site_xmat, m.site_bodyid, False, m.site_pos, m.site_quat, m.site_sameframe,
+            d.xpos, d.xmat, d.xquat, d.xipos, d.ximat)
 
 
 @handle_entry
