@@ -605,12 +605,13 @@ def set_actuator_callbacks(m, dyn=None, gain=None, bias=None) -> None:
         np.flatnonzero(m.actuator_dyntype == DYN_USER) if dyn is not None else np.zeros(0, int),
         np.flatnonzero(m.actuator_gaintype == GAIN_USER) if gain is not None else np.zeros(0, int),
         np.flatnonzero(m.actuator_biastype == BIAS_USER) if bias is not None else np.zeros(0, int)))
+    # one flag for the per-call check in forward and step (a plain attribute read)
+    object.__setattr__(m, "_has_actuator_callbacks", any(len(ids) for ids in m._user_actuators))
 
 
 def has_actuator_callbacks(m) -> bool:
     """Whether some user-type actuator of ``m`` has a callback to call."""
-    users = getattr(m, "_user_actuators", None)
-    return users is not None and any(len(ids) for ids in users)
+    return m._has_actuator_callbacks
 
 
 def fwd_actuation_with_callbacks(m, d) -> None:

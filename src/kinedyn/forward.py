@@ -18,7 +18,6 @@ from kinedyn.actuation import (
     actuator_velocity_kernel,
     fwd_actuation_entry,
     fwd_actuation_with_callbacks,
-    has_actuator_callbacks,
     transmission_entry,
 )
 from kinedyn.dynamics import com_vel_bias_entry, fwd_acceleration, fwd_acceleration_entry, passive_entry
@@ -78,7 +77,8 @@ def forward(m, d) -> None:
     With user-actuator callbacks (Model.set_actuator_callbacks) the actuation stage runs
     from Python between the compiled stages.
     """
-    if has_actuator_callbacks(m):
+    # (the flag is read inline: forward's Python wrapper is part of every call's cost)
+    if m._has_actuator_callbacks:
         forward_with_callbacks(m, d)
     else:
         _FORWARD.call(m._handle, d._handle)

@@ -107,6 +107,8 @@ class Named:
 class Model:
     """Compiled model: sizes, options, names and the arrays of :data:`MODEL_FIELDS`."""
 
+    # set by Model.set_actuator_callbacks (actuation.set_actuator_callbacks)
+    _has_actuator_callbacks = False
     # set by _assemble
     opt: Option
     names: dict[str, list[str]]
