@@ -62,7 +62,9 @@ from kinedyn.types import (
 )
 
 
-@kernel
+# Inlined into its entry (Numba IR): as a call, its 26 array arguments are passed field by
+# field (~9 words each) on every call; inlined, transmission 0.23 -> 0.14 us in-jit (humanoid).
+@kernel(inline="always")
 def _transmission(
     # model
     actuator_trntype, actuator_trnid, actuator_gear, actuator_cranklength, jnt_type, jnt_qposadr,

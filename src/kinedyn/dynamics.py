@@ -184,7 +184,7 @@ def _com_vel_bias(
     _rne_backward(body_parentid, dof_bodyid, cdof, cfrc_body, qfrc_bias)
 
 
-@kernel
+@kernel(inline="always")
 def _passive(
     # model
     jnt_type, jnt_qposadr, jnt_dofadr, jnt_stiffness, qpos_spring, dof_damping, disableflags,
@@ -311,7 +311,8 @@ def passive_entry(m, d):
         d.qfrc_passive[v] = d.qfrc_spring[v] + d.qfrc_damper[v]
 
 
-@kernel
+# Inlined into its entry (Numba IR), as actuation._transmission: 0.38 -> 0.32 us in-jit (humanoid).
+@kernel(inline="always")
 def _fwd_acceleration(
     # model
     body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, M_rownnz, M_rowadr, M_colind,

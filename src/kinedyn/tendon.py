@@ -348,7 +348,8 @@ def _to_local(x, center, rot):
             rot[0, 2] * dx + rot[1, 2] * dy + rot[2, 2] * dz)
 
 
-@kernel
+# Inlined into its entry (Numba IR), as _transmission: tendon 0.14 -> 0.06 us in-jit (humanoid).
+@kernel(inline="always")
 def _tendon(
     # model
     tendon_adr, tendon_num, wrap_type, wrap_objid, wrap_prm, jnt_qposadr, jnt_dofadr,
