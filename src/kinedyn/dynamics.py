@@ -159,7 +159,8 @@ def _rne(
     _rne_backward(body_parentid, dof_bodyid, cdof, cfrc_body, result)
 
 
-@kernel
+# Inlined into its entry, as actuation._transmission (rne from scratch 1.60 -> 1.53 us in-jit).
+@kernel(inline="always")
 def _com_vel_bias(
     # model
     body_parentid, body_dofnum, body_dofadr, dof_jntid, jnt_type, dof_bodyid, gravity, disableflags,
