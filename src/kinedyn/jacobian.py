@@ -56,10 +56,33 @@ def _jac_entry(m, d, point, body, jac):
                d.subtree_com, d.cdof, point[0], point[1], point[2], body, jac, 0, 1)
 
 
+# frames jac_frame_entry knows: the point is read in compiled code, not passed from Python
+FRAME_BODY, FRAME_BODY_COM, FRAME_SITE = 0, 1, 2
+
+
+@handle_entry
+def _jac_frame_entry(m, d, kind, i, jac):
+    """Jacobians of body i's origin, body i's com or site i (mj_jacBody, mj_jacBodyCom, mj_jacSite)."""
+    if kind == FRAME_SITE:
+        body = m.site_bodyid[i]
+        point = d.site_xpos[i]
+    elif kind == FRAME_BODY_COM:
+        body = i
+        point = d.xipos[i]
+    else:
+        body = i
+        point = d.xpos[i]
+    jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+               d.subtree_com, d.cdof, point[0], point[1], point[2], body, jac, 0, 1)
+
+
 _JAC = FastEntry(_jac_entry)
+_JAC_FRAME = FastEntry(_jac_frame_entry)
 
 
 def _check_id(kind: str, i, n: int) -> int:
+    if type(i) is int and 0 <= i < n:  # the common case, checked first (per-call cost)
+        return i
     if isinstance(i, str):  # a name where an id belongs: say how to get the id
         raise TypeError(f"{kind} must be an integer id, got the name {i!r}; use m.{kind}({i!r}).id")
     if not isinstance(i, (int, np.integer)) or not 0 <= i < n:
@@ -81,22 +104,25 @@ def jac(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
     return jac[0], jac[1]
 
 
+def _jac_frame(m, d, kind: int, i: int) -> tuple[np.ndarray, np.ndarray]:
+    jac = np.empty((2, 3, m.nv))
+    _JAC_FRAME.call(m._handle, d._handle, kind, i, jac)
+    return jac[0], jac[1]
+
+
 def jac_body(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:
     """Jacobians of the origin of the body frame (mj_jacBody)."""
-    body = _check_id("body", body, m.nbody)
-    return jac(m, d, d.xpos[body], body)
+    return _jac_frame(m, d, FRAME_BODY, _check_id("body", body, m.nbody))
 
 
 def jac_body_com(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:
     """Jacobians of the body's centre of mass (mj_jacBodyCom)."""
-    body = _check_id("body", body, m.nbody)
-    return jac(m, d, d.xipos[body], body)
+    return _jac_frame(m, d, FRAME_BODY_COM, _check_id("body", body, m.nbody))
 
 
 def jac_site(m, d, site: int) -> tuple[np.ndarray, np.ndarray]:
     """Jacobians of a site (mj_jacSite)."""
-    site = _check_id("site", site, m.nsite)
-    return jac(m, d, d.site_xpos[site], int(m.site_bodyid[site]))
+    return _jac_frame(m, d, FRAME_SITE, _check_id("site", site, m.nsite))
 
 
 def jac_point(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
