@@ -65,6 +65,16 @@ def test_rne_matches_mj_rne(source):
                      kd.rne(m, d, False), rtol=0.0, atol=0.0)
 
 
+def _mujoco_bias_forces(mjm, mjd):
+    """C from qpos, qvel by MuJoCo's chain: mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=0)."""
+    theirs = np.zeros(mjm.nv)
+    mujoco.mj_kinematics(mjm, mjd)
+    mujoco.mj_comPos(mjm, mjd)
+    mujoco.mj_comVel(mjm, mjd)
+    mujoco.mj_rne(mjm, mjd, 0, theirs)
+    return theirs
+
+
 @pytest.mark.parametrize("source", _sources(range(3, 240, 24)))
 def test_bias_forces_from_scratch(source):
     """kd.bias_forces from qpos, qvel alone == MuJoCo's chain kinematics, comPos, comVel, rne."""
@@ -73,11 +83,7 @@ def test_bias_forces_from_scratch(source):
     for _ in range(3):
         qpos, qvel, _, _ = random_state(rng, mjm)
         set_same_state(m, d, mjm, mjd, qpos, qvel)
-        theirs = np.zeros(mjm.nv)
-        mujoco.mj_kinematics(mjm, mjd)
-        mujoco.mj_comPos(mjm, mjd)
-        mujoco.mj_comVel(mjm, mjd)
-        mujoco.mj_rne(mjm, mjd, 0, theirs)
+        theirs = _mujoco_bias_forces(mjm, mjd)
         result = kd.bias_forces(m, d)
         assert result is d.qfrc_bias
         assert_close("bias_forces", result, theirs)
@@ -93,11 +99,7 @@ def test_bias_forces_and_rne_without_gravity(source):
     rng = np.random.default_rng(405)
     qpos, qvel, _, _ = random_state(rng, mjm)
     set_same_state(m, d, mjm, mjd, qpos, qvel)
-    theirs = np.zeros(mjm.nv)
-    mujoco.mj_kinematics(mjm, mjd)
-    mujoco.mj_comPos(mjm, mjd)
-    mujoco.mj_comVel(mjm, mjd)
-    mujoco.mj_rne(mjm, mjd, 0, theirs)
+    theirs = _mujoco_bias_forces(mjm, mjd)
     assert_close("bias_forces without gravity", kd.bias_forces(m, d), theirs)
     assert_close("rne without gravity", kd.rne(m, d), theirs)
 
