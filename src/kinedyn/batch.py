@@ -248,7 +248,9 @@ def _threads(nthread):
 # add, a few hundred times per forward pass, and with one shared handle two threads
 # hammer the same counters' cache lines. On the humanoid, two threads stepping at once
 # took 36.5 µs per pair of RK4 steps with a shared handle and 29.6 µs with their own
-# (min over 400 short windows; one thread alone: 28.5 µs per step).
+# (min over 400 short windows; one thread alone: 28.5 µs per step). Since then the stage
+# entries stopped counting references (_handle.handle_entry); the parallel kernels below,
+# compiled with Numba's runtime, still count those of the arrays they read themselves.
 _PER_THREAD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

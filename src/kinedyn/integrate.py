@@ -122,7 +122,7 @@ def _advance(m, d, act_dot, qacc, qvel):
                 adr = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
                 d.act[adr] = wrap_setpoint(d.act[adr], d.actuator_length[i], period)
     # velocities, then positions with the new (or the given) velocities: semi-implicit Euler
-    new_qvel = d.qvel   # one handle read, not one per dof (each is an atomic refcount pair)
+    new_qvel = d.qvel   # one handle read, outside the loop
     for v in range(m.nv):
         new_qvel[v] += h * qacc[v]
     integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, qvel, h,
