@@ -40,7 +40,7 @@ from kinedyn.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.forward import forward_entry
 from kinedyn.integrate import STATUS_OK, step_entry
 from kinedyn.inverse import inverse_entry
-from kinedyn.jacobian import _check_id, _jac_entry
+from kinedyn.jacobian import FRAME_SITE, _check_id, _jac_frame_entry
 from kinedyn.model import Model
 
 # GNU OpenMP (Numba's default threading layer here) keeps a thread that has run out of
@@ -296,7 +296,7 @@ OP_FORWARD, OP_INVERSE, OP_STEP, OP_JAC_SITE = 0, 1, 2, 3
 
 
 @njit(cache=True)
-def _member_op(m, d, op, nstep, site, body, jac):
+def _member_op(m, d, op, nstep, site, jac):
     """One member's share of a batched call. Returns the steps done (OP_STEP: fewer than
     nstep if the state went bad, which the caller finishes), else 0."""
     if op == OP_FORWARD:
@@ -309,21 +309,21 @@ def _member_op(m, d, op, nstep, site, body, jac):
                 return done
         return nstep
     else:
-        _jac_entry(m, d, d.site_xpos[site], body, jac)
+        _jac_frame_entry(m, d, FRAME_SITE, site, jac)
     return 0
 
 
 @njit(parallel=True, cache=True)
-def _each_member(models, handles, op, nstep, site, body, jac, result):
+def _each_member(models, handles, op, nstep, site, jac, result):
     # the prange body stays a plain call (see _rollout_kernel); each thread reads the model
     # through its own handle, models[thread id] (see _model_handles)
     for i in prange(len(handles)):
         k = np.int64(i)
-        result[k] = _member_op(models[numba.get_thread_id()], handles[k], op, nstep, site, body,
+        result[k] = _member_op(models[numba.get_thread_id()], handles[k], op, nstep, site,
                                jac[k if op == OP_JAC_SITE else np.int64(0)])
 
 
-def _run(m: Model, bd: BatchData, op: int, nthread, nstep: int = 0, site: int = 0, body: int = 0,
+def _run(m: Model, bd: BatchData, op: int, nthread, nstep: int = 0, site: int = 0,
          jac: np.ndarray | None = None) -> np.ndarray:
     """Run ``op`` on every member; the per-member results (steps done for OP_STEP)."""
     _check_batch(m, bd)
@@ -332,7 +332,7 @@ def _run(m: Model, bd: BatchData, op: int, nthread, nstep: int = 0, site: int = 
     if jac is None:
         jac = np.empty((1, 2, 3, m.nv))
     with _threads(nthread) as nthread_used:
-        _each_member(_model_handles(m, nthread_used), handles, op, nstep, site, body, jac, result)
+        _each_member(_model_handles(m, nthread_used), handles, op, nstep, site, jac, result)
     return result
 
 
@@ -369,7 +369,7 @@ def jac_site(m: Model, bd: BatchData, site: int, nthread: int | None = None) -> 
     _check_batch(m, bd)
     site = _check_id("site", site, m.nsite)
     jac = np.empty((bd.nbatch, 2, 3, m.nv))
-    _run(m, bd, OP_JAC_SITE, nthread, site=site, body=int(m.site_bodyid[site]), jac=jac)
+    _run(m, bd, OP_JAC_SITE, nthread, site=site, jac=jac)
     return jac[:, 0], jac[:, 1]
 
 

@@ -525,17 +525,12 @@ def step_entry(m, d, check):
     """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
     stops at the first bad field). Compiles every integrator: for callers that cannot choose
     in Python (the batch kernels); ``step`` uses the per-integrator entries below."""
-    status = _checked_forward(m, d, check)
-    if status != STATUS_OK:
-        return status
     integrator = m.opt_flags[0]
     if integrator == INT_RK4:
-        _rk4(m, d, RK4_A, RK4_B)
-    elif integrator == INT_IMPLICITFAST:
-        _implicitfast(m, d)
-    else:  # INT_EULER
-        _euler(m, d)
-    return STATUS_OK
+        return _step_rk4_entry(m, d, check)
+    if integrator == INT_IMPLICITFAST:
+        return _step_implicitfast_entry(m, d, check)
+    return _step_euler_entry(m, d, check)  # INT_EULER
 
 
 # One entry per integrator, so that a program compiles only the integrator it steps with:
