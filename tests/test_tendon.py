@@ -393,14 +393,21 @@ def test_spatial_tendons_match_mujoco():
 
 @pytest.mark.parametrize("integrator", [kd.IntegratorType.EULER, kd.IntegratorType.IMPLICITFAST])
 def test_spatial_tendon_rollout_matches_mujoco(integrator):
-    m, d, mjm, mjd = load_pair(_spatial_xml())
+    m, d, mjm, mjd, rng = _rollout_pair(_spatial_xml(), integrator)
+    _assert_rollout_matches(m, d, mjm, mjd, 1000, ("qpos", "qvel", "act", "ten_length", "actuator_force"),
+                            new_ctrl_every=100, rng=rng)
+
+
+def _rollout_pair(xml, integrator, qvel_scale=1.0):
+    """Both libraries on ``xml`` with ``integrator`` and the same random state (velocities
+    scaled by ``qvel_scale``); returns the pair and the generator for later controls."""
+    m, d, mjm, mjd = load_pair(xml)
     m.opt.integrator = integrator
     mjm.opt.integrator = int(integrator)
     rng = np.random.default_rng(9)
     qpos, qvel, ctrl, act = random_state(rng, mjm)
-    set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
-    _assert_rollout_matches(m, d, mjm, mjd, 1000, ("qpos", "qvel", "act", "ten_length", "actuator_force"),
-                            new_ctrl_every=100, rng=rng)
+    set_same_state(m, d, mjm, mjd, qpos, qvel_scale * qvel, ctrl, act)
+    return m, d, mjm, mjd, rng
 
 
 def _assert_rollout_matches(m, d, mjm, mjd, nstep, fields, new_ctrl_every=0, rng=None):
@@ -695,10 +702,5 @@ def test_wrap_errors_like_mujoco(tendon, fragment):
 
 @pytest.mark.parametrize("integrator", [kd.IntegratorType.EULER, kd.IntegratorType.IMPLICITFAST])
 def test_wrapping_tendon_rollout_matches_mujoco(integrator):
-    m, d, mjm, mjd = load_pair(_wrap_xml())
-    m.opt.integrator = integrator
-    mjm.opt.integrator = int(integrator)
-    rng = np.random.default_rng(9)
-    qpos, qvel, ctrl, act = random_state(rng, mjm)
-    set_same_state(m, d, mjm, mjd, qpos, 0.1 * qvel, ctrl, act)
+    m, d, mjm, mjd, _ = _rollout_pair(_wrap_xml(), integrator, qvel_scale=0.1)
     _assert_rollout_matches(m, d, mjm, mjd, 500, ("qpos", "qvel", "ten_length"))
