@@ -25,7 +25,7 @@ from functools import partial
 
 import numpy as np
 
-from kinedyn.benchmark import Subject, model_source
+from kinedyn.cli.benchmark import Subject, model_source
 
 # row label -> (kinedyn module, entry taking (m, d)); the Python call goes through the same entry
 ENTRIES = {
@@ -125,7 +125,7 @@ def rows(subject: Subject):
     import mujoco
 
     import kinedyn as kd
-    from kinedyn._handle import FastEntry
+    from kinedyn._jit import FastEntry
 
     m, d, mjm, mjd = subject.m, subject.d, subject.mjm, subject.mjd
     mh, dh = m._handle, d._handle

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import kinedyn as kd
-from kinedyn.benchmark import Case, Source, Subject, machine, optional_module, time_interleaved, versions
+from kinedyn.cli.benchmark import Case, Source, Subject, machine, optional_module, time_interleaved, versions
 
 TOPOLOGIES = ("chain", "tree")
 FUNCTIONS = ("rne", "crb")

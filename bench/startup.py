@@ -50,7 +50,7 @@ t5 = time.perf_counter()
 kd.forward(m, d)
 t6 = time.perf_counter()
 # Numba's compiler initialisation (all its implementations, ~0.1 s) imports this module; a warm start
-# skips it (kinedyn._handle._LazyFunctionCache), a cold one needs it
+# skips it (kinedyn._jit._LazyFunctionCache), a cold one needs it
 compiler_init = float("numba.np.npdatetime" in sys.modules)
 print(json.dumps({"import numba": t1 - t0, "import kinedyn": t2 - t1, "numba init": compiler_init,
                   "model": t3 - t2, "data": t4 - t3, "first forward": t5 - t4, "second forward": t6 - t5,
@@ -87,13 +87,13 @@ print(json.dumps({"cpu": cpu, "functions": rows}))
 
 JOBS = {
     "forward": ("import kinedyn as kd; m = kd.models.load('biped'); d = kd.Data(m); kd.forward(m, d)"),
-    "demo": ("import tempfile; from kinedyn.cli import main; "
+    "demo": ("import tempfile; from kinedyn.cli.main import main; "
              "main(['demo', '--quiet', '--out', tempfile.mkdtemp()])"),
 }
 
 
 def model_path(name: str) -> str:
-    from kinedyn.benchmark import model_source
+    from kinedyn.cli.benchmark import model_source
 
     if os.path.isfile(name):
         return name

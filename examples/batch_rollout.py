@@ -1,4 +1,4 @@
-"""Roll out many trajectories of the bundled 7-DoF arm in parallel, with kinedyn.batch.
+"""Roll out many trajectories of the bundled 7-DoF arm in parallel, with kinedyn.tools.batch.
 
 Each trajectory starts from a random joint configuration and holds a different
 random target with the arm's position servos (undamped, so they oscillate about
@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-from kinedyn import batch, models
+from kinedyn import models
+from kinedyn.tools import batch
 
 TIMESTEP = 2e-4
 

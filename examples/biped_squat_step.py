@@ -1,13 +1,15 @@
 """The pieces of ``kinedyn demo`` from Python, with a slower motion: ``python examples/biped_squat_step.py``.
 
-The demo's stages are functions of :mod:`kinedyn.demo`, so a variant is a few lines:
+The demo's stages are functions of :mod:`kinedyn.cli.demo`, so a variant is a few lines:
 here the same squat and step over 5 s instead of 3 s, which the servos track more
 closely (their error is mostly the lag kv/kp times the joint speed).
 """
 
 import numpy as np
 
-from kinedyn import demo, models, trajectory
+from kinedyn import models
+from kinedyn.cli import demo
+from kinedyn.tools import trajectory
 
 m = models.load("biped")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 import kinedyn as kd
-from kinedyn import trajectory
+from kinedyn.tools import trajectory
 
 
 def minimum_jerk(q0: np.ndarray, q1: np.ndarray, t: np.ndarray) -> np.ndarray:

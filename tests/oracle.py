@@ -1,7 +1,7 @@
 """MuJoCo as the oracle: load a model in both libraries, set one state, compare every field.
 
-The comparison walks the field registry (:data:`kinedyn.fields.MODEL_FIELDS`,
-:data:`kinedyn.fields.DATA_FIELDS`), so a field added there is compared
+The comparison walks the field registry (:data:`kinedyn.engine.fields.MODEL_FIELDS`,
+:data:`kinedyn.engine.fields.DATA_FIELDS`), so a field added there is compared
 automatically and cannot silently go untested.
 
 Tolerance (SPEC §2): kinedyn runs MuJoCo's float64 algorithms, so a value
@@ -33,7 +33,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from kinedyn.fields import DATA_FIELD, DATA_FIELDS, MODEL_FIELD, MODEL_FIELDS, SIZE_NAMES
+from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, MODEL_FIELD, MODEL_FIELDS, SIZE_NAMES
 
 # SPEC §2: match MuJoCo to 1e-9 relative with a 1e-12 absolute floor (same float64 algorithm).
 RTOL, ATOL = 1e-9, 1e-12

@@ -38,9 +38,9 @@ from oracle import (
 from strategies import random_state
 
 import kinedyn as kd
-from kinedyn.compiler.setconst import length_extremes
+from kinedyn.engine.setconst import length_extremes
+from kinedyn.engine.util_muscle import muscle_bias, muscle_dynamics, muscle_gain, muscle_gain_vel
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
-from kinedyn.muscle import muscle_bias, muscle_dynamics, muscle_gain, muscle_gain_vel
 
 SHARED = ("site_transmission_cubes", "site_refsite", "simple_slider_crank", "adhesion_arms",
           "muscle_fixed_tendon")

@@ -1,4 +1,4 @@
-"""kinedyn.batch: BatchData and the batched forward/step/inverse/jac_site, and rollout.
+"""kinedyn.tools.batch: BatchData and the batched forward/step/inverse/jac_site, and rollout.
 
 Oracles:
 * batched calls must equal single-state calls on copies of each member *bit for bit*
@@ -23,8 +23,8 @@ from oracle import gym_model_path
 from strategies import random_state
 
 import kinedyn as kd
-from kinedyn import batch
-from kinedyn.fields import DATA_FIELDS
+from kinedyn.engine.fields import DATA_FIELDS
+from kinedyn.tools import batch
 
 NBATCH = 5
 ROLLOUT_STEPS = 60

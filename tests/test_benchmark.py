@@ -1,4 +1,4 @@
-"""kinedyn.benchmark and bench/scaling.py: smoke runs with tiny repeat counts, no timed assertions.
+"""kinedyn.cli.benchmark and bench/scaling.py: smoke runs with tiny repeat counts, no timed assertions.
 
 What is checked for real: the table and JSON hold every requested row, peers that are
 missing or not comparable are reported instead of timed, the libraries are interleaved,
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import kinedyn as kd
-from kinedyn import benchmark
+from kinedyn.cli import benchmark
 from tests.oracle import gym_model_path
 
 pin = pytest.importorskip("pinocchio")
@@ -54,10 +54,10 @@ def test_run_writes_table_and_json(tmp_path, capsys):
     assert rows["pendulum", "jac_site"]["kinedyn"]["min_us"] > 0
     assert any(note.startswith("pendulum has no site") for note in report["notes"])
     assert rows["arm7", "jac_site"]["pin"] is None and rows["arm7", "jac_site"]["kinedyn"]["min_us"] > 0
-    # the rollout is timed per step in MuJoCo; kinedyn's until kinedyn.batch.rollout lands
+    # the rollout is timed per step in MuJoCo; kinedyn's until kinedyn.tools.batch.rollout lands
     rollout = rows["arm7", "rollout"]
     assert rollout["unit"] == "µs per step" and rollout["mujoco"]["min_us"] > 0
-    if importlib.util.find_spec("kinedyn.batch") is None:
+    if importlib.util.find_spec("kinedyn.tools.batch") is None:
         assert rollout["kinedyn"] is None and "not available" in rollout["kinedyn_note"]
         assert "not available" in printed
     else:

@@ -33,7 +33,7 @@ from oracle import (
 from strategies import random_mjcf, random_state
 
 import kinedyn as kd
-from kinedyn.fields import MODEL_FIELDS, SIZE_NAMES
+from kinedyn.engine.fields import MODEL_FIELDS, SIZE_NAMES
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "build_arm3.py"
 

@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 from oracle import disable_constraints
 
-from kinedyn import cli, models
+from kinedyn import models
+from kinedyn.cli import main as cli
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 _SCRIPT = Path(sys.executable).with_name("kinedyn")
-# the console script pip installed (`kinedyn`); `python -m kinedyn.cli` runs the same main() if absent
-ENTRY = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "kinedyn.cli"]
+# the console script pip installed (`kinedyn`); `python -m kinedyn.cli.main` runs the same main() if absent
+ENTRY = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "kinedyn.cli.main"]
 
 
 def kinedyn(*args, cwd=None) -> subprocess.CompletedProcess:

@@ -6,7 +6,7 @@ contacts disabled, see ``oracle.load_pair``). Tolerance: SPEC §2, 1e-9 relative
 1e-12 absolute; integers exactly.
 
 Not compared yet: ``actuator_acc0`` and ``actuator_length0`` (need the kinematics
-at qpos0; computed by ``kinedyn.compiler.setconst`` once it exists) and, for
+at qpos0; computed by ``kinedyn.engine.setconst`` once it exists) and, for
 models with ``dampratio``, ``actuator_biasprm`` (MuJoCo resolves kv at compile
 time; our compiler stores the ratio for set_const to resolve).
 """
@@ -26,7 +26,7 @@ from strategies import random_mjcf_text
 import kinedyn as kd
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
 
-HAS_SETCONST = importlib.util.find_spec("kinedyn.compiler.setconst") is not None
+HAS_SETCONST = importlib.util.find_spec("kinedyn.engine.setconst") is not None
 SKIP_SETCONST = () if HAS_SETCONST else ("actuator_acc0", "actuator_length0")
 
 # shared models that use features of the next issue: (file stem, text expected in the error)

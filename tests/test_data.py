@@ -14,7 +14,7 @@ from oracle import load_pair, shared_model_paths
 from strategies import random_mjcf_text, random_state
 
 import kinedyn as kd
-from kinedyn.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
+from kinedyn.engine.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
 
 KEYFRAME_SEEDS = (5, 11, 16, 32, 42)  # random trees that have a keyframe and actuators
 

@@ -1,4 +1,4 @@
-"""kinedyn.demo against MuJoCo: the IK motion puts the soles on their targets, the tracked
+"""kinedyn.cli.demo against MuJoCo: the IK motion puts the soles on their targets, the tracked
 simulation is MuJoCo's simulation under the same inputs, and the reported numbers are
 those of the arrays they summarise; the renderer rejects bad frames. (The command itself is run in
 test_cli.py.)"""
@@ -16,7 +16,9 @@ from cases import pair
 from oracle import set_same_state
 
 import kinedyn as kd
-from kinedyn import demo, models, render
+from kinedyn import models
+from kinedyn.cli import demo
+from kinedyn.viewer import render
 
 DURATION = demo.DEFAULT_DURATION  # the demo as shipped: 1500 samples, ~1 s of test time
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import kinedyn as kd
-from kinedyn.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES, markdown
+from kinedyn.engine.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES, markdown
 
 XML = """<mujoco><worldbody><body><joint type="ball"/><geom size=".1" pos=".1 0 0"/><site name="s"/>
 <body pos="0 0 -.3"><joint name="h" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -.3" size=".03"/>
@@ -54,4 +54,4 @@ def test_assignment_checks_shape(pair):
 
 def test_docs_field_reference_is_generated_from_the_registry():
     path = Path(__file__).resolve().parents[1] / "docs" / "fields.md"
-    assert path.read_text() == markdown(), "run: python -m kinedyn.fields > docs/fields.md"
+    assert path.read_text() == markdown(), "run: python -m kinedyn.engine.fields > docs/fields.md"

@@ -47,7 +47,7 @@ import kinedyn as kd
 N_RANDOM_TREES = 240
 N_STATES = 3
 SOLVE_FIELDS = ("qacc", "qacc_smooth")
-HAS_SETCONST = importlib.util.find_spec("kinedyn.compiler.setconst") is not None
+HAS_SETCONST = importlib.util.find_spec("kinedyn.engine.setconst") is not None
 
 # ---- model cache: compile each text once per process ---------------------------------------------
 
@@ -121,7 +121,7 @@ def _shared_marks(path) -> list:
     if re.search(r"\bdampratio\s*=", text) and not HAS_SETCONST:
         # same pending feature as tests/test_compiler.py: kv from dampratio is resolved by setconst
         return [pytest.mark.xfail(strict=False, reason="dampratio: kv is resolved at compile time by "
-                                  "kinedyn.compiler.setconst, which does not exist yet (biasprm[2] differs)")]
+                                  "kinedyn.engine.setconst, which does not exist yet (biasprm[2] differs)")]
     return []
 
 
@@ -148,7 +148,7 @@ def test_forward_at_qpos0_shared_models(shared_model_path):
     """The default state (qpos0, zero velocity and controls) is a state users start from."""
     m, d, mjm, mjd = _pair(shared_model_path.read_text(), shared_model_path.stem)
     if re.search(r"\bdampratio\s*=", shared_model_path.read_text()) and not HAS_SETCONST:
-        pytest.xfail("dampratio needs kinedyn.compiler.setconst (not written yet)")
+        pytest.xfail("dampratio needs kinedyn.engine.setconst (not written yet)")
     kd.forward(m, d)
     mujoco.mj_forward(mjm, mjd)
     assert_fields(m, d, mjm, mjd)

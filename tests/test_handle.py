@@ -1,4 +1,4 @@
-"""Kernel handles (kinedyn._handle): what a kernel reads through a handle is the Model's / Data's
+"""Kernel handles (kinedyn._jit): what a kernel reads through a handle is the Model's / Data's
 own memory, a handle keeps its arrays alive and releases them when it dies, and loading Numba's
 implementations for the first kernel does not import scipy.linalg yet leaves NumPy's BLAS-backed
 functions working in jitted code.
@@ -17,8 +17,8 @@ import pytest
 from numba import config, njit
 
 import kinedyn as kd
-from kinedyn._handle import DATA_HANDLE_FIELDS, make_handle
-from kinedyn.fields import DATA_FIELDS, SIZE_NAMES
+from kinedyn.engine.fields import DATA_FIELDS, SIZE_NAMES
+from kinedyn.engine.handles import DATA_HANDLE_FIELDS, make_handle
 
 pytestmark = pytest.mark.skipif(config.DISABLE_JIT, reason="handles are plain namespaces without the JIT")
 

@@ -1,4 +1,4 @@
-"""kinedyn.inverse_actuation: controls that reproduce a requested qacc, checked by forward passes.
+"""kinedyn.tools.inverse_actuation: controls that reproduce a requested qacc, checked by forward passes.
 
 Oracle: the controls found are put into kd.forward *and* mujoco.mj_forward on the same
 state; where the request is reachable (it was produced by forward from random controls)
@@ -21,7 +21,7 @@ from oracle import assert_close, load_pair, set_same_state, shared_model_paths
 from strategies import random_mjcf, random_state
 
 import kinedyn as kd
-from kinedyn.inverse_actuation import inverse_actuation
+from kinedyn.tools.inverse_actuation import inverse_actuation
 
 SHARED = [pytest.param(("path", str(p)), id=p.stem) for p in shared_model_paths()]
 RANDOM = [pytest.param(("seed", s), id=f"seed{s}") for s in range(0, 40, 5)]

@@ -39,7 +39,7 @@ def _check_stages(m, d, mjm, mjd, rng, nstates=3):
 
 def test_field_lists_cover_the_registry():
     """The two stages write every 'position' field but crb, M, qLD and the transmission's."""
-    from kinedyn.fields import DATA_FIELDS
+    from kinedyn.engine.fields import DATA_FIELDS
 
     later = {"crb", "M", "qLD", "qLDiagInv"}
     position = {f.name for f in DATA_FIELDS if f.stage == "position" and f.mujoco}
@@ -149,7 +149,7 @@ def test_quaternion_helpers_match_mju():
     mju_quat2Mat and mju_normalize4, where libmujoco's build fuses multiply-adds that Numba
     does not (seen on 300 random quaternions: 220, 221 and 24 of them differ, by at most
     1.1e-16, 2.2e-16 and 3.3e-16)."""
-    from kinedyn import _math
+    from kinedyn.engine import util_spatial as _math
 
     def close(ours, expected, scale=1.0):
         return np.allclose(np.ravel(ours), np.ravel(expected), rtol=0.0, atol=4e-16 * scale)

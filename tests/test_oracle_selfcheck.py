@@ -32,7 +32,7 @@ from oracle import (
 )
 from strategies import random_mjcf, random_mjcf_text, random_state
 
-from kinedyn.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
+from kinedyn.engine.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
 
 EXACT = {"rtol": 0.0, "atol": 0.0}  # MuJoCo against itself: bit-identical
 SEEDS = range(200)

@@ -19,7 +19,7 @@ import textwrap
 import pytest
 from numba import config
 
-NOT_ON_THE_WAY = ("scipy.linalg", "scipy.optimize", "matplotlib", "kinedyn.builder", "kinedyn.batch",
+NOT_ON_THE_WAY = ("scipy.linalg", "scipy.optimize", "matplotlib", "kinedyn.spec", "kinedyn.tools.batch",
                   "kinedyn.ik", "urllib.request", "ssl")
 # imported only by Numba's compiler initialisation, which a warm start skips (_handle._LazyFunctionCache)
 NUMBA_COMPILER_INIT = "numba.np.npdatetime"
@@ -58,7 +58,7 @@ def test_first_forward_imports_no_heavy_module_and_later_compiles_still_work():
 def test_lazy_names_resolve():
     import kinedyn as kd
     from kinedyn import Spec
-    from kinedyn.builder import Spec as BuilderSpec
+    from kinedyn.spec import Spec as BuilderSpec
 
     assert Spec is BuilderSpec and kd.Spec is BuilderSpec
     with pytest.raises(AttributeError, match="no attribute 'Spek'"):

@@ -36,9 +36,9 @@ from oracle import (
 from strategies import random_state
 
 import kinedyn as kd
+from kinedyn.engine.smooth_tendon import wrap_geom
+from kinedyn.engine.types import WRAP_CYLINDER, WRAP_SPHERE
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
-from kinedyn.tendon import wrap_geom
-from kinedyn.types import WRAP_CYLINDER, WRAP_SPHERE
 
 STEP_TOL = 1e-6
 N_STEPS = 500

@@ -1,4 +1,4 @@
-"""kinedyn.trajectory and differentiate_pos against MuJoCo.
+"""kinedyn.tools.trajectory and differentiate_pos against MuJoCo.
 
 Oracles:
 * ``differentiate_pos`` vs ``mujoco.mj_differentiatePos`` on random trees (ball and free
@@ -27,7 +27,8 @@ from oracle import assert_close, shared_dir
 from strategies import random_mjcf_text, random_state
 
 import kinedyn as kd
-from kinedyn import plotting, trajectory
+from kinedyn.tools import trajectory
+from kinedyn.viewer import plotting
 
 # sample spacing of the simulated trajectories: small enough for explicit Euler on the stiff servos
 H = 0.0005

@@ -1,20 +1,42 @@
-"""kinedyn: robot kinematics and dynamics with MuJoCo's numbers, readable as Python."""
+"""kinedyn: robot kinematics and dynamics with MuJoCo's numbers, readable as Python.
 
-from kinedyn import models, trajectory
-from kinedyn.actuation import fwd_actuation, transmission
-from kinedyn.data import Data, reset
-from kinedyn.dynamics import bias_forces, com_vel, fwd_acceleration, passive, rne
-from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
-from kinedyn.forward import forward, fwd_position, fwd_velocity
-from kinedyn.inertia import crb, factor_m, full_m, mul_m, solve_m
-from kinedyn.integrate import differentiate_pos, integrate_pos, step
-from kinedyn.inverse import inverse
-from kinedyn.inverse_actuation import inverse_actuation
-from kinedyn.jacobian import jac, jac_body, jac_body_com, jac_point, jac_site
-from kinedyn.kinematics import com_pos, kinematics
-from kinedyn.model import Model, Option
-from kinedyn.tendon import tendon
-from kinedyn.types import (
+The package, bottom to top (imports only point down; ``tests/test_layout.py`` checks it):
+
+* ``_jit``      the only place that imports Numba: decorators, handles, the on-disk cache.
+* ``engine``    the pipeline: Model, Data, and one module per stage (``smooth_*``,
+                ``passive``, ``actuation``, ``forward``, ``integrator``, ``inverse``, ...).
+* ``xml``       MJCF text -> element tree; ``compiler``: element tree -> Model.
+* ``spec``      ``kd.Spec``, building a model in Python (MJCF export).
+* ``models``    the bundled models.
+* ``viewer``    plots and animations; ``ik`` and ``tools``: built on the engine.
+* ``cli``       the ``kinedyn`` command.
+
+This module re-exports the public names, as ``mujoco`` does.
+"""
+
+from kinedyn import compiler as compiler  # registers the MJCF compiler with Model.from_xml_*
+from kinedyn import models
+from kinedyn.engine.actuation import transmission
+from kinedyn.engine.data import Data, reset
+from kinedyn.engine.forward import forward, fwd_acceleration, fwd_actuation, fwd_position, fwd_velocity
+from kinedyn.engine.integrator import step
+from kinedyn.engine.inverse import inverse
+from kinedyn.engine.model import Model, Option
+from kinedyn.engine.passive import passive
+from kinedyn.engine.smooth_inertia import crb, factor_m, full_m, mul_m, solve_m
+from kinedyn.engine.smooth_kinematics import com_pos, kinematics
+from kinedyn.engine.smooth_rne import bias_forces, com_vel, rne
+from kinedyn.engine.smooth_tendon import tendon
+from kinedyn.engine.support import (
+    differentiate_pos,
+    integrate_pos,
+    jac,
+    jac_body,
+    jac_body_com,
+    jac_point,
+    jac_site,
+)
+from kinedyn.engine.types import (
     BiasType,
     DisableBit,
     DynType,
@@ -25,6 +47,9 @@ from kinedyn.types import (
     JointType,
     TrnType,
 )
+from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
+from kinedyn.tools import trajectory
+from kinedyn.tools.inverse_actuation import inverse_actuation
 
 __version__ = "0.1.0"
 
@@ -33,15 +58,15 @@ __version__ = "0.1.0"
 # most programs never solve IK, run batches or build models in code, and importing them costs
 # start-up time (IK's solvers; the batch kernels pull in Numba's parallel machinery; the model
 # builder's XML quoting pulls in urllib, http and ssl: 15-20 ms).
-_LAZY_SUBMODULES = ("batch", "ik")
-_LAZY_NAMES = {"Spec": "kinedyn.builder"}
+_LAZY_SUBMODULES = {"batch": "kinedyn.tools.batch", "ik": "kinedyn.ik"}
+_LAZY_NAMES = {"Spec": "kinedyn.spec"}
 
 
 def __getattr__(name):
     import importlib
 
     if name in _LAZY_SUBMODULES:
-        return importlib.import_module(f"kinedyn.{name}")
+        return importlib.import_module(_LAZY_SUBMODULES[name])
     if name in _LAZY_NAMES:
         return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
     raise AttributeError(f"module 'kinedyn' has no attribute '{name}'")

@@ -2,15 +2,15 @@
 
 Modules, in the order a model passes through them:
 
-* :mod:`.mjcf` — XML -> element tree with source lines; schema checks.
+* :mod:`kinedyn.xml.mjcf` — XML -> element tree with source lines; schema checks.
 * :mod:`.defaults` — ``<default>`` classes and ``class``/``childclass`` resolution.
 * :mod:`.frames` — orientation forms, ``fromto`` and frame composition.
 * :mod:`.inertial` — geom mass properties and principal axes.
 * :mod:`.actuators` — actuator shortcuts and parameter compilation.
 * :mod:`.build` — body tree -> flat arrays in MuJoCo's order.
 
-After the arrays are built, ``kinedyn.compiler.setconst.set_const(model)`` (when
-that module exists) computes the quantities that need the kinematics at qpos0
+After the arrays are built, ``kinedyn.engine.setconst.set_const(model)`` computes the
+quantities that need the kinematics at qpos0
 (``actuator_acc0``, ``actuator_length0``, kv from ``dampratio``) and
 ``set_length_range`` the muscles' ``actuator_lengthrange``.
 """
@@ -20,8 +20,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kinedyn.compiler.build import Compiler
-from kinedyn.compiler.mjcf import parse_xml
-from kinedyn.compiler.setconst import set_const, set_length_range
+from kinedyn.engine.model import register_compiler
+from kinedyn.engine.setconst import set_const, set_length_range
+from kinedyn.xml.mjcf import parse_xml
 
 __all__ = ["compile_mjcf"]
 
@@ -43,3 +44,6 @@ def compile_mjcf(text: str, path: str | Path | None = None, strict: bool = False
     set_const(model)
     set_length_range(model, compiler.lropt, compiler.actuator_nodes)
     return model
+
+
+register_compiler("mjcf", compile_mjcf)

@@ -6,7 +6,7 @@ The shortcuts are MuJoCo's ``mjs_setTo*`` (src/user/user_api.cc) as read by
 ``*limited="auto"`` + ``autolimits`` rules, range checks and ``actdim``.
 
 ``dampratio`` is stored as MuJoCo's spec stores it, a positive ``biasprm[2]``;
-``kinedyn.compiler.setconst.set_const`` turns it into ``-kv`` from the
+``kinedyn.engine.setconst.set_const`` turns it into ``-kv`` from the
 reflected inertia at qpos0 (MuJoCo does this at the end of compilation).
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from kinedyn.compiler.mjcf import Node
-from kinedyn.types import NBIAS, NDYN, NGAIN, BiasType, DynType, GainType, JointType, TrnType
+from kinedyn.engine.types import NBIAS, NDYN, NGAIN, BiasType, DynType, GainType, JointType, TrnType
+from kinedyn.xml.mjcf import Node
 
 LIMITED = {"false": 0, "true": 1, "auto": 2}
 

@@ -20,7 +20,10 @@ from kinedyn.compiler import actuators as act
 from kinedyn.compiler import defaults as dflt
 from kinedyn.compiler import frames as fr
 from kinedyn.compiler import inertial as inr
-from kinedyn.compiler.mjcf import (
+from kinedyn.engine.model import Model, Option
+from kinedyn.engine.types import DisableBit, GeomType, IntegratorType, JointType, WrapType
+from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
+from kinedyn.xml.mjcf import (
     ACTUATOR_TAGS,
     FLAG_BITS_DISABLE,
     FLAG_BITS_ENABLE,
@@ -28,8 +31,6 @@ from kinedyn.compiler.mjcf import (
     Node,
     typed_attrs,
 )
-from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
-from kinedyn.types import DisableBit, GeomType, IntegratorType, JointType, WrapType
 
 MINVAL = 1e-15  # mjMINVAL
 _GEOMTYPE = {t.name.lower(): int(t) for t in GeomType}
@@ -960,7 +961,7 @@ class Compiler:
     # ---- arrays ---------------------------------------------------------------------------------
 
     def _assemble(self, model_name: str):
-        from kinedyn.model import Model, Option
+
 
         bodies, joints, geoms, sites = self.bodies, self.joints, self.geoms, self.sites
         nbody, njnt, ngeom, nsite = len(bodies), len(joints), len(geoms), len(sites)

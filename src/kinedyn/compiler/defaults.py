@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kinedyn.compiler.frames import ORIENTATION_ATTRS
-from kinedyn.compiler.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
+from kinedyn.xml.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
 
 # children of <default> that only affect things we ignore (visuals) or do not support yet
 _IGNORED_DEFAULT_CHILDREN = {"mesh", "material", "camera", "light", "pair", "equality"}

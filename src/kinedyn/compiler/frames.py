@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from kinedyn.types import SameFrame
+from kinedyn.engine.types import SameFrame
 
 EPS = 1e-14  # mjEPS of the compiler (user_util.h)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from kinedyn.compiler.frames import quat2mat
-from kinedyn.types import GeomType
+from kinedyn.engine.types import GeomType
 
 PI = math.pi
 

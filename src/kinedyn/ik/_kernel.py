@@ -18,10 +18,9 @@ import math
 import numpy as np
 from numba import njit
 
-from kinedyn.integrate import integrate_pos_kernel
-from kinedyn.jacobian import jac_kernel
-from kinedyn.kinematics import com_pos_entry, kinematics_entry
-from kinedyn.types import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
+from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
+from kinedyn.engine.support import integrate_pos_kernel, jac_kernel
+from kinedyn.engine.types import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
 
 METHOD_NEWTON, METHOD_DLS, METHOD_LM = 0, 1, 2
 KIND_SITE, KIND_BODY = 0, 1

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from kinedyn._linalg3 import mat_mul, mat_t, mat_vec
+from kinedyn.engine.util_linalg3 import mat_mul, mat_t, mat_vec
 
 STATUS_OK = "ok"
 STATUS_STRETCHED = "stretched"        # |hip - ankle| == A + B: knee straight, still exact

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinedyn.data import Data
+from kinedyn.engine.data import Data
+from kinedyn.engine.types import JNT_BALL, JNT_FREE
 from kinedyn.ik import _kernel as K
 from kinedyn.ik.targets import Target
-from kinedyn.types import JNT_BALL, JNT_FREE
 
 METHODS = {"newton": K.METHOD_NEWTON, "dls": K.METHOD_DLS, "lm": K.METHOD_LM}
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from kinedyn.engine.model import Model
 from kinedyn.errors import close_names
-from kinedyn.model import Model
 
 # name -> file in this package; add a model by adding its file and one line here
 _FILES: dict[str, str] = {

@@ -1,0 +1,41 @@
+"""The JIT layer: the only part of kinedyn that imports Numba.
+
+Kernels and entries are written against this package's decorators and helpers, so the
+engine reads as plain Python loops and a Numba upgrade touches only these files:
+
+==================  ===========================================================================
+``dispatch``        ``kernel``, ``handle_entry``, ``entry`` decorators; ``FastEntry`` call path
+``cache``           the on-disk cache (lazily set up; loads without compiler initialisation)
+``handles``         the Model/Data handle types (StructRef) and their field reads
+``parallel``        ``prange`` kernels, the thread count, an atomic work counter
+==================  ===========================================================================
+
+Numba's private API used, and why (each is also explained where it is used):
+
+* ``numba.core.caching.FunctionCache._load_overload`` and ``rtsys.initialize``
+  (``cache``): load cached machine code without the compiler's initialisation (warm start).
+* ``numba.core.extending.lower_getattr_generic`` / ``lower_setattr_generic``, ``cgutils``,
+  ``imputils``, ``structref._Utils``, the NRT MemInfo layout (``handles``): read handle fields
+  without reference counting.
+* ``numba.experimental.jitclass.base.imp_dtor``, ``nrt.meminfo_alloc_dtor`` (``handles``):
+  build a handle in one allocation.
+* ``CPUDispatcher.get_call_template`` (``dispatch``): one compiled version per argument type.
+* ``Dispatcher.overloads[sig].entry_point`` (``dispatch.FastEntry``): call compiled code directly.
+* ``numba.np.arraymath`` import with a placeholder BLAS module (``cache``): start-up time.
+
+``check_numba_version`` (run on import) refuses a Numba this layer was not written for.
+"""
+
+from __future__ import annotations
+
+from numba import config
+
+from kinedyn._jit.cache import cached_njit
+from kinedyn._jit.dispatch import FastEntry, entry, handle_entry, kernel
+
+__all__ = ["FastEntry", "cached_njit", "entry", "handle_entry", "jit_disabled", "kernel"]
+
+
+def jit_disabled() -> bool:
+    """True under ``NUMBA_DISABLE_JIT=1``: kernels run as plain Python."""
+    return bool(config.DISABLE_JIT)

@@ -1,0 +1,170 @@
+"""Kernel handles: one Numba object carrying every array of a Model or Data.
+
+Passing a hundred arrays to a jitted function costs about 0.1 µs each in
+Numba's dispatcher; passing one ``StructRef`` costs about 1 µs in all. So each
+public call hands two handles (model, data) to one jitted entry, which reads
+the arrays it needs and calls array-only kernels.
+
+This module defines the two StructRef types and how their fields are read and
+built in compiled code; the field lists come from the registry and live in
+:mod:`kinedyn.engine.handles`. With ``NUMBA_DISABLE_JIT=1`` a plain namespace
+stands in for the StructRef: attribute access reads the same, so the kernels run
+unchanged as Python.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from numba import config, types
+from numba.core import cgutils, imputils
+from numba.core.datamodel import default_manager, models
+from numba.core.extending import infer_getattr, lower_getattr_generic, lower_setattr_generic
+from numba.core.typing.templates import AttributeTemplate
+from numba.experimental import structref
+from numba.extending import intrinsic
+
+
+class _HandleType(types.StructRef):
+    """A StructRef type whose hash and self-equality are O(1).
+
+    Numba's dispatcher hashes and compares the argument types on every call; for a
+    type with a hundred fields that costs about 0.3 µs each time, so cache the hash
+    and short-cut comparing the (interned) type with itself.
+    """
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+    def __hash__(self):
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = super().__hash__()
+            return self._hash
+
+    def __eq__(self, other):
+        return self is other or super().__eq__(other)
+
+
+class ModelHandleType(_HandleType):
+    pass
+
+
+class DataHandleType(_HandleType):
+    pass
+
+
+def _register_nrt_free(handle_type):
+    """Like ``structref.register``, but reading a field takes no reference.
+
+    Numba's StructRef attribute read increments the field's reference count (an atomic
+    call) and the caller decrements it later: ~240 pairs per ``forward`` on the humanoid,
+    about a sixth of its time in a profile. A handle outlives every call it is passed to
+    and its fields are never reassigned, so entries read fields as borrowed values and
+    are compiled without the reference-counting runtime (see ``handle_entry``).
+    """
+    default_manager.register(handle_type, models.StructRefModel)
+
+    @infer_getattr
+    class _FieldType(AttributeTemplate):
+        key = handle_type
+
+        def generic_resolve(self, typ, attr):
+            return typ.field_dict.get(attr)
+
+    @lower_getattr_generic(handle_type)
+    def _read_field(context, builder, typ, val, attr):
+        ref = cgutils.create_struct_proxy(typ)(context, builder, value=val)
+        # an NRT MemInfo is {refct, dtor, dtor_info, data, ...}: the payload pointer is field 3
+        meminfo = builder.bitcast(ref.meminfo, cgutils.voidptr_t.as_pointer())
+        data = builder.load(builder.gep(meminfo, [cgutils.int32_t(3)]))
+        payload_type = typ.get_data_type()
+        ptr_type = context.data_model_manager[payload_type].get_value_type().as_pointer()
+        payload_ptr = builder.bitcast(data, ptr_type)
+        payload = cgutils.create_struct_proxy(payload_type)(context, builder, ref=payload_ptr)
+        value = getattr(payload, attr)
+        if context.enable_nrt:
+            return imputils.impl_ret_borrowed(context, builder, typ.field_dict[attr], value)
+        return imputils.impl_ret_untracked(context, builder, typ.field_dict[attr], value)
+
+    @lower_setattr_generic(handle_type)
+    def _write_field(context, builder, sig, args, attr):
+        [handle_t, value_t], [handle, value] = sig.args, args
+        payload = structref._Utils(context, builder, handle_t).get_data_struct(handle)
+        value = context.cast(builder, value, value_t, handle_t.field_dict[attr])
+        context.nrt.incref(builder, value_t, value)
+        context.nrt.decref(builder, value_t, getattr(payload, attr))
+        setattr(payload, attr, value)
+
+
+_register_nrt_free(ModelHandleType)
+_register_nrt_free(DataHandleType)
+
+
+class ModelHandle(structref.StructRefProxy):
+    """Model arrays and sizes for kernels."""
+
+
+class DataHandle(structref.StructRefProxy):
+    """Data arrays for kernels."""
+
+
+# Boxing only (a handle returned to Python becomes a ModelHandle / DataHandle proxy): jitted code
+# never calls ModelHandle(...), the handles are built by the constructors below.
+structref.define_boxing(ModelHandleType, ModelHandle)
+structref.define_boxing(DataHandleType, DataHandle)
+
+
+def handle_packer(handle_typeclass, names):
+    """A jit-only intrinsic ``pack(values)`` building a ``handle_typeclass`` handle from a tuple of
+    field values in registry order: one allocation, then one store per field.
+
+    Numba's own StructRef constructor (``structref.define_proxy``) sets the fields one
+    ``st.field = value`` at a time, each typed and lowered as a generic attribute write that also
+    releases the old value. Here the fields are stored straight into the freshly zeroed payload,
+    each with one reference taken (the handle keeps its arrays alive); the destructor is Numba's
+    own StructRef one (it releases every field when the handle dies), as in ``structref.new``.
+    Compiling the humanoid's model handle constructor took 5.9 s CPU that way and 2.3-2.5 s this
+    way (data handle 1.9 -> 1.0 s; loaded machine, 2026-11-21). The rest is Numba unboxing the
+    hundred arrays of the argument tuple.
+    """
+
+    @intrinsic
+    def pack(typingctx, values):
+        handle_type = handle_typeclass(list(zip(names, values.types, strict=True)))
+
+        def codegen(context, builder, signature, args):
+            from numba.experimental.jitclass.base import imp_dtor
+
+            payload_type = handle_type.get_data_type()
+            alloc_type = context.data_model_manager[payload_type].get_value_type()
+            meminfo = context.nrt.meminfo_alloc_dtor(
+                builder, context.get_constant(types.uintp, context.get_abi_sizeof(alloc_type)),
+                imp_dtor(context, builder.module, handle_type))
+            data = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), alloc_type.as_pointer())
+            builder.store(cgutils.get_null_value(alloc_type), data)
+            payload = cgutils.create_struct_proxy(payload_type)(context, builder, ref=data)
+            for i, (name, typ) in enumerate(zip(names, values.types, strict=True)):
+                value = builder.extract_value(args[0], i)
+                context.nrt.incref(builder, typ, value)
+                setattr(payload, name, value)
+            handle = context.make_helper(builder, handle_type)
+            handle.meminfo = meminfo
+            return handle._getvalue()
+
+        return handle_type(values), codegen
+
+    return pack
+
+
+
+
+def build_handle(constructor, names: tuple[str, ...], values: dict):
+    """A handle from name -> array/scalar, by ``constructor`` (a jitted ``pack`` of the values in
+    ``names`` order); a plain namespace when the JIT is disabled."""
+    if tuple(values) != names:
+        raise RuntimeError("handle fields do not follow the registry")
+    if config.DISABLE_JIT:
+        return SimpleNamespace(**values)
+    return constructor(tuple(values.values()))

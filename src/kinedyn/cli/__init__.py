@@ -1,0 +1,1 @@
+"""The ``kinedyn`` command (``main``), the demo it runs and the benchmark harness."""

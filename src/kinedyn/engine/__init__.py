@@ -1,0 +1,29 @@
+"""The engine: Model, Data and the pipeline stages, one module per concern (MuJoCo's ``engine_*.c``).
+
+=====================  ======================================================  =========================
+module                 what                                                    MuJoCo
+=====================  ======================================================  =========================
+``types``              enumerations and flag bits                              mjmodel.h
+``fields``             the registry of every Model and Data array              mjxmacro.h
+``model``, ``data``    Model, Option, Data, reset                              mjModel, mjData
+``handles``            the Model/Data handles kernels read                     --
+``util_spatial``       quaternions, rotations, spatial algebra (kernels)       engine_util_spatial.c
+``util_linalg3``       small dense 3x3 helpers                                 engine_util_blas.c
+``util_muscle``        muscle gain, bias and dynamics curves                   engine_util_misc.c
+``smooth_kinematics``  poses, com_pos                                          engine_core_smooth.c
+``smooth_tendon``      tendon lengths, Jacobians, wrapping, velocities         engine_core_smooth.c
+``smooth_inertia``     crb, factor_m, solve_m, mul_m, full_m                   engine_core_smooth.c
+``smooth_rne``         com_vel, rne, bias forces                               engine_core_smooth.c
+``passive``            joint and tendon springs and dampers                    engine_passive.c
+``actuation``          transmission and fwd_actuation kernels                  engine_forward.c
+``callbacks``          user-actuator callbacks (Python)                        mjcb_act_*
+``support``            Jacobians, xfrc_applied, integrate_pos / differentiate  engine_support.c
+``forward``            the forward pipeline and its stages                     engine_forward.c
+``derivative``         derivatives the implicit integrator needs               engine_derivative.c
+``integrator``         step: Euler, implicitfast, RK4                          engine_forward.c
+``inverse``            inverse dynamics                                        engine_inverse.c
+``setconst``           compile-time constants that need the pipeline           engine_setconst.c
+=====================  ======================================================  =========================
+
+Modules import only ``kinedyn._jit``, ``kinedyn.errors`` and each other.
+"""

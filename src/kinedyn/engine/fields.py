@@ -1,0 +1,296 @@
+"""The field registry: every array of ``Model`` and ``Data``, declared once.
+
+Each :class:`FieldSpec` gives a field's MuJoCo name, its symbolic shape (sizes
+such as ``"nbody"`` are resolved against the model), its dtype, a one-line doc
+and the pipeline stage that writes it. This one table drives
+
+* allocation of ``Model`` and ``Data`` arrays,
+* shape-checked assignment (``d.qpos = ...`` with a wrong shape raises),
+* the field reference in the docs (``docs/fields.md`` is generated from it),
+* the MuJoCo comparison tests, which walk the registry so that a new field is
+  compared automatically.
+
+Shapes are NumPy's natural ones: MuJoCo's ``xmat (nbody x 9)`` is ``(nbody, 3, 3)``
+here. Spatial vectors are ordered [rotation; translation] as in MuJoCo.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+F = np.float64
+I = np.int32  # noqa: E741  (short alias keeps the table readable)
+B = np.uint8
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One array field of Model or Data.
+
+    Attributes:
+      name: MuJoCo's field name.
+      shape: tuple of size names (``"nbody"``) and ints.
+      dtype: NumPy dtype.
+      doc: one line: what the field holds, with its layout when not obvious.
+      stage: for Data, the stage that writes it ("state" for user inputs,
+        "position", "velocity", "actuation", "acceleration", "inverse",
+        "scratch"); for Model, "model".
+      mujoco: whether MuJoCo 4.0 exposes a field of this name with these values
+        (the comparison tests check exactly these).
+    """
+
+    name: str
+    shape: tuple
+    dtype: type
+    doc: str
+    stage: str = "model"
+    mujoco: bool = True
+
+    def resolve(self, sizes: dict[str, int]) -> tuple[int, ...]:
+        """Concrete shape for the given sizes."""
+        return tuple(sizes[s] if isinstance(s, str) else s for s in self.shape)
+
+
+def _m(name, shape, dtype, doc, mujoco=True):
+    return FieldSpec(name, shape, dtype, doc, "model", mujoco)
+
+
+# sizes every model carries; nC is the number of non-zeros of the tree-sparse M
+SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC")
+
+MODEL_FIELDS: tuple[FieldSpec, ...] = (
+    # default state
+    _m("qpos0", ("nq",), F, "qpos at the reference configuration"),
+    _m("qpos_spring", ("nq",), F, "qpos at which joint springs are at rest (springref)"),
+    # bodies, in topological order: parent index < child index, body 0 is the world
+    _m("body_parentid", ("nbody",), I, "id of the parent body"),
+    _m("body_rootid", ("nbody",), I, "id of the root of the body's tree (child of world)"),
+    _m("body_weldid", ("nbody",), I, "id of the body this body is welded to (itself if it has joints)"),
+    _m("body_jntnum", ("nbody",), I, "number of joints of the body"),
+    _m("body_jntadr", ("nbody",), I, "first joint of the body; -1 if none"),
+    _m("body_dofnum", ("nbody",), I, "number of dofs of the body"),
+    _m("body_dofadr", ("nbody",), I, "first dof of the body; -1 if none"),
+    _m("body_geomnum", ("nbody",), I, "number of geoms of the body"),
+    _m("body_geomadr", ("nbody",), I, "first geom of the body; -1 if none"),
+    _m("body_pos", ("nbody", 3), F, "position offset relative to the parent body frame"),
+    _m("body_quat", ("nbody", 4), F, "orientation offset relative to the parent body frame (w, x, y, z)"),
+    _m("body_ipos", ("nbody", 3), F, "centre of mass in the body frame"),
+    _m("body_iquat", ("nbody", 4), F, "principal inertia frame relative to the body frame"),
+    _m("body_mass", ("nbody",), F, "mass"),
+    _m("body_subtreemass", ("nbody",), F, "mass of the body and all its descendants"),
+    _m("body_inertia", ("nbody", 3), F, "diagonal inertia in the principal frame (body_iquat)"),
+    _m("body_sameframe", ("nbody",), B, "inertial frame equals the body frame (SameFrame)"),
+    # joints
+    _m("jnt_type", ("njnt",), I, "joint type (JointType)"),
+    _m("jnt_qposadr", ("njnt",), I, "first qpos of the joint"),
+    _m("jnt_dofadr", ("njnt",), I, "first dof of the joint"),
+    _m("jnt_bodyid", ("njnt",), I, "body the joint belongs to"),
+    _m("jnt_group", ("njnt",), I, "group, for visualisation and selection"),
+    _m("jnt_limited", ("njnt",), B, "whether the joint range is a limit"),
+    _m("jnt_actfrclimited", ("njnt",), B, "whether the summed actuator force is clamped to jnt_actfrcrange"),
+    _m("jnt_pos", ("njnt", 3), F, "anchor position in the body frame"),
+    _m("jnt_axis", ("njnt", 3), F, "axis in the body frame (unit)"),
+    _m("jnt_stiffness", ("njnt",), F, "spring stiffness"),
+    _m("jnt_range", ("njnt", 2), F, "joint range (radians or metres)"),
+    _m("jnt_actfrcrange", ("njnt", 2), F, "range of the summed actuator force on the joint"),
+    # dofs
+    _m("dof_bodyid", ("nv",), I, "body the dof belongs to"),
+    _m("dof_jntid", ("nv",), I, "joint the dof belongs to"),
+    _m("dof_parentid", ("nv",), I, "parent dof in the tree; -1 at a root"),
+    _m("dof_armature", ("nv",), F, "rotor inertia added to the diagonal of M"),
+    _m("dof_damping", ("nv",), F, "viscous damping coefficient"),
+    _m("dof_frictionloss", ("nv",), F, "dry friction (kept; needs the constraint solver)"),
+    # tree-sparse mass matrix layout (MuJoCo 4.0 CSR: row i holds i's ancestor dofs, diagonal last)
+    _m("M_rownnz", ("nv",), I, "non-zeros in row i of the lower triangle of M"),
+    _m("M_rowadr", ("nv",), I, "start of row i in M and qLD"),
+    _m("M_colind", ("nC",), I, "column of each non-zero of M (ascending within a row)"),
+    # geoms
+    _m("geom_type", ("ngeom",), I, "geom type (GeomType)"),
+    _m("geom_contype", ("ngeom",), I, "contact type bits (kept for contacts)"),
+    _m("geom_conaffinity", ("ngeom",), I, "contact affinity bits (kept for contacts)"),
+    _m("geom_condim", ("ngeom",), I, "contact dimensionality (kept for contacts)"),
+    _m("geom_bodyid", ("ngeom",), I, "body the geom belongs to"),
+    _m("geom_group", ("ngeom",), I, "group"),
+    _m("geom_size", ("ngeom", 3), F, "type-specific size parameters"),
+    _m("geom_pos", ("ngeom", 3), F, "position in the body frame"),
+    _m("geom_quat", ("ngeom", 4), F, "orientation in the body frame"),
+    _m("geom_sameframe", ("ngeom",), B, "geom frame equals the body or inertial frame (SameFrame)"),
+    _m("geom_friction", ("ngeom", 3), F, "sliding, torsional, rolling friction (kept for contacts)"),
+    # sites
+    _m("site_type", ("nsite",), I, "geom type used to draw the site"),
+    _m("site_bodyid", ("nsite",), I, "body the site belongs to"),
+    _m("site_group", ("nsite",), I, "group"),
+    _m("site_size", ("nsite", 3), F, "site size"),
+    _m("site_pos", ("nsite", 3), F, "position in the body frame"),
+    _m("site_quat", ("nsite", 4), F, "orientation in the body frame"),
+    _m("site_sameframe", ("nsite",), B, "site frame equals the body or inertial frame (SameFrame)"),
+    # tendons (fixed, and spatial through sites and pulleys); the path of tendon i is wrap_* [adr, adr + num)
+    _m("tendon_adr", ("ntendon",), I, "first wrap object of the tendon's path"),
+    _m("tendon_num", ("ntendon",), I, "number of wrap objects in the path"),
+    _m("tendon_group", ("ntendon",), I, "group"),
+    _m("tendon_limited", ("ntendon",), B, "whether the tendon length range is a limit"),
+    _m("tendon_actfrclimited", ("ntendon",), B, "whether the summed actuator force is clamped"),
+    _m("tendon_range", ("ntendon", 2), F, "tendon length range"),
+    _m("tendon_actfrcrange", ("ntendon", 2), F, "range of the summed actuator force on the tendon"),
+    _m("tendon_margin", ("ntendon",), F, "limit activation margin (kept for limits)"),
+    _m("tendon_stiffness", ("ntendon",), F, "spring stiffness"),
+    _m("tendon_damping", ("ntendon",), F, "viscous damping coefficient"),
+    _m("tendon_frictionloss", ("ntendon",), F, "dry friction (kept; needs the constraint solver)"),
+    _m("tendon_lengthspring", ("ntendon", 2), F,
+       "spring rest-length deadband [low, high]; the length at qpos_spring when not given"),
+    _m("tendon_length0", ("ntendon",), F, "tendon length at qpos0"),
+    _m("wrap_type", ("nwrap",), I,
+       "wrap object type (WrapType: JOINT on fixed paths; SITE, PULLEY, SPHERE, CYLINDER on spatial ones)"),
+    _m("wrap_objid", ("nwrap",), I,
+       "wrap object id (joint of a fixed tendon; site or geom of a spatial one; -1 for a pulley)"),
+    _m("wrap_prm", ("nwrap",), F,
+       "wrap parameter (a fixed tendon's joint coefficient; a pulley's divisor; a geom's side site or -1)"),
+    # actuators (every transmission; spatial tendons not yet)
+    _m("actuator_trntype", ("nu",), I, "transmission type (TrnType)"),
+    _m("actuator_dyntype", ("nu",), I, "activation dynamics type (DynType)"),
+    _m("actuator_gaintype", ("nu",), I, "gain type (GainType)"),
+    _m("actuator_biastype", ("nu",), I, "bias type (BiasType)"),
+    _m("actuator_trnid", ("nu", 2), I, "transmission target ids (joint/tendon/site, refsite or slider)"),
+    _m("actuator_actadr", ("nu",), I, "first activation of the actuator; -1 if stateless"),
+    _m("actuator_actnum", ("nu",), I, "number of activations"),
+    _m("actuator_group", ("nu",), I, "group"),
+    _m("actuator_ctrllimited", ("nu",), B, "whether ctrl is clamped to ctrlrange"),
+    _m("actuator_forcelimited", ("nu",), B, "whether the force is clamped to forcerange"),
+    _m("actuator_actlimited", ("nu",), B, "whether act is clamped to actrange"),
+    _m("actuator_dynprm", ("nu", 10), F, "activation dynamics parameters"),
+    _m("actuator_gainprm", ("nu", 10), F, "gain parameters"),
+    _m("actuator_biasprm", ("nu", 10), F, "bias parameters"),
+    _m("actuator_actearly", ("nu",), B, "use the next activation to compute the force"),
+    _m("actuator_ctrlrange", ("nu", 2), F, "control range"),
+    _m("actuator_forcerange", ("nu", 2), F, "force range"),
+    _m("actuator_actrange", ("nu", 2), F, "activation range"),
+    _m("actuator_gear", ("nu", 6), F, "transmission gear (scales length, moment and force)"),
+    _m("actuator_cranklength", ("nu",), F, "slider-crank rod length"),
+    _m("actuator_acc0", ("nu",), F, "acceleration from a unit force at qpos0"),
+    _m("actuator_length0", ("nu",), F, "actuator length at qpos0"),
+    _m("actuator_lengthrange", ("nu", 2), F, "feasible range of the actuator length"),
+    # keyframes
+    _m("key_time", ("nkey",), F, "keyframe time"),
+    _m("key_qpos", ("nkey", "nq"), F, "keyframe qpos"),
+    _m("key_qvel", ("nkey", "nv"), F, "keyframe qvel"),
+    _m("key_act", ("nkey", "na"), F, "keyframe act"),
+    _m("key_ctrl", ("nkey", "nu"), F, "keyframe ctrl"),
+)
+
+
+def _d(name, shape, stage, doc, mujoco=True, dtype=F):
+    return FieldSpec(name, shape, dtype, doc, stage, mujoco)
+
+
+DATA_FIELDS: tuple[FieldSpec, ...] = (
+    # state and inputs (the user writes these)
+    _d("qpos", ("nq",), "state", "joint positions"),
+    _d("qvel", ("nv",), "state", "joint velocities"),
+    _d("act", ("na",), "state", "actuator activations"),
+    _d("ctrl", ("nu",), "state", "controls"),
+    _d("qfrc_applied", ("nv",), "state", "applied generalised force"),
+    _d("xfrc_applied", ("nbody", 6), "state",
+       "applied Cartesian force and torque at each body com, [force; torque]"),
+    # position stage: kinematics, com_pos, tendon, crb, factor_m, transmission
+    _d("xpos", ("nbody", 3), "position", "Cartesian position of the body frame"),
+    _d("xquat", ("nbody", 4), "position", "Cartesian orientation of the body frame"),
+    _d("xmat", ("nbody", 3, 3), "position", "Cartesian orientation of the body frame"),
+    _d("xipos", ("nbody", 3), "position", "Cartesian position of the body com"),
+    _d("ximat", ("nbody", 3, 3), "position", "Cartesian orientation of the body inertia frame"),
+    _d("xanchor", ("njnt", 3), "position", "Cartesian position of the joint anchor"),
+    _d("xaxis", ("njnt", 3), "position", "Cartesian joint axis"),
+    _d("geom_xpos", ("ngeom", 3), "position", "Cartesian geom position"),
+    _d("geom_xmat", ("ngeom", 3, 3), "position", "Cartesian geom orientation"),
+    _d("site_xpos", ("nsite", 3), "position", "Cartesian site position"),
+    _d("site_xmat", ("nsite", 3, 3), "position", "Cartesian site orientation"),
+    _d("subtree_com", ("nbody", 3), "position", "centre of mass of each subtree"),
+    _d("cinert", ("nbody", 10), "position",
+       "com-based body inertia and mass, [Ixx Iyy Izz Ixy Ixz Iyz, m*c, m] about subtree_com of the root"),
+    _d("cdof", ("nv", 6), "position", "com-based motion axis of each dof, [rot; lin]"),
+    _d("crb", ("nbody", 10), "position", "com-based composite inertia (layout of cinert)"),
+    _d("M", ("nC",), "position", "joint-space inertia, tree-sparse lower triangle (M_rowadr, M_colind)"),
+    _d("qLD", ("nC",), "position", "L'*D*L factorisation of M, same layout as M"),
+    _d("qLDiagInv", ("nv",), "position", "1 / diag(D)"),
+    _d("ten_wrapadr", ("ntendon",), "position", "start of the tendon's path points in MuJoCo's wrap_xpos",
+       dtype=I),
+    _d("ten_wrapnum", ("ntendon",), "position",
+       "number of path points (0 for fixed tendons; sites, tangent points and pulley markers)", dtype=I),
+    _d("ten_length", ("ntendon",), "position", "tendon lengths"),
+    _d("wrap_xpos", ("nwrap", 2, 3), "position",
+       "spatial tendon path points, two per row (point n at [n // 2, n % 2]); ten_wrapadr/num index them"),
+    _d("wrap_obj", ("nwrap", 2), "position",
+       "object of each path point: -1 site, geom id for a tangent point, -2 pulley", dtype=I),
+    _d("ten_J", ("ntendon", "nv"), "position",
+       "tendon Jacobian d length / d qvel (dense; MuJoCo stores it sparse)"),
+    _d("actuator_length", ("nu",), "position", "actuator lengths"),
+    _d("actuator_moment", ("nu", "nv"), "position", "actuator moments (dense; MuJoCo stores it sparse)"),
+    # velocity stage: ten_velocity, actuator_velocity, com_vel, passive, rne
+    _d("cvel", ("nbody", 6), "velocity", "com-based velocity, [rot; lin]"),
+    _d("cdof_dot", ("nv", 6), "velocity", "time derivative of cdof, [rot; lin]"),
+    _d("ten_velocity", ("ntendon",), "velocity", "tendon velocities: ten_J qvel"),
+    _d("actuator_velocity", ("nu",), "velocity", "actuator velocities"),
+    _d("qfrc_spring", ("nv",), "velocity", "passive spring force"),
+    _d("qfrc_damper", ("nv",), "velocity", "passive damper force"),
+    _d("qfrc_passive", ("nv",), "velocity", "total passive force"),
+    _d("qfrc_bias", ("nv",), "velocity", "C(qpos, qvel): Coriolis, centrifugal and gravity forces"),
+    # actuation stage
+    _d("act_dot", ("na",), "actuation", "time derivative of act"),
+    _d("actuator_force", ("nu",), "actuation", "actuator force in actuation space"),
+    _d("qfrc_actuator", ("nv",), "actuation", "actuator force in joint space"),
+    # acceleration stage
+    _d("qfrc_smooth", ("nv",), "acceleration",
+       "net unconstrained force: passive - bias + applied + actuator"),
+    _d("qacc_smooth", ("nv",), "acceleration", "unconstrained acceleration: M^-1 qfrc_smooth"),
+    _d("qacc", ("nv",), "acceleration", "acceleration (written by forward, read by inverse)"),
+    # inverse dynamics
+    _d("qfrc_inverse", ("nv",), "inverse", "generalised force that produces qacc"),
+    # scratch: preallocated temporaries, never compared, not part of the public contract
+    _d("scratch_quat", (8, 4), "scratch", "quaternion rows for kernels", False),
+    _d("scratch_vec", (8, 6), "scratch", "3- and 6-vector rows for kernels", False),
+    _d("scratch_body6a", ("nbody", 6), "scratch", "per-body spatial temporary (RNE accelerations)", False),
+    _d("scratch_body6b", ("nbody", 6), "scratch", "per-body spatial temporary (RNE forces)", False),
+    _d("scratch_nv_a", ("nv",), "scratch", "dof temporary", False),
+    _d("scratch_nv_b", ("nv",), "scratch", "dof temporary", False),
+    _d("scratch_nu", ("nu",), "scratch", "clamped controls", False),
+    _d("scratch_jac", (6, 3, "nv"), "scratch", "point/axis Jacobians for site and slider-crank transmissions",
+       False),
+    _d("scratch_wrap", (4, 3), "scratch", "points of one site-geom-site piece of a spatial tendon", False),
+    _d("scratch_user", (4, "nu"), "scratch",
+       "user-type actuator values from Python callbacks: dyn, gain, bias rows; row 3 bits say which are set",
+       False),
+    _d("scratch_ntendon", ("ntendon",), "scratch", "summed actuator force per tendon", False),
+    _d("scratch_nC", ("nC",), "scratch", "temporary with the layout of M (implicit integration)", False),
+    _d("scratch_qpos", ("nq",), "scratch", "qpos temporary (RK4 start state)", False),
+    _d("scratch_rk_qvel", ("nv",), "scratch", "qvel temporary (RK4 start state)", False),
+    _d("scratch_rk_act", ("na",), "scratch", "act temporary (RK4 start state)", False),
+    _d("scratch_rk_dq", (4, "nv"), "scratch", "RK4 stage velocities", False),
+    _d("scratch_rk_dv", (4, "nv"), "scratch", "RK4 stage accelerations", False),
+    _d("scratch_rk_da", (4, "na"), "scratch", "RK4 stage activation rates", False),
+)
+
+MODEL_FIELD = {f.name: f for f in MODEL_FIELDS}
+DATA_FIELD = {f.name: f for f in DATA_FIELDS}
+
+
+def markdown() -> str:
+    """The field reference (docs/fields.md), generated from this registry."""
+    lines = ["# Field reference", "",
+             "Generated from `kinedyn/fields.py` by `python -m kinedyn.engine.fields > docs/fields.md`;",
+             "a test keeps it in sync. Shapes use the model sizes (`nbody`, `nv`, ...).",
+             "`MuJoCo` says whether the tests compare the field with MuJoCo 4.0's.", ""]
+    for title, table in (("Model", MODEL_FIELDS), ("Data", DATA_FIELDS)):
+        lines += [f"## {title}", "", "| field | shape | stage | MuJoCo | description |",
+                  "|---|---|---|---|---|"]
+        for f in table:
+            if f.stage == "scratch":
+                continue
+            shape = "(" + ", ".join(str(x) for x in f.shape) + ("," if len(f.shape) == 1 else "") + ")"
+            lines.append(f"| `{f.name}` | {shape} | {f.stage} | {'yes' if f.mujoco else 'no'} | {f.doc} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

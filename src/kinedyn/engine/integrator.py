@@ -1,0 +1,452 @@
+"""Time integration: ``step`` with Euler, RK4 and implicitfast (engine_forward.c).
+
+* Euler (``mj_Euler``) is semi-implicit: qvel is advanced first and qpos with the new
+  qvel. With joint damping it is implicit in the damping: it solves
+  (M + h diag(damping)) qacc = qfrc_smooth, unless the eulerdamp flag is disabled.
+  Tendon damping stays explicit here, as in MuJoCo 4.0's mj_EulerSkip (dof damping only).
+* RK4 (``mj_RungeKutta``) is the classic 4-stage tableau on (qpos, qvel, act), with
+  ball/free orientations advanced Runge-Kutta-Munthe-Kaas style (``_rkmk_stage_rates``).
+* implicitfast (``mj_implicit``) solves (M - h D) qacc = qfrc_smooth, where D is the
+  symmetric part of d qfrc_smooth / d qvel from joint and tendon damping and actuators
+  with velocity-dependent gain or bias (no Coriolis terms).
+
+Activations advance with ``next_activation`` (exact for filterexact, clamped to
+actrange); quaternions advance on the manifold (``integrate_pos``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numba import njit
+
+from kinedyn._jit import FastEntry, entry, handle_entry, kernel
+from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
+from kinedyn.engine.callbacks import has_actuator_callbacks
+from kinedyn.engine.data import reset
+from kinedyn.engine.derivative import _actuator_force_vel, _free_body_implicit, _is_free_body
+from kinedyn.engine.forward import forward_entry, forward_with_callbacks
+from kinedyn.engine.smooth_inertia import factor_i, solve_ld
+from kinedyn.engine.support import integrate_pos_kernel
+from kinedyn.engine.types import (
+    DSBL_ACTUATION,
+    DSBL_DAMPER,
+    DSBL_EULERDAMP,
+    DYN_INTEGRATOR,
+    INT_EULER,
+    INT_IMPLICITFAST,
+    INT_RK4,
+    JNT_BALL,
+    JNT_FREE,
+    DisableBit,
+)
+from kinedyn.engine.util_spatial import copy
+from kinedyn.errors import NonFiniteStateWarning
+
+# mju_isBad: non-finite or beyond this magnitude (mjMAXVAL)
+MAXVAL = 1e10
+
+# status codes returned by the step kernel: which state field went bad
+STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC = 0, 1, 2, 3
+_STATUS_FIELD = {STATUS_BADQPOS: "qpos", STATUS_BADQVEL: "qvel", STATUS_BADQACC: "qacc"}
+
+# RK4 tableau: A (stage weights, lower triangular), B (final weights); C = row sums of A
+RK4_A = np.array([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
+RK4_B = np.array([1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0])
+
+
+
+
+@kernel
+def _first_bad(x):
+    for i in range(x.shape[0]):
+        if not (abs(x[i]) <= MAXVAL):
+            return True
+    return False
+
+
+@handle_entry
+def _advance(m, d, act_dot, qacc, qvel):
+    """Advance act, qvel, qpos and time by one step (mj_advance).
+
+    qpos moves with ``qvel``: the updated d.qvel for Euler-type integrators, the RK4
+    combination for RK4.
+    """
+    h = m.opt_timestep[0]
+    # activations, unless actuation is disabled
+    if m.na > 0 and not m.opt_flags[1] & DSBL_ACTUATION:
+        for i in range(m.nu):
+            adr = m.actuator_actadr[i]
+            for j in range(adr, adr + m.actuator_actnum[i]):
+                d.act[j] = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
+                                           m.actuator_actlimited[i], m.actuator_actrange[i],
+                                           d.act[j], act_dot[j], h)
+        # rotational setpoints held in act: keep the representative nearest the length
+        for i in range(m.nu):
+            if m.actuator_dyntype[i] != DYN_INTEGRATOR:
+                continue
+            period = wrap_period(m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype,
+                                 m.actuator_gainprm, m.actuator_biasprm, m.actuator_trntype, m.actuator_trnid,
+                                 m.actuator_gear, m.jnt_type, i)
+            if period > 0.0:
+                adr = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
+                d.act[adr] = wrap_setpoint(d.act[adr], d.actuator_length[i], period)
+    # velocities, then positions with the new (or the given) velocities: semi-implicit Euler
+    new_qvel = d.qvel   # one handle read, outside the loop
+    for v in range(m.nv):
+        new_qvel[v] += h * qacc[v]
+    integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, qvel, h,
+                         d.scratch_quat, d.scratch_vec)
+    d.time[0] += h
+
+
+@handle_entry
+def _euler(m, d):
+    qacc = d.scratch_nv_a
+    damped = False
+    if not m.opt_flags[1] & DSBL_EULERDAMP and not m.opt_flags[1] & DSBL_DAMPER:
+        for v in range(m.nv):
+            if m.dof_damping[v] > 0.0:
+                damped = True
+    if damped:
+        # implicit in damping: (M + h diag(damping)) qacc = qfrc_smooth
+        qh = d.scratch_nC
+        copy(qh, d.M)
+        for v in range(m.nv):
+            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += m.opt_timestep[0] * m.dof_damping[v]
+        factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
+        copy(qacc, d.qfrc_smooth)
+        solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
+    else:
+        copy(qacc, d.qacc)
+    _advance(m, d, d.act_dot, qacc, d.qvel)
+
+
+@njit(cache=True)  # calls _free_body_implicit, which allocates
+def _implicitfast(m, d):
+    h = m.opt_timestep[0]
+    qh = d.scratch_nC
+    copy(qh, d.M)
+    # qH = M - h D, D = d qfrc_smooth / d qvel restricted to M's sparsity
+    if not m.opt_flags[1] & DSBL_DAMPER:
+        for v in range(m.nv):
+            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * m.dof_damping[v]
+        # tendon damping: D -= damping * ten_J^T ten_J (mjd_passive_vel)
+        for t in range(m.ntendon):
+            damping = m.tendon_damping[t]
+            if damping == 0.0:
+                continue
+            jt = d.ten_J[t]
+            for r in range(m.nv):
+                if jt[r] == 0.0:
+                    continue
+                for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
+                    qh[adr] += h * damping * jt[r] * jt[m.M_colind[adr]]
+    if not m.opt_flags[1] & DSBL_ACTUATION:
+        for i in range(m.nu):
+            deriv = _actuator_force_vel(m, d, i)
+            if deriv == 0.0:
+                continue
+            # D += deriv * moment moment^T
+            mom = d.actuator_moment[i]
+            for r in range(m.nv):
+                if mom[r] == 0.0:
+                    continue
+                for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
+                    c = m.M_colind[adr]
+                    qh[adr] -= h * deriv * mom[r] * mom[c]
+    factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
+    qacc = d.scratch_nv_a
+    copy(qacc, d.qfrc_smooth)
+    solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
+    # standalone free bodies: redo their 6x6 block with the gyroscopic derivative included
+    for j in range(m.njnt):
+        if _is_free_body(m, j):
+            _free_body_implicit(m, d, j, qacc)
+    _advance(m, d, d.act_dot, qacc, d.qvel)
+
+
+
+
+
+
+
+
+
+
+@kernel
+def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
+    """Runge-Kutta-Munthe-Kaas correction of a stage's ball/free angular velocities, in place.
+
+    A stage orientation is q0 * exp(theta) with theta = h * vel (vel: the stage's weighted
+    sum of the corrected rates of earlier stages), taken as the principal logarithm. With
+    body-frame angular velocity w,
+    theta' = dexp^-1_{-theta}(w) = w + 1/2 theta x w + c(t) theta x (theta x w),
+    c(t) = (1 - (t/2) cot(t/2)) / t^2, t = |theta| (the exact inverse of the right-trivialised
+    exponential's differential). MuJoCo 4.0.0's RK4 combines these rates instead of the raw w
+    (changelog 4.0.0, commit 9a7f240f0; its source is not public yet). Found by black-box
+    comparison with mj_step: this form (exact c, principal-log theta, corrected rates inside
+    theta) agrees to ~1e-16 per step, while the truncated series (1/12 instead of c) misses by
+    7e-9 at |theta| ~ 0.3, raw rates inside theta by 7e-12 at h = 2 ms, and the opposite sign
+    of the 1/2 term by 1e-8.
+    """
+    for j in range(jnt_type.shape[0]):
+        if jnt_type[j] == JNT_FREE:
+            adr = jnt_dofadr[j] + 3
+        elif jnt_type[j] == JNT_BALL:
+            adr = jnt_dofadr[j]
+        else:
+            continue
+        t0 = h * vel[adr]
+        t1 = h * vel[adr + 1]
+        t2 = h * vel[adr + 2]
+        tt = t0 * t0 + t1 * t1 + t2 * t2
+        if tt == 0.0:
+            continue
+        t = np.sqrt(tt)
+        if t > np.pi:
+            # the stage rotation's principal logarithm: exp(theta) is unchanged by whole turns,
+            # and MuJoCo 4.0.0 corrects with the angle in (-pi, pi] (its steps past pi match only so)
+            scale = (t - 2.0 * np.pi * np.floor(t / (2.0 * np.pi) + 0.5)) / t
+            t0 *= scale
+            t1 *= scale
+            t2 *= scale
+            tt = t0 * t0 + t1 * t1 + t2 * t2
+            t = np.sqrt(tt)
+        w0, w1, w2 = rate[adr], rate[adr + 1], rate[adr + 2]
+        # theta x w, then theta x (theta x w)
+        c0 = t1 * w2 - t2 * w1
+        c1 = t2 * w0 - t0 * w2
+        c2 = t0 * w1 - t1 * w0
+        d0 = t1 * c2 - t2 * c1
+        d1 = t2 * c0 - t0 * c2
+        d2 = t0 * c1 - t1 * c0
+        if t < 1e-4:
+            # series 1/12 + t^2/720: the closed form loses all digits to cancellation here
+            coef = 1.0 / 12.0 + tt / 720.0
+        else:
+            coef = (1.0 - 0.5 * t / np.tan(0.5 * t)) / tt
+        rate[adr] = w0 + 0.5 * c0 + coef * d0
+        rate[adr + 1] = w1 + 0.5 * c1 + coef * d1
+        rate[adr + 2] = w2 + 0.5 * c2 + coef * d2
+
+
+@handle_entry
+def _rk4(m, d, a_tab, b_tab):
+    """The RK4 step after the forward pass at the start state (mj_RungeKutta, N = 4).
+
+    Stage i starts from X_0 (+) h sum_j A[i-1, j] F_j, with F_j = (stage velocity, qacc,
+    act_dot) of stage j, runs forward there, and the step advances X_0 by h sum_j B[j] F_j.
+    Every array is read out of the handles once, into a local, and the loops below index
+    2-D scratch rows in place rather than through row views.
+    """
+    nq, nv, na = m.nq, m.nv, m.na
+    jnt_type, jnt_qposadr, jnt_dofadr = m.jnt_type, m.jnt_qposadr, m.jnt_dofadr
+    h = m.opt_timestep[0]
+    qpos, qvel, act, time = d.qpos, d.qvel, d.act, d.time
+    qacc, act_dot = d.qacc, d.act_dot
+    sq, sv = d.scratch_quat, d.scratch_vec
+    q0 = d.scratch_qpos
+    v0 = d.scratch_rk_qvel
+    a0 = d.scratch_rk_act
+    dq = d.scratch_rk_dq   # stage velocities (the "X" velocities)
+    dv = d.scratch_rk_dv   # stage accelerations
+    da = d.scratch_rk_da   # stage activation rates
+    vel = d.scratch_nv_a   # the weighted sums of one stage
+    acc = d.scratch_nv_b
+    t0 = time[0]
+    # stage 0 from the forward pass already done by step
+    for k in range(nq):
+        q0[k] = qpos[k]
+    for v in range(nv):
+        v0[v] = qvel[v]
+        dq[0, v] = qvel[v]
+        dv[0, v] = qacc[v]
+    for k in range(na):
+        a0[k] = act[k]
+        da[0, k] = act_dot[k]
+    for i in range(1, 4):
+        # X_i = X_0 (+) h sum_j A[i-1, j] F_j
+        for v in range(nv):
+            sum_vel = 0.0
+            sum_acc = 0.0
+            for j in range(i):
+                sum_vel += a_tab[i - 1, j] * dq[j, v]
+                sum_acc += a_tab[i - 1, j] * dv[j, v]
+            vel[v] = sum_vel
+            acc[v] = sum_acc
+        for k in range(nq):
+            qpos[k] = q0[k]
+        integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, vel, h, sq, sv)
+        for v in range(nv):
+            qvel[v] = v0[v] + h * acc[v]
+        for k in range(na):
+            sum_act = 0.0
+            for j in range(i):
+                sum_act += a_tab[i - 1, j] * da[j, k]
+            act[k] = a0[k] + h * sum_act
+        c = 0.0
+        for j in range(i):
+            c += a_tab[i - 1, j]
+        time[0] = t0 + c * h
+        forward_entry(m, d)
+        # F_i
+        for v in range(nv):
+            dq[i, v] = qvel[v]
+            dv[i, v] = qacc[v]
+        _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, dq[i])
+        for k in range(na):
+            da[i, k] = act_dot[k]
+    # final combination with weights B, from the initial state
+    for v in range(nv):
+        sum_vel = 0.0
+        sum_acc = 0.0
+        for j in range(4):
+            sum_vel += b_tab[j] * dq[j, v]
+            sum_acc += b_tab[j] * dv[j, v]
+        vel[v] = sum_vel
+        acc[v] = sum_acc
+    act_rate = da[0]
+    for k in range(na):
+        sum_act = 0.0
+        for j in range(4):
+            sum_act += b_tab[j] * da[j, k]
+        act_rate[k] = sum_act
+    time[0] = t0
+    for k in range(nq):
+        qpos[k] = q0[k]
+    for v in range(nv):
+        qvel[v] = v0[v]
+    for k in range(na):
+        act[k] = a0[k]
+    _advance(m, d, act_rate, acc, vel)
+
+
+@entry
+def _checked_forward(m, d, check):
+    """The forward pass of a step with mj_step's bad-state checks; a STATUS_* code."""
+    if check:
+        if _first_bad(d.qpos):
+            return STATUS_BADQPOS
+        if _first_bad(d.qvel):
+            return STATUS_BADQVEL
+    forward_entry(m, d)
+    if check and _first_bad(d.qacc):
+        return STATUS_BADQACC
+    return STATUS_OK
+
+
+@njit(cache=True)  # calls _free_body_implicit, which allocates
+def step_entry(m, d, check):
+    """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
+    stops at the first bad field). Compiles every integrator: for callers that cannot choose
+    in Python (the batch kernels); ``step`` uses the per-integrator entries below."""
+    integrator = m.opt_flags[0]
+    if integrator == INT_RK4:
+        return _step_rk4_entry(m, d, check)
+    if integrator == INT_IMPLICITFAST:
+        return _step_implicitfast_entry(m, d, check)
+    return _step_euler_entry(m, d, check)  # INT_EULER
+
+
+# One entry per integrator, so that a program compiles only the integrator it steps with:
+# RK4 holds four forward passes and implicitfast the free-body solve, each a large share of
+# the cold-start compile time of step_entry.
+@handle_entry
+def _step_euler_entry(m, d, check):
+    status = _checked_forward(m, d, check)
+    if status == STATUS_OK:
+        _euler(m, d)
+    return status
+
+
+@njit(cache=True)  # calls _free_body_implicit, which allocates
+def _step_implicitfast_entry(m, d, check):
+    status = _checked_forward(m, d, check)
+    if status == STATUS_OK:
+        _implicitfast(m, d)
+    return status
+
+
+@handle_entry
+def _step_rk4_entry(m, d, check):
+    status = _checked_forward(m, d, check)
+    if status == STATUS_OK:
+        _rk4(m, d, RK4_A, RK4_B)
+    return status
+
+
+# FastEntry per IntegratorType value
+_STEP_BY_INTEGRATOR = {INT_EULER: FastEntry(_step_euler_entry), INT_RK4: FastEntry(_step_rk4_entry),
+                       INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry)}
+
+
+@handle_entry
+def _integrate_entry(m, d):
+    """The integrator part of step_entry, after a forward pass done elsewhere (Euler, implicitfast)."""
+    if m.opt_flags[0] == INT_IMPLICITFAST:
+        _implicitfast(m, d)
+    else:
+        _euler(m, d)
+
+
+_INTEGRATE = FastEntry(_integrate_entry)
+
+
+def _step_with_callbacks(m, d, check):
+    """step_entry for models with user-actuator callbacks: forward runs the callbacks from Python."""
+    if m.opt.integrator == INT_RK4:
+        raise NotImplementedError("RK4 with user-actuator callbacks: its stages run compiled and cannot call "
+                                  "Python; use Euler or implicitfast, or remove the callbacks")
+    if check:
+        if _first_bad(d.qpos):
+            return STATUS_BADQPOS
+        if _first_bad(d.qvel):
+            return STATUS_BADQVEL
+    forward_with_callbacks(m, d)
+    if check and _first_bad(d.qacc):
+        return STATUS_BADQACC
+    _INTEGRATE(m._handle, d._handle)
+    return STATUS_OK
+
+
+def step(m, d, nstep: int = 1) -> None:
+    """Advance the simulation by ``nstep`` steps of ``m.opt.timestep`` (mj_step).
+
+    Runs ``forward`` and then the integrator in ``m.opt.integrator``. If qpos, qvel
+    or qacc becomes non-finite (or beyond 1e10), a ``NonFiniteStateWarning`` names
+    the field, the data is reset as MuJoCo does, and stepping goes on from the reset
+    state (with the autoreset flag disabled, the step goes on unchecked instead).
+    """
+    mh, dh = m._handle, d._handle
+    if has_actuator_callbacks(m):
+        def one_step(mh, dh, check):
+            return _step_with_callbacks(m, d, check)
+    else:
+        one_step = _STEP_BY_INTEGRATOR[m.opt.integrator].call
+    for _ in range(nstep):
+        status = one_step(mh, dh, True)
+        if status == STATUS_OK:
+            continue
+        field = _STATUS_FIELD[status]
+        bad = getattr(d, field)
+        index = int(np.flatnonzero(~(np.abs(bad) <= MAXVAL))[0])
+        autoreset = not m.opt.disableflags & DisableBit.AUTORESET
+        warnings.warn(
+            f"non-finite or huge {field}[{index}] = {bad[index]} at time {d.time:g}; "
+            + ("data reset to the model's default state" if autoreset else "autoreset disabled"),
+            NonFiniteStateWarning, stacklevel=2)
+        if autoreset:
+            reset(m, d)
+        one_step(mh, dh, False)
+
+
+
+
+
+
+
+
+
+

@@ -1,0 +1,91 @@
+"""Passive forces: joint and tendon springs and dampers (mj_passive, engine_passive.c).
+
+    qfrc_passive = qfrc_spring + qfrc_damper
+
+with joint springs on the manifold for ball and free joints and the tendon spring-dampers
+of :mod:`kinedyn.engine.smooth_tendon`.
+"""
+
+from __future__ import annotations
+
+from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.smooth_tendon import tendon_passive_entry
+from kinedyn.engine.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE
+from kinedyn.engine.util_spatial import (
+    normalize4,
+    sub_quat,
+)
+
+
+@kernel(inline="always")
+def _passive(
+    # model
+    jnt_type, jnt_qposadr, jnt_dofadr, jnt_stiffness, qpos_spring, dof_damping, disableflags,
+    # data in
+    qpos, qvel,
+    # data out (qfrc_passive is summed by passive_entry, after the tendon forces)
+    qfrc_spring, qfrc_damper, qfrc_passive,
+    # scratch: quaternion and vector rows
+    sq, sv,
+):
+    QPOS, QSPRING, QTMP, DIF = 0, 1, 2, 0
+    njnt = jnt_type.shape[0]
+    nv = dof_damping.shape[0]
+    qfrc_spring[:] = 0.0
+    qfrc_damper[:] = 0.0
+
+    # joint springs: qfrc_spring = -stiffness * (qpos - qpos_spring), on the manifold for quaternions
+    if not disableflags & DSBL_SPRING:
+        for j in range(njnt):
+            stiffness = jnt_stiffness[j]
+            if stiffness == 0.0:
+                continue
+            padr = jnt_qposadr[j]
+            dadr = jnt_dofadr[j]
+            jtype = jnt_type[j]
+            if jtype == JNT_FREE:
+                for k in range(3):
+                    qfrc_spring[dadr + k] = -stiffness * (qpos[padr + k] - qpos_spring[padr + k])
+                padr += 3
+                dadr += 3
+            if jtype == JNT_FREE or jtype == JNT_BALL:
+                # rotation from the spring orientation to the current one, as a 3-vector
+                for k in range(4):
+                    sq[QPOS, k] = qpos[padr + k]
+                    sq[QSPRING, k] = qpos_spring[padr + k]
+                normalize4(sq, QPOS)
+                sub_quat(sv, DIF, sq, QPOS, sq, QSPRING, sq, QTMP)
+                for k in range(3):
+                    qfrc_spring[dadr + k] = -stiffness * sv[DIF, k]
+            else:
+                qfrc_spring[dadr] = -stiffness * (qpos[padr] - qpos_spring[padr])
+
+    # dof dampers: qfrc_damper = -damping * qvel
+    if not disableflags & DSBL_DAMPER:
+        for v in range(nv):
+            qfrc_damper[v] = -dof_damping[v] * qvel[v]
+
+
+@handle_entry
+def passive_entry(m, d):
+    _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.qpos_spring, m.dof_damping,
+             m.opt_flags[1], d.qpos, d.qvel, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
+             d.scratch_quat, d.scratch_vec)
+    # tendon spring-dampers join the joint ones before the sum, as in mj_springdamper / mj_passive
+    tendon_passive_entry(m, d)
+    for v in range(m.nv):
+        d.qfrc_passive[v] = d.qfrc_spring[v] + d.qfrc_damper[v]
+
+
+_PASSIVE = FastEntry(passive_entry)
+
+
+def passive(m, d) -> None:
+    """Joint and tendon spring and damper forces.
+
+    Reads: qpos, qvel, ten_length, ten_velocity, ten_J. Writes: qfrc_spring, qfrc_damper,
+    qfrc_passive. Mirrors mj_passive.
+    """
+    _PASSIVE.call(m._handle, d._handle)
+
+

@@ -1,0 +1,241 @@
+"""Position stage, part 2: the joint-space inertia matrix and its factorisation.
+
+Mirrors ``mj_crb``, ``mj_factorM``/``mj_factorI``, ``mj_solveM``/``mj_solveLD`` and
+``mj_mulM`` (MuJoCo engine_core_smooth.c, engine_support.c).
+
+``M`` is stored as MuJoCo 4.0 stores it: the lower triangle, tree-sparse, row by
+row (``M_rowadr``, ``M_rownnz``, ``M_colind``). Row i holds the dofs on the path
+from the root to dof i, in ascending order, with the diagonal last. Because the
+ancestors of an ancestor are a prefix of that path, the factorisation
+M = L^T D L fills no new entries: ``qLD`` has the same layout as ``M``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.util_spatial import mul_inert_vec, unsigned_index
+
+
+# Inlined into crb_entry so the NRT incref/decref pairs of its handle reads are pruned
+# (see kinematics._body_poses): crb 491 -> 467 ns on the humanoid (519 -> 456 alone).
+# (Measured before entries stopped counting references; kept, not re-measured.)
+@kernel(inline="always")
+def _crb(
+    # model
+    body_parentid, dof_bodyid, dof_parentid, dof_armature, M_rownnz, M_rowadr,
+    # data in
+    cinert, cdof,
+    # data out
+    crb, M,
+    # scratch: one 6-vector row
+    buf,
+):
+    nbody = body_parentid.shape[0]
+    nv = dof_bodyid.shape[0]
+
+    # crb = cinert, then backward pass over bodies: add each composite inertia to its parent
+    for b in range(nbody):
+        for k in range(10):
+            crb[b, k] = cinert[b, k]
+    for b in range(nbody - 1, 0, -1):
+        p = body_parentid[b]
+        if p > 0:
+            for k in range(10):
+                crb[p, k] += crb[b, k]
+
+    # M(i, j) = cdof_j . (crb_body(i) cdof_i) for every ancestor j of i; armature on the diagonal.
+    # Rows of "simple" dofs (see M_rownnz) store only the diagonal: their couplings are zero.
+    # Each stored entry is written exactly once, so M needs no zero fill first.
+    for i in range(nv):
+        start = M_rowadr[i]
+        adr = start + M_rownnz[i] - 1
+        mul_inert_vec(buf, 0, crb, unsigned_index(dof_bodyid[i]), cdof, i)
+        # crb_i cdof_i held in locals: stores to M may alias buf as far as the compiler knows,
+        # so a dot6 with buf would reload it for every ancestor (crb 628 -> 575 ns on the humanoid)
+        f0, f1, f2, f3, f4, f5 = buf[0, 0], buf[0, 1], buf[0, 2], buf[0, 3], buf[0, 4], buf[0, 5]
+        j = unsigned_index(i)
+        M[adr] = dof_armature[i] + _dot6_with(cdof, j, f0, f1, f2, f3, f4, f5)
+        adr -= 1
+        while adr >= start:
+            j = unsigned_index(dof_parentid[j])
+            M[adr] = _dot6_with(cdof, j, f0, f1, f2, f3, f4, f5)
+            adr -= 1
+
+
+@kernel
+def _dot6_with(vec, j, f0, f1, f2, f3, f4, f5):
+    """vec[j] . (f0, ..., f5), summed in dot6's order."""
+    return vec[j, 0] * f0 + vec[j, 1] * f1 + vec[j, 2] * f2 + vec[j, 3] * f3 + vec[j, 4] * f4 + vec[j, 5] * f5
+
+
+@kernel
+def factor_i(mat, diaginv, M_rownnz, M_rowadr, M_colind):
+    """In-place tree-sparse L^T D L factorisation of an SPD matrix in M's layout (mj_factorI).
+
+    On return the strictly lower part of each row holds L, the diagonal holds D, and
+    ``diaginv`` = 1 / D.
+    """
+    nv = M_rownnz.shape[0]
+    # Addresses are unsigned (unsigned_index): without Numba's negative-index wraparound on
+    # every access this kernel runs 516 instead of 858 ns on the humanoid (same bits).
+    # backward loop over rows: eliminate row k from the rows of its ancestors
+    for k in range(nv - 1, -1, -1):
+        start = M_rowadr[k]
+        diag = M_rownnz[k] - 1
+        end = start + diag
+        row_k = unsigned_index(start)
+        inv_d = 1.0 / mat[unsigned_index(end)]
+        diaginv[k] = inv_d
+        # L(i, 0..i) -= L(k, 0..i) * L(k, i) / D(k) for each ancestor i of k;
+        # row i's entries are the first rownnz[i] entries of row k (its ancestor path)
+        for signed_adr in range(end - 1, start - 1, -1):
+            adr = unsigned_index(signed_adr)
+            i = unsigned_index(M_colind[adr])
+            scale = -mat[adr] * inv_d
+            row_i = unsigned_index(M_rowadr[i])
+            for t in range(unsigned_index(M_rownnz[i])):
+                mat[row_i + t] += scale * mat[row_k + t]
+        # L(k, :) /= D(k)
+        for t in range(unsigned_index(diag)):
+            mat[row_k + t] *= inv_d
+
+
+@kernel
+def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
+    """In place x <- (L^T D L)^-1 x for one vector (mj_solveLD).
+
+    Addresses and dof numbers are unsigned, as in factor_i (see unsigned_index).
+    """
+    nv = M_rownnz.shape[0]
+    # x <- L^-T x
+    for i in range(nv - 1, -1, -1):
+        xi = x[i]
+        if xi != 0.0:
+            start = unsigned_index(M_rowadr[i])
+            for t in range(unsigned_index(M_rownnz[i] - 1)):
+                x[unsigned_index(M_colind[start + t])] -= qLD[start + t] * xi
+    # x <- D^-1 x
+    for i in range(nv):
+        x[i] *= qLDiagInv[i]
+    # x <- L^-1 x
+    for i in range(nv):
+        start = unsigned_index(M_rowadr[i])
+        acc = 0.0
+        for t in range(unsigned_index(M_rownnz[i] - 1)):
+            acc += qLD[start + t] * x[unsigned_index(M_colind[start + t])]
+        x[i] -= acc
+
+
+@kernel
+def mul_m_kernel(res, M, vec, M_rownnz, M_rowadr, M_colind):
+    """res = M vec using the symmetric tree-sparse lower triangle (mj_mulM).
+
+    Addresses and dof numbers are unsigned, as in factor_i (see unsigned_index).
+    """
+    nv = M_rownnz.shape[0]
+    for i in range(nv):
+        res[i] = 0.0
+    for i in range(nv):
+        start = unsigned_index(M_rowadr[i])
+        diag = unsigned_index(M_rownnz[i] - 1)
+        # diagonal, then off-diagonal (i, j) and its mirror (j, i); row i's own sum is kept
+        # in a local (no later row of this loop writes res[i] before row i is done)
+        acc = res[i] + M[start + diag] * vec[i]
+        for t in range(diag):
+            j = unsigned_index(M_colind[start + t])
+            acc += M[start + t] * vec[j]
+            res[j] += M[start + t] * vec[i]
+        res[i] = acc
+
+
+@handle_entry
+def crb_entry(m, d):
+    _crb(m.body_parentid, m.dof_bodyid, m.dof_parentid, m.dof_armature, m.M_rownnz, m.M_rowadr,
+         d.cinert, d.cdof, d.crb, d.M, d.scratch_vec)
+
+
+@kernel
+def _factor_m(M, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
+    """qLD = M, then factorise it in place (mj_factorM). A plain loop copies faster than
+    a slice assignment in the (reference-counted) entry."""
+    for t in range(M.shape[0]):
+        qLD[t] = M[t]
+    factor_i(qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind)
+
+
+@handle_entry
+def factor_m_entry(m, d):
+    _factor_m(d.M, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
+
+
+@handle_entry
+def _solve_m_entry(m, d, x):
+    solve_ld(x, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
+
+
+@handle_entry
+def _mul_m_entry(m, d, res, vec):
+    mul_m_kernel(res, d.M, vec, m.M_rownnz, m.M_rowadr, m.M_colind)
+
+
+@handle_entry
+def _full_m_entry(m, d, dense):
+    for i in range(m.nv):
+        adr = m.M_rowadr[i]
+        for k in range(m.M_rownnz[i]):
+            j = m.M_colind[adr + k]
+            dense[i, j] = d.M[adr + k]
+            dense[j, i] = d.M[adr + k]
+
+
+_FULL_M = FastEntry(_full_m_entry)
+_FACTOR_M = FastEntry(factor_m_entry)
+_CRB = FastEntry(crb_entry)
+
+
+def crb(m, d) -> None:
+    """Composite rigid-body inertias and the joint-space inertia matrix M (armature included).
+
+    Reads: cinert, cdof. Writes: crb, M. Mirrors mj_crb.
+    """
+    _CRB.call(m._handle, d._handle)
+
+
+def factor_m(m, d) -> None:
+    """Factorise M = L^T D L in its tree-sparse layout.
+
+    Reads: M. Writes: qLD, qLDiagInv. Mirrors mj_factorM.
+    """
+    _FACTOR_M.call(m._handle, d._handle)
+
+
+def solve_m(m, d, y: np.ndarray) -> np.ndarray:
+    """Return M^-1 y using the factorisation in ``d`` (call ``factor_m`` first). Mirrors mj_solveM.
+
+    ``y`` has shape (nv,) or (n, nv); each row is solved.
+    """
+    x = np.array(y, dtype=np.float64, order="C", copy=True)
+    if x.ndim not in (1, 2) or x.shape[-1] != m.nv:
+        raise ValueError(f"solve_m needs shape (nv,) or (n, nv) with nv={m.nv}, got {x.shape}")
+    for row in x.reshape(-1, m.nv):
+        _solve_m_entry(m._handle, d._handle, row)
+    return x
+
+
+def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
+    """Return M vec using the tree-sparse M in ``d``. Mirrors mj_mulM."""
+    vec = np.ascontiguousarray(vec, dtype=np.float64)
+    if vec.shape != (m.nv,):
+        raise ValueError(f"mul_m needs shape ({m.nv},), got {vec.shape}")
+    res = np.empty(m.nv)
+    _mul_m_entry(m._handle, d._handle, res, vec)
+    return res
+
+
+def full_m(m, d) -> np.ndarray:
+    """Dense (nv, nv) joint-space inertia matrix from the tree-sparse M in ``d`` (mj_fullM)."""
+    dense = np.zeros((m.nv, m.nv))
+    _FULL_M.call(m._handle, d._handle, dense)
+    return dense

@@ -1,0 +1,270 @@
+"""Jacobians of points, bodies and sites (mj_jac, mj_jacBody, mj_jacSite, engine_support.c).
+
+For a point p attached to body b, the translational Jacobian column of dof v is
+``cdof_lin_v + cdof_rot_v x (p - subtree_com[root])`` and the rotational column is
+``cdof_rot_v``, for every dof v on the path from b to its root; other columns are
+zero. They need ``kinematics`` and ``com_pos`` to have run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.types import JNT_BALL, JNT_FREE
+from kinedyn.engine.util_spatial import quat_integrate, sub_quat
+
+
+@kernel
+def jac_kernel(
+    # model
+    body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
+    # data in
+    subtree_com, cdof, px, py, pz, body,
+    # data out: rows jp and jr of jac (n, 3, nv)
+    jac, jp, jr,
+):
+    """jac[jp], jac[jr] = translational and rotational Jacobians of world point p on body (mj_jac)."""
+    nv = jac.shape[2]
+    for k in range(3):
+        for v in range(nv):
+            jac[jp, k, v] = 0.0
+            jac[jr, k, v] = 0.0
+    r = body_rootid[body]
+    ox = px - subtree_com[r, 0]
+    oy = py - subtree_com[r, 1]
+    oz = pz - subtree_com[r, 2]
+    # skip bodies welded to their parent: start at the first ancestor with dofs
+    while body > 0 and body_dofnum[body] == 0:
+        body = body_parentid[body]
+    if body == 0:
+        return
+    # backward pass over the dof ancestor chain
+    v = body_dofadr[body] + body_dofnum[body] - 1
+    while v >= 0:
+        jac[jr, 0, v] = cdof[v, 0]
+        jac[jr, 1, v] = cdof[v, 1]
+        jac[jr, 2, v] = cdof[v, 2]
+        # translation: cdof_lin + cdof_rot x offset
+        jac[jp, 0, v] = cdof[v, 3] + cdof[v, 1] * oz - cdof[v, 2] * oy
+        jac[jp, 1, v] = cdof[v, 4] + cdof[v, 2] * ox - cdof[v, 0] * oz
+        jac[jp, 2, v] = cdof[v, 5] + cdof[v, 0] * oy - cdof[v, 1] * ox
+        v = dof_parentid[v]
+
+
+@handle_entry
+def _jac_entry(m, d, point, body, jac):
+    jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+               d.subtree_com, d.cdof, point[0], point[1], point[2], body, jac, 0, 1)
+
+
+# frames jac_frame_entry knows: the point is read in compiled code, not passed from Python
+FRAME_BODY, FRAME_BODY_COM, FRAME_SITE = 0, 1, 2
+
+
+@handle_entry
+def _jac_frame_entry(m, d, kind, i, jac):
+    """Jacobians of body i's origin, body i's com or site i (mj_jacBody, mj_jacBodyCom, mj_jacSite)."""
+    if kind == FRAME_SITE:
+        body = m.site_bodyid[i]
+        point = d.site_xpos[i]
+    elif kind == FRAME_BODY_COM:
+        body = i
+        point = d.xipos[i]
+    else:
+        body = i
+        point = d.xpos[i]
+    jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+               d.subtree_com, d.cdof, point[0], point[1], point[2], body, jac, 0, 1)
+
+
+_JAC = FastEntry(_jac_entry)
+_JAC_FRAME = FastEntry(_jac_frame_entry)
+
+
+def _check_id(kind: str, i, n: int) -> int:
+    if type(i) is int and 0 <= i < n:  # the common case, checked first (per-call cost)
+        return i
+    if isinstance(i, str):  # a name where an id belongs: say how to get the id
+        raise TypeError(f"{kind} must be an integer id, got the name {i!r}; use m.{kind}({i!r}).id")
+    if not isinstance(i, (int, np.integer)) or not 0 <= i < n:
+        raise IndexError(f"{kind} id {i!r} out of range [0, {n})")
+    return int(i)
+
+
+def jac(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
+    """Translational and rotational Jacobians, each (3, nv), of a world point moving with ``body``.
+
+    Mirrors mj_jac. Needs kinematics and com_pos (or forward) to have run.
+    """
+    body = _check_id("body", body, m.nbody)
+    point = np.ascontiguousarray(point, dtype=np.float64)
+    if point.shape != (3,):
+        raise ValueError(f"point must have shape (3,), got {point.shape}")
+    jac = np.empty((2, 3, m.nv))
+    _JAC.call(m._handle, d._handle, point, body, jac)
+    return jac[0], jac[1]
+
+
+def _jac_frame(m, d, kind: int, i: int) -> tuple[np.ndarray, np.ndarray]:
+    jac = np.empty((2, 3, m.nv))
+    _JAC_FRAME.call(m._handle, d._handle, kind, i, jac)
+    return jac[0], jac[1]
+
+
+def jac_body(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:
+    """Jacobians of the origin of the body frame (mj_jacBody)."""
+    return _jac_frame(m, d, FRAME_BODY, _check_id("body", body, m.nbody))
+
+
+def jac_body_com(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:
+    """Jacobians of the body's centre of mass (mj_jacBodyCom)."""
+    return _jac_frame(m, d, FRAME_BODY_COM, _check_id("body", body, m.nbody))
+
+
+def jac_site(m, d, site: int) -> tuple[np.ndarray, np.ndarray]:
+    """Jacobians of a site (mj_jacSite)."""
+    return _jac_frame(m, d, FRAME_SITE, _check_id("site", site, m.nsite))
+
+
+def jac_point(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
+    """Alias of :func:`jac`: Jacobians of a world point attached to ``body``."""
+    return jac(m, d, point, body)
+
+
+@kernel
+def xfrc_accumulate(
+    # model
+    body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
+    # data in
+    xfrc_applied, xipos, subtree_com, cdof,
+    # data out
+    qfrc,
+):
+    """qfrc += J(xipos_b)^T xfrc_applied_b for every body b (mj_xfrcAccumulate, mj_applyFT)."""
+    nbody = body_rootid.shape[0]
+    for b in range(1, nbody):
+        f = xfrc_applied[b]
+        if f[0] == 0.0 and f[1] == 0.0 and f[2] == 0.0 and f[3] == 0.0 and f[4] == 0.0 and f[5] == 0.0:
+            continue
+        r = body_rootid[b]
+        ox = xipos[b, 0] - subtree_com[r, 0]
+        oy = xipos[b, 1] - subtree_com[r, 1]
+        oz = xipos[b, 2] - subtree_com[r, 2]
+        # the first body at or above b that has dofs
+        body = b
+        while body > 0 and body_dofnum[body] == 0:
+            body = body_parentid[body]
+        if body == 0:
+            continue
+        v = body_dofadr[body] + body_dofnum[body] - 1
+        # walk the dof ancestor chain: qfrc_v += jacp_v . force + jacr_v . torque
+        while v >= 0:
+            c = cdof[v]
+            # jacp_v = cdof_lin + cdof_rot x offset
+            jx = c[3] + c[1] * oz - c[2] * oy
+            jy = c[4] + c[2] * ox - c[0] * oz
+            jz = c[5] + c[0] * oy - c[1] * ox
+            qfrc[v] += jx * f[0] + jy * f[1] + jz * f[2] + c[0] * f[3] + c[1] * f[4] + c[2] * f[5]
+            v = dof_parentid[v]
+
+
+@kernel
+def integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, h, sq, sv):
+    """qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos); sq, sv: scratch rows."""
+    QUAT, VEL, TMP = 0, 0, 1
+    for j in range(jnt_type.shape[0]):
+        padr = jnt_qposadr[j]
+        vadr = jnt_dofadr[j]
+        jtype = jnt_type[j]
+        if jtype == JNT_FREE:
+            for k in range(3):
+                qpos[padr + k] += h * qvel[vadr + k]
+            padr += 3
+            vadr += 3
+        if jtype == JNT_FREE or jtype == JNT_BALL:
+            # body-frame angular velocity: q <- q * exp(h w / 2)
+            for k in range(4):
+                sq[QUAT, k] = qpos[padr + k]
+            for k in range(3):
+                sv[VEL, k] = qvel[vadr + k]
+            quat_integrate(sq, QUAT, sv, VEL, h, sq, TMP)
+            for k in range(4):
+                qpos[padr + k] = sq[QUAT, k]
+        else:
+            qpos[padr] += h * qvel[vadr]
+
+
+@handle_entry
+def _integrate_pos_entry(m, qpos, qvel, h, sq, sv):
+    integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, qpos, qvel, h, sq, sv)
+
+
+def integrate_pos(m, qpos: np.ndarray, qvel: np.ndarray, h: float) -> None:
+    """In place qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos)."""
+    if qpos.shape != (m.nq,) or qvel.shape != (m.nv,):
+        raise ValueError(f"integrate_pos needs qpos ({m.nq},) and qvel ({m.nv},)")
+    if qpos.dtype != np.float64 or not qpos.flags.c_contiguous:
+        raise ValueError("qpos must be a contiguous float64 array (it is updated in place)")
+    _integrate_pos_entry(m._handle, qpos, np.ascontiguousarray(qvel, dtype=np.float64), float(h),
+                         np.empty((8, 4)), np.empty((8, 6)))
+
+
+@handle_entry
+def differentiate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qvel, h, qpos1, qpos2, sq, sv):
+    """qvel <- (qpos2 (-) qpos1) / h on the joint manifold (mj_differentiatePos); sq, sv: scratch rows.
+
+    The inverse of ``integrate_pos_kernel``: qpos1 (+) h qvel = qpos2. Rotations are the
+    body-frame rotation vector of conj(qpos1) qpos2 (the short way round).
+    """
+    A, B, TMP, VEL = 0, 1, 2, 0
+    for j in range(jnt_type.shape[0]):
+        padr = jnt_qposadr[j]
+        vadr = jnt_dofadr[j]
+        jtype = jnt_type[j]
+        if jtype == JNT_FREE:
+            for k in range(3):
+                qvel[vadr + k] = (qpos2[padr + k] - qpos1[padr + k]) / h
+            padr += 3
+            vadr += 3
+        if jtype == JNT_FREE or jtype == JNT_BALL:
+            for k in range(4):
+                sq[A, k] = qpos2[padr + k]
+                sq[B, k] = qpos1[padr + k]
+            sub_quat(sv, VEL, sq, A, sq, B, sq, TMP)
+            for k in range(3):
+                qvel[vadr + k] = sv[VEL, k] / h
+        else:
+            qvel[vadr] = (qpos2[padr] - qpos1[padr]) / h
+
+
+@handle_entry
+def _differentiate_pos_entry(m, qvel, h, qpos1, qpos2, sq, sv):
+    differentiate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, qvel, h, qpos1, qpos2, sq, sv)
+
+
+def differentiate_pos(m, qpos1: np.ndarray, qpos2: np.ndarray, h: float,
+                      out: np.ndarray | None = None) -> np.ndarray:
+    """The velocity that moves qpos1 to qpos2 in time h: (qpos2 (-) qpos1) / h (mj_differentiatePos).
+
+    Hinge and slide coordinates and free-joint positions are plain differences; ball and
+    free-joint rotations are body-frame rotation vectors, so that
+    ``integrate_pos(m, qpos1, qvel, h)`` returns qpos2 (up to the quaternion's norm).
+    Returns ``out`` (nv,) if given, else a new array.
+    """
+    q1 = np.ascontiguousarray(qpos1, dtype=np.float64)
+    q2 = np.ascontiguousarray(qpos2, dtype=np.float64)
+    if q1.shape != (m.nq,):
+        raise ValueError(f"differentiate_pos: qpos1 has shape {q1.shape}, the model needs ({m.nq},)")
+    if q2.shape != (m.nq,):
+        raise ValueError(f"differentiate_pos: qpos2 has shape {q2.shape}, the model needs ({m.nq},)")
+    if not h:
+        raise ValueError("differentiate_pos: h must be non-zero")
+    if out is None:
+        out = np.empty(m.nv)
+    elif out.shape != (m.nv,) or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(f"differentiate_pos: out must be a contiguous float64 array of shape ({m.nv},)")
+    _differentiate_pos_entry(m._handle, out, float(h), q1, q2, np.empty((8, 4)), np.empty((8, 6)))
+    return out
+
+

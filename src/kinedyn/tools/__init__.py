@@ -1,0 +1,2 @@
+"""Tools built on the engine: trajectories (inverse dynamics along a motion), inverse actuation,
+and batches of states and rollouts across cores."""

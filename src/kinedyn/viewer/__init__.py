@@ -1,0 +1,1 @@
+"""Pictures of models and runs: matplotlib plots (``plotting``) and animations (``render``)."""

@@ -1,0 +1,1 @@
+"""Readers: model text -> element tree with source lines (MJCF today; URDF next)."""
