@@ -8,9 +8,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from kinedyn._jit import handle_entry
+from kinedyn._jit import cached_njit, handle_entry
 from kinedyn.engine.actuation import next_activation
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -40,7 +39,7 @@ def _is_free_body(m, j):
     return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
 
 
-@njit(cache=True)  # allocates its 6x6 system: keeps Numba's runtime
+@cached_njit  # allocates its 6x6 system: keeps Numba's runtime
 def _free_body_implicit(m, d, j, qacc):
     """Solve (M - h dqfrc/dqvel) qacc = qfrc_smooth on a free body's 6 dofs, bias derivative included.
 

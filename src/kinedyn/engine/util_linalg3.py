@@ -8,10 +8,11 @@ They allocate their results: use them outside the per-step hot loops.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from kinedyn._jit import cached_njit
 
 
-@njit(cache=True)
+@cached_njit
 def mat_mul(a, b):
     """(3, 3) a @ b."""
     out = np.zeros((3, 3))
@@ -22,7 +23,7 @@ def mat_mul(a, b):
     return out
 
 
-@njit(cache=True)
+@cached_njit
 def mat_t(a):
     """(3, 3) a^T as a new array."""
     out = np.empty((3, 3))
@@ -32,7 +33,7 @@ def mat_t(a):
     return out
 
 
-@njit(cache=True)
+@cached_njit
 def mat_vec(a, v):
     """(3,) a @ v."""
     out = np.zeros(3)
@@ -42,7 +43,7 @@ def mat_vec(a, v):
     return out
 
 
-@njit(cache=True)
+@cached_njit
 def cross(a, b):
     """(3,) a x b."""
     out = np.empty(3)
@@ -52,7 +53,7 @@ def cross(a, b):
     return out
 
 
-@njit(cache=True)
+@cached_njit
 def skew(v):
     """[v]x, the matrix of v x (.)."""
     out = np.zeros((3, 3))

@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from kinedyn._jit import cached_njit
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.support import integrate_pos_kernel, jac_kernel
 from kinedyn.engine.types import JNT_BALL, JNT_FREE, JNT_HINGE, JNT_SLIDE
@@ -26,7 +26,7 @@ METHOD_NEWTON, METHOD_DLS, METHOD_LM = 0, 1, 2
 KIND_SITE, KIND_BODY = 0, 1
 
 
-@njit(cache=True)
+@cached_njit
 def _mat2quat(mat, i, out):
     """Unit quaternion (w, x, y, z) of rotation matrix mat[i] (Shepperd's method)."""
     r00, r01, r02 = mat[i, 0, 0], mat[i, 0, 1], mat[i, 0, 2]
@@ -59,7 +59,7 @@ def _mat2quat(mat, i, out):
         out[3] = 0.25 * s
 
 
-@njit(cache=True)
+@cached_njit
 def _quat_log(w, x, y, z, out, o):
     """out[o:o+3] = rotation vector of unit quaternion (w, x, y, z), angle in [0, pi]."""
     if w < 0.0:
@@ -74,7 +74,7 @@ def _quat_log(w, x, y, z, out, o):
     out[o + 2] = k * z
 
 
-@njit(cache=True)
+@cached_njit
 def _rot_error(qt, qc, out, o):
     """out[o:o+3] = log(qt * conj(qc)): world-frame rotation from current qc to target qt."""
     w1, x1, y1, z1 = qt[0], qt[1], qt[2], qt[3]
@@ -86,7 +86,7 @@ def _rot_error(qt, qc, out, o):
     _quat_log(w, x, y, z, out, o)
 
 
-@njit(cache=True)
+@cached_njit
 def residual(m, d, q, kinds, ids, tpos, tquat, haspos, hasrot, sqrtw, e, pos_err, rot_err, qcur):
     """Run kinematics at q and fill the weighted residual e; return the cost 0.5 e.e."""
     d.qpos[:] = q
@@ -128,7 +128,7 @@ def residual(m, d, q, kinds, ids, tpos, tquat, haspos, hasrot, sqrtw, e, pos_err
     return 0.5 * cost
 
 
-@njit(cache=True)
+@cached_njit
 def jacobian(m, d, kinds, ids, haspos, hasrot, sqrtw, dofs, jac, J):
     """J (nrow, ndof): weighted Jacobian rows of the targets on the selected dofs.
 
@@ -158,7 +158,7 @@ def jacobian(m, d, kinds, ids, haspos, hasrot, sqrtw, dofs, jac, J):
             r += 3
 
 
-@njit(cache=True)
+@cached_njit
 def _chol_solve(A, b, x):
     """x = A^-1 b for symmetric positive (semi)definite A, in place on A (Cholesky; tiny pivots floored)."""
     n = A.shape[0]
@@ -186,7 +186,7 @@ def _chol_solve(A, b, x):
         x[i] = t / A[i, i]
 
 
-@njit(cache=True)
+@cached_njit
 def _gram(J, by_rows, lam, a):
     """a = K K^T + lam I with K = J (by_rows) or K = J^T: the Gram matrix of J's rows or columns."""
     nr, nc = J.shape
@@ -201,7 +201,7 @@ def _gram(J, by_rows, lam, a):
         a[i, i] += lam
 
 
-@njit(cache=True)
+@cached_njit
 def _damped_step(J, rhs, lam, dq, A, y):
     """dq = J^T (J J^T + lam I)^-1 rhs  (= (J^T J + lam I)^-1 J^T rhs), in the smaller system."""
     nr, nc = J.shape
@@ -229,7 +229,7 @@ def _damped_step(J, rhs, lam, dq, A, y):
         _chol_solve(a, g, dq[:nc])
 
 
-@njit(cache=True)
+@cached_njit
 def project_limits(m, jsel, q):
     """Clamp limited hinge and slide joints into their range; limit a ball joint's rotation angle."""
     jnt_limited, jnt_qposadr, jnt_type, jnt_range = m.jnt_limited, m.jnt_qposadr, m.jnt_type, m.jnt_range
@@ -259,7 +259,7 @@ def project_limits(m, jsel, q):
                 q[a], q[a + 1], q[a + 2], q[a + 3] = math.cos(h), x * k, y * k, z * k
 
 
-@njit(cache=True)
+@cached_njit
 def diff_pos(m, jsel, q, qref, v):
     """v (nv) = qref (-) q on the manifold for selected joints (mj_differentiatePos, h = 1)."""
     v[:] = 0.0
@@ -287,7 +287,7 @@ def diff_pos(m, jsel, q, qref, v):
             v[o] = qref[a] - q[a]
 
 
-@njit(cache=True)
+@cached_njit
 def _randomize(m, jsel, q):
     """A random start: hinge/slide inside their range (hinges in [-pi, pi] when unlimited), balls uniform."""
     for j in range(m.njnt):
@@ -311,7 +311,7 @@ def _randomize(m, jsel, q):
                 q[a + k] /= nrm
 
 
-@njit(cache=True)
+@cached_njit
 def solve_kernel(m, d, q, tint, tflt, jsel, dofs, posture, iprm, fprm, errs):
     """Solve in place on q (nq); return (iterations, success).
 

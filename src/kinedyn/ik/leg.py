@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from kinedyn._jit import cached_njit
 from kinedyn.engine.util_linalg3 import mat_mul, mat_t, mat_vec
 
 STATUS_OK = "ok"
@@ -61,13 +61,13 @@ def _rotation(name: str, r) -> np.ndarray:
     raise ValueError(f"{name} must be a (4,) quaternion (w, x, y, z) or a (3, 3) matrix, got shape {a.shape}")
 
 
-@njit(cache=True)
+@cached_njit
 def _rx(t: float) -> np.ndarray:
     c, s = math.cos(t), math.sin(t)
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
 
-@njit(cache=True)
+@cached_njit
 def _ry(t: float) -> np.ndarray:
     c, s = math.cos(t), math.sin(t)
     return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
@@ -118,7 +118,7 @@ def leg6(body_pos, body_rot, foot_pos, foot_rot, hip_offset, thigh: float, shank
     return LegIKResult(q=q, reachable=status in (STATUS_OK, STATUS_STRETCHED), status=status)
 
 
-@njit(cache=True)
+@cached_njit
 def _leg6_kernel(pb, Rb, pf, Rf, off, A, B, ankle_height, q):
     """The closed form: fills q (6,), returns the index of the status in _STATUSES (-1: non-finite input)."""
     total = A + B + ankle_height

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-import kinedyn as kd
+from kinedyn.engine.data import Data
+from kinedyn.engine.smooth_kinematics import kinematics
 from kinedyn.viewer.plotting import pyplot
 
 
@@ -34,11 +35,11 @@ def animate(m, qpos_frames, path: str | Path, fps: float = 15.0, title: str = ""
         frame, coordinate = np.argwhere(~np.isfinite(frames))[0]
         raise ValueError(f"qpos_frames[{frame}, {coordinate}] is {frames[frame, coordinate]}; "
                          "qpos_frames must be finite")
-    d = kd.Data(m)
+    d = Data(m)
     poses = []
     for q in frames:
         d.qpos[:] = q
-        kd.kinematics(m, d)
+        kinematics(m, d)
         poses.append(_skeleton(m, d))
     points = np.concatenate([np.concatenate([s.reshape(-1, 3), p]) for s, p in poses])
     low, high = points.min(axis=0), points.max(axis=0)
