@@ -277,7 +277,7 @@ DATA_FIELD = {f.name: f for f in DATA_FIELDS}
 def markdown() -> str:
     """The field reference (docs/fields.md), generated from this registry."""
     lines = ["# Field reference", "",
-             "Generated from `kinedyn/fields.py` by `python -m kinedyn.engine.fields > docs/fields.md`;",
+             "Generated from `kinedyn/engine/fields.py` by `python -m kinedyn.engine.fields > docs/fields.md`;",
              "a test keeps it in sync. Shapes use the model sizes (`nbody`, `nv`, ...).",
              "`MuJoCo` says whether the tests compare the field with MuJoCo 4.0's.", ""]
     for title, table in (("Model", MODEL_FIELDS), ("Data", DATA_FIELDS)):
