@@ -23,15 +23,20 @@ Numba's private API used, and why (each is also explained where it is used):
 * ``Dispatcher.overloads[sig].entry_point`` (``dispatch.FastEntry``): call compiled code directly.
 * ``numba.np.arraymath`` import with a placeholder BLAS module (``cache``): start-up time.
 
-``check_numba_version`` (run on import) refuses a Numba this layer was not written for.
+``compat.check_numba`` (run on import) refuses a Numba this layer was not written for, and
+names any private name above that is missing.
 """
 
 from __future__ import annotations
 
-from numba import config
+from kinedyn._jit.compat import check_numba
 
-from kinedyn._jit.cache import cached_njit
-from kinedyn._jit.dispatch import FastEntry, entry, handle_entry, kernel
+check_numba()  # before anything below imports Numba's internals
+
+from numba import config  # noqa: E402
+
+from kinedyn._jit.cache import cached_njit  # noqa: E402
+from kinedyn._jit.dispatch import FastEntry, entry, handle_entry, kernel  # noqa: E402
 
 __all__ = ["FastEntry", "cached_njit", "entry", "handle_entry", "jit_disabled", "kernel"]
 

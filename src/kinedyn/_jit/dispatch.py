@@ -13,6 +13,7 @@ from numba import config, types
 from numba.core.registry import CPUDispatcher
 
 from kinedyn._jit.cache import cache_lazily, cached_njit
+from kinedyn._jit.compat import UnsupportedNumbaError
 
 
 def _call_type(typ):
@@ -97,7 +98,10 @@ class FastEntry:
         result = self.dispatcher(*args)
         if not config.DISABLE_JIT:
             sig = tuple(self.dispatcher.typeof_pyval(a) for a in args)
-            self.call = self.dispatcher.overloads[sig].entry_point
+            try:
+                self.call = self.dispatcher.overloads[sig].entry_point
+            except (AttributeError, KeyError) as err:  # Numba moved its compiled-overload record
+                raise UnsupportedNumbaError(f"FastEntry: no compiled entry point: {err!r}") from err
         return result
 
     def __call__(self, *args):

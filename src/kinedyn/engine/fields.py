@@ -277,8 +277,9 @@ DATA_FIELD = {f.name: f for f in DATA_FIELDS}
 def markdown() -> str:
     """The field reference (docs/fields.md), generated from this registry."""
     lines = ["# Field reference", "",
-             "Generated from `kinedyn/engine/fields.py` by `python -m kinedyn.engine.fields > docs/fields.md`;",
-             "a test keeps it in sync. Shapes use the model sizes (`nbody`, `nv`, ...).",
+             "Generated from `kinedyn/engine/fields.py` by",
+             "`python -m kinedyn.engine.fields > docs/fields.md`; a test keeps it in sync.",
+             "Shapes use the model sizes (`nbody`, `nv`, ...).",
              "`MuJoCo` says whether the tests compare the field with MuJoCo 4.0's.", ""]
     for title, table in (("Model", MODEL_FIELDS), ("Data", DATA_FIELDS)):
         lines += [f"## {title}", "", "| field | shape | stage | MuJoCo | description |",
