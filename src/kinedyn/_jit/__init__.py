@@ -8,6 +8,8 @@ engine reads as plain Python loops and a Numba upgrade touches only these files:
 ``cache``           the on-disk cache (lazily set up; loads without compiler initialisation)
 ``handles``         the Model/Data handle types (StructRef) and their field reads
 ``parallel``        ``prange`` kernels, the thread count, an atomic work counter
+``progress``        one status line on stderr while kernels compile
+``compat``          the Numba versions and private names this layer was written for
 ==================  ===========================================================================
 
 Numba's private API used, and why (each is also explained where it is used):
@@ -37,6 +39,9 @@ from numba import config  # noqa: E402
 
 from kinedyn._jit.cache import cached_njit  # noqa: E402
 from kinedyn._jit.dispatch import FastEntry, entry, handle_entry, kernel  # noqa: E402
+from kinedyn._jit.progress import install as _install_compile_progress  # noqa: E402
+
+_install_compile_progress()
 
 __all__ = ["FastEntry", "cached_njit", "entry", "handle_entry", "jit_disabled", "kernel"]
 
