@@ -346,7 +346,7 @@ def next_activation(dyntype, dynprm0, actlimited, actrange, act, act_dot, h):
 
 
 @kernel
-def _fwd_actuation(
+def fwd_actuation_kernel(
     # model
     actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_actadr, actuator_actnum,
     actuator_ctrllimited, actuator_ctrlrange, actuator_forcelimited, actuator_forcerange,
@@ -362,7 +362,14 @@ def _fwd_actuation(
     ctrl, ten_force,
     # callback values for user types (rows dyn, gain, bias; row 3: bits USER_DYN/GAIN/BIAS when set)
     user,
+    # option: move each rotational setpoint to the representative nearest the length (forward: True)
+    wrap_setpoints,
 ):
+    """mj_fwdActuation: act_dot, actuator_force and qfrc_actuator from ctrl, act and the transmission.
+
+    ``wrap_setpoints=False`` leaves the input of a servo on a rotational transmission as given
+    (``tools.inverse_actuation`` solves for affine forces); ``forward`` always wraps.
+    """
     nu = actuator_dyntype.shape[0]
     nv = qfrc_actuator.shape[0]
     actuator_force[:] = 0.0
@@ -429,10 +436,12 @@ def _fwd_actuation(
                 inp = next_activation(actuator_dyntype[i], actuator_dynprm[i, 0], actuator_actlimited[i],
                                       actuator_actrange[i], act[last], act_dot[last], timestep)
         # rotational setpoint: the representative nearest the length
-        period = wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_gainprm,
-                             actuator_biasprm, actuator_trntype, actuator_trnid, actuator_gear, jnt_type, i)
-        if period > 0.0:
-            inp = wrap_setpoint(inp, actuator_length[i], period)
+        if wrap_setpoints:
+            period = wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype,
+                                 actuator_gainprm, actuator_biasprm, actuator_trntype, actuator_trnid,
+                                 actuator_gear, jnt_type, i)
+            if period > 0.0:
+                inp = wrap_setpoint(inp, actuator_length[i], period)
         force = gain * inp
 
         if actuator_biastype[i] == BIAS_AFFINE:  # biasprm = [const, kp, kv]
@@ -542,7 +551,7 @@ def transmission_entry(m, d):
 
 @handle_entry
 def fwd_actuation_entry(m, d):
-    _fwd_actuation(
+    fwd_actuation_kernel(
         m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_actadr, m.actuator_actnum,
         m.actuator_ctrllimited, m.actuator_ctrlrange, m.actuator_forcelimited, m.actuator_forcerange,
         m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
@@ -553,6 +562,7 @@ def fwd_actuation_entry(m, d):
         d.ctrl, d.act, d.actuator_length, d.actuator_velocity, d.actuator_moment,
         d.act_dot, d.actuator_force, d.qfrc_actuator,
         d.scratch_nu, d.scratch_ntendon, d.scratch_user,
+        True,  # wrap_setpoints
     )
 
 
