@@ -7,9 +7,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
-
 from kinedyn._jit import handle_entry
 from kinedyn.engine.actuation import next_activation
 from kinedyn.engine.types import (
@@ -23,7 +20,14 @@ from kinedyn.engine.types import (
     JNT_FREE,
     TRN_TENDON,
 )
-from kinedyn.engine.util_linalg3 import cross, mat_mul, mat_t, mat_vec, skew
+from kinedyn.engine.util_linalg3 import (
+    cross3,
+    mat_mul_entry,
+    mat_t_mul_entry,
+    mat_vec3,
+    skew_entry,
+    skew_mul_entry,
+)
 from kinedyn.engine.util_muscle import muscle_gain_vel
 from kinedyn.engine.util_spatial import copy
 
@@ -40,7 +44,7 @@ def _is_free_body(m, j):
     return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
 
 
-@njit(cache=True)  # allocates its 6x6 system: keeps Numba's runtime
+@handle_entry
 def _free_body_implicit(m, d, j, qacc):
     """Solve (M - h dqfrc/dqvel) qacc = qfrc_smooth on a free body's 6 dofs, bias derivative included.
 
@@ -50,11 +54,15 @@ def _free_body_implicit(m, d, j, qacc):
     the bias derivative w.r.t. the rotational dofs has blocks
         d f / d w_local   = -mass K R,                 K = s w^T - (w.s) E + [w x s]x
         d tau / d w_local = R^T (-mass [s]x K + [w]x I_w - [I_w w]x) R.
+    The system and the 3x3 matrices live in scratch rows, the 3-vectors in locals.
     """
     h = m.opt_timestep[0]
     b = m.jnt_bodyid[j]
     adr = m.jnt_dofadr[j]
-    a = np.zeros((6, 6))
+    a = d.scratch_free_mhat
+    for r in range(6):
+        for c in range(6):
+            a[r, c] = 0.0
     # M block (symmetric, from the lower triangle) and damping
     for r in range(6):
         row = m.M_rowadr[adr + r]
@@ -74,36 +82,38 @@ def _free_body_implicit(m, d, j, qacc):
                     for c in range(6):
                         a[r, c] -= h * deriv * mom[adr + r] * mom[adr + c]
     # bias (gyroscopic) derivative
-    # (3x3 algebra by loops: Numba's matmul would need SciPy's BLAS at run time)
     mass = m.body_mass[b]
     rmat = d.xmat[b]
-    s = np.empty(3)
-    w = np.empty(3)
-    for k in range(3):
-        s[k] = d.xipos[b, k] - d.xpos[b, k]
-    for k in range(3):
-        w[k] = rmat[k, 0] * d.qvel[adr + 3] + rmat[k, 1] * d.qvel[adr + 4] + rmat[k, 2] * d.qvel[adr + 5]
+    xipos, xpos, qvel = d.xipos, d.xpos, d.qvel
+    s = (xipos[b, 0] - xpos[b, 0], xipos[b, 1] - xpos[b, 1], xipos[b, 2] - xpos[b, 2])
+    w = (rmat[0, 0] * qvel[adr + 3] + rmat[0, 1] * qvel[adr + 4] + rmat[0, 2] * qvel[adr + 5],
+         rmat[1, 0] * qvel[adr + 3] + rmat[1, 1] * qvel[adr + 4] + rmat[1, 2] * qvel[adr + 5],
+         rmat[2, 0] * qvel[adr + 3] + rmat[2, 1] * qvel[adr + 4] + rmat[2, 2] * qvel[adr + 5])
+    mat3 = d.scratch_free_mat3
+    iw, kmat, cmat, rt_cmat = mat3[0], mat3[1], mat3[2], mat3[3]
     # world inertia about the com: I_w = Ri diag(inertia) Ri^T
     ri = d.ximat[b]
-    iw = np.empty((3, 3))
     for r in range(3):
         for c in range(3):
             iw[r, c] = ri[r, 0] * m.body_inertia[b, 0] * ri[c, 0] \
                 + ri[r, 1] * m.body_inertia[b, 1] * ri[c, 1] + ri[r, 2] * m.body_inertia[b, 2] * ri[c, 2]
-    ws = cross(w, s)
-    iww = mat_vec(iw, w)
+    ws = cross3(w, s)
+    iww = mat_vec3(iw, w)
     w_dot_s = w[0] * s[0] + w[1] * s[1] + w[2] * s[2]
-    kmat = skew(ws)
     for r in range(3):
         for c in range(3):
-            kmat[r, c] += s[r] * w[c] - (w_dot_s if r == c else 0.0)
-    lin = mat_mul(kmat, rmat)
-    cmat = mat_mul(skew(w), iw) - skew(iww) - mass * mat_mul(skew(s), kmat)
-    rot = mat_mul(mat_mul(mat_t(rmat), cmat), rmat)
+            kmat[r, c] = skew_entry(ws, r, c) + (s[r] * w[c] - (w_dot_s if r == c else 0.0))
     for r in range(3):
         for c in range(3):
-            a[r, 3 + c] += -h * mass * lin[r, c]
-            a[3 + r, 3 + c] += h * rot[r, c]
+            cmat[r, c] = skew_mul_entry(w, iw, r, c) - skew_entry(iww, r, c) \
+                - mass * skew_mul_entry(s, kmat, r, c)
+    for r in range(3):
+        for c in range(3):
+            rt_cmat[r, c] = mat_t_mul_entry(rmat, cmat, r, c)
+    for r in range(3):
+        for c in range(3):
+            a[r, 3 + c] += -h * mass * mat_mul_entry(kmat, rmat, r, c)
+            a[3 + r, 3 + c] += h * mat_mul_entry(rt_cmat, rmat, r, c)
     copy(qacc[adr:adr + 6], d.qfrc_smooth[adr:adr + 6])
     _solve_dense(a, qacc[adr:adr + 6])
 

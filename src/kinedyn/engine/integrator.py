@@ -19,7 +19,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numba import njit
 
 from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
@@ -123,7 +122,7 @@ def _euler(m, d):
     _advance(m, d, d.act_dot, qacc, d.qvel)
 
 
-@njit(cache=True)  # calls _free_body_implicit, which allocates
+@handle_entry
 def _implicitfast(m, d):
     h = m.opt_timestep[0]
     qh = d.scratch_nC
@@ -337,7 +336,7 @@ def _checked_forward(m, d, check):
     return STATUS_OK
 
 
-@njit(cache=True)  # calls _free_body_implicit, which allocates
+@handle_entry
 def step_entry(m, d, check):
     """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
     stops at the first bad field). Compiles every integrator: for callers that cannot choose
@@ -361,7 +360,7 @@ def _step_euler_entry(m, d, check):
     return status
 
 
-@njit(cache=True)  # calls _free_body_implicit, which allocates
+@handle_entry
 def _step_implicitfast_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
