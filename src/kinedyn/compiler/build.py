@@ -4,7 +4,7 @@ Order of work, as in src/user/user_model.cc ``TryCompile`` and ``CopyTree``:
 parse sections, build the body tree (frames folded into their body), number
 bodies depth first in document order (``MakeTreeLists``), compile every body
 (orientation, geoms, inertia, joints, sites: ``mjCBody::Compile``), then
-tendons (fixed), actuators and keyframes, then the layout arrays (addresses, parents, the CSR
+tendons (fixed and spatial), actuators and keyframes, then the layout arrays (addresses, parents, the CSR
 pattern of M) and ``body_subtreemass`` (``mj_setConst``).
 """
 

@@ -10,7 +10,7 @@ where ``input`` is ``ctrl`` for stateless actuators and ``act`` otherwise, and
 the transmission maps that force to joint space: ``qfrc_actuator = moment^T force``.
 
 This release covers joint and jointinparent transmissions on every joint type,
-tendon transmissions on fixed tendons, site transmissions with and without refsite,
+tendon transmissions on fixed and spatial tendons, site transmissions with and without refsite,
 slider-cranks and body (adhesion) transmissions, whose moment needs contacts and is
 zero without them; dynamics none, integrator, filter, filterexact, muscle and user;
 gain fixed, affine, muscle and user; bias none, affine, muscle and user (see
@@ -50,6 +50,7 @@ from kinedyn.engine.types import (
     JNT_HINGE,
     JNT_SLIDE,
     MINVAL,
+    OPT_DISABLEFLAGS,
     TRN_JOINT,
     TRN_JOINTINPARENT,
     TRN_SITE,
@@ -556,7 +557,7 @@ def fwd_actuation_entry(m, d):
         m.actuator_ctrllimited, m.actuator_ctrlrange, m.actuator_forcelimited, m.actuator_forcerange,
         m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
         m.actuator_gainprm, m.actuator_biasprm, m.jnt_actfrclimited, m.jnt_actfrcrange, m.jnt_dofadr,
-        m.opt_flags[1], m.opt_timestep[0],
+        m.opt_flags[OPT_DISABLEFLAGS], m.opt_timestep[0],
         m.actuator_trntype, m.actuator_trnid, m.tendon_actfrclimited, m.tendon_actfrcrange,
         m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type,
         d.ctrl, d.act, d.actuator_length, d.actuator_velocity, d.actuator_moment,
@@ -569,6 +570,7 @@ def fwd_actuation_entry(m, d):
 def transmission(m, d) -> None:
     """Actuator lengths and moments.
 
-    Reads: qpos, ten_length, ten_J. Writes: actuator_length, actuator_moment. Mirrors mj_transmission.
+    Reads: qpos, xquat, site_xpos, site_xmat, subtree_com, cdof, ten_length, ten_J.
+    Writes: actuator_length, actuator_moment. Mirrors mj_transmission.
     """
     transmission_entry(m._handle, d._handle)

@@ -18,6 +18,7 @@ from kinedyn.engine.types import (
     GAIN_AFFINE,
     GAIN_MUSCLE,
     JNT_FREE,
+    OPT_DISABLEFLAGS,
     TRN_TENDON,
 )
 from kinedyn.engine.util_linalg3 import (
@@ -70,10 +71,10 @@ def _free_body_implicit(m, d, j, qacc):
             c = m.M_colind[row + k] - adr
             a[r, c] = d.M[row + k]
             a[c, r] = d.M[row + k]
-        if not m.opt_flags[1] & DSBL_DAMPER:
+        if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
             a[r, r] += h * m.dof_damping[adr + r]
     # actuator velocity derivatives on this block
-    if not m.opt_flags[1] & DSBL_ACTUATION:
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):
             deriv = _actuator_force_vel(m, d, i)
             if deriv != 0.0:
@@ -171,7 +172,7 @@ def _actuator_force_vel(m, d, i):
         if m.actuator_dyntype[i] == DYN_NONE:
             inp = d.ctrl[i]
             # the clamped control, as fwd_actuation uses (MuJoCo 4.0.0's implicitfast does too)
-            if m.actuator_ctrllimited[i] and not m.opt_flags[1] & DSBL_CLAMPCTRL:
+            if m.actuator_ctrllimited[i] and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_CLAMPCTRL:
                 inp = min(max(inp, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
         else:
             last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
@@ -194,7 +195,7 @@ def _actuator_force_vel(m, d, i):
                                       d.act[last], d.act_dot[last], m.opt_timestep[0])
         else:
             inp = d.ctrl[i]
-            if m.actuator_ctrllimited[i] and not m.opt_flags[1] & DSBL_CLAMPCTRL:
+            if m.actuator_ctrllimited[i] and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_CLAMPCTRL:
                 inp = min(max(inp, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
         deriv += gain_vel * inp
     return deriv

@@ -147,7 +147,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
        "wrap object id (joint of a fixed tendon; site or geom of a spatial one; -1 for a pulley)"),
     _m("wrap_prm", ("nwrap",), F,
        "wrap parameter (a fixed tendon's joint coefficient; a pulley's divisor; a geom's side site or -1)"),
-    # actuators (every transmission; spatial tendons not yet)
+    # actuators (every transmission)
     _m("actuator_trntype", ("nu",), I, "transmission type (TrnType)"),
     _m("actuator_dyntype", ("nu",), I, "activation dynamics type (DynType)"),
     _m("actuator_gaintype", ("nu",), I, "gain type (GainType)"),
@@ -281,7 +281,8 @@ DATA_FIELD = {f.name: f for f in DATA_FIELDS}
 def markdown() -> str:
     """The field reference (docs/fields.md), generated from this registry."""
     lines = ["# Field reference", "",
-             "Generated from `kinedyn/fields.py` by `python -m kinedyn.engine.fields > docs/fields.md`;",
+             "Generated from `kinedyn/engine/fields.py` by "
+             "`python -m kinedyn.engine.fields > docs/fields.md`;",
              "a test keeps it in sync. Shapes use the model sizes (`nbody`, `nv`, ...).",
              "`MuJoCo` says whether the tests compare the field with MuJoCo 4.0's.", ""]
     for title, table in (("Model", MODEL_FIELDS), ("Data", DATA_FIELDS)):

@@ -38,6 +38,8 @@ from kinedyn.engine.types import (
     INT_RK4,
     JNT_BALL,
     JNT_FREE,
+    OPT_DISABLEFLAGS,
+    OPT_INTEGRATOR,
     DisableBit,
 )
 from kinedyn.engine.util_spatial import copy
@@ -74,7 +76,7 @@ def _advance(m, d, act_dot, qacc, qvel):
     """
     h = m.opt_timestep[0]
     # activations, unless actuation is disabled
-    if m.na > 0 and not m.opt_flags[1] & DSBL_ACTUATION:
+    if m.na > 0 and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):
             adr = m.actuator_actadr[i]
             for j in range(adr, adr + m.actuator_actnum[i]):
@@ -104,7 +106,7 @@ def _advance(m, d, act_dot, qacc, qvel):
 def _euler(m, d):
     qacc = d.scratch_nv_a
     damped = False
-    if not m.opt_flags[1] & DSBL_EULERDAMP and not m.opt_flags[1] & DSBL_DAMPER:
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_EULERDAMP and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
         for v in range(m.nv):
             if m.dof_damping[v] > 0.0:
                 damped = True
@@ -128,7 +130,7 @@ def _implicitfast(m, d):
     qh = d.scratch_nC
     copy(qh, d.M)
     # qH = M - h D, D = d qfrc_smooth / d qvel restricted to M's sparsity
-    if not m.opt_flags[1] & DSBL_DAMPER:
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
         for v in range(m.nv):
             qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * m.dof_damping[v]
         # tendon damping: D -= damping * ten_J^T ten_J (mjd_passive_vel)
@@ -142,7 +144,7 @@ def _implicitfast(m, d):
                     continue
                 for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
                     qh[adr] += h * damping * jt[r] * jt[m.M_colind[adr]]
-    if not m.opt_flags[1] & DSBL_ACTUATION:
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):
             deriv = _actuator_force_vel(m, d, i)
             if deriv == 0.0:
@@ -341,7 +343,7 @@ def step_entry(m, d, check):
     """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
     stops at the first bad field). Compiles every integrator: for callers that cannot choose
     in Python (the batch kernels); ``step`` uses the per-integrator entries below."""
-    integrator = m.opt_flags[0]
+    integrator = m.opt_flags[OPT_INTEGRATOR]
     if integrator == INT_RK4:
         return _step_rk4_entry(m, d, check)
     if integrator == INT_IMPLICITFAST:
@@ -384,7 +386,7 @@ _STEP_BY_INTEGRATOR = {INT_EULER: FastEntry(_step_euler_entry), INT_RK4: FastEnt
 @handle_entry
 def _integrate_entry(m, d):
     """The integrator part of step_entry, after a forward pass done elsewhere (Euler, implicitfast)."""
-    if m.opt_flags[0] == INT_IMPLICITFAST:
+    if m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICITFAST:
         _implicitfast(m, d)
     else:
         _euler(m, d)

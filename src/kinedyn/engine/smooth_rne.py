@@ -17,7 +17,7 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
-from kinedyn.engine.types import DSBL_GRAVITY, JNT_BALL, JNT_FREE
+from kinedyn.engine.types import DSBL_GRAVITY, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
 from kinedyn.engine.util_spatial import (
     add6,
     add_scaled6,
@@ -192,7 +192,8 @@ def com_vel_entry(m, d):
 
 @handle_entry
 def rne_entry(m, d, flg_acc, result):
-    _rne(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_bodyid, m.opt_gravity, m.opt_flags[1],
+    _rne(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_bodyid, m.opt_gravity,
+         m.opt_flags[OPT_DISABLEFLAGS],
          d.qvel, d.qacc, d.cdof, d.cdof_dot, d.cinert, d.cvel, flg_acc,
          result,
          d.scratch_body6a, d.scratch_body6b)
@@ -202,7 +203,8 @@ def rne_entry(m, d, flg_acc, result):
 def com_vel_bias_entry(m, d):
     """com_vel_entry then rne_entry(flg_acc=False) into qfrc_bias, fused (see _com_vel_bias)."""
     _com_vel_bias(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_jntid, m.jnt_type, m.dof_bodyid,
-                  m.opt_gravity, m.opt_flags[1], d.qvel, d.cdof, d.cinert, d.cvel, d.cdof_dot, d.qfrc_bias,
+                  m.opt_gravity, m.opt_flags[OPT_DISABLEFLAGS], d.qvel, d.cdof, d.cinert, d.cvel, d.cdof_dot,
+                  d.qfrc_bias,
                   d.scratch_body6a, d.scratch_body6b)
 
 

@@ -208,3 +208,7 @@ DSBL_DAMPER = int(DisableBit.DAMPER)
 DSBL_ACTUATION = int(DisableBit.ACTUATION)
 DSBL_CLAMPCTRL = int(DisableBit.CLAMPCTRL)
 DSBL_EULERDAMP = int(DisableBit.EULERDAMP)
+
+# entries of the model handle's opt_flags (Option): m.opt_flags[OPT_DISABLEFLAGS] is MuJoCo's
+# m->opt.disableflags
+OPT_INTEGRATOR, OPT_DISABLEFLAGS, OPT_ENABLEFLAGS = 0, 1, 2
