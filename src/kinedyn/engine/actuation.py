@@ -49,6 +49,7 @@ from kinedyn.engine.types import (
     JNT_BALL,
     JNT_HINGE,
     JNT_SLIDE,
+    MAXVAL,
     MINVAL,
     OPT_DISABLEFLAGS,
     TRN_JOINT,
@@ -347,6 +348,28 @@ def next_activation(dyntype, dynprm0, actlimited, actrange, act, act_dot, h):
 
 
 @kernel
+def clamped_ctrl(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl, i):
+    """ctrl[i], clamped to ctrlrange when the actuator is ctrllimited and clampctrl is enabled."""
+    c = ctrl[i]
+    if actuator_ctrllimited[i] and not disableflags & DSBL_CLAMPCTRL:
+        c = min(max(c, actuator_ctrlrange[i, 0]), actuator_ctrlrange[i, 1])
+    return c
+
+
+@kernel
+def activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr, actuator_actnum, actuator_actlimited,
+                     actuator_actrange, actuator_actearly, act, act_dot, timestep, i):
+    """The input of stateful actuator i: its last activation, or with actearly the next
+    step's (removing a one-step delay)."""
+    last = actuator_actadr[i] + actuator_actnum[i] - 1
+    inp = act[last]
+    if actuator_actearly[i]:
+        inp = next_activation(actuator_dyntype[i], actuator_dynprm[i, 0], actuator_actlimited[i],
+                              actuator_actrange[i], act[last], act_dot[last], timestep)
+    return inp
+
+
+@kernel
 def fwd_actuation_kernel(
     # model
     actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_actadr, actuator_actnum,
@@ -388,11 +411,9 @@ def fwd_actuation_kernel(
     # controls, clamped to ctrlrange unless clampctrl is disabled; a bad control zeroes them all
     bad = False
     for i in range(nu):
-        c = ctrl_in[i]
-        if actuator_ctrllimited[i] and not disableflags & DSBL_CLAMPCTRL:
-            c = min(max(c, actuator_ctrlrange[i, 0]), actuator_ctrlrange[i, 1])
+        c = clamped_ctrl(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl_in, i)
         ctrl[i] = c
-        if not (abs(c) <= 1e10):
+        if not (abs(c) <= MAXVAL):
             bad = True
     if bad:
         ctrl[:] = 0.0
@@ -430,12 +451,9 @@ def fwd_actuation_kernel(
         if actuator_dyntype[i] == DYN_NONE:
             inp = ctrl[i]
         else:
-            last = actuator_actadr[i] + actuator_actnum[i] - 1
-            inp = act[last]
-            if actuator_actearly[i]:
-                # use the activation of the next step, removing a one-step delay
-                inp = next_activation(actuator_dyntype[i], actuator_dynprm[i, 0], actuator_actlimited[i],
-                                      actuator_actrange[i], act[last], act_dot[last], timestep)
+            inp = activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr, actuator_actnum,
+                                   actuator_actlimited, actuator_actrange, actuator_actearly, act, act_dot,
+                                   timestep, i)
         # rotational setpoint: the representative nearest the length
         if wrap_setpoints:
             period = wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype,

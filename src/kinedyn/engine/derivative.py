@@ -8,11 +8,10 @@
 from __future__ import annotations
 
 from kinedyn._jit import handle_entry
-from kinedyn.engine.actuation import next_activation
+from kinedyn.engine.actuation import activation_input, clamped_ctrl
 from kinedyn.engine.types import (
     BIAS_AFFINE,
     DSBL_ACTUATION,
-    DSBL_CLAMPCTRL,
     DSBL_DAMPER,
     DYN_NONE,
     GAIN_AFFINE,
@@ -170,17 +169,10 @@ def _actuator_force_vel(m, d, i):
         deriv = m.actuator_biasprm[i, 2]
     if m.actuator_gaintype[i] == GAIN_AFFINE and m.actuator_gainprm[i, 2] != 0.0:
         if m.actuator_dyntype[i] == DYN_NONE:
-            inp = d.ctrl[i]
             # the clamped control, as fwd_actuation uses (MuJoCo 4.0.0's implicitfast does too)
-            if m.actuator_ctrllimited[i] and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_CLAMPCTRL:
-                inp = min(max(inp, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+            inp = _clamped_ctrl(m, d, i)
         else:
-            last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
-            inp = d.act[last]
-            if m.actuator_actearly[i]:
-                inp = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
-                                      m.actuator_actlimited[i], m.actuator_actrange[i],
-                                      d.act[last], d.act_dot[last], m.opt_timestep[0])
+            inp = _activation_input(m, d, i)
         deriv += m.actuator_gainprm[i, 2] * inp
     elif m.actuator_gaintype[i] == GAIN_MUSCLE:
         # muscle gain velocity derivative (mjd_muscleGain_vel) times the activation
@@ -188,16 +180,23 @@ def _actuator_force_vel(m, d, i):
                                    m.actuator_acc0[i], m.actuator_gainprm, i)
         last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
         if last >= 0 and m.actuator_dyntype[i] != DYN_NONE:
-            inp = d.act[last]
-            if m.actuator_actearly[i]:
-                inp = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
-                                      m.actuator_actlimited[i], m.actuator_actrange[i],
-                                      d.act[last], d.act_dot[last], m.opt_timestep[0])
+            inp = _activation_input(m, d, i)
         else:
-            inp = d.ctrl[i]
-            if m.actuator_ctrllimited[i] and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_CLAMPCTRL:
-                inp = min(max(inp, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+            inp = _clamped_ctrl(m, d, i)
         deriv += gain_vel * inp
     return deriv
 
 
+@handle_entry
+def _clamped_ctrl(m, d, i):
+    """actuation.clamped_ctrl of d.ctrl."""
+    return clamped_ctrl(m.actuator_ctrllimited, m.actuator_ctrlrange, m.opt_flags[OPT_DISABLEFLAGS],
+                        d.ctrl, i)
+
+
+@handle_entry
+def _activation_input(m, d, i):
+    """actuation.activation_input of d.act."""
+    return activation_input(m.actuator_dyntype, m.actuator_dynprm, m.actuator_actadr, m.actuator_actnum,
+                            m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, d.act, d.act_dot,
+                            m.opt_timestep[0], i)

@@ -38,15 +38,13 @@ from kinedyn.engine.types import (
     INT_RK4,
     JNT_BALL,
     JNT_FREE,
+    MAXVAL,
     OPT_DISABLEFLAGS,
     OPT_INTEGRATOR,
     DisableBit,
 )
 from kinedyn.engine.util_spatial import copy
 from kinedyn.errors import NonFiniteStateWarning
-
-# mju_isBad: non-finite or beyond this magnitude (mjMAXVAL)
-MAXVAL = 1e10
 
 # status codes returned by the step kernel: which state field went bad
 STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC = 0, 1, 2, 3
@@ -324,18 +322,33 @@ def _rk4(m, d, a_tab, b_tab):
     _advance(m, d, act_rate, acc, vel)
 
 
+@kernel
+def _state_status(check, qpos, qvel):
+    """mj_step's check before the forward pass: STATUS_BADQPOS, STATUS_BADQVEL or STATUS_OK."""
+    if check:
+        if _first_bad(qpos):
+            return STATUS_BADQPOS
+        if _first_bad(qvel):
+            return STATUS_BADQVEL
+    return STATUS_OK
+
+
+@kernel
+def _qacc_status(check, qacc):
+    """mj_step's check after the forward pass: STATUS_BADQACC or STATUS_OK."""
+    if check and _first_bad(qacc):
+        return STATUS_BADQACC
+    return STATUS_OK
+
+
 @entry
 def _checked_forward(m, d, check):
     """The forward pass of a step with mj_step's bad-state checks; a STATUS_* code."""
-    if check:
-        if _first_bad(d.qpos):
-            return STATUS_BADQPOS
-        if _first_bad(d.qvel):
-            return STATUS_BADQVEL
+    status = _state_status(check, d.qpos, d.qvel)
+    if status != STATUS_OK:
+        return status
     forward_entry(m, d)
-    if check and _first_bad(d.qacc):
-        return STATUS_BADQACC
-    return STATUS_OK
+    return _qacc_status(check, d.qacc)
 
 
 @handle_entry
@@ -400,16 +413,15 @@ def _step_with_callbacks(m, d, check):
     if m.opt.integrator == INT_RK4:
         raise NotImplementedError("RK4 with user-actuator callbacks: its stages run compiled and cannot call "
                                   "Python; use Euler or implicitfast, or remove the callbacks")
-    if check:
-        if _first_bad(d.qpos):
-            return STATUS_BADQPOS
-        if _first_bad(d.qvel):
-            return STATUS_BADQVEL
+    # _checked_forward with the callbacks' forward pass
+    status = _state_status(check, d.qpos, d.qvel)
+    if status != STATUS_OK:
+        return status
     forward_with_callbacks(m, d)
-    if check and _first_bad(d.qacc):
-        return STATUS_BADQACC
-    _INTEGRATE(m._handle, d._handle)
-    return STATUS_OK
+    status = _qacc_status(check, d.qacc)
+    if status == STATUS_OK:
+        _INTEGRATE(m._handle, d._handle)
+    return status
 
 
 def step(m, d, nstep: int = 1) -> None:

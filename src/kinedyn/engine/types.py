@@ -15,6 +15,8 @@ NDYN = 10
 NGAIN = 10
 NBIAS = 10
 MINVAL = 1e-15
+# mju_isBad and mj_fwdActuation's control check: non-finite or beyond this magnitude (mjMAXVAL)
+MAXVAL = 1e10
 
 
 class JointType(enum.IntEnum):

@@ -63,11 +63,12 @@ from kinedyn.engine.types import (
     DYN_FILTEREXACT,
     DYN_MUSCLE,
     DYN_NONE,
+    MAXVAL,
     TRN_TENDON,
 )
 
 # mj_fwdActuation zeroes every control when one exceeds this magnitude
-CTRL_MAX = 1e10
+CTRL_MAX = MAXVAL
 # relative tolerance of ``exact`` (SPEC §2), with an absolute floor
 EXACT_RTOL, EXACT_ATOL = 1e-9, 1e-12
 
