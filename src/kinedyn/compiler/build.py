@@ -4,7 +4,7 @@ Order of work, as in src/user/user_model.cc ``TryCompile`` and ``CopyTree``:
 parse sections, build the body tree (frames folded into their body), number
 bodies depth first in document order (``MakeTreeLists``), compile every body
 (orientation, geoms, inertia, joints, sites: ``mjCBody::Compile``), then
-tendons (fixed), actuators and keyframes, then the layout arrays (addresses, parents, the CSR
+tendons (fixed and spatial), actuators and keyframes, then the layout arrays (addresses, parents, the CSR
 pattern of M) and ``body_subtreemass`` (``mj_setConst``).
 """
 
@@ -21,7 +21,7 @@ from kinedyn.compiler import defaults as dflt
 from kinedyn.compiler import frames as fr
 from kinedyn.compiler import inertial as inr
 from kinedyn.engine.model import Model, Option
-from kinedyn.engine.types import DisableBit, GeomType, IntegratorType, JointType, WrapType
+from kinedyn.engine.types import MINVAL, DisableBit, GeomType, IntegratorType, JointType, WrapType
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
 from kinedyn.xml.mjcf import (
     ACTUATOR_TAGS,
@@ -32,7 +32,6 @@ from kinedyn.xml.mjcf import (
     typed_attrs,
 )
 
-MINVAL = 1e-15  # mjMINVAL
 _GEOMTYPE = {t.name.lower(): int(t) for t in GeomType}
 _JOINTTYPE = {t.name.lower(): int(t) for t in JointType}
 
@@ -533,24 +532,7 @@ class Compiler:
         quat = list(a.get("quat", [1.0, 0.0, 0.0, 0.0]))
         fr.normvec(quat)
         pos = list(a["pos"])
-        if "fromto" in a:
-            if gtype not in (GeomType.CAPSULE, GeomType.CYLINDER, GeomType.ELLIPSOID, GeomType.BOX):
-                raise node.error("fromto requires capsule, cylinder, box or ellipsoid in geom", "fromto")
-            if pos[0] or pos[1] or pos[2]:
-                raise node.error("both pos and fromto defined in geom", "fromto")
-            res = fr.fromto_frame(a["fromto"])
-            if res is None:
-                raise node.error("fromto points too close in geom", "fromto")
-            pos, quat, size[1] = res
-            if gtype in (GeomType.ELLIPSOID, GeomType.BOX):
-                size[2], size[1] = size[1], size[0]
-        else:
-            q, err = fr.resolve_orientation({k: v for k, v in a.items() if k != "quat"},
-                                            self.degree, self.eulerseq)
-            if err:
-                raise node.error(f"orientation specification error '{err}' in geom")
-            if q is not None:
-                quat = q
+        pos, quat = self._fromto_or_orientation(node, a, "geom", gtype, pos, quat, size)
         _check_size(node, gtype, size)
         shell = a["shellinertia"] == "true"
         if infer:
@@ -577,6 +559,31 @@ class Compiler:
             pos, quat = fr.frame_accum(geom.frame.pos, geom.frame.quat, pos, quat)
         geom.pos, geom.quat, geom.size = pos, quat, size
 
+    def _fromto_or_orientation(self, node: Node, a: dict, kind: str, gtype: int, pos: list, quat: list,
+                               size: list) -> tuple[list, list]:
+        """(pos, quat) of a geom or site (``kind``) from ``fromto`` (which also sets size[1], and
+        for ellipsoids and boxes moves it to size[2]), else quat from the alternative orientation
+        attributes, if any (mjCGeom::Compile, mjCSite::Compile)."""
+        if "fromto" in a:
+            if gtype not in (GeomType.CAPSULE, GeomType.CYLINDER, GeomType.ELLIPSOID, GeomType.BOX):
+                raise node.error(f"fromto requires capsule, cylinder, box or ellipsoid in {kind}", "fromto")
+            if pos[0] or pos[1] or pos[2]:
+                raise node.error(f"both pos and fromto defined in {kind}", "fromto")
+            res = fr.fromto_frame(a["fromto"])
+            if res is None:
+                raise node.error(f"fromto points too close in {kind}", "fromto")
+            pos, quat, size[1] = res
+            if gtype in (GeomType.ELLIPSOID, GeomType.BOX):
+                size[2], size[1] = size[1], size[0]
+        else:
+            q, err = fr.resolve_orientation({k: v for k, v in a.items() if k != "quat"},
+                                            self.degree, self.eulerseq)
+            if err:
+                raise node.error(f"orientation specification error '{err}' in {kind}")
+            if q is not None:
+                quat = q
+        return pos, quat
+
     def _compile_site(self, site: Site) -> None:
         """mjCSite::Compile."""
         a, node = site.attrs, site.node
@@ -588,24 +595,7 @@ class Compiler:
         size = list(a["size"])
         pos = list(a["pos"])
         quat = list(a.get("quat", [1.0, 0.0, 0.0, 0.0]))
-        if "fromto" in a:
-            if stype not in (GeomType.CAPSULE, GeomType.CYLINDER, GeomType.ELLIPSOID, GeomType.BOX):
-                raise node.error("fromto requires capsule, cylinder, box or ellipsoid in site", "fromto")
-            if pos[0] or pos[1] or pos[2]:
-                raise node.error("both pos and fromto defined in site", "fromto")
-            res = fr.fromto_frame(a["fromto"])
-            if res is None:
-                raise node.error("fromto points too close in site", "fromto")
-            pos, quat, size[1] = res
-            if stype in (GeomType.ELLIPSOID, GeomType.BOX):
-                size[2], size[1] = size[1], size[0]
-        else:
-            q, err = fr.resolve_orientation({k: v for k, v in a.items() if k != "quat"},
-                                            self.degree, self.eulerseq)
-            if err:
-                raise node.error(f"orientation specification error '{err}' in site")
-            if q is not None:
-                quat = q
+        pos, quat = self._fromto_or_orientation(node, a, "site", stype, pos, quat, size)
         if site.frame is not None:
             pos, quat = fr.frame_accum(site.frame.pos, site.frame.quat, pos, quat)
         fr.normvec(quat)

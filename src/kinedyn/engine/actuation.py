@@ -10,7 +10,7 @@ where ``input`` is ``ctrl`` for stateless actuators and ``act`` otherwise, and
 the transmission maps that force to joint space: ``qfrc_actuator = moment^T force``.
 
 This release covers joint and jointinparent transmissions on every joint type,
-tendon transmissions on fixed tendons, site transmissions with and without refsite,
+tendon transmissions on fixed and spatial tendons, site transmissions with and without refsite,
 slider-cranks and body (adhesion) transmissions, whose moment needs contacts and is
 zero without them; dynamics none, integrator, filter, filterexact, muscle and user;
 gain fixed, affine, muscle and user; bias none, affine, muscle and user (see
@@ -49,7 +49,9 @@ from kinedyn.engine.types import (
     JNT_BALL,
     JNT_HINGE,
     JNT_SLIDE,
+    MAXVAL,
     MINVAL,
+    OPT_DISABLEFLAGS,
     TRN_JOINT,
     TRN_JOINTINPARENT,
     TRN_SITE,
@@ -60,8 +62,7 @@ from kinedyn.engine.util_muscle import muscle_bias, muscle_dynamics, muscle_gain
 from kinedyn.engine.util_spatial import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
 
 
-# Inlined into its entry (Numba IR): as a call, its 26 array arguments are passed field by
-# field (~9 words each) on every call; inlined, transmission 0.23 -> 0.14 us in-jit (humanoid).
+# Inlined into its entry: as a call, its 26 array arguments are passed field by field every time.
 @kernel(inline="always")
 def _transmission(
     # model
@@ -347,7 +348,29 @@ def next_activation(dyntype, dynprm0, actlimited, actrange, act, act_dot, h):
 
 
 @kernel
-def _fwd_actuation(
+def clamped_ctrl(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl, i):
+    """ctrl[i], clamped to ctrlrange when the actuator is ctrllimited and clampctrl is enabled."""
+    c = ctrl[i]
+    if actuator_ctrllimited[i] and not disableflags & DSBL_CLAMPCTRL:
+        c = min(max(c, actuator_ctrlrange[i, 0]), actuator_ctrlrange[i, 1])
+    return c
+
+
+@kernel
+def activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr, actuator_actnum, actuator_actlimited,
+                     actuator_actrange, actuator_actearly, act, act_dot, timestep, i):
+    """The input of stateful actuator i: its last activation, or with actearly the next
+    step's (removing a one-step delay)."""
+    last = actuator_actadr[i] + actuator_actnum[i] - 1
+    inp = act[last]
+    if actuator_actearly[i]:
+        inp = next_activation(actuator_dyntype[i], actuator_dynprm[i, 0], actuator_actlimited[i],
+                              actuator_actrange[i], act[last], act_dot[last], timestep)
+    return inp
+
+
+@kernel
+def fwd_actuation_kernel(
     # model
     actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_actadr, actuator_actnum,
     actuator_ctrllimited, actuator_ctrlrange, actuator_forcelimited, actuator_forcerange,
@@ -363,7 +386,14 @@ def _fwd_actuation(
     ctrl, ten_force,
     # callback values for user types (rows dyn, gain, bias; row 3: bits USER_DYN/GAIN/BIAS when set)
     user,
+    # option: move each rotational setpoint to the representative nearest the length (forward: True)
+    wrap_setpoints,
 ):
+    """mj_fwdActuation: act_dot, actuator_force and qfrc_actuator from ctrl, act and the transmission.
+
+    ``wrap_setpoints=False`` leaves the input of a servo on a rotational transmission as given
+    (``tools.inverse_actuation`` solves for affine forces); ``forward`` always wraps.
+    """
     nu = actuator_dyntype.shape[0]
     nv = qfrc_actuator.shape[0]
     actuator_force[:] = 0.0
@@ -381,11 +411,9 @@ def _fwd_actuation(
     # controls, clamped to ctrlrange unless clampctrl is disabled; a bad control zeroes them all
     bad = False
     for i in range(nu):
-        c = ctrl_in[i]
-        if actuator_ctrllimited[i] and not disableflags & DSBL_CLAMPCTRL:
-            c = min(max(c, actuator_ctrlrange[i, 0]), actuator_ctrlrange[i, 1])
+        c = clamped_ctrl(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl_in, i)
         ctrl[i] = c
-        if not (abs(c) <= 1e10):
+        if not (abs(c) <= MAXVAL):
             bad = True
     if bad:
         ctrl[:] = 0.0
@@ -423,17 +451,16 @@ def _fwd_actuation(
         if actuator_dyntype[i] == DYN_NONE:
             inp = ctrl[i]
         else:
-            last = actuator_actadr[i] + actuator_actnum[i] - 1
-            inp = act[last]
-            if actuator_actearly[i]:
-                # use the activation of the next step, removing a one-step delay
-                inp = next_activation(actuator_dyntype[i], actuator_dynprm[i, 0], actuator_actlimited[i],
-                                      actuator_actrange[i], act[last], act_dot[last], timestep)
+            inp = activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr, actuator_actnum,
+                                   actuator_actlimited, actuator_actrange, actuator_actearly, act, act_dot,
+                                   timestep, i)
         # rotational setpoint: the representative nearest the length
-        period = wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_gainprm,
-                             actuator_biasprm, actuator_trntype, actuator_trnid, actuator_gear, jnt_type, i)
-        if period > 0.0:
-            inp = wrap_setpoint(inp, actuator_length[i], period)
+        if wrap_setpoints:
+            period = wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype,
+                                 actuator_gainprm, actuator_biasprm, actuator_trntype, actuator_trnid,
+                                 actuator_gear, jnt_type, i)
+            if period > 0.0:
+                inp = wrap_setpoint(inp, actuator_length[i], period)
         force = gain * inp
 
         if actuator_biastype[i] == BIAS_AFFINE:  # biasprm = [const, kp, kv]
@@ -470,8 +497,8 @@ def _fwd_actuation(
                                     actuator_forcerange[i, 1])
 
     # qfrc_actuator = moment^T force over the nonzero moments (MuJoCo's moment is sparse). A
-    # select rather than a branch: adding 0.0 for a zero moment leaves the sum as it was, and
-    # LLVM vectorises the branch-free loop (humanoid: 148 -> 90 ns for this loop)
+    # select rather than a branch, so the loop vectorises: adding 0.0 for a zero moment
+    # leaves the sum as it was
     for i in range(nu):
         f = actuator_force[i]
         for v in range(nv):
@@ -509,8 +536,8 @@ def actuator_velocity_kernel(disableflags, actuator_moment, qvel, actuator_veloc
 
     MuJoCo keeps the moment sparse; here each dense row is first scanned for the number of
     nonzeros and, when there is one, its column (the sum of the columns of the nonzeros).
-    That scan has no branch, so LLVM vectorises it, and a row with one nonzero (a joint
-    transmission: every actuator of the humanoid) needs no search. Humanoid: 193 -> 130 ns.
+    That scan has no branch, so it vectorises, and a row with one nonzero (a joint
+    transmission) needs no search.
     """
     nu, nv = actuator_moment.shape
     for i in range(nu):
@@ -543,23 +570,25 @@ def transmission_entry(m, d):
 
 @handle_entry
 def fwd_actuation_entry(m, d):
-    _fwd_actuation(
+    fwd_actuation_kernel(
         m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_actadr, m.actuator_actnum,
         m.actuator_ctrllimited, m.actuator_ctrlrange, m.actuator_forcelimited, m.actuator_forcerange,
         m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
         m.actuator_gainprm, m.actuator_biasprm, m.jnt_actfrclimited, m.jnt_actfrcrange, m.jnt_dofadr,
-        m.opt_flags[1], m.opt_timestep[0],
+        m.opt_flags[OPT_DISABLEFLAGS], m.opt_timestep[0],
         m.actuator_trntype, m.actuator_trnid, m.tendon_actfrclimited, m.tendon_actfrcrange,
         m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type,
         d.ctrl, d.act, d.actuator_length, d.actuator_velocity, d.actuator_moment,
         d.act_dot, d.actuator_force, d.qfrc_actuator,
         d.scratch_nu, d.scratch_ntendon, d.scratch_user,
+        True,  # wrap_setpoints
     )
 
 
 def transmission(m, d) -> None:
     """Actuator lengths and moments.
 
-    Reads: qpos, ten_length, ten_J. Writes: actuator_length, actuator_moment. Mirrors mj_transmission.
+    Reads: qpos, xquat, site_xpos, site_xmat, subtree_com, cdof, ten_length, ten_J.
+    Writes: actuator_length, actuator_moment. Mirrors mj_transmission.
     """
     transmission_entry(m._handle, d._handle)

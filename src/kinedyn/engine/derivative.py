@@ -7,22 +7,27 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from kinedyn._jit import cached_njit, handle_entry
-from kinedyn.engine.actuation import next_activation
+from kinedyn._jit import handle_entry
+from kinedyn.engine.actuation import activation_input, clamped_ctrl
 from kinedyn.engine.types import (
     BIAS_AFFINE,
     DSBL_ACTUATION,
-    DSBL_CLAMPCTRL,
     DSBL_DAMPER,
     DYN_NONE,
     GAIN_AFFINE,
     GAIN_MUSCLE,
     JNT_FREE,
+    OPT_DISABLEFLAGS,
     TRN_TENDON,
 )
-from kinedyn.engine.util_linalg3 import cross, mat_mul, mat_t, mat_vec, skew
+from kinedyn.engine.util_linalg3 import (
+    cross3,
+    mat_mul_entry,
+    mat_t_mul_entry,
+    mat_vec3,
+    skew_entry,
+    skew_mul_entry,
+)
 from kinedyn.engine.util_muscle import muscle_gain_vel
 from kinedyn.engine.util_spatial import copy
 
@@ -39,7 +44,7 @@ def _is_free_body(m, j):
     return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
 
 
-@cached_njit  # allocates its 6x6 system: keeps Numba's runtime
+@handle_entry
 def _free_body_implicit(m, d, j, qacc):
     """Solve (M - h dqfrc/dqvel) qacc = qfrc_smooth on a free body's 6 dofs, bias derivative included.
 
@@ -49,11 +54,15 @@ def _free_body_implicit(m, d, j, qacc):
     the bias derivative w.r.t. the rotational dofs has blocks
         d f / d w_local   = -mass K R,                 K = s w^T - (w.s) E + [w x s]x
         d tau / d w_local = R^T (-mass [s]x K + [w]x I_w - [I_w w]x) R.
+    The system and the 3x3 matrices live in scratch rows, the 3-vectors in locals.
     """
     h = m.opt_timestep[0]
     b = m.jnt_bodyid[j]
     adr = m.jnt_dofadr[j]
-    a = np.zeros((6, 6))
+    a = d.scratch_free_mhat
+    for r in range(6):
+        for c in range(6):
+            a[r, c] = 0.0
     # M block (symmetric, from the lower triangle) and damping
     for r in range(6):
         row = m.M_rowadr[adr + r]
@@ -61,10 +70,10 @@ def _free_body_implicit(m, d, j, qacc):
             c = m.M_colind[row + k] - adr
             a[r, c] = d.M[row + k]
             a[c, r] = d.M[row + k]
-        if not m.opt_flags[1] & DSBL_DAMPER:
+        if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
             a[r, r] += h * m.dof_damping[adr + r]
     # actuator velocity derivatives on this block
-    if not m.opt_flags[1] & DSBL_ACTUATION:
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):
             deriv = _actuator_force_vel(m, d, i)
             if deriv != 0.0:
@@ -73,36 +82,38 @@ def _free_body_implicit(m, d, j, qacc):
                     for c in range(6):
                         a[r, c] -= h * deriv * mom[adr + r] * mom[adr + c]
     # bias (gyroscopic) derivative
-    # (3x3 algebra by loops: Numba's matmul would need SciPy's BLAS at run time)
     mass = m.body_mass[b]
     rmat = d.xmat[b]
-    s = np.empty(3)
-    w = np.empty(3)
-    for k in range(3):
-        s[k] = d.xipos[b, k] - d.xpos[b, k]
-    for k in range(3):
-        w[k] = rmat[k, 0] * d.qvel[adr + 3] + rmat[k, 1] * d.qvel[adr + 4] + rmat[k, 2] * d.qvel[adr + 5]
+    xipos, xpos, qvel = d.xipos, d.xpos, d.qvel
+    s = (xipos[b, 0] - xpos[b, 0], xipos[b, 1] - xpos[b, 1], xipos[b, 2] - xpos[b, 2])
+    w = (rmat[0, 0] * qvel[adr + 3] + rmat[0, 1] * qvel[adr + 4] + rmat[0, 2] * qvel[adr + 5],
+         rmat[1, 0] * qvel[adr + 3] + rmat[1, 1] * qvel[adr + 4] + rmat[1, 2] * qvel[adr + 5],
+         rmat[2, 0] * qvel[adr + 3] + rmat[2, 1] * qvel[adr + 4] + rmat[2, 2] * qvel[adr + 5])
+    mat3 = d.scratch_free_mat3
+    iw, kmat, cmat, rt_cmat = mat3[0], mat3[1], mat3[2], mat3[3]
     # world inertia about the com: I_w = Ri diag(inertia) Ri^T
     ri = d.ximat[b]
-    iw = np.empty((3, 3))
     for r in range(3):
         for c in range(3):
             iw[r, c] = ri[r, 0] * m.body_inertia[b, 0] * ri[c, 0] \
                 + ri[r, 1] * m.body_inertia[b, 1] * ri[c, 1] + ri[r, 2] * m.body_inertia[b, 2] * ri[c, 2]
-    ws = cross(w, s)
-    iww = mat_vec(iw, w)
+    ws = cross3(w, s)
+    iww = mat_vec3(iw, w)
     w_dot_s = w[0] * s[0] + w[1] * s[1] + w[2] * s[2]
-    kmat = skew(ws)
     for r in range(3):
         for c in range(3):
-            kmat[r, c] += s[r] * w[c] - (w_dot_s if r == c else 0.0)
-    lin = mat_mul(kmat, rmat)
-    cmat = mat_mul(skew(w), iw) - skew(iww) - mass * mat_mul(skew(s), kmat)
-    rot = mat_mul(mat_mul(mat_t(rmat), cmat), rmat)
+            kmat[r, c] = skew_entry(ws, r, c) + (s[r] * w[c] - (w_dot_s if r == c else 0.0))
     for r in range(3):
         for c in range(3):
-            a[r, 3 + c] += -h * mass * lin[r, c]
-            a[3 + r, 3 + c] += h * rot[r, c]
+            cmat[r, c] = skew_mul_entry(w, iw, r, c) - skew_entry(iww, r, c) \
+                - mass * skew_mul_entry(s, kmat, r, c)
+    for r in range(3):
+        for c in range(3):
+            rt_cmat[r, c] = mat_t_mul_entry(rmat, cmat, r, c)
+    for r in range(3):
+        for c in range(3):
+            a[r, 3 + c] += -h * mass * mat_mul_entry(kmat, rmat, r, c)
+            a[3 + r, 3 + c] += h * mat_mul_entry(rt_cmat, rmat, r, c)
     copy(qacc[adr:adr + 6], d.qfrc_smooth[adr:adr + 6])
     _solve_dense(a, qacc[adr:adr + 6])
 
@@ -158,17 +169,10 @@ def _actuator_force_vel(m, d, i):
         deriv = m.actuator_biasprm[i, 2]
     if m.actuator_gaintype[i] == GAIN_AFFINE and m.actuator_gainprm[i, 2] != 0.0:
         if m.actuator_dyntype[i] == DYN_NONE:
-            inp = d.ctrl[i]
             # the clamped control, as fwd_actuation uses (MuJoCo 4.0.0's implicitfast does too)
-            if m.actuator_ctrllimited[i] and not m.opt_flags[1] & DSBL_CLAMPCTRL:
-                inp = min(max(inp, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+            inp = _clamped_ctrl(m, d, i)
         else:
-            last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
-            inp = d.act[last]
-            if m.actuator_actearly[i]:
-                inp = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
-                                      m.actuator_actlimited[i], m.actuator_actrange[i],
-                                      d.act[last], d.act_dot[last], m.opt_timestep[0])
+            inp = _activation_input(m, d, i)
         deriv += m.actuator_gainprm[i, 2] * inp
     elif m.actuator_gaintype[i] == GAIN_MUSCLE:
         # muscle gain velocity derivative (mjd_muscleGain_vel) times the activation
@@ -176,16 +180,23 @@ def _actuator_force_vel(m, d, i):
                                    m.actuator_acc0[i], m.actuator_gainprm, i)
         last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
         if last >= 0 and m.actuator_dyntype[i] != DYN_NONE:
-            inp = d.act[last]
-            if m.actuator_actearly[i]:
-                inp = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
-                                      m.actuator_actlimited[i], m.actuator_actrange[i],
-                                      d.act[last], d.act_dot[last], m.opt_timestep[0])
+            inp = _activation_input(m, d, i)
         else:
-            inp = d.ctrl[i]
-            if m.actuator_ctrllimited[i] and not m.opt_flags[1] & DSBL_CLAMPCTRL:
-                inp = min(max(inp, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+            inp = _clamped_ctrl(m, d, i)
         deriv += gain_vel * inp
     return deriv
 
 
+@handle_entry
+def _clamped_ctrl(m, d, i):
+    """actuation.clamped_ctrl of d.ctrl."""
+    return clamped_ctrl(m.actuator_ctrllimited, m.actuator_ctrlrange, m.opt_flags[OPT_DISABLEFLAGS],
+                        d.ctrl, i)
+
+
+@handle_entry
+def _activation_input(m, d, i):
+    """actuation.activation_input of d.act."""
+    return activation_input(m.actuator_dyntype, m.actuator_dynprm, m.actuator_actadr, m.actuator_actnum,
+                            m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, d.act, d.act_dot,
+                            m.opt_timestep[0], i)

@@ -147,7 +147,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
        "wrap object id (joint of a fixed tendon; site or geom of a spatial one; -1 for a pulley)"),
     _m("wrap_prm", ("nwrap",), F,
        "wrap parameter (a fixed tendon's joint coefficient; a pulley's divisor; a geom's side site or -1)"),
-    # actuators (every transmission; spatial tendons not yet)
+    # actuators (every transmission)
     _m("actuator_trntype", ("nu",), I, "transmission type (TrnType)"),
     _m("actuator_dyntype", ("nu",), I, "activation dynamics type (DynType)"),
     _m("actuator_gaintype", ("nu",), I, "gain type (GainType)"),
@@ -262,6 +262,10 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
        False),
     _d("scratch_ntendon", ("ntendon",), "scratch", "summed actuator force per tendon", False),
     _d("scratch_nC", ("nC",), "scratch", "temporary with the layout of M (implicit integration)", False),
+    _d("scratch_free_mhat", (6, 6), "scratch", "a lone free body's 6x6 implicit system (implicitfast)",
+       False),
+    _d("scratch_free_mat3", (4, 3, 3), "scratch", "3x3 temporaries of a free body's gyroscopic derivative",
+       False),
     _d("scratch_qpos", ("nq",), "scratch", "qpos temporary (RK4 start state)", False),
     _d("scratch_rk_qvel", ("nv",), "scratch", "qvel temporary (RK4 start state)", False),
     _d("scratch_rk_act", ("na",), "scratch", "act temporary (RK4 start state)", False),
@@ -277,9 +281,9 @@ DATA_FIELD = {f.name: f for f in DATA_FIELDS}
 def markdown() -> str:
     """The field reference (docs/fields.md), generated from this registry."""
     lines = ["# Field reference", "",
-             "Generated from `kinedyn/engine/fields.py` by",
-             "`python -m kinedyn.engine.fields > docs/fields.md`; a test keeps it in sync.",
-             "Shapes use the model sizes (`nbody`, `nv`, ...).",
+             "Generated from `kinedyn/engine/fields.py` by "
+             "`python -m kinedyn.engine.fields > docs/fields.md`;",
+             "a test keeps it in sync. Shapes use the model sizes (`nbody`, `nv`, ...).",
              "`MuJoCo` says whether the tests compare the field with MuJoCo 4.0's.", ""]
     for title, table in (("Model", MODEL_FIELDS), ("Data", DATA_FIELDS)):
         lines += [f"## {title}", "", "| field | shape | stage | MuJoCo | description |",

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from kinedyn._jit import FastEntry, cached_njit, entry, handle_entry, kernel
+from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
 from kinedyn.engine.callbacks import has_actuator_callbacks
 from kinedyn.engine.data import reset
@@ -38,13 +38,13 @@ from kinedyn.engine.types import (
     INT_RK4,
     JNT_BALL,
     JNT_FREE,
+    MAXVAL,
+    OPT_DISABLEFLAGS,
+    OPT_INTEGRATOR,
     DisableBit,
 )
 from kinedyn.engine.util_spatial import copy
 from kinedyn.errors import NonFiniteStateWarning
-
-# mju_isBad: non-finite or beyond this magnitude (mjMAXVAL)
-MAXVAL = 1e10
 
 # status codes returned by the step kernel: which state field went bad
 STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC = 0, 1, 2, 3
@@ -74,7 +74,7 @@ def _advance(m, d, act_dot, qacc, qvel):
     """
     h = m.opt_timestep[0]
     # activations, unless actuation is disabled
-    if m.na > 0 and not m.opt_flags[1] & DSBL_ACTUATION:
+    if m.na > 0 and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):
             adr = m.actuator_actadr[i]
             for j in range(adr, adr + m.actuator_actnum[i]):
@@ -104,7 +104,7 @@ def _advance(m, d, act_dot, qacc, qvel):
 def _euler(m, d):
     qacc = d.scratch_nv_a
     damped = False
-    if not m.opt_flags[1] & DSBL_EULERDAMP and not m.opt_flags[1] & DSBL_DAMPER:
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_EULERDAMP and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
         for v in range(m.nv):
             if m.dof_damping[v] > 0.0:
                 damped = True
@@ -122,13 +122,13 @@ def _euler(m, d):
     _advance(m, d, d.act_dot, qacc, d.qvel)
 
 
-@cached_njit  # calls _free_body_implicit, which allocates
+@handle_entry
 def _implicitfast(m, d):
     h = m.opt_timestep[0]
     qh = d.scratch_nC
     copy(qh, d.M)
     # qH = M - h D, D = d qfrc_smooth / d qvel restricted to M's sparsity
-    if not m.opt_flags[1] & DSBL_DAMPER:
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
         for v in range(m.nv):
             qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * m.dof_damping[v]
         # tendon damping: D -= damping * ten_J^T ten_J (mjd_passive_vel)
@@ -142,7 +142,7 @@ def _implicitfast(m, d):
                     continue
                 for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
                     qh[adr] += h * damping * jt[r] * jt[m.M_colind[adr]]
-    if not m.opt_flags[1] & DSBL_ACTUATION:
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):
             deriv = _actuator_force_vel(m, d, i)
             if deriv == 0.0:
@@ -322,26 +322,41 @@ def _rk4(m, d, a_tab, b_tab):
     _advance(m, d, act_rate, acc, vel)
 
 
-@entry
-def _checked_forward(m, d, check):
-    """The forward pass of a step with mj_step's bad-state checks; a STATUS_* code."""
+@kernel
+def _state_status(check, qpos, qvel):
+    """mj_step's check before the forward pass: STATUS_BADQPOS, STATUS_BADQVEL or STATUS_OK."""
     if check:
-        if _first_bad(d.qpos):
+        if _first_bad(qpos):
             return STATUS_BADQPOS
-        if _first_bad(d.qvel):
+        if _first_bad(qvel):
             return STATUS_BADQVEL
-    forward_entry(m, d)
-    if check and _first_bad(d.qacc):
+    return STATUS_OK
+
+
+@kernel
+def _qacc_status(check, qacc):
+    """mj_step's check after the forward pass: STATUS_BADQACC or STATUS_OK."""
+    if check and _first_bad(qacc):
         return STATUS_BADQACC
     return STATUS_OK
 
 
-@cached_njit  # calls _free_body_implicit, which allocates
+@entry
+def _checked_forward(m, d, check):
+    """The forward pass of a step with mj_step's bad-state checks; a STATUS_* code."""
+    status = _state_status(check, d.qpos, d.qvel)
+    if status != STATUS_OK:
+        return status
+    forward_entry(m, d)
+    return _qacc_status(check, d.qacc)
+
+
+@handle_entry
 def step_entry(m, d, check):
     """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
     stops at the first bad field). Compiles every integrator: for callers that cannot choose
     in Python (the batch kernels); ``step`` uses the per-integrator entries below."""
-    integrator = m.opt_flags[0]
+    integrator = m.opt_flags[OPT_INTEGRATOR]
     if integrator == INT_RK4:
         return _step_rk4_entry(m, d, check)
     if integrator == INT_IMPLICITFAST:
@@ -360,7 +375,7 @@ def _step_euler_entry(m, d, check):
     return status
 
 
-@cached_njit  # calls _free_body_implicit, which allocates
+@handle_entry
 def _step_implicitfast_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -384,7 +399,7 @@ _STEP_BY_INTEGRATOR = {INT_EULER: FastEntry(_step_euler_entry), INT_RK4: FastEnt
 @handle_entry
 def _integrate_entry(m, d):
     """The integrator part of step_entry, after a forward pass done elsewhere (Euler, implicitfast)."""
-    if m.opt_flags[0] == INT_IMPLICITFAST:
+    if m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICITFAST:
         _implicitfast(m, d)
     else:
         _euler(m, d)
@@ -398,16 +413,15 @@ def _step_with_callbacks(m, d, check):
     if m.opt.integrator == INT_RK4:
         raise NotImplementedError("RK4 with user-actuator callbacks: its stages run compiled and cannot call "
                                   "Python; use Euler or implicitfast, or remove the callbacks")
-    if check:
-        if _first_bad(d.qpos):
-            return STATUS_BADQPOS
-        if _first_bad(d.qvel):
-            return STATUS_BADQVEL
+    # _checked_forward with the callbacks' forward pass
+    status = _state_status(check, d.qpos, d.qvel)
+    if status != STATUS_OK:
+        return status
     forward_with_callbacks(m, d)
-    if check and _first_bad(d.qacc):
-        return STATUS_BADQACC
-    _INTEGRATE(m._handle, d._handle)
-    return STATUS_OK
+    status = _qacc_status(check, d.qacc)
+    if status == STATUS_OK:
+        _INTEGRATE(m._handle, d._handle)
+    return status
 
 
 def step(m, d, nstep: int = 1) -> None:

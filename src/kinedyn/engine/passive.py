@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.smooth_tendon import tendon_passive_entry
-from kinedyn.engine.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE
+from kinedyn.engine.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
 from kinedyn.engine.util_spatial import (
     normalize4,
     sub_quat,
@@ -69,7 +69,7 @@ def _passive(
 @handle_entry
 def passive_entry(m, d):
     _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.qpos_spring, m.dof_damping,
-             m.opt_flags[1], d.qpos, d.qvel, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
+             m.opt_flags[OPT_DISABLEFLAGS], d.qpos, d.qvel, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
              d.scratch_quat, d.scratch_vec)
     # tendon spring-dampers join the joint ones before the sum, as in mj_springdamper / mj_passive
     tendon_passive_entry(m, d)

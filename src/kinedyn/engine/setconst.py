@@ -31,7 +31,7 @@ def _solve_m_rows_entry(m, d, rows):
     """rows[i] <- M^-1 rows[i] for every row (mj_solveM), as one compiled call.
 
     ``kinedyn.solve_m`` does the same from Python; this entry exists so that loading a model
-    from a warm cache loads only entries cached through ``_handle.cached_njit`` (see
+    from a warm cache loads only entries cached through ``_jit.cache.cached_njit`` (see
     ``_LazyFunctionCache``): ``solve_m``'s own entry would run Numba's compiler
     initialisation (0.1 s) on the way.
     """

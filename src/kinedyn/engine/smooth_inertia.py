@@ -18,9 +18,7 @@ from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.util_spatial import mul_inert_vec, unsigned_index
 
 
-# Inlined into crb_entry so the NRT incref/decref pairs of its handle reads are pruned
-# (see kinematics._body_poses): crb 491 -> 467 ns on the humanoid (519 -> 456 alone).
-# (Measured before entries stopped counting references; kept, not re-measured.)
+# Inlined into crb_entry, as smooth_kinematics._body_poses (docs/benchmarks.md, speed history).
 @kernel(inline="always")
 def _crb(
     # model
@@ -52,8 +50,8 @@ def _crb(
         start = M_rowadr[i]
         adr = start + M_rownnz[i] - 1
         mul_inert_vec(buf, 0, crb, unsigned_index(dof_bodyid[i]), cdof, i)
-        # crb_i cdof_i held in locals: stores to M may alias buf as far as the compiler knows,
-        # so a dot6 with buf would reload it for every ancestor (crb 628 -> 575 ns on the humanoid)
+        # crb_i cdof_i in locals, not read from buf: the compiler cannot rule out that stores
+        # to M alias buf, so a dot6 with buf would reload it for every ancestor
         f0, f1, f2, f3, f4, f5 = buf[0, 0], buf[0, 1], buf[0, 2], buf[0, 3], buf[0, 4], buf[0, 5]
         j = unsigned_index(i)
         M[adr] = dof_armature[i] + _dot6_with(cdof, j, f0, f1, f2, f3, f4, f5)
@@ -78,8 +76,7 @@ def factor_i(mat, diaginv, M_rownnz, M_rowadr, M_colind):
     ``diaginv`` = 1 / D.
     """
     nv = M_rownnz.shape[0]
-    # Addresses are unsigned (unsigned_index): without Numba's negative-index wraparound on
-    # every access this kernel runs 516 instead of 858 ns on the humanoid (same bits).
+    # Addresses are unsigned (unsigned_index): no negative-index wraparound on every access.
     # backward loop over rows: eliminate row k from the rows of its ancestors
     for k in range(nv - 1, -1, -1):
         start = M_rowadr[k]
@@ -159,7 +156,7 @@ def crb_entry(m, d):
 @kernel
 def _factor_m(M, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
     """qLD = M, then factorise it in place (mj_factorM). A plain loop copies faster than
-    a slice assignment in the (reference-counted) entry."""
+    a slice assignment."""
     for t in range(M.shape[0]):
         qLD[t] = M[t]
     factor_i(qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind)

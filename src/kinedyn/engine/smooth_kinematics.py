@@ -32,14 +32,8 @@ from kinedyn.engine.util_spatial import (
 )
 
 
-# _body_poses and _frames are inlined into kinematics_entry (Numba IR): as separate
-# functions, each array the entry reads from the handles costs an NRT incref/decref pair
-# around the call (about 5 ns each, 33 arrays); inlined, Numba's refcount pruning removes
-# them. The stage used to be one 33-argument kernel, which cannot be inlined (a call with
-# over 30 arguments is a star-call in Python 3.11+, which Numba's inliner rejects).
-# humanoid kinematics entry: 1265 -> 827 ns (min of 300 interleaved runs).
-# (Entries have since stopped counting references at all, see _handle.handle_entry; the
-# split and the inlining stay: they also give LLVM the whole stage to optimise. Not re-measured.)
+# _body_poses and _frames are two kernels inlined into kinematics_entry: one kernel of over
+# 30 arguments could not be inlined (docs/benchmarks.md, speed history).
 @kernel(inline="always")
 def _body_poses(
     # model
@@ -69,8 +63,7 @@ def _body_poses(
     # locals and is stored once per body, as mj_kinematics1 does: written to xpos/xquat after
     # each joint, every later read had to reload it, since the stores to xanchor/xaxis may
     # alias it as far as the compiler knows. Row numbers read from int arrays are unsigned
-    # (unsigned_index). Both together, on the humanoid (min of 400 interleaved runs): this
-    # kernel and its _frames calls 1170 -> 1071 ns; the kinematics entry 1387 -> 1246 ns.
+    # (unsigned_index).
     for b in range(1, nbody):
         jntadr = body_jntadr[b]
         jntnum = body_jntnum[b]
@@ -174,14 +167,7 @@ def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xma
             set_mat(xmat_out, i, *rotation_of_quat(qw, qx, qy, qz))
 
 
-# Inlined into com_pos_entry (Numba IR): as a separate function, each array the entry reads
-# from the handles costs an NRT incref/decref pair around the call (17 pairs; ~5 ns each);
-# inlined, Numba's refcount pruning removes them. com_pos_entry 334 -> 246 ns on the humanoid,
-# cold start unchanged within noise (36-39 s CPU either way; one caller, compiled once).
-# The same for _crb (inertia.py) and for kinematics (see _body_poses); not for _factor_m,
-# where factor_i stays a call (517 -> 509 ns, no change). (Measured when entries still
-# counted references; they no longer do, see _handle.handle_entry. The inlining stays: it
-# also spares passing 17 arrays field by field on every call. Not re-measured.)
+# Inlined into com_pos_entry, as _body_poses: spares passing 17 arrays field by field per call.
 @kernel(inline="always")
 def _com_pos(
     # model
@@ -194,8 +180,7 @@ def _com_pos(
 ):
     nbody = body_parentid.shape[0]
 
-    # Row numbers read from int arrays are unsigned (unsigned_index); with the cinert change
-    # below this stage went from 396 to 321 ns on the humanoid.
+    # Row numbers read from int arrays are unsigned (unsigned_index).
     # subtree_com = sum(mass * xipos) / subtreemass, accumulated child to parent
     for b in range(nbody):
         for k in range(3):

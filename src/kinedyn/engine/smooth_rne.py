@@ -17,7 +17,7 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
-from kinedyn.engine.types import DSBL_GRAVITY, JNT_BALL, JNT_FREE
+from kinedyn.engine.types import DSBL_GRAVITY, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
 from kinedyn.engine.util_spatial import (
     add6,
     add_scaled6,
@@ -44,7 +44,7 @@ def _com_vel_body(
     parent's cvel. Returns cvel[b] as a 6-tuple.
 
     cvel = cvel_parent + sum(cdof * qvel); cdof_dot = cvel x cdof. vel accumulates the
-    body's velocity as its dofs are added (a 6-tuple: see _math).
+    body's velocity as its dofs are added (a 6-tuple: see util_spatial).
     """
     vel = row6(cvel, body_parentid[b])
     bda = body_dofadr[b]
@@ -106,8 +106,8 @@ def _rne_body(b, body_parentid, body_dofnum, body_dofadr, qvel, qacc, cdof, cdof
               cacc, cfrc_body):
     """One body of mj_rne's forward pass: cacc[b] and cfrc_body[b]; vel is cvel[b] as a 6-tuple.
 
-    The body's acceleration is a 6-tuple, in registers (see _math; rne on the humanoid
-    432 -> 395 ns against rows written and read back).
+    The body's acceleration is a 6-tuple, in registers, not a row written and read back
+    (see util_spatial).
     """
     bda = body_dofadr[b]
     # cacc = cacc_parent + cdof_dot * qvel (+ cdof * qacc)
@@ -155,7 +155,7 @@ def _rne(
     _rne_backward(body_parentid, dof_bodyid, cdof, cfrc_body, result)
 
 
-# Inlined into its entry, as actuation._transmission (rne from scratch 1.60 -> 1.53 us in-jit).
+# Inlined into its entry, as actuation._transmission.
 @kernel(inline="always")
 def _com_vel_bias(
     # model
@@ -168,8 +168,7 @@ def _com_vel_bias(
     cacc, cfrc_body,
 ):
     """_com_vel then _rne(flg_acc=False) into qfrc_bias, in one pass over the bodies: rne's step
-    for a body uses the velocity com_vel's step just computed, still in registers (humanoid:
-    com_vel + rne 565 -> 494 ns)."""
+    for a body uses the velocity com_vel's step just computed, still in registers."""
     for t in range(6):
         cvel[0, t] = 0.0
     _rne_world(gravity, disableflags, cacc)
@@ -193,7 +192,8 @@ def com_vel_entry(m, d):
 
 @handle_entry
 def rne_entry(m, d, flg_acc, result):
-    _rne(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_bodyid, m.opt_gravity, m.opt_flags[1],
+    _rne(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_bodyid, m.opt_gravity,
+         m.opt_flags[OPT_DISABLEFLAGS],
          d.qvel, d.qacc, d.cdof, d.cdof_dot, d.cinert, d.cvel, flg_acc,
          result,
          d.scratch_body6a, d.scratch_body6b)
@@ -203,7 +203,8 @@ def rne_entry(m, d, flg_acc, result):
 def com_vel_bias_entry(m, d):
     """com_vel_entry then rne_entry(flg_acc=False) into qfrc_bias, fused (see _com_vel_bias)."""
     _com_vel_bias(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_jntid, m.jnt_type, m.dof_bodyid,
-                  m.opt_gravity, m.opt_flags[1], d.qvel, d.cdof, d.cinert, d.cvel, d.cdof_dot, d.qfrc_bias,
+                  m.opt_gravity, m.opt_flags[OPT_DISABLEFLAGS], d.qvel, d.cdof, d.cinert, d.cvel, d.cdof_dot,
+                  d.qfrc_bias,
                   d.scratch_body6a, d.scratch_body6b)
 
 

@@ -28,6 +28,7 @@ from kinedyn.engine.types import (
     DSBL_DAMPER,
     DSBL_SPRING,
     MINVAL,
+    OPT_DISABLEFLAGS,
     WRAP_CYLINDER,
     WRAP_JOINT,
     WRAP_PULLEY,
@@ -348,7 +349,7 @@ def _to_local(x, center, rot):
             rot[0, 2] * dx + rot[1, 2] * dy + rot[2, 2] * dz)
 
 
-# Inlined into its entry (Numba IR), as _transmission: tendon 0.14 -> 0.06 us in-jit (humanoid).
+# Inlined into its entry, as actuation._transmission (its arrays are not passed one by one).
 @kernel(inline="always")
 def _tendon(
     # model
@@ -566,7 +567,8 @@ def ten_velocity_entry(m, d):
 
 @handle_entry
 def tendon_passive_entry(m, d):
-    tendon_passive_kernel(m.tendon_stiffness, m.tendon_damping, m.tendon_lengthspring, m.opt_flags[1],
+    tendon_passive_kernel(m.tendon_stiffness, m.tendon_damping, m.tendon_lengthspring,
+                          m.opt_flags[OPT_DISABLEFLAGS],
                           d.ten_length, d.ten_velocity, d.ten_J, d.qfrc_spring, d.qfrc_damper)
 
 

@@ -15,6 +15,8 @@ NDYN = 10
 NGAIN = 10
 NBIAS = 10
 MINVAL = 1e-15
+# mju_isBad and mj_fwdActuation's control check: non-finite or beyond this magnitude (mjMAXVAL)
+MAXVAL = 1e10
 
 
 class JointType(enum.IntEnum):
@@ -208,3 +210,7 @@ DSBL_DAMPER = int(DisableBit.DAMPER)
 DSBL_ACTUATION = int(DisableBit.ACTUATION)
 DSBL_CLAMPCTRL = int(DisableBit.CLAMPCTRL)
 DSBL_EULERDAMP = int(DisableBit.EULERDAMP)
+
+# entries of the model handle's opt_flags (Option): m.opt_flags[OPT_DISABLEFLAGS] is MuJoCo's
+# m->opt.disableflags
+OPT_INTEGRATOR, OPT_DISABLEFLAGS, OPT_ENABLEFLAGS = 0, 1, 2

@@ -1,66 +1,70 @@
-"""3x3 matrix algebra for Numba code, written as loops.
+"""3x3 matrix algebra for Numba code, written as loops, one entry or one 3-vector at a time.
 
-Numba compiles ``a @ b`` and ``np.linalg`` to SciPy's BLAS/LAPACK, and SciPy is not a
-runtime dependency, so code paths that need small dense algebra use these instead.
-They allocate their results: use them outside the per-step hot loops.
+Numba compiles ``a @ b`` and ``np.linalg`` to BLAS/LAPACK calls through SciPy, and the
+kernels stay free of that and of allocation: these helpers return a scalar (one entry of a
+product) or a 3-tuple, so the caller decides where results live (locals or scratch rows).
+Each sums in the order ``((0 + x0) + x1) + x2``, as a product accumulated into a zeroed
+matrix does.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from kinedyn._jit import cached_njit
+from kinedyn._jit import kernel
 
 
-@cached_njit
-def mat_mul(a, b):
-    """(3, 3) a @ b."""
-    out = np.zeros((3, 3))
-    for r in range(3):
-        for c in range(3):
-            for k in range(3):
-                out[r, c] += a[r, k] * b[k, c]
-    return out
+@kernel
+def cross3(a, b):
+    """a x b of two 3-tuples (or rows), as a 3-tuple."""
+    return (a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0])
 
 
-@cached_njit
-def mat_t(a):
-    """(3, 3) a^T as a new array."""
-    out = np.empty((3, 3))
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = a[c, r]
-    return out
+@kernel
+def mat_vec3(a, v):
+    """(3, 3) a times the 3-vector v, as a 3-tuple."""
+    out0 = 0.0
+    out1 = 0.0
+    out2 = 0.0
+    for k in range(3):
+        out0 += a[0, k] * v[k]
+        out1 += a[1, k] * v[k]
+        out2 += a[2, k] * v[k]
+    return out0, out1, out2
 
 
-@cached_njit
-def mat_vec(a, v):
-    """(3,) a @ v."""
-    out = np.zeros(3)
-    for r in range(3):
-        for k in range(3):
-            out[r] += a[r, k] * v[k]
-    return out
+@kernel
+def skew_entry(v, r, c):
+    """Entry (r, c) of [v]x, the matrix of v x (.)."""
+    if r == 0:
+        return -v[2] if c == 1 else (v[1] if c == 2 else 0.0)
+    if r == 1:
+        return v[2] if c == 0 else (-v[0] if c == 2 else 0.0)
+    return -v[1] if c == 0 else (v[0] if c == 1 else 0.0)
 
 
-@cached_njit
-def cross(a, b):
-    """(3,) a x b."""
-    out = np.empty(3)
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    return out
+@kernel
+def mat_mul_entry(a, b, r, c):
+    """Entry (r, c) of a @ b for (3, 3) a and b."""
+    acc = 0.0
+    for k in range(3):
+        acc += a[r, k] * b[k, c]
+    return acc
 
 
-@cached_njit
-def skew(v):
-    """[v]x, the matrix of v x (.)."""
-    out = np.zeros((3, 3))
-    out[0, 1] = -v[2]
-    out[0, 2] = v[1]
-    out[1, 0] = v[2]
-    out[1, 2] = -v[0]
-    out[2, 0] = -v[1]
-    out[2, 1] = v[0]
-    return out
+@kernel
+def mat_t_mul_entry(a, b, r, c):
+    """Entry (r, c) of a^T @ b for (3, 3) a and b."""
+    acc = 0.0
+    for k in range(3):
+        acc += a[k, r] * b[k, c]
+    return acc
+
+
+@kernel
+def skew_mul_entry(v, b, r, c):
+    """Entry (r, c) of [v]x @ b for the 3-vector v and (3, 3) b (zero entries of [v]x included)."""
+    acc = 0.0
+    for k in range(3):
+        acc += skew_entry(v, r, k) * b[k, c]
+    return acc

@@ -2,15 +2,12 @@
 
 Every vector argument is a pair (2-D array, row): ``mul_quat(xquat, b, xquat, p,
 body_quat, b)`` reads rows p and b and writes row b, like MuJoCo's pointer
-arithmetic ``d->xquat+4*b``. Passing rows by index rather than as NumPy views
-matters for speed: each view Numba creates costs an atomic reference-count
-update, which made kernels 3-5x slower than this style. Outputs are computed into
-locals first, so an output row may alias an input row.
+arithmetic ``d->xquat+4*b`` (a NumPy view per row would cost a reference-count
+update). Outputs are computed into locals first, so an output row may alias an
+input row.
 
-The helpers are ordinary calls, not ``inline="always"``: Numba's own inlining
-re-types and re-lowers the helper at every call site, which cost about a third of
-the cold-start compile of ``forward``, while LLVM inlines these small functions
-into their callers anyway once the modules are linked (no measurable run-time change).
+The helpers are ordinary calls, not ``inline="always"``: Numba-level inlining costs
+compile time at every call site, and the machine-code optimiser inlines them anyway.
 
 Quaternions are (w, x, y, z); spatial vectors are [rotation; translation]; 3x3
 matrices are (3, 3) blocks of (n, 3, 3) arrays.
@@ -18,8 +15,8 @@ matrices are (3, 3) blocks of (n, 3, 3) arrays.
 A spatial vector that a kernel builds up step by step (a body's velocity as its dofs
 are added) is better kept as a 6-tuple (``row6``, ``add_scaled6``, ``set_row6``): a
 tuple lives in registers, while a row written and read back at every step goes through
-memory, since LLVM cannot prove that the row does not alias the other arrays (com_vel on
-the humanoid: 200 -> 164 ns).
+memory, since the compiler cannot prove that the row does not alias the other arrays.
+(docs/benchmarks.md, "Speed history", has the measurements behind these choices.)
 """
 
 from __future__ import annotations
@@ -40,8 +37,7 @@ def unsigned_index(i):
 
     Numba gives a signed index Python's meaning (x[-1] is the last row), so every access
     through it pays a sign test and a select, and in a tree walk like ``j =
-    dof_parentid[j]`` the next address waits on them. An unsigned index skips that: the
-    ancestor loop of ``_crb`` went from 597 to 488 ns on the humanoid. Use it only for
+    dof_parentid[j]`` the next address waits on them. An unsigned index skips that. Use it only for
     indexing (uint64 mixed with int64 in arithmetic gives float64 in Numba), and only
     where ``i`` is a valid row, never -1.
     """

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from kinedyn._jit import cached_njit
-from kinedyn.engine.util_linalg3 import mat_mul, mat_t, mat_vec
 
 STATUS_OK = "ok"
 STATUS_STRETCHED = "stretched"        # |hip - ankle| == A + B: knee straight, still exact
@@ -118,6 +117,38 @@ def leg6(body_pos, body_rot, foot_pos, foot_rot, hip_offset, thigh: float, shank
     return LegIKResult(q=q, reachable=status in (STATUS_OK, STATUS_STRETCHED), status=status)
 
 
+# small allocating 3x3 helpers: the leg IK runs once per call, not in a per-step loop
+@cached_njit
+def _mat_mul(a, b):
+    """(3, 3) a @ b."""
+    out = np.zeros((3, 3))
+    for r in range(3):
+        for c in range(3):
+            for k in range(3):
+                out[r, c] += a[r, k] * b[k, c]
+    return out
+
+
+@cached_njit
+def _mat_t(a):
+    """(3, 3) a^T as a new array."""
+    out = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = a[c, r]
+    return out
+
+
+@cached_njit
+def _mat_vec(a, v):
+    """(3,) a @ v."""
+    out = np.zeros(3)
+    for r in range(3):
+        for k in range(3):
+            out[r] += a[r, k] * v[k]
+    return out
+
+
 @cached_njit
 def _leg6_kernel(pb, Rb, pf, Rf, off, A, B, ankle_height, q):
     """The closed form: fills q (6,), returns the index of the status in _STATUSES (-1: non-finite input)."""
@@ -129,7 +160,7 @@ def _leg6_kernel(pb, Rb, pf, Rf, off, A, B, ankle_height, q):
     if not math.isfinite(total):
         return -1
     ankle = pf + Rf[:, 2] * ankle_height
-    r = mat_vec(mat_t(Rf), pb + mat_vec(Rb, off) - ankle)  # hip seen from the ankle frame
+    r = _mat_vec(_mat_t(Rf), pb + _mat_vec(Rb, off) - ankle)  # hip seen from the ankle frame
     C = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
 
     # knee from the law of cosines: C^2 = A^2 + B^2 + 2 A B cos(q_knee)
@@ -158,7 +189,7 @@ def _leg6_kernel(pb, Rb, pf, Rf, off, A, B, ankle_height, q):
     ankle_pitch = -math.atan2(r[0], sgn * math.sqrt(r[1] * r[1] + r[2] * r[2])) - alpha
 
     # the hip's Rz Rx Ry(q2) from what the knee and ankle leave
-    R = mat_mul(mat_mul(mat_mul(mat_t(Rb), Rf), _rx(-ankle_roll)), _ry(-ankle_pitch - knee))
+    R = _mat_mul(_mat_mul(_mat_mul(_mat_t(Rb), Rf), _rx(-ankle_roll)), _ry(-ankle_pitch - knee))
     yaw = math.atan2(-R[0, 1], R[1, 1])
     roll = math.atan2(R[2, 1], -R[0, 1] * math.sin(yaw) + R[1, 1] * math.cos(yaw))
     pitch = math.atan2(-R[2, 0], R[2, 2])

@@ -210,14 +210,9 @@ def _check_batch(m, bd) -> None:
 # ---------------------------------------------------------------------------------------
 # per-thread handles, per model, reused across calls
 
-# Every thread gets a model handle of its own over the same model arrays: reading an
-# array out of a handle increments and later decrements its reference count, an atomic
-# add, a few hundred times per forward pass, and with one shared handle two threads
-# hammer the same counters' cache lines. On the humanoid, two threads stepping at once
-# took 36.5 µs per pair of RK4 steps with a shared handle and 29.6 µs with their own
-# (min over 400 short windows; one thread alone: 28.5 µs per step). Since then the stage
-# entries stopped counting references (_handle.handle_entry); the parallel kernels below,
-# compiled with Numba's runtime, still count those of the arrays they read themselves.
+# Every thread gets a model handle of its own over the same model arrays: the parallel
+# kernels below count references of the arrays they read, and threads sharing one handle
+# would contend for the same counters' cache lines (docs/benchmarks.md, speed history).
 _PER_THREAD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

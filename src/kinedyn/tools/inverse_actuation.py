@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinedyn.engine.actuation import _fwd_actuation, next_activation, wrap_period
+from kinedyn.engine.actuation import fwd_actuation_kernel, next_activation, wrap_period
 from kinedyn.engine.forward import fwd_position, fwd_velocity
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.support import xfrc_accumulate
@@ -63,11 +63,12 @@ from kinedyn.engine.types import (
     DYN_FILTEREXACT,
     DYN_MUSCLE,
     DYN_NONE,
+    MAXVAL,
     TRN_TENDON,
 )
 
 # mj_fwdActuation zeroes every control when one exceeds this magnitude
-CTRL_MAX = 1e10
+CTRL_MAX = MAXVAL
 # relative tolerance of ``exact`` (SPEC §2), with an absolute floor
 EXACT_RTOL, EXACT_ATOL = 1e-9, 1e-12
 
@@ -133,22 +134,21 @@ def evaluate_actuation(m, d, ctrl: np.ndarray, limits: bool, act: np.ndarray | N
     if limits:
         ctrllimited, forcelimited, actlimited = m.actuator_ctrllimited, m.actuator_forcelimited, \
             m.actuator_actlimited
-        jnt_lim, ten_lim, trntype, moment = m.jnt_actfrclimited, m.tendon_actfrclimited, \
-            m.actuator_trntype, d.actuator_moment
+        jnt_lim, ten_lim, moment = m.jnt_actfrclimited, m.tendon_actfrclimited, d.actuator_moment
     else:
+        # no ctrl, force or act clamps, no joint or tendon actfrcrange (so no tendon-force
+        # scaling), no qfrc_actuator (zero moments), and no setpoint wrap (below)
         ctrllimited = forcelimited = actlimited = off_u
         jnt_lim = np.zeros_like(m.jnt_actfrclimited)
         ten_lim = np.zeros_like(m.tendon_actfrclimited)
-        # an unknown transmission type: no setpoint wrap, no tendon-range scaling
-        trntype = np.full_like(m.actuator_trntype, -1)
         moment = np.zeros_like(d.actuator_moment)
-    _fwd_actuation(
+    fwd_actuation_kernel(
         m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_actadr, m.actuator_actnum,
         ctrllimited, m.actuator_ctrlrange, forcelimited, m.actuator_forcerange,
         actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
         m.actuator_gainprm, m.actuator_biasprm, jnt_lim, m.jnt_actfrcrange, m.jnt_dofadr,
         int(m.opt.disableflags), float(m.opt.timestep),
-        trntype, m.actuator_trnid, ten_lim, m.tendon_actfrcrange,
+        m.actuator_trntype, m.actuator_trnid, ten_lim, m.tendon_actfrcrange,
         m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type,
         np.ascontiguousarray(ctrl, dtype=np.float64), d.act if act is None else act, d.actuator_length,
         d.actuator_velocity, moment,
@@ -156,6 +156,7 @@ def evaluate_actuation(m, d, ctrl: np.ndarray, limits: bool, act: np.ndarray | N
         np.zeros(nu), np.zeros(m.ntendon),
         # user-type callback values of the last forward (all zero without callbacks: MuJoCo's defaults)
         d.scratch_user,
+        bool(limits),  # wrap_setpoints: as forward with limits, else the setpoint as given
     )
     return force, act_dot, qfrc
 
