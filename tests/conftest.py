@@ -1,16 +1,17 @@
-"""Test configuration: hypothesis profiles, seeded RNG, the shared models.
+"""Test configuration: hypothesis profiles, seeded RNG, the test models.
 
-* Numba: kernels are ``@njit(cache=True)`` and cache next to their sources in
-  ``__pycache__`` (ignored by git), so nothing is configured here. Run with
-  ``NUMBA_DISABLE_JIT=1`` to test the kernels as plain Python.
+* The test models are the MJCF files of ``tests/models/`` (see its README.md), in the
+  repository, so the suite runs from a bare clone. A ``shared/models`` directory beside
+  or above the clone (or ``$KINEDYN_SHARED``) adds its models as an optional extra corpus
+  (``oracle.model_paths``).
 * Hypothesis writes nothing into the tree: no example database (``database=None``)
   and its other caches go to ``$TMPDIR/kinedyn-hypothesis``
   (or ``$HYPOTHESIS_STORAGE_DIRECTORY``).
   Profiles: ``dev`` (default, random, 100 examples) and ``ci`` (derandomized, so a
   CI run is reproducible); ``ci`` is chosen when ``$CI`` is set, or name one with
   ``HYPOTHESIS_PROFILE=...``.
-* A test that takes a ``shared_model_path`` argument is run once per file of
-  ``shared/models/`` (ids are the file stems).
+* A test that takes a ``model_path`` argument is run once per model of
+  ``oracle.model_paths()`` (ids are the file stems).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
-from oracle import shared_model_paths  # noqa: E402
+from oracle import model_paths  # noqa: E402
 
 # hypothesis also caches source constants on disk even without a database: keep that out of the tree too
 if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
@@ -52,13 +53,7 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(RNG_SEED)
 
 
-@pytest.fixture(scope="session")
-def shared_models() -> list[Path]:
-    """Paths of every ``shared/models/*.xml``."""
-    return shared_model_paths()
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "shared_model_path" in metafunc.fixturenames:
-        paths = shared_model_paths()
-        metafunc.parametrize("shared_model_path", paths, ids=[p.stem for p in paths])
+    if "model_path" in metafunc.fixturenames:
+        paths = model_paths()
+        metafunc.parametrize("model_path", paths, ids=[p.stem for p in paths])

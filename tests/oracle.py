@@ -50,35 +50,56 @@ OPTION_FIELDS = ("timestep", "gravity", "integrator", "disableflags", "enablefla
 # ---- locating models ----------------------------------------------------------------------------
 
 
-def shared_dir() -> Path:
-    """The project's ``shared/`` directory (``SPEC.md``, ``models/``).
+MODELS_DIR = Path(__file__).resolve().parent / "models"
 
-    ``$KINEDYN_SHARED`` wins (the ``shared`` directory or its ``models``); otherwise the
-    first ``shared/models`` found walking up from the repository root: CI clones the repo
-    to ``X/<clone>`` with ``X/shared`` beside it.
+
+def model_file(name: str) -> Path:
+    """Path of the test model ``tests/models/<name>.xml`` (``name`` with or without ``.xml``)."""
+    path = MODELS_DIR / (name if name.endswith(".xml") else name + ".xml")
+    if not path.is_file():
+        known = ", ".join(p.stem for p in sorted(MODELS_DIR.glob("*.xml")))
+        raise FileNotFoundError(f"no test model {path.name} in {MODELS_DIR}; known: {known}")
+    return path
+
+
+def extra_models_dir() -> Path | None:
+    """An optional extra corpus of models: ``$KINEDYN_SHARED`` (a ``shared`` directory or its
+    ``models``), else the first ``shared/models`` beside or above the repository; None if absent.
+
+    Nothing requires it: the test models live in ``tests/models``.
     """
     env = os.environ.get("KINEDYN_SHARED")
     if env:
         p = Path(env).expanduser().resolve()
         if (p / "models").is_dir():
-            return p
+            return p / "models"
         if p.name == "models" and p.is_dir():
-            return p.parent
+            return p
         raise FileNotFoundError(f"KINEDYN_SHARED={env} has no models/ directory")
     repo = Path(__file__).resolve().parents[1]
     for base in (repo, *repo.parents):
         if (base / "shared" / "models").is_dir():
-            return base / "shared"
-    raise FileNotFoundError(
-        f"no shared/models directory beside or above {repo}; set KINEDYN_SHARED to the shared/ directory")
+            return base / "shared" / "models"
+    return None
 
 
-def shared_model_paths() -> list[Path]:
-    """Every ``shared/models/*.xml``, sorted by name. Raises FileNotFoundError if shared/ is missing."""
-    paths = sorted((shared_dir() / "models").glob("*.xml"))
+def model_paths() -> list[Path]:
+    """Every ``tests/models/*.xml`` sorted by name, then the extra corpus's models
+    (:func:`extra_models_dir`, sorted) whose stem is not already among them."""
+    paths = sorted(MODELS_DIR.glob("*.xml"))
     if not paths:
-        raise FileNotFoundError(f"{shared_dir() / 'models'} holds no .xml models")
+        raise FileNotFoundError(f"{MODELS_DIR} holds no .xml models")
+    extra = extra_models_dir()
+    if extra is not None:
+        stems = {p.stem for p in paths}
+        paths += [p for p in sorted(extra.glob("*.xml")) if p.stem not in stems]
     return paths
+
+
+# Models kinedyn refuses on purpose, by file stem -> regex its ModelError must match. A model
+# listed here is expected to fail to compile (tests/test_compiler.py checks the message); every
+# other model must compile, so a refusal that is not listed fails the tests that load it.
+REFUSED_MODELS: dict[str, str] = {}
 
 
 def gym_model_path(name: str) -> Path:

@@ -9,10 +9,10 @@ tests/test_integrate.py, since chaotic models amplify round-off).
 
 Covered:
 * compiled parameters (trnid, gear, dynprm/gainprm/biasprm, ranges, acc0, length0,
-  lengthrange, cranklength) of every shared model with these transmissions or muscles;
+  lengthrange, cranklength) of every test model with these transmissions or muscles;
 * the muscle curves one-to-one against ``mujoco.mju_muscleGain/Bias/Dynamics``;
 * forward and per-step rollouts (actuator_length, actuator_moment, actuator_force,
-  act_dot, qfrc_actuator) on the shared models and on random actuator models;
+  act_dot, qfrc_actuator) on the test models (tests/models) and on random actuator models;
 * invalid definitions that MuJoCo rejects, rejected here with a ModelError naming the
   actuator and line.
 """
@@ -32,8 +32,9 @@ from oracle import (
     compare,
     disable_constraints,
     load_pair,
+    model_file,
+    mujoco_value,
     set_same_state,
-    shared_dir,
 )
 from strategies import random_state
 
@@ -42,7 +43,7 @@ from kinedyn.engine.setconst import length_extremes
 from kinedyn.engine.util_muscle import muscle_bias, muscle_dynamics, muscle_gain, muscle_gain_vel
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
 
-SHARED = ("site_transmission_cubes", "site_refsite", "simple_slider_crank", "adhesion_arms",
+MODELS = ("site_push_cubes", "site_refsite", "crank_slider", "adhesion_grippers",
           "muscle_fixed_tendon")
 ACTUATION_FIELDS = ("actuator_length", "actuator_moment", "actuator_velocity", "actuator_force", "act_dot",
                     "qfrc_actuator")
@@ -61,21 +62,21 @@ def _load(xml):
         return load_pair(xml)
 
 
-def _shared(name):
-    return (shared_dir() / "models" / f"{name}.xml").read_text()
+def _model(name):
+    return model_file(name).read_text()
 
 
 # ---- compiled parameters --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", SHARED)
+@pytest.mark.parametrize("name", MODELS)
 def test_compiled_actuator_parameters_match(name):
-    m, _, mjm, _ = _load(_shared(name))
+    m, _, mjm, _ = _load(_model(name))
     assert set(COMPILED) <= set(assert_model_fields(m, mjm, names=COMPILED))
 
 
 def test_muscle_compile_values():
-    m, _, mjm, _ = _load(_shared("muscle_fixed_tendon"))
+    m, _, mjm, _ = _load(_model("muscle_fixed_tendon"))
     np.testing.assert_allclose(m.actuator_lengthrange, [[-0.05, 0.11], [-0.11, 0.05], [0.0, 2.0]])
     assert not m.actuator_ctrllimited.any()  # 4.0: the dynamics clamp ctrl to [0, 1]
     assert (m.actuator_dyntype == kd.DynType.MUSCLE).all()
@@ -90,15 +91,20 @@ def test_muscle_compile_values():
 
 
 def test_site_without_refsite_has_zero_length_and_adhesion_zero_moment():
-    for name in ("site_transmission_cubes", "adhesion_arms"):
-        m, d, mjm, mjd = _load(_shared(name))
+    for name in ("site_push_cubes", "adhesion_grippers"):
+        m, d, mjm, mjd = _load(_model(name))
         kd.forward(m, d)
         mujoco.mj_forward(mjm, mjd)
         site = m.actuator_trntype == kd.TrnType.SITE
         body = m.actuator_trntype == kd.TrnType.BODY
+        assert (site | body).any()
+        # MuJoCo's values, then kinedyn's against them
+        assert (mjd.actuator_length[site | body] == 0).all()
         assert (d.actuator_length[site | body] == 0).all()
         # body transmission: the moment averages contact normals; with contacts off it is 0
+        assert (mujoco_value(mjd, "actuator_moment", (m.nu, m.nv))[body] == 0).all()
         assert (d.actuator_moment[body] == 0).all()
+        assert (mjm.actuator_acc0[body] == 0).all()
         assert (m.actuator_acc0[body] == 0).all()
         assert_fields(m, d, mjm, mjd, names=ACTUATION_FIELDS)
 
@@ -186,15 +192,15 @@ def _rollout(xml, label, integrator=None, nsteps=1000, chunk=100, seed=777):
             assert err <= ROLLOUT_RTOL, f"{label}: {name} differs by {err:.3g} after step {k}"
 
 
-@pytest.mark.parametrize("name", SHARED)
+@pytest.mark.parametrize("name", MODELS)
 def test_forward_random_states(name):
-    m, d, mjm, mjd = _load(_shared(name))
+    m, d, mjm, mjd = _load(_model(name))
     assert_forward_matches(m, d, mjm, mjd, np.random.default_rng(3), 5)
 
 
-@pytest.mark.parametrize("name", SHARED)
+@pytest.mark.parametrize("name", MODELS)
 def test_rollout_with_the_models_integrator(name):
-    _rollout(_shared(name), name)
+    _rollout(_model(name), name)
 
 
 # ---- random actuator models ---------------------------------------------------------------------
@@ -387,10 +393,10 @@ LEG = """<mujoco><compiler angle="radian" autolimits="true"/><worldbody>
 <muscle name="bi" tendon="bi"/><motor name="m" tendon="bi"/></actuator></mujoco>"""
 
 
-def test_shared_spatial_muscles_compile_with_mujocos_lengthrange():
-    m, mjm = _compile_both(_shared("muscle_spatial_tendon"))
+def test_spatial_muscles_compile_with_mujocos_lengthrange():
+    m, mjm = _compile_both(_model("muscle_spatial_tendon"))
     np.testing.assert_allclose(m.actuator_lengthrange, mjm.actuator_lengthrange, rtol=0, atol=LENGTHRANGE_ATOL)
-    # the README's values, and the explicit range kept
+    # MuJoCo 4.0.0's compiled values (checked against mjm above), and the explicit range kept
     np.testing.assert_allclose(m.actuator_lengthrange[:2], [[0.174328, 0.458610], [0.300149, 0.311489]],
                                rtol=0, atol=LENGTHRANGE_ATOL)
     np.testing.assert_array_equal(m.actuator_lengthrange[2], [0.2, 0.4])

@@ -113,7 +113,7 @@ def test_batchdata_bad_input():
 
 
 @pytest.mark.parametrize("source", [s for s in sources(seeds=(0, 8)) if s.id in (
-    "gym-humanoid", "gym-ant", "muscle_spatial_tendon", "site_transmission_cubes", "seed0", "seed8")])
+    "gym-humanoid", "gym-ant", "muscle_spatial_tendon", "site_push_cubes", "seed0", "seed8")])
 def test_batch_pipeline_equals_single_calls(source, rng):
     m, _, mjm, _ = load(source)
     bd = batch.BatchData(m, NBATCH)

@@ -2,7 +2,7 @@
 
 Oracle: MuJoCo loading the builder's own ``spec.to_xml()`` must give the model kinedyn
 compiles from the same Spec (``oracle.assert_model_fields``) and the same forward pass
-on random states; where a model also exists as a file (the bundled and shared models),
+on random states; where a model also exists as a file (the bundled and the test models),
 MuJoCo loading the original file is the reference too, so an export that drops or
 rounds anything fails. Error paths check that a mistake is reported at the ``add_*``
 call that made it, naming element and attribute.
@@ -22,13 +22,14 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from oracle import (
+    REFUSED_MODELS,
     assert_fields,
     assert_forward_matches,
     assert_model_fields,
     disable_constraints,
     load_pair,
+    model_paths,
     set_same_state,
-    shared_model_paths,
 )
 from strategies import random_mjcf, random_state
 
@@ -180,11 +181,11 @@ def test_feature_model_round_trips():
     assert_same_model(again.compile(), spec.compile())
 
 
-# ---- shared and bundled models through the builder ------------------------------------------------
+# ---- test and bundled models through the builder ------------------------------------------------
 
 
 def _model_files():
-    out = [pytest.param(p, id=p.stem) for p in shared_model_paths()]
+    out = [pytest.param(p, id=p.stem) for p in model_paths()]
     return out + [pytest.param(kd.models.path(n), id=f"bundled-{n}") for n in kd.models.names()]
 
 
@@ -196,15 +197,15 @@ def test_model_file_rebuilt_through_the_builder(path):
     spec = kd.Spec.from_xml_path(path)
     xml = spec.to_xml()
     assert kd.Spec.from_xml_string(xml).to_xml() == xml
-    try:
-        kd.Model.from_xml_string(disable_constraints(original))
-    except kd.ModelError as err:
-        # a feature kinedyn does not support yet: the export must fail the same way
-        assert "not supported" in str(err)
+    refused = REFUSED_MODELS.get(Path(path).stem)
+    if refused is not None:
+        # a model kinedyn refuses on purpose: the export must be refused the same way
+        with pytest.raises(kd.ModelError, match=refused) as err:
+            kd.Model.from_xml_string(disable_constraints(original))
         with pytest.raises(kd.ModelError) as again:
             kd.Model.from_xml_string(disable_constraints(xml))
-        assert again.value.reason == err.reason
-        pytest.skip(f"kinedyn does not support it yet: {err.reason}")
+        assert again.value.reason == err.value.reason
+        return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", kd.UnsimulatedFeatureWarning)
         m, d, mjm, mjd = load_pair(xml)

@@ -1,75 +1,64 @@
 # ruff: noqa: E501  (MJCF literals read better unwrapped)
-"""MJCF compiler vs MuJoCo 4.0: every Model field on shared, hand-written and random models.
+"""MJCF compiler vs MuJoCo 4.0: every Model field on the test models, hand-written and random models.
 
 Oracle: ``mujoco.MjModel.from_xml_string`` on the same text (with constraints and
 contacts disabled, see ``oracle.load_pair``). Tolerance: SPEC §2, 1e-9 relative,
-1e-12 absolute; integers exactly.
+1e-12 absolute; integers exactly. Every field is compared, including those
+``kinedyn.engine.setconst`` computes at qpos0 (``actuator_acc0``,
+``actuator_length0``, kv from ``dampratio`` in ``actuator_biasprm``).
 
-Not compared yet: ``actuator_acc0`` and ``actuator_length0`` (need the kinematics
-at qpos0; computed by ``kinedyn.engine.setconst`` once it exists) and, for
-models with ``dampratio``, ``actuator_biasprm`` (MuJoCo resolves kv at compile
-time; our compiler stores the ratio for set_const to resolve).
+A model file listed in ``oracle.REFUSED_MODELS`` must be refused with the listed
+message (naming the element and line); every other model file must compile.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import warnings
 
 import mujoco
 import numpy as np
 import pytest
-from oracle import assert_model_fields, load_pair, shared_model_paths
+from oracle import REFUSED_MODELS, assert_model_fields, load_pair, model_file, model_paths
 from strategies import random_mjcf_text
 
 import kinedyn as kd
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
-
-HAS_SETCONST = importlib.util.find_spec("kinedyn.engine.setconst") is not None
-SKIP_SETCONST = () if HAS_SETCONST else ("actuator_acc0", "actuator_length0")
-
-# shared models that use features of the next issue: (file stem, text expected in the error)
-NOT_YET: dict[str, str] = {}  # shared model stem -> ModelError message expected while unsupported
 
 
 def _compare(xml: str, skip=()) -> list[str]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnsimulatedFeatureWarning)
         m, _, mjm, _ = load_pair(xml)
-    return assert_model_fields(m, mjm, skip=tuple(skip) + SKIP_SETCONST)
+    return assert_model_fields(m, mjm, skip=tuple(skip))
 
 
-def _uses_dampratio(xml: str) -> bool:
-    return re.search(r"\bdampratio\s*=", xml) is not None and not HAS_SETCONST
+# ---- model files ---------------------------------------------------------------------------------
 
 
-# ---- shared models --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("path", shared_model_paths(), ids=lambda p: p.stem)
-def test_shared_model_fields_match_mujoco(path):
+@pytest.mark.parametrize("path", model_paths(), ids=lambda p: p.stem)
+def test_model_file_fields_match_mujoco(path):
     xml = path.read_text()
-    if path.stem in NOT_YET:
-        with pytest.raises(ModelError, match=NOT_YET[path.stem]) as info:
+    if path.stem in REFUSED_MODELS:
+        with pytest.raises(ModelError, match=REFUSED_MODELS[path.stem]) as info:
             kd.Model.from_xml_string(xml)
         assert info.value.line is not None and info.value.element
         return
-    skip = ("actuator_biasprm",) if _uses_dampratio(xml) else ()
-    compared = _compare(xml, skip)
+    compared = _compare(xml)
     assert "body_iquat" in compared and "M_colind" in compared
 
 
-def test_dampratio_is_stored_as_mujoco_spec_stores_it():
-    # before set_const: positive biasprm[2] holds the damping ratio (mjs_setToPosition)
-    xml = (shared_model_paths()[0].parent / "position_servos.xml").read_text()
+def test_dampratio_is_resolved_to_mujocos_kv():
+    # the servo with dampratio: set_const turns the ratio (stored positive in biasprm[2], as
+    # mjs_setToPosition stores it) into -kv; the other servos' biasprm are as written
+    xml = model_file("position_servos").read_text()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnsimulatedFeatureWarning)
         m = kd.Model.from_xml_string(xml)
-    if not HAS_SETCONST:
-        assert m.actuator_biasprm[1, 2] == 1.0
     mjm = mujoco.MjModel.from_xml_string(xml)
     np.testing.assert_array_equal(m.actuator_biasprm[[0, 2]], mjm.actuator_biasprm[[0, 2]])
+    assert mjm.actuator_biasprm[1, 2] < 0
+    np.testing.assert_allclose(m.actuator_biasprm[1], mjm.actuator_biasprm[1], rtol=1e-9, atol=1e-12)
 
 
 # ---- hand-written models ------------------------------------------------------------------------

@@ -10,7 +10,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from oracle import load_pair, shared_model_paths
+from cases import pair
+from oracle import model_paths
 from strategies import random_mjcf_text, random_state
 
 import kinedyn as kd
@@ -18,15 +19,10 @@ from kinedyn.engine.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
 
 KEYFRAME_SEEDS = (5, 11, 16, 32, 42)  # random trees that have a keyframe and actuators
 
-_MODELS: dict[str, object] = {}
 
-
-def _pair(xml: str):
-    if xml not in _MODELS:
-        m, _, mjm, _ = load_pair(xml)
-        _MODELS[xml] = (m, mjm)
-    m, mjm = _MODELS[xml]
-    return m, kd.Data(m), mjm, mujoco.MjData(mjm)
+def _pair(xml: str, label: str = "random tree"):
+    """cases.pair: private copies of the per-process compiled models, fresh Data."""
+    return pair(xml, label)
 
 
 # ---- allocation ----------------------------------------------------------------------------------
@@ -224,14 +220,9 @@ def test_name_lookup_matches_mujoco_random(seed):
     assert _check_names(m, mjm) > 0
 
 
-@pytest.mark.parametrize("path", shared_model_paths(), ids=lambda p: p.stem)
-def test_name_lookup_matches_mujoco_shared(path):
-    try:
-        m, _, mjm, _ = _pair(path.read_text())
-    except kd.ModelError as err:
-        if "not supported" not in str(err):
-            raise
-        pytest.skip(f"{path.stem}: kinedyn does not support it yet: {err}")
+@pytest.mark.parametrize("path", model_paths(), ids=lambda p: p.stem)
+def test_name_lookup_matches_mujoco_model_files(path):
+    m, _, mjm, _ = _pair(path.read_text(), path.stem)
     _check_names(m, mjm)
 
 

@@ -92,7 +92,9 @@ def test_bias_forces_from_scratch(source):
 
 @pytest.mark.parametrize("source", _sources(range(7, 240, 40)))
 def test_bias_forces_and_rne_without_gravity(source):
-    """With gravity disabled (both libraries), bias_forces and rne still match MuJoCo's chain."""
+    """With gravity disabled (both libraries), bias_forces and rne still match MuJoCo's chain.
+
+    The models are this test's own copies (cases.pair), so the flag reaches no other test."""
     m, d, mjm, mjd = _load(source)
     m.opt.disableflags = m.opt.disableflags | kd.DisableBit.GRAVITY
     mjm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_GRAVITY)

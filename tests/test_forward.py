@@ -5,11 +5,11 @@ disables constraints and contacts in both). Fields are taken from the registry
 (``oracle.assert_fields``), so a new field is compared without touching this file.
 Tolerance: SPEC §2, ``|ours - mujoco| <= 1e-12 + 1e-9 * max(|ours|, |mujoco|)``.
 
-Models: every ``shared/models/*.xml`` that compiles (the others are skipped, naming
-the missing feature from kinedyn's ModelError), gymnasium's humanoid, pusher and ant,
-240 random trees (``strategies.random_mjcf_text``) and a hypothesis strategy
-(``strategies.random_mjcf``); 3 random states each with random ``qfrc_applied`` and
-``xfrc_applied``.
+Models: every test model (``oracle.model_paths()``: ``tests/models/*.xml`` plus an
+optional extra corpus; a model listed in ``oracle.REFUSED_MODELS`` is skipped),
+gymnasium's humanoid, pusher and ant, 240 random trees (``strategies.random_mjcf_text``)
+and a hypothesis strategy (``strategies.random_mjcf``); 3 random states each with random
+``qfrc_applied`` and ``xfrc_applied``.
 
 One known limit of an elementwise 1e-9 bar: qacc = M^-1 qfrc_smooth. M is not
 bit-identical to MuJoCo's (summation order in crb differs, ~1e-13 relative, well
@@ -21,8 +21,6 @@ everything else matches and that kinedyn's qacc solves MuJoCo's own M to round-o
 
 from __future__ import annotations
 
-import importlib.util
-import re
 import zlib
 
 import mujoco
@@ -38,6 +36,7 @@ from oracle import (
     compare,
     gym_model_path,
     load_pair,
+    model_paths,
     set_same_state,
 )
 from strategies import random_mjcf, random_mjcf_text, random_state
@@ -47,11 +46,6 @@ import kinedyn as kd
 N_RANDOM_TREES = 240
 N_STATES = 3
 SOLVE_FIELDS = ("qacc", "qacc_smooth")
-HAS_SETCONST = importlib.util.find_spec("kinedyn.engine.setconst") is not None
-
-# ---- model cache: compile each text once per process ---------------------------------------------
-
-
 
 
 def _random_inputs(rng, mjm):
@@ -113,26 +107,11 @@ def _check_forward(m, d, mjm, mjd, inputs, label):
     return f"{label}: " + " | ".join(notes) if notes else None
 
 
-# ---- shared models -------------------------------------------------------------------------------
+# ---- model files ---------------------------------------------------------------------------------
 
 
-def _shared_marks(path) -> list:
-    text = path.read_text()
-    if re.search(r"\bdampratio\s*=", text) and not HAS_SETCONST:
-        # same pending feature as tests/test_compiler.py: kv from dampratio is resolved by setconst
-        return [pytest.mark.xfail(strict=False, reason="dampratio: kv is resolved at compile time by "
-                                  "kinedyn.engine.setconst, which does not exist yet (biasprm[2] differs)")]
-    return []
-
-
-def _shared_params():
-    from oracle import shared_model_paths
-
-    return [pytest.param(p, id=p.stem, marks=_shared_marks(p)) for p in shared_model_paths()]
-
-
-@pytest.mark.parametrize("path", _shared_params())
-def test_forward_shared_models(path):
+@pytest.mark.parametrize("path", model_paths(), ids=lambda p: p.stem)
+def test_forward_model_files(path):
     m, d, mjm, mjd = _pair(path.read_text(), path.stem)
     rng = np.random.default_rng(zlib.crc32(path.stem.encode()))
     notes = []
@@ -144,11 +123,9 @@ def test_forward_shared_models(path):
         pytest.xfail("qacc differs by conditioning-amplified round-off: " + " | ".join(notes))
 
 
-def test_forward_at_qpos0_shared_models(shared_model_path):
+def test_forward_at_qpos0_model_files(model_path):
     """The default state (qpos0, zero velocity and controls) is a state users start from."""
-    m, d, mjm, mjd = _pair(shared_model_path.read_text(), shared_model_path.stem)
-    if re.search(r"\bdampratio\s*=", shared_model_path.read_text()) and not HAS_SETCONST:
-        pytest.xfail("dampratio needs kinedyn.engine.setconst (not written yet)")
+    m, d, mjm, mjd = _pair(model_path.read_text(), model_path.stem)
     kd.forward(m, d)
     mujoco.mj_forward(mjm, mjd)
     assert_fields(m, d, mjm, mjd)

@@ -29,7 +29,7 @@ import mujoco
 import numpy as np
 import pytest
 from cases import pair as _pair
-from oracle import gym_model_path, set_same_state, shared_model_paths
+from oracle import gym_model_path, model_paths, set_same_state
 from strategies import random_mjcf_text, random_state
 
 import kinedyn as kd
@@ -56,7 +56,7 @@ def _text(source) -> tuple[str, str]:
 
 
 def _params():
-    sources = [("path", str(p)) for p in shared_model_paths()]
+    sources = [("path", str(p)) for p in model_paths()]
     sources += [("gym", "humanoid"), ("gym", "pusher"), ("gym", "ant")]
     sources += [("seed", s) for s in ROLLOUT_SEEDS]
     out = []

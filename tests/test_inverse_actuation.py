@@ -17,13 +17,13 @@ from cases import load as _load
 from cases import pair
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
-from oracle import assert_close, load_pair, set_same_state, shared_model_paths
+from oracle import assert_close, load_pair, model_file, model_paths, set_same_state
 from strategies import random_mjcf, random_state
 
 import kinedyn as kd
 from kinedyn.tools.inverse_actuation import inverse_actuation
 
-SHARED = [pytest.param(("path", str(p)), id=p.stem) for p in shared_model_paths()]
+MODELS = [pytest.param(("path", str(p)), id=p.stem) for p in model_paths()]
 RANDOM = [pytest.param(("seed", s), id=f"seed{s}") for s in range(0, 40, 5)]
 
 
@@ -50,7 +50,7 @@ def _apply_and_check(m, d, mjm, mjd, sol, qacc):
     assert_close("qfrc_actuator reported vs forward", sol.qfrc_actuator, mjd.qfrc_actuator)
 
 
-@pytest.mark.parametrize("source", SHARED + RANDOM)
+@pytest.mark.parametrize("source", MODELS + RANDOM)
 def test_reachable_qacc_is_reproduced(source):
     """qacc produced by random controls (and external forces): the controls found reproduce it."""
     m, d, mjm, mjd = _load(source)
@@ -75,7 +75,7 @@ def test_reachable_qacc_is_reproduced(source):
         _apply_and_check(m, d, mjm, mjd, sol, qacc)
 
 
-@pytest.mark.parametrize("source", SHARED + RANDOM)
+@pytest.mark.parametrize("source", MODELS + RANDOM)
 def test_unreachable_qacc_residual_is_what_forward_leaves(source):
     """A random qacc: the residual is the unmet force of MuJoCo's forward pass, and is minimal."""
     m, d, mjm, mjd = _load(source)
@@ -145,7 +145,7 @@ def test_delayed_actuators_have_no_instant_effect():
 
 
 def test_leaves_qacc_and_ctrl_and_uses_d_qacc_by_default():
-    m, d, mjm, mjd = _load(("path", str(shared_model_paths()[0])))
+    m, d, mjm, mjd = _load(("path", str(model_file("actuatorfrcrange"))))
     rng = np.random.default_rng(3)
     qpos, qvel, ctrl, act = random_state(rng, mjm)
     set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act)
@@ -159,7 +159,7 @@ def test_leaves_qacc_and_ctrl_and_uses_d_qacc_by_default():
 
 
 def test_bad_arguments():
-    m, d, _, _ = _load(("path", str(shared_model_paths()[0])))
+    m, d, _, _ = _load(("path", str(model_file("actuatorfrcrange"))))
     with pytest.raises(ValueError, match="not both"):
         inverse_actuation(m, d, qacc=np.zeros(m.nv), qfrc=np.zeros(m.nv))
     with pytest.raises(ValueError, match="qacc"):

@@ -13,7 +13,7 @@ import pytest
 from cases import pair as _pair
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
-from oracle import assert_fields, gym_model_path, load_pair, set_same_state, shared_model_paths
+from oracle import assert_fields, gym_model_path, load_pair, model_paths, set_same_state
 from strategies import random_mjcf, random_mjcf_text, random_state
 
 import kinedyn as kd
@@ -47,8 +47,8 @@ def test_field_lists_cover_the_registry():
     assert ours == set(KINEMATICS_FIELDS) | set(COM_POS_FIELDS)
 
 
-@pytest.mark.parametrize("path", shared_model_paths(), ids=lambda p: p.stem)
-def test_kinematics_shared_models(path):
+@pytest.mark.parametrize("path", model_paths(), ids=lambda p: p.stem)
+def test_kinematics_model_files(path):
     m, d, mjm, mjd = _pair(path.read_text(), path.stem)
     _check_stages(m, d, mjm, mjd, np.random.default_rng(11))
 

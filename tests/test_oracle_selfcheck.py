@@ -19,6 +19,7 @@ from hypothesis import given
 from oracle import (
     ATOL,
     DISABLE_BITS,
+    MODELS_DIR,
     RTOL,
     assert_close,
     assert_fields,
@@ -26,9 +27,9 @@ from oracle import (
     compare,
     disable_constraints,
     gym_model_path,
+    model_paths,
     mujoco_value,
     set_same_state,
-    shared_model_paths,
 )
 from strategies import random_mjcf, random_mjcf_text, random_state
 
@@ -144,12 +145,15 @@ def test_random_mjcf_covers_every_feature():
 # ---- disable_constraints ------------------------------------------------------------------------
 
 
-def test_shared_models_are_found():
-    assert len(shared_model_paths()) >= 18
+def test_test_models_are_found_in_the_repository():
+    paths = model_paths()
+    own = [p for p in paths if p.parent == MODELS_DIR]
+    assert len(own) >= 18 and paths[:len(own)] == own == sorted(own)
+    assert len({p.stem for p in paths}) == len(paths)  # an extra corpus never repeats a stem
 
 
-def test_disable_constraints_sets_only_the_two_flags(shared_model_path):
-    xml = shared_model_path.read_text()
+def test_disable_constraints_sets_only_the_two_flags(model_path):
+    xml = model_path.read_text()
     merged = disable_constraints(xml)
     mjm = mujoco.MjModel.from_xml_string(merged)
     assert mjm.opt.disableflags & DISABLE_BITS == DISABLE_BITS
@@ -185,8 +189,8 @@ def test_disable_constraints_handles_every_option_form(xml, other_bits):
 # ---- mujoco_value -------------------------------------------------------------------------------
 
 
-def test_mujoco_value_has_the_registry_shape_for_every_field(shared_model_path):
-    mjm = mujoco.MjModel.from_xml_string(disable_constraints(shared_model_path.read_text()))
+def test_mujoco_value_has_the_registry_shape_for_every_field(model_path):
+    mjm = mujoco.MjModel.from_xml_string(disable_constraints(model_path.read_text()))
     mjd = mujoco.MjData(mjm)
     mujoco.mj_forward(mjm, mjd)
     sizes = _sizes(mjm)
@@ -200,8 +204,8 @@ def test_mujoco_value_has_the_registry_shape_for_every_field(shared_model_path):
                 or spec.name in ("actuator_moment", "ten_J"), spec.name  # densified from sparse
 
 
-def test_mujoco_value_densifies_actuator_moment_and_keeps_m_csr(shared_model_path, rng):
-    mjm = mujoco.MjModel.from_xml_string(disable_constraints(shared_model_path.read_text()))
+def test_mujoco_value_densifies_actuator_moment_and_keeps_m_csr(model_path, rng):
+    mjm = mujoco.MjModel.from_xml_string(disable_constraints(model_path.read_text()))
     mjd = mujoco.MjData(mjm)
     qpos, qvel, ctrl, act = random_state(rng, mjm)
     mjd.qpos[:], mjd.qvel[:], mjd.ctrl[:], mjd.act[:] = qpos, qvel, ctrl, act
@@ -282,3 +286,35 @@ def test_assert_model_fields_checks_sizes_options_and_every_model_field():
 def test_gym_model_path_points_at_a_loadable_model():
     mjm = mujoco.MjModel.from_xml_path(str(gym_model_path("pusher")))
     assert mjm.nv > 0
+
+
+# ---- cases.pair ---------------------------------------------------------------------------------
+
+
+def test_pair_hands_out_independent_copies():
+    """A test that changes options or fields of its pair cannot reach the next test's pair."""
+    from cases import pair
+
+    import kinedyn as kd
+
+    xml = random_mjcf_text(7)
+    m, d, mjm, mjd = pair(xml, "random tree 7")
+    flags, gravity, mass = m.opt.disableflags, m.opt.gravity.copy(), m.body_mass.copy()
+    mjflags, mjmass = int(mjm.opt.disableflags), np.array(mjm.body_mass)
+    m.opt.disableflags = flags | kd.DisableBit.GRAVITY
+    m.opt.gravity = 0.0
+    m.body_mass[:] = 123.0
+    mjm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_GRAVITY)
+    mjm.body_mass[:] = 123.0
+    m2, d2, mjm2, mjd2 = pair(xml, "random tree 7")
+    assert m2 is not m and mjm2 is not mjm and d2.qpos is not d.qpos
+    assert m2.opt.disableflags == flags and int(mjm2.opt.disableflags) == mjflags
+    np.testing.assert_array_equal(m2.opt.gravity, gravity)
+    np.testing.assert_array_equal(m2.body_mass, mass)
+    np.testing.assert_array_equal(mjm2.body_mass, mjmass)
+    # the copy is a working model: it computes MuJoCo's numbers
+    qpos, qvel, ctrl, act = random_state(np.random.default_rng(0), mjm2)
+    set_same_state(m2, d2, mjm2, mjd2, qpos, qvel, ctrl, act)
+    kd.forward(m2, d2)
+    mujoco.mj_forward(mjm2, mjd2)
+    assert_fields(m2, d2, mjm2, mjd2)

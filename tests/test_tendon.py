@@ -8,7 +8,7 @@ and ``assert_fields`` compare ``tendon_*``, ``wrap_*``, ``ten_length``, ``ten_J`
 Tolerance: SPEC §2 (1e-9 relative, 1e-12 absolute) for single evaluations; 1e-6 for
 states after 500 steps, where round-off differences compound.
 
-Models: gymnasium's humanoid (two fixed tendons), shared ``inheritrange.xml`` (a
+Models: gymnasium's humanoid (two fixed tendons), ``tests/models/inheritrange.xml`` (a
 position servo whose ctrlrange comes from a tendon range) and hand-written models
 with stiffness, damping, springlength deadbands, tendons spanning separate
 subtrees and simple bodies, and actuators of every supported shortcut on tendons.
@@ -30,8 +30,8 @@ from oracle import (
     assert_model_fields,
     gym_model_path,
     load_pair,
+    model_file,
     set_same_state,
-    shared_dir,
 )
 from strategies import random_state
 
@@ -131,7 +131,7 @@ def _model(name):
     if name == "humanoid":
         return gym_model_path("humanoid")
     if name == "inheritrange":
-        return shared_dir() / "models" / "inheritrange.xml"
+        return model_file("inheritrange")
     return ARMS.format(integrator="Euler")
 
 
@@ -336,7 +336,7 @@ def test_autolimits_false_needs_limited():
 
 def test_muscle_on_fixed_tendon_copies_the_tendon_range():
     """<lengthrange uselimit="true"/>: a muscle on a limited fixed tendon takes its range."""
-    xml = (shared_dir() / "models" / "muscle_fixed_tendon.xml").read_text()
+    xml = model_file("muscle_fixed_tendon").read_text()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnsimulatedFeatureWarning)
         m = kd.Model.from_xml_string(xml)

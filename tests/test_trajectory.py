@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from cases import load as _load
 from cases import pair
-from oracle import assert_close, shared_dir
+from oracle import assert_close, model_file
 from strategies import random_mjcf_text, random_state
 
 import kinedyn as kd
@@ -33,14 +33,14 @@ from kinedyn.viewer import plotting
 # sample spacing of the simulated trajectories: small enough for explicit Euler on the stiff servos
 H = 0.0005
 RANDOM = [pytest.param(("seed", s), id=f"seed{s}") for s in range(0, 30, 3)]
-SHARED_NAMES = ("m_pendulum", "free_motor_gear6", "jointinparent_ball", "ball_position_servo",
+MODEL_NAMES = ("motor_pendulum", "free_motor_gear6", "jointinparent_ball", "ball_position_servo",
                 "position_servos")
-SHARED = [pytest.param(("path", str(shared_dir() / "models" / f"{n}.xml")), id=n) for n in SHARED_NAMES]
+MODELS = [pytest.param(("path", str(model_file(n))), id=n) for n in MODEL_NAMES]
 
 
 @contextmanager
 def _euler_without_damping(m, mjm, h):
-    """Euler at step h with dampers off on both models (restored after: the models are shared)."""
+    """Euler at step h with dampers off on both models (restored after; cases.pair hands out copies)."""
     saved = (m.opt.disableflags, m.opt.integrator, m.opt.timestep, mjm.opt.integrator, mjm.opt.timestep,
              mjm.opt.disableflags)
     m.opt.integrator = kd.IntegratorType.EULER
@@ -122,7 +122,7 @@ def test_differentiate_pos_checks_arguments():
 
 
 @pytest.mark.parametrize("method", trajectory.METHODS)
-@pytest.mark.parametrize("source", SHARED + RANDOM)
+@pytest.mark.parametrize("source", MODELS + RANDOM)
 def test_torques_match_mj_inverse_on_the_same_samples(source, method):
     m, _, mjm, mjd = _load(source)
     rng = np.random.default_rng(5)
@@ -142,7 +142,7 @@ def test_torques_match_mj_inverse_on_the_same_samples(source, method):
 # ---- simulate, then recover ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("source", SHARED + RANDOM)
+@pytest.mark.parametrize("source", MODELS + RANDOM)
 def test_fd_recovers_the_forces_that_drove_a_simulation(source):
     m, _, mjm, mjd = _load(source)
     rng = np.random.default_rng(7)
@@ -162,10 +162,10 @@ def test_fd_recovers_the_forces_that_drove_a_simulation(source):
         assert_close("recovered actuator force", res.qfrc_joint, actuator, rtol=0, atol=tol)
 
 
-@pytest.mark.parametrize("name", ["m_pendulum", "free_motor_gear6", "jointinparent_ball"])
+@pytest.mark.parametrize("name", ["motor_pendulum", "free_motor_gear6", "jointinparent_ball"])
 def test_ctrl_recovers_the_controls_that_drove_a_simulation(name):
     """Motors that span the dofs one-to-one (or more): the recovered controls reproduce the motion."""
-    m, d, mjm, mjd = pair((shared_dir() / "models" / f"{name}.xml").read_text(), name)
+    m, d, mjm, mjd = pair(model_file(name).read_text(), name)
     rng = np.random.default_rng(8)
     with _euler_without_damping(m, mjm, H):
         t, qpos, _, ctrls, applied, _, _ = _simulate(m, mjm, mjd, rng, 40, xfrc=False)
@@ -243,7 +243,7 @@ def test_spline_quaternion_rates():
 
 
 def test_csv_and_npz_round_trip(tmp_path):
-    m, _, mjm, mjd = _load(SHARED[1].values[0])  # free joint: root[0]..root[6] columns
+    m, _, mjm, mjd = _load(MODELS[1].values[0])  # free joint: root[0]..root[6] columns
     with _euler_without_damping(m, mjm, H):
         t, qpos, *_ = _simulate(m, mjm, mjd, np.random.default_rng(2), 12)
         path = tmp_path / "traj.csv"
@@ -282,7 +282,7 @@ def test_csv_and_npz_round_trip(tmp_path):
 
 
 def test_bad_inputs(tmp_path):
-    m, _, _, _ = _load(SHARED[0].values[0])
+    m, _, _, _ = _load(MODELS[0].values[0])
     t = np.arange(10) * 0.01
     q = np.zeros((10, m.nq))
     with pytest.raises(ValueError, match="uniformly"):
@@ -319,7 +319,7 @@ def test_bad_inputs(tmp_path):
 # ---- implicit damping (discrete=True) ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("source", SHARED + RANDOM)
+@pytest.mark.parametrize("source", MODELS + RANDOM)
 def test_discrete_matches_mj_inverse_invdiscrete_and_recovers_damped_simulations(source):
     """Euler with joint damping: mj_step solves (M + h B) qacc = f; discrete=True gives f back."""
     m, _, mjm, mjd = _load(source)
@@ -371,7 +371,7 @@ DELAYED = ("position_servos", "cylinder", "intvelocity", "general_filterexact_ac
 def test_ctrl_plans_delayed_actuators_one_step_ahead(name):
     """Activation dynamics without actearly: ctrl at sample k sets the force at k+1. The planned
     controls, replayed by mj_step from the same state and activation, retrace the samples."""
-    m, d, mjm, mjd = pair((shared_dir() / "models" / f"{name}.xml").read_text(), name)
+    m, d, mjm, mjd = pair(model_file(name).read_text(), name)
     rng = np.random.default_rng(10)
     with _euler_without_damping(m, mjm, H):
         t, qpos, _, _, applied, _, acts = _simulate(m, mjm, mjd, rng, 30, xfrc=False)
