@@ -1,18 +1,145 @@
 """Numba's on-disk cache of compiled kernels, as kinedyn uses it.
 
+**Never stale.** Numba's own cache checks only the file that defines a function: edit a
+helper module a kernel calls (``util_spatial.quat_product``, say) and the kernel's cached
+machine code, which has the old helper compiled into it, keeps running. So every kinedyn
+function is cached in one directory per *source key* (:func:`cache_dir`): a hash of the
+content of every module compiled code can come from (``_jit``, ``engine``, ``ik``,
+``tools``) and of the Python, Numba, llvmlite and NumPy versions. An edit or an upgrade
+gives a new key, so everything compiles again (and the other keys' directories are pruned
+once unused for 30 days); undoing the edit finds the old directory again. Editing the
+compiler, readers, CLI or docs does not touch compiled code and keeps the key.
+
+**Where.** ``$KINEDYN_CACHE_DIR``, else ``$NUMBA_CACHE_DIR/kinedyn``, else
+``$XDG_CACHE_HOME/kinedyn`` (``~/.cache/kinedyn``); a temporary directory if that cannot
+be written. Never next to the sources, so a read-only install works too.
+
+**Fixed flags.** The cache key cannot hold the compile flags, and Numba lets a callee
+compiled on the way from another function *inherit* that caller's flags (``_nrt``,
+``error_model``; ``CPUTargetOptions.finalize``): a function compiled first from an NRT-free
+entry and later called from Python would have been cached, or refused, with the wrong
+flags. So every decorator in :mod:`kinedyn._jit` states its flags explicitly.
+
 Everything here touches Numba's private caching API (``FunctionCache`` and its
-``_load_overload``, ``rtsys.initialize``) or its import-time behaviour; the reason is
-given at each use. See :mod:`kinedyn._jit` for the list and the supported versions.
+``_load_overload``, ``_CacheLocator``, ``CompileResultCacheImpl``, ``rtsys.initialize``)
+or its import-time behaviour; the reason is given at each use.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
 import sys
+import tempfile
+import time
+from functools import cache
+from pathlib import Path
 from types import ModuleType
 
 from numba import config, njit
-from numba.core.caching import FunctionCache
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
 from numba.core.runtime import rtsys
+
+PACKAGE = Path(__file__).resolve().parents[1]  # src/kinedyn
+# the sub-packages compiled code can come from: their sources make the cache key
+COMPILED_SOURCES = ("_jit", "engine", "ik", "tools")
+PRUNE_AFTER_DAYS = 30  # another key's directory unused this long is deleted
+
+
+def source_key() -> str:
+    """A hash of the sources compiled code can come from and of the code generators' versions."""
+    import llvmlite
+    import numba
+    import numpy
+
+    digest = hashlib.sha256(repr((sys.version, numba.__version__, llvmlite.__version__,
+                                  numpy.__version__)).encode())
+    for sub in COMPILED_SOURCES:
+        for path in sorted((PACKAGE / sub).rglob("*.py")):
+            digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:20]
+
+
+def cache_root() -> Path:
+    """The directory holding one sub-directory per source key."""
+    if os.environ.get("KINEDYN_CACHE_DIR"):
+        return Path(os.environ["KINEDYN_CACHE_DIR"])
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return Path(os.environ["NUMBA_CACHE_DIR"]) / "kinedyn"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kinedyn"
+
+
+@cache
+def cache_dir() -> str:
+    """``<root>/<source key>``, made (and marked as used) once per process, on the first cache use."""
+    key = source_key()
+    root = cache_root()
+    path = root / key
+    try:
+        fresh = not path.is_dir()
+        path.mkdir(parents=True, exist_ok=True)
+        os.utime(path)  # marks the key as used, for pruning
+    except OSError:  # no writable home: a per-user temporary directory
+        root = Path(tempfile.gettempdir()) / f"kinedyn-cache-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        path = root / key
+        fresh = not path.is_dir()
+        path.mkdir(parents=True, exist_ok=True)
+    if fresh:
+        _prune(root, keep=path)
+    return str(path)
+
+
+def _prune(root: Path, keep: Path) -> None:
+    """Delete the directories of other keys unused for PRUNE_AFTER_DAYS (other installs may share root)."""
+    cutoff = time.time() - PRUNE_AFTER_DAYS * 86400
+    for old in root.iterdir():
+        try:
+            if old.is_dir() and len(old.name) == 20 and old != keep and old.stat().st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            continue
+
+
+class _SourceKeyLocator(_CacheLocator):
+    """Numba's cache locator for kinedyn's functions: the directory of the source key, whose
+    name is also the freshness stamp (Numba's own stamp hashes only the defining file)."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+
+    def get_cache_path(self):
+        return cache_dir()
+
+    def ensure_cache_path(self):
+        os.makedirs(cache_dir(), exist_ok=True)  # made by cache_dir(); again if deleted meanwhile
+
+    def get_source_stamp(self):
+        return os.path.basename(cache_dir())
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        return cls(py_func, py_file)
+
+
+class _SourceKeyCacheImpl(CompileResultCacheImpl):
+    _locator_classes = [_SourceKeyLocator]
+
+    def get_filename_base(self, fullname, abiflags):
+        # one flat directory for the package: prefix the sub-package (engine/forward.py vs a forward.py)
+        folder = Path(self._locator._py_file).resolve().parent
+        sub = folder.relative_to(PACKAGE).parts if folder.is_relative_to(PACKAGE) else (folder.name,)
+        return super().get_filename_base(".".join((*sub, fullname)), abiflags)
+
+
+class SourceKeyFunctionCache(FunctionCache):
+    """Numba's FunctionCache, in the directory of the source key."""
+
+    _impl_class = _SourceKeyCacheImpl
 
 
 def _import_numba_arraymath_without_scipy_linalg() -> None:
@@ -65,7 +192,7 @@ class _LazyFunctionCache:
 
     def _function_cache(self):
         if self._cache is None:
-            self._cache = FunctionCache(self._py_func)
+            self._cache = SourceKeyFunctionCache(self._py_func)
         return self._cache
 
     def __getattr__(self, name):
@@ -84,11 +211,12 @@ def cache_lazily(dispatcher):
     return dispatcher
 
 
-def cached_njit(fn, **options):
-    """``njit(cache=True, **options)`` with the cache of ``_LazyFunctionCache``: a warm start
+def cached_njit(fn=None, **options):
+    """``njit`` cached by source key (see the module docstring) and set up lazily: a warm start
     loads the entries a program calls (``forward``, the handle constructors, ...) without
-    Numba's compiler initialisation."""
-    jitted = njit(**options)(fn)
+    Numba's compiler initialisation. Numba's defaults (reference counting on, Python's error
+    model) are stated, not inherited from a caller; ``options`` override them."""
+    if fn is None:
+        return lambda f: cached_njit(f, **options)
+    jitted = njit(**{"_nrt": True, "error_model": "python", **options})(fn)
     return jitted if config.DISABLE_JIT else cache_lazily(jitted)
-
-

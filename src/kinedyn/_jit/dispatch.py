@@ -77,7 +77,7 @@ def entry(fn):
     compiles on its own. (The stage entries stay separate functions: inlining them too
     saved no more compile time and measured slower on the biped.)
     """
-    return cached_njit(fn, inline="always", _nrt=False)
+    return cached_njit(fn, inline="always", _nrt=False, error_model="numpy")
 
 
 class FastEntry:
@@ -111,5 +111,7 @@ class FastEntry:
 def handle_entry(fn):
     """``njit`` for stage entries reading the handles: cached, without reference counting
     (handle fields are borrowed, see ``_register_nrt_free``); an entry that allocates fails
-    to compile, which keeps allocation out of per-step code."""
-    return cached_njit(fn, _nrt=False)
+    to compile, which keeps allocation out of per-step code. NumPy's error model, as the
+    kernels: x / 0 gives inf or nan as in MuJoCo's C (and the flags are stated, so an entry
+    compiled on the way from another never inherits different ones)."""
+    return cached_njit(fn, _nrt=False, error_model="numpy")
