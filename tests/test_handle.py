@@ -108,3 +108,31 @@ def test_first_kernel_load_skips_scipy_linalg_and_blas_still_works():
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_handle_type_pickled_in_one_process_hashes_correctly_in_another(tmp_path):
+    """Numba pickles argument types into its cache index; a handle type's cached hash comes from the
+    process's randomised string hashing and must not travel with it, or the next process's index
+    look-ups miss and every warm start recompiles."""
+    saved = tmp_path / "handle_type.pkl"
+    write = textwrap.dedent(f"""
+        import pickle
+        from numba import typeof
+        import kinedyn as kd
+        m = kd.models.load("pendulum")
+        t = typeof(m._handle)
+        hash(t)
+        open({str(saved)!r}, "wb").write(pickle.dumps(t))
+    """)
+    read = textwrap.dedent(f"""
+        import pickle
+        import kinedyn
+        from kinedyn._jit.handles import _HandleType
+        u = pickle.loads(open({str(saved)!r}, "rb").read())
+        print(hash(u) == super(_HandleType, u).__hash__())
+    """)
+    env = {**os.environ, "KINEDYN_COMPILE_PROGRESS": "0"}
+    subprocess.run([sys.executable, "-c", write], env={**env, "PYTHONHASHSEED": "1"}, check=True, timeout=600)
+    out = subprocess.run([sys.executable, "-c", read], env={**env, "PYTHONHASHSEED": "2"}, check=True,
+                         capture_output=True, text=True, timeout=600).stdout
+    assert out.strip() == "True"

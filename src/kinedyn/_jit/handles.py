@@ -46,6 +46,13 @@ class _HandleType(types.StructRef):
     def __eq__(self, other):
         return self is other or super().__eq__(other)
 
+    def __reduce__(self):
+        # The cached hash comes from this process's string hashing (randomised per process), so it
+        # must never be pickled: Numba pickles argument types into the cache index, and a stale
+        # hash on the unpickled type made index look-ups in the next process miss (and recompile).
+        rebuild, (reconstructor, args, state) = super().__reduce__()
+        return rebuild, (reconstructor, args, {k: v for k, v in (state or {}).items() if k != "_hash"})
+
 
 class ModelHandleType(_HandleType):
     pass
