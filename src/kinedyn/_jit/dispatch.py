@@ -14,6 +14,7 @@ from numba.core.registry import CPUDispatcher
 
 from kinedyn._jit.cache import cache_lazily, cached_njit
 from kinedyn._jit.compat import UnsupportedNumbaError
+from kinedyn._jit.warmup import compile_in_parallel
 
 
 def _call_type(typ):
@@ -88,13 +89,19 @@ class FastEntry:
     the same argument types, so after the first call (which compiles, or loads the
     cache, through the dispatcher) ``call`` *is* the compiled function: public wrappers
     call ``ENTRY.call(...)``, which skips even this object's own Python frame.
+
+    ``parts``: ``(m, d)`` entries this one calls that do not depend on each other; on a cold
+    start they are compiled in parallel before this one (``warmup.compile_in_parallel``).
     """
 
-    def __init__(self, dispatcher):
+    def __init__(self, dispatcher, parts=()):
         self.dispatcher = dispatcher
+        self.parts = tuple(parts)
         self.call = self._first_call
 
     def _first_call(self, *args):
+        if self.parts:
+            compile_in_parallel(self.dispatcher, self.parts, args, args[:2])
         result = self.dispatcher(*args)
         if not config.DISABLE_JIT:
             sig = tuple(self.dispatcher.typeof_pyval(a) for a in args)

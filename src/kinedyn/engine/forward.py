@@ -53,43 +53,8 @@ def forward_entry(m, d):
     fwd_acceleration_entry(m, d)
 
 
-_FWD_POSITION = FastEntry(fwd_position_entry)
-_FWD_VELOCITY = FastEntry(fwd_velocity_entry)
-_FORWARD = FastEntry(forward_entry)
 
 
-def fwd_position(m, d) -> None:
-    """Position-dependent stage: poses, com quantities, tendons, M and its factorisation, transmissions."""
-    _FWD_POSITION.call(m._handle, d._handle)
-
-
-def fwd_velocity(m, d) -> None:
-    """Velocity-dependent stage: tendon and actuator velocities, cvel, passive forces, qfrc_bias."""
-    _FWD_VELOCITY.call(m._handle, d._handle)
-
-
-def forward(m, d) -> None:
-    """Forward dynamics: fill every position, velocity, actuation and acceleration field.
-
-    Reads: qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied. Writes: every field of
-    those stages, act_dot and qacc. Mirrors mj_forward with the constraint solver off.
-    With user-actuator callbacks (Model.set_actuator_callbacks) the actuation stage runs
-    from Python between the compiled stages.
-    """
-    # (the flag is read inline: forward's Python wrapper is part of every call's cost)
-    if m._has_actuator_callbacks:
-        forward_with_callbacks(m, d)
-    else:
-        _FORWARD.call(m._handle, d._handle)
-
-
-def forward_with_callbacks(m, d) -> None:
-    """forward for models whose user-type actuators have Python callbacks: compiled stages
-    around the actuation stage, which calls the callbacks."""
-    _FWD_POSITION(m._handle, d._handle)
-    _FWD_VELOCITY(m._handle, d._handle)
-    fwd_actuation_with_callbacks(m, d)
-    fwd_acceleration(m, d)
 
 
 # Inlined into its entry, as actuation._transmission.
@@ -127,6 +92,51 @@ def fwd_acceleration_entry(m, d):
 
 
 _FWD_ACCELERATION = FastEntry(fwd_acceleration_entry)
+
+
+# the stage entries forward_entry links, independent of each other: a cold start compiles them
+# on two cores (_jit.warmup); anything that links forward_entry (the step entries) lists them too
+FORWARD_PARTS = (kinematics_entry, com_pos_entry, tendon_entry, crb_entry, factor_m_entry, transmission_entry,
+                 ten_velocity_entry, com_vel_bias_entry, passive_entry, fwd_actuation_entry,
+                 fwd_acceleration_entry)
+
+_FWD_POSITION = FastEntry(fwd_position_entry)
+_FWD_VELOCITY = FastEntry(fwd_velocity_entry)
+_FORWARD = FastEntry(forward_entry, parts=FORWARD_PARTS)
+
+
+def fwd_position(m, d) -> None:
+    """Position-dependent stage: poses, com quantities, tendons, M and its factorisation, transmissions."""
+    _FWD_POSITION.call(m._handle, d._handle)
+
+
+def fwd_velocity(m, d) -> None:
+    """Velocity-dependent stage: tendon and actuator velocities, cvel, passive forces, qfrc_bias."""
+    _FWD_VELOCITY.call(m._handle, d._handle)
+
+
+def forward(m, d) -> None:
+    """Forward dynamics: fill every position, velocity, actuation and acceleration field.
+
+    Reads: qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied. Writes: every field of
+    those stages, act_dot and qacc. Mirrors mj_forward with the constraint solver off.
+    With user-actuator callbacks (Model.set_actuator_callbacks) the actuation stage runs
+    from Python between the compiled stages.
+    """
+    # (the flag is read inline: forward's Python wrapper is part of every call's cost)
+    if m._has_actuator_callbacks:
+        forward_with_callbacks(m, d)
+    else:
+        _FORWARD.call(m._handle, d._handle)
+
+
+def forward_with_callbacks(m, d) -> None:
+    """forward for models whose user-type actuators have Python callbacks: compiled stages
+    around the actuation stage, which calls the callbacks."""
+    _FWD_POSITION(m._handle, d._handle)
+    _FWD_VELOCITY(m._handle, d._handle)
+    fwd_actuation_with_callbacks(m, d)
+    fwd_acceleration(m, d)
 
 
 def fwd_acceleration(m, d) -> None:

@@ -25,7 +25,7 @@ from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
 from kinedyn.engine.callbacks import has_actuator_callbacks
 from kinedyn.engine.data import reset
 from kinedyn.engine.derivative import _actuator_force_vel, _free_body_implicit, _is_free_body
-from kinedyn.engine.forward import forward_entry, forward_with_callbacks
+from kinedyn.engine.forward import FORWARD_PARTS, forward_entry, forward_with_callbacks
 from kinedyn.engine.smooth_inertia import factor_i, solve_ld
 from kinedyn.engine.support import integrate_pos_kernel
 from kinedyn.engine.types import (
@@ -392,8 +392,9 @@ def _step_rk4_entry(m, d, check):
 
 
 # FastEntry per IntegratorType value
-_STEP_BY_INTEGRATOR = {INT_EULER: FastEntry(_step_euler_entry), INT_RK4: FastEntry(_step_rk4_entry),
-                       INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry)}
+_STEP_BY_INTEGRATOR = {INT_EULER: FastEntry(_step_euler_entry, parts=FORWARD_PARTS),
+                       INT_RK4: FastEntry(_step_rk4_entry, parts=FORWARD_PARTS),
+                       INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry, parts=FORWARD_PARTS)}
 
 
 @handle_entry
