@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -562,4 +563,5 @@ def transmission(m, d) -> None:
 
     Reads: qpos, ten_length, ten_J. Writes: actuator_length, actuator_moment. Mirrors mj_transmission.
     """
+    check_model_data(m, d, "transmission")
     transmission_entry(m._handle, d._handle)
