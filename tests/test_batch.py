@@ -103,7 +103,7 @@ def test_batchdata_bad_input():
     with pytest.raises(IndexError, match="site"):
         batch.jac_site(m, bd, m.nsite)
     other, _, _, _ = pair(gym_model_path("ant").read_text(), "gymnasium ant.xml")
-    with pytest.raises(ValueError, match=f"nq {m.nq} vs {other.nq}"):
+    with pytest.raises(ValueError, match=f"nq={m.nq} nv={m.nv}, not this one \\(nq={other.nq}"):
         batch.forward(other, bd)
     with pytest.raises(TypeError, match="BatchData"):
         batch.forward(m, bd[0])

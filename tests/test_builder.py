@@ -170,7 +170,7 @@ def test_feature_model_matches_mujoco():
     mjm = mujoco.MjModel.from_xml_string(xml)  # as written: the flags are set by the Spec
     assert (m.nq, m.nv, m.nu, m.na, m.ntendon, m.nkey) == (15, 13, 9, 4, 2, 1)
     assert_model_fields(m, mjm)
-    _, d, _, mjd = load_pair(xml)
+    d, mjd = kd.Data(m), mujoco.MjData(mjm)  # a Data of m itself: one of another compile is refused
     assert_forward_matches(m, d, mjm, mjd, np.random.default_rng(7), 4)
 
 

@@ -7,6 +7,7 @@ module                 what                                                    M
 ``fields``             the registry of every Model and Data array              mjxmacro.h
 ``model``, ``data``    Model, Option, Data, reset                              mjModel, mjData
 ``handles``            the Model/Data handles kernels read                     --
+``checks``             argument checks of the public functions (d.model is m)  --
 ``util_spatial``       quaternions, rotations, spatial algebra (kernels)       engine_util_spatial.c
 ``util_linalg3``       small dense 3x3 helpers                                 engine_util_blas.c
 ``util_muscle``        muscle gain, bias and dynamics curves                   engine_util_misc.c

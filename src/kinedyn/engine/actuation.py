@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -591,4 +592,5 @@ def transmission(m, d) -> None:
     Reads: qpos, xquat, site_xpos, site_xmat, subtree_com, cdof, ten_length, ten_J.
     Writes: actuator_length, actuator_moment. Mirrors mj_transmission.
     """
+    check_model_data(m, d, "transmission")
     transmission_entry(m._handle, d._handle)

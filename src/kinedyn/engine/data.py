@@ -3,13 +3,17 @@
 Every array is allocated once, from :data:`kinedyn.engine.fields.DATA_FIELDS`, when the
 ``Data`` is made; kernels write into these arrays in place and never allocate.
 Assigning a whole field (``d.qpos = q``) copies into the existing array and
-raises at once if the shape is wrong.
+raises at once if the shape is wrong or the values cannot be cast safely.
+
+A ``Data`` belongs to the ``Model`` it was made for (``d.model``): every public
+``f(m, d)`` raises unless ``d.model is m`` (see :mod:`kinedyn.engine.checks`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from kinedyn.engine.checks import assign_field, check_model_data, real_number
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import make_handle
 from kinedyn.engine.model import Model
@@ -22,16 +26,22 @@ class Data:
         if not isinstance(model, Model):
             raise TypeError(f"Data(model) needs a kinedyn.Model, got {type(model).__name__}")
         sizes = {s: getattr(model, s) for s in SIZE_NAMES}
-        self._bind({spec.name: np.zeros(spec.resolve(sizes), dtype=spec.dtype) for spec in DATA_FIELDS},
-                   np.zeros(1))
+        arrays = {spec.name: np.zeros(spec.resolve(sizes), dtype=spec.dtype) for spec in DATA_FIELDS}
+        self._bind(model, arrays, np.zeros(1))
         self.qpos[:] = model.qpos0
 
-    def _bind(self, arrays: dict[str, np.ndarray], time: np.ndarray) -> None:
-        """Attach the arrays and build the kernel handle over exactly these arrays."""
+    def _bind(self, model: Model, arrays: dict[str, np.ndarray], time: np.ndarray) -> None:
+        """Attach the model and the arrays, and build the kernel handle over exactly these arrays."""
+        object.__setattr__(self, "_model", model)  # a strong reference: d.model lives as long as d
         for name, arr in arrays.items():
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "_time", time)
         object.__setattr__(self, "_handle", make_handle("data", {**arrays, "time": time}))
+
+    @property
+    def model(self) -> Model:
+        """The Model this Data was made for: the only one public functions accept with it."""
+        return self._model
 
     @property
     def time(self) -> float:
@@ -40,25 +50,29 @@ class Data:
 
     @time.setter
     def time(self, value: float) -> None:
-        self._time[0] = value
+        self._time[0] = real_number("Data.time", value)
 
     def __setattr__(self, name, value):
+        # the kernel handle holds the arrays made with the Data: fields are written in place,
+        # never rebound (object.__setattr__ is the only way around this)
         spec = DATA_FIELD.get(name)
         if spec is None:
             if name == "time":
                 object.__setattr__(self, name, value)  # goes through the property
                 return
+            if name == "model":
+                raise AttributeError("Data.model is fixed: a Data belongs to the Model it was made for")
             raise AttributeError(f"Data has no field '{name}'")
-        target = getattr(self, name)
-        value = np.asarray(value, dtype=target.dtype)
-        if value.shape != target.shape and value.shape != ():
-            raise ValueError(f"Data.{name} has shape {target.shape}; cannot assign shape {value.shape}")
-        target[...] = value
+        assign_field(getattr(self, name), value, f"Data.{name}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"Data.{name} cannot be deleted")
 
     def copy(self) -> Data:
-        """A deep copy with its own arrays."""
+        """A deep copy with its own arrays, for the same Model."""
         other = object.__new__(Data)
-        other._bind({spec.name: getattr(self, spec.name).copy() for spec in DATA_FIELDS}, self._time.copy())
+        other._bind(self._model, {spec.name: getattr(self, spec.name).copy() for spec in DATA_FIELDS},
+                    self._time.copy())
         return other
 
     def __repr__(self) -> str:
@@ -71,6 +85,7 @@ def reset(m: Model, d: Data, key: int | str | None = None) -> None:
     Mirrors mj_resetData / mj_resetDataKeyframe: every field is zeroed, then
     qpos = qpos0 (or the keyframe's qpos, qvel, act, ctrl and time).
     """
+    check_model_data(m, d, "reset")
     for spec in DATA_FIELDS:
         getattr(d, spec.name)[...] = 0
     d.time = 0.0

@@ -16,6 +16,7 @@ from __future__ import annotations
 from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.actuation import actuator_velocity_kernel, fwd_actuation_entry, transmission_entry
 from kinedyn.engine.callbacks import fwd_actuation_with_callbacks, has_actuator_callbacks
+from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.passive import passive_entry
 from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, solve_ld
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
@@ -107,11 +108,13 @@ _FORWARD = FastEntry(forward_entry, parts=FORWARD_PARTS)
 
 def fwd_position(m, d) -> None:
     """Position-dependent stage: poses, com quantities, tendons, M and its factorisation, transmissions."""
+    check_model_data(m, d, "fwd_position")
     _FWD_POSITION.call(m._handle, d._handle)
 
 
 def fwd_velocity(m, d) -> None:
     """Velocity-dependent stage: tendon and actuator velocities, cvel, passive forces, qfrc_bias."""
+    check_model_data(m, d, "fwd_velocity")
     _FWD_VELOCITY.call(m._handle, d._handle)
 
 
@@ -123,7 +126,13 @@ def forward(m, d) -> None:
     With user-actuator callbacks (Model.set_actuator_callbacks) the actuation stage runs
     from Python between the compiled stages.
     """
-    # (the flag is read inline: forward's Python wrapper is part of every call's cost)
+    # (the check and the flag are read inline: forward's Python wrapper is part of every call's cost;
+    # the try costs nothing unless d has no _model, i.e. is not a Data)
+    try:
+        if d._model is not m:
+            bad_model_data(m, d, "forward")
+    except AttributeError:
+        bad_model_data(m, d, "forward")
     if m._has_actuator_callbacks:
         forward_with_callbacks(m, d)
     else:
@@ -145,6 +154,7 @@ def fwd_acceleration(m, d) -> None:
     Reads: qfrc_passive, qfrc_bias, qfrc_applied, qfrc_actuator, xfrc_applied, qLD.
     Writes: qfrc_smooth, qacc_smooth, qacc. Mirrors mj_fwdAcceleration (no constraints).
     """
+    check_model_data(m, d, "fwd_acceleration")
     _FWD_ACCELERATION.call(m._handle, d._handle)
 
 
@@ -155,6 +165,7 @@ def fwd_actuation(m, d) -> None:
     Writes: act_dot, actuator_force, qfrc_actuator. Mirrors mj_fwdActuation, calling the
     model's user-actuator callbacks (set_actuator_callbacks) for user-type actuators.
     """
+    check_model_data(m, d, "fwd_actuation")
     if has_actuator_callbacks(m):
         fwd_actuation_with_callbacks(m, d)
     else:

@@ -23,6 +23,7 @@ import numpy as np
 from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
 from kinedyn.engine.callbacks import has_actuator_callbacks
+from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.data import reset
 from kinedyn.engine.derivative import _actuator_force_vel, _free_body_implicit, _is_free_body
 from kinedyn.engine.forward import FORWARD_PARTS, forward_entry, forward_with_callbacks
@@ -433,6 +434,11 @@ def step(m, d, nstep: int = 1) -> None:
     the field, the data is reset as MuJoCo does, and stepping goes on from the reset
     state (with the autoreset flag disabled, the step goes on unchecked instead).
     """
+    try:  # inline, as in forward: the try costs nothing unless d is not a Data
+        if d._model is not m:
+            bad_model_data(m, d, "step")
+    except AttributeError:
+        bad_model_data(m, d, "step")
     mh, dh = m._handle, d._handle
     if has_actuator_callbacks(m):
         def one_step(mh, dh, check):

@@ -10,6 +10,7 @@ exactly as in MuJoCo's ``mj_inverse``. Without constraints, ``forward`` followed
 from __future__ import annotations
 
 from kinedyn._jit import FastEntry, handle_entry
+from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.smooth_inertia import mul_m_kernel
 
@@ -33,4 +34,5 @@ def inverse(m, d) -> None:
     Reads: qpos, qvel, qacc. Writes: qfrc_inverse and every position and velocity
     field. Mirrors mj_inverse with the constraint solver off.
     """
+    check_model_data(m, d, "inverse")
     _INVERSE.call(m._handle, d._handle)

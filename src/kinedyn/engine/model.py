@@ -8,11 +8,13 @@ half-built: either every field is filled and checked, or ``ModelError`` is raise
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from kinedyn.engine.checks import assign_field, integer, real_number
 from kinedyn.engine.fields import MODEL_FIELD, MODEL_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import make_handle
 from kinedyn.engine.types import IntegratorType
@@ -20,6 +22,22 @@ from kinedyn.errors import ModelError, unknown_name_hint
 
 # object kinds with names, as MuJoCo's mjtObj names them in accessors (m.body("x"))
 NAMED_KINDS = ("body", "jnt", "geom", "site", "actuator", "tendon", "key")
+
+# integer fields whose values index other arrays (ids, addresses, counts, and the types that
+# decide how many coordinates a joint or an actuator's state has): whole-field assignment is
+# refused, since a wrong value would make kernels read and write out of bounds
+LAYOUT_FIELDS = frozenset(
+    f.name for f in MODEL_FIELDS
+    if f.dtype == np.int32 and not f.name.endswith("_group")
+    and f.name not in ("geom_contype", "geom_conaffinity", "geom_condim", "actuator_gaintype",
+                       "actuator_biastype", "site_type"))
+
+
+def _flag_bits(name: str, value) -> int:
+    value = integer(name, value)
+    if not 0 <= value < 2**31:
+        raise ValueError(f"{name} must be a combination of flag bits (0 <= value < 2**31), got {value}")
+    return value
 
 
 class Option:
@@ -34,15 +52,26 @@ class Option:
       wind, density, viscosity: kept from the XML; fluid forces are not simulated.
     """
 
+    # no other attributes: a misspelt option (m.opt.timestpe = ...) raises instead of doing nothing
+    __slots__ = ("_timestep", "_gravity", "_flags", "wind", "density", "viscosity")
+
     def __init__(self, timestep=0.002, gravity=(0.0, 0.0, -9.81), integrator=0,
                  disableflags=0, enableflags=0, wind=(0.0, 0.0, 0.0), density=0.0, viscosity=0.0):
-        # the kernels read these arrays through the model handle
-        self._timestep = np.array([timestep], dtype=np.float64)
-        self._gravity = np.array(gravity, dtype=np.float64)
-        self._flags = np.array([integrator, disableflags, enableflags], dtype=np.int32)
+        # the kernels read these arrays through the model handle: they are written in place, never rebound
+        object.__setattr__(self, "_timestep", np.array([0.002], dtype=np.float64))
+        object.__setattr__(self, "_gravity", np.zeros(3))
+        object.__setattr__(self, "_flags", np.array([integrator, disableflags, enableflags], dtype=np.int32))
+        self.timestep = timestep
+        self.gravity = gravity
         self.wind = np.array(wind, dtype=np.float64)
         self.density = float(density)
         self.viscosity = float(viscosity)
+
+    def __setattr__(self, name, value):
+        if name.startswith("_"):
+            raise AttributeError(f"Option.{name} is internal (the kernels hold this array); "
+                                 f"set the public attribute instead")
+        object.__setattr__(self, name, value)  # the properties check; unknown names raise (__slots__)
 
     @property
     def timestep(self) -> float:
@@ -50,8 +79,9 @@ class Option:
 
     @timestep.setter
     def timestep(self, value: float) -> None:
-        if not value > 0:
-            raise ValueError(f"timestep must be positive, got {value}")
+        value = real_number("timestep", value)
+        if not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"timestep must be finite and positive, got {value}")
         self._timestep[0] = value
 
     @property
@@ -60,7 +90,17 @@ class Option:
 
     @gravity.setter
     def gravity(self, value) -> None:
-        self._gravity[:] = np.broadcast_to(np.asarray(value, dtype=np.float64), (3,))
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"gravity must be real numbers, got dtype {arr.dtype}")
+        try:
+            arr = np.broadcast_to(arr.astype(np.float64), (3,))
+        except ValueError:
+            raise ValueError(f"gravity must be a 3-vector (or one number for all three), got shape "
+                             f"{arr.shape}") from None
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"gravity must be finite, got {arr.tolist()}")
+        self._gravity[:] = arr
 
     @property
     def integrator(self) -> int:
@@ -68,7 +108,7 @@ class Option:
 
     @integrator.setter
     def integrator(self, value: int) -> None:
-        value = int(value)
+        value = integer("integrator", value)
         if value not in (IntegratorType.EULER, IntegratorType.RK4, IntegratorType.IMPLICITFAST):
             raise ValueError(f"integrator {value} is not supported (Euler=0, RK4=1, implicitfast=3)")
         self._flags[0] = value
@@ -79,7 +119,7 @@ class Option:
 
     @disableflags.setter
     def disableflags(self, value: int) -> None:
-        self._flags[1] = int(value)
+        self._flags[1] = _flag_bits("disableflags", value)
 
     @property
     def enableflags(self) -> int:
@@ -87,7 +127,7 @@ class Option:
 
     @enableflags.setter
     def enableflags(self, value: int) -> None:
-        self._flags[2] = int(value)
+        self._flags[2] = _flag_bits("enableflags", value)
 
     def __repr__(self) -> str:
         return (f"Option(timestep={self.timestep}, gravity={self.gravity.tolist()}, "
@@ -180,16 +220,58 @@ class Model:
     def __setattr__(self, name, value):
         spec = MODEL_FIELD.get(name)
         if spec is not None:
+            if name in LAYOUT_FIELDS:
+                raise AttributeError(f"Model.{name} is fixed at compile time: its values index other arrays, "
+                                     f"and kernels do not check the bounds")
             # write in place: kernels hold references to these exact arrays
-            target = getattr(self, name)
-            value = np.asarray(value)
-            if value.shape != target.shape and value.shape != ():
-                raise ValueError(f"Model.{name} has shape {target.shape}; cannot assign shape {value.shape}")
-            target[...] = value
+            assign_field(getattr(self, name), value, f"Model.{name}")
         elif name in SIZE_NAMES or name in ("opt", "names"):
             raise AttributeError(f"Model.{name} is fixed at compile time")
+        elif name.startswith("_"):
+            raise AttributeError(f"Model.{name} is internal")
         else:
             object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        raise AttributeError(f"Model.{name} cannot be deleted")
+
+    def copy(self) -> Model:
+        """An independent deep copy: its own arrays, options and kernel handle.
+
+        The copy is another model: a ``Data`` made for this one is not accepted with the
+        copy (make one with ``kd.Data(copy)``). User-actuator callbacks are carried over.
+        ``copy.copy(m)`` and ``copy.deepcopy(m)`` do the same.
+        """
+        m = object.__new__(type(self))
+        for s in SIZE_NAMES:
+            object.__setattr__(m, s, getattr(self, s))
+        for spec in MODEL_FIELDS:
+            object.__setattr__(m, spec.name, getattr(self, spec.name).copy())
+        o = self.opt
+        opt = Option(o.timestep, o.gravity.copy(), o.integrator, o.disableflags, o.enableflags,
+                     o.wind.copy(), o.density, o.viscosity)
+        object.__setattr__(m, "opt", opt)
+        object.__setattr__(m, "names", {k: list(v) for k, v in self.names.items()})
+        object.__setattr__(m, "_name_index", {k: dict(v) for k, v in self._name_index.items()})
+        # public attributes the compiler or the user added (model_name, ...); not private caches
+        # (the IK solver's scratch Data belongs to this model)
+        for k, v in vars(self).items():
+            if not k.startswith("_") and k not in vars(m):
+                object.__setattr__(m, k, v)
+        object.__setattr__(m, "_handle", m._make_handle())
+        if "_actuator_callbacks" in vars(self):
+            m.set_actuator_callbacks(*self._actuator_callbacks)
+        return m
+
+    def __copy__(self) -> Model:
+        return self.copy()
+
+    def __deepcopy__(self, memo) -> Model:
+        return self.copy()
+
+    def __reduce__(self):
+        raise TypeError("a kinedyn.Model cannot be pickled (its kernel handle is process memory); "
+                        "pickle the MJCF text and compile it again")
 
     def set_actuator_callbacks(self, dyn=None, gain=None, bias=None) -> None:
         """Python callbacks ``f(m, d, i) -> float`` for user-type actuators (MuJoCo's mjcb_act_*).

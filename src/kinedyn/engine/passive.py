@@ -9,6 +9,7 @@ of :mod:`kinedyn.engine.smooth_tendon`.
 from __future__ import annotations
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.smooth_tendon import tendon_passive_entry
 from kinedyn.engine.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
 from kinedyn.engine.util_spatial import (
@@ -86,6 +87,7 @@ def passive(m, d) -> None:
     Reads: qpos, qvel, ten_length, ten_velocity, ten_J. Writes: qfrc_spring, qfrc_damper,
     qfrc_passive. Mirrors mj_passive.
     """
+    check_model_data(m, d, "passive")
     _PASSIVE.call(m._handle, d._handle)
 
 

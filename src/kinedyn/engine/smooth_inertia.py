@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.checks import check_model_data, float_array
 from kinedyn.engine.util_spatial import mul_inert_vec, unsigned_index
 
 
@@ -197,6 +198,7 @@ def crb(m, d) -> None:
 
     Reads: cinert, cdof. Writes: crb, M. Mirrors mj_crb.
     """
+    check_model_data(m, d, "crb")
     _CRB.call(m._handle, d._handle)
 
 
@@ -205,6 +207,7 @@ def factor_m(m, d) -> None:
 
     Reads: M. Writes: qLD, qLDiagInv. Mirrors mj_factorM.
     """
+    check_model_data(m, d, "factor_m")
     _FACTOR_M.call(m._handle, d._handle)
 
 
@@ -213,7 +216,8 @@ def solve_m(m, d, y: np.ndarray) -> np.ndarray:
 
     ``y`` has shape (nv,) or (n, nv); each row is solved.
     """
-    x = np.array(y, dtype=np.float64, order="C", copy=True)
+    check_model_data(m, d, "solve_m")
+    x = float_array(y, "solve_m: y").copy()  # a fresh array: the solve works in place
     if x.ndim not in (1, 2) or x.shape[-1] != m.nv:
         raise ValueError(f"solve_m needs shape (nv,) or (n, nv) with nv={m.nv}, got {x.shape}")
     for row in x.reshape(-1, m.nv):
@@ -223,7 +227,8 @@ def solve_m(m, d, y: np.ndarray) -> np.ndarray:
 
 def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
     """Return M vec using the tree-sparse M in ``d``. Mirrors mj_mulM."""
-    vec = np.ascontiguousarray(vec, dtype=np.float64)
+    check_model_data(m, d, "mul_m")
+    vec = float_array(vec, "mul_m: vec")
     if vec.shape != (m.nv,):
         raise ValueError(f"mul_m needs shape ({m.nv},), got {vec.shape}")
     res = np.empty(m.nv)
@@ -233,6 +238,7 @@ def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
 
 def full_m(m, d) -> np.ndarray:
     """Dense (nv, nv) joint-space inertia matrix from the tree-sparse M in ``d`` (mj_fullM)."""
+    check_model_data(m, d, "full_m")
     dense = np.zeros((m.nv, m.nv))
     _FULL_M.call(m._handle, d._handle, dense)
     return dense

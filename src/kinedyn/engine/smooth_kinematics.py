@@ -9,6 +9,7 @@ kinematic tree (``subtree_com`` of the tree's root body), [rotation; translation
 from __future__ import annotations
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.types import (
     JNT_BALL,
     JNT_FREE,
@@ -317,6 +318,7 @@ def kinematics(m, d) -> None:
     Reads: qpos. Writes: xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos,
     geom_xmat, site_xpos, site_xmat. Mirrors mj_kinematics.
     """
+    check_model_data(m, d, "kinematics")
     _KINEMATICS.call(m._handle, d._handle)
 
 
@@ -326,4 +328,5 @@ def com_pos(m, d) -> None:
     Reads: xmat, xipos, ximat, xanchor, xaxis. Writes: subtree_com, cinert, cdof.
     Mirrors mj_comPos.
     """
+    check_model_data(m, d, "com_pos")
     _COM_POS.call(m._handle, d._handle)

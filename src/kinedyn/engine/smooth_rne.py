@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.checks import check_model_data, out_array
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.types import DSBL_GRAVITY, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
 from kinedyn.engine.util_spatial import (
@@ -232,6 +233,7 @@ def com_vel(m, d) -> None:
 
     Reads: qvel, cdof. Writes: cvel, cdof_dot. Mirrors mj_comVel.
     """
+    check_model_data(m, d, "com_vel")
     _COM_VEL.call(m._handle, d._handle)
 
 
@@ -248,10 +250,11 @@ def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | N
 
     Returns ``out`` (allocated when None), shape (nv,).
     """
+    check_model_data(m, d, "rne")
     if out is None:
         out = np.empty(m.nv)
-    elif out.shape != (m.nv,) or out.dtype != np.float64 or not out.flags.c_contiguous:
-        raise ValueError(f"out must be a contiguous float64 array of shape ({m.nv},)")
+    else:
+        out_array(out, "rne: out", (m.nv,))
     _RNE.call(m._handle, d._handle, bool(flg_acc), out)
     if armature and flg_acc:
         out += m.dof_armature * d.qacc
@@ -269,6 +272,7 @@ def bias_forces(m, d) -> np.ndarray:
     Reads: qpos, qvel. Writes: the fields of those stages and qfrc_bias. Returns
     ``d.qfrc_bias`` itself (not a copy), shape (nv,).
     """
+    check_model_data(m, d, "bias_forces")
     _BIAS_FORCES.call(m._handle, d._handle)
     return d.qfrc_bias
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     DSBL_DAMPER,
@@ -578,4 +579,5 @@ def tendon(m, d) -> None:
     Reads: qpos (site_xpos, geom_xpos, geom_xmat, cdof). Writes: ten_length, ten_J, ten_wrapadr,
     ten_wrapnum, wrap_xpos, wrap_obj. Mirrors mj_tendon.
     """
+    check_model_data(m, d, "tendon")
     tendon_entry(m._handle, d._handle)

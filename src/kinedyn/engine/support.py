@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.checks import check_model, check_model_data, float_array, out_array, real_number
 from kinedyn.engine.types import JNT_BALL, JNT_FREE
 from kinedyn.engine.util_spatial import quat_integrate, sub_quat
 
@@ -87,7 +88,9 @@ def _check_id(kind: str, i, n: int) -> int:
         return i
     if isinstance(i, str):  # a name where an id belongs: say how to get the id
         raise TypeError(f"{kind} must be an integer id, got the name {i!r}; use m.{kind}({i!r}).id")
-    if not isinstance(i, (int, np.integer)) or not 0 <= i < n:
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+        raise TypeError(f"{kind} must be an integer id, got {type(i).__name__} {i!r}")
+    if not 0 <= i < n:
         raise IndexError(f"{kind} id {i!r} out of range [0, {n})")
     return int(i)
 
@@ -97,10 +100,9 @@ def jac(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
 
     Mirrors mj_jac. Needs kinematics and com_pos (or forward) to have run.
     """
+    check_model_data(m, d, "jac")
     body = _check_id("body", body, m.nbody)
-    point = np.ascontiguousarray(point, dtype=np.float64)
-    if point.shape != (3,):
-        raise ValueError(f"point must have shape (3,), got {point.shape}")
+    point = float_array(point, "point", (3,))
     jac = np.empty((2, 3, m.nv))
     _JAC.call(m._handle, d._handle, point, body, jac)
     return jac[0], jac[1]
@@ -114,21 +116,25 @@ def _jac_frame(m, d, kind: int, i: int) -> tuple[np.ndarray, np.ndarray]:
 
 def jac_body(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:
     """Jacobians of the origin of the body frame (mj_jacBody)."""
+    check_model_data(m, d, "jac_body")
     return _jac_frame(m, d, FRAME_BODY, _check_id("body", body, m.nbody))
 
 
 def jac_body_com(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:
     """Jacobians of the body's centre of mass (mj_jacBodyCom)."""
+    check_model_data(m, d, "jac_body_com")
     return _jac_frame(m, d, FRAME_BODY_COM, _check_id("body", body, m.nbody))
 
 
 def jac_site(m, d, site: int) -> tuple[np.ndarray, np.ndarray]:
     """Jacobians of a site (mj_jacSite)."""
+    check_model_data(m, d, "jac_site")
     return _jac_frame(m, d, FRAME_SITE, _check_id("site", site, m.nsite))
 
 
 def jac_point(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
     """Alias of :func:`jac`: Jacobians of a world point attached to ``body``."""
+    check_model_data(m, d, "jac_point")
     return jac(m, d, point, body)
 
 
@@ -201,13 +207,16 @@ def _integrate_pos_entry(m, qpos, qvel, h, sq, sv):
 
 
 def integrate_pos(m, qpos: np.ndarray, qvel: np.ndarray, h: float) -> None:
-    """In place qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos)."""
-    if qpos.shape != (m.nq,) or qvel.shape != (m.nv,):
-        raise ValueError(f"integrate_pos needs qpos ({m.nq},) and qvel ({m.nv},)")
-    if qpos.dtype != np.float64 or not qpos.flags.c_contiguous:
-        raise ValueError("qpos must be a contiguous float64 array (it is updated in place)")
-    _integrate_pos_entry(m._handle, qpos, np.ascontiguousarray(qvel, dtype=np.float64), float(h),
-                         np.empty((8, 4)), np.empty((8, 6)))
+    """In place qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos).
+
+    ``qpos`` must be a writeable C-contiguous float64 array of shape (nq,) (``d.qpos`` is);
+    ``qvel`` anything that converts to (nv,) floats.
+    """
+    check_model(m, "integrate_pos")
+    out_array(qpos, "integrate_pos: qpos", (m.nq,))
+    qvel = float_array(qvel, "integrate_pos: qvel", (m.nv,))
+    h = real_number("integrate_pos: h", h)
+    _integrate_pos_entry(m._handle, qpos, qvel, h, np.empty((8, 4)), np.empty((8, 6)))
 
 
 @handle_entry
@@ -252,19 +261,17 @@ def differentiate_pos(m, qpos1: np.ndarray, qpos2: np.ndarray, h: float,
     ``integrate_pos(m, qpos1, qvel, h)`` returns qpos2 (up to the quaternion's norm).
     Returns ``out`` (nv,) if given, else a new array.
     """
-    q1 = np.ascontiguousarray(qpos1, dtype=np.float64)
-    q2 = np.ascontiguousarray(qpos2, dtype=np.float64)
-    if q1.shape != (m.nq,):
-        raise ValueError(f"differentiate_pos: qpos1 has shape {q1.shape}, the model needs ({m.nq},)")
-    if q2.shape != (m.nq,):
-        raise ValueError(f"differentiate_pos: qpos2 has shape {q2.shape}, the model needs ({m.nq},)")
+    check_model(m, "differentiate_pos")
+    q1 = float_array(qpos1, "differentiate_pos: qpos1", (m.nq,))
+    q2 = float_array(qpos2, "differentiate_pos: qpos2", (m.nq,))
+    h = real_number("differentiate_pos: h", h)
     if not h:
         raise ValueError("differentiate_pos: h must be non-zero")
     if out is None:
         out = np.empty(m.nv)
-    elif out.shape != (m.nv,) or out.dtype != np.float64 or not out.flags.c_contiguous:
-        raise ValueError(f"differentiate_pos: out must be a contiguous float64 array of shape ({m.nv},)")
-    _differentiate_pos_entry(m._handle, out, float(h), q1, q2, np.empty((8, 4)), np.empty((8, 6)))
+    else:
+        out_array(out, "differentiate_pos: out", (m.nv,))
+    _differentiate_pos_entry(m._handle, out, h, q1, q2, np.empty((8, 4)), np.empty((8, 6)))
     return out
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kinedyn.engine.checks import check_model, float_array
 from kinedyn.engine.data import Data
 from kinedyn.engine.types import JNT_BALL, JNT_FREE
 from kinedyn.ik import _kernel as K
@@ -116,7 +117,7 @@ def _select_uncached(m, joints) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _vector(name: str, x, n: int) -> np.ndarray:
-    a = np.array(x, dtype=np.float64).reshape(-1) if x is not None else None
+    a = float_array(x, name).reshape(-1).copy() if x is not None else None  # the solver writes q
     if a is None or a.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), got {np.shape(x)}")
     if not np.all(np.isfinite(a)):
@@ -169,6 +170,7 @@ def solve(
       KeyError: a target or joint names an unknown site, body or joint (closest names listed).
       ValueError: wrong shapes, non-finite input, unknown method, empty joint selection.
     """
+    check_model(m, "ik.solve")
     if method not in METHODS:
         raise ValueError(f"unknown IK method {method!r}; choose one of {', '.join(METHODS)}")
     tint, tflt = _pack_targets(m, targets)
@@ -199,6 +201,7 @@ def residual(m, targets, qpos=None, joints=None) -> tuple[np.ndarray, np.ndarray
     columns are the selected dofs in increasing order. To first order
     ``e(q (+) dq) = e(q) - J dq``: J is the Jacobian of the target poses.
     """
+    check_model(m, "ik.residual")
     tint, tflt = _pack_targets(m, targets)
     jsel, dofs = _select(m, joints)
     q = m.qpos0.copy() if qpos is None else _vector("qpos", qpos, m.nq)

@@ -32,6 +32,7 @@ import numpy as np
 from kinedyn._jit import cached_njit
 from kinedyn._jit.parallel import get_thread_id, parallel_njit, prange, take_next, threads, typed_list
 from kinedyn.engine import integrator
+from kinedyn.engine.checks import check_model, check_model_batch, float_array
 from kinedyn.engine.data import Data
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.forward import forward_entry
@@ -63,6 +64,7 @@ def state_size(m: Model) -> int:
     Equals ``mujoco.mj_stateSize(mjm, mjtState.mjSTATE_FULLPHYSICS)`` for every model
     kinedyn compiles (they have no plugin, history or plasticity state).
     """
+    check_model(m, "state_size")
     return 1 + m.nq + m.nv + m.na
 
 
@@ -75,7 +77,7 @@ def _state_slices(m: Model) -> dict[str, slice]:
 
 def get_state(m: Model, bd: BatchData) -> np.ndarray:
     """Packed states ``(nbatch, 1 + nq + nv + na)`` of every member (mj_getState, FULLPHYSICS)."""
-    _check_batch(m, bd)
+    _check_batch(m, bd, "get_state")
     out = np.empty((bd.nbatch, state_size(m)))
     for name, where in _state_slices(m).items():
         out[:, where] = bd._time if name == "time" else getattr(bd, name)
@@ -87,7 +89,7 @@ def set_state(m: Model, bd: BatchData, state) -> None:
 
     ``state`` is ``(nbatch, nstate)`` or one ``(nstate,)`` state for all members.
     """
-    _check_batch(m, bd)
+    _check_batch(m, bd, "set_state")
     state = _as_states(m, state, "state")
     if state.shape[0] not in (1, bd.nbatch):
         raise ValueError(f"state has {state.shape[0]} rows; BatchData has {bd.nbatch} members")
@@ -97,7 +99,7 @@ def set_state(m: Model, bd: BatchData, state) -> None:
 
 
 def _as_states(m: Model, state, argname: str) -> np.ndarray:
-    state = np.asarray(state, dtype=np.float64)
+    state = float_array(state, argname)
     if state.ndim == 1:
         state = state[None]
     nstate = state_size(m)
@@ -119,6 +121,7 @@ class BatchData:
     fields are views of row ``i``: single-state functions (``kd.forward(m, bd[i])``)
     and the batched ones see the same memory. Assigning a field
     (``bd.ctrl = u``) broadcasts ``u`` to ``(nbatch, ...)`` and copies it in.
+    A BatchData belongs to the Model it was made for (``bd.model``), as a Data does.
     """
 
     def __init__(self, model: Model, nbatch: int):
@@ -135,9 +138,15 @@ class BatchData:
         object.__setattr__(self, "_time", np.zeros((nbatch, 1)))
         object.__setattr__(self, "nbatch", nbatch)
         object.__setattr__(self, "_sizes", sizes)
+        object.__setattr__(self, "_batch_model", model)  # strong reference, as Data._model
         object.__setattr__(self, "_members", [None] * nbatch)
         object.__setattr__(self, "_handles", None)
         self.qpos[:] = model.qpos0
+
+    @property
+    def model(self) -> Model:
+        """The Model this BatchData was made for: the only one batched functions accept with it."""
+        return self._batch_model
 
     @property
     def time(self) -> np.ndarray:
@@ -156,10 +165,17 @@ class BatchData:
             raise AttributeError(f"BatchData has no field '{name}'")
         target = getattr(self, name)
         try:
-            target[...] = np.broadcast_to(np.asarray(value, dtype=target.dtype), target.shape)
+            value = np.asarray(value)
+            if value.dtype.kind not in ("biuf" if target.dtype.kind == "f" else "biu"):
+                raise TypeError(f"BatchData.{name} holds {target.dtype}; "
+                                f"cannot assign values of dtype {value.dtype}")
+            target[...] = np.broadcast_to(value, target.shape)
         except ValueError:
             raise ValueError(f"BatchData.{name} has shape {target.shape}; cannot assign shape "
                              f"{np.shape(value)}") from None
+
+    def __delattr__(self, name):
+        raise AttributeError(f"BatchData.{name} cannot be deleted")
 
     def __len__(self) -> int:
         return self.nbatch
@@ -193,18 +209,14 @@ class BatchData:
 def _row_view(bd: BatchData, i: int) -> Data:
     """A Data whose arrays are row ``i`` of the batch arrays (C-contiguous views: same kernel types)."""
     d = object.__new__(Data)
-    d._bind({spec.name: getattr(bd, spec.name)[i] for spec in DATA_FIELDS}, bd._time[i])
+    d._bind(bd._batch_model, {spec.name: getattr(bd, spec.name)[i] for spec in DATA_FIELDS}, bd._time[i])
     return d
 
 
-def _check_batch(m, bd) -> None:
-    if not isinstance(bd, BatchData):
-        raise TypeError(f"expected a kinedyn.tools.batch.BatchData, got {type(bd).__name__}")
-    # the kernels index the arrays by the model's sizes: a mismatch would read out of bounds
-    sizes = {s: getattr(m, s) for s in SIZE_NAMES}
-    if sizes != bd._sizes:
-        wrong = ", ".join(f"{s} {bd._sizes[s]} vs {sizes[s]}" for s in SIZE_NAMES if sizes[s] != bd._sizes[s])
-        raise ValueError(f"BatchData was made for a model of other sizes (BatchData vs model: {wrong})")
+def _check_batch(m, bd, fname: str) -> None:
+    # the kernels index the arrays by the model's sizes: a BatchData of another model, or the
+    # arguments swapped, would read and write out of bounds
+    check_model_batch(m, bd, f"kd.batch.{fname}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -244,8 +256,10 @@ def _work_data(m: Model, n: int):
     key = ("data", n)
     if key not in cached["lists"]:
         while len(cached["data"]) < n:
-            cached["data"].append(Data(m))
-        cached["lists"][key] = typed_list([d._handle for d in cached["data"][:n]])
+            # only the handle (it keeps the arrays alive): a Data keeps its model alive, and
+            # with it this entry of the weak-keyed cache
+            cached["data"].append(Data(m)._handle)
+        cached["lists"][key] = typed_list(cached["data"][:n])
     return cached["lists"][key]
 
 
@@ -288,7 +302,6 @@ def _each_member(models, handles, op, nstep, site, jac, result):
 def _run(m: Model, bd: BatchData, op: int, nthread, nstep: int = 0, site: int = 0,
          jac: np.ndarray | None = None) -> np.ndarray:
     """Run ``op`` on every member; the per-member results (steps done for OP_STEP)."""
-    _check_batch(m, bd)
     handles = bd._kernel_handles()
     result = np.empty(bd.nbatch, dtype=np.int64)
     if jac is None:
@@ -300,11 +313,13 @@ def _run(m: Model, bd: BatchData, op: int, nthread, nstep: int = 0, site: int = 
 
 def forward(m: Model, bd: BatchData, nthread: int | None = None) -> None:
     """``kd.forward`` on every member of ``bd``, in parallel."""
+    _check_batch(m, bd, "forward")
     _run(m, bd, OP_FORWARD, nthread)
 
 
 def inverse(m: Model, bd: BatchData, nthread: int | None = None) -> None:
     """``kd.inverse`` on every member of ``bd`` (qfrc_inverse from qpos, qvel, qacc), in parallel."""
+    _check_batch(m, bd, "inverse")
     _run(m, bd, OP_INVERSE, nthread)
 
 
@@ -315,6 +330,7 @@ def step(m: Model, bd: BatchData, nstep: int = 1, nthread: int | None = None) ->
     the single-state treatment: a ``NonFiniteStateWarning``, a reset of that member,
     and its remaining steps from the reset state. The other members are unaffected.
     """
+    _check_batch(m, bd, "step")
     if not isinstance(nstep, (int, np.integer)) or nstep < 0:
         raise ValueError(f"nstep must be a non-negative integer, got {nstep!r}")
     steps_done = _run(m, bd, OP_STEP, nthread, nstep=int(nstep))
@@ -328,7 +344,7 @@ def jac_site(m: Model, bd: BatchData, site: int, nthread: int | None = None) -> 
 
     Needs kinematics and com_pos (or ``forward``) to have run on the members.
     """
-    _check_batch(m, bd)
+    _check_batch(m, bd, "jac_site")
     site = _check_id("site", site, m.nsite)
     jac = np.empty((bd.nbatch, 2, 3, m.nv))
     _run(m, bd, OP_JAC_SITE, nthread, site=site, jac=jac)
@@ -434,7 +450,7 @@ def _as_controls(m: Model, control, nbatch: int, nstep: int | None) -> tuple[np.
         if nstep is None:
             raise ValueError("nstep is needed when control is None")
         control = np.zeros((1, 1, m.nu))
-    control = np.asarray(control, dtype=np.float64)
+    control = float_array(control, "control")
     if control.ndim > 3:
         raise ValueError(f"control can have at most 3 dimensions (nbatch, nstep, nu); got {control.shape}")
     control = control.reshape((1,) * (3 - control.ndim) + control.shape)
@@ -476,8 +492,7 @@ def rollout(m: Model, initial_state, control=None, nstep: int | None = None,
     that state for its remaining steps: mujoco's rollout stops a trajectory after any
     warning in the same way.
     """
-    if not isinstance(m, Model):
-        raise TypeError(f"rollout needs a kinedyn.Model, got {type(m).__name__}")
+    check_model(m, "kd.batch.rollout")
     state0 = _as_states(m, initial_state, "initial_state")
     control, nstep = _as_controls(m, control, state0.shape[0], nstep)
     nbatch = max(state0.shape[0], control.shape[0])

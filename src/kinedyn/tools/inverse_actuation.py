@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kinedyn.engine.actuation import fwd_actuation_kernel, next_activation, wrap_period
+from kinedyn.engine.checks import check_model_data, float_array
 from kinedyn.engine.forward import fwd_position, fwd_velocity
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.support import xfrc_accumulate
@@ -111,7 +112,7 @@ class InverseActuation:
 
 
 def _vector(value, n: int, name: str) -> np.ndarray:
-    arr = np.asarray(value, dtype=np.float64)
+    arr = float_array(value, name)
     if arr.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
     if not np.all(np.isfinite(arr)):
@@ -261,6 +262,7 @@ def inverse_actuation(m, d, qacc=None, qfrc=None) -> InverseActuation:
     change d.ctrl or d.qacc. ``qfrc`` is the generalized *actuator* force wanted
     (what forward reports as qfrc_actuator). See the module docstring for the method.
     """
+    check_model_data(m, d, "inverse_actuation")
     if qacc is not None and qfrc is not None:
         raise ValueError("give qacc or qfrc, not both")
     nv = m.nv

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from kinedyn.engine.actuation import next_activation
+from kinedyn.engine.checks import check_model, float_array
 from kinedyn.engine.data import Data
 from kinedyn.engine.forward import fwd_actuation
 from kinedyn.engine.inverse import inverse
@@ -65,6 +66,7 @@ def _joint_name(m, j: int) -> str:
 
 
 def _coordinate_names(m, per_joint) -> list[str]:
+    check_model(m, "trajectory names")
     names = []
     for j in range(m.njnt):
         n = per_joint(int(m.jnt_type[j]))
@@ -85,6 +87,7 @@ def dof_names(m) -> list[str]:
 
 
 def actuator_names(m) -> list[str]:
+    check_model(m, "trajectory.actuator_names")
     return [(m.names["actuator"][i] if i < len(m.names.get("actuator", [])) else "") or f"actuator{i}"
             for i in range(m.nu)]
 
@@ -99,6 +102,8 @@ def load(path, m=None) -> tuple[np.ndarray, np.ndarray]:
     (:func:`qpos_names`; any column order; unknown or missing names raise KeyError) and
     NPZ widths are checked. Without a model the columns are returned in file order.
     """
+    if m is not None:
+        check_model(m, "trajectory.load")
     path = Path(path)
     if path.suffix.lower() == ".npz":
         with np.load(path) as z:
@@ -161,6 +166,7 @@ def columns_by_name(path, header: list[str], values: np.ndarray, names: list[str
 
 def save_csv(path, t, qpos, m) -> None:
     """Write ``t`` and ``qpos`` as the CSV that :func:`load` reads (full float64 precision)."""
+    check_model(m, "trajectory.save_csv")
     t, qpos = _check_samples(m, t, qpos, uniform=False)
     _write_csv(path, ["time", *qpos_names(m)], [t[:, None], qpos])
 
@@ -179,8 +185,8 @@ def _finite(name: str, arr: np.ndarray) -> None:
 
 
 def _check_samples(m, t, qpos, uniform: bool, min_samples: int = 1):
-    t = np.asarray(t, dtype=np.float64)
-    qpos = np.asarray(qpos, dtype=np.float64)
+    t = float_array(t, "t")
+    qpos = float_array(qpos, "qpos")
     if t.ndim != 1:
         raise ValueError(f"t must be one-dimensional (T,), got shape {t.shape}")
     if qpos.shape != (t.size, m.nq):
@@ -206,7 +212,7 @@ def _per_sample(value, shape: tuple, count: int, name: str) -> np.ndarray:
     """A (count, *shape) array from None, one constant value or one value per sample."""
     if value is None:
         return np.zeros((count, *shape))
-    arr = np.asarray(value, dtype=np.float64)
+    arr = float_array(value, name)
     if arr.shape == shape:
         arr = np.broadcast_to(arr, (count, *shape))
     elif arr.shape != (count, *shape):
@@ -229,6 +235,7 @@ def _backward_velocities(m, qpos: np.ndarray, h: float) -> np.ndarray:
 
 def differences(m, qpos: np.ndarray, h: float, method: str = "fd"):
     """(index, qvel, qacc) by "fd" or "central" differences; index: the samples kept (1..T-2)."""
+    check_model(m, "trajectory.differences")
     d = _backward_velocities(m, qpos, h)
     qacc = (d[1:] - d[:-1]) / h
     qvel = d[:-1] if method == "fd" else 0.5 * (d[:-1] + d[1:])
@@ -278,6 +285,7 @@ def spline_derivatives(m, t: np.ndarray, qpos: np.ndarray, smoothing: float = 0.
     """
     from scipy.interpolate import splev, splrep  # lazy: scipy only for this method
 
+    check_model(m, "trajectory.spline_derivatives")
     q = qpos.copy()
     quats = _quat_rows(m)
     for a in quats:  # q and -q are the same rotation: keep the sign continuous
@@ -396,6 +404,7 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
     enable flag. Only for the Euler integrator; it changes nothing when there is no dof
     damping or when the eulerdamp or damper flags are disabled.
     """
+    check_model(m, "trajectory.inverse_dynamics")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     t, qpos = _check_samples(m, t, qpos, uniform=method != "spline",
