@@ -4,6 +4,7 @@ for other code or for loads from the cache."""
 from __future__ import annotations
 
 import io
+import time
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ def _fresh_function(module: str):
 @pytest.fixture
 def listener():
     stream = io.StringIO()  # not a terminal: one line when it starts, one when it ends
-    progress = CompileProgress(stream=stream, delay=0.0)
+    progress = CompileProgress(stream=stream, delay=0.0, idle_gap=0.05, tick=0.01)
     event.register("numba:compile", progress)
     try:
         yield progress, stream
@@ -37,10 +38,14 @@ def listener():
 def test_compiling_a_kinedyn_kernel_prints_a_start_and_a_summary_line(listener):
     progress, stream = listener
     assert _fresh_function("kinedyn.engine.fake")(np.arange(3.0)) == 5.0
+    assert _fresh_function("kinedyn.engine.fake2")(np.arange(2.0)) == 1.0  # same session
+    deadline = time.monotonic() + 10
+    while progress.active and time.monotonic() < deadline:  # the summary comes once compiles stop
+        time.sleep(0.01)
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2, lines
     assert lines[0].startswith("kinedyn: compiling kernels for first use") and "[sum_of_squares]" in lines[0]
-    assert lines[1].startswith("kinedyn: compiled 1 kernels in ")
+    assert lines[1].startswith("kinedyn: compiled 2 kernels in ")
     assert progress.depth == 0
 
 
@@ -52,10 +57,11 @@ def test_other_code_compiles_silently(listener):
 
 def test_a_short_burst_below_the_delay_prints_nothing():
     stream = io.StringIO()
-    progress = CompileProgress(stream=stream, delay=3600.0)
+    progress = CompileProgress(stream=stream, delay=3600.0, idle_gap=0.05, tick=0.01)
     event.register("numba:compile", progress)
     try:
         _fresh_function("kinedyn.engine.fake")(np.arange(3.0))
     finally:
         event.unregister("numba:compile", progress)
-    assert stream.getvalue() == "" and progress.count == 1
+    time.sleep(0.2)
+    assert stream.getvalue() == "" and progress.count == 1 and not progress.active
