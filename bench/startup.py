@@ -1,6 +1,6 @@
-"""Start-up time: from ``import kinedyn`` to the first ``forward`` result, in fresh processes.
+"""Start-up time: from ``import kinedyn`` to the first ``forward`` and ``step``, in fresh processes.
 
-    python -m bench.startup [--model humanoid] [--warm 3]
+    python -m bench.startup [--model humanoid|biped|PATH] [--warm 3] [--serial]
     python -m bench.startup --profile [--job forward|demo] [--top 40]
 
 Runs ``python -c <probe>`` in new subprocesses with ``NUMBA_CACHE_DIR`` set to a new
@@ -11,8 +11,9 @@ here (development setups set it): an installed package has its ``.pyc`` files, a
 compiling kinedyn's sources on every import added 0.1-0.2 s to each warm run.
 Each run reports its own split: import numba, import kinedyn, compile the model from
 XML (with its handle and ``setconst``, which runs ``forward``), make the Data, first
-``forward``, second ``forward``, and the CPU time of the whole run (wall time is noisy
-on a shared machine); "numba init" is 1 when Numba's compiler initialisation ran on the
+``forward``, second ``forward``, first ``step`` ("total" ends there), and the CPU time of
+the whole run's main process (the helper process of a parallel cold compile is not in it;
+wall time is noisy on a shared machine); "numba init" is 1 when Numba's compiler initialisation ran on the
 way (it must on a cold start; a warm one skips it).
 
 ``--profile`` runs one cold job (``forward`` as above, or ``demo``: ``kinedyn demo``
@@ -49,12 +50,14 @@ kd.forward(m, d)
 t5 = time.perf_counter()
 kd.forward(m, d)
 t6 = time.perf_counter()
+kd.step(m, d)
+t7 = time.perf_counter()
 # Numba's compiler initialisation (all its implementations, ~0.1 s) imports this module; a warm start
 # skips it (kinedyn._jit._LazyFunctionCache), a cold one needs it
 compiler_init = float("numba.np.npdatetime" in sys.modules)
 print(json.dumps({"import numba": t1 - t0, "import kinedyn": t2 - t1, "numba init": compiler_init,
                   "model": t3 - t2, "data": t4 - t3, "first forward": t5 - t4, "second forward": t6 - t5,
-                  "total": t5 - t0, "cpu": time.process_time() - c0}))
+                  "first step": t7 - t6, "total": t7 - t0, "cpu": time.process_time() - c0}))
 """
 
 # runs in the child for --profile: records numba:compile events around JOB and prints their
@@ -153,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="per-function compile times of one cold job")
     parser.add_argument("--job", choices=sorted(JOBS), default="forward", help="the job --profile runs")
     parser.add_argument("--top", type=int, default=40, help="rows --profile prints")
+    parser.add_argument("--serial", action="store_true",
+                        help="compile in this process only (KINEDYN_PARALLEL_COMPILE=0), for comparison")
     args = parser.parse_args(argv)
 
     if args.profile:
@@ -160,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     path = model_path(args.model)
     keys = ("import numba", "import kinedyn", "numba init", "model", "data", "first forward",
-            "second forward", "total", "cpu")
+            "second forward", "first step", "total", "cpu")
+    if args.serial:
+        os.environ["KINEDYN_PARALLEL_COMPILE"] = "0"
     print(f"start-up on {args.model}: seconds per step in a fresh process (NUMBA_CACHE_DIR = empty temp dir)")
     print(f"{'run':<8}" + "".join(f"{k:>15}" for k in keys) + f"{'process wall':>14}")
     with tempfile.TemporaryDirectory(prefix="kinedyn-numba-cache-") as cache_dir:
