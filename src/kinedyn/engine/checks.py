@@ -24,6 +24,13 @@ import numpy as np
 
 from kinedyn.engine.fields import SIZE_NAMES
 
+
+def _is(obj, kind: str) -> bool:
+    """Whether ``obj`` is a kinedyn Model ("model") or Data ("data"). The classes say so with a class
+    attribute, so this module (which model.py and data.py use) need not import them."""
+    return getattr(type(obj), "_kinedyn_kind", None) == kind
+
+
 # value kinds (numpy dtype.kind) that may be cast into an array of each kind
 _CASTABLE = {"f": "biuf", "i": "biu", "u": "biu", "b": "b"}
 
@@ -46,16 +53,14 @@ def _describe_mismatch(owner, m, what: str, var: str) -> str:
 
 def bad_model_data(m, d, fname: str) -> None:
     """Raise the error that says why ``fname(m, d)`` cannot run (called when ``d._model is not m``)."""
-    from kinedyn.engine.data import Data
-    from kinedyn.engine.model import Model
 
-    if isinstance(m, Data) and isinstance(d, Model):
+    if _is(m, "data") and _is(d, "model"):
         raise TypeError(f"arguments swapped: call {fname}(m, d), the Model first, "
                         f"not {fname}(d, m)") from None
-    if not isinstance(m, Model):
-        hint = "; it is a Data: use d.model" if isinstance(m, Data) else ""
+    if not _is(m, "model"):
+        hint = "; it is a Data: use d.model" if _is(m, "data") else ""
         raise TypeError(f"{fname}(m, d): m must be a kinedyn.Model, got {type(m).__name__}{hint}") from None
-    if not isinstance(d, Data):
+    if not _is(d, "data"):
         hint = ""
         if type(d).__name__ == "BatchData":
             hint = f"; for a batch use kd.batch.{fname}(m, bd) where there is one, or one member bd[i]"
@@ -73,16 +78,14 @@ def check_model_batch(m, bd, fname: str) -> None:
     """Raise ``TypeError`` / ``ValueError`` unless ``bd`` is a BatchData made for ``m``."""
     if getattr(bd, "_batch_model", None) is m:
         return
-    from kinedyn.engine.data import Data
-    from kinedyn.engine.model import Model
 
-    if isinstance(m, Model) and isinstance(bd, Model):
+    if _is(m, "model") and _is(bd, "model"):
         raise TypeError(f"{fname}(m, bd): bd must be a kinedyn.tools.batch.BatchData, got Model")
-    if type(m).__name__ == "BatchData" and isinstance(bd, Model):
+    if type(m).__name__ == "BatchData" and _is(bd, "model"):
         raise TypeError(f"arguments swapped: call {fname}(m, bd), the Model first, not {fname}(bd, m)")
     check_model(m, fname)
     if not hasattr(bd, "_batch_model"):
-        hint = "; it is a single Data: use kd.batch.BatchData(m, n)" if isinstance(bd, Data) else ""
+        hint = "; it is a single Data: use kd.batch.BatchData(m, n)" if _is(bd, "data") else ""
         raise TypeError(f"{fname}(m, bd): expected a kinedyn.tools.batch.BatchData, "
                         f"got {type(bd).__name__}{hint}")
     raise ValueError(f"{fname}(m, bd): " + _describe_mismatch(bd._batch_model, m, "BatchData", "bd"))
@@ -90,9 +93,8 @@ def check_model_batch(m, bd, fname: str) -> None:
 
 def check_model(m, fname: str) -> None:
     """Raise ``TypeError`` unless ``m`` is a kinedyn Model."""
-    from kinedyn.engine.model import Model
 
-    if not isinstance(m, Model):
+    if not _is(m, "model"):
         hint = "; it is a Data: use d.model" if hasattr(m, "_model") else ""
         raise TypeError(f"{fname} needs a kinedyn.Model as m, got {type(m).__name__}{hint}")
 

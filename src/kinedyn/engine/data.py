@@ -22,6 +22,8 @@ from kinedyn.engine.model import Model
 class Data:
     """State (``time qpos qvel act ctrl qfrc_applied xfrc_applied``) and results of a ``Model``."""
 
+    _kinedyn_kind = "data"  # what engine.checks recognises it by
+
     def __init__(self, model: Model):
         if not isinstance(model, Model):
             raise TypeError(f"Data(model) needs a kinedyn.Model, got {type(model).__name__}")

@@ -17,7 +17,7 @@ import numpy as np
 from kinedyn.engine.checks import assign_field, integer, real_number
 from kinedyn.engine.fields import MODEL_FIELD, MODEL_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import make_handle
-from kinedyn.engine.types import IntegratorType
+from kinedyn.engine.types import BIAS_USER, DYN_USER, GAIN_USER, IntegratorType
 from kinedyn.errors import ModelError, unknown_name_hint
 
 # object kinds with names, as MuJoCo's mjtObj names them in accessors (m.body("x"))
@@ -164,7 +164,9 @@ class Named:
 class Model:
     """Compiled model: sizes, options, names and the arrays of :data:`MODEL_FIELDS`."""
 
-    # set by Model.set_actuator_callbacks (actuation.set_actuator_callbacks)
+    _kinedyn_kind = "model"  # what engine.checks recognises it by
+
+    # set by Model.set_actuator_callbacks
     _has_actuator_callbacks = False
     # set by _assemble
     opt: Option
@@ -274,13 +276,31 @@ class Model:
                         "pickle the MJCF text and compile it again")
 
     def set_actuator_callbacks(self, dyn=None, gain=None, bias=None) -> None:
-        """Python callbacks ``f(m, d, i) -> float`` for user-type actuators (MuJoCo's mjcb_act_*).
+        """Register Python callbacks of the model's user-type actuators (None removes one).
 
-        See :func:`kinedyn.engine.actuation.set_actuator_callbacks`; ``None`` removes a callback.
+        Each is called as ``f(m, d, i) -> float`` for actuator ``i`` when its dyntype,
+        gaintype or biastype is "user", exactly where MuJoCo calls ``mjcb_act_dyn``,
+        ``mjcb_act_gain`` and ``mjcb_act_bias``: ``dyn`` returns ``act_dot`` (for an actuator
+        with several activations it writes ``d.act_dot[actadr:actadr + actnum]`` itself and
+        its return value is ignored), ``gain`` the gain and ``bias`` the bias. During the call
+        ``d`` holds the position and velocity stages (actuator_length, actuator_velocity, ...).
+        All callbacks run before the compiled actuation kernel, so, unlike in MuJoCo, a gain or
+        bias callback does not see this evaluation's act_dot or the other actuators' forces.
+        Unlike MuJoCo's global callbacks these belong to the model. With a callback set,
+        ``forward`` and ``step`` run the actuation stage from Python (the other stages stay
+        compiled); RK4 cannot, and raises.
         """
-        from kinedyn.engine.callbacks import set_actuator_callbacks
-
-        set_actuator_callbacks(self, dyn, gain, bias)
+        for name, f in (("dyn", dyn), ("gain", gain), ("bias", bias)):
+            if f is not None and not callable(f):
+                raise TypeError(f"{name} callback must be callable or None, got {type(f).__name__}")
+        object.__setattr__(self, "_actuator_callbacks", (dyn, gain, bias))
+        # actuators each callback applies to, precomputed once
+        object.__setattr__(self, "_user_actuators", (
+            np.flatnonzero(self.actuator_dyntype == DYN_USER) if dyn is not None else np.zeros(0, int),
+            np.flatnonzero(self.actuator_gaintype == GAIN_USER) if gain is not None else np.zeros(0, int),
+            np.flatnonzero(self.actuator_biastype == BIAS_USER) if bias is not None else np.zeros(0, int)))
+        # one flag for the per-call check in forward and step (a plain attribute read)
+        object.__setattr__(self, "_has_actuator_callbacks", any(len(ids) for ids in self._user_actuators))
 
     # ---- names ----------------------------------------------------------------------------------
 
