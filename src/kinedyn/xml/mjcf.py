@@ -10,6 +10,7 @@ attribute and line.
 
 from __future__ import annotations
 
+import math
 import re
 import xml.parsers.expat
 from dataclasses import dataclass, field
@@ -158,14 +159,36 @@ class Node:
         return [c for c in self.children if c.tag == tag]
 
 
-def parse_xml(text: str) -> Node:
-    """Parse XML text into a Node tree; malformed XML raises ModelError with its line."""
+# tinyxml2 (MuJoCo's XML parser) refuses documents nested this deep (TINYXML2_MAX_ELEMENT_DEPTH):
+# "XML_ELEMENT_DEPTH_EXCEEDED"; MuJoCo 4.0 reads at most 499 nested elements
+MAX_ELEMENT_DEPTH = 499
+
+
+def parse_xml(text: str | bytes) -> Node:
+    """Parse XML text into a Node tree; malformed XML raises ModelError with its line.
+
+    ``text`` may be ``str`` or the raw bytes of a file (then the XML declaration or a
+    byte order mark gives the encoding, UTF-8 otherwise). Entity declarations
+    (``<!ENTITY ...>``, the "billion laughs" and external-entity tricks) are refused:
+    MuJoCo's parser (tinyxml2) does not expand them either.
+    """
+    if isinstance(text, str):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ModelError(f"invalid character {text[err.start]!r} in XML text (not encodable as UTF-8)",
+                             line=text.count("\n", 0, err.start) + 1) from None
+    elif not isinstance(text, (bytes, bytearray)):
+        raise TypeError(f"MJCF text must be str or bytes, not {type(text).__name__}")
     parser = xml.parsers.expat.ParserCreate()
     root: list[Node] = []
     stack: list[Node] = []
 
     def start(tag, attrib):
         node = Node(tag, dict(attrib), parser.CurrentLineNumber)
+        if len(stack) >= MAX_ELEMENT_DEPTH:
+            raise node.error(f"XML elements nested too deep (MuJoCo's parser reads at most "
+                             f"{MAX_ELEMENT_DEPTH} levels)")
         if stack:
             stack[-1].children.append(node)
         else:
@@ -175,8 +198,14 @@ def parse_xml(text: str) -> Node:
     def end(tag):
         stack.pop()
 
+    def entity_decl(name, *_):
+        raise ModelError(f"XML entity declarations are not supported (<!ENTITY {name} ...>)",
+                         line=parser.CurrentLineNumber)
+
     parser.StartElementHandler = start
     parser.EndElementHandler = end
+    parser.EntityDeclHandler = entity_decl
+    parser.SetParamEntityParsing(xml.parsers.expat.XML_PARAM_ENTITY_PARSING_NEVER)
     try:
         parser.Parse(text, True)
     except xml.parsers.expat.ExpatError as err:
@@ -187,23 +216,61 @@ def parse_xml(text: str) -> Node:
     return root[0]
 
 
-_FLOAT_RE = re.compile(r"\s+")
+# MuJoCo splits number lists at (ASCII) white space and reads each with strtod / strtol
+_SPLIT_RE = re.compile(r"[ \t\n\r\f\v]+")
+_DEC_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_HEX_RE = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?\Z")
+_SPECIAL_RE = re.compile(r"[+-]?(?:inf|infinity|nan(?:\([0-9A-Za-z_]*\))?)\Z", re.IGNORECASE)
+_INT_RE = re.compile(r"[+-]?\d+\Z", re.ASCII)
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
-def _floats(node: Node, attr: str, text: str) -> list[float]:
-    parts = [p for p in _FLOAT_RE.split(text.strip()) if p]
-    try:
-        return [float(p) for p in parts]
-    except ValueError:
-        raise node.error(f"bad format in attribute '{attr}': {text!r}", attr) from None
+def _split(text: str) -> list[str]:
+    return [p for p in _SPLIT_RE.split(text) if p]
 
 
-def _ints(node: Node, attr: str, text: str) -> list[int]:
-    parts = [p for p in _FLOAT_RE.split(text.strip()) if p]
-    try:
-        return [int(p) for p in parts]
-    except ValueError:
-        raise node.error(f"bad format in attribute '{attr}': {text!r}", attr) from None
+def _bad_format(node: Node, attr: str, text: str) -> ModelError:
+    return node.error(f"bad format in attribute '{attr}': {text!r}", attr)
+
+
+def parse_floats(node: Node, attr: str, text: str) -> list[float]:
+    """strtod's numbers (decimal, hex, inf, nan), but only finite ones.
+
+    MuJoCo 4.0 rejects a finite literal that overflows ("number is too large") and
+    accepts 'inf' and 'nan' with a warning; kinedyn refuses those too: a non-finite
+    value in a model would reach the arrays silently.
+    """
+    out = []
+    for part in _split(text):
+        if _DEC_RE.match(part) and part.isascii():
+            value = float(part)
+        elif _HEX_RE.match(part):
+            try:
+                value = float.fromhex(part)
+            except OverflowError:
+                value = math.inf
+        elif _SPECIAL_RE.match(part):
+            raise node.error(f"non-finite value {part!r} in attribute '{attr}': kinedyn requires finite "
+                             "numbers (MuJoCo accepts it with a warning)", attr)
+        else:
+            raise _bad_format(node, attr, text)
+        if not math.isfinite(value):
+            raise node.error(f"number is too large in attribute '{attr}': {part!r}", attr)
+        out.append(value)
+    return out
+
+
+def parse_ints(node: Node, attr: str, text: str) -> list[int]:
+    """strtol's integers, within MuJoCo's int range."""
+    out = []
+    for part in _split(text):
+        if not _INT_RE.match(part):
+            raise _bad_format(node, attr, text)
+        value = int(part)
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise node.error(f"number is too large in attribute '{attr}': {part!r}", attr)
+        out.append(value)
+    return out
 
 
 def convert(node: Node, attr: str, kind, text: str):
@@ -218,7 +285,7 @@ def convert(node: Node, attr: str, kind, text: str):
     if kind == "s":
         return text
     base, count = kind[0], kind[1:]
-    values = _floats(node, attr, text) if base == "f" else _ints(node, attr, text)
+    values = parse_floats(node, attr, text) if base == "f" else parse_ints(node, attr, text)
     if count == "":
         count = "1"
     if count == "*":
@@ -234,6 +301,8 @@ def convert(node: Node, attr: str, kind, text: str):
                          f"(expected {count.replace('-', ' to ')} values, got {len(values)})", attr)
     if kind in ("f", "i"):
         return values[0]
+    if attr == "quat" and kind == "f4" and not any(values):
+        raise node.error("zero quaternion is not allowed", attr)
     return values
 
 
