@@ -41,6 +41,8 @@ MAX_KEYS = 100_000  # (actdim: actuators.MAX_ACTDIM)
 _GEOMTYPE = {t.name.lower(): int(t) for t in GeomType}
 _JOINTTYPE = {t.name.lower(): int(t) for t in JointType}
 
+# elements of the body tree that have no child elements
+_LEAF_ELEMENTS = {"inertial", "joint", "freejoint", "geom", "site", "camera", "light"}
 # sections accepted and ignored: they hold nothing kinedyn simulates
 _IGNORED_SECTIONS = {"size", "statistic", "visual", "asset", "custom"}
 
@@ -280,6 +282,9 @@ class Compiler:
                                           "implicitfast": IntegratorType.IMPLICITFAST}[name])
         if not self.opt["timestep"] > 0:
             raise node.error("timestep must be positive", "timestep")
+        flags = node.find_all("flag")
+        if len(flags) > 1:
+            raise flags[1].error(f"Schema violation: unique element 'flag' found {len(flags)} times")
         for child in node.children:
             if child.tag != "flag":
                 raise child.error("Schema violation: unrecognized element")
@@ -336,6 +341,9 @@ class Compiler:
             tag = child.tag
             if tag in UNSUPPORTED_ELEMENTS:
                 raise child.error(f"<{tag}> is not supported yet")
+            if tag in _LEAF_ELEMENTS and child.children:
+                # MuJoCo's schema: these take no child elements (geom's <plugin> is not supported)
+                raise child.children[0].error("Schema violation: unrecognized element")
             if tag == "body":
                 attrs = typed_attrs(child)
                 sub_context = context
@@ -869,8 +877,9 @@ class Compiler:
                                                        self.tendons, tendon_ids, site_ids, body_ids))
             self.actuator_nodes.append(node)
             self.actuator_names.append(attrs.get("name", ""))
+        # names are unique across all <actuator> sections
         seen = set()
-        for name, node in zip(self.actuator_names, section.children, strict=False):
+        for name, node in zip(self.actuator_names, self.actuator_nodes, strict=True):
             if name and name in seen:
                 raise node.error(f"repeated name '{name}' in actuator", "name")
             seen.add(name)

@@ -172,15 +172,20 @@ def parse_xml(text: str | bytes) -> Node:
     (``<!ENTITY ...>``, the "billion laughs" and external-entity tricks) are refused:
     MuJoCo's parser (tinyxml2) does not expand them either.
     """
-    if isinstance(text, str):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise ModelError(f"invalid character {text[err.start]!r} in XML text (not encodable as UTF-8)",
-                             line=text.count("\n", 0, err.start) + 1) from None
-    elif not isinstance(text, (bytes, bytearray)):
+    if isinstance(text, (bytes, bytearray)):
+        text = decode_xml_bytes(bytes(text))
+    elif not isinstance(text, str):
         raise TypeError(f"MJCF text must be str or bytes, not {type(text).__name__}")
-    parser = xml.parsers.expat.ParserCreate()
+    if "\x00" in text:  # not XML; expat would take the text for UTF-16
+        raise ModelError("NUL character in XML text", line=text.count("\n", 0, text.index("\x00")) + 1)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ModelError(f"invalid character {text[err.start]!r} in XML text (not encodable as UTF-8)",
+                         line=text.count("\n", 0, err.start) + 1) from None
+    # the text is already decoded: UTF-8 it is, whatever an XML declaration says (as in MuJoCo,
+    # whose parser reads UTF-8 only), and no guessing of UTF-16 from NUL bytes
+    parser = xml.parsers.expat.ParserCreate("utf-8")
     root: list[Node] = []
     stack: list[Node] = []
 
@@ -207,13 +212,44 @@ def parse_xml(text: str | bytes) -> Node:
     parser.EntityDeclHandler = entity_decl
     parser.SetParamEntityParsing(xml.parsers.expat.XML_PARAM_ENTITY_PARSING_NEVER)
     try:
-        parser.Parse(text, True)
+        parser.Parse(data, True)
     except xml.parsers.expat.ExpatError as err:
         raise ModelError(f"malformed XML: {xml.parsers.expat.ErrorString(err.code)}",
                          line=err.lineno) from None
     if not root:
         raise ModelError("empty XML document")
     return root[0]
+
+
+_DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def decode_xml_bytes(data: bytes) -> str:
+    """The text of an MJCF file: UTF-8 (a BOM is skipped), else the encoding its XML declaration names.
+
+    UTF-16 and UTF-32 are refused, as by MuJoCo's parser.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")) or data[:2] in (b"<\x00", b"\x00<"):
+        raise ModelError("UTF-16/UTF-32 text is not supported (MuJoCo reads UTF-8): save the file as UTF-8",
+                         line=1)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        bad = err
+    declared = _DECLARED_ENCODING.match(data)
+    name = declared.group(1).decode("ascii") if declared else "utf-8"
+    if name.lower().replace("_", "-") in ("utf-8", "utf8"):
+        raise ModelError(f"not UTF-8 text: {bad.reason} at byte {bad.start}",
+                         line=data.count(b"\n", 0, bad.start) + 1)
+    try:
+        return data.decode(name)
+    except LookupError:
+        raise ModelError(f"unknown encoding '{name}' in the XML declaration", line=1) from None
+    except UnicodeDecodeError as err:
+        raise ModelError(f"not {name} text: {err.reason} at byte {err.start}",
+                         line=data.count(b"\n", 0, err.start) + 1) from None
 
 
 # MuJoCo splits number lists at (ASCII) white space and reads each with strtod / strtol
