@@ -375,6 +375,10 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
             raise node.error("lmin<1<lmax required in muscle", "lmin" if prm[4] >= 1 else "lmax")
         if prm[3] <= 0 or prm[6] <= 0 or prm[7] <= 0 or prm[8] <= 0:
             raise node.error("positive scale, vmax, fpmax, fvmax required in muscle")
+    # a damping ratio is resolved with sqrt(kp * mass) (set_const): MuJoCo 4.0 makes nan of a negative kp
+    if spec["gainprm"][0] == -spec["biasprm"][1] and spec["biasprm"][2] > 0 and spec["gainprm"][0] < 0:
+        raise node.error("dampratio needs a non-negative kp (gainprm[0])",
+                         "kp" if node.tag in ("position", "intvelocity") else "gainprm")
     out["trnid"] = target_id
     out["trnid2"] = target_id2
     return out

@@ -218,8 +218,9 @@ class Compiler:
             self._actuators(node)
         for node in self.sections.get("keyframe", []):
             for key in node.children:
-                if key.tag != "key":
-                    raise key.error("Schema violation: unrecognized element")
+                if key.tag != "key" or key.children:
+                    bad = key.children[0] if key.children else key
+                    raise bad.error("Schema violation: unrecognized element")
                 self.keys.append((key, typed_attrs(key)))
         # <size nkey="n">: MuJoCo pads the keyframes to n with default ones (qpos0, zeros)
         for node in self.sections.get("size", []):
@@ -732,8 +733,9 @@ class Compiler:
             tid = len(self.tendons)
             path = []
             for sub in node.children:
-                if sub.tag not in (("site", "geom", "pulley") if spatial else ("joint",)):
-                    raise sub.error("Schema violation: unrecognized element")
+                if sub.tag not in (("site", "geom", "pulley") if spatial else ("joint",)) or sub.children:
+                    bad = sub.children[0] if sub.children else sub
+                    raise bad.error("Schema violation: unrecognized element")
                 sa = typed_attrs(sub, {"joint": "tendon_joint", "site": "tendon_site", "geom": "tendon_geom",
                                        "pulley": "pulley"}[sub.tag])
                 for required in {"joint": ("joint", "coef"), "site": ("site",), "geom": ("geom",),
@@ -868,6 +870,8 @@ class Compiler:
                 raise node.error("actuator plugins are not supported")
             if tag not in ACTUATOR_TAGS:
                 raise node.error("Schema violation: unrecognized element")
+            if node.children:
+                raise node.children[0].error("Schema violation: unrecognized element")
             attrs = typed_attrs(node)
             cls = self.classes["main"]
             if "class" in attrs:
@@ -1259,11 +1263,12 @@ class Compiler:
 
 
 def check_finite(model, compiler: Compiler) -> None:
-    """ModelError when a compiled array holds inf or nan, naming the element it belongs to.
+    """ModelError when a compiled array holds nan, or inf outside a range, naming its element.
 
-    The reader only lets finite numbers through, but finite inputs can still overflow when
-    combined (a geom of size 1e300 has infinite mass). MuJoCo 4.0 compiles such a model with
-    non-finite values; kinedyn refuses it rather than simulate with them.
+    The reader lets no nan through and inf only in ranges, but finite inputs can still
+    overflow when combined (a geom of size 1e300 has infinite mass) and an infinite range
+    can make nan (``inheritrange`` of an unbounded joint). MuJoCo 4.0 compiles such a model
+    with the non-finite values; kinedyn refuses it rather than simulate with them.
     """
     owners = {"body": [b.node for b in compiler.bodies], "jnt": [j.node for j in compiler.joints],
               "geom": [g.node for g in compiler.geoms], "site": [s.node for s in compiler.sites],
@@ -1275,14 +1280,19 @@ def check_finite(model, compiler: Compiler) -> None:
     owners["qpos0"] = owners["qpos_spring"] = qpos_owner
     for spec in MODEL_FIELDS:
         arr = getattr(model, spec.name)
-        if arr.dtype.kind != "f" or np.isfinite(arr).all():
+        if arr.dtype.kind != "f":
             continue
-        index = int(np.flatnonzero(~np.isfinite(arr.reshape(len(arr), -1)).any(axis=1))[0]) if arr.ndim else 0
+        # ranges may be infinite (unbounded), as the reader lets them be
+        bad = np.isnan(arr) if spec.name.endswith("range") else ~np.isfinite(arr)
+        if not bad.any():
+            continue
+        bad_rows = bad.reshape(len(arr), -1).any(axis=1) if arr.ndim else np.ones(1, bool)
+        index = int(np.flatnonzero(bad_rows)[0])
         kind = spec.name if spec.name in owners else spec.name.split("_", 1)[0]
         nodes = owners.get(kind, [])
         node = nodes[index] if index < len(nodes) else None
-        message = (f"compiled {spec.name}[{index}] is not finite (the element's values overflow); "
-                   "kinedyn requires finite model values")
+        message = (f"compiled {spec.name}[{index}] is not finite (the element's values overflow or "
+                   "combine infinite ranges); kinedyn requires finite model values")
         if node is None:
             raise ModelError(message)
         raise node.error(message)

@@ -191,7 +191,9 @@ def parse_xml(text: str | bytes) -> Node:
 
     def start(tag, attrib):
         node = Node(tag, dict(attrib), parser.CurrentLineNumber)
-        if len(stack) >= MAX_ELEMENT_DEPTH:
+        # tinyxml2 counts a level for the content of the deepest element unless it is <empty/>
+        if len(stack) >= MAX_ELEMENT_DEPTH or (
+                len(stack) == MAX_ELEMENT_DEPTH - 1 and not _self_closing(data, parser.CurrentByteIndex)):
             raise node.error(f"XML elements nested too deep (MuJoCo's parser reads at most "
                              f"{MAX_ELEMENT_DEPTH} levels)")
         if stack:
@@ -219,6 +221,21 @@ def parse_xml(text: str | bytes) -> Node:
     if not root:
         raise ModelError("empty XML document")
     return root[0]
+
+
+def _self_closing(data: bytes, start: int) -> bool:
+    """Whether the start tag at byte ``start`` of ``data`` ends with ``/>``."""
+    quote = None
+    for i in range(start, len(data)):
+        c = data[i]
+        if quote is not None:
+            if c == quote:
+                quote = None
+        elif c in b"\"'":
+            quote = c
+        elif c == ord(">"):
+            return data[i - 1] == ord("/")
+    return False
 
 
 _DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
@@ -270,11 +287,12 @@ def _bad_format(node: Node, attr: str, text: str) -> ModelError:
 
 
 def parse_floats(node: Node, attr: str, text: str) -> list[float]:
-    """strtod's numbers (decimal, hex, inf, nan), but only finite ones.
+    """strtod's numbers (decimal, hex, inf, nan), without nan and with inf only in ranges.
 
-    MuJoCo 4.0 rejects a finite literal that overflows ("number is too large") and
-    accepts 'inf' and 'nan' with a warning; kinedyn refuses those too: a non-finite
-    value in a model would reach the arrays silently.
+    MuJoCo 4.0 rejects a finite literal that overflows ("number is too large") and accepts
+    'inf' and 'nan' anywhere (with a warning for nan). kinedyn refuses nan, which would reach
+    the model's arrays silently, and inf except in ranges (``range``, ``ctrlrange``, ...),
+    where it means "unbounded"; elsewhere it turns into nan or an overflow on the way.
     """
     out = []
     for part in _split(text):
@@ -286,8 +304,15 @@ def parse_floats(node: Node, attr: str, text: str) -> list[float]:
             except OverflowError:
                 value = math.inf
         elif _SPECIAL_RE.match(part):
-            raise node.error(f"non-finite value {part!r} in attribute '{attr}': kinedyn requires finite "
-                             "numbers (MuJoCo accepts it with a warning)", attr)
+            value = float(part.split("(")[0])
+            if math.isnan(value):
+                raise node.error(f"nan in attribute '{attr}': kinedyn requires numbers (MuJoCo accepts nan "
+                                 "with a warning)", attr)
+            if not attr.endswith("range"):
+                raise node.error(f"infinite value {part!r} in attribute '{attr}': kinedyn accepts inf only "
+                                 "in ranges", attr)
+            out.append(value)
+            continue
         else:
             raise _bad_format(node, attr, text)
         if not math.isfinite(value):
