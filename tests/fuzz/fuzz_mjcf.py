@@ -14,7 +14,7 @@ tricks, and byte-level damage (odd bytes, BOMs, UTF-16, truncation) passed both 
 Each case runs in a worker process (Numba stays warm between cases) under a
 per-case timeout and a memory limit; a case that times out, crashes the worker, raises
 anything but ModelError, raises a ModelError that names an element but no line, or
-compiles into a Model with a non-finite value is a failure. Failures are minimised
+compiles into a Model with nan (or inf outside a range) is a failure. Failures are minimised
 (elements, then attributes, then lines removed while the failure stays the same) and
 written to ``tests/fuzz/corpus/`` (replayed by ``tests/test_fuzz.py``).
 

@@ -43,6 +43,9 @@ _JOINTTYPE = {t.name.lower(): int(t) for t in JointType}
 
 # elements of the body tree that have no child elements
 _LEAF_ELEMENTS = {"inertial", "joint", "freejoint", "geom", "site", "camera", "light"}
+# sections that take no attributes (MuJoCo's schema)
+_SECTIONS_WITHOUT_ATTRIBUTES = {"visual", "asset", "custom", "contact", "equality", "sensor", "keyframe",
+                                "worldbody", "tendon", "actuator"}
 # sections accepted and ignored: they hold nothing kinedyn simulates
 _IGNORED_SECTIONS = {"size", "statistic", "visual", "asset", "custom"}
 
@@ -196,6 +199,9 @@ class Compiler:
                 raise child.error(f"<{child.tag}> is not supported yet")
             if child.tag not in known:
                 raise child.error("Schema violation: unrecognized element")
+            if child.tag in _SECTIONS_WITHOUT_ATTRIBUTES and child.attrib:
+                attr = next(iter(child.attrib))
+                raise child.error(f"Schema violation: unrecognized attribute: '{attr}'", attr)
         for node in self.sections.get("compiler", []):
             self._compiler(node)
         for node in self.sections.get("option", []):
@@ -420,7 +426,7 @@ class Compiler:
         for b in order[1:]:
             # a body with joints starts a new welded group (mjCBody::Compile of the parent)
             b.weldid = b.id if b.joints else b.parent.weldid
-        names = {}
+        names = {"world": self.world}  # the world body's name is taken
         for b in order[1:]:
             if b.name:
                 if b.name in names:
