@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinedyn.compiler.build import Compiler
+from kinedyn.compiler.build import Compiler, check_finite
 from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const, set_length_range
 from kinedyn.xml.mjcf import parse_xml
@@ -27,11 +27,11 @@ from kinedyn.xml.mjcf import parse_xml
 __all__ = ["compile_mjcf"]
 
 
-def compile_mjcf(text: str, path: str | Path | None = None, strict: bool = False):
+def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool = False):
     """Compile MJCF ``text`` into a Model.
 
     Args:
-      text: the MJCF document.
+      text: the MJCF document (str, or the bytes of a file: see ``parse_xml``).
       path: the file it came from (only used in messages; external assets are not read).
       strict: raise ModelError instead of warning about features that are not simulated.
 
@@ -41,8 +41,10 @@ def compile_mjcf(text: str, path: str | Path | None = None, strict: bool = False
     root = parse_xml(text)
     compiler = Compiler(root, strict)
     model = compiler.run()
+    check_finite(model, compiler)
     set_const(model)
     set_length_range(model, compiler.lropt, compiler.actuator_nodes)
+    check_finite(model, compiler)  # set_const's values at qpos0 can overflow too
     return model
 
 

@@ -18,6 +18,8 @@ from kinedyn.engine.types import NBIAS, NDYN, NGAIN, BiasType, DynType, GainType
 from kinedyn.xml.mjcf import Node
 
 LIMITED = {"false": 0, "true": 1, "auto": 2}
+# kinedyn's bound on actdim (MuJoCo's is memory): the activation arrays are allocated up front
+MAX_ACTDIM = 1_000_000
 
 # attributes every shortcut inherits from any actuator default of its class
 COMMON_ATTRS = {"group", "ctrlrange", "ctrllimited", "forcelimited", "forcerange", "actlimited",
@@ -350,6 +352,9 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         raise node.error("actrange specified but dyntype is 'none' in actuator", "actrange")
 
     actdim = spec["actdim"]
+    if actdim > MAX_ACTDIM:
+        raise node.error(f"actdim {actdim}: kinedyn supports at most {MAX_ACTDIM} activations per actuator",
+                         "actdim")
     if actdim > 1 and spec["dyntype"] != DynType.USER:
         raise node.error("actdim > 1 is only allowed for dyntype 'user'", "actdim")
     if actdim == 1 and spec["dyntype"] == DynType.NONE:
@@ -370,6 +375,10 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
             raise node.error("lmin<1<lmax required in muscle", "lmin" if prm[4] >= 1 else "lmax")
         if prm[3] <= 0 or prm[6] <= 0 or prm[7] <= 0 or prm[8] <= 0:
             raise node.error("positive scale, vmax, fpmax, fvmax required in muscle")
+    # a damping ratio is resolved with sqrt(kp * mass) (set_const): MuJoCo 4.0 makes nan of a negative kp
+    if spec["gainprm"][0] == -spec["biasprm"][1] and spec["biasprm"][2] > 0 and spec["gainprm"][0] < 0:
+        raise node.error("dampratio needs a non-negative kp (gainprm[0])",
+                         "kp" if node.tag in ("position", "intvelocity") else "gainprm")
     out["trnid"] = target_id
     out["trnid2"] = target_id2
     return out

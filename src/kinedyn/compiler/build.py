@@ -20,6 +20,7 @@ from kinedyn.compiler import actuators as act
 from kinedyn.compiler import defaults as dflt
 from kinedyn.compiler import frames as fr
 from kinedyn.compiler import inertial as inr
+from kinedyn.engine.fields import MODEL_FIELDS
 from kinedyn.engine.model import Model, Option
 from kinedyn.engine.types import MINVAL, DisableBit, GeomType, IntegratorType, JointType, WrapType
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
@@ -29,12 +30,21 @@ from kinedyn.xml.mjcf import (
     FLAG_BITS_ENABLE,
     UNSUPPORTED_ELEMENTS,
     Node,
+    parse_ints,
     typed_attrs,
 )
 
+# kinedyn's bounds on sizes that MuJoCo leaves to memory: beyond them compiling would take
+# gigabytes (the arrays are allocated up front), so they are refused with a ModelError
+MAX_KEYS = 100_000  # (actdim: actuators.MAX_ACTDIM)
 _GEOMTYPE = {t.name.lower(): int(t) for t in GeomType}
 _JOINTTYPE = {t.name.lower(): int(t) for t in JointType}
 
+# elements of the body tree that have no child elements
+_LEAF_ELEMENTS = {"inertial", "joint", "freejoint", "geom", "site", "camera", "light"}
+# sections that take no attributes (MuJoCo's schema)
+_SECTIONS_WITHOUT_ATTRIBUTES = {"visual", "asset", "custom", "contact", "equality", "sensor", "keyframe",
+                                "worldbody", "tendon", "actuator"}
 # sections accepted and ignored: they hold nothing kinedyn simulates
 _IGNORED_SECTIONS = {"size", "statistic", "visual", "asset", "custom"}
 
@@ -188,6 +198,9 @@ class Compiler:
                 raise child.error(f"<{child.tag}> is not supported yet")
             if child.tag not in known:
                 raise child.error("Schema violation: unrecognized element")
+            if child.tag in _SECTIONS_WITHOUT_ATTRIBUTES and child.attrib:
+                attr = next(iter(child.attrib))
+                raise child.error(f"Schema violation: unrecognized attribute: '{attr}'", attr)
         for node in self.sections.get("compiler", []):
             self._compiler(node)
         for node in self.sections.get("option", []):
@@ -210,18 +223,19 @@ class Compiler:
             self._actuators(node)
         for node in self.sections.get("keyframe", []):
             for key in node.children:
-                if key.tag != "key":
-                    raise key.error("Schema violation: unrecognized element")
+                if key.tag != "key" or key.children:
+                    bad = key.children[0] if key.children else key
+                    raise bad.error("Schema violation: unrecognized element")
                 self.keys.append((key, typed_attrs(key)))
         # <size nkey="n">: MuJoCo pads the keyframes to n with default ones (qpos0, zeros)
         for node in self.sections.get("size", []):
-            nkey = node.attrib.get("nkey", "").strip()
+            nkey = parse_ints(node, "nkey", node.attrib.get("nkey", ""))
+            if len(nkey) > 1:
+                raise node.error("attribute 'nkey' has too much data", "nkey")
             if nkey:
-                try:
-                    n = int(nkey)
-                except ValueError:
-                    raise node.error(f"bad format in attribute 'nkey': {nkey!r}", "nkey") from None
-                self.keys.extend((None, {}) for _ in range(n - len(self.keys)))
+                if nkey[0] > MAX_KEYS:
+                    raise node.error(f"nkey={nkey[0]}: kinedyn supports at most {MAX_KEYS} keyframes", "nkey")
+                self.keys.extend((None, {}) for _ in range(nkey[0] - len(self.keys)))
         self._unsimulated()
         return self._assemble(model_name)
 
@@ -274,6 +288,9 @@ class Compiler:
                                           "implicitfast": IntegratorType.IMPLICITFAST}[name])
         if not self.opt["timestep"] > 0:
             raise node.error("timestep must be positive", "timestep")
+        flags = node.find_all("flag")
+        if len(flags) > 1:
+            raise flags[1].error(f"Schema violation: unique element 'flag' found {len(flags)} times")
         for child in node.children:
             if child.tag != "flag":
                 raise child.error("Schema violation: unrecognized element")
@@ -315,12 +332,24 @@ class Compiler:
 
     def _body_children(self, node: Node, body: Body, frame: Frame | None,
                        context: dflt.DefaultClass) -> None:
-        """Collect a body's (or frame's) sub-elements into ``body`` (xml_native_reader Body)."""
-        is_world = body.node is None
-        for child in node.children:
+        """Collect a body's (or frame's) sub-elements into ``body`` (xml_native_reader Body).
+
+        Depth first in document order with an explicit stack (no recursion: trees may be deep).
+        """
+        stack = [(iter(node.children), body, frame, context)]
+        while stack:
+            children, body, frame, context = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                continue
+            is_world = body.node is None
             tag = child.tag
             if tag in UNSUPPORTED_ELEMENTS:
                 raise child.error(f"<{tag}> is not supported yet")
+            if tag in _LEAF_ELEMENTS and child.children:
+                # MuJoCo's schema: these take no child elements (geom's <plugin> is not supported)
+                raise child.children[0].error("Schema violation: unrecognized element")
             if tag == "body":
                 attrs = typed_attrs(child)
                 sub_context = context
@@ -328,13 +357,13 @@ class Compiler:
                     sub_context = dflt.lookup(self.classes, child, "childclass", attrs["childclass"])
                 sub = Body(child, attrs, body, frame)
                 body.children.append(sub)
-                self._body_children(child, sub, None, sub_context)
+                stack.append((iter(child.children), sub, None, sub_context))
             elif tag == "frame":
                 attrs = typed_attrs(child)
                 sub_context = context
                 if "childclass" in attrs:
                     sub_context = dflt.lookup(self.classes, child, "childclass", attrs["childclass"])
-                self._body_children(child, body, self._frame_pose(child, attrs, frame), sub_context)
+                stack.append((iter(child.children), body, self._frame_pose(child, attrs, frame), sub_context))
             elif tag == "inertial":
                 if is_world:
                     raise child.error("World body cannot have inertia")
@@ -377,8 +406,9 @@ class Compiler:
     def _number_tree(self) -> None:
         """Ids depth first in document order (mjCModel::MakeTreeLists)."""
         order: list[Body] = []
-
-        def visit(b: Body) -> None:
+        todo = [self.world]  # pre-order with an explicit stack (no recursion: trees may be deep)
+        while todo:
+            b = todo.pop()
             b.id = len(order)
             order.append(b)
             for g in b.geoms:
@@ -390,15 +420,12 @@ class Compiler:
             for s in b.sites:
                 s.id = len(self.sites)
                 self.sites.append(s)
-            for c in b.children:
-                visit(c)
-
-        visit(self.world)
+            todo.extend(reversed(b.children))
         self.bodies = order
         for b in order[1:]:
             # a body with joints starts a new welded group (mjCBody::Compile of the parent)
             b.weldid = b.id if b.joints else b.parent.weldid
-        names = {}
+        names = {"world": self.world}  # the world body's name is taken
         for b in order[1:]:
             if b.name:
                 if b.name in names:
@@ -671,13 +698,14 @@ class Compiler:
                               armature=a["armature"], frictionloss=a["frictionloss"])
 
     def _check_moving_masses(self) -> None:
-        def valid(b: Body) -> bool:
-            if b.mass >= MINVAL and min(b.inertia) >= MINVAL:
-                return True
-            return any(valid(c) for c in b.children if not c.joints)
-
+        # valid: the body, or a body welded to it through jointless children, has mass and inertia;
+        # children come after their parent in self.bodies, so one backward sweep settles it
+        valid = [False] * len(self.bodies)
+        for b in reversed(self.bodies[1:]):
+            valid[b.id] = (b.mass >= MINVAL and min(b.inertia) >= MINVAL) or any(
+                valid[c.id] for c in b.children if not c.joints)
         for b in self.bodies[1:]:
-            if b.joints and not valid(b):
+            if b.joints and not valid[b.id]:
                 raise b.error("mass and inertia of moving bodies must be larger than mjMINVAL")
 
     # ---- tendons --------------------------------------------------------------------------------
@@ -701,8 +729,9 @@ class Compiler:
             tid = len(self.tendons)
             path = []
             for sub in node.children:
-                if sub.tag not in (("site", "geom", "pulley") if spatial else ("joint",)):
-                    raise sub.error("Schema violation: unrecognized element")
+                if sub.tag not in (("site", "geom", "pulley") if spatial else ("joint",)) or sub.children:
+                    bad = sub.children[0] if sub.children else sub
+                    raise bad.error("Schema violation: unrecognized element")
                 sa = typed_attrs(sub, {"joint": "tendon_joint", "site": "tendon_site", "geom": "tendon_geom",
                                        "pulley": "pulley"}[sub.tag])
                 for required in {"joint": ("joint", "coef"), "site": ("site",), "geom": ("geom",),
@@ -837,6 +866,8 @@ class Compiler:
                 raise node.error("actuator plugins are not supported")
             if tag not in ACTUATOR_TAGS:
                 raise node.error("Schema violation: unrecognized element")
+            if node.children:
+                raise node.children[0].error("Schema violation: unrecognized element")
             attrs = typed_attrs(node)
             cls = self.classes["main"]
             if "class" in attrs:
@@ -846,8 +877,9 @@ class Compiler:
                                                        self.tendons, tendon_ids, site_ids, body_ids))
             self.actuator_nodes.append(node)
             self.actuator_names.append(attrs.get("name", ""))
+        # names are unique across all <actuator> sections
         seen = set()
-        for name, node in zip(self.actuator_names, section.children, strict=False):
+        for name, node in zip(self.actuator_names, self.actuator_nodes, strict=True):
             if name and name in seen:
                 raise node.error(f"repeated name '{name}' in actuator", "name")
             seen.add(name)
@@ -862,6 +894,43 @@ class Compiler:
             raise node.error(message + " (strict mode)")
         # stacklevel: _report < _unsimulated < run < compile_mjcf < Model.from_xml_* < caller
         warnings.warn(message, UnsimulatedFeatureWarning, stacklevel=6)
+
+    def _collision_pairs(self, excluded: set, filterparent: bool, limit: int) -> list:
+        """The first ``limit`` geom pairs the broad phase would pass (mj_collision's filters).
+
+        Whether two geoms can collide depends only on their bodies and contype/conaffinity, so
+        geoms are grouped by (body, contype, conaffinity) and the groups compared, one group
+        against all later ones at once with numpy: fast for models with very many geoms.
+        """
+        groups: dict[tuple, list[Geom]] = {}
+        for g in self.geoms:
+            t, a = g.attrs["contype"], g.attrs["conaffinity"]
+            if t or a:
+                groups.setdefault((g.body.id, t, a), []).append(g)
+        keys = list(groups)
+        if len(keys) < 2:
+            return []
+        bodies = self.bodies
+        weld = np.array([bodies[k[0]].weldid for k in keys])
+        pweld = np.array([bodies[w].parent.weldid if w else -1 for w in weld])
+        ctype = np.array([k[1] for k in keys], dtype=np.int64)
+        caff = np.array([k[2] for k in keys], dtype=np.int64)
+        pairs: list = []
+        for i in range(len(keys) - 1):
+            w, pw = weld[i], pweld[i]
+            ok = (weld[i + 1:] != w) & (((ctype[i] & caff[i + 1:]) | (ctype[i + 1:] & caff[i])) != 0)
+            if filterparent and w:
+                ok &= ~((weld[i + 1:] != 0) & ((pweld[i + 1:] == w) | (weld[i + 1:] == pw)))
+            name1 = bodies[keys[i][0]].name
+            for j in np.flatnonzero(ok) + i + 1:
+                if frozenset((name1, bodies[keys[j][0]].name)) in excluded:
+                    continue
+                for g1 in groups[keys[i]]:
+                    for g2 in groups[keys[j]]:
+                        pairs.append((g1, g2) if g1.id < g2.id else (g2, g1))
+                        if len(pairs) >= limit:
+                            return pairs
+        return pairs
 
     def _unsimulated(self) -> None:
         dis = self.opt["disableflags"]
@@ -878,32 +947,14 @@ class Compiler:
                     if child.tag == "exclude":
                         ea = child.attrib
                         excluded.add(frozenset((ea.get("body1", ""), ea.get("body2", ""))))
-            pairs, first = [], None
-            bodies = self.bodies
             filterparent = not (dis & DisableBit.FILTERPARENT)
-            for i, g1 in enumerate(self.geoms):
-                for g2 in self.geoms[i + 1:]:
-                    b1, b2 = _body_of(bodies, g1), _body_of(bodies, g2)
-                    if b1.weldid == b2.weldid:
-                        continue
-                    t1, a1 = g1.attrs["contype"], g1.attrs["conaffinity"]
-                    t2, a2 = g2.attrs["contype"], g2.attrs["conaffinity"]
-                    if not (t1 & a2 or t2 & a1):
-                        continue
-                    w1, w2 = b1.weldid, b2.weldid
-                    if filterparent and w1 and w2:
-                        p1 = bodies[w1].parent.weldid
-                        p2 = bodies[w2].parent.weldid
-                        if p1 == w2 or p2 == w1:
-                            continue
-                    if frozenset((b1.name, b2.name)) in excluded:
-                        continue
-                    pairs.append(f"{_label(g1)} / {_label(g2)}")
-                    first = first or g1.node
+            pairs = self._collision_pairs(excluded, filterparent, limit=4)
+            first = pairs[0][0].node if pairs else None
+            pairs = [f"{_label(g1)} / {_label(g2)}" for g1, g2 in pairs]
             explicit = [c for node in self.sections.get("contact", []) for c in node.children
                         if c.tag == "pair"]
             if pairs:
-                more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
+                more = " and more" if len(pairs) > 3 else ""
                 self._report(f"geoms that can collide ({'; '.join(pairs[:3])}{more}): contacts are not "
                              "simulated; disable them with <flag contact=\"disable\"/>", first)
             if explicit:
@@ -1205,6 +1256,42 @@ class Compiler:
         model = Model._assemble(sizes, arr, opt, names)
         object.__setattr__(model, "model_name", model_name)
         return model
+
+
+def check_finite(model, compiler: Compiler) -> None:
+    """ModelError when a compiled array holds nan, or inf outside a range, naming its element.
+
+    The reader lets no nan through and inf only in ranges, but finite inputs can still
+    overflow when combined (a geom of size 1e300 has infinite mass) and an infinite range
+    can make nan (``inheritrange`` of an unbounded joint). MuJoCo 4.0 compiles such a model
+    with the non-finite values; kinedyn refuses it rather than simulate with them.
+    """
+    owners = {"body": [b.node for b in compiler.bodies], "jnt": [j.node for j in compiler.joints],
+              "geom": [g.node for g in compiler.geoms], "site": [s.node for s in compiler.sites],
+              "tendon": [t["node"] for t in compiler.tendons], "actuator": list(compiler.actuator_nodes),
+              "key": [k[0] for k in compiler.keys]}
+    owners["dof"] = [owners["jnt"][j] for j in model.dof_jntid]
+    owners["wrap"] = [t["node"] for t in compiler.tendons for _ in t["wraps"]]
+    qpos_owner = [j.node for j in compiler.joints for _ in range(JointType(j.type).nq)]
+    owners["qpos0"] = owners["qpos_spring"] = qpos_owner
+    for spec in MODEL_FIELDS:
+        arr = getattr(model, spec.name)
+        if arr.dtype.kind != "f":
+            continue
+        # ranges may be infinite (unbounded), as the reader lets them be
+        bad = np.isnan(arr) if spec.name.endswith("range") else ~np.isfinite(arr)
+        if not bad.any():
+            continue
+        bad_rows = bad.reshape(len(arr), -1).any(axis=1) if arr.ndim else np.ones(1, bool)
+        index = int(np.flatnonzero(bad_rows)[0])
+        kind = spec.name if spec.name in owners else spec.name.split("_", 1)[0]
+        nodes = owners.get(kind, [])
+        node = nodes[index] if index < len(nodes) else None
+        message = (f"compiled {spec.name}[{index}] is not finite (the element's values overflow or "
+                   "combine infinite ranges); kinedyn requires finite model values")
+        if node is None:
+            raise ModelError(message)
+        raise node.error(message)
 
 
 def _null_pose(pos, quat) -> bool:

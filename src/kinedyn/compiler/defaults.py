@@ -66,11 +66,18 @@ def parse_defaults(node: Node | None) -> dict[str, DefaultClass]:
     if node is None:
         classes["main"] = DefaultClass("main", None)
         return classes
-    _parse(node, None, classes)
+    # pre-order with an explicit stack (no recursion: classes may nest deep): a class's own
+    # elements first, then its nested classes in document order, as MuJoCo reads them
+    todo: list[tuple[Node, DefaultClass | None]] = [(node, None)]
+    while todo:
+        node, parent = todo.pop()
+        cls = _parse(node, parent, classes)
+        todo.extend((child, cls) for child in reversed(node.children) if child.tag == "default")
     return classes
 
 
-def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultClass]) -> None:
+def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultClass]) -> DefaultClass:
+    """One ``<default>`` element (not its nested classes)."""
     attrs = typed_attrs(node)
     name = attrs.get("class", "")
     if parent is None:
@@ -116,10 +123,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
             pass
         else:
             raise child.error("Schema violation: unrecognized element")
-    # nested classes after this class's own elements, as MuJoCo reads them
-    for child in node.children:
-        if child.tag == "default":
-            _parse(child, cls, classes)
+    return cls
 
 
 def tendon_attrs(attrs: dict) -> dict:

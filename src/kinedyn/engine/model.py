@@ -177,12 +177,12 @@ class Model:
         """Compile an MJCF file. ``strict`` turns unsimulated-feature warnings into errors."""
         path = Path(path)
         try:
-            text = path.read_text()
+            # bytes: the XML declaration or a byte order mark gives the encoding (UTF-8 otherwise)
+            text = path.read_bytes()
         except OSError as err:
-            raise ModelError(f"cannot read model file '{path}': {err.strerror}") from None
-        except UnicodeDecodeError as err:
-            raise ModelError(f"cannot read model file '{path}': not UTF-8 text "
-                             f"({err.reason} at byte {err.start})") from None
+            raise ModelError(f"cannot read model file '{path}': {err.strerror or err}") from None
+        except ValueError as err:  # e.g. a NUL character in the path
+            raise ModelError(f"cannot read model file {str(path)!r}: {err}") from None
         return _mjcf_compiler()(text, path=path, strict=strict)
 
     @classmethod

@@ -10,6 +10,7 @@ attribute and line.
 
 from __future__ import annotations
 
+import math
 import re
 import xml.parsers.expat
 from dataclasses import dataclass, field
@@ -158,14 +159,43 @@ class Node:
         return [c for c in self.children if c.tag == tag]
 
 
-def parse_xml(text: str) -> Node:
-    """Parse XML text into a Node tree; malformed XML raises ModelError with its line."""
-    parser = xml.parsers.expat.ParserCreate()
+# tinyxml2 (MuJoCo's XML parser) refuses documents nested this deep (TINYXML2_MAX_ELEMENT_DEPTH):
+# "XML_ELEMENT_DEPTH_EXCEEDED"; MuJoCo 4.0 reads at most 499 nested elements
+MAX_ELEMENT_DEPTH = 499
+
+
+def parse_xml(text: str | bytes) -> Node:
+    """Parse XML text into a Node tree; malformed XML raises ModelError with its line.
+
+    ``text`` may be ``str`` or the raw bytes of a file (then the XML declaration or a
+    byte order mark gives the encoding, UTF-8 otherwise). Entity declarations
+    (``<!ENTITY ...>``, the "billion laughs" and external-entity tricks) are refused:
+    MuJoCo's parser (tinyxml2) does not expand them either.
+    """
+    if isinstance(text, (bytes, bytearray)):
+        text = decode_xml_bytes(bytes(text))
+    elif not isinstance(text, str):
+        raise TypeError(f"MJCF text must be str or bytes, not {type(text).__name__}")
+    if "\x00" in text:  # not XML; expat would take the text for UTF-16
+        raise ModelError("NUL character in XML text", line=text.count("\n", 0, text.index("\x00")) + 1)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ModelError(f"invalid character {text[err.start]!r} in XML text (not encodable as UTF-8)",
+                         line=text.count("\n", 0, err.start) + 1) from None
+    # the text is already decoded: UTF-8 it is, whatever an XML declaration says (as in MuJoCo,
+    # whose parser reads UTF-8 only), and no guessing of UTF-16 from NUL bytes
+    parser = xml.parsers.expat.ParserCreate("utf-8")
     root: list[Node] = []
     stack: list[Node] = []
 
     def start(tag, attrib):
         node = Node(tag, dict(attrib), parser.CurrentLineNumber)
+        # tinyxml2 counts a level for the content of the deepest element unless it is <empty/>
+        if len(stack) >= MAX_ELEMENT_DEPTH or (
+                len(stack) == MAX_ELEMENT_DEPTH - 1 and not _self_closing(data, parser.CurrentByteIndex)):
+            raise node.error(f"XML elements nested too deep (MuJoCo's parser reads at most "
+                             f"{MAX_ELEMENT_DEPTH} levels)")
         if stack:
             stack[-1].children.append(node)
         else:
@@ -175,10 +205,16 @@ def parse_xml(text: str) -> Node:
     def end(tag):
         stack.pop()
 
+    def entity_decl(name, *_):
+        raise ModelError(f"XML entity declarations are not supported (<!ENTITY {name} ...>)",
+                         line=parser.CurrentLineNumber)
+
     parser.StartElementHandler = start
     parser.EndElementHandler = end
+    parser.EntityDeclHandler = entity_decl
+    parser.SetParamEntityParsing(xml.parsers.expat.XML_PARAM_ENTITY_PARSING_NEVER)
     try:
-        parser.Parse(text, True)
+        parser.Parse(data, True)
     except xml.parsers.expat.ExpatError as err:
         raise ModelError(f"malformed XML: {xml.parsers.expat.ErrorString(err.code)}",
                          line=err.lineno) from None
@@ -187,23 +223,115 @@ def parse_xml(text: str) -> Node:
     return root[0]
 
 
-_FLOAT_RE = re.compile(r"\s+")
+def _self_closing(data: bytes, start: int) -> bool:
+    """Whether the start tag at byte ``start`` of ``data`` ends with ``/>``."""
+    quote = None
+    for i in range(start, len(data)):
+        c = data[i]
+        if quote is not None:
+            if c == quote:
+                quote = None
+        elif c in b"\"'":
+            quote = c
+        elif c == ord(">"):
+            return data[i - 1] == ord("/")
+    return False
 
 
-def _floats(node: Node, attr: str, text: str) -> list[float]:
-    parts = [p for p in _FLOAT_RE.split(text.strip()) if p]
+_DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def decode_xml_bytes(data: bytes) -> str:
+    """The text of an MJCF file: UTF-8 (a BOM is skipped), else the encoding its XML declaration names.
+
+    UTF-16 and UTF-32 are refused, as by MuJoCo's parser.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")) or data[:2] in (b"<\x00", b"\x00<"):
+        raise ModelError("UTF-16/UTF-32 text is not supported (MuJoCo reads UTF-8): save the file as UTF-8",
+                         line=1)
     try:
-        return [float(p) for p in parts]
-    except ValueError:
-        raise node.error(f"bad format in attribute '{attr}': {text!r}", attr) from None
-
-
-def _ints(node: Node, attr: str, text: str) -> list[int]:
-    parts = [p for p in _FLOAT_RE.split(text.strip()) if p]
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        bad = err
+    declared = _DECLARED_ENCODING.match(data)
+    name = declared.group(1).decode("ascii") if declared else "utf-8"
+    if name.lower().replace("_", "-") in ("utf-8", "utf8"):
+        raise ModelError(f"not UTF-8 text: {bad.reason} at byte {bad.start}",
+                         line=data.count(b"\n", 0, bad.start) + 1)
     try:
-        return [int(p) for p in parts]
-    except ValueError:
-        raise node.error(f"bad format in attribute '{attr}': {text!r}", attr) from None
+        return data.decode(name)
+    except LookupError:
+        raise ModelError(f"unknown encoding '{name}' in the XML declaration", line=1) from None
+    except UnicodeDecodeError as err:
+        raise ModelError(f"not {name} text: {err.reason} at byte {err.start}",
+                         line=data.count(b"\n", 0, err.start) + 1) from None
+
+
+# MuJoCo splits number lists at (ASCII) white space and reads each with strtod / strtol
+_SPLIT_RE = re.compile(r"[ \t\n\r\f\v]+")
+_DEC_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_HEX_RE = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?\Z")
+_SPECIAL_RE = re.compile(r"[+-]?(?:inf|infinity|nan(?:\([0-9A-Za-z_]*\))?)\Z", re.IGNORECASE)
+_INT_RE = re.compile(r"[+-]?\d+\Z", re.ASCII)
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+
+
+def _split(text: str) -> list[str]:
+    return [p for p in _SPLIT_RE.split(text) if p]
+
+
+def _bad_format(node: Node, attr: str, text: str) -> ModelError:
+    return node.error(f"bad format in attribute '{attr}': {text!r}", attr)
+
+
+def parse_floats(node: Node, attr: str, text: str) -> list[float]:
+    """strtod's numbers (decimal, hex, inf, nan), without nan and with inf only in ranges.
+
+    MuJoCo 4.0 rejects a finite literal that overflows ("number is too large") and accepts
+    'inf' and 'nan' anywhere (with a warning for nan). kinedyn refuses nan, which would reach
+    the model's arrays silently, and inf except in ranges (``range``, ``ctrlrange``, ...),
+    where it means "unbounded"; elsewhere it turns into nan or an overflow on the way.
+    """
+    out = []
+    for part in _split(text):
+        if _DEC_RE.match(part) and part.isascii():
+            value = float(part)
+        elif _HEX_RE.match(part):
+            try:
+                value = float.fromhex(part)
+            except OverflowError:
+                value = math.inf
+        elif _SPECIAL_RE.match(part):
+            value = float(part.split("(")[0])
+            if math.isnan(value):
+                raise node.error(f"nan in attribute '{attr}': kinedyn requires numbers (MuJoCo accepts nan "
+                                 "with a warning)", attr)
+            if not attr.endswith("range"):
+                raise node.error(f"infinite value {part!r} in attribute '{attr}': kinedyn accepts inf only "
+                                 "in ranges", attr)
+            out.append(value)
+            continue
+        else:
+            raise _bad_format(node, attr, text)
+        if not math.isfinite(value):
+            raise node.error(f"number is too large in attribute '{attr}': {part!r}", attr)
+        out.append(value)
+    return out
+
+
+def parse_ints(node: Node, attr: str, text: str) -> list[int]:
+    """strtol's integers, within MuJoCo's int range."""
+    out = []
+    for part in _split(text):
+        if not _INT_RE.match(part):
+            raise _bad_format(node, attr, text)
+        value = int(part)
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise node.error(f"number is too large in attribute '{attr}': {part!r}", attr)
+        out.append(value)
+    return out
 
 
 def convert(node: Node, attr: str, kind, text: str):
@@ -218,7 +346,7 @@ def convert(node: Node, attr: str, kind, text: str):
     if kind == "s":
         return text
     base, count = kind[0], kind[1:]
-    values = _floats(node, attr, text) if base == "f" else _ints(node, attr, text)
+    values = parse_floats(node, attr, text) if base == "f" else parse_ints(node, attr, text)
     if count == "":
         count = "1"
     if count == "*":
@@ -234,6 +362,8 @@ def convert(node: Node, attr: str, kind, text: str):
                          f"(expected {count.replace('-', ' to ')} values, got {len(values)})", attr)
     if kind in ("f", "i"):
         return values[0]
+    if attr == "quat" and kind == "f4" and not any(values):
+        raise node.error("zero quaternion is not allowed", attr)
     return values
 
 
