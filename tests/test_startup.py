@@ -21,7 +21,7 @@ from numba import config
 
 NOT_ON_THE_WAY = ("scipy.linalg", "scipy.optimize", "matplotlib", "kinedyn.spec", "kinedyn.tools.batch",
                   "kinedyn.ik", "urllib.request", "ssl")
-# imported only by Numba's compiler initialisation, which a warm start skips (_handle._LazyFunctionCache)
+# imported only by Numba's compiler initialisation, which a warm start skips (_jit.cache._LazyFunctionCache)
 NUMBA_COMPILER_INIT = "numba.np.npdatetime"
 
 
