@@ -143,13 +143,13 @@ def _quaternions(rng, n):
 
 
 def test_quaternion_helpers_match_mju():
-    """The component and row forms of the _math quaternion helpers against mju_* on the same
+    """The component and row forms of the util_spatial quaternion helpers against mju_* on the same
     inputs: bit for bit for mju_rotVecQuat, mju_axisAngle2Quat and mju_normalize3; within
     4e-16 (a couple of units in the last place of unit-size values) for mju_mulQuat,
     mju_quat2Mat and mju_normalize4, where libmujoco's build fuses multiply-adds that Numba
     does not (seen on 300 random quaternions: 220, 221 and 24 of them differ, by at most
     1.1e-16, 2.2e-16 and 3.3e-16)."""
-    from kinedyn.engine import util_spatial as _math
+    from kinedyn.engine import util_spatial
 
     def close(ours, expected, scale=1.0):
         return np.allclose(np.ravel(ours), np.ravel(expected), rtol=0.0, atol=4e-16 * scale)
@@ -161,32 +161,32 @@ def test_quaternion_helpers_match_mju():
         expected = np.empty(4)
         mujoco.mju_mulQuat(expected, q, q2)
         size = max(1.0, np.abs(q).max() * np.abs(q2).max())
-        assert close(_math.quat_product(*q, *q2), expected, scale=size)
+        assert close(util_spatial.quat_product(*q, *q2), expected, scale=size)
         row = np.empty((1, 4))
-        _math.mul_quat(row, 0, q[None], 0, q2[None], 0)
-        assert np.array_equal(row[0], _math.quat_product(*q, *q2))
+        util_spatial.mul_quat(row, 0, q[None], 0, q2[None], 0)
+        assert np.array_equal(row[0], util_spatial.quat_product(*q, *q2))
 
         expected = q.copy()
         mujoco.mju_normalize4(expected)
-        assert close(_math.normalized_quat(*q), expected)
+        assert close(util_spatial.normalized_quat(*q), expected)
         row = q[None].copy()
-        _math.normalize4(row, 0)
-        assert np.array_equal(row[0], _math.normalized_quat(*q))
+        util_spatial.normalize4(row, 0)
+        assert np.array_equal(row[0], util_spatial.normalized_quat(*q))
 
         unit = expected
         expected = np.empty(3)
         mujoco.mju_rotVecQuat(expected, v, unit)
-        assert np.array_equal(_math.rotated_by_quat(*v, *unit), expected)
+        assert np.array_equal(util_spatial.rotated_by_quat(*v, *unit), expected)
         row = np.empty((1, 3))
-        _math.rot_vec_quat(row, 0, v[None], 0, unit[None], 0)
+        util_spatial.rot_vec_quat(row, 0, v[None], 0, unit[None], 0)
         assert np.array_equal(row[0], expected)
 
         expected = np.empty(9)
         mujoco.mju_quat2Mat(expected, unit)
-        assert close(_math.rotation_of_quat(*unit), expected)
+        assert close(util_spatial.rotation_of_quat(*unit), expected)
         mat = np.empty((1, 3, 3))
-        _math.quat2mat(mat, 0, unit[None], 0)
-        assert np.array_equal(mat[0].ravel(), _math.rotation_of_quat(*unit))
+        util_spatial.quat2mat(mat, 0, unit[None], 0)
+        assert np.array_equal(mat[0].ravel(), util_spatial.rotation_of_quat(*unit))
 
         axis = v / np.linalg.norm(v) if v.any() else np.array([0.0, 0.0, 1.0])
         for angle in (0.0, float(q[0]) * 7.0):
