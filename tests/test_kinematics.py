@@ -192,10 +192,10 @@ def test_quaternion_helpers_match_mju():
         for angle in (0.0, float(q[0]) * 7.0):
             expected = np.empty(4)
             mujoco.mju_axisAngle2Quat(expected, axis, angle)
-            assert np.array_equal(_math.quat_about_axis(*axis, angle), expected)
+            assert np.array_equal(util_spatial.quat_about_axis(*axis, angle), expected)
 
         expected = v.copy()
         norm = mujoco.mju_normalize3(expected)
         row = v[None].copy()
-        assert _math.normalize3(row, 0) == norm
+        assert util_spatial.normalize3(row, 0) == norm
         assert np.array_equal(row[0], expected)
