@@ -378,6 +378,9 @@ def test_model_field_assignment(models):
     for name in ("jnt_qposadr", "body_parentid", "M_colind", "jnt_type", "actuator_trnid"):
         with pytest.raises(AttributeError, match=f"Model.{name} is fixed at compile time"):
             setattr(m, name, getattr(m, name).copy())
+        # ... and read-only in place too: a write into them would send the kernels out of bounds
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(m, name)[...] = 99
     for name in ("_handle", "_name_index", "nq", "opt"):
         with pytest.raises(AttributeError):
             setattr(m, name, None)

@@ -24,8 +24,9 @@ from kinedyn.errors import ModelError, unknown_name_hint
 NAMED_KINDS = ("body", "jnt", "geom", "site", "actuator", "tendon", "key")
 
 # integer fields whose values index other arrays (ids, addresses, counts, and the types that
-# decide how many coordinates a joint or an actuator's state has): whole-field assignment is
-# refused, since a wrong value would make kernels read and write out of bounds
+# decide how many coordinates a joint or an actuator's state has): read-only, since a wrong value
+# would make kernels read and write out of bounds (whole-field assignment is refused, and the
+# public arrays are read-only views, see Model._protect_layout)
 LAYOUT_FIELDS = frozenset(
     f.name for f in MODEL_FIELDS
     if f.dtype == np.int32 and not f.name.endswith("_group")
@@ -203,6 +204,7 @@ class Model:
             if arr.shape != shape:
                 raise RuntimeError(f"compiler produced {spec.name} with shape {arr.shape}, expected {shape}")
             object.__setattr__(m, spec.name, arr)
+        m._protect_layout()
         object.__setattr__(m, "opt", opt)
         for kind in NAMED_KINDS:
             names.setdefault(kind, [])
@@ -212,9 +214,26 @@ class Model:
         object.__setattr__(m, "_handle", m._make_handle())
         return m
 
+    def _protect_layout(self) -> None:
+        """Show the LAYOUT_FIELDS as read-only views: an in-place write (``m.jnt_qposadr[0] = 99``)
+        raises instead of sending the kernels out of bounds. The kernels' handle holds the
+        writable arrays (kept in ``_layout``), so its field types are those of every model."""
+        layout = {}
+        for name in LAYOUT_FIELDS:
+            arr = getattr(self, name)
+            layout[name] = arr
+            view = arr.view()
+            view.flags.writeable = False
+            object.__setattr__(self, name, view)
+        object.__setattr__(self, "_layout", layout)
+
+    def _field(self, name: str) -> np.ndarray:
+        """The array of field ``name`` itself (for a layout field, the writable one under the view)."""
+        return self._layout[name] if name in LAYOUT_FIELDS else getattr(self, name)
+
     def _make_handle(self):
         values = {s: getattr(self, s) for s in SIZE_NAMES}
-        values.update({spec.name: getattr(self, spec.name) for spec in MODEL_FIELDS})
+        values.update({spec.name: self._field(spec.name) for spec in MODEL_FIELDS})
         values.update(opt_timestep=self.opt._timestep, opt_gravity=self.opt._gravity,
                       opt_flags=self.opt._flags)
         return make_handle("model", values)
@@ -248,7 +267,8 @@ class Model:
         for s in SIZE_NAMES:
             object.__setattr__(m, s, getattr(self, s))
         for spec in MODEL_FIELDS:
-            object.__setattr__(m, spec.name, getattr(self, spec.name).copy())
+            object.__setattr__(m, spec.name, self._field(spec.name).copy())
+        m._protect_layout()
         o = self.opt
         opt = Option(o.timestep, o.gravity.copy(), o.integrator, o.disableflags, o.enableflags,
                      o.wind.copy(), o.density, o.viscosity)
