@@ -14,6 +14,11 @@ The package, bottom to top (imports only point down; ``tests/test_layout.py`` ch
 This module re-exports the public names, as ``mujoco`` does.
 """
 
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
 from kinedyn import compiler as compiler  # registers the MJCF compiler with Model.from_xml_*
 from kinedyn import models
 from kinedyn.engine.actuation import transmission
@@ -63,8 +68,6 @@ _LAZY_NAMES = {"Spec": "kinedyn.spec"}
 
 
 def __getattr__(name):
-    import importlib
-
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(_LAZY_SUBMODULES[name])
     if name in _LAZY_NAMES:
@@ -87,3 +90,22 @@ __all__ = [
     "batch", "differentiate_pos", "ik", "models", "trajectory", "integrate_pos", "jac", "jac_body",
     "jac_body_com", "jac_point", "jac_site",
 ]
+
+
+class _MovedModule(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``import kinedyn.batch`` and ``import kinedyn.trajectory`` keep working since the tools moved
+    to ``kinedyn.tools``: the old name is the same module object, imported on first use."""
+
+    MOVED = {"kinedyn.batch": "kinedyn.tools.batch", "kinedyn.trajectory": "kinedyn.tools.trajectory"}
+
+    def find_spec(self, name, path=None, target=None):
+        return importlib.util.spec_from_loader(name, self) if name in self.MOVED else None
+
+    def create_module(self, spec):
+        return importlib.import_module(self.MOVED[spec.name])
+
+    def exec_module(self, module):
+        pass  # already executed under its own name
+
+
+sys.meta_path.append(_MovedModule())
