@@ -64,11 +64,14 @@ def model_file(name: str) -> Path:
 
 def extra_models_dir() -> Path | None:
     """An optional extra corpus of models: ``$KINEDYN_SHARED`` (a ``shared`` directory or its
-    ``models``), else the first ``shared/models`` beside or above the repository; None if absent.
+    ``models``), else the first ``shared/models`` beside or above the repository; None if absent
+    or if ``$KINEDYN_SHARED`` is ``off`` (as in a bare clone; tests/test_bare_clone.py runs so).
 
     Nothing requires it: the test models live in ``tests/models``.
     """
     env = os.environ.get("KINEDYN_SHARED")
+    if env == "off":
+        return None
     if env:
         p = Path(env).expanduser().resolve()
         if (p / "models").is_dir():

@@ -4,7 +4,7 @@
     PYTHONPATH=src python tests/fuzz/fuzz_mjcf.py --minutes 10 [--seed N] [--timeout 60] [--no-mujoco]
 
 Inputs are mutations of valid models (the bundled ``src/kinedyn/models/*.xml``,
-``shared/models/*.xml`` when present and the small models in :data:`SEEDS`):
+the test models of ``oracle.model_paths`` and the small models in :data:`SEEDS`):
 attribute values replaced by garbage (nan, inf, 1e400, empty, wrong counts, zero
 quaternions, ...), attributes and elements added, removed, duplicated or renamed,
 references pointed at unknown names, deep nesting, huge element counts, entity
@@ -125,12 +125,13 @@ SEEDS = [
 
 
 def seed_texts() -> list[str]:
-    texts = list(SEEDS)
-    for folder in (ROOT / "src" / "kinedyn" / "models", ROOT.parent / "shared" / "models",
-                   ROOT / "shared" / "models"):
-        if folder.is_dir():
-            texts += [p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.xml"))]
-    return texts
+    """SEEDS, the bundled models and the test models (with the optional extra corpus, oracle.model_paths)."""
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
+    from oracle import model_paths
+
+    paths = [*sorted((ROOT / "src" / "kinedyn" / "models").glob("*.xml")), *model_paths()]
+    return list(SEEDS) + [p.read_text(encoding="utf-8") for p in paths]
 
 
 # ---- mutations ----------------------------------------------------------------------------------
