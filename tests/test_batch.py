@@ -62,7 +62,7 @@ def _random_batch(m, mjm, bd, rng):
 def _assert_members_equal(bd, singles):
     for i, d in enumerate(singles):
         for spec in DATA_FIELDS:
-            np.testing.assert_array_equal(getattr(bd, spec.name)[i], getattr(d, spec.name),
+            np.testing.assert_array_equal(getattr(bd, spec.name)[i], d._array(spec.name),
                                           err_msg=f"member {i} field {spec.name}")
         assert bd.time[i] == d.time
 

@@ -33,10 +33,12 @@ def test_new_data_is_qpos0_and_zeros(seed):
     m, d, mjm, mjd = _pair(random_mjcf_text(seed))
     sizes = {s: getattr(m, s) for s in SIZE_NAMES}
     for spec in DATA_FIELDS:
-        value = getattr(d, spec.name)
+        value = d._array(spec.name)
         assert value.shape == spec.resolve(sizes), spec.name
         assert value.dtype == spec.dtype, spec.name
-        if spec.name != "qpos":
+        if spec.name == "eq_active":
+            np.testing.assert_array_equal(value, m.eq_active0)
+        elif spec.name != "qpos":
             assert not value.any(), f"{spec.name} is not zero in a new Data"
     np.testing.assert_array_equal(d.qpos, mjd.qpos)  # MuJoCo's new data starts at qpos0 too
     assert d.time == 0.0
@@ -158,8 +160,10 @@ def test_reset_matches_mj_resetData(seed):
         np.testing.assert_array_equal(ours, np.asarray(getattr(mjd, name)).reshape(ours.shape), err_msg=name)
     assert d.time == mjd.time == 0.0
     for spec in DATA_FIELDS:
-        if spec.name != "qpos":
-            assert not getattr(d, spec.name).any(), f"{spec.name} not cleared by reset"
+        if spec.name == "eq_active":
+            np.testing.assert_array_equal(d.eq_active, m.eq_active0)
+        elif spec.name != "qpos":
+            assert not d._array(spec.name).any(), f"{spec.name} not cleared by reset"
 
 
 @pytest.mark.parametrize("seed", KEYFRAME_SEEDS)

@@ -26,8 +26,8 @@ def test_every_field_allocated_with_its_declared_shape(pair):
     for spec in MODEL_FIELDS:
         assert getattr(m, spec.name).shape == spec.resolve(sizes), spec.name
     for spec in DATA_FIELDS:
-        assert getattr(d, spec.name).shape == spec.resolve(sizes), spec.name
-        assert getattr(d, spec.name).dtype == spec.dtype, spec.name
+        assert d._array(spec.name).shape == spec.resolve(sizes), spec.name
+        assert d._array(spec.name).dtype == spec.dtype, spec.name
 
 
 def test_fields_marked_mujoco_exist_in_mujoco(pair):

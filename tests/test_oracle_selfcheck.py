@@ -20,6 +20,7 @@ from oracle import (
     ATOL,
     DISABLE_BITS,
     MODELS_DIR,
+    PENDING_MODEL_FIELDS,
     RTOL,
     assert_close,
     assert_fields,
@@ -33,7 +34,7 @@ from oracle import (
 )
 from strategies import random_mjcf, random_mjcf_text, random_state
 
-from kinedyn.engine.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
+from kinedyn.engine.fields import DATA_FIELDS, KINEDYN_SIZES, MODEL_FIELDS, SIZE_NAMES
 
 EXACT = {"rtol": 0.0, "atol": 0.0}  # MuJoCo against itself: bit-identical
 SEEDS = range(200)
@@ -41,20 +42,22 @@ _FREE, _BALL = 0, 1
 
 
 def _sizes(mjm) -> dict[str, int]:
-    return {s: int(getattr(mjm, s)) for s in SIZE_NAMES}
+    # nefcmax is kinedyn's; MuJoCo's row arrays hold nefc rows (0 with constraints disabled)
+    return {s: int(getattr(mjm, s, 0)) for s in SIZE_NAMES}
 
 
 class _NaturalData(types.SimpleNamespace):
     """MuJoCo's mjData seen through kinedyn's Data shapes (to drive the oracle without kinedyn)."""
 
     def __init__(self, mjm, mjd):
-        sizes = _sizes(mjm)
+        sizes = {**_sizes(mjm), "nefcmax": mjd.nefc}
         super().__init__(**{s.name: mujoco_value(mjd, s.name, s.resolve(sizes))
                             for s in DATA_FIELDS if s.mujoco and s.stage != "state"})
         for s in DATA_FIELDS:
             if s.stage == "state":
                 setattr(self, s.name, getattr(mjd, s.name))  # same shape in both: a view
         self.time = mjd.time
+        self.ne, self.nf, self.nl, self.nefc = mjd.ne, mjd.nf, mjd.nl, mjd.nefc
 
 
 def _load_checked(xml: str) -> mujoco.MjModel:
@@ -273,8 +276,9 @@ def test_assert_model_fields_checks_sizes_options_and_every_model_field():
     mjm = mujoco.MjModel.from_xml_string(random_mjcf_text(5))
     other = mujoco.MjModel.from_xml_string(random_mjcf_text(5))
     compared = assert_model_fields(mjm, other, **EXACT)
-    assert compared[:len(SIZE_NAMES)] == list(SIZE_NAMES) and "opt.gravity" in compared
-    assert set(compared) >= {s.name for s in MODEL_FIELDS if s.mujoco}
+    mujoco_sizes = [s for s in SIZE_NAMES if s not in KINEDYN_SIZES]
+    assert compared[:len(mujoco_sizes)] == mujoco_sizes and "opt.gravity" in compared
+    assert set(compared) >= {s.name for s in MODEL_FIELDS if s.mujoco} - PENDING_MODEL_FIELDS
     other.body_mass[1] += 1e-6
     other.opt.timestep *= 2
     with pytest.raises(AssertionError, match="body_mass") as info:

@@ -20,6 +20,7 @@ from kinedyn.compiler import actuators as act
 from kinedyn.compiler import defaults as dflt
 from kinedyn.compiler import frames as fr
 from kinedyn.compiler import inertial as inr
+from kinedyn.engine.constraint import efc_capacity
 from kinedyn.engine.fields import MODEL_FIELDS
 from kinedyn.engine.model import Model, Option
 from kinedyn.engine.types import MINVAL, DisableBit, GeomType, IntegratorType, JointType, WrapType
@@ -999,6 +1000,22 @@ class Compiler:
             self._report(f"gravity compensation ({', '.join(_label(b) for b in grav[:5])}) is not simulated",
                          grav[0].node)
 
+    def _constraint_placeholders(self, arr, nbody, njnt, nv, ntendon) -> None:
+        """Constraint-model fields at MuJoCo's defaults (no equality constraints yet)."""
+        solref, solimp = [0.02, 1.0], [0.9, 0.95, 0.001, 0.5, 2.0]
+        arr.update(body_invweight0=np.zeros((nbody, 2)), dof_invweight0=np.zeros(nv),
+                   tendon_invweight0=np.zeros(ntendon), jnt_margin=np.zeros(njnt),
+                   jnt_solref=np.tile(solref, (njnt, 1)), jnt_solimp=np.tile(solimp, (njnt, 1)),
+                   dof_solref=np.tile(solref, (nv, 1)), dof_solimp=np.tile(solimp, (nv, 1)),
+                   tendon_solref_lim=np.tile(solref, (ntendon, 1)),
+                   tendon_solimp_lim=np.tile(solimp, (ntendon, 1)),
+                   tendon_solref_fri=np.tile(solref, (ntendon, 1)),
+                   tendon_solimp_fri=np.tile(solimp, (ntendon, 1)),
+                   eq_type=np.zeros(0, np.int32), eq_obj1id=np.zeros(0, np.int32),
+                   eq_obj2id=np.zeros(0, np.int32), eq_objtype=np.zeros(0, np.int32),
+                   eq_active0=np.zeros(0, np.uint8), eq_solref=np.zeros((0, 2)), eq_solimp=np.zeros((0, 5)),
+                   eq_data=np.zeros((0, 12)))
+
     # ---- arrays ---------------------------------------------------------------------------------
 
     def _assemble(self, model_name: str):
@@ -1241,8 +1258,11 @@ class Compiler:
         arr.update(key_time=key_time, key_qpos=key_qpos, key_qvel=key_qvel, key_act=key_act,
                    key_ctrl=key_ctrl)
 
+        self._constraint_placeholders(arr, nbody, njnt, nv, ntendon)
+        neq = len(arr["eq_type"])
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom, nsite=nsite,
-                     ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC)
+                     ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC, neq=neq,
+                     nefcmax=efc_capacity(njnt, nv, ntendon, arr["eq_type"]))
         names = dict(body=[b.name if b.id else "world" for b in bodies],
                      jnt=[j.attrs.get("name", "") for j in joints],
                      geom=[g.attrs.get("name", "") for g in geoms],

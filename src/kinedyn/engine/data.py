@@ -18,6 +18,20 @@ from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import make_handle
 from kinedyn.engine.model import Model
 
+# fields with one entry per constraint row: Data shows their first nefc rows (SPEC §2), the
+# kernels write the whole buffer
+ROW_FIELDS = tuple(spec.name for spec in DATA_FIELDS if spec.shape[:1] == ("nefcmax",))
+
+
+def _live_rows(name: str) -> property:
+    def get(self):
+        return self._rows[name][:self.efc_counts[3]]
+
+    def set(self, value):
+        assign_field(get(self), value, f"Data.{name}")
+
+    return property(get, set, doc=f"{DATA_FIELD[name].doc} (the live rows: the first nefc)")
+
 
 class Data:
     """State (``time qpos qvel act ctrl qfrc_applied xfrc_applied``) and results of a ``Model``."""
@@ -31,12 +45,15 @@ class Data:
         arrays = {spec.name: np.zeros(spec.resolve(sizes), dtype=spec.dtype) for spec in DATA_FIELDS}
         self._bind(model, arrays, np.zeros(1))
         self.qpos[:] = model.qpos0
+        self.eq_active[:] = model.eq_active0
 
     def _bind(self, model: Model, arrays: dict[str, np.ndarray], time: np.ndarray) -> None:
         """Attach the model and the arrays, and build the kernel handle over exactly these arrays."""
         object.__setattr__(self, "_model", model)  # a strong reference: d.model lives as long as d
+        object.__setattr__(self, "_rows", {name: arrays[name] for name in ROW_FIELDS})
         for name, arr in arrays.items():
-            object.__setattr__(self, name, arr)
+            if name not in ROW_FIELDS:
+                object.__setattr__(self, name, arr)
         object.__setattr__(self, "_time", time)
         object.__setattr__(self, "_handle", make_handle("data", {**arrays, "time": time}))
 
@@ -44,6 +61,30 @@ class Data:
     def model(self) -> Model:
         """The Model this Data was made for: the only one public functions accept with it."""
         return self._model
+
+    def _array(self, name: str) -> np.ndarray:
+        """The whole array of field ``name`` (for a row field, every row, not only the live ones)."""
+        return self._rows[name] if name in ROW_FIELDS else getattr(self, name)
+
+    @property
+    def ne(self) -> int:
+        """Number of equality constraint rows."""
+        return int(self.efc_counts[0])
+
+    @property
+    def nf(self) -> int:
+        """Number of friction-loss rows."""
+        return int(self.efc_counts[1])
+
+    @property
+    def nl(self) -> int:
+        """Number of limit rows."""
+        return int(self.efc_counts[2])
+
+    @property
+    def nefc(self) -> int:
+        """Number of constraint rows (efc_*): equality, friction loss, limits, contacts."""
+        return int(self.efc_counts[3])
 
     @property
     def time(self) -> float:
@@ -58,6 +99,9 @@ class Data:
         # the kernel handle holds the arrays made with the Data: fields are written in place,
         # never rebound (object.__setattr__ is the only way around this)
         spec = DATA_FIELD.get(name)
+        if name in ROW_FIELDS:
+            object.__setattr__(self, name, value)  # the property checks the shape
+            return
         if spec is None:
             if name == "time":
                 object.__setattr__(self, name, value)  # goes through the property
@@ -73,7 +117,7 @@ class Data:
     def copy(self) -> Data:
         """A deep copy with its own arrays, for the same Model."""
         other = object.__new__(Data)
-        other._bind(self._model, {spec.name: getattr(self, spec.name).copy() for spec in DATA_FIELDS},
+        other._bind(self._model, {spec.name: self._array(spec.name).copy() for spec in DATA_FIELDS},
                     self._time.copy())
         return other
 
@@ -89,9 +133,10 @@ def reset(m: Model, d: Data, key: int | str | None = None) -> None:
     """
     check_model_data(m, d, "reset")
     for spec in DATA_FIELDS:
-        getattr(d, spec.name)[...] = 0
+        d._array(spec.name)[...] = 0
     d.time = 0.0
     d.qpos[:] = m.qpos0
+    d.eq_active[:] = m.eq_active0
     if key is not None:
         k = m.key(key).id
         d.time = m.key_time[k]
@@ -99,3 +144,7 @@ def reset(m: Model, d: Data, key: int | str | None = None) -> None:
         d.qvel[:] = m.key_qvel[k]
         d.act[:] = m.key_act[k]
         d.ctrl[:] = m.key_ctrl[k]
+
+
+for _name in ROW_FIELDS:
+    setattr(Data, _name, _live_rows(_name))

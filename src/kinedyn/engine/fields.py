@@ -35,7 +35,7 @@ class FieldSpec:
       dtype: NumPy dtype.
       doc: one line: what the field holds, with its layout when not obvious.
       stage: for Data, the stage that writes it ("state" for user inputs,
-        "position", "velocity", "actuation", "acceleration", "inverse",
+        "position", "velocity", "actuation", "acceleration", "constraint", "inverse",
         "scratch"); for Model, "model".
       mujoco: whether MuJoCo 4.0 exposes a field of this name with these values
         (the comparison tests check exactly these).
@@ -57,8 +57,13 @@ def _m(name, shape, dtype, doc, mujoco=True):
     return FieldSpec(name, shape, dtype, doc, "model", mujoco)
 
 
-# sizes every model carries; nC is the number of non-zeros of the tree-sparse M
-SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC")
+# sizes every model carries; nC is the number of non-zeros of the tree-sparse M, neq the number of
+# equality constraints, nefcmax the capacity of the constraint-row arrays (efc_*; kinedyn's, see
+# engine.constraint.efc_capacity: MuJoCo sizes them dynamically in its arena)
+SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
+              "neq", "nefcmax")
+# sizes MuJoCo has no counterpart of (not compared with it)
+KINEDYN_SIZES = ("nefcmax",)
 
 MODEL_FIELDS: tuple[FieldSpec, ...] = (
     # default state
@@ -82,6 +87,8 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("body_subtreemass", ("nbody",), F, "mass of the body and all its descendants"),
     _m("body_inertia", ("nbody", 3), F, "diagonal inertia in the principal frame (body_iquat)"),
     _m("body_sameframe", ("nbody",), B, "inertial frame equals the body frame (SameFrame)"),
+    _m("body_invweight0", ("nbody", 2), F,
+       "mean inverse inertia at qpos0, [translation, rotation] (mj_setConst; scales constraint rows)"),
     # joints
     _m("jnt_type", ("njnt",), I, "joint type (JointType)"),
     _m("jnt_qposadr", ("njnt",), I, "first qpos of the joint"),
@@ -95,13 +102,19 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("jnt_stiffness", ("njnt",), F, "spring stiffness"),
     _m("jnt_range", ("njnt", 2), F, "joint range (radians or metres)"),
     _m("jnt_actfrcrange", ("njnt", 2), F, "range of the summed actuator force on the joint"),
+    _m("jnt_margin", ("njnt",), F, "the limit row is active when the distance to the limit is below this"),
+    _m("jnt_solref", ("njnt", 2), F, "limit constraint solref (solreflimit)"),
+    _m("jnt_solimp", ("njnt", 5), F, "limit constraint solimp (solimplimit)"),
     # dofs
     _m("dof_bodyid", ("nv",), I, "body the dof belongs to"),
     _m("dof_jntid", ("nv",), I, "joint the dof belongs to"),
     _m("dof_parentid", ("nv",), I, "parent dof in the tree; -1 at a root"),
     _m("dof_armature", ("nv",), F, "rotor inertia added to the diagonal of M"),
     _m("dof_damping", ("nv",), F, "viscous damping coefficient"),
-    _m("dof_frictionloss", ("nv",), F, "dry friction (kept; needs the constraint solver)"),
+    _m("dof_frictionloss", ("nv",), F, "dry friction: a friction-loss constraint row per dof"),
+    _m("dof_solref", ("nv", 2), F, "friction-loss constraint solref (the joint's solreffriction)"),
+    _m("dof_solimp", ("nv", 5), F, "friction-loss constraint solimp (the joint's solimpfriction)"),
+    _m("dof_invweight0", ("nv",), F, "inverse inertia of the dof's joint at qpos0 (mj_setConst)"),
     # tree-sparse mass matrix layout (MuJoCo 4.0 CSR: row i holds i's ancestor dofs, diagonal last)
     _m("M_rownnz", ("nv",), I, "non-zeros in row i of the lower triangle of M"),
     _m("M_rowadr", ("nv",), I, "start of row i in M and qLD"),
@@ -134,10 +147,16 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("tendon_actfrclimited", ("ntendon",), B, "whether the summed actuator force is clamped"),
     _m("tendon_range", ("ntendon", 2), F, "tendon length range"),
     _m("tendon_actfrcrange", ("ntendon", 2), F, "range of the summed actuator force on the tendon"),
-    _m("tendon_margin", ("ntendon",), F, "limit activation margin (kept for limits)"),
+    _m("tendon_margin", ("ntendon",), F,
+       "the limit row is active when the distance to the limit is below this"),
+    _m("tendon_solref_lim", ("ntendon", 2), F, "limit constraint solref (solreflimit)"),
+    _m("tendon_solimp_lim", ("ntendon", 5), F, "limit constraint solimp (solimplimit)"),
+    _m("tendon_solref_fri", ("ntendon", 2), F, "friction-loss constraint solref (solreffriction)"),
+    _m("tendon_solimp_fri", ("ntendon", 5), F, "friction-loss constraint solimp (solimpfriction)"),
+    _m("tendon_invweight0", ("ntendon",), F, "inverse inertia of the tendon at qpos0 (mj_setConst)"),
     _m("tendon_stiffness", ("ntendon",), F, "spring stiffness"),
     _m("tendon_damping", ("ntendon",), F, "viscous damping coefficient"),
-    _m("tendon_frictionloss", ("ntendon",), F, "dry friction (kept; needs the constraint solver)"),
+    _m("tendon_frictionloss", ("ntendon",), F, "dry friction: a friction-loss constraint row"),
     _m("tendon_lengthspring", ("ntendon", 2), F,
        "spring rest-length deadband [low, high]; the length at qpos_spring when not given"),
     _m("tendon_length0", ("ntendon",), F, "tendon length at qpos0"),
@@ -171,6 +190,17 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("actuator_acc0", ("nu",), F, "acceleration from a unit force at qpos0"),
     _m("actuator_length0", ("nu",), F, "actuator length at qpos0"),
     _m("actuator_lengthrange", ("nu", 2), F, "feasible range of the actuator length"),
+    # equality constraints
+    _m("eq_type", ("neq",), I, "constraint type (EqType: connect, weld, joint, tendon)"),
+    _m("eq_obj1id", ("neq",), I, "first object: body or site (connect, weld), joint, tendon"),
+    _m("eq_obj2id", ("neq",), I, "second object; -1 for none (joint, tendon) or the world body"),
+    _m("eq_objtype", ("neq",), I, "type of both objects (ObjType: BODY or SITE for connect and weld)"),
+    _m("eq_active0", ("neq",), B, "initial value of Data.eq_active"),
+    _m("eq_solref", ("neq", 2), F, "constraint solref"),
+    _m("eq_solimp", ("neq", 5), F, "constraint solimp"),
+    _m("eq_data", ("neq", 12), F,
+       "numeric data: connect [anchor1, anchor2]; weld [anchor2, anchor1, relpose quat, torquescale, "
+       "relpose computed]; joint and tendon: polynomial coefficients"),
     # keyframes
     _m("key_time", ("nkey",), F, "keyframe time"),
     _m("key_qpos", ("nkey", "nq"), F, "keyframe qpos"),
@@ -191,6 +221,10 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("act", ("na",), "state", "actuator activations"),
     _d("ctrl", ("nu",), "state", "controls"),
     _d("qfrc_applied", ("nv",), "state", "applied generalised force"),
+    _d("eq_active", ("neq",), "state", "which equality constraints are enforced (from eq_active0 at reset)",
+       dtype=B),
+    _d("qacc_warmstart", ("nv",), "state",
+       "acceleration the constraint solver starts from (step saves qacc)"),
     _d("xfrc_applied", ("nbody", 6), "state",
        "applied Cartesian force and torque at each body com, [force; torque]"),
     # position stage: kinematics, com_pos, tendon, crb, factor_m, transmission
@@ -243,7 +277,31 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("qfrc_smooth", ("nv",), "acceleration",
        "net unconstrained force: passive - bias + applied + actuator"),
     _d("qacc_smooth", ("nv",), "acceleration", "unconstrained acceleration: M^-1 qfrc_smooth"),
-    _d("qacc", ("nv",), "acceleration", "acceleration (written by forward, read by inverse)"),
+    _d("qacc", ("nv",), "acceleration",
+       "acceleration (written by forward after the constraint solver, read by inverse)"),
+    # constraint stage: rows are made in the position stage (engine.constraint), their reference
+    # accelerations in the velocity stage, and solved after the smooth acceleration (engine.solver).
+    # The arrays hold nefcmax rows; Data shows the live part (the first d.nefc rows).
+    _d("efc_counts", (4,), "constraint", "live row counts: ne, nf, nl, nefc (Data.ne, .nf, .nl, .nefc)",
+       False, dtype=I),
+    _d("efc_type", ("nefcmax",), "constraint", "row type (ConstraintType)", dtype=I),
+    _d("efc_id", ("nefcmax",), "constraint", "id of the equality, dof, tendon, joint or contact of the row",
+       dtype=I),
+    _d("efc_J", ("nefcmax", "nv"), "constraint",
+       "constraint Jacobian (dense; MuJoCo's is sparse when nv >= 60)"),
+    _d("efc_pos", ("nefcmax",), "constraint", "constraint position (violation)"),
+    _d("efc_margin", ("nefcmax",), "constraint", "inclusion margin"),
+    _d("efc_frictionloss", ("nefcmax",), "constraint", "friction loss of friction rows; 0 otherwise"),
+    _d("efc_diagA", ("nefcmax",), "constraint", "approximate diagonal of J M^-1 J', made consistent with R"),
+    _d("efc_R", ("nefcmax",), "constraint", "regulariser R = (1-d)/d diagA"),
+    _d("efc_D", ("nefcmax",), "constraint", "1 / R"),
+    _d("efc_KBIP", ("nefcmax", 4), "constraint", "stiffness K, damping B, impedance d and its derivative"),
+    _d("efc_vel", ("nefcmax",), "velocity", "constraint velocity J qvel"),
+    _d("efc_aref", ("nefcmax",), "velocity", "reference acceleration -B vel - K d (pos - margin)"),
+    _d("efc_b", ("nefcmax",), "constraint", "J qacc_smooth - aref"),
+    _d("efc_force", ("nefcmax",), "constraint", "constraint force in constraint space"),
+    _d("efc_state", ("nefcmax",), "constraint", "row state after the solver (ConstraintState)", dtype=I),
+    _d("qfrc_constraint", ("nv",), "constraint", "constraint force in joint space: J' efc_force"),
     # inverse dynamics
     _d("qfrc_inverse", ("nv",), "inverse", "generalised force that produces qacc"),
     # scratch: preallocated temporaries, never compared, not part of the public contract

@@ -17,7 +17,31 @@ import numpy as np
 from kinedyn.engine.checks import assign_field, integer, real_number
 from kinedyn.engine.fields import MODEL_FIELD, MODEL_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import make_handle
-from kinedyn.engine.types import BIAS_USER, DYN_USER, GAIN_USER, IntegratorType
+from kinedyn.engine.types import (
+    BIAS_USER,
+    DYN_USER,
+    GAIN_USER,
+    OPT_CONE,
+    OPT_IMPRATIO,
+    OPT_ITERATIONS,
+    OPT_JACOBIAN,
+    OPT_LS_ITERATIONS,
+    OPT_LS_TOLERANCE,
+    OPT_NFLAGS,
+    OPT_NOSLIP_ITERATIONS,
+    OPT_NOSLIP_TOLERANCE,
+    OPT_NREAL,
+    OPT_O_FRICTION,
+    OPT_O_MARGIN,
+    OPT_O_SOLIMP,
+    OPT_O_SOLREF,
+    OPT_SOLVER,
+    OPT_TOLERANCE,
+    ConeType,
+    IntegratorType,
+    JacobianType,
+    SolverType,
+)
 from kinedyn.errors import ModelError, unknown_name_hint
 
 # object kinds with names, as MuJoCo's mjtObj names them in accessors (m.body("x"))
@@ -51,17 +75,39 @@ class Option:
       disableflags: ``DisableBit`` bits.
       enableflags: ``EnableBit`` bits.
       wind, density, viscosity: kept from the XML; fluid forces are not simulated.
+      solver, cone, jacobian: ``SolverType``, ``ConeType``, ``JacobianType`` values.
+      iterations, tolerance: the constraint solver's iteration cap and tolerance.
+      ls_iterations, ls_tolerance: its line search's (Newton and CG).
+      noslip_iterations, noslip_tolerance: the noslip post-pass (0 iterations: off).
+      impratio: ratio of frictional to normal constraint impedance.
+      o_margin, o_solref, o_solimp, o_friction: contact overrides (``EnableBit.OVERRIDE``).
     """
 
     # no other attributes: a misspelt option (m.opt.timestpe = ...) raises instead of doing nothing
-    __slots__ = ("_timestep", "_gravity", "_flags", "wind", "density", "viscosity")
+    __slots__ = ("_timestep", "_gravity", "_flags", "_real", "wind", "density", "viscosity")
+
+    # the solver options and their defaults (mjOption's), in the order copy() passes them
+    SOLVER_OPTIONS = (
+        ("solver", 2), ("cone", 0), ("jacobian", 2), ("iterations", 100), ("ls_iterations", 50),
+        ("noslip_iterations", 0), ("impratio", 1.0), ("tolerance", 1e-8), ("ls_tolerance", 0.01),
+        ("noslip_tolerance", 1e-6), ("o_margin", 0.0), ("o_solref", (0.02, 1.0)),
+        ("o_solimp", (0.9, 0.95, 0.001, 0.5, 2.0)), ("o_friction", (1.0, 1.0, 0.005, 0.0001, 0.0001)))
 
     def __init__(self, timestep=0.002, gravity=(0.0, 0.0, -9.81), integrator=0,
-                 disableflags=0, enableflags=0, wind=(0.0, 0.0, 0.0), density=0.0, viscosity=0.0):
+                 disableflags=0, enableflags=0, wind=(0.0, 0.0, 0.0), density=0.0, viscosity=0.0,
+                 **solver_options):
         # the kernels read these arrays through the model handle: they are written in place, never rebound
         object.__setattr__(self, "_timestep", np.array([0.002], dtype=np.float64))
         object.__setattr__(self, "_gravity", np.zeros(3))
-        object.__setattr__(self, "_flags", np.array([integrator, disableflags, enableflags], dtype=np.int32))
+        flags = np.zeros(OPT_NFLAGS, dtype=np.int32)
+        flags[:3] = integrator, disableflags, enableflags
+        object.__setattr__(self, "_flags", flags)
+        object.__setattr__(self, "_real", np.zeros(OPT_NREAL, dtype=np.float64))
+        unknown = set(solver_options) - {k for k, _ in self.SOLVER_OPTIONS}
+        if unknown:
+            raise TypeError(f"unknown option(s): {', '.join(sorted(unknown))}")
+        for key, default in self.SOLVER_OPTIONS:
+            setattr(self, key, solver_options.get(key, default))
         self.timestep = timestep
         self.gravity = gravity
         self.wind = np.array(wind, dtype=np.float64)
@@ -129,6 +175,70 @@ class Option:
     @enableflags.setter
     def enableflags(self, value: int) -> None:
         self._flags[2] = _flag_bits("enableflags", value)
+
+    def _choice(self, slot, enum_type, name, value) -> None:
+        value = integer(name, value)
+        try:
+            enum_type(value)
+        except ValueError:
+            choices = ", ".join(f"{e.name}={e.value}" for e in enum_type)
+            raise ValueError(f"{name} {value} is not one of {choices}") from None
+        self._flags[slot] = value
+
+    def _count(self, slot, name, value) -> None:
+        value = integer(name, value)
+        if not 0 <= value < 2**31:
+            raise ValueError(f"{name} must be a non-negative integer, got {value}")
+        self._flags[slot] = value
+
+    def _nonneg(self, slot, name, value, positive=False) -> None:
+        value = real_number(name, value)
+        if not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
+            raise ValueError(f"{name} must be finite and {'positive' if positive else 'non-negative'}, "
+                             f"got {value}")
+        self._real[slot] = value
+
+    def _vector(self, slot, n, name, value) -> None:
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biuf" or arr.shape != (n,):
+            raise ValueError(f"{name} must be {n} real numbers, got {value!r}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite, got {arr.tolist()}")
+        self._real[slot:slot + n] = arr
+
+    solver = property(lambda self: int(self._flags[OPT_SOLVER]),
+                      lambda self, v: self._choice(OPT_SOLVER, SolverType, "solver", v))
+    cone = property(lambda self: int(self._flags[OPT_CONE]),
+                    lambda self, v: self._choice(OPT_CONE, ConeType, "cone", v))
+    jacobian = property(lambda self: int(self._flags[OPT_JACOBIAN]),
+                        lambda self, v: self._choice(OPT_JACOBIAN, JacobianType, "jacobian", v))
+    iterations = property(lambda self: int(self._flags[OPT_ITERATIONS]),
+                          lambda self, v: self._count(OPT_ITERATIONS, "iterations", v))
+    ls_iterations = property(lambda self: int(self._flags[OPT_LS_ITERATIONS]),
+                             lambda self, v: self._count(OPT_LS_ITERATIONS, "ls_iterations", v))
+    noslip_iterations = property(lambda self: int(self._flags[OPT_NOSLIP_ITERATIONS]),
+                                 lambda self, v: self._count(OPT_NOSLIP_ITERATIONS, "noslip_iterations", v))
+    impratio = property(lambda self: float(self._real[OPT_IMPRATIO]),
+                        lambda self, v: self._nonneg(OPT_IMPRATIO, "impratio", v, positive=True))
+    tolerance = property(lambda self: float(self._real[OPT_TOLERANCE]),
+                         lambda self, v: self._nonneg(OPT_TOLERANCE, "tolerance", v))
+    ls_tolerance = property(lambda self: float(self._real[OPT_LS_TOLERANCE]),
+                            lambda self, v: self._nonneg(OPT_LS_TOLERANCE, "ls_tolerance", v))
+    noslip_tolerance = property(lambda self: float(self._real[OPT_NOSLIP_TOLERANCE]),
+                                lambda self, v: self._nonneg(OPT_NOSLIP_TOLERANCE, "noslip_tolerance", v))
+    o_margin = property(lambda self: float(self._real[OPT_O_MARGIN]),
+                        lambda self, v: self._vector(OPT_O_MARGIN, 1, "o_margin", np.reshape(v, (1,))))
+    o_solref = property(lambda self: self._real[OPT_O_SOLREF:OPT_O_SOLREF + 2],
+                        lambda self, v: self._vector(OPT_O_SOLREF, 2, "o_solref", v))
+    o_solimp = property(lambda self: self._real[OPT_O_SOLIMP:OPT_O_SOLIMP + 5],
+                        lambda self, v: self._vector(OPT_O_SOLIMP, 5, "o_solimp", v))
+    o_friction = property(lambda self: self._real[OPT_O_FRICTION:OPT_O_FRICTION + 5],
+                          lambda self, v: self._vector(OPT_O_FRICTION, 5, "o_friction", v))
+
+    def solver_options(self) -> dict:
+        """The solver options by name (what ``Option(**...)`` takes)."""
+        return {k: (getattr(self, k).copy() if isinstance(getattr(self, k), np.ndarray) else getattr(self, k))
+                for k, _ in self.SOLVER_OPTIONS}
 
     def __repr__(self) -> str:
         return (f"Option(timestep={self.timestep}, gravity={self.gravity.tolist()}, "
@@ -235,7 +345,7 @@ class Model:
         values = {s: getattr(self, s) for s in SIZE_NAMES}
         values.update({spec.name: self._field(spec.name) for spec in MODEL_FIELDS})
         values.update(opt_timestep=self.opt._timestep, opt_gravity=self.opt._gravity,
-                      opt_flags=self.opt._flags)
+                      opt_flags=self.opt._flags, opt_real=self.opt._real)
         return make_handle("model", values)
 
     def __setattr__(self, name, value):
@@ -271,7 +381,7 @@ class Model:
         m._protect_layout()
         o = self.opt
         opt = Option(o.timestep, o.gravity.copy(), o.integrator, o.disableflags, o.enableflags,
-                     o.wind.copy(), o.density, o.viscosity)
+                     o.wind.copy(), o.density, o.viscosity, **o.solver_options())
         object.__setattr__(m, "opt", opt)
         object.__setattr__(m, "names", {k: list(v) for k, v in self.names.items()})
         object.__setattr__(m, "_name_index", {k: dict(v) for k, v in self._name_index.items()})

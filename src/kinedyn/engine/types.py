@@ -158,6 +158,89 @@ class EnableBit(enum.IntFlag):
     SLEEP = 16
 
 
+class EqType(enum.IntEnum):
+    """mjtEq: equality constraint types (FLEX and later are not supported)."""
+
+    CONNECT = 0
+    WELD = 1
+    JOINT = 2
+    TENDON = 3
+    FLEX = 4
+    FLEXVERT = 5
+    FLEXSTRAIN = 6
+
+
+class ObjType(enum.IntEnum):
+    """mjtObj, the values equality constraints use in ``eq_objtype``."""
+
+    UNKNOWN = 0
+    BODY = 1
+    XBODY = 2
+    JOINT = 3
+    DOF = 4
+    GEOM = 5
+    SITE = 6
+    CAMERA = 7
+    LIGHT = 8
+    FLEX = 9
+    MESH = 10
+    SKIN = 11
+    HFIELD = 12
+    TEXTURE = 13
+    MATERIAL = 14
+    PAIR = 15
+    EXCLUDE = 16
+    EQUALITY = 17
+    TENDON = 18
+    ACTUATOR = 19
+
+
+class ConstraintType(enum.IntEnum):
+    """mjtConstraint: the type of each constraint row (``efc_type``)."""
+
+    EQUALITY = 0
+    FRICTION_DOF = 1
+    FRICTION_TENDON = 2
+    LIMIT_JOINT = 3
+    LIMIT_TENDON = 4
+    CONTACT_FRICTIONLESS = 5
+    CONTACT_PYRAMIDAL = 6
+    CONTACT_ELLIPTIC = 7
+
+
+class ConstraintState(enum.IntEnum):
+    """mjtConstraintState: the state of each row after the solver (``efc_state``)."""
+
+    SATISFIED = 0
+    QUADRATIC = 1
+    LINEARNEG = 2
+    LINEARPOS = 3
+    CONE = 4
+
+
+class SolverType(enum.IntEnum):
+    """mjtSolver: ``Option.solver``."""
+
+    PGS = 0
+    CG = 1
+    NEWTON = 2
+
+
+class ConeType(enum.IntEnum):
+    """mjtCone: ``Option.cone``."""
+
+    PYRAMIDAL = 0
+    ELLIPTIC = 1
+
+
+class JacobianType(enum.IntEnum):
+    """mjtJacobian: ``Option.jacobian`` (auto: sparse when nv >= 60)."""
+
+    DENSE = 0
+    SPARSE = 1
+    AUTO = 2
+
+
 # plain ints for kernels (Numba treats module-level ints as compile-time constants)
 JNT_FREE = int(JointType.FREE)
 JNT_BALL = int(JointType.BALL)
@@ -210,7 +293,59 @@ DSBL_DAMPER = int(DisableBit.DAMPER)
 DSBL_ACTUATION = int(DisableBit.ACTUATION)
 DSBL_CLAMPCTRL = int(DisableBit.CLAMPCTRL)
 DSBL_EULERDAMP = int(DisableBit.EULERDAMP)
+DSBL_CONSTRAINT = int(DisableBit.CONSTRAINT)
+DSBL_EQUALITY = int(DisableBit.EQUALITY)
+DSBL_FRICTIONLOSS = int(DisableBit.FRICTIONLOSS)
+DSBL_LIMIT = int(DisableBit.LIMIT)
+DSBL_CONTACT = int(DisableBit.CONTACT)
+DSBL_WARMSTART = int(DisableBit.WARMSTART)
+DSBL_REFSAFE = int(DisableBit.REFSAFE)
+DSBL_ISLAND = int(DisableBit.ISLAND)
+ENBL_OVERRIDE = int(EnableBit.OVERRIDE)
+
+EQ_CONNECT = int(EqType.CONNECT)
+EQ_WELD = int(EqType.WELD)
+EQ_JOINT = int(EqType.JOINT)
+EQ_TENDON = int(EqType.TENDON)
+OBJ_BODY = int(ObjType.BODY)
+OBJ_SITE = int(ObjType.SITE)
+
+CNSTR_EQUALITY = int(ConstraintType.EQUALITY)
+CNSTR_FRICTION_DOF = int(ConstraintType.FRICTION_DOF)
+CNSTR_FRICTION_TENDON = int(ConstraintType.FRICTION_TENDON)
+CNSTR_LIMIT_JOINT = int(ConstraintType.LIMIT_JOINT)
+CNSTR_LIMIT_TENDON = int(ConstraintType.LIMIT_TENDON)
+CNSTR_CONTACT_FRICTIONLESS = int(ConstraintType.CONTACT_FRICTIONLESS)
+CNSTR_CONTACT_PYRAMIDAL = int(ConstraintType.CONTACT_PYRAMIDAL)
+CNSTR_CONTACT_ELLIPTIC = int(ConstraintType.CONTACT_ELLIPTIC)
+
+CNSTRSTATE_SATISFIED = int(ConstraintState.SATISFIED)
+CNSTRSTATE_QUADRATIC = int(ConstraintState.QUADRATIC)
+CNSTRSTATE_LINEARNEG = int(ConstraintState.LINEARNEG)
+CNSTRSTATE_LINEARPOS = int(ConstraintState.LINEARPOS)
+CNSTRSTATE_CONE = int(ConstraintState.CONE)
+
+SOL_PGS = int(SolverType.PGS)
+SOL_CG = int(SolverType.CG)
+SOL_NEWTON = int(SolverType.NEWTON)
+CONE_PYRAMIDAL = int(ConeType.PYRAMIDAL)
+CONE_ELLIPTIC = int(ConeType.ELLIPTIC)
+
+# number of eq_data values per equality (mjNEQDATA), of solimp (mjNIMP) and solref (mjNREF)
+NEQDATA = 12
+NIMP = 5
+NREF = 2
 
 # entries of the model handle's opt_flags (Option): m.opt_flags[OPT_DISABLEFLAGS] is MuJoCo's
 # m->opt.disableflags
 OPT_INTEGRATOR, OPT_DISABLEFLAGS, OPT_ENABLEFLAGS = 0, 1, 2
+# further integer options in opt_flags: mjOption's solver, cone, jacobian and iteration counts
+OPT_SOLVER, OPT_CONE, OPT_JACOBIAN = 3, 4, 5
+OPT_ITERATIONS, OPT_LS_ITERATIONS, OPT_NOSLIP_ITERATIONS = 6, 7, 8
+OPT_NFLAGS = 9
+# entries of the model handle's opt_real (Option): the solver's real-valued options
+OPT_IMPRATIO, OPT_TOLERANCE, OPT_LS_TOLERANCE, OPT_NOSLIP_TOLERANCE, OPT_O_MARGIN = 0, 1, 2, 3, 4
+OPT_O_SOLREF = 5      # 2 values
+OPT_O_SOLIMP = 7      # 5 values
+OPT_O_FRICTION = 12   # 5 values
+OPT_NREAL = 17

@@ -142,6 +142,7 @@ class BatchData:
         object.__setattr__(self, "_members", [None] * nbatch)
         object.__setattr__(self, "_handles", None)
         self.qpos[:] = model.qpos0
+        self.eq_active[:] = model.eq_active0
 
     @property
     def model(self) -> Model:
