@@ -20,7 +20,8 @@ from kinedyn.engine.model import Model
 
 # fields with one entry per constraint row: Data shows their first nefc rows (SPEC §2), the
 # kernels write the whole buffer
-ROW_FIELDS = tuple(spec.name for spec in DATA_FIELDS if spec.shape[:1] == ("nefcmax",))
+ROW_FIELDS = tuple(spec.name for spec in DATA_FIELDS
+                   if spec.shape[:1] == ("nefcmax",) and spec.stage != "scratch")
 
 
 def _live_rows(name: str) -> property:

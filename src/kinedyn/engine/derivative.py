@@ -29,7 +29,6 @@ from kinedyn.engine.util_linalg3 import (
     skew_mul_entry,
 )
 from kinedyn.engine.util_muscle import muscle_gain_vel
-from kinedyn.engine.util_spatial import copy
 
 
 @handle_entry
@@ -114,7 +113,9 @@ def _free_body_implicit(m, d, j, qacc):
         for c in range(3):
             a[r, 3 + c] += -h * mass * mat_mul_entry(kmat, rmat, r, c)
             a[3 + r, 3 + c] += h * mat_mul_entry(rt_cmat, rmat, r, c)
-    copy(qacc[adr:adr + 6], d.qfrc_smooth[adr:adr + 6])
+    # right-hand side: the smooth and the constraint force (mj_implicit's qfrc)
+    for k in range(6):
+        qacc[adr + k] = d.qfrc_smooth[adr + k] + d.qfrc_constraint[adr + k]
     _solve_dense(a, qacc[adr:adr + 6])
 
 

@@ -330,6 +330,22 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("scratch_rk_dq", (4, "nv"), "scratch", "RK4 stage velocities", False),
     _d("scratch_rk_dv", (4, "nv"), "scratch", "RK4 stage accelerations", False),
     _d("scratch_rk_da", (4, "na"), "scratch", "RK4 stage activation rates", False),
+    _d("scratch_cjac", (6, 3, "nv"), "scratch", "the Jacobians of an equality constraint's two points",
+       False),
+    _d("scratch_solver_nv", (10, "nv"), "scratch",
+       "solver vectors: Ma, Mv, grad, Mgrad, search, CG's previous and difference vectors, a Cholesky update",
+       False),
+    _d("scratch_solver_efc", (3, "nefcmax"), "scratch", "solver rows: J qacc - aref, J search, Hessian D", False),
+    _d("scratch_quad", ("nefcmax", 9), "scratch", "line-search polynomial coefficients of each row", False),
+    _d("scratch_oldstate", ("nefcmax",), "scratch", "efc_state before the last step", False, dtype=I),
+    _d("scratch_state_saved", ("nefcmax",), "scratch", "efc_state after the warmstart (see fwd_constraint)",
+       False, dtype=I),
+    _d("scratch_hessian", ("nv", "nv"), "scratch", "Cholesky factor of the Newton Hessian (lower triangle)",
+       False),
+    _d("scratch_solver_gauss", (3,), "scratch", "the Gauss term's line-search polynomial", False),
+    _d("scratch_solver_counts", (2,), "scratch", "line-search evaluations, iterations", False, dtype=I),
+    _d("scratch_ls_points", (3, 4), "scratch", "line-search candidate points (alpha, cost, slope, curvature)",
+       False),
 )
 
 MODEL_FIELD = {f.name: f for f in MODEL_FIELDS}

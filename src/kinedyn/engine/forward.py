@@ -17,11 +17,13 @@ from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.actuation import actuator_velocity_kernel, fwd_actuation_entry, transmission_entry
 from kinedyn.engine.callbacks import fwd_actuation_with_callbacks, has_actuator_callbacks
 from kinedyn.engine.checks import bad_model_data, check_model_data
+from kinedyn.engine.constraint import make_constraint_entry, reference_constraint_entry
 from kinedyn.engine.passive import passive_entry
 from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, solve_ld
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.smooth_rne import com_vel_bias_entry
 from kinedyn.engine.smooth_tendon import ten_velocity_entry, tendon_entry
+from kinedyn.engine.solver import fwd_constraint_entry
 from kinedyn.engine.support import xfrc_accumulate
 from kinedyn.engine.types import OPT_DISABLEFLAGS
 
@@ -33,6 +35,7 @@ def fwd_position_entry(m, d):
     tendon_entry(m, d)
     crb_entry(m, d)
     factor_m_entry(m, d)
+    make_constraint_entry(m, d)
     transmission_entry(m, d)
 
 
@@ -44,6 +47,7 @@ def fwd_velocity_entry(m, d):
     # pass over the bodies (passive reads neither cvel nor qfrc_bias)
     com_vel_bias_entry(m, d)
     passive_entry(m, d)
+    reference_constraint_entry(m, d)
 
 
 @handle_entry
@@ -52,6 +56,7 @@ def forward_entry(m, d):
     fwd_velocity_entry(m, d)
     fwd_actuation_entry(m, d)
     fwd_acceleration_entry(m, d)
+    fwd_constraint_entry(m, d)
 
 
 
@@ -93,13 +98,15 @@ def fwd_acceleration_entry(m, d):
 
 
 _FWD_ACCELERATION = FastEntry(fwd_acceleration_entry)
+_FWD_CONSTRAINT = FastEntry(fwd_constraint_entry)
 
 
 # the stage entries forward_entry links, independent of each other: a cold start compiles them
 # on two cores (_jit.warmup); anything that links forward_entry (the step entries) lists them too
-FORWARD_PARTS = (kinematics_entry, com_pos_entry, tendon_entry, crb_entry, factor_m_entry, transmission_entry,
-                 ten_velocity_entry, com_vel_bias_entry, passive_entry, fwd_actuation_entry,
-                 fwd_acceleration_entry)
+FORWARD_PARTS = (kinematics_entry, com_pos_entry, tendon_entry, crb_entry, factor_m_entry,
+                 make_constraint_entry, transmission_entry, ten_velocity_entry, com_vel_bias_entry,
+                 passive_entry, reference_constraint_entry, fwd_actuation_entry, fwd_acceleration_entry,
+                 fwd_constraint_entry)
 
 _FWD_POSITION = FastEntry(fwd_position_entry)
 _FWD_VELOCITY = FastEntry(fwd_velocity_entry)
@@ -145,7 +152,8 @@ def forward_with_callbacks(m, d) -> None:
     _FWD_POSITION(m._handle, d._handle)
     _FWD_VELOCITY(m._handle, d._handle)
     fwd_actuation_with_callbacks(m, d)
-    fwd_acceleration(m, d)
+    _FWD_ACCELERATION(m._handle, d._handle)
+    _FWD_CONSTRAINT(m._handle, d._handle)
 
 
 def fwd_acceleration(m, d) -> None:
@@ -172,3 +180,13 @@ def fwd_actuation(m, d) -> None:
         fwd_actuation_entry(m._handle, d._handle)
 
 
+
+
+def fwd_constraint(m, d) -> None:
+    """The constraint solver: efc_b, efc_force, efc_state, qfrc_constraint and qacc.
+
+    Reads: the rows (made by fwd_position, their aref by fwd_velocity), qacc_smooth,
+    qfrc_smooth, qacc_warmstart. Mirrors mj_fwdConstraint.
+    """
+    check_model_data(m, d, "fwd_constraint")
+    _FWD_CONSTRAINT.call(m._handle, d._handle)

@@ -66,6 +66,13 @@ def _first_bad(x):
     return False
 
 
+@kernel
+def _total_force(d, qfrc):
+    """qfrc = qfrc_smooth + qfrc_constraint: what the implicit integrators solve with."""
+    for v in range(qfrc.shape[0]):
+        qfrc[v] = d.qfrc_smooth[v] + d.qfrc_constraint[v]
+
+
 @handle_entry
 def _advance(m, d, act_dot, qacc, qvel):
     """Advance act, qvel, qpos and time by one step (mj_advance).
@@ -99,6 +106,9 @@ def _advance(m, d, act_dot, qacc, qvel):
     integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, qvel, h,
                          d.scratch_quat, d.scratch_vec)
     d.time[0] += h
+    # the next step's constraint solver starts from this step's forward acceleration
+    for v in range(m.nv):
+        d.qacc_warmstart[v] = d.qacc[v]
 
 
 @handle_entry
@@ -116,7 +126,7 @@ def _euler(m, d):
         for v in range(m.nv):
             qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += m.opt_timestep[0] * m.dof_damping[v]
         factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
-        copy(qacc, d.qfrc_smooth)
+        _total_force(d, qacc)
         solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
     else:
         copy(qacc, d.qacc)
@@ -158,7 +168,7 @@ def _implicitfast(m, d):
                     qh[adr] -= h * deriv * mom[r] * mom[c]
     factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
     qacc = d.scratch_nv_a
-    copy(qacc, d.qfrc_smooth)
+    _total_force(d, qacc)
     solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
     # standalone free bodies: redo their 6x6 block with the gyroscopic derivative included
     for j in range(m.njnt):
