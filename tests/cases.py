@@ -33,7 +33,7 @@ def copy_model(m):
     opt = m.opt
     twin = type(opt)(timestep=opt.timestep, gravity=opt.gravity.copy(), integrator=opt.integrator,
                      disableflags=opt.disableflags, enableflags=opt.enableflags, wind=opt.wind.copy(),
-                     density=opt.density, viscosity=opt.viscosity)
+                     density=opt.density, viscosity=opt.viscosity, **opt.solver_options())
     out = type(m)._assemble({s: getattr(m, s) for s in SIZE_NAMES},
                             {f.name: getattr(m, f.name).copy() for f in MODEL_FIELDS},
                             twin, {k: list(v) for k, v in m.names.items()})

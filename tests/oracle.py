@@ -138,10 +138,17 @@ _OPTION_OPEN = re.compile(rf"<option\b({_ATTRS})(/?)>")
 _OPTION_CLOSE = re.compile(r"</option\s*>")
 _FLAG_OPEN = re.compile(rf"<flag\b({_ATTRS})(/?)>")
 _MUJOCO_OPEN = re.compile(rf"<mujoco\b{_ATTRS}(?<!/)>")
-_FLAG_ATTR = re.compile(r"""\s+(?:constraint|contact)\s*=\s*(?:"[^"]*"|'[^']*')""")
+def _flag_attr(flags: tuple[str, ...]) -> re.Pattern:
+    return re.compile(r"\s+(?:" + "|".join(flags) + r""")\s*=\s*(?:"[^"]*"|'[^']*')""")
 
 
-def disable_constraints(xml_text: str) -> str:
+def disable_contacts(xml_text: str) -> str:
+    """``xml_text`` with ``<flag contact="disable"/>`` merged in (as :func:`disable_constraints`):
+    limits, friction loss and equality constraints stay, collisions are off."""
+    return disable_constraints(xml_text, flags=("contact",))
+
+
+def disable_constraints(xml_text: str, flags: tuple[str, ...] = ("constraint", "contact")) -> str:
     """``xml_text`` with ``<flag constraint="disable" contact="disable"/>`` merged into its options.
 
     The text is edited in place (comments, layout and line numbers of everything else
@@ -151,45 +158,50 @@ def disable_constraints(xml_text: str) -> str:
     after ``<mujoco>``. MuJoCo compiles the result to the model it compiles from the
     original with ``opt.disableflags |= mjDSBL_CONSTRAINT | mjDSBL_CONTACT``.
     """
+    flag_xml = "<flag " + " ".join(f'{f}="disable"' for f in flags) + "/>"
+    flag_attr = _flag_attr(flags)
     # search a copy in which comments are blanked out, so '<option' in a comment is ignored
     masked = _COMMENT.sub(lambda mt: " " * len(mt.group()), xml_text)
     edits: list[tuple[int, int, str]] = []  # (start, end, replacement) in the original text
     for opt in _OPTION_OPEN.finditer(masked):
         if opt.group(2):  # <option .../>
-            edits.append((opt.start(), opt.end(), f"<option{opt.group(1)}>{FLAG_XML}</option>"))
+            edits.append((opt.start(), opt.end(), f"<option{opt.group(1)}>{flag_xml}</option>"))
             continue
         close = _OPTION_CLOSE.search(masked, opt.end())
         if close is None:
             raise ValueError(f"<option> at offset {opt.start()} is never closed")
         flag = _FLAG_OPEN.search(masked, opt.end(), close.start())
         if flag is None:
-            edits.append((opt.end(), opt.end(), FLAG_XML))
+            edits.append((opt.end(), opt.end(), flag_xml))
         else:
-            attrs = _FLAG_ATTR.sub("", xml_text[flag.start(1):flag.end(1)]).rstrip()
-            edits.append((flag.start(), flag.end(),
-                          f'<flag{attrs} constraint="disable" contact="disable"{flag.group(2)}>'))
+            attrs = flag_attr.sub("", xml_text[flag.start(1):flag.end(1)]).rstrip()
+            merged = flag_xml[:5] + attrs + flag_xml[5:-2] + flag.group(2) + ">"
+            edits.append((flag.start(), flag.end(), merged))
     if not edits:
         root = _MUJOCO_OPEN.search(masked)
         if root is None:
             raise ValueError("no <mujoco> element in the XML text")
-        edits.append((root.end(), root.end(), f"<option>{FLAG_XML}</option>"))
+        edits.append((root.end(), root.end(), f"<option>{flag_xml}</option>"))
     out = xml_text
     for start, end, text in sorted(edits, reverse=True):
         out = out[:start] + text + out[end:]
     return out
 
 
-def load_pair(xml, disable: bool = True):
+def load_pair(xml, disable: bool | str = True):
     """Compile the same MJCF in kinedyn and MuJoCo: ``(m, d, mjm, mjd)``.
 
     ``xml`` is MJCF text or a path to an MJCF file. With ``disable`` (the default) the
-    constraint and contact flags are merged in first (:func:`disable_constraints`),
-    since kinedyn has no constraint solver.
+    constraint and contact flags are merged in first (:func:`disable_constraints`): the
+    smooth pipeline alone; ``disable="contact"`` merges only the contact flag (kinedyn has
+    no collision detection yet), keeping limits, friction loss and equality constraints.
     """
     import kinedyn as kd
 
     text = Path(xml).read_text() if isinstance(xml, os.PathLike) else xml
-    if disable:
+    if disable == "contact":
+        text = disable_contacts(text)
+    elif disable:
         text = disable_constraints(text)
     mjm = mujoco.MjModel.from_xml_string(text)
     mjd = mujoco.MjData(mjm)
@@ -266,6 +278,10 @@ def mujoco_value(mjm_or_mjd, name: str, shape: tuple[int, ...]) -> np.ndarray:
       sparse, or auto with nv >= 60); the other efc arrays hold nefc rows in both.
     """
     obj = mjm_or_mjd
+    if name.startswith("contact_"):
+        value = np.array([getattr(c, name[len("contact_"):]) for c in obj.contact[:shape[0]]]) \
+            if shape[0] else np.zeros(shape)
+        return value.reshape(shape)
     if name == "efc_J" and obj.model.opt.jacobian != 0 and not (
             obj.model.opt.jacobian == 2 and obj.model.nv < 60):
         dense = np.zeros(shape)
@@ -392,10 +408,11 @@ def assert_fields(m, d, mjm, mjd, stage: str | Iterable[str] | None = None,
     specs = _select(DATA_FIELDS, DATA_FIELD, stage, names, skip,
                     lambda s: s.stage not in UNCOMPARED_STAGES)
     sizes = _sizes(m)
-    for count in ("ne", "nf", "nl", "nefc"):
+    for count in ("ne", "nf", "nl", "nefc", "ncon"):
         if getattr(d, count) != getattr(mjd, count):
             _raise("Data", [f"{count}: {getattr(d, count)} (kinedyn) vs {getattr(mjd, count)} (mujoco)"])
-    sizes["nefcmax"] = d.nefc  # row fields show the live rows
+    sizes["nefcmax"] = d.nefc  # row and contact fields show the live part
+    sizes["nconmax"] = d.ncon
     reports = []
     for spec in specs:
         shape = spec.resolve(sizes)

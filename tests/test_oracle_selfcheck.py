@@ -50,14 +50,14 @@ class _NaturalData(types.SimpleNamespace):
     """MuJoCo's mjData seen through kinedyn's Data shapes (to drive the oracle without kinedyn)."""
 
     def __init__(self, mjm, mjd):
-        sizes = {**_sizes(mjm), "nefcmax": mjd.nefc}
+        sizes = {**_sizes(mjm), "nefcmax": mjd.nefc, "nconmax": mjd.ncon}
         super().__init__(**{s.name: mujoco_value(mjd, s.name, s.resolve(sizes))
                             for s in DATA_FIELDS if s.mujoco and s.stage != "state"})
         for s in DATA_FIELDS:
             if s.stage == "state":
                 setattr(self, s.name, getattr(mjd, s.name))  # same shape in both: a view
         self.time = mjd.time
-        self.ne, self.nf, self.nl, self.nefc = mjd.ne, mjd.nf, mjd.nl, mjd.nefc
+        self.ne, self.nf, self.nl, self.nefc, self.ncon = mjd.ne, mjd.nf, mjd.nl, mjd.nefc, mjd.ncon
 
 
 def _load_checked(xml: str) -> mujoco.MjModel:

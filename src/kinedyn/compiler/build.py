@@ -1262,7 +1262,7 @@ class Compiler:
         neq = len(arr["eq_type"])
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom, nsite=nsite,
                      ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC, neq=neq,
-                     nefcmax=efc_capacity(njnt, nv, ntendon, arr["eq_type"]))
+                     nconmax=0, nefcmax=efc_capacity(njnt, nv, ntendon, arr["eq_type"], 0))
         names = dict(body=[b.name if b.id else "world" for b in bodies],
                      jnt=[j.attrs.get("name", "") for j in joints],
                      geom=[g.attrs.get("name", "") for g in geoms],

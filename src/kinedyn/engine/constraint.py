@@ -28,12 +28,17 @@ import math
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
     CNSTR_EQUALITY,
     CNSTR_FRICTION_DOF,
     CNSTR_FRICTION_TENDON,
     CNSTR_LIMIT_JOINT,
     CNSTR_LIMIT_TENDON,
+    CONE_PYRAMIDAL,
     DSBL_CONSTRAINT,
+    DSBL_CONTACT,
     DSBL_EQUALITY,
     DSBL_FRICTIONLOSS,
     DSBL_LIMIT,
@@ -47,7 +52,9 @@ from kinedyn.engine.types import (
     JNT_SLIDE,
     MINVAL,
     OBJ_BODY,
+    OPT_CONE,
     OPT_DISABLEFLAGS,
+    OPT_IMPRATIO,
 )
 from kinedyn.engine.util_spatial import quat_product
 
@@ -59,16 +66,20 @@ MAXIMP = 0.9999
 _J0P, _J0R, _J1P, _J1R, _JDP, _JDR = 0, 1, 2, 3, 4, 5
 
 
-def efc_capacity(njnt: int, nv: int, ntendon: int, eq_type, ncontact_rows: int = 0) -> int:
+# most rows one contact makes: a pyramidal cone of condim 6
+MAX_CONTACT_ROWS = 10
+
+
+def efc_capacity(njnt: int, nv: int, ntendon: int, eq_type, nconmax: int) -> int:
     """Rows the efc_* arrays hold (Model.nefcmax).
 
     Every row a model can make whatever its state and its mutable fields (eq_active,
     jnt_limited, dof_frictionloss, ... can be switched on at run time): 3 per connect,
     6 per weld, 1 per other equality, one friction row per dof and per tendon, two limit
-    rows per joint and per tendon, plus ``ncontact_rows`` for contacts.
+    rows per joint and per tendon, and up to MAX_CONTACT_ROWS per contact.
     """
     ne = sum(3 if t == EQ_CONNECT else 6 if t == EQ_WELD else 1 for t in eq_type)
-    return ne + nv + ntendon + 2 * njnt + 2 * ntendon + ncontact_rows
+    return ne + nv + ntendon + 2 * njnt + 2 * ntendon + MAX_CONTACT_ROWS * nconmax
 
 
 # ---- making rows ------------------------------------------------------------------------------
@@ -321,6 +332,75 @@ def _instantiate_limit(m, d):
 
 
 @kernel
+def _instantiate_contact(m, d):
+    """Contact rows (mj_instantiateContact), in contact order, for contacts not excluded.
+
+    In the contact frame F (rows: normal, tangent 1, tangent 2) the rows are F (Jp(b1) -
+    Jp(b0)) at the contact point, with F (Jr(b1) - Jr(b0)) (spin, rolling) for condim > 3:
+    condim 1 gives one frictionless row; a pyramidal cone gives the edge pairs
+    J_n +- friction_k J_k; an elliptic cone the condim rows as they are."""
+    ncon = d.efc_counts[4]
+    nv = m.nv
+    if ncon == 0 or nv == 0:
+        return
+    pyramid = m.opt_flags[OPT_CONE] == CONE_PYRAMIDAL
+    jac = d.scratch_cjac
+    J = d.efc_J
+    for i in range(ncon):
+        if d.contact_exclude[i]:
+            continue
+        dim = d.contact_dim[i]
+        n = d.efc_counts[3]
+        d.contact_efc_address[i] = n
+        b0 = m.geom_bodyid[d.contact_geom[i, 0]]
+        b1 = m.geom_bodyid[d.contact_geom[i, 1]]
+        px, py, pz = d.contact_pos[i, 0], d.contact_pos[i, 1], d.contact_pos[i, 2]
+        _point_jacobians(m, d, jac, px, py, pz, b1, px, py, pz, b0)
+        # the Jacobian in the contact frame, rows (n, t1, t2, spin, roll1, roll2)[:dim], kept in
+        # jac[0:2] (the per-body Jacobians are no longer needed)
+        fr = d.contact_frame
+        for r in range(dim if dim > 1 else 1):
+            src = _JDP if r < 3 else _JDR
+            k = r if r < 3 else r - 3
+            for v in range(nv):
+                jac[r // 3, r % 3, v] = (fr[i, k, 0] * jac[src, 0, v] + fr[i, k, 1] * jac[src, 1, v]
+                                         + fr[i, k, 2] * jac[src, 2, v])
+        dist = d.contact_dist[i]
+        margin = d.contact_includemargin[i]
+        if dim == 1:
+            for v in range(nv):
+                J[n, v] = jac[0, 0, v]
+            _contact_rows(d, n, 1, CNSTR_CONTACT_FRICTIONLESS, i, dist, margin, True)
+        elif pyramid:
+            for k in range(1, dim):
+                mu = d.contact_friction[i, k - 1]
+                r = n + 2 * (k - 1)
+                for v in range(nv):
+                    J[r, v] = jac[0, 0, v] + mu * jac[k // 3, k % 3, v]
+                    J[r + 1, v] = jac[0, 0, v] + -mu * jac[k // 3, k % 3, v]
+            _contact_rows(d, n, 2 * (dim - 1), CNSTR_CONTACT_PYRAMIDAL, i, dist, margin, True)
+        else:
+            for r in range(dim):
+                for v in range(nv):
+                    J[n + r, v] = jac[r // 3, r % 3, v]
+            _contact_rows(d, n, dim, CNSTR_CONTACT_ELLIPTIC, i, dist, margin, False)
+
+
+@kernel
+def _contact_rows(d, n, size, ctype, cid, dist, margin, every_row):
+    """Type, id, pos and margin of a contact's rows: every row at the contact's distance and
+    margin (frictionless, pyramidal), or only the first (elliptic)."""
+    for r in range(n, n + size):
+        first = every_row or r == n
+        d.efc_pos[r] = dist if first else 0.0
+        d.efc_margin[r] = margin if first else 0.0
+        d.efc_frictionloss[r] = 0.0
+        d.efc_type[r] = ctype
+        d.efc_id[r] = cid
+    d.efc_counts[3] = n + size
+
+
+@kernel
 def _quat_axis_angle(qw, qx, qy, qz):
     """Unit rotation axis and the norm of the rotation vector of a unit quaternion, as
     mju_quat2Vel(q, 1) followed by mju_normalize3 computes them."""
@@ -382,6 +462,23 @@ def _diag_approx(m, d, nefc):
             dA[i] = m.dof_invweight0[m.jnt_dofadr[cid]]
         elif t == CNSTR_FRICTION_TENDON or t == CNSTR_LIMIT_TENDON:
             dA[i] = m.tendon_invweight0[cid]
+        elif i == d.contact_efc_address[cid]:
+            # a contact's first row: every row of the contact, from its two bodies
+            b0 = m.geom_bodyid[d.contact_geom[cid, 0]]
+            b1 = m.geom_bodyid[d.contact_geom[cid, 1]]
+            tran = 0.0 + m.body_invweight0[b0, 0] + m.body_invweight0[b1, 0]
+            rot = 0.0 + m.body_invweight0[b0, 1] + m.body_invweight0[b1, 1]
+            dim = d.contact_dim[cid]
+            if t == CNSTR_CONTACT_FRICTIONLESS:
+                dA[i] = tran
+            elif t == CNSTR_CONTACT_ELLIPTIC:
+                for j in range(dim):
+                    dA[i + j] = tran if j < 3 else rot
+            else:
+                for j in range(dim - 1):
+                    fri = d.contact_friction[cid, j]
+                    dA[i + 2 * j] = tran + fri * fri * (tran if j < 2 else rot)
+                    dA[i + 2 * j + 1] = dA[i + 2 * j]
 
 
 @kernel
@@ -425,10 +522,20 @@ def _power(a, b):
 
 @kernel
 def _solparams(m, d, i, timestep, refsafe):
-    """(solref0, solref1, solimp0..4) of row i (getsolparam), with refsafe and the clamps."""
+    """(solref0, solref1, solreffriction0, solreffriction1, solimp0..4) of row i (getsolparam),
+    with refsafe and the clamps; solreffriction is (0, 0) except for contacts."""
     t = d.efc_type[i]
     cid = d.efc_id[i]
-    if t == CNSTR_EQUALITY:
+    f0, f1 = 0.0, 0.0
+    if t == CNSTR_CONTACT_FRICTIONLESS or t == CNSTR_CONTACT_PYRAMIDAL or t == CNSTR_CONTACT_ELLIPTIC:
+        ref, imp = d.contact_solref, d.contact_solimp
+        f0, f1 = d.contact_solreffriction[cid, 0], d.contact_solreffriction[cid, 1]
+        # solreffriction of mixed signs is replaced by its default (0, 0) (MuJoCo warns)
+        if (f0 > 0) != (f1 > 0):
+            f0, f1 = 0.0, 0.0
+        if refsafe and f0 > 0:
+            f0 = max(f0, 2 * timestep)
+    elif t == CNSTR_EQUALITY:
         ref, imp = m.eq_solref, m.eq_solimp
     elif t == CNSTR_LIMIT_JOINT:
         ref, imp = m.jnt_solref, m.jnt_solimp
@@ -444,7 +551,7 @@ def _solparams(m, d, i, timestep, refsafe):
         r0, r1 = 0.02, 1.0
     if refsafe and r0 > 0:
         r0 = max(r0, 2 * timestep)
-    return (r0, r1,
+    return (r0, r1, f0, f1,
             min(MAXIMP, max(MINIMP, imp[cid, 0])), min(MAXIMP, max(MINIMP, imp[cid, 1])),
             max(0.0, imp[cid, 2]), min(MAXIMP, max(MINIMP, imp[cid, 3])), max(1.0, imp[cid, 4]))
 
@@ -457,11 +564,15 @@ def _make_impedance(m, d, nefc):
     R, KBIP = d.efc_R, d.efc_KBIP
     i = 0
     while i < nefc:
-        r0, r1, s0, s1, s2, s3, s4 = _solparams(m, d, i, timestep, refsafe)
+        r0, r1, f0, f1, s0, s1, s2, s3, s4 = _solparams(m, d, i, timestep, refsafe)
         t = d.efc_type[i]
         dim = 1
         pos = d.efc_pos[i]
-        if t == CNSTR_EQUALITY:
+        if t == CNSTR_CONTACT_ELLIPTIC:
+            dim = d.contact_dim[d.efc_id[i]]
+        elif t == CNSTR_CONTACT_PYRAMIDAL:
+            dim = 2 * (d.contact_dim[d.efc_id[i]] - 1)
+        elif t == CNSTR_EQUALITY:
             et = m.eq_type[d.efc_id[i]]
             if et == EQ_WELD or et == EQ_CONNECT:
                 # one impedance for the block, from the norm of its position error
@@ -474,19 +585,48 @@ def _make_impedance(m, d, nefc):
         for j in range(dim):
             R[i + j] = max(MINVAL, (1 - imp) * d.efc_diagA[i + j] / imp)
             tj = d.efc_type[i + j]
-            if tj == CNSTR_FRICTION_DOF or tj == CNSTR_FRICTION_TENDON:
+            # elliptic friction rows use solreffriction when it is given
+            elliptic_friction = tj == CNSTR_CONTACT_ELLIPTIC and j > 0
+            q0, q1 = r0, r1
+            if elliptic_friction and (f0 != 0 or f1 != 0):
+                q0, q1 = f0, f1
+            if tj == CNSTR_FRICTION_DOF or tj == CNSTR_FRICTION_TENDON or elliptic_friction:
                 KBIP[i + j, 0] = 0.0
-            elif r0 > 0:
-                KBIP[i + j, 0] = 1 / max(MINVAL, s1 * s1 * r0 * r0 * r1 * r1)
+            elif q0 > 0:
+                KBIP[i + j, 0] = 1 / max(MINVAL, s1 * s1 * q0 * q0 * q1 * q1)
             else:
-                KBIP[i + j, 0] = -r0 / max(MINVAL, s1 * s1)
-            if r1 > 0:
-                KBIP[i + j, 1] = 2 / max(MINVAL, s1 * r0)
+                KBIP[i + j, 0] = -q0 / max(MINVAL, s1 * s1)
+            if q1 > 0:
+                KBIP[i + j, 1] = 2 / max(MINVAL, s1 * q0)
             else:
-                KBIP[i + j, 1] = -r1 / max(MINVAL, s1)
+                KBIP[i + j, 1] = -q1 / max(MINVAL, s1)
             KBIP[i + j, 2] = imp
             KBIP[i + j, 3] = impp
         i += dim
+    # frictional contacts: friction rows get R / impratio, and contact.mu is the friction of the
+    # cone made circular; pyramid edges all share 2 mu^2 R (mj_makeImpedance's second pass)
+    impratio = max(MINVAL, m.opt_real[OPT_IMPRATIO])
+    i = d.efc_counts[0] + d.efc_counts[1]
+    while i < nefc:
+        t = d.efc_type[i]
+        if t == CNSTR_CONTACT_PYRAMIDAL or t == CNSTR_CONTACT_ELLIPTIC:
+            cid = d.efc_id[i]
+            dim = d.contact_dim[cid]
+            fr = d.contact_friction
+            R[i + 1] = R[i] / impratio
+            mu = fr[cid, 0] * math.sqrt(R[i + 1] / R[i])
+            d.contact_mu[cid] = mu
+            if t == CNSTR_CONTACT_ELLIPTIC:
+                for j in range(1, dim - 1):
+                    R[i + j + 1] = R[i + 1] * fr[cid, 0] * fr[cid, 0] / (fr[cid, j] * fr[cid, j])
+                i += dim
+            else:
+                rpy = 2 * mu * mu * R[i]
+                for j in range(2 * (dim - 1)):
+                    R[i + j] = rpy
+                i += 2 * (dim - 1)
+        else:
+            i += 1
     for i in range(nefc):
         d.efc_D[i] = 1 / R[i]
     for i in range(nefc):
@@ -497,7 +637,7 @@ def _make_impedance(m, d, nefc):
 def make_constraint_kernel(m, d):
     """Every row, its diagA, impedance and regulariser (mj_makeConstraint)."""
     counts = d.efc_counts
-    for k in range(4):
+    for k in range(4):  # rows; the contacts (counts[4]) are the collision stage's
         counts[k] = 0
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     if flags & DSBL_CONSTRAINT:
@@ -508,6 +648,8 @@ def make_constraint_kernel(m, d):
         _instantiate_friction(m, d)
     if not (flags & DSBL_LIMIT):
         _instantiate_limit(m, d)
+    if not (flags & DSBL_CONTACT):
+        _instantiate_contact(m, d)
     nefc = counts[3]
     if nefc == 0:
         return
@@ -652,8 +794,28 @@ def reference_constraint_kernel(m, d):
         d.efc_vel[i] = s
     for i in range(nefc):
         d.efc_aref[i] = -K[i, 1] * d.efc_vel[i] - K[i, 0] * K[i, 2] * (d.efc_pos[i] - d.efc_margin[i])
+    _adhesion_reference(m, d)
     if d.efc_counts[0] > 0:
         _subtract_jdotv(m, d)
+
+
+@kernel
+def _adhesion_reference(m, d):
+    """Adhesive contacts: aref += R adhesion on the normal row, or spread evenly over the
+    pyramid's edges (mj_adhesionRef), so compression does not depend on the adhesion."""
+    pyramid = m.opt_flags[OPT_CONE] == CONE_PYRAMIDAL
+    for i in range(d.efc_counts[4]):
+        adhesion = d.contact_adhesion[i]
+        adr = d.contact_efc_address[i]
+        if adhesion == 0.0 or adr < 0:
+            continue
+        dim = d.contact_dim[i]
+        if dim == 1 or not pyramid:
+            d.efc_aref[adr] += d.efc_R[adr] * adhesion
+        else:
+            edge = adhesion / (2 * (dim - 1))
+            for j in range(2 * (dim - 1)):
+                d.efc_aref[adr + j] += d.efc_R[adr + j] * edge
 
 
 @handle_entry

@@ -18,20 +18,52 @@ from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import make_handle
 from kinedyn.engine.model import Model
 
-# fields with one entry per constraint row: Data shows their first nefc rows (SPEC §2), the
-# kernels write the whole buffer
+# fields with one entry per constraint row or per contact: Data shows their first nefc rows or
+# ncon contacts (SPEC §2), the kernels write the whole buffer
+_COUNT_OF = {"nefcmax": 3, "nconmax": 4}  # which entry of efc_counts is live
 ROW_FIELDS = tuple(spec.name for spec in DATA_FIELDS
-                   if spec.shape[:1] == ("nefcmax",) and spec.stage != "scratch")
+                   if spec.shape[:1] in (("nefcmax",), ("nconmax",)) and spec.stage != "scratch")
+CONTACT_FIELDS = tuple(name for name in ROW_FIELDS if name.startswith("contact_"))
 
 
 def _live_rows(name: str) -> property:
+    count = _COUNT_OF[DATA_FIELD[name].shape[0]]
+
     def get(self):
-        return self._rows[name][:self.efc_counts[3]]
+        return self._rows[name][:self.efc_counts[count]]
 
     def set(self, value):
         assign_field(get(self), value, f"Data.{name}")
 
-    return property(get, set, doc=f"{DATA_FIELD[name].doc} (the live rows: the first nefc)")
+    live = "the first nefc rows" if count == 3 else "the first ncon contacts"
+    return property(get, set, doc=f"{DATA_FIELD[name].doc} (the live part: {live})")
+
+
+class Contacts:
+    """The live contacts of a Data as MuJoCo's ``d.contact``: ``d.contact.dist`` is
+    ``d.contact_dist`` (ncon values), ``d.contact.frame`` ``d.contact_frame``, ..."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data):
+        object.__setattr__(self, "_data", data)
+
+    def __getattr__(self, name):
+        if "contact_" + name in CONTACT_FIELDS:
+            return getattr(self._data, "contact_" + name)
+        raise AttributeError(f"contact has no field '{name}'; fields: "
+                             + ", ".join(n[len("contact_"):] for n in CONTACT_FIELDS))
+
+    def __setattr__(self, name, value):
+        if "contact_" + name not in CONTACT_FIELDS:
+            raise AttributeError(f"contact has no field '{name}'")
+        setattr(self._data, "contact_" + name, value)
+
+    def __len__(self):
+        return self._data.ncon
+
+    def __repr__(self):
+        return f"<kinedyn contacts ncon={self._data.ncon}>"
 
 
 class Data:
@@ -86,6 +118,16 @@ class Data:
     def nefc(self) -> int:
         """Number of constraint rows (efc_*): equality, friction loss, limits, contacts."""
         return int(self.efc_counts[3])
+
+    @property
+    def ncon(self) -> int:
+        """Number of contacts (contact_*)."""
+        return int(self.efc_counts[4])
+
+    @property
+    def contact(self) -> Contacts:
+        """The live contacts, with MuJoCo's field names: ``d.contact.dist``, ``d.contact.pos``, ..."""
+        return Contacts(self)
 
     @property
     def time(self) -> float:

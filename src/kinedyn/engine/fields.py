@@ -61,9 +61,11 @@ def _m(name, shape, dtype, doc, mujoco=True):
 # equality constraints, nefcmax the capacity of the constraint-row arrays (efc_*; kinedyn's, see
 # engine.constraint.efc_capacity: MuJoCo sizes them dynamically in its arena)
 SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
-              "neq", "nefcmax")
-# sizes MuJoCo has no counterpart of (not compared with it)
-KINEDYN_SIZES = ("nefcmax",)
+              "neq", "nconmax", "nefcmax")
+# sizes whose values are kinedyn's (not compared with MuJoCo's): the capacities of the contact
+# and row arrays (MuJoCo sizes its arena dynamically; its legacy nconmax means the same but is
+# rarely set)
+KINEDYN_SIZES = ("nconmax", "nefcmax")
 
 MODEL_FIELDS: tuple[FieldSpec, ...] = (
     # default state
@@ -282,8 +284,29 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     # constraint stage: rows are made in the position stage (engine.constraint), their reference
     # accelerations in the velocity stage, and solved after the smooth acceleration (engine.solver).
     # The arrays hold nefcmax rows; Data shows the live part (the first d.nefc rows).
-    _d("efc_counts", (4,), "constraint", "live row counts: ne, nf, nl, nefc (Data.ne, .nf, .nl, .nefc)",
-       False, dtype=I),
+    _d("efc_counts", (5,), "constraint",
+       "live counts: ne, nf, nl, nefc rows and ncon contacts (Data.ne, .nf, .nl, .nefc, .ncon)", False,
+       dtype=I),
+    # contacts (mjContact, one row per contact; Data.contact shows the live ones as d.contact.dist, ...)
+    _d("contact_dist", ("nconmax",), "position", "distance between the surfaces (negative: penetration)"),
+    _d("contact_pos", ("nconmax", 3), "position", "contact position: midpoint between the surfaces"),
+    _d("contact_frame", ("nconmax", 3, 3), "position", "contact frame, rows: normal (geom 0 to 1), tangents"),
+    _d("contact_includemargin", ("nconmax",), "position", "force is generated when dist < includemargin"),
+    _d("contact_friction", ("nconmax", 5), "position", "tangent1, tangent2, spin, roll1, roll2 friction"),
+    _d("contact_solref", ("nconmax", 2), "position", "solref of the normal direction"),
+    _d("contact_solreffriction", ("nconmax", 2), "position", "solref of the friction directions (0: solref)"),
+    _d("contact_solimp", ("nconmax", 5), "position", "solimp"),
+    _d("contact_mu", ("nconmax",), "position", "friction of the regularised cone (set with the rows)"),
+    _d("contact_H", ("nconmax", 6, 6), "constraint",
+       "cone Hessian (elliptic cones, Newton; set in the cone's middle zone only, as MuJoCo's, whose "
+       "flat dim x dim layout differs)", False),
+    _d("contact_adhesion", ("nconmax",), "position", "adhesive force along the normal"),
+    _d("contact_dim", ("nconmax",), "position", "contact dimensionality: 1, 3, 4 or 6", dtype=I),
+    _d("contact_geom", ("nconmax", 2), "position", "the two geoms (contact force acts from 0 on 1)", dtype=I),
+    _d("contact_exclude", ("nconmax",), "position", "0 include, 1 in gap, 2 fused, 3 no dofs, 4 passive",
+       dtype=I),
+    _d("contact_efc_address", ("nconmax",), "position", "first constraint row of the contact; -1 if none",
+       dtype=I),
     _d("efc_type", ("nefcmax",), "constraint", "row type (ConstraintType)", dtype=I),
     _d("efc_id", ("nefcmax",), "constraint", "id of the equality, dof, tendon, joint or contact of the row",
        dtype=I),
@@ -341,10 +364,26 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("scratch_oldstate", ("nefcmax",), "scratch", "efc_state before the last step", False, dtype=I),
     _d("scratch_state_saved", ("nefcmax",), "scratch", "efc_state after the warmstart (see fwd_constraint)",
        False, dtype=I),
-    _d("scratch_hessian", ("nv", "nv"), "scratch", "Cholesky factor of the Newton Hessian (lower triangle)",
-       False),
+    _d("scratch_hessian", (2, "nv", "nv"), "scratch",
+       "Cholesky factors of the Newton Hessian (lower triangle): without and with the cone terms", False),
+    _d("scratch_cone", (2, 6, 6), "scratch", "a contact's cone Hessian and its Cholesky factor", False),
+    _d("scratch_ltj", (6, "nv"), "scratch", "L' J of one contact's rows (cone updates)", False),
+    _d("scratch_tree_link", ("nbody",), "scratch", "union-find links of kinematic trees (islands)", False,
+       dtype=I),
+    _d("scratch_tree_flag", ("nbody",), "scratch", "trees a constraint row acts on", False, dtype=I),
+    _d("scratch_tree_island", ("nbody",), "scratch", "island of each tree (by its root body)", False,
+       dtype=I),
+    _d("scratch_island_adr", (4, "nbody"), "scratch", "per island: first dof, dof count, first row, rows",
+       False, dtype=I),
+    _d("scratch_island_dofs", ("nv",), "scratch", "dofs of each island, island by island", False, dtype=I),
+    _d("scratch_island_rows", ("nefcmax",), "scratch", "rows of each island, island by island", False,
+       dtype=I),
+    _d("scratch_dof_local", ("nv",), "scratch", "a dof's index within its island; dofs of no island",
+       False, dtype=I),
+    _d("scratch_local", ("nv",), "scratch", "a vector in an island's own dof numbering", False),
     _d("scratch_solver_gauss", (3,), "scratch", "the Gauss term's line-search polynomial", False),
-    _d("scratch_solver_counts", (2,), "scratch", "line-search evaluations, iterations", False, dtype=I),
+    _d("scratch_solver_counts", (3,), "scratch", "line-search evaluations, iterations, cone rows", False,
+       dtype=I),
     _d("scratch_ls_points", (3, 4), "scratch", "line-search candidate points (alpha, cost, slope, curvature)",
        False),
 )

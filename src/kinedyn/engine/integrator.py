@@ -331,6 +331,9 @@ def _rk4(m, d, a_tab, b_tab):
     for k in range(na):
         act[k] = a0[k]
     _advance(m, d, act_rate, acc, vel)
+    # MuJoCo 4.0 leaves the combined acceleration in qacc (the warmstart keeps the last stage's)
+    for v in range(nv):
+        qacc[v] = acc[v]
 
 
 @kernel

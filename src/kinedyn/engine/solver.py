@@ -22,13 +22,17 @@ import math
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.smooth_inertia import solve_ld
 from kinedyn.engine.types import (
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTRSTATE_CONE,
     CNSTRSTATE_LINEARNEG,
     CNSTRSTATE_LINEARPOS,
     CNSTRSTATE_QUADRATIC,
     CNSTRSTATE_SATISFIED,
+    CONE_ELLIPTIC,
     DSBL_ISLAND,
     DSBL_WARMSTART,
     MINVAL,
+    OPT_CONE,
     OPT_DISABLEFLAGS,
     OPT_ITERATIONS,
     OPT_LS_ITERATIONS,
@@ -67,46 +71,147 @@ def mul_m(m, d, res, r, vec, v):
 
 
 @kernel
-def constraint_update(m, d, jar, want_cost):
+def constraint_update(m, d, jar, want_cost, cone_hessian=False):
     """efc_force, efc_state from jar = J a - aref, then qfrc_constraint = J' efc_force; the
-    constraint cost when ``want_cost`` (mj_constraintUpdate)."""
-    ne, nf, nefc = d.efc_counts[0], d.efc_counts[1], d.efc_counts[3]
+    constraint cost when ``want_cost`` and the cone Hessians of elliptic contacts in the
+    middle zone when ``cone_hessian`` (mj_constraintUpdate)."""
+    nefc = d.efc_counts[3]
+    s = 0.0
+    for i in range(nefc):
+        s += _row_update(d, jar, i, want_cost, cone_hessian)
+    _mul_jt(d, d.qfrc_constraint, d.efc_force, nefc)
+    return s
+
+
+@kernel
+def island_constraint_update(m, d, jar, rows, want_cost, cone_hessian):
+    """constraint_update on the rows of one island (without qfrc_constraint)."""
+    s = 0.0
+    for b in range(rows.shape[0]):
+        s += _row_update(d, jar, rows[b], want_cost, cone_hessian)
+    return s
+
+
+@kernel
+def _row_update(d, jar, i, want_cost, cone_hessian):
+    """Force and state of row i (for an elliptic contact: of all its rows, at its first row);
+    returns its cost. Equality rows are quadratic, friction-loss rows Huber (linear beyond
+    R frictionloss), limits and contact edges one-sided."""
+    ne, nf = d.efc_counts[0], d.efc_counts[1]
     D, R, floss = d.efc_D, d.efc_R, d.efc_frictionloss
     force, state = d.efc_force, d.efc_state
     s = 0.0
-    for i in range(nefc):
+    if i < ne:
         force[i] = -D[i] * jar[i]
-    for i in range(nefc):
-        if i < ne:
+        if want_cost:
+            s = 0.5 * D[i] * jar[i] * jar[i]
+        state[i] = CNSTRSTATE_QUADRATIC
+    elif i < ne + nf:
+        if jar[i] <= -R[i] * floss[i]:
             if want_cost:
-                s += 0.5 * D[i] * jar[i] * jar[i]
-            state[i] = CNSTRSTATE_QUADRATIC
-        elif i < ne + nf:
-            if jar[i] <= -R[i] * floss[i]:
-                if want_cost:
-                    s += -0.5 * R[i] * floss[i] * floss[i] - floss[i] * jar[i]
-                force[i] = floss[i]
-                state[i] = CNSTRSTATE_LINEARNEG
-            elif jar[i] >= R[i] * floss[i]:
-                if want_cost:
-                    s += -0.5 * R[i] * floss[i] * floss[i] + floss[i] * jar[i]
-                force[i] = -floss[i]
-                state[i] = CNSTRSTATE_LINEARPOS
-            else:
-                if want_cost:
-                    s += 0.5 * D[i] * jar[i] * jar[i]
-                state[i] = CNSTRSTATE_QUADRATIC
+                s = -0.5 * R[i] * floss[i] * floss[i] - floss[i] * jar[i]
+            force[i] = floss[i]
+            state[i] = CNSTRSTATE_LINEARNEG
+        elif jar[i] >= R[i] * floss[i]:
+            if want_cost:
+                s = -0.5 * R[i] * floss[i] * floss[i] + floss[i] * jar[i]
+            force[i] = -floss[i]
+            state[i] = CNSTRSTATE_LINEARPOS
         else:
-            # limits, frictionless contacts and pyramid edges: one-sided
-            if jar[i] >= 0:
-                force[i] = 0.0
-                state[i] = CNSTRSTATE_SATISFIED
-            else:
-                if want_cost:
-                    s += 0.5 * D[i] * jar[i] * jar[i]
-                state[i] = CNSTRSTATE_QUADRATIC
-    _mul_jt(d, d.qfrc_constraint, d.efc_force, nefc)
+            force[i] = -D[i] * jar[i]
+            if want_cost:
+                s = 0.5 * D[i] * jar[i] * jar[i]
+            state[i] = CNSTRSTATE_QUADRATIC
+    elif d.efc_type[i] != CNSTR_CONTACT_ELLIPTIC:
+        if jar[i] >= 0:
+            force[i] = 0.0
+            state[i] = CNSTRSTATE_SATISFIED
+        else:
+            force[i] = -D[i] * jar[i]
+            if want_cost:
+                s = 0.5 * D[i] * jar[i] * jar[i]
+            state[i] = CNSTRSTATE_QUADRATIC
+    elif i == d.contact_efc_address[d.efc_id[i]]:
+        cid = d.efc_id[i]
+        for j in range(d.contact_dim[cid]):
+            force[i + j] = -D[i + j] * jar[i + j]
+        s = _elliptic_update(d, jar, i, want_cost, cone_hessian)
     return s
+
+
+@kernel
+def _elliptic_update(d, jar, i, want_cost, cone_hessian):
+    """Force, state and cost of the elliptic contact whose rows start at i.
+
+    In the cone made circular (U_0 = mu jar_0, U_j = friction_j jar_j), with N = U_0 and
+    T = |U_1..|: above the cone (N >= mu T) no force; below its dual (mu N + T <= 0) every
+    row is quadratic; between, the cost 1/2 Dm (N - mu T)^2 with Dm = D_0 / (mu^2 (1 + mu^2))."""
+    cid = d.efc_id[i]
+    dim = d.contact_dim[cid]
+    mu = d.contact_mu[cid]
+    fr = d.contact_friction
+    D = d.efc_D
+    force, state = d.efc_force, d.efc_state
+    u0 = jar[i] * mu
+    tt = 0.0
+    for j in range(1, dim):
+        u = jar[i + j] * fr[cid, j - 1]
+        tt += u * u
+    N = u0
+    T = math.sqrt(tt)
+    s = 0.0
+    if N >= mu * T or (T <= 0 and N >= 0):
+        for j in range(dim):
+            force[i + j] = 0.0
+        result = CNSTRSTATE_SATISFIED
+    elif mu * N + T <= 0 or (T <= 0 and N < 0):
+        if want_cost:
+            for j in range(dim):
+                s += 0.5 * D[i + j] * jar[i + j] * jar[i + j]
+        result = CNSTRSTATE_QUADRATIC
+    else:
+        dm = D[i] / (mu * mu * (1 + mu * mu))
+        nmt = N - mu * T
+        if want_cost:
+            s += 0.5 * dm * nmt * nmt
+        force[i] = -dm * nmt * mu
+        for j in range(1, dim):
+            force[i + j] = -force[i] / T * (jar[i + j] * fr[cid, j - 1]) * fr[cid, j - 1]
+        result = CNSTRSTATE_CONE
+        if cone_hessian:
+            _cone_hessian(d, jar, i, cid, dim, mu, N, T, dm)
+    for j in range(dim):
+        state[i + j] = result
+    return s
+
+
+@kernel
+def _cone_hessian(d, jar, i, cid, dim, mu, N, T, dm):
+    """contact.H: the Hessian of the middle-zone cost in the contact's rows (mj_constraintUpdate)."""
+    H = d.contact_H
+    fr = d.contact_friction
+    for a in range(6):
+        for b in range(6):
+            H[cid, a, b] = 0.0
+    H[cid, 0, 0] = 1.0
+    scl = -mu / T
+    for j in range(1, dim):
+        H[cid, 0, j] = scl * (jar[i + j] * fr[cid, j - 1])
+    scl = mu * N / (T * T * T)
+    for k in range(1, dim):
+        uk = jar[i + k] * fr[cid, k - 1]
+        for j in range(k, dim):
+            H[cid, k, j] = scl * (jar[i + j] * fr[cid, j - 1]) * uk
+    scl = mu * mu - mu * N / T
+    for j in range(1, dim):
+        H[cid, j, j] += scl
+    for k in range(dim):
+        sk = dm * (mu if k == 0 else fr[cid, k - 1])
+        for j in range(k, dim):
+            H[cid, k, j] *= sk * (mu if j == 0 else fr[cid, j - 1])
+    for k in range(dim):
+        for j in range(k + 1, dim):
+            H[cid, j, k] = H[cid, k, j]
 
 
 @kernel
@@ -187,36 +292,68 @@ def warmstart(m, d):
 
 
 @kernel
-def _update_constraint(m, d):
-    """Forces, states and qfrc_constraint at the current Jaref; returns the total cost
-    (constraint + Gauss) and stores the Gauss term (PrimalUpdateConstraint)."""
-    nv = m.nv
+def _update_constraint(m, d, dofs, rows, cone_hessian):
+    """Forces, states and the island's qfrc_constraint at the current Jaref; returns the total
+    cost (constraint + Gauss) and stores the Gauss term and the number of rows in the cone state
+    (PrimalUpdateConstraint)."""
     sv = d.scratch_solver_nv
-    cost = constraint_update(m, d, d.scratch_solver_efc[_JAREF], True)
+    cost = island_constraint_update(m, d, d.scratch_solver_efc[_JAREF], rows, True, cone_hessian)
+    _island_mul_jt(d, dofs, rows)
+    ncone = 0
+    for b in range(rows.shape[0]):
+        if d.efc_state[rows[b]] == CNSTRSTATE_CONE:
+            ncone += 1
+    d.scratch_solver_counts[2] = ncone
     gauss = 0.0
-    for v in range(nv):
+    for a in range(dofs.shape[0]):
+        v = dofs[a]
         gauss += 0.5 * (sv[_MA, v] - d.qfrc_smooth[v]) * (d.qacc[v] - d.qacc_smooth[v])
     d.scratch_solver_gauss[0] = gauss
     return cost + gauss
 
 
 @kernel
-def _update_grad(m, d):
+def _island_mul_jt(d, dofs, rows):
+    """qfrc_constraint = J' efc_force on the island's dofs, from the island's rows."""
+    J = d.efc_J
+    for a in range(dofs.shape[0]):
+        d.qfrc_constraint[dofs[a]] = 0.0
+    for b in range(rows.shape[0]):
+        i = rows[b]
+        x = d.efc_force[i]
+        if x != 0.0:
+            for a in range(dofs.shape[0]):
+                v = dofs[a]
+                d.qfrc_constraint[v] += J[i, v] * x
+
+
+@kernel
+def _update_grad(m, d, dofs):
     sv = d.scratch_solver_nv
-    for v in range(m.nv):
+    for a in range(dofs.shape[0]):
+        v = dofs[a]
         sv[_GRAD, v] = sv[_MA, v] - d.qfrc_smooth[v] - d.qfrc_constraint[v]
 
 
 @kernel
-def _update_mgrad(m, d, newton):
-    """Mgrad = H^-1 grad (Newton, from the Cholesky factor) or M^-1 grad (CG)."""
-    nv = m.nv
+def _update_mgrad(m, d, dofs, newton):
+    """Mgrad = H^-1 grad (Newton, from the Cholesky factor) or M^-1 grad (CG), on the island."""
     sv = d.scratch_solver_nv
-    for v in range(nv):
-        sv[_MGRAD, v] = sv[_GRAD, v]
+    nd = dofs.shape[0]
     if newton:
-        _chol_solve(d.scratch_hessian, sv[_MGRAD], nv)
+        # the factor with the cone terms when any contact is in the cone's middle zone; the
+        # factor is in the island's own (local) dof numbering
+        x = d.scratch_local
+        for a in range(nd):
+            x[a] = sv[_GRAD, dofs[a]]
+        _chol_solve(d.scratch_hessian[1 if d.scratch_solver_counts[2] else 0], x, nd)
+        for a in range(nd):
+            sv[_MGRAD, dofs[a]] = x[a]
     else:
+        # M is block-diagonal over kinematic trees and an island holds whole trees: the full
+        # solve gives the island's entries exactly (the others are not read)
+        for v in range(m.nv):
+            sv[_MGRAD, v] = sv[_GRAD, v]
         solve_ld(sv[_MGRAD], d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
@@ -236,32 +373,103 @@ def _chol_solve(L, x, n):
 
 
 @kernel
-def _make_hessian(m, d):
-    """L = chol(M + J' D_q J), D_q = efc_D on QUADRATIC rows (MakeHessian, FactorizeHessian)."""
-    nv, nefc = m.nv, d.efc_counts[3]
-    L = d.scratch_hessian
+def _make_hessian(m, d, dofs, rows):
+    """L = chol(M + J' D_q J) on the island's dofs (local numbering), D_q = efc_D on QUADRATIC
+    rows (MakeHessian, FactorizeHessian)."""
+    nd, nr = dofs.shape[0], rows.shape[0]
+    L = d.scratch_hessian[0]
     J = d.efc_J
     Dq = d.scratch_solver_efc[_HD]
-    for i in range(nefc):
+    for b in range(nr):
+        i = rows[b]
         Dq[i] = d.efc_D[i] if d.efc_state[i] == CNSTRSTATE_QUADRATIC else 0.0
-    for i in range(nv):
-        for j in range(nv):
-            L[i, j] = 0.0
+    for a in range(nd):
+        for c in range(nd):
+            L[a, c] = 0.0
     # lower triangle of J' diag(Dq) J, row by row of J (mju_sqrMatTD_impl)
-    for r in range(nefc):
+    for b in range(nr):
+        r = rows[b]
         if Dq[r] != 0.0:
-            for i in range(nv):
-                tmp = J[r, i]
+            for a in range(nd):
+                tmp = J[r, dofs[a]]
                 if tmp != 0.0:
                     w = tmp * Dq[r]
-                    for j in range(i + 1):
-                        L[i, j] += J[r, j] * w
-    # + M (lower triangle of the tree-sparse layout)
-    for i in range(nv):
+                    for c in range(a + 1):
+                        L[a, c] += J[r, dofs[c]] * w
+    # + M (lower triangle of the tree-sparse layout; an island holds whole trees, so a row's
+    # columns are island dofs, found by their local index)
+    loc = d.scratch_dof_local
+    for a in range(nd):
+        loc[dofs[a]] = a
+    for a in range(nd):
+        i = dofs[a]
         adr = m.M_rowadr[i]
         for k in range(m.M_rownnz[i]):
-            L[i, m.M_colind[adr + k]] += d.M[adr + k]
-    _chol_factor(L, nv)
+            L[a, loc[m.M_colind[adr + k]]] += d.M[adr + k]
+    _chol_factor(L, nd)
+    if d.scratch_solver_counts[2]:
+        _hessian_cone(m, d, dofs, rows)
+
+
+@kernel
+def _hessian_cone(m, d, dofs, rows):
+    """Lcone = the factor of H plus every cone-state contact's J' H_cone J, by rank-1 updates
+    with the rows of L_c' J, L_c the Cholesky factor of contact.H (HessianCone)."""
+    nd, nr = dofs.shape[0], rows.shape[0]
+    L = d.scratch_hessian[0]
+    Lc = d.scratch_hessian[1]
+    for a in range(nd):
+        for b in range(nd):
+            Lc[a, b] = L[a, b]
+    local = d.scratch_cone[0]
+    ltj = d.scratch_ltj
+    J = d.efc_J
+    b = 0
+    while b < nr:
+        i = rows[b]
+        if d.efc_state[i] != CNSTRSTATE_CONE:
+            b += 1
+            continue
+        cid = d.efc_id[i]
+        dim = d.contact_dim[cid]
+        for a in range(dim):
+            for b in range(dim):
+                local[a, b] = d.contact_H[cid, a, b]
+        _chol_factor_n(local, dim)
+        for r in range(dim):
+            for a in range(nd):
+                ltj[r, a] = 0.0
+        for r in range(dim):
+            for c in range(r + 1):
+                w = local[r, c]
+                for a in range(nd):
+                    ltj[c, a] += w * J[i + r, dofs[a]]
+        for r in range(dim):
+            _chol_update(Lc, ltj[r], nd, True)
+        b += dim
+
+
+@kernel
+def _chol_factor_n(L, n):
+    """_chol_factor on the leading n x n block of L."""
+    for j in range(n):
+        tmp = L[j, j]
+        for k in range(j):
+            tmp -= L[j, k] * L[j, k]
+        deficient = tmp < MINVAL
+        if deficient:
+            tmp = MINVAL
+        L[j, j] = math.sqrt(tmp)
+        if deficient:
+            for i in range(j + 1, n):
+                L[i, j] = 0.0
+        else:
+            inv = 1 / L[j, j]
+            for i in range(j + 1, n):
+                s = L[i, j]
+                for k in range(j):
+                    s -= L[i, k] * L[j, k]
+                L[i, j] = s * inv
 
 
 @kernel
@@ -319,44 +527,94 @@ def _chol_update(L, x, n, plus):
 
 
 @kernel
-def _hessian_incremental(m, d):
+def _hessian_incremental(m, d, dofs, rows):
     """Up/downdate the factor for the rows that entered or left the QUADRATIC state
     (HessianIncremental); refactor from scratch when an update loses rank."""
-    nv, nefc = m.nv, d.efc_counts[3]
+    nd = dofs.shape[0]
     old = d.scratch_oldstate
     x = d.scratch_solver_nv[_CHOLUPD]
     J = d.efc_J
-    for i in range(nefc):
+    for b in range(rows.shape[0]):
+        i = rows[b]
         now_q = d.efc_state[i] == CNSTRSTATE_QUADRATIC
         was_q = old[i] == CNSTRSTATE_QUADRATIC
         if now_q != was_q:
             sd = math.sqrt(d.efc_D[i])
-            for v in range(nv):
-                x[v] = J[i, v] * sd
-            if _chol_update(d.scratch_hessian, x, nv, now_q) < nv:
-                _make_hessian(m, d)
+            for a in range(nd):
+                x[a] = J[i, dofs[a]] * sd
+            if _chol_update(d.scratch_hessian[0], x, nd, now_q) < nd:
+                _make_hessian(m, d, dofs, rows)
                 return
+    if d.scratch_solver_counts[2]:
+        _hessian_cone(m, d, dofs, rows)
 
 
 @kernel
-def _prepare(m, d):
+def _prepare(m, d, dofs, rows):
     """Coefficients of the 1-D quadratics along the search direction (PrimalPrepare):
     Gauss [.., v'(Ma - qfrc_smooth), v'Mv/2] and per row [D jaref^2/2, D jaref Jv, D Jv^2/2]."""
-    nv, nefc = m.nv, d.efc_counts[3]
     sv = d.scratch_solver_nv
     se = d.scratch_solver_efc
     q = d.scratch_quad
     g = d.scratch_solver_gauss
-    g[1] = _dot(sv, _SEARCH, sv, _MA, nv) - _dot(d.qfrc_smooth.reshape((1, nv)), 0, sv, _SEARCH, nv)
-    g[2] = 0.5 * _dot(sv, _SEARCH, sv, _MV, nv)
-    for i in range(nefc):
+    sma = 0.0
+    sfs = 0.0
+    smv = 0.0
+    for a in range(dofs.shape[0]):
+        v = dofs[a]
+        sma += sv[_SEARCH, v] * sv[_MA, v]
+        sfs += d.qfrc_smooth[v] * sv[_SEARCH, v]
+        smv += sv[_SEARCH, v] * sv[_MV, v]
+    g[1] = sma - sfs
+    g[2] = 0.5 * smv
+    b = 0
+    nr = rows.shape[0]
+    while b < nr:
+        i = rows[b]
         jv = se[_JV, i]
         ja = se[_JAREF, i]
         D = d.efc_D[i]
         dj0 = D * ja
-        q[i, 0] = 0.5 * (ja * dj0)
-        q[i, 1] = jv * dj0
-        q[i, 2] = 0.5 * (jv * D * jv)
+        q0 = ja * dj0
+        q1 = jv * dj0
+        q2 = jv * D * jv
+        if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
+            # the whole contact's quadratic (bottom zone), and the cone's polynomials in the
+            # circular cone: U0 + alpha V0 along the normal, |U + alpha V|^2 = UU + 2 alpha UV
+            # + alpha^2 VV along the friction directions
+            cid = d.efc_id[i]
+            dim = d.contact_dim[cid]
+            mu = d.contact_mu[cid]
+            fr = d.contact_friction
+            for j in range(1, dim):
+                dj = d.efc_D[i + j] * se[_JAREF, i + j]
+                q0 += se[_JAREF, i + j] * dj
+                q1 += se[_JV, i + j] * dj
+                q2 += se[_JV, i + j] * d.efc_D[i + j] * se[_JV, i + j]
+            uu = 0.0
+            uv = 0.0
+            vv = 0.0
+            for j in range(1, dim):
+                u = se[_JAREF, i + j] * fr[cid, j - 1]
+                v = se[_JV, i + j] * fr[cid, j - 1]
+                uu += u * u
+                uv += u * v
+                vv += v * v
+            q[i, 3] = ja * mu
+            q[i, 4] = jv * mu
+            q[i, 5] = uu
+            q[i, 6] = uv
+            q[i, 7] = vv
+            q[i, 8] = D / ((mu * mu) * (1 + (mu * mu)))
+            q[i, 0] = 0.5 * q0
+            q[i, 1] = q1
+            q[i, 2] = 0.5 * q2
+            b += dim
+            continue
+        q[i, 0] = 0.5 * q0
+        q[i, 1] = q1
+        q[i, 2] = 0.5 * q2
+        b += 1
 
 
 @kernel
@@ -383,10 +641,10 @@ def _friction_cost_dif(start, x, f, rf, D):
 
 
 @kernel
-def _eval(m, d, alpha):
+def _eval(m, d, rows, alpha):
     """(cost(alpha) - cost(0), d cost / d alpha, d2 cost / d alpha2) along the search direction
-    (PrimalEval). Increments the evaluation counter."""
-    ne, nf, nefc = d.efc_counts[0], d.efc_counts[1], d.efc_counts[3]
+    (PrimalEval), over the island's rows. Increments the evaluation counter."""
+    ne, nf = d.efc_counts[0], d.efc_counts[1]
     se = d.scratch_solver_efc
     q = d.scratch_quad
     g = d.scratch_solver_gauss
@@ -396,7 +654,8 @@ def _eval(m, d, alpha):
     t0 = 0.0
     t1 = g[1]
     t2 = g[2]
-    for i in range(nefc):
+    for b in range(rows.shape[0]):
+        i = rows[b]
         if i < ne:
             t1 += q[i, 1]
             t2 += q[i, 2]
@@ -415,6 +674,13 @@ def _eval(m, d, alpha):
                 d0 += -f * direction
             else:
                 d0 += f * direction
+        elif d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
+            if i != d.contact_efc_address[d.efc_id[i]]:
+                continue
+            c, e0, e1 = _elliptic_eval(d, q, i, alpha)
+            cost += c
+            d0 += e0
+            d1 += e1
         else:
             start = se[_JAREF, i]
             x = start + alpha * se[_JV, i]
@@ -435,7 +701,76 @@ def _eval(m, d, alpha):
 
 
 @kernel
-def _bracket(m, d, pa, pc, pd0, pd1, cands, next_a, next_c, next_d0, next_d1):
+def _cone_zone(n, tsqr, mu):
+    """1 top, 2 bottom, 3 middle zone of an elliptic cone, and T = sqrt(tsqr)."""
+    if tsqr <= 0:
+        return (2 if n < 0 else 1), 0.0
+    t = math.sqrt(tsqr)
+    if n >= mu * t:
+        return 1, t
+    if mu * n + t <= 0:
+        return 2, t
+    return 3, t
+
+
+@kernel
+def _elliptic_eval(d, q, i, alpha):
+    """cost(alpha) - cost(0) of the elliptic contact at rows i.., and its first two
+    derivatives, without cancellation when both points share a zone (ellipticCostDif)."""
+    mu = d.contact_mu[d.efc_id[i]]
+    u0, v0, uu, uv, vv, dm = q[i, 3], q[i, 4], q[i, 5], q[i, 6], q[i, 7], q[i, 8]
+    zone0, t0 = _cone_zone(u0, uu, mu)
+    n = u0 + alpha * v0
+    tsqr = uu + alpha * (2 * uv + alpha * vv)
+    zone, t = _cone_zone(n, tsqr, mu)
+    cost = 0.0
+    if zone0 == 1 and zone == 1:
+        cost = 0.0
+    elif zone0 == 2 and zone == 2:
+        cost = alpha * alpha * q[i, 2] + alpha * q[i, 1]
+    elif zone0 == 3 and zone == 3:
+        t_delta = alpha * (2 * uv + alpha * vv) / (t + t0)
+        r_delta = alpha * v0 - mu * t_delta
+        r0 = u0 - mu * t0
+        cost = 0.5 * dm * r_delta * (2 * r0 + r_delta)
+    elif zone0 == 3 and zone == 2:
+        b0 = mu * u0 + t0
+        cost = alpha * (alpha * q[i, 2] + q[i, 1]) + 0.5 * dm * b0 * b0
+    elif zone0 == 2 and zone == 3:
+        b = mu * n + t
+        cost = alpha * (alpha * q[i, 2] + q[i, 1]) - 0.5 * dm * b * b
+    elif zone0 == 1 and zone == 2:
+        cost = alpha * alpha * q[i, 2] + alpha * q[i, 1] + q[i, 0]
+    elif zone0 == 1 and zone == 3:
+        r = n - mu * t
+        cost = 0.5 * dm * r * r
+    elif zone0 == 3 and zone == 1:
+        r0 = u0 - mu * t0
+        cost = -0.5 * dm * r0 * r0
+    elif zone0 == 2 and zone == 1:
+        cost = -q[i, 0]
+    d0 = 0.0
+    d1 = 0.0
+    if tsqr <= 0:
+        if n < 0:
+            d0 = 2 * alpha * q[i, 2] + q[i, 1]
+            d1 = 2 * q[i, 2]
+    elif n >= mu * t:
+        pass
+    elif mu * n + t <= 0:
+        d0 = 2 * alpha * q[i, 2] + q[i, 1]
+        d1 = 2 * q[i, 2]
+    else:
+        n1 = v0
+        t1 = (uv + alpha * vv) / t
+        t2 = vv / t - (uv + alpha * vv) * t1 / (t * t)
+        d0 = dm * (n - mu * t) * (n1 - mu * t1)
+        d1 = dm * ((n1 - mu * t1) * (n1 - mu * t1) + (n - mu * t) * (-mu * t2))
+    return cost, d0, d1
+
+
+@kernel
+def _bracket(m, d, rows, pa, pc, pd0, pd1, cands, next_a, next_c, next_d0, next_d1):
     """updateBracket: move the bracket end (pa, pc, pd0, pd1) to any candidate on the same side
     with a smaller slope; returns (flag, the end, and its Newton point evaluated if moved)."""
     flag = 0
@@ -449,31 +784,29 @@ def _bracket(m, d, pa, pc, pd0, pd1, cands, next_a, next_c, next_d0, next_d1):
             flag = 2
     if flag:
         next_a = pa - pd0 / pd1
-        next_c, next_d0, next_d1 = _eval(m, d, next_a)
+        next_c, next_d0, next_d1 = _eval(m, d, rows, next_a)
     return flag, pa, pc, pd0, pd1, next_a, next_c, next_d0, next_d1
 
 
 @kernel
-def _line_search(m, d, tolerance, ls_iterations, scale):
+def _line_search(m, d, dofs, rows, tolerance, ls_iterations, scale):
     """Exact line search along search (PrimalSearch); returns (alpha, improvement).
 
     One Newton step from 0; if the slope is not yet below the tolerance, Newton steps on one
     side until the slope changes sign, then a bracketed search over the Newton points of the
     two ends and the midpoint. alpha = 0 means no improvement (the solver stops)."""
-    nv, nefc = m.nv, d.efc_counts[3]
     sv = d.scratch_solver_nv
-    se = d.scratch_solver_efc
     d.scratch_solver_counts[0] = 0
-    snorm = math.sqrt(_dot(sv, _SEARCH, sv, _SEARCH, nv))
+    snorm = math.sqrt(_island_dot(sv, _SEARCH, sv, _SEARCH, dofs))
     if snorm < MINVAL:
         return 0.0, 0.0
     gtol = tolerance * snorm / scale
-    mul_m(m, d, sv, _MV, sv, _SEARCH)
-    _mul_j(d, se, _JV, sv, _SEARCH, nefc)
-    _prepare(m, d)
-    p0c, p0d0, p0d1 = _eval(m, d, 0.0)
+    _island_mul_m(m, d, dofs, _MV, _SEARCH)
+    _island_mul_j(d, dofs, rows, _JV, sv[_SEARCH])
+    _prepare(m, d, dofs, rows)
+    p0c, p0d0, p0d1 = _eval(m, d, rows, 0.0)
     p1a = 0.0 - p0d0 / p0d1
-    p1c, p1d0, p1d1 = _eval(m, d, p1a)
+    p1c, p1d0, p1d1 = _eval(m, d, rows, p1a)
     if abs(p1d0) < gtol and (p1a == 0 or p1c < 0):
         return p1a, -p1c
     direction = 1.0 if p1d0 < 0 else -1.0
@@ -482,7 +815,7 @@ def _line_search(m, d, tolerance, ls_iterations, scale):
     while p1d0 * direction <= -gtol and d.scratch_solver_counts[0] < ls_iterations:
         p2a, p2c, p2d0, p2d1 = p1a, p1c, p1d0, p1d1
         p1a -= p1d0 / p1d1
-        p1c, p1d0, p1d1 = _eval(m, d, p1a)
+        p1c, p1d0, p1d1 = _eval(m, d, rows, p1a)
         if abs(p1d0) < gtol and p1c < 0:
             return p1a, -p1c
     if d.scratch_solver_counts[0] >= ls_iterations:
@@ -490,11 +823,11 @@ def _line_search(m, d, tolerance, ls_iterations, scale):
     # bracketed search between p1 and p2
     n2a, n2c, n2d0, n2d1 = p1a, p1c, p1d0, p1d1
     n1a = p1a - p1d0 / p1d1
-    n1c, n1d0, n1d1 = _eval(m, d, n1a)
+    n1c, n1d0, n1d1 = _eval(m, d, rows, n1a)
     cands = d.scratch_ls_points
     while d.scratch_solver_counts[0] < ls_iterations:
         ma = 0.5 * (p1a + p2a)
-        mc, md0, md1 = _eval(m, d, ma)
+        mc, md0, md1 = _eval(m, d, rows, ma)
         cands[0, 0], cands[0, 1], cands[0, 2], cands[0, 3] = n1a, n1c, n1d0, n1d1
         cands[1, 0], cands[1, 1], cands[1, 2], cands[1, 3] = n2a, n2c, n2d0, n2d1
         cands[2, 0], cands[2, 1], cands[2, 2], cands[2, 3] = ma, mc, md0, md1
@@ -507,9 +840,9 @@ def _line_search(m, d, tolerance, ls_iterations, scale):
         if best >= 0:
             return cands[best, 0], -cands[best, 1]
         b1, p1a, p1c, p1d0, p1d1, n1a, n1c, n1d0, n1d1 = _bracket(
-            m, d, p1a, p1c, p1d0, p1d1, cands, n1a, n1c, n1d0, n1d1)
+            m, d, rows, p1a, p1c, p1d0, p1d1, cands, n1a, n1c, n1d0, n1d1)
         b2, p2a, p2c, p2d0, p2d1, n2a, n2c, n2d0, n2d1 = _bracket(
-            m, d, p2a, p2c, p2d0, p2d1, cands, n2a, n2c, n2d0, n2d1)
+            m, d, rows, p2a, p2c, p2d0, p2d1, cands, n2a, n2c, n2d0, n2d1)
         if not b1 and not b2:
             return ma, -mc
     if p1c <= p2c and p1c < 0:
@@ -520,90 +853,232 @@ def _line_search(m, d, tolerance, ls_iterations, scale):
 
 
 @kernel
-def solve_primal(m, d, maxiter, newton):
-    """Newton (``newton``) or CG on the whole model, from the warmstart in d.qacc (mj_solPrimal)."""
-    nv, nefc = m.nv, d.efc_counts[3]
+def _island_dot(a, i, b, j, dofs):
+    s = 0.0
+    for k in range(dofs.shape[0]):
+        v = dofs[k]
+        s += a[i, v] * b[j, v]
+    return s
+
+
+@kernel
+def _island_mul_m(m, d, dofs, r, v0):
+    """sv[r] = M sv[v0] on the island's dofs (M's rows of an island reach only island dofs)."""
+    sv = d.scratch_solver_nv
+    M = d.M
+    for a in range(dofs.shape[0]):
+        sv[r, dofs[a]] = 0.0
+    for a in range(dofs.shape[0]):
+        i = dofs[a]
+        adr = m.M_rowadr[i]
+        nnz = m.M_rownnz[i]
+        sv[r, i] += M[adr + nnz - 1] * sv[v0, i]
+        for k in range(nnz - 1):
+            j = m.M_colind[adr + k]
+            sv[r, i] += M[adr + k] * sv[v0, j]
+            sv[r, j] += M[adr + k] * sv[v0, i]
+
+
+@kernel
+def _island_mul_j(d, dofs, rows, r, vec):
+    """scratch_solver_efc[r, rows] = J vec on the island."""
+    J = d.efc_J
+    se = d.scratch_solver_efc
+    for b in range(rows.shape[0]):
+        i = rows[b]
+        s = 0.0
+        for a in range(dofs.shape[0]):
+            v = dofs[a]
+            s += J[i, v] * vec[v]
+        se[r, i] = s
+
+
+@kernel
+def solve_primal(m, d, dofs, rows, maxiter, newton):
+    """Newton (``newton``) or CG on one island (its dofs and rows; the whole model when islands
+    are off), from the warmstart in d.qacc (mj_solPrimal). Returns the iteration count."""
     tol = m.opt_real[OPT_TOLERANCE]
     ls_tol = tol * m.opt_real[OPT_LS_TOLERANCE]
     ls_iter = m.opt_flags[OPT_LS_ITERATIONS]
     sv = d.scratch_solver_nv
     se = d.scratch_solver_efc
-    mul_m(m, d, sv, _MA, d.qacc.reshape((1, nv)), 0)
-    _mul_j(d, se, _JAREF, d.qacc.reshape((1, nv)), 0, nefc)
-    for i in range(nefc):
-        se[_JAREF, i] -= d.efc_aref[i]
-    _update_constraint(m, d)
-    _update_grad(m, d)
-    # MuJoCo 4.0 scales improvement and gradient by 1 / trace(M)
-    scale = 1.0 / _trace_m(m, d)
-    _update_mgrad(m, d, False)
-    gap = max(0.0, 0.5 * scale * _dot(sv, _GRAD, sv, _MGRAD, nv)) < tol
-    gradient_ok = scale * math.sqrt(_dot(sv, _GRAD, sv, _GRAD, nv)) < tol
+    nd, nr = dofs.shape[0], rows.shape[0]
+    for a in range(nd):
+        sv[_SEARCH, dofs[a]] = d.qacc[dofs[a]]
+    _island_mul_m(m, d, dofs, _MA, _SEARCH)
+    _island_mul_j(d, dofs, rows, _JAREF, d.qacc)
+    for b in range(nr):
+        se[_JAREF, rows[b]] -= d.efc_aref[rows[b]]
+    cone_hessian = newton and m.opt_flags[OPT_CONE] == CONE_ELLIPTIC
+    _update_constraint(m, d, dofs, rows, cone_hessian)
+    _update_grad(m, d, dofs)
+    # MuJoCo 4.0 scales improvement and gradient by 1 / trace(M) of the island
+    trace = 0.0
+    for a in range(nd):
+        trace += d.M[m.M_rowadr[dofs[a]] + m.M_rownnz[dofs[a]] - 1]
+    scale = 1.0 / trace
+    _update_mgrad(m, d, dofs, False)
+    gap = max(0.0, 0.5 * scale * _island_dot(sv, _GRAD, sv, _MGRAD, dofs)) < tol
+    gradient_ok = scale * math.sqrt(_island_dot(sv, _GRAD, sv, _GRAD, dofs)) < tol
     done = gap and (not newton or gradient_ok)
     if not done and newton:
-        _make_hessian(m, d)
-        _update_mgrad(m, d, True)
-        done = gradient_ok and max(0.0, 0.5 * scale * _dot(sv, _GRAD, sv, _MGRAD, nv)) < tol
+        _make_hessian(m, d, dofs, rows)
+        _update_mgrad(m, d, dofs, True)
+        done = gradient_ok and max(0.0, 0.5 * scale * _island_dot(sv, _GRAD, sv, _MGRAD, dofs)) < tol
     if not done:
-        for v in range(nv):
-            sv[_SEARCH, v] = -sv[_MGRAD, v]
+        for a in range(nd):
+            sv[_SEARCH, dofs[a]] = -sv[_MGRAD, dofs[a]]
     it = 0
     old = d.scratch_oldstate
     while not done and it < maxiter:
-        alpha, ls_improvement = _line_search(m, d, ls_tol, ls_iter, scale)
+        alpha, ls_improvement = _line_search(m, d, dofs, rows, ls_tol, ls_iter, scale)
         if alpha == 0:
             break
-        for v in range(nv):
+        for a in range(nd):
+            v = dofs[a]
             d.qacc[v] += alpha * sv[_SEARCH, v]
             sv[_MA, v] += alpha * sv[_MV, v]
-        for i in range(nefc):
-            se[_JAREF, i] += alpha * se[_JV, i]
+        for b in range(nr):
+            se[_JAREF, rows[b]] += alpha * se[_JV, rows[b]]
         if not newton:
-            for v in range(nv):
+            for a in range(nd):
+                v = dofs[a]
                 sv[_GRADOLD, v] = sv[_GRAD, v]
                 sv[_MGRADOLD, v] = sv[_MGRAD, v]
-        for i in range(nefc):
-            old[i] = d.efc_state[i]
-        _update_constraint(m, d)
+        for b in range(nr):
+            old[rows[b]] = d.efc_state[rows[b]]
+        _update_constraint(m, d, dofs, rows, cone_hessian)
         if newton:
-            _hessian_incremental(m, d)
-        _update_grad(m, d)
-        _update_mgrad(m, d, newton)
+            _hessian_incremental(m, d, dofs, rows)
+        _update_grad(m, d, dofs)
+        _update_mgrad(m, d, dofs, newton)
         improvement = scale * ls_improvement
-        gradient = scale * math.sqrt(_dot(sv, _GRAD, sv, _GRAD, nv))
-        decrement = max(0.0, 0.5 * scale * _dot(sv, _GRAD, sv, _MGRAD, nv)) if newton else 0.0
+        gradient = scale * math.sqrt(_island_dot(sv, _GRAD, sv, _GRAD, dofs))
+        decrement = max(0.0, 0.5 * scale * _island_dot(sv, _GRAD, sv, _MGRAD, dofs)) if newton else 0.0
         it += 1
         if (improvement > 0 and improvement < tol) or gradient < tol or (newton and decrement < tol):
             break
         if newton:
-            for v in range(nv):
-                sv[_SEARCH, v] = -sv[_MGRAD, v]
+            for a in range(nd):
+                sv[_SEARCH, dofs[a]] = -sv[_MGRAD, dofs[a]]
         else:
-            beta = _hager_zhang(m, d)
-            for v in range(nv):
+            beta = _hager_zhang(d, dofs)
+            for a in range(nd):
+                v = dofs[a]
                 sv[_SEARCH, v] = -sv[_MGRAD, v] + beta * sv[_SEARCH, v]
-    d.scratch_solver_counts[1] = it
+    return it
 
 
 @kernel
-def _hager_zhang(m, d):
+def _hager_zhang(d, dofs):
     """CG's conjugate-direction coefficient (Hager-Zhang, with MuJoCo's restart and bound)."""
-    nv = m.nv
     sv = d.scratch_solver_nv
-    for v in range(nv):
+    for a in range(dofs.shape[0]):
+        v = dofs[a]
         sv[_GRADDIF, v] = sv[_GRAD, v] - sv[_GRADOLD, v]
         sv[_MGRADDIF, v] = sv[_MGRAD, v] - sv[_MGRADOLD, v]
-    d_dot_y = _dot(sv, _SEARCH, sv, _GRADDIF, nv)
+    d_dot_y = _island_dot(sv, _SEARCH, sv, _GRADDIF, dofs)
     if d_dot_y < MINVAL:
         return 0.0
-    y_dot_my = _dot(sv, _GRADDIF, sv, _MGRADDIF, nv)
-    y_dot_mgrad = _dot(sv, _GRADDIF, sv, _MGRAD, nv)
-    d_dot_grad = _dot(sv, _SEARCH, sv, _GRAD, nv)
+    y_dot_my = _island_dot(sv, _GRADDIF, sv, _MGRADDIF, dofs)
+    y_dot_mgrad = _island_dot(sv, _GRADDIF, sv, _MGRAD, dofs)
+    d_dot_grad = _island_dot(sv, _SEARCH, sv, _GRAD, dofs)
     beta_hz = (y_dot_mgrad - 2 * (y_dot_my / d_dot_y) * d_dot_grad) / d_dot_y
-    d_norm = math.sqrt(_dot(sv, _SEARCH, sv, _SEARCH, nv))
-    grad_norm = math.sqrt(_dot(sv, _GRAD, sv, _GRAD, nv))
+    d_norm = math.sqrt(_island_dot(sv, _SEARCH, sv, _SEARCH, dofs))
+    grad_norm = math.sqrt(_island_dot(sv, _GRAD, sv, _GRAD, dofs))
     eta_k = -1.0 / max(MINVAL, d_norm * min(0.01, grad_norm))
     return max(eta_k, beta_hz)
+
+
+# ---- islands ------------------------------------------------------------------------------------
+
+
+@kernel
+def _tree_root(link, t):
+    while link[t] != t:
+        link[t] = link[link[t]]
+        t = link[t]
+    return t
+
+
+@kernel
+def find_islands(m, d):
+    """Constraint islands (mj_island): kinematic trees joined by the rows that act on them.
+
+    Writes, per island k, its dofs (ascending) at scratch_island_dofs[adr[0, k]:+adr[1, k]]
+    and its rows (ascending) at scratch_island_rows[adr[2, k]:+adr[3, k]]; returns the count.
+    Dofs of trees no row touches belong to no island. (Islands are numbered by their first
+    dof; MuJoCo's numbering may differ, which changes nothing computed.)"""
+    nv, nefc, nbody = m.nv, d.efc_counts[3], m.nbody
+    link = d.scratch_tree_link     # union-find over trees, named by their root body
+    touched = d.scratch_tree_flag  # a row acts on the tree
+    island = d.scratch_tree_island
+    adr = d.scratch_island_adr
+    J = d.efc_J
+    for b in range(nbody):
+        link[b] = b
+        touched[b] = 0
+        island[b] = -1
+    for i in range(nefc):
+        first = -1
+        for v in range(nv):
+            if J[i, v] != 0.0:
+                t = _tree_root(link, m.body_rootid[m.dof_bodyid[v]])
+                touched[m.body_rootid[m.dof_bodyid[v]]] = 1
+                if first < 0:
+                    first = t
+                elif t != first:
+                    link[t] = first
+    # a component is an island when a row touches any of its trees
+    for b in range(nbody):
+        if touched[b]:
+            island[_tree_root(link, b)] = -2
+    n = 0
+    for v in range(nv):
+        root = _tree_root(link, m.body_rootid[m.dof_bodyid[v]])
+        if island[root] == -2:
+            island[root] = n
+            n += 1
+    for k in range(n):
+        adr[1, k] = 0
+        adr[3, k] = 0
+    for v in range(nv):
+        k = island[_tree_root(link, m.body_rootid[m.dof_bodyid[v]])]
+        if k >= 0:
+            adr[1, k] += 1
+    for i in range(nefc):
+        k = _row_island(m, d, link, island, i)
+        if k >= 0:
+            adr[3, k] += 1
+    total_d = 0
+    total_r = 0
+    for k in range(n):
+        adr[0, k] = total_d
+        adr[2, k] = total_r
+        total_d += adr[1, k]
+        total_r += adr[3, k]
+        adr[1, k] = 0
+        adr[3, k] = 0
+    for v in range(nv):
+        k = island[_tree_root(link, m.body_rootid[m.dof_bodyid[v]])]
+        if k >= 0:
+            d.scratch_island_dofs[adr[0, k] + adr[1, k]] = v
+            adr[1, k] += 1
+    for i in range(nefc):
+        k = _row_island(m, d, link, island, i)
+        if k >= 0:
+            d.scratch_island_rows[adr[2, k] + adr[3, k]] = i
+            adr[3, k] += 1
+    return n
+
+
+@kernel
+def _row_island(m, d, link, island, i):
+    J = d.efc_J
+    for v in range(m.nv):
+        if J[i, v] != 0.0:
+            return island[_tree_root(link, m.body_rootid[m.dof_bodyid[v]])]
+    return -1
 
 
 # ---- the constraint stage -----------------------------------------------------------------------
@@ -615,6 +1090,7 @@ def fwd_constraint_kernel(m, d):
     nv, nefc = m.nv, d.efc_counts[3]
     for v in range(nv):
         d.qfrc_constraint[v] = 0.0
+    d.scratch_solver_counts[1] = 0
     if nefc == 0:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
@@ -629,21 +1105,43 @@ def fwd_constraint_kernel(m, d):
     warmstart(m, d)
     solver = m.opt_flags[OPT_SOLVER]
     maxiter = m.opt_flags[OPT_ITERATIONS]
-    if solver == SOL_NEWTON or solver == SOL_CG:
-        # MuJoCo 4.0 solves Newton and CG per constraint island (on by default) and copies back
-        # qacc, qfrc_constraint and efc_force but not efc_state: that keeps the state the
-        # warmstart's last evaluation left (at qacc_smooth), which we reproduce. (Without the
-        # warmstart MuJoCo leaves efc_state unset; we report the state at the solution.)
-        flags = m.opt_flags[OPT_DISABLEFLAGS]
-        islands = not (flags & DSBL_ISLAND) and not (flags & DSBL_WARMSTART)
-        saved = d.scratch_state_saved
-        if islands:
-            for i in range(nefc):
-                saved[i] = d.efc_state[i]
-        solve_primal(m, d, maxiter, solver == SOL_NEWTON)
-        if islands:
-            for i in range(nefc):
-                d.efc_state[i] = saved[i]
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    if solver != SOL_NEWTON and solver != SOL_CG:
+        return
+    newton = solver == SOL_NEWTON
+    dofs = d.scratch_island_dofs
+    rows = d.scratch_island_rows
+    if flags & DSBL_ISLAND:
+        # one problem over the whole model
+        for v in range(nv):
+            dofs[v] = v
+        for i in range(nefc):
+            rows[i] = i
+        d.scratch_solver_counts[1] = solve_primal(m, d, dofs[:nv], rows[:nefc], maxiter, newton)
+        return
+    # MuJoCo 4.0 solves each island on its own (its own scale and stopping), leaves the dofs
+    # of no island at qacc_smooth, and copies back qacc, qfrc_constraint and efc_force but not
+    # efc_state: that keeps the state the warmstart's last evaluation left (at qacc_smooth),
+    # which we reproduce. (Without the warmstart MuJoCo leaves efc_state unset; we report the
+    # state at the solution.)
+    nisland = find_islands(m, d)
+    saved = d.scratch_state_saved
+    keep_state = not (flags & DSBL_WARMSTART)
+    if keep_state:
+        for i in range(nefc):
+            saved[i] = d.efc_state[i]
+    adr = d.scratch_island_adr
+    total = 0
+    for k in range(nisland):
+        total += solve_primal(m, d, dofs[adr[0, k]:adr[0, k] + adr[1, k]],
+                              rows[adr[2, k]:adr[2, k] + adr[3, k]], maxiter, newton)
+    d.scratch_solver_counts[1] = total
+    for v in range(nv):
+        if d.scratch_tree_island[_tree_root(d.scratch_tree_link, m.body_rootid[m.dof_bodyid[v]])] < 0:
+            d.qacc[v] = d.qacc_smooth[v]
+    if keep_state:
+        for i in range(nefc):
+            d.efc_state[i] = saved[i]
 
 
 @handle_entry

@@ -1,0 +1,191 @@
+"""Contact rows and the solvers on contacts, against MuJoCo 4.0, with MuJoCo's contacts.
+
+kinedyn has no collision detection yet (the next stage), so these tests take the contacts
+from MuJoCo: MuJoCo simulates a scene of bodies dropped on the ground, and at states along the
+way its contact array (geoms, position, frame, distance, parameters) is copied into kinedyn's
+Data. kinedyn then makes every row (frictionless, pyramidal and elliptic cones, condim 1, 3,
+4 and 6) and solves; rows, forces and accelerations are compared with MuJoCo's at 1e-9.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracle import assert_close, assert_fields, load_pair
+
+import kinedyn as kd
+from kinedyn.engine.constraint import efc_capacity
+from kinedyn.engine.fields import MODEL_FIELDS, SIZE_NAMES
+from kinedyn.engine.types import ConeType, SolverType
+
+SCENE = """
+<mujoco model="drop">
+  <option cone="{cone}" impratio="{impratio}"/>
+  <default><geom solimp="0.9 0.95 0.001 0.5 2" solref="0.02 1"/></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 .1" condim="{floor_condim}" friction="0.8 0.02 0.001"/>
+    <body name="box" pos="0 0 .2" euler="10 20 5">
+      <freejoint/><geom name="box" type="box" size=".1 .07 .05" condim="3"/>
+    </body>
+    <body name="ball" pos=".4 0 .3">
+      <freejoint/><geom name="ball" type="sphere" size=".06" condim="6" friction="1 .05 .01"/>
+    </body>
+    <body name="capsule" pos="-.4 .1 .2" euler="0 80 10">
+      <freejoint/><geom name="capsule" type="capsule" size=".04 .12" condim="4" solmix="2"/>
+    </body>
+    <body name="arm" pos="0 .5 .25">
+      <joint name="hinge" type="hinge" axis="1 0 0" range="-1 1" damping=".5"/>
+      <geom name="arm" type="capsule" fromto="0 0 0 0 .2 0" size=".03" condim="1"/>
+    </body>
+    <body name="sticky" pos=".2 -.4 .15">
+      <freejoint/><geom name="sticky" type="box" size=".05 .05 .05" adhesion="{adhesion}"/>
+    </body>
+  </worldbody>
+  <contact>
+    <pair geom1="floor" geom2="capsule" condim="4" friction="0.7 0.9 0.01 0.001 0.001"
+          solreffriction="{solreffriction}"/>
+  </contact>
+  <actuator><motor joint="hinge" gear="5"/></actuator>
+</mujoco>
+"""
+
+
+def _scene(cone="pyramidal", impratio=1, floor_condim=3, adhesion=0, solreffriction="0 0"):
+    return SCENE.format(cone=cone, impratio=impratio, floor_condim=floor_condim, adhesion=adhesion,
+                        solreffriction=solreffriction)
+
+
+def with_contact_capacity(m, nconmax):
+    """The model rebuilt with room for ``nconmax`` contacts (the collision stage will size this
+    itself; here MuJoCo's contacts are copied in)."""
+    sizes = {s: getattr(m, s) for s in SIZE_NAMES}
+    sizes["nconmax"] = nconmax
+    sizes["nefcmax"] = efc_capacity(m.njnt, m.nv, m.ntendon, m.eq_type, nconmax)
+    out = type(m)._assemble(sizes, {f.name: m._field(f.name).copy() for f in MODEL_FIELDS},
+                            m.opt, {k: list(v) for k, v in m.names.items()})
+    return out
+
+
+def inject_contacts(d, mjd):
+    """Copy MuJoCo's contact array into kinedyn's Data (what the collision stage will write)."""
+    n = mjd.ncon
+    d.efc_counts[4] = n
+    for name in ("dist", "pos", "includemargin", "friction", "solref", "solreffriction", "solimp",
+                 "dim", "geom", "exclude", "adhesion"):
+        getattr(d, "contact_" + name)[...] = np.array([getattr(c, name) for c in mjd.contact[:n]]).reshape(
+            getattr(d, "contact_" + name).shape)
+    d.contact_frame[...] = np.array([c.frame for c in mjd.contact[:n]]).reshape(n, 3, 3)
+
+
+def scene_pair(xml):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # contacts are "not simulated" by the compiler yet
+        m, _, mjm, mjd = load_pair(xml, disable=False)
+    m = with_contact_capacity(m, 64)
+    # TEMPORARY until the constraint compiler lands
+    m.body_invweight0[:] = mjm.body_invweight0
+    m.dof_invweight0[:] = mjm.dof_invweight0
+    m.jnt_solref[:] = mjm.jnt_solref
+    m.jnt_solimp[:] = mjm.jnt_solimp
+    m.opt.cone = mjm.opt.cone
+    m.opt.impratio = mjm.opt.impratio
+    return m, kd.Data(m), mjm, mjd
+
+
+def mujoco_contact_states(mjm, mjd, count=5, steps=60, seed=0):
+    """States of MuJoCo's simulation of the drop, with their contact arrays."""
+    import mujoco
+    rng = np.random.default_rng(seed)
+    mujoco.mj_resetData(mjm, mjd)
+    mjd.qvel[:] = rng.normal(scale=0.5, size=mjm.nv)
+    out = []
+    for _ in range(count):
+        mjd.ctrl[:] = rng.uniform(-1, 1, size=mjm.nu)
+        for _ in range(steps):
+            mujoco.mj_step(mjm, mjd)
+        out.append({k: np.array(getattr(mjd, k)) for k in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart")})
+    return out
+
+
+def _check_states(m, d, mjm, mjd, states, names=None):
+    import mujoco
+    contacts = 0
+    for state in states:
+        for k, v in state.items():
+            getattr(d, k)[...] = v
+            getattr(mjd, k)[...] = v
+        mujoco.mj_forward(mjm, mjd)
+        inject_contacts(d, mjd)
+        kd.forward(m, d)
+        assert_fields(m, d, mjm, mjd, names=names)
+        contacts += d.ncon
+    assert contacts > 0, "no contact in any state: the test would not test contact rows"
+
+
+@pytest.mark.parametrize("solver", ["NEWTON", "CG"])
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_contact_rows_and_solution_match(cone, solver):
+    m, d, mjm, mjd = scene_pair(_scene(cone=cone))
+    for mm in (m, mjm):
+        mm.opt.solver = int(SolverType[solver])
+    _check_states(m, d, mjm, mjd, mujoco_contact_states(mjm, mjd))
+
+
+@pytest.mark.parametrize("variant", [dict(impratio=10), dict(floor_condim=6), dict(floor_condim=1),
+                                     dict(adhesion=2), dict(solreffriction="0.05 0.5")],
+                         ids=["impratio", "condim6", "condim1", "adhesion", "solreffriction"])
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_contact_parameters(cone, variant):
+    m, d, mjm, mjd = scene_pair(_scene(cone=cone, **variant))
+    _check_states(m, d, mjm, mjd, mujoco_contact_states(mjm, mjd, count=4, seed=1))
+
+
+@pytest.mark.parametrize("options", [dict(iterations=2), dict(tolerance=1e-4), dict(ls_iterations=3)],
+                         ids=["2-iterations", "loose", "short-line-search"])
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_elliptic_and_pyramidal_with_own_settings(cone, options):
+    m, d, mjm, mjd = scene_pair(_scene(cone=cone))
+    for mm in (m, mjm):
+        for k, v in options.items():
+            setattr(mm.opt, k, v)
+    _check_states(m, d, mjm, mjd, mujoco_contact_states(mjm, mjd, count=4, seed=2))
+
+
+def test_elliptic_cone_hessian_matches_in_the_middle_zone():
+    """contact.H, the Newton solver's cone Hessian, where MuJoCo sets it (contacts in the
+    cone's middle zone; MuJoCo stores it flat, dim x dim)."""
+    import mujoco
+    m, d, mjm, mjd = scene_pair(_scene(cone="elliptic"))
+    seen = 0
+    for state in mujoco_contact_states(mjm, mjd, count=6, seed=3):
+        for k, v in state.items():
+            getattr(d, k)[...] = v
+            getattr(mjd, k)[...] = v
+        mujoco.mj_forward(mjm, mjd)
+        inject_contacts(d, mjd)
+        kd.forward(m, d)
+        for i in range(d.ncon):
+            adr = d.contact_efc_address[i]
+            if adr >= 0 and mjd.efc_state[adr] == int(mujoco.mjtConstraintState.mjCNSTRSTATE_CONE):
+                dim = d.contact_dim[i]
+                theirs = np.array(mjd.contact[i].H[:dim * dim]).reshape(dim, dim)
+                assert_close("contact.H", d.contact_H[i, :dim, :dim], theirs)
+                seen += 1
+    if not seen:
+        pytest.skip("no contact in the cone's middle zone at the sampled states")
+
+
+def test_contact_view_has_mujoco_names():
+    m, d, mjm, mjd = scene_pair(_scene())
+    state = mujoco_contact_states(mjm, mjd, count=1)[0]
+    import mujoco
+    for k, v in state.items():
+        getattr(mjd, k)[...] = v
+    mujoco.mj_forward(mjm, mjd)
+    inject_contacts(d, mjd)
+    assert len(d.contact) == d.ncon == mjd.ncon > 0
+    assert d.contact.dist.shape == (d.ncon,) and d.contact.frame.shape == (d.ncon, 3, 3)
+    with pytest.raises(AttributeError, match="no field"):
+        d.contact.distance
+    assert kd.ConeType.ELLIPTIC == ConeType.ELLIPTIC == 1
