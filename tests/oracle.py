@@ -411,10 +411,6 @@ def assert_fields(m, d, mjm, mjd, stage: str | Iterable[str] | None = None,
     return [s.name for s in specs]
 
 
-# TEMPORARY (removed by the constraint-compiler commit): fields the compiler does not fill yet
-PENDING_MODEL_FIELDS = {"body_invweight0", "dof_invweight0", "tendon_invweight0"}
-
-
 def assert_model_fields(m, mjm, names: str | Iterable[str] | None = None, rtol: float = RTOL,
                         atol: float = ATOL, skip: str | Iterable[str] = ()) -> list[str]:
     """Compare kinedyn's Model ``m`` with MuJoCo's ``mjm``; return the names compared.
@@ -424,7 +420,7 @@ def assert_model_fields(m, mjm, names: str | Iterable[str] | None = None, rtol: 
     unless ``names`` is given, then every Model field with ``mujoco=True``. Any of
     these names can be in ``skip``.
     """
-    skip = ({skip} if isinstance(skip, str) else set(skip)) | PENDING_MODEL_FIELDS
+    skip = {skip} if isinstance(skip, str) else set(skip)
     reports = []
     compared = []
     if names is None:
