@@ -51,7 +51,9 @@ UNCOMPARED_STAGES = ("state", "scratch")
 FLAG_XML = '<flag constraint="disable" contact="disable"/>'
 DISABLE_BITS = int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
 
-OPTION_FIELDS = ("timestep", "gravity", "integrator", "disableflags", "enableflags")
+OPTION_FIELDS = ("timestep", "gravity", "integrator", "disableflags", "enableflags", "solver", "cone",
+                 "jacobian", "iterations", "ls_iterations", "noslip_iterations", "impratio", "tolerance",
+                 "ls_tolerance", "noslip_tolerance", "o_margin", "o_solref", "o_solimp", "o_friction")
 
 
 # ---- locating models ----------------------------------------------------------------------------
@@ -415,9 +417,9 @@ def assert_model_fields(m, mjm, names: str | Iterable[str] | None = None, rtol: 
                         atol: float = ATOL, skip: str | Iterable[str] = ()) -> list[str]:
     """Compare kinedyn's Model ``m`` with MuJoCo's ``mjm``; return the names compared.
 
-    Checks the sizes (:data:`SIZE_NAMES`) and the options (``opt.timestep``,
-    ``opt.gravity``, ``opt.integrator``, ``opt.disableflags``, ``opt.enableflags``)
-    unless ``names`` is given, then every Model field with ``mujoco=True``. Any of
+    Checks the sizes (:data:`SIZE_NAMES`) and the options (:data:`OPTION_FIELDS`:
+    ``opt.timestep``, ``opt.gravity``, ..., the constraint solver's options) unless
+    ``names`` is given, then every Model field with ``mujoco=True``. Any of
     these names can be in ``skip``.
     """
     skip = {skip} if isinstance(skip, str) else set(skip)
