@@ -940,7 +940,7 @@ class Compiler:
             eid = len(self.equalities)
             data = list(_EQ_DATA0)
             if eqtype in (EqType.CONNECT, EqType.WELD):
-                objtype, refs = self._equality_frames(node, a, eqtype, data)
+                objtype, refs = self._connect_or_weld(node, a, eqtype, data)
             else:
                 kind = "joint" if eqtype == EqType.JOINT else "tendon"
                 if f"{kind}1" not in a:
@@ -961,7 +961,7 @@ class Compiler:
                 data=data))
 
     @staticmethod
-    def _equality_frames(node: Node, a: dict, eqtype: int, data: list) -> tuple[int, list]:
+    def _connect_or_weld(node: Node, a: dict, eqtype: int, data: list) -> tuple[int, list]:
         """Connect and weld: body or site semantics (the schema's either/or), their eq_data entries.
 
         Body semantics (body1, with anchor for connect): data[0:3] is the anchor (in body1's

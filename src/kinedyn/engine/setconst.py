@@ -26,7 +26,7 @@ from kinedyn._jit import cached_njit
 from kinedyn.engine.data import Data
 from kinedyn.engine.forward import forward
 from kinedyn.engine.smooth_inertia import _solve_m_entry, solve_m
-from kinedyn.engine.support import FRAME_BODY_COM, _jac_frame
+from kinedyn.engine.support import jac_body_com
 from kinedyn.engine.types import (
     EQ_CONNECT,
     EQ_WELD,
@@ -113,7 +113,7 @@ def _set_invweight0(model, d, body_simple) -> None:
             general.append(i)
     if general:
         # rows: the translational then rotational com Jacobian of each body (mj_jacBodyCom)
-        jac = np.concatenate([np.concatenate(_jac_frame(model, d, FRAME_BODY_COM, i)) for i in general])
+        jac = np.concatenate([np.concatenate(jac_body_com(model, d, i)) for i in general])
         diag = _inverse_inertia_diagonal(model, d, jac).reshape(len(general), 6)
         model.body_invweight0[general, 0] = diag[:, :3].sum(axis=1) / 3
         model.body_invweight0[general, 1] = diag[:, 3:].sum(axis=1) / 3
