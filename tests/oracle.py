@@ -51,7 +51,9 @@ UNCOMPARED_STAGES = ("state", "scratch")
 FLAG_XML = '<flag constraint="disable" contact="disable"/>'
 DISABLE_BITS = int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT) | int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
 
-OPTION_FIELDS = ("timestep", "gravity", "integrator", "disableflags", "enableflags")
+OPTION_FIELDS = ("timestep", "gravity", "integrator", "disableflags", "enableflags", "solver", "cone",
+                 "jacobian", "iterations", "ls_iterations", "noslip_iterations", "impratio", "tolerance",
+                 "ls_tolerance", "noslip_tolerance", "o_margin", "o_solref", "o_solimp", "o_friction")
 
 
 # ---- locating models ----------------------------------------------------------------------------
@@ -428,20 +430,16 @@ def assert_fields(m, d, mjm, mjd, stage: str | Iterable[str] | None = None,
     return [s.name for s in specs]
 
 
-# TEMPORARY (removed by the constraint-compiler commit): fields the compiler does not fill yet
-PENDING_MODEL_FIELDS = {"body_invweight0", "dof_invweight0", "tendon_invweight0"}
-
-
 def assert_model_fields(m, mjm, names: str | Iterable[str] | None = None, rtol: float = RTOL,
                         atol: float = ATOL, skip: str | Iterable[str] = ()) -> list[str]:
     """Compare kinedyn's Model ``m`` with MuJoCo's ``mjm``; return the names compared.
 
-    Checks the sizes (:data:`SIZE_NAMES`) and the options (``opt.timestep``,
-    ``opt.gravity``, ``opt.integrator``, ``opt.disableflags``, ``opt.enableflags``)
-    unless ``names`` is given, then every Model field with ``mujoco=True``. Any of
+    Checks the sizes (:data:`SIZE_NAMES`) and the options (:data:`OPTION_FIELDS`:
+    ``opt.timestep``, ``opt.gravity``, ..., the constraint solver's options) unless
+    ``names`` is given, then every Model field with ``mujoco=True``. Any of
     these names can be in ``skip``.
     """
-    skip = ({skip} if isinstance(skip, str) else set(skip)) | PENDING_MODEL_FIELDS
+    skip = {skip} if isinstance(skip, str) else set(skip)
     reports = []
     compared = []
     if names is None:

@@ -26,7 +26,12 @@ What a generated model contains:
 * sites on bodies and on the world;
 * motor, position (sometimes with ``timeconst``, hence an activation) and
   velocity actuators on hinge and slide joints;
-* sometimes a keyframe.
+* sometimes a keyframe;
+* with ``constraints=True`` only (off by default, so the other tests' models do not
+  change): random solver options, joint margins, friction loss and partial
+  solref/solimp (limits and friction), constraint defaults in the default class, and
+  equality constraints (connect and weld between bodies or sites, with or without anchor,
+  relpose and torquescale; joint couplings with polycoef; active or not, named or not).
 
 Every moving body carries mass (a geom or an inertial): MuJoCo rejects a body
 with joints and zero mass ("mass and inertia of moving bodies must be larger
@@ -294,7 +299,47 @@ def _independent_axes(dr, k: int) -> list[list[float] | None]:
     return axes
 
 
-def _joint(dr, degree: bool, name: str, jtype: str, axis: list[float] | None) -> _Joint:
+def _solref(dr) -> str:
+    """1 or 2 solref values: (timeconst, dampratio), sometimes the direct form (-stiffness, -damping)."""
+    values = [dr.real(0.005, 0.1), dr.real(0.2, 2.0)]
+    if dr.boolean(0.2):
+        values = [-dr.real(100.0, 1e4), -dr.real(1.0, 100.0)]
+    return _fmt(*values[:dr.integer(1, 2)])
+
+
+def _solimp(dr) -> str:
+    """1 to 5 solimp values: dmin, dmax, width, midpoint, power."""
+    values = [dr.real(0.5, 0.9), dr.real(0.9, 0.999), dr.real(1e-4, 0.05), dr.real(0.1, 0.9),
+              dr.real(1.0, 4.0)]
+    return _fmt(*values[:dr.integer(1, 5)])
+
+
+def _constraint_attrs(dr, attrs: dict) -> list[str]:
+    """Random constraint attributes of a joint, a default class's joint or an equality.
+
+    ``attrs`` maps each attribute to draw ("margin", "frictionloss", "solreflimit", ...) to
+    its kind: "margin" or "friction" (a non-negative number), "solref" or "solimp".
+    """
+    out = []
+    for attr, kind in attrs.items():
+        if not dr.boolean(0.35):
+            continue
+        if kind == "solref":
+            value = _solref(dr)
+        elif kind == "solimp":
+            value = _solimp(dr)
+        else:
+            value = _fmt(dr.real(0.0, 0.1 if kind == "margin" else 1.0))
+        out.append(f'{attr}="{value}"')
+    return out
+
+
+_JOINT_CONSTRAINT_ATTRS = {"margin": "margin", "frictionloss": "friction", "solreflimit": "solref",
+                           "solimplimit": "solimp", "solreffriction": "solref", "solimpfriction": "solimp"}
+
+
+def _joint(dr, degree: bool, name: str, jtype: str, axis: list[float] | None,
+           constraints: bool = False) -> _Joint:
     if jtype == "free":
         if dr.boolean(0.5):
             return _Joint(name, jtype, f'<freejoint name="{name}"/>')
@@ -333,10 +378,76 @@ def _joint(dr, degree: bool, name: str, jtype: str, axis: list[float] | None) ->
             attrs.append(f'springref="{_fmt(unit())}"')
         if dr.boolean(0.3):
             attrs.append(f'ref="{_fmt(unit())}"')
+    if constraints:
+        attrs += _constraint_attrs(dr, _JOINT_CONSTRAINT_ATTRS)
     return _Joint(name, jtype, "<joint " + " ".join(attrs) + "/>")
 
 
-def _build_mjcf(dr, max_bodies: int = MAX_BODIES) -> str:
+def _solver_options(dr) -> str:
+    """Random attributes (with a leading space) of <option> for the constraint solver."""
+    out = ""
+    for attr, value in (("solver", lambda: dr.choice(("PGS", "CG", "Newton"))),
+                        ("cone", lambda: dr.choice(("pyramidal", "elliptic"))),
+                        ("jacobian", lambda: dr.choice(("dense", "sparse", "auto"))),
+                        ("iterations", lambda: dr.integer(0, 200)),
+                        ("ls_iterations", lambda: dr.integer(0, 100)),
+                        ("noslip_iterations", lambda: dr.integer(0, 10)),
+                        ("tolerance", lambda: _fmt(dr.real(0.0, 1e-6))),
+                        ("ls_tolerance", lambda: _fmt(dr.real(0.0, 0.1))),
+                        ("noslip_tolerance", lambda: _fmt(dr.real(0.0, 1e-4))),
+                        ("impratio", lambda: _fmt(dr.real(0.1, 10.0))),
+                        ("o_margin", lambda: _fmt(dr.real(-0.1, 0.1))),
+                        ("o_solref", lambda: _solref(dr)),
+                        ("o_solimp", lambda: _solimp(dr)),
+                        ("o_friction", lambda: _fmt(*_vec(dr, dr.integer(1, 5), 0.0, 1.0)))):
+        if dr.boolean(0.3):
+            out += f' {attr}="{value()}"'
+    return out
+
+
+def _equalities(dr, bodies: list[str], sites: list[str], scalar_joints: list[str]) -> list[str]:
+    """0 to 4 random <equality> children over the named bodies, sites and hinge/slide joints."""
+    kinds = ["connect", "weld"] + (["site connect", "site weld"] if len(sites) >= 2 else []) + (
+        ["joint"] if scalar_joints else [])
+    out = []
+    for k in range(dr.integer(0, 4)):
+        kind = dr.choice(kinds)
+        attrs = []
+        if kind in ("connect", "weld"):
+            body1 = dr.choice(bodies)
+            attrs.append(f'body1="{body1}"')
+            others = [b for b in ["world", *bodies] if b != body1]
+            if dr.boolean(0.7):
+                attrs.append(f'body2="{dr.choice(others)}"')
+            if kind == "connect" or dr.boolean(0.5):
+                attrs.append(f'anchor="{_fmt(*_vec(dr, 3, -0.5, 0.5))}"')
+            if kind == "weld" and dr.boolean(0.5):
+                quat = _vec(dr, 4, -1.0, 1.0) if dr.boolean(0.7) else [0.0] * 4  # all zero: computed
+                attrs.append(f'relpose="{_fmt(*_vec(dr, 3, -0.5, 0.5), *quat)}"')
+        elif kind.startswith("site"):
+            site1 = dr.choice(sites)
+            attrs.append(f'site1="{site1}" site2="{dr.choice([s for s in sites if s != site1])}"')
+            kind = kind.split()[1]
+        else:
+            joint1 = dr.choice(scalar_joints)
+            attrs.append(f'joint1="{joint1}"')
+            others = [j for j in scalar_joints if j != joint1]
+            if others and dr.boolean(0.6):
+                attrs.append(f'joint2="{dr.choice(others)}"')
+            if dr.boolean(0.7):
+                attrs.append(f'polycoef="{_fmt(*_vec(dr, dr.integer(1, 5), -1.0, 1.0))}"')
+        if kind == "weld" and dr.boolean(0.3):
+            attrs.append(f'torquescale="{_fmt(dr.real(0.0, 2.0))}"')
+        if dr.boolean(0.3):
+            attrs.append(f'name="e{k}"')
+        if dr.boolean(0.2):
+            attrs.append(f'active="{dr.choice(("true", "false"))}"')
+        attrs += _constraint_attrs(dr, {"solref": "solref", "solimp": "solimp"})
+        out.append(f'    <{kind} {" ".join(attrs)}/>')
+    return out
+
+
+def _build_mjcf(dr, max_bodies: int = MAX_BODIES, constraints: bool = False) -> str:
     degree = dr.boolean(0.3)
     compiler = f'<compiler angle="{"degree" if degree else "radian"}"'
     if dr.boolean(0.2):
@@ -346,6 +457,8 @@ def _build_mjcf(dr, max_bodies: int = MAX_BODIES) -> str:
     option = f'<option timestep="{_fmt(dr.real(1e-4, 1e-2))}" integrator="{dr.choice(_INTEGRATORS)}"'
     if dr.boolean(0.8):
         option += f' gravity="{_fmt(*_vec(dr, 3, -10.0, 10.0))}"'
+    if constraints:
+        option += _solver_options(dr)
     option += f">{FLAG_XML}</option>"
 
     default = ""
@@ -353,6 +466,16 @@ def _build_mjcf(dr, max_bodies: int = MAX_BODIES) -> str:
         default = (f'<default><joint armature="{_fmt(dr.real(0.0, 0.2))}" '
                    f'damping="{_fmt(dr.real(0.0, 1.0))}"/>'
                    f'<geom density="{_fmt(dr.real(200.0, 2000.0))}"/></default>')
+    if constraints and dr.boolean(0.5):
+        joint = " ".join(_constraint_attrs(dr, _JOINT_CONSTRAINT_ATTRS))
+        equality = " ".join(_constraint_attrs(dr, {"solref": "solref", "solimp": "solimp"}))
+        if dr.boolean(0.2):
+            equality += ' active="false"'
+        # one <joint> per class: the constraint attributes join the armature and damping drawn above
+        inner = default[len("<default>"):-len("</default>")].replace("<joint ", f"<joint {joint} ")
+        if "<joint " not in inner:
+            inner += f"<joint {joint}/>"
+        default = f"<default>{inner}<equality {equality}/></default>"
 
     # topology: parent[i] in {-1 (world)} or an earlier body; bodies are 0..n-1 in creation order
     n = dr.integer(1, max_bodies)
@@ -380,10 +503,15 @@ def _build_mjcf(dr, max_bodies: int = MAX_BODIES) -> str:
         js = []
         for jtype in types:
             axis = axes[jtype].pop(0) if jtype in axes else None
-            js.append(_joint(dr, degree, f"j{next(counter)}", jtype, axis))
+            js.append(_joint(dr, degree, f"j{next(counter)}", jtype, axis, constraints))
         joints[i] = js
 
     site_counter = iter(range(10_000))
+    site_names: list[str] = []
+
+    def site_xml(indent: str) -> str:
+        site_names.append(f"s{next(site_counter)}")
+        return indent + _site(dr, degree, site_names[-1])
     order: list[_Joint] = []  # joints in MuJoCo's order (depth-first, as written)
 
     def body_xml(i: int, indent: str) -> list[str]:
@@ -399,7 +527,7 @@ def _build_mjcf(dr, max_bodies: int = MAX_BODIES) -> str:
         ngeom = dr.integer(0, 2) if has_inertial else dr.integer(1 if moving else 0, 3)
         lines += [inner + _geom(dr, degree) for _ in range(ngeom)]
         if dr.boolean(0.4):
-            lines += [inner + _site(dr, degree, f"s{next(site_counter)}") for _ in range(dr.integer(1, 2))]
+            lines += [site_xml(inner) for _ in range(dr.integer(1, 2))]
         for c in children[i]:
             lines += body_xml(c, inner)
         lines.append(f"{indent}</body>")
@@ -407,7 +535,7 @@ def _build_mjcf(dr, max_bodies: int = MAX_BODIES) -> str:
 
     world = []
     if dr.boolean(0.2):
-        world.append("    " + _site(dr, degree, f"s{next(site_counter)}"))
+        world.append(site_xml("    "))
     for c in children[-1]:
         world += body_xml(c, "    ")
 
@@ -464,6 +592,10 @@ def _build_mjcf(dr, max_bodies: int = MAX_BODIES) -> str:
     if default:
         lines.append("  " + default)
     lines += ["  <worldbody>", *world, "  </worldbody>"]
+    if constraints:
+        equalities = _equalities(dr, [f"b{i}" for i in range(n)], site_names, [j.name for j in scalar])
+        if equalities:
+            lines += ["  <equality>", *equalities, "  </equality>"]
     if actuators:
         lines += ["  <actuator>", *actuators, "  </actuator>"]
     lines += keyframe + ["</mujoco>", ""]
@@ -471,14 +603,14 @@ def _build_mjcf(dr, max_bodies: int = MAX_BODIES) -> str:
 
 
 @st.composite
-def random_mjcf(draw, max_bodies: int = MAX_BODIES) -> str:
+def random_mjcf(draw, max_bodies: int = MAX_BODIES, constraints: bool = False) -> str:
     """Hypothesis strategy: MJCF text of a random kinematic tree (see the module docstring)."""
-    return _build_mjcf(_HypothesisDraw(draw), max_bodies)
+    return _build_mjcf(_HypothesisDraw(draw), max_bodies, constraints)
 
 
-def random_mjcf_text(seed: int, max_bodies: int = MAX_BODIES) -> str:
+def random_mjcf_text(seed: int, max_bodies: int = MAX_BODIES, constraints: bool = False) -> str:
     """MJCF text of a random kinematic tree, a pure function of ``seed`` (NumPy's PCG64)."""
-    return _build_mjcf(_NumpyDraw(np.random.default_rng(seed)), max_bodies)
+    return _build_mjcf(_NumpyDraw(np.random.default_rng(seed)), max_bodies, constraints)
 
 
 # ---- states -------------------------------------------------------------------------------------

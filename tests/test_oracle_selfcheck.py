@@ -20,7 +20,6 @@ from oracle import (
     ATOL,
     DISABLE_BITS,
     MODELS_DIR,
-    PENDING_MODEL_FIELDS,
     RTOL,
     assert_close,
     assert_fields,
@@ -278,7 +277,7 @@ def test_assert_model_fields_checks_sizes_options_and_every_model_field():
     compared = assert_model_fields(mjm, other, **EXACT)
     mujoco_sizes = [s for s in SIZE_NAMES if s not in KINEDYN_SIZES]
     assert compared[:len(mujoco_sizes)] == mujoco_sizes and "opt.gravity" in compared
-    assert set(compared) >= {s.name for s in MODEL_FIELDS if s.mujoco} - PENDING_MODEL_FIELDS
+    assert set(compared) >= {s.name for s in MODEL_FIELDS if s.mujoco}
     other.body_mass[1] += 1e-6
     other.opt.timestep *= 2
     with pytest.raises(AssertionError, match="body_mass") as info:

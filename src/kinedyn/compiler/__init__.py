@@ -11,7 +11,8 @@ Modules, in the order a model passes through them:
 
 After the arrays are built, ``kinedyn.engine.setconst.set_const(model)`` computes the
 quantities that need the kinematics at qpos0
-(``actuator_acc0``, ``actuator_length0``, kv from ``dampratio``) and
+(``actuator_acc0``, ``actuator_length0``, kv from ``dampratio``, the ``*_invweight0``,
+the pose-dependent ``eq_data``) and
 ``set_length_range`` the muscles' ``actuator_lengthrange``.
 """
 
@@ -42,7 +43,7 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool
     compiler = Compiler(root, strict)
     model = compiler.run()
     check_finite(model, compiler)
-    set_const(model)
+    set_const(model, compiler.body_simple)
     set_length_range(model, compiler.lropt, compiler.actuator_nodes)
     check_finite(model, compiler)  # set_const's values at qpos0 can overflow too
     return model

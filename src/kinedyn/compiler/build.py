@@ -23,7 +23,22 @@ from kinedyn.compiler import inertial as inr
 from kinedyn.engine.constraint import efc_capacity
 from kinedyn.engine.fields import MODEL_FIELDS
 from kinedyn.engine.model import Model, Option
-from kinedyn.engine.types import MINVAL, DisableBit, GeomType, IntegratorType, JointType, WrapType
+from kinedyn.engine.types import (
+    MINVAL,
+    NEQDATA,
+    NIMP,
+    NREF,
+    ConeType,
+    DisableBit,
+    EqType,
+    GeomType,
+    IntegratorType,
+    JacobianType,
+    JointType,
+    ObjType,
+    SolverType,
+    WrapType,
+)
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
 from kinedyn.xml.mjcf import (
     ACTUATOR_TAGS,
@@ -49,12 +64,16 @@ _SECTIONS_WITHOUT_ATTRIBUTES = {"visual", "asset", "custom", "contact", "equalit
 # sections accepted and ignored: they hold nothing kinedyn simulates
 _IGNORED_SECTIONS = {"size", "statistic", "visual", "asset", "custom"}
 
+# mj_defaultSolRefImp: the solref and solimp of every constraint that does not set them
+_SOLREF = [0.02, 1.0]
+_SOLIMP = [0.9, 0.95, 0.001, 0.5, 2.0]
 # MuJoCo's own defaults for elements (mjs_defaultJoint / Geom / Site)
 _JOINT_DEFAULTS = dict(type="hinge", group=0, pos=[0.0, 0.0, 0.0], axis=[0.0, 0.0, 1.0], limited="auto",
                        actuatorfrclimited="auto", stiffness=[0.0, 0.0, 0.0], range=[0.0, 0.0],
                        actuatorfrcrange=[0.0, 0.0], ref=0.0, springref=0.0, armature=0.0,
                        damping=[0.0, 0.0, 0.0], frictionloss=0.0, springdamper=[0.0, 0.0],
-                       actuatorgravcomp="false")
+                       actuatorgravcomp="false", margin=0.0, solreflimit=_SOLREF, solimplimit=_SOLIMP,
+                       solreffriction=_SOLREF, solimpfriction=_SOLIMP)
 _GEOM_DEFAULTS = dict(type="sphere", contype=1, conaffinity=1, condim=3, group=0, size=[0.0, 0.0, 0.0],
                       friction=[1.0, 0.005, 0.0001], density=1000.0, shellinertia="false",
                       pos=[0.0, 0.0, 0.0], fluidshape="none")
@@ -63,7 +82,15 @@ _SITE_DEFAULTS = dict(type="sphere", group=0, pos=[0.0, 0.0, 0.0], size=[0.005, 
 _TENDON_DEFAULTS = dict(group=0, limited="auto", actuatorfrclimited="auto", range=[0.0, 0.0],
                         actuatorfrcrange=[0.0, 0.0], frictionloss=0.0, springlength=[-1.0, -1.0],
                         margin=0.0, stiffness=[0.0, 0.0, 0.0], damping=[0.0, 0.0, 0.0], armature=0.0,
-                        springyield=0.0)
+                        springyield=0.0, solreflimit=_SOLREF, solimplimit=_SOLIMP, solreffriction=_SOLREF,
+                        solimpfriction=_SOLIMP)
+# mjs_defaultEquality: active, default solref/solimp; eq_data starts as polycoef (0, 1, 0, 0, 0) with
+# torquescale (data[10]) 1, whatever the type: those values survive where nothing overwrites them
+_EQUALITY_DEFAULTS = dict(active="true", solref=_SOLREF, solimp=_SOLIMP)
+_EQ_DATA0 = (0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
+# equality elements: their schema entry (mjcf.SCHEMA) and type
+_EQUALITY_TAGS = {"connect": ("connect", EqType.CONNECT), "weld": ("weld", EqType.WELD),
+                  "joint": ("equality_joint", EqType.JOINT), "tendon": ("equality_tendon", EqType.TENDON)}
 # number of size parameters each geom type uses (mjGEOMINFO)
 _GEOMINFO = {GeomType.PLANE: 3, GeomType.HFIELD: 0, GeomType.SPHERE: 1, GeomType.CAPSULE: 2,
              GeomType.ELLIPSOID: 3, GeomType.CYLINDER: 2, GeomType.BOX: 3, GeomType.MESH: 0,
@@ -182,6 +209,10 @@ class Compiler:
         self.keys: list[tuple[Node, dict]] = []
         self.sections: dict[str, list[Node]] = {}
         self.contact_excludes: list[tuple[Node, str, str]] = []
+        self.equalities: list[dict] = []
+        # the constraint solver's <option> attributes that were given (Option has the defaults)
+        self.solver_opt: dict = {}
+        self.body_simple: list[int] = []  # set by _assemble, read by setconst (invweight0)
 
     # ---- sections -------------------------------------------------------------------------------
 
@@ -220,6 +251,8 @@ class Compiler:
         self._check_moving_masses()
         for node in self.sections.get("tendon", []):
             self._tendons(node)
+        for node in self.sections.get("equality", []):
+            self._equalities(node)
         for node in self.sections.get("actuator", []):
             self._actuators(node)
         for node in self.sections.get("keyframe", []):
@@ -289,6 +322,7 @@ class Compiler:
                                           "implicitfast": IntegratorType.IMPLICITFAST}[name])
         if not self.opt["timestep"] > 0:
             raise node.error("timestep must be positive", "timestep")
+        self._solver_options(node, a)
         flags = node.find_all("flag")
         if len(flags) > 1:
             raise flags[1].error(f"Schema violation: unique element 'flag' found {len(flags)} times")
@@ -305,6 +339,32 @@ class Compiler:
                     bits, family = 1 << FLAG_BITS_ENABLE.index(name), "enableflags"
                 on = (value == "disable") if family == "disableflags" else (value == "enable")
                 self.opt[family] = (self.opt[family] | bits) if on else (self.opt[family] & ~bits)
+
+    def _solver_options(self, node: Node, a: dict) -> None:
+        """The constraint solver's <option> attributes (mjOption; xml_native_reader Option).
+
+        Vectors given in part keep the rest of their current value, as MuJoCo's reader writes
+        the given leading values in place. MuJoCo takes any number (negative iterations or
+        tolerances included); kinedyn's Option refuses what its solver cannot use, and that
+        refusal is reported here, on the attribute.
+        """
+        enums = {"solver": SolverType, "cone": ConeType, "jacobian": JacobianType}
+        defaults = dict(Option.SOLVER_OPTIONS)
+        scratch = Option()
+        for key, _ in Option.SOLVER_OPTIONS:
+            if key not in a:
+                continue
+            value = a[key]
+            if key in enums:
+                value = int(enums[key][value.upper()])
+            elif isinstance(value, list):
+                current = list(self.solver_opt.get(key, defaults[key]))
+                value = value + current[len(value):]
+            try:
+                setattr(scratch, key, value)
+            except ValueError as err:
+                raise node.error(f"{err} (kinedyn's constraint solver cannot use it)", key) from None
+            self.solver_opt[key] = value
 
     # ---- tree -----------------------------------------------------------------------------------
 
@@ -696,7 +756,10 @@ class Compiler:
         joint.compiled = dict(limited=int(is_limited), actfrclimited=int(is_frclimited), range=rng,
                               actfrcrange=frc, axis=axis, pos=pos, ref=ref, springref=springref,
                               group=a["group"], stiffness=a["stiffness"][0], damping=a["damping"][0],
-                              armature=a["armature"], frictionloss=a["frictionloss"])
+                              armature=a["armature"], frictionloss=a["frictionloss"], margin=a["margin"],
+                              solref=list(a["solreflimit"]), solimp=list(a["solimplimit"]),
+                              solreffriction=list(a["solreffriction"]),
+                              solimpfriction=list(a["solimpfriction"]))
 
     def _check_moving_masses(self) -> None:
         # valid: the body, or a body welded to it through jointless children, has mass and inertia;
@@ -790,7 +853,8 @@ class Compiler:
                 node=node, name=name, wraps=wraps, wtypes=wtypes, group=a["group"], limited=int(limited),
                 actfrclimited=int(frclimited), range=rng, actfrcrange=frc, margin=a["margin"],
                 stiffness=a["stiffness"][0], damping=a["damping"][0], frictionloss=a["frictionloss"],
-                lengthspring=spring))
+                lengthspring=spring, solref_lim=list(a["solreflimit"]), solimp_lim=list(a["solimplimit"]),
+                solref_fri=list(a["solreffriction"]), solimp_fri=list(a["solimpfriction"])))
 
     def _spatial_path(self, node: Node, name: str, tid: int, a: dict, path: list):
         """Wrap objects of a spatial tendon (mjCWrap::ResolveReferences, mjCTendon::Compile checks)."""
@@ -848,6 +912,111 @@ class Compiler:
                 if i < sz - 1 and wtypes[i + 1] == WrapType.SITE and wraps[i][0] == wraps[i + 1][0]:
                     raise node.error(f"tendon '{name}' (id = {tid}): site {i} is repeated")
         return wraps, wtypes
+
+    # ---- equality constraints --------------------------------------------------------------------
+
+    def _equalities(self, section: Node) -> None:
+        """One <equality> section (xml_native_reader OneEquality, mjCEquality::ResolveReferences).
+
+        eq_data is left as the reader stores it; ``setconst`` completes it at qpos0 (the
+        connect anchor in body2's frame, the weld's relative pose when relpose is omitted).
+        """
+        names = {e["name"] for e in self.equalities if e["name"]}
+        for node in section.children:
+            tag = node.tag
+            if tag in ("flex", "flexvert", "flexstrain"):
+                raise node.error(f"<{tag}> equality constraints act on flexes, which kinedyn does not "
+                                 "support")
+            if tag not in _EQUALITY_TAGS:
+                raise node.error("Schema violation: unrecognized element")
+            if node.children:
+                raise node.children[0].error("Schema violation: unrecognized element")
+            schema, eqtype = _EQUALITY_TAGS[tag]
+            attrs = typed_attrs(node, schema)
+            cls = self.classes["main"]
+            if "class" in attrs:
+                cls = dflt.lookup(self.classes, node, "class", attrs["class"])
+            a = dflt.merge(schema, dflt.merge("equality", _EQUALITY_DEFAULTS, cls.equality), attrs)
+            eid = len(self.equalities)
+            data = list(_EQ_DATA0)
+            if eqtype in (EqType.CONNECT, EqType.WELD):
+                objtype, refs = self._connect_or_weld(node, a, eqtype, data)
+            else:
+                kind = "joint" if eqtype == EqType.JOINT else "tendon"
+                if f"{kind}1" not in a:
+                    raise node.error(f"required attribute missing: '{kind}1'", f"{kind}1")
+                objtype = ObjType.UNKNOWN  # MuJoCo leaves eq_objtype 0 for joint and tendon equalities
+                refs = [(f"{kind}{k}", a[f"{kind}{k}"]) for k in (1, 2) if f"{kind}{k}" in a]
+                poly = a.get("polycoef", [])
+                data[:len(poly)] = poly
+            obj1, obj2 = self._equality_objects(node, eid, eqtype, objtype, refs)
+            name = a.get("name", "")
+            if name:
+                if name in names:
+                    raise node.error(f"repeated name '{name}' in equality", "name")
+                names.add(name)
+            self.equalities.append(dict(
+                node=node, name=name, type=int(eqtype), obj1=obj1, obj2=obj2, objtype=int(objtype),
+                active=int(a["active"] == "true"), solref=list(a["solref"]), solimp=list(a["solimp"]),
+                data=data))
+
+    @staticmethod
+    def _connect_or_weld(node: Node, a: dict, eqtype: int, data: list) -> tuple[int, list]:
+        """Connect and weld: body or site semantics (the schema's either/or), their eq_data entries.
+
+        Body semantics (body1, with anchor for connect): data[0:3] is the anchor (in body1's
+        frame for connect, body2's for weld), a weld's relpose goes to data[3:10]. Site
+        semantics (site1 and site2): nothing is read but a weld's torquescale (data[10]).
+        """
+        body_attrs = ("body1", "body2", "anchor") + (("relpose",) if eqtype == EqType.WELD else ())
+        given_sites = [k for k in ("site1", "site2") if k in a]
+        given_bodies = [k for k in body_attrs if k in a]
+        quoted = ", ".join(f"'{k}'" for k in body_attrs)
+        if given_sites and given_bodies:
+            raise node.error(f"Schema violation: at most one of ('site1', 'site2'), ({quoted}) can be "
+                             "specified", given_sites[0])
+        body_semantic = "body1" in a and ("anchor" in a or eqtype == EqType.WELD)
+        if not body_semantic and not ("site1" in a and "site2" in a):
+            required = "('body1', 'anchor')" if eqtype == EqType.CONNECT else "'body1'"
+            raise node.error(f"Schema violation: one of ('site1', 'site2'), {required} must be specified")
+        if eqtype == EqType.WELD:
+            data[10] = a.get("torquescale", data[10])
+        if not body_semantic:
+            return ObjType.SITE, [(k, a[k]) for k in ("site1", "site2")]
+        data[0:3] = a.get("anchor", [0.0, 0.0, 0.0])
+        if "relpose" in a:
+            data[3:10] = a["relpose"]
+        return ObjType.BODY, [(k, a[k]) for k in ("body1", "body2") if k in a]
+
+    def _equality_objects(self, node: Node, eid: int, eqtype: int, objtype: int,
+                          refs: list) -> tuple[int, int]:
+        """(obj1, obj2) ids (mjCEquality::ResolveReferences): a missing body2 is the world, a
+        missing joint2 or tendon2 is -1; the two must differ; joints must be hinge or slide."""
+        if objtype == ObjType.BODY:
+            ids = {b.name: b.id for b in self.bodies if b.id and b.name}
+            ids["world"] = 0
+        elif objtype == ObjType.SITE:
+            ids = {s.attrs["name"]: s.id for s in self.sites if s.attrs.get("name")}
+        elif eqtype == EqType.JOINT:
+            ids = {j.attrs["name"]: j.id for j in self.joints if j.attrs.get("name")}
+        else:
+            ids = {t["name"]: i for i, t in enumerate(self.tendons) if t["name"]}
+        found = []
+        for k, (attr, name) in enumerate(refs):
+            if name not in ids:
+                where = "" if k == 0 else f" {eid}"
+                raise node.error(f"unknown element '{name}' in equality constraint{where}", attr)
+            found.append(ids[name])
+        obj1 = found[0]
+        obj2 = found[1] if len(found) > 1 else (0 if objtype == ObjType.BODY else -1)
+        if obj1 == obj2:
+            raise node.error(f"element '{refs[0][1]}' is repeated in equality constraint {eid}",
+                             refs[-1][0])
+        if eqtype == EqType.JOINT:
+            for (attr, _), jid in zip(refs, found, strict=True):
+                if self.joints[jid].type not in (JointType.HINGE, JointType.SLIDE):
+                    raise node.error("only HINGE and SLIDE joint allowed in constraint", attr)
+        return obj1, obj2
 
     # ---- actuators ------------------------------------------------------------------------------
 
@@ -968,8 +1137,9 @@ class Compiler:
             eqs = [c for node in self.sections.get("equality", []) for c in node.children]
             if eqs:
                 more = "" if len(eqs) == 1 else f" and {len(eqs) - 1} more"
-                self._report(f"equality constraints (<{eqs[0].tag}> at line {eqs[0].line}{more}) are not "
-                             "simulated", eqs[0])
+                self._report(f"equality constraints (<{eqs[0].tag}> at line {eqs[0].line}{more}) are "
+                             "compiled but not simulated; disable them with <flag equality=\"disable\"/>",
+                             eqs[0])
         if not off(DisableBit.LIMIT):
             limited = [j for j in self.joints if j.compiled["limited"]]
             if limited:
@@ -999,22 +1169,6 @@ class Compiler:
         if grav:
             self._report(f"gravity compensation ({', '.join(_label(b) for b in grav[:5])}) is not simulated",
                          grav[0].node)
-
-    def _constraint_placeholders(self, arr, nbody, njnt, nv, ntendon) -> None:
-        """Constraint-model fields at MuJoCo's defaults (no equality constraints yet)."""
-        solref, solimp = [0.02, 1.0], [0.9, 0.95, 0.001, 0.5, 2.0]
-        arr.update(body_invweight0=np.zeros((nbody, 2)), dof_invweight0=np.zeros(nv),
-                   tendon_invweight0=np.zeros(ntendon), jnt_margin=np.zeros(njnt),
-                   jnt_solref=np.tile(solref, (njnt, 1)), jnt_solimp=np.tile(solimp, (njnt, 1)),
-                   dof_solref=np.tile(solref, (nv, 1)), dof_solimp=np.tile(solimp, (nv, 1)),
-                   tendon_solref_lim=np.tile(solref, (ntendon, 1)),
-                   tendon_solimp_lim=np.tile(solimp, (ntendon, 1)),
-                   tendon_solref_fri=np.tile(solref, (ntendon, 1)),
-                   tendon_solimp_fri=np.tile(solimp, (ntendon, 1)),
-                   eq_type=np.zeros(0, np.int32), eq_obj1id=np.zeros(0, np.int32),
-                   eq_obj2id=np.zeros(0, np.int32), eq_objtype=np.zeros(0, np.int32),
-                   eq_active0=np.zeros(0, np.uint8), eq_solref=np.zeros((0, 2)), eq_solimp=np.zeros((0, 5)),
-                   eq_data=np.zeros((0, 12)))
 
     # ---- arrays ---------------------------------------------------------------------------------
 
@@ -1052,7 +1206,7 @@ class Compiler:
         jnt_qposadr, jnt_dofadr = [], []
         qpos0, qpos_spring = np.zeros(nq), np.zeros(nq)
         dof_bodyid, dof_jntid, dof_parentid = [], [], []
-        dof_armature, dof_damping, dof_frictionloss = [], [], []
+        dof_armature, dof_damping, dof_frictionloss, dof_solref, dof_solimp = [], [], [], [], []
         body_jntnum, body_jntadr, body_dofnum, body_dofadr = [], [], [], []
         lastdof = [-1] * nbody
         qadr = dadr = jadr = 0
@@ -1084,6 +1238,8 @@ class Compiler:
                     dof_armature.append(c["armature"])
                     dof_damping.append(c["damping"])
                     dof_frictionloss.append(c["frictionloss"])
+                    dof_solref.append(c["solreffriction"])  # mjCModel::CopyTree: each dof of the joint
+                    dof_solimp.append(c["solimpfriction"])
                     dadr += 1
                 qadr += JointType(j.type).nq
                 jadr += 1
@@ -1111,17 +1267,23 @@ class Compiler:
         arr["jnt_stiffness"] = jcol("stiffness")
         arr["jnt_range"] = jcol("range", 2)
         arr["jnt_actfrcrange"] = jcol("actfrcrange", 2)
+        arr["jnt_margin"] = jcol("margin")
+        arr["jnt_solref"] = jcol("solref", NREF)
+        arr["jnt_solimp"] = jcol("solimp", NIMP)
         arr["dof_bodyid"] = np.array(dof_bodyid, dtype=np.int32)
         arr["dof_jntid"] = np.array(dof_jntid, dtype=np.int32)
         arr["dof_parentid"] = np.array(dof_parentid, dtype=np.int32)
         arr["dof_armature"] = np.array(dof_armature, dtype=float)
         arr["dof_damping"] = np.array(dof_damping, dtype=float)
         arr["dof_frictionloss"] = np.array(dof_frictionloss, dtype=float)
+        arr["dof_solref"] = np.array(dof_solref, dtype=float).reshape(nv, NREF)
+        arr["dof_solimp"] = np.array(dof_solimp, dtype=float).reshape(nv, NIMP)
 
         # tree-sparse M (mj_makeDofDofSparse, reduced): row i = ancestors of dof i in ascending
         # order, then i itself; rows of "simple" dofs hold only the diagonal, because MuJoCo 4.0
         # keeps M diagonal for bodies whose inertia cannot couple them to their ancestors
-        simplenum = _dof_simplenum(bodies, dof_bodyid)
+        self.body_simple = _body_simple(bodies)
+        simplenum = _dof_simplenum(self.body_simple, dof_bodyid)
         rownnz, rowadr, colind = [], [], []
         for i in range(nv):
             anc = []
@@ -1185,6 +1347,10 @@ class Compiler:
         arr["tendon_stiffness"] = tcol("stiffness")
         arr["tendon_damping"] = tcol("damping")
         arr["tendon_frictionloss"] = tcol("frictionloss")
+        arr["tendon_solref_lim"] = tcol("solref_lim", NREF)
+        arr["tendon_solimp_lim"] = tcol("solimp_lim", NIMP)
+        arr["tendon_solref_fri"] = tcol("solref_fri", NREF)
+        arr["tendon_solimp_fri"] = tcol("solimp_fri", NIMP)
         arr["tendon_lengthspring"] = tcol("lengthspring", 2)  # -1 -1 resolved by set_const
         arr["tendon_length0"] = np.zeros(ntendon)  # set_const
         arr["wrap_type"] = np.array([w for t in tendons for w in t["wtypes"]], dtype=np.int32)
@@ -1258,8 +1424,26 @@ class Compiler:
         arr.update(key_time=key_time, key_qpos=key_qpos, key_qvel=key_qvel, key_act=key_act,
                    key_ctrl=key_ctrl)
 
-        self._constraint_placeholders(arr, nbody, njnt, nv, ntendon)
-        neq = len(arr["eq_type"])
+        # equality constraints; eq_data is completed at qpos0 by setconst
+        eqs = self.equalities
+        neq = len(eqs)
+
+        def ecol(key, width=None, dtype=float):
+            v = np.array([e[key] for e in eqs], dtype=dtype)
+            return v.reshape(neq, width) if width else v.reshape(neq)
+
+        arr["eq_type"] = ecol("type", dtype=np.int32)
+        arr["eq_obj1id"] = ecol("obj1", dtype=np.int32)
+        arr["eq_obj2id"] = ecol("obj2", dtype=np.int32)
+        arr["eq_objtype"] = ecol("objtype", dtype=np.int32)
+        arr["eq_active0"] = ecol("active", dtype=np.uint8)
+        arr["eq_solref"] = ecol("solref", NREF)
+        arr["eq_solimp"] = ecol("solimp", NIMP)
+        arr["eq_data"] = ecol("data", NEQDATA)
+        # mj_setConst
+        arr["body_invweight0"] = np.zeros((nbody, 2))
+        arr["dof_invweight0"] = np.zeros(nv)
+        arr["tendon_invweight0"] = np.zeros(ntendon)
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom, nsite=nsite,
                      ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC, neq=neq,
                      nconmax=0, nefcmax=efc_capacity(njnt, nv, ntendon, arr["eq_type"], 0))
@@ -1268,11 +1452,11 @@ class Compiler:
                      geom=[g.attrs.get("name", "") for g in geoms],
                      site=[s.attrs.get("name", "") for s in sites],
                      actuator=list(self.actuator_names), tendon=[t["name"] for t in tendons],
-                     key=key_names)
+                     key=key_names, equality=[e["name"] for e in eqs])
         o = self.opt
         opt = Option(timestep=o["timestep"], gravity=o["gravity"], integrator=o["integrator"],
                      disableflags=o["disableflags"], enableflags=o["enableflags"], wind=o["wind"],
-                     density=o["density"], viscosity=o["viscosity"])
+                     density=o["density"], viscosity=o["viscosity"], **self.solver_opt)
         model = Model._assemble(sizes, arr, opt, names)
         object.__setattr__(model, "model_name", model_name)
         return model
@@ -1290,6 +1474,7 @@ def check_finite(model, compiler: Compiler) -> None:
               "geom": [g.node for g in compiler.geoms], "site": [s.node for s in compiler.sites],
               "tendon": [t["node"] for t in compiler.tendons], "actuator": list(compiler.actuator_nodes),
               "key": [k[0] for k in compiler.keys]}
+    owners["eq"] = [e["node"] for e in compiler.equalities]
     owners["dof"] = [owners["jnt"][j] for j in model.dof_jntid]
     owners["wrap"] = [t["node"] for t in compiler.tendons for _ in t["wraps"]]
     qpos_owner = [j.node for j in compiler.joints for _ in range(JointType(j.type).nq)]
@@ -1326,14 +1511,15 @@ def _null_pose(pos, quat) -> bool:
     return minus or plus
 
 
-def _dof_simplenum(bodies: list[Body], dof_bodyid: list[int]) -> list[int]:
-    """dof_simplenum (mjCModel::CopyTree, FinalizeSimple): > 0 for dofs of "simple" bodies.
+def _body_simple(bodies: list[Body]) -> list[int]:
+    """body_simple (mjCModel::CopyTree): 0, or 1 for a "simple" body, 2 for a simple body whose
+    joints are all slides (mj_setConst then takes its inverse weights from its mass alone).
 
     A body is simple when its inertial frame is its body frame, it hangs from the world
     (or from a fixed child of the world), it has no child bodies, and its joints are at
     the body origin, axis-aligned, with at most one rotation; ``simple="false"`` opts out.
     """
-    simple = [False] * len(bodies)
+    simple = [0] * len(bodies)
     for b in bodies[1:]:
         par = b.parent
         ok = _null_pose(b.ipos, b.iquat) and (
@@ -1349,14 +1535,23 @@ def _dof_simplenum(bodies: list[Body], dof_bodyid: list[int]) -> list[int]:
                 ok = False
             if j.type in (JointType.BALL, JointType.HINGE):
                 rotfound = True
-        simple[b.id] = ok
+        simple[b.id] = int(ok)
     for b in bodies[1:]:
         if b.parent.id > 0:
-            simple[b.parent.id] = False
+            simple[b.parent.id] = 0
+    for b in bodies[1:]:
+        if simple[b.id] and b.dofnum and all(j.type == JointType.SLIDE for j in b.joints):
+            simple[b.id] = 2
+    return simple
+
+
+def _dof_simplenum(body_simple: list[int], dof_bodyid: list[int]) -> list[int]:
+    """dof_simplenum (mjCModel::FinalizeSimple): > 0 for dofs of simple bodies (the number of
+    consecutive simple dofs from this one on); their rows of M hold only the diagonal."""
     out = [0] * len(dof_bodyid)
     count = 0
     for i in range(len(dof_bodyid) - 1, -1, -1):
-        count = count + 1 if simple[dof_bodyid[i]] else 0
+        count = count + 1 if body_simple[dof_bodyid[i]] else 0
         out[i] = count
     return out
 

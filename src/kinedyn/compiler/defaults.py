@@ -6,7 +6,7 @@ MuJoCo semantics (xml_native_reader.cc ``Default``, ``GetClass``; user_model.cc
 it sets; an element takes its explicit ``class``, else the ``childclass`` of the
 innermost enclosing body or frame that has one, else "main".
 
-Joint, geom, site and tendon defaults are attribute dictionaries. An attribute with a
+Joint, geom, site, tendon and equality defaults are attribute dictionaries. An attribute with a
 variable number of values (geom ``size``, ``friction``, actuator ``gear``)
 overrides only the leading values it gives, as MuJoCo's reader writes into the
 default's array in place. Setting any orientation form replaces the inherited
@@ -26,7 +26,7 @@ from kinedyn.compiler.frames import ORIENTATION_ATTRS
 from kinedyn.xml.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
 
 # children of <default> that only affect things we ignore (visuals) or do not support yet
-_IGNORED_DEFAULT_CHILDREN = {"mesh", "material", "camera", "light", "pair", "equality"}
+_IGNORED_DEFAULT_CHILDREN = {"mesh", "material", "camera", "light", "pair"}
 
 
 def _variable_arity(tag: str, attr: str) -> bool:
@@ -56,6 +56,7 @@ class DefaultClass:
     geom: dict = field(default_factory=dict)
     site: dict = field(default_factory=dict)
     tendon: dict = field(default_factory=dict)
+    equality: dict = field(default_factory=dict)  # active, solref, solimp of every equality kind
     # [(tag, attrs, node)] from the root class down to this one, in document order
     actuators: list = field(default_factory=list)
 
@@ -91,7 +92,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
     cls = DefaultClass(name, parent)
     if parent is not None:
         cls.joint, cls.geom, cls.site = dict(parent.joint), dict(parent.geom), dict(parent.site)
-        cls.tendon = dict(parent.tendon)
+        cls.tendon, cls.equality = dict(parent.tendon), dict(parent.equality)
         cls.actuators = list(parent.actuators)
     classes[name] = cls
     seen: set[str] = set()
@@ -110,6 +111,8 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
             setattr(cls, tag, merge(tag, getattr(cls, tag), values))
         elif tag == "tendon":
             cls.tendon = merge("tendon", cls.tendon, tendon_attrs(typed_attrs(child)))
+        elif tag == "equality":
+            cls.equality = merge("equality", cls.equality, typed_attrs(child))
         elif tag in ACTUATOR_TAGS:
             values = typed_attrs(child)
             for forbidden in ("name", "class", "joint", "jointinparent", "tendon", "site", "refsite",

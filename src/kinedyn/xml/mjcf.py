@@ -46,6 +46,8 @@ _TENDON = _kinds(name="s", **{"class": "s"}, group="i", limited=_FTA, actuatorfr
                  solreffriction="f1-2", solimpfriction="f1-5", frictionloss="f", springlength="f1-2",
                  margin="f", stiffness="f1-3", damping="f1-3", armature="f", springyield="f", user="f*")
 
+_EQUALITY = _kinds(name="s", **{"class": "s"}, active=_BOOL, solref="f1-2", solimp="f1-5")
+
 FLAG_BITS_DISABLE = ("constraint", "equality", "frictionloss", "limit", "contact", "spring", "damper",
                      "gravity", "clampctrl", "warmstart", "filterparent", "actuation", "refsafe",
                      "sensor", "midphase", "eulerdamp", "autoreset", "nativeccd", "island", "multiccd")
@@ -67,7 +69,8 @@ SCHEMA: dict[str, dict] = {
         ccd_tolerance="f", sleep_tolerance="f", gravity="f3", wind="f3", magnetic="f3", density="f",
         viscosity="f", o_margin="f", o_solref="f1-2", o_solimp="f1-5", o_friction="f1-5",
         integrator=("e", ("Euler", "RK4", "implicit", "implicitfast", "discrete")),
-        cone="s", jacobian="s", solver="s", iterations="i", ls_iterations="i",
+        cone=("e", ("pyramidal", "elliptic")), jacobian=("e", ("dense", "sparse", "auto")),
+        solver=("e", ("PGS", "CG", "Newton")), iterations="i", ls_iterations="i",
         noslip_iterations="i", ccd_iterations="i", sdf_iterations="i", sdf_initpoints="i",
         actuatorgroupdisable="i*"),
     # 'passive' is our documented alias for spring + damper (MuJoCo 4.0 rejects it)
@@ -123,6 +126,14 @@ SCHEMA: dict[str, dict] = {
     "pulley": _kinds(divisor="f"),
     "tendon": _kinds(**{k: v for k, v in _TENDON.items() if k not in ("name", "class")},
                      rgba="f4", width="f", material="s"),
+    # equality constraints (<equality> children); "equality_joint" and "equality_tendon" keep them
+    # apart from the body <joint> and the default <tendon>; "equality" is <default><equality>
+    "connect": _kinds(**_EQUALITY, body1="s", body2="s", anchor="f3", site1="s", site2="s"),
+    "weld": _kinds(**_EQUALITY, body1="s", body2="s", relpose="f7", anchor="f3", site1="s", site2="s",
+                   torquescale="f"),
+    "equality_joint": _kinds(**_EQUALITY, joint1="s", joint2="s", polycoef="f1-5"),
+    "equality_tendon": _kinds(**_EQUALITY, tendon1="s", tendon2="s", polycoef="f1-5"),
+    "equality": _kinds(active=_BOOL, solref="f1-2", solimp="f1-5"),
     "keyframe": {},
     "key": _kinds(name="s", time="f", qpos="f*", qvel="f*", act="f*", mpos="f*", mquat="f*", ctrl="f*"),
 }
