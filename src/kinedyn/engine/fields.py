@@ -347,6 +347,22 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("scratch_solver_counts", (2,), "scratch", "line-search evaluations, iterations", False, dtype=I),
     _d("scratch_ls_points", (3, 4), "scratch", "line-search candidate points (alpha, cost, slope, curvature)",
        False),
+    _d("scratch_efc_Y", ("nefcmax", "nv"), "scratch",
+       "whitened Jacobian Y = J M^-1/2 (MuJoCo's efc_Y, dense)", False),
+    _d("scratch_efc_AR", ("nefcmax", "nefcmax"), "scratch",
+       "the dual solvers' matrix J M^-1 J' + diag(R) (MuJoCo's efc_AR, dense)", False),
+    _d("scratch_pgs_efc", (3, "nefcmax"), "scratch",
+       "PGS and noslip rows: 1/AR_ii, Nesterov's previous and extrapolated forces (or AR f)", False),
+    _d("scratch_pgs_block", ("nefcmax",), "scratch", "PGS visiting order of the rows (shuffled)", False,
+       dtype=I),
+    _d("scratch_tree", (4, "nv"), "scratch",
+       "islands: tree of each dof, union-find parent and island of each tree, island of each dof", False,
+       dtype=I),
+    _d("scratch_island", (5, "nv"), "scratch",
+       "per island: ne, nf, nefc, first position in the row list, solver iterations", False, dtype=I),
+    _d("scratch_efc_island", (2, "nefcmax"), "scratch",
+       "island of each row; the rows listed island by island", False, dtype=I),
+    _d("scratch_nisland", (1,), "scratch", "number of constraint islands (0: islands off)", False, dtype=I),
 )
 
 MODEL_FIELD = {f.name: f for f in MODEL_FIELDS}
