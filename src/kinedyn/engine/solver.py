@@ -20,7 +20,9 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine.island import ISLAND_NITER
 from kinedyn.engine.smooth_inertia import solve_ld
+from kinedyn.engine.solver_pgs import dual_finish, pgs_warmstart, solve_noslip, solve_pgs
 from kinedyn.engine.types import (
     CNSTRSTATE_LINEARNEG,
     CNSTRSTATE_LINEARPOS,
@@ -33,10 +35,12 @@ from kinedyn.engine.types import (
     OPT_ITERATIONS,
     OPT_LS_ITERATIONS,
     OPT_LS_TOLERANCE,
+    OPT_NOSLIP_ITERATIONS,
     OPT_SOLVER,
     OPT_TOLERANCE,
     SOL_CG,
     SOL_NEWTON,
+    SOL_PGS,
 )
 
 # rows of Data.scratch_solver_nv
@@ -626,15 +630,37 @@ def fwd_constraint_kernel(m, d):
         for v in range(nv):
             s += J[i, v] * d.qacc_smooth[v]
         d.efc_b[i] = s - d.efc_aref[i]
-    warmstart(m, d)
     solver = m.opt_flags[OPT_SOLVER]
     maxiter = m.opt_flags[OPT_ITERATIONS]
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    noslip = m.opt_flags[OPT_NOSLIP_ITERATIONS]
+    if solver == SOL_PGS:
+        # warmstart() for PGS: the forces the primal assigns to qacc_warmstart, kept if their
+        # dual cost is not positive (pgs_warmstart); cold: zero forces
+        if flags & DSBL_WARMSTART:
+            for v in range(nv):
+                d.qacc[v] = d.qacc_smooth[v]
+            for i in range(nefc):
+                d.efc_force[i] = 0.0
+        else:
+            sv = d.scratch_solver_nv
+            se = d.scratch_solver_efc
+            for v in range(nv):
+                d.qacc[v] = d.qacc_warmstart[v]
+                sv[_SEARCH, v] = d.qacc_warmstart[v]
+            _mul_j(d, se, _JAREF, sv, _SEARCH, nefc)
+            for i in range(nefc):
+                se[_JAREF, i] -= d.efc_aref[i]
+            constraint_update(m, d, se[_JAREF], False)
+            pgs_warmstart(m, d)
+        solve_pgs(m, d, maxiter)
+    else:
+        warmstart(m, d)
     if solver == SOL_NEWTON or solver == SOL_CG:
         # MuJoCo 4.0 solves Newton and CG per constraint island (on by default) and copies back
         # qacc, qfrc_constraint and efc_force but not efc_state: that keeps the state the
         # warmstart's last evaluation left (at qacc_smooth), which we reproduce. (Without the
         # warmstart MuJoCo leaves efc_state unset; we report the state at the solution.)
-        flags = m.opt_flags[OPT_DISABLEFLAGS]
         islands = not (flags & DSBL_ISLAND) and not (flags & DSBL_WARMSTART)
         saved = d.scratch_state_saved
         if islands:
@@ -644,6 +670,13 @@ def fwd_constraint_kernel(m, d):
         if islands:
             for i in range(nefc):
                 d.efc_state[i] = saved[i]
+        for s in range(nv):
+            d.scratch_island[ISLAND_NITER, s] = 0
+    # noslip after any solver, then the dual solvers' map back to joint space (mj_dualFinish)
+    if noslip > 0:
+        solve_noslip(m, d, noslip)
+    if solver == SOL_PGS or noslip > 0:
+        dual_finish(m, d)
 
 
 @handle_entry
