@@ -157,14 +157,6 @@ def _humanoid_xml():
 def _pair(name):
     xml = _humanoid_xml() if name == "humanoid" else MODELS[name]
     m, d, mjm, mjd = load_pair(xml, disable="contact")
-    # TEMPORARY until the constraint compiler lands
-    m.body_invweight0[:] = mjm.body_invweight0
-    m.dof_invweight0[:] = mjm.dof_invweight0
-    m.tendon_invweight0[:] = mjm.tendon_invweight0
-    m.jnt_margin[:] = mjm.jnt_margin
-    m.jnt_solref[:] = mjm.jnt_solref
-    m.jnt_solimp[:] = mjm.jnt_solimp
-    m.tendon_solref_lim[:] = mjm.tendon_solref_lim
     return m, d, mjm, mjd
 
 

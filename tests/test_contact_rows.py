@@ -83,13 +83,6 @@ def scene_pair(xml):
         warnings.simplefilter("ignore")  # contacts are "not simulated" by the compiler yet
         m, _, mjm, mjd = load_pair(xml, disable=False)
     m = with_contact_capacity(m, 64)
-    # TEMPORARY until the constraint compiler lands
-    m.body_invweight0[:] = mjm.body_invweight0
-    m.dof_invweight0[:] = mjm.dof_invweight0
-    m.jnt_solref[:] = mjm.jnt_solref
-    m.jnt_solimp[:] = mjm.jnt_solimp
-    m.opt.cone = mjm.opt.cone
-    m.opt.impratio = mjm.opt.impratio
     return m, kd.Data(m), mjm, mjd
 
 
@@ -187,5 +180,5 @@ def test_contact_view_has_mujoco_names():
     assert len(d.contact) == d.ncon == mjd.ncon > 0
     assert d.contact.dist.shape == (d.ncon,) and d.contact.frame.shape == (d.ncon, 3, 3)
     with pytest.raises(AttributeError, match="no field"):
-        d.contact.distance
+        _ = d.contact.distance
     assert kd.ConeType.ELLIPTIC == ConeType.ELLIPTIC == 1

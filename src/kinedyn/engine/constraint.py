@@ -3,9 +3,11 @@
 The position stage makes the rows (``make_constraint``, MuJoCo's ``mj_makeConstraint``):
 each row's type, id, Jacobian, position, margin and friction loss, then the approximate
 inverse inertia of the row (``mj_diagApprox``), its impedance and the regulariser
-(``mj_makeImpedance``). The velocity stage computes each row's velocity and reference
-acceleration (``reference_constraint``, ``mj_referenceConstraint``). The solvers
-(:mod:`kinedyn.engine.solver`) read them.
+(``mj_makeImpedance``); for the dual solvers (PGS, noslip) it also groups the rows into
+islands (:mod:`kinedyn.engine.island`) and builds AR = J M^-1 J' + diag(R)
+(``project_constraint``, ``mj_projectConstraint``). The velocity stage computes each row's
+velocity and reference acceleration (``reference_constraint``, ``mj_referenceConstraint``).
+The solvers (:mod:`kinedyn.engine.solver`, :mod:`kinedyn.engine.solver_pgs`) read them.
 
 Rows come in MuJoCo's order: equality (connect 3 rows, weld 6, joint and tendon 1), friction
 loss (dofs, then tendons), limits (joints, lower side first, then tendons), contacts. A row
@@ -26,6 +28,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine.island import make_islands
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -41,6 +44,7 @@ from kinedyn.engine.types import (
     DSBL_CONTACT,
     DSBL_EQUALITY,
     DSBL_FRICTIONLOSS,
+    DSBL_ISLAND,
     DSBL_LIMIT,
     DSBL_REFSAFE,
     EQ_CONNECT,
@@ -55,6 +59,9 @@ from kinedyn.engine.types import (
     OPT_CONE,
     OPT_DISABLEFLAGS,
     OPT_IMPRATIO,
+    OPT_NOSLIP_ITERATIONS,
+    OPT_SOLVER,
+    SOL_PGS,
 )
 from kinedyn.engine.util_spatial import quat_product
 
@@ -655,6 +662,54 @@ def make_constraint_kernel(m, d):
         return
     _diag_approx(m, d, nefc)
     _make_impedance(m, d, nefc)
+    # the dual solvers' matrix and islands (mj_island, then mj_projectConstraint when mj_isDual)
+    if m.opt_flags[OPT_SOLVER] == SOL_PGS or m.opt_flags[OPT_NOSLIP_ITERATIONS] > 0:
+        if flags & DSBL_ISLAND:
+            d.scratch_nisland[0] = 0
+        else:
+            make_islands(m, d)
+        project_constraint(m, d, nefc)
+
+
+@kernel
+def project_constraint(m, d, nefc):
+    """The dual solvers' matrix AR = J M^-1 J' + diag(R) (mj_projectConstraint, dense layout).
+
+    First the whitened Jacobian Y = J M^-1/2 = J L^-1 D^-1/2 (M = L' D L, MuJoCo's factor),
+    row by row as mj_solveM2 does: y <- L^-T y over the dofs from the last to the second,
+    then scaled by 1/sqrt(D). Then AR = Y Y', accumulated over dofs in order for the lower
+    triangle and mirrored (mju_sqrMatTD), plus R on the diagonal (mj_makeAR). Rows in
+    different islands touch disjoint dofs, so their entries are exact zeros.
+    """
+    nv = m.nv
+    Y = d.scratch_efc_Y
+    AR = d.scratch_efc_AR
+    for i in range(nefc):
+        for v in range(nv):
+            Y[i, v] = d.efc_J[i, v]
+        for v in range(nv - 1, 0, -1):
+            yv = Y[i, v]
+            if yv != 0.0:
+                start = m.M_rowadr[v]
+                for adr in range(start, start + m.M_rownnz[v] - 1):
+                    Y[i, m.M_colind[adr]] -= d.qLD[adr] * yv
+    for v in range(nv):
+        s = 1 / math.sqrt(d.qLD[m.M_rowadr[v] + m.M_rownnz[v] - 1])
+        for i in range(nefc):
+            Y[i, v] *= s
+    for i in range(nefc):
+        for k in range(i + 1):
+            AR[i, k] = 0.0
+        for v in range(nv):
+            y = Y[i, v]
+            if y != 0.0:
+                for k in range(i + 1):
+                    AR[i, k] += Y[k, v] * y
+    for i in range(nefc):
+        for k in range(i + 1, nefc):
+            AR[i, k] = AR[k, i]
+    for i in range(nefc):
+        AR[i, i] += d.efc_R[i]
 
 
 @handle_entry

@@ -20,7 +20,9 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine.island import ISLAND_NITER
 from kinedyn.engine.smooth_inertia import solve_ld
+from kinedyn.engine.solver_pgs import dual_finish, pgs_warmstart, solve_noslip, solve_pgs
 from kinedyn.engine.types import (
     CNSTR_CONTACT_ELLIPTIC,
     CNSTRSTATE_CONE,
@@ -37,10 +39,12 @@ from kinedyn.engine.types import (
     OPT_ITERATIONS,
     OPT_LS_ITERATIONS,
     OPT_LS_TOLERANCE,
+    OPT_NOSLIP_ITERATIONS,
     OPT_SOLVER,
     OPT_TOLERANCE,
     SOL_CG,
     SOL_NEWTON,
+    SOL_PGS,
 )
 
 # rows of Data.scratch_solver_nv
@@ -994,6 +998,15 @@ def _hager_zhang(d, dofs):
 
 
 @kernel
+def _dof_tree(m, v):
+    """The kinematic tree of dof v, named by its first dof (the ancestor with no parent dof;
+    MuJoCo's dof_treeid numbers the same trees)."""
+    while m.dof_parentid[v] >= 0:
+        v = m.dof_parentid[v]
+    return v
+
+
+@kernel
 def _tree_root(link, t):
     while link[t] != t:
         link[t] = link[link[t]]
@@ -1009,13 +1022,13 @@ def find_islands(m, d):
     and its rows (ascending) at scratch_island_rows[adr[2, k]:+adr[3, k]]; returns the count.
     Dofs of trees no row touches belong to no island. (Islands are numbered by their first
     dof; MuJoCo's numbering may differ, which changes nothing computed.)"""
-    nv, nefc, nbody = m.nv, d.efc_counts[3], m.nbody
-    link = d.scratch_tree_link     # union-find over trees, named by their root body
+    nv, nefc = m.nv, d.efc_counts[3]
+    link = d.scratch_tree_link     # union-find over trees, named by their first dof
     touched = d.scratch_tree_flag  # a row acts on the tree
     island = d.scratch_tree_island
     adr = d.scratch_island_adr
     J = d.efc_J
-    for b in range(nbody):
+    for b in range(nv):
         link[b] = b
         touched[b] = 0
         island[b] = -1
@@ -1023,19 +1036,19 @@ def find_islands(m, d):
         first = -1
         for v in range(nv):
             if J[i, v] != 0.0:
-                t = _tree_root(link, m.body_rootid[m.dof_bodyid[v]])
-                touched[m.body_rootid[m.dof_bodyid[v]]] = 1
+                t = _tree_root(link, _dof_tree(m, v))
+                touched[_dof_tree(m, v)] = 1
                 if first < 0:
                     first = t
                 elif t != first:
                     link[t] = first
     # a component is an island when a row touches any of its trees
-    for b in range(nbody):
+    for b in range(nv):
         if touched[b]:
             island[_tree_root(link, b)] = -2
     n = 0
     for v in range(nv):
-        root = _tree_root(link, m.body_rootid[m.dof_bodyid[v]])
+        root = _tree_root(link, _dof_tree(m, v))
         if island[root] == -2:
             island[root] = n
             n += 1
@@ -1043,7 +1056,7 @@ def find_islands(m, d):
         adr[1, k] = 0
         adr[3, k] = 0
     for v in range(nv):
-        k = island[_tree_root(link, m.body_rootid[m.dof_bodyid[v]])]
+        k = island[_tree_root(link, _dof_tree(m, v))]
         if k >= 0:
             adr[1, k] += 1
     for i in range(nefc):
@@ -1060,7 +1073,7 @@ def find_islands(m, d):
         adr[1, k] = 0
         adr[3, k] = 0
     for v in range(nv):
-        k = island[_tree_root(link, m.body_rootid[m.dof_bodyid[v]])]
+        k = island[_tree_root(link, _dof_tree(m, v))]
         if k >= 0:
             d.scratch_island_dofs[adr[0, k] + adr[1, k]] = v
             adr[1, k] += 1
@@ -1077,7 +1090,7 @@ def _row_island(m, d, link, island, i):
     J = d.efc_J
     for v in range(m.nv):
         if J[i, v] != 0.0:
-            return island[_tree_root(link, m.body_rootid[m.dof_bodyid[v]])]
+            return island[_tree_root(link, _dof_tree(m, v))]
     return -1
 
 
@@ -1085,30 +1098,10 @@ def _row_island(m, d, link, island, i):
 
 
 @kernel
-def fwd_constraint_kernel(m, d):
-    """efc_b, the solver's qacc, efc_force, efc_state and qfrc_constraint (mj_fwdConstraint)."""
+def _solve_primal_islands(m, d, maxiter, newton):
+    """Newton or CG over the whole model, or island by island (the default)."""
     nv, nefc = m.nv, d.efc_counts[3]
-    for v in range(nv):
-        d.qfrc_constraint[v] = 0.0
-    d.scratch_solver_counts[1] = 0
-    if nefc == 0:
-        for v in range(nv):
-            d.qacc[v] = d.qacc_smooth[v]
-        return
-    # efc_b = J qacc_smooth - aref
-    J = d.efc_J
-    for i in range(nefc):
-        s = 0.0
-        for v in range(nv):
-            s += J[i, v] * d.qacc_smooth[v]
-        d.efc_b[i] = s - d.efc_aref[i]
-    warmstart(m, d)
-    solver = m.opt_flags[OPT_SOLVER]
-    maxiter = m.opt_flags[OPT_ITERATIONS]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
-    if solver != SOL_NEWTON and solver != SOL_CG:
-        return
-    newton = solver == SOL_NEWTON
     dofs = d.scratch_island_dofs
     rows = d.scratch_island_rows
     if flags & DSBL_ISLAND:
@@ -1137,11 +1130,66 @@ def fwd_constraint_kernel(m, d):
                               rows[adr[2, k]:adr[2, k] + adr[3, k]], maxiter, newton)
     d.scratch_solver_counts[1] = total
     for v in range(nv):
-        if d.scratch_tree_island[_tree_root(d.scratch_tree_link, m.body_rootid[m.dof_bodyid[v]])] < 0:
+        if d.scratch_tree_island[_tree_root(d.scratch_tree_link, _dof_tree(m, v))] < 0:
             d.qacc[v] = d.qacc_smooth[v]
     if keep_state:
         for i in range(nefc):
             d.efc_state[i] = saved[i]
+
+
+@kernel
+def fwd_constraint_kernel(m, d):
+    """efc_b, the solver's qacc, efc_force, efc_state and qfrc_constraint (mj_fwdConstraint)."""
+    nv, nefc = m.nv, d.efc_counts[3]
+    for v in range(nv):
+        d.qfrc_constraint[v] = 0.0
+    d.scratch_solver_counts[1] = 0
+    if nefc == 0:
+        for v in range(nv):
+            d.qacc[v] = d.qacc_smooth[v]
+        return
+    # efc_b = J qacc_smooth - aref
+    J = d.efc_J
+    for i in range(nefc):
+        s = 0.0
+        for v in range(nv):
+            s += J[i, v] * d.qacc_smooth[v]
+        d.efc_b[i] = s - d.efc_aref[i]
+    solver = m.opt_flags[OPT_SOLVER]
+    maxiter = m.opt_flags[OPT_ITERATIONS]
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    noslip = m.opt_flags[OPT_NOSLIP_ITERATIONS]
+    if solver == SOL_PGS:
+        # warmstart() for PGS: the forces the primal assigns to qacc_warmstart, kept if their
+        # dual cost is not positive (pgs_warmstart); cold: zero forces
+        if flags & DSBL_WARMSTART:
+            for v in range(nv):
+                d.qacc[v] = d.qacc_smooth[v]
+            for i in range(nefc):
+                d.efc_force[i] = 0.0
+        else:
+            sv = d.scratch_solver_nv
+            se = d.scratch_solver_efc
+            for v in range(nv):
+                d.qacc[v] = d.qacc_warmstart[v]
+                sv[_SEARCH, v] = d.qacc_warmstart[v]
+            _mul_j(d, se, _JAREF, sv, _SEARCH, nefc)
+            for i in range(nefc):
+                se[_JAREF, i] -= d.efc_aref[i]
+            constraint_update(m, d, se[_JAREF], False)
+            pgs_warmstart(m, d)
+        solve_pgs(m, d, maxiter)
+    else:
+        warmstart(m, d)
+    if solver == SOL_NEWTON or solver == SOL_CG:
+        _solve_primal_islands(m, d, maxiter, solver == SOL_NEWTON)
+        for s in range(nv):
+            d.scratch_island[ISLAND_NITER, s] = 0
+    # noslip after any solver, then the dual solvers' map back to joint space (mj_dualFinish)
+    if noslip > 0:
+        solve_noslip(m, d, noslip)
+    if solver == SOL_PGS or noslip > 0:
+        dual_finish(m, d)
 
 
 @handle_entry

@@ -1,0 +1,183 @@
+"""Constraint islands: groups of kinematic trees coupled by constraint rows (engine_island.c).
+
+A kinematic tree is a chain of dofs hanging from the world (a new tree starts at every dof
+whose parent dof is -1, MuJoCo's dof_treeid). Each constraint row touches one or two trees
+(more for a tendon); trees that share a row belong to the same island. MuJoCo's mj_island
+finds them with a union-find in which the smaller root always wins, then numbers the islands
+by their smallest tree, so the numbering is deterministic. The rows of an island are listed
+in their global order, so within an island they stay grouped by type (equality, friction
+loss, then limits and contacts), which the dual solvers rely on.
+
+Kept in scratch arrays (MuJoCo's names in brackets):
+
+    scratch_tree[0, v]        tree of dof v [dof_treeid]
+    scratch_tree[1, t]        union-find parent of tree t (-1: no constraint touches it)
+    scratch_tree[2, t]        island of tree t, -1 if unconstrained [tree_island]
+    scratch_tree[3, v]        island of dof v, -1 if unconstrained [dof_island]
+    scratch_efc_island[0, i]  island of row i [efc_island]
+    scratch_efc_island[1, :]  the rows island by island [map_iefc2efc]
+    scratch_island[k, s]      island s: k = 0 ne, 1 nf, 2 nefc, 3 first list position
+                              [island_ne, island_nf, island_nefc, island_iefcadr]; 4 is
+                              left to the solver (iterations run)
+    scratch_nisland[0]        number of islands [nisland]
+
+Only the dual solvers (PGS, noslip) use them so far; Newton and CG solve the whole model.
+"""
+
+from __future__ import annotations
+
+from kinedyn._jit import kernel
+from kinedyn.engine.types import (
+    CNSTR_EQUALITY,
+    CNSTR_FRICTION_DOF,
+    CNSTR_FRICTION_TENDON,
+    CNSTR_LIMIT_JOINT,
+    EQ_CONNECT,
+    EQ_WELD,
+    OBJ_SITE,
+)
+
+# rows of Data.scratch_tree
+TREE_OF_DOF, TREE_PARENT, TREE_ISLAND, DOF_ISLAND = 0, 1, 2, 3
+# rows of Data.scratch_island
+ISLAND_NE, ISLAND_NF, ISLAND_NEFC, ISLAND_ADR, ISLAND_NITER = 0, 1, 2, 3, 4
+
+
+@kernel
+def _root(parent, t):
+    """Canonical root of tree t, compressing the path on the way (mj_dsuRoot)."""
+    root = t
+    while parent[root] != root:
+        root = parent[root]
+    while parent[t] != t:
+        nxt = parent[t]
+        parent[t] = root
+        t = nxt
+    return root
+
+
+@kernel
+def _merge(parent, t1, t2):
+    """Activate trees t1 and t2 and join their sets, the smaller root becoming the parent
+    (mj_dsuMerge); -1 stands for the world (no tree)."""
+    if t1 == -1:
+        t1 = t2
+    if t2 == -1:
+        t2 = t1
+    if parent[t1] == -1:
+        parent[t1] = t1
+    if parent[t2] == -1:
+        parent[t2] = t2
+    r1 = _root(parent, t1)
+    r2 = _root(parent, t2)
+    if r1 < r2:
+        parent[r2] = r1
+    elif r2 < r1:
+        parent[r1] = r2
+
+
+@kernel
+def _body_tree(m, d, b):
+    """Tree of body b, -1 for bodies welded to the world (MuJoCo's body_treeid)."""
+    w = m.body_weldid[b]
+    if m.body_dofnum[w] > 0:
+        return d.scratch_tree[TREE_OF_DOF, m.body_dofadr[w]]
+    return -1
+
+
+@kernel
+def make_islands(m, d):
+    """Partition the rows into islands (mj_island); fills the scratch arrays listed above."""
+    nv, nefc = m.nv, d.efc_counts[3]
+    tree = d.scratch_tree
+    parent = tree[TREE_PARENT]
+    efc_island = d.scratch_efc_island[0]
+    # trees: a new one starts at every root dof (the compiler's dof_treeid)
+    ntree = 0
+    for v in range(nv):
+        if m.dof_parentid[v] == -1:
+            ntree += 1
+        tree[TREE_OF_DOF, v] = ntree - 1
+    for t in range(ntree):
+        parent[t] = -1
+    # union the trees each row touches (unionConstraintTrees); rows of one constraint repeat
+    # its trees, and the row's own tree (any of them) is kept in efc_island for now
+    for i in range(nefc):
+        ctype = d.efc_type[i]
+        cid = d.efc_id[i]
+        if i > 0 and ctype == d.efc_type[i - 1] and cid == d.efc_id[i - 1]:
+            efc_island[i] = efc_island[i - 1]
+            continue
+        # connect and weld: the trees of their two bodies (treeIterInit's special case)
+        if ctype == CNSTR_EQUALITY and (m.eq_type[cid] == EQ_CONNECT or m.eq_type[cid] == EQ_WELD):
+            b1 = m.eq_obj1id[cid]
+            b2 = m.eq_obj2id[cid]
+            if m.eq_objtype[cid] == OBJ_SITE:
+                b1 = m.site_bodyid[b1]
+                b2 = m.site_bodyid[b2]
+            t1 = _body_tree(m, d, b1)
+            t2 = _body_tree(m, d, b2)
+            _merge(parent, t1, t2)
+            efc_island[i] = t1 if t1 >= 0 else t2
+        elif ctype == CNSTR_FRICTION_DOF:
+            t1 = tree[TREE_OF_DOF, cid]
+            _merge(parent, t1, -1)
+            efc_island[i] = t1
+        elif ctype == CNSTR_LIMIT_JOINT:
+            t1 = tree[TREE_OF_DOF, m.jnt_dofadr[cid]]
+            _merge(parent, t1, -1)
+            efc_island[i] = t1
+        else:
+            # tendons, joint and tendon equalities (and, later, flex rows): every tree with a
+            # nonzero in the Jacobian row (treeNext's generic scan)
+            # TODO(contacts): contact rows use the trees of their two geoms' bodies
+            t1 = -1
+            for v in range(nv):
+                if d.efc_J[i, v] != 0.0:
+                    t = tree[TREE_OF_DOF, v]
+                    if t1 == -1:
+                        t1 = t
+                        _merge(parent, t1, -1)
+                    elif t != t1:
+                        _merge(parent, t1, t)
+            efc_island[i] = t1
+    # number the islands by their smallest tree (mj_dsuAssign)
+    nisland = 0
+    for t in range(ntree):
+        if parent[t] == -1:
+            tree[TREE_ISLAND, t] = -1
+        elif parent[t] == t:
+            tree[TREE_ISLAND, t] = nisland
+            nisland += 1
+        else:
+            tree[TREE_ISLAND, t] = tree[TREE_ISLAND, _root(parent, t)]
+    d.scratch_nisland[0] = nisland
+    for v in range(nv):
+        tree[DOF_ISLAND, v] = tree[TREE_ISLAND, tree[TREE_OF_DOF, v]]
+    # rows: island of each, counts per island, then the rows listed island by island
+    isl = d.scratch_island
+    for s in range(nisland):
+        isl[ISLAND_NE, s] = 0
+        isl[ISLAND_NF, s] = 0
+        isl[ISLAND_NEFC, s] = 0
+    for i in range(nefc):
+        s = tree[TREE_ISLAND, efc_island[i]]
+        efc_island[i] = s
+        isl[ISLAND_NEFC, s] += 1
+        ctype = d.efc_type[i]
+        if ctype == CNSTR_EQUALITY:
+            isl[ISLAND_NE, s] += 1
+        elif ctype == CNSTR_FRICTION_DOF or ctype == CNSTR_FRICTION_TENDON:
+            isl[ISLAND_NF, s] += 1
+    adr = 0
+    for s in range(nisland):
+        isl[ISLAND_ADR, s] = adr
+        adr += isl[ISLAND_NEFC, s]
+        isl[ISLAND_NITER, s] = 0  # reused below as a fill counter
+    rows = d.scratch_efc_island[1]
+    for i in range(nefc):
+        s = efc_island[i]
+        rows[isl[ISLAND_ADR, s] + isl[ISLAND_NITER, s]] = i
+        isl[ISLAND_NITER, s] += 1
+    for s in range(nisland):
+        isl[ISLAND_NITER, s] = 0
