@@ -1,8 +1,9 @@
 """Derivatives the implicit integrator needs (engine_derivative.c).
 
 * ``actuator_force_vel``: d actuator_force / d actuator_velocity (mjd_actuator_vel).
-* ``free_body_implicit``: the local 6x6 solve with the gyroscopic bias derivative that
-  implicitfast uses for a lone free body (mjd_freeMhat).
+* ``implicit_matrix``: M - h D, implicitfast's system matrix (mjd_smooth_vel, gathered into M).
+* ``free_body_mhat``: the local 6x6 system with the gyroscopic bias derivative that
+  implicitfast uses for a lone free body (mjd_freeMhat); ``_free_body_implicit`` solves it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from kinedyn.engine.types import (
     BIAS_AFFINE,
     DSBL_ACTUATION,
     DSBL_DAMPER,
+    DSBL_EULERDAMP,
     DYN_NONE,
     GAIN_AFFINE,
     GAIN_MUSCLE,
@@ -44,16 +46,32 @@ def _is_free_body(m, j):
 
 
 @handle_entry
-def _free_body_implicit(m, d, j, qacc):
-    """Solve (M - h dqfrc/dqvel) qacc = qfrc_smooth on a free body's 6 dofs, bias derivative included.
+def eulerdamp_active(m):
+    """Whether the Euler step integrates joint damping implicitly: the eulerdamp and damper
+    flags are on and some dof has damping (mj_EulerSkip, mj_discreteAcc)."""
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    if flags & DSBL_EULERDAMP or flags & DSBL_DAMPER:
+        return False
+    for v in range(m.nv):
+        if m.dof_damping[v] > 0.0:
+            return True
+    return False
 
-    implicitfast drops the Coriolis derivative from the global symmetric solve; for a
-    lone free body MuJoCo restores it with a local 6x6 solve (mjd_freeMhat). With
-    R = xmat, s = xipos - xpos, w = R w_local and I_w the world inertia about the com,
+
+@handle_entry
+def free_body_mhat(m, d, j):
+    """d.scratch_free_mhat = M - h dqfrc_smooth/dqvel on free joint j's 6 dofs, the bias
+    (gyroscopic) derivative included (mjd_freeMhat).
+
+    implicitfast drops the Coriolis derivative from the global symmetric system; for a
+    lone free body MuJoCo restores it on the body's 6x6 block, unsymmetric. The block is
+    M plus h times the dof and tendon damping and minus h times the actuator velocity
+    derivatives (the qDeriv block of mjd_smooth_vel), plus h times the bias derivative.
+    With R = xmat, s = xipos - xpos, w = R w_local and I_w the world inertia about the com,
     the bias derivative w.r.t. the rotational dofs has blocks
         d f / d w_local   = -mass K R,                 K = s w^T - (w.s) E + [w x s]x
         d tau / d w_local = R^T (-mass [s]x K + [w]x I_w - [I_w w]x) R.
-    The system and the 3x3 matrices live in scratch rows, the 3-vectors in locals.
+    The 3x3 matrices live in scratch rows, the 3-vectors in locals.
     """
     h = m.opt_timestep[0]
     b = m.jnt_bodyid[j]
@@ -69,8 +87,20 @@ def _free_body_implicit(m, d, j, qacc):
             c = m.M_colind[row + k] - adr
             a[r, c] = d.M[row + k]
             a[c, r] = d.M[row + k]
-        if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
+        for r in range(6):
             a[r, r] += h * m.dof_damping[adr + r]
+        # tendon damping: qDeriv -= damping ten_J' ten_J, on this block too
+        for t in range(m.ntendon):
+            damping = m.tendon_damping[t]
+            if damping == 0.0:
+                continue
+            jt = d.ten_J[t]
+            for r in range(6):
+                if jt[adr + r] == 0.0:
+                    continue
+                for c in range(6):
+                    a[r, c] += h * damping * jt[adr + r] * jt[adr + c]
     # actuator velocity derivatives on this block
     if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):
@@ -113,10 +143,58 @@ def _free_body_implicit(m, d, j, qacc):
         for c in range(3):
             a[r, 3 + c] += -h * mass * mat_mul_entry(kmat, rmat, r, c)
             a[3 + r, 3 + c] += h * mat_mul_entry(rt_cmat, rmat, r, c)
+
+
+@handle_entry
+def _free_body_implicit(m, d, j, qacc):
+    """Solve (M - h dqfrc/dqvel) qacc = qfrc_smooth + qfrc_constraint on free joint j's 6 dofs,
+    with the system of ``free_body_mhat`` (mj_implicit's local solve for a lone free body)."""
+    free_body_mhat(m, d, j)
+    adr = m.jnt_dofadr[j]
     # right-hand side: the smooth and the constraint force (mj_implicit's qfrc)
     for k in range(6):
         qacc[adr + k] = d.qfrc_smooth[adr + k] + d.qfrc_constraint[adr + k]
-    _solve_dense(a, qacc[adr:adr + 6])
+    _solve_dense(d.scratch_free_mhat, qacc[adr:adr + 6])
+
+
+@handle_entry
+def implicit_matrix(m, d, qh):
+    """qh = M - h D in M's tree-sparse lower-triangle layout: implicitfast's system matrix.
+
+    D is the symmetric part of d qfrc_smooth / d qvel from joint and tendon damping and from
+    actuators with velocity-dependent gain or bias (mjd_smooth_vel without the bias
+    derivative), restricted to M's sparsity as MuJoCo gathers it (mapD2M).
+    """
+    h = m.opt_timestep[0]
+    for k in range(qh.shape[0]):
+        qh[k] = d.M[k]
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
+        for v in range(m.nv):
+            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * m.dof_damping[v]
+        # tendon damping: D -= damping * ten_J^T ten_J (mjd_passive_vel)
+        for t in range(m.ntendon):
+            damping = m.tendon_damping[t]
+            if damping == 0.0:
+                continue
+            jt = d.ten_J[t]
+            for r in range(m.nv):
+                if jt[r] == 0.0:
+                    continue
+                for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
+                    qh[adr] += h * damping * jt[r] * jt[m.M_colind[adr]]
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
+        for i in range(m.nu):
+            deriv = _actuator_force_vel(m, d, i)
+            if deriv == 0.0:
+                continue
+            # D += deriv * moment moment^T
+            mom = d.actuator_moment[i]
+            for r in range(m.nv):
+                if mom[r] == 0.0:
+                    continue
+                for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
+                    c = m.M_colind[adr]
+                    qh[adr] -= h * deriv * mom[r] * mom[c]
 
 
 @handle_entry

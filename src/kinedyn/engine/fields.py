@@ -36,6 +36,7 @@ class FieldSpec:
       doc: one line: what the field holds, with its layout when not obvious.
       stage: for Data, the stage that writes it ("state" for user inputs,
         "position", "velocity", "actuation", "acceleration", "constraint", "inverse",
+        "rnepost" for the post-constraint body forces of ``rne_post_constraint``,
         "scratch"); for Model, "model".
       mujoco: whether MuJoCo 4.0 exposes a field of this name with these values
         (the comparison tests check exactly these).
@@ -327,6 +328,17 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("qfrc_constraint", ("nv",), "constraint", "constraint force in joint space: J' efc_force"),
     # inverse dynamics
     _d("qfrc_inverse", ("nv",), "inverse", "generalised force that produces qacc"),
+    _d("solver_fwdinv", (2,), "inverse",
+       "with EnableBit.FWDINV, written by step: |qfrc_constraint(forward) - qfrc_constraint(inverse)|, "
+       "|qfrc_applied + J'xfrc_applied + qfrc_actuator - qfrc_inverse|"),
+    # post-constraint body accelerations and forces (rne_post_constraint, mj_rnePostConstraint); MuJoCo
+    # computes them on request or for acceleration-stage sensors, forward does not
+    _d("cacc", ("nbody", 6), "rnepost", "com-based acceleration, [rot; lin] (world: -gravity)"),
+    _d("cfrc_int", ("nbody", 6), "rnepost",
+       "com-based force the parent exerts on the body (summed over the subtree), [torque; force]"),
+    _d("cfrc_ext", ("nbody", 6), "rnepost",
+       "com-based external force on the body: xfrc_applied, connect and weld forces, spatial tendon "
+       "forces (contacts to come), [torque; force]"),
     # scratch: preallocated temporaries, never compared, not part of the public contract
     _d("scratch_quat", (8, 4), "scratch", "quaternion rows for kernels", False),
     _d("scratch_vec", (8, 6), "scratch", "3- and 6-vector rows for kernels", False),
@@ -402,6 +414,11 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("scratch_efc_island", (2, "nefcmax"), "scratch",
        "island of each row; the rows listed island by island", False, dtype=I),
     _d("scratch_nisland", (1,), "scratch", "number of constraint islands (0: islands off)", False, dtype=I),
+    _d("scratch_inv_qacc", ("nv",), "scratch", "inverse's continuous-time qacc (invdiscrete)", False),
+    _d("scratch_inv_nv", (3, "nv"), "scratch",
+       "inverse temporaries: discrete-to-continuous force; fwdinv's expected force, saved qfrc_constraint",
+       False),
+    _d("scratch_inv_efc", ("nefcmax",), "scratch", "fwdinv's saved efc_force", False),
 )
 
 MODEL_FIELD = {f.name: f for f in MODEL_FIELDS}

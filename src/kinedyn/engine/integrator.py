@@ -25,15 +25,15 @@ from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
 from kinedyn.engine.callbacks import has_actuator_callbacks
 from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.data import reset
-from kinedyn.engine.derivative import _actuator_force_vel, _free_body_implicit, _is_free_body
+from kinedyn.engine.derivative import _free_body_implicit, _is_free_body, eulerdamp_active, implicit_matrix
 from kinedyn.engine.forward import FORWARD_PARTS, forward_entry, forward_with_callbacks
+from kinedyn.engine.inverse import check_discrete_inverse, compare_fwd_inv
 from kinedyn.engine.smooth_inertia import factor_i, solve_ld
 from kinedyn.engine.support import integrate_pos_kernel
 from kinedyn.engine.types import (
     DSBL_ACTUATION,
-    DSBL_DAMPER,
-    DSBL_EULERDAMP,
     DYN_INTEGRATOR,
+    ENBL_FWDINV,
     INT_EULER,
     INT_IMPLICITFAST,
     INT_RK4,
@@ -41,14 +41,16 @@ from kinedyn.engine.types import (
     JNT_FREE,
     MAXVAL,
     OPT_DISABLEFLAGS,
+    OPT_ENABLEFLAGS,
     OPT_INTEGRATOR,
     DisableBit,
 )
 from kinedyn.engine.util_spatial import copy
 from kinedyn.errors import NonFiniteStateWarning
 
-# status codes returned by the step kernel: which state field went bad
-STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC = 0, 1, 2, 3
+# status codes returned by the step kernel: which state field went bad, or (STATUS_FWDINV) that
+# the fwdinv comparison needs the discrete inverse with RK4, which MuJoCo refuses (mjERROR)
+STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC, STATUS_FWDINV = 0, 1, 2, 3, 4
 _STATUS_FIELD = {STATUS_BADQPOS: "qpos", STATUS_BADQVEL: "qvel", STATUS_BADQACC: "qacc"}
 
 # RK4 tableau: A (stage weights, lower triangular), B (final weights); C = row sums of A
@@ -114,12 +116,7 @@ def _advance(m, d, act_dot, qacc, qvel):
 @handle_entry
 def _euler(m, d):
     qacc = d.scratch_nv_a
-    damped = False
-    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_EULERDAMP and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
-        for v in range(m.nv):
-            if m.dof_damping[v] > 0.0:
-                damped = True
-    if damped:
+    if eulerdamp_active(m):
         # implicit in damping: (M + h diag(damping)) qacc = qfrc_smooth
         qh = d.scratch_nC
         copy(qh, d.M)
@@ -135,37 +132,9 @@ def _euler(m, d):
 
 @handle_entry
 def _implicitfast(m, d):
-    h = m.opt_timestep[0]
-    qh = d.scratch_nC
-    copy(qh, d.M)
     # qH = M - h D, D = d qfrc_smooth / d qvel restricted to M's sparsity
-    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
-        for v in range(m.nv):
-            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * m.dof_damping[v]
-        # tendon damping: D -= damping * ten_J^T ten_J (mjd_passive_vel)
-        for t in range(m.ntendon):
-            damping = m.tendon_damping[t]
-            if damping == 0.0:
-                continue
-            jt = d.ten_J[t]
-            for r in range(m.nv):
-                if jt[r] == 0.0:
-                    continue
-                for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
-                    qh[adr] += h * damping * jt[r] * jt[m.M_colind[adr]]
-    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
-        for i in range(m.nu):
-            deriv = _actuator_force_vel(m, d, i)
-            if deriv == 0.0:
-                continue
-            # D += deriv * moment moment^T
-            mom = d.actuator_moment[i]
-            for r in range(m.nv):
-                if mom[r] == 0.0:
-                    continue
-                for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
-                    c = m.M_colind[adr]
-                    qh[adr] -= h * deriv * mom[r] * mom[c]
+    qh = d.scratch_nC
+    implicit_matrix(m, d, qh)
     factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
     qacc = d.scratch_nv_a
     _total_force(d, qacc)
@@ -362,7 +331,27 @@ def _checked_forward(m, d, check):
     if status != STATUS_OK:
         return status
     forward_entry(m, d)
-    return _qacc_status(check, d.qacc)
+    status = _qacc_status(check, d.qacc)
+    if status == STATUS_OK:
+        status = _fwdinv_status(m, d)
+    return status
+
+
+@entry
+def _fwdinv_status(m, d):
+    """mj_step's comparison of forward and inverse dynamics, with the fwdinv enable flag
+    (mj_compareFwdInv, into d.solver_fwdinv): STATUS_OK, or STATUS_FWDINV if impossible."""
+    if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_FWDINV and not compare_fwd_inv(m, d):
+        return STATUS_FWDINV
+    return STATUS_OK
+
+
+@handle_entry
+def _fwdinv_status_entry(m, d):
+    return _fwdinv_status(m, d)
+
+
+_FWDINV_STATUS = FastEntry(_fwdinv_status_entry)
 
 
 @handle_entry
@@ -435,6 +424,8 @@ def _step_with_callbacks(m, d, check):
     forward_with_callbacks(m, d)
     status = _qacc_status(check, d.qacc)
     if status == STATUS_OK:
+        status = _FWDINV_STATUS(m._handle, d._handle)
+    if status == STATUS_OK:
         _INTEGRATE(m._handle, d._handle)
     return status
 
@@ -462,6 +453,8 @@ def step(m, d, nstep: int = 1) -> None:
         status = one_step(mh, dh, True)
         if status == STATUS_OK:
             continue
+        if status == STATUS_FWDINV:
+            check_discrete_inverse(m, "step (fwdinv)")
         field = _STATUS_FIELD[status]
         bad = getattr(d, field)
         index = int(np.flatnonzero(~(np.abs(bad) <= MAXVAL))[0])

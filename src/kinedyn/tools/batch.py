@@ -37,7 +37,7 @@ from kinedyn.engine.data import Data
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.forward import forward_entry
 from kinedyn.engine.integrator import STATUS_OK, step_entry
-from kinedyn.engine.inverse import inverse_entry
+from kinedyn.engine.inverse import check_discrete_inverse, inverse_entry
 from kinedyn.engine.model import Model
 from kinedyn.engine.support import FRAME_SITE, _check_id, _jac_frame_entry
 
@@ -321,6 +321,7 @@ def forward(m: Model, bd: BatchData, nthread: int | None = None) -> None:
 def inverse(m: Model, bd: BatchData, nthread: int | None = None) -> None:
     """``kd.inverse`` on every member of ``bd`` (qfrc_inverse from qpos, qvel, qacc), in parallel."""
     _check_batch(m, bd, "inverse")
+    check_discrete_inverse(m, "batch.inverse")
     _run(m, bd, OP_INVERSE, nthread)
 
 

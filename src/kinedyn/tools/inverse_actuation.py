@@ -3,8 +3,10 @@
 Given the state (qpos, qvel, act, applied forces) and a desired acceleration ``qacc``,
 the generalized force the actuators must supply is
 
-    qfrc_target = M qacc + qfrc_bias - qfrc_passive - qfrc_applied - J^T xfrc_applied
+    qfrc_target = M qacc + qfrc_bias - qfrc_passive - qfrc_constraint - qfrc_applied - J^T xfrc_applied
                 = qfrc_inverse (mj_inverse) - qfrc_applied - J^T xfrc_applied,
+
+qfrc_constraint being the constraint forces (limits, friction loss, equalities) at qacc,
 
 or the caller gives ``qfrc_target`` directly (``qfrc=``). Each actuator's force is
 affine in its own control u wherever the control acts at once (``mj_fwdActuation``):
@@ -85,7 +87,7 @@ class InverseActuation:
       residual: Euclidean norm of ``qfrc_target - qfrc_actuator`` (the unmet generalized force).
       exact: whether ``residual <= 1e-9 * scale + 1e-12``, scale the largest force involved
         (target, actuator forces through their moments, and for a qacc request qfrc_inverse,
-        qfrc_bias and the applied forces).
+        qfrc_bias, the applied and the constraint forces).
       saturated: (nu,) bool, the control sits on a bound of its feasible range
         (ctrlrange, forcerange, actrange, tendon range or setpoint wrap).
       effective: (nu,) bool, the control changes this instant's force (False: stateful
@@ -283,7 +285,7 @@ def inverse_actuation(m, d, qacc=None, qfrc=None) -> InverseActuation:
         target = d.qfrc_inverse - applied
         # the size of the terms the target is made of, for judging round-off
         scale_terms = max(np.abs(d.qfrc_inverse).max(initial=0.0), np.abs(d.qfrc_bias).max(initial=0.0),
-                          np.abs(applied).max(initial=0.0))
+                          np.abs(applied).max(initial=0.0), np.abs(d.qfrc_constraint).max(initial=0.0))
 
     return solve_actuation(m, d, target, scale_terms)
 

@@ -37,9 +37,9 @@ from kinedyn.engine.actuation import next_activation
 from kinedyn.engine.checks import check_model, float_array
 from kinedyn.engine.data import Data
 from kinedyn.engine.forward import fwd_actuation
-from kinedyn.engine.inverse import inverse
+from kinedyn.engine.inverse import check_discrete_inverse, inverse
 from kinedyn.engine.support import differentiate_pos
-from kinedyn.engine.types import DSBL_CLAMPCTRL, DYN_MUSCLE, JNT_BALL, JNT_FREE, DisableBit, IntegratorType
+from kinedyn.engine.types import DSBL_CLAMPCTRL, DYN_MUSCLE, JNT_BALL, JNT_FREE, EnableBit
 from kinedyn.errors import close_names
 from kinedyn.tools.inverse_actuation import (
     applied_generalized_force,
@@ -326,7 +326,7 @@ class TrajectoryResult:
     Attributes:
       t, qpos, qvel, qacc: (T,), (T, nq), (T, nv), (T, nv): the samples used and their derivatives.
       qfrc_inverse: (T, nv) mj_inverse's qfrc_inverse = M qacc + qfrc_bias - qfrc_passive
-        (rotor inertia ``armature`` included in M; external forces not subtracted).
+        - qfrc_constraint (rotor inertia ``armature`` included in M; external forces not subtracted).
       qfrc_joint: (T, nv) what the joints must supply: qfrc_inverse - qfrc_applied -
         J^T xfrc_applied (equals qfrc_inverse without external forces).
       ctrl, ctrl_residual, qfrc_actuator: (T, nu), (T,), (T, nv) with ``ctrl=True``, else None.
@@ -398,11 +398,18 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
     activation (no ``actearly``) are planned one sample ahead: their activation at sample k
     is chosen with the other controls, and the control at k-1 is set to reach it.
 
-    ``discrete=True`` returns the forces MuJoCo's Euler step applies when it integrates
-    joint damping implicitly (solving (M + h B) qacc = ..., B = diag(dof_damping), h =
-    m.opt.timestep): qfrc_inverse + h B qacc, as mj_inverse does with the ``invdiscrete``
-    enable flag. Only for the Euler integrator; it changes nothing when there is no dof
-    damping or when the eulerdamp or damper flags are disabled.
+    ``discrete=True`` returns the forces the integrator's step applies, with its implicit
+    terms: ``inverse`` with the ``invdiscrete`` enable flag (as mj_inverse), which reads qacc
+    as the step's (qvel_next - qvel) / h and converts it to the continuous-time acceleration
+    first. For Euler with joint damping integrated implicitly ((M + h B) qacc = ...,
+    B = diag(dof_damping), h = m.opt.timestep) that adds h B qacc when nothing else depends
+    on qacc; for implicitfast it covers its damping and actuator velocity derivatives. RK4
+    has no discrete inverse (ValueError). A model whose ``m.opt.enableflags`` already has
+    ``invdiscrete`` gets the discrete forces either way, since ``inverse`` follows the flag.
+
+    Constraints (limits, friction loss, equalities) are handled as ``inverse`` handles them:
+    their forces at each sample's qacc are subtracted (qfrc_constraint), so a trajectory that
+    presses against a limit gives the joint forces that produced it, not the limit's.
     """
     check_model(m, "trajectory.inverse_dynamics")
     if method not in METHODS:
@@ -422,7 +429,8 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
         index, qvel, qacc = differences(m, qpos, h, method)
         qpos_used = qpos[index]
 
-    extra_damping = _euler_damping(m) if discrete else None
+    if discrete:
+        check_discrete_inverse(m, "trajectory.inverse_dynamics(discrete=True)")
     n = index.size
     d = Data(m)
     qfrc_inverse = np.empty((n, m.nv))
@@ -440,9 +448,7 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
         d.qacc[:] = qacc[row]
         d.qfrc_applied[:] = applied[k]
         d.xfrc_applied[:] = xapplied[k]
-        inverse(m, d)
-        if extra_damping is not None:
-            d.qfrc_inverse += extra_damping * qacc[row]
+        _inverse(m, d, discrete)
         qfrc_inverse[row] = d.qfrc_inverse
         qfrc_joint[row] = d.qfrc_inverse - applied_generalized_force(m, d)
         if ctrl:
@@ -452,7 +458,8 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
             if delayed.any() and prev_act is not None:
                 act_range = _reachable_activations(m, d, prev_act, prev_step)
             scale = max(np.abs(d.qfrc_inverse).max(initial=0.0), np.abs(d.qfrc_bias).max(initial=0.0),
-                        np.abs(qfrc_inverse[row] - qfrc_joint[row]).max(initial=0.0))
+                        np.abs(qfrc_inverse[row] - qfrc_joint[row]).max(initial=0.0),
+                        np.abs(d.qfrc_constraint).max(initial=0.0))
             sol = solve_actuation(m, d, qfrc_joint[row], scale, act_range)
             if act_range is not None:
                 reach = _controls_reaching(m, d, prev_act, sol.act, prev_step)
@@ -468,14 +475,17 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
                             ctrl_residual=residual, qfrc_actuator=qfrc_actuator)
 
 
-def _euler_damping(m) -> np.ndarray:
-    """h * dof_damping where Euler integrates it implicitly (mj_discreteAcc), else zeros."""
-    if m.opt.integrator != IntegratorType.EULER:
-        raise ValueError(f"discrete=True supports the Euler integrator only (the model uses "
-                         f"{IntegratorType(m.opt.integrator).name})")
-    if m.opt.disableflags & (DisableBit.EULERDAMP | DisableBit.DAMPER):
-        return np.zeros(m.nv)
-    return m.opt.timestep * m.dof_damping
+def _inverse(m, d, discrete: bool) -> None:
+    """``inverse``, with the invdiscrete enable flag set for the call when ``discrete``."""
+    if not discrete or m.opt.enableflags & EnableBit.INVDISCRETE:
+        inverse(m, d)
+        return
+    flags = m.opt.enableflags
+    m.opt.enableflags = flags | EnableBit.INVDISCRETE
+    try:
+        inverse(m, d)
+    finally:
+        m.opt.enableflags = flags
 
 
 def _control_span(m) -> tuple[np.ndarray, np.ndarray]:
