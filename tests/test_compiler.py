@@ -324,13 +324,14 @@ def test_limits_and_frictionloss_warn_unless_disabled(body, flag):
         kd.Model.from_xml_string(xml.format(opt=f"<option><flag {flag}=\"disable\"/></option>"))
 
 
-def test_fluid_and_equality_warn():
+def test_fluid_warns_and_equality_is_simulated():
     with pytest.warns(UnsimulatedFeatureWarning, match="fluid"):
         kd.Model.from_xml_string('<mujoco><option density="1.2"/></mujoco>')
     xml = """<mujoco><worldbody><body name="a"><joint name="j"/><geom size=".1" contype="0"/></body>
       </worldbody><equality><joint joint1="j"/></equality></mujoco>"""
-    with pytest.warns(UnsimulatedFeatureWarning, match="equality"):
-        kd.Model.from_xml_string(xml)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert kd.Model.from_xml_string(xml, strict=True).neq == 1
 
 
 # ---- errors -------------------------------------------------------------------------------------

@@ -330,15 +330,10 @@ def test_bad_solver_keywords(option):
         kd.Model.from_xml_string(xml)
 
 
-def test_equalities_warn_they_are_not_simulated_unless_disabled():
+def test_equalities_limits_and_frictionloss_compile_without_warnings():
+    """They are simulated (engine.constraint), so strict mode accepts them."""
     xml = EQUALITY_MODEL.format('<weld body1="a" body2="b"/><joint joint1="j1"/>')
-    with pytest.warns(UnsimulatedFeatureWarning, match=r"equality constraints \(<weld> at line \d+ and 1 more\)"):
-        kd.Model.from_xml_string(xml)
     no_contacts = xml.replace("<worldbody>", '<option><flag contact="disable"/></option><worldbody>', 1)
-    with pytest.raises(ModelError, match="equality"):
-        kd.Model.from_xml_string(no_contacts, strict=True)
-    disabled = xml.replace("<worldbody>", '<option><flag equality="disable"/></option><worldbody>', 1)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        kd.Model.from_xml_string(disabled)
-    assert not [w for w in caught if "equality" in str(w.message)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert kd.Model.from_xml_string(no_contacts, strict=True).neq == 2

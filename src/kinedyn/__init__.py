@@ -23,7 +23,14 @@ from kinedyn import compiler as compiler  # registers the MJCF compiler with Mod
 from kinedyn import models
 from kinedyn.engine.actuation import transmission
 from kinedyn.engine.data import Data, reset
-from kinedyn.engine.forward import forward, fwd_acceleration, fwd_actuation, fwd_position, fwd_velocity
+from kinedyn.engine.forward import (
+    forward,
+    fwd_acceleration,
+    fwd_actuation,
+    fwd_constraint,
+    fwd_position,
+    fwd_velocity,
+)
 from kinedyn.engine.integrator import step
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.model import Model, Option
@@ -44,13 +51,20 @@ from kinedyn.engine.support import (
 )
 from kinedyn.engine.types import (
     BiasType,
+    ConeType,
+    ConstraintState,
+    ConstraintType,
     DisableBit,
     DynType,
     EnableBit,
+    EqType,
     GainType,
     GeomType,
     IntegratorType,
+    JacobianType,
     JointType,
+    ObjType,
+    SolverType,
     TrnType,
 )
 from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
@@ -78,11 +92,13 @@ def __getattr__(name):
 
 __all__ = [
     # types
-    "BiasType", "Data", "DisableBit", "DynType", "EnableBit", "GainType", "GeomType",
+    "BiasType", "ConeType", "ConstraintState", "ConstraintType", "Data", "DisableBit", "EqType",
+    "JacobianType", "ObjType", "SolverType", "DynType", "EnableBit", "GainType", "GeomType",
     "IntegratorType", "JointType", "Model", "ModelError", "NonFiniteStateWarning", "Option",
     "Spec", "TrnType", "UnsimulatedFeatureWarning",
     # pipeline
-    "forward", "fwd_acceleration", "fwd_actuation", "fwd_position", "fwd_velocity", "inverse",
+    "forward", "fwd_acceleration", "fwd_actuation", "fwd_constraint", "fwd_position", "fwd_velocity",
+    "inverse",
     "inverse_actuation", "reset", "step",
     # stages
     "bias_forces", "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",

@@ -233,6 +233,37 @@ def model_summary(m) -> dict:
                     for i in range(m.ntendon)],
         "sites": [{"name": _name(m, "site", s), "body": _name(m, "body", m.site_bodyid[s]),
                    "pos": m.site_pos[s].tolist()} for s in range(m.nsite)],
+        "constraints": constraint_summary(m),
+    }
+
+
+def constraint_summary(m) -> dict:
+    """The constraint model: solver settings, what can make rows, and the equality constraints."""
+    eq_kind = {kd.EqType.CONNECT: "body", kd.EqType.WELD: "body", kd.EqType.JOINT: "jnt",
+               kd.EqType.TENDON: "tendon"}
+
+    def eq_object(e, i):
+        if i < 0:
+            return "-"
+        kind = "site" if m.eq_objtype[e] == kd.ObjType.SITE else eq_kind[kd.EqType(m.eq_type[e])]
+        return _name(m, kind, i)
+
+    o = m.opt
+    return {
+        "solver": kd.SolverType(o.solver).name.lower(), "cone": kd.ConeType(o.cone).name.lower(),
+        "iterations": o.iterations, "tolerance": o.tolerance, "noslip_iterations": o.noslip_iterations,
+        "disabled": [f.name.lower() for f in kd.DisableBit
+                     if f in (kd.DisableBit.CONSTRAINT, kd.DisableBit.EQUALITY, kd.DisableBit.LIMIT,
+                              kd.DisableBit.FRICTIONLOSS, kd.DisableBit.WARMSTART, kd.DisableBit.ISLAND)
+                     and o.disableflags & f],
+        "limited_joints": int(np.count_nonzero(m.jnt_limited)),
+        "limited_tendons": int(np.count_nonzero(m.tendon_limited)),
+        "frictionloss_dofs": int(np.count_nonzero(m.dof_frictionloss)),
+        "frictionloss_tendons": int(np.count_nonzero(m.tendon_frictionloss)),
+        "equality": [{"name": _name(m, "equality", e), "type": kd.EqType(m.eq_type[e]).name.lower(),
+                      "object1": eq_object(e, m.eq_obj1id[e]), "object2": eq_object(e, m.eq_obj2id[e]),
+                      "active": bool(m.eq_active0[e])} for e in range(m.neq)],
+        "rows_max": int(m.nefcmax),
     }
 
 
@@ -282,6 +313,16 @@ def cmd_info(args: argparse.Namespace) -> int:
         con.print(table("sites", ["id", "name", "body", "pos"],
                         [[i, s["name"], s["body"], " ".join(map(fmt, s["pos"]))]
                          for i, s in enumerate(summary["sites"])]))
+    c = summary["constraints"]
+    con.print(f"constraints: solver {c['solver']} ({c['iterations']} iterations, tolerance "
+              f"{c['tolerance']:g}), {c['cone']} cones; {c['limited_joints']} limited joints, "
+              f"{c['limited_tendons']} limited tendons, friction loss on {c['frictionloss_dofs']} dofs and "
+              f"{c['frictionloss_tendons']} tendons, {len(c['equality'])} equality constraints"
+              + (f"; disabled: {', '.join(c['disabled'])}" if c["disabled"] else ""))
+    if c["equality"]:
+        con.print(table("equality constraints", ["id", "name", "type", "object 1", "object 2", "active"],
+                        [[i, e["name"], e["type"], e["object1"], e["object2"], "yes" if e["active"] else "no"]
+                         for i, e in enumerate(c["equality"])]))
     return EXIT_OK
 
 

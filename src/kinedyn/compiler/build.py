@@ -1133,32 +1133,6 @@ class Compiler:
             for child in node.children:
                 if child.tag not in ("pair", "exclude"):
                     raise child.error("Schema violation: unrecognized element")
-        if not off(DisableBit.EQUALITY):
-            eqs = [c for node in self.sections.get("equality", []) for c in node.children]
-            if eqs:
-                more = "" if len(eqs) == 1 else f" and {len(eqs) - 1} more"
-                self._report(f"equality constraints (<{eqs[0].tag}> at line {eqs[0].line}{more}) are "
-                             "compiled but not simulated; disable them with <flag equality=\"disable\"/>",
-                             eqs[0])
-        if not off(DisableBit.LIMIT):
-            limited = [j for j in self.joints if j.compiled["limited"]]
-            if limited:
-                self._report(f"joint limits ({', '.join(_label(j) for j in limited[:5])}) are not simulated "
-                             "as constraints; disable them with <flag limit=\"disable\"/>", limited[0].node)
-            limited = [t for t in self.tendons if t["limited"]]
-            if limited:
-                self._report(f"tendon limits ({', '.join(_tendon_label(t) for t in limited[:5])}) are not "
-                             "simulated as constraints; disable them with <flag limit=\"disable\"/>",
-                             limited[0]["node"])
-        if not off(DisableBit.FRICTIONLOSS):
-            fl = [j for j in self.joints if j.compiled["frictionloss"] > 0]
-            if fl:
-                self._report(f"joint frictionloss ({', '.join(_label(j) for j in fl[:5])}) is not simulated",
-                             fl[0].node)
-            fl = [t for t in self.tendons if t["frictionloss"] > 0]
-            if fl:
-                self._report(f"tendon frictionloss ({', '.join(_tendon_label(t) for t in fl[:5])}) is not "
-                             "simulated", fl[0]["node"])
         if not (dis & DisableBit.SENSOR):
             sens = [c for node in self.sections.get("sensor", []) for c in node.children]
             if sens:

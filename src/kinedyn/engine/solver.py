@@ -437,8 +437,8 @@ def _hessian_cone(m, d, dofs, rows):
         cid = d.efc_id[i]
         dim = d.contact_dim[cid]
         for a in range(dim):
-            for b in range(dim):
-                local[a, b] = d.contact_H[cid, a, b]
+            for c in range(dim):
+                local[a, c] = d.contact_H[cid, a, c]
         _chol_factor_n(local, dim)
         for r in range(dim):
             for a in range(nd):
