@@ -394,7 +394,7 @@ def test_lengthrange_matches_mujoco(xml):
     or not; ends at one or two joint limits (MuJoCo's soft limits: the ends lie inside them)."""
     m, mjm = _compile_both(xml)
     assert_model_fields(m, mjm, names=COMPILED)
-    assert_model_fields(m, mjm, names=())  # sizes and options: the simulation's options are restored
+    assert_model_fields(m, mjm)  # every field, sizes and options: the simulation's options are restored
 
 
 def test_spatial_muscles_lengthrange_values():
@@ -442,7 +442,7 @@ LR_CASES = {
 def test_lengthrange_options_match_mujoco(attrs):
     m, mjm = _compile_both(LR_MODEL.format(lr=f"<lengthrange {attrs}/>", integrator="Euler"))
     assert_model_fields(m, mjm, names=["actuator_lengthrange"])
-    assert_model_fields(m, mjm, names=())
+    assert_model_fields(m, mjm)
     lr = m.actuator_lengthrange
     for i, kind in enumerate(LR_CASES[attrs]):
         if kind == "zero":
@@ -472,7 +472,7 @@ def test_lengthrange_integrators_match_mujoco(integrator, timestep):
     """mj_step2 integrates implicitfast as such and RK4 with Euler."""
     m, mjm = _compile_both(LR_MODEL.format(lr=f"<lengthrange {timestep}/>", integrator=integrator))
     assert_model_fields(m, mjm, names=["actuator_lengthrange"])
-    assert_model_fields(m, mjm, names=())
+    assert_model_fields(m, mjm)
 
 
 def _random_muscle_model(seed: int) -> str:
