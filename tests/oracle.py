@@ -208,27 +208,8 @@ def load_pair(xml, disable: bool | str = True):
     mjm = mujoco.MjModel.from_xml_string(text)
     mjd = mujoco.MjData(mjm)
     m = kd.Model.from_xml_string(text)
-    adopt_mujoco_lengthrange(m, mjm)
     d = kd.Data(m)
     return m, d, mjm, mjd
-
-
-# kinedyn finds a missing muscle lengthrange by optimisation (plus a model of the soft-limit
-# overshoot) where MuJoCo simulates against soft joint limits; converged results differ by up
-# to 1.4e-5 (docs/deviations.md, tested in test_actuation.py)
-LENGTHRANGE_ATOL = 3e-5
-
-
-def adopt_mujoco_lengthrange(m, mjm) -> None:
-    """Give ``m`` MuJoCo's actuator_lengthrange where the two differ by at most LENGTHRANGE_ATOL.
-
-    Every comparison downstream of the compiler (muscle forces scale with 1/lengthrange)
-    then tests the pipeline rather than the documented estimate; the estimate itself is
-    tested on its own, with models compiled without this helper.
-    """
-    theirs = np.asarray(mjm.actuator_lengthrange)
-    close = np.all(np.abs(m.actuator_lengthrange - theirs) <= LENGTHRANGE_ATOL, axis=1)
-    m.actuator_lengthrange[close] = theirs[close]
 
 
 def set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl=None, act=None, qacc=None,

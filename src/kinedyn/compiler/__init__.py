@@ -13,7 +13,8 @@ After the arrays are built, ``kinedyn.engine.setconst.set_const(model)`` compute
 quantities that need the kinematics at qpos0
 (``actuator_acc0``, ``actuator_length0``, kv from ``dampratio``, the ``*_invweight0``,
 the pose-dependent ``eq_data``) and
-``set_length_range`` the muscles' ``actuator_lengthrange``.
+``kinedyn.engine.lengthrange.set_length_range`` the muscles' ``actuator_lengthrange``
+(MuJoCo's simulation, run with kinedyn's own pipeline).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kinedyn.compiler.build import Compiler, check_finite
+from kinedyn.engine.lengthrange import set_length_range
 from kinedyn.engine.model import register_compiler
-from kinedyn.engine.setconst import set_const, set_length_range
+from kinedyn.engine.setconst import set_const
 from kinedyn.xml.mjcf import parse_xml
 
 __all__ = ["compile_mjcf"]

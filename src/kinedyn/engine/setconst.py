@@ -25,7 +25,7 @@ import numpy as np
 from kinedyn._jit import cached_njit
 from kinedyn.engine.data import Data
 from kinedyn.engine.forward import forward
-from kinedyn.engine.smooth_inertia import _solve_m_entry, solve_m
+from kinedyn.engine.smooth_inertia import _solve_m_entry
 from kinedyn.engine.support import jac_body_com
 from kinedyn.engine.types import (
     EQ_CONNECT,
@@ -33,12 +33,8 @@ from kinedyn.engine.types import (
     MINVAL,
     OBJ_BODY,
     OBJ_SITE,
-    BiasType,
-    GainType,
     JointType,
-    TrnType,
 )
-from kinedyn.errors import ModelError
 
 
 @cached_njit
@@ -210,167 +206,3 @@ def _set_spring(model) -> None:
     for i in range(model.ntendon):
         if model.tendon_lengthspring[i, 0] == -1 and model.tendon_lengthspring[i, 1] == -1:
             model.tendon_lengthspring[i, :] = d.ten_length[i]
-
-
-# mjLROpt defaults (mj_defaultLROpt); mode muscle: only actuators with muscle gain or bias
-LR_DEFAULTS = dict(mode="muscle", useexisting="true", uselimit="false", accel=20.0, maxforce=0.0,
-                   timeconst=1.0, timestep=0.01, inttotal=10.0, interval=2.0, tolrange=0.05)
-
-
-def set_length_range(model, lropt: dict, nodes: list) -> None:
-    """actuator_lengthrange as MuJoCo's compiler sets it (mjCModel::LengthRange, mj_setLengthRange).
-
-    Per selected actuator (``mode``): keep a given range (``useexisting``), else copy the
-    range of a limited joint or tendon target (``uselimit``; copied as is, not scaled by
-    the gear), else estimate it. MuJoCo estimates it by simulating the model (gravity,
-    springs, dampers and actuation off) with a force that accelerates the actuator length
-    down, then up, until it rests against the joint limits, and takes the lengths it settles
-    at. kinedyn has no constraint solver, so it computes the extremes that simulation
-    converges to directly (:func:`length_extremes`): the minimum and maximum of the
-    actuator length over the joint ranges, found by bounded local optimisation from qpos0,
-    plus the overshoot of MuJoCo's soft joint limits at ends resting against them
-    (docs/deviations.md gives the measured agreement).
-    """
-
-    opt = dict(LR_DEFAULTS, **lropt)
-    mode = opt["mode"]
-    if mode not in ("none", "muscle", "muscleuser", "all"):
-        raise ModelError(f"invalid lengthrange mode {mode!r}", element="lengthrange", attribute="mode")
-    for i in range(model.nu):
-        ismuscle = (model.actuator_gaintype[i] == GainType.MUSCLE
-                    or model.actuator_biastype[i] == BiasType.MUSCLE)
-        isuser = model.actuator_gaintype[i] == GainType.USER or model.actuator_biastype[i] == BiasType.USER
-        if mode == "none" or (mode == "muscle" and not ismuscle) or (
-                mode == "muscleuser" and not ismuscle and not isuser):
-            continue
-        lr = model.actuator_lengthrange[i]
-        if opt["useexisting"] == "true" and lr[0] < lr[1]:
-            continue
-        trn, tid = model.actuator_trntype[i], model.actuator_trnid[i, 0]
-        if opt["uselimit"] == "true":
-            if trn in (TrnType.JOINT, TrnType.JOINTINPARENT) and model.jnt_limited[tid]:
-                lr[:] = model.jnt_range[tid]
-                continue
-            if trn == TrnType.TENDON and model.tendon_limited[tid]:
-                lr[:] = model.tendon_range[tid]
-                continue
-        node = nodes[i] if i < len(nodes) else None
-        try:
-            lr[:] = length_extremes(model, i)[:2]
-        except ValueError as err:
-            msg = f"lengthrange of actuator {i}: {err}; give 'lengthrange' explicitly"
-            if node is not None:
-                raise node.error(msg, "lengthrange") from None
-            raise ModelError(msg) from None
-
-
-# bound on the joint displacement of an unlimited slide joint before the range counts as unbounded
-_UNBOUNDED = 1e3
-
-
-def length_extremes(model, i: int) -> tuple[float, float, np.ndarray, np.ndarray]:
-    """(min, max) of actuator i's length over the joint ranges and the qpos of each, by L-BFGS-B from qpos0.
-
-    The variables are the hinge and slide positions; limited joints are bounded by their
-    range, as MuJoCo's simulation is by the limit constraints. The gradient is the
-    actuator's moment (exact for hinge and slide joints). Like MuJoCo's simulation, which
-    starts at qpos0 and follows the pushing force, this finds the extremes reachable
-    downhill/uphill from qpos0, not necessarily the global ones. Raises ValueError when the
-    actuator moves a ball or free joint (no box to optimise over) or the length is unbounded.
-    Each end includes the overshoot of MuJoCo's soft joint limits (:func:`_soft_limit_overshoot`).
-    """
-    from scipy.optimize import minimize
-
-
-    d = Data(model)
-    d.qpos[:] = model.qpos0
-    forward(model, d)
-    moved = np.flatnonzero(d.actuator_moment[i])
-    for v in moved:
-        j = model.dof_jntid[v]
-        if model.jnt_type[j] in (JointType.BALL, JointType.FREE):
-            raise ValueError(f"the actuator moves {JointType(model.jnt_type[j]).name.lower()} joint {j}; "
-                             "kinedyn estimates lengthrange over hinge and slide joint ranges only")
-    joints = [j for j in range(model.njnt) if model.jnt_type[j] in (JointType.HINGE, JointType.SLIDE)]
-    if not joints:
-        raise ValueError("the actuator moves no hinge or slide joint")
-    qadr = np.array([model.jnt_qposadr[j] for j in joints])
-    vadr = np.array([model.jnt_dofadr[j] for j in joints])
-    bounds = [tuple(model.jnt_range[j]) if model.jnt_limited[j] else (None, None) for j in joints]
-    x0 = model.qpos0[qadr].copy()
-    # diagonal of M^-1 at qpos0 (MuJoCo's dof_invweight0 for hinge and slide dofs)
-    invweight0 = np.diag(solve_m(model, d, np.eye(model.nv))).copy() if model.nv else np.zeros(0)
-
-    def length_and_moment(x, sign):
-        d.qpos[:] = model.qpos0
-        d.qpos[qadr] = x
-        forward(model, d)
-        return sign * d.actuator_length[i], sign * d.actuator_moment[i, vadr]
-
-    extremes, configurations = [], []
-    for sign in (1.0, -1.0):  # minimise the length, then its negative
-        res = minimize(length_and_moment, x0, args=(sign,), jac=True, method="L-BFGS-B", bounds=bounds,
-                       options=dict(ftol=1e-15, gtol=1e-12, maxiter=1000))
-        if not np.all(np.isfinite(res.x)) or np.max(np.abs(res.x - x0), initial=0.0) > _UNBOUNDED:
-            raise ValueError("the length is unbounded over the joint ranges (unlimited joints)")
-        qpos = model.qpos0.copy()
-        qpos[qadr] = res.x
-        configurations.append(qpos)
-        extremes.append(sign * float(res.fun) + _soft_limit_overshoot(model, d, i, qpos, -sign, invweight0))
-    if not extremes[0] < extremes[1]:
-        raise ValueError(f"invalid lengthrange ({extremes[0]:g}, {extremes[1]:g}): the length does not vary")
-    return extremes[0], extremes[1], configurations[0], configurations[1]
-
-
-
-# MuJoCo's default soft-limit parameters (solreflimit, solimplimit) and the lengthrange option
-# timestep 0.01, whose safety clamp (timeconst >= 2 timestep) leaves timeconst at 0.02
-_LIMIT_TIMECONST, _LIMIT_DAMPRATIO = 0.02, 1.0
-_LIMIT_IMP = (0.9, 0.95, 0.001, 0.5, 2.0)  # d0, dwidth, width, midpoint, power
-
-
-def _impedance(penetration: float) -> float:
-    """Constraint impedance d(r) of solimp (getimpedance, engine_core_constraint.c)."""
-    d0, dwidth, width, mid, power = _LIMIT_IMP
-    x = min(penetration / width, 1.0)
-    if x <= mid:
-        y = x ** power / mid ** (power - 1)
-    else:
-        y = 1.0 - (1.0 - x) ** power / (1.0 - mid) ** (power - 1)
-    return d0 + y * (dwidth - d0)
-
-
-def _soft_limit_overshoot(model, d, i: int, qpos: np.ndarray, push: float, invweight0) -> float:
-    """Length change from MuJoCo's simulation resting *inside* the joint limits it is pushed into.
-
-    MuJoCo's limits are soft: at rest the constraint force f on a limited dof equals the
-    applied force of the lengthrange simulation, ``push accel moment / |M^-1 moment|``, and
-    the reference acceleration balances it, ``k d r = R f`` with ``R = (1 - d)/d invweight0``
-    and ``k = 1 / (dwidth^2 timeconst^2 dampratio^2)`` (solref/solimp at their defaults),
-    so the penetration is ``r = (1 - d) invweight0 f / (k d^2)``, d depending on r through
-    solimp (a fixed point). The returned length change is the moment times those
-    penetrations, to first order. ``push`` is -1 when the length is minimised, +1 when maximised.
-    """
-
-    d.qpos[:] = qpos
-    forward(model, d)
-    moment = d.actuator_moment[i].copy()
-    x = solve_m(model, d, moment[None, :])[0]
-    qfrc = push * LR_DEFAULTS["accel"] * moment / max(1e-15, float(np.linalg.norm(x)))
-    k = 1.0 / (_LIMIT_IMP[1] ** 2 * _LIMIT_TIMECONST ** 2 * _LIMIT_DAMPRATIO ** 2)
-    change = 0.0
-    for j in range(model.njnt):
-        if not model.jnt_limited[j] or model.jnt_type[j] not in (JointType.HINGE, JointType.SLIDE):
-            continue
-        v, a = model.jnt_dofadr[j], model.jnt_qposadr[j]
-        lo, hi = model.jnt_range[j]
-        at_lo = qpos[a] <= lo + 1e-12 and qfrc[v] < 0
-        at_hi = qpos[a] >= hi - 1e-12 and qfrc[v] > 0
-        if not (at_lo or at_hi):
-            continue
-        force, r = abs(qfrc[v]), 0.0
-        for _ in range(50):
-            imp = _impedance(r)
-            r = (1.0 - imp) * invweight0[v] * force / (k * imp * imp)
-        change += moment[v] * (r if at_hi else -r)
-    return change
