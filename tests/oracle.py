@@ -300,7 +300,9 @@ def mujoco_value(mjm_or_mjd, name: str, shape: tuple[int, ...]) -> np.ndarray:
 
 def _sizes(m) -> dict[str, int]:
     # kinedyn's own sizes (row capacity) are absent from an MjModel; 0 until a Data says more
-    return {s: int(getattr(m, s, 0)) if s in KINEDYN_SIZES else int(getattr(m, s)) for s in SIZE_NAMES}
+    # (an MjModel's legacy nconmax is -1: unbounded)
+    return {s: max(0, int(getattr(m, s, 0))) if s in KINEDYN_SIZES else int(getattr(m, s))
+            for s in SIZE_NAMES}
 
 
 # ---- comparing ----------------------------------------------------------------------------------

@@ -315,13 +315,12 @@ def test_possible_contacts_warn_or_raise_in_strict_mode():
     ('<joint range="0 1"/>', "limit"),
     ('<joint frictionloss="0.1"/>', "frictionloss"),
 ])
-def test_limits_and_frictionloss_warn_unless_disabled(body, flag):
+def test_limits_and_frictionloss_are_simulated_without_warnings(body, flag):
     xml = f"<mujoco>{{opt}}<worldbody><body>{body}<geom size='.1'/></body></worldbody></mujoco>"
-    with pytest.warns(UnsimulatedFeatureWarning):
-        kd.Model.from_xml_string(xml.format(opt=""))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        kd.Model.from_xml_string(xml.format(opt=f"<option><flag {flag}=\"disable\"/></option>"))
+    for opt in ("", f"<option><flag {flag}=\"disable\"/></option>"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            kd.Model.from_xml_string(xml.format(opt=opt), strict=True)
 
 
 def test_fluid_warns_and_equality_is_simulated():

@@ -39,7 +39,8 @@ BATCH_MISMATCH = r"BatchData was made for a model with nq=1 nv=1, not this one \
 # extra arguments are fixed (biped-sized) so that a swapped call is the same call with (d, m)
 
 PAIR_CALLS: dict[str, tuple] = {
-    "forward": (), "fwd_acceleration": (), "fwd_actuation": (), "fwd_position": (), "fwd_velocity": (),
+    "forward": (), "fwd_acceleration": (), "fwd_actuation": (), "fwd_constraint": (), "fwd_position": (),
+    "fwd_velocity": (),
     "inverse": (), "inverse_actuation": (), "reset": (), "step": (), "bias_forces": (), "com_pos": (),
     "com_vel": (), "crb": (), "factor_m": (), "full_m": (), "kinematics": (), "passive": (), "rne": (),
     "rne_post_constraint": (), "tendon": (), "transmission": (),

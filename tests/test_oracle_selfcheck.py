@@ -42,7 +42,7 @@ _FREE, _BALL = 0, 1
 
 def _sizes(mjm) -> dict[str, int]:
     # nefcmax is kinedyn's; MuJoCo's row arrays hold nefc rows (0 with constraints disabled)
-    return {s: int(getattr(mjm, s, 0)) for s in SIZE_NAMES}
+    return {s: max(0, int(getattr(mjm, s, 0))) for s in SIZE_NAMES}
 
 
 class _NaturalData(types.SimpleNamespace):
@@ -202,6 +202,8 @@ def test_mujoco_value_has_the_registry_shape_for_every_field(model_path):
             shape = spec.resolve(sizes)
             value = mujoco_value(obj, spec.name, shape)
             assert value.shape == shape, spec.name
+            if spec.name.startswith("contact_"):  # read from d.contact[i] (none here: contacts off)
+                continue
             assert np.array_equal(value.ravel(), np.asarray(getattr(obj, spec.name)).ravel()) \
                 or spec.name in ("actuator_moment", "ten_J"), spec.name  # densified from sparse
 

@@ -43,7 +43,7 @@ from kinedyn.errors import NonFiniteStateWarning, UnsimulatedFeatureWarning, clo
 
 LIBRARIES = ("kinedyn", "mujoco", "pin")
 FUNCTIONS = ("kinematics", "forward", "inverse", "rne", "rne_acc", "full_m", "jac_site", "step", "rollout")
-DEFAULT_MODELS = ("pendulum", "arm", "humanoid", "biped")
+DEFAULT_MODELS = ("pendulum", "arm", "humanoid", "humanoid-limits", "biped")
 INSTALL_HINT = "pip install 'kinedyn[bench]' (or pip install -e '.[bench]' in a clone)"
 
 # function -> (kinedyn, MuJoCo, Pinocchio); printed under the table and in docs/benchmarks.md
@@ -82,8 +82,8 @@ def optional_module(name: str):
 class Source:
     """One benchmark model: MJCF text and where it came from; ``note`` is printed under the table.
 
-    Every library runs the model with its own ``<option>`` (timestep, integrator), minus
-    contacts and constraints.
+    Every library runs the model with its own ``<option>`` (timestep, integrator, solver), minus
+    contacts, and minus constraints unless the model's name ends in "-limits".
     """
 
     name: str
@@ -142,8 +142,11 @@ def model_source(name: str) -> tuple[Source | None, str | None]:
     """
     if name == "arm":
         return _arm(), None
-    if name == "humanoid":
+    if name in ("humanoid", "humanoid-limits"):
         source = _humanoid()
+        if source is not None and name == "humanoid-limits":
+            source = Source(name, source.origin + "; joint limits active (constraint solver), contacts "
+                            "off", source.xml)
         if source is None:
             return None, ("gymnasium is not installed: the humanoid is skipped, the bundled 12-DoF "
                           "biped stands in for it; " + INSTALL_HINT)
@@ -305,7 +308,11 @@ class Subject:
         self.notes: list[str] = [source.note] if source.note else []
         self.unavailable: dict[str, str] = {}  # library -> why its column is empty
 
-        off = DisableBit.CONSTRAINT | DisableBit.CONTACT  # kinedyn has neither; MuJoCo must not run them
+        # kinedyn has no collision detection yet: contacts are off in every library; a "-limits"
+        # model keeps its joint limits (the constraint solver), the others run without constraints
+        off = DisableBit.CONTACT
+        if not self.name.endswith("-limits"):
+            off |= DisableBit.CONSTRAINT
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnsimulatedFeatureWarning)  # contacts/limits: disabled below
             self.m = kd.Model.from_xml_string(source.xml)

@@ -19,11 +19,17 @@ module                 what                                                    M
 ``actuation``          transmission and fwd_actuation kernels                  engine_forward.c
 ``callbacks``          user-actuator callbacks (Python)                        mjcb_act_*
 ``support``            Jacobians, xfrc_applied, integrate_pos / differentiate  engine_support.c
+``constraint``         constraint rows, impedance, reference acceleration      engine_core_constraint.c
+``island``             constraint islands for the dual solvers                 engine_island.c
+``solver``             warmstart, Newton and CG (per island)                   engine_solver.c
+``solver_pgs``         PGS and noslip                                          engine_solver.c
 ``forward``            the forward pipeline and its stages                     engine_forward.c
 ``derivative``         derivatives the implicit integrator needs               engine_derivative.c
 ``integrator``         step: Euler, implicitfast, RK4                          engine_forward.c
 ``inverse``            inverse dynamics                                        engine_inverse.c
+``rne_post``           cacc, cfrc_int, cfrc_ext after the constraint forces    engine_core_smooth.c
 ``setconst``           compile-time constants that need the pipeline           engine_setconst.c
+``lengthrange``        actuator length ranges by simulation                    engine_setconst.c
 =====================  ======================================================  =========================
 
 Modules import only ``kinedyn._jit``, ``kinedyn.errors`` and each other.

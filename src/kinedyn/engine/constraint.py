@@ -77,7 +77,7 @@ _J0P, _J0R, _J1P, _J1R, _JDP, _JDR = 0, 1, 2, 3, 4, 5
 MAX_CONTACT_ROWS = 10
 
 
-def efc_capacity(njnt: int, nv: int, ntendon: int, eq_type, nconmax: int) -> int:
+def efc_capacity(njnt: int, nv: int, ntendon: int, eq_type, nconmax: int = 0) -> int:
     """Rows the efc_* arrays hold (Model.nefcmax).
 
     Every row a model can make whatever its state and its mutable fields (eq_active,

@@ -1,12 +1,14 @@
-"""Forward dynamics: the whole smooth pipeline in one call (mj_forward, engine_forward.c).
+"""Forward dynamics: the whole pipeline in one call (mj_forward, engine_forward.c).
 
 Orchestration only; the math lives in the stage modules. The stages run in
 MuJoCo's order and each reads what the previous ones wrote:
 
-    position      kinematics, com_pos, tendon, crb, factor_m, transmission
-    velocity      ten_velocity, actuator_velocity, com_vel + rne (qfrc_bias, one pass), passive
+    position      kinematics, com_pos, tendon, crb, factor_m, make_constraint, transmission
+    velocity      ten_velocity, actuator_velocity, com_vel + rne (qfrc_bias, one pass), passive,
+                  reference_constraint
     actuation     fwd_actuation
-    acceleration  fwd_acceleration (qacc = M^-1 qfrc_smooth; no constraints yet)
+    acceleration  fwd_acceleration (qacc_smooth = M^-1 qfrc_smooth)
+    constraint    fwd_constraint (the solver: qacc, efc_force, qfrc_constraint)
 
 Each public function is one jitted entry, so a call pays Numba's dispatch once.
 """
@@ -129,7 +131,8 @@ def forward(m, d) -> None:
     """Forward dynamics: fill every position, velocity, actuation and acceleration field.
 
     Reads: qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied. Writes: every field of
-    those stages, act_dot and qacc. Mirrors mj_forward with the constraint solver off.
+    those stages, the constraint rows and the solver's result, act_dot and qacc. Mirrors
+    mj_forward (collision detection aside: contacts come from the collision stage).
     With user-actuator callbacks (Model.set_actuator_callbacks) the actuation stage runs
     from Python between the compiled stages.
     """
