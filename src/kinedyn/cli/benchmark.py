@@ -761,7 +761,8 @@ def print_report(report: dict, file=None) -> None:
     console.print(f"µs per call, min / median of {st['repeat']} repeats of ~{st['target_ms']:g} ms, "
                   "libraries interleaved, a fresh random state per repeat; kd/mj and kd/pin: ratio of "
                   f"minima (> 1: kinedyn slower); rollout: {roll['nbatch']} states x {roll['nstep']} "
-                  f"steps on {roll['nthread']} threads, µs per step; constraints and contacts disabled")
+                  f"steps on {roll['nthread']} threads, µs per step; contacts disabled, and constraints "
+                  "too except in the -limits models")
     table = Table(show_lines=False)
     for title, justify in (("model", "left"), ("nv", "right"), ("function", "left"),
                            ("kinedyn", "right"), ("mujoco", "right"), ("pin", "right"),
