@@ -61,6 +61,7 @@ from kinedyn.engine.integrator import (
 from kinedyn.engine.smooth_inertia import solve_ld
 from kinedyn.engine.solver import fwd_constraint_entry
 from kinedyn.engine.types import INT_IMPLICITFAST, MAXVAL, MINVAL, BiasType, DisableBit, GainType, TrnType
+from kinedyn.engine.util_linalg3 import dot_mj
 from kinedyn.errors import ModelError
 
 # mjLROpt's defaults (mj_defaultLROpt); the booleans as the MJCF reader gives them
@@ -74,32 +75,6 @@ LR_DISABLEFLAGS = int(DisableBit.FRICTIONLOSS | DisableBit.CONTACT | DisableBit.
 
 
 # ---- the compiled pieces of one simulation step ---------------------------------------------------
-
-
-@kernel
-def _dot(a, b, n):
-    """a . b over the first n entries, summed in mju_dot's order (four interleaved partial sums,
-    then the remainder), so that the force scale agrees with MuJoCo's to the last bit."""
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    i = 0
-    while i <= n - 4:
-        s0 += a[i] * b[i]
-        s1 += a[i + 1] * b[i + 1]
-        s2 += a[i + 2] * b[i + 2]
-        s3 += a[i + 3] * b[i + 3]
-        i += 4
-    res = (s0 + s2) + (s1 + s3)
-    rest = n - i
-    if rest == 3:
-        res += a[i] * b[i] + a[i + 1] * b[i + 1] + a[i + 2] * b[i + 2]
-    elif rest == 2:
-        res += a[i] * b[i] + a[i + 1] * b[i + 1]
-    elif rest == 1:
-        res += a[i] * b[i]
-    return res
 
 
 @kernel
@@ -136,13 +111,13 @@ def _push(m, d, index, scale, maxforce, x):
     for v in range(nv):
         x[v] = moment[index, v]
     solve_ld(x, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
-    norm = math.sqrt(_dot(x, x, nv))
+    norm = math.sqrt(dot_mj(x, x, nv))
     applied = d.qfrc_applied
     factor = scale / max(MINVAL, norm)
     for v in range(nv):
         applied[v] = moment[index, v] * factor
     if maxforce > 0.0:
-        norm = math.sqrt(_dot(applied, applied, nv))
+        norm = math.sqrt(dot_mj(applied, applied, nv))
         if norm > maxforce:
             factor = maxforce / max(MINVAL, norm)
             for v in range(nv):

@@ -21,7 +21,7 @@ import math
 
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.island import ISLAND_NITER
-from kinedyn.engine.smooth_inertia import solve_ld
+from kinedyn.engine.smooth_inertia import mul_m_kernel, solve_ld
 from kinedyn.engine.solver_pgs import dual_finish, pgs_warmstart, solve_noslip, solve_pgs
 from kinedyn.engine.types import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -54,24 +54,6 @@ _JAREF, _JV, _HD = 0, 1, 2
 
 
 # ---- shared pieces ------------------------------------------------------------------------------
-
-
-@kernel
-def mul_m(m, d, res, r, vec, v):
-    """res[r] = M vec[v], with M in its tree-sparse lower-triangle layout (mju_mulSymVecSparse)."""
-    nv = m.nv
-    M = d.M
-    for i in range(nv):
-        res[r, i] = 0.0
-    for i in range(nv):
-        adr = m.M_rowadr[i]
-        nnz = m.M_rownnz[i]
-        # diagonal, then the off-diagonal entries of row i and their transposes
-        res[r, i] += M[adr + nnz - 1] * vec[v, i]
-        for k in range(nnz - 1):
-            j = m.M_colind[adr + k]
-            res[r, i] += M[adr + k] * vec[v, j]
-            res[r, j] += M[adr + k] * vec[v, i]
 
 
 @kernel
@@ -244,22 +226,6 @@ def _mul_j(d, res, r, vec, v0, nefc):
         res[r, i] = s
 
 
-@kernel
-def _dot(a, i, b, j, n):
-    s = 0.0
-    for k in range(n):
-        s += a[i, k] * b[j, k]
-    return s
-
-
-@kernel
-def _trace_m(m, d):
-    s = 0.0
-    for i in range(m.nv):
-        s += d.M[m.M_rowadr[i] + m.M_rownnz[i] - 1]
-    return s
-
-
 # ---- warmstart ----------------------------------------------------------------------------------
 
 
@@ -283,7 +249,7 @@ def warmstart(m, d):
     for i in range(nefc):
         se[_JAREF, i] -= d.efc_aref[i]
     cost_warm = constraint_update(m, d, se[_JAREF], True)
-    mul_m(m, d, sv, _MA, sv, _SEARCH)
+    mul_m_kernel(sv[_MA], d.M, sv[_SEARCH], m.M_rownnz, m.M_rowadr, m.M_colind)
     for v in range(nv):
         cost_warm += 0.5 * (sv[_MA, v] - d.qfrc_smooth[v]) * (d.qacc_warmstart[v] - d.qacc_smooth[v])
     cost_smooth = constraint_update(m, d, d.efc_b, True)
@@ -439,7 +405,7 @@ def _hessian_cone(m, d, dofs, rows):
         for a in range(dim):
             for c in range(dim):
                 local[a, c] = d.contact_H[cid, a, c]
-        _chol_factor_n(local, dim)
+        _chol_factor(local, dim)
         for r in range(dim):
             for a in range(nd):
                 ltj[r, a] = 0.0
@@ -451,29 +417,6 @@ def _hessian_cone(m, d, dofs, rows):
         for r in range(dim):
             _chol_update(Lc, ltj[r], nd, True)
         b += dim
-
-
-@kernel
-def _chol_factor_n(L, n):
-    """_chol_factor on the leading n x n block of L."""
-    for j in range(n):
-        tmp = L[j, j]
-        for k in range(j):
-            tmp -= L[j, k] * L[j, k]
-        deficient = tmp < MINVAL
-        if deficient:
-            tmp = MINVAL
-        L[j, j] = math.sqrt(tmp)
-        if deficient:
-            for i in range(j + 1, n):
-                L[i, j] = 0.0
-        else:
-            inv = 1 / L[j, j]
-            for i in range(j + 1, n):
-                s = L[i, j]
-                for k in range(j):
-                    s -= L[i, k] * L[j, k]
-                L[i, j] = s * inv
 
 
 @kernel

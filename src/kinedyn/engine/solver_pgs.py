@@ -41,6 +41,7 @@ from kinedyn.engine.types import (
     OPT_NOSLIP_TOLERANCE,
     OPT_TOLERANCE,
 )
+from kinedyn.engine.util_linalg3 import dot_mj
 
 # rows of Data.scratch_pgs_efc
 _ARINV, _PREV, _MOMENTUM = 0, 1, 2
@@ -59,32 +60,6 @@ _U27 = np.uint64(27)
 _U31 = np.uint64(31)
 _U32 = np.uint64(32)
 _U59 = np.uint64(59)
-
-
-@kernel
-def dot_mj(a, b, n):
-    """a[:n] . b[:n] summed in mju_dot's order: four interleaved partial sums combined as
-    (s0 + s2) + (s1 + s3), then the last n % 4 products."""
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    i = 0
-    while i <= n - 4:
-        s0 += a[i] * b[i]
-        s1 += a[i + 1] * b[i + 1]
-        s2 += a[i + 2] * b[i + 2]
-        s3 += a[i + 3] * b[i + 3]
-        i += 4
-    res = (s0 + s2) + (s1 + s3)
-    rest = n - i
-    if rest == 3:
-        res += a[i] * b[i] + a[i + 1] * b[i + 1] + a[i + 2] * b[i + 2]
-    elif rest == 2:
-        res += a[i] * b[i] + a[i + 1] * b[i + 1]
-    elif rest == 1:
-        res += a[i] * b[i]
-    return res
 
 
 @kernel

@@ -4,7 +4,7 @@ Numba compiles ``a @ b`` and ``np.linalg`` to BLAS/LAPACK calls through SciPy, a
 kernels stay free of that and of allocation: these helpers return a scalar (one entry of a
 product) or a 3-tuple, so the caller decides where results live (locals or scratch rows).
 Each sums in the order ``((0 + x0) + x1) + x2``, as a product accumulated into a zeroed
-matrix does.
+matrix does. ``dot_mj`` is the exception: the dot product of long vectors in mju_dot's order.
 """
 
 from __future__ import annotations
@@ -68,3 +68,29 @@ def skew_mul_entry(v, b, r, c):
     for k in range(3):
         acc += skew_entry(v, r, k) * b[k, c]
     return acc
+
+
+@kernel
+def dot_mj(a, b, n):
+    """a[:n] . b[:n] summed in mju_dot's order: four interleaved partial sums combined as
+    (s0 + s2) + (s1 + s3), then the last n % 4 products."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    i = 0
+    while i <= n - 4:
+        s0 += a[i] * b[i]
+        s1 += a[i + 1] * b[i + 1]
+        s2 += a[i + 2] * b[i + 2]
+        s3 += a[i + 3] * b[i + 3]
+        i += 4
+    res = (s0 + s2) + (s1 + s3)
+    rest = n - i
+    if rest == 3:
+        res += a[i] * b[i] + a[i + 1] * b[i + 1] + a[i + 2] * b[i + 2]
+    elif rest == 2:
+        res += a[i] * b[i] + a[i + 1] * b[i + 1]
+    elif rest == 1:
+        res += a[i] * b[i]
+    return res
