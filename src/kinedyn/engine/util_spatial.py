@@ -110,6 +110,40 @@ def normalize3(v, r):
 
 
 @kernel
+def make_frame(frame, i):
+    """Complete the contact frame frame[i] (rows: normal, tangent 1, tangent 2) in place
+    (mju_makeFrame).
+
+    A collider writes the normal in row 0 and, if it has one, a tangent hint in row 1
+    (zeros otherwise). The normal is normalised; a missing hint (squared length < 0.25)
+    becomes (0, 1, 0), or (0, 0, 1) when the normal is within 60 degrees of y; the hint is
+    then made orthogonal to the normal and normalised, and row 2 = row 0 x row 1. Returns
+    the normal's length before normalising (MuJoCo errors below 0.5; the caller decides).
+    """
+    f = frame[i]
+    length = normalize3(f, 0)
+    if f[1, 0] * f[1, 0] + f[1, 1] * f[1, 1] + f[1, 2] * f[1, 2] < 0.25:
+        f[1, 0] = 0.0
+        f[1, 1] = 0.0
+        f[1, 2] = 0.0
+        if -0.5 < f[0, 1] < 0.5:
+            f[1, 1] = 1.0
+        else:
+            f[1, 2] = 1.0
+    # Gram-Schmidt: t1 -= (n . t1) n
+    s = f[0, 0] * f[1, 0] + f[0, 1] * f[1, 1] + f[0, 2] * f[1, 2]
+    t0, t1, t2 = f[0, 0] * s, f[0, 1] * s, f[0, 2] * s
+    f[1, 0] -= t0
+    f[1, 1] -= t1
+    f[1, 2] -= t2
+    normalize3(f, 1)
+    f[2, 0] = f[0, 1] * f[1, 2] - f[0, 2] * f[1, 1]
+    f[2, 1] = f[0, 2] * f[1, 0] - f[0, 0] * f[1, 2]
+    f[2, 2] = f[0, 0] * f[1, 1] - f[0, 1] * f[1, 0]
+    return length
+
+
+@kernel
 def rotated_by_quat(vx, vy, vz, qw, qx, qy, qz):
     """R(q) v for a vector and a unit quaternion given by components, without forming R
     (mju_rotVecQuat).
