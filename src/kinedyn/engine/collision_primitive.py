@@ -1,0 +1,325 @@
+"""Analytic colliders for pairs of primitive geoms (MuJoCo's engine_collision_primitive.c).
+
+One ``@kernel`` per pair, each mirroring one of MuJoCo 4.0's functions:
+
+=============================  ===================
+``collide_plane_sphere``       mjc_PlaneSphere
+``collide_plane_capsule``      mjc_PlaneCapsule
+``collide_plane_cylinder``     mjc_PlaneCylinder
+``collide_plane_box``          mjc_PlaneBox
+``collide_sphere_sphere``      mjc_SphereSphere
+``collide_sphere_capsule``     mjc_SphereCapsule
+``collide_sphere_cylinder``    mjc_SphereCylinder
+``collide_capsule_capsule``    mjc_CapsuleCapsule
+=============================  ===================
+
+All share the collider contract of the collision driver::
+
+    collide_<type1>_<type2>(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0) -> int
+
+``xpos`` (ngeom, 3), ``xmat`` (ngeom, 3, 3) and ``size`` (ngeom, 3) are the geoms' world
+positions, row-major rotations and sizes; ``g1`` has the lower geom type (the driver swaps as
+MuJoCo does). ``margin`` is the threshold the driver passes (the pair's margin + gap): a contact
+is made when its distance is within it, with MuJoCo's own ``<`` or ``<=`` at each test.
+Contacts go to rows ``c0, c0+1, ...`` of ``dist`` (signed surface distance, negative in
+penetration), ``pos`` (midway between the two surfaces) and ``frame``: row 0 the unit normal
+pointing from g1 towards g2, row 1 a tangent hint or zeros (MuJoCo's ``frame[3:6]``; only
+plane-capsule gives one, the capsule's axis), row 2 left alone; the driver completes the frame
+with ``util_spatial.make_frame`` (mju_makeFrame). The return value is the number of contacts
+written, never more than MuJoCo's ``mj_maxContact`` for the pair, in MuJoCo's order.
+
+The arithmetic follows MuJoCo's operation by operation (same operands, same order of sums),
+so that, compiled without fastmath as ``@kernel`` is, the results agree with MuJoCo's to the
+last bits. Where MuJoCo 4.0 differs from the older readable source (capsule-capsule with
+parallel or nearly parallel axes, rewritten in 3.16), the 4.0 binary was the reference; see
+``collide_capsule_capsule``.
+
+A geom's axes are the columns of its rotation: ``xmat[g, :, 2]`` is its z axis (a plane's
+normal, a capsule's or cylinder's axis).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kinedyn._jit import kernel
+from kinedyn.engine.types import MINVAL
+
+# ---- writing one contact -----------------------------------------------------------------------
+
+
+@kernel
+def _write(dist, pos, frame, c, d, px, py, pz, nx, ny, nz):
+    """Contact c: distance d, position p, normal n, no tangent hint."""
+    dist[c] = d
+    pos[c, 0] = px
+    pos[c, 1] = py
+    pos[c, 2] = pz
+    frame[c, 0, 0] = nx
+    frame[c, 0, 1] = ny
+    frame[c, 0, 2] = nz
+    frame[c, 1, 0] = 0.0
+    frame[c, 1, 1] = 0.0
+    frame[c, 1, 2] = 0.0
+
+
+# ---- shared raw tests (MuJoCo's mjraw_* helpers) -----------------------------------------------
+
+
+@kernel
+def _plane_sphere(margin, ox, oy, oz, nx, ny, nz, cx, cy, cz, radius):
+    """Sphere (centre c, radius) against the plane through o with unit normal n (mjraw_PlaneSphere).
+
+    Returns (hit, dist, x, y, z): the signed distance and the contact position (midway between
+    the plane and the sphere's lowest point); hit is False when the sphere is farther than
+    ``margin`` above the plane.
+    """
+    cdist = (cx - ox) * nx + (cy - oy) * ny + (cz - oz) * nz
+    if cdist > margin + radius:
+        return False, 0.0, 0.0, 0.0, 0.0
+    d = cdist - radius
+    s = -d / 2 - radius
+    return True, d, cx + nx * s, cy + ny * s, cz + nz * s
+
+
+@kernel
+def _sphere_sphere(margin, x1, y1, z1, a1x, a1y, a1z, r1, x2, y2, z2, a2x, a2y, a2z, r2,
+                   dist, pos, frame, c):
+    """Sphere (centre 1, radius r1) against sphere (centre 2, r2), written to contact c
+    (mjraw_SphereSphere); returns 0 or 1.
+
+    a1, a2 are the z axes of the geoms the spheres stand for: with coincident centres the
+    normal is a1 x a2, or (1, 0, 0) if they are parallel too.
+    """
+    dx = x1 - x2
+    dy = y1 - y2
+    dz = z1 - z2
+    cdist_sqr = dx * dx + dy * dy + dz * dz
+    min_dist = margin + r1 + r2
+    if cdist_sqr > min_dist * min_dist:
+        return 0
+    d = math.sqrt(cdist_sqr) - r1 - r2
+
+    # normal from centre 1 to centre 2 (mju_normalize3: (1, 0, 0) when near zero)
+    nx = x2 - x1
+    ny = y2 - y1
+    nz = z2 - z1
+    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if length < MINVAL:
+        nx, ny, nz = 1.0, 0.0, 0.0
+    else:
+        inv = 1 / length
+        nx *= inv
+        ny *= inv
+        nz *= inv
+    if length < MINVAL:
+        # coincident centres: the cross product of the z axes
+        nx = a1y * a2z - a1z * a2y
+        ny = a1z * a2x - a1x * a2z
+        nz = a1x * a2y - a1y * a2x
+        length = math.sqrt(nx * nx + ny * ny + nz * nz)
+        if length < MINVAL:
+            nx, ny, nz = 1.0, 0.0, 0.0
+        else:
+            inv = 1 / length
+            nx *= inv
+            ny *= inv
+            nz *= inv
+
+    s = r1 + d / 2
+    _write(dist, pos, frame, c, d, nx * s + x1, ny * s + y1, nz * s + z1, nx, ny, nz)
+    return 1
+
+
+# ---- plane colliders ---------------------------------------------------------------------------
+
+
+@kernel
+def collide_plane_sphere(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Plane g1 against sphere g2 (mjc_PlaneSphere): at most one contact, normal = the plane's z."""
+    nx = xmat[g1, 0, 2]
+    ny = xmat[g1, 1, 2]
+    nz = xmat[g1, 2, 2]
+    hit, d, px, py, pz = _plane_sphere(margin, xpos[g1, 0], xpos[g1, 1], xpos[g1, 2], nx, ny, nz,
+                                       xpos[g2, 0], xpos[g2, 1], xpos[g2, 2], size[g2, 0])
+    if not hit:
+        return 0
+    _write(dist, pos, frame, c0, d, px, py, pz, nx, ny, nz)
+    return 1
+
+
+@kernel
+def collide_plane_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Plane g1 against capsule g2 (mjc_PlaneCapsule): the two end spheres tested in turn
+    (+axis end first), up to two contacts, each with the capsule's axis as tangent hint."""
+    nx = xmat[g1, 0, 2]
+    ny = xmat[g1, 1, 2]
+    nz = xmat[g1, 2, 2]
+    ax = xmat[g2, 0, 2]
+    ay = xmat[g2, 1, 2]
+    az = xmat[g2, 2, 2]
+    half = size[g2, 1]
+    sx = half * ax
+    sy = half * ay
+    sz = half * az
+    n = 0
+    for side in range(2):
+        if side == 0:
+            ex, ey, ez = xpos[g2, 0] + sx, xpos[g2, 1] + sy, xpos[g2, 2] + sz
+        else:
+            ex, ey, ez = xpos[g2, 0] - sx, xpos[g2, 1] - sy, xpos[g2, 2] - sz
+        hit, d, px, py, pz = _plane_sphere(margin, xpos[g1, 0], xpos[g1, 1], xpos[g1, 2], nx, ny, nz,
+                                           ex, ey, ez, size[g2, 0])
+        if hit:
+            c = c0 + n
+            _write(dist, pos, frame, c, d, px, py, pz, nx, ny, nz)
+            frame[c, 1, 0] = ax
+            frame[c, 1, 1] = ay
+            frame[c, 1, 2] = az
+            n += 1
+    return n
+
+
+@kernel
+def collide_plane_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Plane g1 against cylinder g2 (mjc_PlaneCylinder): up to four contacts.
+
+    The first is the rim point deepest below the plane (none at all if it is beyond the
+    margin); the second the same rim point on the other cap; the last two, taken together,
+    two more points of the near cap's rim (120 degrees either side of the first) so that a
+    cylinder standing on its cap rests on a triangle. With the cap parallel to the plane the
+    "deepest" rim point is taken along the cylinder's x axis.
+    """
+    nx = xmat[g1, 0, 2]
+    ny = xmat[g1, 1, 2]
+    nz = xmat[g1, 2, 2]
+    ax = xmat[g2, 0, 2]
+    ay = xmat[g2, 1, 2]
+    az = xmat[g2, 2, 2]
+    radius = size[g2, 0]
+    half = size[g2, 1]
+
+    # make the axis point towards the plane
+    prjaxis = nx * ax + ny * ay + nz * az
+    if prjaxis > 0:
+        ax = -ax
+        ay = -ay
+        az = -az
+        prjaxis = -prjaxis
+
+    # height of the centre above the plane
+    dist0 = ((xpos[g2, 0] - xpos[g1, 0]) * nx + (xpos[g2, 1] - xpos[g1, 1]) * ny
+             + (xpos[g2, 2] - xpos[g1, 2]) * nz)
+
+    # -normal without its component along the axis, scaled to the radius: centre -> deepest rim
+    vx = ax * prjaxis - nx
+    vy = ay * prjaxis - ny
+    vz = az * prjaxis - nz
+    len_sqr = vx * vx + vy * vy + vz * vz
+    if len_sqr >= MINVAL * MINVAL:
+        scl = radius / math.sqrt(len_sqr)
+        vx *= scl
+        vy *= scl
+        vz *= scl
+    else:
+        # cap parallel to the plane: the cylinder's x axis
+        vx = xmat[g2, 0, 0] * radius
+        vy = xmat[g2, 1, 0] * radius
+        vz = xmat[g2, 2, 0] * radius
+    prjvec = vx * nx + vy * ny + vz * nz
+
+    # axis scaled to the half-length: centre -> near cap centre
+    ax *= half
+    ay *= half
+    az *= half
+    prjaxis *= half
+
+    px0 = xpos[g2, 0]
+    py0 = xpos[g2, 1]
+    pz0 = xpos[g2, 2]
+
+    # deepest rim point of the near cap
+    d = dist0 + prjaxis + prjvec
+    if d > margin:
+        return 0
+    h = -d * 0.5
+    _write(dist, pos, frame, c0, d, ((px0 + vx) + ax) + nx * h, ((py0 + vy) + ay) + ny * h,
+           ((pz0 + vz) + az) + nz * h, nx, ny, nz)
+    cnt = 1
+
+    # the same rim point on the far cap
+    d = dist0 - prjaxis + prjvec
+    if d <= margin:
+        h = -d * 0.5
+        _write(dist, pos, frame, c0 + cnt, d, ((px0 + vx) - ax) + nx * h, ((py0 + vy) - ay) + ny * h,
+               ((pz0 + vz) - az) + nz * h, nx, ny, nz)
+        cnt += 1
+
+    # two more rim points of the near cap, at -r/2 along v and +-sqrt(3)/2 r sideways
+    prjvec1 = -prjvec * 0.5
+    d = dist0 + prjaxis + prjvec1
+    if d <= margin:
+        # sideways unit vector v x axis (mju_normalize3), scaled
+        wx = vy * az - vz * ay
+        wy = vz * ax - vx * az
+        wz = vx * ay - vy * ax
+        wlen = math.sqrt(wx * wx + wy * wy + wz * wz)
+        if wlen < MINVAL:
+            wx, wy, wz = 1.0, 0.0, 0.0
+        else:
+            inv = 1 / wlen
+            wx *= inv
+            wy *= inv
+            wz *= inv
+        s = radius * math.sqrt(3.0) / 2
+        wx *= s
+        wy *= s
+        wz *= s
+        h = -d * 0.5
+        for sign in range(2):
+            if sign == 0:
+                bx, by, bz = px0 + wx, py0 + wy, pz0 + wz
+            else:
+                bx, by, bz = px0 - wx, py0 - wy, pz0 - wz
+            _write(dist, pos, frame, c0 + cnt, d, ((bx + ax) + vx * -0.5) + nx * h,
+                   ((by + ay) + vy * -0.5) + ny * h, ((bz + az) + vz * -0.5) + nz * h, nx, ny, nz)
+            cnt += 1
+    return cnt
+
+
+@kernel
+def collide_plane_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Plane g1 against box g2 (mjc_PlaneBox): up to four corners.
+
+    Corners are visited in MuJoCo's order (index bits 0, 1, 2 choose -/+ along x, y, z) and
+    the first four that lie on the plane's side of the box centre (``ldist <= 0``) within the
+    margin are taken, not the four deepest.
+    """
+    nx = xmat[g1, 0, 2]
+    ny = xmat[g1, 1, 2]
+    nz = xmat[g1, 2, 2]
+    d0 = ((xpos[g2, 0] - xpos[g1, 0]) * nx + (xpos[g2, 1] - xpos[g1, 1]) * ny
+          + (xpos[g2, 2] - xpos[g1, 2]) * nz)
+    cnt = 0
+    for i in range(8):
+        # corner in local coordinates, then rotated (relative to the box centre)
+        lx = size[g2, 0] if i & 1 else -size[g2, 0]
+        ly = size[g2, 1] if i & 2 else -size[g2, 1]
+        lz = size[g2, 2] if i & 4 else -size[g2, 2]
+        cx = xmat[g2, 0, 0] * lx + xmat[g2, 0, 1] * ly + xmat[g2, 0, 2] * lz
+        cy = xmat[g2, 1, 0] * lx + xmat[g2, 1, 1] * ly + xmat[g2, 1, 2] * lz
+        cz = xmat[g2, 2, 0] * lx + xmat[g2, 2, 1] * ly + xmat[g2, 2, 2] * lz
+
+        # skip corners beyond the margin or on the far side of the centre
+        ldist = nx * cx + ny * cy + nz * cz
+        if d0 + ldist > margin or ldist > 0:
+            continue
+
+        d = d0 + ldist
+        h = -d / 2
+        _write(dist, pos, frame, c0 + cnt, d, (cx + xpos[g2, 0]) + nx * h, (cy + xpos[g2, 1]) + ny * h,
+               (cz + xpos[g2, 2]) + nz * h, nx, ny, nz)
+        cnt += 1
+        if cnt >= 4:
+            return 4
+    return cnt

@@ -1,0 +1,272 @@
+"""The analytic primitive colliders (engine/collision_primitive.py) against MuJoCo 4.0.
+
+Each collider is compared with MuJoCo's own on hundreds of random poses and sizes: a scene
+with the two geoms (a world plane or a free body for g1, a free body for g2) is compiled once
+per pair of types; for each case the geoms' sizes, margins and gaps are written into the
+MjModel, their world poses straight into ``geom_xpos`` / ``geom_xmat`` (so degenerate poses
+are exact: parallel axes, aligned faces, coincident centres), and ``mj_collision`` runs.
+The bounding volumes are made huge so that MuJoCo's broad- and mid-phase filters always pass
+and its collider alone decides (the filters are conservative, so this changes no contact).
+
+Our collider gets the same poses, sizes and threshold (margin1 + margin2 + gap1 + gap2, as
+mj_collideGeoms passes it); after make_frame its contacts must equal MuJoCo's in count and
+order, and dist, pos and frame must agree to 1e-12 absolute + 1e-12 relative.
+
+The cases are drawn by a fixed-seed generator per collider: penetrating, touching, separated
+within the threshold, at it and beyond it, with tiny to huge sizes, plus degenerate poses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracle import assert_close
+
+mujoco = pytest.importorskip("mujoco")
+
+from kinedyn.engine import collision_primitive as cp  # noqa: E402
+from kinedyn.engine.util_spatial import make_frame  # noqa: E402
+
+TOL = 1e-12  # absolute and relative: analytic colliders, same float64 arithmetic
+NCASE = 400  # random cases per collider
+
+TYPES = {"plane": mujoco.mjtGeom.mjGEOM_PLANE, "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+         "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE, "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+         "box": mujoco.mjtGeom.mjGEOM_BOX}
+
+COLLIDERS = {
+    ("plane", "sphere"): cp.collide_plane_sphere,
+    ("plane", "capsule"): cp.collide_plane_capsule,
+    ("plane", "box"): cp.collide_plane_box,
+}
+
+# ---- MuJoCo side ------------------------------------------------------------------------------
+
+_MODELS: dict = {}
+
+
+def _scene(type1: str, type2: str):
+    """(MjModel, MjData) with geom 0 of type1 (in the world if a plane) and geom 1 of type2."""
+    key = (type1, type2)
+    if key not in _MODELS:
+        size = {"plane": "0 0 1", "sphere": ".1", "capsule": ".1 .2", "cylinder": ".1 .2",
+                "box": ".1 .2 .3"}
+        g1 = f'<geom type="{type1}" size="{size[type1]}"/>'
+        g2 = f'<geom type="{type2}" size="{size[type2]}"/>'
+        body1 = g1 if type1 == "plane" else f"<body><freejoint/>{g1}</body>"
+        xml = f"""<mujoco><option><flag gravity="disable"/></option><worldbody>
+          {body1}<body><freejoint/>{g2}</body></worldbody></mujoco>"""
+        m = mujoco.MjModel.from_xml_string(xml)
+        # bounding volumes that always pass the broad- and mid-phase tests
+        m.geom_rbound[:] = 1e10
+        m.geom_aabb[:, :3] = 0.0
+        m.geom_aabb[:, 3:] = 1e10
+        _MODELS[key] = (m, mujoco.MjData(m))
+    return _MODELS[key]
+
+
+def mujoco_contacts(case):
+    """MuJoCo's contacts for one case: (dist (n,), pos (n, 3), frame (n, 3, 3))."""
+    m, d = _scene(case["type1"], case["type2"])
+    m.geom_size[:] = case["size"]
+    m.geom_margin[:] = case["margin"]
+    m.geom_gap[:] = case["gap"]
+    mujoco.mj_kinematics(m, d)
+    d.geom_xpos[:] = case["xpos"]
+    d.geom_xmat[:] = case["xmat"].reshape(2, 9)
+    mujoco.mj_collision(m, d)
+    con = d.contact[:d.ncon]
+    assert all(tuple(g) == (0, 1) for g in con.geom)
+    return con.dist.copy(), con.pos.copy(), con.frame.reshape(-1, 3, 3).copy()
+
+
+def threshold(case) -> float:
+    """What mj_collideGeoms passes the collider: the summed margins plus the summed gaps."""
+    margin, gap = case["margin"], case["gap"]
+    return (margin[0] + margin[1]) + (gap[0] + gap[1])
+
+
+def our_contacts(collider, case, c0=3, nrow=12):
+    """Our collider's contacts for one case, written from row c0 of fresh (NaN) arrays, each
+    frame completed by make_frame; rows outside the written ones must stay untouched."""
+    dist = np.full(nrow, np.nan)
+    pos = np.full((nrow, 3), np.nan)
+    frame = np.full((nrow, 3, 3), np.nan)
+    n = collider(case["xpos"], case["xmat"], case["size"], 0, 1, threshold(case), dist, pos, frame, c0)
+    assert 0 <= n <= nrow - c0
+    rows = slice(c0, c0 + n)
+    assert np.isnan(dist[:c0]).all() and np.isnan(dist[c0 + n:]).all()
+    assert np.isnan(frame[rows, 2]).all()  # row 2 is the driver's (make_frame's) to fill
+    for i in range(c0, c0 + n):
+        make_frame(frame, i)
+    return dist[rows].copy(), pos[rows].copy(), frame[rows].copy()
+
+
+def check_case(collider, case):
+    """Assert one case matches; returns (max abs err, max rel err) over dist, pos, frame."""
+    theirs = mujoco_contacts(case)
+    ours = our_contacts(collider, case)
+    label = case["label"]
+    assert len(ours[0]) == len(theirs[0]), f"{label}: {len(ours[0])} contacts, MuJoCo {len(theirs[0])}"
+    errs = []
+    for name, a, b in zip(("dist", "pos", "frame"), ours, theirs, strict=True):
+        assert_close(f"{label} {name}", a, b, rtol=TOL, atol=TOL)
+        err = np.abs(a - b)
+        scale = np.maximum(np.abs(a), np.abs(b))
+        rel = np.where(err == 0, 0.0, err / np.where(scale == 0, 1.0, scale))
+        errs.append((float(err.max(initial=0.0)), float(rel.max(initial=0.0))))
+    return errs, len(theirs[0])
+
+
+# ---- random poses ------------------------------------------------------------------------------
+
+
+def rotation(rng) -> np.ndarray:
+    """A uniformly random rotation matrix (MuJoCo's quat2Mat of a random unit quaternion)."""
+    q = rng.normal(size=4)
+    q /= np.linalg.norm(q)
+    mat = np.zeros(9)
+    mujoco.mju_quat2Mat(mat, q)
+    return mat.reshape(3, 3)
+
+
+def signed_permutation(rng) -> np.ndarray:
+    """An exact rotation permuting and flipping the axes (det +1)."""
+    while True:
+        mat = np.eye(3)[rng.permutation(3)] * rng.choice([-1.0, 1.0], size=3)
+        if np.linalg.det(mat) > 0:
+            return mat
+
+
+def scale_of(rng) -> float:
+    """A size scale: mostly about 1, sometimes tiny or huge."""
+    return float(rng.choice([1e-3, 0.1, 1.0, 1.0, 1.0, 10.0, 1e3]))
+
+
+def margins(rng, scale):
+    """Geom margins and gaps, each zero or a random fraction of the scale."""
+    def one():
+        return 0.0 if rng.random() < 0.4 else float(rng.uniform(0, 0.3) * scale)
+    return np.array([one(), one()]), np.array([one(), one()])
+
+
+def target_distance(rng, kind, scale, thr):
+    """A surface distance of the given kind (relative to the threshold thr)."""
+    if kind == "penetrating":
+        return -float(rng.uniform(0, 0.8)) * scale
+    if kind == "touching":
+        return float(rng.choice([0.0, 1e-15, -1e-15])) * scale
+    if kind == "within":
+        return float(rng.uniform(0, 1)) * thr
+    if kind == "at":
+        return thr
+    return thr + float(rng.uniform(1e-6, 1.0)) * scale  # beyond
+
+
+KINDS = ("penetrating", "touching", "within", "at", "beyond")
+
+
+def unit(rng):
+    v = rng.normal(size=3)
+    return v / np.linalg.norm(v)
+
+
+def new_case(label, type1, type2, size1, size2, rng, scale):
+    margin, gap = margins(rng, scale)
+    size = np.zeros((2, 3))
+    size[0, :len(size1)] = size1
+    size[1, :len(size2)] = size2
+    return {"label": label, "type1": type1, "type2": type2, "size": size, "margin": margin, "gap": gap,
+            "xpos": np.zeros((2, 3)), "xmat": np.zeros((2, 3, 3))}
+
+
+def plane_cases(type2, rng, n):
+    """A plane against type2: the geom placed so that its lowest point lies at a target
+    distance above the plane (so every kind of contact occurs), some poses degenerate."""
+    cases = []
+    for i in range(n):
+        scale = scale_of(rng)
+        kind = KINDS[i % len(KINDS)]
+        nsize = {"sphere": 1, "capsule": 2, "cylinder": 2, "box": 3}[type2]
+        size2 = rng.uniform(0.05, 1.0, size=nsize) * scale
+        case = new_case(f"plane-{type2} #{i} {kind}", "plane", type2, [0, 0, 1], size2, rng, scale)
+        variant = i // len(KINDS) % 4
+        mat1 = np.eye(3) if variant == 0 else rotation(rng)
+        if type2 in ("box", "cylinder") and variant == 1:
+            mat2 = mat1 @ signed_permutation(rng)  # faces / cap aligned with the plane
+        elif type2 in ("capsule", "cylinder") and variant == 2:
+            mat2 = mat1 @ rotation_about_z(rng)  # axis along the normal (x/y random)
+        elif type2 in ("capsule", "cylinder", "box") and variant == 3 and i % 2:
+            # axis in the plane (a capsule lying flat)
+            mat2 = mat1 @ np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]) @ rotation_about_z(rng)
+        else:
+            mat2 = rotation(rng)
+        normal = mat1[:, 2]
+        thr = threshold(case)
+        # how far the geom reaches below its centre along -normal
+        if type2 == "sphere":
+            reach = size2[0]
+        elif type2 == "capsule":
+            reach = size2[0] + size2[1] * abs(normal @ mat2[:, 2])
+        elif type2 == "cylinder":
+            c = abs(normal @ mat2[:, 2])
+            reach = size2[1] * c + size2[0] * np.sqrt(max(0.0, 1 - c * c))
+        else:
+            reach = float(np.abs(normal @ mat2) @ size2)
+        pos1 = rng.normal(size=3) * scale
+        tangent = rng.normal(size=3) * scale
+        tangent -= (tangent @ normal) * normal
+        height = reach + target_distance(rng, kind, scale, thr)
+        case["xpos"][0] = pos1
+        case["xpos"][1] = pos1 + tangent + height * normal
+        case["xmat"][0] = mat1
+        case["xmat"][1] = mat2
+        cases.append(case)
+    return cases
+
+
+def rotation_about_z(rng) -> np.ndarray:
+    a = rng.uniform(-np.pi, np.pi)
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+GENERATORS = {
+    ("plane", "sphere"): lambda rng, n: plane_cases("sphere", rng, n),
+    ("plane", "capsule"): lambda rng, n: plane_cases("capsule", rng, n),
+    ("plane", "box"): lambda rng, n: plane_cases("box", rng, n),
+}
+
+
+# ---- tests -------------------------------------------------------------------------------------
+
+
+def run_collider(pair, ncase=NCASE, seed=0):
+    """Check ``ncase`` cases of one collider; returns the max errors and the contact counts seen."""
+    rng = np.random.default_rng([seed, *(ord(ch) for ch in "-".join(pair))])
+    collider = COLLIDERS[pair]
+    worst = np.zeros((3, 2))
+    counts: dict[int, int] = {}
+    for case in GENERATORS[pair](rng, ncase):
+        errs, n = check_case(collider, case)
+        worst = np.maximum(worst, np.array(errs))
+        counts[n] = counts.get(n, 0) + 1
+    return worst, counts
+
+
+@pytest.mark.parametrize("pair", list(COLLIDERS), ids="-".join)
+def test_collider_matches_mujoco(pair):
+    worst, counts = run_collider(pair)
+    # the cases reach every contact count the collider can give, none included
+    assert 0 in counts and max(counts) == MAX_CONTACTS[pair], counts
+
+
+MAX_CONTACTS = {("plane", "sphere"): 1, ("plane", "capsule"): 2, ("plane", "box"): 4}
+
+
+if __name__ == "__main__":  # the error table of the report: python tests/test_collision_primitive.py
+    for pair in COLLIDERS:
+        worst, counts = run_collider(pair)
+        print(f"{'-'.join(pair):18s} counts {dict(sorted(counts.items()))}  "
+              + "  ".join(f"{name} abs {w[0]:.1e} rel {w[1]:.1e}"
+                          for name, w in zip(("dist", "pos", "frame"), worst, strict=True)))
