@@ -37,7 +37,11 @@ TYPES = {"plane": mujoco.mjtGeom.mjGEOM_PLANE, "sphere": mujoco.mjtGeom.mjGEOM_S
 COLLIDERS = {
     ("plane", "sphere"): cp.collide_plane_sphere,
     ("plane", "capsule"): cp.collide_plane_capsule,
+    ("plane", "cylinder"): cp.collide_plane_cylinder,
     ("plane", "box"): cp.collide_plane_box,
+    ("sphere", "sphere"): cp.collide_sphere_sphere,
+    ("sphere", "capsule"): cp.collide_sphere_capsule,
+    ("sphere", "cylinder"): cp.collide_sphere_cylinder,
 }
 
 # ---- MuJoCo side ------------------------------------------------------------------------------
@@ -231,10 +235,83 @@ def rotation_about_z(rng) -> np.ndarray:
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
+def perpendicular(rng, axis):
+    """A random unit vector perpendicular to the unit vector axis."""
+    v = unit(rng)
+    v -= (v @ axis) * axis
+    return v / np.linalg.norm(v)
+
+
+def sphere_cases(type2, rng, n):
+    """A sphere against type2, its centre placed at a target distance from the surface of g2
+    near a chosen feature (for a cylinder: side, cap, rim or inside; for a capsule: the side or
+    an end), plus coincident centres."""
+    cases = []
+    for i in range(n):
+        scale = scale_of(rng)
+        kind = KINDS[i % len(KINDS)]
+        r1 = float(rng.uniform(0.05, 1.0)) * scale
+        size2 = rng.uniform(0.05, 1.0, size=1 if type2 == "sphere" else 2) * scale
+        case = new_case(f"sphere-{type2} #{i} {kind}", "sphere", type2, [r1], size2, rng, scale)
+        thr = threshold(case)
+        target = target_distance(rng, kind, scale, thr)
+        variant = i // len(KINDS) % 5
+        mat1 = rotation(rng) if variant else np.eye(3)
+        mat2 = rotation(rng) if variant % 2 else signed_permutation(rng)
+        axis = mat2[:, 2]
+        pos2 = rng.normal(size=3) * scale
+        if type2 == "sphere":
+            centre = pos2 + unit(rng) * (r1 + size2[0] + target)
+            if variant == 4:
+                centre = pos2.copy()  # coincident centres
+                if i % 2:
+                    mat1 = mat2.copy()  # and parallel z axes: normal (1, 0, 0)
+        elif type2 == "capsule":
+            radius, half = size2
+            if variant == 4:
+                along = half * float(rng.choice([-1.0, 0.0, 1.0]))  # on the segment or at an end
+                centre = pos2 + along * axis + (0.0 if i % 2 else 0.3 * radius * perpendicular(rng, axis))
+            elif variant == 3:  # beyond an end
+                end = pos2 + float(rng.choice([-1.0, 1.0])) * half * axis
+                direction = unit(rng)
+                direction = direction if direction @ axis * (end - pos2) @ axis >= 0 else -direction
+                centre = end + direction * (r1 + radius + target)
+            else:
+                along = float(rng.uniform(-1, 1)) * half
+                centre = pos2 + along * axis + perpendicular(rng, axis) * (r1 + radius + target)
+        else:  # cylinder
+            radius, half = size2
+            side = float(rng.choice([-1.0, 1.0]))
+            u = perpendicular(rng, axis)
+            if variant in (0, 1):  # beside the side
+                centre = pos2 + float(rng.uniform(-1, 1)) * half * axis + u * (radius + r1 + target)
+            elif variant == 2:  # over a cap
+                centre = (pos2 + side * (half + r1 + target) * axis
+                          + u * float(rng.uniform(0, 1)) * radius)
+            elif variant == 3:  # off a rim
+                a = float(rng.uniform(0, np.pi / 2))
+                direction = np.cos(a) * u + np.sin(a) * side * axis
+                centre = pos2 + side * half * axis + radius * u + direction * (r1 + target)
+            else:  # inside, or on the axis (a cap collision with no radial direction)
+                centre = pos2 + rng.uniform(-1, 1) * half * axis
+                if i % 2:
+                    centre = centre + u * float(rng.uniform(0, 1)) * radius
+        case["xpos"][0] = centre
+        case["xpos"][1] = pos2
+        case["xmat"][0] = mat1
+        case["xmat"][1] = mat2
+        cases.append(case)
+    return cases
+
+
 GENERATORS = {
     ("plane", "sphere"): lambda rng, n: plane_cases("sphere", rng, n),
     ("plane", "capsule"): lambda rng, n: plane_cases("capsule", rng, n),
+    ("plane", "cylinder"): lambda rng, n: plane_cases("cylinder", rng, n),
     ("plane", "box"): lambda rng, n: plane_cases("box", rng, n),
+    ("sphere", "sphere"): lambda rng, n: sphere_cases("sphere", rng, n),
+    ("sphere", "capsule"): lambda rng, n: sphere_cases("capsule", rng, n),
+    ("sphere", "cylinder"): lambda rng, n: sphere_cases("cylinder", rng, n),
 }
 
 
@@ -261,7 +338,9 @@ def test_collider_matches_mujoco(pair):
     assert 0 in counts and max(counts) == MAX_CONTACTS[pair], counts
 
 
-MAX_CONTACTS = {("plane", "sphere"): 1, ("plane", "capsule"): 2, ("plane", "box"): 4}
+MAX_CONTACTS = {("plane", "sphere"): 1, ("plane", "capsule"): 2, ("plane", "cylinder"): 4,
+                ("plane", "box"): 4, ("sphere", "sphere"): 1, ("sphere", "capsule"): 1,
+                ("sphere", "cylinder"): 1}
 
 
 if __name__ == "__main__":  # the error table of the report: python tests/test_collision_primitive.py

@@ -45,6 +45,19 @@ import math
 from kinedyn._jit import kernel
 from kinedyn.engine.types import MINVAL
 
+# ---- small helpers -----------------------------------------------------------------------------
+
+
+@kernel
+def _clip(x, lo, hi):
+    """x clipped to [lo, hi] (mju_clip)."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
 # ---- writing one contact -----------------------------------------------------------------------
 
 
@@ -323,3 +336,98 @@ def collide_plane_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
         if cnt >= 4:
             return 4
     return cnt
+
+
+# ---- sphere colliders --------------------------------------------------------------------------
+
+
+@kernel
+def collide_sphere_sphere(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Sphere g1 against sphere g2 (mjc_SphereSphere): at most one contact; with coincident
+    centres the normal is the cross product of the geoms' z axes (or x if those are parallel)."""
+    return _sphere_sphere(margin, xpos[g1, 0], xpos[g1, 1], xpos[g1, 2],
+                          xmat[g1, 0, 2], xmat[g1, 1, 2], xmat[g1, 2, 2], size[g1, 0],
+                          xpos[g2, 0], xpos[g2, 1], xpos[g2, 2],
+                          xmat[g2, 0, 2], xmat[g2, 1, 2], xmat[g2, 2, 2], size[g2, 0],
+                          dist, pos, frame, c0)
+
+
+@kernel
+def collide_sphere_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Sphere g1 against capsule g2 (mjc_SphereCapsule): the sphere against the point of the
+    capsule's segment nearest its centre (clipped to the segment), at most one contact."""
+    ax = xmat[g2, 0, 2]
+    ay = xmat[g2, 1, 2]
+    az = xmat[g2, 2, 2]
+    half = size[g2, 1]
+    x = (ax * (xpos[g1, 0] - xpos[g2, 0]) + ay * (xpos[g1, 1] - xpos[g2, 1])
+         + az * (xpos[g1, 2] - xpos[g2, 2]))
+    x = _clip(x, -half, half)
+    return _sphere_sphere(margin, xpos[g1, 0], xpos[g1, 1], xpos[g1, 2],
+                          xmat[g1, 0, 2], xmat[g1, 1, 2], xmat[g1, 2, 2], size[g1, 0],
+                          ax * x + xpos[g2, 0], ay * x + xpos[g2, 1], az * x + xpos[g2, 2],
+                          ax, ay, az, size[g2, 0], dist, pos, frame, c0)
+
+
+@kernel
+def collide_sphere_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Sphere g1 against cylinder g2 (mjc_SphereCylinder): at most one contact.
+
+    By where the sphere's centre projects: beside the side (within the half-height), the sphere
+    against the nearest axis point; over a cap (within the radius), the sphere against the cap's
+    plane; otherwise against the nearest rim point (a sphere of radius 0). A centre inside the
+    cylinder takes the side or the cap, whichever surface is nearer.
+    """
+    radius = size[g2, 0]
+    height = size[g2, 1]
+    ax = xmat[g2, 0, 2]
+    ay = xmat[g2, 1, 2]
+    az = xmat[g2, 2, 2]
+
+    # the sphere's centre relative to the cylinder: along the axis (x) and across it (p)
+    vx = xpos[g1, 0] - xpos[g2, 0]
+    vy = xpos[g1, 1] - xpos[g2, 1]
+    vz = xpos[g1, 2] - xpos[g2, 2]
+    x = ax * vx + ay * vy + az * vz
+    qx = ax * x
+    qy = ay * x
+    qz = az * x
+    px = vx - qx
+    py = vy - qy
+    pz = vz - qz
+    p_sqr = px * px + py * py + pz * pz
+
+    side = abs(x) < height
+    cap = p_sqr < radius * radius
+    if side and cap:
+        # centre inside: the nearer of side and cap
+        if height - abs(x) < radius - math.sqrt(p_sqr):
+            side = False
+        else:
+            cap = False
+
+    if side:
+        return _sphere_sphere(margin, xpos[g1, 0], xpos[g1, 1], xpos[g1, 2],
+                              xmat[g1, 0, 2], xmat[g1, 1, 2], xmat[g1, 2, 2], size[g1, 0],
+                              qx + xpos[g2, 0], qy + xpos[g2, 1], qz + xpos[g2, 2],
+                              ax, ay, az, radius, dist, pos, frame, c0)
+
+    if cap:
+        # the cap's plane, normal outwards; the contact normal is its reverse (sphere -> cylinder)
+        h = height if x > 0 else -height
+        nx, ny, nz = (ax, ay, az) if x > 0 else (-ax, -ay, -az)
+        hit, d, cx, cy, cz = _plane_sphere(margin, xpos[g2, 0] + h * ax, xpos[g2, 1] + h * ay,
+                                           xpos[g2, 2] + h * az, nx, ny, nz,
+                                           xpos[g1, 0], xpos[g1, 1], xpos[g1, 2], size[g1, 0])
+        if not hit:
+            return 0
+        _write(dist, pos, frame, c0, d, cx, cy, cz, -nx, -ny, -nz)
+        return 1
+
+    # rim: the sphere against the rim point nearest its centre (p cannot be zero here)
+    s = radius / math.sqrt(p_sqr)
+    h = height if x > 0 else -height
+    return _sphere_sphere(margin, xpos[g1, 0], xpos[g1, 1], xpos[g1, 2],
+                          xmat[g1, 0, 2], xmat[g1, 1, 2], xmat[g1, 2, 2], size[g1, 0],
+                          (ax * h + px * s) + xpos[g2, 0], (ay * h + py * s) + xpos[g2, 1],
+                          (az * h + pz * s) + xpos[g2, 2], ax, ay, az, 0.0, dist, pos, frame, c0)
