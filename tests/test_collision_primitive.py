@@ -403,6 +403,23 @@ def test_collider_matches_mujoco(pair):
     assert 0 in counts and max(counts) == MAX_CONTACTS[pair], counts
 
 
+def test_parallel_capsules_touch_at_the_ends_of_their_overlap():
+    """MuJoCo 4.0 (since 3.16) puts the two contacts of parallel capsules at the ends of the
+    interval where they overlap along the axis, normal perpendicular to the axes; the older
+    readable source did not. Capsule 1 spans z in [-0.2, 0.2], capsule 2 z in [0, 0.6]."""
+    case = new_case("parallel", "capsule", "capsule", [0.1, 0.2], [0.1, 0.3], np.random.default_rng(0), 1.0)
+    case["margin"][:] = 0.0
+    case["gap"][:] = 0.0
+    case["xmat"][:] = np.eye(3)
+    case["xpos"][1] = [0.15, 0.0, 0.3]
+    errs, n = check_case(cp.collide_capsule_capsule, case)
+    assert n == 2
+    dist, pos, frame = our_contacts(cp.collide_capsule_capsule, case)
+    np.testing.assert_allclose(pos, [[0.075, 0, 0.0], [0.075, 0, 0.2]], atol=1e-15)
+    np.testing.assert_allclose(dist, [-0.05, -0.05], atol=1e-15)
+    np.testing.assert_allclose(frame[:, 0], [[1.0, 0, 0], [1.0, 0, 0]], atol=1e-15)
+
+
 MAX_CONTACTS = {("plane", "sphere"): 1, ("plane", "capsule"): 2, ("plane", "cylinder"): 4,
                 ("plane", "box"): 4, ("sphere", "sphere"): 1, ("sphere", "capsule"): 1,
                 ("sphere", "cylinder"): 1, ("capsule", "capsule"): 2}

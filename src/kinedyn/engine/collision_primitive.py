@@ -58,6 +58,17 @@ def _clip(x, lo, hi):
     return x
 
 
+@kernel
+def _normalized(x, y, z):
+    """(x, y, z) scaled to unit length, and its length before; (1, 0, 0) if the length is below
+    MINVAL (mju_normalize3, which scales by the reciprocal of the length)."""
+    length = math.sqrt(x * x + y * y + z * z)
+    if length < MINVAL:
+        return 1.0, 0.0, 0.0, length
+    inv = 1 / length
+    return x * inv, y * inv, z * inv, length
+
+
 # ---- writing one contact -----------------------------------------------------------------------
 
 
@@ -113,31 +124,10 @@ def _sphere_sphere(margin, x1, y1, z1, a1x, a1y, a1z, r1, x2, y2, z2, a2x, a2y, 
         return 0
     d = math.sqrt(cdist_sqr) - r1 - r2
 
-    # normal from centre 1 to centre 2 (mju_normalize3: (1, 0, 0) when near zero)
-    nx = x2 - x1
-    ny = y2 - y1
-    nz = z2 - z1
-    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    # normal from centre 1 to centre 2; for coincident centres the cross product of the z axes
+    nx, ny, nz, length = _normalized(x2 - x1, y2 - y1, z2 - z1)
     if length < MINVAL:
-        nx, ny, nz = 1.0, 0.0, 0.0
-    else:
-        inv = 1 / length
-        nx *= inv
-        ny *= inv
-        nz *= inv
-    if length < MINVAL:
-        # coincident centres: the cross product of the z axes
-        nx = a1y * a2z - a1z * a2y
-        ny = a1z * a2x - a1x * a2z
-        nz = a1x * a2y - a1y * a2x
-        length = math.sqrt(nx * nx + ny * ny + nz * nz)
-        if length < MINVAL:
-            nx, ny, nz = 1.0, 0.0, 0.0
-        else:
-            inv = 1 / length
-            nx *= inv
-            ny *= inv
-            nz *= inv
+        nx, ny, nz, _ = _normalized(a1y * a2z - a1z * a2y, a1z * a2x - a1x * a2z, a1x * a2y - a1y * a2x)
 
     s = r1 + d / 2
     _write(dist, pos, frame, c, d, nx * s + x1, ny * s + y1, nz * s + z1, nx, ny, nz)
@@ -276,14 +266,7 @@ def collide_plane_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c
         wx = vy * az - vz * ay
         wy = vz * ax - vx * az
         wz = vx * ay - vy * ax
-        wlen = math.sqrt(wx * wx + wy * wy + wz * wz)
-        if wlen < MINVAL:
-            wx, wy, wz = 1.0, 0.0, 0.0
-        else:
-            inv = 1 / wlen
-            wx *= inv
-            wy *= inv
-            wz *= inv
+        wx, wy, wz, _ = _normalized(wx, wy, wz)
         s = radius * math.sqrt(3.0) / 2
         wx *= s
         wy *= s
