@@ -30,9 +30,9 @@ written, never more than MuJoCo's ``mj_maxContact`` for the pair, in MuJoCo's or
 
 The arithmetic follows MuJoCo's operation by operation (same operands, same order of sums),
 so that, compiled without fastmath as ``@kernel`` is, the results agree with MuJoCo's to the
-last bits. Where MuJoCo 4.0 differs from the older readable source (capsule-capsule with
-parallel or nearly parallel axes, rewritten in 3.16), the 4.0 binary was the reference; see
-``collide_capsule_capsule``.
+last bits (the tests find them bit-identical). Where MuJoCo 4.0 differs from the older readable
+source (capsule-capsule, rewritten in 3.16 for nearly parallel axes), the 4.0 binary was the
+reference; see ``collide_capsule_capsule``.
 
 A geom's axes are the columns of its rotation: ``xmat[g, :, 2]`` is its z axis (a plane's
 normal, a capsule's or cylinder's axis).
