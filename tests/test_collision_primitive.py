@@ -42,6 +42,7 @@ COLLIDERS = {
     ("sphere", "sphere"): cp.collide_sphere_sphere,
     ("sphere", "capsule"): cp.collide_sphere_capsule,
     ("sphere", "cylinder"): cp.collide_sphere_cylinder,
+    ("capsule", "capsule"): cp.collide_capsule_capsule,
 }
 
 # ---- MuJoCo side ------------------------------------------------------------------------------
@@ -304,6 +305,69 @@ def sphere_cases(type2, rng, n):
     return cases
 
 
+def axis_rotation(axis, angle) -> np.ndarray:
+    """Rotation by angle about the unit vector axis (Rodrigues)."""
+    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
+
+
+def capsule_cases(rng, n):
+    """Capsule against capsule: axes in general position (the segments' closest points placed at
+    a target distance), parallel, anti-parallel and nearly parallel (angles 1e-12 to 1e-2 rad,
+    across the parallel test at 1e-4) with any axial overlap, crossing or coincident centres,
+    and segments of zero or tiny length."""
+    cases = []
+    for i in range(n):
+        scale = scale_of(rng)
+        kind = KINDS[i % len(KINDS)]
+        size1 = rng.uniform(0.05, 1.0, size=2) * scale
+        size2 = rng.uniform(0.05, 1.0, size=2) * scale
+        variant = i // len(KINDS) % 8
+        if variant == 7:  # zero or tiny half-lengths (a point against a segment, or two points)
+            size1[1], size2[1] = [(0.0, size2[1]), (size1[1], 0.0), (0.0, 0.0), (1e-9 * scale, size2[1]),
+                                  (1.5e-8, 1.6e-8)][i % 5]
+        case = new_case(f"capsule-capsule #{i} {kind} v{variant}", "capsule", "capsule", size1, size2,
+                        rng, scale)
+        thr = threshold(case)
+        target = target_distance(rng, kind, scale, thr)
+        mat1 = rotation(rng) if i % 3 else signed_permutation(rng)
+        if variant == 1:
+            mat2 = mat1.copy()  # parallel
+        elif variant == 2:
+            mat2 = mat1 @ np.diag([1.0, -1.0, -1.0])  # anti-parallel
+        elif variant in (3, 4):  # nearly parallel, either way round
+            angle = 10 ** rng.uniform(-12, -2) if variant == 3 else 10 ** rng.uniform(-4.3, -3.7)
+            mat2 = axis_rotation(unit(rng), angle) @ mat1
+            if i % 2:
+                mat2 = mat2 @ np.diag([1.0, -1.0, -1.0])
+        else:
+            mat2 = rotation(rng)
+        z1, z2 = mat1[:, 2], mat2[:, 2]
+        pos1 = rng.normal(size=3) * scale
+        if variant in (1, 2, 3, 4):
+            # side by side at the target distance, shifted along the axis (overlapping or not)
+            shift = float(rng.uniform(-1.5, 1.5)) * (size1[1] + size2[1])
+            pos2 = pos1 + perpendicular(rng, z1) * (size1[0] + size2[0] + target) + shift * z1
+            if i % 7 == 0:
+                pos2 = pos1 + shift * z1  # coaxial: the normal falls back to the geoms' axes
+        elif variant == 5:  # coincident centres
+            pos2 = pos1.copy()
+        else:
+            # closest points interior to both segments, or beyond an end
+            x1, x2 = rng.uniform(-1.3, 1.3, size=2)
+            normal = np.cross(z1, z2)
+            length = np.linalg.norm(normal)
+            normal = normal / length if length > 1e-6 else perpendicular(rng, z1)
+            pos2 = (pos1 + x1 * size1[1] * z1 - x2 * size2[1] * z2
+                    + normal * (size1[0] + size2[0] + target))
+        case["xpos"][0] = pos1
+        case["xpos"][1] = pos2
+        case["xmat"][0] = mat1
+        case["xmat"][1] = mat2
+        cases.append(case)
+    return cases
+
+
 GENERATORS = {
     ("plane", "sphere"): lambda rng, n: plane_cases("sphere", rng, n),
     ("plane", "capsule"): lambda rng, n: plane_cases("capsule", rng, n),
@@ -312,6 +376,7 @@ GENERATORS = {
     ("sphere", "sphere"): lambda rng, n: sphere_cases("sphere", rng, n),
     ("sphere", "capsule"): lambda rng, n: sphere_cases("capsule", rng, n),
     ("sphere", "cylinder"): lambda rng, n: sphere_cases("cylinder", rng, n),
+    ("capsule", "capsule"): capsule_cases,
 }
 
 
@@ -338,9 +403,26 @@ def test_collider_matches_mujoco(pair):
     assert 0 in counts and max(counts) == MAX_CONTACTS[pair], counts
 
 
+def test_parallel_capsules_touch_at_the_ends_of_their_overlap():
+    """MuJoCo 4.0 (since 3.16) puts the two contacts of parallel capsules at the ends of the
+    interval where they overlap along the axis, normal perpendicular to the axes; the older
+    readable source did not. Capsule 1 spans z in [-0.2, 0.2], capsule 2 z in [0, 0.6]."""
+    case = new_case("parallel", "capsule", "capsule", [0.1, 0.2], [0.1, 0.3], np.random.default_rng(0), 1.0)
+    case["margin"][:] = 0.0
+    case["gap"][:] = 0.0
+    case["xmat"][:] = np.eye(3)
+    case["xpos"][1] = [0.15, 0.0, 0.3]
+    errs, n = check_case(cp.collide_capsule_capsule, case)
+    assert n == 2
+    dist, pos, frame = our_contacts(cp.collide_capsule_capsule, case)
+    np.testing.assert_allclose(pos, [[0.075, 0, 0.0], [0.075, 0, 0.2]], atol=1e-15)
+    np.testing.assert_allclose(dist, [-0.05, -0.05], atol=1e-15)
+    np.testing.assert_allclose(frame[:, 0], [[1.0, 0, 0], [1.0, 0, 0]], atol=1e-15)
+
+
 MAX_CONTACTS = {("plane", "sphere"): 1, ("plane", "capsule"): 2, ("plane", "cylinder"): 4,
                 ("plane", "box"): 4, ("sphere", "sphere"): 1, ("sphere", "capsule"): 1,
-                ("sphere", "cylinder"): 1}
+                ("sphere", "cylinder"): 1, ("capsule", "capsule"): 2}
 
 
 if __name__ == "__main__":  # the error table of the report: python tests/test_collision_primitive.py

@@ -30,9 +30,9 @@ written, never more than MuJoCo's ``mj_maxContact`` for the pair, in MuJoCo's or
 
 The arithmetic follows MuJoCo's operation by operation (same operands, same order of sums),
 so that, compiled without fastmath as ``@kernel`` is, the results agree with MuJoCo's to the
-last bits. Where MuJoCo 4.0 differs from the older readable source (capsule-capsule with
-parallel or nearly parallel axes, rewritten in 3.16), the 4.0 binary was the reference; see
-``collide_capsule_capsule``.
+last bits (the tests find them bit-identical). Where MuJoCo 4.0 differs from the older readable
+source (capsule-capsule, rewritten in 3.16 for nearly parallel axes), the 4.0 binary was the
+reference; see ``collide_capsule_capsule``.
 
 A geom's axes are the columns of its rotation: ``xmat[g, :, 2]`` is its z axis (a plane's
 normal, a capsule's or cylinder's axis).
@@ -56,6 +56,17 @@ def _clip(x, lo, hi):
     if x > hi:
         return hi
     return x
+
+
+@kernel
+def _normalized(x, y, z):
+    """(x, y, z) scaled to unit length, and its length before; (1, 0, 0) if the length is below
+    MINVAL (mju_normalize3, which scales by the reciprocal of the length)."""
+    length = math.sqrt(x * x + y * y + z * z)
+    if length < MINVAL:
+        return 1.0, 0.0, 0.0, length
+    inv = 1 / length
+    return x * inv, y * inv, z * inv, length
 
 
 # ---- writing one contact -----------------------------------------------------------------------
@@ -113,31 +124,10 @@ def _sphere_sphere(margin, x1, y1, z1, a1x, a1y, a1z, r1, x2, y2, z2, a2x, a2y, 
         return 0
     d = math.sqrt(cdist_sqr) - r1 - r2
 
-    # normal from centre 1 to centre 2 (mju_normalize3: (1, 0, 0) when near zero)
-    nx = x2 - x1
-    ny = y2 - y1
-    nz = z2 - z1
-    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    # normal from centre 1 to centre 2; for coincident centres the cross product of the z axes
+    nx, ny, nz, length = _normalized(x2 - x1, y2 - y1, z2 - z1)
     if length < MINVAL:
-        nx, ny, nz = 1.0, 0.0, 0.0
-    else:
-        inv = 1 / length
-        nx *= inv
-        ny *= inv
-        nz *= inv
-    if length < MINVAL:
-        # coincident centres: the cross product of the z axes
-        nx = a1y * a2z - a1z * a2y
-        ny = a1z * a2x - a1x * a2z
-        nz = a1x * a2y - a1y * a2x
-        length = math.sqrt(nx * nx + ny * ny + nz * nz)
-        if length < MINVAL:
-            nx, ny, nz = 1.0, 0.0, 0.0
-        else:
-            inv = 1 / length
-            nx *= inv
-            ny *= inv
-            nz *= inv
+        nx, ny, nz, _ = _normalized(a1y * a2z - a1z * a2y, a1z * a2x - a1x * a2z, a1x * a2y - a1y * a2x)
 
     s = r1 + d / 2
     _write(dist, pos, frame, c, d, nx * s + x1, ny * s + y1, nz * s + z1, nx, ny, nz)
@@ -276,14 +266,7 @@ def collide_plane_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c
         wx = vy * az - vz * ay
         wy = vz * ax - vx * az
         wz = vx * ay - vy * ax
-        wlen = math.sqrt(wx * wx + wy * wy + wz * wz)
-        if wlen < MINVAL:
-            wx, wy, wz = 1.0, 0.0, 0.0
-        else:
-            inv = 1 / wlen
-            wx *= inv
-            wy *= inv
-            wz *= inv
+        wx, wy, wz, _ = _normalized(wx, wy, wz)
         s = radius * math.sqrt(3.0) / 2
         wx *= s
         wy *= s
@@ -431,3 +414,131 @@ def collide_sphere_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, 
                           xmat[g1, 0, 2], xmat[g1, 1, 2], xmat[g1, 2, 2], size[g1, 0],
                           (ax * h + px * s) + xpos[g2, 0], (ay * h + py * s) + xpos[g2, 1],
                           (az * h + pz * s) + xpos[g2, 2], ax, ay, az, 0.0, dist, pos, frame, c0)
+
+
+# ---- capsule-capsule ---------------------------------------------------------------------------
+
+# axes count as parallel when |d1 x d2|^2 < PARALLEL |d1|^2 |d2|^2, i.e. sin^2 of their angle < 1e-8
+PARALLEL = 1e-8
+
+
+@kernel
+def _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, s, b0x, b0y, b0z, d2x, d2y, d2z, t,
+                    xmat, size, g1, g2, dist, pos, frame, c):
+    """The capsules' spheres at segment points A0 + s d1 and B0 + t d2, written to contact c."""
+    return _sphere_sphere(margin, a0x + d1x * s, a0y + d1y * s, a0z + d1z * s,
+                          xmat[g1, 0, 2], xmat[g1, 1, 2], xmat[g1, 2, 2], size[g1, 0],
+                          b0x + d2x * t, b0y + d2y * t, b0z + d2z * t,
+                          xmat[g2, 0, 2], xmat[g2, 1, 2], xmat[g2, 2, 2], size[g2, 0],
+                          dist, pos, frame, c)
+
+
+@kernel
+def collide_capsule_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Capsule g1 against capsule g2 (mjc_CapsuleCapsule as in MuJoCo 4.0): up to two contacts.
+
+    Each capsule is a segment A0 + s d1, s in [0, 1] (A0 = centre - half-length axis, d1 from
+    there to the other end), likewise B0 + t d2; contacts are the spheres of the capsules'
+    radius at pairs of segment points.
+
+    * general position: one contact at the closest pair of points, found as in Ericson's
+      "Real-Time Collision Detection" (5.1.9): the lines' closest points, s clipped to the
+      segment, t from s and clipped, s recomputed from the clipped t. The determinant
+      |d1|^2 |d2|^2 - (d1.d2)^2 and the numerator of s are computed as cross products
+      ((d1 x d2).(d1 x d2), (d1 x d2).(d2 x r)), which do not cancel for nearly parallel axes;
+    * parallel axes (sin^2 of the angle below 1e-8): two contacts, at the two ends of the
+      interval where the segments overlap along the axis, lower s first: an end of segment 2
+      projecting into segment 1 pairs with its projection, an end of segment 1 with its
+      nearest point of segment 2. Segments that do not overlap give the same contact twice;
+    * a segment of (near) zero length (|d|^2 <= MINVAL): its one point against the other segment.
+
+    MuJoCo 3.16 rewrote this collider (changelog: "Fixed floating-point cancellation in
+    capsule-capsule collision detection for parallel and near-parallel axes"); the readable
+    source (3.12) solves for the centre-relative parameters in [-1, 1] instead, with an absolute
+    parallel test det < MINVAL and different points for parallel capsules. The formulation above
+    was reconstructed against the 4.0 binary and reproduces its contacts bit for bit in all of
+    the cases tested (tests/test_collision_primitive.py); the form of the parallel test
+    (``<`` or ``<=``, order of the product) could not be told apart there.
+    """
+    # segment 1: A0 + s d1
+    h1 = size[g1, 1]
+    a1x = xmat[g1, 0, 2] * h1
+    a1y = xmat[g1, 1, 2] * h1
+    a1z = xmat[g1, 2, 2] * h1
+    a0x = xpos[g1, 0] - a1x
+    a0y = xpos[g1, 1] - a1y
+    a0z = xpos[g1, 2] - a1z
+    d1x = (xpos[g1, 0] + a1x) - a0x
+    d1y = (xpos[g1, 1] + a1y) - a0y
+    d1z = (xpos[g1, 2] + a1z) - a0z
+
+    # segment 2: B0 + t d2
+    h2 = size[g2, 1]
+    a2x = xmat[g2, 0, 2] * h2
+    a2y = xmat[g2, 1, 2] * h2
+    a2z = xmat[g2, 2, 2] * h2
+    b0x = xpos[g2, 0] - a2x
+    b0y = xpos[g2, 1] - a2y
+    b0z = xpos[g2, 2] - a2z
+    d2x = (xpos[g2, 0] + a2x) - b0x
+    d2y = (xpos[g2, 1] + a2y) - b0y
+    d2z = (xpos[g2, 2] + a2z) - b0z
+
+    rx = a0x - b0x
+    ry = a0y - b0y
+    rz = a0z - b0z
+    a = d1x * d1x + d1y * d1y + d1z * d1z
+    e = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * rx + d2y * ry + d2z * rz
+
+    # degenerate segments: a point against the other segment
+    if a <= MINVAL and e <= MINVAL:
+        return _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, 0.0, b0x, b0y, b0z, d2x, d2y, d2z, 0.0,
+                               xmat, size, g1, g2, dist, pos, frame, c0)
+    if a <= MINVAL:
+        return _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, 0.0, b0x, b0y, b0z, d2x, d2y, d2z,
+                               _clip(f / e, 0.0, 1.0), xmat, size, g1, g2, dist, pos, frame, c0)
+    c = d1x * rx + d1y * ry + d1z * rz
+    if e <= MINVAL:
+        return _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, _clip(-c / a, 0.0, 1.0),
+                               b0x, b0y, b0z, d2x, d2y, d2z, 0.0, xmat, size, g1, g2, dist, pos, frame, c0)
+
+    b = d1x * d2x + d1y * d2y + d1z * d2z
+    nx = d1y * d2z - d1z * d2y  # d1 x d2
+    ny = d1z * d2x - d1x * d2z
+    nz = d1x * d2y - d1y * d2x
+    denom = nx * nx + ny * ny + nz * nz
+
+    if denom >= PARALLEL * a * e:
+        # general position: closest points of the lines, clipped to the segments
+        ux = d2y * rz - d2z * ry  # d2 x r
+        uy = d2z * rx - d2x * rz
+        uz = d2x * ry - d2y * rx
+        s = _clip((nx * ux + ny * uy + nz * uz) / denom, 0.0, 1.0)
+        t = (b * s + f) / e
+        if t < 0:
+            t = 0.0
+            s = _clip(-c / a, 0.0, 1.0)
+        elif t > 1:
+            t = 1.0
+            s = _clip((b - c) / a, 0.0, 1.0)
+        return _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, s, b0x, b0y, b0z, d2x, d2y, d2z, t,
+                               xmat, size, g1, g2, dist, pos, frame, c0)
+
+    # parallel: the ends of the overlap along segment 1, from the projections of B0 (t = 0) and
+    # B1 (t = 1); the lower first
+    s_b0 = -c / a
+    s_b1 = (b - c) / a
+    n = 0
+    for k in range(2):
+        if (k == 0) == (s_b0 <= s_b1):
+            s, t = s_b0, 0.0
+        else:
+            s, t = s_b1, 1.0
+        if not 0 < s < 1:
+            # beyond segment 1: its end, against the nearest point of segment 2
+            s = _clip(s, 0.0, 1.0)
+            t = _clip((b * s + f) / e, 0.0, 1.0)
+        n += _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, s, b0x, b0y, b0z, d2x, d2y, d2z, t,
+                             xmat, size, g1, g2, dist, pos, frame, c0 + n)
+    return n
