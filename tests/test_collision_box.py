@@ -20,7 +20,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from kinedyn.engine.collision_box import collide_capsule_box, collide_sphere_box
+from kinedyn.engine.collision_box import collide_box_box, collide_capsule_box, collide_sphere_box
 from kinedyn.engine.util_spatial import make_frame
 
 RTOL, ATOL = 1e-12, 1e-12
@@ -28,7 +28,7 @@ C0 = 2  # contacts are written from this row, to check that nothing else is touc
 
 # mj_maxContact for these pairs (rows the driver provides)
 MAXCON = {"sphere": 1, "capsule": 2, "box": 8}
-COLLIDERS = {"sphere": collide_sphere_box, "capsule": collide_capsule_box}
+COLLIDERS = {"sphere": collide_sphere_box, "capsule": collide_capsule_box, "box": collide_box_box}
 
 
 # ---- the MuJoCo side --------------------------------------------------------------------------
@@ -308,3 +308,108 @@ def test_capsule_box(box_first):
         assert message is None, (message, case)
         counts[len(theirs[0])] += 1
     assert min(counts) > 50  # 0, 1 and 2 contacts all well represented
+
+
+# ---- box : box --------------------------------------------------------------------------------
+
+
+def axis_angle_quat(axis, angle):
+    axis = np.asarray(axis, dtype=float)
+    axis = axis / np.linalg.norm(axis)
+    return np.r_[np.cos(angle / 2), np.sin(angle / 2) * axis]
+
+
+def quat_mul(a, b):
+    r = np.zeros(4)
+    mujoco.mju_mulQuat(r, np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    return r
+
+
+BOX_STYLES = ("random", "resting", "stacked", "edge-edge", "deep", "tilted", "corner", "turned")
+
+
+def box_box_cases(n, seed):
+    """Box 2 placed relative to box 1 (in box 1's frame, then moved with box 1's pose)."""
+    rng = np.random.default_rng(seed)
+    for i in range(n):
+        scale = size_scale(rng)
+        h1 = scale * 10.0 ** rng.uniform(-1.0, 0.3, size=3)
+        h2 = scale * 10.0 ** rng.uniform(-1.0, 0.3, size=3)
+        margin, gap = margins(rng, scale)
+        threshold = sum(margin) + sum(gap)
+        style = BOX_STYLES[i % len(BOX_STYLES)]
+        category = CATEGORIES[(i // len(BOX_STYLES)) % len(CATEGORIES)]
+        depth = target_distance(rng, category, min(h1.min(), h2.min()), threshold)
+        a = rng.integers(3)  # the face axis of box 1 things rest on
+        sgn = rng.choice([-1.0, 1.0])
+        normal = np.zeros(3)
+        normal[a] = sgn
+        if style == "random":
+            q2 = random_quat(rng)
+            direction = rng.normal(size=3)
+            direction /= np.linalg.norm(direction)
+            p2 = direction * rng.uniform(0.2, 1.2) * (np.linalg.norm(h1) + np.linalg.norm(h2))
+        elif style in ("resting", "stacked", "tilted", "turned"):
+            # box 2 on box 1's face a: aligned (or turned about the normal by a right angle,
+            # an arbitrary angle, or tilted slightly), equal sizes when stacked; "turned": a
+            # face of box 1's size turned by about 45 degrees (an octagon, eight contacts)
+            if style == "stacked":
+                h2 = h1.copy()
+                q2 = np.array([1.0, 0.0, 0.0, 0.0])
+                lateral = rng.choice([0.0, rng.uniform(-0.5, 0.5), 1e-12])
+            elif style == "turned":
+                h2 = np.where(np.arange(3) == a, h2, h1)
+                q2 = axis_angle_quat(normal, np.pi / 4 + rng.uniform(-0.1, 0.1))
+                lateral = rng.choice([0.0, rng.uniform(-0.1, 0.1)])
+            else:
+                turn = rng.choice([0.0, np.pi / 2, rng.uniform(0, 2 * np.pi)])
+                q2 = axis_angle_quat(normal, turn)
+                lateral = rng.uniform(-1.0, 1.0)
+            if style == "tilted":
+                tilt = 10.0 ** rng.uniform(-9, -1)
+                q2 = quat_mul(axis_angle_quat(np.cross(normal, rng.normal(size=3)), tilt), q2)
+            # height of box 2's support below its centre along the normal
+            rot2 = mat_of(q2)
+            reach = np.abs(rot2[a, :]) @ h2
+            p2 = np.zeros(3)
+            for k in range(3):
+                if k != a:
+                    p2[k] = lateral * h1[k] * rng.uniform(0.0, 1.5)
+            p2[a] = sgn * (h1[a] + reach + depth)
+        elif style == "edge-edge":
+            # box 2 turned so an edge points at box 1, crossing an edge of box 1
+            b = (a + 1 + rng.integers(2)) % 3
+            q2 = quat_mul(axis_angle_quat(np.eye(3)[b], np.pi / 4 + rng.uniform(-0.3, 0.3)),
+                          axis_angle_quat(normal, np.pi / 4 + rng.uniform(-0.3, 0.3)))
+            rot2 = mat_of(q2)
+            reach = np.abs(rot2[a, :]) @ h2
+            c = 3 - a - b
+            p2 = np.zeros(3)
+            p2[c] = rng.choice([-1.0, 1.0]) * h1[c] * rng.uniform(0.5, 1.0)
+            p2[b] = rng.uniform(-0.5, 0.5) * h1[b]
+            p2[a] = sgn * (h1[a] + reach + depth)
+        elif style == "deep":
+            # centres closer than the smallest half-size
+            q2 = random_quat(rng) if rng.integers(2) else axis_angle_quat(normal, rng.uniform(0, 2 * np.pi))
+            p2 = rng.uniform(-1.0, 1.0, size=3) * min(h1.min(), h2.min())
+        else:  # corner of box 2 against a face of box 1
+            q2 = random_quat(rng)
+            rot2 = mat_of(q2)
+            reach = np.abs(rot2[a, :]) @ h2
+            p2 = rng.uniform(-1.0, 1.0, size=3) * h1
+            p2[a] = sgn * (h1[a] + reach + depth)
+        q1 = box_orientation(rng, ("random", "identity", "quarter")[(i // 3) % 3])
+        rot1 = mat_of(q1)
+        p1 = rng.normal(size=3) * scale
+        yield h1, h2, (p1, q1), (p1 + rot1 @ p2, quat_mul(q1, q2)), margin, gap
+
+
+def test_box_box():
+    scene = Scene("box")
+    counts = np.zeros(9, dtype=int)
+    for case in box_box_cases(1600, seed=31):
+        theirs, ours = scene.run(*case)
+        message, _, _ = mismatch(theirs, ours)
+        assert message is None, (message, case)
+        counts[len(theirs[0])] += 1
+    assert counts[0] > 100 and counts[1] > 50 and counts[4] > 100 and counts[5:].sum() > 50, counts

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import kernel
-from kinedyn.engine.types import MINVAL
+from kinedyn.engine.types import MAXVAL, MINVAL
 
 # ---- sphere : box ---------------------------------------------------------------------------
 
@@ -477,3 +477,505 @@ def collide_capsule_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
         w0, w1, w2 = _box_to_world(xpos, xmat, g2, p0 + h0 * s, p1 + h1 * s, p2 + h2 * s)
         n += _sphere_box(w0, w1, w2, radius, xpos, xmat, size, g2, margin, dist, pos, frame, c0 + n)
     return n
+
+
+# ---- box : box ------------------------------------------------------------------------------
+#
+# mjc_BoxBox, in two stages. Stage 1, the separating-axis test: of the 15 candidate axes (the
+# three face normals of each box, the nine cross products of an edge of each), the one of
+# largest separation wins; a separation beyond the threshold on any axis means no contact.
+# Stage 2 depends on the winner. A face axis: its box is the reference, and the face of the
+# other (incident) box most opposed to the reference normal is clipped against the four
+# side planes of the reference face (Sutherland-Hodgman); each clipped vertex within the
+# threshold is a contact, at most eight. An edge axis: one contact at the midpoint of the
+# closest points of the two supporting edges.
+#
+# MuJoCo's tolerances (double precision), and why each is there:
+
+# slack on the separation tests, per unit of summed half-sizes: supports are sums of
+# products of half-sizes and rotation entries, so their rounding error scales with the
+# sizes; without it boxes overlapping by less than that error would pass through each other
+BOX_SEPEPS = 1e-13
+# sin^2 of the angle between two edges below which their cross product is rounding noise
+# (nearly parallel edges; the face axes cover that direction)
+BOX_PAREPS = 1e-16
+# an axis component below this makes the choice of supporting edge ambiguous: both signs
+# are tried
+BOX_SGNEPS = 1e-9
+# squared distance, relative to the reference face, under which two clipped vertices are
+# one (clipping at a polygon corner emits near-duplicates)
+BOX_DUPEPS = 1e-14
+# an edge axis must beat the best face axis by this fraction of its separation: on near
+# ties the face (several contacts) is preferred to the edge (one)
+BOX_EDGEBIAS = 1e-6
+# vertex capacity of a clip buffer (a quadrilateral clipped by four half-planes has at
+# most eight vertices; MuJoCo's buffers hold twelve)
+BOX_MAXVERT = 12
+# the contacts a box pair can return (mj_maxContact)
+BOX_MAXCON = 8
+
+
+@kernel
+def _rot(xmat, a, b, i, j):
+    """(mat_a' mat_b)[i, j]: axis j of box b in the frame of box a, component i
+    (mju_mulMatTMat3's entry, same products in the same order)."""
+    return xmat[a, 0, i] * xmat[b, 0, j] + xmat[a, 1, i] * xmat[b, 1, j] + xmat[a, 2, i] * xmat[b, 2, j]
+
+
+@kernel
+def _local(xmat, g, i, x, y, z):
+    """(mat_g' v)[i]: component i of world vector v in the frame of geom g (mju_mulMatTVec3)."""
+    return xmat[g, 0, i] * x + xmat[g, 1, i] * y + xmat[g, 2, i] * z
+
+
+@kernel
+def _vert_get(buf, c0, slot, k):
+    """Coordinate k of clip vertex ``slot`` (0..23) kept in frame rows c0.. (see module docstring)."""
+    return buf[c0 + slot // 3, slot % 3, k]
+
+
+@kernel
+def _vert_set(buf, c0, slot, x, y, z):
+    """Store clip vertex ``slot`` = (x, y, z) in frame rows c0..."""
+    r = c0 + slot // 3
+    s = slot % 3
+    buf[r, s, 0] = x
+    buf[r, s, 1] = y
+    buf[r, s, 2] = z
+
+
+@kernel
+def _clip_half_plane(buf, c0, cur, nin, coord, sign, limit):
+    """Clip the polygon in buffer ``cur`` (0 or 1; nin vertices) against sign * v[coord] <=
+    limit (clipHalfPlane). Returns (buffer holding the result, its vertex count).
+
+    When every vertex is inside, the polygon is left in place; otherwise the result goes to
+    the other buffer: each inside vertex, and the crossing point of each edge that strictly
+    crosses the line, interpolated in all three coordinates (z is the height above the
+    reference face).
+    """
+    base = BOX_MAXVERT * cur
+    all_inside = True
+    for k in range(nin):
+        if not sign * _vert_get(buf, c0, base + k, coord) - limit <= 0.0:
+            all_inside = False
+    if all_inside:
+        return cur, nin
+    out = 1 - cur
+    obase = BOX_MAXVERT * out
+    nout = 0
+    for k in range(nin):
+        k1 = 0 if k + 1 == nin else k + 1
+        px = _vert_get(buf, c0, base + k, 0)
+        py = _vert_get(buf, c0, base + k, 1)
+        pz = _vert_get(buf, c0, base + k, 2)
+        dp = sign * _vert_get(buf, c0, base + k, coord) - limit
+        dq = sign * _vert_get(buf, c0, base + k1, coord) - limit
+        if dp <= 0.0 and nout < BOX_MAXVERT:
+            _vert_set(buf, c0, obase + nout, px, py, pz)
+            nout += 1
+        if ((dp < 0.0 and dq > 0.0) or (dp > 0.0 and dq < 0.0)) and nout < BOX_MAXVERT:
+            t = dp / (dp - dq)
+            qx = _vert_get(buf, c0, base + k1, 0)
+            qy = _vert_get(buf, c0, base + k1, 1)
+            qz = _vert_get(buf, c0, base + k1, 2)
+            _vert_set(buf, c0, obase + nout, px + t * (qx - px), py + t * (qy - py), pz + t * (qz - pz))
+            nout += 1
+    return out, nout
+
+
+@kernel
+def _set(x, y, z, i, v):
+    """(x, y, z) with component i replaced by v."""
+    if i == 0:
+        return v, y, z
+    if i == 1:
+        return x, v, z
+    return x, y, v
+
+
+@kernel
+def _clip(x, lo, hi):
+    """mju_clip: x clamped to [lo, hi], with its comparisons."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+@kernel
+def _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol, dist, pos, frame, c0):
+    """Stage 2a of mjc_BoxBox: the edge-edge contact for edge axis ``code`` = 6 + 3 i + j
+    (edge i of box 1 crossed with edge j of box 2). Returns 0 or 1.
+
+    The supporting edge of each box is the one at the corner extreme along the axis (box 1's
+    towards box 2, box 2's towards box 1). A component of the axis below BOX_SGNEPS makes
+    that corner ambiguous (rounding could pick the edge on the wrong side), so both choices
+    are tried and the pair of closest points nearest to each other is kept. The contact is
+    the midpoint of those points, its distance their separation along the axis. Work is in
+    box 1's frame (p21 = box 2's centre there).
+    """
+    i = (code - 6) // 3
+    j = (code - 6) % 3
+    i1 = (i + 1) % 3
+    i2 = (i + 2) % 3
+    j1 = (j + 1) % 3
+    j2 = (j + 2) % 3
+
+    # unit axis e_i x (axis j of box 2), oriented from box 1 towards box 2 (mju_normalize3)
+    n0, n1, n2 = _set(0.0, 0.0, 0.0, i, 0.0)
+    n0, n1, n2 = _set(n0, n1, n2, i1, -_rot(xmat, g1, g2, i2, j))
+    n0, n1, n2 = _set(n0, n1, n2, i2, _rot(xmat, g1, g2, i1, j))
+    norm = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+    if norm < MINVAL:
+        n0, n1, n2 = 1.0, 0.0, 0.0
+    else:
+        inv = 1.0 / norm
+        n0 *= inv
+        n1 *= inv
+        n2 *= inv
+    if n0 * p21x + n1 * p21y + n2 * p21z < 0.0:
+        n0, n1, n2 = -n0, -n1, -n2
+
+    # the axis in box 2's frame, and the ambiguous components (at most one per box)
+    b0 = n0 * _rot(xmat, g1, g2, 0, 0) + n1 * _rot(xmat, g1, g2, 1, 0) + n2 * _rot(xmat, g1, g2, 2, 0)
+    b1 = n0 * _rot(xmat, g1, g2, 0, 1) + n1 * _rot(xmat, g1, g2, 1, 1) + n2 * _rot(xmat, g1, g2, 2, 1)
+    b2 = n0 * _rot(xmat, g1, g2, 0, 2) + n1 * _rot(xmat, g1, g2, 1, 2) + n2 * _rot(xmat, g1, g2, 2, 2)
+    ni1 = _comp(n0, n1, n2, i1)
+    ni2 = _comp(n0, n1, n2, i2)
+    bj1 = _comp(b0, b1, b2, j1)
+    bj2 = _comp(b0, b1, b2, j2)
+    amb1 = -1
+    if abs(ni1) < BOX_SGNEPS:
+        amb1 = i1
+    elif abs(ni2) < BOX_SGNEPS:
+        amb1 = i2
+    amb2 = -1
+    if abs(bj1) < BOX_SGNEPS:
+        amb2 = j1
+    elif abs(bj2) < BOX_SGNEPS:
+        amb2 = j2
+
+    # direction of box 2's edge (box 1 frame); its cosine with box 1's edge
+    d0 = _rot(xmat, g1, g2, 0, j)
+    d1 = _rot(xmat, g1, g2, 1, j)
+    d2 = _rot(xmat, g1, g2, 2, j)
+    b = _comp(d0, d1, d2, i)
+    denom = 1.0 - b * b
+    h1 = size[g1, i]
+    h2 = size[g2, j]
+
+    best = MAXVAL
+    w10 = w11 = w12 = w20 = w21 = w22 = 0.0
+    for v1 in range(2 if amb1 >= 0 else 1):
+        for v2 in range(2 if amb2 >= 0 else 1):
+            # middle of box 1's edge: the corner along +axis, the ambiguous sign flipped by v1
+            e0, e1, e2 = _set(0.0, 0.0, 0.0, i, 0.0)
+            e0, e1, e2 = _set(e0, e1, e2, i1, size[g1, i1] if ni1 >= 0.0 else -size[g1, i1])
+            e0, e1, e2 = _set(e0, e1, e2, i2, size[g1, i2] if ni2 >= 0.0 else -size[g1, i2])
+            if amb1 >= 0 and v1:
+                e0, e1, e2 = _set(e0, e1, e2, amb1, -_comp(e0, e1, e2, amb1))
+            # middle of box 2's edge (box 2 frame): the corner along -axis
+            f0, f1, f2 = _set(0.0, 0.0, 0.0, j, 0.0)
+            f0, f1, f2 = _set(f0, f1, f2, j1, -size[g2, j1] if bj1 >= 0.0 else size[g2, j1])
+            f0, f1, f2 = _set(f0, f1, f2, j2, -size[g2, j2] if bj2 >= 0.0 else size[g2, j2])
+            if amb2 >= 0 and v2:
+                f0, f1, f2 = _set(f0, f1, f2, amb2, -_comp(f0, f1, f2, amb2))
+            # ... in box 1's frame: rot f + p21
+            k0 = (_rot(xmat, g1, g2, 0, 0) * f0 + _rot(xmat, g1, g2, 0, 1) * f1
+                  + _rot(xmat, g1, g2, 0, 2) * f2) + p21x
+            k1 = (_rot(xmat, g1, g2, 1, 0) * f0 + _rot(xmat, g1, g2, 1, 1) * f1
+                  + _rot(xmat, g1, g2, 1, 2) * f2) + p21y
+            k2 = (_rot(xmat, g1, g2, 2, 0) * f0 + _rot(xmat, g1, g2, 2, 1) * f1
+                  + _rot(xmat, g1, g2, 2, 2) * f2) + p21z
+
+            # closest points of the two segments (unit directions), each clamp re-solving the
+            # other parameter
+            u0 = k0 - e0
+            u1 = k1 - e1
+            u2 = k2 - e2
+            d1e = _comp(u0, u1, u2, i)
+            d2e = d0 * u0 + d1 * u1 + d2 * u2
+            s = 0.0 if denom < MINVAL else (d1e - b * d2e) / denom
+            s = _clip(s, -h1, h1)
+            t = _clip(b * s - d2e, -h2, h2)
+            s = _clip(d1e + b * t, -h1, h1)
+
+            p0, p1, p2 = _set(e0, e1, e2, i, _comp(e0, e1, e2, i) + s)
+            q0 = k0 + d0 * t
+            q1 = k1 + d1 * t
+            q2 = k2 + d2 * t
+            g0 = q0 - p0
+            g1_ = q1 - p1
+            g2_ = q2 - p2
+            gap2 = g0 * g0 + g1_ * g1_ + g2_ * g2_
+            if gap2 < best:
+                best = gap2
+                w10, w11, w12 = p0, p1, p2
+                w20, w21, w22 = q0, q1, q2
+
+    # signed distance along the axis
+    sep = (w20 - w10) * n0 + (w21 - w11) * n1 + (w22 - w12) * n2
+    if sep > septol:
+        return 0
+
+    # the midpoint of the closest points, and the axis, in the world
+    m0 = 0.5 * (w10 + w20)
+    m1 = 0.5 * (w11 + w21)
+    m2 = 0.5 * (w12 + w22)
+    dist[c0] = sep
+    for r in range(3):
+        pos[c0, r] = (xmat[g1, r, 0] * m0 + xmat[g1, r, 1] * m1 + xmat[g1, r, 2] * m2) + xpos[g1, r]
+        frame[c0, 0, r] = xmat[g1, r, 0] * n0 + xmat[g1, r, 1] * n1 + xmat[g1, r, 2] * n2
+        frame[c0, 1, r] = 0.0
+    return 1
+
+
+@kernel
+def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Box geom g1 against box geom g2: up to eight contacts (mjc_BoxBox; see above)."""
+    # box 2's centre in box 1's frame and box 1's in box 2's
+    t0 = xpos[g2, 0] - xpos[g1, 0]
+    t1 = xpos[g2, 1] - xpos[g1, 1]
+    t2 = xpos[g2, 2] - xpos[g1, 2]
+    p21x = _local(xmat, g1, 0, t0, t1, t2)
+    p21y = _local(xmat, g1, 1, t0, t1, t2)
+    p21z = _local(xmat, g1, 2, t0, t1, t2)
+    t0 = xpos[g1, 0] - xpos[g2, 0]
+    t1 = xpos[g1, 1] - xpos[g2, 1]
+    t2 = xpos[g1, 2] - xpos[g2, 2]
+    p12x = _local(xmat, g2, 0, t0, t1, t2)
+    p12y = _local(xmat, g2, 1, t0, t1, t2)
+    p12z = _local(xmat, g2, 2, t0, t1, t2)
+
+    # ---- stage 1: separating-axis test
+    septol = margin + BOX_SEPEPS * (size[g1, 0] + size[g1, 1] + size[g1, 2]
+                                    + size[g2, 0] + size[g2, 1] + size[g2, 2])
+    # best separation so far and its axis: 0..2 a face of box 1, 3..5 a face of box 2,
+    # 6 + 3 i + j the edge pair (i of box 1, j of box 2)
+    sep_best = -MAXVAL
+    code = -1
+
+    for i in range(3):
+        radius2 = (abs(_rot(xmat, g1, g2, i, 0)) * size[g2, 0] + abs(_rot(xmat, g1, g2, i, 1)) * size[g2, 1]
+                   + abs(_rot(xmat, g1, g2, i, 2)) * size[g2, 2])
+        sep = abs(_comp(p21x, p21y, p21z, i)) - size[g1, i] - radius2
+        if sep > septol:
+            return 0
+        if sep > sep_best:
+            sep_best = sep
+            code = i
+    for j in range(3):
+        radius1 = (abs(_rot(xmat, g1, g2, 0, j)) * size[g1, 0] + abs(_rot(xmat, g1, g2, 1, j)) * size[g1, 1]
+                   + abs(_rot(xmat, g1, g2, 2, j)) * size[g1, 2])
+        sep = abs(_comp(p12x, p12y, p12z, j)) - size[g2, j] - radius1
+        if sep > septol:
+            return 0
+        if sep > sep_best:
+            sep_best = sep
+            code = 3 + j
+    sep_face = sep_best
+    code_face = code
+
+    for i in range(3):
+        i1 = (i + 1) % 3
+        i2 = (i + 2) % 3
+        for j in range(3):
+            j1 = (j + 1) % 3
+            j2 = (j + 2) % 3
+            # e_i x (axis j of box 2) in box 1's frame: components i1 and i2 (i is zero)
+            a1 = -_rot(xmat, g1, g2, i2, j)
+            a2 = _rot(xmat, g1, g2, i1, j)
+            norm2 = a1 * a1 + a2 * a2
+            if norm2 < BOX_PAREPS:
+                continue
+            inv = 1.0 / math.sqrt(norm2)
+            a1 *= inv
+            a2 *= inv
+            radius1 = size[g1, i1] * abs(a1) + size[g1, i2] * abs(a2)
+            # in box 2's frame component j is zero
+            c1 = a1 * _rot(xmat, g1, g2, i1, j1) + a2 * _rot(xmat, g1, g2, i2, j1)
+            c2 = a1 * _rot(xmat, g1, g2, i1, j2) + a2 * _rot(xmat, g1, g2, i2, j2)
+            radius2 = size[g2, j1] * abs(c1) + size[g2, j2] * abs(c2)
+            sep = (abs(a1 * _comp(p21x, p21y, p21z, i1) + a2 * _comp(p21x, p21y, p21z, i2))
+                   - radius1 - radius2)
+            if sep > septol:
+                return 0
+            # the edge must beat the best so far by the bias, and the best face outright
+            if sep - BOX_EDGEBIAS * abs(sep) > sep_best and sep > sep_face:
+                sep_best = sep
+                code = 6 + 3 * i + j
+
+    if code < 0:
+        return 0  # only when every separation is below -MAXVAL
+
+    # a winning edge axis within about 8 degrees of the best face axis duplicates it: the
+    # face is taken instead unless the edge separates by more than 5% of the face's depth
+    # (resting stacks would otherwise flip between the two on rounding noise)
+    if code >= 6:
+        i = (code - 6) // 3
+        j = (code - 6) % 3
+        n0, n1, n2 = _set(0.0, 0.0, 0.0, i, 0.0)
+        n0, n1, n2 = _set(n0, n1, n2, (i + 1) % 3, -_rot(xmat, g1, g2, (i + 2) % 3, j))
+        n0, n1, n2 = _set(n0, n1, n2, (i + 2) % 3, _rot(xmat, g1, g2, (i + 1) % 3, j))
+        norm = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+        if norm < MINVAL:
+            n0, n1, n2 = 1.0, 0.0, 0.0
+        else:
+            inv = 1.0 / norm
+            n0 *= inv
+            n1 *= inv
+            n2 *= inv
+        if code_face < 3:
+            face_dot = abs(_comp(n0, n1, n2, code_face))
+        else:
+            f = code_face - 3
+            face_dot = abs(n0 * _rot(xmat, g1, g2, 0, f) + n1 * _rot(xmat, g1, g2, 1, f)
+                           + n2 * _rot(xmat, g1, g2, 2, f))
+        if face_dot > 0.99 and sep_best < sep_face + 0.05 * abs(sep_face) + MINVAL:
+            code = code_face
+            sep_best = sep_face
+
+    # ---- stage 2a: edge-edge contact
+    if code >= 6:
+        return _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol,
+                                 dist, pos, frame, c0)
+
+    # ---- stage 2b: face contact
+    return _box_face_contact(xpos, xmat, size, g1, g2, code, margin, p21x, p21y, p21z, p12x, p12y, p12z,
+                             dist, pos, frame, c0)
+
+
+@kernel
+def _rinc(xmat, g1, g2, ref1, r, c):
+    """Component r of the incident box's axis c in the reference box's frame: rot[r, c] when
+    box 1 is the reference, rot[c, r] when box 2 is."""
+    if ref1:
+        return _rot(xmat, g1, g2, r, c)
+    return _rot(xmat, g1, g2, c, r)
+
+
+@kernel
+def _box_face_contact(xpos, xmat, size, g1, g2, code, margin, p21x, p21y, p21z, p12x, p12y, p12z,
+                      dist, pos, frame, c0):
+    """Stage 2b of mjc_BoxBox: the contacts of face axis ``code`` (0..2 a face of box 1,
+    3..5 of box 2). Returns their number (0 to 8).
+
+    The face's box is the reference; the incident face is the face of the other box whose
+    normal is most opposed to the reference normal. Its corners, in the reference frame as
+    (x, y) in the face plane and z the height above the face, are clipped against the four
+    sides of the reference face, and every clipped vertex with z within the threshold
+    (dropping near-duplicates) is a contact at (x, y) and half way between the face and the
+    incident surface, with distance z. The clip buffers are frame rows c0.. (module
+    docstring).
+    """
+    ref1 = code < 3
+    a = code if ref1 else code - 3
+    gref = g1 if ref1 else g2
+    ginc = g2 if ref1 else g1
+    if ref1:
+        ox, oy, oz = p21x, p21y, p21z  # incident centre in the reference frame
+    else:
+        ox, oy, oz = p12x, p12y, p12z
+    oa = _comp(ox, oy, oz, a)
+    sgn = 1.0 if oa >= 0.0 else -1.0  # +1 when the incident box lies along +a
+
+    # incident face: normal along the incident axis most aligned with a, on the side facing
+    # the reference box
+    binc = 0
+    for k in range(1, 3):
+        if abs(_rinc(xmat, g1, g2, ref1, a, k)) > abs(_rinc(xmat, g1, g2, ref1, a, binc)):
+            binc = k
+    tinc = -1.0 if sgn * _rinc(xmat, g1, g2, ref1, a, binc) > 0.0 else 1.0
+
+    ax = (a + 1) % 3
+    ay = (a + 2) % 3
+    bu = (binc + 1) % 3
+    bv = (binc + 2) % 3
+
+    # the incident face's centre and half-edges in (x, y, z) = reference axes (ax, ay, a)
+    cx = _comp(ox, oy, oz, ax) + tinc * size[ginc, binc] * _rinc(xmat, g1, g2, ref1, ax, binc)
+    cy = _comp(ox, oy, oz, ay) + tinc * size[ginc, binc] * _rinc(xmat, g1, g2, ref1, ay, binc)
+    cz = oa + tinc * size[ginc, binc] * _rinc(xmat, g1, g2, ref1, a, binc)
+    ux = size[ginc, bu] * _rinc(xmat, g1, g2, ref1, ax, bu)
+    uy = size[ginc, bu] * _rinc(xmat, g1, g2, ref1, ay, bu)
+    uz = size[ginc, bu] * _rinc(xmat, g1, g2, ref1, a, bu)
+    vx = size[ginc, bv] * _rinc(xmat, g1, g2, ref1, ax, bv)
+    vy = size[ginc, bv] * _rinc(xmat, g1, g2, ref1, ay, bv)
+    vz = size[ginc, bv] * _rinc(xmat, g1, g2, ref1, a, bv)
+    cz = sgn * cz - size[gref, a]
+    uz *= sgn
+    vz *= sgn
+
+    # the four corners, in cyclic order (+u+v, -u+v, -u-v, +u-v), into clip buffer 0
+    for k in range(4):
+        su = 1.0 if k == 0 or k == 3 else -1.0
+        sv = 1.0 if k < 2 else -1.0
+        _vert_set(frame, c0, k, cx + su * ux + sv * vx, cy + su * uy + sv * vy, cz + su * uz + sv * vz)
+
+    # clip against the sides of the reference face
+    limx = size[gref, ax]
+    limy = size[gref, ay]
+    cur, nvert = _clip_half_plane(frame, c0, 0, 4, 0, 1.0, limx)
+    cur, nvert = _clip_half_plane(frame, c0, cur, nvert, 0, -1.0, limx)
+    cur, nvert = _clip_half_plane(frame, c0, cur, nvert, 1, 1.0, limy)
+    cur, nvert = _clip_half_plane(frame, c0, cur, nvert, 1, -1.0, limy)
+
+    # keep the vertices within the threshold, dropping near-duplicates (compacted in place)
+    base = BOX_MAXVERT * cur
+    dupe2 = BOX_DUPEPS * (limx * limx + limy * limy)
+    naccept = 0
+    for k in range(nvert):
+        x = _vert_get(frame, c0, base + k, 0)
+        y = _vert_get(frame, c0, base + k, 1)
+        z = _vert_get(frame, c0, base + k, 2)
+        if z > margin:
+            continue
+        dupe = False
+        for q in range(naccept):
+            dx = _vert_get(frame, c0, base + q, 0) - x
+            dy = _vert_get(frame, c0, base + q, 1) - y
+            if dx * dx + dy * dy < dupe2:
+                dupe = True
+                break
+        if not dupe:
+            _vert_set(frame, c0, base + naccept, x, y, z)
+            naccept += 1
+    if naccept > BOX_MAXCON:
+        naccept = BOX_MAXCON  # cannot happen for a convex clip (MuJoCo would write past its rows)
+
+    # move the accepted vertices out of the frame rows before writing contacts over them
+    for k in range(naccept):
+        x = _vert_get(frame, c0, base + k, 0)
+        y = _vert_get(frame, c0, base + k, 1)
+        z = _vert_get(frame, c0, base + k, 2)
+        pos[c0 + k, 0] = x
+        pos[c0 + k, 1] = y
+        pos[c0 + k, 2] = z
+
+    # normal from box 1 to box 2: the reference axis a, signed
+    nsign = sgn if ref1 else -sgn
+    nx = nsign * xmat[gref, 0, a]
+    ny = nsign * xmat[gref, 1, a]
+    nz = nsign * xmat[gref, 2, a]
+    ha = size[gref, a]
+    for k in range(naccept):
+        x = pos[c0 + k, 0]
+        y = pos[c0 + k, 1]
+        z = pos[c0 + k, 2]
+        # the point in the reference frame: (x, y) in the face plane, half way up along a
+        l0, l1, l2 = _set(0.0, 0.0, 0.0, ax, x)
+        l0, l1, l2 = _set(l0, l1, l2, ay, y)
+        l0, l1, l2 = _set(l0, l1, l2, a, sgn * (ha + 0.5 * z))
+        dist[c0 + k] = z
+        for r in range(3):
+            pos[c0 + k, r] = ((xmat[gref, r, 0] * l0 + xmat[gref, r, 1] * l1 + xmat[gref, r, 2] * l2)
+                              + xpos[gref, r])
+        frame[c0 + k, 0, 0] = nx
+        frame[c0 + k, 0, 1] = ny
+        frame[c0 + k, 0, 2] = nz
+        frame[c0 + k, 1, 0] = 0.0
+        frame[c0 + k, 1, 1] = 0.0
+        frame[c0 + k, 1, 2] = 0.0
+    return naccept
