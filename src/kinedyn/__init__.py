@@ -22,6 +22,7 @@ import sys
 from kinedyn import compiler as compiler  # registers the MJCF compiler with Model.from_xml_*
 from kinedyn import models
 from kinedyn.engine.actuation import transmission
+from kinedyn.engine.collision_driver import collision, contact_force
 from kinedyn.engine.data import Data, reset
 from kinedyn.engine.forward import (
     forward,
@@ -101,7 +102,8 @@ __all__ = [
     "inverse",
     "inverse_actuation", "reset", "step",
     # stages
-    "bias_forces", "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
+    "bias_forces", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m", "full_m",
+    "kinematics", "mul_m", "passive", "rne",
     "rne_post_constraint", "solve_m", "tendon", "transmission",
     # support
     "batch", "differentiate_pos", "ik", "models", "trajectory", "integrate_pos", "jac", "jac_body",
