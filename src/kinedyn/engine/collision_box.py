@@ -533,27 +533,27 @@ def collide_capsule_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
 # threshold is a contact, at most eight. An edge axis: one contact at the midpoint of the
 # closest points of the two supporting edges.
 #
-# MuJoCo's tolerances (double precision), and why each is there:
+# MuJoCo's tolerances (its double-precision values), and why each is there:
 
 # slack on the separation tests, per unit of summed half-sizes: supports are sums of
 # products of half-sizes and rotation entries, so their rounding error scales with the
 # sizes; without it boxes overlapping by less than that error would pass through each other
-BOX_SEPEPS = 1e-13
+BOX_SEPEPS = 1e-13  # mjBOXBOX_SEPEPS
 # sin^2 of the angle between two edges below which their cross product is rounding noise
 # (nearly parallel edges; the face axes cover that direction)
-BOX_PAREPS = 1e-16
+BOX_PAREPS = 1e-16  # mjBOXBOX_PAREPS
 # an axis component below this makes the choice of supporting edge ambiguous: both signs
 # are tried
-BOX_SGNEPS = 1e-9
+BOX_SGNEPS = 1e-9  # mjBOXBOX_SGNEPS
 # squared distance, relative to the reference face, under which two clipped vertices are
 # one (clipping at a polygon corner emits near-duplicates)
-BOX_DUPEPS = 1e-14
+BOX_DUPEPS = 1e-14  # mjBOXBOX_DUPEPS
 # an edge axis must beat the best face axis by this fraction of its separation: on near
 # ties the face (several contacts) is preferred to the edge (one)
-BOX_EDGEBIAS = 1e-6
+BOX_EDGEBIAS = 1e-6  # mjBOXBOX_EDGEBIAS
 # vertex capacity of a clip buffer (a quadrilateral clipped by four half-planes has at
 # most eight vertices; MuJoCo's buffers hold twelve)
-BOX_MAXVERT = 12
+BOX_MAXVERT = 12  # mjBOXBOX_MAXVERT
 # the contacts a box pair can return (mj_maxContact)
 BOX_MAXCON = 8
 
