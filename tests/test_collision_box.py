@@ -325,7 +325,7 @@ def quat_mul(a, b):
     return r
 
 
-BOX_STYLES = ("random", "resting", "stacked", "edge-edge", "deep", "tilted", "corner", "turned")
+BOX_STYLES = ("random", "resting", "stacked", "edge-edge", "deep", "tilted", "corner", "turned", "through")
 
 
 def box_box_cases(n, seed):
@@ -335,6 +335,9 @@ def box_box_cases(n, seed):
         scale = size_scale(rng)
         h1 = scale * 10.0 ** rng.uniform(-1.0, 0.3, size=3)
         h2 = scale * 10.0 ** rng.uniform(-1.0, 0.3, size=3)
+        if i % 5 == 0:  # thin plates
+            h1[rng.integers(3)] *= 10.0 ** rng.uniform(-3, -1)
+            h2[rng.integers(3)] *= 10.0 ** rng.uniform(-3, -1)
         margin, gap = margins(rng, scale)
         threshold = sum(margin) + sum(gap)
         style = BOX_STYLES[i % len(BOX_STYLES)]
@@ -392,6 +395,19 @@ def box_box_cases(n, seed):
             # centres closer than the smallest half-size
             q2 = random_quat(rng) if rng.integers(2) else axis_angle_quat(normal, rng.uniform(0, 2 * np.pi))
             p2 = rng.uniform(-1.0, 1.0, size=3) * min(h1.min(), h2.min())
+        elif style == "through":
+            # an edge of box 2's face runs through a corner of box 1's face (to rounding):
+            # clipping there emits near-duplicate vertices, which MuJoCo merges (DUPEPS)
+            h2 = h1 * rng.uniform(0.5, 2.0, size=3)
+            q2 = axis_angle_quat(normal, rng.uniform(0.1, 1.4))
+            rot2 = mat_of(q2)
+            b, c = (a + 1) % 3, (a + 2) % 3
+            corner = np.zeros(3)
+            corner[b], corner[c] = h1[b], h1[c]
+            p2 = corner - h2[b] * rot2[:, b] - rng.uniform(-1.0, 1.0) * h2[c] * rot2[:, c]
+            p2 += rng.choice([0.0, 1e-15, 1e-13]) * scale * rng.normal(size=3)
+            reach = np.abs(rot2[a, :]) @ h2
+            p2[a] = sgn * (h1[a] + reach + depth)
         else:  # corner of box 2 against a face of box 1
             q2 = random_quat(rng)
             rot2 = mat_of(q2)
@@ -407,9 +423,69 @@ def box_box_cases(n, seed):
 def test_box_box():
     scene = Scene("box")
     counts = np.zeros(9, dtype=int)
-    for case in box_box_cases(1600, seed=31):
+    for case in box_box_cases(1800, seed=31):
         theirs, ours = scene.run(*case)
         message, _, _ = mismatch(theirs, ours)
         assert message is None, (message, case)
         counts[len(theirs[0])] += 1
     assert counts[0] > 100 and counts[1] > 50 and counts[4] > 100 and counts[5:].sum() > 50, counts
+
+
+# ---- a simulated pile -------------------------------------------------------------------------
+
+PILE = """<mujoco><option timestep="0.002"/>
+<default><geom margin="0.002"/></default>
+<worldbody><geom type="box" size="1 1 0.1" pos="0 0 -0.1"/>
+ <body pos="0 0 0.1"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+ <body pos="0 0 0.31"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+ <body pos="0.02 0 0.52" euler="0 0 45"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+ <body pos="0 0 0.73" euler="0 0 10"><freejoint/><geom type="box" size=".15 .05 .02" gap="0.001"/></body>
+ <body pos="0 0.01 0.85" euler="0 90 0"><freejoint/><geom type="capsule" size=".03 .1"/></body>
+ <body pos="0.4 0 0.3" euler="30 20 10"><freejoint/><geom type="box" size=".08 .05 .03"/></body>
+ <body pos="0.45 0.02 0.5"><freejoint/><geom type="sphere" size=".04"/></body>
+ <body pos="-0.4 0 0.2" euler="0 80 0"><freejoint/><geom type="capsule" size=".03 .12"/></body>
+ <body pos="-0.35 0.1 0.45" euler="10 0 0"><freejoint/><geom type="box" size=".05 .05 .05"/></body>
+</worldbody></mujoco>"""
+
+
+def test_simulated_pile():
+    """Boxes stacked on a box floor (equal cubes, a 45-degree turned cube, a plate, a capsule
+    lying on it), a sphere and a capsule falling on boxes, simulated by MuJoCo until they
+    rest: at every step, every sphere/capsule/box-box geom pair collides as in MuJoCo. Resting
+    contact gives the near-ties (faces parallel to rounding, contacts at the margin) that
+    decide contact counts. (The sphere ends up rolling on the floor.)"""
+    m = mujoco.MjModel.from_xml_string(PILE)
+    d = mujoco.MjData(m)
+    kinds = {int(mujoco.mjtGeom.mjGEOM_SPHERE): "sphere", int(mujoco.mjtGeom.mjGEOM_CAPSULE): "capsule",
+             int(mujoco.mjtGeom.mjGEOM_BOX): "box"}
+    box = int(mujoco.mjtGeom.mjGEOM_BOX)
+    pairs = []
+    for i in range(m.ngeom):
+        for j in range(i + 1, m.ngeom):
+            ti, tj = int(m.geom_type[i]), int(m.geom_type[j])
+            if box in (ti, tj) and ti in kinds and tj in kinds:
+                pairs.append((i, j) if ti <= tj else (j, i))
+    ncontacts = 0
+    rows = C0 + 8
+    for step in range(600):
+        mujoco.mj_step(m, d)
+        mujoco.mj_forward(m, d)  # contacts at the state the step left
+        n = d.ncon
+        geom = d.contact.geom[:n]
+        xmat = d.geom_xmat.reshape(-1, 3, 3)
+        for g1, g2 in pairs:
+            mine = np.flatnonzero((geom[:, 0] == g1) & (geom[:, 1] == g2))
+            theirs = (d.contact.dist[mine], d.contact.pos[mine], d.contact.frame[mine].reshape(-1, 3, 3))
+            threshold = (m.geom_margin[g1] + m.geom_margin[g2]) + (m.geom_gap[g1] + m.geom_gap[g2])
+            dist = np.full(rows, np.nan)
+            pos = np.full((rows, 3), np.nan)
+            frame = np.full((rows, 3, 3), np.nan)
+            k = COLLIDERS[kinds[int(m.geom_type[g1])]](d.geom_xpos, xmat, m.geom_size, g1, g2, threshold,
+                                                       dist, pos, frame, C0)
+            for c in range(C0, C0 + k):
+                make_frame(frame, c)
+            message, _, _ = mismatch(theirs, (dist[C0:C0 + k], pos[C0:C0 + k], frame[C0:C0 + k]))
+            assert message is None, (message, step, g1, g2)
+            ncontacts += len(mine)
+    assert ncontacts > 10000
+    assert np.all(np.abs(d.qvel.reshape(-1, 6)[:4, :3]) < 1e-3)  # the stack of cubes and plate rests

@@ -15,8 +15,11 @@ tangent hint), and the number written is returned; the driver completes each fra
 ``make_frame``.
 
 The arithmetic follows MuJoCo's operation by operation (the same products summed in the
-same order, the same comparisons), so the results agree to the last bit or nearly, and the
-branch decisions near ties (which decide how many contacts a pair has) are MuJoCo's.
+same order, the same comparisons and tolerances), so the branch decisions near ties, which
+decide how many contacts a pair has, are MuJoCo's; on the tests' posed cases (touching,
+penetrating, in and beyond the margin, aligned and stacked boxes, deep penetration, tiny
+and huge sizes) every contact agrees with MuJoCo 4.0 to the last bit. The one place where
+4.0 differs from the readable (3.12) source, capsule-box's search bound, is noted there.
 
 Box-box clips a polygon of up to twelve vertices in two buffers. Kernels do not allocate,
 so the buffers live in ``frame`` rows ``c0 .. c0 + 7``, which the collider owns (the
@@ -32,7 +35,38 @@ import math
 from kinedyn._jit import kernel
 from kinedyn.engine.types import MAXVAL, MINVAL
 
-# ---- sphere : box ---------------------------------------------------------------------------
+# ---- helpers --------------------------------------------------------------------------------
+
+
+
+@kernel
+def _comp(x, y, z, i):
+    """Component i of (x, y, z)."""
+    if i == 0:
+        return x
+    if i == 1:
+        return y
+    return z
+
+
+@kernel
+def _set(x, y, z, i, v):
+    """(x, y, z) with component i replaced by v."""
+    if i == 0:
+        return v, y, z
+    if i == 1:
+        return x, v, z
+    return x, y, v
+
+
+@kernel
+def _clip(x, lo, hi):
+    """mju_clip: x clamped to [lo, hi], with its comparisons."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
 
 
 @kernel
@@ -45,6 +79,31 @@ def _clamped(x, limit):
         if x > limit:
             return limit
     return x
+
+
+@kernel
+def _box_to_world(xpos, xmat, b, x, y, z):
+    """mat_b (x, y, z) + pos_b: a point in box b's frame in world coordinates."""
+    return ((xmat[b, 0, 0] * x + xmat[b, 0, 1] * y + xmat[b, 0, 2] * z) + xpos[b, 0],
+            (xmat[b, 1, 0] * x + xmat[b, 1, 1] * y + xmat[b, 1, 2] * z) + xpos[b, 1],
+            (xmat[b, 2, 0] * x + xmat[b, 2, 1] * y + xmat[b, 2, 2] * z) + xpos[b, 2])
+
+
+@kernel
+def _rot(xmat, a, b, i, j):
+    """(mat_a' mat_b)[i, j]: axis j of box b in the frame of box a, component i
+    (mju_mulMatTMat3's entry, same products in the same order)."""
+    return xmat[a, 0, i] * xmat[b, 0, j] + xmat[a, 1, i] * xmat[b, 1, j] + xmat[a, 2, i] * xmat[b, 2, j]
+
+
+@kernel
+def _local(xmat, g, i, x, y, z):
+    """(mat_g' v)[i]: component i of world vector v in the frame of geom g (mju_mulMatTVec3)."""
+    return xmat[g, 0, i] * x + xmat[g, 1, i] * y + xmat[g, 2, i] * z
+
+
+# ---- sphere : box ---------------------------------------------------------------------------
+
 
 
 @kernel
@@ -149,13 +208,6 @@ def collide_sphere_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
 # ---- capsule : box --------------------------------------------------------------------------
 
 
-@kernel
-def _box_to_world(xpos, xmat, b, x, y, z):
-    """mat_b (x, y, z) + pos_b: a point in box b's frame in world coordinates."""
-    return ((xmat[b, 0, 0] * x + xmat[b, 0, 1] * y + xmat[b, 0, 2] * z) + xpos[b, 0],
-            (xmat[b, 1, 0] * x + xmat[b, 1, 1] * y + xmat[b, 1, 2] * z) + xpos[b, 1],
-            (xmat[b, 2, 0] * x + xmat[b, 2, 1] * y + xmat[b, 2, 2] * z) + xpos[b, 2])
-
 
 @kernel
 def _corner_axes(c):
@@ -166,16 +218,6 @@ def _corner_axes(c):
     if c == 2:
         return 1, 2, 0
     return 2, 0, 1
-
-
-@kernel
-def _comp(x, y, z, i):
-    """Component i of (x, y, z)."""
-    if i == 0:
-        return x
-    if i == 1:
-        return y
-    return z
 
 
 @kernel
@@ -224,12 +266,13 @@ def collide_capsule_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     if h2 > 0.0:
         axisdir += 4
 
-    # the candidates below compare squared distances. The 3.12 source starts them at the
-    # unsquared bound margin + 2 (radius + halflength + box half-sizes), which misses every
-    # contact of a large capsule or box (squared distances beyond that bound); MuJoCo 4.0
-    # finds those contacts, as a bound on the squared distance does (measured against the 4.0
-    # binary: any start at or above the square gives the same contacts, since a candidate
-    # beyond it is too far for a contact anyway)
+    # the candidates below are squared distances. The 3.12 source starts the search at the
+    # unsquared bound margin + 2 (radius + halflength + box half-sizes), so for a large
+    # capsule or box every candidate can be rejected and the pair gets no contact (seen with
+    # a capsule parallel to a box edge, where the end-to-face candidates do not apply). MuJoCo
+    # 4.0 finds those contacts: measured against the 4.0 binary, starting at the square of
+    # the bound reproduces them (and any larger start gives the same contacts: a candidate
+    # beyond the square is too far for either sphere to touch)
     bestdistmax = margin + 2.0 * (radius + halflength + sb0 + sb1 + sb2)
     bestdist = bestdistmax * bestdistmax
     bestsegmentpos = 0.0
@@ -490,42 +533,30 @@ def collide_capsule_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
 # threshold is a contact, at most eight. An edge axis: one contact at the midpoint of the
 # closest points of the two supporting edges.
 #
-# MuJoCo's tolerances (double precision), and why each is there:
+# MuJoCo's tolerances (its double-precision values), and why each is there:
 
 # slack on the separation tests, per unit of summed half-sizes: supports are sums of
 # products of half-sizes and rotation entries, so their rounding error scales with the
 # sizes; without it boxes overlapping by less than that error would pass through each other
-BOX_SEPEPS = 1e-13
+BOX_SEPEPS = 1e-13  # mjBOXBOX_SEPEPS
 # sin^2 of the angle between two edges below which their cross product is rounding noise
 # (nearly parallel edges; the face axes cover that direction)
-BOX_PAREPS = 1e-16
+BOX_PAREPS = 1e-16  # mjBOXBOX_PAREPS
 # an axis component below this makes the choice of supporting edge ambiguous: both signs
 # are tried
-BOX_SGNEPS = 1e-9
+BOX_SGNEPS = 1e-9  # mjBOXBOX_SGNEPS
 # squared distance, relative to the reference face, under which two clipped vertices are
 # one (clipping at a polygon corner emits near-duplicates)
-BOX_DUPEPS = 1e-14
+BOX_DUPEPS = 1e-14  # mjBOXBOX_DUPEPS
 # an edge axis must beat the best face axis by this fraction of its separation: on near
 # ties the face (several contacts) is preferred to the edge (one)
-BOX_EDGEBIAS = 1e-6
+BOX_EDGEBIAS = 1e-6  # mjBOXBOX_EDGEBIAS
 # vertex capacity of a clip buffer (a quadrilateral clipped by four half-planes has at
 # most eight vertices; MuJoCo's buffers hold twelve)
-BOX_MAXVERT = 12
+BOX_MAXVERT = 12  # mjBOXBOX_MAXVERT
 # the contacts a box pair can return (mj_maxContact)
 BOX_MAXCON = 8
 
-
-@kernel
-def _rot(xmat, a, b, i, j):
-    """(mat_a' mat_b)[i, j]: axis j of box b in the frame of box a, component i
-    (mju_mulMatTMat3's entry, same products in the same order)."""
-    return xmat[a, 0, i] * xmat[b, 0, j] + xmat[a, 1, i] * xmat[b, 1, j] + xmat[a, 2, i] * xmat[b, 2, j]
-
-
-@kernel
-def _local(xmat, g, i, x, y, z):
-    """(mat_g' v)[i]: component i of world vector v in the frame of geom g (mju_mulMatTVec3)."""
-    return xmat[g, 0, i] * x + xmat[g, 1, i] * y + xmat[g, 2, i] * z
 
 
 @kernel
@@ -585,23 +616,12 @@ def _clip_half_plane(buf, c0, cur, nin, coord, sign, limit):
 
 
 @kernel
-def _set(x, y, z, i, v):
-    """(x, y, z) with component i replaced by v."""
-    if i == 0:
-        return v, y, z
-    if i == 1:
-        return x, v, z
-    return x, y, v
-
-
-@kernel
-def _clip(x, lo, hi):
-    """mju_clip: x clamped to [lo, hi], with its comparisons."""
-    if x < lo:
-        return lo
-    if x > hi:
-        return hi
-    return x
+def _rinc(xmat, g1, g2, ref1, r, c):
+    """Component r of the incident box's axis c in the reference box's frame: rot[r, c] when
+    box 1 is the reference, rot[c, r] when box 2 is."""
+    if ref1:
+        return _rot(xmat, g1, g2, r, c)
+    return _rot(xmat, g1, g2, c, r)
 
 
 @kernel
@@ -623,9 +643,9 @@ def _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol, 
     j1 = (j + 1) % 3
     j2 = (j + 2) % 3
 
-    # unit axis e_i x (axis j of box 2), oriented from box 1 towards box 2 (mju_normalize3)
-    n0, n1, n2 = _set(0.0, 0.0, 0.0, i, 0.0)
-    n0, n1, n2 = _set(n0, n1, n2, i1, -_rot(xmat, g1, g2, i2, j))
+    # unit axis e_i x (axis j of box 2), oriented from box 1 towards box 2 (mju_normalize3;
+    # component i is zero)
+    n0, n1, n2 = _set(0.0, 0.0, 0.0, i1, -_rot(xmat, g1, g2, i2, j))
     n0, n1, n2 = _set(n0, n1, n2, i2, _rot(xmat, g1, g2, i1, j))
     norm = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
     if norm < MINVAL:
@@ -670,15 +690,14 @@ def _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol, 
     w10 = w11 = w12 = w20 = w21 = w22 = 0.0
     for v1 in range(2 if amb1 >= 0 else 1):
         for v2 in range(2 if amb2 >= 0 else 1):
-            # middle of box 1's edge: the corner along +axis, the ambiguous sign flipped by v1
-            e0, e1, e2 = _set(0.0, 0.0, 0.0, i, 0.0)
-            e0, e1, e2 = _set(e0, e1, e2, i1, size[g1, i1] if ni1 >= 0.0 else -size[g1, i1])
+            # middle of box 1's edge (component i zero): the corner along +axis, the
+            # ambiguous sign flipped by v1
+            e0, e1, e2 = _set(0.0, 0.0, 0.0, i1, size[g1, i1] if ni1 >= 0.0 else -size[g1, i1])
             e0, e1, e2 = _set(e0, e1, e2, i2, size[g1, i2] if ni2 >= 0.0 else -size[g1, i2])
             if amb1 >= 0 and v1:
                 e0, e1, e2 = _set(e0, e1, e2, amb1, -_comp(e0, e1, e2, amb1))
-            # middle of box 2's edge (box 2 frame): the corner along -axis
-            f0, f1, f2 = _set(0.0, 0.0, 0.0, j, 0.0)
-            f0, f1, f2 = _set(f0, f1, f2, j1, -size[g2, j1] if bj1 >= 0.0 else size[g2, j1])
+            # middle of box 2's edge (box 2 frame, component j zero): the corner along -axis
+            f0, f1, f2 = _set(0.0, 0.0, 0.0, j1, -size[g2, j1] if bj1 >= 0.0 else size[g2, j1])
             f0, f1, f2 = _set(f0, f1, f2, j2, -size[g2, j2] if bj2 >= 0.0 else size[g2, j2])
             if amb2 >= 0 and v2:
                 f0, f1, f2 = _set(f0, f1, f2, amb2, -_comp(f0, f1, f2, amb2))
@@ -706,10 +725,10 @@ def _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol, 
             q0 = k0 + d0 * t
             q1 = k1 + d1 * t
             q2 = k2 + d2 * t
-            g0 = q0 - p0
-            g1_ = q1 - p1
-            g2_ = q2 - p2
-            gap2 = g0 * g0 + g1_ * g1_ + g2_ * g2_
+            r0 = q0 - p0
+            r1 = q1 - p1
+            r2 = q2 - p2
+            gap2 = r0 * r0 + r1 * r1 + r2 * r2
             if gap2 < best:
                 best = gap2
                 w10, w11, w12 = p0, p1, p2
@@ -730,130 +749,6 @@ def _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol, 
         frame[c0, 0, r] = xmat[g1, r, 0] * n0 + xmat[g1, r, 1] * n1 + xmat[g1, r, 2] * n2
         frame[c0, 1, r] = 0.0
     return 1
-
-
-@kernel
-def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
-    """Box geom g1 against box geom g2: up to eight contacts (mjc_BoxBox; see above)."""
-    # box 2's centre in box 1's frame and box 1's in box 2's
-    t0 = xpos[g2, 0] - xpos[g1, 0]
-    t1 = xpos[g2, 1] - xpos[g1, 1]
-    t2 = xpos[g2, 2] - xpos[g1, 2]
-    p21x = _local(xmat, g1, 0, t0, t1, t2)
-    p21y = _local(xmat, g1, 1, t0, t1, t2)
-    p21z = _local(xmat, g1, 2, t0, t1, t2)
-    t0 = xpos[g1, 0] - xpos[g2, 0]
-    t1 = xpos[g1, 1] - xpos[g2, 1]
-    t2 = xpos[g1, 2] - xpos[g2, 2]
-    p12x = _local(xmat, g2, 0, t0, t1, t2)
-    p12y = _local(xmat, g2, 1, t0, t1, t2)
-    p12z = _local(xmat, g2, 2, t0, t1, t2)
-
-    # ---- stage 1: separating-axis test
-    septol = margin + BOX_SEPEPS * (size[g1, 0] + size[g1, 1] + size[g1, 2]
-                                    + size[g2, 0] + size[g2, 1] + size[g2, 2])
-    # best separation so far and its axis: 0..2 a face of box 1, 3..5 a face of box 2,
-    # 6 + 3 i + j the edge pair (i of box 1, j of box 2)
-    sep_best = -MAXVAL
-    code = -1
-
-    for i in range(3):
-        radius2 = (abs(_rot(xmat, g1, g2, i, 0)) * size[g2, 0] + abs(_rot(xmat, g1, g2, i, 1)) * size[g2, 1]
-                   + abs(_rot(xmat, g1, g2, i, 2)) * size[g2, 2])
-        sep = abs(_comp(p21x, p21y, p21z, i)) - size[g1, i] - radius2
-        if sep > septol:
-            return 0
-        if sep > sep_best:
-            sep_best = sep
-            code = i
-    for j in range(3):
-        radius1 = (abs(_rot(xmat, g1, g2, 0, j)) * size[g1, 0] + abs(_rot(xmat, g1, g2, 1, j)) * size[g1, 1]
-                   + abs(_rot(xmat, g1, g2, 2, j)) * size[g1, 2])
-        sep = abs(_comp(p12x, p12y, p12z, j)) - size[g2, j] - radius1
-        if sep > septol:
-            return 0
-        if sep > sep_best:
-            sep_best = sep
-            code = 3 + j
-    sep_face = sep_best
-    code_face = code
-
-    for i in range(3):
-        i1 = (i + 1) % 3
-        i2 = (i + 2) % 3
-        for j in range(3):
-            j1 = (j + 1) % 3
-            j2 = (j + 2) % 3
-            # e_i x (axis j of box 2) in box 1's frame: components i1 and i2 (i is zero)
-            a1 = -_rot(xmat, g1, g2, i2, j)
-            a2 = _rot(xmat, g1, g2, i1, j)
-            norm2 = a1 * a1 + a2 * a2
-            if norm2 < BOX_PAREPS:
-                continue
-            inv = 1.0 / math.sqrt(norm2)
-            a1 *= inv
-            a2 *= inv
-            radius1 = size[g1, i1] * abs(a1) + size[g1, i2] * abs(a2)
-            # in box 2's frame component j is zero
-            c1 = a1 * _rot(xmat, g1, g2, i1, j1) + a2 * _rot(xmat, g1, g2, i2, j1)
-            c2 = a1 * _rot(xmat, g1, g2, i1, j2) + a2 * _rot(xmat, g1, g2, i2, j2)
-            radius2 = size[g2, j1] * abs(c1) + size[g2, j2] * abs(c2)
-            sep = (abs(a1 * _comp(p21x, p21y, p21z, i1) + a2 * _comp(p21x, p21y, p21z, i2))
-                   - radius1 - radius2)
-            if sep > septol:
-                return 0
-            # the edge must beat the best so far by the bias, and the best face outright
-            if sep - BOX_EDGEBIAS * abs(sep) > sep_best and sep > sep_face:
-                sep_best = sep
-                code = 6 + 3 * i + j
-
-    if code < 0:
-        return 0  # only when every separation is below -MAXVAL
-
-    # a winning edge axis within about 8 degrees of the best face axis duplicates it: the
-    # face is taken instead unless the edge separates by more than 5% of the face's depth
-    # (resting stacks would otherwise flip between the two on rounding noise)
-    if code >= 6:
-        i = (code - 6) // 3
-        j = (code - 6) % 3
-        n0, n1, n2 = _set(0.0, 0.0, 0.0, i, 0.0)
-        n0, n1, n2 = _set(n0, n1, n2, (i + 1) % 3, -_rot(xmat, g1, g2, (i + 2) % 3, j))
-        n0, n1, n2 = _set(n0, n1, n2, (i + 2) % 3, _rot(xmat, g1, g2, (i + 1) % 3, j))
-        norm = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-        if norm < MINVAL:
-            n0, n1, n2 = 1.0, 0.0, 0.0
-        else:
-            inv = 1.0 / norm
-            n0 *= inv
-            n1 *= inv
-            n2 *= inv
-        if code_face < 3:
-            face_dot = abs(_comp(n0, n1, n2, code_face))
-        else:
-            f = code_face - 3
-            face_dot = abs(n0 * _rot(xmat, g1, g2, 0, f) + n1 * _rot(xmat, g1, g2, 1, f)
-                           + n2 * _rot(xmat, g1, g2, 2, f))
-        if face_dot > 0.99 and sep_best < sep_face + 0.05 * abs(sep_face) + MINVAL:
-            code = code_face
-            sep_best = sep_face
-
-    # ---- stage 2a: edge-edge contact
-    if code >= 6:
-        return _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol,
-                                 dist, pos, frame, c0)
-
-    # ---- stage 2b: face contact
-    return _box_face_contact(xpos, xmat, size, g1, g2, code, margin, p21x, p21y, p21z, p12x, p12y, p12z,
-                             dist, pos, frame, c0)
-
-
-@kernel
-def _rinc(xmat, g1, g2, ref1, r, c):
-    """Component r of the incident box's axis c in the reference box's frame: rot[r, c] when
-    box 1 is the reference, rot[c, r] when box 2 is."""
-    if ref1:
-        return _rot(xmat, g1, g2, r, c)
-    return _rot(xmat, g1, g2, c, r)
 
 
 @kernel
@@ -979,3 +874,118 @@ def _box_face_contact(xpos, xmat, size, g1, g2, code, margin, p21x, p21y, p21z, 
         frame[c0 + k, 1, 1] = 0.0
         frame[c0 + k, 1, 2] = 0.0
     return naccept
+
+
+
+@kernel
+def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Box geom g1 against box geom g2: up to eight contacts (mjc_BoxBox; see above)."""
+    # box 2's centre in box 1's frame and box 1's in box 2's
+    t0 = xpos[g2, 0] - xpos[g1, 0]
+    t1 = xpos[g2, 1] - xpos[g1, 1]
+    t2 = xpos[g2, 2] - xpos[g1, 2]
+    p21x = _local(xmat, g1, 0, t0, t1, t2)
+    p21y = _local(xmat, g1, 1, t0, t1, t2)
+    p21z = _local(xmat, g1, 2, t0, t1, t2)
+    t0 = xpos[g1, 0] - xpos[g2, 0]
+    t1 = xpos[g1, 1] - xpos[g2, 1]
+    t2 = xpos[g1, 2] - xpos[g2, 2]
+    p12x = _local(xmat, g2, 0, t0, t1, t2)
+    p12y = _local(xmat, g2, 1, t0, t1, t2)
+    p12z = _local(xmat, g2, 2, t0, t1, t2)
+
+    # ---- stage 1: separating-axis test
+    septol = margin + BOX_SEPEPS * (size[g1, 0] + size[g1, 1] + size[g1, 2]
+                                    + size[g2, 0] + size[g2, 1] + size[g2, 2])
+    # best separation so far and its axis: 0..2 a face of box 1, 3..5 a face of box 2,
+    # 6 + 3 i + j the edge pair (i of box 1, j of box 2)
+    sep_best = -MAXVAL
+    code = -1
+
+    for i in range(3):
+        radius2 = (abs(_rot(xmat, g1, g2, i, 0)) * size[g2, 0] + abs(_rot(xmat, g1, g2, i, 1)) * size[g2, 1]
+                   + abs(_rot(xmat, g1, g2, i, 2)) * size[g2, 2])
+        sep = abs(_comp(p21x, p21y, p21z, i)) - size[g1, i] - radius2
+        if sep > septol:
+            return 0
+        if sep > sep_best:
+            sep_best = sep
+            code = i
+    for j in range(3):
+        radius1 = (abs(_rot(xmat, g1, g2, 0, j)) * size[g1, 0] + abs(_rot(xmat, g1, g2, 1, j)) * size[g1, 1]
+                   + abs(_rot(xmat, g1, g2, 2, j)) * size[g1, 2])
+        sep = abs(_comp(p12x, p12y, p12z, j)) - size[g2, j] - radius1
+        if sep > septol:
+            return 0
+        if sep > sep_best:
+            sep_best = sep
+            code = 3 + j
+    sep_face = sep_best
+    code_face = code
+
+    for i in range(3):
+        i1 = (i + 1) % 3
+        i2 = (i + 2) % 3
+        for j in range(3):
+            j1 = (j + 1) % 3
+            j2 = (j + 2) % 3
+            # e_i x (axis j of box 2) in box 1's frame: components i1 and i2 (i is zero)
+            a1 = -_rot(xmat, g1, g2, i2, j)
+            a2 = _rot(xmat, g1, g2, i1, j)
+            norm2 = a1 * a1 + a2 * a2
+            if norm2 < BOX_PAREPS:
+                continue
+            inv = 1.0 / math.sqrt(norm2)
+            a1 *= inv
+            a2 *= inv
+            radius1 = size[g1, i1] * abs(a1) + size[g1, i2] * abs(a2)
+            # in box 2's frame component j is zero
+            c1 = a1 * _rot(xmat, g1, g2, i1, j1) + a2 * _rot(xmat, g1, g2, i2, j1)
+            c2 = a1 * _rot(xmat, g1, g2, i1, j2) + a2 * _rot(xmat, g1, g2, i2, j2)
+            radius2 = size[g2, j1] * abs(c1) + size[g2, j2] * abs(c2)
+            sep = (abs(a1 * _comp(p21x, p21y, p21z, i1) + a2 * _comp(p21x, p21y, p21z, i2))
+                   - radius1 - radius2)
+            if sep > septol:
+                return 0
+            # the edge must beat the best so far by the bias, and the best face outright
+            if sep - BOX_EDGEBIAS * abs(sep) > sep_best and sep > sep_face:
+                sep_best = sep
+                code = 6 + 3 * i + j
+
+    if code < 0:
+        return 0  # only when every separation is below -MAXVAL
+
+    # a winning edge axis within about 8 degrees of the best face axis duplicates it: the
+    # face is taken instead unless the edge separates by more than 5% of the face's depth
+    # (resting stacks would otherwise flip between the two on rounding noise)
+    if code >= 6:
+        i = (code - 6) // 3
+        j = (code - 6) % 3
+        n0, n1, n2 = _set(0.0, 0.0, 0.0, (i + 1) % 3, -_rot(xmat, g1, g2, (i + 2) % 3, j))
+        n0, n1, n2 = _set(n0, n1, n2, (i + 2) % 3, _rot(xmat, g1, g2, (i + 1) % 3, j))
+        norm = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+        if norm < MINVAL:
+            n0, n1, n2 = 1.0, 0.0, 0.0
+        else:
+            inv = 1.0 / norm
+            n0 *= inv
+            n1 *= inv
+            n2 *= inv
+        if code_face < 3:
+            face_dot = abs(_comp(n0, n1, n2, code_face))
+        else:
+            f = code_face - 3
+            face_dot = abs(n0 * _rot(xmat, g1, g2, 0, f) + n1 * _rot(xmat, g1, g2, 1, f)
+                           + n2 * _rot(xmat, g1, g2, 2, f))
+        if face_dot > 0.99 and sep_best < sep_face + 0.05 * abs(sep_face) + MINVAL:
+            code = code_face
+            sep_best = sep_face
+
+    # ---- stage 2a: edge-edge contact
+    if code >= 6:
+        return _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol,
+                                 dist, pos, frame, c0)
+
+    # ---- stage 2b: face contact
+    return _box_face_contact(xpos, xmat, size, g1, g2, code, margin, p21x, p21y, p21z, p12x, p12y, p12z,
+                             dist, pos, frame, c0)
