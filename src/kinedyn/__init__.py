@@ -68,7 +68,7 @@ from kinedyn.engine.types import (
     SolverType,
     TrnType,
 )
-from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
+from kinedyn.errors import ContactFullWarning, ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
 from kinedyn.tools import trajectory
 from kinedyn.tools.inverse_actuation import inverse_actuation
 
@@ -93,7 +93,8 @@ def __getattr__(name):
 
 __all__ = [
     # types
-    "BiasType", "ConeType", "ConstraintState", "ConstraintType", "Data", "DisableBit", "EqType",
+    "BiasType", "ConeType", "ConstraintState", "ConstraintType", "ContactFullWarning", "Data",
+    "DisableBit", "EqType",
     "JacobianType", "ObjType", "SolverType", "DynType", "EnableBit", "GainType", "GeomType",
     "IntegratorType", "JointType", "Model", "ModelError", "NonFiniteStateWarning", "Option",
     "Spec", "TrnType", "UnsimulatedFeatureWarning",

@@ -9,9 +9,9 @@ signature):
   box ``geom_aabb`` (centre, half-sizes in the geom frame);
 * per body: ``body_contype`` / ``body_conaffinity`` (OR over its geoms) and ``body_margin``
   (max over its geoms of margin + gap);
-* ``<pair>``: geom1/geom2 swapped so that geom1's body has the lower id, undefined
-  parameters taken from the geoms as MuJoCo 4.0 does (priority, then max / solmix mix),
-  stable-sorted by ``pair_signature = body1 << 16 | body2``;
+* ``<pair>``: geom1/geom2 swapped so that geom1's body has the lower id, unspecified
+  attributes from its class or MuJoCo's pair defaults (never from the geoms), stable-sorted by
+  ``pair_signature = body1 << 16 | body2``;
 * ``<exclude>``: ``exclude_signature``, sorted.
 
 It also sizes the contact arrays (``nconmax``, kinedyn's): the most contacts the model can
@@ -30,6 +30,7 @@ from kinedyn.compiler import defaults as dflt
 from kinedyn.engine.collision_driver import SUPPORTED_PAIRS, max_contacts, uses_convex_collider
 from kinedyn.engine.collision_gjk import convex_work_size
 from kinedyn.engine.types import DisableBit, GeomType
+from kinedyn.errors import ModelError
 from kinedyn.xml.mjcf import Node, parse_ints, typed_attrs
 
 SOLREF = [0.02, 1.0]
@@ -39,8 +40,10 @@ SOLIMP = [0.9, 0.95, 0.001, 0.5, 2.0]
 GEOM_CONTACT_DEFAULTS = dict(priority=0, solmix=1.0, solref=SOLREF, solimp=SOLIMP, margin=0.0, gap=0.0,
                              adhesion=0.0, surfacevel=[0.0] * 6)
 
-# mjs_defaultPair (an undefined value is filled from the two geoms by mjCPair::Compile)
-_PAIR_DEFAULTS = dict(solreffriction=[0.0, 0.0], adhesion=0.0)
+# mjs_defaultPair: what a <pair> has where neither it nor its class says
+_PAIR_FRICTION = [1.0, 1.0, 0.005, 0.0001, 0.0001]
+_PAIR_DEFAULTS = dict(condim=3, friction=_PAIR_FRICTION, solref=SOLREF, solimp=SOLIMP,
+                      solreffriction=[0.0, 0.0], margin=0.0, gap=0.0, adhesion=0.0)
 
 # contacts kinedyn allocates room for when the model does not say (<size nconmax>): beyond it a
 # step keeps the first NCONMAX_CAP contacts and warns, as MuJoCo does when its arena is full
@@ -48,9 +51,6 @@ NCONMAX_CAP = 1000
 
 # ccd_iterations the convex collider's buffers hold at least (MuJoCo's default is 35)
 CCD_ITERATIONS_CAPACITY = 50
-
-# mjMINVAL-like threshold MuJoCo's compiler uses for solmix (mjEPS)
-_EPS = 1e-14
 
 # the plane's bounding box: MuJoCo gives planes an effectively infinite one (mjMAXVAL-like)
 _PLANE_AABB = (0.0, 0.0, -5e9, 1e10, 1e10, 5e9)
@@ -83,14 +83,6 @@ def geom_aabb(gtype: int, size) -> tuple:
     if gtype == GeomType.CYLINDER:
         return (0.0, 0.0, 0.0, size[0], size[0], size[1])
     return (0.0, 0.0, 0.0, size[0], size[1], size[2])
-
-
-def _solmix_weight(s1: float, s2: float) -> float:
-    if s1 >= _EPS and s2 >= _EPS:
-        return s1 / (s1 + s2)
-    if s1 < _EPS and s2 < _EPS:
-        return 0.5
-    return 0.0 if s1 < _EPS else 1.0
 
 
 def _mixed_condim(a1: dict, a2: dict) -> int:
@@ -157,36 +149,16 @@ class ContactCompiler:
         g1, g2 = found
         if g1.body.id > g2.body.id:
             g1, g2 = g2, g1
-        a1, a2 = g1.attrs, g2.attrs
-        condim = a.get("condim", -1)
-        if "condim" in a and condim not in (1, 3, 4, 6):
+        if a["condim"] not in (1, 3, 4, 6):
             raise node.error("invalid condim in contact pair", "condim")
-        # undefined values from the geoms (mjCPair::Compile): the higher priority's, or max / mix
-        margin = a.get("margin", max(a1["margin"], a2["margin"]))
-        gap = a.get("gap", max(a1["gap"], a2["gap"]))
-        if a1["priority"] != a2["priority"]:
-            hi = a1 if a1["priority"] > a2["priority"] else a2
-            condim = hi["condim"] if condim < 0 else condim
-            fri, solref, solimp = hi["friction"], list(hi["solref"]), list(hi["solimp"])
-        else:
-            condim = max(a1["condim"], a2["condim"]) if condim < 0 else condim
-            fri = [max(x, y) for x, y in zip(a1["friction"], a2["friction"], strict=True)]
-            mix = _solmix_weight(a1["solmix"], a2["solmix"])
-            r1, r2 = a1["solref"], a2["solref"]
-            if r1[0] > 0 and r2[0] > 0:  # MuJoCo 4.0: standard solrefs mix by solmix
-                solref = [mix * x + (1 - mix) * y for x, y in zip(r1, r2, strict=True)]
-            else:
-                solref = [min(x, y) for x, y in zip(r1, r2, strict=True)]
-            solimp = [mix * x + (1 - mix) * y for x, y in zip(a1["solimp"], a2["solimp"], strict=True)]
-        friction = [fri[0], fri[0], fri[1], fri[2], fri[2]]
-        if "friction" in a:  # given values replace the leading ones; the rest are MuJoCo's defaults
-            given = list(a["friction"])
-            friction = given + [1.0, 1.0, 0.005, 0.0001, 0.0001][len(given):]
-        if "solref" in a:
-            solref = list(a["solref"]) + SOLREF[len(a["solref"]):]
-        if "solimp" in a:
-            solimp = list(a["solimp"]) + SOLIMP[len(a["solimp"]):]
+        # MJCF gives every attribute of a <pair> a value (its class's, else mjs_defaultPair's): the
+        # geoms' parameters are not consulted (mjCPair::Compile mixes only values left undefined,
+        # which only the C API can do)
+        friction = list(a["friction"]) + _PAIR_FRICTION[len(a["friction"]):]
+        solref = list(a["solref"]) + SOLREF[len(a["solref"]):]
+        solimp = list(a["solimp"]) + SOLIMP[len(a["solimp"]):]
         solreffriction = list(a["solreffriction"]) + [0.0, 0.0][len(a["solreffriction"]):]
+        margin, gap, condim = a["margin"], a["gap"], a["condim"]
         self.pairs.append(dict(node=node, geom1=g1.id, geom2=g2.id,
                                signature=(g1.body.id << 16) + g2.body.id, dim=condim, solref=solref,
                                solreffriction=solreffriction, solimp=solimp, margin=margin, gap=gap,
@@ -263,6 +235,13 @@ class ContactCompiler:
         self.ccd_capacity = 2**31 - 1
         if not any(uses_convex_collider(g1.type, g2.type) for g1, g2, _ in self._candidate_pairs()):
             return 1, 1
+        if self.c.opt["disableflags"] & DisableBit.NATIVECCD:
+            flags = [f for o in self.c.sections.get("option", []) for f in o.children if f.tag == "flag"]
+            message = ("<flag nativeccd=\"disable\"/> selects MuJoCo's legacy libccd collider, which kinedyn "
+                       "does not have (it has MuJoCo's native GJK/EPA, the default)")
+            if flags:
+                raise flags[0].error(message, "nativeccd")
+            raise ModelError(message)
         self.ccd_capacity = max(self.c.solver_opt.get("ccd_iterations", 35), CCD_ITERATIONS_CAPACITY)
         return convex_work_size(self.ccd_capacity)
 

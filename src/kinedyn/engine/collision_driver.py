@@ -37,6 +37,7 @@ the gap the sum of their gaps; a ``<pair>`` has its own. Colliders live in
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -81,6 +82,7 @@ from kinedyn.engine.types import (
     OPT_O_SOLREF,
 )
 from kinedyn.engine.util_spatial import make_frame
+from kinedyn.errors import ContactFullWarning
 
 # the geom type pairs (lower type first) this stage collides; a model that could make any other
 # pair collide is refused when compiled (compiler.contacts)
@@ -545,6 +547,15 @@ def contact_force_entry(m, d, i, result):
     contact_force_kernel(m, d, i, result)
 
 
+def warn_if_contacts_dropped(m, d, stacklevel: int = 3) -> None:
+    """A ContactFullWarning when the last collision or constraint stage dropped contacts."""
+    dropped = int(d.efc_counts[COUNT_DROPPED])
+    if dropped:
+        warnings.warn(f"{dropped} geom pair(s) or contact(s) found no room in the contact arrays "
+                      f"(nconmax = {m.nconmax}, nefcmax = {m.nefcmax}) at time {d.time:g} and were dropped; "
+                      "raise <size nconmax=...>", ContactFullWarning, stacklevel=stacklevel)
+
+
 # ---- public functions --------------------------------------------------------------------------------
 
 _COLLISION = FastEntry(collision_entry)
@@ -560,6 +571,7 @@ def collision(m, d) -> None:
     """
     check_model_data(m, d, "collision")
     _COLLISION.call(m._handle, d._handle)
+    warn_if_contacts_dropped(m, d)
 
 
 def contact_force(m, d, i: int) -> np.ndarray:

@@ -428,6 +428,7 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
        False),
     _d("scratch_efc_Y", ("nefcmax", "nv"), "scratch",
        "whitened Jacobian Y = J M^-1/2 (MuJoCo's efc_Y, dense)", False),
+    _d("scratch_contact_force", (6,), "scratch", "one contact's force and torque in its frame", False),
     _d("scratch_ccd", ("nccd",), "scratch", "the convex collider's (GJK/EPA) real scratch", False),
     _d("scratch_ccd_int", ("nccdint",), "scratch", "the convex collider's integer scratch", False, dtype=I),
     _d("scratch_efc_AR", ("nefcdual", "nefcdual"), "scratch",

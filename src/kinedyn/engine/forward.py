@@ -19,7 +19,7 @@ from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.actuation import actuator_velocity_kernel, fwd_actuation_entry, transmission_entry
 from kinedyn.engine.callbacks import fwd_actuation_with_callbacks, has_actuator_callbacks
 from kinedyn.engine.checks import bad_model_data, check_model_data
-from kinedyn.engine.collision_driver import collision_entry
+from kinedyn.engine.collision_driver import COUNT_DROPPED, collision_entry, warn_if_contacts_dropped
 from kinedyn.engine.constraint import make_constraint_entry, reference_constraint_entry
 from kinedyn.engine.passive import passive_entry
 from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, solve_ld
@@ -150,6 +150,8 @@ def forward(m, d) -> None:
         forward_with_callbacks(m, d)
     else:
         _FORWARD.call(m._handle, d._handle)
+    if d.efc_counts[COUNT_DROPPED]:
+        warn_if_contacts_dropped(m, d)
 
 
 def forward_with_callbacks(m, d) -> None:
