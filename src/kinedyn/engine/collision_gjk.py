@@ -86,7 +86,8 @@ I_TIDX = 16
 I_TMPIDX = 24
 I_S = 26
 I_CNT = 30
-I_MC = 34
+I_INFO = 34       # diagnostics: gjk iterations, simplex size, EPA status, EPA iterations, shallow
+I_MC = 40
 I_MC_SIZE = 64
 I_POLY = I_MC + I_MC_SIZE
 
@@ -589,9 +590,9 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
     """GJK (gjk in engine_collision_gjk.c). x1[0], x2[0] hold the initial points (the
     centres) and receive the witness points; sv.. receive the final simplex.
 
-    Returns (dist, nsimplex, separated, nx)."""
+    Returns (dist, nsimplex, separated, nx, iterations)."""
     get_dist = dist_cutoff > 0
-    backup_gjk = not get_dist
+    backup_gjk = False  # HYPOTHESIS
     n = 0
     k = 0
     lam = work[W_LAM:W_LAM + 4]
@@ -620,17 +621,17 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
         lower = _dot(xk0, xk1, xk2, sk0, sk1, sk2)
         if not get_dist:
             if lower > 0:
-                return MAX_LIMIT, 0, True, 0
+                return MAX_LIMIT, 0, True, 0, k
         elif dist_cutoff < MAX_LIMIT:
             if lower > 0 and lower >= dist_cutoff * x_norm:
-                return MAX_LIMIT, 0, True, 0
+                return MAX_LIMIT, 0, True, 0, k
 
         if n == 3 and backup_gjk:
             ret, k2 = _gjk_intersect(sv, sv1, sv2, sidx, k, kmax, obf, obi, work, iwork)
             if ret != -1:
                 if ret > 0:
-                    return 0.0, 4, False, 0
-                return MAX_LIMIT, 0, True, 0
+                    return 0.0, 4, False, 0, k2
+                return MAX_LIMIT, 0, True, 0, k2
             k = k2
             backup_gjk = False
 
@@ -660,7 +661,7 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
             n += 1
 
         if n < 1:
-            return MAX_LIMIT, 0, True, 0
+            return MAX_LIMIT, 0, True, 0, k
 
         if n == 1:
             xk0 = lam[0] * sv[0, 0]
@@ -700,7 +701,7 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
             separated = True
 
     d = 0.0 if (n == 4 and not separated) else x_norm
-    return d, n, separated, 1
+    return d, n, separated, 1, k
 
 
 # ---- EPA polytope ---------------------------------------------------------------------------------
@@ -1099,7 +1100,7 @@ def _epa_witness(pv, pv1, pv2, fverts, fv, fdist2, f, x1, x2):
 def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center, hidx, hedge,
         obf, obi, tolerance_in, max_iterations, x1, x2, dist):
     """Expanding polytope (epa in engine_collision_gjk.c); returns the face found (-1 for
-    none) and sets dist[0], x1[0], x2[0]; returns (face, nx)."""
+    none) and sets dist[0], x1[0], x2[0]; returns (face, nx, iterations)."""
     upper = MAX_LIMIT
     upper2 = MAX_LIMIT
     face = -1
@@ -1126,7 +1127,7 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         if upper_k < upper:
             upper = upper_k
             upper2 = upper * upper
-        if upper - lower < tolerance:
+        if upper_k - lower < tolerance:  # HYP3
             if k == 0 and upper < lower - 1e-10:
                 face = -1
             break
@@ -1191,9 +1192,9 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         k += 1
     if face >= 0:
         dist[0] = _epa_witness(pv, pv1, pv2, fverts, fv, fdist2, face, x1, x2)
-        return face, 1
+        return face, 1, k
     dist[0] = 0.0
-    return -1, 0
+    return -1, 0, k
 
 
 # ---- mjc_ccd --------------------------------------------------------------------------------------
@@ -1259,13 +1260,19 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             full2 = obf[1, 12] + 0.5 * margin2
             obi[1, 1] = SUPPORT_LINE
             obf[1, 15] = 0.0
-        d0, nsimplex, separated, nx = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter,
+        d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter,
                                           0.0 + full1 + full2, work, iwork)
         obf[0, 15] = margin1
         obf[1, 15] = margin2
         obi[0, 1] = kind1
         obi[1, 1] = kind2
         dist[0] = d0
+        info = iwork[I_INFO:I_INFO + 6]
+        info[0] = kg
+        info[1] = nsimplex
+        info[2] = EPA_NOCONTACT
+        info[3] = 0
+        info[4] = 1
         if d0 > tolerance:
             _inflate(x1, x2, dist, full1, full2)
             if dist[0] > 0.0:
@@ -1278,8 +1285,14 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             x1[0, q] = obf[0, q]
             x2[0, q] = obf[1, q]
 
-    d0, nsimplex, separated, nx = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter, 0.0,
+    d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter, 0.0,
                                       work, iwork)
+    info = iwork[I_INFO:I_INFO + 6]
+    info[0] = kg
+    info[1] = nsimplex
+    info[2] = EPA_NOCONTACT
+    info[3] = 0
+    info[4] = 0
     dist[0] = d0
     if max_contacts == 0:
         return d0, nx
@@ -1313,9 +1326,11 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
         else:
             ret = _polytope4(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
                              findex, pmap, cnt, center, obf, obi)
+        info[2] = ret
         if ret == 0:
-            face, nx = epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
+            face, nx, ke = epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
                            hidx, hedge, obf, obi, tolerance, n_iter, x1, x2, dist)
+            info[3] = ke
             if max_contacts > 1 and face >= 0:
                 nx = multicontact(pv, pv1, pidx, pv2, fverts, face, x1, x2, dist, nx, max_contacts,
                                   obf, obi)
