@@ -524,77 +524,17 @@ def _lincomb(res, r, lam, n, v):
 
 
 @kernel
-def _signed_distance(sv, a, b, c, normals, r):
-    """Signed distance of the origin to the face sv[a] sv[b] sv[c] with its normal in
-    normals[r] (signedDistance)."""
-    d1 = (sv[c, 0] - sv[a, 0], sv[c, 1] - sv[a, 1], sv[c, 2] - sv[a, 2])
-    d2 = (sv[b, 0] - sv[a, 0], sv[b, 1] - sv[a, 1], sv[b, 2] - sv[a, 2])
-    n = _cross(d1[0], d1[1], d1[2], d2[0], d2[1], d2[2])
-    norm2 = _dot(n[0], n[1], n[2], n[0], n[1], n[2])
-    normals[r, 0] = n[0]
-    normals[r, 1] = n[1]
-    normals[r, 2] = n[2]
-    if norm2 > MINVAL2 and norm2 < MAXVAL2:
-        s = 1 / math.sqrt(norm2)
-        normals[r, 0] = n[0] * s
-        normals[r, 1] = n[1] * s
-        normals[r, 2] = n[2] * s
-        return _dot(normals[r, 0], normals[r, 1], normals[r, 2], sv[a, 0], sv[a, 1], sv[a, 2])
-    return MAX_LIMIT
-
-
-@kernel
-def _gjk_intersect(sv, sv1, sv2, sidx, k, kmax, obf, obi, work, iwork):
-    """Intersection test on the tetrahedron GJK built (gjkIntersect); returns (result, k)
-    with result 1 (contact; sv holds the enclosing tetrahedron), 0 (none), -1 (inconclusive)."""
-    tv = work[W_TV:W_TV + 3 * 4].reshape((4, 3))
-    tv1 = work[W_TV1:W_TV1 + 3 * 4].reshape((4, 3))
-    tv2 = work[W_TV2:W_TV2 + 3 * 4].reshape((4, 3))
-    tidx = iwork[I_TIDX:I_TIDX + 2 * 4].reshape((4, 2))
-    s = iwork[I_S:I_S + 4]
-    normals = work[W_NRM:W_NRM + 3 * 4].reshape((4, 3))
-    dist = work[W_D4:W_D4 + 4]
-    for q in range(4):
-        _copy_vertex(tv, tv1, tv2, tidx, q, sv, sv1, sv2, sidx, q)
-        s[q] = q
-    while k < kmax:
-        dist[0] = _signed_distance(tv, s[2], s[1], s[3], normals, 0)
-        dist[1] = _signed_distance(tv, s[0], s[2], s[3], normals, 1)
-        dist[2] = _signed_distance(tv, s[1], s[0], s[3], normals, 2)
-        dist[3] = _signed_distance(tv, s[0], s[1], s[2], normals, 3)
-        if dist[3] == 0 or dist[2] == 0 or dist[1] == 0 or dist[0] == 0:
-            return -1, k
-        i = 0 if dist[0] < dist[1] else 1
-        j = 2 if dist[2] < dist[3] else 3
-        index = i if dist[i] < dist[j] else j
-        if dist[index] > 0:
-            for q in range(4):
-                _copy_vertex(sv, sv1, sv2, sidx, q, tv, tv1, tv2, tidx, s[q])
-            return 1, k
-        # replace the worst vertex with the support along the face normal (no normalisation)
-        _support(tv, tv1, tv2, tidx, s[index], obf, obi,
-                 normals[index, 0], normals[index, 1], normals[index, 2])
-        w = s[index]
-        if _dot(normals[index, 0], normals[index, 1], normals[index, 2],
-                tv[w, 0], tv[w, 1], tv[w, 2]) < 0:
-            return 0, k
-        i = (index + 1) & 3
-        j = (index + 2) & 3
-        tmp = s[i]
-        s[i] = s[j]
-        s[j] = tmp
-        k += 1
-    return -1, k
-
-
-@kernel
 def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work, iwork):
     """GJK (gjk in engine_collision_gjk.c). x1[0], x2[0] hold the initial points (the
     centres) and receive the witness points; sv.. receive the final simplex.
 
+    MuJoCo 4.0 no longer falls back to the intersection test gjkIntersect once a tetrahedron
+    is built (the 3.12 source does when only contact is needed): the distance sub-algorithm
+    runs until the simplex encloses the origin. Found by fuzzing against the 4.0 binary; with
+    the fallback, EPA starts from a different tetrahedron and its answer moves by up to 1e-2.
+
     Returns (dist, nsimplex, separated, nx, iterations)."""
     get_dist = dist_cutoff > 0
-    backup_gjk = False  # HYPOTHESIS
     n = 0
     k = 0
     lam = work[W_LAM:W_LAM + 4]
@@ -627,15 +567,6 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
         elif dist_cutoff < MAX_LIMIT:
             if lower > 0 and lower >= dist_cutoff * x_norm:
                 return MAX_LIMIT, 0, True, 0, k
-
-        if n == 3 and backup_gjk:
-            ret, k2 = _gjk_intersect(sv, sv1, sv2, sidx, k, kmax, obf, obi, work, iwork)
-            if ret != -1:
-                if ret > 0:
-                    return 0.0, 4, False, 0, k2
-                return MAX_LIMIT, 0, True, 0, k2
-            k = k2
-            backup_gjk = False
 
         nn = n + 1
         if nn == 4:
@@ -1129,7 +1060,9 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         if upper_k < upper:
             upper = upper_k
             upper2 = upper * upper
-        if upper_k - lower < tolerance:  # HYP3
+        # MuJoCo 4.0 compares this iteration's bound, not the best one so far (the 3.12
+        # source uses upper - lower): found by fuzzing, it matches 4.0 to 1e-13
+        if upper_k - lower < tolerance:
             if k == 0 and upper < lower - 1e-10:
                 face = -1
             break
@@ -1568,12 +1501,20 @@ def _box_normals2(nrm, idx, obf, k, d0, d1, d2):
 
 
 @kernel
+def _all3(v1, v2, v3, bit):
+    """+1 if the three corners share the + side of an axis (bit), -1 the - side, else 0."""
+    on = int((v1 & bit) != 0 and (v2 & bit) != 0 and (v3 & bit) != 0)
+    off = int((v1 & bit) == 0 and (v2 & bit) == 0 and (v3 & bit) == 0)
+    return on - off
+
+
+@kernel
 def _box_normals(nrm, idx, dim, obf, k, v1, v2, v3, d0, d1, d2):
     """Candidate face normals of a box touching at corners v1, v2, v3 (boxNormals)."""
     if dim == 3:
-        x = int((v1 & 1) != 0 and (v2 & 1) != 0 and (v3 & 1) != 0) - int((v1 & 1) == 0 and (v2 & 1) == 0 and (v3 & 1) == 0)
-        y = int((v1 & 2) != 0 and (v2 & 2) != 0 and (v3 & 2) != 0) - int((v1 & 2) == 0 and (v2 & 2) == 0 and (v3 & 2) == 0)
-        z = int((v1 & 4) != 0 and (v2 & 4) != 0 and (v3 & 4) != 0) - int((v1 & 4) == 0 and (v2 & 4) == 0 and (v3 & 4) == 0)
+        x = _all3(v1, v2, v3, 1)
+        y = _all3(v1, v2, v3, 2)
+        z = _all3(v1, v2, v3, 4)
         _globalcoord(nrm, 0, obf, k, float(x), float(y), float(z), False)
         c = 0
         if x != 0:
@@ -1833,12 +1774,14 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
             if nedge and t2 == GEOM_BOX:
                 nnorms2 = _box_normals2(n2, idx2, obf, 1, dir0, dir1, dir2)
             if nedge:
-                e = _normalize(face1[1, 0] - face1[0, 0], face1[1, 1] - face1[0, 1], face1[1, 2] - face1[0, 2])
+                e = _normalize(face1[1, 0] - face1[0, 0], face1[1, 1] - face1[0, 1],
+                               face1[1, 2] - face1[0, 2])
                 n1[0, 0], n1[0, 1], n1[0, 2] = e
         if nedge > 0 and nnorms2 > 0:
             for j in range(nnorms2):
                 for i in range(nedge):
-                    if fi < 0 and abs(_dot(n1[i, 0], n1[i, 1], n1[i, 2], n2[j, 0], n2[j, 1], n2[j, 2])) < EDGE_TOL:
+                    if fi < 0 and abs(_dot(n1[i, 0], n1[i, 1], n1[i, 2],
+                                           n2[j, 0], n2[j, 1], n2[j, 2])) < EDGE_TOL:
                         ei = i
                         fi = j
             if fi >= 0:
@@ -1852,12 +1795,14 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                 if nedge and t1 == GEOM_BOX:
                     nnorms1 = _box_normals2(n1, idx1, obf, 0, nn0, nn1, nn2)
                 if nedge:
-                    e = _normalize(face2[1, 0] - face2[0, 0], face2[1, 1] - face2[0, 1], face2[1, 2] - face2[0, 2])
+                    e = _normalize(face2[1, 0] - face2[0, 0], face2[1, 1] - face2[0, 1],
+                                   face2[1, 2] - face2[0, 2])
                     n2[0, 0], n2[0, 1], n2[0, 2] = e
             if nedge > 0 and nnorms1 > 0:
                 for j in range(nnorms1):
                     for i in range(nedge):
-                        if fi < 0 and abs(_dot(n2[i, 0], n2[i, 1], n2[i, 2], n1[j, 0], n1[j, 1], n1[j, 2])) < EDGE_TOL:
+                        if fi < 0 and abs(_dot(n2[i, 0], n2[i, 1], n2[i, 2],
+                                               n1[j, 0], n1[j, 1], n1[j, 2])) < EDGE_TOL:
                             ei = i
                             fi = j
                 if fi >= 0:
