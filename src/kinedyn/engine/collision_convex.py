@@ -59,8 +59,14 @@ def max_contacts(t1, t2, margin, multiccd):
         return 1
     if t1 == GEOM_BOX and t2 == GEOM_BOX:
         return 8
-    if (t1 == GEOM_BOX or t1 == GEOM_MESH) and (t2 == GEOM_BOX or t2 == GEOM_MESH):
-        return 4 if multiccd else 1
+    if not multiccd:
+        return 1
+    flat1 = t1 == GEOM_BOX or t1 == GEOM_MESH or t1 == GEOM_CYLINDER
+    flat2 = t2 == GEOM_BOX or t2 == GEOM_MESH or t2 == GEOM_CYLINDER
+    if flat1 and flat2:
+        return 4
+    if (t1 == GEOM_CAPSULE and flat2) or (t2 == GEOM_CAPSULE and flat1):
+        return 2
     return 1
 
 

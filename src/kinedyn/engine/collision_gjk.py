@@ -36,6 +36,8 @@ EDGE_TOL = 0.0888                       # edge and face aligned (~5.1 deg)
 MAXCONPAIR = 50
 
 GEOM_HFIELD = 1
+GEOM_CAPSULE = 3
+GEOM_CYLINDER = 5
 GEOM_BOX = 6
 GEOM_MESH = 7
 
@@ -86,7 +88,8 @@ I_TIDX = 16
 I_TMPIDX = 24
 I_S = 26
 I_CNT = 30
-I_MC = 34
+I_INFO = 34       # diagnostics: gjk iterations, simplex size, EPA status, EPA iterations, shallow
+I_MC = 40
 I_MC_SIZE = 64
 I_POLY = I_MC + I_MC_SIZE
 
@@ -521,77 +524,17 @@ def _lincomb(res, r, lam, n, v):
 
 
 @kernel
-def _signed_distance(sv, a, b, c, normals, r):
-    """Signed distance of the origin to the face sv[a] sv[b] sv[c] with its normal in
-    normals[r] (signedDistance)."""
-    d1 = (sv[c, 0] - sv[a, 0], sv[c, 1] - sv[a, 1], sv[c, 2] - sv[a, 2])
-    d2 = (sv[b, 0] - sv[a, 0], sv[b, 1] - sv[a, 1], sv[b, 2] - sv[a, 2])
-    n = _cross(d1[0], d1[1], d1[2], d2[0], d2[1], d2[2])
-    norm2 = _dot(n[0], n[1], n[2], n[0], n[1], n[2])
-    normals[r, 0] = n[0]
-    normals[r, 1] = n[1]
-    normals[r, 2] = n[2]
-    if norm2 > MINVAL2 and norm2 < MAXVAL2:
-        s = 1 / math.sqrt(norm2)
-        normals[r, 0] = n[0] * s
-        normals[r, 1] = n[1] * s
-        normals[r, 2] = n[2] * s
-        return _dot(normals[r, 0], normals[r, 1], normals[r, 2], sv[a, 0], sv[a, 1], sv[a, 2])
-    return MAX_LIMIT
-
-
-@kernel
-def _gjk_intersect(sv, sv1, sv2, sidx, k, kmax, obf, obi, work, iwork):
-    """Intersection test on the tetrahedron GJK built (gjkIntersect); returns (result, k)
-    with result 1 (contact; sv holds the enclosing tetrahedron), 0 (none), -1 (inconclusive)."""
-    tv = work[W_TV:W_TV + 3 * 4].reshape((4, 3))
-    tv1 = work[W_TV1:W_TV1 + 3 * 4].reshape((4, 3))
-    tv2 = work[W_TV2:W_TV2 + 3 * 4].reshape((4, 3))
-    tidx = iwork[I_TIDX:I_TIDX + 2 * 4].reshape((4, 2))
-    s = iwork[I_S:I_S + 4]
-    normals = work[W_NRM:W_NRM + 3 * 4].reshape((4, 3))
-    dist = work[W_D4:W_D4 + 4]
-    for q in range(4):
-        _copy_vertex(tv, tv1, tv2, tidx, q, sv, sv1, sv2, sidx, q)
-        s[q] = q
-    while k < kmax:
-        dist[0] = _signed_distance(tv, s[2], s[1], s[3], normals, 0)
-        dist[1] = _signed_distance(tv, s[0], s[2], s[3], normals, 1)
-        dist[2] = _signed_distance(tv, s[1], s[0], s[3], normals, 2)
-        dist[3] = _signed_distance(tv, s[0], s[1], s[2], normals, 3)
-        if dist[3] == 0 or dist[2] == 0 or dist[1] == 0 or dist[0] == 0:
-            return -1, k
-        i = 0 if dist[0] < dist[1] else 1
-        j = 2 if dist[2] < dist[3] else 3
-        index = i if dist[i] < dist[j] else j
-        if dist[index] > 0:
-            for q in range(4):
-                _copy_vertex(sv, sv1, sv2, sidx, q, tv, tv1, tv2, tidx, s[q])
-            return 1, k
-        # replace the worst vertex with the support along the face normal (no normalisation)
-        _support(tv, tv1, tv2, tidx, s[index], obf, obi,
-                 normals[index, 0], normals[index, 1], normals[index, 2])
-        w = s[index]
-        if _dot(normals[index, 0], normals[index, 1], normals[index, 2],
-                tv[w, 0], tv[w, 1], tv[w, 2]) < 0:
-            return 0, k
-        i = (index + 1) & 3
-        j = (index + 2) & 3
-        tmp = s[i]
-        s[i] = s[j]
-        s[j] = tmp
-        k += 1
-    return -1, k
-
-
-@kernel
 def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work, iwork):
     """GJK (gjk in engine_collision_gjk.c). x1[0], x2[0] hold the initial points (the
     centres) and receive the witness points; sv.. receive the final simplex.
 
-    Returns (dist, nsimplex, separated, nx)."""
+    MuJoCo 4.0 no longer falls back to the intersection test gjkIntersect once a tetrahedron
+    is built (the 3.12 source does when only contact is needed): the distance sub-algorithm
+    runs until the simplex encloses the origin. Found by fuzzing against the 4.0 binary; with
+    the fallback, EPA starts from a different tetrahedron and its answer moves by up to 1e-2.
+
+    Returns (dist, nsimplex, separated, nx, iterations)."""
     get_dist = dist_cutoff > 0
-    backup_gjk = not get_dist
     n = 0
     k = 0
     lam = work[W_LAM:W_LAM + 4]
@@ -620,19 +563,10 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
         lower = _dot(xk0, xk1, xk2, sk0, sk1, sk2)
         if not get_dist:
             if lower > 0:
-                return MAX_LIMIT, 0, True, 0
+                return MAX_LIMIT, 0, True, 0, k
         elif dist_cutoff < MAX_LIMIT:
             if lower > 0 and lower >= dist_cutoff * x_norm:
-                return MAX_LIMIT, 0, True, 0
-
-        if n == 3 and backup_gjk:
-            ret, k2 = _gjk_intersect(sv, sv1, sv2, sidx, k, kmax, obf, obi, work, iwork)
-            if ret != -1:
-                if ret > 0:
-                    return 0.0, 4, False, 0
-                return MAX_LIMIT, 0, True, 0
-            k = k2
-            backup_gjk = False
+                return MAX_LIMIT, 0, True, 0, k
 
         nn = n + 1
         if nn == 4:
@@ -660,7 +594,7 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
             n += 1
 
         if n < 1:
-            return MAX_LIMIT, 0, True, 0
+            return MAX_LIMIT, 0, True, 0, k
 
         if n == 1:
             xk0 = lam[0] * sv[0, 0]
@@ -700,7 +634,7 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
             separated = True
 
     d = 0.0 if (n == 4 and not separated) else x_norm
-    return d, n, separated, 1
+    return d, n, separated, 1, k
 
 
 # ---- EPA polytope ---------------------------------------------------------------------------------
@@ -1099,7 +1033,7 @@ def _epa_witness(pv, pv1, pv2, fverts, fv, fdist2, f, x1, x2):
 def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center, hidx, hedge,
         obf, obi, tolerance_in, max_iterations, x1, x2, dist):
     """Expanding polytope (epa in engine_collision_gjk.c); returns the face found (-1 for
-    none) and sets dist[0], x1[0], x2[0]; returns (face, nx)."""
+    none) and sets dist[0], x1[0], x2[0]; returns (face, nx, iterations)."""
     upper = MAX_LIMIT
     upper2 = MAX_LIMIT
     face = -1
@@ -1126,7 +1060,9 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         if upper_k < upper:
             upper = upper_k
             upper2 = upper * upper
-        if upper - lower < tolerance:
+        # MuJoCo 4.0 compares this iteration's bound, not the best one so far (the 3.12
+        # source uses upper - lower): found by fuzzing, it matches 4.0 to 1e-13
+        if upper_k - lower < tolerance:
             if k == 0 and upper < lower - 1e-10:
                 face = -1
             break
@@ -1191,9 +1127,9 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         k += 1
     if face >= 0:
         dist[0] = _epa_witness(pv, pv1, pv2, fverts, fv, fdist2, face, x1, x2)
-        return face, 1
+        return face, 1, k
     dist[0] = 0.0
-    return -1, 0
+    return -1, 0, k
 
 
 # ---- mjc_ccd --------------------------------------------------------------------------------------
@@ -1259,13 +1195,19 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             full2 = obf[1, 12] + 0.5 * margin2
             obi[1, 1] = SUPPORT_LINE
             obf[1, 15] = 0.0
-        d0, nsimplex, separated, nx = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter,
+        d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter,
                                           0.0 + full1 + full2, work, iwork)
         obf[0, 15] = margin1
         obf[1, 15] = margin2
         obi[0, 1] = kind1
         obi[1, 1] = kind2
         dist[0] = d0
+        info = iwork[I_INFO:I_INFO + 6]
+        info[0] = kg
+        info[1] = nsimplex
+        info[2] = EPA_NOCONTACT
+        info[3] = 0
+        info[4] = 1
         if d0 > tolerance:
             _inflate(x1, x2, dist, full1, full2)
             if dist[0] > 0.0:
@@ -1278,8 +1220,14 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             x1[0, q] = obf[0, q]
             x2[0, q] = obf[1, q]
 
-    d0, nsimplex, separated, nx = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter, 0.0,
+    d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter, 0.0,
                                       work, iwork)
+    info = iwork[I_INFO:I_INFO + 6]
+    info[0] = kg
+    info[1] = nsimplex
+    info[2] = EPA_NOCONTACT
+    info[3] = 0
+    info[4] = 0
     dist[0] = d0
     if max_contacts == 0:
         return d0, nx
@@ -1313,12 +1261,14 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
         else:
             ret = _polytope4(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
                              findex, pmap, cnt, center, obf, obi)
+        info[2] = ret
         if ret == 0:
-            face, nx = epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
+            face, nx, ke = epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
                            hidx, hedge, obf, obi, tolerance, n_iter, x1, x2, dist)
+            info[3] = ke
             if max_contacts > 1 and face >= 0:
-                nx = multicontact(pv, pv1, pidx, pv2, fverts, face, x1, x2, dist, nx, max_contacts,
-                                  obf, obi)
+                nx = multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts,
+                                  obf, obi, work, iwork)
         else:
             nx = 0   # MuJoCo keeps nx from GJK (1) with dist 0: no contact either way
     min_dist = dist[0]
@@ -1328,8 +1278,577 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
     return min_dist, nx
 
 
+# ---- multi-contact (multicontact and polygon clipping) -----------------------------------------------
+#
+# The EPA face tells which features (vertex, edge, face) of each geom touch; if two faces are
+# (anti-)aligned, or an edge lies in a face, the incident polygon is clipped against the
+# reference one and every clipped vertex becomes a contact (at most 4: polygonQuad keeps the
+# largest quadrilateral). Boxes give their 6 faces; MuJoCo 4.0 adds cylinders (each cap a
+# regular 16-gon, the side an edge along the axis) and capsules (the segment): their features
+# are read off the contact normal.
+
+NPOLY_CYL = 16      # vertices of a cylinder cap polygon (MuJoCo 4.0, found by probing)
+MC_NMAX = 16        # largest polygon handled (npolygonmax)
+
+
 @kernel
-def multicontact(pv, pv1, pidx, pv2, fverts, face, x1, x2, dist, nx, max_contacts, obf, obi):
-    """Single-shot multi-contact from the EPA face (multicontact); returns the number of
-    witness pairs. Placeholder: one contact."""
-    return nx
+def _globalcoord(res, r, obf, k, l0, l1, l2, with_pos):
+    """res[r] = mat l (+ pos) (globalcoord)."""
+    res[r, 0] = obf[k, 3] * l0 + obf[k, 4] * l1 + obf[k, 5] * l2
+    res[r, 1] = obf[k, 6] * l0 + obf[k, 7] * l1 + obf[k, 8] * l2
+    res[r, 2] = obf[k, 9] * l0 + obf[k, 10] * l1 + obf[k, 11] * l2
+    if with_pos:
+        res[r, 0] += obf[k, 0]
+        res[r, 1] += obf[k, 1]
+        res[r, 2] += obf[k, 2]
+
+
+@kernel
+def _area4(p, a, b, c, d):
+    """Area of the quadrilateral p[a] p[b] p[c] p[d] (area4)."""
+    ad = (p[d, 0] - p[a, 0], p[d, 1] - p[a, 1], p[d, 2] - p[a, 2])
+    db = (p[b, 0] - p[d, 0], p[b, 1] - p[d, 1], p[b, 2] - p[d, 2])
+    bc = (p[c, 0] - p[b, 0], p[c, 1] - p[b, 1], p[c, 2] - p[b, 2])
+    ca = (p[a, 0] - p[c, 0], p[a, 1] - p[c, 1], p[a, 2] - p[c, 2])
+    e = _cross(ad[0], ad[1], ad[2], db[0], db[1], db[2])
+    f = _cross(bc[0], bc[1], bc[2], ca[0], ca[1], ca[2])
+    g0 = e[0] + f[0]
+    g1 = e[1] + f[1]
+    g2 = e[2] + f[2]
+    return 0.5 * math.sqrt(g0 * g0 + g1 * g1 + g2 * g2)
+
+
+@kernel
+def _polygon_quad(p, nvert):
+    """Indices of a large-area quadrilateral of polygon p[0:nvert] (polygonQuad)."""
+    a = 0
+    b = 1
+    c = 2
+    d = 3
+    r0, r1, r2, r3 = a, b, c, d
+    m = _area4(p, a, b, c, d)
+    while a < nvert:
+        while True:
+            m_next = _area4(p, a, b, c, (d + 1) % nvert)
+            if m_next <= m:
+                break
+            m = m_next
+            d = (d + 1) % nvert
+            r0, r1, r2, r3 = a, b, c, d
+            while True:
+                m_next = _area4(p, a, b, (c + 1) % nvert, d)
+                if m_next <= m:
+                    break
+                m = m_next
+                c = (c + 1) % nvert
+                r0, r1, r2, r3 = a, b, c, d
+            while True:
+                m_next = _area4(p, a, (b + 1) % nvert, c, d)
+                if m_next <= m:
+                    break
+                m = m_next
+                b = (b + 1) % nvert
+                r0, r1, r2, r3 = a, b, c, d
+        if b == a:
+            b = (b + 1) % nvert
+            if c == b:
+                c = (c + 1) % nvert
+                if d == c:
+                    d = (d + 1) % nvert
+        a += 1
+    return r0, r1, r2, r3
+
+
+@kernel
+def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
+    """Witness pair i from clipped vertex p[v] on the face through face1[0] with normal n
+    (witnessOnFace); returns the vertex's signed distance to that face."""
+    dist = _dot(p[v, 0] - face1[0, 0], p[v, 1] - face1[0, 1], p[v, 2] - face1[0, 2], n0, n1, n2)
+    a = -abs(dist)
+    x1[i, 0] = p[v, 0] + d0 * a
+    x1[i, 1] = p[v, 1] + d1 * a
+    x1[i, 2] = p[v, 2] + d2 * a
+    x2[i, 0] = p[v, 0]
+    x2[i, 1] = p[v, 1]
+    x2[i, 2] = p[v, 2]
+    return dist
+
+
+@kernel
+def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, poly_b, pn, pd,
+                  x1, x2, dist, max_contacts):
+    """Clip polygon face2 against the edges of face1 (normal n) and write the witness pairs
+    (polygonClip); returns their number (0: keep EPA's contact)."""
+    if nface1 < 3:
+        return 0
+    for i in range(nface1):
+        j = i + 1 if i < nface1 - 1 else 0
+        # planeNormal: plane through edge (face1[i], face1[j]) perpendicular to the face
+        v3 = (face1[i, 0] + n0, face1[i, 1] + n1, face1[i, 2] + n2)
+        e1 = (face1[j, 0] - face1[i, 0], face1[j, 1] - face1[i, 1], face1[j, 2] - face1[i, 2])
+        e2 = (v3[0] - face1[i, 0], v3[1] - face1[i, 1], v3[2] - face1[i, 2])
+        c = _cross(e1[0], e1[1], e1[2], e2[0], e2[1], e2[2])
+        c0, c1, c2 = _normalize(c[0], c[1], c[2])
+        pn[i, 0] = c0
+        pn[i, 1] = c1
+        pn[i, 2] = c2
+        pd[i] = _dot(c0, c1, c2, face1[i, 0], face1[i, 1], face1[i, 2])
+    poly = poly_a
+    clipped = poly_b
+    npolygon = nface2
+    nclipped = 0
+    for i in range(nface2):
+        for q in range(3):
+            poly[i, q] = face2[i, q]
+    for e in range(nface1):
+        for i in range(npolygon):
+            j = i + 1 if i < npolygon - 1 else 0
+            pq0 = poly[j, 0] - poly[i, 0]
+            pq1 = poly[j, 1] - poly[i, 1]
+            pq2 = poly[j, 2] - poly[i, 2]
+            in1 = _dot(poly[i, 0] - face1[e, 0], poly[i, 1] - face1[e, 1], poly[i, 2] - face1[e, 2],
+                       pn[e, 0], pn[e, 1], pn[e, 2]) > -MINVAL
+            in2 = _dot(poly[j, 0] - face1[e, 0], poly[j, 1] - face1[e, 1], poly[j, 2] - face1[e, 2],
+                       pn[e, 0], pn[e, 1], pn[e, 2]) > -MINVAL
+            if not in1 and not in2:
+                continue
+            if in1 and in2:
+                for q in range(3):
+                    clipped[nclipped, q] = poly[j, q]
+                nclipped += 1
+                continue
+            tmp = _dot(pn[e, 0], pn[e, 1], pn[e, 2], pq0, pq1, pq2)
+            if tmp != 0.0:
+                t = (pd[e] - _dot(pn[e, 0], pn[e, 1], pn[e, 2], poly[i, 0], poly[i, 1], poly[i, 2])) / tmp
+                if t >= 0.0 and t <= 1.0:
+                    clipped[nclipped, 0] = poly[i, 0] + pq0 * t
+                    clipped[nclipped, 1] = poly[i, 1] + pq1 * t
+                    clipped[nclipped, 2] = poly[i, 2] + pq2 * t
+                    nclipped += 1
+            if in2:
+                for q in range(3):
+                    clipped[nclipped, q] = poly[j, q]
+                nclipped += 1
+        tmpa = poly
+        poly = clipped
+        clipped = tmpa
+        npolygon = nclipped
+        nclipped = 0
+    # keep the vertices on the inner side of face1
+    m = npolygon
+    npolygon = 0
+    for i in range(m):
+        if _dot(poly[i, 0] - face1[0, 0], poly[i, 1] - face1[0, 1], poly[i, 2] - face1[0, 2],
+                n0, n1, n2) <= 0:
+            if npolygon != i:
+                for q in range(3):
+                    poly[npolygon, q] = poly[i, q]
+            npolygon += 1
+    if npolygon < 1:
+        return 0
+    if max_contacts < 5 and npolygon > 4:
+        r0, r1, r2, r3 = _polygon_quad(poly, npolygon)
+        dist[0] = _witness_on_face(x1, x2, 0, poly, r0, face1, n0, n1, n2, d0, d1, d2)
+        dist[1] = _witness_on_face(x1, x2, 1, poly, r1, face1, n0, n1, n2, d0, d1, d2)
+        dist[2] = _witness_on_face(x1, x2, 2, poly, r2, face1, n0, n1, n2, d0, d1, d2)
+        dist[3] = _witness_on_face(x1, x2, 3, poly, r3, face1, n0, n1, n2, d0, d1, d2)
+        return 4
+    if nface2 == 2 and npolygon > 2:
+        best1 = 0
+        best2 = 1
+        dd = 0.0
+        for i in range(npolygon):
+            for j in range(i + 1, npolygon):
+                e0 = poly[j, 0] - poly[i, 0]
+                e1 = poly[j, 1] - poly[i, 1]
+                e2 = poly[j, 2] - poly[i, 2]
+                d2 = e0 * e0 + e1 * e1 + e2 * e2
+                if d2 > dd:
+                    dd = d2
+                    best1 = i
+                    best2 = j
+        dist[0] = _witness_on_face(x1, x2, 0, poly, best1, face1, n0, n1, n2, d0, d1, d2)
+        dist[1] = _witness_on_face(x1, x2, 1, poly, best2, face1, n0, n1, n2, d0, d1, d2)
+        return 2
+    if npolygon > MAXCONPAIR:
+        npolygon = MAXCONPAIR
+    for i in range(npolygon):
+        dist[i] = _witness_on_face(x1, x2, i, poly, i, face1, n0, n1, n2, d0, d1, d2)
+    return npolygon
+
+
+@kernel
+def _box_normals2(nrm, idx, obf, k, d0, d1, d2):
+    """A box face whose normal is within FACE_TOL of direction d (boxNormals2)."""
+    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
+    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
+    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+    s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
+    l0 = l0 * s
+    l1 = l1 * s
+    l2 = l2 * s
+    for i in range(6):
+        ax = i // 2
+        sg = 1.0 if i % 2 == 0 else -1.0
+        f0 = sg if ax == 0 else 0.0
+        f1 = sg if ax == 1 else 0.0
+        f2 = sg if ax == 2 else 0.0
+        if l0 * f0 + l1 * f1 + l2 * f2 > FACE_TOL:
+            _globalcoord(nrm, 0, obf, k, f0, f1, f2, False)
+            idx[0] = i
+            return 1
+    return 0
+
+
+@kernel
+def _all3(v1, v2, v3, bit):
+    """+1 if the three corners share the + side of an axis (bit), -1 the - side, else 0."""
+    on = int((v1 & bit) != 0 and (v2 & bit) != 0 and (v3 & bit) != 0)
+    off = int((v1 & bit) == 0 and (v2 & bit) == 0 and (v3 & bit) == 0)
+    return on - off
+
+
+@kernel
+def _box_normals(nrm, idx, dim, obf, k, v1, v2, v3, d0, d1, d2):
+    """Candidate face normals of a box touching at corners v1, v2, v3 (boxNormals)."""
+    if dim == 3:
+        x = _all3(v1, v2, v3, 1)
+        y = _all3(v1, v2, v3, 2)
+        z = _all3(v1, v2, v3, 4)
+        _globalcoord(nrm, 0, obf, k, float(x), float(y), float(z), False)
+        c = 0
+        if x != 0:
+            idx[c] = 0
+            c += 1
+        if y != 0:
+            idx[c] = 2
+            c += 1
+        if z != 0:
+            idx[c] = 4
+            c += 1
+        if x + y + z == -1:
+            idx[0] += 1
+        if c == 1:
+            return 1
+        return _box_normals2(nrm, idx, obf, k, d0, d1, d2)
+    if dim == 2:
+        x = int((v1 & 1) != 0 and (v2 & 1) != 0) - int((v1 & 1) == 0 and (v2 & 1) == 0)
+        y = int((v1 & 2) != 0 and (v2 & 2) != 0) - int((v1 & 2) == 0 and (v2 & 2) == 0)
+        z = int((v1 & 4) != 0 and (v2 & 4) != 0) - int((v1 & 4) == 0 and (v2 & 4) == 0)
+        c = 0
+        if x != 0:
+            _globalcoord(nrm, 0, obf, k, float(x), 0.0, 0.0, False)
+            idx[c] = 0 if x > 0 else 1
+            c += 1
+        if y != 0:
+            _globalcoord(nrm, c, obf, k, 0.0, float(y), 0.0, False)
+            idx[c] = 2 if y > 0 else 3
+            c += 1
+        if z != 0:
+            _globalcoord(nrm, 1, obf, k, 0.0, 0.0, float(z), False)   # MuJoCo writes row 1 here
+            idx[c] = 4 if z > 0 else 5
+            c += 1
+        if c == 2:
+            return 2
+        return _box_normals2(nrm, idx, obf, k, d0, d1, d2)
+    if dim == 1:
+        x = 1.0 if (v1 & 1) != 0 else -1.0
+        y = 1.0 if (v1 & 2) != 0 else -1.0
+        z = 1.0 if (v1 & 4) != 0 else -1.0
+        _globalcoord(nrm, 0, obf, k, x, 0.0, 0.0, False)
+        _globalcoord(nrm, 1, obf, k, 0.0, y, 0.0, False)
+        _globalcoord(nrm, 2, obf, k, 0.0, 0.0, z, False)
+        idx[0] = 0 if x > 0 else 1
+        idx[1] = 2 if y > 0 else 3
+        idx[2] = 4 if z > 0 else 5
+        return 3
+    return 0
+
+
+@kernel
+def _box_edge_normals(nrm, endverts, dim, obf, k, v, v1i):
+    """Directions of the box edges at the touching corner or edge (boxEdgeNormals)."""
+    if dim == 2:
+        for q in range(3):
+            endverts[0, q] = v[1, q]
+        e = _normalize(v[1, 0] - v[0, 0], v[1, 1] - v[0, 1], v[1, 2] - v[0, 2])
+        nrm[0, 0], nrm[0, 1], nrm[0, 2] = e
+        return 1
+    if dim == 1:
+        x = obf[k, 12] if (v1i & 1) != 0 else -obf[k, 12]
+        y = obf[k, 13] if (v1i & 2) != 0 else -obf[k, 13]
+        z = obf[k, 14] if (v1i & 4) != 0 else -obf[k, 14]
+        _globalcoord(endverts, 0, obf, k, -x, y, z, True)
+        _globalcoord(endverts, 1, obf, k, x, -y, z, True)
+        _globalcoord(endverts, 2, obf, k, x, y, -z, True)
+        for r in range(3):
+            e = _normalize(endverts[r, 0] - v[0, 0], endverts[r, 1] - v[0, 1], endverts[r, 2] - v[0, 2])
+            nrm[r, 0], nrm[r, 1], nrm[r, 2] = e
+        return 3
+    return 0
+
+
+@kernel
+def _box_face(face, obf, k, idx):
+    """Corners of box face idx in MuJoCo's order (boxFace); returns 4."""
+    sx = obf[k, 12]
+    sy = obf[k, 13]
+    sz = obf[k, 14]
+    if idx == 0:
+        _globalcoord(face, 0, obf, k, sx, sy, sz, True)
+        _globalcoord(face, 1, obf, k, sx, sy, -sz, True)
+        _globalcoord(face, 2, obf, k, sx, -sy, -sz, True)
+        _globalcoord(face, 3, obf, k, sx, -sy, sz, True)
+    elif idx == 1:
+        _globalcoord(face, 0, obf, k, -sx, sy, -sz, True)
+        _globalcoord(face, 1, obf, k, -sx, sy, sz, True)
+        _globalcoord(face, 2, obf, k, -sx, -sy, sz, True)
+        _globalcoord(face, 3, obf, k, -sx, -sy, -sz, True)
+    elif idx == 2:
+        _globalcoord(face, 0, obf, k, -sx, sy, -sz, True)
+        _globalcoord(face, 1, obf, k, sx, sy, -sz, True)
+        _globalcoord(face, 2, obf, k, sx, sy, sz, True)
+        _globalcoord(face, 3, obf, k, -sx, sy, sz, True)
+    elif idx == 3:
+        _globalcoord(face, 0, obf, k, -sx, -sy, sz, True)
+        _globalcoord(face, 1, obf, k, sx, -sy, sz, True)
+        _globalcoord(face, 2, obf, k, sx, -sy, -sz, True)
+        _globalcoord(face, 3, obf, k, -sx, -sy, -sz, True)
+    elif idx == 4:
+        _globalcoord(face, 0, obf, k, -sx, sy, sz, True)
+        _globalcoord(face, 1, obf, k, sx, sy, sz, True)
+        _globalcoord(face, 2, obf, k, sx, -sy, sz, True)
+        _globalcoord(face, 3, obf, k, -sx, -sy, sz, True)
+    else:
+        _globalcoord(face, 0, obf, k, sx, sy, -sz, True)
+        _globalcoord(face, 1, obf, k, -sx, sy, -sz, True)
+        _globalcoord(face, 2, obf, k, -sx, -sy, -sz, True)
+        _globalcoord(face, 3, obf, k, sx, -sy, -sz, True)
+    return 4
+
+
+@kernel
+def _cyl_normals(nrm, idx, obf, k, d0, d1, d2):
+    """Cylinder cap whose normal is within FACE_TOL of direction d: idx 0 top, 1 bottom."""
+    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
+    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
+    s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
+    l2 = l2 * s
+    if l2 > FACE_TOL:
+        _globalcoord(nrm, 0, obf, k, 0.0, 0.0, 1.0, False)
+        idx[0] = 0
+        return 1
+    if l2 < -FACE_TOL:
+        _globalcoord(nrm, 0, obf, k, 0.0, 0.0, -1.0, False)
+        idx[0] = 1
+        return 1
+    return 0
+
+
+@kernel
+def _cyl_face(face, obf, k, idx):
+    """Cap idx (0 top, 1 bottom) of a cylinder as a regular 16-gon."""
+    r = obf[k, 12]
+    h = obf[k, 13] if idx == 0 else -obf[k, 13]
+    for i in range(NPOLY_CYL):
+        j = NPOLY_CYL - 1 - i if idx == 0 else i   # clockwise seen from outside, as box faces
+        a = 2 * math.pi * j / NPOLY_CYL
+        _globalcoord(face, i, obf, k, r * math.cos(a), r * math.sin(a), h, True)
+    return NPOLY_CYL
+
+
+@kernel
+def _side_edge(face, obf, k, d0, d1, d2):
+    """The segment of a cylinder's side (or a capsule's surface) facing direction d, if d is
+    within EDGE_TOL of perpendicular to the axis; returns 2 (segment) or 0."""
+    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
+    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
+    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+    s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
+    if abs(l2 * s) >= EDGE_TOL:
+        return 0
+    rr = math.sqrt(l0 * l0 + l1 * l1)
+    r = obf[k, 12]
+    h = obf[k, 13]
+    _globalcoord(face, 0, obf, k, r * l0 / rr, r * l1 / rr, -h, True)
+    _globalcoord(face, 1, obf, k, r * l0 / rr, r * l1 / rr, h, True)
+    return 2
+
+
+@kernel
+def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, obf, obi, work,
+                 iwork):
+    """Contacts from aligned features at the EPA face (multicontact); returns the number of
+    witness pairs (nx unchanged when there is no multi-contact)."""
+    buf = work[W_MC:W_MC + W_MC_SIZE]
+    n1 = buf[0:3 * MC_NMAX].reshape((MC_NMAX, 3))
+    n2 = buf[3 * MC_NMAX:6 * MC_NMAX].reshape((MC_NMAX, 3))
+    endverts = buf[6 * MC_NMAX:9 * MC_NMAX].reshape((MC_NMAX, 3))
+    face1 = buf[9 * MC_NMAX:12 * MC_NMAX].reshape((MC_NMAX, 3))
+    face2 = buf[12 * MC_NMAX:15 * MC_NMAX].reshape((MC_NMAX, 3))
+    va = buf[15 * MC_NMAX:15 * MC_NMAX + 9].reshape((3, 3))
+    vb = buf[15 * MC_NMAX + 9:15 * MC_NMAX + 18].reshape((3, 3))
+    poly_a = buf[16 * MC_NMAX + 32:22 * MC_NMAX + 32].reshape((2 * MC_NMAX, 3))
+    poly_b = buf[22 * MC_NMAX + 32:28 * MC_NMAX + 32].reshape((2 * MC_NMAX, 3))
+    pn = buf[28 * MC_NMAX + 32:31 * MC_NMAX + 32].reshape((MC_NMAX, 3))
+    pd = buf[31 * MC_NMAX + 32:32 * MC_NMAX + 32]
+    ibuf = iwork[I_MC:I_MC + I_MC_SIZE]
+    idx1 = ibuf[0:MC_NMAX]
+    idx2 = ibuf[MC_NMAX:2 * MC_NMAX]
+
+    t1 = obi[0, 0]
+    t2 = obi[1, 0]
+    a = fverts[face, 0]
+    b = fverts[face, 1]
+    c = fverts[face, 2]
+    v1i = (pidx[a, 0], pidx[b, 0], pidx[c, 0])
+    v2i = (pidx[a, 1], pidx[b, 1], pidx[c, 1])
+    for q in range(3):
+        va[0, q] = pv1[a, q]
+        va[1, q] = pv1[b, q]
+        va[2, q] = pv1[c, q]
+        vb[0, q] = pv2[a, q]
+        vb[1, q] = pv2[b, q]
+        vb[2, q] = pv2[c, q]
+    # simplexDim: collapse repeated vertex indices
+    i0, i1, i2 = v1i
+    if i0 == i1:
+        if i0 == i2:
+            nface1 = 1
+        else:
+            i1 = i2
+            for q in range(3):
+                va[1, q] = va[2, q]
+            nface1 = 2
+    else:
+        nface1 = 2 if (i2 == i0 or i2 == i1) else 3
+    j0, j1, j2 = v2i
+    if j0 == j1:
+        if j0 == j2:
+            nface2 = 1
+        else:
+            j1 = j2
+            for q in range(3):
+                vb[1, q] = vb[2, q]
+            nface2 = 2
+    else:
+        nface2 = 2 if (j2 == j0 or j2 == j1) else 3
+
+    dir0 = x2[0, 0] - x1[0, 0]
+    dir1 = x2[0, 1] - x1[0, 1]
+    dir2 = x2[0, 2] - x1[0, 2]
+    nn0 = x1[0, 0] - x2[0, 0]
+    nn1 = x1[0, 1] - x2[0, 1]
+    nn2 = x1[0, 2] - x2[0, 2]
+
+    nnorms1 = 0
+    nnorms2 = 0
+    if t1 == GEOM_BOX:
+        nnorms1 = _box_normals(n1, idx1, nface1, obf, 0, i0, i1, i2, nn0, nn1, nn2)
+    elif t1 == GEOM_CYLINDER:
+        nnorms1 = _cyl_normals(n1, idx1, obf, 0, nn0, nn1, nn2)
+    if t2 == GEOM_BOX:
+        nnorms2 = _box_normals(n2, idx2, nface2, obf, 1, j0, j1, j2, dir0, dir1, dir2)
+    elif t2 == GEOM_CYLINDER:
+        nnorms2 = _cyl_normals(n2, idx2, obf, 1, dir0, dir1, dir2)
+
+    # aligned faces?
+    fi = -1
+    fj = -1
+    for i in range(nnorms1):
+        for j in range(nnorms2):
+            if fi < 0 and _dot(n1[i, 0], n1[i, 1], n1[i, 2], n2[j, 0], n2[j, 1], n2[j, 2]) < -FACE_TOL:
+                fi = i
+                fj = j
+    edgecon1 = False
+    edgecon2 = False
+    ei = -1
+    if fi < 0:
+        # an edge of geom 1 lying in a face of geom 2?
+        nedge = 0
+        if t1 == GEOM_BOX and nface1 < 3 and nface1 <= nface2:
+            nedge = _box_edge_normals(n1, endverts, nface1, obf, 0, va, i0)
+        elif (t1 == GEOM_CYLINDER or t1 == GEOM_CAPSULE) and nnorms1 == 0:
+            nedge = _side_edge(face1, obf, 0, nn0, nn1, nn2)
+            if nedge and t2 == GEOM_BOX:
+                nnorms2 = _box_normals2(n2, idx2, obf, 1, dir0, dir1, dir2)
+            if nedge:
+                e = _normalize(face1[1, 0] - face1[0, 0], face1[1, 1] - face1[0, 1],
+                               face1[1, 2] - face1[0, 2])
+                n1[0, 0], n1[0, 1], n1[0, 2] = e
+        if nedge > 0 and nnorms2 > 0:
+            for j in range(nnorms2):
+                for i in range(nedge):
+                    if fi < 0 and abs(_dot(n1[i, 0], n1[i, 1], n1[i, 2],
+                                           n2[j, 0], n2[j, 1], n2[j, 2])) < EDGE_TOL:
+                        ei = i
+                        fi = j
+            if fi >= 0:
+                edgecon1 = True
+        if fi < 0:
+            nedge = 0
+            if t2 == GEOM_BOX and nface2 < 3:
+                nedge = _box_edge_normals(n2, endverts, nface2, obf, 1, vb, j0)
+            elif (t2 == GEOM_CYLINDER or t2 == GEOM_CAPSULE) and nnorms2 == 0:
+                nedge = _side_edge(face2, obf, 1, dir0, dir1, dir2)
+                if nedge and t1 == GEOM_BOX:
+                    nnorms1 = _box_normals2(n1, idx1, obf, 0, nn0, nn1, nn2)
+                if nedge:
+                    e = _normalize(face2[1, 0] - face2[0, 0], face2[1, 1] - face2[0, 1],
+                                   face2[1, 2] - face2[0, 2])
+                    n2[0, 0], n2[0, 1], n2[0, 2] = e
+            if nedge > 0 and nnorms1 > 0:
+                for j in range(nnorms1):
+                    for i in range(nedge):
+                        if fi < 0 and abs(_dot(n2[i, 0], n2[i, 1], n2[i, 2],
+                                               n1[j, 0], n1[j, 1], n1[j, 2])) < EDGE_TOL:
+                            ei = i
+                            fi = j
+                if fi >= 0:
+                    edgecon2 = True
+        if fi < 0:
+            return nx
+
+    if edgecon1:
+        # edge of geom 1 against a face of geom 2: clip the edge by the face
+        if t1 == GEOM_BOX:
+            for q in range(3):
+                face1[0, q] = va[0, q]
+                face1[1, q] = endverts[ei, q]
+        nf1 = 2
+        if t2 == GEOM_BOX:
+            nf2 = _box_face(face2, obf, 1, idx2[fi])
+        else:
+            nf2 = _cyl_face(face2, obf, 1, idx2[fi])
+        m = _polygon_clip(face2, nf2, face1, nf1, n2[fi, 0], n2[fi, 1], n2[fi, 2],
+                          -n2[fi, 0], -n2[fi, 1], -n2[fi, 2], poly_a, poly_b, pn, pd, x2, x1, dist,
+                          max_contacts)
+        return m if m > 0 else nx
+    if edgecon2:
+        if t2 == GEOM_BOX:
+            for q in range(3):
+                face2[0, q] = vb[0, q]
+                face2[1, q] = endverts[ei, q]
+        nf2 = 2
+        if t1 == GEOM_BOX:
+            nf1 = _box_face(face1, obf, 0, idx1[fi])
+        else:
+            nf1 = _cyl_face(face1, obf, 0, idx1[fi])
+        m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
+                          -n1[fi, 0], -n1[fi, 1], -n1[fi, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
+                          max_contacts)
+        return m if m > 0 else nx
+    # face-face
+    if t1 == GEOM_BOX:
+        nf1 = _box_face(face1, obf, 0, idx1[fi])
+    else:
+        nf1 = _cyl_face(face1, obf, 0, idx1[fi])
+    if t2 == GEOM_BOX:
+        nf2 = _box_face(face2, obf, 1, idx2[fj])
+    else:
+        nf2 = _cyl_face(face2, obf, 1, idx2[fj])
+    m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
+                      n2[fj, 0], n2[fj, 1], n2[fj, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
+                      max_contacts)
+    return m if m > 0 else nx
