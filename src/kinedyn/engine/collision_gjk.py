@@ -98,7 +98,7 @@ def convex_work_size(ccd_iterations):
     """(float count, int count) of the scratch arrays collide_convex needs."""
     nv = 5 + ccd_iterations
     nf = 6 * ccd_iterations
-    return W_POLY + 9 * nv + 4 * nf, I_POLY + 2 * nv + 10 * nf + 16
+    return W_POLY + 9 * nv + 4 * nf, I_POLY + 2 * nv + 13 * nf + 16
 
 
 # ---- small vector helpers (tuples) ------------------------------------------------------------
@@ -963,32 +963,48 @@ def _get_edge(fverts, f, vertex):
 
 
 @kernel
-def _horizon_rec(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, w, f, e):
-    """horizonRec: delete f if w sees it and recurse over its other two edges; returns 1 if
-    f was visible."""
-    if (_dot(fv[f, 0], fv[f, 1], fv[f, 2], pv[w, 0], pv[w, 1], pv[w, 2]) - fdist2[f]) > MINVAL:
-        va = fverts[f, 0]
-        vb = fverts[f, 1]
-        vc = fverts[f, 2]
-        _delete_face(pmap, findex, cnt, f)
-        for k in range(1, 3):
-            i = (e + k) % 3
-            adj = fadj[f, i]
-            if findex[adj] > -2:
-                nxt = (i + 1) % 3
-                vx = va if nxt == 0 else (vb if nxt == 1 else vc)
-                adj_edge = _get_edge(fverts, adj, vx)
-                if _horizon_rec(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, w,
-                                adj, adj_edge) == 0:
-                    hedge[cnt[3]] = adj_edge
-                    hidx[cnt[3]] = adj
-                    cnt[3] += 1
-        return 1
-    return 0
+def _visible(pv, fv, fdist2, w, f):
+    """Whether new vertex w sees face f (horizonRec's test)."""
+    return (_dot(fv[f, 0], fv[f, 1], fv[f, 2], pv[w, 0], pv[w, 1], pv[w, 2]) - fdist2[f]) > MINVAL
 
 
 @kernel
-def _horizon(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, w, f):
+def _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstack, w, f, e):
+    """horizonRec without recursion: if w sees face f (entered through its edge e), delete it
+    and walk on over its other two edges, depth first, recording the horizon edges (those
+    whose neighbour w does not see) in MuJoCo's order; returns 1 if f was visible.
+
+    MuJoCo recurses; Numba cannot compile a recursive kernel inside the handle entries, so the
+    recursion's frames (face, entry edge, next edge offset k) live in ``hstack`` (3 ints each;
+    at most one frame per face)."""
+    if not _visible(pv, fv, fdist2, w, f):
+        return 0
+    _delete_face(pmap, findex, cnt, f)
+    top = 0
+    hstack[0], hstack[1], hstack[2] = f, e, 1
+    while top >= 0:
+        g, ge, k = hstack[3 * top], hstack[3 * top + 1], hstack[3 * top + 2]
+        if k > 2:
+            top -= 1  # this face's two edges are done: return to its caller
+            continue
+        hstack[3 * top + 2] = k + 1
+        i = (ge + k) % 3
+        adj = fadj[g, i]
+        if findex[adj] > -2:
+            adj_edge = _get_edge(fverts, adj, fverts[g, (i + 1) % 3])
+            if _visible(pv, fv, fdist2, w, adj):
+                _delete_face(pmap, findex, cnt, adj)
+                top += 1
+                hstack[3 * top], hstack[3 * top + 1], hstack[3 * top + 2] = adj, adj_edge, 1
+            else:
+                hedge[cnt[3]] = adj_edge
+                hidx[cnt[3]] = adj
+                cnt[3] += 1
+    return 1
+
+
+@kernel
+def _horizon(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstack, w, f):
     """horizon: the edges of the region of faces visible from w, starting at face f."""
     _delete_face(pmap, findex, cnt, f)
     va = fverts[f, 0]
@@ -996,21 +1012,22 @@ def _horizon(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, w, f)
     vc = fverts[f, 2]
     adj = fadj[f, 0]
     adj_edge = _get_edge(fverts, adj, vb)
-    if _horizon_rec(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, w, adj, adj_edge) == 0:
+    if _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstack, w, adj,
+                     adj_edge) == 0:
         hedge[cnt[3]] = adj_edge
         hidx[cnt[3]] = adj
         cnt[3] += 1
     adj = fadj[f, 1]
     adj_edge = _get_edge(fverts, adj, vc)
-    if findex[adj] > -2 and _horizon_rec(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge,
-                                         w, adj, adj_edge) == 0:
+    if findex[adj] > -2 and _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge,
+                                          hstack, w, adj, adj_edge) == 0:
         hedge[cnt[3]] = adj_edge
         hidx[cnt[3]] = adj
         cnt[3] += 1
     adj = fadj[f, 2]
     adj_edge = _get_edge(fverts, adj, va)
-    if findex[adj] > -2 and _horizon_rec(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge,
-                                         w, adj, adj_edge) == 0:
+    if findex[adj] > -2 and _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge,
+                                          hstack, w, adj, adj_edge) == 0:
         hedge[cnt[3]] = adj_edge
         hidx[cnt[3]] = adj
         cnt[3] += 1
@@ -1030,7 +1047,7 @@ def _epa_witness(pv, pv1, pv2, fverts, fv, fdist2, f, x1, x2):
 
 
 @kernel
-def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center, hidx, hedge,
+def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center, hidx, hedge, hstack,
         obf, obi, tolerance_in, max_iterations, x1, x2, dist):
     """Expanding polytope (epa in engine_collision_gjk.c); returns the face found (-1 for
     none) and sets dist[0], x1[0], x2[0]; returns (face, nx, iterations)."""
@@ -1075,7 +1092,7 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
                 i += 1
             if i != nverts:
                 break
-        _horizon(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, wi, face)
+        _horizon(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstack, wi, face)
         if cnt[3] < 3:
             face = -1
             break
@@ -1249,6 +1266,7 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
         pmap = iwork[I_POLY + 2 * nv + 7 * nf:I_POLY + 2 * nv + 8 * nf]
         hidx = iwork[I_POLY + 2 * nv + 8 * nf:I_POLY + 2 * nv + 9 * nf + 8]
         hedge = iwork[I_POLY + 2 * nv + 9 * nf + 8:I_POLY + 2 * nv + 10 * nf + 16]
+        hstack = iwork[I_POLY + 2 * nv + 10 * nf + 16:I_POLY + 2 * nv + 13 * nf + 16]
         cnt = iwork[I_CNT:I_CNT + 4]   # nverts, nfaces, nmap, nedges
         for q in range(4):
             cnt[q] = 0
@@ -1264,7 +1282,7 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
         info[2] = ret
         if ret == 0:
             face, nx, ke = epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
-                           hidx, hedge, obf, obi, tolerance, n_iter, x1, x2, dist)
+                           hidx, hedge, hstack, obf, obi, tolerance, n_iter, x1, x2, dist)
             info[3] = ke
             if max_contacts > 1 and face >= 0:
                 nx = multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts,
