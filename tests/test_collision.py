@@ -379,3 +379,23 @@ def test_disabled_contacts_make_none():
         m.opt.disableflags = 0
         kd.step(m, d, 300)  # the bodies fall onto the floor
     assert d.ncon > 0
+
+
+def test_batch_rollout_with_contacts_matches_mujoco_rollout():
+    """Rollouts with contacts, on two threads, from states where the boxes rest on each other."""
+    from mujoco import rollout as mj_rollout
+
+    m, d, mjm, mjd = pair(STACK.format(cone="pyramidal", solver="Newton"))
+    states = mujoco_states(mjm, mjd, count=4, steps=30)
+    full = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state0 = []
+    for s in states:
+        set_state(d, mjd, s)
+        row = np.empty(mujoco.mj_stateSize(mjm, full))
+        mujoco.mj_getState(mjm, mjd, row, full)
+        state0.append(row)
+    state0 = np.array(state0)
+    nstep = 20
+    ours = kd.batch.rollout(m, state0, nstep=nstep, nthread=2)
+    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, nstep=nstep)
+    assert_close("rollout states", ours.state, theirs)

@@ -61,6 +61,7 @@ def with_contact_capacity(m, nconmax):
     sizes = {s: getattr(m, s) for s in SIZE_NAMES}
     sizes["nconmax"] = nconmax
     sizes["nefcmax"] = efc_capacity(m.njnt, m.nv, m.ntendon, m.eq_type, nconmax)
+    sizes["nefcdual"] = sizes["nefcmax"]  # room for the dual solvers (PGS, noslip)
     out = type(m)._assemble(sizes, {f.name: m._field(f.name).copy() for f in MODEL_FIELDS},
                             m.opt, {k: list(v) for k, v in m.names.items()})
     return out

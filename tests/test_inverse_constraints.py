@@ -181,6 +181,7 @@ def _adopt_constraint_model(m, mjm):
         sizes = {s: getattr(m, s) for s in SIZE_NAMES}
         sizes["neq"] = mjm.neq
         sizes["nefcmax"] = efc_capacity(m.njnt, m.nv, m.ntendon, np.asarray(mjm.eq_type))
+        sizes["nefcdual"] = sizes["nefcmax"]  # room for the dual solvers (PGS, noslip)
         arrays = {f.name: getattr(m, f.name).copy() for f in MODEL_FIELDS}
         for name in ("eq_type", "eq_obj1id", "eq_obj2id", "eq_objtype", "eq_active0", "eq_solref",
                      "eq_solimp", "eq_data"):

@@ -226,6 +226,7 @@ def with_mujoco_constraints(m, mjm):
     for name in CONSTRAINT_FIELDS:
         arrays[name] = mujoco_value(mjm, name, MODEL_FIELD[name].resolve(sizes))
     sizes["nefcmax"] = efc_capacity(m.njnt, m.nv, m.ntendon, arrays["eq_type"])
+    sizes["nefcdual"] = sizes["nefcmax"]  # room for the dual solvers (PGS, noslip)
     out = kd.Model._assemble(sizes, arrays, m.opt, {k: list(v) for k, v in m.names.items()})
     for name in SOLVER_OPTIONS:
         setattr(out.opt, name, getattr(mjm.opt, name))

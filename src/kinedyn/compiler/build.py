@@ -1377,7 +1377,6 @@ class Compiler:
                      disableflags=o["disableflags"], enableflags=o["enableflags"], wind=o["wind"],
                      density=o["density"], viscosity=o["viscosity"], **self.solver_opt)
         object.__setattr__(opt, "_ccd_capacity", self.contacts.ccd_capacity)
-        object.__setattr__(opt, "_dual_capacity", dual)
         model = Model._assemble(sizes, arr, opt, names)
         object.__setattr__(model, "model_name", model_name)
         return model

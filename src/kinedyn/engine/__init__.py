@@ -19,6 +19,11 @@ module                 what                                                    M
 ``actuation``          transmission and fwd_actuation kernels                  engine_forward.c
 ``callbacks``          user-actuator callbacks (Python)                        mjcb_act_*
 ``support``            Jacobians, xfrc_applied, integrate_pos / differentiate  engine_support.c
+``collision_driver``   the collision stage: filters, order, contact params    engine_collision_driver.c
+``collision_primitive``  plane, sphere, capsule, cylinder colliders            engine_collision_primitive.c
+``collision_box``      sphere-box, capsule-box, box-box colliders              engine_collision_box.c
+``collision_convex``   support functions, plane-convex, the convex collider    engine_collision_convex.c
+``collision_gjk``      GJK, EPA and multi-contact (MuJoCo's native CCD)        engine_collision_gjk.c
 ``constraint``         constraint rows, impedance, reference acceleration      engine_core_constraint.c
 ``island``             constraint islands for the dual solvers                 engine_island.c
 ``solver``             warmstart, Newton and CG (per island)                   engine_solver.c

@@ -348,6 +348,8 @@ class Model:
                 raise RuntimeError(f"compiler produced {spec.name} with shape {arr.shape}, expected {shape}")
             object.__setattr__(m, spec.name, arr)
         m._protect_layout()
+        # PGS and noslip need the dual matrix, which only models sized for it hold
+        object.__setattr__(opt, "_dual_capacity", sizes["nefcdual"] == sizes["nefcmax"])
         object.__setattr__(m, "opt", opt)
         for kind in NAMED_KINDS:
             names.setdefault(kind, [])
