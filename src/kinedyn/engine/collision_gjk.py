@@ -1171,8 +1171,11 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 
     t1 = obi[0, 0]
     t2 = obi[1, 0]
-    if t1 == 2 or t2 == 2 or t1 == 3 or t2 == 3:
-        # spheres and capsules shrink to points and segments; GJK finds their distance
+    if t1 == 2 or t2 == 2 or t1 == 3 or t2 == 3 or obf[0, 15] > 0 or obf[1, 15] > 0:
+        # spheres and capsules shrink to points and segments, and geoms with a margin lose it;
+        # GJK finds their distance and a shallow contact is inflated back. MuJoCo 4.0 treats
+        # margins this way too (3.17, multi-contact for positive margins); the 3.12 source
+        # inflates the supports instead. Found by fuzzing against 4.0.
         full1 = 0.0
         full2 = 0.0
         margin1 = obf[0, 15]
@@ -1194,6 +1197,12 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
         elif t2 == 3:
             full2 = obf[1, 12] + 0.5 * margin2
             obi[1, 1] = SUPPORT_LINE
+            obf[1, 15] = 0.0
+        if t1 != 2 and t1 != 3 and margin1 > 0:
+            full1 = 0.5 * margin1
+            obf[0, 15] = 0.0
+        if t2 != 2 and t2 != 3 and margin2 > 0:
+            full2 = 0.5 * margin2
             obf[1, 15] = 0.0
         d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter,
                                           0.0 + full1 + full2, work, iwork)
