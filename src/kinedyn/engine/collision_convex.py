@@ -55,8 +55,6 @@ def _init_obj(obf, obi, k, geom_type, xpos, xmat, size, g, margin):
 @kernel
 def max_contacts(t1, t2, margin, multiccd):
     """Contacts one pass of the narrowphase can return (maxContacts)."""
-    if margin > 0:
-        return 1
     if t1 == GEOM_BOX and t2 == GEOM_BOX:
         return 8
     if not multiccd:

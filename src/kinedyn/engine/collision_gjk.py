@@ -1221,6 +1221,19 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             _inflate(x1, x2, dist, full1, full2)
             if dist[0] > 0.0:
                 dist[0] = MAX_LIMIT
+            elif max_contacts > 1 and nsimplex > 0:
+                # multi-contact from the features of GJK's final simplex (MuJoCo 4.0; guessed)
+                sface = iwork[I_MC + 48:I_MC + 51].reshape((1, 3))
+                sface[0, 0] = 0
+                sface[0, 1] = 1 if nsimplex > 1 else 0
+                sface[0, 2] = 2 if nsimplex > 2 else sface[0, 1]
+                nx = multicontact(sv1, sv2, sidx, sface, 0, x1, x2, dist, nx, max_contacts, obf, obi,
+                                  work, iwork)
+                dmin = dist[0]
+                for i in range(1, nx):
+                    if dist[i] < dmin:
+                        dmin = dist[i]
+                return dmin, nx
             return dist[0], nx
         if max_contacts == 0:
             dist[0] = 0.0
@@ -1385,7 +1398,7 @@ def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
 
 @kernel
 def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, poly_b, pn, pd,
-                  x1, x2, dist, max_contacts):
+                  x1, x2, dist, max_contacts, keep):
     """Clip polygon face2 against the edges of face1 (normal n) and write the witness pairs
     (polygonClip); returns their number (0: keep EPA's contact)."""
     if nface1 < 3:
@@ -1448,7 +1461,7 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, 
     npolygon = 0
     for i in range(m):
         if _dot(poly[i, 0] - face1[0, 0], poly[i, 1] - face1[0, 1], poly[i, 2] - face1[0, 2],
-                n0, n1, n2) <= 0:
+                n0, n1, n2) <= keep:
             if npolygon != i:
                 for q in range(3):
                     poly[npolygon, q] = poly[i, q]
@@ -1686,6 +1699,16 @@ def _side_edge(face, obf, k, d0, d1, d2):
 
 
 @kernel
+def _shift(dist, m, margin):
+    """Distances of clipped contacts are measured between the bare faces; the caller adds the
+    margin back (mjc_Convex), so take it off here (MuJoCo 4.0, found by probing)."""
+    if margin > 0:
+        for i in range(m):
+            dist[i] -= margin
+    return m
+
+
+@kernel
 def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, obf, obi, work,
                  iwork):
     """Contacts from aligned features at the EPA face (multicontact); returns the number of
@@ -1708,6 +1731,7 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
 
     t1 = obi[0, 0]
     t2 = obi[1, 0]
+    margin = 0.5 * obf[0, 15] + 0.5 * obf[1, 15]
     a = fverts[face, 0]
     b = fverts[face, 1]
     c = fverts[face, 2]
@@ -1832,8 +1856,8 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
             nf2 = _cyl_face(face2, obf, 1, idx2[fi])
         m = _polygon_clip(face2, nf2, face1, nf1, n2[fi, 0], n2[fi, 1], n2[fi, 2],
                           -n2[fi, 0], -n2[fi, 1], -n2[fi, 2], poly_a, poly_b, pn, pd, x2, x1, dist,
-                          max_contacts)
-        return m if m > 0 else nx
+                          max_contacts, margin)
+        return _shift(dist, m, margin) if m > 0 else nx
     if edgecon2:
         if t2 == GEOM_BOX:
             for q in range(3):
@@ -1846,8 +1870,8 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
             nf1 = _cyl_face(face1, obf, 0, idx1[fi])
         m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
                           -n1[fi, 0], -n1[fi, 1], -n1[fi, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
-                          max_contacts)
-        return m if m > 0 else nx
+                          max_contacts, margin)
+        return _shift(dist, m, margin) if m > 0 else nx
     # face-face
     if t1 == GEOM_BOX:
         nf1 = _box_face(face1, obf, 0, idx1[fi])
@@ -1859,5 +1883,5 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
         nf2 = _cyl_face(face2, obf, 1, idx2[fj])
     m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
                       n2[fj, 0], n2[fj, 1], n2[fj, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
-                      max_contacts)
-    return m if m > 0 else nx
+                      max_contacts, margin)
+    return _shift(dist, m, margin) if m > 0 else nx
