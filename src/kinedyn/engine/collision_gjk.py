@@ -1,9 +1,28 @@
 """MuJoCo's native convex collision detection (engine_collision_gjk.c): GJK, EPA and the
 single-shot multi-contact polygon clipping.
 
-The geometry enters only through support functions (collision_convex.support_point), so the
-algorithms here know nothing of geom types beyond what MuJoCo's own code tests (discrete
-geoms, boxes and, later, meshes for multi-contact).
+The geometry enters only through support functions (support_point below), so the algorithms
+know nothing of geom types beyond what MuJoCo's own code tests (spheres and capsules, discrete
+geoms, the features used by multi-contact).
+
+Sources and agreement. The port follows the 3.12 C source (a 2026-08 snapshot) and is
+bit-identical to it (checked against a build of that source on ~1000 random pairs). MuJoCo 4.0
+differs; what fuzzing against the 4.0 binary found and this module reproduces:
+
+* GJK no longer falls back to gjkIntersect once it has a tetrahedron (gjk);
+* EPA stops on the current iteration's gap, upper_k - lower (epa);
+* a geom margin is no longer an inflation of the supports during the first GJK: like the
+  radius of a sphere or capsule, it is added back after a GJK distance query, and only deep
+  contacts run GJK + EPA on the inflated shapes (ccd);
+* multi-contact for cylinders and capsules (3.14, 3.15) and with margins (3.17).
+
+What is not reproduced, for want of the 4.0 source (tests/test_collision_convex.py measures it):
+GJK's distance sub-algorithm was made more stable in 4.0, so contacts found by the GJK distance
+query (sphere, capsule, within a margin) agree to ~1e-11..1e-5 only; EPA started from GJK's
+triangle (polytope3) in exactly symmetric poses breaks face ties differently; the cylinder and
+capsule multi-contact features (caps as regular 16-gons, found by probing; sides and capsules as
+segments; the face choice for edges) and 4.0's quadrilateral reduction (polygonQuad) are
+approximations: the contact counts agree in 97-100 % of poses, the points often not.
 
 Layout (kernels take arrays, never objects):
 
@@ -1302,12 +1321,14 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 
 # ---- multi-contact (multicontact and polygon clipping) -----------------------------------------------
 #
-# The EPA face tells which features (vertex, edge, face) of each geom touch; if two faces are
-# (anti-)aligned, or an edge lies in a face, the incident polygon is clipped against the
-# reference one and every clipped vertex becomes a contact (at most 4: polygonQuad keeps the
-# largest quadrilateral). Boxes give their 6 faces; MuJoCo 4.0 adds cylinders (each cap a
-# regular 16-gon, the side an edge along the axis) and capsules (the segment): their features
-# are read off the contact normal.
+# The EPA face (or, for contacts from a GJK distance, GJK's last simplex) tells which features
+# (vertex, edge, face) of each geom touch; if two faces are (anti-)aligned, or an edge lies in
+# a face, the incident polygon is clipped against the reference one and every clipped vertex
+# becomes a contact (at most 4: polygonQuad keeps a large quadrilateral). Boxes give their 6
+# faces (the 3.12 code, ported); MuJoCo 4.0 adds cylinders and capsules, whose code we do not
+# have: here a cylinder cap is a regular 16-gon (4.0's contacts lie on one), a cylinder side or
+# a capsule a segment along the axis, read off the contact normal (FACE_TOL / EDGE_TOL, as for
+# boxes). An approximation of 4.0: see the module docstring.
 
 NPOLY_CYL = 16      # vertices of a cylinder cap polygon (MuJoCo 4.0, found by probing)
 MC_NMAX = 16        # largest polygon handled (npolygonmax)
