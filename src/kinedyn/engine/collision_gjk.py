@@ -1,9 +1,28 @@
 """MuJoCo's native convex collision detection (engine_collision_gjk.c): GJK, EPA and the
 single-shot multi-contact polygon clipping.
 
-The geometry enters only through support functions (collision_convex.support_point), so the
-algorithms here know nothing of geom types beyond what MuJoCo's own code tests (discrete
-geoms, boxes and, later, meshes for multi-contact).
+The geometry enters only through support functions (support_point below), so the algorithms
+know nothing of geom types beyond what MuJoCo's own code tests (spheres and capsules, discrete
+geoms, the features used by multi-contact).
+
+Sources and agreement. The port follows the 3.12 C source (a 2026-08 snapshot) and is
+bit-identical to it (checked against a build of that source on ~1000 random pairs). MuJoCo 4.0
+differs; what fuzzing against the 4.0 binary found and this module reproduces:
+
+* GJK no longer falls back to gjkIntersect once it has a tetrahedron (gjk);
+* EPA stops on the current iteration's gap, upper_k - lower (epa);
+* a geom margin is no longer an inflation of the supports during the first GJK: like the
+  radius of a sphere or capsule, it is added back after a GJK distance query, and only deep
+  contacts run GJK + EPA on the inflated shapes (ccd);
+* multi-contact for cylinders and capsules (3.14, 3.15) and with margins (3.17).
+
+What is not reproduced, for want of the 4.0 source (tests/test_collision_convex.py measures it):
+GJK's distance sub-algorithm was made more stable in 4.0, so contacts found by the GJK distance
+query (sphere, capsule, within a margin) agree to ~1e-11..1e-5 only; EPA started from GJK's
+triangle (polytope3) in exactly symmetric poses breaks face ties differently; the cylinder and
+capsule multi-contact features (caps as regular 16-gons, found by probing; sides and capsules as
+segments; the face choice for edges) and 4.0's quadrilateral reduction (polygonQuad) are
+approximations: the contact counts agree in 97-100 % of poses, the points often not.
 
 Layout (kernels take arrays, never objects):
 
@@ -1188,8 +1207,11 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 
     t1 = obi[0, 0]
     t2 = obi[1, 0]
-    if t1 == 2 or t2 == 2 or t1 == 3 or t2 == 3:
-        # spheres and capsules shrink to points and segments; GJK finds their distance
+    if t1 == 2 or t2 == 2 or t1 == 3 or t2 == 3 or obf[0, 15] > 0 or obf[1, 15] > 0:
+        # spheres and capsules shrink to points and segments, and geoms with a margin lose it;
+        # GJK finds their distance and a shallow contact is inflated back. MuJoCo 4.0 treats
+        # margins this way too (3.17, multi-contact for positive margins); the 3.12 source
+        # inflates the supports instead. Found by fuzzing against 4.0.
         full1 = 0.0
         full2 = 0.0
         margin1 = obf[0, 15]
@@ -1212,6 +1234,12 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             full2 = obf[1, 12] + 0.5 * margin2
             obi[1, 1] = SUPPORT_LINE
             obf[1, 15] = 0.0
+        if t1 != 2 and t1 != 3 and margin1 > 0:
+            full1 = 0.5 * margin1
+            obf[0, 15] = 0.0
+        if t2 != 2 and t2 != 3 and margin2 > 0:
+            full2 = 0.5 * margin2
+            obf[1, 15] = 0.0
         d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter,
                                           0.0 + full1 + full2, work, iwork)
         obf[0, 15] = margin1
@@ -1229,6 +1257,19 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             _inflate(x1, x2, dist, full1, full2)
             if dist[0] > 0.0:
                 dist[0] = MAX_LIMIT
+            elif max_contacts > 1 and nsimplex > 0:
+                # multi-contact from the features of GJK's final simplex (MuJoCo 4.0; guessed)
+                sface = iwork[I_MC + 48:I_MC + 51].reshape((1, 3))
+                sface[0, 0] = 0
+                sface[0, 1] = 1 if nsimplex > 1 else 0
+                sface[0, 2] = 2 if nsimplex > 2 else sface[0, 1]
+                nx = multicontact(sv1, sv2, sidx, sface, 0, x1, x2, dist, nx, max_contacts, obf, obi,
+                                  work, iwork)
+                dmin = dist[0]
+                for i in range(1, nx):
+                    if dist[i] < dmin:
+                        dmin = dist[i]
+                return dmin, nx
             return dist[0], nx
         if max_contacts == 0:
             dist[0] = 0.0
@@ -1298,12 +1339,14 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 
 # ---- multi-contact (multicontact and polygon clipping) -----------------------------------------------
 #
-# The EPA face tells which features (vertex, edge, face) of each geom touch; if two faces are
-# (anti-)aligned, or an edge lies in a face, the incident polygon is clipped against the
-# reference one and every clipped vertex becomes a contact (at most 4: polygonQuad keeps the
-# largest quadrilateral). Boxes give their 6 faces; MuJoCo 4.0 adds cylinders (each cap a
-# regular 16-gon, the side an edge along the axis) and capsules (the segment): their features
-# are read off the contact normal.
+# The EPA face (or, for contacts from a GJK distance, GJK's last simplex) tells which features
+# (vertex, edge, face) of each geom touch; if two faces are (anti-)aligned, or an edge lies in
+# a face, the incident polygon is clipped against the reference one and every clipped vertex
+# becomes a contact (at most 4: polygonQuad keeps a large quadrilateral). Boxes give their 6
+# faces (the 3.12 code, ported); MuJoCo 4.0 adds cylinders and capsules, whose code we do not
+# have: here a cylinder cap is a regular 16-gon (4.0's contacts lie on one), a cylinder side or
+# a capsule a segment along the axis, read off the contact normal (FACE_TOL / EDGE_TOL, as for
+# boxes). An approximation of 4.0: see the module docstring.
 
 NPOLY_CYL = 16      # vertices of a cylinder cap polygon (MuJoCo 4.0, found by probing)
 MC_NMAX = 16        # largest polygon handled (npolygonmax)
@@ -1394,7 +1437,7 @@ def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
 
 @kernel
 def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, poly_b, pn, pd,
-                  x1, x2, dist, max_contacts):
+                  x1, x2, dist, max_contacts, keep):
     """Clip polygon face2 against the edges of face1 (normal n) and write the witness pairs
     (polygonClip); returns their number (0: keep EPA's contact)."""
     if nface1 < 3:
@@ -1457,7 +1500,7 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, 
     npolygon = 0
     for i in range(m):
         if _dot(poly[i, 0] - face1[0, 0], poly[i, 1] - face1[0, 1], poly[i, 2] - face1[0, 2],
-                n0, n1, n2) <= 0:
+                n0, n1, n2) <= keep:
             if npolygon != i:
                 for q in range(3):
                     poly[npolygon, q] = poly[i, q]
@@ -1695,6 +1738,16 @@ def _side_edge(face, obf, k, d0, d1, d2):
 
 
 @kernel
+def _shift(dist, m, margin):
+    """Distances of clipped contacts are measured between the bare faces; the caller adds the
+    margin back (mjc_Convex), so take it off here (MuJoCo 4.0, found by probing)."""
+    if margin > 0:
+        for i in range(m):
+            dist[i] -= margin
+    return m
+
+
+@kernel
 def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, obf, obi, work,
                  iwork):
     """Contacts from aligned features at the EPA face (multicontact); returns the number of
@@ -1717,6 +1770,7 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
 
     t1 = obi[0, 0]
     t2 = obi[1, 0]
+    margin = 0.5 * obf[0, 15] + 0.5 * obf[1, 15]
     a = fverts[face, 0]
     b = fverts[face, 1]
     c = fverts[face, 2]
@@ -1841,8 +1895,8 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
             nf2 = _cyl_face(face2, obf, 1, idx2[fi])
         m = _polygon_clip(face2, nf2, face1, nf1, n2[fi, 0], n2[fi, 1], n2[fi, 2],
                           -n2[fi, 0], -n2[fi, 1], -n2[fi, 2], poly_a, poly_b, pn, pd, x2, x1, dist,
-                          max_contacts)
-        return m if m > 0 else nx
+                          max_contacts, margin)
+        return _shift(dist, m, margin) if m > 0 else nx
     if edgecon2:
         if t2 == GEOM_BOX:
             for q in range(3):
@@ -1855,8 +1909,8 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
             nf1 = _cyl_face(face1, obf, 0, idx1[fi])
         m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
                           -n1[fi, 0], -n1[fi, 1], -n1[fi, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
-                          max_contacts)
-        return m if m > 0 else nx
+                          max_contacts, margin)
+        return _shift(dist, m, margin) if m > 0 else nx
     # face-face
     if t1 == GEOM_BOX:
         nf1 = _box_face(face1, obf, 0, idx1[fi])
@@ -1868,5 +1922,5 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
         nf2 = _cyl_face(face2, obf, 1, idx2[fj])
     m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
                       n2[fj, 0], n2[fj, 1], n2[fj, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
-                      max_contacts)
-    return m if m > 0 else nx
+                      max_contacts, margin)
+    return _shift(dist, m, margin) if m > 0 else nx
