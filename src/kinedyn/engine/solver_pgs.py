@@ -259,7 +259,8 @@ def _chol_factor(a, n, mindiag):
 
 @kernel
 def _chol_solve(res, a, vec, n):
-    """res = (L L')^-1 vec with L = a's lower triangle (mju_cholSolve)."""
+    """res = (L L')^-1 vec with L = a's lower triangle (mju_cholSolve). The back substitution
+    subtracts from the last row up (MuJoCo 4.0's order; 3.12's source went from row i+1 down)."""
     for i in range(n):
         res[i] = vec[i]
     for i in range(n):
@@ -267,7 +268,7 @@ def _chol_solve(res, a, vec, n):
             res[i] -= dot_mj(a[i], res, i)
         res[i] /= a[i, i]
     for i in range(n - 1, -1, -1):
-        for j in range(i + 1, n):
+        for j in range(n - 1, i, -1):
             res[i] -= a[j, i] * res[j]
         res[i] /= a[i, i]
 
