@@ -4,25 +4,33 @@ PGS (projected Gauss-Seidel, MuJoCo's mj_solPGS) minimises over the row forces f
 
     1/2 f' AR f + f' b,    AR = J M^-1 J' + diag(R),  b = J qacc_smooth - aref  (efc_b)
 
-subject to f free for equality rows, |f| <= frictionloss for friction-loss rows and f >= 0
-for limits and contact rows. Each sweep minimises exactly over one row at a time and
-projects; the rows are visited in a pseudo-random order (a PCG32 generator with MuJoCo's
-fixed seed shuffles the list before every sweep); before each sweep the forces are
-extrapolated with Nesterov momentum and projected, and the momentum restarts when a sweep's
-correction opposes the extrapolation (O'Donoghue-Candes). A sweep whose cost improvement,
-scaled by 1/trace(M), is below the tolerance ends the solve. With islands on (the default)
-each island is solved on its own, with its own generator, momentum, count and trace(M) of
-its dofs (MuJoCo 4.0 verified: per-island and whole-model solves stop at different sweeps).
+subject to f free for equality rows, |f| <= frictionloss for friction-loss rows, f >= 0 for
+limits, frictionless contacts and pyramid edges, and for an elliptic contact (normal N,
+friction T) N >= 0 and sum (T_k / mu_k)^2 <= N^2. It works on blocks: one per scalar row, one
+per elliptic contact (its dim consecutive rows). Each sweep minimises exactly over one block at
+a time and projects: a scalar row along itself; an elliptic contact first along the ray of its
+current force (or its normal alone when that is ~0), then over its friction with the normal
+held, a small QCQP (mju_QCQP2/3/N) whose solution is put on the ellipsoid when active. The
+blocks are visited in a pseudo-random order (a PCG32 generator with MuJoCo's fixed seed
+shuffles the list before every sweep); before each sweep the forces are extrapolated with
+Nesterov momentum and projected onto the bounds and cones, and the momentum restarts when a
+sweep's correction opposes the extrapolation (O'Donoghue-Candes). A sweep whose cost
+improvement, scaled by 1/trace(M), is below the tolerance ends the solve. With islands on (the
+default) each island is solved on its own, with its own generator, momentum, count and
+trace(M) of its dofs (MuJoCo 4.0 verified: per-island and whole-model solves stop at
+different sweeps).
 
 Noslip (mj_solNoSlip) runs after any solver when noslip_iterations > 0: Gauss-Seidel on the
-friction rows only, without the regulariser (AR - diag(R)), the other forces held. Without
-contacts its rows are the friction-loss rows.
+friction rows only, without the regulariser (AR - diag(R)), the normal and other forces held:
+friction-loss rows, each pair of opposing pyramid edges (their sum fixed), and an elliptic
+contact's friction rows by the same QCQP.
 
-Both leave efc_state as MuJoCo's dualState labels it, then ``dual_finish`` maps the forces
-to joint space: qfrc_constraint = J' f, qacc = qacc_smooth + M^-1 qfrc_constraint.
+Both leave efc_state as MuJoCo's dualState labels it (an elliptic contact's rows share its
+cone zone), then ``dual_finish`` maps the forces to joint space: qfrc_constraint = J' f,
+qacc = qacc_smooth + M^-1 qfrc_constraint.
 
 The sums replicate mju_dot's order (four interleaved partial sums), so the row residuals
-round as MuJoCo's do.
+round as MuJoCo's do; given MuJoCo's rows the forces are MuJoCo 4.0's to the last bit.
 """
 
 from __future__ import annotations
