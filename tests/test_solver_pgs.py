@@ -226,6 +226,8 @@ def with_mujoco_constraints(m, mjm):
     for name in CONSTRAINT_FIELDS:
         arrays[name] = mujoco_value(mjm, name, MODEL_FIELD[name].resolve(sizes))
     sizes["nefcmax"] = efc_capacity(m.njnt, m.nv, m.ntendon, arrays["eq_type"])
+    # the dual solvers' matrix, whatever solver the source MJCF named (the variants switch it)
+    sizes["nefcdual"] = sizes["nefcmax"]
     out = kd.Model._assemble(sizes, arrays, m.opt, {k: list(v) for k, v in m.names.items()})
     for name in SOLVER_OPTIONS:
         setattr(out.opt, name, getattr(mjm.opt, name))
@@ -240,7 +242,8 @@ def make_pair(name: str, variant: str):
     mjm.opt.iterations = iterations
     mjm.opt.noslip_iterations = noslip
     mjm.opt.disableflags |= bits
-    m0 = kd.Model.from_xml_string(MODELS[name])
+    # compiled for PGS, so that its Data hold the dual solvers' matrix whatever the variant
+    m0 = kd.Model.from_xml_string(MODELS[name].replace("<option ", '<option solver="PGS" ', 1))
     m = with_mujoco_constraints(m0, mjm)
     assert_model_fields(m, mjm)
     return m, kd.Data(m), mjm, mjd
