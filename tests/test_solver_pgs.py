@@ -18,7 +18,7 @@ from oracle import assert_fields, assert_model_fields, load_pair, mujoco_value, 
 import kinedyn as kd
 from kinedyn.engine.constraint import efc_capacity
 from kinedyn.engine.fields import MODEL_FIELD, MODEL_FIELDS, SIZE_NAMES
-from kinedyn.engine.solver_pgs import pcg32_next
+from kinedyn.engine.solver_pgs import _chol_factor, _chol_solve, pcg32_next, solve_noslip, solve_pgs
 
 pytestmark = pytest.mark.filterwarnings("ignore::kinedyn.errors.UnsimulatedFeatureWarning")
 
@@ -226,7 +226,8 @@ def with_mujoco_constraints(m, mjm):
     for name in CONSTRAINT_FIELDS:
         arrays[name] = mujoco_value(mjm, name, MODEL_FIELD[name].resolve(sizes))
     sizes["nefcmax"] = efc_capacity(m.njnt, m.nv, m.ntendon, arrays["eq_type"])
-    sizes["nefcdual"] = sizes["nefcmax"]  # room for the dual solvers (PGS, noslip)
+    # the dual solvers' matrix, whatever solver the source MJCF named (the variants switch it)
+    sizes["nefcdual"] = sizes["nefcmax"]
     out = kd.Model._assemble(sizes, arrays, m.opt, {k: list(v) for k, v in m.names.items()})
     for name in SOLVER_OPTIONS:
         setattr(out.opt, name, getattr(mjm.opt, name))
@@ -241,7 +242,8 @@ def make_pair(name: str, variant: str):
     mjm.opt.iterations = iterations
     mjm.opt.noslip_iterations = noslip
     mjm.opt.disableflags |= bits
-    m0 = kd.Model.from_xml_string(MODELS[name])
+    # compiled for PGS, so that its Data hold the dual solvers' matrix whatever the variant
+    m0 = kd.Model.from_xml_string(MODELS[name].replace("<option ", '<option solver="PGS" ', 1))
     m = with_mujoco_constraints(m0, mjm)
     assert_model_fields(m, mjm)
     return m, kd.Data(m), mjm, mjd
@@ -395,3 +397,202 @@ def test_pcg32_matches_reference():
             assert int(got) == want
             assert int(s) == state
             s = np.uint64(s)
+
+
+# ---- contacts: elliptic cones (and noslip on pyramids) ---------------------------------------------
+
+# boxes stacked on a plane (condim 3 and 4), a sphere and a capsule with torsional and rolling
+# friction (condim 6), and a box on two slide joints with a limit and friction loss (scalar rows
+# mixed with the contacts); random initial velocities make the contacts slide, so that the
+# friction forces reach the cone's boundary
+CONTACTS = """
+<mujoco>
+  <option timestep="0.005" solver="PGS" cone="{cone}" impratio="{impratio}" iterations="{iterations}"
+          noslip_iterations="{noslip}"><flag {flags}/></option>
+  <worldbody>
+    <geom type="plane" size="3 3 .1" friction="0.9 0.02 0.002"/>
+    <body pos="0 0 .1"><freejoint/><geom type="box" size=".1 .1 .1" condim="3"/></body>
+    <body pos=".02 .01 .3" euler="0 0 15"><freejoint/>
+      <geom type="box" size=".08 .08 .08" condim="4" friction="1 .03 .003"/></body>
+    <body pos=".5 0 .1"><freejoint/><geom type="sphere" size=".1" condim="6" friction=".7 .05 .01"/></body>
+    <body pos="-.5 .2 .06" euler="20 0 0"><freejoint/><geom type="capsule" size=".05 .1" condim="6"/></body>
+    <body pos="0 .6 .1">
+      <joint name="sx" type="slide" axis="1 0 0" frictionloss=".3" range="-.3 .3"/>
+      <joint name="sz" type="slide" axis="0 0 1"/>
+      <geom type="box" size=".1 .05 .1" condim="4"/>
+    </body>
+  </worldbody>
+  <actuator><motor joint="sx" gear="20"/></actuator>
+</mujoco>
+"""
+
+# (impratio, iterations, noslip_iterations, <flag> attributes)
+CONTACT_VARIANTS = {
+    "pgs3": (1, 3, 0, ""),
+    "pgs10-impratio": (7, 10, 0, ""),
+    "pgs50": (1, 50, 0, ""),
+    "pgs10-cold": (1, 10, 0, 'warmstart="disable"'),
+    "pgs10-noisland": (1, 10, 0, 'island="disable"'),
+    "pgs50-noisland-cold-impratio": (7, 50, 0, 'island="disable" warmstart="disable"'),
+    "pgs10-noslip": (1, 10, 4, ""),
+    "pgs3-noslip-impratio": (7, 3, 4, ""),
+    "pgs10-noslip-noisland": (1, 10, 4, 'island="disable"'),
+    "pgs50-noslip-cold": (1, 50, 20, 'warmstart="disable"'),
+}
+NOSLIP_VARIANTS = [v for v, (_, _, noslip, _) in CONTACT_VARIANTS.items() if noslip]
+
+CONE_CASES = [("elliptic", v) for v in CONTACT_VARIANTS] + [("pyramidal", v) for v in NOSLIP_VARIANTS]
+
+
+def contact_pair(cone: str, variant: str):
+    impratio, iterations, noslip, flags = CONTACT_VARIANTS[variant]
+    xml = CONTACTS.format(cone=cone, impratio=impratio, iterations=iterations, noslip=noslip, flags=flags)
+    return load_pair(xml, disable=False)
+
+
+def contact_states(mjm, mjd, seed: int = 0, count: int = 6, steps: int = 40):
+    """States MuJoCo's own simulation visits: random initial velocities and motor controls."""
+    rng = np.random.default_rng(seed)
+    mujoco.mj_resetData(mjm, mjd)
+    mjd.qvel[:] = rng.normal(scale=0.5, size=mjm.nv)
+    out = []
+    for _ in range(count):
+        mjd.ctrl[:] = rng.uniform(-1, 1, size=mjm.nu)
+        for _ in range(steps):
+            mujoco.mj_step(mjm, mjd)
+        out.append({f: np.array(getattr(mjd, f)) for f in ("qpos", "qvel", "ctrl", "qacc_warmstart")})
+    return out
+
+
+def set_contact_state(d, mjd, state) -> None:
+    for f, v in state.items():
+        getattr(d, f)[...] = v
+        getattr(mjd, f)[...] = v
+
+
+def sliding_contacts(mjd) -> int:
+    """MuJoCo's elliptic contacts whose friction is on the cone's surface (the QCQP active)."""
+    count = 0
+    force = np.asarray(mjd.efc_force)
+    for cid in range(mjd.ncon):
+        con = mjd.contact[cid]
+        adr, dim = con.efc_address, con.dim
+        if mjd.efc_type[adr] != mujoco.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC or force[adr] <= 0:
+            continue
+        tangent = np.linalg.norm(force[adr + 1:adr + dim] / con.friction[:dim - 1])
+        count += abs(force[adr] - tangent) <= 1e-9 * force[adr]
+    return count
+
+
+def boundary_ties(d, mjd) -> int:
+    """efc_state equal to MuJoCo's, except where the force sits on its bound to within the
+    oracle's tolerance: an elliptic contact whose friction is on the cone's surface (mu N = |T|
+    up to round-off: SATISFIED and CONE are a tie that the last bit of the rows' inputs
+    decides) or a non-negative row at zero. Returns the ties met."""
+    n = mjd.nefc
+    ours, theirs = d.efc_state[:n], np.asarray(mjd.efc_state)
+    force = np.asarray(mjd.efc_force)
+    ties = 0
+    for i in np.nonzero(ours != theirs)[0]:
+        if mjd.efc_type[i] == mujoco.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC:
+            cid = mjd.efc_id[i]
+            adr = mjd.contact.efc_address[cid]
+            dim = mjd.contact.dim[cid]
+            con = mjd.contact[cid]
+            normal = force[adr]
+            tangent = np.linalg.norm(force[adr + 1:adr + dim] / con.friction[:dim - 1])
+            tie = abs(normal - tangent) <= 1e-9 * max(normal, tangent)
+            labels = {int(ours[i]), int(theirs[i])}
+            tie = tie and labels <= {int(mujoco.mjtConstraintState.mjCNSTRSTATE_SATISFIED),
+                                     int(mujoco.mjtConstraintState.mjCNSTRSTATE_CONE)}
+        else:
+            tie = i >= mjd.ne + mjd.nf and abs(force[i]) <= 1e-12 + 1e-9 * np.abs(force).max()
+        assert tie, f"efc_state[{i}]: kinedyn {ours[i]} vs mujoco {theirs[i]}, not a round-off tie"
+        ties += 1
+    return ties
+
+
+@pytest.mark.parametrize("cone, variant", CONE_CASES)
+def test_contacts_forward_matches_mujoco(cone, variant):
+    """kd.forward with PGS on contact scenes, at MuJoCo-visited states: every field at 1e-9,
+    efc_state exactly but for round-off ties on a bound (boundary_ties); the sweeps per island
+    are MuJoCo's."""
+    m, d, mjm, mjd = contact_pair(cone, variant)
+    ncon = nslide = 0
+    for state in contact_states(mjm, mjd):
+        set_contact_state(d, mjd, state)
+        mujoco.mj_forward(mjm, mjd)
+        kd.forward(m, d)
+        assert_fields(m, d, mjm, mjd, skip="efc_state")
+        boundary_ties(d, mjd)
+        count = max(1, mjd.nisland)
+        np.testing.assert_array_equal(d.scratch_island[4, :count], mjd.solver_niter[:count])
+        ncon += mjd.ncon
+        nslide += sliding_contacts(mjd)
+    assert ncon >= 60, "the states should make contacts"
+    if cone == "elliptic":
+        assert nslide > 0, "no contact reaches its cone's surface: the QCQP's active branch is not tested"
+
+
+@pytest.mark.parametrize("cone, variant", CONE_CASES)
+def test_contacts_solver_bit_exact_on_mujocos_rows(cone, variant):
+    """The solver alone, given MuJoCo's own inputs (efc_b, AR, R, contact mu and the warmstart
+    forces, read with iterations=0): PGS and noslip give MuJoCo's forces and states to the
+    last bit, so the differences left in kd.forward are the rows' own round-off."""
+    impratio, iterations, noslip, flags = CONTACT_VARIANTS[variant]
+    m, d, mjm, mjd = contact_pair(cone, variant)
+    for state in contact_states(mjm, mjd):
+        set_contact_state(d, mjd, state)
+        mjm.opt.iterations, mjm.opt.noslip_iterations = 0, 0
+        mujoco.mj_forward(mjm, mjd)
+        start = mjd.efc_force.copy()
+        mjm.opt.iterations, mjm.opt.noslip_iterations = iterations, noslip
+        mujoco.mj_forward(mjm, mjd)
+        kd.forward(m, d)
+        n = mjd.nefc
+        d.efc_b[:n] = mjd.efc_b
+        d.efc_R[:n] = mjd.efc_R
+        d.scratch_efc_AR[:n, :n] = np.asarray(mjd.efc_AR).reshape(n, n)
+        d.contact_mu[:mjd.ncon] = mjd.contact.mu
+        d.efc_force[:n] = start
+        solve_pgs(m._handle, d._handle, iterations)
+        if noslip:
+            solve_noslip(m._handle, d._handle, noslip)
+        np.testing.assert_array_equal(d.efc_force[:n], mjd.efc_force)
+        np.testing.assert_array_equal(d.efc_state[:n], mjd.efc_state)
+        count = max(1, mjd.nisland)
+        np.testing.assert_array_equal(d.scratch_island[4, :count], mjd.solver_niter[:count])
+
+
+def test_qcqp_cholesky_solve_is_mujocos():
+    """The n-dimensional QCQP's Cholesky solve against mju_cholSolve (4.0 back-substitutes
+    from the last row up), on random SPD systems of the sizes elliptic cones use."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.integers(1, 6))
+        x = rng.normal(size=(n, n))
+        a = x @ x.T + 0.1 * np.eye(n)
+        theirs_l = a.copy()
+        mujoco.mju_cholFactor(theirs_l, 1e-10)
+        ours_l = a.copy()
+        assert _chol_factor(ours_l, n, 1e-10) == n
+        np.testing.assert_array_equal(np.tril(ours_l), np.tril(theirs_l))
+        b = rng.normal(size=n)
+        theirs = np.zeros(n)
+        mujoco.mju_cholSolve(theirs, theirs_l, b)
+        ours = np.zeros(n)
+        _chol_solve(ours, theirs_l, b, n)
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("cone, variant", [("elliptic", "pgs10-noslip"),
+                                           ("elliptic", "pgs50-noisland-cold-impratio"),
+                                           ("pyramidal", "pgs10-noslip-noisland")])
+def test_contacts_rollout_matches_mujoco(cone, variant):
+    """Ten kd.step against ten mj_step on the contact scene (the warmstart carried by step)."""
+    m, d, mjm, mjd = contact_pair(cone, variant)
+    set_contact_state(d, mjd, contact_states(mjm, mjd)[2])
+    for _ in range(10):
+        mujoco.mj_step(mjm, mjd)
+        kd.step(m, d)
+        assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "qacc_warmstart", "efc_force", "qacc"))

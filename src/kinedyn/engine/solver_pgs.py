@@ -4,25 +4,33 @@ PGS (projected Gauss-Seidel, MuJoCo's mj_solPGS) minimises over the row forces f
 
     1/2 f' AR f + f' b,    AR = J M^-1 J' + diag(R),  b = J qacc_smooth - aref  (efc_b)
 
-subject to f free for equality rows, |f| <= frictionloss for friction-loss rows and f >= 0
-for limits and contact rows. Each sweep minimises exactly over one row at a time and
-projects; the rows are visited in a pseudo-random order (a PCG32 generator with MuJoCo's
-fixed seed shuffles the list before every sweep); before each sweep the forces are
-extrapolated with Nesterov momentum and projected, and the momentum restarts when a sweep's
-correction opposes the extrapolation (O'Donoghue-Candes). A sweep whose cost improvement,
-scaled by 1/trace(M), is below the tolerance ends the solve. With islands on (the default)
-each island is solved on its own, with its own generator, momentum, count and trace(M) of
-its dofs (MuJoCo 4.0 verified: per-island and whole-model solves stop at different sweeps).
+subject to f free for equality rows, |f| <= frictionloss for friction-loss rows, f >= 0 for
+limits, frictionless contacts and pyramid edges, and for an elliptic contact (normal N,
+friction T) N >= 0 and sum (T_k / mu_k)^2 <= N^2. It works on blocks: one per scalar row, one
+per elliptic contact (its dim consecutive rows). Each sweep minimises exactly over one block at
+a time and projects: a scalar row along itself; an elliptic contact first along the ray of its
+current force (or its normal alone when that is ~0), then over its friction with the normal
+held, a small QCQP (mju_QCQP2/3/N) whose solution is put on the ellipsoid when active. The
+blocks are visited in a pseudo-random order (a PCG32 generator with MuJoCo's fixed seed
+shuffles the list before every sweep); before each sweep the forces are extrapolated with
+Nesterov momentum and projected onto the bounds and cones, and the momentum restarts when a
+sweep's correction opposes the extrapolation (O'Donoghue-Candes). A sweep whose cost
+improvement, scaled by 1/trace(M), is below the tolerance ends the solve. With islands on (the
+default) each island is solved on its own, with its own generator, momentum, count and
+trace(M) of its dofs (MuJoCo 4.0 verified: per-island and whole-model solves stop at
+different sweeps).
 
 Noslip (mj_solNoSlip) runs after any solver when noslip_iterations > 0: Gauss-Seidel on the
-friction rows only, without the regulariser (AR - diag(R)), the other forces held. Without
-contacts its rows are the friction-loss rows.
+friction rows only, without the regulariser (AR - diag(R)), the normal and other forces held:
+friction-loss rows, each pair of opposing pyramid edges (their sum fixed), and an elliptic
+contact's friction rows by the same QCQP.
 
-Both leave efc_state as MuJoCo's dualState labels it, then ``dual_finish`` maps the forces
-to joint space: qfrc_constraint = J' f, qacc = qacc_smooth + M^-1 qfrc_constraint.
+Both leave efc_state as MuJoCo's dualState labels it (an elliptic contact's rows share its
+cone zone), then ``dual_finish`` maps the forces to joint space: qfrc_constraint = J' f,
+qacc = qacc_smooth + M^-1 qfrc_constraint.
 
 The sums replicate mju_dot's order (four interleaved partial sums), so the row residuals
-round as MuJoCo's do.
+round as MuJoCo's do; given MuJoCo's rows the forces are MuJoCo 4.0's to the last bit.
 """
 
 from __future__ import annotations
@@ -33,6 +41,9 @@ from kinedyn._jit import kernel
 from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NE, ISLAND_NEFC, ISLAND_NF, ISLAND_NITER
 from kinedyn.engine.smooth_inertia import solve_ld
 from kinedyn.engine.types import (
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_PYRAMIDAL,
+    CNSTRSTATE_CONE,
     CNSTRSTATE_LINEARNEG,
     CNSTRSTATE_LINEARPOS,
     CNSTRSTATE_QUADRATIC,
@@ -45,6 +56,10 @@ from kinedyn.engine.util_linalg3 import dot_mj
 
 # rows of Data.scratch_pgs_efc
 _ARINV, _PREV, _MOMENTUM = 0, 1, 2
+# rows of Data.scratch_vec in an elliptic contact's update: its rows' residuals, old forces, the
+# ray (then the QCQP's solution), A times the ray, the force change, the friction subproblem's
+# linear term, the QCQP's scaled linear term and its second Cholesky solve
+_RES, _OLD, _V, _V1, _DELTA, _BC, _QB, _QT = 0, 1, 2, 3, 4, 5, 6, 7
 
 # PCG32 (O'Neill's pcg32, XSH-RR output): state <- state * MULT + inc (mod 2^64). The
 # multiplication runs on 32-bit halves so that no intermediate overflows 64 bits, which keeps
@@ -104,14 +119,39 @@ def _row(rows, adr, c, listed):
 
 
 @kernel
+def _scaled_norm(f, i0, fr, cid, n):
+    """|t| with t_k = f[i0+k] / fr[cid, k], k < n <= 5, summed in mju_dot's order (mju_norm)."""
+    t0 = f[i0] / fr[cid, 0]
+    t1 = f[i0 + 1] / fr[cid, 1] if n > 1 else 0.0
+    t2 = f[i0 + 2] / fr[cid, 2] if n > 2 else 0.0
+    if n == 1:
+        s = t0 * t0
+    elif n == 2:
+        s = t0 * t0 + t1 * t1
+    elif n == 3:
+        s = t0 * t0 + t1 * t1 + t2 * t2
+    else:
+        t3 = f[i0 + 3] / fr[cid, 3]
+        s = (t0 * t0 + t2 * t2) + (t1 * t1 + t3 * t3)
+        if n == 5:
+            t4 = f[i0 + 4] / fr[cid, 4]
+            s += t4 * t4
+    return np.sqrt(s)
+
+
+@kernel
 def _dual_state(d, ne, nf, n, adr, listed):
     """efc_state of the listed rows from their forces (dualState). Friction-loss rows are
     labelled opposite to the primal: LINEARPOS at the lower bound -frictionloss, LINEARNEG at
-    the upper; limits are QUADRATIC when pushing (f > 0), SATISFIED otherwise."""
+    the upper; limits, frictionless and pyramidal rows are QUADRATIC when pushing (f > 0),
+    SATISFIED otherwise; an elliptic contact's rows all take its cone zone, in the cone
+    scaled to a circular one: SATISFIED inside (mu N >= |T|), QUADRATIC in the dual cone's
+    opposite (N + mu |T| <= 0), CONE between."""
     rows = d.scratch_efc_island[1]
     force = d.efc_force
     floss = d.efc_frictionloss
-    for c in range(n):
+    c = 0
+    while c < n:
         i = _row(rows, adr, c, listed)
         if c < ne:
             d.efc_state[i] = CNSTRSTATE_QUADRATIC
@@ -122,10 +162,25 @@ def _dual_state(d, ne, nf, n, adr, listed):
                 d.efc_state[i] = CNSTRSTATE_LINEARNEG
             else:
                 d.efc_state[i] = CNSTRSTATE_QUADRATIC
-        else:
-            # TODO(contacts): an elliptic contact's rows share one state (SATISFIED, QUADRATIC
-            # or CONE from its cone zone); frictionless and pyramidal rows are scalar like limits
+        elif d.efc_type[i] != CNSTR_CONTACT_ELLIPTIC:
             d.efc_state[i] = CNSTRSTATE_QUADRATIC if force[i] > 0 else CNSTRSTATE_SATISFIED
+        else:
+            cid = d.efc_id[i]
+            dim = d.contact_dim[cid]
+            mu = d.contact_mu[cid]
+            normal = force[i] / mu
+            tangent = _scaled_norm(force, i + 1, d.contact_friction, cid, dim - 1)
+            if mu * normal >= tangent:
+                zone = CNSTRSTATE_SATISFIED
+            elif normal + mu * tangent <= 0:
+                zone = CNSTRSTATE_QUADRATIC
+            else:
+                zone = CNSTRSTATE_CONE
+            # the block's rows are consecutive in efc (an island lists them in order)
+            for j in range(dim):
+                d.efc_state[i + j] = zone
+            c += dim - 1
+        c += 1
 
 
 @kernel
@@ -183,7 +238,304 @@ def dual_finish(m, d):
         d.qacc[v] += d.qacc_smooth[v]
 
 
+# ---- elliptic cones -----------------------------------------------------------------------------
+
+
+@kernel
+def _chol_factor(a, n, mindiag):
+    """In-place Cholesky factor of a[:n, :n] (lower triangle), diagonals below mindiag raised
+    to it and their columns cleared; returns the rank (mju_cholFactor)."""
+    rank = n
+    for j in range(n):
+        tmp = a[j, j]
+        if j:
+            tmp -= dot_mj(a[j], a[j], j)
+        deficient = tmp < mindiag
+        if deficient:
+            tmp = mindiag
+            rank -= 1
+        a[j, j] = np.sqrt(tmp)
+        if deficient:
+            for i in range(j + 1, n):
+                a[i, j] = 0.0
+        else:
+            tmp = 1 / a[j, j]
+            for i in range(j + 1, n):
+                a[i, j] = (a[i, j] - dot_mj(a[i], a[j], j)) * tmp
+    return rank
+
+
+@kernel
+def _chol_solve(res, a, vec, n):
+    """res = (L L')^-1 vec with L = a's lower triangle (mju_cholSolve). The back substitution
+    subtracts from the last row up (MuJoCo 4.0's order; 3.12's source went from row i+1 down)."""
+    for i in range(n):
+        res[i] = vec[i]
+    for i in range(n):
+        if i:
+            res[i] -= dot_mj(a[i], res, i)
+        res[i] /= a[i, i]
+    for i in range(n - 1, -1, -1):
+        for j in range(n - 1, i, -1):
+            res[i] -= a[j, i] * res[j]
+        res[i] /= a[i, i]
+
+
+@kernel
+def _qcqp2(res, ain, off, bin_, fr, cid, r):
+    """min 1/2 x'Ax + x'b subject to sum (x_k / fr_k)^2 <= r^2 in two dimensions, by Newton
+    on the multiplier of the scaled problem (mju_QCQP2); True when the constraint is active."""
+    d0 = fr[cid, 0]
+    d1 = fr[cid, 1]
+    b1 = bin_[0] * d0
+    b2 = bin_[1] * d1
+    a11 = ain[off + 0, off + 0] * d0 * d0
+    a22 = ain[off + 1, off + 1] * d1 * d1
+    a12 = ain[off + 0, off + 1] * d0 * d1
+    la = 0.0
+    v1 = 0.0
+    v2 = 0.0
+    for _ in range(20):
+        det = (a11 + la) * (a22 + la) - a12 * a12
+        if det < 1e-10:
+            res[0] = 0.0
+            res[1] = 0.0
+            return False
+        detinv = 1 / det
+        p11 = (a22 + la) * detinv
+        p22 = (a11 + la) * detinv
+        p12 = -a12 * detinv
+        v1 = -p11 * b1 - p12 * b2
+        v2 = -p12 * b1 - p22 * b2
+        val = v1 * v1 + v2 * v2 - r * r
+        if val < 1e-10:
+            break
+        deriv = -2.0 * (p11 * v1 * v1 + 2.0 * p12 * v1 * v2 + p22 * v2 * v2)
+        delta = -val / deriv
+        if delta < 1e-10:
+            break
+        la += delta
+    res[0] = v1 * d0
+    res[1] = v2 * d1
+    return la != 0
+
+
+@kernel
+def _qcqp3(res, ain, off, bin_, fr, cid, r):
+    """The three-dimensional QCQP (mju_QCQP3), inverse by cofactors."""
+    d0 = fr[cid, 0]
+    d1 = fr[cid, 1]
+    d2 = fr[cid, 2]
+    b1 = bin_[0] * d0
+    b2 = bin_[1] * d1
+    b3 = bin_[2] * d2
+    a11 = ain[off + 0, off + 0] * d0 * d0
+    a22 = ain[off + 1, off + 1] * d1 * d1
+    a33 = ain[off + 2, off + 2] * d2 * d2
+    a12 = ain[off + 0, off + 1] * d0 * d1
+    a13 = ain[off + 0, off + 2] * d0 * d2
+    a23 = ain[off + 1, off + 2] * d1 * d2
+    la = 0.0
+    v1 = 0.0
+    v2 = 0.0
+    v3 = 0.0
+    for _ in range(20):
+        p11 = (a22 + la) * (a33 + la) - a23 * a23
+        p22 = (a11 + la) * (a33 + la) - a13 * a13
+        p33 = (a11 + la) * (a22 + la) - a12 * a12
+        p12 = a13 * a23 - a12 * (a33 + la)
+        p13 = a12 * a23 - a13 * (a22 + la)
+        p23 = a12 * a13 - a23 * (a11 + la)
+        det = (a11 + la) * p11 + a12 * p12 + a13 * p13
+        if det < 1e-10:
+            res[0] = 0.0
+            res[1] = 0.0
+            res[2] = 0.0
+            return False
+        detinv = 1 / det
+        p11 *= detinv
+        p22 *= detinv
+        p33 *= detinv
+        p12 *= detinv
+        p13 *= detinv
+        p23 *= detinv
+        v1 = -p11 * b1 - p12 * b2 - p13 * b3
+        v2 = -p12 * b1 - p22 * b2 - p23 * b3
+        v3 = -p13 * b1 - p23 * b2 - p33 * b3
+        val = v1 * v1 + v2 * v2 + v3 * v3 - r * r
+        if val < 1e-10:
+            break
+        deriv = -2.0 * (p11 * v1 * v1 + p22 * v2 * v2 + p33 * v3 * v3) \
+            - 4.0 * (p12 * v1 * v2 + p13 * v1 * v3 + p23 * v2 * v3)
+        delta = -val / deriv
+        if delta < 1e-10:
+            break
+        la += delta
+    res[0] = v1 * d0
+    res[1] = v2 * d1
+    res[2] = v3 * d2
+    return la != 0
+
+
+@kernel
+def _qcqpn(res, ain, off, bin_, fr, cid, r, n, ala, b, tmp):
+    """The n-dimensional QCQP (mju_QCQP, n <= 5), by Cholesky solves; ala (n x n), b, tmp (n)
+    are work arrays (the scaled A is rebuilt in ala every Newton step, with the same bits)."""
+    for i in range(n):
+        b[i] = bin_[i] * fr[cid, i]
+    la = 0.0
+    for _ in range(20):
+        for i in range(n):
+            for j in range(n):
+                ala[i, j] = ain[off + i, off + j] * fr[cid, i] * fr[cid, j]
+            ala[i, i] += la
+        if _chol_factor(ala, n, 1e-10) < n:
+            for i in range(n):
+                res[i] = 0.0
+            return False
+        _chol_solve(res, ala, b, n)
+        for i in range(n):
+            res[i] = -res[i]
+        val = dot_mj(res, res, n) - r * r
+        if val < 1e-10:
+            break
+        _chol_solve(tmp, ala, res, n)
+        deriv = -2.0 * dot_mj(res, tmp, n)
+        delta = -val / deriv
+        if delta < 1e-10:
+            break
+        la += delta
+    for i in range(n):
+        res[i] = res[i] * fr[cid, i]
+    return la != 0
+
+
+@kernel
+def _project_ellipsoid(f, i0, normal, fr, cid, n, feasible):
+    """Scale the friction forces f[i0:i0+n] onto the ellipsoid sum (f_k / fr_k)^2 = normal^2,
+    or, when feasible, only down onto it from outside (projectEllipsoid)."""
+    s = 0.0
+    for j in range(n):
+        s += f[i0 + j] * f[i0 + j] / (fr[cid, j] * fr[cid, j])
+    normal2 = normal * normal
+    if not feasible or s > normal2:
+        scl = np.sqrt(normal2 / max(MINVAL, s))
+        for j in range(n):
+            f[i0 + j] *= scl
+
+
+@kernel
+def _project_cone(force, i, dim, fr, cid):
+    """An elliptic contact's forces onto its cone: no force when pulling, else the friction
+    scaled into the ellipsoid (projectCone)."""
+    if force[i] < 0:
+        for j in range(dim):
+            force[i + j] = 0.0
+    else:
+        _project_ellipsoid(force, i + 1, force[i], fr, cid, dim - 1, True)
+
+
+@kernel
+def _solve_friction(force, i, dim, ac, off, bc, fr, cid, w, ala):
+    """The friction forces force[i+1:i+dim] minimising 1/2 f'Ac f + f'bc in the ellipsoid of
+    the normal force force[i], put exactly on it when active (solveQCQP); Ac is
+    ac[off:off+dim-1, off:off+dim-1]; w: the rows of scratch_vec (_V, _QB, _QT used), ala a
+    5x5 work matrix."""
+    n = dim - 1
+    v = w[_V]
+    if dim == 3:
+        active = _qcqp2(v, ac, off, bc, fr, cid, force[i])
+    elif dim == 4:
+        active = _qcqp3(v, ac, off, bc, fr, cid, force[i])
+    else:
+        active = _qcqpn(v, ac, off, bc, fr, cid, force[i], n, ala, w[_QB], w[_QT])
+    if active:
+        _project_ellipsoid(v, 0, force[i], fr, cid, n, False)
+    for j in range(n):
+        force[i + 1 + j] = v[j]
+
+
+@kernel
+def _cost_change(a, force, i0, old, res, n, delta):
+    """The cost change of the block force[i0:i0+n] from old, 1/2 d'A d + d'res; a clear
+    increase (round-off) restores old and counts as none (costChange, n > 1)."""
+    for j in range(n):
+        delta[j] = force[i0 + j] - old[j]
+    quad = 0.0
+    for j in range(n):
+        quad += delta[j] * dot_mj(a[j], delta, n)
+    change = 0.5 * quad + dot_mj(delta, res, n)
+    if change > 1e-10:
+        for j in range(n):
+            force[i0 + j] = old[j]
+        change = 0.0
+    return change
+
+
 # ---- PGS ----------------------------------------------------------------------------------------
+
+
+@kernel
+def _block_dim(d, i):
+    """Rows of the block starting at row i: an elliptic contact's dim, else 1."""
+    if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
+        return d.contact_dim[d.efc_id[i]]
+    return 1
+
+
+@kernel
+def _pgs_elliptic(d, i, dim, arinv_c):
+    """One elliptic contact's update in a PGS sweep (the ellipse branch of solPGS's sweep),
+    from its rows' residuals in scratch_vec[_RES]: the normal force alone when it is ~0, else
+    a step along the ray of the current force (the normal kept >= 0); then the friction forces
+    by the QCQP in the new normal's ellipsoid, the normal held. Returns the cost change."""
+    force = d.efc_force
+    AR = d.scratch_efc_AR
+    fr = d.contact_friction
+    cid = d.efc_id[i]
+    w = d.scratch_vec
+    res = w[_RES]
+    old = w[_OLD]
+    v = w[_V]
+    v1 = w[_V1]
+    bc = w[_BC]
+    athis = d.scratch_cone[0]
+    n = dim - 1
+    for r in range(dim):
+        old[r] = force[i + r]
+        for k in range(dim):
+            athis[r, k] = AR[i + r, i + k]
+    if force[i] < MINVAL:
+        force[i] -= res[0] * arinv_c
+        if force[i] < 0:
+            force[i] = 0.0
+        for j in range(1, dim):
+            force[i + j] = 0.0
+    else:
+        for j in range(dim):
+            v[j] = force[i + j]
+        for r in range(dim):
+            v1[r] = dot_mj(athis[r], v, dim)
+        denom = dot_mj(v, v1, dim)
+        if denom >= MINVAL:
+            x = -dot_mj(v, res, dim) / denom
+            if force[i] + x * v[0] < 0:
+                x = -v[0] / force[i]
+            for j in range(dim):
+                force[i + j] += x * v[j]
+    # friction subproblem, Ac = the friction rows' block: bc = its residual at the new normal
+    # and zero friction
+    oldt = old[1:]
+    for j in range(n):
+        bc[j] = res[j + 1]
+        bc[j] -= dot_mj(athis[j + 1, 1:], oldt, n)
+        bc[j] += athis[j + 1, 0] * (force[i] - old[0])
+    if force[i] < MINVAL:
+        for j in range(n):
+            force[i + 1 + j] = 0.0
+    else:
+        _solve_friction(force, i, dim, athis, 1, bc, fr, cid, w, d.scratch_cone[1])
+    return _cost_change(athis, force, i, old, res, dim, w[_DELTA])
 
 
 @kernel
@@ -194,30 +546,33 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
     force = d.efc_force
     floss = d.efc_frictionloss
     AR = d.scratch_efc_AR
+    fr = d.contact_friction
     arinv = d.scratch_pgs_efc[_ARINV]
     prev = d.scratch_pgs_efc[_PREV]
     momentum = d.scratch_pgs_efc[_MOMENTUM]
     order = d.scratch_pgs_block
     tol = m.opt_real[OPT_TOLERANCE]
     scale = _island_scale(m, d, island, listed)
+    res = d.scratch_vec[_RES]
     for c in range(n):
         i = _row(rows, adr, c, listed)
         arinv[c] = 1 / AR[i, i]
         prev[c] = force[i]
     _dual_state(d, ne, nf, n, adr, listed)
-    # one block per row: every row is scalar until elliptic contacts exist
-    # TODO(contacts): an elliptic contact is one block of its dim rows (ray update of the
-    # normal, then a QCQP over the friction rows: mju_QCQP2/3/N), here and in the projection
-    nblock = n
-    for c in range(n):
-        order[c] = c
+    # the blocks, by their first list position: one per row, one per elliptic contact
+    nblock = 0
+    c = 0
+    while c < n:
+        order[nblock] = c
+        nblock += 1
+        c += _block_dim(d, _row(rows, adr, c, listed))
     # PCG32 with MuJoCo's fixed seed: state 0, increment 1, one draw discarded
     inc = _U1
     state, _ = pcg32_next(_U0, inc)
     it = 0
     k = 0  # Nesterov counter, reset by a restart
     while it < maxiter:
-        # Nesterov extrapolation f += beta (f - f_prev), then projection onto the bounds
+        # Nesterov extrapolation f += beta (f - f_prev), then projection onto the bounds/cones
         beta = (k - 1) / (k + 2) if it > 0 else 0.0
         if beta > 0:
             for c in range(n):
@@ -231,10 +586,15 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
                     force[i] = -floss[i]
                 elif force[i] > floss[i]:
                     force[i] = floss[i]
-            for c in range(ne + nf, n):
+            c = ne + nf
+            while c < n:
                 i = _row(rows, adr, c, listed)
-                if force[i] < 0:
+                dim = _block_dim(d, i)
+                if dim > 1:
+                    _project_cone(force, i, dim, fr, d.efc_id[i])
+                elif force[i] < 0:
                     force[i] = 0.0
+                c += dim
         else:
             for c in range(n):
                 prev[c] = force[_row(rows, adr, c, listed)]
@@ -245,10 +605,16 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
         for b in range(nblock):
             c = order[b]
             i = _row(rows, adr, c, listed)
-            res = d.efc_b[i] + dot_mj(AR[i], force, nefc)
-            old = force[i]
+            dim = _block_dim(d, i)
+            if dim > 1:
+                for j in range(dim):
+                    res[j] = d.efc_b[i + j] + dot_mj(AR[i + j], force, nefc)
+                improvement -= _pgs_elliptic(d, i, dim, arinv[c])
+                continue
+            r0 = d.efc_b[i] + dot_mj(AR[i], force, nefc)
+            f0 = force[i]
             # exact minimum along the row, then the row's bounds
-            force[i] -= res * arinv[c]
+            force[i] -= r0 * arinv[c]
             if c >= ne and c < ne + nf:
                 if force[i] < -floss[i]:
                     force[i] = -floss[i]
@@ -259,10 +625,10 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
                     force[i] = 0.0
             # cost change; a clear increase (round-off in the projection) is undone (costChange)
             a = 1 / arinv[c]
-            delta = force[i] - old
-            change = 0.5 * delta * delta * a + delta * res
+            df = force[i] - f0
+            change = 0.5 * df * df * a + df * r0
             if change > 1e-10:
-                force[i] = old
+                force[i] = f0
                 change = 0.0
             improvement -= change
         _dual_state(d, ne, nf, n, adr, listed)
@@ -298,6 +664,82 @@ def solve_pgs(m, d, maxiter):
 
 
 # ---- noslip -------------------------------------------------------------------------------------
+
+
+@kernel
+def _noslip_block(d, i0, n, ac):
+    """The residuals (scratch_vec[_RES]) and old forces (scratch_vec[_OLD]) of rows i0..i0+n-1
+    without the regulariser, ac their block of AR - diag(R), the diagonal at least 1e-10, and
+    bc (scratch_vec[_BC]) the residual less the block's own forces (noslip's residual,
+    extractBlock and bc)."""
+    nefc = d.efc_counts[3]
+    force = d.efc_force
+    AR = d.scratch_efc_AR
+    R = d.efc_R
+    w = d.scratch_vec
+    res = w[_RES]
+    old = w[_OLD]
+    bc = w[_BC]
+    for j in range(n):
+        res[j] = d.efc_b[i0 + j] + dot_mj(AR[i0 + j], force, nefc)
+    for j in range(n):
+        res[j] -= R[i0 + j] * force[i0 + j]
+        old[j] = force[i0 + j]
+    for j in range(n):
+        for k in range(n):
+            ac[j, k] = AR[i0 + j, i0 + k]
+    for j in range(n):
+        ac[j, j] -= R[i0 + j]
+        ac[j, j] = max(1e-10, ac[j, j])
+    for j in range(n):
+        bc[j] = res[j]
+        bc[j] -= dot_mj(ac[j], old, n)
+
+
+@kernel
+def _noslip_edges(d, j):
+    """Noslip on the opposing pyramid edges j, j+1 of a contact: their sum (the normal force)
+    held, the split minimising the cost over [0, sum]; returns the cost change."""
+    force = d.efc_force
+    w = d.scratch_vec
+    ac = d.scratch_cone[0]
+    _noslip_block(d, j, 2, ac)
+    bc = w[_BC]
+    mid = 0.5 * (force[j] + force[j + 1])
+    k1 = ac[0, 0] + ac[1, 1] - ac[0, 1] - ac[1, 0]
+    k0 = mid * (ac[0, 0] - ac[1, 1]) + bc[0] - bc[1]
+    if k1 < MINVAL:
+        force[j] = mid
+        force[j + 1] = mid
+    else:
+        y = -k0 / k1
+        if y < -mid:
+            force[j] = 0.0
+            force[j + 1] = 2 * mid
+        elif y > mid:
+            force[j] = 2 * mid
+            force[j + 1] = 0.0
+        else:
+            force[j] = mid + y
+            force[j + 1] = mid - y
+    return _cost_change(ac, force, j, w[_OLD], w[_RES], 2, w[_DELTA])
+
+
+@kernel
+def _noslip_elliptic(d, i, dim):
+    """Noslip on an elliptic contact's friction rows: the QCQP in the ellipsoid of the held
+    normal force (none when the normal is ~0); returns the cost change."""
+    force = d.efc_force
+    w = d.scratch_vec
+    ac = d.scratch_cone[0]
+    n = dim - 1
+    _noslip_block(d, i + 1, n, ac)
+    if force[i] < MINVAL:
+        for j in range(n):
+            force[i + 1 + j] = 0.0
+    else:
+        _solve_friction(force, i, dim, ac, 0, w[_BC], d.contact_friction, d.efc_id[i], w, d.scratch_cone[1])
+    return _cost_change(ac, force, i + 1, w[_OLD], w[_RES], n, w[_DELTA])
 
 
 @kernel
@@ -337,8 +779,23 @@ def _noslip(m, d, island, ne, nf, n, adr, listed, maxiter):
                 force[i] = floss[i]
             delta = force[i] - old
             improvement -= 0.5 * delta * delta / arinv[c] + delta * res
-        # TODO(contacts): contact friction: each pair of opposing pyramid edges (normal held),
-        # or an elliptic contact's friction rows by QCQP; limits and frictionless rows are skipped
+        # contact friction, the normal forces held: each pair of opposing pyramid edges, or an
+        # elliptic contact's friction rows (limits and frictionless contacts are skipped)
+        c = ne + nf
+        while c < n:
+            i = _row(rows, adr, c, listed)
+            t = d.efc_type[i]
+            if t == CNSTR_CONTACT_PYRAMIDAL:
+                dim = d.contact_dim[d.efc_id[i]]
+                for j in range(i, i + 2 * (dim - 1), 2):
+                    improvement -= _noslip_edges(d, j)
+                c += 2 * (dim - 1)
+            elif t == CNSTR_CONTACT_ELLIPTIC:
+                dim = d.contact_dim[d.efc_id[i]]
+                improvement -= _noslip_elliptic(d, i, dim)
+                c += dim
+            else:
+                c += 1
         _dual_state(d, ne, nf, n, adr, listed)
         improvement *= scale
         it += 1
