@@ -254,7 +254,8 @@ def constraint_summary(m) -> dict:
         "iterations": o.iterations, "tolerance": o.tolerance, "noslip_iterations": o.noslip_iterations,
         "disabled": [f.name.lower() for f in kd.DisableBit
                      if f in (kd.DisableBit.CONSTRAINT, kd.DisableBit.EQUALITY, kd.DisableBit.LIMIT,
-                              kd.DisableBit.FRICTIONLOSS, kd.DisableBit.WARMSTART, kd.DisableBit.ISLAND)
+                              kd.DisableBit.FRICTIONLOSS, kd.DisableBit.WARMSTART, kd.DisableBit.ISLAND,
+                              kd.DisableBit.CONTACT)
                      and o.disableflags & f],
         "limited_joints": int(np.count_nonzero(m.jnt_limited)),
         "limited_tendons": int(np.count_nonzero(m.tendon_limited)),
@@ -264,6 +265,12 @@ def constraint_summary(m) -> dict:
                       "object1": eq_object(e, m.eq_obj1id[e]), "object2": eq_object(e, m.eq_obj2id[e]),
                       "active": bool(m.eq_active0[e])} for e in range(m.neq)],
         "rows_max": int(m.nefcmax),
+        "contacts_max": int(m.nconmax),
+        "contact_pairs": [{"geom1": _name(m, "geom", m.pair_geom1[k]),
+                           "geom2": _name(m, "geom", m.pair_geom2[k]), "condim": int(m.pair_dim[k])}
+                          for k in range(m.npair)],
+        "excluded_body_pairs": [[_name(m, "body", s >> 16), _name(m, "body", s & 0xFFFF)]
+                                for s in m.exclude_signature.tolist()],
     }
 
 
@@ -319,6 +326,11 @@ def cmd_info(args: argparse.Namespace) -> int:
               f"{c['limited_tendons']} limited tendons, friction loss on {c['frictionloss_dofs']} dofs and "
               f"{c['frictionloss_tendons']} tendons, {len(c['equality'])} equality constraints"
               + (f"; disabled: {', '.join(c['disabled'])}" if c["disabled"] else ""))
+    con.print(f"contacts: room for {c['contacts_max']}, {len(c['contact_pairs'])} explicit pairs, "
+              f"{len(c['excluded_body_pairs'])} excluded body pairs")
+    if c["contact_pairs"]:
+        con.print(table("contact pairs", ["id", "geom 1", "geom 2", "condim"],
+                        [[i, p["geom1"], p["geom2"], p["condim"]] for i, p in enumerate(c["contact_pairs"])]))
     if c["equality"]:
         con.print(table("equality constraints", ["id", "name", "type", "object 1", "object 2", "active"],
                         [[i, e["name"], e["type"], e["object1"], e["object2"], "yes" if e["active"] else "no"]
