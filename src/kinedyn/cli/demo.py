@@ -230,9 +230,11 @@ def feedforward(m, pattern: Pattern) -> Feedforward:
 
     t, qpos = pattern.t, pattern.qpos
     dt = t[1] - t[0]
-    # one extra (resting) sample at each end, so the "fd" differences keep every pattern sample
+    # one extra sample at each end, continuing the motion at constant velocity, so the "fd"
+    # differences keep every pattern sample (the torso's quaternion is constant: extrapolating
+    # qpos linearly is exact there)
     t_ext = np.concatenate([[t[0] - dt], t, [t[-1] + dt]])
-    q_ext = np.vstack([qpos[:1], qpos, qpos[-1:]])
+    q_ext = np.vstack([2 * qpos[:1] - qpos[1:2], qpos, 2 * qpos[-1:] - qpos[-2:-1]])
     with contacts_off(m):
         inverse = trajectory.inverse_dynamics(m, t_ext, q_ext, method="fd")
     sites = {side: m.site(f"{side}_sole").id for side in SIDES}
@@ -472,20 +474,21 @@ def _write_csv_and_plots(m, result: DemoResult, out_dir: Path) -> dict[str, Path
     Panel = plotting.Panel
     files["zmp"] = plotting.plot_panels(
         out_dir / "zmp.png", t,
-        [Panel(f"{axis}: planned ZMP (dashed), measured centre of pressure (solid), CoM (dotted)",
-               np.column_stack([run.cop[:, i], pattern.com[:n, i]]), ["CoP", "CoM"], "m",
-               dashed=pattern.zmp_ref[:n, i]) for i, axis in enumerate(("forward x", "lateral y"))],
+        [Panel(f"{axis}: measured centre of pressure (solid), planned ZMP (dashed)", run.cop[:, i],
+               ["CoP"], "m", dashed=pattern.zmp_ref[:n, i])
+         for i, axis in enumerate(("forward x", "lateral y"))]
+        + [Panel("planned centre of mass (cart-table model)", pattern.com[:n, :2], ["x", "y"], "m")],
         title="biped walk: ZMP and centre of pressure")
     files["torques"] = plotting.plot_panels(
         out_dir / "torques.png", t,
-        [Panel(f"{leg}: servo force in simulation (solid), feed-forward torque (dashed)",
+        [Panel(f"{leg}: joint torque in simulation, servo + feed-forward (solid); planned (dashed)",
                run.actuator_force[:, s] + result.feedforward.qfrc_applied[:n, dof[s]], short[s], "N m",
                dashed=result.feedforward.qfrc_legs[:n, dof[s]]) for leg, s in halves.items()],
         title="biped walk: joint torques (servo + feed-forward)")
     files["tracking_error"] = plotting.plot_panels(
         out_dir / "tracking_error.png", t,
-        [Panel(f"{leg}: simulated - commanded angle", np.degrees(result.tracking_error[:, s]), short[s], "deg")
-         for leg, s in halves.items()],
+        [Panel(f"{leg}: simulated - commanded angle", np.degrees(result.tracking_error[:, s]), short[s],
+               "deg") for leg, s in halves.items()],
         title="biped walk: servo tracking error")
     return files
 

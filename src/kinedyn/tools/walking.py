@@ -220,7 +220,8 @@ def zmp_reference(plan: FootstepPlan, t: np.ndarray, sole_centre=(0.0, 0.0)) -> 
                   (step.t_land, support)]
         feet[step.side] = step.end + c
     last = plan.steps[-1].t_land
-    knots += [(last + plan.double_support, (feet["r"] + feet["l"]) / 2), (plan.t_end, (feet["r"] + feet["l"]) / 2)]
+    middle = (feet["r"] + feet["l"]) / 2
+    knots += [(last + plan.double_support, middle), (plan.t_end, middle)]
     times = np.array([k[0] for k in knots])
     values = np.array([k[1] for k in knots])
     return np.column_stack([np.interp(t, times, values[:, axis]) for axis in range(2)])
@@ -246,7 +247,8 @@ def foot_trajectories(plan: FootstepPlan, t: np.ndarray, height: float) -> dict:
             s = min_jerk((t - step.t_lift) / (step.t_land - step.t_lift))
             after = t >= step.t_lift
             pos[after, :2] = step.start + np.outer(s[after], step.end - step.start)
-            pos[:, 2] += height * np.sin(np.pi * s)
+            swing = after & (t < step.t_land)
+            pos[swing, 2] = height * np.sin(np.pi * s[swing])
         feet[side] = pos
     return feet
 
