@@ -436,7 +436,7 @@ def compute(gait: Gait = Gait(), advance: Callable[[int], None] = lambda n=1: No
 
 
 def write_outputs(m, result: DemoResult, out_dir: str | Path, animation: bool = True, plots: bool = True,
-                  fps: float = 20.0) -> dict[str, Path]:
+                  fps: float = 10.0) -> dict[str, Path]:
     """Write into ``out_dir`` (created if needed) the CSVs and plots (with ``plots``) and a GIF of
     the simulated walk at ``fps`` frames per simulated second (with ``animation``); returns name -> path."""
     out_dir = Path(out_dir)

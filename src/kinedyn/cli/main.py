@@ -193,8 +193,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     cop = result.cop_error[np.isfinite(result.cop_error)]
     con.print(f"steps taken: {result.steps} of {gait.nstep}; torso moved {result.distance:.3f} m forward; "
               f"max torso tilt {np.degrees(result.max_tilt):.2f} deg")
-    con.print(f"centre of pressure - planned ZMP: rms {1e3 * np.sqrt(np.mean(cop**2)):.1f} mm, "
-              f"max {1e3 * cop.max(initial=0.0):.1f} mm; "
+    cop_text = (f"rms {1e3 * np.sqrt(np.mean(cop**2)):.1f} mm, max {1e3 * cop.max():.1f} mm" if cop.size
+                else "no floor contact measured")
+    con.print(f"centre of pressure - planned ZMP: {cop_text}; "
               f"joint tracking error: max {np.degrees(np.abs(err).max()):.2f} deg")
     print_files(result.files)
     if result.fell:
