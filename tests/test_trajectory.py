@@ -387,3 +387,68 @@ def test_ctrl_plans_delayed_actuators_one_step_ahead(name):
             mujoco.mj_step(mjm, mjd)
             assert_close(f"qpos replayed to sample {res.index[row] + 1}", mjd.qpos, qpos[res.index[row] + 1],
                          rtol=0, atol=1e-6)
+
+
+# ---- known contacts ----------------------------------------------------------------------------------
+
+
+def _swaying_biped(n=40):
+    """The bundled biped's joints swaying (torso on its free joint, sampled at the model's step)."""
+    m = kd.models.load("biped")
+    t = np.arange(n) * m.opt.timestep
+    qpos = np.tile(m.qpos0, (n, 1))
+    qpos[:, 2] = 0.62 + 0.02 * np.sin(2 * np.pi * t)
+    qpos[:, 7:] += 0.2 * np.sin(2 * np.pi * 1.5 * t)[:, None] * np.linspace(0.5, 1.0, m.nq - 7)
+    return m, t, qpos
+
+
+@pytest.mark.parametrize("support", ["double", "right", "switching"])
+def test_known_contacts_supply_the_free_joint_and_drive_mujoco_to_the_samples(support):
+    """The site wrenches take the free joint's generalised force; applied in MuJoCo (as
+    xfrc_applied on the foot bodies, the joint torques as qfrc_applied) they reproduce the
+    sampled accelerations."""
+    m, t, qpos = _swaying_biped()
+    mask = None
+    if support == "right":
+        mask = np.column_stack([np.ones(len(t), bool), np.zeros(len(t), bool)])
+    elif support == "switching":
+        mask = np.column_stack([t < t[len(t) // 2], t >= t[len(t) // 3]])
+    res = trajectory.inverse_dynamics(m, t, qpos, contacts=["r_sole", "l_sole"], in_contact=mask)
+    assert res.contact_wrench.shape == (len(res.t), 2, 6)
+    assert_close("free-joint residual", res.qfrc_joint[:, :6], np.zeros((len(res.t), 6)),
+                 atol=1e-9 * np.abs(res.qfrc_inverse).max())
+    if mask is not None:
+        off = ~mask[res.index]
+        assert np.all(res.contact_wrench[off] == 0)
+    mjm = mujoco.MjModel.from_xml_string(kd.models.xml("biped"))
+    # the joint torques stand in for the servos: no actuator force, no contact of its own
+    mjm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_ACTUATION
+    mjd = mujoco.MjData(mjm)
+    sites = [mjm.site(n).id for n in res.contact_sites]
+    for row in range(len(res.t)):
+        mjd.qpos[:], mjd.qvel[:] = res.qpos[row], res.qvel[row]
+        mjd.qfrc_applied[:] = res.qfrc_joint[row]
+        mujoco.mj_kinematics(mjm, mjd)
+        mujoco.mj_comPos(mjm, mjd)
+        mjd.xfrc_applied[:] = 0.0
+        for k, s in enumerate(sites):
+            b = mjm.site_bodyid[s]
+            force, torque = res.contact_wrench[row, k, :3], res.contact_wrench[row, k, 3:]
+            mjd.xfrc_applied[b, :3] += force
+            mjd.xfrc_applied[b, 3:] += torque + np.cross(mjd.site_xpos[s] - mjd.xipos[b], force)
+        mujoco.mj_forward(mjm, mjd)
+        assert_close(f"qacc at sample {row}", mjd.qacc, res.qacc[row], rtol=1e-7,
+                     atol=1e-7 * np.abs(res.qacc).max())
+
+
+def test_known_contacts_argument_errors():
+    m, t, qpos = _swaying_biped(10)
+    with pytest.raises(KeyError):
+        trajectory.inverse_dynamics(m, t, qpos, contacts=["no_such_site"])
+    with pytest.raises(ValueError, match="in_contact"):
+        trajectory.inverse_dynamics(m, t, qpos, contacts=["r_sole"], in_contact=np.ones((3, 1), bool))
+    with pytest.raises(ValueError, match="in_contact"):
+        trajectory.inverse_dynamics(m, t, qpos, in_contact=np.ones((10, 1), bool))
+    arm = kd.models.load("arm3")
+    with pytest.raises(ValueError, match="floating-base"):
+        trajectory.inverse_dynamics(arm, np.arange(5) * 0.01, np.tile(arm.qpos0, (5, 1)), contacts=[0])

@@ -22,6 +22,7 @@ import sys
 from kinedyn import compiler as compiler  # registers the MJCF compiler with Model.from_xml_*
 from kinedyn import models
 from kinedyn.engine.actuation import transmission
+from kinedyn.engine.collision_driver import collision, contact_force
 from kinedyn.engine.data import Data, reset
 from kinedyn.engine.forward import (
     forward,
@@ -67,7 +68,7 @@ from kinedyn.engine.types import (
     SolverType,
     TrnType,
 )
-from kinedyn.errors import ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
+from kinedyn.errors import ContactFullWarning, ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
 from kinedyn.tools import trajectory
 from kinedyn.tools.inverse_actuation import inverse_actuation
 
@@ -92,7 +93,8 @@ def __getattr__(name):
 
 __all__ = [
     # types
-    "BiasType", "ConeType", "ConstraintState", "ConstraintType", "Data", "DisableBit", "EqType",
+    "BiasType", "ConeType", "ConstraintState", "ConstraintType", "ContactFullWarning", "Data",
+    "DisableBit", "EqType",
     "JacobianType", "ObjType", "SolverType", "DynType", "EnableBit", "GainType", "GeomType",
     "IntegratorType", "JointType", "Model", "ModelError", "NonFiniteStateWarning", "Option",
     "Spec", "TrnType", "UnsimulatedFeatureWarning",
@@ -101,7 +103,8 @@ __all__ = [
     "inverse",
     "inverse_actuation", "reset", "step",
     # stages
-    "bias_forces", "com_pos", "com_vel", "crb", "factor_m", "full_m", "kinematics", "mul_m", "passive", "rne",
+    "bias_forces", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m", "full_m",
+    "kinematics", "mul_m", "passive", "rne",
     "rne_post_constraint", "solve_m", "tendon", "transmission",
     # support
     "batch", "differentiate_pos", "ik", "models", "trajectory", "integrate_pos", "jac", "jac_body",

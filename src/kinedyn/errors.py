@@ -35,6 +35,12 @@ class UnsimulatedFeatureWarning(UserWarning):
     """The model uses a feature that changes the physics but is not simulated yet."""
 
 
+class ContactFullWarning(RuntimeWarning):
+    """Contacts or their constraint rows did not fit the model's capacity (``Model.nconmax``,
+    ``Model.nefcmax``) and were dropped, as MuJoCo drops them when its arena is full
+    (mjWARN_CONTACTFULL). Raise the capacity with ``<size nconmax="..."/>``."""
+
+
 class NonFiniteStateWarning(RuntimeWarning):
     """The simulation state went non-finite; the data was reset."""
 

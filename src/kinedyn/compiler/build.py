@@ -20,6 +20,7 @@ from kinedyn.compiler import actuators as act
 from kinedyn.compiler import defaults as dflt
 from kinedyn.compiler import frames as fr
 from kinedyn.compiler import inertial as inr
+from kinedyn.compiler.contacts import GEOM_CONTACT_DEFAULTS, ContactCompiler
 from kinedyn.engine.constraint import efc_capacity
 from kinedyn.engine.fields import MODEL_FIELDS
 from kinedyn.engine.model import Model, Option
@@ -76,7 +77,7 @@ _JOINT_DEFAULTS = dict(type="hinge", group=0, pos=[0.0, 0.0, 0.0], axis=[0.0, 0.
                        solreffriction=_SOLREF, solimpfriction=_SOLIMP)
 _GEOM_DEFAULTS = dict(type="sphere", contype=1, conaffinity=1, condim=3, group=0, size=[0.0, 0.0, 0.0],
                       friction=[1.0, 0.005, 0.0001], density=1000.0, shellinertia="false",
-                      pos=[0.0, 0.0, 0.0], fluidshape="none")
+                      pos=[0.0, 0.0, 0.0], fluidshape="none", **GEOM_CONTACT_DEFAULTS)
 _SITE_DEFAULTS = dict(type="sphere", group=0, pos=[0.0, 0.0, 0.0], size=[0.005, 0.005, 0.005])
 # mjs_defaultTendon; springlength -1 -1 means "the length at qpos_spring" (set_const)
 _TENDON_DEFAULTS = dict(group=0, limited="auto", actuatorfrclimited="auto", range=[0.0, 0.0],
@@ -270,6 +271,8 @@ class Compiler:
                 if nkey[0] > MAX_KEYS:
                     raise node.error(f"nkey={nkey[0]}: kinedyn supports at most {MAX_KEYS} keyframes", "nkey")
                 self.keys.extend((None, {}) for _ in range(nkey[0] - len(self.keys)))
+        self.contacts = ContactCompiler(self)
+        self.contacts.read_sections()
         self._unsimulated()
         return self._assemble(model_name)
 
@@ -1065,74 +1068,8 @@ class Compiler:
         # stacklevel: _report < _unsimulated < run < compile_mjcf < Model.from_xml_* < caller
         warnings.warn(message, UnsimulatedFeatureWarning, stacklevel=6)
 
-    def _collision_pairs(self, excluded: set, filterparent: bool, limit: int) -> list:
-        """The first ``limit`` geom pairs the broad phase would pass (mj_collision's filters).
-
-        Whether two geoms can collide depends only on their bodies and contype/conaffinity, so
-        geoms are grouped by (body, contype, conaffinity) and the groups compared, one group
-        against all later ones at once with numpy: fast for models with very many geoms.
-        """
-        groups: dict[tuple, list[Geom]] = {}
-        for g in self.geoms:
-            t, a = g.attrs["contype"], g.attrs["conaffinity"]
-            if t or a:
-                groups.setdefault((g.body.id, t, a), []).append(g)
-        keys = list(groups)
-        if len(keys) < 2:
-            return []
-        bodies = self.bodies
-        weld = np.array([bodies[k[0]].weldid for k in keys])
-        pweld = np.array([bodies[w].parent.weldid if w else -1 for w in weld])
-        ctype = np.array([k[1] for k in keys], dtype=np.int64)
-        caff = np.array([k[2] for k in keys], dtype=np.int64)
-        pairs: list = []
-        for i in range(len(keys) - 1):
-            w, pw = weld[i], pweld[i]
-            ok = (weld[i + 1:] != w) & (((ctype[i] & caff[i + 1:]) | (ctype[i + 1:] & caff[i])) != 0)
-            if filterparent and w:
-                ok &= ~((weld[i + 1:] != 0) & ((pweld[i + 1:] == w) | (weld[i + 1:] == pw)))
-            name1 = bodies[keys[i][0]].name
-            for j in np.flatnonzero(ok) + i + 1:
-                if frozenset((name1, bodies[keys[j][0]].name)) in excluded:
-                    continue
-                for g1 in groups[keys[i]]:
-                    for g2 in groups[keys[j]]:
-                        pairs.append((g1, g2) if g1.id < g2.id else (g2, g1))
-                        if len(pairs) >= limit:
-                            return pairs
-        return pairs
-
     def _unsimulated(self) -> None:
         dis = self.opt["disableflags"]
-        constraint_off = bool(dis & DisableBit.CONSTRAINT)
-
-        def off(bit) -> bool:
-            return constraint_off or bool(dis & bit)
-
-        # contacts: pairs of geoms that the broad phase could pass
-        if not off(DisableBit.CONTACT):
-            excluded = set()
-            for node in self.sections.get("contact", []):
-                for child in node.children:
-                    if child.tag == "exclude":
-                        ea = child.attrib
-                        excluded.add(frozenset((ea.get("body1", ""), ea.get("body2", ""))))
-            filterparent = not (dis & DisableBit.FILTERPARENT)
-            pairs = self._collision_pairs(excluded, filterparent, limit=4)
-            first = pairs[0][0].node if pairs else None
-            pairs = [f"{_label(g1)} / {_label(g2)}" for g1, g2 in pairs]
-            explicit = [c for node in self.sections.get("contact", []) for c in node.children
-                        if c.tag == "pair"]
-            if pairs:
-                more = " and more" if len(pairs) > 3 else ""
-                self._report(f"geoms that can collide ({'; '.join(pairs[:3])}{more}): contacts are not "
-                             "simulated; disable them with <flag contact=\"disable\"/>", first)
-            if explicit:
-                self._report("<contact><pair>: contacts are not simulated", explicit[0])
-        for node in self.sections.get("contact", []):
-            for child in node.children:
-                if child.tag not in ("pair", "exclude"):
-                    raise child.error("Schema violation: unrecognized element")
         if not (dis & DisableBit.SENSOR):
             sens = [c for node in self.sections.get("sensor", []) for c in node.children]
             if sens:
@@ -1398,6 +1335,8 @@ class Compiler:
         arr.update(key_time=key_time, key_qpos=key_qpos, key_qvel=key_qvel, key_act=key_act,
                    key_ctrl=key_ctrl)
 
+        contact_sizes = self.contacts.arrays(arr)
+
         # equality constraints; eq_data is completed at qpos0 by setconst
         eqs = self.equalities
         neq = len(eqs)
@@ -1420,7 +1359,13 @@ class Compiler:
         arr["tendon_invweight0"] = np.zeros(ntendon)
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom, nsite=nsite,
                      ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC, neq=neq,
-                     nconmax=0, nefcmax=efc_capacity(njnt, nv, ntendon, arr["eq_type"], 0))
+                     **contact_sizes,
+                     nefcmax=efc_capacity(njnt, nv, ntendon, arr["eq_type"],
+                                          contact_rows=self.contacts.contact_rows))
+        # the dual solvers' dense matrix (nefcmax squared) only for models that use them
+        dual = (self.solver_opt.get("solver", SolverType.NEWTON) == SolverType.PGS
+                or self.solver_opt.get("noslip_iterations", 0) > 0)
+        sizes["nefcdual"] = sizes["nefcmax"] if dual else 0
         names = dict(body=[b.name if b.id else "world" for b in bodies],
                      jnt=[j.attrs.get("name", "") for j in joints],
                      geom=[g.attrs.get("name", "") for g in geoms],
@@ -1431,6 +1376,8 @@ class Compiler:
         opt = Option(timestep=o["timestep"], gravity=o["gravity"], integrator=o["integrator"],
                      disableflags=o["disableflags"], enableflags=o["enableflags"], wind=o["wind"],
                      density=o["density"], viscosity=o["viscosity"], **self.solver_opt)
+        object.__setattr__(opt, "_ccd_capacity", self.contacts.ccd_capacity)
+        object.__setattr__(opt, "_dual_capacity", dual)
         model = Model._assemble(sizes, arr, opt, names)
         object.__setattr__(model, "model_name", model_name)
         return model

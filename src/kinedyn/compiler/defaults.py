@@ -26,7 +26,7 @@ from kinedyn.compiler.frames import ORIENTATION_ATTRS
 from kinedyn.xml.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
 
 # children of <default> that only affect things we ignore (visuals) or do not support yet
-_IGNORED_DEFAULT_CHILDREN = {"mesh", "material", "camera", "light", "pair"}
+_IGNORED_DEFAULT_CHILDREN = {"mesh", "material", "camera", "light"}
 
 
 def _variable_arity(tag: str, attr: str) -> bool:
@@ -57,6 +57,7 @@ class DefaultClass:
     site: dict = field(default_factory=dict)
     tendon: dict = field(default_factory=dict)
     equality: dict = field(default_factory=dict)  # active, solref, solimp of every equality kind
+    pair: dict = field(default_factory=dict)      # <contact><pair> attributes
     # [(tag, attrs, node)] from the root class down to this one, in document order
     actuators: list = field(default_factory=list)
 
@@ -93,6 +94,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
     if parent is not None:
         cls.joint, cls.geom, cls.site = dict(parent.joint), dict(parent.geom), dict(parent.site)
         cls.tendon, cls.equality = dict(parent.tendon), dict(parent.equality)
+        cls.pair = dict(parent.pair)
         cls.actuators = list(parent.actuators)
     classes[name] = cls
     seen: set[str] = set()
@@ -103,7 +105,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
         if tag in seen:
             raise child.error(f"Schema violation: more than one <{tag}> in a default class")
         seen.add(tag)
-        if tag in ("joint", "geom", "site"):
+        if tag in ("joint", "geom", "site", "pair"):
             values = typed_attrs(child)
             for forbidden in ("name", "class"):
                 if forbidden in values:

@@ -71,22 +71,28 @@ MAXIMP = 0.9999
 
 # rows of Data.scratch_cjac: the two Jacobians of an equality and their difference
 _J0P, _J0R, _J1P, _J1R, _JDP, _JDR = 0, 1, 2, 3, 4, 5
+JAC_DIFF_POS = _JDP  # the row of point_jacobians' output holding the translational difference
 
 
 # most rows one contact makes: a pyramidal cone of condim 6
 MAX_CONTACT_ROWS = 10
 
 
-def efc_capacity(njnt: int, nv: int, ntendon: int, eq_type, nconmax: int = 0) -> int:
+def efc_capacity(njnt: int, nv: int, ntendon: int, eq_type, nconmax: int = 0,
+                 contact_rows: int | None = None) -> int:
     """Rows the efc_* arrays hold (Model.nefcmax).
 
     Every row a model can make whatever its state and its mutable fields (eq_active,
     jnt_limited, dof_frictionloss, ... can be switched on at run time): 3 per connect,
     6 per weld, 1 per other equality, one friction row per dof and per tendon, two limit
-    rows per joint and per tendon, and up to MAX_CONTACT_ROWS per contact.
+    rows per joint and per tendon, and ``contact_rows`` for contacts (default: up to
+    MAX_CONTACT_ROWS per contact). Contact rows beyond the capacity are dropped with a
+    warning (see _instantiate_contact).
     """
     ne = sum(3 if t == EQ_CONNECT else 6 if t == EQ_WELD else 1 for t in eq_type)
-    return ne + nv + ntendon + 2 * njnt + 2 * ntendon + MAX_CONTACT_ROWS * nconmax
+    if contact_rows is None:
+        contact_rows = MAX_CONTACT_ROWS * nconmax
+    return ne + nv + ntendon + 2 * njnt + 2 * ntendon + contact_rows
 
 
 # ---- making rows ------------------------------------------------------------------------------
@@ -180,7 +186,7 @@ def _weld_quats(m, d, i, b1, b2):
 
 
 @kernel
-def _point_jacobians(m, d, jac, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2):
+def point_jacobians(m, d, jac, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2):
     """jac[_JD*] = Jacobians of point p1 on b1 minus those of p2 on b2 (mj_jacDifPair, dense)."""
     jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
                d.subtree_com, d.cdof, p1x, p1y, p1z, b1, jac, _J0P, _J0R)
@@ -206,7 +212,7 @@ def _instantiate_equality(m, d):
         etype = m.eq_type[i]
         if etype == EQ_CONNECT or etype == EQ_WELD:
             p1x, p1y, p1z, p2x, p2y, p2z, b1, b2 = equality_anchors(m, d, i)
-            _point_jacobians(m, d, jac, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2)
+            point_jacobians(m, d, jac, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2)
             for k in range(3):
                 for v in range(nv):
                     J[n + k, v] = jac[_JDP, k, v]
@@ -358,11 +364,15 @@ def _instantiate_contact(m, d):
             continue
         dim = d.contact_dim[i]
         n = d.efc_counts[3]
+        rows = 1 if dim == 1 else (2 * (dim - 1) if pyramid else dim)
+        if n + rows > J.shape[0]:
+            d.efc_counts[5] += 1  # no room for the contact's rows: dropped, with a warning
+            continue
         d.contact_efc_address[i] = n
         b0 = m.geom_bodyid[d.contact_geom[i, 0]]
         b1 = m.geom_bodyid[d.contact_geom[i, 1]]
         px, py, pz = d.contact_pos[i, 0], d.contact_pos[i, 1], d.contact_pos[i, 2]
-        _point_jacobians(m, d, jac, px, py, pz, b1, px, py, pz, b0)
+        point_jacobians(m, d, jac, px, py, pz, b1, px, py, pz, b0)
         # the Jacobian in the contact frame, rows (n, t1, t2, spin, roll1, roll2)[:dim], kept in
         # jac[0:2] (the per-body Jacobians are no longer needed)
         fr = d.contact_frame

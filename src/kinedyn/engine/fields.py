@@ -62,11 +62,12 @@ def _m(name, shape, dtype, doc, mujoco=True):
 # equality constraints, nefcmax the capacity of the constraint-row arrays (efc_*; kinedyn's, see
 # engine.constraint.efc_capacity: MuJoCo sizes them dynamically in its arena)
 SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
-              "neq", "nconmax", "nefcmax")
-# sizes whose values are kinedyn's (not compared with MuJoCo's): the capacities of the contact
-# and row arrays (MuJoCo sizes its arena dynamically; its legacy nconmax means the same but is
-# rarely set)
-KINEDYN_SIZES = ("nconmax", "nefcmax")
+              "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint")
+# sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
+# dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
+# rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
+# nccd / nccdint the convex collider's scratch
+KINEDYN_SIZES = ("nconmax", "nefcmax", "nefcdual", "nccd", "nccdint")
 
 MODEL_FIELDS: tuple[FieldSpec, ...] = (
     # default state
@@ -82,6 +83,9 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("body_dofadr", ("nbody",), I, "first dof of the body; -1 if none"),
     _m("body_geomnum", ("nbody",), I, "number of geoms of the body"),
     _m("body_geomadr", ("nbody",), I, "first geom of the body; -1 if none"),
+    _m("body_contype", ("nbody",), I, "OR of the body's geom contypes"),
+    _m("body_conaffinity", ("nbody",), I, "OR of the body's geom conaffinities"),
+    _m("body_margin", ("nbody",), F, "max over the body's geoms of margin + gap"),
     _m("body_pos", ("nbody", 3), F, "position offset relative to the parent body frame"),
     _m("body_quat", ("nbody", 4), F, "orientation offset relative to the parent body frame (w, x, y, z)"),
     _m("body_ipos", ("nbody", 3), F, "centre of mass in the body frame"),
@@ -124,16 +128,38 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("M_colind", ("nC",), I, "column of each non-zero of M (ascending within a row)"),
     # geoms
     _m("geom_type", ("ngeom",), I, "geom type (GeomType)"),
-    _m("geom_contype", ("ngeom",), I, "contact type bits (kept for contacts)"),
-    _m("geom_conaffinity", ("ngeom",), I, "contact affinity bits (kept for contacts)"),
-    _m("geom_condim", ("ngeom",), I, "contact dimensionality (kept for contacts)"),
+    _m("geom_contype", ("ngeom",), I, "contact type bits"),
+    _m("geom_conaffinity", ("ngeom",), I, "contact affinity bits"),
+    _m("geom_condim", ("ngeom",), I, "contact dimensionality (1, 3, 4, 6)"),
     _m("geom_bodyid", ("ngeom",), I, "body the geom belongs to"),
     _m("geom_group", ("ngeom",), I, "group"),
     _m("geom_size", ("ngeom", 3), F, "type-specific size parameters"),
     _m("geom_pos", ("ngeom", 3), F, "position in the body frame"),
     _m("geom_quat", ("ngeom", 4), F, "orientation in the body frame"),
     _m("geom_sameframe", ("ngeom",), B, "geom frame equals the body or inertial frame (SameFrame)"),
-    _m("geom_friction", ("ngeom", 3), F, "sliding, torsional, rolling friction (kept for contacts)"),
+    _m("geom_friction", ("ngeom", 3), F, "sliding, torsional, rolling friction"),
+    _m("geom_priority", ("ngeom",), I, "contact priority: the higher geom's parameters win"),
+    _m("geom_solmix", ("ngeom",), F, "weight of this geom's solref/solimp when mixing equal priorities"),
+    _m("geom_solref", ("ngeom", 2), F, "contact solref"),
+    _m("geom_solimp", ("ngeom", 5), F, "contact solimp"),
+    _m("geom_margin", ("ngeom",), F, "contact force is generated within this distance (summed per pair)"),
+    _m("geom_gap", ("ngeom",), F, "contacts are detected (without force) up to margin + gap"),
+    _m("geom_adhesion", ("ngeom",), F, "adhesive force of this geom's contacts (summed per pair)"),
+    _m("geom_rbound", ("ngeom",), F, "radius of the bounding sphere about the geom centre; 0 for planes"),
+    _m("geom_aabb", ("ngeom", 6), F, "bounding box in the geom frame: centre, half-sizes"),
+    # explicit contact pairs (<contact><pair>), sorted by body-pair signature
+    _m("pair_dim", ("npair",), I, "contact dimensionality"),
+    _m("pair_geom1", ("npair",), I, "first geom (the one on the lower-id body)"),
+    _m("pair_geom2", ("npair",), I, "second geom"),
+    _m("pair_signature", ("npair",), I, "body1 << 16 + body2"),
+    _m("pair_solref", ("npair", 2), F, "solref of the normal direction"),
+    _m("pair_solreffriction", ("npair", 2), F, "solref of the friction directions (0 0: pair_solref)"),
+    _m("pair_solimp", ("npair", 5), F, "solimp"),
+    _m("pair_margin", ("npair",), F, "margin"),
+    _m("pair_gap", ("npair",), F, "gap"),
+    _m("pair_adhesion", ("npair",), F, "adhesive force"),
+    _m("pair_friction", ("npair", 5), F, "tangent 1, tangent 2, spin, roll 1, roll 2 friction"),
+    _m("exclude_signature", ("nexclude",), I, "excluded body pairs: body1 << 16 + body2, sorted"),
     # sites
     _m("site_type", ("nsite",), I, "geom type used to draw the site"),
     _m("site_bodyid", ("nsite",), I, "body the site belongs to"),
@@ -270,6 +296,7 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("actuator_velocity", ("nu",), "velocity", "actuator velocities"),
     _d("qfrc_spring", ("nv",), "velocity", "passive spring force"),
     _d("qfrc_damper", ("nv",), "velocity", "passive damper force"),
+    _d("qfrc_adhesion", ("nv",), "velocity", "passive pull of adhesive contacts along their normals"),
     _d("qfrc_passive", ("nv",), "velocity", "total passive force"),
     _d("qfrc_bias", ("nv",), "velocity", "C(qpos, qvel): Coriolis, centrifugal and gravity forces"),
     # actuation stage
@@ -285,8 +312,9 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     # constraint stage: rows are made in the position stage (engine.constraint), their reference
     # accelerations in the velocity stage, and solved after the smooth acceleration (engine.solver).
     # The arrays hold nefcmax rows; Data shows the live part (the first d.nefc rows).
-    _d("efc_counts", (5,), "constraint",
-       "live counts: ne, nf, nl, nefc rows and ncon contacts (Data.ne, .nf, .nl, .nefc, .ncon)", False,
+    _d("efc_counts", (6,), "constraint",
+       "live counts: ne, nf, nl, nefc rows and ncon contacts (Data.ne, .nf, .nl, .nefc, .ncon), and "
+       "geom pairs whose contacts found no room in the last collision", False,
        dtype=I),
     # contacts (mjContact, one row per contact; Data.contact shows the live ones as d.contact.dist, ...)
     _d("contact_dist", ("nconmax",), "position", "distance between the surfaces (negative: penetration)"),
@@ -400,7 +428,10 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
        False),
     _d("scratch_efc_Y", ("nefcmax", "nv"), "scratch",
        "whitened Jacobian Y = J M^-1/2 (MuJoCo's efc_Y, dense)", False),
-    _d("scratch_efc_AR", ("nefcmax", "nefcmax"), "scratch",
+    _d("scratch_contact_force", (6,), "scratch", "one contact's force and torque in its frame", False),
+    _d("scratch_ccd", ("nccd",), "scratch", "the convex collider's (GJK/EPA) real scratch", False),
+    _d("scratch_ccd_int", ("nccdint",), "scratch", "the convex collider's integer scratch", False, dtype=I),
+    _d("scratch_efc_AR", ("nefcdual", "nefcdual"), "scratch",
        "the dual solvers' matrix J M^-1 J' + diag(R) (MuJoCo's efc_AR, dense)", False),
     _d("scratch_pgs_efc", (3, "nefcmax"), "scratch",
        "PGS and noslip rows: 1/AR_ii, Nesterov's previous and extrapolated forces (or AR f)", False),

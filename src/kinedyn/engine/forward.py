@@ -3,7 +3,7 @@
 Orchestration only; the math lives in the stage modules. The stages run in
 MuJoCo's order and each reads what the previous ones wrote:
 
-    position      kinematics, com_pos, tendon, crb, factor_m, make_constraint, transmission
+    position      kinematics, com_pos, tendon, crb, factor_m, collision, make_constraint, transmission
     velocity      ten_velocity, actuator_velocity, com_vel + rne (qfrc_bias, one pass), passive,
                   reference_constraint
     actuation     fwd_actuation
@@ -19,6 +19,7 @@ from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.actuation import actuator_velocity_kernel, fwd_actuation_entry, transmission_entry
 from kinedyn.engine.callbacks import fwd_actuation_with_callbacks, has_actuator_callbacks
 from kinedyn.engine.checks import bad_model_data, check_model_data
+from kinedyn.engine.collision_driver import COUNT_DROPPED, collision_entry, warn_if_contacts_dropped
 from kinedyn.engine.constraint import make_constraint_entry, reference_constraint_entry
 from kinedyn.engine.passive import passive_entry
 from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, solve_ld
@@ -37,6 +38,7 @@ def fwd_position_entry(m, d):
     tendon_entry(m, d)
     crb_entry(m, d)
     factor_m_entry(m, d)
+    collision_entry(m, d)
     make_constraint_entry(m, d)
     transmission_entry(m, d)
 
@@ -106,9 +108,9 @@ _FWD_CONSTRAINT = FastEntry(fwd_constraint_entry)
 # the stage entries forward_entry links, independent of each other: a cold start compiles them
 # on two cores (_jit.warmup); anything that links forward_entry (the step entries) lists them too
 FORWARD_PARTS = (kinematics_entry, com_pos_entry, tendon_entry, crb_entry, factor_m_entry,
-                 make_constraint_entry, transmission_entry, ten_velocity_entry, com_vel_bias_entry,
-                 passive_entry, reference_constraint_entry, fwd_actuation_entry, fwd_acceleration_entry,
-                 fwd_constraint_entry)
+                 collision_entry, make_constraint_entry, transmission_entry, ten_velocity_entry,
+                 com_vel_bias_entry, passive_entry, reference_constraint_entry, fwd_actuation_entry,
+                 fwd_acceleration_entry, fwd_constraint_entry)
 
 _FWD_POSITION = FastEntry(fwd_position_entry)
 _FWD_VELOCITY = FastEntry(fwd_velocity_entry)
@@ -116,7 +118,8 @@ _FORWARD = FastEntry(forward_entry, parts=FORWARD_PARTS)
 
 
 def fwd_position(m, d) -> None:
-    """Position-dependent stage: poses, com quantities, tendons, M and its factorisation, transmissions."""
+    """Position-dependent stage: poses, com quantities, tendons, M and its factorisation, contacts,
+    constraint rows, transmissions."""
     check_model_data(m, d, "fwd_position")
     _FWD_POSITION.call(m._handle, d._handle)
 
@@ -132,7 +135,7 @@ def forward(m, d) -> None:
 
     Reads: qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied. Writes: every field of
     those stages, the constraint rows and the solver's result, act_dot and qacc. Mirrors
-    mj_forward (collision detection aside: contacts come from the collision stage).
+    mj_forward.
     With user-actuator callbacks (Model.set_actuator_callbacks) the actuation stage runs
     from Python between the compiled stages.
     """
@@ -147,6 +150,8 @@ def forward(m, d) -> None:
         forward_with_callbacks(m, d)
     else:
         _FORWARD.call(m._handle, d._handle)
+    if d.efc_counts[COUNT_DROPPED]:
+        warn_if_contacts_dropped(m, d)
 
 
 def forward_with_callbacks(m, d) -> None:

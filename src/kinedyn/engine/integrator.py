@@ -24,6 +24,7 @@ from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
 from kinedyn.engine.callbacks import has_actuator_callbacks
 from kinedyn.engine.checks import bad_model_data
+from kinedyn.engine.collision_driver import COUNT_DROPPED, warn_if_contacts_dropped
 from kinedyn.engine.data import reset
 from kinedyn.engine.derivative import _free_body_implicit, _is_free_body, eulerdamp_active, implicit_matrix
 from kinedyn.engine.forward import FORWARD_PARTS, forward_entry, forward_with_callbacks
@@ -466,6 +467,8 @@ def step(m, d, nstep: int = 1) -> None:
         if autoreset:
             reset(m, d)
         one_step(mh, dh, False)
+    if d.efc_counts[COUNT_DROPPED]:
+        warn_if_contacts_dropped(m, d)
 
 
 

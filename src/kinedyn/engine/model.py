@@ -21,6 +21,8 @@ from kinedyn.engine.types import (
     BIAS_USER,
     DYN_USER,
     GAIN_USER,
+    OPT_CCD_ITERATIONS,
+    OPT_CCD_TOLERANCE,
     OPT_CONE,
     OPT_IMPRATIO,
     OPT_ITERATIONS,
@@ -81,17 +83,21 @@ class Option:
       noslip_iterations, noslip_tolerance: the noslip post-pass (0 iterations: off).
       impratio: ratio of frictional to normal constraint impedance.
       o_margin, o_solref, o_solimp, o_friction: contact overrides (``EnableBit.OVERRIDE``).
+      ccd_iterations, ccd_tolerance: the general convex collider's (GJK/EPA) iteration cap and
+        tolerance.
     """
 
     # no other attributes: a misspelt option (m.opt.timestpe = ...) raises instead of doing nothing
-    __slots__ = ("_timestep", "_gravity", "_flags", "_real", "wind", "density", "viscosity")
+    __slots__ = ("_timestep", "_gravity", "_flags", "_real", "wind", "density", "viscosity", "_ccd_capacity",
+                 "_dual_capacity")
 
     # the solver options and their defaults (mjOption's), in the order copy() passes them
     SOLVER_OPTIONS = (
         ("solver", 2), ("cone", 0), ("jacobian", 2), ("iterations", 100), ("ls_iterations", 50),
         ("noslip_iterations", 0), ("impratio", 1.0), ("tolerance", 1e-8), ("ls_tolerance", 0.01),
         ("noslip_tolerance", 1e-6), ("o_margin", 0.0), ("o_solref", (0.02, 1.0)),
-        ("o_solimp", (0.9, 0.95, 0.001, 0.5, 2.0)), ("o_friction", (1.0, 1.0, 0.005, 0.0001, 0.0001)))
+        ("o_solimp", (0.9, 0.95, 0.001, 0.5, 2.0)), ("o_friction", (1.0, 1.0, 0.005, 0.0001, 0.0001)),
+        ("ccd_iterations", 35), ("ccd_tolerance", 1e-6))
 
     def __init__(self, timestep=0.002, gravity=(0.0, 0.0, -9.81), integrator=0,
                  disableflags=0, enableflags=0, wind=(0.0, 0.0, 0.0), density=0.0, viscosity=0.0,
@@ -103,6 +109,10 @@ class Option:
         flags[:3] = integrator, disableflags, enableflags
         object.__setattr__(self, "_flags", flags)
         object.__setattr__(self, "_real", np.zeros(OPT_NREAL, dtype=np.float64))
+        # the most ccd_iterations the model's convex-collider buffers hold (set by the model)
+        object.__setattr__(self, "_ccd_capacity", 2**31 - 1)
+        # whether the model's Data hold the dual solvers' matrix (PGS, noslip; set by the model)
+        object.__setattr__(self, "_dual_capacity", True)
         unknown = set(solver_options) - {k for k, _ in self.SOLVER_OPTIONS}
         if unknown:
             raise TypeError(f"unknown option(s): {', '.join(sorted(unknown))}")
@@ -207,7 +217,7 @@ class Option:
         self._real[slot:slot + n] = arr
 
     solver = property(lambda self: int(self._flags[OPT_SOLVER]),
-                      lambda self, v: self._choice(OPT_SOLVER, SolverType, "solver", v))
+                      lambda self, v: self._set_dual(OPT_SOLVER, v))
     cone = property(lambda self: int(self._flags[OPT_CONE]),
                     lambda self, v: self._choice(OPT_CONE, ConeType, "cone", v))
     jacobian = property(lambda self: int(self._flags[OPT_JACOBIAN]),
@@ -217,7 +227,20 @@ class Option:
     ls_iterations = property(lambda self: int(self._flags[OPT_LS_ITERATIONS]),
                              lambda self, v: self._count(OPT_LS_ITERATIONS, "ls_iterations", v))
     noslip_iterations = property(lambda self: int(self._flags[OPT_NOSLIP_ITERATIONS]),
-                                 lambda self, v: self._count(OPT_NOSLIP_ITERATIONS, "noslip_iterations", v))
+                                 lambda self, v: self._set_dual(OPT_NOSLIP_ITERATIONS, v))
+
+    def _set_dual(self, slot, value) -> None:
+        """solver and noslip_iterations: PGS and noslip need the dual matrix, which a model compiled
+        for neither does not allocate (it is nefcmax squared)."""
+        name = "solver" if slot == OPT_SOLVER else "noslip_iterations"
+        dual = (integer(name, value) == SolverType.PGS) if slot == OPT_SOLVER else (integer(name, value) > 0)
+        if dual and not self._dual_capacity:
+            raise ValueError(f"{name} = {value} needs the dual solvers' matrix, which this model's Data do "
+                             "not hold (it was compiled without PGS and noslip): set it in the MJCF <option>")
+        if slot == OPT_SOLVER:
+            self._choice(OPT_SOLVER, SolverType, "solver", value)
+        else:
+            self._count(OPT_NOSLIP_ITERATIONS, "noslip_iterations", value)
     impratio = property(lambda self: float(self._real[OPT_IMPRATIO]),
                         lambda self, v: self._nonneg(OPT_IMPRATIO, "impratio", v, positive=True))
     tolerance = property(lambda self: float(self._real[OPT_TOLERANCE]),
@@ -228,6 +251,16 @@ class Option:
                                 lambda self, v: self._nonneg(OPT_NOSLIP_TOLERANCE, "noslip_tolerance", v))
     o_margin = property(lambda self: float(self._real[OPT_O_MARGIN]),
                         lambda self, v: self._vector(OPT_O_MARGIN, 1, "o_margin", np.reshape(v, (1,))))
+    ccd_iterations = property(lambda self: int(self._flags[OPT_CCD_ITERATIONS]),
+                              lambda self, v: self._set_ccd_iterations(v))
+
+    def _set_ccd_iterations(self, value) -> None:
+        if integer("ccd_iterations", value) > self._ccd_capacity:
+            raise ValueError(f"ccd_iterations {value} is more than the {self._ccd_capacity} this model's "
+                             "convex-collider buffers were sized for: set it in the MJCF <option>")
+        self._count(OPT_CCD_ITERATIONS, "ccd_iterations", value)
+    ccd_tolerance = property(lambda self: float(self._real[OPT_CCD_TOLERANCE]),
+                             lambda self, v: self._nonneg(OPT_CCD_TOLERANCE, "ccd_tolerance", v))
     o_solref = property(lambda self: self._real[OPT_O_SOLREF:OPT_O_SOLREF + 2],
                         lambda self, v: self._vector(OPT_O_SOLREF, 2, "o_solref", v))
     o_solimp = property(lambda self: self._real[OPT_O_SOLIMP:OPT_O_SOLIMP + 5],
@@ -382,6 +415,8 @@ class Model:
         o = self.opt
         opt = Option(o.timestep, o.gravity.copy(), o.integrator, o.disableflags, o.enableflags,
                      o.wind.copy(), o.density, o.viscosity, **o.solver_options())
+        object.__setattr__(opt, "_ccd_capacity", o._ccd_capacity)
+        object.__setattr__(opt, "_dual_capacity", o._dual_capacity)
         object.__setattr__(m, "opt", opt)
         object.__setattr__(m, "names", {k: list(v) for k, v in self.names.items()})
         object.__setattr__(m, "_name_index", {k: dict(v) for k, v in self._name_index.items()})

@@ -1,17 +1,21 @@
-"""Passive forces: joint and tendon springs and dampers (mj_passive, engine_passive.c).
+"""Passive forces: joint and tendon springs and dampers, contact adhesion (mj_passive,
+engine_passive.c).
 
-    qfrc_passive = qfrc_spring + qfrc_damper
+    qfrc_passive = qfrc_spring + qfrc_damper + qfrc_adhesion
 
-with joint springs on the manifold for ball and free joints and the tendon spring-dampers
-of :mod:`kinedyn.engine.smooth_tendon`.
+with joint springs on the manifold for ball and free joints, the tendon spring-dampers of
+:mod:`kinedyn.engine.smooth_tendon`, and the constant pull of adhesive contacts along their
+normals (mj_adhesion; its counterpart in the constraint rows is the aref bias of
+``constraint._adhesion_reference``).
 """
 
 from __future__ import annotations
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
 from kinedyn.engine.smooth_tendon import tendon_passive_entry
-from kinedyn.engine.types import DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
+from kinedyn.engine.types import DSBL_CONTACT, DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
 from kinedyn.engine.util_spatial import (
     normalize4,
     sub_quat,
@@ -76,6 +80,40 @@ def passive_entry(m, d):
     tendon_passive_entry(m, d)
     for v in range(m.nv):
         d.qfrc_passive[v] = d.qfrc_spring[v] + d.qfrc_damper[v]
+    if _adhesion(m, d):
+        for v in range(m.nv):
+            d.qfrc_passive[v] += d.qfrc_adhesion[v]
+
+
+@kernel
+def _adhesion(m, d):
+    """qfrc_adhesion = sum over adhesive contacts (not excluded beyond the gap) of
+    -adhesion * J_n', J_n the contact normal's Jacobian (frame row 0 times the difference of the
+    point Jacobians of geom[1]'s and geom[0]'s bodies); whether there was any (mj_adhesion).
+    Nothing when contacts are disabled, or springs and dampers both are (mj_passive returns)."""
+    nv = m.nv
+    for v in range(nv):
+        d.qfrc_adhesion[v] = 0.0
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    ncon = d.efc_counts[4]
+    if flags & DSBL_CONTACT or (flags & DSBL_SPRING and flags & DSBL_DAMPER) or ncon == 0 or nv == 0:
+        return False
+    any_adhesion = False
+    jac = d.scratch_cjac
+    for i in range(ncon):
+        adhesion = d.contact_adhesion[i]
+        if adhesion == 0 or d.contact_exclude[i] > 1:
+            continue
+        any_adhesion = True
+        b0 = m.geom_bodyid[d.contact_geom[i, 0]]
+        b1 = m.geom_bodyid[d.contact_geom[i, 1]]
+        px, py, pz = d.contact_pos[i, 0], d.contact_pos[i, 1], d.contact_pos[i, 2]
+        point_jacobians(m, d, jac, px, py, pz, b1, px, py, pz, b0)
+        n0, n1, n2 = d.contact_frame[i, 0, 0], d.contact_frame[i, 0, 1], d.contact_frame[i, 0, 2]
+        for v in range(nv):
+            jn = n0 * jac[JAC_DIFF_POS, 0, v] + n1 * jac[JAC_DIFF_POS, 1, v] + n2 * jac[JAC_DIFF_POS, 2, v]
+            d.qfrc_adhesion[v] += jn * -adhesion
+    return any_adhesion
 
 
 _PASSIVE = FastEntry(passive_entry)
@@ -84,8 +122,8 @@ _PASSIVE = FastEntry(passive_entry)
 def passive(m, d) -> None:
     """Joint and tendon spring and damper forces.
 
-    Reads: qpos, qvel, ten_length, ten_velocity, ten_J. Writes: qfrc_spring, qfrc_damper,
-    qfrc_passive. Mirrors mj_passive.
+    Reads: qpos, qvel, ten_length, ten_velocity, ten_J, the contacts. Writes: qfrc_spring,
+    qfrc_damper, qfrc_adhesion, qfrc_passive. Mirrors mj_passive.
     """
     check_model_data(m, d, "passive")
     _PASSIVE.call(m._handle, d._handle)

@@ -19,7 +19,8 @@ parent exerts on it:
 * spatial tendons (MuJoCo 4.0 since 3.14): the tendon's force, the sum of its spring,
   damper, actuator, limit, friction-loss and equality forces, pulls along each straight part
   of the path whose ends move with different bodies (scaled by the pulley divisor);
-* contacts: not yet (kinedyn has no contacts); their place is marked below.
+* contacts with rows: the net contact force and torque (mj_contactForce, in the contact frame,
+  turned to the world) act at the contact point, on geom[1]'s body and opposite on geom[0]'s.
 
 Joint limits, dof friction loss, joint equalities and fixed tendons act in joint space: they
 reach the bodies through qacc (in cfrc_int), not through cfrc_ext.
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.collision_driver import contact_force_kernel
 from kinedyn.engine.constraint import _weld_quats, equality_anchors
 from kinedyn.engine.smooth_rne import _rne_body, _rne_world
 from kinedyn.engine.smooth_tendon import _normalize3
@@ -64,6 +66,31 @@ def _apply(m, d, b, sign, tx, ty, tz, fx, fy, fz, px, py, pz):
     e[b, 3] += sign * fx
     e[b, 4] += sign * fy
     e[b, 5] += sign * fz
+
+
+@kernel
+def _contact_forces(m, d):
+    """cfrc_ext += each contact's force: - on geom[0]'s body, + on geom[1]'s, at the contact point."""
+    lf = d.scratch_contact_force
+    for i in range(d.efc_counts[4]):
+        if d.contact_efc_address[i] < 0:
+            continue
+        contact_force_kernel(m, d, i, lf)
+        fr = d.contact_frame[i]
+        # world-oriented: frame' (local force), frame' (local torque)
+        fx = fr[0, 0] * lf[0] + fr[1, 0] * lf[1] + fr[2, 0] * lf[2]
+        fy = fr[0, 1] * lf[0] + fr[1, 1] * lf[1] + fr[2, 1] * lf[2]
+        fz = fr[0, 2] * lf[0] + fr[1, 2] * lf[1] + fr[2, 2] * lf[2]
+        tx = fr[0, 0] * lf[3] + fr[1, 0] * lf[4] + fr[2, 0] * lf[5]
+        ty = fr[0, 1] * lf[3] + fr[1, 1] * lf[4] + fr[2, 1] * lf[5]
+        tz = fr[0, 2] * lf[3] + fr[1, 2] * lf[4] + fr[2, 2] * lf[5]
+        px, py, pz = d.contact_pos[i, 0], d.contact_pos[i, 1], d.contact_pos[i, 2]
+        b0 = m.geom_bodyid[d.contact_geom[i, 0]]
+        b1 = m.geom_bodyid[d.contact_geom[i, 1]]
+        if b0 != 0:
+            _apply(m, d, b0, -1.0, tx, ty, tz, fx, fy, fz, px, py, pz)
+        if b1 != 0:
+            _apply(m, d, b1, 1.0, tx, ty, tz, fx, fy, fz, px, py, pz)
 
 
 @kernel
@@ -226,8 +253,7 @@ def rne_post_constraint_entry(m, d):
         if x[0] != 0.0 or x[1] != 0.0 or x[2] != 0.0 or x[3] != 0.0 or x[4] != 0.0 or x[5] != 0.0:
             _apply(m, d, b, 1.0, x[3], x[4], x[5], x[0], x[1], x[2], d.xipos[b, 0], d.xipos[b, 1],
                    d.xipos[b, 2])
-    # contacts: cfrc_ext += the contact forces (mj_contactForce) on the two geoms' bodies, -/+ at
-    # the contact point -- to come with contacts
+    _contact_forces(m, d)
     _equality_forces(m, d)
     _tendon_forces(m, d)
     # forward pass: cacc, and cfrc_int = cinert cacc + cvel x* (cinert cvel) - cfrc_ext

@@ -17,6 +17,7 @@ NBIAS = 10
 MINVAL = 1e-15
 # mju_isBad and mj_fwdActuation's control check: non-finite or beyond this magnitude (mjMAXVAL)
 MAXVAL = 1e10
+MINMU = 1e-5  # smallest contact friction coefficient (mjMINMU)
 
 
 class JointType(enum.IntEnum):
@@ -283,6 +284,13 @@ BIAS_AFFINE = int(BiasType.AFFINE)
 BIAS_MUSCLE = int(BiasType.MUSCLE)
 BIAS_USER = int(BiasType.USER)
 
+GEOM_PLANE = int(GeomType.PLANE)
+GEOM_SPHERE = int(GeomType.SPHERE)
+GEOM_CAPSULE = int(GeomType.CAPSULE)
+GEOM_ELLIPSOID = int(GeomType.ELLIPSOID)
+GEOM_CYLINDER = int(GeomType.CYLINDER)
+GEOM_BOX = int(GeomType.BOX)
+
 INT_EULER = int(IntegratorType.EULER)
 INT_RK4 = int(IntegratorType.RK4)
 INT_IMPLICITFAST = int(IntegratorType.IMPLICITFAST)
@@ -301,6 +309,9 @@ DSBL_CONTACT = int(DisableBit.CONTACT)
 DSBL_WARMSTART = int(DisableBit.WARMSTART)
 DSBL_REFSAFE = int(DisableBit.REFSAFE)
 DSBL_ISLAND = int(DisableBit.ISLAND)
+DSBL_FILTERPARENT = int(DisableBit.FILTERPARENT)
+DSBL_MIDPHASE = int(DisableBit.MIDPHASE)
+DSBL_MULTICCD = int(DisableBit.MULTICCD)
 ENBL_OVERRIDE = int(EnableBit.OVERRIDE)
 ENBL_FWDINV = int(EnableBit.FWDINV)
 ENBL_INVDISCRETE = int(EnableBit.INVDISCRETE)
@@ -344,10 +355,12 @@ OPT_INTEGRATOR, OPT_DISABLEFLAGS, OPT_ENABLEFLAGS = 0, 1, 2
 # further integer options in opt_flags: mjOption's solver, cone, jacobian and iteration counts
 OPT_SOLVER, OPT_CONE, OPT_JACOBIAN = 3, 4, 5
 OPT_ITERATIONS, OPT_LS_ITERATIONS, OPT_NOSLIP_ITERATIONS = 6, 7, 8
-OPT_NFLAGS = 9
+OPT_CCD_ITERATIONS = 9  # the convex collider's iteration cap
+OPT_NFLAGS = 10
 # entries of the model handle's opt_real (Option): the solver's real-valued options
 OPT_IMPRATIO, OPT_TOLERANCE, OPT_LS_TOLERANCE, OPT_NOSLIP_TOLERANCE, OPT_O_MARGIN = 0, 1, 2, 3, 4
 OPT_O_SOLREF = 5      # 2 values
 OPT_O_SOLIMP = 7      # 5 values
 OPT_O_FRICTION = 12   # 5 values
-OPT_NREAL = 17
+OPT_CCD_TOLERANCE = 17  # the convex collider's tolerance
+OPT_NREAL = 18

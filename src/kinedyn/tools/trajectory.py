@@ -38,8 +38,8 @@ from kinedyn.engine.checks import check_model, float_array
 from kinedyn.engine.data import Data
 from kinedyn.engine.forward import fwd_actuation
 from kinedyn.engine.inverse import check_discrete_inverse, inverse
-from kinedyn.engine.support import differentiate_pos
-from kinedyn.engine.types import DSBL_CLAMPCTRL, DYN_MUSCLE, JNT_BALL, JNT_FREE, EnableBit
+from kinedyn.engine.support import differentiate_pos, jac_site
+from kinedyn.engine.types import DSBL_CLAMPCTRL, DSBL_CONTACT, DYN_MUSCLE, JNT_BALL, JNT_FREE, EnableBit
 from kinedyn.errors import close_names
 from kinedyn.tools.inverse_actuation import (
     applied_generalized_force,
@@ -330,6 +330,12 @@ class TrajectoryResult:
       qfrc_joint: (T, nv) what the joints must supply: qfrc_inverse - qfrc_applied -
         J^T xfrc_applied (equals qfrc_inverse without external forces).
       ctrl, ctrl_residual, qfrc_actuator: (T, nu), (T,), (T, nv) with ``ctrl=True``, else None.
+      contact_sites: the sites of known contacts (``contacts=``), else empty.
+      contact_wrench: (T, k, 6) with ``contacts=``: what the ground must supply at each contact
+        site, [force; torque about the site], world-oriented (zeros where a site is not in
+        contact at that sample), else None.
+      qfrc_contact: (T, nv) with ``contacts=``: those wrenches as generalised force
+        (sum of J_site' wrench), else None.
       index: (T,) which input samples were kept ("fd"/"central" drop the first and last).
       method: how derivatives were taken.
     """
@@ -348,6 +354,9 @@ class TrajectoryResult:
     ctrl: np.ndarray | None = None
     ctrl_residual: np.ndarray | None = None
     qfrc_actuator: np.ndarray | None = None
+    contact_sites: list[str] = field(default_factory=list, repr=False)
+    contact_wrench: np.ndarray | None = None
+    qfrc_contact: np.ndarray | None = None
 
     def _table(self):
         header = ["time", *(f"qpos:{n}" for n in self.qpos_names), *(f"qvel:{n}" for n in self.dof_names),
@@ -357,6 +366,10 @@ class TrajectoryResult:
         if self.ctrl is not None:
             header += [*(f"ctrl:{n}" for n in self.actuator_names), "ctrl_residual"]
             blocks += [self.ctrl, self.ctrl_residual[:, None]]
+        if self.contact_wrench is not None:
+            parts = ("fx", "fy", "fz", "tx", "ty", "tz")
+            header += [f"contact:{s}:{p}" for s in self.contact_sites for p in parts]
+            blocks += [self.contact_wrench.reshape(len(self.t), -1)]
         return header, blocks
 
     def to_csv(self, path) -> None:
@@ -366,7 +379,7 @@ class TrajectoryResult:
     def to_npz(self, path) -> None:
         """Every array under its attribute name (ctrl arrays only when computed)."""
         names = ("t", "qpos", "qvel", "qacc", "qfrc_inverse", "qfrc_joint", "index", "ctrl", "ctrl_residual",
-                 "qfrc_actuator")
+                 "qfrc_actuator", "contact_wrench", "qfrc_contact")
         arrays = {k: getattr(self, k) for k in names if getattr(self, k) is not None}
         np.savez(path, time=self.t, dof_names=np.array(self.dof_names), **arrays)
 
@@ -386,7 +399,8 @@ class TrajectoryResult:
 
 
 def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_applied=None, ctrl: bool = False,
-                     smoothing: float = 0.0, act0=None, discrete: bool = False) -> TrajectoryResult:
+                     smoothing: float = 0.0, act0=None, discrete: bool = False, contacts=None,
+                     in_contact=None) -> TrajectoryResult:
     """Joint torques along sampled joint positions (see the module docstring for ``method``).
 
     ``qfrc_applied`` (nv,) or (T, nv) and ``xfrc_applied`` (nbody, 6) or (T, nbody, 6) are
@@ -407,9 +421,23 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
     has no discrete inverse (ValueError). A model whose ``m.opt.enableflags`` already has
     ``invdiscrete`` gets the discrete forces either way, since ``inverse`` follows the flag.
 
-    Constraints (limits, friction loss, equalities) are handled as ``inverse`` handles them:
-    their forces at each sample's qacc are subtracted (qfrc_constraint), so a trajectory that
-    presses against a limit gives the joint forces that produced it, not the limit's.
+    Constraints (limits, friction loss, equalities, simulated contacts) are handled as
+    ``inverse`` handles them: their forces at each sample's qacc are subtracted
+    (qfrc_constraint), so a trajectory that presses against a limit gives the joint forces
+    that produced it, not the limit's.
+
+    **Known contacts** (``contacts=["r_sole", "l_sole"]``, site names): a floating-base robot
+    cannot push its free joint by itself, so what the motion needs there must come from the
+    ground. With ``contacts``, the model's own (simulated) contacts are switched off for the
+    computation and, at each sample, the sites in contact (``in_contact``, (T, k) booleans per
+    input sample; default: all, always) get the wrenches W of least norm with
+    sum_i J_i' W_i = qfrc_joint on the free joints' dofs (J_i the site's [translational;
+    rotational] Jacobian): the ground reaction that realises the motion. They are reported in
+    ``contact_wrench`` and ``qfrc_contact``, and taken out of ``qfrc_joint``, which then holds
+    the joint torques of the robot standing on those contacts (free-joint entries zero up to
+    round-off while the contacts can supply them). The least-norm split between several
+    contacts is one choice among many (the distribution of weight between two feet is not
+    determined by the motion); friction limits are not imposed.
     """
     check_model(m, "trajectory.inverse_dynamics")
     if method not in METHODS:
@@ -431,8 +459,14 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
 
     if discrete:
         check_discrete_inverse(m, "trajectory.inverse_dynamics(discrete=True)")
+    sites, active = _known_contacts(m, contacts, in_contact, count)
+    if sites:
+        m = m.copy()  # the known contacts replace the simulated ones (the caller's model is untouched)
+        m.opt.disableflags = m.opt.disableflags | DSBL_CONTACT
     n = index.size
     d = Data(m)
+    wrench = np.zeros((n, len(sites), 6)) if sites else None
+    qfrc_contact = np.zeros((n, m.nv)) if sites else None
     qfrc_inverse = np.empty((n, m.nv))
     qfrc_joint = np.empty((n, m.nv))
     ctrls = np.empty((n, m.nu)) if ctrl else None
@@ -451,6 +485,9 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
         _inverse(m, d, discrete)
         qfrc_inverse[row] = d.qfrc_inverse
         qfrc_joint[row] = d.qfrc_inverse - applied_generalized_force(m, d)
+        if sites:
+            wrench[row], qfrc_contact[row] = ground_wrenches(m, d, sites, active[k], qfrc_joint[row])
+            qfrc_joint[row] -= qfrc_contact[row]
         if ctrl:
             # delayed actuators: from the second sample on, choose their activation here and
             # the previous sample's control that reaches it
@@ -472,7 +509,50 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
     return TrajectoryResult(t=t[index], qpos=qpos_used, qvel=qvel, qacc=qacc, qfrc_inverse=qfrc_inverse,
                             qfrc_joint=qfrc_joint, index=index, method=method, dof_names=dof_names(m),
                             qpos_names=qpos_names(m), actuator_names=actuator_names(m), ctrl=ctrls,
-                            ctrl_residual=residual, qfrc_actuator=qfrc_actuator)
+                            ctrl_residual=residual, qfrc_actuator=qfrc_actuator,
+                            contact_sites=[m.names["site"][i] for i in sites], contact_wrench=wrench,
+                            qfrc_contact=qfrc_contact)
+
+
+def _known_contacts(m, contacts, in_contact, count: int) -> tuple[list[int], np.ndarray]:
+    """Site ids of the known contacts and the (count, k) mask of when each is in contact."""
+    if contacts is None:
+        if in_contact is not None:
+            raise ValueError("in_contact needs contacts= (the site names it refers to)")
+        return [], np.zeros((count, 0), dtype=bool)
+    if isinstance(contacts, str):
+        contacts = [contacts]
+    sites = [m.site(name).id if isinstance(name, str) else int(name) for name in contacts]
+    if not sites:
+        raise ValueError("contacts= needs at least one site name")
+    if not np.any(m.jnt_type == JNT_FREE):
+        raise ValueError("contacts= is for floating-base models (a free joint): there is nothing for "
+                         "the ground to supply otherwise")
+    if in_contact is None:
+        return sites, np.ones((count, len(sites)), dtype=bool)
+    mask = np.asarray(in_contact)
+    if mask.dtype != bool or mask.shape != (count, len(sites)):
+        raise ValueError(f"in_contact must be booleans of shape {(count, len(sites))} (samples, contacts), "
+                         f"got {mask.dtype} {mask.shape}")
+    return sites, mask
+
+
+def ground_wrenches(m, d, sites: list[int], active: np.ndarray, qfrc_joint: np.ndarray):
+    """The least-norm wrenches at the active ``sites`` (world [force; torque about the site])
+    whose generalised force equals ``qfrc_joint`` on the free joints' dofs, and that
+    generalised force over all dofs; zeros where no site is active. Needs the position stage."""
+    free = np.concatenate([np.arange(m.jnt_dofadr[j], m.jnt_dofadr[j] + 6)
+                           for j in np.flatnonzero(m.jnt_type == JNT_FREE)])
+    wrench = np.zeros((len(sites), 6))
+    qfrc = np.zeros(m.nv)
+    on = np.flatnonzero(active)
+    if on.size == 0:
+        return wrench, qfrc
+    jac = np.concatenate([np.vstack(jac_site(m, d, sites[i])) for i in on])  # (6 k, nv)
+    solution, *_ = np.linalg.lstsq(jac[:, free].T, qfrc_joint[free], rcond=None)
+    wrench[on] = solution.reshape(on.size, 6)
+    qfrc[:] = jac.T @ solution
+    return wrench, qfrc
 
 
 def _inverse(m, d, discrete: bool) -> None:

@@ -134,6 +134,10 @@ SCHEMA: dict[str, dict] = {
     "equality_joint": _kinds(**_EQUALITY, joint1="s", joint2="s", polycoef="f1-5"),
     "equality_tendon": _kinds(**_EQUALITY, tendon1="s", tendon2="s", polycoef="f1-5"),
     "equality": _kinds(active=_BOOL, solref="f1-2", solimp="f1-5"),
+    # <contact>: explicit geom pairs (and <default><pair>) and excluded body pairs
+    "pair": _kinds(name="s", **{"class": "s"}, geom1="s", geom2="s", condim="i", friction="f1-5",
+                   solref="f1-2", solreffriction="f1-2", solimp="f1-5", margin="f", gap="f", adhesion="f"),
+    "exclude": _kinds(name="s", body1="s", body2="s"),
     "keyframe": {},
     "key": _kinds(name="s", time="f", qpos="f*", qvel="f*", act="f*", mpos="f*", mquat="f*", ctrl="f*"),
 }

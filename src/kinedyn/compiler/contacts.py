@@ -1,0 +1,315 @@
+"""The contact model: geom contact parameters, ``<contact>`` pairs and excludes, capacity.
+
+Mirrors what MuJoCo's compiler does for collisions (user_objects.cc ``mjCGeom::Compile``,
+``mjCPair::Compile``, ``mjCBodyPair``; user_model.cc sorting pairs and excludes by body-pair
+signature):
+
+* per geom: ``geom_priority``, ``geom_solmix``, ``geom_solref``, ``geom_solimp``,
+  ``geom_margin``, ``geom_gap``, ``geom_adhesion``, the bounding sphere ``geom_rbound`` and
+  box ``geom_aabb`` (centre, half-sizes in the geom frame);
+* per body: ``body_contype`` / ``body_conaffinity`` (OR over its geoms) and ``body_margin``
+  (max over its geoms of margin + gap);
+* ``<pair>``: geom1/geom2 swapped so that geom1's body has the lower id, unspecified
+  attributes from its class or MuJoCo's pair defaults (never from the geoms), stable-sorted by
+  ``pair_signature = body1 << 16 | body2``;
+* ``<exclude>``: ``exclude_signature``, sorted.
+
+It also sizes the contact arrays (``nconmax``, kinedyn's): the most contacts the model can
+ever make, summing MuJoCo's per-pair bound (``mj_maxContact``) over every geom pair the
+static filters let through, capped at :data:`NCONMAX_CAP` unless ``<size nconmax>`` says
+otherwise (then extra contacts are dropped with a warning, as MuJoCo's legacy nconmax).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from kinedyn.compiler import defaults as dflt
+from kinedyn.engine.collision_driver import SUPPORTED_PAIRS, max_contacts, uses_convex_collider
+from kinedyn.engine.collision_gjk import convex_work_size
+from kinedyn.engine.types import DisableBit, GeomType
+from kinedyn.errors import ModelError
+from kinedyn.xml.mjcf import Node, parse_ints, typed_attrs
+
+SOLREF = [0.02, 1.0]
+SOLIMP = [0.9, 0.95, 0.001, 0.5, 2.0]
+
+# mjs_defaultGeom's contact attributes (merged into the geom defaults of build.py)
+GEOM_CONTACT_DEFAULTS = dict(priority=0, solmix=1.0, solref=SOLREF, solimp=SOLIMP, margin=0.0, gap=0.0,
+                             adhesion=0.0, surfacevel=[0.0] * 6)
+
+# mjs_defaultPair: what a <pair> has where neither it nor its class says
+_PAIR_FRICTION = [1.0, 1.0, 0.005, 0.0001, 0.0001]
+_PAIR_DEFAULTS = dict(condim=3, friction=_PAIR_FRICTION, solref=SOLREF, solimp=SOLIMP,
+                      solreffriction=[0.0, 0.0], margin=0.0, gap=0.0, adhesion=0.0)
+
+# contacts kinedyn allocates room for when the model does not say (<size nconmax>): beyond it a
+# step keeps the first NCONMAX_CAP contacts and warns, as MuJoCo does when its arena is full
+NCONMAX_CAP = 1000
+
+# ccd_iterations the convex collider's buffers hold at least (MuJoCo's default is 35)
+CCD_ITERATIONS_CAPACITY = 50
+
+# the plane's bounding box: MuJoCo gives planes an effectively infinite one (mjMAXVAL-like)
+_PLANE_AABB = (0.0, 0.0, -5e9, 1e10, 1e10, 5e9)
+
+
+def geom_rbound(gtype: int, size) -> float:
+    """Radius of the geom's bounding sphere about its centre (mjCGeom::Compile); 0 for planes."""
+    if gtype == GeomType.SPHERE:
+        return size[0]
+    if gtype == GeomType.CAPSULE:
+        return size[0] + size[1]
+    if gtype == GeomType.CYLINDER:
+        return math.sqrt(size[0] * size[0] + size[1] * size[1])
+    if gtype == GeomType.ELLIPSOID:
+        return max(size[0], size[1], size[2])
+    if gtype == GeomType.BOX:
+        return math.sqrt(size[0] * size[0] + size[1] * size[1] + size[2] * size[2])
+    return 0.0
+
+
+def geom_aabb(gtype: int, size) -> tuple:
+    """The geom's axis-aligned box in its own frame: (centre, half-sizes)."""
+    if gtype == GeomType.PLANE:
+        return _PLANE_AABB
+    if gtype == GeomType.SPHERE:
+        r = size[0]
+        return (0.0, 0.0, 0.0, r, r, r)
+    if gtype == GeomType.CAPSULE:
+        return (0.0, 0.0, 0.0, size[0], size[0], size[0] + size[1])
+    if gtype == GeomType.CYLINDER:
+        return (0.0, 0.0, 0.0, size[0], size[0], size[1])
+    return (0.0, 0.0, 0.0, size[0], size[1], size[2])
+
+
+def _mixed_condim(a1: dict, a2: dict) -> int:
+    """condim of a dynamic pair: the higher priority geom's, else the larger (mj_contactParam)."""
+    if a1["priority"] != a2["priority"]:
+        return a1["condim"] if a1["priority"] > a2["priority"] else a2["condim"]
+    return max(a1["condim"], a2["condim"])
+
+
+def _rows_per_contact(condim: int) -> int:
+    """Constraint rows of one contact: 1 frictionless, else the pyramid's 2 (condim - 1), which is
+    at least the elliptic cone's condim."""
+    return 1 if condim == 1 else 2 * (condim - 1)
+
+
+class ContactCompiler:
+    """Compiles the contact model of one :class:`~kinedyn.compiler.build.Compiler` run."""
+
+    def __init__(self, compiler):
+        self.c = compiler
+        self.pairs: list[dict] = []
+        self.excludes: list[tuple[int, Node]] = []
+
+    # ---- <contact> ---------------------------------------------------------------------------
+
+    def read_sections(self) -> None:
+        """Every <contact> section: pairs and excludes, names resolved (mjCPair/mjCBodyPair)."""
+        c = self.c
+        geoms = {g.attrs["name"]: g for g in c.geoms if g.attrs.get("name")}
+        bodies = {b.name: b for b in c.bodies}
+        names: set[str] = set()
+        for section in c.sections.get("contact", []):
+            for node in section.children:
+                if node.tag not in ("pair", "exclude"):
+                    raise node.error("Schema violation: unrecognized element")
+                if node.children:
+                    raise node.children[0].error("Schema violation: unrecognized element")
+                attrs = typed_attrs(node)
+                name = attrs.get("name", "")
+                if name:
+                    if (node.tag, name) in names:
+                        raise node.error(f"repeated name '{name}' in {node.tag}", "name")
+                    names.add((node.tag, name))
+                if node.tag == "pair":
+                    self._pair(node, attrs, geoms)
+                else:
+                    self._exclude(node, attrs, bodies)
+        # stable sort by signature (user_model.cc), so pairs of one body pair keep their order
+        self.pairs.sort(key=lambda p: p["signature"])
+        self.excludes.sort(key=lambda e: e[0])
+
+    def _pair(self, node: Node, attrs: dict, geoms: dict) -> None:
+        cls = self.c.classes["main"]
+        if "class" in attrs:
+            cls = dflt.lookup(self.c.classes, node, "class", attrs["class"])
+        a = dflt.merge("pair", dflt.merge("pair", _PAIR_DEFAULTS, cls.pair), attrs)
+        found = []
+        for key in ("geom1", "geom2"):
+            if key not in a:
+                raise node.error(f"required attribute missing: '{key}'", key)
+            if a[key] not in geoms:
+                raise node.error(f"geom '{a[key]}' not found in collision {len(self.pairs)}", key)
+            found.append(geoms[a[key]])
+        g1, g2 = found
+        if g1.body.id > g2.body.id:
+            g1, g2 = g2, g1
+        if a["condim"] not in (1, 3, 4, 6):
+            raise node.error("invalid condim in contact pair", "condim")
+        # MJCF gives every attribute of a <pair> a value (its class's, else mjs_defaultPair's): the
+        # geoms' parameters are not consulted (mjCPair::Compile mixes only values left undefined,
+        # which only the C API can do)
+        friction = list(a["friction"]) + _PAIR_FRICTION[len(a["friction"]):]
+        solref = list(a["solref"]) + SOLREF[len(a["solref"]):]
+        solimp = list(a["solimp"]) + SOLIMP[len(a["solimp"]):]
+        solreffriction = list(a["solreffriction"]) + [0.0, 0.0][len(a["solreffriction"]):]
+        margin, gap, condim = a["margin"], a["gap"], a["condim"]
+        self.pairs.append(dict(node=node, geom1=g1.id, geom2=g2.id,
+                               signature=(g1.body.id << 16) + g2.body.id, dim=condim, solref=solref,
+                               solreffriction=solreffriction, solimp=solimp, margin=margin, gap=gap,
+                               adhesion=a["adhesion"], friction=friction))
+
+    def _exclude(self, node: Node, attrs: dict, bodies: dict) -> None:
+        ids = []
+        for key in ("body1", "body2"):
+            if key not in attrs:
+                raise node.error(f"required attribute missing: '{key}'", key)
+            if attrs[key] not in bodies:
+                raise node.error(f"body '{attrs[key]}' not found in exclude", key)
+            ids.append(bodies[attrs[key]].id)
+        b1, b2 = sorted(ids)
+        self.excludes.append(((b1 << 16) + b2, node))
+
+    # ---- arrays --------------------------------------------------------------------------------
+
+    def arrays(self, arr: dict) -> dict:
+        """Contact fields into ``arr``; returns the sizes npair, nexclude, nconmax."""
+        c = self.c
+        geoms, bodies = c.geoms, c.bodies
+        ngeom, nbody = len(geoms), len(bodies)
+        for g in geoms:
+            if any(g.attrs["surfacevel"]):
+                raise g.node.error("geom surfacevel is not supported yet (it moves contact rows' "
+                                   "reference velocity)", "surfacevel")
+        col = lambda key: [g.attrs[key] for g in geoms]  # noqa: E731
+        arr["geom_priority"] = np.array(col("priority"), dtype=np.int32)
+        arr["geom_solmix"] = np.array(col("solmix"), dtype=float)
+        arr["geom_solref"] = np.array(col("solref"), dtype=float).reshape(ngeom, 2)
+        arr["geom_solimp"] = np.array(col("solimp"), dtype=float).reshape(ngeom, 5)
+        arr["geom_margin"] = np.array(col("margin"), dtype=float)
+        arr["geom_gap"] = np.array(col("gap"), dtype=float)
+        arr["geom_adhesion"] = np.array(col("adhesion"), dtype=float)
+        arr["geom_rbound"] = np.array([geom_rbound(g.type, g.size) for g in geoms], dtype=float)
+        arr["geom_aabb"] = np.array([geom_aabb(g.type, g.size) for g in geoms], dtype=float).reshape(ngeom, 6)
+
+        contype = np.zeros(nbody, dtype=np.int32)
+        conaffinity = np.zeros(nbody, dtype=np.int32)
+        margin = np.zeros(nbody)
+        for g in geoms:
+            b = g.body.id
+            contype[b] |= g.attrs["contype"]
+            conaffinity[b] |= g.attrs["conaffinity"]
+            margin[b] = max(margin[b], g.attrs["margin"] + g.attrs["gap"])
+        arr["body_contype"], arr["body_conaffinity"], arr["body_margin"] = contype, conaffinity, margin
+
+        pairs = self.pairs
+        npair = len(pairs)
+        pcol = lambda key, dtype=float: np.array([p[key] for p in pairs], dtype=dtype)  # noqa: E731
+        arr["pair_dim"] = pcol("dim", np.int32)
+        arr["pair_geom1"] = pcol("geom1", np.int32)
+        arr["pair_geom2"] = pcol("geom2", np.int32)
+        arr["pair_signature"] = pcol("signature", np.int32)
+        arr["pair_solref"] = pcol("solref").reshape(npair, 2)
+        arr["pair_solreffriction"] = pcol("solreffriction").reshape(npair, 2)
+        arr["pair_solimp"] = pcol("solimp").reshape(npair, 5)
+        arr["pair_margin"] = pcol("margin")
+        arr["pair_gap"] = pcol("gap")
+        arr["pair_adhesion"] = pcol("adhesion")
+        arr["pair_friction"] = pcol("friction").reshape(npair, 5)
+        arr["exclude_signature"] = np.array([s for s, _ in self.excludes], dtype=np.int32)
+        if not c.opt["disableflags"] & (DisableBit.CONSTRAINT | DisableBit.CONTACT):
+            self.check_colliders(SUPPORTED_PAIRS)
+        nccd, nccdint = self._ccd_buffers()
+        nconmax, self.contact_rows = self.capacity()
+        return dict(npair=npair, nexclude=len(self.excludes), nconmax=nconmax, nccd=nccd, nccdint=nccdint)
+
+    def _ccd_buffers(self) -> tuple[int, int]:
+        """Sizes of the convex collider's scratch buffers: room for max(ccd_iterations,
+        CCD_ITERATIONS_CAPACITY) iterations when some geom pair goes through it, else none.
+        Sets ``ccd_capacity``, the most ccd_iterations the model then accepts."""
+        self.ccd_capacity = 2**31 - 1
+        if not any(uses_convex_collider(g1.type, g2.type) for g1, g2, _ in self._candidate_pairs()):
+            return 1, 1
+        if self.c.opt["disableflags"] & DisableBit.NATIVECCD:
+            flags = [f for o in self.c.sections.get("option", []) for f in o.children if f.tag == "flag"]
+            message = ("<flag nativeccd=\"disable\"/> selects MuJoCo's legacy libccd collider, which kinedyn "
+                       "does not have (it has MuJoCo's native GJK/EPA, the default)")
+            if flags:
+                raise flags[0].error(message, "nativeccd")
+            raise ModelError(message)
+        self.ccd_capacity = max(self.c.solver_opt.get("ccd_iterations", 35), CCD_ITERATIONS_CAPACITY)
+        return convex_work_size(self.ccd_capacity)
+
+    def capacity(self) -> tuple[int, int]:
+        """Room for contacts and their rows: the static bound (:meth:`static_bound`), capped
+        at NCONMAX_CAP contacts unless <size nconmax> gives the number."""
+        given = None
+        for node in self.c.sections.get("size", []):
+            value = parse_ints(node, "nconmax", node.attrib.get("nconmax", ""))
+            if value and value[0] >= 0:
+                given = value[0]
+        ncon, nrow = self.static_bound()
+        cap = NCONMAX_CAP if given is None else given
+        if ncon > cap:
+            nrow = cap * _rows_per_contact(6)
+            ncon = cap
+        elif given is not None:
+            ncon, nrow = given, given * _rows_per_contact(6)
+        return ncon, nrow
+
+    def check_colliders(self, supported) -> None:
+        """ModelError naming two geoms that could collide but whose type pair the collision stage
+        has no collider for (``supported``: set of (lower type, higher type))."""
+        for g1, g2, _ in self._candidate_pairs():
+            key = (min(g1.type, g2.type), max(g1.type, g2.type))
+            if key not in supported and key != (GeomType.PLANE, GeomType.PLANE):
+                raise g2.node.error(f"collisions between {GeomType(key[0]).name.lower()} and "
+                                    f"{GeomType(key[1]).name.lower()} geoms are not supported yet "
+                                    f"(with the geom at line {g1.node.line}); disable them with "
+                                    "contype/conaffinity, <exclude> or <flag contact=\"disable\"/>")
+
+    def static_bound(self) -> tuple[int, int]:
+        """(contacts, constraint rows) the model can ever make: mj_maxContact and the rows of a
+        pyramidal cone of the pair's condim, summed over :meth:`_candidate_pairs`."""
+        ncon = nrow = 0
+        for g1, g2, condim in self._candidate_pairs():
+            n = max_contacts(g1.type, g2.type, True, True)
+            ncon += n
+            nrow += n * _rows_per_contact(condim)
+        return ncon, nrow
+
+    def _candidate_pairs(self):
+        """Every geom pair that can ever be collided: explicit pairs, and geoms of different weld
+        groups (not both dof-less) whose bitmasks match and whose bodies are not excluded. (The
+        parent filter is left out: it can be switched off at run time.)"""
+        c = self.c
+        excluded = {s for s, _ in self.excludes}
+        for p in self.pairs:
+            yield c.geoms[p["geom1"]], c.geoms[p["geom2"]], p["dim"]
+        by_body: dict[int, list] = {}
+        for g in c.geoms:
+            if g.attrs["contype"] or g.attrs["conaffinity"]:
+                by_body.setdefault(g.body.id, []).append(g)
+        ids = sorted(by_body)
+        bodies = c.bodies
+        for i, b1 in enumerate(ids):
+            w1 = bodies[b1].weldid
+            for b2 in ids[i + 1:]:
+                w2 = bodies[b2].weldid
+                if w1 == w2 or (bodies[w1].dofnum == 0 and bodies[w2].dofnum == 0):
+                    continue
+                if ((b1 << 16) + b2) in excluded:
+                    continue
+                for g1 in by_body[b1]:
+                    t1, a1 = g1.attrs["contype"], g1.attrs["conaffinity"]
+                    for g2 in by_body[b2]:
+                        if (t1 & g2.attrs["conaffinity"]) or (g2.attrs["contype"] & a1):
+                            yield g1, g2, _mixed_condim(g1.attrs, g2.attrs)
+
+
+__all__ = ["GEOM_CONTACT_DEFAULTS", "NCONMAX_CAP", "ContactCompiler", "geom_aabb", "geom_rbound"]

@@ -1,0 +1,587 @@
+"""Collision detection: which geoms touch, where, and with which contact parameters
+(mj_collision and its helpers, engine_collision_driver.c).
+
+The stage runs in the position stage after the mass matrix is factorised and before the
+constraint rows are made, and fills ``d.contact_*`` (``d.contact.dist``, ...) with ``d.ncon``
+contacts in MuJoCo 4.0's order:
+
+1. **Body pairs**, in increasing signature ``b1 << 16 | b2`` (b1 < b2). A pair is skipped when
+   the bodies are welded together, neither weld group has dofs, or (unless the
+   ``filterparent`` flag is disabled) one weld group is the other's parent (filterBodyPair);
+   when their geoms' OR-ed contype/conaffinity bitmasks cannot match (canCollide2); and when
+   an ``<exclude>`` names it. MuJoCo reaches the same pairs through a sweep-and-prune
+   broadphase, which only ever drops pairs whose geoms are apart, so visiting every pair
+   gives the same contacts.
+2. **Explicit pairs** (``<pair>``) come before the body pair of their signature, in model
+   order; they skip the bitmask test, use their own parameters, and a dynamic geom pair that
+   repeats one is dropped.
+3. **Geom pairs** of a body pair: the single pair when both bodies have one geom; else, with
+   the midphase on (the default), every pair, their contacts then stably sorted by
+   (geom[0], geom[1]) as mj_collideTree's caller does; else (midphase disabled) in loop order.
+   Each pair passes the bitmask test and the bounding-sphere test (mj_filterSphere: centres
+   within rbound1 + rbound2 + margin + gap; a plane against the other's bounding sphere), and
+   is ordered so that geom[0] has the lower type.
+4. **Narrowphase**: the collider of the type pair (:func:`collide`) writes distance, position
+   and normal (frame row 0, a tangent hint in row 1) for every contact within the pair's
+   ``margin + gap``; then mj_setContact's parameters (:func:`set_contact_params`): condim,
+   friction, solref, solreffriction, solimp (mixed by priority and solmix, mj_contactParam, or
+   the pair's), the override flag, ``includemargin = margin``, ``exclude`` for contacts in the
+   gap, adhesive contacts in the gap reduced to condim 1, and the frame completed.
+
+Margins: the pair's margin is the sum of the geoms' (``o_margin`` under the override flag),
+the gap the sum of their gaps; a ``<pair>`` has its own. Colliders live in
+``collision_primitive`` (plane, sphere, capsule, cylinder), ``collision_box`` (box pairs) and
+``collision_convex`` / ``collision_gjk`` (MuJoCo's GJK/EPA for ellipsoids and cylinders).
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+
+from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.collision_box import collide_box_box, collide_capsule_box, collide_sphere_box
+from kinedyn.engine.collision_convex import collide_convex, collide_plane_convex
+from kinedyn.engine.collision_primitive import (
+    collide_capsule_capsule,
+    collide_plane_box,
+    collide_plane_capsule,
+    collide_plane_cylinder,
+    collide_plane_sphere,
+    collide_sphere_capsule,
+    collide_sphere_cylinder,
+    collide_sphere_sphere,
+)
+from kinedyn.engine.types import (
+    CONE_ELLIPTIC,
+    DSBL_CONSTRAINT,
+    DSBL_CONTACT,
+    DSBL_FILTERPARENT,
+    DSBL_MIDPHASE,
+    DSBL_MULTICCD,
+    ENBL_OVERRIDE,
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_ELLIPSOID,
+    GEOM_PLANE,
+    GEOM_SPHERE,
+    MINMU,
+    MINVAL,
+    OPT_CCD_ITERATIONS,
+    OPT_CCD_TOLERANCE,
+    OPT_CONE,
+    OPT_DISABLEFLAGS,
+    OPT_ENABLEFLAGS,
+    OPT_O_FRICTION,
+    OPT_O_MARGIN,
+    OPT_O_SOLIMP,
+    OPT_O_SOLREF,
+)
+from kinedyn.engine.util_spatial import make_frame
+from kinedyn.errors import ContactFullWarning
+
+# the geom type pairs (lower type first) this stage collides; a model that could make any other
+# pair collide is refused when compiled (compiler.contacts)
+_PRIMITIVES = (GEOM_PLANE, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX)
+SUPPORTED_PAIRS = frozenset((t1, t2) for t1 in _PRIMITIVES for t2 in _PRIMITIVES
+                            if t1 <= t2 and (t1, t2) != (GEOM_PLANE, GEOM_PLANE))
+
+
+
+def uses_convex_collider(type1: int, type2: int) -> bool:
+    """Whether MuJoCo collides the type pair with its general convex collider (GJK/EPA): pairs
+    with an ellipsoid or a cylinder, except plane-ellipsoid, plane-cylinder and sphere-cylinder."""
+    t1, t2 = min(type1, type2), max(type1, type2)
+    if t2 not in (GEOM_ELLIPSOID, GEOM_CYLINDER) and t1 not in (GEOM_ELLIPSOID, GEOM_CYLINDER):
+        return False
+    return t1 != GEOM_PLANE and (t1, t2) != (GEOM_SPHERE, GEOM_CYLINDER)
+
+
+# entries of d.efc_counts this stage writes: the live contact count, and how many geom pairs
+# found no room in the contact arrays in the last collision (MuJoCo's mjWARN_CONTACTFULL)
+COUNT_NCON = 4
+COUNT_DROPPED = 5
+
+
+# ---- per-pair bounds and margins ------------------------------------------------------------------
+
+
+@kernel
+def max_contacts(type1, type2, has_margin, multiccd):
+    """Most contacts one geom pair makes (mj_maxContact, with MuJoCo 4.0's bounds)."""
+    t1 = min(type1, type2)
+    t2 = max(type1, type2)
+    if t1 == GEOM_SPHERE or t1 == GEOM_ELLIPSOID or t2 == GEOM_SPHERE or t2 == GEOM_ELLIPSOID:
+        return 1
+    if t1 == GEOM_BOX and t2 == GEOM_BOX:
+        return 8
+    if t1 == GEOM_CAPSULE and t2 == GEOM_CAPSULE:
+        return 2
+    if t1 == GEOM_CAPSULE and t2 == GEOM_BOX:
+        return 4
+    if t1 == GEOM_PLANE:
+        if t2 == GEOM_CAPSULE:
+            return 2
+        if t2 == GEOM_PLANE:
+            return 0
+        return 4  # cylinder, box, mesh
+    if not multiccd:
+        return 1
+    if t1 == GEOM_CAPSULE:  # capsule-cylinder, capsule-mesh
+        return 2
+    if t1 == GEOM_CYLINDER:  # cylinder-cylinder, -box, -mesh
+        return 4
+    return 5 if has_margin else 4  # box-mesh, mesh-mesh
+
+
+@kernel
+def pair_margin(m, g1, g2, ipair):
+    """The pair's margin: the <pair>'s or the sum of the geoms' (mj_assignMargin: o_margin under
+    the override flag)."""
+    if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_OVERRIDE:
+        return m.opt_real[OPT_O_MARGIN]
+    if ipair >= 0:
+        return m.pair_margin[ipair]
+    return m.geom_margin[g1] + m.geom_margin[g2]
+
+
+@kernel
+def pair_gap(m, g1, g2, ipair):
+    """The pair's gap: the <pair>'s or the sum of the geoms' (getGap)."""
+    if ipair >= 0:
+        return m.pair_gap[ipair]
+    return m.geom_gap[g1] + m.geom_gap[g2]
+
+
+# ---- filters ------------------------------------------------------------------------------------
+
+
+@kernel
+def _plane_distance(d, plane, g):
+    """Signed distance of geom g's centre above plane geom ``plane`` (planeGeomDist)."""
+    xm = d.geom_xmat[plane]
+    dx = d.geom_xpos[g, 0] - d.geom_xpos[plane, 0]
+    dy = d.geom_xpos[g, 1] - d.geom_xpos[plane, 1]
+    dz = d.geom_xpos[g, 2] - d.geom_xpos[plane, 2]
+    return dx * xm[0, 2] + dy * xm[1, 2] + dz * xm[2, 2]
+
+
+@kernel
+def bounding_spheres_apart(m, d, g1, g2, margin):
+    """True when the bounding spheres (or a plane and a bounding sphere) are further apart than
+    ``margin`` (mj_filterSphere)."""
+    r1, r2 = m.geom_rbound[g1], m.geom_rbound[g2]
+    if r1 > 0 and r2 > 0:
+        dx = d.geom_xpos[g1, 0] - d.geom_xpos[g2, 0]
+        dy = d.geom_xpos[g1, 1] - d.geom_xpos[g2, 1]
+        dz = d.geom_xpos[g1, 2] - d.geom_xpos[g2, 2]
+        bound = r1 + r2 + margin
+        return dx * dx + dy * dy + dz * dz > bound * bound
+    if m.geom_type[g1] == GEOM_PLANE and r2 > 0 and _plane_distance(d, g1, g2) > margin + r2:
+        return True
+    if m.geom_type[g2] == GEOM_PLANE and r1 > 0 and _plane_distance(d, g2, g1) > margin + r1:
+        return True
+    return False
+
+
+@kernel
+def _bitmasks_miss(contype1, conaffinity1, contype2, conaffinity2):
+    """filterBitmask: neither contype matches the other's conaffinity."""
+    return (contype1 & conaffinity2) == 0 and (contype2 & conaffinity1) == 0
+
+
+@kernel
+def _body_pair_filtered(m, b1, b2, filterparent):
+    """filterBodyPair: same weld group, both weld groups dof-less, or parent and child."""
+    w1, w2 = m.body_weldid[b1], m.body_weldid[b2]
+    if w1 == w2:
+        return True
+    if m.body_dofnum[w1] == 0 and m.body_dofnum[w2] == 0:
+        return True
+    if filterparent and w1 != 0 and w2 != 0:
+        if w1 == m.body_weldid[m.body_parentid[w2]] or w2 == m.body_weldid[m.body_parentid[w1]]:
+            return True
+    return False
+
+
+@kernel
+def _has_collider(t1, t2):
+    """Whether MuJoCo's collision table has a function for the (sorted) type pair: every
+    primitive pair except plane-plane."""
+    return not (t1 == GEOM_PLANE and t2 == GEOM_PLANE)
+
+
+@kernel
+def _keep_geom_pair(m, d, g1, g2, ipair, pair_start, pair_end):
+    """filterCollisionPair: a dynamic pair that repeats a <pair> of this body pair (among
+    pair_start..pair_end) or whose bitmasks miss is dropped; any pair whose bounding spheres
+    are apart is dropped."""
+    if ipair < 0:
+        for k in range(pair_start, pair_end):
+            p1, p2 = m.pair_geom1[k], m.pair_geom2[k]
+            if (p1 == g1 and p2 == g2) or (p1 == g2 and p2 == g1):
+                return False
+        if _bitmasks_miss(m.geom_contype[g1], m.geom_conaffinity[g1], m.geom_contype[g2],
+                          m.geom_conaffinity[g2]):
+            return False
+    margin = pair_margin(m, g1, g2, ipair) + pair_gap(m, g1, g2, ipair)
+    if bounding_spheres_apart(m, d, g1, g2, margin):
+        return False
+    t1, t2 = m.geom_type[g1], m.geom_type[g2]
+    return _has_collider(min(t1, t2), max(t1, t2))
+
+
+# ---- narrowphase ----------------------------------------------------------------------------------
+
+
+@kernel
+def collide(m, d, g1, g2, threshold, c0):
+    """Run the collider of the pair (geom_type[g1] <= geom_type[g2]) with distance threshold
+    ``threshold``, writing contacts at rows c0, ...; returns their number (mjCOLLISIONFUNC)."""
+    t1, t2 = m.geom_type[g1], m.geom_type[g2]
+    xpos, xmat, size = d.geom_xpos, d.geom_xmat, m.geom_size
+    dist, pos, frame = d.contact_dist, d.contact_pos, d.contact_frame
+    if t1 == GEOM_PLANE:
+        if t2 == GEOM_SPHERE:
+            return collide_plane_sphere(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+        if t2 == GEOM_CAPSULE:
+            return collide_plane_capsule(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+        if t2 == GEOM_CYLINDER:
+            return collide_plane_cylinder(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+        if t2 == GEOM_BOX:
+            return collide_plane_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+        if t2 == GEOM_ELLIPSOID:
+            return collide_plane_convex(m.geom_type, xpos, xmat, size, g1, g2, threshold, dist, pos, frame,
+                                        c0)
+        return 0
+    if t1 == GEOM_SPHERE:
+        if t2 == GEOM_SPHERE:
+            return collide_sphere_sphere(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+        if t2 == GEOM_CAPSULE:
+            return collide_sphere_capsule(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+        if t2 == GEOM_CYLINDER:
+            return collide_sphere_cylinder(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+        if t2 == GEOM_BOX:
+            return collide_sphere_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+    elif t1 == GEOM_CAPSULE:
+        if t2 == GEOM_CAPSULE:
+            return collide_capsule_capsule(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+        if t2 == GEOM_BOX:
+            return collide_capsule_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+    elif t1 == GEOM_BOX and t2 == GEOM_BOX:
+        return collide_box_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+    # every other primitive pair involves an ellipsoid or a cylinder: MuJoCo's GJK/EPA (mjc_Convex)
+    multiccd = (m.opt_flags[OPT_DISABLEFLAGS] & DSBL_MULTICCD) == 0
+    return collide_convex(m.geom_type, xpos, xmat, size, g1, g2, threshold, m.opt_real[OPT_CCD_TOLERANCE],
+                          m.opt_flags[OPT_CCD_ITERATIONS], multiccd, dist, pos, frame, c0, d.scratch_ccd,
+                          d.scratch_ccd_int)
+
+
+@kernel
+def _mix_weight(s1, s2):
+    """mj_contactParam's solmix weight of geom 1."""
+    if s1 >= MINVAL and s2 >= MINVAL:
+        return s1 / (s1 + s2)
+    if s1 < MINVAL and s2 < MINVAL:
+        return 0.5
+    return 0.0 if s1 < MINVAL else 1.0
+
+
+@kernel
+def set_contact_params(m, d, c, ipair):
+    """Contact parameters of row c, whose geoms and geometry are set (mj_contactParam for dynamic
+    pairs or the <pair>'s values, then mj_setContact)."""
+    g1, g2 = d.contact_geom[c, 0], d.contact_geom[c, 1]
+    solref, solimp, fri = d.contact_solref, d.contact_solimp, d.contact_friction
+    srf = d.contact_solreffriction
+    srf[c, 0] = 0.0
+    srf[c, 1] = 0.0
+    if ipair >= 0:
+        condim = m.pair_dim[ipair]
+        for k in range(2):
+            solref[c, k] = m.pair_solref[ipair, k]
+        for k in range(5):
+            solimp[c, k] = m.pair_solimp[ipair, k]
+            fri[c, k] = m.pair_friction[ipair, k]
+        adhesion = m.pair_adhesion[ipair]
+        if m.pair_solreffriction[ipair, 0] != 0 or m.pair_solreffriction[ipair, 1] != 0:
+            srf[c, 0] = m.pair_solreffriction[ipair, 0]
+            srf[c, 1] = m.pair_solreffriction[ipair, 1]
+    else:
+        p1, p2 = m.geom_priority[g1], m.geom_priority[g2]
+        adhesion = m.geom_adhesion[g1] + m.geom_adhesion[g2]
+        if p1 != p2:
+            g = g1 if p1 > p2 else g2
+            condim = m.geom_condim[g]
+            for k in range(2):
+                solref[c, k] = m.geom_solref[g, k]
+            for k in range(5):
+                solimp[c, k] = m.geom_solimp[g, k]
+            f0, f1, f2 = m.geom_friction[g, 0], m.geom_friction[g, 1], m.geom_friction[g, 2]
+            adhesion = m.geom_adhesion[g]
+        else:
+            condim = max(m.geom_condim[g1], m.geom_condim[g2])
+            mix = _mix_weight(m.geom_solmix[g1], m.geom_solmix[g2])
+            if m.geom_solref[g1, 0] > 0 and m.geom_solref[g2, 0] > 0:
+                for k in range(2):
+                    solref[c, k] = mix * m.geom_solref[g1, k] + (1 - mix) * m.geom_solref[g2, k]
+            else:  # direct (negative) solref: the element-wise minimum
+                for k in range(2):
+                    solref[c, k] = min(m.geom_solref[g1, k], m.geom_solref[g2, k])
+            for k in range(5):
+                solimp[c, k] = mix * m.geom_solimp[g1, k] + (1 - mix) * m.geom_solimp[g2, k]
+            f0 = max(m.geom_friction[g1, 0], m.geom_friction[g2, 0])
+            f1 = max(m.geom_friction[g1, 1], m.geom_friction[g2, 1])
+            f2 = max(m.geom_friction[g1, 2], m.geom_friction[g2, 2])
+        # (slide, spin, roll) -> the 5 values (slide, slide, spin, roll, roll)
+        fri[c, 0] = f0
+        fri[c, 1] = f0
+        fri[c, 2] = f1
+        fri[c, 3] = f2
+        fri[c, 4] = f2
+    # mj_setContact: the override flag replaces solref, solreffriction (by o_solref), solimp
+    # and friction; friction is clamped to mjMINMU
+    if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_OVERRIDE:
+        for k in range(2):
+            solref[c, k] = m.opt_real[OPT_O_SOLREF + k]
+            srf[c, k] = m.opt_real[OPT_O_SOLREF + k]
+        for k in range(5):
+            solimp[c, k] = m.opt_real[OPT_O_SOLIMP + k]
+            fri[c, k] = m.opt_real[OPT_O_FRICTION + k]
+    for k in range(5):
+        fri[c, k] = max(MINMU, fri[c, k])
+    includemargin = pair_margin(m, g1, g2, ipair)
+    d.contact_dim[c] = condim
+    d.contact_includemargin[c] = includemargin
+    d.contact_adhesion[c] = adhesion
+    in_gap = d.contact_dist[c] >= includemargin
+    # contacts in the gap get no rows, unless adhesive: those pull along the normal only
+    d.contact_exclude[c] = 1 if (in_gap and adhesion == 0) else 0
+    if adhesion != 0 and in_gap:
+        d.contact_dim[c] = 1
+    make_frame(d.contact_frame, c)
+    d.contact_efc_address[c] = -1
+    d.contact_mu[c] = 0.0
+    H = d.contact_H
+    for i in range(6):
+        for k in range(6):
+            H[c, i, k] = 0.0
+
+
+@kernel
+def _narrowphase(m, d, g1, g2, ipair):
+    """Collide one geom pair (swapped so geom[0] has the lower type) and append its contacts
+    with their geoms; returns how many. Parameters are set by the caller."""
+    if m.geom_type[g1] > m.geom_type[g2]:
+        g1, g2 = g2, g1
+    counts = d.efc_counts
+    ncon = counts[COUNT_NCON]
+    margin = pair_margin(m, g1, g2, ipair)
+    gap = pair_gap(m, g1, g2, ipair)
+    multiccd = (m.opt_flags[OPT_DISABLEFLAGS] & DSBL_MULTICCD) == 0
+    if ncon + max_contacts(m.geom_type[g1], m.geom_type[g2], margin + gap > 0, multiccd) > \
+            d.contact_dist.shape[0]:
+        counts[COUNT_DROPPED] += 1  # no room: MuJoCo warns (mjWARN_CONTACTFULL) and drops them
+        return 0
+    # a collider writes the normal in frame row 0 and a tangent hint in row 1 (zero: none)
+    fr = d.contact_frame
+    for c in range(ncon, ncon + 8 if ncon + 8 <= fr.shape[0] else fr.shape[0]):
+        for k in range(3):
+            fr[c, 1, k] = 0.0
+    n = collide(m, d, g1, g2, margin + gap, ncon)
+    for c in range(ncon, ncon + n):
+        d.contact_geom[c, 0] = g1
+        d.contact_geom[c, 1] = g2
+    counts[COUNT_NCON] = ncon + n
+    return n
+
+
+@kernel
+def _collide_geom_pair(m, d, g1, g2, ipair):
+    """Narrowphase of one pair and its contact parameters."""
+    start = d.efc_counts[COUNT_NCON]
+    n = _narrowphase(m, d, g1, g2, ipair)
+    for c in range(start, start + n):
+        set_contact_params(m, d, c, ipair)
+
+
+@kernel
+def _swap_raw_contacts(d, i, j):
+    """Swap the geometry and geoms of contact rows i and j (before their parameters are set)."""
+    d.contact_dist[i], d.contact_dist[j] = d.contact_dist[j], d.contact_dist[i]
+    pos, frame = d.contact_pos, d.contact_frame
+    for k in range(3):
+        pos[i, k], pos[j, k] = pos[j, k], pos[i, k]
+        for r in range(3):
+            frame[i, r, k], frame[j, r, k] = frame[j, r, k], frame[i, r, k]
+    for k in range(2):
+        d.contact_geom[i, k], d.contact_geom[j, k] = d.contact_geom[j, k], d.contact_geom[i, k]
+
+
+@kernel
+def _sort_contacts_by_geoms(d, start, end):
+    """Stable insertion sort of contact rows start..end-1 by (geom[0], geom[1]) (contactSort
+    after mj_collideTree)."""
+    geom = d.contact_geom
+    for i in range(start + 1, end):
+        j = i
+        while j > start and (geom[j - 1, 0] > geom[j, 0]
+                             or (geom[j - 1, 0] == geom[j, 0] and geom[j - 1, 1] > geom[j, 1])):
+            _swap_raw_contacts(d, j - 1, j)
+            j -= 1
+
+
+@kernel
+def _collide_body_pair(m, d, b1, b2, pair_start, pair_end, midphase):
+    """The dynamic geom pairs of bodies b1 < b2 (the single pair, the midphase or all-to-all)."""
+    adr1, n1 = m.body_geomadr[b1], m.body_geomnum[b1]
+    adr2, n2 = m.body_geomadr[b2], m.body_geomnum[b2]
+    if n1 == 1 and n2 == 1:
+        if _keep_geom_pair(m, d, adr1, adr2, -1, pair_start, pair_end):
+            _collide_geom_pair(m, d, adr1, adr2, -1)
+        return
+    start = d.efc_counts[COUNT_NCON]
+    for g1 in range(adr1, adr1 + n1):
+        for g2 in range(adr2, adr2 + n2):
+            if _keep_geom_pair(m, d, g1, g2, -1, pair_start, pair_end):
+                _narrowphase(m, d, g1, g2, -1)
+    end = d.efc_counts[COUNT_NCON]
+    if midphase:
+        _sort_contacts_by_geoms(d, start, end)
+    for c in range(start, end):
+        set_contact_params(m, d, c, -1)
+
+
+@kernel
+def _emit_pairs(m, d, pairadr, signature):
+    """The <pair>s from ``pairadr`` whose signature is at most ``signature``; returns the next."""
+    npair = m.pair_dim.shape[0]
+    while pairadr < npair and m.pair_signature[pairadr] <= signature:
+        g1, g2 = m.pair_geom1[pairadr], m.pair_geom2[pairadr]
+        if _keep_geom_pair(m, d, g1, g2, pairadr, 0, 0):
+            _collide_geom_pair(m, d, g1, g2, pairadr)
+        pairadr += 1
+    return pairadr
+
+
+@kernel
+def collision_kernel(m, d):
+    """All contacts of the current poses, in MuJoCo's order (mj_collision)."""
+    counts = d.efc_counts
+    counts[COUNT_NCON] = 0
+    counts[COUNT_DROPPED] = 0
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    nbody = m.body_parentid.shape[0]
+    if flags & DSBL_CONSTRAINT or flags & DSBL_CONTACT or nbody < 2:
+        return
+    filterparent = (flags & DSBL_FILTERPARENT) == 0
+    midphase = (flags & DSBL_MIDPHASE) == 0
+    nexclude = m.exclude_signature.shape[0]
+    pairadr = 0
+    exadr = 0
+    for b1 in range(nbody):
+        if m.body_contype[b1] == 0 and m.body_conaffinity[b1] == 0:
+            continue
+        for b2 in range(b1 + 1, nbody):
+            if m.body_contype[b2] == 0 and m.body_conaffinity[b2] == 0:
+                continue
+            if _body_pair_filtered(m, b1, b2, filterparent):
+                continue
+            signature = (b1 << 16) + b2
+            pair_start = pairadr
+            pairadr = _emit_pairs(m, d, pairadr, signature)
+            if _bitmasks_miss(m.body_contype[b1], m.body_conaffinity[b1], m.body_contype[b2],
+                              m.body_conaffinity[b2]):
+                continue
+            while exadr < nexclude and m.exclude_signature[exadr] < signature:
+                exadr += 1
+            if exadr < nexclude and m.exclude_signature[exadr] == signature:
+                continue
+            _collide_body_pair(m, d, b1, b2, pair_start, pairadr, midphase)
+    _emit_pairs(m, d, pairadr, 2**31 - 1)
+
+
+@handle_entry
+def collision_entry(m, d):
+    collision_kernel(m, d)
+
+
+# ---- contact forces ---------------------------------------------------------------------------------
+
+
+@kernel
+def contact_force_kernel(m, d, i, result):
+    """The force and torque of contact i in its contact frame (mj_contactForce): normal force,
+    two tangential forces, then the torsional and two rolling torques, ``dim`` of them set and
+    the rest zero; all zero for a contact without rows. The normal force is the net interface
+    force: the solver's minus the contact's adhesion (negative under tension). Pyramidal rows are
+    decoded
+    (mju_decodePyramid): the normal force is the sum of the edge forces, tangential force k
+    the difference of edge pair k times friction coefficient k."""
+    for k in range(6):
+        result[k] = 0.0
+    adr = d.contact_efc_address[i]
+    if adr < 0:
+        return
+    dim = d.contact_dim[i]
+    force = d.efc_force
+    if m.opt_flags[OPT_CONE] == CONE_ELLIPTIC or dim == 1:
+        for k in range(dim):
+            result[k] = force[adr + k]
+        result[0] -= d.contact_adhesion[i]
+        return
+    for k in range(2 * (dim - 1)):
+        result[0] += force[adr + k]
+    for k in range(dim - 1):
+        result[k + 1] = (force[adr + 2 * k] - force[adr + 2 * k + 1]) * d.contact_friction[i, k]
+    # the net interface force: the cone force minus the adhesive pull
+    result[0] -= d.contact_adhesion[i]
+
+
+@handle_entry
+def contact_force_entry(m, d, i, result):
+    contact_force_kernel(m, d, i, result)
+
+
+def warn_if_contacts_dropped(m, d, stacklevel: int = 3) -> None:
+    """A ContactFullWarning when the last collision or constraint stage dropped contacts."""
+    dropped = int(d.efc_counts[COUNT_DROPPED])
+    if dropped:
+        warnings.warn(f"{dropped} geom pair(s) or contact(s) found no room in the contact arrays "
+                      f"(nconmax = {m.nconmax}, nefcmax = {m.nefcmax}) at time {d.time:g} and were dropped; "
+                      "raise <size nconmax=...>", ContactFullWarning, stacklevel=stacklevel)
+
+
+# ---- public functions --------------------------------------------------------------------------------
+
+_COLLISION = FastEntry(collision_entry)
+_CONTACT_FORCE = FastEntry(contact_force_entry)
+
+
+def collision(m, d) -> None:
+    """Collision detection: the contacts of the current geom poses (mj_collision).
+
+    Reads: geom_xpos, geom_xmat (run ``kinematics`` first). Writes: ncon and the contact
+    arrays (``d.contact.dist``, ``.pos``, ``.frame``, ``.geom``, ``.dim``, ``.friction``,
+    ``.solref``, ``.solreffriction``, ``.solimp``, ``.includemargin``, ``.exclude``, ...).
+    """
+    check_model_data(m, d, "collision")
+    _COLLISION.call(m._handle, d._handle)
+    warn_if_contacts_dropped(m, d)
+
+
+def contact_force(m, d, i: int) -> np.ndarray:
+    """Force and torque of contact ``i`` in its contact frame (mj_contactForce), a 6-vector:
+    normal force, two tangential forces, torsional and two rolling torques (``dim`` of them
+    set). The force acts from geom[0] on geom[1]; run ``forward`` (or the solver) first."""
+    check_model_data(m, d, "contact_force")
+    i = operator.index(i)
+    if not 0 <= i < d.ncon:
+        raise IndexError(f"contact {i} out of range: d.ncon = {d.ncon}")
+    result = np.zeros(6)
+    _CONTACT_FORCE.call(m._handle, d._handle, i, result)
+    return result

@@ -1,0 +1,1872 @@
+"""MuJoCo's native convex collision detection (engine_collision_gjk.c): GJK, EPA and the
+single-shot multi-contact polygon clipping.
+
+The geometry enters only through support functions (collision_convex.support_point), so the
+algorithms here know nothing of geom types beyond what MuJoCo's own code tests (discrete
+geoms, boxes and, later, meshes for multi-contact).
+
+Layout (kernels take arrays, never objects):
+
+* the two convex objects: ``obf`` (2, 16) floats per object -- pos [0:3], row-major mat
+  [3:12], size [12:15], margin [15]; ``obi`` (2, 4) ints -- geom type, support kind, last
+  support vertex index (boxes, meshes), geom id.
+* vertices of the simplex or polytope: ``vert`` (n, 3) = ``vert1 - vert2`` (Minkowski
+  difference), ``vert1``/``vert2`` the support points on each object, ``vidx`` (n, 2) their
+  vertex indices.
+* witness points and distances: ``x1``, ``x2`` (MAXCONPAIR, 3) and ``dist`` (MAXCONPAIR,).
+
+Every arithmetic expression keeps MuJoCo's operand order: the algorithms branch on signs
+and on tolerances, so equal bits are what makes the contacts agree to 1e-9.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kinedyn._jit import kernel
+
+MINVAL = 1e-15
+MINVAL2 = MINVAL * MINVAL
+MAXVAL2 = 1e10 * 1e10
+MAX_LIMIT = 1.7976931348623157e308     # DBL_MAX
+MINDIST2 = MINVAL2                      # polytope2/3/4: origin on a face
+MINEPATOL = MINVAL
+FACE_TOL = 0.996                        # normals of two faces aligned (~5.1 deg)
+EDGE_TOL = 0.0888                       # edge and face aligned (~5.1 deg)
+MAXCONPAIR = 50
+
+GEOM_HFIELD = 1
+GEOM_CAPSULE = 3
+GEOM_CYLINDER = 5
+GEOM_BOX = 6
+GEOM_MESH = 7
+
+# EPA status (mjEPAStatus)
+EPA_NOCONTACT = -1
+EPA_SUCCESS = 0
+EPA_P2_INVALID_FACES = 1
+EPA_P2_NONCONVEX = 2
+EPA_P2_ORIGIN_ON_FACE = 3
+EPA_P3_BAD_NORMAL = 4
+EPA_P3_INVALID_V4 = 5
+EPA_P3_INVALID_V5 = 6
+EPA_P3_MISSING_ORIGIN = 7
+EPA_P3_ORIGIN_ON_FACE = 8
+EPA_P4_MISSING_ORIGIN = 9
+
+
+# ---- scratch layout ---------------------------------------------------------------------------------
+#
+# Kernels do not allocate: the caller passes one float and one int scratch array, sized by
+# convex_work_size(ccd_iterations), and each algorithm takes fixed slices of them (MuJoCo
+# carves its polytope out of the arena the same way, mjc_ccdSize).
+
+W_OBF = 0          # (2, 16) objects
+W_X1 = 32          # (MAXCONPAIR, 3) witness points on object 1
+W_X2 = W_X1 + 3 * MAXCONPAIR
+W_DIST = W_X2 + 3 * MAXCONPAIR
+W_SV = W_DIST + MAXCONPAIR
+W_SV1 = W_SV + 12
+W_SV2 = W_SV1 + 12
+W_TV = W_SV2 + 12
+W_TV1 = W_TV + 12
+W_TV2 = W_TV1 + 12
+W_NRM = W_TV2 + 12
+W_D4 = W_NRM + 12
+W_LAM = W_D4 + 4
+W_TMP = W_LAM + 4
+W_TMP1 = W_TMP + 3
+W_TMP2 = W_TMP1 + 3
+W_CEN = W_TMP2 + 3
+W_MC = W_CEN + 3   # multi-contact buffers
+W_MC_SIZE = 1200
+W_POLY = W_MC + W_MC_SIZE
+
+I_OBI = 0          # (2, 4) objects
+I_SIDX = 8
+I_TIDX = 16
+I_TMPIDX = 24
+I_S = 26
+I_CNT = 30
+I_INFO = 34       # diagnostics: gjk iterations, simplex size, EPA status, EPA iterations, shallow
+I_MC = 40
+I_MC_SIZE = 64
+I_POLY = I_MC + I_MC_SIZE
+
+
+def convex_work_size(ccd_iterations):
+    """(float count, int count) of the scratch arrays collide_convex needs."""
+    nv = 5 + ccd_iterations
+    nf = 6 * ccd_iterations
+    return W_POLY + 9 * nv + 4 * nf, I_POLY + 2 * nv + 13 * nf + 16
+
+
+# ---- small vector helpers (tuples) ------------------------------------------------------------
+
+
+@kernel
+def _dot(a0, a1, a2, b0, b1, b2):
+    return a0 * b0 + a1 * b1 + a2 * b2
+
+
+@kernel
+def _cross(a0, a1, a2, b0, b1, b2):
+    return (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
+
+
+@kernel
+def _det3(a, i, b, j, c, k):
+    """det of the columns a[i], b[j], c[k]: a . (b x c) in MuJoCo's det3 order."""
+    return (a[i, 0] * (b[j, 1] * c[k, 2] - b[j, 2] * c[k, 1])
+            + a[i, 1] * (b[j, 2] * c[k, 0] - b[j, 0] * c[k, 2])
+            + a[i, 2] * (b[j, 0] * c[k, 1] - b[j, 1] * c[k, 0]))
+
+
+@kernel
+def _det3t(a, b, c):
+    """det3 of three 3-tuples."""
+    return (a[0] * (b[1] * c[2] - b[2] * c[1])
+            + a[1] * (b[2] * c[0] - b[0] * c[2])
+            + a[2] * (b[0] * c[1] - b[1] * c[0]))
+
+
+@kernel
+def _div(a, b):
+    """a / b with IEEE semantics (Numba raises on a zero divisor)."""
+    if b != 0.0:
+        return a / b
+    if a == 0.0 or a != a:
+        return math.nan
+    return math.inf if (a > 0.0) == (math.copysign(1.0, b) > 0.0) else -math.inf
+
+
+@kernel
+def _normalize(v0, v1, v2):
+    """mju_normalize3 on a tuple."""
+    norm = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+    if norm < MINVAL:
+        return 1.0, 0.0, 0.0
+    inv = 1.0 / norm
+    return v0 * inv, v1 * inv, v2 * inv
+
+
+@kernel
+def _same_sign(a, b):
+    """sameSign2: 1 if both positive, -1 if both negative, else 0."""
+    if a > 0 and b > 0:
+        return 1
+    if a < 0 and b < 0:
+        return -1
+    return 0
+
+
+@kernel
+def _copy_vertex(dv, dv1, dv2, didx, i, sv, sv1, sv2, sidx, j):
+    for c in range(3):
+        dv[i, c] = sv[j, c]
+        dv1[i, c] = sv1[j, c]
+        dv2[i, c] = sv2[j, c]
+    didx[i, 0] = sidx[j, 0]
+    didx[i, 1] = sidx[j, 1]
+
+
+# ---- support functions (mjc_*Support in engine_collision_convex.c) ------------------------------
+#
+# MuJoCo reaches them through function pointers; here support_point dispatches on a support
+# kind (obi[k, 1]): a geom type, or POINT / LINE, the shrunk sphere and capsule mjc_ccd uses.
+# They live in this module because GJK and EPA call them (collision_convex imports this
+# module, not the reverse). A mesh support (vertex search / hill climbing on mesh_graph) joins
+# as one more kind, with the mesh arrays passed alongside obf/obi.
+
+SUPPORT_SPHERE = 2
+SUPPORT_CAPSULE = 3
+SUPPORT_ELLIPSOID = 4
+SUPPORT_CYLINDER = 5
+SUPPORT_BOX = 6
+SUPPORT_POINT = 100
+SUPPORT_LINE = 101
+
+
+@kernel
+def _local_dir(obf, k, d0, d1, d2):
+    """mat^T dir (mulMatTVec3)."""
+    return (obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2,
+            obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2,
+            obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2)
+
+
+@kernel
+def _to_global(res, r, obf, k, l0, l1, l2):
+    """res[r] = mat l + pos (localToGlobal)."""
+    res[r, 0] = obf[k, 3] * l0 + obf[k, 4] * l1 + obf[k, 5] * l2
+    res[r, 1] = obf[k, 6] * l0 + obf[k, 7] * l1 + obf[k, 8] * l2
+    res[r, 2] = obf[k, 9] * l0 + obf[k, 10] * l1 + obf[k, 11] * l2
+    res[r, 0] += obf[k, 0]
+    res[r, 1] += obf[k, 1]
+    res[r, 2] += obf[k, 2]
+
+
+@kernel
+def support_point(res, r, obf, obi, k, d0, d1, d2):
+    """res[r] = the support point of object k in the unit direction d (no margin)."""
+    kind = obi[k, 1]
+    if kind == SUPPORT_POINT:                       # mjc_pointSupport
+        res[r, 0] = obf[k, 0]
+        res[r, 1] = obf[k, 1]
+        res[r, 2] = obf[k, 2]
+    elif kind == SUPPORT_SPHERE:                    # mjc_sphereSupport
+        radius = obf[k, 12]
+        res[r, 0] = radius * d0 + obf[k, 0]
+        res[r, 1] = radius * d1 + obf[k, 1]
+        res[r, 2] = radius * d2 + obf[k, 2]
+    elif kind == SUPPORT_LINE:                      # mjc_lineSupport
+        dot = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+        scl = obf[k, 13] if dot >= 0 else -obf[k, 13]
+        res[r, 0] = obf[k, 5] * scl + obf[k, 0]
+        res[r, 1] = obf[k, 8] * scl + obf[k, 1]
+        res[r, 2] = obf[k, 11] * scl + obf[k, 2]
+    elif kind == SUPPORT_CAPSULE:                   # mjc_capsuleSupport
+        l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
+        radius = obf[k, 12]
+        s0 = l0 * radius
+        s1 = l1 * radius
+        s2 = l2 * radius
+        s2 += obf[k, 13] if l2 >= 0 else -obf[k, 13]
+        _to_global(res, r, obf, k, s0, s1, s2)
+    elif kind == SUPPORT_ELLIPSOID:                 # mjc_ellipsoidSupport
+        l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
+        s0 = l0 * obf[k, 12]
+        s1 = l1 * obf[k, 13]
+        s2 = l2 * obf[k, 14]
+        norm2 = s0 * s0 + s1 * s1 + s2 * s2
+        if norm2 < MINVAL2:
+            res[r, 0] = obf[k, 3] * obf[k, 12] + obf[k, 0]
+            res[r, 1] = obf[k, 6] * obf[k, 12] + obf[k, 1]
+            res[r, 2] = obf[k, 9] * obf[k, 12] + obf[k, 2]
+            return
+        inv = 1 / math.sqrt(norm2)
+        s0 *= inv * obf[k, 12]
+        s1 *= inv * obf[k, 13]
+        s2 *= inv * obf[k, 14]
+        _to_global(res, r, obf, k, s0, s1, s2)
+    elif kind == SUPPORT_CYLINDER:                  # mjc_cylinderSupport
+        l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
+        n2 = l0 * l0 + l1 * l1
+        scl = obf[k, 12] / math.sqrt(n2) if n2 >= MINVAL2 else 0.0
+        s2 = obf[k, 13] if l2 >= 0 else -obf[k, 13]
+        _to_global(res, r, obf, k, scl * l0, scl * l1, s2)
+    elif kind == SUPPORT_BOX:                       # mjc_boxSupport
+        l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
+        s0 = obf[k, 12] if l0 >= 0 else -obf[k, 12]
+        s1 = obf[k, 13] if l1 >= 0 else -obf[k, 13]
+        s2 = obf[k, 14] if l2 >= 0 else -obf[k, 14]
+        vi = 1 if s0 > 0 else 0
+        vi |= 2 if s1 > 0 else 0
+        vi |= 4 if s2 > 0 else 0
+        obi[k, 2] = vi
+        _to_global(res, r, obf, k, s0, s1, s2)
+    else:
+        res[r, 0] = math.nan                        # no support for this kind (meshes: later)
+        res[r, 1] = math.nan
+        res[r, 2] = math.nan
+
+
+# ---- supports of the Minkowski difference ------------------------------------------------------
+
+
+@kernel
+def _support(vert, vert1, vert2, vidx, i, obf, obi, d0, d1, d2):
+    """Support of obj1 - obj2 in direction d (unit), with each object's margin/2 inflation
+    (support in engine_collision_gjk.c)."""
+    support_point(vert1, i, obf, obi, 0, d0, d1, d2)
+    if obf[0, 15] > 0 and obi[0, 3] >= 0:
+        m = 0.5 * obf[0, 15]
+        vert1[i, 0] += d0 * m
+        vert1[i, 1] += d1 * m
+        vert1[i, 2] += d2 * m
+    n0 = -d0
+    n1 = -d1
+    n2 = -d2
+    support_point(vert2, i, obf, obi, 1, n0, n1, n2)
+    if obf[1, 15] > 0 and obi[1, 3] >= 0:
+        m = 0.5 * obf[1, 15]
+        vert2[i, 0] += n0 * m
+        vert2[i, 1] += n1 * m
+        vert2[i, 2] += n2 * m
+    for c in range(3):
+        vert[i, c] = vert1[i, c] - vert2[i, c]
+    vidx[i, 0] = obi[0, 2]
+    vidx[i, 1] = obi[1, 2]
+
+
+@kernel
+def _support_neg(vert, vert1, vert2, vidx, i, obf, obi, n0, n1, n2):
+    """Support with the negated direction given (gjkSupport/epaSupport compute dir_neg
+    first and negate it, so -(-x) keeps the bits)."""
+    _support(vert, vert1, vert2, vidx, i, obf, obi, -n0, -n1, -n2)
+
+
+@kernel
+def _discrete(obf, obi):
+    """discreteGeoms: both boxes/meshes/hfields without margin."""
+    if obf[0, 15] != 0 or obf[1, 15] != 0:
+        return False
+    g1 = obi[0, 0]
+    g2 = obi[1, 0]
+    return ((g1 == GEOM_MESH or g1 == GEOM_BOX or g1 == GEOM_HFIELD)
+            and (g2 == GEOM_MESH or g2 == GEOM_BOX or g2 == GEOM_HFIELD))
+
+
+# ---- GJK distance sub-algorithm (Montanari et al. 2017) ------------------------------------------
+
+
+@kernel
+def _project_origin_line(s, i, j):
+    """Origin projected on the line through s[i], s[j] (projectOriginLine)."""
+    d0 = s[j, 0] - s[i, 0]
+    d1 = s[j, 1] - s[i, 1]
+    d2 = s[j, 2] - s[i, 2]
+    scl = -_div(_dot(s[j, 0], s[j, 1], s[j, 2], d0, d1, d2), _dot(d0, d1, d2, d0, d1, d2))
+    return s[j, 0] + scl * d0, s[j, 1] + scl * d1, s[j, 2] + scl * d2
+
+
+@kernel
+def _project_origin_plane(a, i, b, j, c, k):
+    """Origin projected on the plane through a[i], b[j], c[k] (projectOriginPlane); returns
+    (failed, p0, p1, p2)."""
+    v10, v11, v12 = a[i, 0], a[i, 1], a[i, 2]
+    v20, v21, v22 = b[j, 0], b[j, 1], b[j, 2]
+    v30, v31, v32 = c[k, 0], c[k, 1], c[k, 2]
+    d21 = (v20 - v10, v21 - v11, v22 - v12)
+    d31 = (v30 - v10, v31 - v11, v32 - v12)
+    d32 = (v30 - v20, v31 - v21, v32 - v22)
+    n = _cross(d32[0], d32[1], d32[2], d21[0], d21[1], d21[2])
+    nv = _dot(n[0], n[1], n[2], v20, v21, v22)
+    nn = _dot(n[0], n[1], n[2], n[0], n[1], n[2])
+    if nn == 0:
+        return True, 0.0, 0.0, 0.0
+    if nv != 0 and nn > MINVAL:
+        s = nv / nn
+        return False, n[0] * s, n[1] * s, n[2] * s
+    n = _cross(d21[0], d21[1], d21[2], d31[0], d31[1], d31[2])
+    nv = _dot(n[0], n[1], n[2], v10, v11, v12)
+    nn = _dot(n[0], n[1], n[2], n[0], n[1], n[2])
+    if nn == 0:
+        return True, 0.0, 0.0, 0.0
+    if nv != 0 and nn > MINVAL:
+        s = nv / nn
+        return False, n[0] * s, n[1] * s, n[2] * s
+    n = _cross(d31[0], d31[1], d31[2], d32[0], d32[1], d32[2])
+    nv = _dot(n[0], n[1], n[2], v30, v31, v32)
+    nn = _dot(n[0], n[1], n[2], n[0], n[1], n[2])
+    s = _div(nv, nn)
+    return False, n[0] * s, n[1] * s, n[2] * s
+
+
+@kernel
+def _s1d(s, i, j):
+    """Barycentric coordinates of the point of segment s[i] s[j] closest to the origin (S1D)."""
+    p = _project_origin_line(s, i, j)
+    mu_max = s[i, 0] - s[j, 0]
+    index = 0
+    mu = s[i, 1] - s[j, 1]
+    if abs(mu) >= abs(mu_max):
+        mu_max = mu
+        index = 1
+    mu = s[i, 2] - s[j, 2]
+    if abs(mu) >= abs(mu_max):
+        mu_max = mu
+        index = 2
+    c1 = p[index] - s[j, index]
+    c2 = s[i, index] - p[index]
+    if _same_sign(mu_max, c1) != 0 and _same_sign(mu_max, c2) != 0:
+        return c1 / mu_max, c2 / mu_max
+    return 0.0, 1.0
+
+
+@kernel
+def _lincomb_dist2(s, idx0, idx1, idx2, l0, l1, l2, n):
+    """|sum_k l_k s[idx_k]|^2 for n = 2 or 3 terms, in lincomb's order."""
+    if n == 2:
+        x0 = l0 * s[idx0, 0] + l1 * s[idx1, 0]
+        x1 = l0 * s[idx0, 1] + l1 * s[idx1, 1]
+        x2 = l0 * s[idx0, 2] + l1 * s[idx1, 2]
+    else:
+        x0 = l0 * s[idx0, 0] + l1 * s[idx1, 0] + l2 * s[idx2, 0]
+        x1 = l0 * s[idx0, 1] + l1 * s[idx1, 1] + l2 * s[idx2, 1]
+        x2 = l0 * s[idx0, 2] + l1 * s[idx1, 2] + l2 * s[idx2, 2]
+    return x0 * x0 + x1 * x1 + x2 * x2
+
+
+@kernel
+def _s2d(s, i, j, k):
+    """Barycentric coordinates of the point of triangle s[i] s[j] s[k] closest to the origin
+    (S2D)."""
+    failed, p0, p1, p2 = _project_origin_plane(s, i, s, j, s, k)
+    if failed:
+        a, b = _s1d(s, i, j)
+        return a, b, 0.0
+    s1 = (s[i, 0], s[i, 1], s[i, 2])
+    s2 = (s[j, 0], s[j, 1], s[j, 2])
+    s3 = (s[k, 0], s[k, 1], s[k, 2])
+    p = (p0, p1, p2)
+    m14 = s2[1] * s3[2] - s2[2] * s3[1] - s1[1] * s3[2] + s1[2] * s3[1] + s1[1] * s2[2] - s1[2] * s2[1]
+    m24 = s2[0] * s3[2] - s2[2] * s3[0] - s1[0] * s3[2] + s1[2] * s3[0] + s1[0] * s2[2] - s1[2] * s2[0]
+    m34 = s2[0] * s3[1] - s2[1] * s3[0] - s1[0] * s3[1] + s1[1] * s3[0] + s1[0] * s2[1] - s1[1] * s2[0]
+    mu1 = abs(m14)
+    mu2 = abs(m24)
+    mu3 = abs(m34)
+    if mu1 >= mu2 and mu1 >= mu3:
+        m_max = m14
+        x, y = 1, 2
+    elif mu2 >= mu3:
+        m_max = m24
+        x, y = 0, 2
+    else:
+        m_max = m34
+        x, y = 0, 1
+    c31 = (p[x] * s2[y] + p[y] * s3[x] + s2[x] * s3[y]
+           - p[x] * s3[y] - p[y] * s2[x] - s3[x] * s2[y])
+    c32 = (p[x] * s3[y] + p[y] * s1[x] + s3[x] * s1[y]
+           - p[x] * s1[y] - p[y] * s3[x] - s1[x] * s3[y])
+    c33 = (p[x] * s1[y] + p[y] * s2[x] + s1[x] * s2[y]
+           - p[x] * s2[y] - p[y] * s1[x] - s2[x] * s1[y])
+    comp1 = _same_sign(m_max, c31)
+    comp2 = _same_sign(m_max, c32)
+    comp3 = _same_sign(m_max, c33)
+    if comp1 != 0 and comp2 != 0 and comp3 != 0:
+        return c31 / m_max, c32 / m_max, c33 / m_max
+    dmin = MAX_LIMIT
+    l0 = 0.0
+    l1 = 0.0
+    l2 = 0.0
+    if comp1 == 0:
+        a, b = _s1d(s, j, k)
+        d = _lincomb_dist2(s, j, k, k, a, b, 0.0, 2)
+        l0, l1, l2 = 0.0, a, b
+        dmin = d
+    if comp2 == 0:
+        a, b = _s1d(s, i, k)
+        d = _lincomb_dist2(s, i, k, k, a, b, 0.0, 2)
+        if d < dmin:
+            l0, l1, l2 = a, 0.0, b
+            dmin = d
+    if comp3 == 0:
+        a, b = _s1d(s, i, j)
+        d = _lincomb_dist2(s, i, j, j, a, b, 0.0, 2)
+        if d < dmin:
+            l0, l1, l2 = a, b, 0.0
+    return l0, l1, l2
+
+
+@kernel
+def _s3d(s):
+    """Barycentric coordinates of the point of tetrahedron s[0..3] closest to the origin
+    (S3D)."""
+    c41 = -_det3(s, 1, s, 2, s, 3)
+    c42 = _det3(s, 0, s, 2, s, 3)
+    c43 = -_det3(s, 0, s, 1, s, 3)
+    c44 = _det3(s, 0, s, 1, s, 2)
+    m_det = c41 + c42 + c43 + c44
+    comp1 = _same_sign(m_det, c41)
+    comp2 = _same_sign(m_det, c42)
+    comp3 = _same_sign(m_det, c43)
+    comp4 = _same_sign(m_det, c44)
+    if comp1 != 0 and comp2 != 0 and comp3 != 0 and comp4 != 0:
+        return c41 / m_det, c42 / m_det, c43 / m_det, c44 / m_det
+    dmin = MAX_LIMIT
+    l0 = 0.0
+    l1 = 0.0
+    l2 = 0.0
+    l3 = 0.0
+    if comp1 == 0:
+        a, b, c = _s2d(s, 1, 2, 3)
+        d = _lincomb_dist2(s, 1, 2, 3, a, b, c, 3)
+        l0, l1, l2, l3 = 0.0, a, b, c
+        dmin = d
+    if comp2 == 0:
+        a, b, c = _s2d(s, 0, 2, 3)
+        d = _lincomb_dist2(s, 0, 2, 3, a, b, c, 3)
+        if d < dmin:
+            l0, l1, l2, l3 = a, 0.0, b, c
+            dmin = d
+    if comp3 == 0:
+        a, b, c = _s2d(s, 0, 1, 3)
+        d = _lincomb_dist2(s, 0, 1, 3, a, b, c, 3)
+        if d < dmin:
+            l0, l1, l2, l3 = a, b, 0.0, c
+            dmin = d
+    if comp4 == 0:
+        a, b, c = _s2d(s, 0, 1, 2)
+        d = _lincomb_dist2(s, 0, 1, 2, a, b, c, 3)
+        if d < dmin:
+            l0, l1, l2, l3 = a, b, c, 0.0
+    return l0, l1, l2, l3
+
+
+@kernel
+def _lincomb(res, r, lam, n, v):
+    """res[r] = sum_{k<n} lam[k] v[k] in lincomb's order."""
+    for c in range(3):
+        if n == 0:
+            res[r, c] = 0.0
+        elif n == 1:
+            res[r, c] = lam[0] * v[0, c]
+        elif n == 2:
+            res[r, c] = lam[0] * v[0, c] + lam[1] * v[1, c]
+        elif n == 3:
+            res[r, c] = lam[0] * v[0, c] + lam[1] * v[1, c] + lam[2] * v[2, c]
+        else:
+            res[r, c] = lam[0] * v[0, c] + lam[1] * v[1, c] + lam[2] * v[2, c] + lam[3] * v[3, c]
+
+
+# ---- GJK ----------------------------------------------------------------------------------------
+
+
+@kernel
+def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work, iwork):
+    """GJK (gjk in engine_collision_gjk.c). x1[0], x2[0] hold the initial points (the
+    centres) and receive the witness points; sv.. receive the final simplex.
+
+    MuJoCo 4.0 no longer falls back to the intersection test gjkIntersect once a tetrahedron
+    is built (the 3.12 source does when only contact is needed): the distance sub-algorithm
+    runs until the simplex encloses the origin. Found by fuzzing against the 4.0 binary; with
+    the fallback, EPA starts from a different tetrahedron and its answer moves by up to 1e-2.
+
+    Returns (dist, nsimplex, separated, nx, iterations)."""
+    get_dist = dist_cutoff > 0
+    n = 0
+    k = 0
+    lam = work[W_LAM:W_LAM + 4]
+    tol2 = tolerance * tolerance
+    separated = False
+    discrete = _discrete(obf, obi)
+    epsilon = 0.0 if discrete else 0.5 * tol2
+    min_norm = MINVAL if discrete else tolerance
+
+    xk0 = x1[0, 0] - x2[0, 0]
+    xk1 = x1[0, 1] - x2[0, 1]
+    xk2 = x1[0, 2] - x2[0, 2]
+    x_norm = math.sqrt(_dot(xk0, xk1, xk2, xk0, xk1, xk2))
+    x_norm_prev = 0.0
+
+    while k < kmax:
+        if x_norm < min_norm or abs(x_norm_prev - x_norm) < MINVAL:
+            break
+        inv = 1 / x_norm
+        _support_neg(sv, sv1, sv2, sidx, n, obf, obi, xk0 * inv, xk1 * inv, xk2 * inv)
+        sk0 = sv[n, 0]
+        sk1 = sv[n, 1]
+        sk2 = sv[n, 2]
+        if _dot(xk0, xk1, xk2, xk0 - sk0, xk1 - sk1, xk2 - sk2) < epsilon:
+            break
+        lower = _dot(xk0, xk1, xk2, sk0, sk1, sk2)
+        if not get_dist:
+            if lower > 0:
+                return MAX_LIMIT, 0, True, 0, k
+        elif dist_cutoff < MAX_LIMIT:
+            if lower > 0 and lower >= dist_cutoff * x_norm:
+                return MAX_LIMIT, 0, True, 0, k
+
+        nn = n + 1
+        if nn == 4:
+            lam[0], lam[1], lam[2], lam[3] = _s3d(sv)
+        elif nn == 3:
+            lam[0], lam[1], lam[2] = _s2d(sv, 0, 1, 2)
+            lam[3] = 0.0
+        elif nn == 2:
+            lam[0], lam[1] = _s1d(sv, 0, 1)
+            lam[2] = 0.0
+            lam[3] = 0.0
+        else:
+            lam[0] = 1.0
+            lam[1] = 0.0
+            lam[2] = 0.0
+            lam[3] = 0.0
+
+        n = 0
+        for i in range(4):
+            if lam[i] == 0:
+                continue
+            if i != n:
+                _copy_vertex(sv, sv1, sv2, sidx, n, sv, sv1, sv2, sidx, i)
+            lam[n] = lam[i]
+            n += 1
+
+        if n < 1:
+            return MAX_LIMIT, 0, True, 0, k
+
+        if n == 1:
+            xk0 = lam[0] * sv[0, 0]
+            xk1 = lam[0] * sv[0, 1]
+            xk2 = lam[0] * sv[0, 2]
+        elif n == 2:
+            xk0 = lam[0] * sv[0, 0] + lam[1] * sv[1, 0]
+            xk1 = lam[0] * sv[0, 1] + lam[1] * sv[1, 1]
+            xk2 = lam[0] * sv[0, 2] + lam[1] * sv[1, 2]
+        elif n == 3:
+            xk0 = lam[0] * sv[0, 0] + lam[1] * sv[1, 0] + lam[2] * sv[2, 0]
+            xk1 = lam[0] * sv[0, 1] + lam[1] * sv[1, 1] + lam[2] * sv[2, 1]
+            xk2 = lam[0] * sv[0, 2] + lam[1] * sv[1, 2] + lam[2] * sv[2, 2]
+        else:
+            xk0 = lam[0] * sv[0, 0] + lam[1] * sv[1, 0] + lam[2] * sv[2, 0] + lam[3] * sv[3, 0]
+            xk1 = lam[0] * sv[0, 1] + lam[1] * sv[1, 1] + lam[2] * sv[2, 1] + lam[3] * sv[3, 1]
+            xk2 = lam[0] * sv[0, 2] + lam[1] * sv[1, 2] + lam[2] * sv[2, 2] + lam[3] * sv[3, 2]
+        x_norm_prev = x_norm
+        x_norm = math.sqrt(_dot(xk0, xk1, xk2, xk0, xk1, xk2))
+        if n == 4:
+            break
+        k += 1
+
+    if n > 0:
+        _lincomb(x1, 0, lam, n, sv1)
+        _lincomb(x2, 0, lam, n, sv2)
+
+    # final separation check (GJK may have stopped early); a zero x_k cannot separate
+    if x_norm != 0:
+        tmp = work[W_TMP:W_TMP + 3 * 1].reshape((1, 3))
+        tmp1 = work[W_TMP1:W_TMP1 + 3 * 1].reshape((1, 3))
+        tmp2 = work[W_TMP2:W_TMP2 + 3 * 1].reshape((1, 3))
+        tidx = iwork[I_TMPIDX:I_TMPIDX + 2 * 1].reshape((1, 2))
+        inv = 1 / x_norm
+        _support_neg(tmp, tmp1, tmp2, tidx, 0, obf, obi, xk0 * inv, xk1 * inv, xk2 * inv)
+        if _dot(xk0, xk1, xk2, tmp[0, 0], tmp[0, 1], tmp[0, 2]) > 0:
+            separated = True
+
+    d = 0.0 if (n == 4 and not separated) else x_norm
+    return d, n, separated, 1, k
+
+
+# ---- EPA polytope ---------------------------------------------------------------------------------
+
+
+@kernel
+def _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v1, v2, v3, adj1, adj2, adj3):
+    """Append a face (attachFace); returns its squared distance to the origin (0 if the
+    projection failed)."""
+    f = cnt[1]
+    cnt[1] += 1
+    fverts[f, 0] = v1
+    fverts[f, 1] = v2
+    fverts[f, 2] = v3
+    fadj[f, 0] = adj1
+    fadj[f, 1] = adj2
+    fadj[f, 2] = adj3
+    failed, p0, p1, p2 = _project_origin_plane(pv, v3, pv, v2, pv, v1)
+    if failed:
+        return 0.0
+    o0 = pv[v1, 0] - center[0]
+    o1 = pv[v1, 1] - center[1]
+    o2 = pv[v1, 2] - center[2]
+    if _dot(p0, p1, p2, o0, o1, o2) < 0:
+        p0 = -p0
+        p1 = -p1
+        p2 = -p2
+    fv[f, 0] = p0
+    fv[f, 1] = p1
+    fv[f, 2] = p2
+    fdist2[f] = _dot(p0, p1, p2, p0, p1, p2)
+    findex[f] = -1
+    return fdist2[f]
+
+
+@kernel
+def _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d0, d1, d2, dnorm):
+    """Append the support vertex in direction d (epaSupport); returns its index."""
+    dir0, dir1, dir2 = 1.0, 0.0, 0.0
+    n0, n1, n2 = -1.0, 0.0, 0.0
+    if dnorm > MINVAL:
+        dir0 = d0 / dnorm
+        dir1 = d1 / dnorm
+        dir2 = d2 / dnorm
+        n0, n1, n2 = -dir0, -dir1, -dir2
+    i = cnt[0]
+    cnt[0] += 1
+    support_point(pv1, i, obf, obi, 0, dir0, dir1, dir2)
+    if obf[0, 15] > 0 and obi[0, 3] >= 0:
+        m = 0.5 * obf[0, 15]
+        pv1[i, 0] += dir0 * m
+        pv1[i, 1] += dir1 * m
+        pv1[i, 2] += dir2 * m
+    support_point(pv2, i, obf, obi, 1, n0, n1, n2)
+    if obf[1, 15] > 0 and obi[1, 3] >= 0:
+        m = 0.5 * obf[1, 15]
+        pv2[i, 0] += n0 * m
+        pv2[i, 1] += n1 * m
+        pv2[i, 2] += n2 * m
+    for c in range(3):
+        pv[i, c] = pv1[i, c] - pv2[i, c]
+    pidx[i, 0] = obi[0, 2]
+    pidx[i, 1] = obi[1, 2]
+    return i
+
+
+@kernel
+def _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, j):
+    i = cnt[0]
+    cnt[0] += 1
+    _copy_vertex(pv, pv1, pv2, pidx, i, sv, sv1, sv2, sidx, j)
+    return i
+
+
+@kernel
+def _same_side(p, a, b, c, d):
+    """sameSide: the origin and p[d] on the same side of the plane p[a] p[b] p[c]."""
+    d1 = (p[b, 0] - p[a, 0], p[b, 1] - p[a, 1], p[b, 2] - p[a, 2])
+    d2 = (p[c, 0] - p[a, 0], p[c, 1] - p[a, 1], p[c, 2] - p[a, 2])
+    n = _cross(d1[0], d1[1], d1[2], d2[0], d2[1], d2[2])
+    dot1 = _dot(n[0], n[1], n[2], p[d, 0] - p[a, 0], p[d, 1] - p[a, 1], p[d, 2] - p[a, 2])
+    dot2 = _dot(n[0], n[1], n[2], p[a, 0] * -1, p[a, 1] * -1, p[a, 2] * -1)
+    if dot1 > 0 and dot2 > 0:
+        return True
+    if dot1 < 0 and dot2 < 0:
+        return True
+    return False
+
+
+@kernel
+def _test_tetra(p, a, b, c, d):
+    """testTetra: the origin inside the tetrahedron p[a] p[b] p[c] p[d]."""
+    return (_same_side(p, a, b, c, d) and _same_side(p, b, c, d, a)
+            and _same_side(p, c, d, a, b) and _same_side(p, d, a, b, c))
+
+
+@kernel
+def _tri_affine_coord(v, a, b, c, p0, p1, p2):
+    """Affine coordinates of p on the triangle v[a] v[b] v[c] (triAffineCoord)."""
+    v1 = (v[a, 0], v[a, 1], v[a, 2])
+    v2 = (v[b, 0], v[b, 1], v[b, 2])
+    v3 = (v[c, 0], v[c, 1], v[c, 2])
+    p = (p0, p1, p2)
+    m14 = v2[1] * v3[2] - v2[2] * v3[1] - v1[1] * v3[2] + v1[2] * v3[1] + v1[1] * v2[2] - v1[2] * v2[1]
+    m24 = v2[0] * v3[2] - v2[2] * v3[0] - v1[0] * v3[2] + v1[2] * v3[0] + v1[0] * v2[2] - v1[2] * v2[0]
+    m34 = v2[0] * v3[1] - v2[1] * v3[0] - v1[0] * v3[1] + v1[1] * v3[0] + v1[0] * v2[1] - v1[1] * v2[0]
+    mu1 = abs(m14)
+    mu2 = abs(m24)
+    mu3 = abs(m34)
+    if mu1 >= mu2 and mu1 >= mu3:
+        m_max = m14
+        x, y = 1, 2
+    elif mu2 >= mu3:
+        m_max = m24
+        x, y = 0, 2
+    else:
+        m_max = m34
+        x, y = 0, 1
+    c31 = (p[x] * v2[y] + p[y] * v3[x] + v2[x] * v3[y]
+           - p[x] * v3[y] - p[y] * v2[x] - v3[x] * v2[y])
+    c32 = (p[x] * v3[y] + p[y] * v1[x] + v3[x] * v1[y]
+           - p[x] * v1[y] - p[y] * v3[x] - v1[x] * v3[y])
+    c33 = (p[x] * v1[y] + p[y] * v2[x] + v1[x] * v2[y]
+           - p[x] * v2[y] - p[y] * v1[x] - v2[x] * v1[y])
+    return _div(c31, m_max), _div(c32, m_max), _div(c33, m_max)
+
+
+@kernel
+def _tri_point_intersect(v, a, b, c, w):
+    """triPointIntersect: the point v[w] lies on the triangle v[a] v[b] v[c]."""
+    l0, l1, l2 = _tri_affine_coord(v, a, b, c, v[w, 0], v[w, 1], v[w, 2])
+    if l0 < 0 or l1 < 0 or l2 < 0:
+        return False
+    e0 = v[a, 0] * l0 + v[b, 0] * l1 + v[c, 0] * l2 - v[w, 0]
+    e1 = v[a, 1] * l0 + v[b, 1] * l1 + v[c, 1] * l2 - v[w, 1]
+    e2 = v[a, 2] * l0 + v[b, 2] * l1 + v[c, 2] * l2 - v[w, 2]
+    return math.sqrt(e0 * e0 + e1 * e1 + e2 * e2) < MINVAL
+
+
+@kernel
+def _ray_triangle(v, a, b, c, d, e):
+    """rayTriangle: does the ray v[a] v[b] cross the triangle v[c] v[d] v[e]."""
+    d12 = (v[b, 0] - v[a, 0], v[b, 1] - v[a, 1], v[b, 2] - v[a, 2])
+    d13 = (v[c, 0] - v[a, 0], v[c, 1] - v[a, 1], v[c, 2] - v[a, 2])
+    d14 = (v[d, 0] - v[a, 0], v[d, 1] - v[a, 1], v[d, 2] - v[a, 2])
+    d15 = (v[e, 0] - v[a, 0], v[e, 1] - v[a, 1], v[e, 2] - v[a, 2])
+    vol1 = _det3t(d13, d14, d12)
+    vol2 = _det3t(d14, d15, d12)
+    vol3 = _det3t(d15, d13, d12)
+    if vol1 >= 0 and vol2 >= 0 and vol3 >= 0:
+        return 1
+    if vol1 <= 0 and vol2 <= 0 and vol3 <= 0:
+        return -1
+    return 0
+
+
+@kernel
+def _populate_map(pmap, findex, cnt, nf):
+    for i in range(nf):
+        pmap[i] = i
+        findex[i] = i
+    cnt[2] = nf
+
+
+@kernel
+def _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
+               pmap, cnt, center, obf, obi):
+    """Initial polytope from a triangle (polytope3); returns an EPA status (0 = success)."""
+    for q in range(3):
+        center[q] = sv[0, q] + sv[1, q]
+        center[q] = center[q] + sv[2, q]
+        center[q] = center[q] * (1.0 / 3.0)
+    d1 = (sv[1, 0] - sv[0, 0], sv[1, 1] - sv[0, 1], sv[1, 2] - sv[0, 2])
+    d2 = (sv[2, 0] - sv[0, 0], sv[2, 1] - sv[0, 1], sv[2, 2] - sv[0, 2])
+    n = _cross(d1[0], d1[1], d1[2], d2[0], d2[1], d2[2])
+    n_norm = math.sqrt(_dot(n[0], n[1], n[2], n[0], n[1], n[2]))
+    if n_norm < MINVAL:
+        return EPA_P3_BAD_NORMAL
+    v1i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
+    v2i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
+    v3i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 2)
+    v5i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, n[0] * -1, n[1] * -1, n[2] * -1, n_norm)
+    v4i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, n[0], n[1], n[2], n_norm)
+    if _tri_point_intersect(pv, v1i, v2i, v3i, v4i):
+        return EPA_P3_INVALID_V4
+    if _tri_point_intersect(pv, v1i, v2i, v3i, v5i):
+        return EPA_P3_INVALID_V5
+    if (dist0 > 10 * MINVAL and not _test_tetra(pv, v1i, v2i, v3i, v4i)
+            and not _test_tetra(pv, v1i, v2i, v3i, v5i)):
+        return EPA_P3_MISSING_ORIGIN
+    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v4i, v1i, v2i, 1, 3, 2) < MINDIST2:
+        return EPA_P3_ORIGIN_ON_FACE
+    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v4i, v3i, v1i, 2, 4, 0) < MINDIST2:
+        return EPA_P3_ORIGIN_ON_FACE
+    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v4i, v2i, v3i, 0, 5, 1) < MINDIST2:
+        return EPA_P3_ORIGIN_ON_FACE
+    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v5i, v2i, v1i, 5, 0, 4) < MINDIST2:
+        return EPA_P3_ORIGIN_ON_FACE
+    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v5i, v1i, v3i, 3, 1, 5) < MINDIST2:
+        return EPA_P3_ORIGIN_ON_FACE
+    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v5i, v3i, v2i, 4, 2, 3) < MINDIST2:
+        return EPA_P3_ORIGIN_ON_FACE
+    _populate_map(pmap, findex, cnt, 6)
+    return EPA_SUCCESS
+
+
+@kernel
+def _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, a, b, c):
+    """replaceSimplex3: the simplex becomes the polytope's triangle a b c; the polytope is
+    emptied."""
+    _copy_vertex(sv, sv1, sv2, sidx, 0, pv, pv1, pv2, pidx, a)
+    _copy_vertex(sv, sv1, sv2, sidx, 1, pv, pv1, pv2, pidx, b)
+    _copy_vertex(sv, sv1, sv2, sidx, 2, pv, pv1, pv2, pidx, c)
+    cnt[0] = 0
+    cnt[1] = 0
+    cnt[2] = 0
+
+
+@kernel
+def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
+               pmap, cnt, center, obf, obi):
+    """Initial polytope from a segment (polytope2): a hexahedron around it."""
+    for q in range(3):
+        center[q] = sv[0, q] + sv[1, q]
+        center[q] = center[q] * 0.5
+    diff = (sv[1, 0] - sv[0, 0], sv[1, 1] - sv[0, 1], sv[1, 2] - sv[0, 2])
+    value = MAX_LIMIT
+    index = 0
+    for i in range(3):
+        if abs(diff[i]) < value:
+            value = abs(diff[i])
+            index = i
+    e0 = 1.0 if index == 0 else 0.0
+    e1 = 1.0 if index == 1 else 0.0
+    e2 = 1.0 if index == 2 else 0.0
+    d1 = _cross(e0, e1, e2, diff[0], diff[1], diff[2])
+    # rotation by 120 degrees about diff (rotmat)
+    nrm = math.sqrt(_dot(diff[0], diff[1], diff[2], diff[0], diff[1], diff[2]))
+    u1 = diff[0] / nrm
+    u2 = diff[1] / nrm
+    u3 = diff[2] / nrm
+    sn = 0.86602540378
+    cs = -0.5
+    r0 = cs + u1 * u1 * (1 - cs)
+    r1 = u1 * u2 * (1 - cs) - u3 * sn
+    r2 = u1 * u3 * (1 - cs) + u2 * sn
+    r3 = u2 * u1 * (1 - cs) + u3 * sn
+    r4 = cs + u2 * u2 * (1 - cs)
+    r5 = u2 * u3 * (1 - cs) - u1 * sn
+    r6 = u1 * u3 * (1 - cs) - u2 * sn
+    r7 = u2 * u3 * (1 - cs) + u1 * sn
+    r8 = cs + u3 * u3 * (1 - cs)
+    d2 = (r0 * d1[0] + r1 * d1[1] + r2 * d1[2],
+          r3 * d1[0] + r4 * d1[1] + r5 * d1[2],
+          r6 * d1[0] + r7 * d1[1] + r8 * d1[2])
+    d3 = (r0 * d2[0] + r1 * d2[1] + r2 * d2[2],
+          r3 * d2[0] + r4 * d2[1] + r5 * d2[2],
+          r6 * d2[0] + r7 * d2[1] + r8 * d2[2])
+    v1i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
+    v2i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
+    v3i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d1[0], d1[1], d1[2],
+                       math.sqrt(_dot(d1[0], d1[1], d1[2], d1[0], d1[1], d1[2])))
+    v4i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d2[0], d2[1], d2[2],
+                       math.sqrt(_dot(d2[0], d2[1], d2[2], d2[0], d2[1], d2[2])))
+    v5i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d3[0], d3[1], d3[2],
+                       math.sqrt(_dot(d3[0], d3[1], d3[2], d3[0], d3[1], d3[2])))
+    faces = ((v1i, v3i, v4i, 1, 3, 2), (v1i, v5i, v3i, 2, 4, 0), (v1i, v4i, v5i, 0, 5, 1),
+             (v2i, v4i, v3i, 5, 0, 4), (v2i, v3i, v5i, 3, 1, 5), (v2i, v5i, v4i, 4, 2, 3))
+    for f in faces:
+        if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center,
+                        f[0], f[1], f[2], f[3], f[4], f[5]) < MINDIST2:
+            _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, f[0], f[1], f[2])
+            return _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv,
+                              fdist2, findex, pmap, cnt, center, obf, obi)
+    if _ray_triangle(pv, v1i, v2i, v3i, v4i, v5i) == 0:
+        return EPA_P2_NONCONVEX
+    _populate_map(pmap, findex, cnt, 6)
+    return EPA_SUCCESS
+
+
+@kernel
+def _polytope4(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
+               pmap, cnt, center, obf, obi):
+    """Initial polytope from GJK's tetrahedron (polytope4)."""
+    v1 = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
+    v2 = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
+    v3 = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 2)
+    v4 = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 3)
+    for q in range(3):
+        center[q] = pv[v1, q] + pv[v2, q]
+        center[q] = center[q] + pv[v3, q]
+        center[q] = center[q] + pv[v4, q]
+        center[q] = center[q] * 0.25
+    faces = ((v1, v2, v3, 1, 3, 2), (v1, v4, v2, 2, 3, 0), (v1, v3, v4, 0, 3, 1),
+             (v4, v3, v2, 2, 0, 1))
+    for f in faces:
+        if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center,
+                        f[0], f[1], f[2], f[3], f[4], f[5]) < MINDIST2:
+            _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, f[0], f[1], f[2])
+            return _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv,
+                              fdist2, findex, pmap, cnt, center, obf, obi)
+    if not _test_tetra(pv, v1, v2, v3, v4):
+        return EPA_P4_MISSING_ORIGIN
+    _populate_map(pmap, findex, cnt, 4)
+    return EPA_SUCCESS
+
+
+@kernel
+def _delete_face(pmap, findex, cnt, f):
+    """deleteFace: remove face f from the map and mark it deleted (index -2)."""
+    if findex[f] >= 0:
+        cnt[2] -= 1
+        last = pmap[cnt[2]]
+        pmap[findex[f]] = last
+        findex[last] = findex[f]
+    findex[f] = -2
+
+
+@kernel
+def _get_edge(fverts, f, vertex):
+    if fverts[f, 0] == vertex:
+        return 0
+    if fverts[f, 1] == vertex:
+        return 1
+    return 2
+
+
+@kernel
+def _visible(pv, fv, fdist2, w, f):
+    """Whether new vertex w sees face f (horizonRec's test)."""
+    return (_dot(fv[f, 0], fv[f, 1], fv[f, 2], pv[w, 0], pv[w, 1], pv[w, 2]) - fdist2[f]) > MINVAL
+
+
+@kernel
+def _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstack, w, f, e):
+    """horizonRec without recursion: if w sees face f (entered through its edge e), delete it
+    and walk on over its other two edges, depth first, recording the horizon edges (those
+    whose neighbour w does not see) in MuJoCo's order; returns 1 if f was visible.
+
+    MuJoCo recurses; Numba cannot compile a recursive kernel inside the handle entries, so the
+    recursion's frames (face, entry edge, next edge offset k) live in ``hstack`` (3 ints each;
+    at most one frame per face)."""
+    if not _visible(pv, fv, fdist2, w, f):
+        return 0
+    _delete_face(pmap, findex, cnt, f)
+    top = 0
+    hstack[0], hstack[1], hstack[2] = f, e, 1
+    while top >= 0:
+        g, ge, k = hstack[3 * top], hstack[3 * top + 1], hstack[3 * top + 2]
+        if k > 2:
+            top -= 1  # this face's two edges are done: return to its caller
+            continue
+        hstack[3 * top + 2] = k + 1
+        i = (ge + k) % 3
+        adj = fadj[g, i]
+        if findex[adj] > -2:
+            adj_edge = _get_edge(fverts, adj, fverts[g, (i + 1) % 3])
+            if _visible(pv, fv, fdist2, w, adj):
+                _delete_face(pmap, findex, cnt, adj)
+                top += 1
+                hstack[3 * top], hstack[3 * top + 1], hstack[3 * top + 2] = adj, adj_edge, 1
+            else:
+                hedge[cnt[3]] = adj_edge
+                hidx[cnt[3]] = adj
+                cnt[3] += 1
+    return 1
+
+
+@kernel
+def _horizon(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstack, w, f):
+    """horizon: the edges of the region of faces visible from w, starting at face f."""
+    _delete_face(pmap, findex, cnt, f)
+    va = fverts[f, 0]
+    vb = fverts[f, 1]
+    vc = fverts[f, 2]
+    adj = fadj[f, 0]
+    adj_edge = _get_edge(fverts, adj, vb)
+    if _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstack, w, adj,
+                     adj_edge) == 0:
+        hedge[cnt[3]] = adj_edge
+        hidx[cnt[3]] = adj
+        cnt[3] += 1
+    adj = fadj[f, 1]
+    adj_edge = _get_edge(fverts, adj, vc)
+    if findex[adj] > -2 and _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge,
+                                          hstack, w, adj, adj_edge) == 0:
+        hedge[cnt[3]] = adj_edge
+        hidx[cnt[3]] = adj
+        cnt[3] += 1
+    adj = fadj[f, 2]
+    adj_edge = _get_edge(fverts, adj, va)
+    if findex[adj] > -2 and _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge,
+                                          hstack, w, adj, adj_edge) == 0:
+        hedge[cnt[3]] = adj_edge
+        hidx[cnt[3]] = adj
+        cnt[3] += 1
+
+
+@kernel
+def _epa_witness(pv, pv1, pv2, fverts, fv, fdist2, f, x1, x2):
+    """Witness points of face f (epaWitness); returns minus the face's distance."""
+    a = fverts[f, 0]
+    b = fverts[f, 1]
+    c = fverts[f, 2]
+    l0, l1, l2 = _tri_affine_coord(pv, a, b, c, fv[f, 0], fv[f, 1], fv[f, 2])
+    for q in range(3):
+        x1[0, q] = l0 * pv1[a, q] + l1 * pv1[b, q] + l2 * pv1[c, q]
+        x2[0, q] = l0 * pv2[a, q] + l1 * pv2[b, q] + l2 * pv2[c, q]
+    return -math.sqrt(fdist2[f])
+
+
+@kernel
+def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center, hidx, hedge, hstack,
+        obf, obi, tolerance_in, max_iterations, x1, x2, dist):
+    """Expanding polytope (epa in engine_collision_gjk.c); returns the face found (-1 for
+    none) and sets dist[0], x1[0], x2[0]; returns (face, nx, iterations)."""
+    upper = MAX_LIMIT
+    upper2 = MAX_LIMIT
+    face = -1
+    discrete = _discrete(obf, obi)
+    tolerance = MINEPATOL if discrete else tolerance_in
+    kmax = max_iterations if max_iterations < 1000 else 1000
+    k = 0
+    while k < kmax:
+        pface = face
+        lower2 = MAX_LIMIT
+        for i in range(cnt[2]):
+            f = pmap[i]
+            if fdist2[f] < lower2:
+                face = f
+                lower2 = fdist2[f]
+        if lower2 > upper2 or face < 0:
+            face = pface
+            break
+        if lower2 <= 0:
+            break  # origin on the affine hull of a face (MuJoCo warns)
+        lower = math.sqrt(lower2)
+        wi = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, fv[face, 0], fv[face, 1], fv[face, 2], lower)
+        upper_k = _dot(fv[face, 0], fv[face, 1], fv[face, 2], pv[wi, 0], pv[wi, 1], pv[wi, 2]) / lower
+        if upper_k < upper:
+            upper = upper_k
+            upper2 = upper * upper
+        # MuJoCo 4.0 compares this iteration's bound, not the best one so far (the 3.12
+        # source uses upper - lower): found by fuzzing, it matches 4.0 to 1e-13
+        if upper_k - lower < tolerance:
+            if k == 0 and upper < lower - 1e-10:
+                face = -1
+            break
+        if discrete:
+            nverts = cnt[0] - 1
+            i = 0
+            while i < nverts:
+                if pidx[wi, 0] == pidx[i, 0] and pidx[wi, 1] == pidx[i, 1]:
+                    break
+                i += 1
+            if i != nverts:
+                break
+        _horizon(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstack, wi, face)
+        if cnt[3] < 3:
+            face = -1
+            break
+        nfaces = cnt[1]
+        nedges = cnt[3]
+        if nedges > fverts.shape[0] - cnt[1]:
+            break  # out of memory for faces (MuJoCo warns)
+        hzn = hidx[0]
+        he = hedge[0]
+        v1 = fverts[hzn, he]
+        v2 = fverts[hzn, (he + 1) % 3]
+        fadj[hzn, he] = nfaces
+        d2 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, wi, v2, v1,
+                          nfaces + nedges - 1, hzn, nfaces + 1)
+        if d2 == 0:
+            face = -1
+            break
+        if d2 >= lower2 and d2 <= upper2:
+            m = cnt[2]
+            cnt[2] += 1
+            pmap[m] = cnt[1] - 1
+            findex[cnt[1] - 1] = m
+        bad = False
+        for i in range(1, nedges):
+            cur = nfaces + i
+            nxt = nfaces + (i + 1) % nedges
+            hzn = hidx[i]
+            he = hedge[i]
+            v1 = fverts[hzn, he]
+            v2 = fverts[hzn, (he + 1) % 3]
+            fadj[hzn, he] = cur
+            d2 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, wi, v2, v1,
+                              cur - 1, hzn, nxt)
+            if d2 == 0:
+                face = -1
+                bad = True
+                break
+            if d2 >= lower2 and d2 <= upper2:
+                m = cnt[2]
+                cnt[2] += 1
+                pmap[m] = cnt[1] - 1
+                findex[cnt[1] - 1] = m
+        cnt[3] = 0
+        if bad:
+            # MuJoCo breaks the attach loop only; the outer test below then ends EPA
+            pass
+        if cnt[2] == 0 or face < 0:
+            break
+        k += 1
+    if face >= 0:
+        dist[0] = _epa_witness(pv, pv1, pv2, fverts, fv, fdist2, face, x1, x2)
+        return face, 1, k
+    dist[0] = 0.0
+    return -1, 0, k
+
+
+# ---- mjc_ccd --------------------------------------------------------------------------------------
+
+
+@kernel
+def _inflate(x1, x2, dist, margin1, margin2):
+    """Move the witness points out by the shrunk radii (inflate)."""
+    n0, n1, n2 = _normalize(x2[0, 0] - x1[0, 0], x2[0, 1] - x1[0, 1], x2[0, 2] - x1[0, 2])
+    if margin1 != 0:
+        x1[0, 0] += margin1 * n0
+        x1[0, 1] += margin1 * n1
+        x1[0, 2] += margin1 * n2
+    if margin2 != 0:
+        x2[0, 0] -= margin2 * n0
+        x2[0, 1] -= margin2 * n1
+        x2[0, 2] -= margin2 * n2
+    dist[0] -= (margin1 + margin2)
+
+
+@kernel
+def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, iwork):
+    """General convex collision (mjc_ccd, with dist_cutoff 0 as mjc_Convex configures it).
+
+    obf/obi describe the two objects (support kinds set to their geom types). Returns
+    (min distance, number of witness pairs in x1/x2/dist); negative means penetration.
+    """
+    n_iter = max_iterations
+    sv = work[W_SV:W_SV + 3 * 4].reshape((4, 3))
+    sv1 = work[W_SV1:W_SV1 + 3 * 4].reshape((4, 3))
+    sv2 = work[W_SV2:W_SV2 + 3 * 4].reshape((4, 3))
+    sidx = iwork[I_SIDX:I_SIDX + 2 * 4].reshape((4, 2))
+    lam = work[W_LAM:W_LAM + 4]
+    for q in range(4):
+        lam[q] = 0.0
+    for q in range(3):
+        x1[0, q] = obf[0, q]
+        x2[0, q] = obf[1, q]
+
+    t1 = obi[0, 0]
+    t2 = obi[1, 0]
+    if t1 == 2 or t2 == 2 or t1 == 3 or t2 == 3:
+        # spheres and capsules shrink to points and segments; GJK finds their distance
+        full1 = 0.0
+        full2 = 0.0
+        margin1 = obf[0, 15]
+        margin2 = obf[1, 15]
+        kind1 = obi[0, 1]
+        kind2 = obi[1, 1]
+        if t1 == 2:
+            full1 = obf[0, 12] + 0.5 * margin1
+            obi[0, 1] = SUPPORT_POINT
+            obf[0, 15] = 0.0
+        elif t1 == 3:
+            full1 = obf[0, 12] + 0.5 * margin1
+            obi[0, 1] = SUPPORT_LINE
+            obf[0, 15] = 0.0
+        if t2 == 2:
+            full2 = obf[1, 12] + 0.5 * margin2
+            obi[1, 1] = SUPPORT_POINT
+            obf[1, 15] = 0.0
+        elif t2 == 3:
+            full2 = obf[1, 12] + 0.5 * margin2
+            obi[1, 1] = SUPPORT_LINE
+            obf[1, 15] = 0.0
+        d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter,
+                                          0.0 + full1 + full2, work, iwork)
+        obf[0, 15] = margin1
+        obf[1, 15] = margin2
+        obi[0, 1] = kind1
+        obi[1, 1] = kind2
+        dist[0] = d0
+        info = iwork[I_INFO:I_INFO + 6]
+        info[0] = kg
+        info[1] = nsimplex
+        info[2] = EPA_NOCONTACT
+        info[3] = 0
+        info[4] = 1
+        if d0 > tolerance:
+            _inflate(x1, x2, dist, full1, full2)
+            if dist[0] > 0.0:
+                dist[0] = MAX_LIMIT
+            return dist[0], nx
+        if max_contacts == 0:
+            dist[0] = 0.0
+            return 0.0, 0
+        for q in range(3):
+            x1[0, q] = obf[0, q]
+            x2[0, q] = obf[1, q]
+
+    d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter, 0.0,
+                                      work, iwork)
+    info = iwork[I_INFO:I_INFO + 6]
+    info[0] = kg
+    info[1] = nsimplex
+    info[2] = EPA_NOCONTACT
+    info[3] = 0
+    info[4] = 0
+    dist[0] = d0
+    if max_contacts == 0:
+        return d0, nx
+
+    if d0 <= tolerance and nsimplex > 1 and not separated:
+        dist[0] = 0.0  # assume touching
+        nv = 5 + n_iter
+        nf = 6 * n_iter
+        pv = work[W_POLY:W_POLY + 3 * nv].reshape((nv, 3))
+        pv1 = work[W_POLY + 3 * nv:W_POLY + 3 * nv + 3 * nv].reshape((nv, 3))
+        pv2 = work[W_POLY + 6 * nv:W_POLY + 6 * nv + 3 * nv].reshape((nv, 3))
+        fv = work[W_POLY + 9 * nv:W_POLY + 9 * nv + 3 * nf].reshape((nf, 3))
+        fdist2 = work[W_POLY + 9 * nv + 3 * nf:W_POLY + 9 * nv + 4 * nf]
+        center = work[W_CEN:W_CEN + 3]
+        pidx = iwork[I_POLY:I_POLY + 2 * nv].reshape((nv, 2))
+        fverts = iwork[I_POLY + 2 * nv:I_POLY + 2 * nv + 3 * nf].reshape((nf, 3))
+        fadj = iwork[I_POLY + 2 * nv + 3 * nf:I_POLY + 2 * nv + 3 * nf + 3 * nf].reshape((nf, 3))
+        findex = iwork[I_POLY + 2 * nv + 6 * nf:I_POLY + 2 * nv + 7 * nf]
+        pmap = iwork[I_POLY + 2 * nv + 7 * nf:I_POLY + 2 * nv + 8 * nf]
+        hidx = iwork[I_POLY + 2 * nv + 8 * nf:I_POLY + 2 * nv + 9 * nf + 8]
+        hedge = iwork[I_POLY + 2 * nv + 9 * nf + 8:I_POLY + 2 * nv + 10 * nf + 16]
+        hstack = iwork[I_POLY + 2 * nv + 10 * nf + 16:I_POLY + 2 * nv + 13 * nf + 16]
+        cnt = iwork[I_CNT:I_CNT + 4]   # nverts, nfaces, nmap, nedges
+        for q in range(4):
+            cnt[q] = 0
+        if nsimplex == 2:
+            ret = _polytope2(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
+                             findex, pmap, cnt, center, obf, obi)
+        elif nsimplex == 3:
+            ret = _polytope3(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
+                             findex, pmap, cnt, center, obf, obi)
+        else:
+            ret = _polytope4(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
+                             findex, pmap, cnt, center, obf, obi)
+        info[2] = ret
+        if ret == 0:
+            face, nx, ke = epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
+                           hidx, hedge, hstack, obf, obi, tolerance, n_iter, x1, x2, dist)
+            info[3] = ke
+            if max_contacts > 1 and face >= 0:
+                nx = multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts,
+                                  obf, obi, work, iwork)
+        else:
+            nx = 0   # MuJoCo keeps nx from GJK (1) with dist 0: no contact either way
+    min_dist = dist[0]
+    for i in range(1, nx):
+        if dist[i] < min_dist:
+            min_dist = dist[i]
+    return min_dist, nx
+
+
+# ---- multi-contact (multicontact and polygon clipping) -----------------------------------------------
+#
+# The EPA face tells which features (vertex, edge, face) of each geom touch; if two faces are
+# (anti-)aligned, or an edge lies in a face, the incident polygon is clipped against the
+# reference one and every clipped vertex becomes a contact (at most 4: polygonQuad keeps the
+# largest quadrilateral). Boxes give their 6 faces; MuJoCo 4.0 adds cylinders (each cap a
+# regular 16-gon, the side an edge along the axis) and capsules (the segment): their features
+# are read off the contact normal.
+
+NPOLY_CYL = 16      # vertices of a cylinder cap polygon (MuJoCo 4.0, found by probing)
+MC_NMAX = 16        # largest polygon handled (npolygonmax)
+
+
+@kernel
+def _globalcoord(res, r, obf, k, l0, l1, l2, with_pos):
+    """res[r] = mat l (+ pos) (globalcoord)."""
+    res[r, 0] = obf[k, 3] * l0 + obf[k, 4] * l1 + obf[k, 5] * l2
+    res[r, 1] = obf[k, 6] * l0 + obf[k, 7] * l1 + obf[k, 8] * l2
+    res[r, 2] = obf[k, 9] * l0 + obf[k, 10] * l1 + obf[k, 11] * l2
+    if with_pos:
+        res[r, 0] += obf[k, 0]
+        res[r, 1] += obf[k, 1]
+        res[r, 2] += obf[k, 2]
+
+
+@kernel
+def _area4(p, a, b, c, d):
+    """Area of the quadrilateral p[a] p[b] p[c] p[d] (area4)."""
+    ad = (p[d, 0] - p[a, 0], p[d, 1] - p[a, 1], p[d, 2] - p[a, 2])
+    db = (p[b, 0] - p[d, 0], p[b, 1] - p[d, 1], p[b, 2] - p[d, 2])
+    bc = (p[c, 0] - p[b, 0], p[c, 1] - p[b, 1], p[c, 2] - p[b, 2])
+    ca = (p[a, 0] - p[c, 0], p[a, 1] - p[c, 1], p[a, 2] - p[c, 2])
+    e = _cross(ad[0], ad[1], ad[2], db[0], db[1], db[2])
+    f = _cross(bc[0], bc[1], bc[2], ca[0], ca[1], ca[2])
+    g0 = e[0] + f[0]
+    g1 = e[1] + f[1]
+    g2 = e[2] + f[2]
+    return 0.5 * math.sqrt(g0 * g0 + g1 * g1 + g2 * g2)
+
+
+@kernel
+def _polygon_quad(p, nvert):
+    """Indices of a large-area quadrilateral of polygon p[0:nvert] (polygonQuad)."""
+    a = 0
+    b = 1
+    c = 2
+    d = 3
+    r0, r1, r2, r3 = a, b, c, d
+    m = _area4(p, a, b, c, d)
+    while a < nvert:
+        while True:
+            m_next = _area4(p, a, b, c, (d + 1) % nvert)
+            if m_next <= m:
+                break
+            m = m_next
+            d = (d + 1) % nvert
+            r0, r1, r2, r3 = a, b, c, d
+            while True:
+                m_next = _area4(p, a, b, (c + 1) % nvert, d)
+                if m_next <= m:
+                    break
+                m = m_next
+                c = (c + 1) % nvert
+                r0, r1, r2, r3 = a, b, c, d
+            while True:
+                m_next = _area4(p, a, (b + 1) % nvert, c, d)
+                if m_next <= m:
+                    break
+                m = m_next
+                b = (b + 1) % nvert
+                r0, r1, r2, r3 = a, b, c, d
+        if b == a:
+            b = (b + 1) % nvert
+            if c == b:
+                c = (c + 1) % nvert
+                if d == c:
+                    d = (d + 1) % nvert
+        a += 1
+    return r0, r1, r2, r3
+
+
+@kernel
+def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
+    """Witness pair i from clipped vertex p[v] on the face through face1[0] with normal n
+    (witnessOnFace); returns the vertex's signed distance to that face."""
+    dist = _dot(p[v, 0] - face1[0, 0], p[v, 1] - face1[0, 1], p[v, 2] - face1[0, 2], n0, n1, n2)
+    a = -abs(dist)
+    x1[i, 0] = p[v, 0] + d0 * a
+    x1[i, 1] = p[v, 1] + d1 * a
+    x1[i, 2] = p[v, 2] + d2 * a
+    x2[i, 0] = p[v, 0]
+    x2[i, 1] = p[v, 1]
+    x2[i, 2] = p[v, 2]
+    return dist
+
+
+@kernel
+def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, poly_b, pn, pd,
+                  x1, x2, dist, max_contacts):
+    """Clip polygon face2 against the edges of face1 (normal n) and write the witness pairs
+    (polygonClip); returns their number (0: keep EPA's contact)."""
+    if nface1 < 3:
+        return 0
+    for i in range(nface1):
+        j = i + 1 if i < nface1 - 1 else 0
+        # planeNormal: plane through edge (face1[i], face1[j]) perpendicular to the face
+        v3 = (face1[i, 0] + n0, face1[i, 1] + n1, face1[i, 2] + n2)
+        e1 = (face1[j, 0] - face1[i, 0], face1[j, 1] - face1[i, 1], face1[j, 2] - face1[i, 2])
+        e2 = (v3[0] - face1[i, 0], v3[1] - face1[i, 1], v3[2] - face1[i, 2])
+        c = _cross(e1[0], e1[1], e1[2], e2[0], e2[1], e2[2])
+        c0, c1, c2 = _normalize(c[0], c[1], c[2])
+        pn[i, 0] = c0
+        pn[i, 1] = c1
+        pn[i, 2] = c2
+        pd[i] = _dot(c0, c1, c2, face1[i, 0], face1[i, 1], face1[i, 2])
+    poly = poly_a
+    clipped = poly_b
+    npolygon = nface2
+    nclipped = 0
+    for i in range(nface2):
+        for q in range(3):
+            poly[i, q] = face2[i, q]
+    for e in range(nface1):
+        for i in range(npolygon):
+            j = i + 1 if i < npolygon - 1 else 0
+            pq0 = poly[j, 0] - poly[i, 0]
+            pq1 = poly[j, 1] - poly[i, 1]
+            pq2 = poly[j, 2] - poly[i, 2]
+            in1 = _dot(poly[i, 0] - face1[e, 0], poly[i, 1] - face1[e, 1], poly[i, 2] - face1[e, 2],
+                       pn[e, 0], pn[e, 1], pn[e, 2]) > -MINVAL
+            in2 = _dot(poly[j, 0] - face1[e, 0], poly[j, 1] - face1[e, 1], poly[j, 2] - face1[e, 2],
+                       pn[e, 0], pn[e, 1], pn[e, 2]) > -MINVAL
+            if not in1 and not in2:
+                continue
+            if in1 and in2:
+                for q in range(3):
+                    clipped[nclipped, q] = poly[j, q]
+                nclipped += 1
+                continue
+            tmp = _dot(pn[e, 0], pn[e, 1], pn[e, 2], pq0, pq1, pq2)
+            if tmp != 0.0:
+                t = (pd[e] - _dot(pn[e, 0], pn[e, 1], pn[e, 2], poly[i, 0], poly[i, 1], poly[i, 2])) / tmp
+                if t >= 0.0 and t <= 1.0:
+                    clipped[nclipped, 0] = poly[i, 0] + pq0 * t
+                    clipped[nclipped, 1] = poly[i, 1] + pq1 * t
+                    clipped[nclipped, 2] = poly[i, 2] + pq2 * t
+                    nclipped += 1
+            if in2:
+                for q in range(3):
+                    clipped[nclipped, q] = poly[j, q]
+                nclipped += 1
+        tmpa = poly
+        poly = clipped
+        clipped = tmpa
+        npolygon = nclipped
+        nclipped = 0
+    # keep the vertices on the inner side of face1
+    m = npolygon
+    npolygon = 0
+    for i in range(m):
+        if _dot(poly[i, 0] - face1[0, 0], poly[i, 1] - face1[0, 1], poly[i, 2] - face1[0, 2],
+                n0, n1, n2) <= 0:
+            if npolygon != i:
+                for q in range(3):
+                    poly[npolygon, q] = poly[i, q]
+            npolygon += 1
+    if npolygon < 1:
+        return 0
+    if max_contacts < 5 and npolygon > 4:
+        r0, r1, r2, r3 = _polygon_quad(poly, npolygon)
+        dist[0] = _witness_on_face(x1, x2, 0, poly, r0, face1, n0, n1, n2, d0, d1, d2)
+        dist[1] = _witness_on_face(x1, x2, 1, poly, r1, face1, n0, n1, n2, d0, d1, d2)
+        dist[2] = _witness_on_face(x1, x2, 2, poly, r2, face1, n0, n1, n2, d0, d1, d2)
+        dist[3] = _witness_on_face(x1, x2, 3, poly, r3, face1, n0, n1, n2, d0, d1, d2)
+        return 4
+    if nface2 == 2 and npolygon > 2:
+        best1 = 0
+        best2 = 1
+        dd = 0.0
+        for i in range(npolygon):
+            for j in range(i + 1, npolygon):
+                e0 = poly[j, 0] - poly[i, 0]
+                e1 = poly[j, 1] - poly[i, 1]
+                e2 = poly[j, 2] - poly[i, 2]
+                d2 = e0 * e0 + e1 * e1 + e2 * e2
+                if d2 > dd:
+                    dd = d2
+                    best1 = i
+                    best2 = j
+        dist[0] = _witness_on_face(x1, x2, 0, poly, best1, face1, n0, n1, n2, d0, d1, d2)
+        dist[1] = _witness_on_face(x1, x2, 1, poly, best2, face1, n0, n1, n2, d0, d1, d2)
+        return 2
+    if npolygon > MAXCONPAIR:
+        npolygon = MAXCONPAIR
+    for i in range(npolygon):
+        dist[i] = _witness_on_face(x1, x2, i, poly, i, face1, n0, n1, n2, d0, d1, d2)
+    return npolygon
+
+
+@kernel
+def _box_normals2(nrm, idx, obf, k, d0, d1, d2):
+    """A box face whose normal is within FACE_TOL of direction d (boxNormals2)."""
+    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
+    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
+    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+    s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
+    l0 = l0 * s
+    l1 = l1 * s
+    l2 = l2 * s
+    for i in range(6):
+        ax = i // 2
+        sg = 1.0 if i % 2 == 0 else -1.0
+        f0 = sg if ax == 0 else 0.0
+        f1 = sg if ax == 1 else 0.0
+        f2 = sg if ax == 2 else 0.0
+        if l0 * f0 + l1 * f1 + l2 * f2 > FACE_TOL:
+            _globalcoord(nrm, 0, obf, k, f0, f1, f2, False)
+            idx[0] = i
+            return 1
+    return 0
+
+
+@kernel
+def _all3(v1, v2, v3, bit):
+    """+1 if the three corners share the + side of an axis (bit), -1 the - side, else 0."""
+    on = int((v1 & bit) != 0 and (v2 & bit) != 0 and (v3 & bit) != 0)
+    off = int((v1 & bit) == 0 and (v2 & bit) == 0 and (v3 & bit) == 0)
+    return on - off
+
+
+@kernel
+def _box_normals(nrm, idx, dim, obf, k, v1, v2, v3, d0, d1, d2):
+    """Candidate face normals of a box touching at corners v1, v2, v3 (boxNormals)."""
+    if dim == 3:
+        x = _all3(v1, v2, v3, 1)
+        y = _all3(v1, v2, v3, 2)
+        z = _all3(v1, v2, v3, 4)
+        _globalcoord(nrm, 0, obf, k, float(x), float(y), float(z), False)
+        c = 0
+        if x != 0:
+            idx[c] = 0
+            c += 1
+        if y != 0:
+            idx[c] = 2
+            c += 1
+        if z != 0:
+            idx[c] = 4
+            c += 1
+        if x + y + z == -1:
+            idx[0] += 1
+        if c == 1:
+            return 1
+        return _box_normals2(nrm, idx, obf, k, d0, d1, d2)
+    if dim == 2:
+        x = int((v1 & 1) != 0 and (v2 & 1) != 0) - int((v1 & 1) == 0 and (v2 & 1) == 0)
+        y = int((v1 & 2) != 0 and (v2 & 2) != 0) - int((v1 & 2) == 0 and (v2 & 2) == 0)
+        z = int((v1 & 4) != 0 and (v2 & 4) != 0) - int((v1 & 4) == 0 and (v2 & 4) == 0)
+        c = 0
+        if x != 0:
+            _globalcoord(nrm, 0, obf, k, float(x), 0.0, 0.0, False)
+            idx[c] = 0 if x > 0 else 1
+            c += 1
+        if y != 0:
+            _globalcoord(nrm, c, obf, k, 0.0, float(y), 0.0, False)
+            idx[c] = 2 if y > 0 else 3
+            c += 1
+        if z != 0:
+            _globalcoord(nrm, 1, obf, k, 0.0, 0.0, float(z), False)   # MuJoCo writes row 1 here
+            idx[c] = 4 if z > 0 else 5
+            c += 1
+        if c == 2:
+            return 2
+        return _box_normals2(nrm, idx, obf, k, d0, d1, d2)
+    if dim == 1:
+        x = 1.0 if (v1 & 1) != 0 else -1.0
+        y = 1.0 if (v1 & 2) != 0 else -1.0
+        z = 1.0 if (v1 & 4) != 0 else -1.0
+        _globalcoord(nrm, 0, obf, k, x, 0.0, 0.0, False)
+        _globalcoord(nrm, 1, obf, k, 0.0, y, 0.0, False)
+        _globalcoord(nrm, 2, obf, k, 0.0, 0.0, z, False)
+        idx[0] = 0 if x > 0 else 1
+        idx[1] = 2 if y > 0 else 3
+        idx[2] = 4 if z > 0 else 5
+        return 3
+    return 0
+
+
+@kernel
+def _box_edge_normals(nrm, endverts, dim, obf, k, v, v1i):
+    """Directions of the box edges at the touching corner or edge (boxEdgeNormals)."""
+    if dim == 2:
+        for q in range(3):
+            endverts[0, q] = v[1, q]
+        e = _normalize(v[1, 0] - v[0, 0], v[1, 1] - v[0, 1], v[1, 2] - v[0, 2])
+        nrm[0, 0], nrm[0, 1], nrm[0, 2] = e
+        return 1
+    if dim == 1:
+        x = obf[k, 12] if (v1i & 1) != 0 else -obf[k, 12]
+        y = obf[k, 13] if (v1i & 2) != 0 else -obf[k, 13]
+        z = obf[k, 14] if (v1i & 4) != 0 else -obf[k, 14]
+        _globalcoord(endverts, 0, obf, k, -x, y, z, True)
+        _globalcoord(endverts, 1, obf, k, x, -y, z, True)
+        _globalcoord(endverts, 2, obf, k, x, y, -z, True)
+        for r in range(3):
+            e = _normalize(endverts[r, 0] - v[0, 0], endverts[r, 1] - v[0, 1], endverts[r, 2] - v[0, 2])
+            nrm[r, 0], nrm[r, 1], nrm[r, 2] = e
+        return 3
+    return 0
+
+
+@kernel
+def _box_face(face, obf, k, idx):
+    """Corners of box face idx in MuJoCo's order (boxFace); returns 4."""
+    sx = obf[k, 12]
+    sy = obf[k, 13]
+    sz = obf[k, 14]
+    if idx == 0:
+        _globalcoord(face, 0, obf, k, sx, sy, sz, True)
+        _globalcoord(face, 1, obf, k, sx, sy, -sz, True)
+        _globalcoord(face, 2, obf, k, sx, -sy, -sz, True)
+        _globalcoord(face, 3, obf, k, sx, -sy, sz, True)
+    elif idx == 1:
+        _globalcoord(face, 0, obf, k, -sx, sy, -sz, True)
+        _globalcoord(face, 1, obf, k, -sx, sy, sz, True)
+        _globalcoord(face, 2, obf, k, -sx, -sy, sz, True)
+        _globalcoord(face, 3, obf, k, -sx, -sy, -sz, True)
+    elif idx == 2:
+        _globalcoord(face, 0, obf, k, -sx, sy, -sz, True)
+        _globalcoord(face, 1, obf, k, sx, sy, -sz, True)
+        _globalcoord(face, 2, obf, k, sx, sy, sz, True)
+        _globalcoord(face, 3, obf, k, -sx, sy, sz, True)
+    elif idx == 3:
+        _globalcoord(face, 0, obf, k, -sx, -sy, sz, True)
+        _globalcoord(face, 1, obf, k, sx, -sy, sz, True)
+        _globalcoord(face, 2, obf, k, sx, -sy, -sz, True)
+        _globalcoord(face, 3, obf, k, -sx, -sy, -sz, True)
+    elif idx == 4:
+        _globalcoord(face, 0, obf, k, -sx, sy, sz, True)
+        _globalcoord(face, 1, obf, k, sx, sy, sz, True)
+        _globalcoord(face, 2, obf, k, sx, -sy, sz, True)
+        _globalcoord(face, 3, obf, k, -sx, -sy, sz, True)
+    else:
+        _globalcoord(face, 0, obf, k, sx, sy, -sz, True)
+        _globalcoord(face, 1, obf, k, -sx, sy, -sz, True)
+        _globalcoord(face, 2, obf, k, -sx, -sy, -sz, True)
+        _globalcoord(face, 3, obf, k, sx, -sy, -sz, True)
+    return 4
+
+
+@kernel
+def _cyl_normals(nrm, idx, obf, k, d0, d1, d2):
+    """Cylinder cap whose normal is within FACE_TOL of direction d: idx 0 top, 1 bottom."""
+    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
+    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
+    s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
+    l2 = l2 * s
+    if l2 > FACE_TOL:
+        _globalcoord(nrm, 0, obf, k, 0.0, 0.0, 1.0, False)
+        idx[0] = 0
+        return 1
+    if l2 < -FACE_TOL:
+        _globalcoord(nrm, 0, obf, k, 0.0, 0.0, -1.0, False)
+        idx[0] = 1
+        return 1
+    return 0
+
+
+@kernel
+def _cyl_face(face, obf, k, idx):
+    """Cap idx (0 top, 1 bottom) of a cylinder as a regular 16-gon."""
+    r = obf[k, 12]
+    h = obf[k, 13] if idx == 0 else -obf[k, 13]
+    for i in range(NPOLY_CYL):
+        j = NPOLY_CYL - 1 - i if idx == 0 else i   # clockwise seen from outside, as box faces
+        a = 2 * math.pi * j / NPOLY_CYL
+        _globalcoord(face, i, obf, k, r * math.cos(a), r * math.sin(a), h, True)
+    return NPOLY_CYL
+
+
+@kernel
+def _side_edge(face, obf, k, d0, d1, d2):
+    """The segment of a cylinder's side (or a capsule's surface) facing direction d, if d is
+    within EDGE_TOL of perpendicular to the axis; returns 2 (segment) or 0."""
+    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
+    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
+    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+    s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
+    if abs(l2 * s) >= EDGE_TOL:
+        return 0
+    rr = math.sqrt(l0 * l0 + l1 * l1)
+    r = obf[k, 12]
+    h = obf[k, 13]
+    _globalcoord(face, 0, obf, k, r * l0 / rr, r * l1 / rr, -h, True)
+    _globalcoord(face, 1, obf, k, r * l0 / rr, r * l1 / rr, h, True)
+    return 2
+
+
+@kernel
+def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, obf, obi, work,
+                 iwork):
+    """Contacts from aligned features at the EPA face (multicontact); returns the number of
+    witness pairs (nx unchanged when there is no multi-contact)."""
+    buf = work[W_MC:W_MC + W_MC_SIZE]
+    n1 = buf[0:3 * MC_NMAX].reshape((MC_NMAX, 3))
+    n2 = buf[3 * MC_NMAX:6 * MC_NMAX].reshape((MC_NMAX, 3))
+    endverts = buf[6 * MC_NMAX:9 * MC_NMAX].reshape((MC_NMAX, 3))
+    face1 = buf[9 * MC_NMAX:12 * MC_NMAX].reshape((MC_NMAX, 3))
+    face2 = buf[12 * MC_NMAX:15 * MC_NMAX].reshape((MC_NMAX, 3))
+    va = buf[15 * MC_NMAX:15 * MC_NMAX + 9].reshape((3, 3))
+    vb = buf[15 * MC_NMAX + 9:15 * MC_NMAX + 18].reshape((3, 3))
+    poly_a = buf[16 * MC_NMAX + 32:22 * MC_NMAX + 32].reshape((2 * MC_NMAX, 3))
+    poly_b = buf[22 * MC_NMAX + 32:28 * MC_NMAX + 32].reshape((2 * MC_NMAX, 3))
+    pn = buf[28 * MC_NMAX + 32:31 * MC_NMAX + 32].reshape((MC_NMAX, 3))
+    pd = buf[31 * MC_NMAX + 32:32 * MC_NMAX + 32]
+    ibuf = iwork[I_MC:I_MC + I_MC_SIZE]
+    idx1 = ibuf[0:MC_NMAX]
+    idx2 = ibuf[MC_NMAX:2 * MC_NMAX]
+
+    t1 = obi[0, 0]
+    t2 = obi[1, 0]
+    a = fverts[face, 0]
+    b = fverts[face, 1]
+    c = fverts[face, 2]
+    v1i = (pidx[a, 0], pidx[b, 0], pidx[c, 0])
+    v2i = (pidx[a, 1], pidx[b, 1], pidx[c, 1])
+    for q in range(3):
+        va[0, q] = pv1[a, q]
+        va[1, q] = pv1[b, q]
+        va[2, q] = pv1[c, q]
+        vb[0, q] = pv2[a, q]
+        vb[1, q] = pv2[b, q]
+        vb[2, q] = pv2[c, q]
+    # simplexDim: collapse repeated vertex indices
+    i0, i1, i2 = v1i
+    if i0 == i1:
+        if i0 == i2:
+            nface1 = 1
+        else:
+            i1 = i2
+            for q in range(3):
+                va[1, q] = va[2, q]
+            nface1 = 2
+    else:
+        nface1 = 2 if (i2 == i0 or i2 == i1) else 3
+    j0, j1, j2 = v2i
+    if j0 == j1:
+        if j0 == j2:
+            nface2 = 1
+        else:
+            j1 = j2
+            for q in range(3):
+                vb[1, q] = vb[2, q]
+            nface2 = 2
+    else:
+        nface2 = 2 if (j2 == j0 or j2 == j1) else 3
+
+    dir0 = x2[0, 0] - x1[0, 0]
+    dir1 = x2[0, 1] - x1[0, 1]
+    dir2 = x2[0, 2] - x1[0, 2]
+    nn0 = x1[0, 0] - x2[0, 0]
+    nn1 = x1[0, 1] - x2[0, 1]
+    nn2 = x1[0, 2] - x2[0, 2]
+
+    nnorms1 = 0
+    nnorms2 = 0
+    if t1 == GEOM_BOX:
+        nnorms1 = _box_normals(n1, idx1, nface1, obf, 0, i0, i1, i2, nn0, nn1, nn2)
+    elif t1 == GEOM_CYLINDER:
+        nnorms1 = _cyl_normals(n1, idx1, obf, 0, nn0, nn1, nn2)
+    if t2 == GEOM_BOX:
+        nnorms2 = _box_normals(n2, idx2, nface2, obf, 1, j0, j1, j2, dir0, dir1, dir2)
+    elif t2 == GEOM_CYLINDER:
+        nnorms2 = _cyl_normals(n2, idx2, obf, 1, dir0, dir1, dir2)
+
+    # aligned faces?
+    fi = -1
+    fj = -1
+    for i in range(nnorms1):
+        for j in range(nnorms2):
+            if fi < 0 and _dot(n1[i, 0], n1[i, 1], n1[i, 2], n2[j, 0], n2[j, 1], n2[j, 2]) < -FACE_TOL:
+                fi = i
+                fj = j
+    edgecon1 = False
+    edgecon2 = False
+    ei = -1
+    if fi < 0:
+        # an edge of geom 1 lying in a face of geom 2?
+        nedge = 0
+        if t1 == GEOM_BOX and nface1 < 3 and nface1 <= nface2:
+            nedge = _box_edge_normals(n1, endverts, nface1, obf, 0, va, i0)
+        elif (t1 == GEOM_CYLINDER or t1 == GEOM_CAPSULE) and nnorms1 == 0:
+            nedge = _side_edge(face1, obf, 0, nn0, nn1, nn2)
+            if nedge and t2 == GEOM_BOX:
+                nnorms2 = _box_normals2(n2, idx2, obf, 1, dir0, dir1, dir2)
+            if nedge:
+                e = _normalize(face1[1, 0] - face1[0, 0], face1[1, 1] - face1[0, 1],
+                               face1[1, 2] - face1[0, 2])
+                n1[0, 0], n1[0, 1], n1[0, 2] = e
+        if nedge > 0 and nnorms2 > 0:
+            for j in range(nnorms2):
+                for i in range(nedge):
+                    if fi < 0 and abs(_dot(n1[i, 0], n1[i, 1], n1[i, 2],
+                                           n2[j, 0], n2[j, 1], n2[j, 2])) < EDGE_TOL:
+                        ei = i
+                        fi = j
+            if fi >= 0:
+                edgecon1 = True
+        if fi < 0:
+            nedge = 0
+            if t2 == GEOM_BOX and nface2 < 3:
+                nedge = _box_edge_normals(n2, endverts, nface2, obf, 1, vb, j0)
+            elif (t2 == GEOM_CYLINDER or t2 == GEOM_CAPSULE) and nnorms2 == 0:
+                nedge = _side_edge(face2, obf, 1, dir0, dir1, dir2)
+                if nedge and t1 == GEOM_BOX:
+                    nnorms1 = _box_normals2(n1, idx1, obf, 0, nn0, nn1, nn2)
+                if nedge:
+                    e = _normalize(face2[1, 0] - face2[0, 0], face2[1, 1] - face2[0, 1],
+                                   face2[1, 2] - face2[0, 2])
+                    n2[0, 0], n2[0, 1], n2[0, 2] = e
+            if nedge > 0 and nnorms1 > 0:
+                for j in range(nnorms1):
+                    for i in range(nedge):
+                        if fi < 0 and abs(_dot(n2[i, 0], n2[i, 1], n2[i, 2],
+                                               n1[j, 0], n1[j, 1], n1[j, 2])) < EDGE_TOL:
+                            ei = i
+                            fi = j
+                if fi >= 0:
+                    edgecon2 = True
+        if fi < 0:
+            return nx
+
+    if edgecon1:
+        # edge of geom 1 against a face of geom 2: clip the edge by the face
+        if t1 == GEOM_BOX:
+            for q in range(3):
+                face1[0, q] = va[0, q]
+                face1[1, q] = endverts[ei, q]
+        nf1 = 2
+        if t2 == GEOM_BOX:
+            nf2 = _box_face(face2, obf, 1, idx2[fi])
+        else:
+            nf2 = _cyl_face(face2, obf, 1, idx2[fi])
+        m = _polygon_clip(face2, nf2, face1, nf1, n2[fi, 0], n2[fi, 1], n2[fi, 2],
+                          -n2[fi, 0], -n2[fi, 1], -n2[fi, 2], poly_a, poly_b, pn, pd, x2, x1, dist,
+                          max_contacts)
+        return m if m > 0 else nx
+    if edgecon2:
+        if t2 == GEOM_BOX:
+            for q in range(3):
+                face2[0, q] = vb[0, q]
+                face2[1, q] = endverts[ei, q]
+        nf2 = 2
+        if t1 == GEOM_BOX:
+            nf1 = _box_face(face1, obf, 0, idx1[fi])
+        else:
+            nf1 = _cyl_face(face1, obf, 0, idx1[fi])
+        m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
+                          -n1[fi, 0], -n1[fi, 1], -n1[fi, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
+                          max_contacts)
+        return m if m > 0 else nx
+    # face-face
+    if t1 == GEOM_BOX:
+        nf1 = _box_face(face1, obf, 0, idx1[fi])
+    else:
+        nf1 = _cyl_face(face1, obf, 0, idx1[fi])
+    if t2 == GEOM_BOX:
+        nf2 = _box_face(face2, obf, 1, idx2[fj])
+    else:
+        nf2 = _cyl_face(face2, obf, 1, idx2[fj])
+    m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
+                      n2[fj, 0], n2[fj, 1], n2[fj, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
+                      max_contacts)
+    return m if m > 0 else nx

@@ -1,0 +1,381 @@
+"""The collision stage against MuJoCo 4.0: whole scenes, at states MuJoCo's own simulation visits.
+
+Each scene is simulated by MuJoCo; at states along the way (qpos, qvel, act, ctrl, the warmstart)
+both engines run forward from the same state and every Data field is compared at the oracle's
+bar (1e-9 relative): the contact array field by field in MuJoCo's order (``dist``, ``pos``,
+``frame``, ``geom``, ``dim``, ``friction``, ``solref``, ``solimp``, ``includemargin``,
+``exclude``, ``efc_address``, ...), the constraint rows, the forces and ``qacc``. Short
+rollouts then step both engines side by side. The colliders have their own tests
+(``test_collision_primitive``, ``test_collision_box``, ``test_collision_convex``); here the
+driver is tested: filters, order, parameter mixing, margins and gaps, flags, capacity.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import mujoco
+import numpy as np
+import pytest
+from oracle import assert_close, assert_fields, assert_model_fields, gym_model_path, load_pair
+
+import kinedyn as kd
+
+# every primitive against the floor and each other; a body with several geoms (the midphase's
+# sorted order), priorities, solmix, margins and gaps, a <pair> with its own parameters, an
+# <exclude>, an adhesive geom and a condim-1 hinged arm
+MIXED = """
+<mujoco model="mixed">
+  <option cone="{cone}" solver="{solver}" impratio="{impratio}">
+    <flag {flags}/>
+  </option>
+  <default><geom solimp="0.9 0.95 0.001 0.5 2" solref="0.02 1"/></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 .1" friction="0.8 0.02 0.001"/>
+    <geom name="wall" type="box" size=".05 1 .3" pos="-.75 0 .3"/>
+    <body name="box" pos="0 0 .25" euler="10 20 5">
+      <freejoint/><geom name="box" type="box" size=".1 .07 .05" margin=".01" gap=".005"/>
+    </body>
+    <body name="ball" pos=".05 .02 .45">
+      <freejoint/><geom name="ball" type="sphere" size=".06" condim="6" friction="1 .05 .01"/>
+    </body>
+    <body name="capsule" pos="-.35 .1 .2" euler="0 80 10">
+      <freejoint/>
+      <geom name="capsule" type="capsule" size=".04 .12" condim="4" solmix="2"/>
+      <geom name="knob" type="sphere" size=".05" pos="0 0 .15" priority="1" solref="0.03 0.9"/>
+      <geom name="fin" type="box" size=".02 .06 .03" pos="0 0 -.15"/>
+    </body>
+    <body name="egg" pos=".3 .3 .25" euler="30 0 0">
+      <freejoint/><geom name="egg" type="ellipsoid" size=".05 .06 .08"/>
+    </body>
+    <body name="can" pos="-.3 -.3 .25" euler="30 40 0">
+      <freejoint/><geom name="can" type="cylinder" size=".05 .06"/>
+    </body>
+    <body name="can2" pos="-.25 -.3 .45" euler="80 10 0">
+      <freejoint/><geom name="can2" type="cylinder" size=".04 .05"/>
+    </body>
+    <body name="pill" pos=".3 -.3 .3" euler="0 90 0">
+      <freejoint/><geom name="pill" type="capsule" size=".03 .08"/>
+    </body>
+    <body name="pill2" pos=".32 -.28 .45" euler="0 90 40">
+      <freejoint/><geom name="pill2" type="capsule" size=".03 .08" gap=".01"/>
+    </body>
+    <body name="sticky" pos=".6 .3 .12">
+      <freejoint/><geom name="sticky" type="box" size=".05 .05 .05" adhesion="{adhesion}"/>
+    </body>
+    <body name="arm" pos="0 .55 .25">
+      <joint name="hinge" type="hinge" axis="1 0 0" range="-1 1" damping=".5"/>
+      <geom name="arm" type="capsule" fromto="0 0 0 0 .2 0" size=".03" condim="1"/>
+    </body>
+  </worldbody>
+  <contact>
+    <pair geom1="floor" geom2="pill" condim="4" friction="0.7 0.9 0.01 0.001 0.001"
+          solreffriction="0.05 0.5" margin=".002"/>
+    <exclude body1="egg" body2="can"/>
+  </contact>
+  <actuator><motor joint="hinge" gear="5"/></actuator>
+</mujoco>
+"""
+
+# a stack of boxes: box-box faces aligned, equal sizes
+STACK = """
+<mujoco model="stack">
+  <option solver="{solver}" cone="{cone}"/>
+  <worldbody>
+    <geom type="plane" size="2 2 .1"/>
+    <body pos="0 0 .1"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+    <body pos=".01 .005 .3" euler="0 0 10"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+    <body pos="-.005 .01 .5" euler="0 0 -5"><freejoint/><geom type="box" size=".08 .12 .1"/></body>
+    <body pos=".3 0 .06" euler="0 0 30"><freejoint/><geom type="box" size=".06 .06 .06"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+# a two-finger gripper (slide joints, position servos) squeezing a capsule above a table
+GRIPPER = """
+<mujoco model="gripper">
+  <option cone="elliptic" impratio="5"/>
+  <worldbody>
+    <geom type="plane" size="2 2 .1"/>
+    <body name="palm" pos="0 0 .3">
+      <joint name="lift" type="slide" axis="0 0 1" damping="20"/>
+      <geom type="box" size=".08 .02 .02" mass="1"/>
+      <body name="left" pos="-.06 0 -.08">
+        <joint name="left" type="slide" axis="1 0 0" range="-.05 .05" damping="2"/>
+        <geom type="box" size=".01 .02 .06" friction="1.5 .01 .001" condim="4" mass=".2"/>
+      </body>
+      <body name="right" pos=".06 0 -.08">
+        <joint name="right" type="slide" axis="1 0 0" range="-.05 .05" damping="2"/>
+        <geom type="box" size=".01 .02 .06" friction="1.5 .01 .001" condim="4" mass=".2"/>
+      </body>
+    </body>
+    <body name="object" pos="0 0 .2" euler="90 0 0">
+      <freejoint/><geom type="capsule" size=".03 .03" mass=".1"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <position joint="left" kp="200" ctrlrange="-.05 .05"/>
+    <position joint="right" kp="200" ctrlrange="-.05 .05"/>
+    <position joint="lift" kp="500" ctrlrange="-.3 .3"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def mixed(cone="pyramidal", solver="Newton", impratio=1, flags="", adhesion=0):
+    return MIXED.format(cone=cone, solver=solver, impratio=impratio, flags=flags, adhesion=adhesion)
+
+
+def mujoco_states(mjm, mjd, count=6, steps=40, seed=0, ctrl=None):
+    """States of MuJoCo's simulation from qpos0 with random velocities (and controls)."""
+    rng = np.random.default_rng(seed)
+    mujoco.mj_resetData(mjm, mjd)
+    mjd.qvel[:] = rng.normal(scale=0.3, size=mjm.nv)
+    out = []
+    for k in range(count):
+        mjd.ctrl[:] = rng.uniform(-1, 1, size=mjm.nu) if ctrl is None else ctrl(k)
+        for _ in range(steps):
+            mujoco.mj_step(mjm, mjd)
+        out.append({f: np.array(getattr(mjd, f)) for f in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart")}
+                   | {"time": mjd.time})
+    return out
+
+
+def set_state(d, mjd, state):
+    for f, v in state.items():
+        if f == "time":
+            d.time = mjd.time = v
+        else:
+            getattr(d, f)[...] = v
+            getattr(mjd, f)[...] = v
+
+
+def check_states(m, d, mjm, mjd, states, min_contacts=1, **kw):
+    """forward at every state: every field equal to MuJoCo's; returns the contacts seen."""
+    seen = 0
+    for state in states:
+        set_state(d, mjd, state)
+        mujoco.mj_forward(mjm, mjd)
+        kd.forward(m, d)
+        assert_fields(m, d, mjm, mjd, **kw)
+        seen += d.ncon
+    assert seen >= min_contacts, f"only {seen} contacts in all states: the test would not test contacts"
+    return seen
+
+
+def check_rollout(m, d, mjm, mjd, state, nstep=10, ctrl=None):
+    """nstep steps of both engines from one state: state and accelerations equal at every step."""
+    set_state(d, mjd, state)
+    for _ in range(nstep):
+        mujoco.mj_step(mjm, mjd)
+        kd.step(m, d)
+        for f in ("qpos", "qvel", "qacc", "act"):
+            assert_close(f, getattr(d, f), getattr(mjd, f))
+        assert d.ncon == mjd.ncon
+
+
+def pair(xml):
+    return load_pair(xml, disable=False)
+
+
+# ---- the compiled contact model ----------------------------------------------------------------
+
+
+def test_contact_model_fields_are_mujocos():
+    m, _, mjm, _ = pair(mixed())
+    names = assert_model_fields(m, mjm)
+    for f in ("geom_priority", "geom_solmix", "geom_margin", "geom_gap", "geom_rbound", "geom_aabb",
+              "pair_signature", "pair_friction", "pair_solreffriction", "exclude_signature", "body_margin"):
+        assert f in names
+    assert (m.npair, m.nexclude) == (1, 1)
+
+
+PAIRS = """
+<mujoco>
+  <default>
+    <pair friction="0.3 0.4"/>
+    <default class="sticky"><pair solref="-1000 -10" condim="1"/></default>
+  </default>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 .1" priority="{p0}" solmix="{s0}" solref="0.03 0.8"
+          margin=".01" gap=".02" friction="0.5 0.01 0.001"/>
+    <body name="a" pos="0 0 1"><freejoint/>
+      <geom name="a" type="sphere" size=".1" priority="{p1}" solmix="{s1}" solref="{ref1}" condim="6"
+            margin=".03" friction="1.2 .02 .002" solimp=".8 .9 .01 .4 3"/>
+    </body>
+    <body name="b" pos=".5 0 1"><freejoint/><geom name="b" type="capsule" size=".05 .1"/></body>
+  </worldbody>
+  <contact>
+    <pair geom1="b" geom2="floor"/>
+    <pair geom1="a" geom2="floor" class="sticky"/>
+    <pair geom1="a" geom2="b" friction="0.9"/>
+    <exclude body1="b" body2="a"/>
+  </contact>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("p0, p1, s0, s1, ref1", [
+    (0, 0, 1, 1, "0.02 1"), (0, 0, 3, 0.5, "0.01 2"), (0, 0, 0, 1, "0.02 1"), (0, 0, 0, 0, "0.02 1"),
+    (1, 0, 1, 1, "0.02 1"), (0, 2, 1, 1, "-500 -5"), (0, 0, 1, 1, "-500 -5")])
+def test_pair_defaults_swaps_and_sorting_are_mujocos(p0, p1, s0, s1, ref1):
+    """<pair> values left out come from the geoms (priority, else max / solmix mix, MuJoCo 4.0's
+    mix of standard solrefs); geoms are swapped to the lower body first; pairs and excludes are
+    sorted by signature; <default><pair> classes apply."""
+    xml = PAIRS.format(p0=p0, p1=p1, s0=s0, s1=s1, ref1=ref1)
+    m, _, mjm, _ = pair(xml)
+    assert_model_fields(m, mjm, names=[f.name for f in kd.engine.fields.MODEL_FIELDS
+                                       if f.name.startswith(("pair_", "exclude_", "geom_", "body_"))])
+
+
+@pytest.mark.parametrize("xml, fragment", [
+    ('<contact><pair geom1="a"/></contact>', "geom2"),
+    ('<contact><pair geom1="a" geom2="nope"/></contact>', "nope"),
+    ('<contact><exclude body1="a" body2="nope"/></contact>', "nope"),
+    ('<contact><pair geom1="a" geom2="b" condim="2"/></contact>', "condim"),
+    ('<contact><other/></contact>', "unrecognized"),
+])
+def test_bad_contact_sections_raise_model_errors(xml, fragment):
+    base = ('<mujoco><worldbody><body name="a"><freejoint/><geom name="a" size=".1"/></body>'
+            '<body name="b"><freejoint/><geom name="b" size=".1"/></body></worldbody>{}</mujoco>')
+    with pytest.raises(kd.ModelError, match=fragment):
+        kd.Model.from_xml_string(base.format(xml))
+
+
+def test_unsupported_contact_features_are_refused():
+    body = '<body><freejoint/><geom type="{}" size=".1 .1 .1"{}/></body>'
+    with pytest.raises(kd.ModelError, match="surfacevel"):
+        kd.Model.from_xml_string('<mujoco><worldbody><geom type="plane" size="1 1 1" surfacevel="1 0 0"/>'
+                                 + body.format("box", "") + "</worldbody></mujoco>")
+    with pytest.raises(kd.ModelError, match="nativeccd"):
+        kd.Model.from_xml_string('<mujoco><option><flag nativeccd="disable"/></option><worldbody>'
+                                 + body.format("ellipsoid", "") + body.format("box", "")
+                                 + "</worldbody></mujoco>")
+
+
+# ---- whole scenes ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", ["Newton", "CG", "PGS"])
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_mixed_scene_matches_mujoco(cone, solver):
+    m, d, mjm, mjd = pair(mixed(cone=cone, solver=solver))
+    states = mujoco_states(mjm, mjd)
+    seen = check_states(m, d, mjm, mjd, states, min_contacts=40)
+    assert seen > 0
+    check_rollout(m, d, mjm, mjd, states[2])
+
+
+@pytest.mark.parametrize("flags, impratio", [
+    ('filterparent="disable"', 1), ('midphase="disable"', 1), ('multiccd="disable"', 1),
+    ('override="enable"', 1), ("", 10)], ids=["filterparent", "midphase", "multiccd", "override", "impratio"])
+def test_mixed_scene_with_flags(flags, impratio):
+    xml = mixed(flags=flags, impratio=impratio)
+    if "override" in flags:
+        xml = xml.replace("<option ", '<option o_margin=".004" o_solref=".03 .7" o_solimp=".8 .9 .002 .4 3" '
+                                      'o_friction=".6 .5 .01 .002 .001" ')
+    m, d, mjm, mjd = pair(xml)
+    check_states(m, d, mjm, mjd, mujoco_states(mjm, mjd, count=4, seed=1), min_contacts=20)
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_adhesive_geom_pulls_as_mujoco(cone):
+    """geom adhesion: the passive pull (qfrc_adhesion) and the contact rows' aref bias; the
+    net interface force of mj_contactForce."""
+    m, d, mjm, mjd = pair(mixed(cone=cone, adhesion=3))
+    states = mujoco_states(mjm, mjd, count=4, seed=2)
+    check_states(m, d, mjm, mjd, states, min_contacts=20)
+    assert np.abs(d.qfrc_adhesion).max() > 0
+    check_contact_forces(m, d, mjm, mjd)
+
+
+def check_contact_forces(m, d, mjm, mjd):
+    assert d.ncon > 0
+    theirs = np.zeros(6)
+    for i in range(d.ncon):
+        mujoco.mj_contactForce(mjm, mjd, i, theirs)
+        assert_close(f"contact_force[{i}]", kd.contact_force(m, d, i), theirs)
+
+
+@pytest.mark.parametrize("solver", ["Newton", "PGS"])
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_box_stack_matches_mujoco(cone, solver):
+    m, d, mjm, mjd = pair(STACK.format(cone=cone, solver=solver))
+    states = mujoco_states(mjm, mjd, count=5, steps=60)
+    check_states(m, d, mjm, mjd, states, min_contacts=40)
+    check_contact_forces(m, d, mjm, mjd)
+    check_rollout(m, d, mjm, mjd, states[-1])
+
+
+def test_gripper_holds_an_object_as_mujoco():
+    m, d, mjm, mjd = pair(GRIPPER)
+    # close the fingers on the capsule, then lift
+    schedule = lambda k: np.array([0.04, -0.04, 0.0 if k < 3 else 0.15])  # noqa: E731
+    states = mujoco_states(mjm, mjd, count=6, steps=100, ctrl=schedule)
+    assert mjd.qpos[-7 + 2] > 0.2, "the test scene should lift the object"
+    check_states(m, d, mjm, mjd, states, min_contacts=10)
+    check_rollout(m, d, mjm, mjd, states[-1], ctrl=schedule)
+
+
+@pytest.mark.parametrize("name", ["ant", "humanoid"])
+def test_legged_robots_on_the_floor_match_mujoco(name):
+    """gymnasium's legged robots with their contacts, their own solver settings, at states of
+    MuJoCo's simulation under random controls."""
+    m, d, mjm, mjd = pair(gym_model_path(name).read_text())
+    states = mujoco_states(mjm, mjd, count=5, steps=50)
+    check_states(m, d, mjm, mjd, states, min_contacts=5)
+    check_rollout(m, d, mjm, mjd, states[-1])
+
+
+def test_adhesion_actuator_grips_through_contacts(tmp_path):
+    """The adhesion actuator's body transmission takes its moment from the contacts."""
+    from pathlib import Path
+    xml = (Path(__file__).parent / "models" / "adhesion_grippers.xml").read_text()
+    m, d, mjm, mjd = pair(xml)
+    schedule = lambda k: np.array([-0.3, -0.3, 1.0, 1.0][: mjm.nu])  # noqa: E731
+    states = mujoco_states(mjm, mjd, count=5, steps=80, ctrl=schedule)
+    check_states(m, d, mjm, mjd, states, min_contacts=10)
+    assert np.abs(d.actuator_moment).max() > 0
+
+
+# ---- capacity and API -----------------------------------------------------------------------------
+
+
+def test_contact_capacity_drops_with_a_warning():
+    xml = STACK.format(cone="pyramidal", solver="Newton")
+    xml = xml.replace("<worldbody>", '<size nconmax="3"/><worldbody>')
+    m = kd.Model.from_xml_string(xml)
+    d = kd.Data(m)
+    assert m.nconmax == 3
+    d.qpos[2] = 0.099  # the bottom box sinks into the floor: four corner contacts, no room for them all
+    with pytest.warns(kd.ContactFullWarning, match="nconmax"):
+        kd.forward(m, d)
+    assert d.ncon <= 3
+
+
+def test_collision_stage_alone_and_contact_force_errors():
+    m, d, mjm, mjd = pair(STACK.format(cone="pyramidal", solver="Newton"))
+    state = mujoco_states(mjm, mjd, count=1, steps=100)[0]
+    set_state(d, mjd, state)
+    kd.kinematics(m, d)
+    kd.collision(m, d)
+    mujoco.mj_kinematics(mjm, mjd)
+    mujoco.mj_collision(mjm, mjd)
+    assert d.ncon == mjd.ncon > 0
+    assert_close("contact.dist", d.contact.dist, np.array([c.dist for c in mjd.contact]))
+    with pytest.raises(IndexError):
+        kd.contact_force(m, d, d.ncon)
+    with pytest.raises(TypeError):
+        kd.collision(d, m)
+
+
+def test_disabled_contacts_make_none():
+    m = kd.Model.from_xml_string(mixed(flags='contact="disable"'))
+    d = kd.Data(m)
+    kd.forward(m, d)
+    assert d.ncon == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kd.ContactFullWarning)
+        m.opt.disableflags = 0
+        kd.step(m, d, 300)  # the bodies fall onto the floor
+    assert d.ncon > 0
