@@ -31,17 +31,11 @@ needs_contacts = pytest.mark.skipif(not KINEDYN_HAS_CONTACTS,
                                     reason="kinedyn does not simulate contacts yet (no kd.contact_force)")
 
 
-def mujoco_with_contacts(mjm):
-    """MuJoCo's biped with its contacts on (biped.xml disables them until kinedyn simulates them)."""
-    mjm.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
-    return mjm
-
-
 @pytest.fixture(scope="module")
 def biped():
     """(m, mjm) for the bundled biped, each with the model's own options."""
     xml = models.xml("biped")
-    return kd.Model.from_xml_string(xml), mujoco_with_contacts(mujoco.MjModel.from_xml_string(xml))
+    return kd.Model.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +179,8 @@ def test_inverse_dynamics_is_mj_inverse_and_the_feet_carry_the_base(biped, walk)
     pattern, ff = walk
     inverse = ff.inverse
     np.testing.assert_array_equal(inverse.qpos, pattern.qpos)  # one inverse sample per pattern sample
-    mjm_free = mujoco.MjModel.from_xml_string(models.xml("biped"))  # contacts disabled, as the feed-forward
+    mjm_free = mujoco.MjModel.from_xml_string(models.xml("biped"))
+    mjm_free.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)  # as in the feed-forward
     d, mjd = kd.Data(m), mujoco.MjData(mjm_free)
     soles = {side: mujoco.mj_name2id(mjm, mujoco.mjtObj.mjOBJ_SITE, f"{side}_sole") for side in demo.SIDES}
     for k in np.linspace(0, len(inverse.t) - 1, 25).round().astype(int):
