@@ -15,7 +15,6 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
-from oracle import disable_constraints
 
 import kinedyn as kd
 from kinedyn import models
@@ -44,7 +43,8 @@ def assert_usage_error(proc: subprocess.CompletedProcess, *fragments: str) -> No
 
 
 def mujoco_model(name: str) -> mujoco.MjModel:
-    return mujoco.MjModel.from_xml_string(disable_constraints(models.xml(name)))
+    """A bundled model as MuJoCo compiles it, with everything kinedyn simulates (limits, contacts) on."""
+    return mujoco.MjModel.from_xml_string(models.xml(name))
 
 
 def read_trajectory_csv(path: Path) -> tuple[list[str], np.ndarray]:
