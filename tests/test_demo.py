@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import runpy
 from pathlib import Path
 
@@ -46,13 +47,15 @@ def walk(biped):
     return pattern, demo.feedforward(m, pattern)
 
 
-def mujoco_run(m, mjm, pattern, ff, nstep=None) -> demo.Run:
-    """demo.simulate's loop on MuJoCo: the same inputs, mj_step, the CoP from mj_contactForce."""
+def mujoco_run(m, mjm, pattern, ff, push=None) -> demo.Run:
+    """demo.simulate's loop on MuJoCo: the same controller (demo.Balance) and feed-forward, mj_step,
+    the CoP from mj_contactForce. ``push(t)``: an extra force (3,) on the torso."""
     mjd = mujoco.MjData(mjm)
     mjd.qpos[:] = pattern.qpos[0]
-    ctrl = demo.servo_commands(m, pattern)
-    n = len(pattern.t) if nstep is None else nstep
-    run = demo.Run(np.empty((n, m.nq)), np.empty((n, m.nv)), ctrl[:n], np.empty((n, m.nu)),
+    balance = demo.Balance(m, pattern, ff)
+    torso = mjm.body("BODY").id
+    n = len(pattern.t)
+    run = demo.Run(np.empty((n, m.nq)), np.empty((n, m.nv)), np.empty((n, m.nu)), np.empty((n, m.nu)),
                    np.full((n, 2), np.nan), np.zeros(n), None, n)
     force = np.zeros(6)
     for k in range(n):
@@ -60,8 +63,10 @@ def mujoco_run(m, mjm, pattern, ff, nstep=None) -> demo.Run:
         if mjd.qpos[2] < demo.FALL_HEIGHT or demo.torso_tilt(mjd.qpos[3:7]) > demo.FALL_TILT:
             run.fell_at, run.n = float(pattern.t[k]), k + 1
             break
-        mjd.ctrl[:] = ctrl[k]
+        run.ctrl[k] = mjd.ctrl[:] = balance(k, mjd.qpos, mjd.qvel)
         mjd.qfrc_applied[:] = ff.qfrc_applied[k]
+        if push is not None:
+            mjd.xfrc_applied[torso, :3] = push(pattern.t[k])
         mujoco.mj_step(mjm, mjd)
         run.actuator_force[k] = mjd.actuator_force
         moment, total = np.zeros(2), 0.0
@@ -235,6 +240,24 @@ def test_mujoco_without_feed_forward_falls(biped, walk):
     assert run.fell_at is not None or demo.count_steps(m, pattern, run.qpos) < 6
 
 
+@pytest.mark.parametrize("push", [(20.0, 0.0), (-20.0, 0.0), (0.0, 40.0)], ids=["forward", "backward", "left"])
+def test_balance_feedback_survives_a_push_that_the_open_loop_plan_does_not(biped, walk, push):
+    """A push on the torso for 0.2 s at t = 2 s (20 N forward or back, 40 N sideways: 4-8 N s): with
+    the capture-point feedback (demo.Balance) MuJoCo's biped walks on; played open loop, it falls."""
+    m, mjm = biped
+    pattern, ff = walk
+    force = np.array([*push, 0.0])
+
+    def shove(t):
+        return force if 2.0 <= t < 2.2 else np.zeros(3)
+
+    closed = demo.analyse(m, pattern, ff, mujoco_run(m, mjm, pattern, ff, push=shove))
+    assert not closed.fell and closed.steps >= 6
+    open_loop = dataclasses.replace(pattern, gait=dataclasses.replace(pattern.gait, dcm_gain=0.0))
+    run = mujoco_run(m, mjm, open_loop, ff, push=shove)
+    assert run.fell_at is not None or demo.count_steps(m, pattern, run.qpos) < 6
+
+
 def test_summary_numbers_are_those_of_the_arrays(biped, walk, mujoco_walk):
     m, mjm = biped
     pattern, ff = walk
@@ -242,7 +265,7 @@ def test_summary_numbers_are_those_of_the_arrays(biped, walk, mujoco_walk):
     run = result.run
     adr = m.jnt_qposadr[m.actuator_trnid[:, 0]]
     assert result.leg_joints == [f"{leg}LEG_J{k}" for leg in "RL" for k in range(6)]
-    np.testing.assert_array_equal(result.tracking_error, run.qpos[:, adr] - pattern.qpos[:run.n, adr])
+    np.testing.assert_array_equal(result.tracking_error, run.qpos[:, adr] - run.ctrl)
     np.testing.assert_array_equal(result.peak_servo_force, np.abs(run.actuator_force).max(axis=0))
     assert result.distance == run.qpos[-1, 0] - run.qpos[0, 0]
     # steps: the landed soles, by MuJoCo's kinematics, near their footprints

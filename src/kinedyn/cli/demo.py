@@ -17,6 +17,9 @@ by using Preview Control of Zero-Moment Point", ICRA 2003), stage by stage:
 3. **Simulation** (:func:`simulate`): :func:`kinedyn.step` with contacts: the soles on the
    floor plane (friction 1), the twelve position servos (kp, kv of biped.xml) commanded to the
    IK angles, and the feed-forward torques added on the leg joints through ``qfrc_applied``.
+   One feedback loop closes over the plan (:class:`Balance`): the torso target is moved
+   against the measured error of the divergent component of motion (capture point), and the
+   legs are solved again at every step.
    Nothing holds the torso: no harness, the free joint gets no applied force. A real robot's
    motor drivers add a feed-forward torque to their position loop the same way; doing it
    through ``qfrc_applied`` keeps the actuators the plain position servos of the model (their
@@ -61,6 +64,7 @@ class Gait:
     t_stop: float = 1.0             # s standing after the last
     torso_height: float = 0.60      # m: hip base above the floor (knees bent: the legs reach 0.65)
     preview_time: float = 1.6       # s of ZMP reference the controller looks ahead (Kajita: 1.6 s)
+    dcm_gain: float = 0.3           # feedback of the divergent component of motion (Balance); 0: open loop
 
     @property
     def duration(self) -> float:
@@ -297,7 +301,7 @@ class Run:
 
     qpos: np.ndarray            # (n, nq)
     qvel: np.ndarray            # (n, nv)
-    ctrl: np.ndarray            # (n, nu)
+    ctrl: np.ndarray            # (n, nu): the servo commands (Balance) held from each sample
     actuator_force: np.ndarray  # (n, nu): the servos' output at each sample
     cop: np.ndarray             # (n, 2) measured centre of pressure
     normal_force: np.ndarray    # (n,) total normal force of the floor
@@ -306,34 +310,76 @@ class Run:
 
 
 def servo_commands(m, pattern: Pattern) -> np.ndarray:
-    """The servos' ctrl (n, nu): the IK angles of the joints they drive."""
+    """The servos' ctrl (n, nu) of the plan itself: the IK angles of the joints they drive."""
     return pattern.qpos[:, m.jnt_qposadr[m.actuator_trnid[:, 0]]]
+
+
+class Balance:
+    """The servo commands at each step, with feedback of the divergent component of motion.
+
+    The linear inverted pendulum's state splits into a part that converges by itself and
+    one that diverges, xi = x + x'/omega (omega = sqrt(g / z_c): the "divergent component
+    of motion" or capture point). An error in xi grows as exp(omega t) unless the ZMP moves
+    against it. A position-controlled robot moves its ZMP by moving its body: pulling the
+    torso back (a backward acceleration) pushes the ZMP forward, p = x - x''/omega^2. So at
+    every step the torso target of the IK is the planned one moved by -``gain`` times the
+    measured error in xi (torso position and velocity from the free joint, as an IMU and
+    leg odometry would give them, against the plan's), and the legs are solved again with
+    :func:`kinedyn.ik.leg6`. ``gain`` = 0 plays the plan open loop.
+    """
+
+    def __init__(self, m, pattern: Pattern, ff: Feedforward):
+        self.m, self.pattern = m, pattern
+        self.gain = pattern.gait.dcm_gain
+        self.omega = float(np.sqrt(-m.opt.gravity[2] / pattern.zc))
+        self.geometry = {side: leg_geometry(m, side) for side in SIDES}
+        self.root = m.jnt_qposadr[m.joint("root").id]
+        self.root_dof = m.jnt_dofadr[m.joint("root").id]
+        self.torso_vel = ff.inverse.qvel[:, self.root_dof:self.root_dof + 2]  # the plan's, as inverse dynamics saw it
+        self.servo_qposadr = m.jnt_qposadr[m.actuator_trnid[:, 0]]
+        self.planned = servo_commands(m, pattern)
+        self.q = m.qpos0.copy()
+
+    def __call__(self, k: int, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        """ctrl (nu,) for sample k in the state (qpos, qvel)."""
+        if self.gain == 0.0:
+            return self.planned[k]
+        p = self.pattern
+        error = qpos[self.root:self.root + 2] - p.torso_pos[k, :2]
+        rate = qvel[self.root_dof:self.root_dof + 2] - self.torso_vel[k]
+        torso = p.torso_pos[k].copy()
+        torso[:2] -= self.gain * (error + rate / self.omega)
+        _solve_legs(self.m, self.geometry, torso, {side: p.sole_pos[side][k] for side in SIDES}, self.q,
+                    p.t[k])
+        return self.q[self.servo_qposadr].copy()
 
 
 def simulate(m, pattern: Pattern, ff: Feedforward, progress: Progress = no_progress,
              step: Callable | None = None) -> Run:
     """Simulate the walk from the pattern's first pose at rest.
 
-    Sample k's servo command and feed-forward are held for the step from t[k]; the state,
-    actuator force and contact forces recorded for sample k are those at t[k] (``kd.step``
-    computes them before integrating). Stops early if the robot falls.
+    Sample k's servo command (:class:`Balance`, from the state at t[k]) and feed-forward are
+    held for the step from t[k]; the state, actuator force and contact forces recorded for
+    sample k are those at t[k] (``kd.step`` computes them before integrating). Stops early if
+    the robot falls.
     """
     step = kd.step if step is None else step
     n = len(pattern.t)
     d = kd.Data(m)
     d.qpos[:] = pattern.qpos[0]
-    ctrl = servo_commands(m, pattern)
+    balance = Balance(m, pattern, ff)
     floor = m.geom("floor").id
     root = m.jnt_qposadr[m.joint("root").id]
-    run = Run(np.empty((n, m.nq)), np.empty((n, m.nv)), ctrl, np.empty((n, m.nu)), np.full((n, 2), np.nan),
-              np.zeros(n), None, n)
+    run = Run(np.empty((n, m.nq)), np.empty((n, m.nv)), np.empty((n, m.nu)), np.empty((n, m.nu)),
+              np.full((n, 2), np.nan), np.zeros(n), None, n)
     with progress("simulating the walk", n) as advance:
         for k in range(n):
             run.qpos[k], run.qvel[k] = d.qpos, d.qvel
             if d.qpos[root + 2] < FALL_HEIGHT or torso_tilt(d.qpos[root + 3:root + 7]) > FALL_TILT:
                 run.fell_at, run.n = float(pattern.t[k]), k + 1
                 break
-            d.ctrl[:] = ctrl[k]
+            run.ctrl[k] = balance(k, d.qpos, d.qvel)
+            d.ctrl[:] = run.ctrl[k]
             d.qfrc_applied[:] = ff.qfrc_applied[k]
             step(m, d)
             run.actuator_force[k] = d.actuator_force
@@ -357,7 +403,7 @@ class DemoResult:
     feedforward: Feedforward
     run: Run
     leg_joints: list[str]           # the 12 servoed joints, in actuator order
-    tracking_error: np.ndarray      # (n, 12) simulated - commanded angle, rad
+    tracking_error: np.ndarray      # (n, 12) simulated angle - servo command at each sample, rad
     steps: int                      # steps that landed their foot forward where planned
     distance: float                 # m the torso moved forward
     max_tilt: float                 # rad, largest torso tilt
@@ -402,7 +448,7 @@ def analyse(m, pattern: Pattern, ff: Feedforward, run: Run) -> DemoResult:
     adr = m.jnt_qposadr[joint_ids]
     root = m.jnt_qposadr[m.joint("root").id]
     n = run.n
-    error = run.qpos[:, adr] - pattern.qpos[:n, adr]
+    error = run.qpos[:, adr] - run.ctrl
     return DemoResult(
         pattern=pattern, feedforward=ff, run=run, leg_joints=[m.id2name("jnt", j) for j in joint_ids],
         tracking_error=error, steps=count_steps(m, pattern, run.qpos),
@@ -507,7 +553,7 @@ def run(out_dir: str | Path = "kinedyn-out/demo", gait: Gait = Gait(), animation
     return result
 
 
-__all__ = ["FALL_HEIGHT", "FALL_TILT", "DemoResult", "Feedforward", "Gait", "LegGeometry", "Pattern", "Run",
+__all__ = ["FALL_HEIGHT", "FALL_TILT", "Balance", "DemoResult", "Feedforward", "Gait", "LegGeometry", "Pattern", "Run",
            "analyse", "centre_of_pressure", "compute", "contacts_off", "count_steps", "feedforward",
            "leg_geometry", "no_progress", "run", "servo_commands", "simulate", "sole_centre",
            "torso_tilt", "walking_pattern", "write_outputs"]
