@@ -240,7 +240,8 @@ def test_mujoco_without_feed_forward_falls(biped, walk):
     assert run.fell_at is not None or demo.count_steps(m, pattern, run.qpos) < 6
 
 
-@pytest.mark.parametrize("push", [(20.0, 0.0), (-20.0, 0.0), (0.0, 40.0)], ids=["forward", "backward", "left"])
+@pytest.mark.parametrize("push", [(20.0, 0.0), (-20.0, 0.0), (0.0, 40.0)],
+                         ids=["forward", "backward", "left"])
 def test_balance_feedback_survives_a_push_that_the_open_loop_plan_does_not(biped, walk, push):
     """A push on the torso for 0.2 s at t = 2 s (20 N forward or back, 40 N sideways: 4-8 N s): with
     the capture-point feedback (demo.Balance) MuJoCo's biped walks on; played open loop, it falls."""

@@ -335,7 +335,8 @@ class Balance:
         self.geometry = {side: leg_geometry(m, side) for side in SIDES}
         self.root = m.jnt_qposadr[m.joint("root").id]
         self.root_dof = m.jnt_dofadr[m.joint("root").id]
-        self.torso_vel = ff.inverse.qvel[:, self.root_dof:self.root_dof + 2]  # the plan's, as inverse dynamics saw it
+        # the plan's torso velocity, as the inverse dynamics differentiated it
+        self.torso_vel = ff.inverse.qvel[:, self.root_dof:self.root_dof + 2]
         self.servo_qposadr = m.jnt_qposadr[m.actuator_trnid[:, 0]]
         self.planned = servo_commands(m, pattern)
         self.q = m.qpos0.copy()
@@ -553,7 +554,7 @@ def run(out_dir: str | Path = "kinedyn-out/demo", gait: Gait = Gait(), animation
     return result
 
 
-__all__ = ["FALL_HEIGHT", "FALL_TILT", "Balance", "DemoResult", "Feedforward", "Gait", "LegGeometry", "Pattern", "Run",
-           "analyse", "centre_of_pressure", "compute", "contacts_off", "count_steps", "feedforward",
-           "leg_geometry", "no_progress", "run", "servo_commands", "simulate", "sole_centre",
+__all__ = ["FALL_HEIGHT", "FALL_TILT", "Balance", "DemoResult", "Feedforward", "Gait", "LegGeometry",
+           "Pattern", "Run", "analyse", "centre_of_pressure", "compute", "contacts_off", "count_steps",
+           "feedforward", "leg_geometry", "no_progress", "run", "servo_commands", "simulate", "sole_centre",
            "torso_tilt", "walking_pattern", "write_outputs"]
