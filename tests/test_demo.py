@@ -240,10 +240,9 @@ def test_mujoco_without_feed_forward_falls(biped, walk):
     assert run.fell_at is not None or demo.count_steps(m, pattern, run.qpos) < 6
 
 
-@pytest.mark.parametrize("push", [(20.0, 0.0), (-20.0, 0.0), (0.0, 40.0)],
-                         ids=["forward", "backward", "left"])
+@pytest.mark.parametrize("push", [(20.0, 0.0), (0.0, 40.0)], ids=["forward", "left"])
 def test_balance_feedback_survives_a_push_that_the_open_loop_plan_does_not(biped, walk, push):
-    """A push on the torso for 0.2 s at t = 2 s (20 N forward or back, 40 N sideways: 4-8 N s): with
+    """A push on the torso for 0.2 s at t = 2 s (20 N forward, 40 N sideways: 4-8 N s): with
     the capture-point feedback (demo.Balance) MuJoCo's biped walks on; played open loop, it falls."""
     m, mjm = biped
     pattern, ff = walk
@@ -257,6 +256,17 @@ def test_balance_feedback_survives_a_push_that_the_open_loop_plan_does_not(biped
     open_loop = dataclasses.replace(pattern, gait=dataclasses.replace(pattern.gait, dcm_gain=0.0))
     run = mujoco_run(m, mjm, open_loop, ff, push=shove)
     assert run.fell_at is not None or demo.count_steps(m, pattern, run.qpos) < 6
+
+
+def test_walks_on_a_less_grippy_floor(walk):
+    """Friction 0.6 instead of 1 (MuJoCo, elliptic cones as biped.xml sets): still eight steps."""
+    pattern, ff = walk
+    xml = models.xml("biped")
+    assert 'cone="elliptic"' in xml and xml.count('friction="1 0.005 0.0001"') == 2
+    xml = xml.replace('friction="1 0.005 0.0001"', 'friction="0.6 0.005 0.0001"')
+    m, mjm = kd.Model.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
+    result = demo.analyse(m, pattern, ff, mujoco_run(m, mjm, pattern, ff))
+    assert not result.fell and result.steps == 8
 
 
 def test_summary_numbers_are_those_of_the_arrays(biped, walk, mujoco_walk):
