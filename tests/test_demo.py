@@ -6,9 +6,9 @@
   base wrench through MuJoCo's Jacobians;
 * MuJoCo, simulating the same model (contacts on) under the demo's inputs, walks: no fall and
   at least six steps forward (the default demo, once per session);
-* kinedyn's own simulation (once kinedyn simulates contacts) walks too, follows MuJoCo's
-  step for step over a short stretch, and measures the centre of pressure from the same
-  contact forces. (The command itself is run in test_cli.py.)
+* kinedyn's own simulation walks too, follows MuJoCo's step for step over the whole walk,
+  and measures the centre of pressure from the same contact forces; the balance feedback
+  survives pushes that the open-loop plan does not. (The command itself is run in test_cli.py.)
 """
 
 from __future__ import annotations
