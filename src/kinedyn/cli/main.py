@@ -59,7 +59,7 @@ def console(stderr: bool = False):
 
 
 def progress_reporter(quiet: bool) -> Callable:
-    """A progress factory for :func:`kinedyn.cli.demo.track` and the commands: a rich bar on stderr.
+    """A progress factory for :func:`kinedyn.cli.demo.run` and the commands: a rich bar on stderr.
 
     Off with ``--quiet`` or when stderr is not a terminal (logs and pipes stay clean).
     """
@@ -113,6 +113,13 @@ def positive_float(text: str) -> float:
     return value
 
 
+def positive_int(text: str) -> int:
+    value = int(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
 def table(title: str, columns: list[str], rows: list[list]):
     """A rich table under a one-line bold title (a Table's own title would wrap to the table's width)."""
     from rich.console import Group
@@ -152,14 +159,15 @@ def add_key_option(parser: argparse.ArgumentParser) -> None:
 
 def add_demo(sub) -> None:
     p = sub.add_parser(
-        "demo", help="the bundled biped squats and steps: leg IK, inverse dynamics, servo tracking",
-        description="The bundled 12-DoF biped squats, shifts over its left foot and steps forward "
-                    "with the right. Leg IK (kinedyn.ik.leg6) gives the joint trajectory, inverse "
-                    "dynamics its torques, and a simulation with the position servos tracks it "
-                    "while a harness holds the torso (kinedyn has no contacts). Prints a summary "
-                    "and writes CSVs, plots and a GIF.")
-    p.add_argument("--duration", type=positive_float, default=None, metavar="S",
-                   help="length of the motion in seconds (default: 3; shorter is faster and harder to track)")
+        "demo", help="the bundled biped walks on the floor: ZMP preview control, leg IK, inverse dynamics",
+        description="The bundled 12-DoF biped walks on the floor, no harness: a walking pattern from ZMP "
+                    "preview control on the cart-table model (Kajita et al. 2003), leg IK "
+                    "(kinedyn.ik.leg6) per sample, feed-forward torques from inverse dynamics with the "
+                    "feet carrying the body, position servos tracking, contacts simulated. Prints a "
+                    "summary and writes CSVs, plots (planned ZMP vs measured centre of pressure, joint "
+                    "torques, tracking error) and a GIF. Exits with status 1 if the robot falls.")
+    p.add_argument("--steps", type=positive_int, default=None, metavar="N",
+                   help="number of steps (default: 8; the last one brings the feet together)")
     p.add_argument("--no-animation", action="store_true", help="skip the GIF (saves a few seconds)")
     add_output_options(p, "demo")
     p.set_defaults(func=cmd_demo)
@@ -169,23 +177,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from kinedyn.cli import demo
 
     out = output_dir(args)
-    duration = args.duration or demo.DEFAULT_DURATION
-    result = demo.run(out, duration=duration, animation=not args.no_animation,
-                      progress=progress_reporter(args.quiet))
+    gait = demo.Gait() if args.steps is None else demo.Gait(nstep=args.steps)
+    result = demo.run(out, gait=gait, animation=not args.no_animation, progress=progress_reporter(args.quiet))
     err = result.tracking_error
     rows = [[name, f"{tau:.2f}", f"{servo:.2f}", f"{np.degrees(np.abs(e).max()):.2f}",
              f"{np.degrees(np.sqrt(np.mean(e**2))):.2f}"]
             for name, tau, servo, e in zip(result.leg_joints, result.peak_torque, result.peak_servo_force,
                                            err.T, strict=True)]
     con = console()
-    con.print(table(f"biped squat and step, {duration:g} s, torso held by a harness",
-                    ["joint", "peak ID torque (N m)", "peak servo force (N m)", "max error (deg)",
+    run = result.run
+    t_end = result.pattern.t[run.n - 1]
+    con.print(table(f"biped walk, {gait.nstep} steps planned, {t_end:.2f} s simulated",
+                    ["joint", "peak feed-forward (N m)", "peak servo force (N m)", "max error (deg)",
                      "rms error (deg)"], rows))
-    con.print(f"sole position error: max {1e3 * result.sole_error.max():.1f} mm; "
+    cop = result.cop_error[np.isfinite(result.cop_error)]
+    con.print(f"steps taken: {result.steps} of {gait.nstep}; torso moved {result.distance:.3f} m forward; "
+              f"max torso tilt {np.degrees(result.max_tilt):.2f} deg")
+    cop_text = (f"rms {1e3 * np.sqrt(np.mean(cop**2)):.1f} mm, max {1e3 * cop.max():.1f} mm" if cop.size
+                else "no floor contact measured")
+    con.print(f"centre of pressure - planned ZMP: {cop_text}; "
               f"joint tracking error: max {np.degrees(np.abs(err).max()):.2f} deg")
-    con.print(f"harness (what the ground/support must supply): peak force "
-              f"{result.peak_base_force:.1f} N, peak torque {result.peak_base_torque:.1f} N m")
     print_files(result.files)
+    if result.fell:
+        con.print(f"[bold red]the robot fell[/] at t = {run.fell_at:.2f} s (torso below "
+                  f"{demo.FALL_HEIGHT} m or tilted more than {np.degrees(demo.FALL_TILT):.0f} deg)")
+        return EXIT_FAILED
     return EXIT_OK
 
 
