@@ -486,7 +486,7 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
         qfrc_inverse[row] = d.qfrc_inverse
         qfrc_joint[row] = d.qfrc_inverse - applied_generalized_force(m, d)
         if sites:
-            wrench[row], qfrc_contact[row] = ground_wrenches(m, d, sites, active[k], qfrc_joint[row])
+            wrench[row], qfrc_contact[row] = _ground_wrenches(m, d, sites, active[k], qfrc_joint[row])
             qfrc_joint[row] -= qfrc_contact[row]
         if ctrl:
             # delayed actuators: from the second sample on, choose their activation here and
@@ -537,7 +537,7 @@ def _known_contacts(m, contacts, in_contact, count: int) -> tuple[list[int], np.
     return sites, mask
 
 
-def ground_wrenches(m, d, sites: list[int], active: np.ndarray, qfrc_joint: np.ndarray):
+def _ground_wrenches(m, d, sites: list[int], active: np.ndarray, qfrc_joint: np.ndarray):
     """The least-norm wrenches at the active ``sites`` (world [force; torque about the site])
     whose generalised force equals ``qfrc_joint`` on the free joints' dofs, and that
     generalised force over all dofs; zeros where no site is active. Needs the position stage."""
