@@ -404,3 +404,11 @@ def test_batch_rollout_with_contacts_matches_mujoco_rollout():
     ours = kd.batch.rollout(m, state0, nstep=nstep, nthread=2)
     theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, nstep=nstep)
     assert_close("rollout states", ours.state, theirs)
+
+
+def test_sleeping_bodies_are_refused():
+    with pytest.raises(kd.ModelError, match="sleep"):
+        kd.Model.from_xml_string('<mujoco><option><flag sleep="enable"/></option><worldbody/></mujoco>')
+    m = kd.Model.from_xml_string(STACK.format(cone="pyramidal", solver="Newton"))
+    with pytest.raises(ValueError, match="SLEEP"):
+        m.opt.enableflags = int(kd.EnableBit.SLEEP)

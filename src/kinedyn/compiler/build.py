@@ -341,6 +341,10 @@ class Compiler:
                 else:
                     bits, family = 1 << FLAG_BITS_ENABLE.index(name), "enableflags"
                 on = (value == "disable") if family == "disableflags" else (value == "enable")
+                if name == "sleep" and on:
+                    raise child.error("sleeping bodies (<flag sleep=\"enable\"/>) are not simulated by "
+                                      "kinedyn: MuJoCo would freeze resting bodies, which changes the "
+                                      "dynamics", "sleep")
                 self.opt[family] = (self.opt[family] | bits) if on else (self.opt[family] & ~bits)
 
     def _solver_options(self, node: Node, a: dict) -> None:

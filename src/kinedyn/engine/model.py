@@ -40,6 +40,7 @@ from kinedyn.engine.types import (
     OPT_SOLVER,
     OPT_TOLERANCE,
     ConeType,
+    EnableBit,
     IntegratorType,
     JacobianType,
     SolverType,
@@ -184,7 +185,11 @@ class Option:
 
     @enableflags.setter
     def enableflags(self, value: int) -> None:
-        self._flags[2] = _flag_bits("enableflags", value)
+        value = _flag_bits("enableflags", value)
+        if value & EnableBit.SLEEP:
+            raise ValueError("EnableBit.SLEEP: sleeping bodies are not simulated by kinedyn (MuJoCo would freeze "
+                             "resting bodies)")
+        self._flags[2] = value
 
     def _choice(self, slot, enum_type, name, value) -> None:
         value = integer(name, value)
