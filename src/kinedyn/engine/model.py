@@ -187,8 +187,8 @@ class Option:
     def enableflags(self, value: int) -> None:
         value = _flag_bits("enableflags", value)
         if value & EnableBit.SLEEP:
-            raise ValueError("EnableBit.SLEEP: sleeping bodies are not simulated by kinedyn (MuJoCo would freeze "
-                             "resting bodies)")
+            raise ValueError("EnableBit.SLEEP: sleeping bodies are not simulated by kinedyn (MuJoCo would "
+                             "freeze resting bodies)")
         self._flags[2] = value
 
     def _choice(self, slot, enum_type, name, value) -> None:
