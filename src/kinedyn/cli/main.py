@@ -1,4 +1,5 @@
-"""The ``kinedyn`` command: ``demo``, ``info``, ``simulate``, ``inverse-dynamics``, ``ik``, ``bench``.
+"""The ``kinedyn`` command: ``demo``, ``info``, ``simulate``, ``inverse-dynamics``, ``ik``, ``view``,
+``rollout``, ``bench``.
 
 A thin layer over the library: parse arguments (argparse), call ``kinedyn``, print
 tables (rich) and write files (CSV, PNG plots through :mod:`kinedyn.viewer.plotting`).
@@ -48,6 +49,11 @@ def load_model(spec: str) -> tuple[kd.Model, str]:
         # looks like a (misspelled) bundled name rather than a file: KeyError lists the names
         models.path(spec)
     return kd.Model.from_xml_path(path), str(path)
+
+
+def model_source(spec: str) -> Path:
+    """The MJCF file of a bundled model name or a path (the viewer and the GIF read its colours)."""
+    return models.path(spec) if spec in models.names() else Path(spec)
 
 
 def console(stderr: bool = False):
@@ -161,6 +167,9 @@ def add_demo(sub) -> None:
     p.add_argument("--duration", type=positive_float, default=None, metavar="S",
                    help="length of the motion in seconds (default: 3; shorter is faster and harder to track)")
     p.add_argument("--no-animation", action="store_true", help="skip the GIF (saves a few seconds)")
+    p.add_argument("--view", action="store_true",
+                   help="afterwards, play the simulated motion in the browser viewer (Ctrl-C to stop)")
+    add_viewer_options(p)
     add_output_options(p, "demo")
     p.set_defaults(func=cmd_demo)
 
@@ -186,7 +195,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
     con.print(f"harness (what the ground/support must supply): peak force "
               f"{result.peak_base_force:.1f} N, peak torque {result.peak_base_torque:.1f} N m")
     print_files(result.files)
+    if args.view:
+        from kinedyn import viewer
+
+        t, qpos = demo_trajectory(result)
+        viewer.play(models.load(demo.MODEL_NAME), (t, qpos), source=models.path(demo.MODEL_NAME),
+                    **viewer_options(args))
     return EXIT_OK
+
+
+def demo_trajectory(result) -> tuple[np.ndarray, np.ndarray]:
+    """(t, qpos) of the demo's simulated run, for ``--view`` (the one place that reads DemoResult)."""
+    return result.motion.t, result.tracking.qpos
 
 
 # ---------------------------------------------------------------- info
@@ -374,6 +394,7 @@ def _is_number(text: str) -> bool:
 
 
 INTEGRATORS = {t.name.lower(): t for t in kd.IntegratorType}
+GIF_FPS = 15.0
 
 
 def add_simulate(sub) -> None:
@@ -390,6 +411,8 @@ def add_simulate(sub) -> None:
     p.add_argument("--interp", choices=("hold", "linear"), default="hold",
                    help="CSV controls between rows: zero-order hold (default) or linear")
     p.add_argument("--integrator", choices=sorted(INTEGRATORS), help="override the model's integrator")
+    p.add_argument("--gif", action="store_true",
+                   help="also write simulate.gif: the motion with shaded geoms, a floor and the time")
     add_key_option(p)
     add_output_options(p, "simulate")
     p.set_defaults(func=cmd_simulate)
@@ -432,6 +455,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if m.nu:
         panels += [Panel("ctrl", ctrl, actuators), Panel("actuator_force", force, actuators)]
     files["plot"] = plotting.plot_panels(out / "simulate.png", t, panels, title=f"kinedyn simulate {label}")
+    if args.gif:
+        from kinedyn.viewer import render
+
+        nframe = int(min(150, max(2, round(GIF_FPS * t[-1]) + 1)))
+        pick = np.unique(np.linspace(0, nstep, nframe).round().astype(int))
+        files["animation"] = render.animate(m, qpos[pick], out / "simulate.gif",
+                                            fps=max(1.0, (len(pick) - 1) / max(t[-1], 1e-9)),
+                                            title=f"kinedyn simulate {label}", times=t[pick],
+                                            source=model_source(args.model))
     integrator = kd.IntegratorType(m.opt.integrator).name.lower()
     print(f"model {label}: {nstep} steps of {m.opt.timestep:g} s ({integrator}) to t = {d.time:.4g} s")
     print(f"final qpos: {' '.join(f'{x:.6g}' for x in d.qpos)}")
@@ -543,6 +575,62 @@ def cmd_ik(args: argparse.Namespace) -> int:
     return EXIT_OK if res.success else EXIT_FAILED
 
 
+# ---------------------------------------------------------------- view
+
+
+def add_viewer_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("viewer")
+    g.add_argument("--host", default="127.0.0.1", help="address to serve the viewer on (default: 127.0.0.1)")
+    g.add_argument("--port", type=int, default=8080, help="port (default: 8080, or the next free one)")
+    g.add_argument("--frames", action="store_true", help="show the body frames")
+    g.add_argument("--sites", action="store_true", help="show the sites")
+    g.add_argument("--no-contacts", action="store_true", help="hide the contact points and forces")
+
+
+def viewer_options(args: argparse.Namespace) -> dict:
+    return {"host": args.host, "port": args.port, "frames": args.frames, "sites": args.sites,
+            "contacts": not args.no_contacts}
+
+
+def add_view(sub) -> None:
+    p = sub.add_parser("view", help="look at a model (or play a trajectory) in the web browser",
+                       description="Serve an interactive 3-D view of the model on localhost and print "
+                                   "its URL; Ctrl-C stops it. Joint sliders pose the model and show the "
+                                   "torques that hold the pose; with --trajectory (CSV time + qpos "
+                                   "columns, or NPZ 'time', 'qpos') a time slider plays it back. "
+                                   "Needs the viewer extra: pip install 'kinedyn[viewer]'.")
+    add_model_argument(p)
+    p.add_argument("--trajectory", metavar="FILE",
+                   help="CSV or NPZ trajectory to play (as `simulate` writes)")
+    p.add_argument("--no-play", action="store_true", help="do not start playing the trajectory at once")
+    add_key_option(p)
+    add_viewer_options(p)
+    p.set_defaults(func=cmd_view)
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    m, label = load_model(args.model)
+    try:
+        from kinedyn import viewer
+        from kinedyn.viewer import browser  # noqa: F401  (imports viser: a missing extra fails here)
+    except ImportError as err:
+        raise CommandError(str(err)) from None
+    options = viewer_options(args) | {"source": model_source(args.model), "title": f"kinedyn {label}"}
+    if args.trajectory:
+        from kinedyn.tools import trajectory
+
+        path = Path(args.trajectory)
+        if not path.is_file():
+            raise CommandError(f"no trajectory file '{path}'")
+        t, qpos = trajectory.load(path, m)
+        viewer.play(m, (t, qpos), autoplay=not args.no_play, **options)
+    else:
+        d = kd.Data(m)
+        kd.reset(m, d, key=args.key)
+        viewer.show(m, d, **options)
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- bench
 
 
@@ -561,7 +649,8 @@ def add_bench(sub) -> None:
 # ---------------------------------------------------------------- entry point
 
 # one function per subcommand: it adds its parser to the subparsers and sets func
-COMMANDS: tuple[Callable, ...] = (add_demo, add_info, add_simulate, add_inverse_dynamics, add_ik, add_bench)
+COMMANDS: tuple[Callable, ...] = (add_demo, add_info, add_simulate, add_inverse_dynamics, add_ik, add_view,
+                                  add_bench)
 
 
 class Parser(argparse.ArgumentParser):
