@@ -35,27 +35,30 @@ DRAWN_TYPES = (GeomType.PLANE, GeomType.SPHERE, GeomType.CAPSULE, GeomType.ELLIP
 # along z with size = (radius, half-length); box half-sizes; plane half-extents in x and y)
 
 def _sphere(nlat: int, nlon: int, zshift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """A unit UV sphere; with ``zshift`` > 0 the upper hemisphere is moved up and the lower down
-    by it (a capsule of radius 1 and half-length zshift; the equator ring is doubled)."""
-    rings = []
-    lat = np.linspace(0.0, np.pi, nlat + 1)
+    """A closed unit UV sphere (one vertex at each pole); with ``zshift`` > 0 the upper hemisphere
+    is moved up and the lower down by it, joined at a doubled equator ring (a capsule of radius 1
+    and half-length ``zshift``; ``nlat`` even)."""
     lon = np.linspace(0.0, 2 * np.pi, nlon, endpoint=False)
-    for k, a in enumerate(lat):
+    rings = []
+    for a in np.linspace(0.0, np.pi, nlat + 1)[1:-1]:
         ring = np.column_stack([np.sin(a) * np.cos(lon), np.sin(a) * np.sin(lon), np.full(nlon, np.cos(a))])
-        if zshift:
-            if k <= nlat // 2:
-                rings.append(ring + [0, 0, zshift])
-            if k >= nlat // 2:
-                rings.append(ring - [0, 0, zshift])
-        else:
+        if zshift and a <= np.pi / 2 + 1e-12:
+            rings.append(ring + [0, 0, zshift])
+        if zshift and a >= np.pi / 2 - 1e-12:
+            rings.append(ring - [0, 0, zshift])
+        if not zshift:
             rings.append(ring)
-    vertices = np.concatenate(rings)
+    top, bottom = [[0.0, 0.0, 1.0 + zshift]], [[0.0, 0.0, -1.0 - zshift]]
+    vertices = np.concatenate([top, *rings, bottom])
+    last = len(vertices) - 1
     faces = []
-    for r in range(len(rings) - 1):
-        for j in range(nlon):
-            a, b = r * nlon + j, r * nlon + (j + 1) % nlon
-            c, e = a + nlon, b + nlon
-            faces += [(a, c, b), (b, c, e)]
+    for j in range(nlon):
+        k = (j + 1) % nlon
+        faces.append((0, 1 + j, 1 + k))                                   # the cap around the top pole
+        faces.append((last, 1 + (len(rings) - 1) * nlon + k, 1 + (len(rings) - 1) * nlon + j))
+        for r in range(len(rings) - 1):
+            a, b = 1 + r * nlon + j, 1 + r * nlon + k
+            faces += [(a, a + nlon, b), (b, a + nlon, b + nlon)]
     return vertices, np.array(faces, dtype=np.int32)
 
 
