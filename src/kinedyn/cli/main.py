@@ -631,6 +631,75 @@ def cmd_view(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------- rollout
+
+
+def read_npz_array(path: Path, names: tuple[str, ...], what: str) -> np.ndarray:
+    """The array called one of ``names`` in an NPZ file (or its only array)."""
+    if not path.is_file():
+        raise CommandError(f"no {what} file '{path}'")
+    with np.load(path) as z:
+        for name in names:
+            if name in z.files:
+                return np.asarray(z[name], dtype=np.float64)
+        if len(z.files) == 1:
+            return np.asarray(z[z.files[0]], dtype=np.float64)
+        raise CommandError(f"{what} file '{path}' needs an array named {' or '.join(names)} "
+                           f"(has {', '.join(z.files) or 'none'})")
+
+
+def add_rollout(sub) -> None:
+    p = sub.add_parser("rollout", help="open-loop rollouts of many initial states over a Ray cluster",
+                       description="kinedyn.tools.batch.rollout over a Ray cluster (a local one unless "
+                                   "--address is given): the batch is cut into shards, each worker runs "
+                                   "the compiled batch kernel on its shards, and the states after every "
+                                   "step are written to DIR/rollout.zarr (one chunk per shard). A rerun of "
+                                   "the same command resumes from the shards already written. Same numbers "
+                                   "as batch.rollout, bit for bit. Needs the ray extra: "
+                                   "pip install 'kinedyn[ray]'.")
+    add_model_argument(p)
+    p.add_argument("--states", required=True, metavar="NPZ",
+                   help="initial states (nbatch, 1 + nq + nv + na) = [time, qpos, qvel, act]: an array "
+                        "'initial_state' or 'state' (or the file's only array)")
+    p.add_argument("--controls", metavar="NPZ",
+                   help="ctrl per step (nbatch or 1, nstep, nu): an array 'control' or 'ctrl' (or the only "
+                        "one); default zero controls for --nstep steps")
+    p.add_argument("--nstep", type=int, metavar="N", help="number of steps (default: from the controls)")
+    p.add_argument("--address", metavar="ADDR",
+                   help="Ray cluster to use: 'auto', HOST:6379 or ray://HOST:10001 "
+                        "(default: start a local one)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="shards run at once (default: the cluster's CPUs)")
+    p.add_argument("--shard-size", type=int, metavar="N",
+                   help="trajectories per shard (default: four shards per worker)")
+    p.add_argument("--restart", action="store_true", help="discard shards already in DIR and start again")
+    add_output_options(p, "rollout")
+    p.set_defaults(func=cmd_rollout)
+
+
+def cmd_rollout(args: argparse.Namespace) -> int:
+    from kinedyn.cli import distributed_dev as distributed  # DEV
+
+    m, label = load_model(args.model)
+    states = read_npz_array(Path(args.states), ("initial_state", "state"), "states")
+    control = read_npz_array(Path(args.controls), ("control", "ctrl"), "controls") if args.controls else None
+    if control is None and args.nstep is None:
+        raise CommandError("give --controls or --nstep")
+    out = output_dir(args)
+    try:
+        run = distributed.rollout(m, states, control, args.nstep, out=out / "rollout.zarr",
+                                  address=args.address, num_workers=args.workers, shard_size=args.shard_size,
+                                  progress=not args.quiet and sys.stderr.isatty(), resume=not args.restart,
+                                  label=label)
+    except ImportError as err:
+        raise CommandError(str(err)) from None
+    print(f"model {label}: {run.nshard} shards on {run.workers} workers in {run.seconds:.1f} s "
+          f"({run.computed} computed, {run.skipped} already written)")
+    print(f"read it with kinedyn.tools.distributed.load('{run.path}')")
+    print_files({"store": run.path})
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- bench
 
 
@@ -650,7 +719,7 @@ def add_bench(sub) -> None:
 
 # one function per subcommand: it adds its parser to the subparsers and sets func
 COMMANDS: tuple[Callable, ...] = (add_demo, add_info, add_simulate, add_inverse_dynamics, add_ik, add_view,
-                                  add_bench)
+                                  add_rollout, add_bench)
 
 
 class Parser(argparse.ArgumentParser):
