@@ -106,8 +106,8 @@ def test_rollout_command_writes_a_store_equal_to_batch_rollout(problem, cluster,
     m, state0, control, reference = problem
     np.savez(tmp_path / "states.npz", initial_state=state0)
     np.savez(tmp_path / "ctrl.npz", control=control)
-    argv = ["rollout", "arm7", "--states", str(tmp_path / "states.npz"), "--controls", str(tmp_path / "ctrl.npz"),
-            "--out", str(tmp_path / "out"), "--quiet", "--shard-size", "6"]
+    argv = ["rollout", "arm7", "--states", str(tmp_path / "states.npz"), "--controls",
+            str(tmp_path / "ctrl.npz"), "--out", str(tmp_path / "out"), "--quiet", "--shard-size", "6"]
     assert main(argv) == 0
     assert "4 shards on 2 workers" in capsys.readouterr().out
     assert np.array_equal(distributed().load(tmp_path / "out" / "rollout.zarr").state, reference.state)
