@@ -49,7 +49,7 @@ def cluster():
 
 
 def distributed():
-    from kinedyn.cli import distributed_dev as module  # DEV
+    from kinedyn.tools import distributed as module
 
     return module
 
@@ -98,6 +98,15 @@ def test_rerun_resumes_from_the_shards_already_written(problem, cluster, tmp_pat
     with pytest.raises(ValueError, match="holds a different rollout"):
         dist.rollout(m, state0, 2 * control, out=store)
     assert dist.rollout(m, state0, control, out=store, resume=False, shard_size=11).computed == 2
+
+
+def test_workers_can_write_the_store_themselves(problem, cluster, tmp_path):
+    m, state0, control, reference = problem
+    dist = distributed()
+    run = dist.rollout(m, state0, control, out=tmp_path / "run.zarr", shard_size=6, write_on_workers=True,
+                       _kill_once=(str(tmp_path), 1))
+    assert (tmp_path / "killed-shard-1").exists() and (run.computed, run.nshard) == (4, 4)
+    assert np.array_equal(dist.load(tmp_path / "run.zarr").state, reference.state)
 
 
 def test_rollout_command_writes_a_store_equal_to_batch_rollout(problem, cluster, tmp_path, capsys):

@@ -673,12 +673,15 @@ def add_rollout(sub) -> None:
     p.add_argument("--shard-size", type=int, metavar="N",
                    help="trajectories per shard (default: four shards per worker)")
     p.add_argument("--restart", action="store_true", help="discard shards already in DIR and start again")
+    p.add_argument("--write-on-workers", action="store_true",
+                   help="workers write their shards into DIR themselves (DIR on a file system every node "
+                        "shares); by default the results travel to this process, which writes them")
     add_output_options(p, "rollout")
     p.set_defaults(func=cmd_rollout)
 
 
 def cmd_rollout(args: argparse.Namespace) -> int:
-    from kinedyn.cli import distributed_dev as distributed  # DEV
+    from kinedyn.tools import distributed
 
     m, label = load_model(args.model)
     states = read_npz_array(Path(args.states), ("initial_state", "state"), "states")
@@ -690,7 +693,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         run = distributed.rollout(m, states, control, args.nstep, out=out / "rollout.zarr",
                                   address=args.address, num_workers=args.workers, shard_size=args.shard_size,
                                   progress=not args.quiet and sys.stderr.isatty(), resume=not args.restart,
-                                  label=label)
+                                  write_on_workers=args.write_on_workers, label=label)
     except ImportError as err:
         raise CommandError(str(err)) from None
     print(f"model {label}: {run.nshard} shards on {run.workers} workers in {run.seconds:.1f} s "

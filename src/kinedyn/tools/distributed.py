@@ -97,8 +97,10 @@ def _model_on_worker(key: str, payload: dict) -> Model:
 
 
 def run_shard(key: str, payload: dict, state0: np.ndarray, control: np.ndarray, nstep: int, shard: int,
-              kill_once: tuple[str, int] | None = None) -> np.ndarray:
-    """One shard: :func:`kinedyn.tools.batch.rollout` on one thread; the states (n, nstep, nstate).
+              kill_once: tuple[str, int] | None = None, store: str | None = None, first_row: int = 0):
+    """One shard: :func:`kinedyn.tools.batch.rollout` on one thread; the states (n, nstep, nstate),
+    or, with ``store`` (a Zarr store the worker can reach), the states written to its rows from
+    ``first_row`` on and only their count returned.
 
     ``kill_once = (directory, shard)`` is a test hook: the first task of that shard kills its own
     worker process (SIGKILL, as an out-of-memory killer or a lost machine would), once.
@@ -109,7 +111,13 @@ def run_shard(key: str, payload: dict, state0: np.ndarray, control: np.ndarray, 
             marker.touch()
             os.kill(os.getpid(), signal.SIGKILL)
     m = _model_on_worker(key, payload)
-    return batch.rollout(m, state0, control, nstep, nthread=1).state
+    state = batch.rollout(m, state0, control, nstep, nthread=1).state
+    if store is None:
+        return state
+    import zarr
+
+    zarr.open_array(store, path="state", mode="r+")[first_row:first_row + len(state)] = state
+    return len(state)
 
 
 # ---------------------------------------------------------------------------------------
@@ -155,10 +163,11 @@ def _progress(enabled: bool, total: int, done: int):
 
     @contextlib.contextmanager
     def bar():
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
         with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), transient=False) as progress:
+                      TimeRemainingColumn(), console=Console(stderr=True)) as progress:
             task = progress.add_task("rollout shards", total=total, completed=done)
             yield lambda n=1: progress.advance(task, n)
 
@@ -195,16 +204,18 @@ class _Store:
     def done(self) -> np.ndarray:
         return np.asarray(self.group["done"][:], dtype=bool)
 
-    def write(self, shard: int, state: np.ndarray) -> None:
-        lo = shard * self.shard_size
-        self.group["state"][lo:lo + len(state)] = state
+    def write(self, shard: int, state: np.ndarray | None) -> None:
+        """Write a shard's rows (``None``: a worker wrote them) and then mark it done."""
+        if state is not None:
+            lo = shard * self.shard_size
+            self.group["state"][lo:lo + len(state)] = state
         self.group["done"][shard] = True  # only after the rows: a shard marked done is complete
 
 
 def rollout(m: Model, initial_state, control=None, nstep: int | None = None, *, out: str | Path | None = None,
             address: str | None = None, num_workers: int | None = None, shard_size: int | None = None,
             progress: bool = False, resume: bool = True, retries: int = 3, runtime_env: dict | None = None,
-            label: str = "", _kill_once: tuple[str, int] | None = None):
+            write_on_workers: bool = False, label: str = "", _kill_once: tuple[str, int] | None = None):
     """:func:`kinedyn.tools.batch.rollout` sharded over a Ray cluster.
 
     Args:
@@ -216,6 +227,9 @@ def rollout(m: Model, initial_state, control=None, nstep: int | None = None, *, 
       num_workers: shards running at once (default: the cluster's CPUs).
       shard_size: trajectories per shard and per chunk (default: four shards per worker).
       progress: a progress bar on stderr. retries: Ray's ``max_retries`` per shard task.
+      write_on_workers: the workers write their shards' rows into ``out`` themselves (``out`` must
+        be at the same path on every node: a shared file system), and the driver only marks
+        shards done: the results do not all pass through the driver (see docs/distributed.md).
       runtime_env: Ray's runtime environment for the workers (e.g. ``{"pip": ["kinedyn[ray]"]}``).
 
     Returns:
@@ -240,6 +254,8 @@ def rollout(m: Model, initial_state, control=None, nstep: int | None = None, *, 
         if not isinstance(shard_size, (int, np.integer)) or shard_size < 1:
             raise ValueError(f"shard_size must be a positive integer, got {shard_size!r}")
         store = None
+        if write_on_workers and out is None:
+            raise ValueError("write_on_workers needs out (a store the workers can reach)")
         if out is not None:
             meta = {"model": label, "nq": m.nq, "nv": m.nv, "na": m.na, "layout": "time, qpos, qvel, act"}
             store = _Store(Path(out), key, nbatch, nstep, nstate, int(shard_size), meta, resume)
@@ -248,6 +264,7 @@ def rollout(m: Model, initial_state, control=None, nstep: int | None = None, *, 
         done = store.done() if store is not None else np.zeros(nshard, dtype=bool)
         gathered = np.empty((nbatch, nstep, nstate)) if store is None else None
         todo = [k for k in range(nshard) if not done[k]]
+        target = str(Path(out).resolve()) if write_on_workers else None
         task = ray.remote(num_cpus=1, max_retries=retries, retry_exceptions=False)(run_shard)
         payload_ref = ray.put(payload)
         control_ref = ray.put(control) if control.shape[0] == 1 else None
@@ -259,13 +276,14 @@ def rollout(m: Model, initial_state, control=None, nstep: int | None = None, *, 
                     rows = slice(k * shard_size, min(nbatch, (k + 1) * shard_size))
                     s0 = state0 if state0.shape[0] == 1 else state0[rows]
                     u = control_ref if control_ref is not None else control[rows]
-                    pending[task.remote(key, payload_ref, s0, u, nstep, k, _kill_once)] = k
+                    ref = task.remote(key, payload_ref, s0, u, nstep, k, _kill_once, target, rows.start)
+                    pending[ref] = k
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
                     k = pending.pop(ref)
                     state = ray.get(ref)
                     if store is not None:
-                        store.write(k, state)
+                        store.write(k, None if write_on_workers else state)
                     else:
                         gathered[k * shard_size:k * shard_size + len(state)] = state
                     advance(1)
