@@ -177,6 +177,8 @@ def add_demo(sub) -> None:
 def cmd_demo(args: argparse.Namespace) -> int:
     from kinedyn.cli import demo
 
+    if args.view:
+        require_viewer()  # before the demo's minute of work, not after
     out = output_dir(args)
     duration = args.duration or demo.DEFAULT_DURATION
     result = demo.run(out, duration=duration, animation=not args.no_animation,
@@ -578,6 +580,14 @@ def cmd_ik(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- view
 
 
+def require_viewer() -> None:
+    """A usage error, not a traceback, when the viewer extra is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("viser") is None:
+        raise CommandError("the browser viewer needs viser: pip install 'kinedyn[viewer]'")
+
+
 def add_viewer_options(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("viewer")
     g.add_argument("--host", default="127.0.0.1", help="address to serve the viewer on (default: 127.0.0.1)")
@@ -610,11 +620,9 @@ def add_view(sub) -> None:
 
 def cmd_view(args: argparse.Namespace) -> int:
     m, label = load_model(args.model)
-    try:
-        from kinedyn import viewer
-        from kinedyn.viewer import browser  # noqa: F401  (imports viser: a missing extra fails here)
-    except ImportError as err:
-        raise CommandError(str(err)) from None
+    require_viewer()
+    from kinedyn import viewer
+
     options = viewer_options(args) | {"source": model_source(args.model), "title": f"kinedyn {label}"}
     if args.trajectory:
         from kinedyn.tools import trajectory
