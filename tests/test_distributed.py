@@ -122,3 +122,13 @@ def test_rollout_command_writes_a_store_equal_to_batch_rollout(problem, cluster,
     assert np.array_equal(distributed().load(tmp_path / "out" / "rollout.zarr").state, reference.state)
     assert main(argv) == 0
     assert "(0 computed, 4 already written)" in capsys.readouterr().out
+
+
+def test_rollout_command_input_errors(tmp_path, capsys):
+    from kinedyn.cli.main import main
+
+    np.savez(tmp_path / "two.npz", a=np.zeros(3), b=np.zeros(3))
+    assert main(["rollout", "arm7", "--states", str(tmp_path / "two.npz"), "--nstep", "2"]) == 2
+    assert "needs an array named initial_state or state" in capsys.readouterr().err
+    assert main(["rollout", "arm7", "--states", str(tmp_path / "none.npz"), "--nstep", "2"]) == 2
+    assert "no states file" in capsys.readouterr().err

@@ -303,3 +303,18 @@ def test_view_command_prints_its_url_serves_the_page_and_stops_on_ctrl_c():
             proc.wait()
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_view_and_demo_view_options_and_the_demo_trajectory_hook(capsys):
+    from types import SimpleNamespace
+
+    from kinedyn.cli import main as cli
+
+    for command, option in (("view", "--trajectory"), ("demo", "--view")):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main([command, "--help"])
+        assert exit_.value.code == 0 and option in capsys.readouterr().out
+    t, qpos = np.arange(3.0), np.zeros((3, 4))
+    result = SimpleNamespace(motion=SimpleNamespace(t=t), tracking=SimpleNamespace(qpos=qpos))
+    got = cli.demo_trajectory(result)
+    assert got[0] is t and got[1] is qpos

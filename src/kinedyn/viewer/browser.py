@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from kinedyn.engine.data import Data
+from kinedyn.engine.forward import fwd_position
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.smooth_kinematics import kinematics
 from kinedyn.engine.types import GeomType, JointType
@@ -177,8 +178,18 @@ class Viewer:
                     handle.position = d.site_xpos[s]
             self._draw_contacts(d)
 
+    def _position_stage(self, d) -> None:
+        """Poses for drawing; the whole position stage (collision included) when contacts are shown
+        and the engine has them, else the kinematics only."""
+        if self.show_contacts and hasattr(d, "ncon"):
+            fwd_position(self.m, d)
+        else:
+            kinematics(self.m, d)
+
     def _draw_contacts(self, d) -> None:
-        found = scene.contacts(self.m, d) if self.show_contacts else None
+        # forces only for a Data given by the user (after forward or step); a posed or played frame
+        # has run the position stage only, and its constraint forces would be stale
+        found = scene.contacts(self.m, d, forces=d is self._given) if self.show_contacts else None
         sc = self.server.scene
         for handle in (self.contact_points, self.contact_arrows):
             if handle is not None:
@@ -203,21 +214,17 @@ class Viewer:
     def _show_data(self, d) -> None:
         """Draw a given Data as it is; without one (or before its first kinematics), qpos0."""
         with self._lock:
-            if d is None or not np.any(d.geom_xmat) and self.m.ngeom:
-                if d is not None:
-                    self.d.qpos[:] = d.qpos
-                kinematics(self.m, self.d)
-                self._draw_poses(self.d)
-                return
-            self.d.qpos[:] = d.qpos
-            kinematics(self.m, self.d)
-            self._draw_poses(d)
+            if d is not None:
+                self.d.qpos[:] = d.qpos
+            self._position_stage(self.d)
+            fresh = d is not None and (np.any(d.geom_xmat) or self.m.ngeom == 0)
+            self._draw_poses(d if fresh else self.d)
 
     def _show_frame(self, k: int) -> None:
         with self._lock:
             self._time_index = int(k)
             self.d.qpos[:] = self.qpos[k]
-            kinematics(self.m, self.d)
+            self._position_stage(self.d)
             self._draw_poses(self.d)
             self._sync_joint_sliders()
 
@@ -282,6 +289,7 @@ class Viewer:
     def _toggle_contacts(self) -> None:
         with self._lock:
             self.show_contacts = self.contacts_box.value
+            self._position_stage(self.d)
             self._draw_contacts(self.d)
 
     def _on_time_slider(self) -> None:
@@ -304,7 +312,7 @@ class Viewer:
         self.pause()
         with self._lock:
             self.d.qpos[self.m.jnt_qposadr[j]] = self.joint_sliders[j].value
-            kinematics(self.m, self.d)
+            self._position_stage(self.d)
             self._draw_poses(self.d)
             self.torques.content = self._torque_table()
 

@@ -37,7 +37,7 @@ def _poses(m, frames: np.ndarray, contacts: bool):
         d.qpos[:] = q
         if contacts:
             fwd_position(m, d)
-            points = scene.contacts(m, d).pos
+            points = scene.contacts(m, d, forces=False).pos
         else:
             kinematics(m, d)
             points = np.zeros((0, 3))

@@ -234,8 +234,12 @@ class Contacts:
     force: np.ndarray
 
 
-def contacts(m, d) -> Contacts:
-    """The contacts of ``d``; empty when the engine has no contacts (no ``d.ncon``)."""
+def contacts(m, d, forces: bool = True) -> Contacts:
+    """The contacts of ``d``; empty when the engine has no contacts (no ``d.ncon``).
+
+    ``forces``: ask ``kd.contact_force`` (only meaningful after the constraint stage, e.g. after
+    ``kd.forward`` or ``kd.step``); without it, or while the engine lacks it, the forces are zero.
+    """
     ncon = int(getattr(d, "ncon", 0) or 0)
     none = np.zeros((0, 3))
     if ncon == 0:
@@ -250,7 +254,7 @@ def contacts(m, d) -> Contacts:
     force = np.zeros((ncon, 3))
     # kd.contact_force(m, d, i) -> (6,) in the contact frame; looked up, not imported, so the viewer
     # layer has no edge to the package root and the drawing is a no-op until the engine has it
-    contact_force = getattr(sys.modules.get("kinedyn"), "contact_force", None)
+    contact_force = getattr(sys.modules.get("kinedyn"), "contact_force", None) if forces else None
     if contact_force is not None:
         for i in range(ncon):
             f = np.asarray(contact_force(m, d, i), dtype=float)
