@@ -61,7 +61,11 @@ def model_payload(m: Model) -> dict:
 
 
 def model_from_payload(payload: dict) -> Model:
-    m = Model._assemble(payload["sizes"], payload["arrays"], Option(**payload["opt"]), payload["names"])
+    """The model of :func:`model_payload`. The arrays are copied: Ray hands a worker read-only views
+    of its object store, and Numba types a read-only array differently (every kernel would be
+    compiled again for those types instead of loaded from the cache)."""
+    arrays = {name: np.array(a) for name, a in payload["arrays"].items()}
+    m = Model._assemble(payload["sizes"], arrays, Option(**payload["opt"]), payload["names"])
     for k, v in payload["extra"].items():
         setattr(m, k, v)
     return m
@@ -111,7 +115,8 @@ def run_shard(key: str, payload: dict, state0: np.ndarray, control: np.ndarray, 
             marker.touch()
             os.kill(os.getpid(), signal.SIGKILL)
     m = _model_on_worker(key, payload)
-    state = batch.rollout(m, state0, control, nstep, nthread=1).state
+    # writable copies: the object store's read-only arrays would be new kernel argument types
+    state = batch.rollout(m, np.array(state0), np.array(control), nstep, nthread=1).state
     if store is None:
         return state
     import zarr
