@@ -498,7 +498,8 @@ def write_outputs(m, result: DemoResult, out_dir: str | Path, animation: bool = 
         nframe = max(2, round(t[-1] * fps))
         pick = np.linspace(0, run.n - 1, nframe).round().astype(int)
         files["animation"] = render.animate(m, run.qpos[pick], out_dir / "animation.gif", fps=fps,
-                                            title="kinedyn demo: ZMP preview-control walk")
+                                            title="kinedyn demo: ZMP preview-control walk", times=t[pick],
+                                            source=models.path(MODEL_NAME), contacts=True)
     return files
 
 

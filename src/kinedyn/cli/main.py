@@ -1,4 +1,5 @@
-"""The ``kinedyn`` command: ``demo``, ``info``, ``simulate``, ``inverse-dynamics``, ``ik``, ``bench``.
+"""The ``kinedyn`` command: ``demo``, ``info``, ``simulate``, ``inverse-dynamics``, ``ik``, ``view``,
+``rollout``, ``bench``.
 
 A thin layer over the library: parse arguments (argparse), call ``kinedyn``, print
 tables (rich) and write files (CSV, PNG plots through :mod:`kinedyn.viewer.plotting`).
@@ -48,6 +49,11 @@ def load_model(spec: str) -> tuple[kd.Model, str]:
         # looks like a (misspelled) bundled name rather than a file: KeyError lists the names
         models.path(spec)
     return kd.Model.from_xml_path(path), str(path)
+
+
+def model_source(spec: str) -> Path:
+    """The MJCF file of a bundled model name or a path (the viewer and the GIF read its colours)."""
+    return models.path(spec) if spec in models.names() else Path(spec)
 
 
 def console(stderr: bool = False):
@@ -169,6 +175,9 @@ def add_demo(sub) -> None:
     p.add_argument("--steps", type=positive_int, default=None, metavar="N",
                    help="number of steps (default: 8; the last one brings the feet together)")
     p.add_argument("--no-animation", action="store_true", help="skip the GIF (saves a few seconds)")
+    p.add_argument("--view", action="store_true",
+                   help="afterwards, play the simulated motion in the browser viewer (Ctrl-C to stop)")
+    add_viewer_options(p)
     add_output_options(p, "demo")
     p.set_defaults(func=cmd_demo)
 
@@ -176,6 +185,8 @@ def add_demo(sub) -> None:
 def cmd_demo(args: argparse.Namespace) -> int:
     from kinedyn.cli import demo
 
+    if args.view:
+        require_viewer()  # before the demo's minute of work, not after
     out = output_dir(args)
     gait = demo.Gait() if args.steps is None else demo.Gait(nstep=args.steps)
     result = demo.run(out, gait=gait, animation=not args.no_animation, progress=progress_reporter(args.quiet))
@@ -201,8 +212,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if result.fell:
         con.print(f"[bold red]the robot fell[/] at t = {run.fell_at:.2f} s (torso below "
                   f"{demo.FALL_HEIGHT} m or tilted more than {np.degrees(demo.FALL_TILT):.0f} deg)")
-        return EXIT_FAILED
-    return EXIT_OK
+    if args.view:
+        from kinedyn import viewer
+
+        t, qpos = demo_trajectory(result)
+        viewer.play(models.load(demo.MODEL_NAME), (t, qpos), source=models.path(demo.MODEL_NAME),
+                    **viewer_options(args))
+    return EXIT_FAILED if result.fell else EXIT_OK
+
+
+def demo_trajectory(result) -> tuple[np.ndarray, np.ndarray]:
+    """(t, qpos) of the demo's simulated run, for ``--view`` (the one place that reads DemoResult)."""
+    run = result.run
+    return result.pattern.t[:run.n], run.qpos[:run.n]
 
 
 # ---------------------------------------------------------------- info
@@ -402,6 +424,7 @@ def _is_number(text: str) -> bool:
 
 
 INTEGRATORS = {t.name.lower(): t for t in kd.IntegratorType}
+GIF_FPS = 15.0
 
 
 def add_simulate(sub) -> None:
@@ -418,6 +441,8 @@ def add_simulate(sub) -> None:
     p.add_argument("--interp", choices=("hold", "linear"), default="hold",
                    help="CSV controls between rows: zero-order hold (default) or linear")
     p.add_argument("--integrator", choices=sorted(INTEGRATORS), help="override the model's integrator")
+    p.add_argument("--gif", action="store_true",
+                   help="also write simulate.gif: the motion with shaded geoms, a floor and the time")
     add_key_option(p)
     add_output_options(p, "simulate")
     p.set_defaults(func=cmd_simulate)
@@ -460,6 +485,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if m.nu:
         panels += [Panel("ctrl", ctrl, actuators), Panel("actuator_force", force, actuators)]
     files["plot"] = plotting.plot_panels(out / "simulate.png", t, panels, title=f"kinedyn simulate {label}")
+    if args.gif:
+        from kinedyn.viewer import render
+
+        nframe = int(min(150, max(2, round(GIF_FPS * t[-1]) + 1)))
+        pick = np.unique(np.linspace(0, nstep, nframe).round().astype(int))
+        files["animation"] = render.animate(m, qpos[pick], out / "simulate.gif",
+                                            fps=max(1.0, (len(pick) - 1) / max(t[-1], 1e-9)),
+                                            title=f"kinedyn simulate {label}", times=t[pick],
+                                            source=model_source(args.model))
     integrator = kd.IntegratorType(m.opt.integrator).name.lower()
     print(f"model {label}: {nstep} steps of {m.opt.timestep:g} s ({integrator}) to t = {d.time:.4g} s")
     print(f"final qpos: {' '.join(f'{x:.6g}' for x in d.qpos)}")
@@ -571,6 +605,140 @@ def cmd_ik(args: argparse.Namespace) -> int:
     return EXIT_OK if res.success else EXIT_FAILED
 
 
+# ---------------------------------------------------------------- view
+
+
+def require_viewer() -> None:
+    """A usage error, not a traceback, when the viewer extra is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("viser") is None:
+        raise CommandError("the browser viewer needs viser: pip install 'kinedyn[viewer]'")
+
+
+def add_viewer_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("viewer")
+    g.add_argument("--host", default="127.0.0.1", help="address to serve the viewer on (default: 127.0.0.1)")
+    g.add_argument("--port", type=int, default=8080, help="port (default: 8080, or the next free one)")
+    g.add_argument("--frames", action="store_true", help="show the body frames")
+    g.add_argument("--sites", action="store_true", help="show the sites")
+    g.add_argument("--no-contacts", action="store_true", help="hide the contact points and forces")
+
+
+def viewer_options(args: argparse.Namespace) -> dict:
+    return {"host": args.host, "port": args.port, "frames": args.frames, "sites": args.sites,
+            "contacts": not args.no_contacts}
+
+
+def add_view(sub) -> None:
+    p = sub.add_parser("view", help="look at a model (or play a trajectory) in the web browser",
+                       description="Serve an interactive 3-D view of the model on localhost and print "
+                                   "its URL; Ctrl-C stops it. Joint sliders pose the model and show the "
+                                   "torques that hold the pose; with --trajectory (CSV time + qpos "
+                                   "columns, or NPZ 'time', 'qpos') a time slider plays it back. "
+                                   "Needs the viewer extra: pip install 'kinedyn[viewer]'.")
+    add_model_argument(p)
+    p.add_argument("--trajectory", metavar="FILE",
+                   help="CSV or NPZ trajectory to play (as `simulate` writes)")
+    p.add_argument("--no-play", action="store_true", help="do not start playing the trajectory at once")
+    add_key_option(p)
+    add_viewer_options(p)
+    p.set_defaults(func=cmd_view)
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    m, label = load_model(args.model)
+    require_viewer()
+    from kinedyn import viewer
+
+    options = viewer_options(args) | {"source": model_source(args.model), "title": f"kinedyn {label}"}
+    if args.trajectory:
+        from kinedyn.tools import trajectory
+
+        path = Path(args.trajectory)
+        if not path.is_file():
+            raise CommandError(f"no trajectory file '{path}'")
+        t, qpos = trajectory.load(path, m)
+        viewer.play(m, (t, qpos), autoplay=not args.no_play, **options)
+    else:
+        d = kd.Data(m)
+        kd.reset(m, d, key=args.key)
+        viewer.show(m, d, **options)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- rollout
+
+
+def read_npz_array(path: Path, names: tuple[str, ...], what: str) -> np.ndarray:
+    """The array called one of ``names`` in an NPZ file (or its only array)."""
+    if not path.is_file():
+        raise CommandError(f"no {what} file '{path}'")
+    with np.load(path) as z:
+        for name in names:
+            if name in z.files:
+                return np.asarray(z[name], dtype=np.float64)
+        if len(z.files) == 1:
+            return np.asarray(z[z.files[0]], dtype=np.float64)
+        raise CommandError(f"{what} file '{path}' needs an array named {' or '.join(names)} "
+                           f"(has {', '.join(z.files) or 'none'})")
+
+
+def add_rollout(sub) -> None:
+    p = sub.add_parser("rollout", help="open-loop rollouts of many initial states over a Ray cluster",
+                       description="kinedyn.tools.batch.rollout over a Ray cluster (a local one unless "
+                                   "--address is given): the batch is cut into shards, each worker runs "
+                                   "the compiled batch kernel on its shards, and the states after every "
+                                   "step are written to DIR/rollout.zarr (one chunk per shard). A rerun of "
+                                   "the same command resumes from the shards already written. Same numbers "
+                                   "as batch.rollout, bit for bit. Needs the ray extra: "
+                                   "pip install 'kinedyn[ray]'.")
+    add_model_argument(p)
+    p.add_argument("--states", required=True, metavar="NPZ",
+                   help="initial states (nbatch, 1 + nq + nv + na) = [time, qpos, qvel, act]: an array "
+                        "'initial_state' or 'state' (or the file's only array)")
+    p.add_argument("--controls", metavar="NPZ",
+                   help="ctrl per step (nbatch or 1, nstep, nu): an array 'control' or 'ctrl' (or the only "
+                        "one); default zero controls for --nstep steps")
+    p.add_argument("--nstep", type=int, metavar="N", help="number of steps (default: from the controls)")
+    p.add_argument("--address", metavar="ADDR",
+                   help="Ray cluster to use: 'auto', HOST:6379 or ray://HOST:10001 "
+                        "(default: start a local one)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="shards run at once (default: the cluster's CPUs)")
+    p.add_argument("--shard-size", type=int, metavar="N",
+                   help="trajectories per shard (default: four shards per worker)")
+    p.add_argument("--restart", action="store_true", help="discard shards already in DIR and start again")
+    p.add_argument("--write-on-workers", action="store_true",
+                   help="workers write their shards into DIR themselves (DIR on a file system every node "
+                        "shares); by default the results travel to this process, which writes them")
+    add_output_options(p, "rollout")
+    p.set_defaults(func=cmd_rollout)
+
+
+def cmd_rollout(args: argparse.Namespace) -> int:
+    from kinedyn.tools import distributed
+
+    m, label = load_model(args.model)
+    states = read_npz_array(Path(args.states), ("initial_state", "state"), "states")
+    control = read_npz_array(Path(args.controls), ("control", "ctrl"), "controls") if args.controls else None
+    if control is None and args.nstep is None:
+        raise CommandError("give --controls or --nstep")
+    out = output_dir(args)
+    try:
+        run = distributed.rollout(m, states, control, args.nstep, out=out / "rollout.zarr",
+                                  address=args.address, num_workers=args.workers, shard_size=args.shard_size,
+                                  progress=not args.quiet and sys.stderr.isatty(), resume=not args.restart,
+                                  write_on_workers=args.write_on_workers, label=label)
+    except ImportError as err:
+        raise CommandError(str(err)) from None
+    print(f"model {label}: {run.nshard} shards on {run.workers} workers in {run.seconds:.1f} s "
+          f"({run.computed} computed, {run.skipped} already written)")
+    print(f"read it with kinedyn.tools.distributed.load('{run.path}')")
+    print_files({"store": run.path})
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- bench
 
 
@@ -589,7 +757,8 @@ def add_bench(sub) -> None:
 # ---------------------------------------------------------------- entry point
 
 # one function per subcommand: it adds its parser to the subparsers and sets func
-COMMANDS: tuple[Callable, ...] = (add_demo, add_info, add_simulate, add_inverse_dynamics, add_ik, add_bench)
+COMMANDS: tuple[Callable, ...] = (add_demo, add_info, add_simulate, add_inverse_dynamics, add_ik, add_view,
+                                  add_rollout, add_bench)
 
 
 class Parser(argparse.ArgumentParser):

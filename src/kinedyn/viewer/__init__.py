@@ -1,1 +1,20 @@
-"""Pictures of models and runs: matplotlib plots (``plotting``) and animations (``render``)."""
+"""Pictures of models and runs: the browser viewer (``show``, ``play``, ``Viewer``; module ``browser``),
+GIF animations with shaded geoms (``render``), matplotlib plots (``plotting``), and what they share
+(``scene``: meshes of the primitives, colours, contacts).
+
+``kd.viewer.show(m, d)`` and ``kd.viewer.play(m, trajectory)`` import the browser module (and viser)
+on first use: ``import kinedyn`` stays light.
+"""
+
+import importlib
+
+_LAZY = {name: "kinedyn.viewer.browser" for name in ("show", "play", "Viewer")}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'kinedyn.viewer' has no attribute '{name}'")
+
+
+__all__ = ["Viewer", "play", "show"]
