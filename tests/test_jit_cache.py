@@ -45,9 +45,14 @@ def test_source_key_follows_compiled_sources_only(package_copy, monkeypatch):
     helper.write_text(text)
     assert _key_of(package_copy, monkeypatch) == before
     # the compiler, readers and CLI are never compiled by Numba: editing them keeps the key
-    for path in ("compiler/build.py", "xml/mjcf.py", "cli/main.py"):
+    # nor are the tools that only call compiled code (batch.py holds kernels)
+    for path in ("compiler/build.py", "xml/mjcf.py", "cli/main.py", "tools/trajectory.py",
+                 "tools/distributed.py"):
         (package_copy / path).write_text((package_copy / path).read_text() + "\n# an edit\n")
     assert _key_of(package_copy, monkeypatch) == before
+    batch = package_copy / "tools" / "batch.py"
+    batch.write_text(batch.read_text() + "\n# an edit\n")
+    assert _key_of(package_copy, monkeypatch) != before
 
 
 def test_cache_root_follows_the_environment(monkeypatch, tmp_path):

@@ -42,8 +42,10 @@ from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLoca
 from numba.core.runtime import rtsys
 
 PACKAGE = Path(__file__).resolve().parents[1]  # src/kinedyn
-# the sub-packages compiled code can come from: their sources make the cache key
-COMPILED_SOURCES = ("_jit", "engine", "ik", "tools")
+# the sub-packages and modules compiled code can come from: their sources make the cache key (the
+# other tools -- trajectory, distributed, ... -- only call compiled code: editing them must not
+# throw away every compiled kernel)
+COMPILED_SOURCES = ("_jit", "engine", "ik", "tools/batch.py")
 PRUNE_AFTER_DAYS = 30  # another key's directory unused this long is deleted
 
 
@@ -56,7 +58,8 @@ def source_key() -> str:
     digest = hashlib.sha256(repr((sys.version, numba.__version__, llvmlite.__version__,
                                   numpy.__version__)).encode())
     for sub in COMPILED_SOURCES:
-        for path in sorted((PACKAGE / sub).rglob("*.py")):
+        where = PACKAGE / sub
+        for path in ([where] if where.is_file() else sorted(where.rglob("*.py"))):
             digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:20]
 
