@@ -412,3 +412,18 @@ def test_sleeping_bodies_are_refused():
     m = kd.Model.from_xml_string(STACK.format(cone="pyramidal", solver="Newton"))
     with pytest.raises(ValueError, match="SLEEP"):
         m.opt.enableflags = int(kd.EnableBit.SLEEP)
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_contact_forces_reach_cfrc_ext_as_in_mujoco(cone):
+    """rne_post_constraint (mj_rnePostConstraint): the contact forces, adhesion's net force
+    included, act on the two bodies at the contact point."""
+    m, d, mjm, mjd = pair(mixed(cone=cone, adhesion=2))
+    for state in mujoco_states(mjm, mjd, count=3, seed=4):
+        set_state(d, mjd, state)
+        mujoco.mj_forward(mjm, mjd)
+        kd.forward(m, d)
+        mujoco.mj_rnePostConstraint(mjm, mjd)
+        kd.rne_post_constraint(m, d)
+        assert_fields(m, d, mjm, mjd, names=["cacc", "cfrc_int", "cfrc_ext"])
+    assert np.abs(d.cfrc_ext).max() > 0
