@@ -427,3 +427,19 @@ def test_contact_forces_reach_cfrc_ext_as_in_mujoco(cone):
         kd.rne_post_constraint(m, d)
         assert_fields(m, d, mjm, mjd, names=["cacc", "cfrc_int", "cfrc_ext"])
     assert np.abs(d.cfrc_ext).max() > 0
+
+
+def test_capacity_is_the_static_bound():
+    """nconmax sums mj_maxContact over the geom pairs the static filters let through, and nefcmax
+    adds a pyramid's rows per contact (condim 3: 4 rows, condim 6: 10) to the other rows."""
+    xml = """<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
+      <body><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+      <body><freejoint/><geom type="sphere" size=".1" condim="6"/></body>
+      <body><freejoint/><geom type="capsule" size=".1 .1" contype="0" conaffinity="0"/></body>
+    </worldbody></mujoco>"""
+    m = kd.Model.from_xml_string(xml)
+    # plane-box 4, plane-sphere 1, box-sphere 1 (the capsule collides with nothing)
+    assert m.nconmax == 6
+    # a friction row per dof (18) and two limit rows per joint (6); then the contacts: box 4 x 4,
+    # sphere 10 on the plane and 10 on the box
+    assert m.nefcmax == 18 + 6 + 4 * 4 + 10 + 10
