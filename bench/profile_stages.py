@@ -10,6 +10,10 @@ cost of a call from Python. Its MuJoCo counterpart, ``mj C``, calls the same MuJ
 function(s) from a jitted loop through ctypes (libmujoco from the mujoco package), so
 neither side pays Python's call overhead. One random state, set once; every stage's
 prerequisites ran before (one ``forward``). Measures only: no asserts.
+
+With a contact model (``--model humanoid-floor``, ``ant-floor``) the state is its standing
+state, the collision and constraint stages get rows too, and ``step`` is left to
+``kinedyn bench`` (thousands of steps would walk away from the standing state).
 """
 
 from __future__ import annotations
@@ -27,19 +31,22 @@ import numpy as np
 
 from kinedyn.cli.benchmark import Subject, model_source
 
-# row label -> (kinedyn module, entry taking (m, d)); the Python call goes through the same entry
+# row label -> (kinedyn.engine module, entry taking (m, d)); the Python call goes through the same entry
 ENTRIES = {
-    "kinematics": ("kinematics", "kinematics_entry"),
-    "com_pos": ("kinematics", "com_pos_entry"),
-    "tendon": ("tendon", "tendon_entry"),
-    "crb": ("inertia", "crb_entry"),
-    "factor_m": ("inertia", "factor_m_entry"),
+    "kinematics": ("smooth_kinematics", "kinematics_entry"),
+    "com_pos": ("smooth_kinematics", "com_pos_entry"),
+    "tendon": ("smooth_tendon", "tendon_entry"),
+    "crb": ("smooth_inertia", "crb_entry"),
+    "factor_m": ("smooth_inertia", "factor_m_entry"),
+    "collision": ("collision_driver", "collision_entry"),
+    "make_constraint": ("constraint", "make_constraint_entry"),
     "transmission": ("actuation", "transmission_entry"),
-    "com_vel": ("dynamics", "com_vel_entry"),
-    "passive": ("dynamics", "passive_entry"),
+    "com_vel": ("smooth_rne", "com_vel_entry"),
+    "passive": ("passive", "passive_entry"),
     "fwd_actuation": ("actuation", "fwd_actuation_entry"),
-    "fwd_acceleration": ("dynamics", "fwd_acceleration_entry"),
-    "rne from scratch": ("dynamics", "bias_forces_entry"),
+    "fwd_acceleration": ("forward", "fwd_acceleration_entry"),
+    "fwd_constraint": ("solver", "fwd_constraint_entry"),
+    "rne from scratch": ("smooth_rne", "bias_forces_entry"),
     "fwd_position": ("forward", "fwd_position_entry"),
     "fwd_velocity": ("forward", "fwd_velocity_entry"),
     "forward": ("forward", "forward_entry"),
@@ -109,10 +116,14 @@ def _mujoco_c_loops(mujoco):
     return loops
 
 
+# rows timed on the contact ("-floor") models only
+CONTACT_ROWS = ("collision", "make_constraint", "fwd_constraint")
+
 # row label -> MuJoCo C function taking (m, d) (the rne rows are built in _mujoco_c_loops)
 MUJOCO_C = {
     "kinematics": "mj_kinematics", "com_pos": "mj_comPos", "tendon": "mj_tendon", "crb": "mj_crb",
-    "factor_m": "mj_factorM", "transmission": "mj_transmission", "com_vel": "mj_comVel",
+    "factor_m": "mj_factorM", "collision": "mj_collision", "make_constraint": "mj_makeConstraint",
+    "fwd_constraint": "mj_fwdConstraint", "transmission": "mj_transmission", "com_vel": "mj_comVel",
     "passive": "mj_passive", "fwd_actuation": "mj_fwdActuation", "fwd_acceleration": "mj_fwdAcceleration",
     "fwd_position": "mj_fwdPosition", "fwd_velocity": "mj_fwdVelocity", "forward": "mj_forward",
     "inverse": "mj_inverse", "step": "mj_step",
@@ -141,7 +152,9 @@ def rows(subject: Subject):
         "kinematics": mujoco.mj_kinematics, "com_pos": mujoco.mj_comPos, "tendon": mujoco.mj_tendon,
         "crb": mujoco.mj_crb, "factor_m": mujoco.mj_factorM, "transmission": mujoco.mj_transmission,
         "com_vel": mujoco.mj_comVel, "passive": mujoco.mj_passive, "fwd_actuation": mujoco.mj_fwdActuation,
-        "fwd_acceleration": mujoco.mj_fwdAcceleration, "fwd_position": mujoco.mj_fwdPosition,
+        "fwd_acceleration": mujoco.mj_fwdAcceleration, "collision": mujoco.mj_collision,
+        "make_constraint": mujoco.mj_makeConstraint, "fwd_constraint": mujoco.mj_fwdConstraint,
+        "fwd_position": mujoco.mj_fwdPosition,
         "fwd_velocity": mujoco.mj_fwdVelocity, "forward": mujoco.mj_forward, "inverse": mujoco.mj_inverse,
     }
     pin_calls = {}
@@ -166,7 +179,9 @@ def rows(subject: Subject):
 
     table = []
     for label, (module, name) in ENTRIES.items():
-        entry = getattr(importlib.import_module(f"kinedyn.{module}"), name, None)
+        if label in CONTACT_ROWS and not subject.contacts:
+            continue
+        entry = getattr(importlib.import_module(f"kinedyn.engine.{module}"), name, None)
         if entry is None:
             continue
         fast = FastEntry(entry)
@@ -178,6 +193,8 @@ def rows(subject: Subject):
         if label == "passive":  # rne after the velocity stage, through the public function
             table.append(("rne", lambda: kd.rne(m, d, False, out=out), None,
                           lambda: mujoco.mj_rne(mjm, mjd, 0, mjout), None, c_call("rne")))
+    if subject.contacts:  # steps would walk away from the standing state: kinedyn bench times them
+        return table
     table.append(("step", lambda: kd.step(m, d), None, lambda: mujoco.mj_step(mjm, mjd), None,
                   c_call("step")))
     return table

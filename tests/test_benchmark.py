@@ -189,3 +189,51 @@ def test_fit_slope_recovers_a_power_law():
     with_fixed = [2.0 + 0.01 * n**2 for n in nv]
     assert scaling.fit_slope(nv, with_fixed, fit_from=8) < 1.7
     assert scaling.fit_slope(nv, with_fixed, fit_from=8, fixed_us=2.0) == pytest.approx(2.0)
+
+
+# ---------------------------------------------------------------- contact models
+
+
+@pytest.mark.parametrize("name", ["ant-floor", "humanoid-floor"])
+def test_floor_models_start_standing_with_mujocos_contacts(name):
+    """The standing state is MuJoCo's own settle from qpos0, with the feet on the floor."""
+    source, note = benchmark.model_source(name)
+    if source is None:
+        pytest.skip(note)
+    subject = benchmark.Subject(source)
+    assert subject.unavailable.get("pin") == "Pinocchio simulates no contacts"
+    mjm, mjd = subject.mjm, subject.mjd
+    assert mjm.opt.disableflags == 0  # contacts and every constraint on, the model's own options
+    mujoco.mj_resetData(mjm, mjd)
+    for _ in range(source.settle_steps):
+        mujoco.mj_step(mjm, mjd)
+    time_, qpos, qvel, _ = subject.standing
+    assert time_ == pytest.approx(mjd.time)
+    np.testing.assert_allclose(qpos, mjd.qpos, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(qvel, mjd.qvel, rtol=0, atol=1e-7)
+
+    subject.randomise()  # a contact model's "random" state is the standing state, in both libraries
+    kd.forward(subject.m, subject.d)
+    mujoco.mj_forward(mjm, mjd)
+    feet = {"ant-floor": 4, "humanoid-floor": 2}[name]
+    assert subject.d.ncon == mjd.ncon == feet
+    np.testing.assert_array_equal(subject.d.contact.geom, mjd.contact.geom)
+    initial, control = subject._rollout_inputs()
+    assert np.all(initial[:, 0] == time_) and np.all(initial[:, 1:1 + subject.nq] == qpos)
+
+
+def test_floor_models_time_forward_step_and_rollout(tmp_path):
+    if benchmark.gymnasium_asset("ant.xml") is None:
+        pytest.skip("gymnasium is not installed")
+    out = tmp_path / "floor.json"
+    args = parse("--models", "ant-floor", "--functions", "kinematics", "step", "rollout", *TINY,
+                 "--json", str(out))
+    assert benchmark.run(args) == 0
+    report = json.loads(out.read_text())
+    rows = {r["function"]: r for r in report["results"]}
+    assert set(rows) == {"step", "rollout"}  # kinematics is not a contact row
+    for row in rows.values():
+        assert row["kinedyn"]["min_us"] > 0 and row["mujoco"]["min_us"] > 0 and row["pin"] is None
+        assert row["kd_over_mj"] > 0
+    assert any("4 contacts" in note and "MuJoCo 4 contacts" in note for note in report["notes"])
+    assert any("only its forward, step, rollout rows" in note for note in report["notes"])

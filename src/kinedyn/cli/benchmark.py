@@ -1,7 +1,7 @@
 """Benchmark harness: kinedyn against MuJoCo and Pinocchio in one process (``kinedyn bench``).
 
-    kinedyn bench [--models pendulum arm humanoid biped] [--functions ...] [--repeat K]
-                  [--quick] [--threads N] [--json PATH]
+    kinedyn bench [--models pendulum arm humanoid biped humanoid-floor ant-floor] [--functions ...]
+                  [--repeat K] [--quick] [--threads N] [--json PATH]
 
 For every model and function the libraries take turns within each repeat: a fresh random
 state (the same state for all, converted to Pinocchio's conventions), each library's untimed
@@ -9,6 +9,11 @@ preparation, then N back-to-back calls timed with ``perf_counter_ns``. The table
 minimum and median µs per call over the repeats and the ratio of the minima. MuJoCo and
 Pinocchio are optional (``pip install 'kinedyn[bench]'``): without them only the kinedyn
 column is filled. What each row times is in :data:`WHAT_IS_TIMED` and docs/benchmarks.md.
+
+The "-floor" models (:data:`FLOOR_MODELS`) simulate contacts: gymnasium's humanoid and ant
+standing on their floor. They start every repeat from one standing state (the model settled
+from ``qpos0`` by kinedyn's own ``step``), not from a random one, and time ``forward``,
+``step`` and ``rollout`` only (:data:`FLOOR_FUNCTIONS`).
 
 The command line is wired by ``kinedyn.cli.main`` through :func:`add_arguments` and :func:`run`;
 ``python -m bench.run`` calls :func:`main`.
@@ -43,7 +48,7 @@ from kinedyn.errors import NonFiniteStateWarning, UnsimulatedFeatureWarning, clo
 
 LIBRARIES = ("kinedyn", "mujoco", "pin")
 FUNCTIONS = ("kinematics", "forward", "inverse", "rne", "rne_acc", "full_m", "jac_site", "step", "rollout")
-DEFAULT_MODELS = ("pendulum", "arm", "humanoid", "humanoid-limits", "biped")
+DEFAULT_MODELS = ("pendulum", "arm", "humanoid", "humanoid-limits", "biped", "humanoid-floor", "ant-floor")
 INSTALL_HINT = "pip install 'kinedyn[bench]' (or pip install -e '.[bench]' in a clone)"
 
 # function -> (kinedyn, MuJoCo, Pinocchio); printed under the table and in docs/benchmarks.md
@@ -77,19 +82,38 @@ def optional_module(name: str):
 
 # ================================================================ models
 
+# name -> (gymnasium file, description, steps of the model's own timestep that settle it from qpos0):
+# contacts on, every constraint active, the model's own <option>. The humanoid is dropped from qpos0
+# (feet 3 cm above the floor) and has stood on both feet for 0.2 s after 100 steps (0.3 s; it starts
+# to topple after ~0.5 s); the ant settles on its four feet within 1 s (100 steps).
+FLOOR_MODELS = {
+    "humanoid-floor": ("humanoid.xml", "humanoid standing on the floor: free base + 17 hinges", 100),
+    "ant-floor": ("ant.xml", "ant (quadruped) standing on the floor: free base + 8 hinges", 100),
+}
+# what the contact models time: the single-state kinematics/dynamics rows of the same robot without
+# contacts are the "humanoid" rows
+FLOOR_FUNCTIONS = ("forward", "step", "rollout")
+
 
 @dataclass(frozen=True)
 class Source:
     """One benchmark model: MJCF text and where it came from; ``note`` is printed under the table.
 
     Every library runs the model with its own ``<option>`` (timestep, integrator, solver), minus
-    contacts, and minus constraints unless the model's name ends in "-limits".
+    contacts, and minus constraints unless the model's name ends in "-limits"; a model with
+    ``settle_steps`` (the "-floor" models) keeps contacts and constraints and starts from the
+    state that many steps from ``qpos0`` reach.
     """
 
     name: str
     origin: str
     xml: str
     note: str | None = None
+    settle_steps: int | None = None
+
+    @property
+    def contacts(self) -> bool:
+        return self.settle_steps is not None
 
 
 def gymnasium_asset(filename: str) -> Path | None:
@@ -151,6 +175,13 @@ def model_source(name: str) -> tuple[Source | None, str | None]:
             return None, ("gymnasium is not installed: the humanoid is skipped, the bundled 12-DoF "
                           "biped stands in for it; " + INSTALL_HINT)
         return source, None
+    if name in FLOOR_MODELS:
+        filename, description, settle = FLOOR_MODELS[name]
+        path = gymnasium_asset(filename)
+        if path is None:
+            return None, f"gymnasium is not installed: {name} is skipped; {INSTALL_HINT}"
+        return Source(name, f"gymnasium {filename}: {description}, contacts on, settled {settle} steps "
+                      f"from qpos0 ({path})", path.read_text(), settle_steps=settle), None
     if name in bundled.names():
         return _bundled(name, f"kinedyn.models '{name}'"), None
     path = Path(name)
@@ -297,7 +328,8 @@ class Subject:
     """One model loaded in kinedyn and, when importable, MuJoCo and Pinocchio.
 
     ``randomise`` draws one state (qpos on the joint manifold around qpos0, qvel, qacc,
-    ctrl within ctrlrange when limited, a generalised force) and writes it to every library.
+    ctrl within ctrlrange when limited, a generalised force) and writes it to every library;
+    for a contact model (``source.contacts``) it writes the standing state instead.
     """
 
     def __init__(self, source: Source, seed: int = 0, rollout: RolloutSize | None = None,
@@ -307,12 +339,15 @@ class Subject:
         self.rollout = rollout or RolloutSize()
         self.notes: list[str] = [source.note] if source.note else []
         self.unavailable: dict[str, str] = {}  # library -> why its column is empty
+        self.contacts = source.contacts
 
-        # kinedyn has no collision detection yet: contacts are off in every library; a "-limits"
+        # contacts are off in every library except in the contact ("-floor") models; a "-limits"
         # model keeps its joint limits (the constraint solver), the others run without constraints
-        off = DisableBit.CONTACT
-        if not self.name.endswith("-limits"):
-            off |= DisableBit.CONSTRAINT
+        off = DisableBit(0)
+        if not self.contacts:
+            off |= DisableBit.CONTACT
+            if not self.name.endswith("-limits"):
+                off |= DisableBit.CONSTRAINT
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnsimulatedFeatureWarning)  # contacts/limits: disabled below
             self.m = kd.Model.from_xml_string(source.xml)
@@ -321,6 +356,7 @@ class Subject:
         m = self.m
         self.nq, self.nv, self.nu, self.na = m.nq, m.nv, m.nu, m.na
         self.qacc, self.qfrc = np.zeros(m.nv), np.zeros(m.nv)
+        self.standing = self._settle(source.settle_steps) if self.contacts else None
 
         self.mujoco = optional_module("mujoco")
         self.mjm = self.mjd = None
@@ -334,9 +370,11 @@ class Subject:
             if (self.mjm.nq, self.mjm.nv, self.mjm.nu) != (m.nq, m.nv, m.nu):
                 self.unavailable["mujoco"] = "MuJoCo compiled different sizes (nq, nv, nu)"
 
-        self.pin = optional_module("pinocchio") if with_pinocchio else None
+        self.pin = optional_module("pinocchio") if with_pinocchio and not self.contacts else None
         self.pm = None
-        if not with_pinocchio:
+        if self.contacts:
+            self.unavailable["pin"] = "Pinocchio simulates no contacts"
+        elif not with_pinocchio:
             self.unavailable["pin"] = "not asked for"
         elif self.pin is None:
             self.unavailable["pin"] = f"pinocchio is not installed: {INSTALL_HINT}"
@@ -359,6 +397,27 @@ class Subject:
                     f"(M differs by {self.pin_mass_deviation:.1e} relative): its times are for the "
                     "same work, its numbers are not MuJoCo's")
             self.randomise()  # the check left kinedyn's position stages at another state
+        if self.contacts:
+            self._describe_standing()
+
+    def _settle(self, nstep: int) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        """``(time, qpos, qvel, act)`` after ``nstep`` steps from qpos0 at rest without control:
+        the state a contact model starts from (kinedyn's steps are MuJoCo's to ~1e-15)."""
+        m, d = self.m, self.d
+        kd.reset(m, d)
+        for _ in range(nstep):
+            kd.step(m, d)
+        return d.time, d.qpos.copy(), d.qvel.copy(), d.act.copy()
+
+    def _describe_standing(self) -> None:
+        """A note with the standing state's contacts, MuJoCo's count at the same state beside."""
+        kd.forward(self.m, self.d)
+        text = (f"{self.name}: every repeat starts at t = {self.standing[0]:.2f} s of a settle from "
+                f"qpos0 (kinedyn {self.d.ncon} contacts, {self.d.nefc} constraint rows")
+        if self.mjd is not None:
+            self.mujoco.mj_forward(self.mjm, self.mjd)
+            text += f"; MuJoCo {self.mjd.ncon} contacts, {self.mjd.nefc} rows"
+        self.notes.append(text + ")")
 
     def random_state(self):
         m, rng = self.m, self.rng
@@ -372,6 +431,9 @@ class Subject:
 
     def randomise(self) -> None:
         """A fresh random state, the same in every library (Pinocchio's in its own conventions)."""
+        if self.contacts:
+            self._restore_standing()
+            return
         qpos, qvel, self.qacc[:], ctrl, self.qfrc[:] = self.random_state()
         m, d = self.m, self.d
         kd.reset(m, d)
@@ -384,6 +446,18 @@ class Subject:
             kd.kinematics(m, d)  # the free joints' rotations for the velocity conversion
             self.pin_q[:], self.pin_v[:], self.pin_a[:], self.pin_tau[:] = to_pinocchio(
                 m, d, qpos, qvel, self.qacc, self.qfrc)
+
+    def _restore_standing(self) -> None:
+        """The standing state (zero control, warm start cleared) in kinedyn and MuJoCo."""
+        time_, qpos, qvel, act = self.standing
+        kd.reset(self.m, self.d)
+        self.d.time = time_
+        self.d.qpos[:], self.d.qvel[:], self.d.act[:] = qpos, qvel, act
+        if self.mjd is not None:
+            mjd = self.mjd
+            self.mujoco.mj_resetData(self.mjm, mjd)
+            mjd.time = time_
+            mjd.qpos[:], mjd.qvel[:], mjd.act[:] = qpos, qvel, act
 
     # ------------------------------------------------------------ cases per library
 
@@ -454,13 +528,23 @@ class Subject:
         """Initial states (nbatch, 1 + nq + nv + na) as MuJoCo's mjSTATE_FULLPHYSICS lays them out
         for these models (time, qpos, qvel, act), and controls (nbatch, nstep, nu)."""
         size, rows = self.rollout, []
-        for _ in range(size.nbatch):
-            qpos, qvel, _, _, _ = self.random_state()
-            rows.append(np.concatenate([[0.0], qpos, qvel, np.zeros(self.na)]))
+        if self.contacts:
+            # the standing state with a small random velocity each, and small random controls
+            # (a tenth of the random ones): every trajectory keeps its feet on the floor
+            time_, qpos, qvel, act = self.standing
+            for _ in range(size.nbatch):
+                rows.append(np.concatenate([[time_], qpos, qvel + self.rng.normal(scale=0.01, size=self.nv),
+                                            act]))
+            scale = 0.1
+        else:
+            for _ in range(size.nbatch):
+                qpos, qvel, _, _, _ = self.random_state()
+                rows.append(np.concatenate([[0.0], qpos, qvel, np.zeros(self.na)]))
+            scale = 1.0
         controls = np.zeros((size.nbatch, size.nstep, self.nu))
         for trajectory in controls:
             for row in trajectory:
-                row[:] = self.random_state()[3]
+                row[:] = scale * self.random_state()[3]
         return np.array(rows), controls
 
     def _kinedyn_rollout(self, rollout) -> Case:
@@ -692,11 +776,15 @@ def benchmark(settings: Settings, progress: Callable[[str], None] | None = None)
                                    "nu": subject.nu, "pin_mass_deviation":
                                    getattr(subject, "pin_mass_deviation", None)}
         notes.extend(subject.notes)
-        if "jac_site" in settings.functions and not subject.m.nsite:
+        functions = [fn for fn in settings.functions if not subject.contacts or fn in FLOOR_FUNCTIONS]
+        if subject.contacts and len(functions) < len(settings.functions):
+            notes.append(f"{source.name} is a contact model: only its {', '.join(FLOOR_FUNCTIONS)} rows "
+                         "are timed")
+        if "jac_site" in functions and not subject.m.nsite:
             notes.append(f"{source.name} has no site: its jac_site row times jac_body / mj_jacBody "
                          "of the last body")
         per_lib = {lib: subject.cases(lib) for lib in LIBRARIES}
-        for fn in settings.functions:
+        for fn in functions:
             cases = {lib: per_lib[lib][0][fn] for lib in LIBRARIES if fn in per_lib[lib][0]}
             timings, problems = time_interleaved(cases, subject.randomise, settings.repeat, target_ns)
             row = {"model": source.name, "nq": subject.nq, "nv": subject.nv, "function": fn,
@@ -762,7 +850,8 @@ def print_report(report: dict, file=None) -> None:
                   "libraries interleaved, a fresh random state per repeat; kd/mj and kd/pin: ratio of "
                   f"minima (> 1: kinedyn slower); rollout: {roll['nbatch']} states x {roll['nstep']} "
                   f"steps on {roll['nthread']} threads, µs per step; contacts disabled, and constraints "
-                  "too except in the -limits models")
+                  "too except in the -limits models; -floor models: contacts on, every repeat from "
+                  "one standing state")
     table = Table(show_lines=False)
     for title, justify in (("model", "left"), ("nv", "right"), ("function", "left"),
                            ("kinedyn", "right"), ("mujoco", "right"), ("pin", "right"),

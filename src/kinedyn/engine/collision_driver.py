@@ -11,7 +11,9 @@ contacts in MuJoCo 4.0's order:
    when their geoms' OR-ed contype/conaffinity bitmasks cannot match (canCollide2); and when
    an ``<exclude>`` names it. MuJoCo reaches the same pairs through a sweep-and-prune
    broadphase, which only ever drops pairs whose geoms are apart, so visiting every pair
-   gives the same contacts.
+   gives the same contacts. (For speed, a body pair whose enclosing spheres are apart is
+   dropped before its geom pairs are visited: each of them would fail the bounding-sphere
+   test below.)
 2. **Explicit pairs** (``<pair>``) come before the body pair of their signature, in model
    order; they skip the bitmask test, use their own parameters, and a dynamic geom pair that
    repeats one is dropped.
@@ -36,6 +38,7 @@ the gap the sum of their gaps; a ``<pair>`` has its own. Colliders live in
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 
@@ -186,6 +189,62 @@ def bounding_spheres_apart(m, d, g1, g2, margin):
     if m.geom_type[g2] == GEOM_PLANE and r1 > 0 and _plane_distance(d, g2, g1) > margin + r1:
         return True
     return False
+
+
+@kernel
+def _body_spheres(m, d, spheres):
+    """A sphere around each body's geoms, for the body-pair prefilter (``_body_spheres_apart``):
+    row b holds a centre (its first geom's position), a radius enclosing every geom's bounding
+    sphere, and the largest margin + gap of its geoms (the gap alone under the override flag,
+    whose margin is global). The radius is NaN, which never prunes, for a body without geoms or
+    with a geom without a bounding sphere (a plane), and for non-finite positions."""
+    override = (m.opt_flags[OPT_ENABLEFLAGS] & ENBL_OVERRIDE) != 0
+    for b in range(spheres.shape[0]):
+        n = m.body_geomnum[b]
+        adr = m.body_geomadr[b]
+        if n <= 0:
+            spheres[b, 3] = np.nan
+            continue
+        radius = m.geom_rbound[adr]
+        bounded = radius > 0
+        extra = m.geom_gap[adr] if override else m.geom_margin[adr] + m.geom_gap[adr]
+        cx = d.geom_xpos[adr, 0]
+        cy = d.geom_xpos[adr, 1]
+        cz = d.geom_xpos[adr, 2]
+        for g in range(adr + 1, adr + n):
+            r = m.geom_rbound[g]
+            dx = d.geom_xpos[g, 0] - cx
+            dy = d.geom_xpos[g, 1] - cy
+            dz = d.geom_xpos[g, 2] - cz
+            reach = math.sqrt(dx * dx + dy * dy + dz * dz) + r
+            if not (r > 0 and reach == reach):
+                bounded = False
+            elif reach > radius:
+                radius = reach
+            extra = max(extra, m.geom_gap[g] if override else m.geom_margin[g] + m.geom_gap[g])
+        spheres[b, 0] = cx
+        spheres[b, 1] = cy
+        spheres[b, 2] = cz
+        spheres[b, 3] = radius if bounded else np.nan
+        spheres[b, 4] = extra
+
+
+@kernel
+def _body_spheres_apart(spheres, b1, b2, margin):
+    """True when no geom of body b1 can be within its pair's margin + gap of a geom of body b2:
+    their spheres (``_body_spheres``) are further apart than the two radii, the bodies' largest
+    margins + gaps and ``margin`` (the override margin, else 0), plus a slack far above rounding
+    (1e-6 of the bound and of the coordinates). Then every geom pair of the two bodies fails
+    mj_filterSphere's exact test too, so skipping them changes no contact; a NaN radius or
+    position never prunes."""
+    dx = spheres[b1, 0] - spheres[b2, 0]
+    dy = spheres[b1, 1] - spheres[b2, 1]
+    dz = spheres[b1, 2] - spheres[b2, 2]
+    bound = spheres[b1, 3] + spheres[b2, 3] + spheres[b1, 4] + spheres[b2, 4] + margin
+    scale = max(abs(spheres[b1, 0]), abs(spheres[b1, 1]), abs(spheres[b1, 2]),
+                abs(spheres[b2, 0]), abs(spheres[b2, 1]), abs(spheres[b2, 2]))
+    bound += 1e-6 * (abs(bound) + scale)
+    return dx * dx + dy * dy + dz * dz > bound * bound
 
 
 @kernel
@@ -481,8 +540,15 @@ def collision_kernel(m, d):
     filterparent = (flags & DSBL_FILTERPARENT) == 0
     midphase = (flags & DSBL_MIDPHASE) == 0
     nexclude = m.exclude_signature.shape[0]
+    npair = m.pair_dim.shape[0]
     pairadr = 0
     exadr = 0
+    # a sphere per body prunes body pairs whose geoms are all apart before their geom pairs are
+    # visited (MuJoCo prunes them with its sweep-and-prune broadphase); RNE's per-body temporary
+    # holds them, free until the velocity stage rewrites it
+    spheres = d.scratch_body6a
+    _body_spheres(m, d, spheres)
+    override_margin = m.opt_real[OPT_O_MARGIN] if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_OVERRIDE else 0.0
     for b1 in range(nbody):
         if m.body_contype[b1] == 0 and m.body_conaffinity[b1] == 0:
             continue
@@ -493,13 +559,16 @@ def collision_kernel(m, d):
                 continue
             signature = (b1 << 16) + b2
             pair_start = pairadr
-            pairadr = _emit_pairs(m, d, pairadr, signature)
+            if pairadr < npair:
+                pairadr = _emit_pairs(m, d, pairadr, signature)
             if _bitmasks_miss(m.body_contype[b1], m.body_conaffinity[b1], m.body_contype[b2],
                               m.body_conaffinity[b2]):
                 continue
             while exadr < nexclude and m.exclude_signature[exadr] < signature:
                 exadr += 1
             if exadr < nexclude and m.exclude_signature[exadr] == signature:
+                continue
+            if _body_spheres_apart(spheres, b1, b2, override_margin):
                 continue
             _collide_body_pair(m, d, b1, b2, pair_start, pairadr, midphase)
     _emit_pairs(m, d, pairadr, 2**31 - 1)
