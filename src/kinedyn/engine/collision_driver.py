@@ -544,9 +544,8 @@ def collision_kernel(m, d):
     pairadr = 0
     exadr = 0
     # a sphere per body prunes body pairs whose geoms are all apart before their geom pairs are
-    # visited (MuJoCo prunes them with its sweep-and-prune broadphase); RNE's per-body temporary
-    # holds them, free until the velocity stage rewrites it
-    spheres = d.scratch_body6a
+    # visited (MuJoCo prunes them with its sweep-and-prune broadphase)
+    spheres = d.scratch_body_sphere
     _body_spheres(m, d, spheres)
     override_margin = m.opt_real[OPT_O_MARGIN] if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_OVERRIDE else 0.0
     for b1 in range(nbody):
