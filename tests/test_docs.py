@@ -36,7 +36,7 @@ EXECUTED_PAGES = ["getting-started.md", "coming-from-mujoco.md", "coming-from-pi
 
 NO_TEST_MARK = "<!-- no-test -->"
 _FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
-_NAV_ENTRY = re.compile(r"^\s*-\s*(?:[^:\n]+:\s*)?([\w./-]+\.md)\s*$", re.MULTILINE)
+_NAV_ENTRY = re.compile(r"""^\s*-\s*(?:"[^"\n]*"\s*:\s*|[^:"\n]+:\s*)?([\w./-]+\.md)\s*$""", re.MULTILINE)
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 
 
