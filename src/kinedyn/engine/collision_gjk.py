@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import kernel
+from kinedyn.engine.util_spatial import normalized3
 
 MINVAL = 1e-15
 MINVAL2 = MINVAL * MINVAL
@@ -162,11 +163,8 @@ def _div(a, b):
 @kernel
 def _normalize(v0, v1, v2):
     """mju_normalize3 on a tuple."""
-    norm = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
-    if norm < MINVAL:
-        return 1.0, 0.0, 0.0
-    inv = 1.0 / norm
-    return v0 * inv, v1 * inv, v2 * inv
+    n0, n1, n2, _ = normalized3(v0, v1, v2)
+    return n0, n1, n2
 
 
 @kernel
@@ -418,20 +416,19 @@ def _lincomb_dist2(s, idx0, idx1, idx2, l0, l1, l2, n):
 
 
 @kernel
-def _s2d(s, i, j, k):
-    """Barycentric coordinates of the point of triangle s[i] s[j] s[k] closest to the origin
-    (S2D)."""
-    failed, p0, p1, p2 = _project_origin_plane(s, i, s, j, s, k)
-    if failed:
-        a, b = _s1d(s, i, j)
-        return a, b, 0.0
-    s1 = (s[i, 0], s[i, 1], s[i, 2])
-    s2 = (s[j, 0], s[j, 1], s[j, 2])
-    s3 = (s[k, 0], s[k, 1], s[k, 2])
+def _triangle_cofactors(v, a, b, c, p0, p1, p2):
+    """The part S2D and triAffineCoord share, for the triangle v[a] v[b] v[c] and a point p in
+    its plane: of the minors M_14, M_24, M_34 of [[v1 v2 v3], [1 1 1]] the largest in magnitude
+    (M_max: the coordinate plane the triangle projects on best, dropping one axis), and the
+    cofactors C31, C32, C33 there (signed areas of (p, v2, v3), (p, v3, v1), (p, v1, v2) in the
+    projection). The barycentric coordinates of p are C3i / M_max. Returns (M_max, C31, C32, C33)."""
+    v1 = (v[a, 0], v[a, 1], v[a, 2])
+    v2 = (v[b, 0], v[b, 1], v[b, 2])
+    v3 = (v[c, 0], v[c, 1], v[c, 2])
     p = (p0, p1, p2)
-    m14 = s2[1] * s3[2] - s2[2] * s3[1] - s1[1] * s3[2] + s1[2] * s3[1] + s1[1] * s2[2] - s1[2] * s2[1]
-    m24 = s2[0] * s3[2] - s2[2] * s3[0] - s1[0] * s3[2] + s1[2] * s3[0] + s1[0] * s2[2] - s1[2] * s2[0]
-    m34 = s2[0] * s3[1] - s2[1] * s3[0] - s1[0] * s3[1] + s1[1] * s3[0] + s1[0] * s2[1] - s1[1] * s2[0]
+    m14 = v2[1] * v3[2] - v2[2] * v3[1] - v1[1] * v3[2] + v1[2] * v3[1] + v1[1] * v2[2] - v1[2] * v2[1]
+    m24 = v2[0] * v3[2] - v2[2] * v3[0] - v1[0] * v3[2] + v1[2] * v3[0] + v1[0] * v2[2] - v1[2] * v2[0]
+    m34 = v2[0] * v3[1] - v2[1] * v3[0] - v1[0] * v3[1] + v1[1] * v3[0] + v1[0] * v2[1] - v1[1] * v2[0]
     mu1 = abs(m14)
     mu2 = abs(m24)
     mu3 = abs(m34)
@@ -444,12 +441,24 @@ def _s2d(s, i, j, k):
     else:
         m_max = m34
         x, y = 0, 1
-    c31 = (p[x] * s2[y] + p[y] * s3[x] + s2[x] * s3[y]
-           - p[x] * s3[y] - p[y] * s2[x] - s3[x] * s2[y])
-    c32 = (p[x] * s3[y] + p[y] * s1[x] + s3[x] * s1[y]
-           - p[x] * s1[y] - p[y] * s3[x] - s1[x] * s3[y])
-    c33 = (p[x] * s1[y] + p[y] * s2[x] + s1[x] * s2[y]
-           - p[x] * s2[y] - p[y] * s1[x] - s2[x] * s1[y])
+    c31 = (p[x] * v2[y] + p[y] * v3[x] + v2[x] * v3[y]
+           - p[x] * v3[y] - p[y] * v2[x] - v3[x] * v2[y])
+    c32 = (p[x] * v3[y] + p[y] * v1[x] + v3[x] * v1[y]
+           - p[x] * v1[y] - p[y] * v3[x] - v1[x] * v3[y])
+    c33 = (p[x] * v1[y] + p[y] * v2[x] + v1[x] * v2[y]
+           - p[x] * v2[y] - p[y] * v1[x] - v2[x] * v1[y])
+    return m_max, c31, c32, c33
+
+
+@kernel
+def _s2d(s, i, j, k):
+    """Barycentric coordinates of the point of triangle s[i] s[j] s[k] closest to the origin
+    (S2D)."""
+    failed, p0, p1, p2 = _project_origin_plane(s, i, s, j, s, k)
+    if failed:
+        a, b = _s1d(s, i, j)
+        return a, b, 0.0
+    m_max, c31, c32, c33 = _triangle_cofactors(s, i, j, k, p0, p1, p2)
     comp1 = _same_sign(m_max, c31)
     comp2 = _same_sign(m_max, c32)
     comp3 = _same_sign(m_max, c33)
@@ -753,31 +762,7 @@ def _test_tetra(p, a, b, c, d):
 @kernel
 def _tri_affine_coord(v, a, b, c, p0, p1, p2):
     """Affine coordinates of p on the triangle v[a] v[b] v[c] (triAffineCoord)."""
-    v1 = (v[a, 0], v[a, 1], v[a, 2])
-    v2 = (v[b, 0], v[b, 1], v[b, 2])
-    v3 = (v[c, 0], v[c, 1], v[c, 2])
-    p = (p0, p1, p2)
-    m14 = v2[1] * v3[2] - v2[2] * v3[1] - v1[1] * v3[2] + v1[2] * v3[1] + v1[1] * v2[2] - v1[2] * v2[1]
-    m24 = v2[0] * v3[2] - v2[2] * v3[0] - v1[0] * v3[2] + v1[2] * v3[0] + v1[0] * v2[2] - v1[2] * v2[0]
-    m34 = v2[0] * v3[1] - v2[1] * v3[0] - v1[0] * v3[1] + v1[1] * v3[0] + v1[0] * v2[1] - v1[1] * v2[0]
-    mu1 = abs(m14)
-    mu2 = abs(m24)
-    mu3 = abs(m34)
-    if mu1 >= mu2 and mu1 >= mu3:
-        m_max = m14
-        x, y = 1, 2
-    elif mu2 >= mu3:
-        m_max = m24
-        x, y = 0, 2
-    else:
-        m_max = m34
-        x, y = 0, 1
-    c31 = (p[x] * v2[y] + p[y] * v3[x] + v2[x] * v3[y]
-           - p[x] * v3[y] - p[y] * v2[x] - v3[x] * v2[y])
-    c32 = (p[x] * v3[y] + p[y] * v1[x] + v3[x] * v1[y]
-           - p[x] * v1[y] - p[y] * v3[x] - v1[x] * v3[y])
-    c33 = (p[x] * v1[y] + p[y] * v2[x] + v1[x] * v2[y]
-           - p[x] * v2[y] - p[y] * v1[x] - v2[x] * v1[y])
+    m_max, c31, c32, c33 = _triangle_cofactors(v, a, b, c, p0, p1, p2)
     return _div(c31, m_max), _div(c32, m_max), _div(c33, m_max)
 
 
