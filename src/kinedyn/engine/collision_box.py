@@ -97,15 +97,11 @@ def _rot(xmat, a, b, i, j):
 
 
 @kernel
-def _local(xmat, g, i, x, y, z):
-    """(mat_g' v)[i]: component i of world vector v in the frame of geom g (mju_mulMatTVec3)."""
-    return xmat[g, 0, i] * x + xmat[g, 1, i] * y + xmat[g, 2, i] * z
-
-
-@kernel
 def _local3(xmat, g, x, y, z):
     """mat_g' v: world vector v in the frame of geom g (mju_mulMatTVec3), as a 3-tuple."""
-    return _local(xmat, g, 0, x, y, z), _local(xmat, g, 1, x, y, z), _local(xmat, g, 2, x, y, z)
+    return (xmat[g, 0, 0] * x + xmat[g, 1, 0] * y + xmat[g, 2, 0] * z,
+            xmat[g, 0, 1] * x + xmat[g, 1, 1] * y + xmat[g, 2, 1] * z,
+            xmat[g, 0, 2] * x + xmat[g, 1, 2] * y + xmat[g, 2, 2] * z)
 
 
 # ---- sphere : box ---------------------------------------------------------------------------
@@ -838,18 +834,10 @@ def _box_face_contact(xpos, xmat, size, g1, g2, code, margin, p21x, p21y, p21z, 
 def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Box geom g1 against box geom g2: up to eight contacts (mjc_BoxBox; see above)."""
     # box 2's centre in box 1's frame and box 1's in box 2's
-    t0 = xpos[g2, 0] - xpos[g1, 0]
-    t1 = xpos[g2, 1] - xpos[g1, 1]
-    t2 = xpos[g2, 2] - xpos[g1, 2]
-    p21x = _local(xmat, g1, 0, t0, t1, t2)
-    p21y = _local(xmat, g1, 1, t0, t1, t2)
-    p21z = _local(xmat, g1, 2, t0, t1, t2)
-    t0 = xpos[g1, 0] - xpos[g2, 0]
-    t1 = xpos[g1, 1] - xpos[g2, 1]
-    t2 = xpos[g1, 2] - xpos[g2, 2]
-    p12x = _local(xmat, g2, 0, t0, t1, t2)
-    p12y = _local(xmat, g2, 1, t0, t1, t2)
-    p12z = _local(xmat, g2, 2, t0, t1, t2)
+    p21x, p21y, p21z = _local3(xmat, g1, xpos[g2, 0] - xpos[g1, 0], xpos[g2, 1] - xpos[g1, 1],
+                               xpos[g2, 2] - xpos[g1, 2])
+    p12x, p12y, p12z = _local3(xmat, g2, xpos[g1, 0] - xpos[g2, 0], xpos[g1, 1] - xpos[g2, 1],
+                               xpos[g1, 2] - xpos[g2, 2])
 
     # ---- stage 1: separating-axis test
     septol = margin + BOX_SEPEPS * (size[g1, 0] + size[g1, 1] + size[g1, 2]

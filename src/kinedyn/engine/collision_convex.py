@@ -31,7 +31,7 @@ from kinedyn.engine.collision_gjk import (
     ccd,
     convex_work_size,
 )
-from kinedyn.engine.collision_primitive import write_contact
+from kinedyn.engine.collision_primitive import write_contact, z_axis
 from kinedyn.engine.util_spatial import normalized3
 
 GEOM_SPHERE = 2
@@ -110,12 +110,10 @@ def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, c
 def collide_plane_convex(geom_type, xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Plane-ellipsoid (mjc_PlaneConvex): the ellipsoid's support point against the plane
     normal. One contact."""
-    nx = xmat[g1, 0, 2]
-    ny = xmat[g1, 1, 2]
-    nz = xmat[g1, 2, 2]
-    d0 = -xmat[g1, 0, 2]
-    d1 = -xmat[g1, 1, 2]
-    d2 = -xmat[g1, 2, 2]
+    nx, ny, nz = z_axis(xmat, g1)
+    d0 = -nx
+    d1 = -ny
+    d2 = -nz
     m = xmat[g2]
     # mjccd_support: local direction, support on the ellipsoid, back to the world frame
     l0 = m[0, 0] * d0 + m[1, 0] * d1 + m[2, 0] * d2

@@ -292,24 +292,23 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
 
 
 @kernel
+def _inflated_support(res, r, obf, obi, k, d0, d1, d2):
+    """res[r] = object k's support point in the unit direction d, pushed out along d by half
+    its margin when it has one (a geom's margin/2 inflation in support and epaSupport)."""
+    support_point(res, r, obf, obi, k, d0, d1, d2)
+    if obf[k, 15] > 0 and obi[k, 3] >= 0:
+        m = 0.5 * obf[k, 15]
+        res[r, 0] += d0 * m
+        res[r, 1] += d1 * m
+        res[r, 2] += d2 * m
+
+
+@kernel
 def _support(vert, vert1, vert2, vidx, i, obf, obi, d0, d1, d2):
     """Support of obj1 - obj2 in direction d (unit), with each object's margin/2 inflation
     (support in engine_collision_gjk.c)."""
-    support_point(vert1, i, obf, obi, 0, d0, d1, d2)
-    if obf[0, 15] > 0 and obi[0, 3] >= 0:
-        m = 0.5 * obf[0, 15]
-        vert1[i, 0] += d0 * m
-        vert1[i, 1] += d1 * m
-        vert1[i, 2] += d2 * m
-    n0 = -d0
-    n1 = -d1
-    n2 = -d2
-    support_point(vert2, i, obf, obi, 1, n0, n1, n2)
-    if obf[1, 15] > 0 and obi[1, 3] >= 0:
-        m = 0.5 * obf[1, 15]
-        vert2[i, 0] += n0 * m
-        vert2[i, 1] += n1 * m
-        vert2[i, 2] += n2 * m
+    _inflated_support(vert1, i, obf, obi, 0, d0, d1, d2)
+    _inflated_support(vert2, i, obf, obi, 1, -d0, -d1, -d2)
     for c in range(3):
         vert[i, c] = vert1[i, c] - vert2[i, c]
     vidx[i, 0] = obi[0, 2]
@@ -710,18 +709,8 @@ def _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d0, d1, d2, dnorm):
         n0, n1, n2 = -dir0, -dir1, -dir2
     i = cnt[0]
     cnt[0] += 1
-    support_point(pv1, i, obf, obi, 0, dir0, dir1, dir2)
-    if obf[0, 15] > 0 and obi[0, 3] >= 0:
-        m = 0.5 * obf[0, 15]
-        pv1[i, 0] += dir0 * m
-        pv1[i, 1] += dir1 * m
-        pv1[i, 2] += dir2 * m
-    support_point(pv2, i, obf, obi, 1, n0, n1, n2)
-    if obf[1, 15] > 0 and obi[1, 3] >= 0:
-        m = 0.5 * obf[1, 15]
-        pv2[i, 0] += n0 * m
-        pv2[i, 1] += n1 * m
-        pv2[i, 2] += n2 * m
+    _inflated_support(pv1, i, obf, obi, 0, dir0, dir1, dir2)
+    _inflated_support(pv2, i, obf, obi, 1, n0, n1, n2)
     for c in range(3):
         pv[i, c] = pv1[i, c] - pv2[i, c]
     pidx[i, 0] = obi[0, 2]
@@ -1526,9 +1515,7 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, 
 @kernel
 def _box_normals2(nrm, idx, obf, k, d0, d1, d2):
     """A box face whose normal is within FACE_TOL of direction d (boxNormals2)."""
-    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
-    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
-    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+    l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
     s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
     l0 = l0 * s
     l1 = l1 * s
@@ -1676,9 +1663,7 @@ def _box_face(face, obf, k, idx):
 @kernel
 def _cyl_normals(nrm, idx, obf, k, d0, d1, d2):
     """Cylinder cap whose normal is within FACE_TOL of direction d: idx 0 top, 1 bottom."""
-    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
-    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
-    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
+    l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
     s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
     l2 = l2 * s
     if l2 > FACE_TOL:
@@ -1708,9 +1693,7 @@ def _cyl_face(face, obf, k, idx):
 def _side_edge(face, obf, k, d0, d1, d2):
     """The segment of a cylinder's side (or a capsule's surface) facing direction d, if d is
     within EDGE_TOL of perpendicular to the axis; returns 2 (segment) or 0."""
-    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
-    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
-    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+    l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
     s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
     if abs(l2 * s) >= EDGE_TOL:
         return 0

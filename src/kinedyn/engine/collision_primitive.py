@@ -46,7 +46,14 @@ from kinedyn._jit import kernel
 from kinedyn.engine.types import MINVAL
 from kinedyn.engine.util_spatial import clip, normalized3
 
-# ---- writing one contact -----------------------------------------------------------------------
+# ---- small helpers (the box and convex colliders use them too) -----------------------------------
+
+
+@kernel
+def z_axis(xmat, g):
+    """Geom g's z axis, the third column of its rotation (a plane's normal, a capsule's or
+    cylinder's axis), as a 3-tuple."""
+    return xmat[g, 0, 2], xmat[g, 1, 2], xmat[g, 2, 2]
 
 
 @kernel
@@ -118,9 +125,7 @@ def _sphere_sphere(margin, x1, y1, z1, a1x, a1y, a1z, r1, x2, y2, z2, a2x, a2y, 
 @kernel
 def collide_plane_sphere(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Plane g1 against sphere g2 (mjc_PlaneSphere): at most one contact, normal = the plane's z."""
-    nx = xmat[g1, 0, 2]
-    ny = xmat[g1, 1, 2]
-    nz = xmat[g1, 2, 2]
+    nx, ny, nz = z_axis(xmat, g1)
     hit, d, px, py, pz = _plane_sphere(margin, xpos[g1, 0], xpos[g1, 1], xpos[g1, 2], nx, ny, nz,
                                        xpos[g2, 0], xpos[g2, 1], xpos[g2, 2], size[g2, 0])
     if not hit:
@@ -133,12 +138,8 @@ def collide_plane_sphere(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0)
 def collide_plane_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Plane g1 against capsule g2 (mjc_PlaneCapsule): the two end spheres tested in turn
     (+axis end first), up to two contacts, each with the capsule's axis as tangent hint."""
-    nx = xmat[g1, 0, 2]
-    ny = xmat[g1, 1, 2]
-    nz = xmat[g1, 2, 2]
-    ax = xmat[g2, 0, 2]
-    ay = xmat[g2, 1, 2]
-    az = xmat[g2, 2, 2]
+    nx, ny, nz = z_axis(xmat, g1)
+    ax, ay, az = z_axis(xmat, g2)
     half = size[g2, 1]
     sx = half * ax
     sy = half * ay
@@ -171,12 +172,8 @@ def collide_plane_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c
     cylinder standing on its cap rests on a triangle. With the cap parallel to the plane the
     "deepest" rim point is taken along the cylinder's x axis.
     """
-    nx = xmat[g1, 0, 2]
-    ny = xmat[g1, 1, 2]
-    nz = xmat[g1, 2, 2]
-    ax = xmat[g2, 0, 2]
-    ay = xmat[g2, 1, 2]
-    az = xmat[g2, 2, 2]
+    nx, ny, nz = z_axis(xmat, g1)
+    ax, ay, az = z_axis(xmat, g2)
     radius = size[g2, 0]
     half = size[g2, 1]
 
@@ -269,9 +266,7 @@ def collide_plane_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     the first four that lie on the plane's side of the box centre (``ldist <= 0``) within the
     margin are taken, not the four deepest.
     """
-    nx = xmat[g1, 0, 2]
-    ny = xmat[g1, 1, 2]
-    nz = xmat[g1, 2, 2]
+    nx, ny, nz = z_axis(xmat, g1)
     d0 = ((xpos[g2, 0] - xpos[g1, 0]) * nx + (xpos[g2, 1] - xpos[g1, 1]) * ny
           + (xpos[g2, 2] - xpos[g1, 2]) * nz)
     cnt = 0
@@ -317,9 +312,7 @@ def collide_sphere_sphere(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0
 def collide_sphere_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Sphere g1 against capsule g2 (mjc_SphereCapsule): the sphere against the point of the
     capsule's segment nearest its centre (clipped to the segment), at most one contact."""
-    ax = xmat[g2, 0, 2]
-    ay = xmat[g2, 1, 2]
-    az = xmat[g2, 2, 2]
+    ax, ay, az = z_axis(xmat, g2)
     half = size[g2, 1]
     x = (ax * (xpos[g1, 0] - xpos[g2, 0]) + ay * (xpos[g1, 1] - xpos[g2, 1])
          + az * (xpos[g1, 2] - xpos[g2, 2]))
@@ -341,9 +334,7 @@ def collide_sphere_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, 
     """
     radius = size[g2, 0]
     height = size[g2, 1]
-    ax = xmat[g2, 0, 2]
-    ay = xmat[g2, 1, 2]
-    az = xmat[g2, 2, 2]
+    ax, ay, az = z_axis(xmat, g2)
 
     # the sphere's centre relative to the cylinder: along the axis (x) and across it (p)
     vx = xpos[g1, 0] - xpos[g2, 0]
