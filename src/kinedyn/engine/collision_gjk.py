@@ -1716,6 +1716,19 @@ def _shift(dist, m, margin):
 
 
 @kernel
+def _edge_in_face(edge_dirs, nedge, face_normals, nface):
+    """The first (edge, face) pair, faces in the outer loop, whose unit edge direction is within
+    EDGE_TOL of perpendicular to the face normal (the edge lies in the face, as mjc_multicontact
+    tests each way round); (-1, -1) if there is none."""
+    for j in range(nface):
+        for i in range(nedge):
+            if abs(_dot(edge_dirs[i, 0], edge_dirs[i, 1], edge_dirs[i, 2],
+                        face_normals[j, 0], face_normals[j, 1], face_normals[j, 2])) < EDGE_TOL:
+                return i, j
+    return -1, -1
+
+
+@kernel
 def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, obf, obi, work,
                  iwork):
     """Contacts from aligned features at the EPA face (multicontact); returns the number of
@@ -1818,14 +1831,8 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                                face1[1, 2] - face1[0, 2])
                 n1[0, 0], n1[0, 1], n1[0, 2] = e
         if nedge > 0 and nnorms2 > 0:
-            for j in range(nnorms2):
-                for i in range(nedge):
-                    if fi < 0 and abs(_dot(n1[i, 0], n1[i, 1], n1[i, 2],
-                                           n2[j, 0], n2[j, 1], n2[j, 2])) < EDGE_TOL:
-                        ei = i
-                        fi = j
-            if fi >= 0:
-                edgecon1 = True
+            ei, fi = _edge_in_face(n1, nedge, n2, nnorms2)
+            edgecon1 = fi >= 0
         if fi < 0:
             nedge = 0
             if t2 == GEOM_BOX and nface2 < 3:
@@ -1839,14 +1846,8 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                                    face2[1, 2] - face2[0, 2])
                     n2[0, 0], n2[0, 1], n2[0, 2] = e
             if nedge > 0 and nnorms1 > 0:
-                for j in range(nnorms1):
-                    for i in range(nedge):
-                        if fi < 0 and abs(_dot(n2[i, 0], n2[i, 1], n2[i, 2],
-                                               n1[j, 0], n1[j, 1], n1[j, 2])) < EDGE_TOL:
-                            ei = i
-                            fi = j
-                if fi >= 0:
-                    edgecon2 = True
+                ei, fi = _edge_in_face(n2, nedge, n1, nnorms1)
+                edgecon2 = fi >= 0
         if fi < 0:
             return nx
 
