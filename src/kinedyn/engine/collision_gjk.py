@@ -56,6 +56,7 @@ EDGE_TOL = 0.0888                       # edge and face aligned (~5.1 deg)
 MAXCONPAIR = 50
 
 GEOM_HFIELD = 1
+GEOM_SPHERE = 2
 GEOM_CAPSULE = 3
 GEOM_CYLINDER = 5
 GEOM_BOX = 6
@@ -1161,6 +1162,24 @@ def _inflate(x1, x2, dist, margin1, margin2):
 
 
 @kernel
+def _shrink_for_gjk(obf, obi, k):
+    """mjc_ccd's reduction of object k before GJK (see ccd): a sphere becomes its centre point,
+    a capsule its segment, both to be inflated back by the radius plus half the margin; any
+    other geom with a margin loses it, to be inflated back by half of it. Sets obi[k, 1] and
+    obf[k, 15] (the caller restores them) and returns the inflation (0 for none)."""
+    t = obi[k, 0]
+    margin = obf[k, 15]
+    if t == GEOM_SPHERE or t == GEOM_CAPSULE:
+        obi[k, 1] = SUPPORT_POINT if t == GEOM_SPHERE else SUPPORT_LINE
+        obf[k, 15] = 0.0
+        return obf[k, 12] + 0.5 * margin
+    if margin > 0:
+        obf[k, 15] = 0.0
+        return 0.5 * margin
+    return 0.0
+
+
+@kernel
 def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, iwork):
     """General convex collision (mjc_ccd, with dist_cutoff 0 as mjc_Convex configures it).
 
@@ -1181,39 +1200,18 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 
     t1 = obi[0, 0]
     t2 = obi[1, 0]
-    if t1 == 2 or t2 == 2 or t1 == 3 or t2 == 3 or obf[0, 15] > 0 or obf[1, 15] > 0:
+    if (t1 == GEOM_SPHERE or t2 == GEOM_SPHERE or t1 == GEOM_CAPSULE or t2 == GEOM_CAPSULE
+            or obf[0, 15] > 0 or obf[1, 15] > 0):
         # spheres and capsules shrink to points and segments, and geoms with a margin lose it;
         # GJK finds their distance and a shallow contact is inflated back. MuJoCo 4.0 treats
         # margins this way too (3.17, multi-contact for positive margins); the 3.12 source
         # inflates the supports instead. Found by fuzzing against 4.0.
-        full1 = 0.0
-        full2 = 0.0
         margin1 = obf[0, 15]
         margin2 = obf[1, 15]
         kind1 = obi[0, 1]
         kind2 = obi[1, 1]
-        if t1 == 2:
-            full1 = obf[0, 12] + 0.5 * margin1
-            obi[0, 1] = SUPPORT_POINT
-            obf[0, 15] = 0.0
-        elif t1 == 3:
-            full1 = obf[0, 12] + 0.5 * margin1
-            obi[0, 1] = SUPPORT_LINE
-            obf[0, 15] = 0.0
-        if t2 == 2:
-            full2 = obf[1, 12] + 0.5 * margin2
-            obi[1, 1] = SUPPORT_POINT
-            obf[1, 15] = 0.0
-        elif t2 == 3:
-            full2 = obf[1, 12] + 0.5 * margin2
-            obi[1, 1] = SUPPORT_LINE
-            obf[1, 15] = 0.0
-        if t1 != 2 and t1 != 3 and margin1 > 0:
-            full1 = 0.5 * margin1
-            obf[0, 15] = 0.0
-        if t2 != 2 and t2 != 3 and margin2 > 0:
-            full2 = 0.5 * margin2
-            obf[1, 15] = 0.0
+        full1 = _shrink_for_gjk(obf, obi, 0)
+        full2 = _shrink_for_gjk(obf, obi, 1)
         d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter,
                                           0.0 + full1 + full2, work, iwork)
         obf[0, 15] = margin1
