@@ -33,7 +33,9 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import kernel
+from kinedyn.engine.collision_primitive import write_contact
 from kinedyn.engine.types import MAXVAL, MINVAL
+from kinedyn.engine.util_spatial import clip, normalized3
 
 # ---- helpers --------------------------------------------------------------------------------
 
@@ -60,16 +62,6 @@ def _set(x, y, z, i, v):
 
 
 @kernel
-def _clip(x, lo, hi):
-    """mju_clip: x clamped to [lo, hi], with its comparisons."""
-    if x < lo:
-        return lo
-    if x > hi:
-        return hi
-    return x
-
-
-@kernel
 def _clamped(x, limit):
     """x clamped to [-limit, limit] when limit > 0, else x (mju_clampVec on one component,
     with mju_clip's comparisons)."""
@@ -90,6 +82,14 @@ def _box_to_world(xpos, xmat, b, x, y, z):
 
 
 @kernel
+def _box_dir_to_world(xmat, b, x, y, z):
+    """mat_b (x, y, z): a direction in box b's frame in world coordinates."""
+    return (xmat[b, 0, 0] * x + xmat[b, 0, 1] * y + xmat[b, 0, 2] * z,
+            xmat[b, 1, 0] * x + xmat[b, 1, 1] * y + xmat[b, 1, 2] * z,
+            xmat[b, 2, 0] * x + xmat[b, 2, 1] * y + xmat[b, 2, 2] * z)
+
+
+@kernel
 def _rot(xmat, a, b, i, j):
     """(mat_a' mat_b)[i, j]: axis j of box b in the frame of box a, component i
     (mju_mulMatTMat3's entry, same products in the same order)."""
@@ -97,9 +97,11 @@ def _rot(xmat, a, b, i, j):
 
 
 @kernel
-def _local(xmat, g, i, x, y, z):
-    """(mat_g' v)[i]: component i of world vector v in the frame of geom g (mju_mulMatTVec3)."""
-    return xmat[g, 0, i] * x + xmat[g, 1, i] * y + xmat[g, 2, i] * z
+def _local3(xmat, g, x, y, z):
+    """mat_g' v: world vector v in the frame of geom g (mju_mulMatTVec3), as a 3-tuple."""
+    return (xmat[g, 0, 0] * x + xmat[g, 1, 0] * y + xmat[g, 2, 0] * z,
+            xmat[g, 0, 1] * x + xmat[g, 1, 1] * y + xmat[g, 2, 1] * z,
+            xmat[g, 0, 2] * x + xmat[g, 1, 2] * y + xmat[g, 2, 2] * z)
 
 
 # ---- sphere : box ---------------------------------------------------------------------------
@@ -121,9 +123,7 @@ def _sphere_box(sx, sy, sz, radius, xpos, xmat, size, b, margin, dist, pos, fram
     t0 = sx - xpos[b, 0]
     t1 = sy - xpos[b, 1]
     t2 = sz - xpos[b, 2]
-    cx = xmat[b, 0, 0] * t0 + xmat[b, 1, 0] * t1 + xmat[b, 2, 0] * t2
-    cy = xmat[b, 0, 1] * t0 + xmat[b, 1, 1] * t1 + xmat[b, 2, 1] * t2
-    cz = xmat[b, 0, 2] * t0 + xmat[b, 1, 2] * t1 + xmat[b, 2, 2] * t2
+    cx, cy, cz = _local3(xmat, b, t0, t1, t2)
     s0 = size[b, 0]
     s1 = size[b, 1]
     s2 = size[b, 2]
@@ -132,17 +132,7 @@ def _sphere_box(sx, sy, sz, radius, xpos, xmat, size, b, margin, dist, pos, fram
     kz = _clamped(cz, s2)
 
     # direction clamped - centre, normalised as mju_normalize3 (near zero -> (1, 0, 0))
-    ux = kx - cx
-    uy = ky - cy
-    uz = kz - cz
-    d = math.sqrt(ux * ux + uy * uy + uz * uz)
-    if d < MINVAL:
-        ux, uy, uz = 1.0, 0.0, 0.0
-    else:
-        inv = 1.0 / d
-        ux *= inv
-        uy *= inv
-        uz *= inv
+    ux, uy, uz, d = normalized3(kx - cx, ky - cy, kz - cz)
 
     if d - radius > margin:
         return 0
@@ -185,16 +175,9 @@ def _sphere_box(sx, sy, sz, radius, xpos, xmat, size, b, margin, dist, pos, fram
         nx, ny, nz = ux, uy, uz
 
     # normal and position back in the world frame: mat2 n, mat2 p + p2
-    frame[c, 0, 0] = xmat[b, 0, 0] * nx + xmat[b, 0, 1] * ny + xmat[b, 0, 2] * nz
-    frame[c, 0, 1] = xmat[b, 1, 0] * nx + xmat[b, 1, 1] * ny + xmat[b, 1, 2] * nz
-    frame[c, 0, 2] = xmat[b, 2, 0] * nx + xmat[b, 2, 1] * ny + xmat[b, 2, 2] * nz
-    pos[c, 0] = (xmat[b, 0, 0] * px + xmat[b, 0, 1] * py + xmat[b, 0, 2] * pz) + xpos[b, 0]
-    pos[c, 1] = (xmat[b, 1, 0] * px + xmat[b, 1, 1] * py + xmat[b, 1, 2] * pz) + xpos[b, 1]
-    pos[c, 2] = (xmat[b, 2, 0] * px + xmat[b, 2, 1] * py + xmat[b, 2, 2] * pz) + xpos[b, 2]
-    dist[c] = d - radius
-    frame[c, 1, 0] = 0.0
-    frame[c, 1, 1] = 0.0
-    frame[c, 1, 2] = 0.0
+    wx, wy, wz = _box_to_world(xpos, xmat, b, px, py, pz)
+    nx, ny, nz = _box_dir_to_world(xmat, b, nx, ny, nz)
+    write_contact(dist, pos, frame, c, d - radius, wx, wy, wz, nx, ny, nz)
     return 1
 
 
@@ -207,6 +190,27 @@ def collide_sphere_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
 
 # ---- capsule : box --------------------------------------------------------------------------
 
+
+
+@kernel
+def _clamp_to_half(x, half):
+    """x clamped to [-half, half], and whether it lay outside (with mju_clip's comparisons)."""
+    if x < -half:
+        return -half, True
+    if x > half:
+        return half, True
+    return x, False
+
+
+@kernel
+def _clamp_unit(x, code):
+    """x clamped to [-1, 1] with its end code: 2 clamped to the upper end, 0 to the lower, else
+    ``code`` unchanged (mjc_CapsuleBox's s1/s2 codes)."""
+    if x > 1.0:
+        return 1.0, 2
+    if x < -1.0:
+        return -1.0, 0
+    return x, code
 
 
 @kernel
@@ -243,15 +247,9 @@ def collide_capsule_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     t0 = xpos[g1, 0] - xpos[g2, 0]
     t1 = xpos[g1, 1] - xpos[g2, 1]
     t2 = xpos[g1, 2] - xpos[g2, 2]
-    p0 = xmat[g2, 0, 0] * t0 + xmat[g2, 1, 0] * t1 + xmat[g2, 2, 0] * t2
-    p1 = xmat[g2, 0, 1] * t0 + xmat[g2, 1, 1] * t1 + xmat[g2, 2, 1] * t2
-    p2 = xmat[g2, 0, 2] * t0 + xmat[g2, 1, 2] * t1 + xmat[g2, 2, 2] * t2
-    z0 = xmat[g1, 0, 2]  # the capsule's axis (its z column)
-    z1 = xmat[g1, 1, 2]
-    z2 = xmat[g1, 2, 2]
-    a0 = xmat[g2, 0, 0] * z0 + xmat[g2, 1, 0] * z1 + xmat[g2, 2, 0] * z2
-    a1 = xmat[g2, 0, 1] * z0 + xmat[g2, 1, 1] * z1 + xmat[g2, 2, 1] * z2
-    a2 = xmat[g2, 0, 2] * z0 + xmat[g2, 1, 2] * z1 + xmat[g2, 2, 2] * z2
+    p0, p1, p2 = _local3(xmat, g2, t0, t1, t2)
+    # the capsule's axis (its z column)
+    a0, a1, a2 = _local3(xmat, g2, xmat[g1, 0, 2], xmat[g1, 1, 2], xmat[g1, 2, 2])
     h0 = a0 * halflength
     h1 = a1 * halflength
     h2 = a2 * halflength
@@ -288,34 +286,12 @@ def collide_capsule_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
         e1 = p1 + h1 * i
         e2 = p2 + h2 * i
         q0, q1, q2 = e0, e1, e2
-        nclamp = 0
-        face = -1
-        if e0 < -sb0:
-            nclamp += 1
-            face = 0
-            e0 = -sb0
-        elif e0 > sb0:
-            nclamp += 1
-            face = 0
-            e0 = sb0
-        if e1 < -sb1:
-            nclamp += 1
-            face = 1
-            e1 = -sb1
-        elif e1 > sb1:
-            nclamp += 1
-            face = 1
-            e1 = sb1
-        if e2 < -sb2:
-            nclamp += 1
-            face = 2
-            e2 = -sb2
-        elif e2 > sb2:
-            nclamp += 1
-            face = 2
-            e2 = sb2
-        if nclamp > 1:
+        e0, out0 = _clamp_to_half(e0, sb0)
+        e1, out1 = _clamp_to_half(e1, sb1)
+        e2, out2 = _clamp_to_half(e2, sb2)
+        if int(out0) + int(out1) + int(out2) > 1:
             continue
+        face = 2 if out2 else (1 if out1 else (0 if out0 else -1))  # the clamped axis, if any
         e0 -= q0
         e1 -= q1
         e2 -= q2
@@ -376,22 +352,12 @@ def collide_capsule_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
                 x2 = 1.0
                 s2 = 2
                 x1 = (u - mb) * (1.0 / ma)
-                if x1 > 1.0:
-                    x1 = 1.0
-                    s1 = 2
-                elif x1 < -1.0:
-                    x1 = -1.0
-                    s1 = 0
+                x1, s1 = _clamp_unit(x1, s1)
             elif x2 < -1.0:
                 x2 = -1.0
                 s2 = 0
                 x1 = (u + mb) * (1.0 / ma)
-                if x1 > 1.0:
-                    x1 = 1.0
-                    s1 = 2
-                elif x1 < -1.0:
-                    x1 = -1.0
-                    s1 = 0
+                x1, s1 = _clamp_unit(x1, s1)
 
             f0 = k0 - p0
             f1 = k1 - p1
@@ -625,6 +591,16 @@ def _rinc(xmat, g1, g2, ref1, r, c):
 
 
 @kernel
+def _edge_axis(xmat, g1, g2, i, j):
+    """The unit axis e_i x (axis j of box 2) in box 1's frame (component i is zero), normalised
+    as mju_normalize3 (near zero -> (1, 0, 0)): mjc_BoxBox's edge-edge axis 6 + 3 i + j."""
+    n0, n1, n2 = _set(0.0, 0.0, 0.0, (i + 1) % 3, -_rot(xmat, g1, g2, (i + 2) % 3, j))
+    n0, n1, n2 = _set(n0, n1, n2, (i + 2) % 3, _rot(xmat, g1, g2, (i + 1) % 3, j))
+    n0, n1, n2, _ = normalized3(n0, n1, n2)
+    return n0, n1, n2
+
+
+@kernel
 def _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol, dist, pos, frame, c0):
     """Stage 2a of mjc_BoxBox: the edge-edge contact for edge axis ``code`` = 6 + 3 i + j
     (edge i of box 1 crossed with edge j of box 2). Returns 0 or 1.
@@ -643,18 +619,8 @@ def _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol, 
     j1 = (j + 1) % 3
     j2 = (j + 2) % 3
 
-    # unit axis e_i x (axis j of box 2), oriented from box 1 towards box 2 (mju_normalize3;
-    # component i is zero)
-    n0, n1, n2 = _set(0.0, 0.0, 0.0, i1, -_rot(xmat, g1, g2, i2, j))
-    n0, n1, n2 = _set(n0, n1, n2, i2, _rot(xmat, g1, g2, i1, j))
-    norm = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-    if norm < MINVAL:
-        n0, n1, n2 = 1.0, 0.0, 0.0
-    else:
-        inv = 1.0 / norm
-        n0 *= inv
-        n1 *= inv
-        n2 *= inv
+    # the unit edge axis, oriented from box 1 towards box 2
+    n0, n1, n2 = _edge_axis(xmat, g1, g2, i, j)
     if n0 * p21x + n1 * p21y + n2 * p21z < 0.0:
         n0, n1, n2 = -n0, -n1, -n2
 
@@ -717,9 +683,9 @@ def _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol, 
             d1e = _comp(u0, u1, u2, i)
             d2e = d0 * u0 + d1 * u1 + d2 * u2
             s = 0.0 if denom < MINVAL else (d1e - b * d2e) / denom
-            s = _clip(s, -h1, h1)
-            t = _clip(b * s - d2e, -h2, h2)
-            s = _clip(d1e + b * t, -h1, h1)
+            s = clip(s, -h1, h1)
+            t = clip(b * s - d2e, -h2, h2)
+            s = clip(d1e + b * t, -h1, h1)
 
             p0, p1, p2 = _set(e0, e1, e2, i, _comp(e0, e1, e2, i) + s)
             q0 = k0 + d0 * t
@@ -740,14 +706,9 @@ def _box_edge_contact(xpos, xmat, size, g1, g2, code, p21x, p21y, p21z, septol, 
         return 0
 
     # the midpoint of the closest points, and the axis, in the world
-    m0 = 0.5 * (w10 + w20)
-    m1 = 0.5 * (w11 + w21)
-    m2 = 0.5 * (w12 + w22)
-    dist[c0] = sep
-    for r in range(3):
-        pos[c0, r] = (xmat[g1, r, 0] * m0 + xmat[g1, r, 1] * m1 + xmat[g1, r, 2] * m2) + xpos[g1, r]
-        frame[c0, 0, r] = xmat[g1, r, 0] * n0 + xmat[g1, r, 1] * n1 + xmat[g1, r, 2] * n2
-        frame[c0, 1, r] = 0.0
+    px, py, pz = _box_to_world(xpos, xmat, g1, 0.5 * (w10 + w20), 0.5 * (w11 + w21), 0.5 * (w12 + w22))
+    nx, ny, nz = _box_dir_to_world(xmat, g1, n0, n1, n2)
+    write_contact(dist, pos, frame, c0, sep, px, py, pz, nx, ny, nz)
     return 1
 
 
@@ -863,16 +824,8 @@ def _box_face_contact(xpos, xmat, size, g1, g2, code, margin, p21x, p21y, p21z, 
         l0, l1, l2 = _set(0.0, 0.0, 0.0, ax, x)
         l0, l1, l2 = _set(l0, l1, l2, ay, y)
         l0, l1, l2 = _set(l0, l1, l2, a, sgn * (ha + 0.5 * z))
-        dist[c0 + k] = z
-        for r in range(3):
-            pos[c0 + k, r] = ((xmat[gref, r, 0] * l0 + xmat[gref, r, 1] * l1 + xmat[gref, r, 2] * l2)
-                              + xpos[gref, r])
-        frame[c0 + k, 0, 0] = nx
-        frame[c0 + k, 0, 1] = ny
-        frame[c0 + k, 0, 2] = nz
-        frame[c0 + k, 1, 0] = 0.0
-        frame[c0 + k, 1, 1] = 0.0
-        frame[c0 + k, 1, 2] = 0.0
+        px, py, pz = _box_to_world(xpos, xmat, gref, l0, l1, l2)
+        write_contact(dist, pos, frame, c0 + k, z, px, py, pz, nx, ny, nz)
     return naccept
 
 
@@ -881,18 +834,10 @@ def _box_face_contact(xpos, xmat, size, g1, g2, code, margin, p21x, p21y, p21z, 
 def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Box geom g1 against box geom g2: up to eight contacts (mjc_BoxBox; see above)."""
     # box 2's centre in box 1's frame and box 1's in box 2's
-    t0 = xpos[g2, 0] - xpos[g1, 0]
-    t1 = xpos[g2, 1] - xpos[g1, 1]
-    t2 = xpos[g2, 2] - xpos[g1, 2]
-    p21x = _local(xmat, g1, 0, t0, t1, t2)
-    p21y = _local(xmat, g1, 1, t0, t1, t2)
-    p21z = _local(xmat, g1, 2, t0, t1, t2)
-    t0 = xpos[g1, 0] - xpos[g2, 0]
-    t1 = xpos[g1, 1] - xpos[g2, 1]
-    t2 = xpos[g1, 2] - xpos[g2, 2]
-    p12x = _local(xmat, g2, 0, t0, t1, t2)
-    p12y = _local(xmat, g2, 1, t0, t1, t2)
-    p12z = _local(xmat, g2, 2, t0, t1, t2)
+    p21x, p21y, p21z = _local3(xmat, g1, xpos[g2, 0] - xpos[g1, 0], xpos[g2, 1] - xpos[g1, 1],
+                               xpos[g2, 2] - xpos[g1, 2])
+    p12x, p12y, p12z = _local3(xmat, g2, xpos[g1, 0] - xpos[g2, 0], xpos[g1, 1] - xpos[g2, 1],
+                               xpos[g1, 2] - xpos[g2, 2])
 
     # ---- stage 1: separating-axis test
     septol = margin + BOX_SEPEPS * (size[g1, 0] + size[g1, 1] + size[g1, 2]
@@ -961,16 +906,7 @@ def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     if code >= 6:
         i = (code - 6) // 3
         j = (code - 6) % 3
-        n0, n1, n2 = _set(0.0, 0.0, 0.0, (i + 1) % 3, -_rot(xmat, g1, g2, (i + 2) % 3, j))
-        n0, n1, n2 = _set(n0, n1, n2, (i + 2) % 3, _rot(xmat, g1, g2, (i + 1) % 3, j))
-        norm = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-        if norm < MINVAL:
-            n0, n1, n2 = 1.0, 0.0, 0.0
-        else:
-            inv = 1.0 / norm
-            n0 *= inv
-            n1 *= inv
-            n2 *= inv
+        n0, n1, n2 = _edge_axis(xmat, g1, g2, i, j)
         if code_face < 3:
             face_dot = abs(_comp(n0, n1, n2, code_face))
         else:

@@ -20,8 +20,6 @@ convex_work_size(ccd_iterations).
 
 from __future__ import annotations
 
-import math
-
 from kinedyn._jit import kernel
 from kinedyn.engine.collision_gjk import (
     I_OBI,
@@ -33,6 +31,8 @@ from kinedyn.engine.collision_gjk import (
     ccd,
     convex_work_size,
 )
+from kinedyn.engine.collision_primitive import write_contact, z_axis
+from kinedyn.engine.util_spatial import normalized3
 
 GEOM_SPHERE = 2
 GEOM_CAPSULE = 3
@@ -99,29 +99,10 @@ def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, c
     if not d < 0:
         return 0
     for i in range(nx):
-        r = c0 + i
-        dist[r] = margin + wdist[i]
-        for q in range(3):
-            pos[r, q] = x1[i, q] + x2[i, q]
-        for q in range(3):
-            pos[r, q] = pos[r, q] * 0.5
-        n0 = x1[i, 0] - x2[i, 0]
-        n1 = x1[i, 1] - x2[i, 1]
-        n2 = x1[i, 2] - x2[i, 2]
-        norm = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-        if norm < 1e-15:
-            n0, n1, n2 = 1.0, 0.0, 0.0
-        else:
-            inv = 1 / norm
-            n0 *= inv
-            n1 *= inv
-            n2 *= inv
-        frame[r, 0, 0] = n0
-        frame[r, 0, 1] = n1
-        frame[r, 0, 2] = n2
-        frame[r, 1, 0] = 0.0
-        frame[r, 1, 1] = 0.0
-        frame[r, 1, 2] = 0.0
+        # the witness points' midpoint, and the unit normal x1 - x2 (mju_normalize3)
+        n0, n1, n2, _ = normalized3(x1[i, 0] - x2[i, 0], x1[i, 1] - x2[i, 1], x1[i, 2] - x2[i, 2])
+        write_contact(dist, pos, frame, c0 + i, margin + wdist[i], (x1[i, 0] + x2[i, 0]) * 0.5,
+                      (x1[i, 1] + x2[i, 1]) * 0.5, (x1[i, 2] + x2[i, 2]) * 0.5, n0, n1, n2)
     return nx
 
 
@@ -129,12 +110,10 @@ def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, c
 def collide_plane_convex(geom_type, xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Plane-ellipsoid (mjc_PlaneConvex): the ellipsoid's support point against the plane
     normal. One contact."""
-    nx = xmat[g1, 0, 2]
-    ny = xmat[g1, 1, 2]
-    nz = xmat[g1, 2, 2]
-    d0 = -xmat[g1, 0, 2]
-    d1 = -xmat[g1, 1, 2]
-    d2 = -xmat[g1, 2, 2]
+    nx, ny, nz = z_axis(xmat, g1)
+    d0 = -nx
+    d1 = -ny
+    d2 = -nz
     m = xmat[g2]
     # mjccd_support: local direction, support on the ellipsoid, back to the world frame
     l0 = m[0, 0] * d0 + m[1, 0] * d1 + m[2, 0] * d2
@@ -143,14 +122,7 @@ def collide_plane_convex(geom_type, xpos, xmat, size, g1, g2, margin, dist, pos,
     s0 = l0 * size[g2, 0]
     s1 = l1 * size[g2, 1]
     s2 = l2 * size[g2, 2]
-    norm = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
-    if norm < 1e-15:
-        s0, s1, s2 = 1.0, 0.0, 0.0
-    else:
-        inv = 1 / norm
-        s0 *= inv
-        s1 *= inv
-        s2 *= inv
+    s0, s1, s2, _ = normalized3(s0, s1, s2)
     s0 *= size[g2, 0]
     s1 *= size[g2, 1]
     s2 *= size[g2, 2]
@@ -163,15 +135,6 @@ def collide_plane_convex(geom_type, xpos, xmat, size, g1, g2, margin, dist, pos,
     dd = nx * (v0 - xpos[g1, 0]) + ny * (v1 - xpos[g1, 1]) + nz * (v2 - xpos[g1, 2])
     if dd > margin:
         return 0
-    dist[c0] = dd
     h = -0.5 * dd
-    pos[c0, 0] = v0 + nx * h
-    pos[c0, 1] = v1 + ny * h
-    pos[c0, 2] = v2 + nz * h
-    frame[c0, 0, 0] = nx
-    frame[c0, 0, 1] = ny
-    frame[c0, 0, 2] = nz
-    frame[c0, 1, 0] = 0.0
-    frame[c0, 1, 1] = 0.0
-    frame[c0, 1, 2] = 0.0
+    write_contact(dist, pos, frame, c0, dd, v0 + nx * h, v1 + ny * h, v2 + nz * h, nx, ny, nz)
     return 1

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import kernel
+from kinedyn.engine.util_spatial import normalized3
 
 MINVAL = 1e-15
 MINVAL2 = MINVAL * MINVAL
@@ -55,6 +56,7 @@ EDGE_TOL = 0.0888                       # edge and face aligned (~5.1 deg)
 MAXCONPAIR = 50
 
 GEOM_HFIELD = 1
+GEOM_SPHERE = 2
 GEOM_CAPSULE = 3
 GEOM_CYLINDER = 5
 GEOM_BOX = 6
@@ -162,11 +164,8 @@ def _div(a, b):
 @kernel
 def _normalize(v0, v1, v2):
     """mju_normalize3 on a tuple."""
-    norm = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
-    if norm < MINVAL:
-        return 1.0, 0.0, 0.0
-    inv = 1.0 / norm
-    return v0 * inv, v1 * inv, v2 * inv
+    n0, n1, n2, _ = normalized3(v0, v1, v2)
+    return n0, n1, n2
 
 
 @kernel
@@ -294,24 +293,23 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
 
 
 @kernel
+def _inflated_support(res, r, obf, obi, k, d0, d1, d2):
+    """res[r] = object k's support point in the unit direction d, pushed out along d by half
+    its margin when it has one (a geom's margin/2 inflation in support and epaSupport)."""
+    support_point(res, r, obf, obi, k, d0, d1, d2)
+    if obf[k, 15] > 0 and obi[k, 3] >= 0:
+        m = 0.5 * obf[k, 15]
+        res[r, 0] += d0 * m
+        res[r, 1] += d1 * m
+        res[r, 2] += d2 * m
+
+
+@kernel
 def _support(vert, vert1, vert2, vidx, i, obf, obi, d0, d1, d2):
     """Support of obj1 - obj2 in direction d (unit), with each object's margin/2 inflation
     (support in engine_collision_gjk.c)."""
-    support_point(vert1, i, obf, obi, 0, d0, d1, d2)
-    if obf[0, 15] > 0 and obi[0, 3] >= 0:
-        m = 0.5 * obf[0, 15]
-        vert1[i, 0] += d0 * m
-        vert1[i, 1] += d1 * m
-        vert1[i, 2] += d2 * m
-    n0 = -d0
-    n1 = -d1
-    n2 = -d2
-    support_point(vert2, i, obf, obi, 1, n0, n1, n2)
-    if obf[1, 15] > 0 and obi[1, 3] >= 0:
-        m = 0.5 * obf[1, 15]
-        vert2[i, 0] += n0 * m
-        vert2[i, 1] += n1 * m
-        vert2[i, 2] += n2 * m
+    _inflated_support(vert1, i, obf, obi, 0, d0, d1, d2)
+    _inflated_support(vert2, i, obf, obi, 1, -d0, -d1, -d2)
     for c in range(3):
         vert[i, c] = vert1[i, c] - vert2[i, c]
     vidx[i, 0] = obi[0, 2]
@@ -418,20 +416,19 @@ def _lincomb_dist2(s, idx0, idx1, idx2, l0, l1, l2, n):
 
 
 @kernel
-def _s2d(s, i, j, k):
-    """Barycentric coordinates of the point of triangle s[i] s[j] s[k] closest to the origin
-    (S2D)."""
-    failed, p0, p1, p2 = _project_origin_plane(s, i, s, j, s, k)
-    if failed:
-        a, b = _s1d(s, i, j)
-        return a, b, 0.0
-    s1 = (s[i, 0], s[i, 1], s[i, 2])
-    s2 = (s[j, 0], s[j, 1], s[j, 2])
-    s3 = (s[k, 0], s[k, 1], s[k, 2])
+def _triangle_cofactors(v, a, b, c, p0, p1, p2):
+    """The part S2D and triAffineCoord share, for the triangle v[a] v[b] v[c] and a point p in
+    its plane: of the minors M_14, M_24, M_34 of [[v1 v2 v3], [1 1 1]] the largest in magnitude
+    (M_max: the coordinate plane the triangle projects on best, dropping one axis), and the
+    cofactors C31, C32, C33 there (signed areas of (p, v2, v3), (p, v3, v1), (p, v1, v2) in the
+    projection). The barycentric coordinates of p are C3i / M_max. Returns (M_max, C31, C32, C33)."""
+    v1 = (v[a, 0], v[a, 1], v[a, 2])
+    v2 = (v[b, 0], v[b, 1], v[b, 2])
+    v3 = (v[c, 0], v[c, 1], v[c, 2])
     p = (p0, p1, p2)
-    m14 = s2[1] * s3[2] - s2[2] * s3[1] - s1[1] * s3[2] + s1[2] * s3[1] + s1[1] * s2[2] - s1[2] * s2[1]
-    m24 = s2[0] * s3[2] - s2[2] * s3[0] - s1[0] * s3[2] + s1[2] * s3[0] + s1[0] * s2[2] - s1[2] * s2[0]
-    m34 = s2[0] * s3[1] - s2[1] * s3[0] - s1[0] * s3[1] + s1[1] * s3[0] + s1[0] * s2[1] - s1[1] * s2[0]
+    m14 = v2[1] * v3[2] - v2[2] * v3[1] - v1[1] * v3[2] + v1[2] * v3[1] + v1[1] * v2[2] - v1[2] * v2[1]
+    m24 = v2[0] * v3[2] - v2[2] * v3[0] - v1[0] * v3[2] + v1[2] * v3[0] + v1[0] * v2[2] - v1[2] * v2[0]
+    m34 = v2[0] * v3[1] - v2[1] * v3[0] - v1[0] * v3[1] + v1[1] * v3[0] + v1[0] * v2[1] - v1[1] * v2[0]
     mu1 = abs(m14)
     mu2 = abs(m24)
     mu3 = abs(m34)
@@ -444,12 +441,24 @@ def _s2d(s, i, j, k):
     else:
         m_max = m34
         x, y = 0, 1
-    c31 = (p[x] * s2[y] + p[y] * s3[x] + s2[x] * s3[y]
-           - p[x] * s3[y] - p[y] * s2[x] - s3[x] * s2[y])
-    c32 = (p[x] * s3[y] + p[y] * s1[x] + s3[x] * s1[y]
-           - p[x] * s1[y] - p[y] * s3[x] - s1[x] * s3[y])
-    c33 = (p[x] * s1[y] + p[y] * s2[x] + s1[x] * s2[y]
-           - p[x] * s2[y] - p[y] * s1[x] - s2[x] * s1[y])
+    c31 = (p[x] * v2[y] + p[y] * v3[x] + v2[x] * v3[y]
+           - p[x] * v3[y] - p[y] * v2[x] - v3[x] * v2[y])
+    c32 = (p[x] * v3[y] + p[y] * v1[x] + v3[x] * v1[y]
+           - p[x] * v1[y] - p[y] * v3[x] - v1[x] * v3[y])
+    c33 = (p[x] * v1[y] + p[y] * v2[x] + v1[x] * v2[y]
+           - p[x] * v2[y] - p[y] * v1[x] - v2[x] * v1[y])
+    return m_max, c31, c32, c33
+
+
+@kernel
+def _s2d(s, i, j, k):
+    """Barycentric coordinates of the point of triangle s[i] s[j] s[k] closest to the origin
+    (S2D)."""
+    failed, p0, p1, p2 = _project_origin_plane(s, i, s, j, s, k)
+    if failed:
+        a, b = _s1d(s, i, j)
+        return a, b, 0.0
+    m_max, c31, c32, c33 = _triangle_cofactors(s, i, j, k, p0, p1, p2)
     comp1 = _same_sign(m_max, c31)
     comp2 = _same_sign(m_max, c32)
     comp3 = _same_sign(m_max, c33)
@@ -701,18 +710,8 @@ def _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d0, d1, d2, dnorm):
         n0, n1, n2 = -dir0, -dir1, -dir2
     i = cnt[0]
     cnt[0] += 1
-    support_point(pv1, i, obf, obi, 0, dir0, dir1, dir2)
-    if obf[0, 15] > 0 and obi[0, 3] >= 0:
-        m = 0.5 * obf[0, 15]
-        pv1[i, 0] += dir0 * m
-        pv1[i, 1] += dir1 * m
-        pv1[i, 2] += dir2 * m
-    support_point(pv2, i, obf, obi, 1, n0, n1, n2)
-    if obf[1, 15] > 0 and obi[1, 3] >= 0:
-        m = 0.5 * obf[1, 15]
-        pv2[i, 0] += n0 * m
-        pv2[i, 1] += n1 * m
-        pv2[i, 2] += n2 * m
+    _inflated_support(pv1, i, obf, obi, 0, dir0, dir1, dir2)
+    _inflated_support(pv2, i, obf, obi, 1, n0, n1, n2)
     for c in range(3):
         pv[i, c] = pv1[i, c] - pv2[i, c]
     pidx[i, 0] = obi[0, 2]
@@ -753,31 +752,7 @@ def _test_tetra(p, a, b, c, d):
 @kernel
 def _tri_affine_coord(v, a, b, c, p0, p1, p2):
     """Affine coordinates of p on the triangle v[a] v[b] v[c] (triAffineCoord)."""
-    v1 = (v[a, 0], v[a, 1], v[a, 2])
-    v2 = (v[b, 0], v[b, 1], v[b, 2])
-    v3 = (v[c, 0], v[c, 1], v[c, 2])
-    p = (p0, p1, p2)
-    m14 = v2[1] * v3[2] - v2[2] * v3[1] - v1[1] * v3[2] + v1[2] * v3[1] + v1[1] * v2[2] - v1[2] * v2[1]
-    m24 = v2[0] * v3[2] - v2[2] * v3[0] - v1[0] * v3[2] + v1[2] * v3[0] + v1[0] * v2[2] - v1[2] * v2[0]
-    m34 = v2[0] * v3[1] - v2[1] * v3[0] - v1[0] * v3[1] + v1[1] * v3[0] + v1[0] * v2[1] - v1[1] * v2[0]
-    mu1 = abs(m14)
-    mu2 = abs(m24)
-    mu3 = abs(m34)
-    if mu1 >= mu2 and mu1 >= mu3:
-        m_max = m14
-        x, y = 1, 2
-    elif mu2 >= mu3:
-        m_max = m24
-        x, y = 0, 2
-    else:
-        m_max = m34
-        x, y = 0, 1
-    c31 = (p[x] * v2[y] + p[y] * v3[x] + v2[x] * v3[y]
-           - p[x] * v3[y] - p[y] * v2[x] - v3[x] * v2[y])
-    c32 = (p[x] * v3[y] + p[y] * v1[x] + v3[x] * v1[y]
-           - p[x] * v1[y] - p[y] * v3[x] - v1[x] * v3[y])
-    c33 = (p[x] * v1[y] + p[y] * v2[x] + v1[x] * v2[y]
-           - p[x] * v2[y] - p[y] * v1[x] - v2[x] * v1[y])
+    m_max, c31, c32, c33 = _triangle_cofactors(v, a, b, c, p0, p1, p2)
     return _div(c31, m_max), _div(c32, m_max), _div(c33, m_max)
 
 
@@ -1187,6 +1162,24 @@ def _inflate(x1, x2, dist, margin1, margin2):
 
 
 @kernel
+def _shrink_for_gjk(obf, obi, k):
+    """mjc_ccd's reduction of object k before GJK (see ccd): a sphere becomes its centre point,
+    a capsule its segment, both to be inflated back by the radius plus half the margin; any
+    other geom with a margin loses it, to be inflated back by half of it. Sets obi[k, 1] and
+    obf[k, 15] (the caller restores them) and returns the inflation (0 for none)."""
+    t = obi[k, 0]
+    margin = obf[k, 15]
+    if t == GEOM_SPHERE or t == GEOM_CAPSULE:
+        obi[k, 1] = SUPPORT_POINT if t == GEOM_SPHERE else SUPPORT_LINE
+        obf[k, 15] = 0.0
+        return obf[k, 12] + 0.5 * margin
+    if margin > 0:
+        obf[k, 15] = 0.0
+        return 0.5 * margin
+    return 0.0
+
+
+@kernel
 def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, iwork):
     """General convex collision (mjc_ccd, with dist_cutoff 0 as mjc_Convex configures it).
 
@@ -1207,39 +1200,18 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 
     t1 = obi[0, 0]
     t2 = obi[1, 0]
-    if t1 == 2 or t2 == 2 or t1 == 3 or t2 == 3 or obf[0, 15] > 0 or obf[1, 15] > 0:
+    if (t1 == GEOM_SPHERE or t2 == GEOM_SPHERE or t1 == GEOM_CAPSULE or t2 == GEOM_CAPSULE
+            or obf[0, 15] > 0 or obf[1, 15] > 0):
         # spheres and capsules shrink to points and segments, and geoms with a margin lose it;
         # GJK finds their distance and a shallow contact is inflated back. MuJoCo 4.0 treats
         # margins this way too (3.17, multi-contact for positive margins); the 3.12 source
         # inflates the supports instead. Found by fuzzing against 4.0.
-        full1 = 0.0
-        full2 = 0.0
         margin1 = obf[0, 15]
         margin2 = obf[1, 15]
         kind1 = obi[0, 1]
         kind2 = obi[1, 1]
-        if t1 == 2:
-            full1 = obf[0, 12] + 0.5 * margin1
-            obi[0, 1] = SUPPORT_POINT
-            obf[0, 15] = 0.0
-        elif t1 == 3:
-            full1 = obf[0, 12] + 0.5 * margin1
-            obi[0, 1] = SUPPORT_LINE
-            obf[0, 15] = 0.0
-        if t2 == 2:
-            full2 = obf[1, 12] + 0.5 * margin2
-            obi[1, 1] = SUPPORT_POINT
-            obf[1, 15] = 0.0
-        elif t2 == 3:
-            full2 = obf[1, 12] + 0.5 * margin2
-            obi[1, 1] = SUPPORT_LINE
-            obf[1, 15] = 0.0
-        if t1 != 2 and t1 != 3 and margin1 > 0:
-            full1 = 0.5 * margin1
-            obf[0, 15] = 0.0
-        if t2 != 2 and t2 != 3 and margin2 > 0:
-            full2 = 0.5 * margin2
-            obf[1, 15] = 0.0
+        full1 = _shrink_for_gjk(obf, obi, 0)
+        full2 = _shrink_for_gjk(obf, obi, 1)
         d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter,
                                           0.0 + full1 + full2, work, iwork)
         obf[0, 15] = margin1
@@ -1541,9 +1513,7 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, 
 @kernel
 def _box_normals2(nrm, idx, obf, k, d0, d1, d2):
     """A box face whose normal is within FACE_TOL of direction d (boxNormals2)."""
-    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
-    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
-    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+    l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
     s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
     l0 = l0 * s
     l1 = l1 * s
@@ -1691,9 +1661,7 @@ def _box_face(face, obf, k, idx):
 @kernel
 def _cyl_normals(nrm, idx, obf, k, d0, d1, d2):
     """Cylinder cap whose normal is within FACE_TOL of direction d: idx 0 top, 1 bottom."""
-    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
-    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
-    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
+    l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
     s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
     l2 = l2 * s
     if l2 > FACE_TOL:
@@ -1723,9 +1691,7 @@ def _cyl_face(face, obf, k, idx):
 def _side_edge(face, obf, k, d0, d1, d2):
     """The segment of a cylinder's side (or a capsule's surface) facing direction d, if d is
     within EDGE_TOL of perpendicular to the axis; returns 2 (segment) or 0."""
-    l0 = obf[k, 3] * d0 + obf[k, 6] * d1 + obf[k, 9] * d2
-    l1 = obf[k, 4] * d0 + obf[k, 7] * d1 + obf[k, 10] * d2
-    l2 = obf[k, 5] * d0 + obf[k, 8] * d1 + obf[k, 11] * d2
+    l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
     s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
     if abs(l2 * s) >= EDGE_TOL:
         return 0
@@ -1745,6 +1711,19 @@ def _shift(dist, m, margin):
         for i in range(m):
             dist[i] -= margin
     return m
+
+
+@kernel
+def _edge_in_face(edge_dirs, nedge, face_normals, nface):
+    """The first (edge, face) pair, faces in the outer loop, whose unit edge direction is within
+    EDGE_TOL of perpendicular to the face normal (the edge lies in the face, as mjc_multicontact
+    tests each way round); (-1, -1) if there is none."""
+    for j in range(nface):
+        for i in range(nedge):
+            if abs(_dot(edge_dirs[i, 0], edge_dirs[i, 1], edge_dirs[i, 2],
+                        face_normals[j, 0], face_normals[j, 1], face_normals[j, 2])) < EDGE_TOL:
+                return i, j
+    return -1, -1
 
 
 @kernel
@@ -1850,14 +1829,8 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                                face1[1, 2] - face1[0, 2])
                 n1[0, 0], n1[0, 1], n1[0, 2] = e
         if nedge > 0 and nnorms2 > 0:
-            for j in range(nnorms2):
-                for i in range(nedge):
-                    if fi < 0 and abs(_dot(n1[i, 0], n1[i, 1], n1[i, 2],
-                                           n2[j, 0], n2[j, 1], n2[j, 2])) < EDGE_TOL:
-                        ei = i
-                        fi = j
-            if fi >= 0:
-                edgecon1 = True
+            ei, fi = _edge_in_face(n1, nedge, n2, nnorms2)
+            edgecon1 = fi >= 0
         if fi < 0:
             nedge = 0
             if t2 == GEOM_BOX and nface2 < 3:
@@ -1871,14 +1844,8 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                                    face2[1, 2] - face2[0, 2])
                     n2[0, 0], n2[0, 1], n2[0, 2] = e
             if nedge > 0 and nnorms1 > 0:
-                for j in range(nnorms1):
-                    for i in range(nedge):
-                        if fi < 0 and abs(_dot(n2[i, 0], n2[i, 1], n2[i, 2],
-                                               n1[j, 0], n1[j, 1], n1[j, 2])) < EDGE_TOL:
-                            ei = i
-                            fi = j
-                if fi >= 0:
-                    edgecon2 = True
+                ei, fi = _edge_in_face(n2, nedge, n1, nnorms1)
+                edgecon2 = fi >= 0
         if fi < 0:
             return nx
 

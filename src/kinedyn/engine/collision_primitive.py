@@ -44,37 +44,22 @@ import math
 
 from kinedyn._jit import kernel
 from kinedyn.engine.types import MINVAL
+from kinedyn.engine.util_spatial import clip, normalized3
 
-# ---- small helpers -----------------------------------------------------------------------------
-
-
-@kernel
-def _clip(x, lo, hi):
-    """x clipped to [lo, hi] (mju_clip)."""
-    if x < lo:
-        return lo
-    if x > hi:
-        return hi
-    return x
+# ---- small helpers (the box and convex colliders use them too) -----------------------------------
 
 
 @kernel
-def _normalized(x, y, z):
-    """(x, y, z) scaled to unit length, and its length before; (1, 0, 0) if the length is below
-    MINVAL (mju_normalize3, which scales by the reciprocal of the length)."""
-    length = math.sqrt(x * x + y * y + z * z)
-    if length < MINVAL:
-        return 1.0, 0.0, 0.0, length
-    inv = 1 / length
-    return x * inv, y * inv, z * inv, length
-
-
-# ---- writing one contact -----------------------------------------------------------------------
+def z_axis(xmat, g):
+    """Geom g's z axis, the third column of its rotation (a plane's normal, a capsule's or
+    cylinder's axis), as a 3-tuple."""
+    return xmat[g, 0, 2], xmat[g, 1, 2], xmat[g, 2, 2]
 
 
 @kernel
-def _write(dist, pos, frame, c, d, px, py, pz, nx, ny, nz):
-    """Contact c: distance d, position p, normal n, no tangent hint."""
+def write_contact(dist, pos, frame, c, d, px, py, pz, nx, ny, nz):
+    """Contact row c: distance d, position p, normal n (frame row 0), no tangent hint (frame
+    row 1 zeroed). The colliders of collision_box and collision_convex write with it too."""
     dist[c] = d
     pos[c, 0] = px
     pos[c, 1] = py
@@ -125,12 +110,12 @@ def _sphere_sphere(margin, x1, y1, z1, a1x, a1y, a1z, r1, x2, y2, z2, a2x, a2y, 
     d = math.sqrt(cdist_sqr) - r1 - r2
 
     # normal from centre 1 to centre 2; for coincident centres the cross product of the z axes
-    nx, ny, nz, length = _normalized(x2 - x1, y2 - y1, z2 - z1)
+    nx, ny, nz, length = normalized3(x2 - x1, y2 - y1, z2 - z1)
     if length < MINVAL:
-        nx, ny, nz, _ = _normalized(a1y * a2z - a1z * a2y, a1z * a2x - a1x * a2z, a1x * a2y - a1y * a2x)
+        nx, ny, nz, _ = normalized3(a1y * a2z - a1z * a2y, a1z * a2x - a1x * a2z, a1x * a2y - a1y * a2x)
 
     s = r1 + d / 2
-    _write(dist, pos, frame, c, d, nx * s + x1, ny * s + y1, nz * s + z1, nx, ny, nz)
+    write_contact(dist, pos, frame, c, d, nx * s + x1, ny * s + y1, nz * s + z1, nx, ny, nz)
     return 1
 
 
@@ -140,14 +125,12 @@ def _sphere_sphere(margin, x1, y1, z1, a1x, a1y, a1z, r1, x2, y2, z2, a2x, a2y, 
 @kernel
 def collide_plane_sphere(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Plane g1 against sphere g2 (mjc_PlaneSphere): at most one contact, normal = the plane's z."""
-    nx = xmat[g1, 0, 2]
-    ny = xmat[g1, 1, 2]
-    nz = xmat[g1, 2, 2]
+    nx, ny, nz = z_axis(xmat, g1)
     hit, d, px, py, pz = _plane_sphere(margin, xpos[g1, 0], xpos[g1, 1], xpos[g1, 2], nx, ny, nz,
                                        xpos[g2, 0], xpos[g2, 1], xpos[g2, 2], size[g2, 0])
     if not hit:
         return 0
-    _write(dist, pos, frame, c0, d, px, py, pz, nx, ny, nz)
+    write_contact(dist, pos, frame, c0, d, px, py, pz, nx, ny, nz)
     return 1
 
 
@@ -155,12 +138,8 @@ def collide_plane_sphere(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0)
 def collide_plane_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Plane g1 against capsule g2 (mjc_PlaneCapsule): the two end spheres tested in turn
     (+axis end first), up to two contacts, each with the capsule's axis as tangent hint."""
-    nx = xmat[g1, 0, 2]
-    ny = xmat[g1, 1, 2]
-    nz = xmat[g1, 2, 2]
-    ax = xmat[g2, 0, 2]
-    ay = xmat[g2, 1, 2]
-    az = xmat[g2, 2, 2]
+    nx, ny, nz = z_axis(xmat, g1)
+    ax, ay, az = z_axis(xmat, g2)
     half = size[g2, 1]
     sx = half * ax
     sy = half * ay
@@ -175,7 +154,7 @@ def collide_plane_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0
                                            ex, ey, ez, size[g2, 0])
         if hit:
             c = c0 + n
-            _write(dist, pos, frame, c, d, px, py, pz, nx, ny, nz)
+            write_contact(dist, pos, frame, c, d, px, py, pz, nx, ny, nz)
             frame[c, 1, 0] = ax
             frame[c, 1, 1] = ay
             frame[c, 1, 2] = az
@@ -193,12 +172,8 @@ def collide_plane_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c
     cylinder standing on its cap rests on a triangle. With the cap parallel to the plane the
     "deepest" rim point is taken along the cylinder's x axis.
     """
-    nx = xmat[g1, 0, 2]
-    ny = xmat[g1, 1, 2]
-    nz = xmat[g1, 2, 2]
-    ax = xmat[g2, 0, 2]
-    ay = xmat[g2, 1, 2]
-    az = xmat[g2, 2, 2]
+    nx, ny, nz = z_axis(xmat, g1)
+    ax, ay, az = z_axis(xmat, g2)
     radius = size[g2, 0]
     half = size[g2, 1]
 
@@ -246,7 +221,7 @@ def collide_plane_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c
     if d > margin:
         return 0
     h = -d * 0.5
-    _write(dist, pos, frame, c0, d, ((px0 + vx) + ax) + nx * h, ((py0 + vy) + ay) + ny * h,
+    write_contact(dist, pos, frame, c0, d, ((px0 + vx) + ax) + nx * h, ((py0 + vy) + ay) + ny * h,
            ((pz0 + vz) + az) + nz * h, nx, ny, nz)
     cnt = 1
 
@@ -254,7 +229,7 @@ def collide_plane_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c
     d = dist0 - prjaxis + prjvec
     if d <= margin:
         h = -d * 0.5
-        _write(dist, pos, frame, c0 + cnt, d, ((px0 + vx) - ax) + nx * h, ((py0 + vy) - ay) + ny * h,
+        write_contact(dist, pos, frame, c0 + cnt, d, ((px0 + vx) - ax) + nx * h, ((py0 + vy) - ay) + ny * h,
                ((pz0 + vz) - az) + nz * h, nx, ny, nz)
         cnt += 1
 
@@ -266,7 +241,7 @@ def collide_plane_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c
         wx = vy * az - vz * ay
         wy = vz * ax - vx * az
         wz = vx * ay - vy * ax
-        wx, wy, wz, _ = _normalized(wx, wy, wz)
+        wx, wy, wz, _ = normalized3(wx, wy, wz)
         s = radius * math.sqrt(3.0) / 2
         wx *= s
         wy *= s
@@ -277,7 +252,7 @@ def collide_plane_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c
                 bx, by, bz = px0 + wx, py0 + wy, pz0 + wz
             else:
                 bx, by, bz = px0 - wx, py0 - wy, pz0 - wz
-            _write(dist, pos, frame, c0 + cnt, d, ((bx + ax) + vx * -0.5) + nx * h,
+            write_contact(dist, pos, frame, c0 + cnt, d, ((bx + ax) + vx * -0.5) + nx * h,
                    ((by + ay) + vy * -0.5) + ny * h, ((bz + az) + vz * -0.5) + nz * h, nx, ny, nz)
             cnt += 1
     return cnt
@@ -291,9 +266,7 @@ def collide_plane_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     the first four that lie on the plane's side of the box centre (``ldist <= 0``) within the
     margin are taken, not the four deepest.
     """
-    nx = xmat[g1, 0, 2]
-    ny = xmat[g1, 1, 2]
-    nz = xmat[g1, 2, 2]
+    nx, ny, nz = z_axis(xmat, g1)
     d0 = ((xpos[g2, 0] - xpos[g1, 0]) * nx + (xpos[g2, 1] - xpos[g1, 1]) * ny
           + (xpos[g2, 2] - xpos[g1, 2]) * nz)
     cnt = 0
@@ -313,7 +286,7 @@ def collide_plane_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
 
         d = d0 + ldist
         h = -d / 2
-        _write(dist, pos, frame, c0 + cnt, d, (cx + xpos[g2, 0]) + nx * h, (cy + xpos[g2, 1]) + ny * h,
+        write_contact(dist, pos, frame, c0 + cnt, d, (cx + xpos[g2, 0]) + nx * h, (cy + xpos[g2, 1]) + ny * h,
                (cz + xpos[g2, 2]) + nz * h, nx, ny, nz)
         cnt += 1
         if cnt >= 4:
@@ -339,13 +312,11 @@ def collide_sphere_sphere(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0
 def collide_sphere_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Sphere g1 against capsule g2 (mjc_SphereCapsule): the sphere against the point of the
     capsule's segment nearest its centre (clipped to the segment), at most one contact."""
-    ax = xmat[g2, 0, 2]
-    ay = xmat[g2, 1, 2]
-    az = xmat[g2, 2, 2]
+    ax, ay, az = z_axis(xmat, g2)
     half = size[g2, 1]
     x = (ax * (xpos[g1, 0] - xpos[g2, 0]) + ay * (xpos[g1, 1] - xpos[g2, 1])
          + az * (xpos[g1, 2] - xpos[g2, 2]))
-    x = _clip(x, -half, half)
+    x = clip(x, -half, half)
     return _sphere_sphere(margin, xpos[g1, 0], xpos[g1, 1], xpos[g1, 2],
                           xmat[g1, 0, 2], xmat[g1, 1, 2], xmat[g1, 2, 2], size[g1, 0],
                           ax * x + xpos[g2, 0], ay * x + xpos[g2, 1], az * x + xpos[g2, 2],
@@ -363,9 +334,7 @@ def collide_sphere_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, 
     """
     radius = size[g2, 0]
     height = size[g2, 1]
-    ax = xmat[g2, 0, 2]
-    ay = xmat[g2, 1, 2]
-    az = xmat[g2, 2, 2]
+    ax, ay, az = z_axis(xmat, g2)
 
     # the sphere's centre relative to the cylinder: along the axis (x) and across it (p)
     vx = xpos[g1, 0] - xpos[g2, 0]
@@ -404,7 +373,7 @@ def collide_sphere_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, 
                                            xpos[g1, 0], xpos[g1, 1], xpos[g1, 2], size[g1, 0])
         if not hit:
             return 0
-        _write(dist, pos, frame, c0, d, cx, cy, cz, -nx, -ny, -nz)
+        write_contact(dist, pos, frame, c0, d, cx, cy, cz, -nx, -ny, -nz)
         return 1
 
     # rim: the sphere against the rim point nearest its centre (p cannot be zero here)
@@ -420,6 +389,21 @@ def collide_sphere_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, 
 
 # axes count as parallel when |d1 x d2|^2 < PARALLEL |d1|^2 |d2|^2, i.e. sin^2 of their angle < 1e-8
 PARALLEL = 1e-8
+
+
+@kernel
+def _capsule_segment(xpos, xmat, size, g):
+    """Capsule g's segment as (start, direction): start = centre - half-length axis, direction
+    from there to the other end (centre + half-length axis) - start, so that the segment is
+    start + s direction, s in [0, 1]; returns the six components."""
+    half = size[g, 1]
+    ax = xmat[g, 0, 2] * half
+    ay = xmat[g, 1, 2] * half
+    az = xmat[g, 2, 2] * half
+    sx = xpos[g, 0] - ax
+    sy = xpos[g, 1] - ay
+    sz = xpos[g, 2] - az
+    return sx, sy, sz, (xpos[g, 0] + ax) - sx, (xpos[g, 1] + ay) - sy, (xpos[g, 2] + az) - sz
 
 
 @kernel
@@ -460,29 +444,8 @@ def collide_capsule_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, 
     the cases tested (tests/test_collision_primitive.py); the form of the parallel test
     (``<`` or ``<=``, order of the product) could not be told apart there.
     """
-    # segment 1: A0 + s d1
-    h1 = size[g1, 1]
-    a1x = xmat[g1, 0, 2] * h1
-    a1y = xmat[g1, 1, 2] * h1
-    a1z = xmat[g1, 2, 2] * h1
-    a0x = xpos[g1, 0] - a1x
-    a0y = xpos[g1, 1] - a1y
-    a0z = xpos[g1, 2] - a1z
-    d1x = (xpos[g1, 0] + a1x) - a0x
-    d1y = (xpos[g1, 1] + a1y) - a0y
-    d1z = (xpos[g1, 2] + a1z) - a0z
-
-    # segment 2: B0 + t d2
-    h2 = size[g2, 1]
-    a2x = xmat[g2, 0, 2] * h2
-    a2y = xmat[g2, 1, 2] * h2
-    a2z = xmat[g2, 2, 2] * h2
-    b0x = xpos[g2, 0] - a2x
-    b0y = xpos[g2, 1] - a2y
-    b0z = xpos[g2, 2] - a2z
-    d2x = (xpos[g2, 0] + a2x) - b0x
-    d2y = (xpos[g2, 1] + a2y) - b0y
-    d2z = (xpos[g2, 2] + a2z) - b0z
+    a0x, a0y, a0z, d1x, d1y, d1z = _capsule_segment(xpos, xmat, size, g1)  # segment 1: A0 + s d1
+    b0x, b0y, b0z, d2x, d2y, d2z = _capsule_segment(xpos, xmat, size, g2)  # segment 2: B0 + t d2
 
     rx = a0x - b0x
     ry = a0y - b0y
@@ -497,10 +460,10 @@ def collide_capsule_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, 
                                xmat, size, g1, g2, dist, pos, frame, c0)
     if a <= MINVAL:
         return _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, 0.0, b0x, b0y, b0z, d2x, d2y, d2z,
-                               _clip(f / e, 0.0, 1.0), xmat, size, g1, g2, dist, pos, frame, c0)
+                               clip(f / e, 0.0, 1.0), xmat, size, g1, g2, dist, pos, frame, c0)
     c = d1x * rx + d1y * ry + d1z * rz
     if e <= MINVAL:
-        return _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, _clip(-c / a, 0.0, 1.0),
+        return _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, clip(-c / a, 0.0, 1.0),
                                b0x, b0y, b0z, d2x, d2y, d2z, 0.0, xmat, size, g1, g2, dist, pos, frame, c0)
 
     b = d1x * d2x + d1y * d2y + d1z * d2z
@@ -514,14 +477,14 @@ def collide_capsule_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, 
         ux = d2y * rz - d2z * ry  # d2 x r
         uy = d2z * rx - d2x * rz
         uz = d2x * ry - d2y * rx
-        s = _clip((nx * ux + ny * uy + nz * uz) / denom, 0.0, 1.0)
+        s = clip((nx * ux + ny * uy + nz * uz) / denom, 0.0, 1.0)
         t = (b * s + f) / e
         if t < 0:
             t = 0.0
-            s = _clip(-c / a, 0.0, 1.0)
+            s = clip(-c / a, 0.0, 1.0)
         elif t > 1:
             t = 1.0
-            s = _clip((b - c) / a, 0.0, 1.0)
+            s = clip((b - c) / a, 0.0, 1.0)
         return _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, s, b0x, b0y, b0z, d2x, d2y, d2z, t,
                                xmat, size, g1, g2, dist, pos, frame, c0)
 
@@ -537,8 +500,8 @@ def collide_capsule_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, 
             s, t = s_b1, 1.0
         if not 0 < s < 1:
             # beyond segment 1: its end, against the nearest point of segment 2
-            s = _clip(s, 0.0, 1.0)
-            t = _clip((b * s + f) / e, 0.0, 1.0)
+            s = clip(s, 0.0, 1.0)
+            t = clip((b * s + f) / e, 0.0, 1.0)
         n += _segment_points(margin, a0x, a0y, a0z, d1x, d1y, d1z, s, b0x, b0y, b0z, d2x, d2y, d2z, t,
                              xmat, size, g1, g2, dist, pos, frame, c0 + n)
     return n

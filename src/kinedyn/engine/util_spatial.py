@@ -110,6 +110,27 @@ def normalize3(v, r):
 
 
 @kernel
+def normalized3(x, y, z):
+    """(x, y, z) scaled to unit length, and its length before; (1, 0, 0) when the length is
+    below MINVAL (mju_normalize3 on a 3-tuple: it scales by the reciprocal of the length)."""
+    length = math.sqrt(x * x + y * y + z * z)
+    if length < MINVAL:
+        return 1.0, 0.0, 0.0, length
+    inv = 1.0 / length
+    return x * inv, y * inv, z * inv, length
+
+
+@kernel
+def clip(x, lo, hi):
+    """x clipped to [lo, hi] with mju_clip's comparisons (lo when x < lo, hi when x > hi)."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+@kernel
 def make_frame(frame, i):
     """Complete the contact frame frame[i] (rows: normal, tangent 1, tangent 2) in place
     (mju_makeFrame).
