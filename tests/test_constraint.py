@@ -366,7 +366,14 @@ def test_random_constrained_trees_match(seed):
         set_state(d, mjd, state)
         kd.forward(m, d)
         mujoco.mj_forward(mjm, mjd)
-        assert_fields(m, d, mjm, mjd)
+        # the solver's outputs relative to their vector's size: an iterative solver (seed 2: PGS,
+        # 150 sweeps) carries the round-off of its inputs (1e-16) into entries near zero; seed 2's
+        # qacc[6] = -0.094 differs by 1.2e-10 in a vector of size ~1 (also before the collision stage)
+        solved = ("qacc", "efc_force", "qfrc_constraint")
+        assert_fields(m, d, mjm, mjd, skip=solved)
+        for name in solved:
+            theirs = np.asarray(getattr(mjd, name))
+            assert_close(name, getattr(d, name), theirs, atol=1e-12 + 1e-9 * np.abs(theirs).max(initial=0))
 
 
 def test_random_constrained_trees_make_rows():
