@@ -104,8 +104,7 @@ COLOURED = """
 
 
 def test_colours_come_from_rgba_classes_and_materials_as_in_mujoco():
-    with pytest.warns(kd.UnsimulatedFeatureWarning):  # the plane and the geoms could collide
-        m = kd.Model.from_xml_string(COLOURED)
+    m = kd.Model.from_xml_string(COLOURED)
     look = scene.appearance(m, COLOURED)
     assert look.source == "mjcf"
     # material rgba where the geom's is the default; an explicit rgba wins over the material
@@ -314,7 +313,7 @@ def test_view_and_demo_view_options_and_the_demo_trajectory_hook(capsys):
         with pytest.raises(SystemExit) as exit_:
             cli.main([command, "--help"])
         assert exit_.value.code == 0 and option in capsys.readouterr().out
-    t, qpos = np.arange(3.0), np.zeros((3, 4))
-    result = SimpleNamespace(motion=SimpleNamespace(t=t), tracking=SimpleNamespace(qpos=qpos))
-    got = cli.demo_trajectory(result)
-    assert got[0] is t and got[1] is qpos
+    t, qpos = np.arange(4.0), np.arange(16.0).reshape(4, 4)
+    result = SimpleNamespace(pattern=SimpleNamespace(t=t), run=SimpleNamespace(qpos=qpos, n=3))
+    got = cli.demo_trajectory(result)  # the simulated part of the walk (until a fall)
+    assert np.array_equal(got[0], t[:3]) and np.array_equal(got[1], qpos[:3])

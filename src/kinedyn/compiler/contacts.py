@@ -85,13 +85,6 @@ def geom_aabb(gtype: int, size) -> tuple:
     return (0.0, 0.0, 0.0, size[0], size[1], size[2])
 
 
-def _mixed_condim(a1: dict, a2: dict) -> int:
-    """condim of a dynamic pair: the higher priority geom's, else the larger (mj_contactParam)."""
-    if a1["priority"] != a2["priority"]:
-        return a1["condim"] if a1["priority"] > a2["priority"] else a2["condim"]
-    return max(a1["condim"], a2["condim"])
-
-
 def _rows_per_contact(condim: int) -> int:
     """Constraint rows of one contact: 1 frictionless, else the pyramid's 2 (condim - 1), which is
     at least the elliptic cone's condim."""
@@ -233,7 +226,7 @@ class ContactCompiler:
         CCD_ITERATIONS_CAPACITY) iterations when some geom pair goes through it, else none.
         Sets ``ccd_capacity``, the most ccd_iterations the model then accepts."""
         self.ccd_capacity = 2**31 - 1
-        if not any(uses_convex_collider(g1.type, g2.type) for g1, g2, _ in self._candidate_pairs()):
+        if not any(uses_convex_collider(t1, t2) for t1, t2 in self._pair_scan()["types"]):
             return 1, 1
         if self.c.opt["disableflags"] & DisableBit.NATIVECCD:
             flags = [f for o in self.c.sections.get("option", []) for f in o.children if f.tag == "flag"]
@@ -254,19 +247,19 @@ class ContactCompiler:
             if value and value[0] >= 0:
                 given = value[0]
         ncon, nrow = self.static_bound()
+        widest = self._pair_scan()["widest"]  # the most rows one contact can make
         cap = NCONMAX_CAP if given is None else given
         if ncon > cap:
-            nrow = cap * _rows_per_contact(6)
+            nrow = cap * widest
             ncon = cap
         elif given is not None:
-            ncon, nrow = given, given * _rows_per_contact(6)
+            ncon, nrow = given, given * widest
         return ncon, nrow
 
     def check_colliders(self, supported) -> None:
         """ModelError naming two geoms that could collide but whose type pair the collision stage
         has no collider for (``supported``: set of (lower type, higher type))."""
-        for g1, g2, _ in self._candidate_pairs():
-            key = (min(g1.type, g2.type), max(g1.type, g2.type))
+        for key, (g1, g2) in self._pair_scan()["types"].items():
             if key not in supported and key != (GeomType.PLANE, GeomType.PLANE):
                 raise g2.node.error(f"collisions between {GeomType(key[0]).name.lower()} and "
                                     f"{GeomType(key[1]).name.lower()} geoms are not supported yet "
@@ -274,42 +267,76 @@ class ContactCompiler:
                                     "contype/conaffinity, <exclude> or <flag contact=\"disable\"/>")
 
     def static_bound(self) -> tuple[int, int]:
-        """(contacts, constraint rows) the model can ever make: mj_maxContact and the rows of a
-        pyramidal cone of the pair's condim, summed over :meth:`_candidate_pairs`."""
-        ncon = nrow = 0
-        for g1, g2, condim in self._candidate_pairs():
-            n = max_contacts(g1.type, g2.type, True, True)
-            ncon += n
-            nrow += n * _rows_per_contact(condim)
-        return ncon, nrow
+        """(contacts, constraint rows) the model can ever make: mj_maxContact, and the rows of a
+        pyramidal cone of the larger condim, summed over every geom pair that can ever collide."""
+        scan = self._pair_scan()
+        return scan["ncon"], scan["nrow"]
 
-    def _candidate_pairs(self):
-        """Every geom pair that can ever be collided: explicit pairs, and geoms of different weld
-        groups (not both dof-less) whose bitmasks match and whose bodies are not excluded. (The
-        parent filter is left out: it can be switched off at run time.)"""
+    def _pair_scan(self) -> dict:
+        """The geom pairs that can ever be collided, summarised: explicit pairs, and geoms of
+        different weld groups (not both dof-less) whose bitmasks match and whose bodies are not
+        excluded (the parent filter is left out: it can be switched off at run time). Returns
+        the contact and row bounds and, per (lower, higher) type pair present, one such pair of
+        geoms. Geoms alike in body, bitmasks, type and condim are counted together, and each group
+        is compared with all later ones at once, so models with thousands of geoms compile fast."""
+        if getattr(self, "_scan", None) is not None:
+            return self._scan
         c = self.c
-        excluded = {s for s, _ in self.excludes}
+        types: dict[tuple[int, int], tuple] = {}
+        ncon = nrow = 0
+        widest = 1
         for p in self.pairs:
-            yield c.geoms[p["geom1"]], c.geoms[p["geom2"]], p["dim"]
-        by_body: dict[int, list] = {}
+            g1, g2 = c.geoms[p["geom1"]], c.geoms[p["geom2"]]
+            key = (min(g1.type, g2.type), max(g1.type, g2.type))
+            types.setdefault(key, (g1, g2))
+            n = _MAXCON[key]
+            ncon += n
+            nrow += n * _rows_per_contact(p["dim"])
+            widest = max(widest, _rows_per_contact(p["dim"]))
+        groups: dict[tuple, list] = {}
         for g in c.geoms:
-            if g.attrs["contype"] or g.attrs["conaffinity"]:
-                by_body.setdefault(g.body.id, []).append(g)
-        ids = sorted(by_body)
-        bodies = c.bodies
-        for i, b1 in enumerate(ids):
-            w1 = bodies[b1].weldid
-            for b2 in ids[i + 1:]:
-                w2 = bodies[b2].weldid
-                if w1 == w2 or (bodies[w1].dofnum == 0 and bodies[w2].dofnum == 0):
+            a = g.attrs
+            if a["contype"] or a["conaffinity"]:
+                key = (g.body.id, a["contype"], a["conaffinity"], g.type, a["condim"])
+                groups.setdefault(key, []).append(g)
+        keys = sorted(groups)
+        if len(keys) > 1:
+            bodies = c.bodies
+            col = lambda k: np.array([key[k] for key in keys], dtype=np.int64)  # noqa: E731
+            body, ctype, caff, gtype, condim = col(0), col(1), col(2), col(3), col(4)
+            count = np.array([len(groups[k]) for k in keys], dtype=np.int64)
+            weld = np.array([bodies[b].weldid for b in body])
+            dofless = np.array([bodies[w].dofnum == 0 for w in weld])
+            excluded = np.array(sorted(s for s, _ in self.excludes), dtype=np.int64)
+            rows = np.array([_rows_per_contact(k) for k in range(7)])
+            for i in range(len(keys) - 1):
+                rest = slice(i + 1, None)
+                ok = (body[rest] != body[i]) & (weld[rest] != weld[i]) & ~(dofless[rest] & dofless[i])
+                ok &= ((ctype[i] & caff[rest]) | (ctype[rest] & caff[i])) != 0
+                if excluded.size:
+                    sig = (np.minimum(body[rest], body[i]) << 16) + np.maximum(body[rest], body[i])
+                    ok &= ~np.isin(sig, excluded)
+                js = np.flatnonzero(ok) + i + 1
+                if not js.size:
                     continue
-                if ((b1 << 16) + b2) in excluded:
-                    continue
-                for g1 in by_body[b1]:
-                    t1, a1 = g1.attrs["contype"], g1.attrs["conaffinity"]
-                    for g2 in by_body[b2]:
-                        if (t1 & g2.attrs["conaffinity"]) or (g2.attrs["contype"] & a1):
-                            yield g1, g2, _mixed_condim(g1.attrs, g2.attrs)
+                lo, hi = np.minimum(gtype[js], gtype[i]), np.maximum(gtype[js], gtype[i])
+                per = _MAXCON_TABLE[lo, hi] * count[js] * count[i]
+                width = rows[np.maximum(condim[js], condim[i])]
+                ncon += int(per.sum())
+                nrow += int((per * width).sum())
+                widest = max(widest, int(width.max()))
+                for j in js:
+                    key = (int(min(gtype[i], gtype[j])), int(max(gtype[i], gtype[j])))
+                    if key not in types:
+                        types[key] = (groups[keys[i]][0], groups[keys[j]][0])
+        self._scan = dict(ncon=ncon, nrow=nrow, types=types, widest=widest)
+        return self._scan
+
+
+# mj_maxContact for every (lower, higher) type pair, by the engine's own function
+_MAXCON_TABLE = np.array([[max_contacts(min(a, b), max(a, b), True, True) for b in range(9)]
+                          for a in range(9)], dtype=np.int64)
+_MAXCON = {(a, b): int(_MAXCON_TABLE[a, b]) for a in range(9) for b in range(9)}
 
 
 __all__ = ["GEOM_CONTACT_DEFAULTS", "NCONMAX_CAP", "ContactCompiler", "geom_aabb", "geom_rbound"]

@@ -30,11 +30,13 @@ import math
 
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
     BIAS_MUSCLE,
     BIAS_USER,
+    CONE_ELLIPTIC,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
     DYN_FILTER,
@@ -52,7 +54,9 @@ from kinedyn.engine.types import (
     JNT_SLIDE,
     MAXVAL,
     MINVAL,
+    OPT_CONE,
     OPT_DISABLEFLAGS,
+    TRN_BODY,
     TRN_JOINT,
     TRN_JOINTINPARENT,
     TRN_SITE,
@@ -128,7 +132,7 @@ def _transmission(
             _site(i, actuator_trnid, actuator_gear, site_bodyid, site_quat, body_rootid, body_dofnum,
                   body_dofadr, body_parentid, body_weldid, dof_parentid, xquat, site_xpos, site_xmat,
                   subtree_com, cdof, actuator_length, actuator_moment, sq, sv, jac)
-        else:  # TRN_BODY: adhesion; the moment averages contact normals, and there are no contacts
+        else:  # TRN_BODY (adhesion): length 0; the moment comes from the contacts (_body_transmission)
             actuator_length[i] = 0.0
 
 
@@ -567,6 +571,59 @@ def transmission_entry(m, d):
                   m.body_dofadr, m.body_parentid, m.body_weldid, m.dof_parentid,
                   d.qpos, d.ten_length, d.ten_J, d.xquat, d.site_xpos, d.site_xmat, d.subtree_com, d.cdof,
                   d.actuator_length, d.actuator_moment, d.scratch_quat, d.scratch_vec, d.scratch_jac)
+    for i in range(m.nu):
+        if m.actuator_trntype[i] == TRN_BODY:
+            _body_transmission(m, d, i)
+
+
+@kernel
+def _body_transmission(m, d, i):
+    """Body transmission (adhesion; mj_transmission, mjTRN_BODY): the moment is minus the average
+    of the contact-normal Jacobians of the body's contacts, so a positive force pulls the body onto
+    what it touches. A contact with rows adds J' w, w = 1 on its normal row (condim 1, elliptic
+    cones) or 1 / (2 (condim - 1)) on each pyramid edge, row by row in efc order (mj_mulJacTVec);
+    a contact in the gap (exclude 1, no rows) adds its normal Jacobian n' (J_p(body of geom 1) -
+    J_p(body of geom 0)) at the contact point, summed apart and added after."""
+    body = m.actuator_trnid[i, 0]
+    nv = m.nv
+    moment = d.actuator_moment
+    excluded = d.scratch_solver_nv[0]   # free in the position stage
+    jac = d.scratch_cjac
+    J = d.efc_J
+    elliptic = m.opt_flags[OPT_CONE] == CONE_ELLIPTIC
+    for v in range(nv):
+        excluded[v] = 0.0
+    count = 0
+    for c in range(d.efc_counts[4]):
+        b0 = m.geom_bodyid[d.contact_geom[c, 0]]
+        b1 = m.geom_bodyid[d.contact_geom[c, 1]]
+        if b0 != body and b1 != body:
+            continue
+        exclude = d.contact_exclude[c]
+        if exclude == 0:
+            count += 1
+            adr = d.contact_efc_address[c]
+            dim = d.contact_dim[c]
+            if dim == 1 or elliptic:
+                for v in range(nv):
+                    moment[i, v] += J[adr, v] * 1.0
+            else:
+                w = 0.5 / (dim - 1)
+                for r in range(adr, adr + 2 * (dim - 1)):
+                    for v in range(nv):
+                        moment[i, v] += J[r, v] * w
+        elif exclude == 1:
+            count += 1
+            px, py, pz = d.contact_pos[c, 0], d.contact_pos[c, 1], d.contact_pos[c, 2]
+            point_jacobians(m, d, jac, px, py, pz, b1, px, py, pz, b0)
+            n0, n1, n2 = d.contact_frame[c, 0, 0], d.contact_frame[c, 0, 1], d.contact_frame[c, 0, 2]
+            for v in range(nv):
+                excluded[v] += n0 * jac[JAC_DIFF_POS, 0, v] + n1 * jac[JAC_DIFF_POS, 1, v] \
+                    + n2 * jac[JAC_DIFF_POS, 2, v]
+    if count:
+        scale = -1.0 / count
+        for v in range(nv):
+            moment[i, v] = (moment[i, v] + excluded[v]) * scale
 
 
 @handle_entry
