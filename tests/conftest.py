@@ -57,3 +57,26 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "model_path" in metafunc.fixturenames:
         paths = model_paths()
         metafunc.parametrize("model_path", paths, ids=[p.stem for p in paths])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With several xdist workers, compile the pipeline's main entries once, here in the
+    controller, before the workers start: otherwise every worker compiles the same kernels at the
+    same time on a cold cache (each test module builds models while it is collected), which
+    doubles the cold-start time of the suite. The workers then load them from the disk cache."""
+    if hasattr(config, "workerinput") or config.pluginmanager.getplugin("xdist") is None:
+        return
+    workers = getattr(config.option, "numprocesses", None)
+    if not workers or workers in ("0", 0):
+        return
+    from numba import config as numba_config
+    if numba_config.DISABLE_JIT:
+        return
+    import kinedyn as kd
+
+    m = kd.models.load("biped")  # set_const: forward
+    d = kd.Data(m)
+    for integrator in (kd.IntegratorType.IMPLICITFAST, kd.IntegratorType.EULER, kd.IntegratorType.RK4):
+        m.opt.integrator = int(integrator)
+        kd.step(m, d)
+    kd.inverse(m, d)
