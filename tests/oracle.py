@@ -244,6 +244,34 @@ def set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl=None, act=None, qacc=None,
         mjd.time = float(time)
 
 
+def simulated_states(mjm, mjd, count: int = 6, steps: int = 40, seed: int = 0, qvel_scale: float = 0.5,
+                     ctrl=None, fields=("qpos", "qvel", "act", "ctrl", "qacc_warmstart")) -> list[dict]:
+    """States MuJoCo's own simulation visits: from qpos0 with random velocities (normal, scale
+    ``qvel_scale``), ``steps`` steps between samples under controls drawn uniform in [-1, 1]
+    (or ``ctrl(k)`` for sample k). Each state holds ``fields`` and ``time``; for contacts, the
+    states a simulation reaches are the ones worth comparing (touching, sliding, resting)."""
+    rng = np.random.default_rng(seed)
+    mujoco.mj_resetData(mjm, mjd)
+    mjd.qvel[:] = rng.normal(scale=qvel_scale, size=mjm.nv)
+    out = []
+    for k in range(count):
+        mjd.ctrl[:] = rng.uniform(-1, 1, size=mjm.nu) if ctrl is None else ctrl(k)
+        for _ in range(steps):
+            mujoco.mj_step(mjm, mjd)
+        out.append({f: np.array(getattr(mjd, f)) for f in fields} | {"time": mjd.time})
+    return out
+
+
+def set_simulated_state(d, mjd, state: dict) -> None:
+    """Write one of :func:`simulated_states` into both engines' Data."""
+    for f, v in state.items():
+        if f == "time":
+            d.time = mjd.time = v
+        else:
+            getattr(d, f)[...] = v
+            getattr(mjd, f)[...] = v
+
+
 # ---- reading MuJoCo -----------------------------------------------------------------------------
 
 

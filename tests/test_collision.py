@@ -17,7 +17,15 @@ import warnings
 import mujoco
 import numpy as np
 import pytest
-from oracle import assert_close, assert_fields, assert_model_fields, gym_model_path, load_pair
+from oracle import (
+    assert_close,
+    assert_fields,
+    assert_model_fields,
+    gym_model_path,
+    load_pair,
+    set_simulated_state,
+    simulated_states,
+)
 
 import kinedyn as kd
 
@@ -128,26 +136,10 @@ def mixed(cone="pyramidal", solver="Newton", impratio=1, flags="", adhesion=0):
 
 def mujoco_states(mjm, mjd, count=6, steps=40, seed=0, ctrl=None):
     """States of MuJoCo's simulation from qpos0 with random velocities (and controls)."""
-    rng = np.random.default_rng(seed)
-    mujoco.mj_resetData(mjm, mjd)
-    mjd.qvel[:] = rng.normal(scale=0.3, size=mjm.nv)
-    out = []
-    for k in range(count):
-        mjd.ctrl[:] = rng.uniform(-1, 1, size=mjm.nu) if ctrl is None else ctrl(k)
-        for _ in range(steps):
-            mujoco.mj_step(mjm, mjd)
-        out.append({f: np.array(getattr(mjd, f)) for f in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart")}
-                   | {"time": mjd.time})
-    return out
+    return simulated_states(mjm, mjd, count=count, steps=steps, seed=seed, qvel_scale=0.3, ctrl=ctrl)
 
 
-def set_state(d, mjd, state):
-    for f, v in state.items():
-        if f == "time":
-            d.time = mjd.time = v
-        else:
-            getattr(d, f)[...] = v
-            getattr(mjd, f)[...] = v
+set_state = set_simulated_state
 
 
 def check_states(m, d, mjm, mjd, states, min_contacts=1, **kw):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_fields, load_pair
+from oracle import assert_close, assert_fields, load_pair, set_simulated_state, simulated_states
 
 import kinedyn as kd
 from kinedyn.engine.constraint import efc_capacity
@@ -89,26 +89,14 @@ def scene_pair(xml):
 
 def mujoco_contact_states(mjm, mjd, count=5, steps=60, seed=0):
     """States of MuJoCo's simulation of the drop, with their contact arrays."""
-    import mujoco
-    rng = np.random.default_rng(seed)
-    mujoco.mj_resetData(mjm, mjd)
-    mjd.qvel[:] = rng.normal(scale=0.5, size=mjm.nv)
-    out = []
-    for _ in range(count):
-        mjd.ctrl[:] = rng.uniform(-1, 1, size=mjm.nu)
-        for _ in range(steps):
-            mujoco.mj_step(mjm, mjd)
-        out.append({k: np.array(getattr(mjd, k)) for k in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart")})
-    return out
+    return simulated_states(mjm, mjd, count=count, steps=steps, seed=seed)
 
 
 def _check_states(m, d, mjm, mjd, states, names=None):
     import mujoco
     contacts = 0
     for state in states:
-        for k, v in state.items():
-            getattr(d, k)[...] = v
-            getattr(mjd, k)[...] = v
+        set_simulated_state(d, mjd, state)
         mujoco.mj_forward(mjm, mjd)
         inject_contacts(d, mjd)
         kd.forward(m, d)
@@ -155,9 +143,7 @@ def test_elliptic_cone_hessian_matches_in_the_middle_zone():
     m, d, mjm, mjd = scene_pair(_scene(cone="elliptic"))
     seen = 0
     for state in mujoco_contact_states(mjm, mjd, count=6, seed=3):
-        for k, v in state.items():
-            getattr(d, k)[...] = v
-            getattr(mjd, k)[...] = v
+        set_simulated_state(d, mjd, state)
         mujoco.mj_forward(mjm, mjd)
         inject_contacts(d, mjd)
         kd.forward(m, d)
@@ -176,8 +162,7 @@ def test_contact_view_has_mujoco_names():
     m, d, mjm, mjd = scene_pair(_scene())
     state = mujoco_contact_states(mjm, mjd, count=1)[0]
     import mujoco
-    for k, v in state.items():
-        getattr(mjd, k)[...] = v
+    set_simulated_state(d, mjd, state)
     mujoco.mj_forward(mjm, mjd)
     inject_contacts(d, mjd)
     assert len(d.contact) == d.ncon == mjd.ncon > 0

@@ -13,7 +13,15 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from oracle import assert_fields, assert_model_fields, load_pair, mujoco_value, set_same_state
+from oracle import (
+    assert_fields,
+    assert_model_fields,
+    load_pair,
+    mujoco_value,
+    set_same_state,
+    set_simulated_state,
+    simulated_states,
+)
 
 import kinedyn as kd
 from kinedyn.engine.constraint import efc_capacity
@@ -452,22 +460,11 @@ def contact_pair(cone: str, variant: str):
 
 def contact_states(mjm, mjd, seed: int = 0, count: int = 6, steps: int = 40):
     """States MuJoCo's own simulation visits: random initial velocities and motor controls."""
-    rng = np.random.default_rng(seed)
-    mujoco.mj_resetData(mjm, mjd)
-    mjd.qvel[:] = rng.normal(scale=0.5, size=mjm.nv)
-    out = []
-    for _ in range(count):
-        mjd.ctrl[:] = rng.uniform(-1, 1, size=mjm.nu)
-        for _ in range(steps):
-            mujoco.mj_step(mjm, mjd)
-        out.append({f: np.array(getattr(mjd, f)) for f in ("qpos", "qvel", "ctrl", "qacc_warmstart")})
-    return out
+    return simulated_states(mjm, mjd, count=count, steps=steps, seed=seed,
+                            fields=("qpos", "qvel", "ctrl", "qacc_warmstart"))
 
 
-def set_contact_state(d, mjd, state) -> None:
-    for f, v in state.items():
-        getattr(d, f)[...] = v
-        getattr(mjd, f)[...] = v
+set_contact_state = set_simulated_state
 
 
 def sliding_contacts(mjd) -> int:
