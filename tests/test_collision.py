@@ -155,7 +155,7 @@ def check_states(m, d, mjm, mjd, states, min_contacts=1, **kw):
     return seen
 
 
-def check_rollout(m, d, mjm, mjd, state, nstep=10, ctrl=None):
+def check_rollout(m, d, mjm, mjd, state, nstep=10):
     """nstep steps of both engines from one state: state and accelerations equal at every step."""
     set_state(d, mjd, state)
     for _ in range(nstep):
@@ -255,8 +255,7 @@ def test_unsupported_contact_features_are_refused():
 def test_mixed_scene_matches_mujoco(cone, solver):
     m, d, mjm, mjd = pair(mixed(cone=cone, solver=solver))
     states = mujoco_states(mjm, mjd)
-    seen = check_states(m, d, mjm, mjd, states, min_contacts=40)
-    assert seen > 0
+    check_states(m, d, mjm, mjd, states, min_contacts=40)
     check_rollout(m, d, mjm, mjd, states[2])
 
 
@@ -308,7 +307,7 @@ def test_gripper_holds_an_object_as_mujoco():
     states = mujoco_states(mjm, mjd, count=6, steps=100, ctrl=schedule)
     assert mjd.qpos[-7 + 2] > 0.2, "the test scene should lift the object"
     check_states(m, d, mjm, mjd, states, min_contacts=10)
-    check_rollout(m, d, mjm, mjd, states[-1], ctrl=schedule)
+    check_rollout(m, d, mjm, mjd, states[-1])
 
 
 @pytest.mark.parametrize("name", ["ant", "humanoid"])
