@@ -247,6 +247,10 @@ def test_viewer_in_headless_chromium_draws_the_model_and_follows_the_time_slider
                 while _scene_names(frames) != set(range(m.ngeom)) and time.monotonic() < deadline:
                     page.wait_for_timeout(250)
                 assert _scene_names(frames) == set(range(m.ngeom)), "the page did not get every geom"
+                # the geoms arrive before viser lists the client: wait for the listing too
+                deadline = time.monotonic() + 15
+                while len(viewer.server.get_clients()) != 1 and time.monotonic() < deadline:
+                    page.wait_for_timeout(100)
                 assert len(viewer.server.get_clients()) == 1
                 page.wait_for_timeout(1500)  # a few animation frames of the software renderer
                 before = _scene_pixels(page)
@@ -272,16 +276,17 @@ def test_viewer_in_headless_chromium_draws_the_model_and_follows_the_time_slider
     assert not viewer._thread.is_alive()
 
 
-@pytest.mark.skipif(bool(os.environ.get("CI")), reason=(
-    "KNOWN PROBLEM, not yet understood: in two fresh-clone runs of the whole suite under CI=true the "
-    "viewer subprocess served the page but did not exit within 300 s of SIGINT; it passes alone and in "
-    "the developers' full runs (see the session 6 closing note)"))
 def test_view_command_prints_its_url_serves_the_page_and_stops_on_ctrl_c():
     _browser_requirements()
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "PYTHONUNBUFFERED": "1"}
-    command = [sys.executable, "-m", "kinedyn.cli.main", "view", "pendulum", "--port", str(port)]
+    # Ctrl-C as in a terminal: a runner that starts the suite as a background job without job
+    # control (CI) has SIGINT ignored, and the child would inherit SIG_IGN and never see the signal
+    program = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+               "from kinedyn.cli.main import main; sys.exit(main(sys.argv[1:]))")
+    command = [sys.executable, "-c", program,
+               "view", "pendulum", "--port", str(port)]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
         url, lines = None, []
