@@ -941,15 +941,6 @@ def _hager_zhang(d, dofs):
 
 
 @kernel
-def _dof_tree(m, v):
-    """The kinematic tree of dof v, named by its first dof (the ancestor with no parent dof;
-    MuJoCo's dof_treeid numbers the same trees)."""
-    while m.dof_parentid[v] >= 0:
-        v = m.dof_parentid[v]
-    return v
-
-
-@kernel
 def _tree_root(link, t):
     while link[t] != t:
         link[t] = link[link[t]]
@@ -962,48 +953,64 @@ def find_islands(m, d):
     """Constraint islands (mj_island): kinematic trees joined by the rows that act on them.
 
     Writes, per island k, its dofs (ascending) at scratch_island_dofs[adr[0, k]:+adr[1, k]]
-    and its rows (ascending) at scratch_island_rows[adr[2, k]:+adr[3, k]]; returns the count.
-    Dofs of trees no row touches belong to no island. (Islands are numbered by their first
-    dof; MuJoCo's numbering may differ, which changes nothing computed.)"""
+    and its rows (ascending) at scratch_island_rows[adr[2, k]:+adr[3, k]]; returns the count;
+    and the island of each dof in scratch_tree_flag (-1: in none). Dofs of trees no row
+    touches belong to no island; a row whose Jacobian is all zeros to none either. (Islands
+    are numbered by their first dof; MuJoCo's numbering may differ, which changes nothing
+    computed.)"""
     nv, nefc = m.nv, d.efc_counts[3]
     link = d.scratch_tree_link     # union-find over trees, named by their first dof
-    touched = d.scratch_tree_flag  # a row acts on the tree
+    touched = d.scratch_tree_flag  # a row acts on the tree; at the end: the island of each dof
     island = d.scratch_tree_island
+    tree = d.scratch_dof_local     # the tree of each dof (its first dof; the solver reuses this)
+    row_island = d.scratch_oldstate  # the island of each row (the solver reuses this)
     adr = d.scratch_island_adr
     J = d.efc_J
-    for b in range(nv):
-        link[b] = b
-        touched[b] = 0
-        island[b] = -1
+    parent = m.dof_parentid
+    for v in range(nv):
+        # parents come first: the tree of a dof is its parent's (MuJoCo's dof_treeid names the same)
+        tree[v] = v if parent[v] < 0 else tree[parent[v]]
+        link[v] = v
+        touched[v] = 0
+        island[v] = -1
     for i in range(nefc):
         first = -1
+        last = -1
         for v in range(nv):
-            if J[i, v] != 0.0:
-                t = _tree_root(link, _dof_tree(m, v))
-                touched[_dof_tree(m, v)] = 1
+            if J[i, v] != 0.0 and tree[v] != last:
+                last = tree[v]
+                touched[last] = 1
+                t = _tree_root(link, last)
                 if first < 0:
                     first = t
                 elif t != first:
                     link[t] = first
     # a component is an island when a row touches any of its trees
-    for b in range(nv):
-        if touched[b]:
-            island[_tree_root(link, b)] = -2
+    for v in range(nv):
+        if touched[v]:
+            island[_tree_root(link, v)] = -2
     n = 0
     for v in range(nv):
-        root = _tree_root(link, _dof_tree(m, v))
+        root = _tree_root(link, tree[v])
         if island[root] == -2:
             island[root] = n
             n += 1
     for k in range(n):
         adr[1, k] = 0
         adr[3, k] = 0
+    # from here on touched holds the island of each dof
     for v in range(nv):
-        k = island[_tree_root(link, _dof_tree(m, v))]
+        k = island[_tree_root(link, tree[v])]
+        touched[v] = k
         if k >= 0:
             adr[1, k] += 1
     for i in range(nefc):
-        k = _row_island(m, d, link, island, i)
+        k = -1
+        for v in range(nv):
+            if J[i, v] != 0.0:
+                k = touched[v]
+                break
+        row_island[i] = k
         if k >= 0:
             adr[3, k] += 1
     total_d = 0
@@ -1016,25 +1023,16 @@ def find_islands(m, d):
         adr[1, k] = 0
         adr[3, k] = 0
     for v in range(nv):
-        k = island[_tree_root(link, _dof_tree(m, v))]
+        k = touched[v]
         if k >= 0:
             d.scratch_island_dofs[adr[0, k] + adr[1, k]] = v
             adr[1, k] += 1
     for i in range(nefc):
-        k = _row_island(m, d, link, island, i)
+        k = row_island[i]
         if k >= 0:
             d.scratch_island_rows[adr[2, k] + adr[3, k]] = i
             adr[3, k] += 1
     return n
-
-
-@kernel
-def _row_island(m, d, link, island, i):
-    J = d.efc_J
-    for v in range(m.nv):
-        if J[i, v] != 0.0:
-            return island[_tree_root(link, _dof_tree(m, v))]
-    return -1
 
 
 # ---- the constraint stage -----------------------------------------------------------------------
@@ -1073,7 +1071,7 @@ def _solve_primal_islands(m, d, maxiter, newton):
                               rows[adr[2, k]:adr[2, k] + adr[3, k]], maxiter, newton)
     d.scratch_solver_counts[1] = total
     for v in range(nv):
-        if d.scratch_tree_island[_tree_root(d.scratch_tree_link, _dof_tree(m, v))] < 0:
+        if d.scratch_tree_flag[v] < 0:  # the dof's island (find_islands)
             d.qacc[v] = d.qacc_smooth[v]
     if keep_state:
         for i in range(nefc):
