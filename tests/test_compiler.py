@@ -304,7 +304,7 @@ def test_contacts_are_simulated_without_warnings():
     for option in ("", '<option><flag constraint="disable"/></option>', '<option><flag contact="disable"/></option>'):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            m = kd.Model.from_xml_string(CONTACTS.format(option=option), strict=True)
+            m = kd.Model.from_xml_string(CONTACTS.format(option=option))
         assert m.nconmax == 1  # one sphere on one plane
 
 
@@ -317,17 +317,56 @@ def test_limits_and_frictionloss_are_simulated_without_warnings(body, flag):
     for opt in ("", f"<option><flag {flag}=\"disable\"/></option>"):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            kd.Model.from_xml_string(xml.format(opt=opt), strict=True)
+            kd.Model.from_xml_string(xml.format(opt=opt))
 
 
-def test_fluid_warns_and_equality_is_simulated():
-    with pytest.warns(UnsimulatedFeatureWarning, match="fluid"):
-        kd.Model.from_xml_string('<mujoco><option density="1.2"/></mujoco>')
+def test_fluid_gravcomp_and_equality_are_simulated():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kd.Model.from_xml_string('<mujoco><option density="1.2"/><worldbody><body gravcomp="1">'
+                                 '<joint actuatorgravcomp="true"/><geom size=".1"/></body></worldbody></mujoco>')
     xml = """<mujoco><worldbody><body name="a"><joint name="j"/><geom size=".1" contype="0"/></body>
       </worldbody><equality><joint joint1="j"/></equality></mujoco>"""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert kd.Model.from_xml_string(xml, strict=True).neq == 1
+        assert kd.Model.from_xml_string(xml).neq == 1
+
+
+_ARM = "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody>"
+UNSIMULATED = [
+    (f"<mujoco>{_ARM}<actuator><motor joint='j' damping='0.5'/></actuator></mujoco>", "motor", "damping", 1),
+    (f"<mujoco>{_ARM}<actuator><position joint='j' armature='0.5'/></actuator></mujoco>", "position",
+     "armature", 1),
+    (f"<mujoco>{_ARM}<actuator><pid joint='j'/><motor joint='j'/></actuator></mujoco>", "pid", None, 1),
+    ("<mujoco><worldbody><body><joint springyield='1' stiffness='1'/><geom size='1'/></body></worldbody>"
+     "</mujoco>", "joint", "springyield", 1),
+    ("<mujoco><worldbody><body><joint name='j' stiffness='1 0 2'/><geom size='1'/></body></worldbody>"
+     "<tendon><fixed damping='1 1'><joint joint='j' coef='1'/></fixed></tendon></mujoco>", "joint",
+     "stiffness", 2),
+]
+
+
+@pytest.mark.parametrize("xml,element,attribute,count", UNSIMULATED)
+def test_unsimulated_features_are_refused_unless_allowed(xml, element, attribute, count):
+    # the default: a ModelError naming the element and attribute, and the opt-in
+    with pytest.raises(ModelError, match="allow_unsupported=True") as info:
+        kd.Model.from_xml_string(xml)
+    assert (info.value.element.split()[0], info.value.attribute) == (element, attribute)
+    # allow_unsupported: the model loads without the feature, one warning per feature
+    with pytest.warns(UnsimulatedFeatureWarning) as record:
+        m = kd.Model.from_xml_string(xml, allow_unsupported=True)
+    assert len(record) == count and f"<{element}>" in str(record[0].message)
+    assert m.nu == (1 if element == "pid" else xml.count("<actuator>"))
+    # the deprecated strict keyword: strict=True is the default, strict=False does not opt in
+    with pytest.raises(ModelError):
+        kd.Model.from_xml_string(xml, strict=True)
+    with pytest.warns(DeprecationWarning, match="strict"), pytest.raises(ModelError):
+        kd.Model.from_xml_string(xml, strict=False)
+
+
+def test_allow_unsupported_must_be_a_bool():
+    with pytest.raises(TypeError, match="allow_unsupported"):
+        kd.Model.from_xml_string("<mujoco/>", allow_unsupported="yes")
 
 
 # ---- errors -------------------------------------------------------------------------------------
@@ -350,9 +389,9 @@ ERRORS = [
      "<motor name='m' joint='k'/></actuator></mujoco>", "motor 'm'", "joint", 3, "unknown joint 'k'"),
     ("<mujoco><option\n integrator='implicit'/></mujoco>", "option", "integrator", 1, "not supported yet"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
-     "<motor joint='j' delay='0.1'/></actuator></mujoco>", "motor", "delay", 2, "after MuJoCo 3.1.3"),
+     "<motor joint='j' delay='0.1'/></actuator></mujoco>", "motor", "delay", 2, "delay is not simulated"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
-     "<dcmotor joint='j'/></actuator></mujoco>", "dcmotor", None, 2, "after MuJoCo 3.1.3"),
+     "<dcmotor joint='j'/></actuator></mujoco>", "dcmotor", None, 2, "allow_unsupported=True"),
     ("<mujoco><worldbody><body>\n<joint armature='1' damping='1 2'/><geom size='1'/></body></worldbody>"
      "</mujoco>", "joint", "damping", 2, "polynomial"),
     ("<mujoco><asset><mesh name='m' file='x.stl'/></asset><worldbody><body>\n<geom type='mesh' mesh='m'/>"

@@ -351,7 +351,7 @@ def test_limits_and_frictionloss_are_simulated_without_warnings(attr, flag):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             option = f'<option><flag {f}="disable"/></option>' if f else ""
-            kd.Model.from_xml_string(xml.format(option=option), strict=True)
+            kd.Model.from_xml_string(xml.format(option=option))
 
 
 # ---- spatial tendons (site paths and pulleys) ---------------------------------------------------------

@@ -619,8 +619,9 @@ class Spec:
         path.write_text(self.to_xml())
         return path
 
-    def compile(self, strict: bool = False):
-        """Compile to a :class:`kinedyn.Model` through the MJCF compiler (one compile path).
+    def compile(self, *, allow_unsupported: bool = False):
+        """Compile to a :class:`kinedyn.Model` through the MJCF compiler (one compile path);
+        ``allow_unsupported`` as in :meth:`kinedyn.Model.from_xml_path`.
 
         A ModelError from the compiler (an unknown joint name in an actuator, a body
         without mass, ...) names the element and the line of :meth:`to_xml`.
@@ -628,7 +629,7 @@ class Spec:
         lines = self._lines()
         text = "\n".join(line for line, _ in lines) + "\n"
         try:
-            return compile_mjcf(text, strict=strict)
+            return compile_mjcf(text, allow_unsupported=allow_unsupported)
         except ModelError as err:
             if err.line is None or not 1 <= err.line <= len(lines):
                 raise

@@ -40,15 +40,16 @@ class CommandError(Exception):
 # ---------------------------------------------------------------- shared helpers
 
 
-def load_model(spec: str) -> tuple[kd.Model, str]:
-    """A bundled model by name, or an MJCF file by path; returns (model, label)."""
+def load_model(spec: str, allow_unsupported: bool = False) -> tuple[kd.Model, str]:
+    """A bundled model by name, or an MJCF file by path; returns (model, label).
+    ``allow_unsupported``: load a file that uses features kinedyn does not simulate (warned about)."""
     if spec in models.names():
         return models.load(spec), spec
     path = Path(spec)
     if not path.exists() and path.suffix == "" and len(path.parts) == 1:
         # looks like a (misspelled) bundled name rather than a file: KeyError lists the names
         models.path(spec)
-    return kd.Model.from_xml_path(path), str(path)
+    return kd.Model.from_xml_path(path, allow_unsupported=allow_unsupported), str(path)
 
 
 def model_source(spec: str) -> Path:
@@ -104,6 +105,9 @@ def print_files(files: dict[str, Path]) -> None:
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL",
                         help=f"bundled model ({', '.join(models.names())}) or MJCF file")
+    parser.add_argument("--allow-unsupported", action="store_true",
+                        help="load a model that uses features kinedyn does not simulate, without them "
+                             "(a warning each; by default such a model is an error)")
 
 
 def add_output_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -323,7 +327,7 @@ def add_info(sub) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    m, label = load_model(args.model)
+    m, label = load_model(args.model, args.allow_unsupported)
     summary = model_summary(m)
     if args.json:
         print(json.dumps({"model": label, **summary}, indent=2))
@@ -452,7 +456,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from kinedyn.tools import trajectory
     from kinedyn.viewer import plotting
 
-    m, label = load_model(args.model)
+    m, label = load_model(args.model, args.allow_unsupported)
     if args.integrator:
         m.opt.integrator = int(INTEGRATORS[args.integrator])
     ctrl_at = ctrl_schedule(args, m)
@@ -525,7 +529,7 @@ def add_inverse_dynamics(sub) -> None:
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     from kinedyn.tools import trajectory
 
-    m, label = load_model(args.model)
+    m, label = load_model(args.model, args.allow_unsupported)
     path = Path(args.trajectory)
     if not path.is_file():
         raise CommandError(f"no trajectory file '{path}'")
@@ -577,7 +581,7 @@ def cmd_ik(args: argparse.Namespace) -> int:
 
     if args.pos is None and args.quat is None:
         raise CommandError("give --pos X Y Z, --quat W X Y Z or both")
-    m, label = load_model(args.model)
+    m, label = load_model(args.model, args.allow_unsupported)
     d = kd.Data(m)
     kd.reset(m, d, key=args.key)  # mj_resetDataKeyframe; qpos0 without --key
     target = ik.Target(site=args.site, body=args.body, pos=args.pos, quat=args.quat)
@@ -647,7 +651,7 @@ def add_view(sub) -> None:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    m, label = load_model(args.model)
+    m, label = load_model(args.model, args.allow_unsupported)
     require_viewer()
     from kinedyn import viewer
 
@@ -719,7 +723,7 @@ def add_rollout(sub) -> None:
 def cmd_rollout(args: argparse.Namespace) -> int:
     from kinedyn.tools import distributed
 
-    m, label = load_model(args.model)
+    m, label = load_model(args.model, args.allow_unsupported)
     states = read_npz_array(Path(args.states), ("initial_state", "state"), "states")
     control = read_npz_array(Path(args.controls), ("control", "ctrl"), "controls") if args.controls else None
     if control is None and args.nstep is None:

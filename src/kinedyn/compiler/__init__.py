@@ -30,19 +30,20 @@ from kinedyn.xml.mjcf import parse_xml
 __all__ = ["compile_mjcf"]
 
 
-def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool = False):
+def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupported: bool = False):
     """Compile MJCF ``text`` into a Model.
 
     Args:
       text: the MJCF document (str, or the bytes of a file: see ``parse_xml``).
       path: the file it came from (only used in messages; external assets are not read).
-      strict: raise ModelError instead of warning about features that are not simulated.
+      allow_unsupported: load a model that uses a feature kinedyn does not simulate (one
+        ``UnsimulatedFeatureWarning`` each; the feature is left out) instead of raising ModelError.
 
     Raises:
       ModelError: malformed XML, unknown elements or attributes, bad values, unsupported features.
     """
     root = parse_xml(text)
-    compiler = Compiler(root, strict)
+    compiler = Compiler(root, allow_unsupported)
     model = compiler.run()
     check_finite(model, compiler)
     set_const(model, compiler.body_simple)

@@ -26,11 +26,14 @@ COMMON_ATTRS = {"group", "ctrlrange", "ctrllimited", "forcelimited", "forcerange
                 "actrange", "gear", "cranklength", "user", "nsample", "interp", "delay", "damping",
                 "armature"}
 
-# features MuJoCo added after 3.1.3 (ModelError naming the attribute)
-_AFTER_313 = {"delay": "actuator delays", "nsample": "actuator delays (history samples)",
-              "interp": "actuator delays (interpolation)", "damping": "actuator damping",
-              "armature": "actuator armature", "input": "actuator inputs",
-              "velrange": "multi-input actuators", "ffrange": "multi-input actuators"}
+# MuJoCo 4.0 actuator attributes kinedyn does not simulate, reported (Compiler._report: ModelError
+# naming the attribute, unless allow_unsupported) when they would change the dynamics; nsample and
+# interp alone only keep a control history that nothing reads without a delay
+_UNSIMULATED = {"delay": "delay", "damping": "damping (reflected at the transmission target)",
+                "armature": "armature (reflected at the transmission target)",
+                "input": "inputs (multi-input actuators)",
+                "velrange": "velocity input (multi-input actuators)",
+                "ffrange": "feedforward input (multi-input actuators)"}
 
 # "user": values from Python callbacks registered with Model.set_actuator_callbacks
 _DYN = {"none": DynType.NONE, "integrator": DynType.INTEGRATOR, "filter": DynType.FILTER,
@@ -59,15 +62,20 @@ def _enum(node: Node, attr: str, table: dict, text: str):
     if text in table:
         return table[text]
     if text in _NOT_YET:
-        raise node.error(f"{attr}='{text}' is not supported yet", attr)
+        raise node.error(f"{attr}='{text}' is not simulated by kinedyn", attr)
     raise node.error(f"invalid keyword {text!r} in attribute '{attr}'", attr)
 
 
-def _apply_common(spec: dict, attrs: dict, node: Node) -> None:
+def _refuse(message: str, node: Node, attr: str | None = None) -> None:
+    raise node.error(message, attr)
+
+
+def _apply_common(spec: dict, attrs: dict, node: Node, report=_refuse) -> None:
     for attr in attrs:
-        if attr in _AFTER_313:
-            raise node.error(f"'{attr}' ({_AFTER_313[attr]}) was added after MuJoCo 3.1.3 and is not "
-                             "supported", attr)
+        value = attrs[attr]
+        active = any(value) if isinstance(value, (list, tuple)) else bool(value)
+        if attr in _UNSIMULATED and (active or attr in ("input", "velrange", "ffrange")):
+            report(f"actuator {_UNSIMULATED[attr]} is not simulated", node, attr)
     if "group" in attrs:
         spec["group"] = attrs["group"]
     for rng in ("ctrlrange", "forcerange", "actrange", "lengthrange"):
@@ -83,14 +91,15 @@ def _apply_common(spec: dict, attrs: dict, node: Node) -> None:
 
 
 def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool = True,
-                   reset: bool = False) -> None:
+                   reset: bool = False, report=_refuse) -> None:
     """Apply one <general>/<motor>/... element (or default) to ``spec``, as OneActuator does.
 
     ``explicit``: MuJoCo 4.0 lets an explicit range or inheritrange override a conflicting
     value inherited from a default. ``reset``: a shortcut default replayed for a
     ``<general>`` element clears the bias parameters it does not set (observed in 4.0).
+    ``report(message, node, attr)``: called for an attribute kinedyn does not simulate.
     """
-    _apply_common(spec, attrs, node)
+    _apply_common(spec, attrs, node, report)
     err = None
     if tag == "general":
         if "dyntype" in attrs:
@@ -225,17 +234,18 @@ def _set_to_muscle(spec: dict, attrs: dict):
     return None
 
 
-def expand(tag: str, attrs: dict, node: Node, class_actuators: list) -> dict:
-    """Spec of one actuator element after its class's defaults (MuJoCo 4.0 inheritance rule)."""
+def expand(tag: str, attrs: dict, node: Node, class_actuators: list, report=_refuse) -> dict:
+    """Spec of one actuator element after its class's defaults (MuJoCo 4.0 inheritance rule);
+    ``report`` as in :func:`apply_shortcut`."""
     spec = new_spec()
     previous = "general"
     for dtag, dattrs, dnode in class_actuators:
         if tag == "general" or dtag in (tag, "general"):
             reset = tag == "general" and dtag not in ("general", previous)
-            apply_shortcut(spec, dtag, dattrs, dnode, reset=reset)
+            apply_shortcut(spec, dtag, dattrs, dnode, reset=reset, report=report)
             previous = dtag
         else:
-            _apply_common(spec, {k: v for k, v in dattrs.items() if k in COMMON_ATTRS}, dnode)
+            _apply_common(spec, {k: v for k, v in dattrs.items() if k in COMMON_ATTRS}, dnode, report)
             # an explicit inheritrange in a default overrides an inherited range
             if dattrs.get("inheritrange", 0) > 0:
                 rng = "ctrlrange" if dtag == "position" else "actrange"
@@ -257,7 +267,7 @@ def expand(tag: str, attrs: dict, node: Node, class_actuators: list) -> dict:
         raise node.error("refsite can only be used with site transmission", "refsite")
     spec["slidersite"] = attrs.get("slidersite")
     spec["refsite"] = attrs.get("refsite")
-    apply_shortcut(spec, tag, attrs, node, explicit=True)
+    apply_shortcut(spec, tag, attrs, node, explicit=True, report=report)
     return spec
 
 

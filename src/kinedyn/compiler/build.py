@@ -21,9 +21,10 @@ from kinedyn.compiler import defaults as dflt
 from kinedyn.compiler import frames as fr
 from kinedyn.compiler import inertial as inr
 from kinedyn.compiler.contacts import GEOM_CONTACT_DEFAULTS, ContactCompiler
+from kinedyn.compiler.fluid import FLUIDCOEF_DEFAULT, NFLUID, geom_fluid
 from kinedyn.engine.constraint import efc_capacity
 from kinedyn.engine.fields import MODEL_FIELDS
-from kinedyn.engine.model import Model, Option
+from kinedyn.engine.model import FLUID_IMPLICIT, Model, Option
 from kinedyn.engine.types import (
     MINVAL,
     NEQDATA,
@@ -181,9 +182,11 @@ class Body:
 class Compiler:
     """One compilation of one MJCF document (see module docstring for the order of work)."""
 
-    def __init__(self, root: Node, strict: bool):
+    def __init__(self, root: Node, allow_unsupported: bool = False):
         self.root = root
-        self.strict = strict
+        # load models whose features are not simulated (each one warned about) instead of refusing them
+        self.allow_unsupported = allow_unsupported
+        self.unsimulated: list[str] = []  # with allow_unsupported: what is left out, warned at the end
         # <compiler> settings (mjs_defaultCompiler)
         self.degree = True
         self.autolimits = True
@@ -704,13 +707,12 @@ class Compiler:
         joint.type = jtype
         for attr in ("stiffness", "damping"):
             if a[attr][1] or a[attr][2]:
-                raise node.error(f"polynomial joint {attr} was added after MuJoCo 3.1.3 and is not supported",
-                                 attr)
+                self._report(f"polynomial joint {attr} (its quadratic and cubic terms) is not simulated",
+                             node, attr)
         if a["springdamper"][0] or a["springdamper"][1]:
-            raise node.error("springdamper is not supported yet", "springdamper")
-        if a["actuatorgravcomp"] == "true":
-            raise node.error("actuatorgravcomp was added after MuJoCo 3.1.3 and is not supported",
-                             "actuatorgravcomp")
+            self._report("joint springdamper is not simulated", node, "springdamper")
+        if a.get("springyield"):
+            self._report("joint plasticity (springyield) is not simulated", node, "springyield")
         rng = list(a["range"])
         limited = act.LIMITED[a["limited"]]
         if jtype == JointType.FREE:
@@ -766,7 +768,8 @@ class Compiler:
                               armature=a["armature"], frictionloss=a["frictionloss"], margin=a["margin"],
                               solref=list(a["solreflimit"]), solimp=list(a["solimplimit"]),
                               solreffriction=list(a["solreffriction"]),
-                              solimpfriction=list(a["solimpfriction"]))
+                              solimpfriction=list(a["solimpfriction"]),
+                              actgravcomp=int(a["actuatorgravcomp"] == "true"))
 
     def _check_moving_masses(self) -> None:
         # valid: the body, or a body welded to it through jointless children, has mass and inertia;
@@ -829,11 +832,12 @@ class Compiler:
                 wtypes.append(int(WrapType.JOINT))
             for attr in ("stiffness", "damping"):
                 if a[attr][1] or a[attr][2]:
-                    raise node.error(f"polynomial tendon {attr} is not supported", attr)
+                    self._report(f"polynomial tendon {attr} (its quadratic and cubic terms) is not "
+                                 "simulated", node, attr)
             if a["armature"]:
-                raise node.error("tendon armature is not supported", "armature")
+                self._report("tendon armature is not simulated", node, "armature")
             if a["springyield"]:
-                raise node.error("tendon plasticity (springyield) is not supported", "springyield")
+                self._report("tendon plasticity (springyield) is not simulated", node, "springyield")
             # limited="auto": limited when a range is given, which needs autolimits (checklimited)
             rng, frc = list(a["range"]), list(a["actuatorfrcrange"])
             for key, attr, values in (("limited", "range", rng),
@@ -1038,7 +1042,8 @@ class Compiler:
         for node in section.children:
             tag = node.tag
             if tag in ("orientation", "pid", "dcmotor"):
-                raise node.error(f"<{tag}> actuators were added after MuJoCo 3.1.3 and are not supported")
+                self._report(f"<{tag}> actuators are not simulated (left out of the model)", node)
+                continue
             if tag == "plugin":
                 raise node.error("actuator plugins are not supported")
             if tag not in ACTUATOR_TAGS:
@@ -1049,7 +1054,7 @@ class Compiler:
             cls = self.classes["main"]
             if "class" in attrs:
                 cls = dflt.lookup(self.classes, node, "class", attrs["class"])
-            spec = act.expand(tag, attrs, node, cls.actuators)
+            spec = act.expand(tag, attrs, node, cls.actuators, self._report)
             self.actuators.append(act.compile_actuator(spec, node, self.autolimits, self.joints, joint_ids,
                                                        self.tendons, tendon_ids, site_ids, body_ids))
             self.actuator_nodes.append(node)
@@ -1063,27 +1068,34 @@ class Compiler:
 
     # ---- unsimulated features -------------------------------------------------------------------
 
-    def _report(self, message: str, node: Node | None = None) -> None:
-        """One warning per unsimulated feature; ModelError in strict mode."""
-        if self.strict:
+    def _report(self, message: str, node: Node | None = None, attribute: str | None = None) -> None:
+        """A feature that changes the dynamics and that kinedyn does not simulate: ModelError, or
+        with ``allow_unsupported`` the model loads without it and one warning says so."""
+        if not self.allow_unsupported:
+            message += " (pass allow_unsupported=True to load the model without it)"
             if node is None:
-                raise ModelError(message + " (strict mode)")
-            raise node.error(message + " (strict mode)")
-        # stacklevel: _report < _unsimulated < run < compile_mjcf < Model.from_xml_* < caller
-        warnings.warn(message, UnsimulatedFeatureWarning, stacklevel=6)
+                raise ModelError(message)
+            raise node.error(message, attribute)
+        where = ""
+        if node is not None:
+            attr = f", attribute {attribute!r}" if attribute else ""
+            where = f" (element <{node.tag}>{attr}, line {node.line})"
+        if message + where not in self.unsimulated:
+            self.unsimulated.append(message + where)
 
     def _unsimulated(self) -> None:
+        for message in self.unsimulated:
+            # stacklevel: _unsimulated < run < compile_mjcf < Model.from_xml_* < caller
+            warnings.warn(message, UnsimulatedFeatureWarning, stacklevel=5)
         dis = self.opt["disableflags"]
         if not (dis & DisableBit.SENSOR):
             sens = [c for node in self.sections.get("sensor", []) for c in node.children]
             if sens:
                 self._report(f"sensors (<{sens[0].tag}> at line {sens[0].line}) are not computed", sens[0])
-        if self.opt["density"] > 0 or self.opt["viscosity"] > 0:
-            self._report("fluid forces (option density/viscosity) are not simulated")
-        grav = [b for b in self.bodies[1:] if b.attrs.get("gravcomp", 0.0)]
-        if grav:
-            self._report(f"gravity compensation ({', '.join(_label(b) for b in grav[:5])}) is not simulated",
-                         grav[0].node)
+        fluid = self.opt["density"] or self.opt["viscosity"]
+        if fluid and self.opt["integrator"] == IntegratorType.IMPLICITFAST:
+            node = self.sections["option"][-1]
+            raise node.error(FLUID_IMPLICIT, "integrator")
 
     # ---- arrays ---------------------------------------------------------------------------------
 
@@ -1111,6 +1123,8 @@ class Compiler:
         arr["body_ipos"] = np.array([b.ipos for b in bodies], dtype=float).reshape(nbody, 3)
         arr["body_iquat"] = np.array([b.iquat for b in bodies], dtype=float).reshape(nbody, 4)
         arr["body_mass"] = np.array([b.mass for b in bodies], dtype=float)
+        arr["body_gravcomp"] = np.array([b.attrs.get("gravcomp", 0.0) if b.node is not None else 0.0
+                                         for b in bodies], dtype=float)
         arr["body_inertia"] = np.array([b.inertia for b in bodies], dtype=float).reshape(nbody, 3)
         subtree = arr["body_mass"].copy()
         for i in range(nbody - 1, 0, -1):
@@ -1177,6 +1191,7 @@ class Compiler:
         arr["jnt_group"] = np.array([j.compiled["group"] for j in joints], dtype=np.int32)
         arr["jnt_limited"] = np.array([j.compiled["limited"] for j in joints], dtype=np.uint8)
         arr["jnt_actfrclimited"] = np.array([j.compiled["actfrclimited"] for j in joints], dtype=np.uint8)
+        arr["jnt_actgravcomp"] = np.array([j.compiled["actgravcomp"] for j in joints], dtype=np.uint8)
         arr["jnt_pos"] = jcol("pos", 3)
         arr["jnt_axis"] = jcol("axis", 3)
         arr["jnt_stiffness"] = jcol("stiffness")
@@ -1225,6 +1240,9 @@ class Compiler:
         arr["geom_pos"] = np.array([g.pos for g in geoms], dtype=float).reshape(ngeom, 3)
         arr["geom_quat"] = np.array([g.quat for g in geoms], dtype=float).reshape(ngeom, 4)
         arr["geom_friction"] = np.array([g.attrs["friction"] for g in geoms], dtype=float).reshape(ngeom, 3)
+        arr["geom_fluid"] = np.array([geom_fluid(g.type, g.size, g.attrs["fluidshape"] == "ellipsoid",
+                                                 _fluidcoef(g.attrs)) for g in geoms],
+                                     dtype=float).reshape(ngeom, NFLUID)
         arr["site_type"] = np.array([s.type for s in sites], dtype=np.int32)
         arr["site_bodyid"] = np.array([_body_of(bodies, s).id for s in sites], dtype=np.int32)
         arr["site_group"] = np.array([s.attrs["group"] for s in sites], dtype=np.int32)
@@ -1484,10 +1502,12 @@ def _body_of(bodies: list[Body], item) -> Body:
     return item.body
 
 
-def _label(item) -> str:
-    tag = item.node.tag if item.node is not None else "worldbody"
-    name = item.attrs.get("name", "")
-    return f"{tag} '{name}' (line {item.node.line})" if name else f"{tag} at line {item.node.line}"
+def _fluidcoef(attrs: dict) -> list[float]:
+    """The geom's fluidcoef: the values given, then the defaults of the rest."""
+    coef = list(FLUIDCOEF_DEFAULT)
+    given = attrs.get("fluidcoef", [])
+    coef[:len(given)] = given
+    return coef
 
 
 def _tendon_label(t: dict) -> str:

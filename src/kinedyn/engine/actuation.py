@@ -50,6 +50,7 @@ from kinedyn.engine.types import (
     GAIN_MUSCLE,
     GAIN_USER,
     JNT_BALL,
+    JNT_FREE,
     JNT_HINGE,
     JNT_SLIDE,
     MAXVAL,
@@ -382,9 +383,9 @@ def fwd_actuation_kernel(
     actuator_actlimited, actuator_actrange, actuator_actearly, actuator_dynprm, actuator_gainprm,
     actuator_biasprm, jnt_actfrclimited, jnt_actfrcrange, jnt_dofadr, disableflags, timestep,
     actuator_trntype, actuator_trnid, tendon_actfrclimited, tendon_actfrcrange, actuator_lengthrange,
-    actuator_acc0, actuator_gear, jnt_type,
+    actuator_acc0, actuator_gear, jnt_type, jnt_actgravcomp,
     # data in
-    ctrl_in, act, actuator_length, actuator_velocity, actuator_moment,
+    ctrl_in, act, actuator_length, actuator_velocity, actuator_moment, qfrc_gravcomp,
     # data out
     act_dot, actuator_force, qfrc_actuator,
     # scratch
@@ -509,6 +510,14 @@ def fwd_actuation_kernel(
         for v in range(nv):
             mom = actuator_moment[i, v]
             qfrc_actuator[v] += mom * f if mom != 0.0 else 0.0
+
+    # gravity compensation of the joints with actuatorgravcomp (zero when there is none: passive)
+    for j in range(jnt_actgravcomp.shape[0]):
+        if jnt_actgravcomp[j]:
+            jt = jnt_type[j]
+            ndof = 6 if jt == JNT_FREE else (3 if jt == JNT_BALL else 1)
+            for v in range(jnt_dofadr[j], jnt_dofadr[j] + ndof):
+                qfrc_actuator[v] += qfrc_gravcomp[v]
 
     # clamp the summed actuator force on joints with actuatorfrcrange
     for j in range(jnt_actfrclimited.shape[0]):
@@ -635,8 +644,8 @@ def fwd_actuation_entry(m, d):
         m.actuator_gainprm, m.actuator_biasprm, m.jnt_actfrclimited, m.jnt_actfrcrange, m.jnt_dofadr,
         m.opt_flags[OPT_DISABLEFLAGS], m.opt_timestep[0],
         m.actuator_trntype, m.actuator_trnid, m.tendon_actfrclimited, m.tendon_actfrcrange,
-        m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type,
-        d.ctrl, d.act, d.actuator_length, d.actuator_velocity, d.actuator_moment,
+        m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type, m.jnt_actgravcomp,
+        d.ctrl, d.act, d.actuator_length, d.actuator_velocity, d.actuator_moment, d.qfrc_gravcomp,
         d.act_dot, d.actuator_force, d.qfrc_actuator,
         d.scratch_nu, d.scratch_ntendon, d.scratch_user,
         True,  # wrap_setpoints

@@ -94,6 +94,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("body_subtreemass", ("nbody",), F, "mass of the body and all its descendants"),
     _m("body_inertia", ("nbody", 3), F, "diagonal inertia in the principal frame (body_iquat)"),
     _m("body_sameframe", ("nbody",), B, "inertial frame equals the body frame (SameFrame)"),
+    _m("body_gravcomp", ("nbody",), F, "gravity compensation: fraction of the body's weight cancelled"),
     _m("body_invweight0", ("nbody", 2), F,
        "mean inverse inertia at qpos0, [translation, rotation] (mj_setConst; scales constraint rows)"),
     # joints
@@ -104,6 +105,8 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("jnt_group", ("njnt",), I, "group, for visualisation and selection"),
     _m("jnt_limited", ("njnt",), B, "whether the joint range is a limit"),
     _m("jnt_actfrclimited", ("njnt",), B, "whether the summed actuator force is clamped to jnt_actfrcrange"),
+    _m("jnt_actgravcomp", ("njnt",), B,
+       "the gravity compensation of the joint's dofs is applied by actuators (qfrc_actuator)"),
     _m("jnt_pos", ("njnt", 3), F, "anchor position in the body frame"),
     _m("jnt_axis", ("njnt", 3), F, "axis in the body frame (unit)"),
     _m("jnt_stiffness", ("njnt",), F, "spring stiffness"),
@@ -147,6 +150,9 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("geom_adhesion", ("ngeom",), F, "adhesive force of this geom's contacts (summed per pair)"),
     _m("geom_rbound", ("ngeom",), F, "radius of the bounding sphere about the geom centre; 0 for planes"),
     _m("geom_aabb", ("ngeom", 6), F, "bounding box in the geom frame: centre, half-sizes"),
+    _m("geom_fluid", ("ngeom", 12), F,
+       "ellipsoid fluid model: [on, blunt drag, slender drag, angular drag, Kutta lift, Magnus lift, "
+       "virtual mass (3), virtual inertia (3)]; all zero: the body's inertia box is used"),
     # explicit contact pairs (<contact><pair>), sorted by body-pair signature
     _m("pair_dim", ("npair",), I, "contact dimensionality"),
     _m("pair_geom1", ("npair",), I, "first geom (the one on the lower-id body)"),
@@ -296,6 +302,9 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("actuator_velocity", ("nu",), "velocity", "actuator velocities"),
     _d("qfrc_spring", ("nv",), "velocity", "passive spring force"),
     _d("qfrc_damper", ("nv",), "velocity", "passive damper force"),
+    _d("qfrc_gravcomp", ("nv",), "velocity",
+       "gravity compensation (in qfrc_passive, or in qfrc_actuator for joints with actuatorgravcomp)"),
+    _d("qfrc_fluid", ("nv",), "velocity", "fluid forces (inertia-box or ellipsoid model)"),
     _d("qfrc_adhesion", ("nv",), "velocity", "passive pull of adhesive contacts along their normals"),
     _d("qfrc_passive", ("nv",), "velocity", "total passive force"),
     _d("qfrc_bias", ("nv",), "velocity", "C(qpos, qvel): Coriolis, centrifugal and gravity forces"),

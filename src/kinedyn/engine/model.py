@@ -9,6 +9,7 @@ half-built: either every field is filled and checked, or ``ModelError`` is raise
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from kinedyn.engine.types import (
     OPT_CCD_ITERATIONS,
     OPT_CCD_TOLERANCE,
     OPT_CONE,
+    OPT_DENSITY,
     OPT_IMPRATIO,
     OPT_ITERATIONS,
     OPT_JACOBIAN,
@@ -39,6 +41,8 @@ from kinedyn.engine.types import (
     OPT_O_SOLREF,
     OPT_SOLVER,
     OPT_TOLERANCE,
+    OPT_VISCOSITY,
+    OPT_WIND,
     ConeType,
     EnableBit,
     IntegratorType,
@@ -61,6 +65,11 @@ LAYOUT_FIELDS = frozenset(
                        "actuator_biastype", "site_type"))
 
 
+# the velocity derivatives of the fluid forces (mjd_passive_vel's fluid part) are not computed
+FLUID_IMPLICIT = ("fluid forces (density or viscosity > 0) with the implicitfast integrator are not "
+                  "simulated (their velocity derivatives are not computed): use Euler or RK4")
+
+
 def _flag_bits(name: str, value) -> int:
     value = integer(name, value)
     if not 0 <= value < 2**31:
@@ -77,7 +86,8 @@ class Option:
       integrator: ``IntegratorType`` value.
       disableflags: ``DisableBit`` bits.
       enableflags: ``EnableBit`` bits.
-      wind, density, viscosity: kept from the XML; fluid forces are not simulated.
+      wind, density, viscosity: the medium of the fluid forces (velocity (3,), density,
+        viscosity); both zero: no fluid forces. With fluid forces the integrator is Euler or RK4.
       solver, cone, jacobian: ``SolverType``, ``ConeType``, ``JacobianType`` values.
       iterations, tolerance: the constraint solver's iteration cap and tolerance.
       ls_iterations, ls_tolerance: its line search's (Newton and CG).
@@ -89,7 +99,7 @@ class Option:
     """
 
     # no other attributes: a misspelt option (m.opt.timestpe = ...) raises instead of doing nothing
-    __slots__ = ("_timestep", "_gravity", "_flags", "_real", "wind", "density", "viscosity", "_ccd_capacity",
+    __slots__ = ("_timestep", "_gravity", "_flags", "_real", "_ccd_capacity",
                  "_dual_capacity")
 
     # the solver options and their defaults (mjOption's), in the order copy() passes them
@@ -121,9 +131,9 @@ class Option:
             setattr(self, key, solver_options.get(key, default))
         self.timestep = timestep
         self.gravity = gravity
-        self.wind = np.array(wind, dtype=np.float64)
-        self.density = float(density)
-        self.viscosity = float(viscosity)
+        self.wind = wind
+        self.density = density
+        self.viscosity = viscosity
 
     def __setattr__(self, name, value):
         if name.startswith("_"):
@@ -169,7 +179,44 @@ class Option:
         value = integer("integrator", value)
         if value not in (IntegratorType.EULER, IntegratorType.RK4, IntegratorType.IMPLICITFAST):
             raise ValueError(f"integrator {value} is not supported (Euler=0, RK4=1, implicitfast=3)")
+        if value == IntegratorType.IMPLICITFAST and self._fluid():
+            raise ValueError(FLUID_IMPLICIT)
         self._flags[0] = value
+
+    def _fluid(self) -> bool:
+        return bool(self._real[OPT_DENSITY] or self._real[OPT_VISCOSITY])
+
+    @property
+    def wind(self) -> np.ndarray:
+        return self._real[OPT_WIND:OPT_WIND + 3]
+
+    @wind.setter
+    def wind(self, value) -> None:
+        self._vector(OPT_WIND, 3, "wind", value)
+
+    def _set_medium(self, slot, name, value) -> None:
+        value = real_number(name, value)
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value}")
+        if value and self._flags[0] == IntegratorType.IMPLICITFAST:
+            raise ValueError(FLUID_IMPLICIT)
+        self._real[slot] = value
+
+    @property
+    def density(self) -> float:
+        return float(self._real[OPT_DENSITY])
+
+    @density.setter
+    def density(self, value) -> None:
+        self._set_medium(OPT_DENSITY, "density", value)
+
+    @property
+    def viscosity(self) -> float:
+        return float(self._real[OPT_VISCOSITY])
+
+    @viscosity.setter
+    def viscosity(self, value) -> None:
+        self._set_medium(OPT_VISCOSITY, "viscosity", value)
 
     @property
     def disableflags(self) -> int:
@@ -290,8 +337,20 @@ _COMPILERS: dict[str, object] = {}
 
 
 def register_compiler(kind: str, compile_fn) -> None:
-    """Make ``compile_fn(text, path=, strict=) -> Model`` the compiler of ``kind`` ("mjcf")."""
+    """Make ``compile_fn(text, path=, allow_unsupported=) -> Model`` the compiler of ``kind`` ("mjcf")."""
     _COMPILERS[kind] = compile_fn
+
+
+def _unsupported_policy(allow_unsupported, strict) -> bool:
+    """The ``allow_unsupported`` keyword, checked; the deprecated ``strict`` (refusing unsimulated
+    features, now the default) only warns."""
+    if strict is not None and not strict:
+        warnings.warn("strict is deprecated: unsimulated features raise ModelError unless "
+                      "allow_unsupported=True (strict=False no longer loads them)", DeprecationWarning,
+                      stacklevel=3)
+    if not isinstance(allow_unsupported, bool):
+        raise TypeError(f"allow_unsupported must be True or False, got {allow_unsupported!r}")
+    return allow_unsupported
 
 
 def _mjcf_compiler():
@@ -322,8 +381,16 @@ class Model:
     names: dict[str, list[str]]
 
     @classmethod
-    def from_xml_path(cls, path: str | Path, strict: bool = False) -> Model:
-        """Compile an MJCF file. ``strict`` turns unsimulated-feature warnings into errors."""
+    def from_xml_path(cls, path: str | Path, *, allow_unsupported: bool = False,
+                      strict: bool | None = None) -> Model:
+        """Compile an MJCF file.
+
+        A model that uses a feature which changes the dynamics and which kinedyn does not
+        simulate raises ModelError naming it. ``allow_unsupported=True`` loads it anyway, without
+        that feature, with one ``UnsimulatedFeatureWarning`` per feature. ``strict`` is
+        deprecated and has no effect (refusing is the default).
+        """
+        allow_unsupported = _unsupported_policy(allow_unsupported, strict)
         path = Path(path)
         try:
             # bytes: the XML declaration or a byte order mark gives the encoding (UTF-8 otherwise)
@@ -332,12 +399,14 @@ class Model:
             raise ModelError(f"cannot read model file '{path}': {err.strerror or err}") from None
         except ValueError as err:  # e.g. a NUL character in the path
             raise ModelError(f"cannot read model file {str(path)!r}: {err}") from None
-        return _mjcf_compiler()(text, path=path, strict=strict)
+        return _mjcf_compiler()(text, path=path, allow_unsupported=allow_unsupported)
 
     @classmethod
-    def from_xml_string(cls, xml: str, strict: bool = False) -> Model:
-        """Compile MJCF text. ``strict`` turns unsimulated-feature warnings into errors."""
-        return _mjcf_compiler()(xml, path=None, strict=strict)
+    def from_xml_string(cls, xml: str, *, allow_unsupported: bool = False,
+                        strict: bool | None = None) -> Model:
+        """Compile MJCF text; ``allow_unsupported`` and ``strict`` as in :meth:`from_xml_path`."""
+        allow_unsupported = _unsupported_policy(allow_unsupported, strict)
+        return _mjcf_compiler()(xml, path=None, allow_unsupported=allow_unsupported)
 
     @classmethod
     def _assemble(cls, sizes: dict[str, int], arrays: dict[str, np.ndarray], opt: Option,

@@ -1,12 +1,16 @@
 """Passive forces: joint and tendon springs and dampers, contact adhesion (mj_passive,
 engine_passive.c).
 
-    qfrc_passive = qfrc_spring + qfrc_damper + qfrc_adhesion
+    qfrc_passive = qfrc_spring + qfrc_damper + qfrc_fluid + qfrc_adhesion + qfrc_gravcomp
 
 with joint springs on the manifold for ball and free joints, the tendon spring-dampers of
 :mod:`kinedyn.engine.smooth_tendon`, and the constant pull of adhesive contacts along their
 normals (mj_adhesion; its counterpart in the constraint rows is the aref bias of
-``constraint._adhesion_reference``).
+``constraint._adhesion_reference``), the fluid forces of :mod:`kinedyn.engine.passive_fluid`,
+and gravity compensation (mj_gravcomp): the force -gravcomp * mass * gravity at each body's
+centre of mass. The gravity compensation of the dofs of joints with ``actuatorgravcomp`` goes to
+qfrc_actuator instead (``actuation.fwd_actuation_kernel``). With springs and dampers both
+disabled every passive force is zero, as in MuJoCo.
 """
 
 from __future__ import annotations
@@ -14,8 +18,18 @@ from __future__ import annotations
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
+from kinedyn.engine.passive_fluid import fluid
 from kinedyn.engine.smooth_tendon import tendon_passive_entry
-from kinedyn.engine.types import DSBL_CONTACT, DSBL_DAMPER, DSBL_SPRING, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
+from kinedyn.engine.support import apply_ft
+from kinedyn.engine.types import (
+    DSBL_CONTACT,
+    DSBL_DAMPER,
+    DSBL_GRAVITY,
+    DSBL_SPRING,
+    JNT_BALL,
+    JNT_FREE,
+    OPT_DISABLEFLAGS,
+)
 from kinedyn.engine.util_spatial import (
     normalize4,
     sub_quat,
@@ -80,9 +94,45 @@ def passive_entry(m, d):
     tendon_passive_entry(m, d)
     for v in range(m.nv):
         d.qfrc_passive[v] = d.qfrc_spring[v] + d.qfrc_damper[v]
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    if flags & DSBL_SPRING and flags & DSBL_DAMPER:
+        # no passive force at all (mj_passive returns early)
+        for v in range(m.nv):
+            d.qfrc_fluid[v] = 0.0
+            d.qfrc_gravcomp[v] = 0.0
+        _adhesion(m, d)
+        return
+    has_gravcomp = _gravcomp(m, d)
+    if fluid(m, d):
+        for v in range(m.nv):
+            d.qfrc_passive[v] += d.qfrc_fluid[v]
     if _adhesion(m, d):
         for v in range(m.nv):
             d.qfrc_passive[v] += d.qfrc_adhesion[v]
+    if has_gravcomp:
+        for v in range(m.nv):
+            if not m.jnt_actgravcomp[m.dof_jntid[v]]:
+                d.qfrc_passive[v] += d.qfrc_gravcomp[v]
+
+
+@kernel
+def _gravcomp(m, d):
+    """qfrc_gravcomp = sum over bodies of J(xipos)' (-gravcomp * mass * gravity); whether any
+    body has gravcomp (mj_gravcomp: none without gravity)."""
+    for v in range(m.nv):
+        d.qfrc_gravcomp[v] = 0.0
+    g = m.opt_gravity
+    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_GRAVITY or (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]) == 0.0:
+        return False
+    has_gravcomp = False
+    for b in range(1, m.body_gravcomp.shape[0]):
+        if m.body_gravcomp[b] == 0.0:
+            continue
+        has_gravcomp = True
+        s = -(m.body_mass[b] * m.body_gravcomp[b])
+        p = d.xipos[b]
+        apply_ft(m, d, g[0] * s, g[1] * s, g[2] * s, 0.0, 0.0, 0.0, p[0], p[1], p[2], b, d.qfrc_gravcomp)
+    return has_gravcomp
 
 
 @kernel
@@ -120,10 +170,12 @@ _PASSIVE = FastEntry(passive_entry)
 
 
 def passive(m, d) -> None:
-    """Joint and tendon spring and damper forces.
+    """Passive forces: joint and tendon springs and dampers, fluid forces, adhesion, gravity
+    compensation.
 
-    Reads: qpos, qvel, ten_length, ten_velocity, ten_J, the contacts. Writes: qfrc_spring,
-    qfrc_damper, qfrc_adhesion, qfrc_passive. Mirrors mj_passive.
+    Reads: qpos, qvel, ten_length, ten_velocity, ten_J, the contacts, xipos, cvel, geom poses.
+    Writes: qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_adhesion, qfrc_gravcomp, qfrc_passive.
+    Mirrors mj_passive.
     """
     check_model_data(m, d, "passive")
     _PASSIVE.call(m._handle, d._handle)

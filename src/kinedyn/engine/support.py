@@ -176,6 +176,30 @@ def xfrc_accumulate(
 
 
 @kernel
+def apply_ft(m, d, fx, fy, fz, tx, ty, tz, px, py, pz, body, qfrc):
+    """qfrc += jacp' f + jacr' t for the force f and torque t at world point p on ``body``
+    (mj_applyFT: the force's part is added first, then the torque's)."""
+    r = m.body_rootid[body]
+    ox = px - d.subtree_com[r, 0]
+    oy = py - d.subtree_com[r, 1]
+    oz = pz - d.subtree_com[r, 2]
+    while body > 0 and m.body_dofnum[body] == 0:
+        body = m.body_parentid[body]
+    if body == 0:
+        return
+    v = m.body_dofadr[body] + m.body_dofnum[body] - 1
+    while v >= 0:
+        c = d.cdof[v]
+        # jacp_v = cdof_lin + cdof_rot x offset
+        jx = c[3] + (c[1] * oz - c[2] * oy)
+        jy = c[4] + (c[2] * ox - c[0] * oz)
+        jz = c[5] + (c[0] * oy - c[1] * ox)
+        qfrc[v] += jx * fx + jy * fy + jz * fz
+        qfrc[v] += c[0] * tx + c[1] * ty + c[2] * tz
+        v = m.dof_parentid[v]
+
+
+@kernel
 def integrate_pos_kernel(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, h, sq, sv):
     """qpos <- qpos (+) h qvel on the joint manifold (mj_integratePos); sq, sv: scratch rows."""
     QUAT, VEL, TMP = 0, 0, 1

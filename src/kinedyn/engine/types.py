@@ -363,4 +363,6 @@ OPT_O_SOLREF = 5      # 2 values
 OPT_O_SOLIMP = 7      # 5 values
 OPT_O_FRICTION = 12   # 5 values
 OPT_CCD_TOLERANCE = 17  # the convex collider's tolerance
-OPT_NREAL = 18
+OPT_WIND = 18         # 3 values: the medium's velocity (fluid forces)
+OPT_DENSITY, OPT_VISCOSITY = 21, 22  # the medium's density and viscosity (fluid forces)
+OPT_NREAL = 23

@@ -153,8 +153,9 @@ def evaluate_actuation(m, d, ctrl: np.ndarray, limits: bool, act: np.ndarray | N
         int(m.opt.disableflags), float(m.opt.timestep),
         m.actuator_trntype, m.actuator_trnid, ten_lim, m.tendon_actfrcrange,
         m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type,
+        m.jnt_actgravcomp if limits else np.zeros_like(m.jnt_actgravcomp),
         np.ascontiguousarray(ctrl, dtype=np.float64), d.act if act is None else act, d.actuator_length,
-        d.actuator_velocity, moment,
+        d.actuator_velocity, moment, d.qfrc_gravcomp,
         act_dot, force, qfrc,
         np.zeros(nu), np.zeros(m.ntendon),
         # user-type callback values of the last forward (all zero without callbacks: MuJoCo's defaults)

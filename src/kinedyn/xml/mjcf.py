@@ -86,7 +86,8 @@ SCHEMA: dict[str, dict] = {
         pos="f3", axis="f3", springdamper="f2", limited=_FTA, actuatorfrclimited=_FTA,
         solreflimit="f1-2", solimplimit="f1-5", solreffriction="f1-2", solimpfriction="f1-5",
         stiffness="f1-3", range="f2", actuatorfrcrange="f2", actuatorgravcomp=_BOOL, margin="f",
-        ref="f", springref="f", armature="f", damping="f1-3", frictionloss="f", user="f*"),
+        ref="f", springref="f", armature="f", damping="f1-3", frictionloss="f", springyield="f",
+        user="f*"),
     "freejoint": _kinds(name="s", group="i", align=_FTA),
     "geom": _kinds(
         name="s", **{"class": "s"}, type=("e", _GEOMTYPES), contype="i", conaffinity="i", condim="i",
