@@ -315,3 +315,21 @@ def test_info_lists_the_sensors(tmp_path, capsys):
     assert cli.main(["info", str(path)]) == 0
     out = capsys.readouterr().out
     assert "sensors" in out and "accelerometer" in out and "site fore_tip" in out
+
+
+def test_rollout_records_sensordata_as_mujoco_rollout():
+    """batch.rollout's sensordata equals mujoco.rollout's (energy off: with it on, the kinetic
+    energy sensor would read each engine's own call history, see test_sensors_match...)."""
+    from mujoco import rollout as mj_rollout
+
+    from kinedyn import batch
+
+    m, mjm, mjd = _pair(energy="disable")
+    states = simulated_states(mjm, mjd, count=2, steps=20, qvel_scale=0.3)
+    state0 = np.array([np.concatenate(([s["time"]], s["qpos"], s["qvel"], s["act"])) for s in states])
+    control = np.random.default_rng(1).uniform(-1, 1, size=(2, 8, mjm.nu))
+    ours = batch.rollout(m, state0, control, nthread=1)
+    state, sensordata = mj_rollout.rollout(mjm, [mujoco.MjData(mjm)], state0, control)
+    assert ours.sensordata.shape == sensordata.shape == (2, 8, mjm.nsensordata)
+    assert_close("rollout state", ours.state, state)
+    assert_close("rollout sensordata", ours.sensordata, sensordata)
