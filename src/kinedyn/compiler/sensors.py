@@ -288,8 +288,6 @@ def _contact(node: Node, a: dict, s: dict, names: _Names) -> None:
     if reduce == 3 and dataspec & 0b110000000:
         raise node.error("contact sensor: linvel and angvel cannot be combined with reduce=\"netforce\"",
                          "data")
-    if dataspec & 0b110000000:
-        raise node.error("contact sensor data linvel and angvel are not computed by kinedyn yet", "data")
     if reduce == 3:
         num = 1
     s["intprm"] = [dataspec, reduce, num]

@@ -60,6 +60,7 @@ DATATYPE_REAL, DATATYPE_POSITIVE = 0, 1
 FLG_ENERGYPOS, FLG_ENERGYVEL, FLG_SUBTREEVEL, FLG_RNEPOST = 0, 1, 2, 3
 # contact sensor: data bits (mjtConData), reductions
 CON_FOUND, CON_FORCE, CON_TORQUE, CON_DIST, CON_POS, CON_NORMAL, CON_TANGENT = 0, 1, 2, 3, 4, 5, 6
+CON_LINVEL, CON_ANGVEL = 7, 8
 REDUCE_NONE, REDUCE_MINDIST, REDUCE_MAXFORCE, REDUCE_NETFORCE = 0, 1, 2, 3
 
 _T = SensorType
@@ -768,11 +769,26 @@ def _contact_sensor(m, d, i, out, a):
             _put3(out, p, d.contact_pos[j, 0], d.contact_pos[j, 1], d.contact_pos[j, 2])
             p += 3
         sign = -1.0 if flip else 1.0
+        fr = d.contact_frame[j]
         for row, bit in ((0, CON_NORMAL), (1, CON_TANGENT)):
             if spec >> bit & 1:
-                fr = d.contact_frame[j]
                 _put3(out, p, sign * fr[row, 0], sign * fr[row, 1], sign * fr[row, 2])
                 p += 3
+        if spec >> CON_LINVEL & 1 or spec >> CON_ANGVEL & 1:
+            # velocity of geom[1]'s body relative to geom[0]'s at the contact point, in the
+            # contact frame (turned 180 degrees about the second tangent when flipped)
+            cp = d.contact_pos[j]
+            b0 = m.geom_bodyid[d.contact_geom[j, 0]]
+            b1 = m.geom_bodyid[d.contact_geom[j, 1]]
+            v0 = _motion_at(m, d, d.cvel, b0, cp[0], cp[1], cp[2])
+            v1 = _motion_at(m, d, d.cvel, b1, cp[0], cp[1], cp[2])
+            for k0, bit in ((3, CON_LINVEL), (0, CON_ANGVEL)):
+                if spec >> bit & 1:
+                    rx, ry, rz = v1[k0] - v0[k0], v1[k0 + 1] - v0[k0 + 1], v1[k0 + 2] - v0[k0 + 2]
+                    z = fr[2, 0] * rx + fr[2, 1] * ry + fr[2, 2] * rz
+                    _put3(out, p, fr[0, 0] * rx + fr[0, 1] * ry + fr[0, 2] * rz,
+                          fr[1, 0] * rx + fr[1, 1] * ry + fr[1, 2] * rz, -z if flip else z)
+                    p += 3
 
 
 @kernel
