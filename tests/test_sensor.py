@@ -158,6 +158,13 @@ SCENE = """<mujoco model="sensors">
     <contact body1="can" data="found force torque pos" reduce="netforce"/>
     <contact geom1="ball" body2="lid" data="found dist pos" num="2"/>
     <contact data="found linvel angvel" num="4"/>
+    <distance geom1="ball" geom2="floor" cutoff="1"/>
+    <distance geom1="crate" geom2="floor"/>
+    <normal geom1="pill" geom2="crate" cutoff=".8"/>
+    <fromto body1="arm" body2="crate" cutoff="2"/>
+    <fromto geom1="hand" geom2="ball" cutoff="2"/>
+    <normal body1="fore" geom2="pill" cutoff="1.5"/>
+    <distance body1="crate" body2="world" cutoff=".3"/>
     <contact body1="fore" data="dist linvel" num="2" reduce="mindist"/>
     <contact geom2="crate" data="linvel angvel" num="3"/>
     <contact body1="pill" data="pos angvel" reduce="maxforce"/>
@@ -174,7 +181,7 @@ SENSOR_MODEL_FIELDS = [f.name for f in kd.engine.fields.MODEL_FIELDS if f.name.s
 SENSOR_DATA_FIELDS = ["sensordata", "energy", "subtree_linvel", "subtree_angmom"]
 # sensors whose value stays zero on these states (a static body, a site no contact reaches, a
 # limit never active, user sensors): every other one must read non-zero somewhere
-ZERO_OK = {5, 32, 52, 63, 68, 71, 73, 81, 82}
+ZERO_OK = {5, 32, 52, 63, 68, 71, 73, 88, 89}
 
 
 def _pair(integrator="Euler", cone="pyramidal", energy="enable", sensor="enable"):
@@ -262,7 +269,8 @@ def test_energy_without_sensors_and_disabled_sensors():
     _assert_sensors(m, d, mjm, mjd)
 
 
-BASE = """<mujoco><worldbody><body><joint name="j" range="-1 1"/><geom name="g" size=".1"/>
+BASE = """<mujoco><worldbody><geom name="b" type="box" size=".1 .1 .1" pos="1 0 0"/><body>
+<joint name="j" range="-1 1"/><geom name="g" size=".1"/><geom name="c" type="cylinder" size=".1 .1" pos="0 1 0"/>
 <site name="s"/></body></worldbody><sensor>{}</sensor></mujoco>"""
 
 
@@ -270,8 +278,9 @@ BASE = """<mujoco><worldbody><body><joint name="j" range="-1 1"/><geom name="g" 
     ('<rangefinder site="s"/>', None),
     ('<camprojection site="s" camera="c"/>', None),
     ('<distance geom1="g" geom2="g"/>', None),
-    ('<normal geom1="g" body2="world"/>', None),
-    ('<fromto geom1="g" body2="world"/>', None),
+    ('<normal geom1="c" geom2="b"/>', "geom1"),
+    ('<fromto geom1="b" body2="world"/>', "geom1"),
+    ('<fromto geom1="b" geom2="g" body2="world"/>', "geom2"),
     ('<plugin plugin="x"/>', None),
     ('<tactile geom="g" mesh="m"/>', None),
     ('<jointpos joint="j" nsample="3"/>', "nsample"),
@@ -290,7 +299,7 @@ def test_unsupported_or_bad_sensors_raise_model_errors(sensor, attr):
     xml = BASE.format(sensor)
     with pytest.raises(kd.ModelError) as err:
         kd.Model.from_xml_string(xml)
-    assert "line 2" in str(err.value)
+    assert "line 3" in str(err.value)
     if attr:
         assert attr in str(err.value)
 

@@ -9,7 +9,9 @@ MuJoCo 4.0 has no ``<default>`` for sensors (and no ``class`` attribute): the re
 schema refuses both, as MuJoCo's does.
 
 What needs rays, cameras, meshes or plugins (rangefinder, camprojection, tactile, plugin,
-frame sensors on cameras), the geometric distance sensors, ``insidesite enclosed`` and the
+frame sensors on cameras), the geom distance sensors between geoms MuJoCo measures by GJK/EPA
+(pairs with an ellipsoid or a cylinder but plane-ellipsoid, plane-cylinder and
+sphere-cylinder; box-box), ``insidesite enclosed`` and the
 sensor history (``nsample``, ``delay``, ``interval``) are refused with a ModelError naming the
 element and attribute: kinedyn does not compute them.
 """
@@ -18,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinedyn.engine.types import JointType, ObjType, SensorType
+from kinedyn.engine.collision_driver import SUPPORTED_PAIRS, uses_convex_collider
+from kinedyn.engine.types import GeomType, JointType, ObjType, SensorType
 from kinedyn.xml.mjcf import Node, convert
 
 # mjtDataType, mjtStage
@@ -82,15 +85,15 @@ _FRAME = {
     "framelinacc": (S.FRAMELINACC, REAL, STAGE_ACC, 3),
     "frameangacc": (S.FRAMEANGACC, REAL, STAGE_ACC, 3),
 }
+# the collision sensors (mj_geomDistance): tag -> (type, datatype, dim)
+_GEOMDIST = {"distance": (S.GEOMDIST, REAL, 1), "normal": (S.GEOMNORMAL, AXIS, 3),
+             "fromto": (S.GEOMFROMTO, REAL, 6)}
 # what kinedyn refuses, and why
 _REFUSED = {
     "rangefinder": "rangefinder sensors cast rays, which kinedyn does not",
     "camprojection": "camprojection sensors need cameras, which kinedyn does not compute",
     "tactile": "tactile sensors need meshes and signed distance fields, which kinedyn does not compute",
     "plugin": "sensor plugins are not supported",
-    "distance": "geom distance sensors (mj_geomDistance) are not computed by kinedyn yet",
-    "normal": "geom normal sensors (mj_geomDistance) are not computed by kinedyn yet",
-    "fromto": "geom fromto sensors (mj_geomDistance) are not computed by kinedyn yet",
 }
 
 SCHEMA = {tag: dict(_COMMON, **{obj: "s"} if obj else {}) for tag, (_, obj, *_r) in _SIMPLE.items()}
@@ -100,6 +103,7 @@ SCHEMA.update({tag: dict(_COMMON, objtype=("e", _FRAME_TYPES), objname="s",
 SCHEMA["insidesite"] = dict(_COMMON, objtype=("e", _FRAME_TYPES), objname="s", site="s", enclosed="s")
 SCHEMA["contact"] = dict(_COMMON, geom1="s", geom2="s", body1="s", body2="s", subtree1="s", subtree2="s",
                          site="s", num="i", data="s", reduce=("e", REDUCE))
+SCHEMA.update({tag: dict(_COMMON, geom1="s", geom2="s", body1="s", body2="s") for tag in _GEOMDIST})
 SCHEMA["user"] = dict(_COMMON, objtype="s", objname="s", datatype=("e", ("real", "positive", "axis",
                                                                           "quaternion")),
                       needstage=("e", ("none", "pos", "vel", "acc")), dim="i")
@@ -135,8 +139,22 @@ class _Names:
             "tendon": {t["name"]: i for i, t in enumerate(c.tendons) if t["name"]},
             "actuator": {n: i for i, n in enumerate(c.actuator_names) if n},
         }
+        self.geom_types = [int(g.type) for g in c.geoms]
+        self.body_geoms = {}
+        for g in c.geoms:
+            self.body_geoms.setdefault(g.body.id if g.body is not None else 0, []).append(g.id)
         self.ids["body"].setdefault("world", 0)
         self.ids["xbody"].setdefault("world", 0)
+
+    def geoms_of(self, objtype: int, objid: int) -> list[int]:
+        return [objid] if objtype == ObjType.GEOM else self.body_geoms.get(objid, [])
+
+    @staticmethod
+    def analytic(t1: int, t2: int) -> bool:
+        """Whether MuJoCo's mj_geomDistance uses an analytic collider for the type pair (t1 <= t2)
+        that kinedyn has: not its general convex collider nor box-box (GJK/EPA distance)."""
+        return ((t1, t2) in SUPPORTED_PAIRS and not uses_convex_collider(t1, t2)
+                and (t1, t2) != (GeomType.BOX, GeomType.BOX)) or (t1, t2) == (GeomType.PLANE, GeomType.PLANE)
 
     def find(self, node: Node, kind: str, name: str | None, attr: str,
              what: str = "sensorized object") -> int:
@@ -211,6 +229,10 @@ def compile_sensor(node: Node, names: _Names) -> dict:
         s["objid"] = names.find(node, a["objtype"], a.get("objname"), "objname")
         s["reftype"] = ObjType.SITE
         s["refid"] = names.find(node, "site", a.get("site"), "site", "site")
+    elif tag in _GEOMDIST:
+        stype, datatype, dim = _GEOMDIST[tag]
+        stage = STAGE_POS
+        _geom_distance(node, a, s, names)
     elif tag == "contact":
         stype, datatype = S.CONTACT, REAL
         _contact(node, a, s, names)
@@ -247,6 +269,29 @@ def _required(node: Node, a: dict, attr: str):
     if attr not in a:
         raise node.error(f"attribute '{attr}' is required", attr)
     return a[attr]
+
+
+def _geom_distance(node: Node, a: dict, s: dict, names: _Names) -> None:
+    """The two geoms or bodies of a distance, normal or fromto sensor; refused unless every geom
+    pair goes through one of MuJoCo's analytic colliders (mj_geomDistance sends the pairs of
+    its general convex and box-box colliders to GJK/EPA distance queries, not ported)."""
+    for (gk, bk), (tk, ik) in ((("geom1", "body1"), ("objtype", "objid")),
+                               (("geom2", "body2"), ("reftype", "refid"))):
+        if (gk in a) == (bk in a):
+            raise node.error(f"exactly one of {gk} and {bk} is required", gk)
+        kind, attr = ("geom", gk) if gk in a else ("body", bk)
+        s[tk] = _OBJTYPE[kind]
+        s[ik] = names.find(node, kind, a[attr], attr, "geom or body")
+    if s["objtype"] == s["reftype"] and s["objid"] == s["refid"]:
+        raise node.error("1st body/geom must be different from 2nd body/geom")
+    geoms1, geoms2 = (names.geoms_of(s[t], s[i]) for t, i in (("objtype", "objid"), ("reftype", "refid")))
+    for g1 in geoms1:
+        for g2 in geoms2:
+            t1, t2 = sorted((names.geom_types[g1], names.geom_types[g2]))
+            if not names.analytic(t1, t2):
+                raise node.error(f"the distance between {GeomType(t1).name.lower()} and "
+                                 f"{GeomType(t2).name.lower()} geoms (GJK/EPA in MuJoCo's mj_geomDistance) "
+                                 "is not computed by kinedyn", "geom1" if "geom1" in a else "body1")
 
 
 def _contact(node: Node, a: dict, s: dict, names: _Names) -> None:

@@ -484,6 +484,9 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("scratch_sensor_match", (2, "nconmax"), "scratch",
        "contact sensors: matching contacts, sort keys and flips", False),
     _d("scratch_subtree", ("nbody", 6), "scratch", "mj_subtreeVel temporaries", False),
+    _d("scratch_gd_dist", (8,), "scratch", "geom distance sensors: the collider's distances", False),
+    _d("scratch_gd_pos", (8, 3), "scratch", "geom distance sensors: the collider's points", False),
+    _d("scratch_gd_frame", (8, 3, 3), "scratch", "geom distance sensors: the collider's frames", False),
 )
 
 MODEL_FIELD = {f.name: f for f in MODEL_FIELDS}

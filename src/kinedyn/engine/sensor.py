@@ -24,7 +24,7 @@ import math
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
-from kinedyn.engine.collision_driver import contact_force_kernel
+from kinedyn.engine.collision_driver import collide_into, contact_force_kernel
 from kinedyn.engine.rne_post import rne_post_constraint_entry
 from kinedyn.engine.types import (
     CNSTR_LIMIT_JOINT,
@@ -82,8 +82,8 @@ FRAMELINVEL, FRAMEANGVEL = int(_T.FRAMELINVEL), int(_T.FRAMEANGVEL)
 FRAMELINACC, FRAMEANGACC = int(_T.FRAMELINACC), int(_T.FRAMEANGACC)
 SUBTREECOM, SUBTREELINVEL, SUBTREEANGMOM = int(_T.SUBTREECOM), int(_T.SUBTREELINVEL), int(_T.SUBTREEANGMOM)
 INSIDESITE, CONTACT = int(_T.INSIDESITE), int(_T.CONTACT)
+GEOMDIST, GEOMNORMAL, GEOMFROMTO = int(_T.GEOMDIST), int(_T.GEOMNORMAL), int(_T.GEOMFROMTO)
 E_POTENTIAL, E_KINETIC, CLOCK, USER = int(_T.E_POTENTIAL), int(_T.E_KINETIC), int(_T.CLOCK), int(_T.USER)
-CONTACT_GEOM_DIST = int(_T.GEOMFROMTO)
 
 
 # ---- frames ---------------------------------------------------------------------------------------
@@ -509,6 +509,8 @@ def _sensor_pos(m, d, i, out, a):
         inside = inside_geom(d.site_xpos[refid], d.site_xmat[refid], m.site_size[refid], m.site_type[refid],
                              px, py, pz)
         out[a] = 1.0 if inside else 0.0
+    elif st == GEOMDIST or st == GEOMNORMAL or st == GEOMFROMTO:
+        _geom_distance_sensor(m, d, i, out, a)
     elif st == E_POTENTIAL:
         if not d.scratch_sensor_flags[FLG_ENERGYPOS]:
             energy_pos_kernel(m, d)
@@ -646,6 +648,64 @@ def _touch(m, d, site, out, a):
                          p[0], p[1], p[2], ux, uy, uz):
             total += lf[0]
     out[a] = total
+
+
+# ---- the geom distance sensors ---------------------------------------------------------------------
+
+
+@kernel
+def geom_distance(m, d, geom1, geom2, distmax):
+    """Smallest signed distance between two geoms, capped at distmax, and the segment between
+    the surfaces (from, to; zero when no distance is below distmax): the pair's collider run
+    with distmax as margin, its deepest contact (mj_geomDistance; analytic colliders only,
+    the compiler refuses pairs MuJoCo measures with GJK/EPA)."""
+    flip = m.geom_type[geom1] > m.geom_type[geom2]
+    g1, g2 = (geom2, geom1) if flip else (geom1, geom2)
+    dist, pos, frame = d.scratch_gd_dist, d.scratch_gd_pos, d.scratch_gd_frame
+    n = collide_into(m, d, g1, g2, distmax, dist, pos, frame, 0)
+    best = distmax
+    c = -1
+    for k in range(n):
+        if dist[k] < best:
+            best = dist[k]
+            c = k
+    if c < 0:
+        return best, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    h = 0.5 * (-best if flip else best)
+    p, nrm = pos[c], frame[c, 0]
+    return (best, p[0] - h * nrm[0], p[1] - h * nrm[1], p[2] - h * nrm[2],
+            p[0] + h * nrm[0], p[1] + h * nrm[1], p[2] + h * nrm[2])
+
+
+@kernel
+def _geom_distance_sensor(m, d, i, out, a):
+    """distance, normal, fromto: the closest pair over the geoms of each side (a geom, or every
+    geom of a body)."""
+    st = m.sensor_type[i]
+    cutoff = m.sensor_cutoff[i]
+    best = (cutoff, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    n1, id1 = 1, m.sensor_objid[i]
+    if m.sensor_objtype[i] == OBJ_BODY:
+        n1, id1 = m.body_geomnum[id1], m.body_geomadr[id1]
+    n2, id2 = 1, m.sensor_refid[i]
+    if m.sensor_reftype[i] == OBJ_BODY:
+        n2, id2 = m.body_geomnum[id2], m.body_geomadr[id2]
+    for g1 in range(id1, id1 + n1):
+        for g2 in range(id2, id2 + n2):
+            r = geom_distance(m, d, g1, g2, cutoff)
+            if r[0] < best[0]:
+                best = r
+    if st == GEOMDIST:
+        out[a] = best[0]
+    elif st == GEOMNORMAL:
+        nx, ny, nz = best[4] - best[1], best[5] - best[2], best[6] - best[3]
+        if nx != 0.0 or ny != 0.0 or nz != 0.0:
+            s = math.sqrt(nx * nx + ny * ny + nz * nz)
+            nx, ny, nz = nx / s, ny / s, nz / s
+        _put3(out, a, nx, ny, nz)
+    else:
+        for k in range(6):
+            out[a + k] = best[1 + k]
 
 
 # ---- the contact sensor -----------------------------------------------------------------------------
@@ -858,7 +918,7 @@ def _cutoff(m, i, out, a):
     """Clamp sensor i's outputs to its cutoff (apply_cutoff): real both sides, positive above."""
     cutoff = m.sensor_cutoff[i]
     st = m.sensor_type[i]
-    if cutoff <= 0 or st == CONTACT or st == CONTACT_GEOM_DIST:
+    if cutoff <= 0 or st == CONTACT or st == GEOMFROMTO:
         return
     dt = m.sensor_datatype[i]
     for k in range(a, a + m.sensor_dim[i]):
