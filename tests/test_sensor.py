@@ -253,6 +253,23 @@ def test_step_computes_sensors_as_mujoco(integrator):
         _assert_sensors(m, d, mjm, mjd)
 
 
+@pytest.mark.parametrize("invdiscrete", ["disable", "enable"])
+def test_inverse_computes_sensors_as_mujoco(invdiscrete):
+    xml = SCENE.format(integrator="implicitfast", cone="pyramidal", energy="enable", sensor="enable")
+    xml = xml.replace('<flag energy="enable"', f'<flag invdiscrete="{invdiscrete}" energy="enable"')
+    m, mjm = kd.Model.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
+    mjd, d = mujoco.MjData(mjm), kd.Data(m)
+    for state in simulated_states(mjm, mjd, count=3, steps=25, qvel_scale=0.3):
+        set_simulated_state(d, mjd, state)
+        for _ in range(2):
+            mujoco.mj_forward(mjm, mjd)
+            kd.forward(m, d)
+        d.qacc[:] = mjd.qacc
+        mujoco.mj_inverse(mjm, mjd)
+        kd.inverse(m, d)
+        _assert_sensors(m, d, mjm, mjd)
+
+
 def test_energy_without_sensors_and_disabled_sensors():
     m, mjm, mjd = _pair(sensor="disable")
     d = kd.Data(m)
@@ -270,8 +287,8 @@ def test_energy_without_sensors_and_disabled_sensors():
 
 
 BASE = """<mujoco><worldbody><geom name="b" type="box" size=".1 .1 .1" pos="1 0 0"/><body>
-<joint name="j" range="-1 1"/><geom name="g" size=".1"/><geom name="c" type="cylinder" size=".1 .1" pos="0 1 0"/>
-<site name="s"/></body></worldbody><sensor>{}</sensor></mujoco>"""
+<joint name="j" range="-1 1"/><geom name="g" size=".1"/>
+<geom name="c" type="cylinder" size=".1 .1" pos="0 1 0"/><site name="s"/></body></worldbody><sensor>{}</sensor></mujoco>"""
 
 
 @pytest.mark.parametrize("sensor, attr", [

@@ -24,7 +24,13 @@ from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, collision_entry, warn_if_contacts_dropped
 from kinedyn.engine.constraint import make_constraint_entry, reference_constraint_entry
 from kinedyn.engine.passive import passive_entry
-from kinedyn.engine.sensor import sensor_acc_entry, sensor_pos_entry, sensor_vel_entry
+from kinedyn.engine.sensor import (
+    energy_pos_entry,
+    energy_vel_entry,
+    sensor_acc_entry,
+    sensor_pos_entry,
+    sensor_vel_entry,
+)
 from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, solve_ld
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.smooth_rne import com_vel_bias_entry
@@ -57,29 +63,29 @@ def fwd_velocity_entry(m, d):
     reference_constraint_entry(m, d)
 
 
-@entry
-def _forward(m, d, skipsensor):
+@handle_entry
+def forward_entry(m, d):
     # mj_forwardSkip: each stage's sensors (and the energy) right after the stage
     fwd_position_entry(m, d)
-    sensor_pos_entry(m, d, skipsensor)
+    sensor_pos_entry(m, d)
     fwd_velocity_entry(m, d)
-    sensor_vel_entry(m, d, skipsensor)
+    sensor_vel_entry(m, d)
     fwd_actuation_entry(m, d)
     fwd_acceleration_entry(m, d)
     fwd_constraint_entry(m, d)
-    if not skipsensor:
-        sensor_acc_entry(m, d)
-
-
-@handle_entry
-def forward_entry(m, d):
-    _forward(m, d, False)
+    sensor_acc_entry(m, d)
 
 
 @handle_entry
 def forward_skip_sensor_entry(m, d):
     """forward without the sensors (the energy still), as RK4's later stages (mj_forwardSkip)."""
-    _forward(m, d, True)
+    fwd_position_entry(m, d)
+    energy_pos_entry(m, d)
+    fwd_velocity_entry(m, d)
+    energy_vel_entry(m, d)
+    fwd_actuation_entry(m, d)
+    fwd_acceleration_entry(m, d)
+    fwd_constraint_entry(m, d)
 
 
 
@@ -130,7 +136,7 @@ FORWARD_PARTS = (kinematics_entry, com_pos_entry, tendon_entry, crb_entry, facto
                  collision_entry, make_constraint_entry, transmission_entry, ten_velocity_entry,
                  com_vel_bias_entry, passive_entry, reference_constraint_entry, fwd_actuation_entry,
                  fwd_acceleration_entry, fwd_constraint_entry, sensor_pos_entry, sensor_vel_entry,
-                 sensor_acc_entry)
+                 sensor_acc_entry, energy_pos_entry, energy_vel_entry)
 
 _FWD_POSITION = FastEntry(fwd_position_entry)
 _SENSOR_POS = FastEntry(sensor_pos_entry)
@@ -181,9 +187,9 @@ def forward_with_callbacks(m, d) -> None:
     """forward for models whose user-type actuators have Python callbacks: compiled stages
     around the actuation stage, which calls the callbacks."""
     _FWD_POSITION(m._handle, d._handle)
-    _SENSOR_POS(m._handle, d._handle, False)
+    _SENSOR_POS(m._handle, d._handle)
     _FWD_VELOCITY(m._handle, d._handle)
-    _SENSOR_VEL(m._handle, d._handle, False)
+    _SENSOR_VEL(m._handle, d._handle)
     fwd_actuation_with_callbacks(m, d)
     _FWD_ACCELERATION(m._handle, d._handle)
     _FWD_CONSTRAINT(m._handle, d._handle)

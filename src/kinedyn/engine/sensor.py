@@ -959,32 +959,64 @@ def _needs_rne_post(m):
     return False
 
 
-@handle_entry
-def sensor_pos_entry(m, d, skipsensor):
-    """The position sensors (unless skipped or disabled), then the potential energy (mj_forward:
-    mj_sensorPos and the energy after it)."""
+@kernel
+def _pos_stage(m, d, sensors, inverse):
+    """The position sensors (if ``sensors`` and not disabled), then the potential energy:
+    mj_forward computes it with the energy flag and zeroes the energy without it, mj_inverse
+    leaves it as it is."""
     flags = d.scratch_sensor_flags
     flags[FLG_ENERGYPOS] = 0
-    if not skipsensor and m.nsensor and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR:
+    if sensors and m.nsensor and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR:
         _sensors(m, d, STAGE_POS)
     if not flags[FLG_ENERGYPOS]:
         if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_ENERGY:
             energy_pos_kernel(m, d)
-        else:
+        elif not inverse:
             d.energy[0] = 0.0
             d.energy[1] = 0.0
 
 
-@handle_entry
-def sensor_vel_entry(m, d, skipsensor):
-    """The velocity sensors (unless skipped or disabled), then the kinetic energy."""
+@kernel
+def _vel_stage(m, d, sensors):
+    """The velocity sensors (if ``sensors`` and not disabled), then the kinetic energy with the
+    energy flag (unless a sensor computed it in this stage)."""
     flags = d.scratch_sensor_flags
     flags[FLG_SUBTREEVEL] = 0
     flags[FLG_ENERGYVEL] = 0
-    if not skipsensor and m.nsensor and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR:
+    if sensors and m.nsensor and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR:
         _sensors(m, d, STAGE_VEL)
     if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_ENERGY and not flags[FLG_ENERGYVEL]:
         energy_vel_kernel(m, d)
+
+
+@handle_entry
+def sensor_pos_entry(m, d):
+    """mj_forward after mj_fwdPosition: mj_sensorPos, then the potential energy."""
+    _pos_stage(m, d, True, False)
+
+
+@handle_entry
+def sensor_pos_inverse_entry(m, d):
+    """mj_inverse after mj_invPosition: mj_sensorPos, then the potential energy."""
+    _pos_stage(m, d, True, True)
+
+
+@handle_entry
+def energy_pos_entry(m, d):
+    """The potential energy without the sensors (mj_forwardSkip with skipsensor: RK4's stages)."""
+    _pos_stage(m, d, False, False)
+
+
+@handle_entry
+def sensor_vel_entry(m, d):
+    """mj_sensorVel, then the kinetic energy."""
+    _vel_stage(m, d, True)
+
+
+@handle_entry
+def energy_vel_entry(m, d):
+    """The kinetic energy without the sensors (RK4's stages)."""
+    _vel_stage(m, d, False)
 
 
 @handle_entry
@@ -1007,13 +1039,13 @@ def sensor_pos(m, d) -> None:
 
     Reads the position stage (run ``fwd_position`` first). Writes their part of sensordata."""
     check_model_data(m, d, "sensor_pos")
-    _SENSOR_POS.call(m._handle, d._handle, False)
+    _SENSOR_POS.call(m._handle, d._handle)
 
 
 def sensor_vel(m, d) -> None:
     """Velocity-stage sensors and the kinetic energy (mj_sensorVel, mj_energyVel)."""
     check_model_data(m, d, "sensor_vel")
-    _SENSOR_VEL.call(m._handle, d._handle, False)
+    _SENSOR_VEL.call(m._handle, d._handle)
 
 
 def sensor_acc(m, d) -> None:
