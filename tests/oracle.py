@@ -54,7 +54,7 @@ DISABLE_BITS = int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT) | int(mujoco.mjtDisab
 OPTION_FIELDS = ("timestep", "gravity", "integrator", "disableflags", "enableflags", "solver", "cone",
                  "jacobian", "iterations", "ls_iterations", "noslip_iterations", "impratio", "tolerance",
                  "ls_tolerance", "noslip_tolerance", "o_margin", "o_solref", "o_solimp", "o_friction",
-                 "ccd_iterations", "ccd_tolerance")
+                 "ccd_iterations", "ccd_tolerance", "magnetic")
 
 
 # ---- locating models ----------------------------------------------------------------------------

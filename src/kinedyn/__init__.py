@@ -65,6 +65,7 @@ from kinedyn.engine.types import (
     JacobianType,
     JointType,
     ObjType,
+    SensorType,
     SolverType,
     TrnType,
 )
@@ -95,7 +96,7 @@ __all__ = [
     # types
     "BiasType", "ConeType", "ConstraintState", "ConstraintType", "ContactFullWarning", "Data",
     "DisableBit", "EqType",
-    "JacobianType", "ObjType", "SolverType", "DynType", "EnableBit", "GainType", "GeomType",
+    "JacobianType", "ObjType", "SensorType", "SolverType", "DynType", "EnableBit", "GainType", "GeomType",
     "IntegratorType", "JointType", "Model", "ModelError", "NonFiniteStateWarning", "Option",
     "Spec", "TrnType", "UnsimulatedFeatureWarning",
     # pipeline

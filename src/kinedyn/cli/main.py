@@ -275,8 +275,28 @@ def model_summary(m) -> dict:
                     for i in range(m.ntendon)],
         "sites": [{"name": _name(m, "site", s), "body": _name(m, "body", m.site_bodyid[s]),
                    "pos": m.site_pos[s].tolist()} for s in range(m.nsite)],
+        "sensors": sensor_summary(m),
         "constraints": constraint_summary(m),
     }
+
+
+def sensor_summary(m) -> list[dict]:
+    """One record per sensor: type, object, reference, its slice of sensordata, cutoff."""
+    kinds = {kd.ObjType.BODY: "body", kd.ObjType.XBODY: "body", kd.ObjType.GEOM: "geom",
+             kd.ObjType.SITE: "site", kd.ObjType.JOINT: "jnt", kd.ObjType.TENDON: "tendon",
+             kd.ObjType.ACTUATOR: "actuator"}
+
+    def obj(objtype, i):
+        if i < 0 or objtype not in kinds:
+            return "-"
+        return f"{kd.ObjType(objtype).name.lower()} {_name(m, kinds[objtype], i)}"
+
+    return [{"name": m.id2name("sensor", i), "type": kd.SensorType(m.sensor_type[i]).name.lower(),
+             "object": obj(m.sensor_objtype[i], m.sensor_objid[i]),
+             "reference": obj(m.sensor_reftype[i], m.sensor_refid[i]),
+             "adr": int(m.sensor_adr[i]), "dim": int(m.sensor_dim[i]),
+             "stage": ("none", "pos", "vel", "acc")[m.sensor_needstage[i]],
+             "cutoff": float(m.sensor_cutoff[i])} for i in range(m.nsensor)]
 
 
 def constraint_summary(m) -> dict:
@@ -317,10 +337,11 @@ def constraint_summary(m) -> dict:
 
 
 def add_info(sub) -> None:
-    p = sub.add_parser("info", help="summary of a model: bodies, joints, actuators, tendons, sites",
+    p = sub.add_parser("info", help="summary of a model: bodies, joints, actuators, tendons, sites, sensors",
                        description="Print a model's sizes and options, then tables of its bodies (mass, "
                                    "parent), joints (type, range, qpos/dof address), actuators "
-                                   "(transmission, gain, bias, ctrlrange), tendons and sites.")
+                                   "(transmission, gain, bias, ctrlrange), tendons, sites and sensors "
+                                   "(type, object, slice of sensordata).")
     add_model_argument(p)
     p.add_argument("--json", action="store_true", help="print the same content as JSON instead")
     p.set_defaults(func=cmd_info)
@@ -362,6 +383,13 @@ def cmd_info(args: argparse.Namespace) -> int:
         con.print(table("sites", ["id", "name", "body", "pos"],
                         [[i, s["name"], s["body"], " ".join(map(fmt, s["pos"]))]
                          for i, s in enumerate(summary["sites"])]))
+    if summary["sensors"]:
+        con.print(table("sensors", ["id", "name", "type", "object", "reference", "sensordata", "stage",
+                                    "cutoff"],
+                        [[i, x["name"], x["type"], x["object"], x["reference"],
+                          f"[{x['adr']}, {x['adr'] + x['dim']})", x["stage"],
+                          fmt(x["cutoff"]) if x["cutoff"] else "-"]
+                         for i, x in enumerate(summary["sensors"])]))
     c = summary["constraints"]
     con.print(f"constraints: solver {c['solver']} ({c['iterations']} iterations, tolerance "
               f"{c['tolerance']:g}), {c['cone']} cones; {c['limited_joints']} limited joints, "

@@ -20,6 +20,7 @@ from kinedyn.compiler import actuators as act
 from kinedyn.compiler import defaults as dflt
 from kinedyn.compiler import frames as fr
 from kinedyn.compiler import inertial as inr
+from kinedyn.compiler import sensors as sens
 from kinedyn.compiler.contacts import GEOM_CONTACT_DEFAULTS, ContactCompiler
 from kinedyn.compiler.fluid import FLUIDCOEF_DEFAULT, NFLUID, geom_fluid
 from kinedyn.engine.constraint import efc_capacity
@@ -197,7 +198,8 @@ class Compiler:
         self.boundinertia = 0.0
         self.balanceinertia = False
         # <option>
-        self.opt = dict(timestep=0.002, gravity=[0.0, 0.0, -9.81], wind=[0.0, 0.0, 0.0], density=0.0,
+        self.opt = dict(timestep=0.002, gravity=[0.0, 0.0, -9.81], wind=[0.0, 0.0, 0.0],
+                        magnetic=[0.0, -0.5, 0.0], density=0.0,
                         viscosity=0.0, integrator=int(IntegratorType.EULER), disableflags=0, enableflags=0)
         self.classes: dict[str, dflt.DefaultClass] = {}
         self.world = Body(None, {}, None, None)
@@ -276,6 +278,7 @@ class Compiler:
                 self.keys.extend((None, {}) for _ in range(nkey[0] - len(self.keys)))
         self.contacts = ContactCompiler(self)
         self.contacts.read_sections()
+        self.sensors = sens.compile_sensors(self)
         self._unsimulated()
         return self._assemble(model_name)
 
@@ -316,7 +319,7 @@ class Compiler:
         for key in ("timestep", "density", "viscosity"):
             if key in a:
                 self.opt[key] = a[key]
-        for key in ("gravity", "wind"):
+        for key in ("gravity", "wind", "magnetic"):
             if key in a:
                 self.opt[key] = list(a[key])
         if "integrator" in a:
@@ -1087,11 +1090,6 @@ class Compiler:
         for message in self.unsimulated:
             # stacklevel: _unsimulated < run < compile_mjcf < Model.from_xml_* < caller
             warnings.warn(message, UnsimulatedFeatureWarning, stacklevel=5)
-        dis = self.opt["disableflags"]
-        if not (dis & DisableBit.SENSOR):
-            sens = [c for node in self.sections.get("sensor", []) for c in node.children]
-            if sens:
-                self._report(f"sensors (<{sens[0].tag}> at line {sens[0].line}) are not computed", sens[0])
         fluid = self.opt["density"] or self.opt["viscosity"]
         if fluid and self.opt["integrator"] == IntegratorType.IMPLICITFAST:
             node = self.sections["option"][-1]
@@ -1379,9 +1377,11 @@ class Compiler:
         arr["body_invweight0"] = np.zeros((nbody, 2))
         arr["dof_invweight0"] = np.zeros(nv)
         arr["tendon_invweight0"] = np.zeros(ntendon)
+        sensor_arrays, sensor_sizes = sens.sensor_arrays(self.sensors)
+        arr.update(sensor_arrays)
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom, nsite=nsite,
                      ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC, neq=neq,
-                     **contact_sizes,
+                     **contact_sizes, **sensor_sizes,
                      nefcmax=efc_capacity(njnt, nv, ntendon, arr["eq_type"],
                                           contact_rows=self.contacts.contact_rows))
         # the dual solvers' dense matrix (nefcmax squared) only for models that use them
@@ -1393,11 +1393,13 @@ class Compiler:
                      geom=[g.attrs.get("name", "") for g in geoms],
                      site=[s.attrs.get("name", "") for s in sites],
                      actuator=list(self.actuator_names), tendon=[t["name"] for t in tendons],
-                     key=key_names, equality=[e["name"] for e in eqs])
+                     key=key_names, equality=[e["name"] for e in eqs],
+                     sensor=[x["name"] for x in self.sensors])
         o = self.opt
         opt = Option(timestep=o["timestep"], gravity=o["gravity"], integrator=o["integrator"],
                      disableflags=o["disableflags"], enableflags=o["enableflags"], wind=o["wind"],
-                     density=o["density"], viscosity=o["viscosity"], **self.solver_opt)
+                     density=o["density"], viscosity=o["viscosity"], magnetic=o["magnetic"],
+                     **self.solver_opt)
         object.__setattr__(opt, "_ccd_capacity", self.contacts.ccd_capacity)
         model = Model._assemble(sizes, arr, opt, names)
         object.__setattr__(model, "model_name", model_name)

@@ -301,9 +301,14 @@ def _keep_geom_pair(m, d, g1, g2, ipair, pair_start, pair_end):
 def collide(m, d, g1, g2, threshold, c0):
     """Run the collider of the pair (geom_type[g1] <= geom_type[g2]) with distance threshold
     ``threshold``, writing contacts at rows c0, ...; returns their number (mjCOLLISIONFUNC)."""
+    return collide_into(m, d, g1, g2, threshold, d.contact_dist, d.contact_pos, d.contact_frame, c0)
+
+
+@kernel
+def collide_into(m, d, g1, g2, threshold, dist, pos, frame, c0):
+    """``collide`` writing into the given dist, pos, frame rows (the geom distance sensors')."""
     t1, t2 = m.geom_type[g1], m.geom_type[g2]
     xpos, xmat, size = d.geom_xpos, d.geom_xmat, m.geom_size
-    dist, pos, frame = d.contact_dist, d.contact_pos, d.contact_frame
     if t1 == GEOM_PLANE:
         if t2 == GEOM_SPHERE:
             return collide_plane_sphere(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)

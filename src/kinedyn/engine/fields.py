@@ -36,7 +36,8 @@ class FieldSpec:
       doc: one line: what the field holds, with its layout when not obvious.
       stage: for Data, the stage that writes it ("state" for user inputs,
         "position", "velocity", "actuation", "acceleration", "constraint", "inverse",
-        "rnepost" for the post-constraint body forces of ``rne_post_constraint``,
+        "rnepost" for the post-constraint body forces of ``rne_post_constraint``, "sensor" for
+        sensordata and what sensors compute on demand,
         "scratch"); for Model, "model".
       mujoco: whether MuJoCo 4.0 exposes a field of this name with these values
         (the comparison tests check exactly these).
@@ -62,7 +63,8 @@ def _m(name, shape, dtype, doc, mujoco=True):
 # equality constraints, nefcmax the capacity of the constraint-row arrays (efc_*; kinedyn's, see
 # engine.constraint.efc_capacity: MuJoCo sizes them dynamically in its arena)
 SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
-              "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint")
+              "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint", "nsensor",
+              "nsensordata")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -236,6 +238,24 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("eq_data", ("neq", 12), F,
        "numeric data: connect [anchor1, anchor2]; weld [anchor2, anchor1, relpose quat, torquescale, "
        "relpose computed]; joint and tendon: polynomial coefficients"),
+    # sensors (compiler.sensors; computed by engine.sensor), outputs packed in sensordata
+    _m("sensor_type", ("nsensor",), I, "sensor type (SensorType)"),
+    _m("sensor_datatype", ("nsensor",), I, "numeric data type: 0 real, 1 positive, 2 axis, 3 quaternion"),
+    _m("sensor_needstage", ("nsensor",), I, "stage that computes it: 1 position, 2 velocity, 3 acceleration"),
+    _m("sensor_objtype", ("nsensor",), I, "type of the sensorized object (ObjType)"),
+    _m("sensor_objid", ("nsensor",), I, "id of the sensorized object; -1 if none"),
+    _m("sensor_reftype", ("nsensor",), I, "type of the reference object (ObjType)"),
+    _m("sensor_refid", ("nsensor",), I, "id of the reference object; -1: the world frame"),
+    _m("sensor_intprm", ("nsensor", 3), I, "integer parameters (contact: data bits, reduce, num)"),
+    _m("sensor_dim", ("nsensor",), I, "number of outputs"),
+    _m("sensor_adr", ("nsensor",), I, "first output in sensordata"),
+    _m("sensor_cutoff", ("nsensor",), F, "outputs clamped to +-cutoff (real) or cutoff (positive); 0: none"),
+    _m("sensor_noise", ("nsensor",), F, "noise standard deviation (kept, never added, as MuJoCo)"),
+    _m("sensor_history", ("nsensor", 2), I, "history buffer [nsample, interp] (always 0: not supported)"),
+    _m("sensor_historyadr", ("nsensor",), I, "address in the history buffer (always -1)"),
+    _m("sensor_delay", ("nsensor",), F, "delay in seconds (always 0)"),
+    _m("sensor_interval", ("nsensor", 2), F, "sampling [period, phase] (always 0)"),
+    _m("sensor_plugin", ("nsensor",), I, "plugin instance (always -1)"),
     # keyframes
     _m("key_time", ("nkey",), F, "keyframe time"),
     _m("key_qpos", ("nkey", "nq"), F, "keyframe qpos"),
@@ -376,6 +396,12 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("cfrc_ext", ("nbody", 6), "rnepost",
        "com-based external force on the body: xfrc_applied, connect and weld forces, spatial tendon "
        "forces (contacts to come), [torque; force]"),
+    # sensors (engine.sensor: mj_sensorPos, mj_sensorVel, mj_sensorAcc) and what they compute on demand
+    _d("sensordata", ("nsensordata",), "sensor", "sensor outputs, sensor i at sensor_adr[i]"),
+    _d("energy", (2,), "sensor", "potential and kinetic energy (EnableBit.ENERGY or energy sensors)"),
+    _d("subtree_linvel", ("nbody", 3), "sensor", "linear velocity of each subtree's com (mj_subtreeVel)"),
+    _d("subtree_angmom", ("nbody", 3), "sensor",
+       "angular momentum of each subtree about its com (mj_subtreeVel)"),
     # scratch: preallocated temporaries, never compared, not part of the public contract
     _d("scratch_quat", (8, 4), "scratch", "quaternion rows for kernels", False),
     _d("scratch_vec", (8, 6), "scratch", "3- and 6-vector rows for kernels", False),
@@ -462,6 +488,14 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
        "inverse temporaries: discrete-to-continuous force; fwdinv's expected force, saved qfrc_constraint",
        False),
     _d("scratch_inv_efc", ("nefcmax",), "scratch", "fwdinv's saved efc_force", False),
+    _d("scratch_sensor_flags", (4,), "scratch",
+       "sensors' lazy-evaluation flags: energy pos, energy vel, subtree vel, rne post", False, dtype=I),
+    _d("scratch_sensor_match", (2, "nconmax"), "scratch",
+       "contact sensors: matching contacts, sort keys and flips", False),
+    _d("scratch_subtree", ("nbody", 6), "scratch", "mj_subtreeVel temporaries", False),
+    _d("scratch_gd_dist", (8,), "scratch", "geom distance sensors: the collider's distances", False),
+    _d("scratch_gd_pos", (8, 3), "scratch", "geom distance sensors: the collider's points", False),
+    _d("scratch_gd_frame", (8, 3, 3), "scratch", "geom distance sensors: the collider's frames", False),
 )
 
 MODEL_FIELD = {f.name: f for f in MODEL_FIELDS}

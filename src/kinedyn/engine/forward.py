@@ -3,12 +3,14 @@
 Orchestration only; the math lives in the stage modules. The stages run in
 MuJoCo's order and each reads what the previous ones wrote:
 
-    position      kinematics, com_pos, tendon, crb, factor_m, collision, make_constraint, transmission
+    position      kinematics, com_pos, tendon, crb, factor_m, collision, make_constraint, transmission;
+                  then the position sensors and the potential energy (engine.sensor)
     velocity      ten_velocity, actuator_velocity, com_vel + rne (qfrc_bias, one pass), passive,
-                  reference_constraint
+                  reference_constraint; then the velocity sensors and the kinetic energy
     actuation     fwd_actuation
     acceleration  fwd_acceleration (qacc_smooth = M^-1 qfrc_smooth)
-    constraint    fwd_constraint (the solver: qacc, efc_force, qfrc_constraint)
+    constraint    fwd_constraint (the solver: qacc, efc_force, qfrc_constraint); then the
+                  acceleration sensors
 
 Each public function is one jitted entry, so a call pays Numba's dispatch once.
 """
@@ -22,6 +24,13 @@ from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, collision_entry, warn_if_contacts_dropped
 from kinedyn.engine.constraint import make_constraint_entry, reference_constraint_entry
 from kinedyn.engine.passive import passive_entry
+from kinedyn.engine.sensor import (
+    energy_pos_entry,
+    energy_vel_entry,
+    sensor_acc_entry,
+    sensor_pos_entry,
+    sensor_vel_entry,
+)
 from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, solve_ld
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.smooth_rne import com_vel_bias_entry
@@ -56,8 +65,24 @@ def fwd_velocity_entry(m, d):
 
 @handle_entry
 def forward_entry(m, d):
+    # mj_forwardSkip: each stage's sensors (and the energy) right after the stage
     fwd_position_entry(m, d)
+    sensor_pos_entry(m, d)
     fwd_velocity_entry(m, d)
+    sensor_vel_entry(m, d)
+    fwd_actuation_entry(m, d)
+    fwd_acceleration_entry(m, d)
+    fwd_constraint_entry(m, d)
+    sensor_acc_entry(m, d)
+
+
+@handle_entry
+def forward_skip_sensor_entry(m, d):
+    """forward without the sensors (the energy still), as RK4's later stages (mj_forwardSkip)."""
+    fwd_position_entry(m, d)
+    energy_pos_entry(m, d)
+    fwd_velocity_entry(m, d)
+    energy_vel_entry(m, d)
     fwd_actuation_entry(m, d)
     fwd_acceleration_entry(m, d)
     fwd_constraint_entry(m, d)
@@ -110,9 +135,13 @@ _FWD_CONSTRAINT = FastEntry(fwd_constraint_entry)
 FORWARD_PARTS = (kinematics_entry, com_pos_entry, tendon_entry, crb_entry, factor_m_entry,
                  collision_entry, make_constraint_entry, transmission_entry, ten_velocity_entry,
                  com_vel_bias_entry, passive_entry, reference_constraint_entry, fwd_actuation_entry,
-                 fwd_acceleration_entry, fwd_constraint_entry)
+                 fwd_acceleration_entry, fwd_constraint_entry, sensor_pos_entry, sensor_vel_entry,
+                 sensor_acc_entry, energy_pos_entry, energy_vel_entry)
 
 _FWD_POSITION = FastEntry(fwd_position_entry)
+_SENSOR_POS = FastEntry(sensor_pos_entry)
+_SENSOR_VEL = FastEntry(sensor_vel_entry)
+_SENSOR_ACC = FastEntry(sensor_acc_entry)
 _FWD_VELOCITY = FastEntry(fwd_velocity_entry)
 _FORWARD = FastEntry(forward_entry, parts=FORWARD_PARTS)
 
@@ -158,10 +187,13 @@ def forward_with_callbacks(m, d) -> None:
     """forward for models whose user-type actuators have Python callbacks: compiled stages
     around the actuation stage, which calls the callbacks."""
     _FWD_POSITION(m._handle, d._handle)
+    _SENSOR_POS(m._handle, d._handle)
     _FWD_VELOCITY(m._handle, d._handle)
+    _SENSOR_VEL(m._handle, d._handle)
     fwd_actuation_with_callbacks(m, d)
     _FWD_ACCELERATION(m._handle, d._handle)
     _FWD_CONSTRAINT(m._handle, d._handle)
+    _SENSOR_ACC(m._handle, d._handle)
 
 
 def fwd_acceleration(m, d) -> None:

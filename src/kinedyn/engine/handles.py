@@ -13,7 +13,7 @@ from kinedyn.engine.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
 
 # what kernels see: sizes, every registry field, and the option arrays (see Option)
 MODEL_HANDLE_FIELDS = (*SIZE_NAMES, *(f.name for f in MODEL_FIELDS),
-                       "opt_timestep", "opt_gravity", "opt_flags", "opt_real")
+                       "opt_timestep", "opt_gravity", "opt_flags", "opt_real", "opt_magnetic")
 DATA_HANDLE_FIELDS = (*(f.name for f in DATA_FIELDS), "time")
 
 _pack_model_handle = handle_packer(ModelHandleType, MODEL_HANDLE_FIELDS)

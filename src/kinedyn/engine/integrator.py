@@ -27,7 +27,12 @@ from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, warn_if_contacts_dropped
 from kinedyn.engine.data import reset
 from kinedyn.engine.derivative import _free_body_implicit, _is_free_body, eulerdamp_active, implicit_matrix
-from kinedyn.engine.forward import FORWARD_PARTS, forward_entry, forward_with_callbacks
+from kinedyn.engine.forward import (
+    FORWARD_PARTS,
+    forward_entry,
+    forward_skip_sensor_entry,
+    forward_with_callbacks,
+)
 from kinedyn.engine.inverse import check_discrete_inverse, compare_fwd_inv
 from kinedyn.engine.smooth_inertia import factor_i, solve_ld
 from kinedyn.engine.support import integrate_pos_kernel
@@ -270,7 +275,7 @@ def _rk4(m, d, a_tab, b_tab):
         for j in range(i):
             c += a_tab[i - 1, j]
         time[0] = t0 + c * h
-        forward_entry(m, d)
+        forward_skip_sensor_entry(m, d)
         # F_i
         for v in range(nv):
             dq[i, v] = qvel[v]

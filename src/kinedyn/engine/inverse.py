@@ -27,6 +27,7 @@ from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.derivative import _is_free_body, eulerdamp_active, free_body_mhat, implicit_matrix
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
+from kinedyn.engine.sensor import sensor_acc_entry, sensor_pos_inverse_entry, sensor_vel_entry
 from kinedyn.engine.smooth_inertia import mul_m_kernel, solve_ld
 from kinedyn.engine.solver import constraint_update
 from kinedyn.engine.support import xfrc_accumulate
@@ -127,9 +128,25 @@ def inverse_acceleration(m, d):
 
 @handle_entry
 def inverse_entry(m, d):
+    # mj_inverseSkip: the sensors of each stage after it, as forward's
     fwd_position_entry(m, d)
+    sensor_pos_inverse_entry(m, d)
     fwd_velocity_entry(m, d)
+    sensor_vel_entry(m, d)
     inverse_acceleration(m, d)
+    if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_INVDISCRETE:
+        # MuJoCo's acceleration sensors see the continuous-time qacc (mj_discreteAcc works in place)
+        _swap(d.qacc, d.scratch_inv_qacc)
+        sensor_acc_entry(m, d)
+        _swap(d.qacc, d.scratch_inv_qacc)
+    else:
+        sensor_acc_entry(m, d)
+
+
+@kernel
+def _swap(a, b):
+    for i in range(a.shape[0]):
+        a[i], b[i] = b[i], a[i]
 
 
 @entry
@@ -192,8 +209,8 @@ def inverse(m, d) -> None:
     """Inverse dynamics from qpos, qvel and qacc.
 
     Reads: qpos, qvel, qacc (and the constraint settings). Writes: qfrc_inverse, every
-    position and velocity field (the constraint rows and their aref among them), and the
-    constraint forces at qacc: efc_force, efc_state, qfrc_constraint. Mirrors mj_inverse,
+    position and velocity field (the constraint rows and their aref among them), the
+    constraint forces at qacc: efc_force, efc_state, qfrc_constraint, and the sensors. Mirrors mj_inverse,
     including the ``invdiscrete`` enable flag (see the module docstring); d.qacc is not
     modified. Raises ValueError for the discrete inverse with RK4, as MuJoCo does.
     """

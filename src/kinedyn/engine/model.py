@@ -52,7 +52,7 @@ from kinedyn.engine.types import (
 from kinedyn.errors import ModelError, unknown_name_hint
 
 # object kinds with names, as MuJoCo's mjtObj names them in accessors (m.body("x"))
-NAMED_KINDS = ("body", "jnt", "geom", "site", "actuator", "tendon", "key", "equality")
+NAMED_KINDS = ("body", "jnt", "geom", "site", "actuator", "tendon", "key", "equality", "sensor")
 
 # integer fields whose values index other arrays (ids, addresses, counts, and the types that
 # decide how many coordinates a joint or an actuator's state has): read-only, since a wrong value
@@ -88,6 +88,7 @@ class Option:
       enableflags: ``EnableBit`` bits.
       wind, density, viscosity: the medium of the fluid forces (velocity (3,), density,
         viscosity); both zero: no fluid forces. With fluid forces the integrator is Euler or RK4.
+      magnetic: (3,) global magnetic flux (the magnetometer sensor's input).
       solver, cone, jacobian: ``SolverType``, ``ConeType``, ``JacobianType`` values.
       iterations, tolerance: the constraint solver's iteration cap and tolerance.
       ls_iterations, ls_tolerance: its line search's (Newton and CG).
@@ -99,7 +100,7 @@ class Option:
     """
 
     # no other attributes: a misspelt option (m.opt.timestpe = ...) raises instead of doing nothing
-    __slots__ = ("_timestep", "_gravity", "_flags", "_real", "_ccd_capacity",
+    __slots__ = ("_timestep", "_gravity", "_magnetic", "_flags", "_real", "_ccd_capacity",
                  "_dual_capacity")
 
     # the solver options and their defaults (mjOption's), in the order copy() passes them
@@ -112,10 +113,11 @@ class Option:
 
     def __init__(self, timestep=0.002, gravity=(0.0, 0.0, -9.81), integrator=0,
                  disableflags=0, enableflags=0, wind=(0.0, 0.0, 0.0), density=0.0, viscosity=0.0,
-                 **solver_options):
+                 magnetic=(0.0, -0.5, 0.0), **solver_options):
         # the kernels read these arrays through the model handle: they are written in place, never rebound
         object.__setattr__(self, "_timestep", np.array([0.002], dtype=np.float64))
         object.__setattr__(self, "_gravity", np.zeros(3))
+        object.__setattr__(self, "_magnetic", np.zeros(3))
         flags = np.zeros(OPT_NFLAGS, dtype=np.int32)
         flags[:3] = integrator, disableflags, enableflags
         object.__setattr__(self, "_flags", flags)
@@ -131,6 +133,7 @@ class Option:
             setattr(self, key, solver_options.get(key, default))
         self.timestep = timestep
         self.gravity = gravity
+        self.magnetic = magnetic
         self.wind = wind
         self.density = density
         self.viscosity = viscosity
@@ -169,6 +172,17 @@ class Option:
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"gravity must be finite, got {arr.tolist()}")
         self._gravity[:] = arr
+
+    @property
+    def magnetic(self) -> np.ndarray:
+        return self._magnetic
+
+    @magnetic.setter
+    def magnetic(self, value) -> None:
+        arr = np.asarray(value, dtype=np.float64)
+        if arr.shape != (3,) or not np.all(np.isfinite(arr)):
+            raise ValueError(f"magnetic must be 3 finite numbers, got {value!r}")
+        self._magnetic[:] = arr
 
     @property
     def integrator(self) -> int:
@@ -454,7 +468,7 @@ class Model:
         values = {s: getattr(self, s) for s in SIZE_NAMES}
         values.update({spec.name: self._field(spec.name) for spec in MODEL_FIELDS})
         values.update(opt_timestep=self.opt._timestep, opt_gravity=self.opt._gravity,
-                      opt_flags=self.opt._flags, opt_real=self.opt._real)
+                      opt_flags=self.opt._flags, opt_real=self.opt._real, opt_magnetic=self.opt._magnetic)
         return make_handle("model", values)
 
     def __setattr__(self, name, value):
@@ -490,7 +504,7 @@ class Model:
         m._protect_layout()
         o = self.opt
         opt = Option(o.timestep, o.gravity.copy(), o.integrator, o.disableflags, o.enableflags,
-                     o.wind.copy(), o.density, o.viscosity, **o.solver_options())
+                     o.wind.copy(), o.density, o.viscosity, magnetic=o.magnetic.copy(), **o.solver_options())
         object.__setattr__(opt, "_ccd_capacity", o._ccd_capacity)
         object.__setattr__(opt, "_dual_capacity", o._dual_capacity)
         object.__setattr__(m, "opt", opt)
@@ -594,6 +608,9 @@ class Model:
 
     def equality(self, key: str | int) -> Named:
         return self._named("equality", key)
+
+    def sensor(self, key: str | int) -> Named:
+        return self._named("sensor", key)
 
     def __repr__(self) -> str:
         return (f"<kinedyn.Model nq={self.nq} nv={self.nv} nu={self.nu} na={self.na} "

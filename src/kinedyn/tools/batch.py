@@ -366,6 +366,9 @@ class Rollout:
       time, qpos, qvel, act: views of ``state``: ``(nbatch, nstep)``,
         ``(nbatch, nstep, nq)``, ``(nbatch, nstep, nv)``, ``(nbatch, nstep, na)``.
       thread: ``(nbatch,)`` the Numba thread id that ran each trajectory.
+      sensordata: ``(nbatch, nstep, nsensordata)`` the sensors of each step (computed by the
+        step's forward pass, at the state before it), as ``mujoco.rollout``'s ``sensordata``;
+        None from ``kinedyn.tools.distributed``.
     """
 
     state: np.ndarray
@@ -374,14 +377,16 @@ class Rollout:
     qvel: np.ndarray
     act: np.ndarray
     thread: np.ndarray
+    sensordata: np.ndarray | None = None
 
 
 @cached_njit
-def _rollout_one(m, d, s0, control, state):
+def _rollout_one(m, d, s0, control, state, sensordata):
     """One trajectory on work Data d; returns the first bad step, or -1.
 
     Per step, as mujoco's rollout: set ctrl, step (with the non-finite checks), store
-    [time, qpos, qvel, act]. ``control`` is (nstep or 1, nu), ``state`` (nstep, nstate).
+    [time, qpos, qvel, act] and sensordata. ``control`` is (nstep or 1, nu), ``state``
+    (nstep, nstate), ``sensordata`` (nstep, nsensordata).
     The state arrays are read out of the handle once (each read is an atomic
     reference-count pair) and the rows indexed in place, without row views.
     """
@@ -410,23 +415,25 @@ def _rollout_one(m, d, s0, control, state):
             state[t, 1 + nq + k] = qvel[k]
         for k in range(na):
             state[t, 1 + nq + nv + k] = act[k]
+        if sensordata.shape[1]:
+            sensordata[t, :] = d.sensordata
     return -1
 
 
 @cached_njit
-def _rollout_worker(m, d, first, queue, state0, control, state, bad_step, thread, thread_id):
+def _rollout_worker(m, d, first, queue, state0, control, state, sensordata, bad_step, thread, thread_id):
     """Trajectory ``first``, then the next untaken one from ``queue`` until none is left, on Data d."""
     nbatch = state.shape[0]
     i = first
     while i < nbatch:
         thread[i] = thread_id
         bad_step[i] = _rollout_one(m, d, state0[i if state0.shape[0] > 1 else 0],
-                                   control[i if control.shape[0] > 1 else 0], state[i])
+                                   control[i if control.shape[0] > 1 else 0], state[i], sensordata[i])
         i = take_next(queue)
 
 
 @parallel_njit
-def _rollout_kernel(models, work, queue, state0, control, state, bad_step, thread):
+def _rollout_kernel(models, work, queue, state0, control, state, sensordata, bad_step, thread):
     """Every trajectory: worker w starts with trajectory w on its own Data work[w], then takes
     the next untaken trajectory (``queue[0]``, starting at the number of workers) until none
     is left.
@@ -442,7 +449,7 @@ def _rollout_kernel(models, work, queue, state0, control, state, bad_step, threa
     """
     for w in prange(len(work)):
         k = np.int64(w)
-        _rollout_worker(models[k], work[k], k, queue, state0, control, state, bad_step, thread,
+        _rollout_worker(models[k], work[k], k, queue, state0, control, state, sensordata, bad_step, thread,
                         get_thread_id())
 
 
@@ -499,20 +506,22 @@ def rollout(m: Model, initial_state, control=None, nstep: int | None = None,
     control, nstep = _as_controls(m, control, state0.shape[0], nstep)
     nbatch = max(state0.shape[0], control.shape[0])
     state = np.empty((nbatch, nstep, state_size(m)))
+    sensordata = np.zeros((nbatch, nstep, m.nsensordata))
     bad_step = np.full(nbatch, -1, dtype=np.int64)
     thread = np.zeros(nbatch, dtype=np.int64)
     with threads(nthread) as nthread_used:
         nworker = min(nthread_used, nbatch)
         queue = np.array([nworker], dtype=np.int64)   # the first trajectory no worker has taken
         _rollout_kernel(_model_handles(m, nworker), _work_data(m, nworker), queue,
-                        state0, control, state, bad_step, thread)
+                        state0, control, state, sensordata, bad_step, thread)
     for i in np.flatnonzero(bad_step >= 0):
-        _finish_bad_trajectory(m, state0, control, state, i, int(bad_step[i]))
+        _finish_bad_trajectory(m, state0, control, state, sensordata, i, int(bad_step[i]))
     where = _state_slices(m)
-    return Rollout(state, state[:, :, 0], *(state[:, :, where[f]] for f in ("qpos", "qvel", "act")), thread)
+    return Rollout(state, state[:, :, 0], *(state[:, :, where[f]] for f in ("qpos", "qvel", "act")), thread,
+                   sensordata)
 
 
-def _finish_bad_trajectory(m, state0, control, state, i, t):
+def _finish_bad_trajectory(m, state0, control, state, sensordata, i, t):
     """Redo step t of trajectory i with the single-state step (warns, resets), then hold its state."""
     d = Data(m)
     before = state0[i if state0.shape[0] > 1 else 0] if t == 0 else state[i, t - 1]
@@ -524,3 +533,4 @@ def _finish_bad_trajectory(m, state0, control, state, i, t):
     integrator.step(m, d)
     after = np.concatenate(([d.time], d.qpos, d.qvel, d.act))
     state[i, t:] = after
+    sensordata[i, t:] = d.sensordata

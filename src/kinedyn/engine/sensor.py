@@ -1,0 +1,1054 @@
+"""Sensors and energy (mj_sensorPos, mj_sensorVel, mj_sensorAcc, mj_energyPos, mj_energyVel,
+engine_sensor.c; mj_subtreeVel, engine_core_smooth.c).
+
+Each sensor writes ``sensor_dim[i]`` numbers at ``sensordata[sensor_adr[i]]`` in the stage it
+needs (``sensor_needstage``): ``forward`` runs the position sensors right after the position
+stage, the velocity sensors after the velocity stage and the acceleration sensors after the
+constraint solver, as mj_forward. Quantities that only sensors need are computed on demand
+and flagged, as MuJoCo's lazy evaluation:
+
+* ``subtree_linvel``, ``subtree_angmom`` (mj_subtreeVel) for the subtree velocity sensors;
+* ``cacc``, ``cfrc_int``, ``cfrc_ext`` (``rne_post_constraint``) for accelerometer, force,
+  torque and the frame acceleration sensors;
+* ``energy`` (potential, kinetic) for the energy sensors, and every forward with
+  ``EnableBit.ENERGY``; zero otherwise, as MuJoCo's.
+
+A positive ``sensor_cutoff`` clamps real outputs to [-cutoff, cutoff] and positive ones to at
+most cutoff (not the contact sensor's). ``sensor_noise`` is stored and never added: MuJoCo does
+not add noise either. User sensors read zero (MuJoCo's value without a ``mjcb_sensor``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.collision_driver import collide_into, contact_force_kernel
+from kinedyn.engine.rne_post import rne_post_constraint_entry
+from kinedyn.engine.types import (
+    CNSTR_LIMIT_JOINT,
+    CNSTR_LIMIT_TENDON,
+    DSBL_GRAVITY,
+    DSBL_SPRING,
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_ELLIPSOID,
+    GEOM_PLANE,
+    GEOM_SPHERE,
+    JNT_BALL,
+    JNT_FREE,
+    MINVAL,
+    OPT_DISABLEFLAGS,
+    OPT_ENABLEFLAGS,
+    TRN_TENDON,
+    DisableBit,
+    EnableBit,
+    ObjType,
+    SensorType,
+)
+from kinedyn.engine.util_spatial import quat_product
+
+ENBL_ENERGY = int(EnableBit.ENERGY)
+DSBL_SENSOR = int(DisableBit.SENSOR)
+OBJ_UNKNOWN, OBJ_BODY, OBJ_XBODY = int(ObjType.UNKNOWN), int(ObjType.BODY), int(ObjType.XBODY)
+OBJ_GEOM, OBJ_SITE = int(ObjType.GEOM), int(ObjType.SITE)
+STAGE_POS, STAGE_VEL, STAGE_ACC = 1, 2, 3
+DATATYPE_REAL, DATATYPE_POSITIVE = 0, 1
+# scratch_sensor_flags: what was computed on demand since its stage began (MuJoCo's flg_*)
+FLG_ENERGYPOS, FLG_ENERGYVEL, FLG_SUBTREEVEL, FLG_RNEPOST = 0, 1, 2, 3
+# contact sensor: data bits (mjtConData), reductions
+CON_FOUND, CON_FORCE, CON_TORQUE, CON_DIST, CON_POS, CON_NORMAL, CON_TANGENT = 0, 1, 2, 3, 4, 5, 6
+CON_LINVEL, CON_ANGVEL = 7, 8
+REDUCE_NONE, REDUCE_MINDIST, REDUCE_MAXFORCE, REDUCE_NETFORCE = 0, 1, 2, 3
+
+_T = SensorType
+TOUCH, ACCELEROMETER = int(_T.TOUCH), int(_T.ACCELEROMETER)
+VELOCIMETER, GYRO = int(_T.VELOCIMETER), int(_T.GYRO)
+FORCE, TORQUE, MAGNETOMETER = int(_T.FORCE), int(_T.TORQUE), int(_T.MAGNETOMETER)
+JOINTPOS, JOINTVEL = int(_T.JOINTPOS), int(_T.JOINTVEL)
+TENDONPOS, TENDONVEL = int(_T.TENDONPOS), int(_T.TENDONVEL)
+ACTUATORPOS, ACTUATORVEL, ACTUATORFRC = int(_T.ACTUATORPOS), int(_T.ACTUATORVEL), int(_T.ACTUATORFRC)
+JOINTACTFRC, TENDONACTFRC = int(_T.JOINTACTFRC), int(_T.TENDONACTFRC)
+BALLQUAT, BALLANGVEL = int(_T.BALLQUAT), int(_T.BALLANGVEL)
+JOINTLIMITPOS, JOINTLIMITVEL = int(_T.JOINTLIMITPOS), int(_T.JOINTLIMITVEL)
+JOINTLIMITFRC = int(_T.JOINTLIMITFRC)
+TENDONLIMITPOS, TENDONLIMITVEL = int(_T.TENDONLIMITPOS), int(_T.TENDONLIMITVEL)
+TENDONLIMITFRC = int(_T.TENDONLIMITFRC)
+FRAMEPOS, FRAMEQUAT = int(_T.FRAMEPOS), int(_T.FRAMEQUAT)
+FRAMEXAXIS, FRAMEYAXIS, FRAMEZAXIS = int(_T.FRAMEXAXIS), int(_T.FRAMEYAXIS), int(_T.FRAMEZAXIS)
+FRAMELINVEL, FRAMEANGVEL = int(_T.FRAMELINVEL), int(_T.FRAMEANGVEL)
+FRAMELINACC, FRAMEANGACC = int(_T.FRAMELINACC), int(_T.FRAMEANGACC)
+SUBTREECOM, SUBTREELINVEL, SUBTREEANGMOM = int(_T.SUBTREECOM), int(_T.SUBTREELINVEL), int(_T.SUBTREEANGMOM)
+INSIDESITE, CONTACT = int(_T.INSIDESITE), int(_T.CONTACT)
+GEOMDIST, GEOMNORMAL, GEOMFROMTO = int(_T.GEOMDIST), int(_T.GEOMNORMAL), int(_T.GEOMFROMTO)
+E_POTENTIAL, E_KINETIC, CLOCK, USER = int(_T.E_POTENTIAL), int(_T.E_KINETIC), int(_T.CLOCK), int(_T.USER)
+
+
+# ---- frames ---------------------------------------------------------------------------------------
+
+
+@kernel
+def _frame(m, d, objtype, objid):
+    """Position and orientation (row-major) of an object with a spatial frame (get_xpos_xmat):
+    BODY is the inertial frame, XBODY the body frame."""
+    if objtype == OBJ_BODY:
+        p, r = d.xipos[objid], d.ximat[objid]
+    elif objtype == OBJ_XBODY:
+        p, r = d.xpos[objid], d.xmat[objid]
+    elif objtype == OBJ_GEOM:
+        p, r = d.geom_xpos[objid], d.geom_xmat[objid]
+    else:
+        p, r = d.site_xpos[objid], d.site_xmat[objid]
+    return (p[0], p[1], p[2], r[0, 0], r[0, 1], r[0, 2], r[1, 0], r[1, 1], r[1, 2], r[2, 0], r[2, 1], r[2, 2])
+
+
+@kernel
+def _frame_quat(m, d, objtype, objid):
+    """World orientation quaternion of an object (get_xquat)."""
+    if objtype == OBJ_XBODY:
+        q = d.xquat[objid]
+        return q[0], q[1], q[2], q[3]
+    if objtype == OBJ_BODY:
+        b, lq = objid, m.body_iquat[objid]
+    elif objtype == OBJ_GEOM:
+        b, lq = m.geom_bodyid[objid], m.geom_quat[objid]
+    else:
+        b, lq = m.site_bodyid[objid], m.site_quat[objid]
+    q = d.xquat[b]
+    return quat_product(q[0], q[1], q[2], q[3], lq[0], lq[1], lq[2], lq[3])
+
+
+@kernel
+def _frame_body(m, objtype, objid):
+    if objtype == OBJ_BODY or objtype == OBJ_XBODY:
+        return objid
+    if objtype == OBJ_GEOM:
+        return m.geom_bodyid[objid]
+    return m.site_bodyid[objid]
+
+
+@kernel
+def _mat_t_vec(f, x, y, z):
+    """R' v for the orientation R in _frame's tuple f."""
+    return (f[3] * x + f[6] * y + f[9] * z,
+            f[4] * x + f[7] * y + f[10] * z,
+            f[5] * x + f[8] * y + f[11] * z)
+
+
+@kernel
+def _cross(ax, ay, az, bx, by, bz):
+    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+
+
+@kernel
+def _motion_at(m, d, vec, b, px, py, pz):
+    """A com-based motion vector of body b ([rot; lin] about subtree_com of its root) moved to the
+    point p, world-oriented (mju_transformSpatial, flg_force 0): lin - (p - c) x rot."""
+    c = d.subtree_com[m.body_rootid[b]]
+    dx, dy, dz = px - c[0], py - c[1], pz - c[2]
+    cx, cy, cz = _cross(dx, dy, dz, vec[b, 0], vec[b, 1], vec[b, 2])
+    return vec[b, 0], vec[b, 1], vec[b, 2], vec[b, 3] - cx, vec[b, 4] - cy, vec[b, 5] - cz
+
+
+@kernel
+def _object_velocity(m, d, objtype, objid, local):
+    """6D velocity [rot; lin] of an object at its frame origin, world- or frame-oriented
+    (mj_objectVelocity)."""
+    b = _frame_body(m, objtype, objid)
+    if m.body_dofnum[m.body_weldid[b]] == 0:
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    f = _frame(m, d, objtype, objid)
+    wx, wy, wz, vx, vy, vz = _motion_at(m, d, d.cvel, b, f[0], f[1], f[2])
+    if local:
+        wx, wy, wz = _mat_t_vec(f, wx, wy, wz)
+        vx, vy, vz = _mat_t_vec(f, vx, vy, vz)
+    return wx, wy, wz, vx, vy, vz
+
+
+@kernel
+def _object_acceleration(m, d, objtype, objid, local):
+    """6D acceleration [rot; lin] of an object at its frame origin with the Coriolis correction
+    w x v (mj_objectAcceleration); reads cacc (rne_post_constraint)."""
+    b = _frame_body(m, objtype, objid)
+    if m.body_dofnum[m.body_weldid[b]] == 0:
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    f = _frame(m, d, objtype, objid)
+    ax, ay, az, lx, ly, lz = _motion_at(m, d, d.cacc, b, f[0], f[1], f[2])
+    wx, wy, wz, vx, vy, vz = _motion_at(m, d, d.cvel, b, f[0], f[1], f[2])
+    if local:
+        ax, ay, az = _mat_t_vec(f, ax, ay, az)
+        lx, ly, lz = _mat_t_vec(f, lx, ly, lz)
+        wx, wy, wz = _mat_t_vec(f, wx, wy, wz)
+        vx, vy, vz = _mat_t_vec(f, vx, vy, vz)
+    cx, cy, cz = _cross(wx, wy, wz, vx, vy, vz)
+    return ax, ay, az, lx + cx, ly + cy, lz + cz
+
+
+# ---- geometry: is a point inside a site, does a ray hit it ---------------------------------------
+
+
+@kernel
+def inside_geom(pos, mat, size, gtype, px, py, pz):
+    """Whether the point p is inside a primitive of type gtype at pos, mat (mju_insideGeom)."""
+    vx, vy, vz = px - pos[0], py - pos[1], pz - pos[2]
+    if gtype == GEOM_SPHERE:
+        return vx * vx + vy * vy + vz * vz < size[0] * size[0]
+    x = mat[0, 0] * vx + mat[1, 0] * vy + mat[2, 0] * vz
+    y = mat[0, 1] * vx + mat[1, 1] * vy + mat[2, 1] * vz
+    z = mat[0, 2] * vx + mat[1, 2] * vy + mat[2, 2] * vz
+    if gtype == GEOM_CAPSULE:
+        zc = min(max(z, -size[1]), size[1])
+        return x * x + y * y + (z - zc) * (z - zc) < size[0] * size[0]
+    if gtype == GEOM_ELLIPSOID:
+        return x * x / (size[0] * size[0]) + y * y / (size[1] * size[1]) + z * z / (size[2] * size[2]) < 1
+    if gtype == GEOM_CYLINDER:
+        return abs(z) < size[1] and x * x + y * y < size[0] * size[0]
+    if gtype == GEOM_BOX:
+        return abs(x) < size[0] and abs(y) < size[1] and abs(z) < size[2]
+    if gtype == GEOM_PLANE:
+        return z < 0
+    return False
+
+
+@kernel
+def _ray_quadric(a, b, c):
+    """Whether a t >= 0 solves a t^2 + 2 b t + c = 0 (a > 0)."""
+    det = b * b - a * c
+    if det < 0:
+        return False
+    return (-b + math.sqrt(det)) / a >= 0
+
+
+@kernel
+def _ray_sphere(x, y, z, dx, dy, dz, r):
+    return _ray_quadric(dx * dx + dy * dy + dz * dz, x * dx + y * dy + z * dz, x * x + y * y + z * z - r * r)
+
+
+@kernel
+def _ray_cylinder_side(x, y, z, dx, dy, dz, r, h):
+    """Whether the ray hits the side x^2 + y^2 = r^2, |z| <= h at some t >= 0."""
+    a = dx * dx + dy * dy
+    if a < MINVAL:
+        return False
+    b = x * dx + y * dy
+    det = b * b - a * (x * x + y * y - r * r)
+    if det < 0:
+        return False
+    s = math.sqrt(det)
+    for t in ((-b - s) / a, (-b + s) / a):
+        if t >= 0 and abs(z + t * dz) <= h:
+            return True
+    return False
+
+
+@kernel
+def _ray_disc(x, y, z, dx, dy, dz, r, zc):
+    """Whether the ray hits the disc |(x, y)| <= r at height zc for some t >= 0."""
+    if abs(dz) < MINVAL:
+        return False
+    t = (zc - z) / dz
+    if t < 0:
+        return False
+    qx, qy = x + t * dx, y + t * dy
+    return qx * qx + qy * qy <= r * r
+
+
+@kernel
+def ray_hits_geom(pos, mat, size, gtype, px, py, pz, ux, uy, uz):
+    """Whether the ray p + t u, t >= 0 meets the primitive (mju_rayGeom(...) >= 0 for the site
+    types sphere, capsule, ellipsoid, cylinder, box)."""
+    vx, vy, vz = px - pos[0], py - pos[1], pz - pos[2]
+    x = mat[0, 0] * vx + mat[1, 0] * vy + mat[2, 0] * vz
+    y = mat[0, 1] * vx + mat[1, 1] * vy + mat[2, 1] * vz
+    z = mat[0, 2] * vx + mat[1, 2] * vy + mat[2, 2] * vz
+    dx = mat[0, 0] * ux + mat[1, 0] * uy + mat[2, 0] * uz
+    dy = mat[0, 1] * ux + mat[1, 1] * uy + mat[2, 1] * uz
+    dz = mat[0, 2] * ux + mat[1, 2] * uy + mat[2, 2] * uz
+    if gtype == GEOM_SPHERE:
+        return _ray_sphere(x, y, z, dx, dy, dz, size[0])
+    if gtype == GEOM_ELLIPSOID:
+        sx, sy, sz = size[0], size[1], size[2]
+        return _ray_sphere(x / sx, y / sy, z / sz, dx / sx, dy / sy, dz / sz, 1.0)
+    if gtype == GEOM_CAPSULE:
+        r, h = size[0], size[1]
+        return (_ray_cylinder_side(x, y, z, dx, dy, dz, r, h) or _ray_sphere(x, y, z - h, dx, dy, dz, r)
+                or _ray_sphere(x, y, z + h, dx, dy, dz, r))
+    if gtype == GEOM_CYLINDER:
+        r, h = size[0], size[1]
+        return (_ray_cylinder_side(x, y, z, dx, dy, dz, r, h) or _ray_disc(x, y, z, dx, dy, dz, r, h)
+                or _ray_disc(x, y, z, dx, dy, dz, r, -h))
+    if gtype == GEOM_BOX:
+        tmin, tmax = 0.0, math.inf
+        for p, u, s in ((x, dx, size[0]), (y, dy, size[1]), (z, dz, size[2])):
+            if abs(u) < MINVAL:
+                if abs(p) > s:
+                    return False
+                continue
+            t1, t2 = (-s - p) / u, (s - p) / u
+            if t1 > t2:
+                t1, t2 = t2, t1
+            tmin = max(tmin, t1)
+            tmax = min(tmax, t2)
+            if tmin > tmax:
+                return False
+        return True
+    return False
+
+
+# ---- on-demand quantities ---------------------------------------------------------------------------
+
+
+@kernel
+def subtree_vel_kernel(m, d):
+    """subtree_linvel (velocity of each subtree's com) and subtree_angmom (angular momentum of
+    each subtree about its com), mj_subtreeVel."""
+    nbody = m.nbody
+    lin, ang, bvel = d.subtree_linvel, d.subtree_angmom, d.scratch_subtree
+    for b in range(nbody):
+        w = _object_velocity(m, d, OBJ_BODY, b, False)
+        for k in range(6):
+            bvel[b, k] = w[k]
+        mass = m.body_mass[b]
+        lin[b, 0], lin[b, 1], lin[b, 2] = w[3] * mass, w[4] * mass, w[5] * mass
+        r = d.ximat[b]
+        # body angular momentum: R diag(inertia) R' w
+        lx = (r[0, 0] * w[0] + r[1, 0] * w[1] + r[2, 0] * w[2]) * m.body_inertia[b, 0]
+        ly = (r[0, 1] * w[0] + r[1, 1] * w[1] + r[2, 1] * w[2]) * m.body_inertia[b, 1]
+        lz = (r[0, 2] * w[0] + r[1, 2] * w[1] + r[2, 2] * w[2]) * m.body_inertia[b, 2]
+        for k in range(3):
+            ang[b, k] = r[k, 0] * lx + r[k, 1] * ly + r[k, 2] * lz
+    for b in range(nbody - 1, -1, -1):
+        if b:
+            p = m.body_parentid[b]
+            for k in range(3):
+                lin[p, k] += lin[b, k]
+        s = 1.0 / max(MINVAL, m.body_subtreemass[b])
+        for k in range(3):
+            lin[b, k] *= s
+    for b in range(nbody - 1, 0, -1):
+        p = m.body_parentid[b]
+        mass = m.body_mass[b]
+        # momentum about the subtree com of the body's own motion
+        dx = d.xipos[b, 0] - d.subtree_com[b, 0]
+        dy = d.xipos[b, 1] - d.subtree_com[b, 1]
+        dz = d.xipos[b, 2] - d.subtree_com[b, 2]
+        cx, cy, cz = _cross(dx, dy, dz, (bvel[b, 3] - lin[b, 0]) * mass, (bvel[b, 4] - lin[b, 1]) * mass,
+                            (bvel[b, 5] - lin[b, 2]) * mass)
+        ang[b, 0] += cx
+        ang[b, 1] += cy
+        ang[b, 2] += cz
+        for k in range(3):
+            ang[p, k] += ang[b, k]
+        # the subtree's momentum about the parent's subtree com
+        sm = m.body_subtreemass[b]
+        dx = d.subtree_com[b, 0] - d.subtree_com[p, 0]
+        dy = d.subtree_com[b, 1] - d.subtree_com[p, 1]
+        dz = d.subtree_com[b, 2] - d.subtree_com[p, 2]
+        cx, cy, cz = _cross(dx, dy, dz, (lin[b, 0] - lin[p, 0]) * sm, (lin[b, 1] - lin[p, 1]) * sm,
+                            (lin[b, 2] - lin[p, 2]) * sm)
+        ang[p, 0] += cx
+        ang[p, 1] += cy
+        ang[p, 2] += cz
+    d.scratch_sensor_flags[FLG_SUBTREEVEL] = 1
+
+
+@kernel
+def _quat_vel_norm2(a, ia, b, ib):
+    """|mju_subQuat(a[ia:ia+4], b[ib:ib+4])|^2: the squared rotation angle from b to a."""
+    w = b[ib] * a[ia] + b[ib + 1] * a[ia + 1] + b[ib + 2] * a[ia + 2] + b[ib + 3] * a[ia + 3]
+    x = b[ib] * a[ia + 1] - b[ib + 1] * a[ia] - b[ib + 2] * a[ia + 3] + b[ib + 3] * a[ia + 2]
+    y = b[ib] * a[ia + 2] + b[ib + 1] * a[ia + 3] - b[ib + 2] * a[ia] - b[ib + 3] * a[ia + 1]
+    z = b[ib] * a[ia + 3] - b[ib + 1] * a[ia + 2] + b[ib + 2] * a[ia + 1] - b[ib + 3] * a[ia]
+    # mju_quat2Vel(q, 1): axis * angle, angle = 2 atan2(|v|, w) (wrapped to [-pi, pi])
+    s = math.sqrt(x * x + y * y + z * z)
+    if s == 0.0:
+        return 0.0
+    angle = 2.0 * math.atan2(s, w)
+    if angle > math.pi:
+        angle -= 2.0 * math.pi
+    return angle * angle
+
+
+@kernel
+def energy_pos_kernel(m, d):
+    """energy[0]: gravitational potential of the bodies plus joint and tendon spring energy
+    (mj_energyPos)."""
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    e = 0.0
+    if not flags & DSBL_GRAVITY:
+        g = m.opt_gravity
+        for b in range(1, m.nbody):
+            e -= m.body_mass[b] * (g[0] * d.xipos[b, 0] + g[1] * d.xipos[b, 1] + g[2] * d.xipos[b, 2])
+    if not flags & DSBL_SPRING:
+        for j in range(m.njnt):
+            k = m.jnt_stiffness[j]
+            if k == 0.0:
+                continue
+            a = m.jnt_qposadr[j]
+            jt = m.jnt_type[j]
+            if jt == JNT_FREE:
+                x2 = 0.0
+                for i in range(3):
+                    x2 += (d.qpos[a + i] - m.qpos_spring[a + i]) ** 2
+                e += 0.5 * k * x2
+                a += 3
+            if jt == JNT_FREE or jt == JNT_BALL:
+                e += 0.5 * k * _quat_vel_norm2(d.qpos, a, m.qpos_spring, a)
+            else:
+                x = d.qpos[a] - m.qpos_spring[a]
+                e += 0.5 * k * x * x
+        for t in range(m.ntendon):
+            k = m.tendon_stiffness[t]
+            length = d.ten_length[t]
+            lo, hi = m.tendon_lengthspring[t, 0], m.tendon_lengthspring[t, 1]
+            x = length - hi if length > hi else (length - lo if length < lo else 0.0)
+            e += 0.5 * k * x * x
+    d.energy[0] = e
+    d.scratch_sensor_flags[FLG_ENERGYPOS] = 1
+
+
+@kernel
+def energy_vel_kernel(m, d):
+    """energy[1] = 0.5 qvel' M qvel (mj_energyVel), M tree-sparse (lower triangle, diagonal last)."""
+    e = 0.0
+    for i in range(m.nv):
+        adr = m.M_rowadr[i]
+        n = m.M_rownnz[i]
+        for k in range(n - 1):
+            e += 2.0 * d.M[adr + k] * d.qvel[m.M_colind[adr + k]] * d.qvel[i]
+        e += d.M[adr + n - 1] * d.qvel[i] * d.qvel[i]
+    d.energy[1] = 0.5 * e
+    d.scratch_sensor_flags[FLG_ENERGYVEL] = 1
+
+
+# ---- the sensors ------------------------------------------------------------------------------------
+
+
+@kernel
+def _limit_row(m, d, ctype, objid, what):
+    """efc_pos - efc_margin (what 0), efc_vel (1) or efc_force (2) of the first limit row of
+    the joint or tendon; 0 if it has none."""
+    c = d.efc_counts
+    for r in range(c[0] + c[1], c[3]):
+        if d.efc_type[r] == ctype and d.efc_id[r] == objid:
+            if what == 0:
+                return d.efc_pos[r] - d.efc_margin[r]
+            if what == 1:
+                return d.efc_vel[r]
+            return d.efc_force[r]
+    return 0.0
+
+
+@kernel
+def _put3(out, a, x, y, z):
+    out[a] = x
+    out[a + 1] = y
+    out[a + 2] = z
+
+
+@kernel
+def _sensor_pos(m, d, i, out, a):
+    """Position-stage sensor i (mj_computeSensorPos)."""
+    st = m.sensor_type[i]
+    objtype, objid = m.sensor_objtype[i], m.sensor_objid[i]
+    reftype, refid = m.sensor_reftype[i], m.sensor_refid[i]
+    if st == MAGNETOMETER:
+        g = m.opt_magnetic
+        r = d.site_xmat[objid]
+        for k in range(3):
+            out[a + k] = r[0, k] * g[0] + r[1, k] * g[1] + r[2, k] * g[2]
+    elif st == JOINTPOS:
+        out[a] = d.qpos[m.jnt_qposadr[objid]]
+    elif st == TENDONPOS:
+        out[a] = d.ten_length[objid]
+    elif st == ACTUATORPOS:
+        out[a] = d.actuator_length[objid]
+    elif st == BALLQUAT:
+        q = m.jnt_qposadr[objid]
+        n = math.sqrt(d.qpos[q] ** 2 + d.qpos[q + 1] ** 2 + d.qpos[q + 2] ** 2 + d.qpos[q + 3] ** 2)
+        if n < MINVAL:
+            out[a], out[a + 1], out[a + 2], out[a + 3] = 1.0, 0.0, 0.0, 0.0
+        else:
+            for k in range(4):
+                out[a + k] = d.qpos[q + k] / n
+    elif st == JOINTLIMITPOS:
+        out[a] = _limit_row(m, d, CNSTR_LIMIT_JOINT, objid, 0)
+    elif st == TENDONLIMITPOS:
+        out[a] = _limit_row(m, d, CNSTR_LIMIT_TENDON, objid, 0)
+    elif st == FRAMEPOS or st == FRAMEXAXIS or st == FRAMEYAXIS or st == FRAMEZAXIS:
+        f = _frame(m, d, objtype, objid)
+        if st == FRAMEPOS:
+            x, y, z = f[0], f[1], f[2]
+        else:
+            c = st - FRAMEXAXIS
+            x, y, z = f[3 + c], f[6 + c], f[9 + c]
+        if refid >= 0:
+            fr = _frame(m, d, reftype, refid)
+            if st == FRAMEPOS:
+                x, y, z = x - fr[0], y - fr[1], z - fr[2]
+            x, y, z = _mat_t_vec(fr, x, y, z)
+        _put3(out, a, x, y, z)
+    elif st == FRAMEQUAT:
+        q = _frame_quat(m, d, objtype, objid)
+        if refid >= 0:
+            r = _frame_quat(m, d, reftype, refid)
+            q = quat_product(r[0], -r[1], -r[2], -r[3], q[0], q[1], q[2], q[3])
+        for k in range(4):
+            out[a + k] = q[k]
+    elif st == SUBTREECOM:
+        _put3(out, a, d.subtree_com[objid, 0], d.subtree_com[objid, 1], d.subtree_com[objid, 2])
+    elif st == INSIDESITE:
+        f = _frame(m, d, objtype, objid)
+        px, py, pz = f[0], f[1], f[2]
+        # a massless body with mass below it: its subtree com (xipos is the body frame)
+        if objtype == OBJ_BODY and objid > 0 and m.body_mass[objid] < MINVAL \
+                and m.body_subtreemass[objid] >= MINVAL:
+            px, py, pz = d.subtree_com[objid, 0], d.subtree_com[objid, 1], d.subtree_com[objid, 2]
+        inside = inside_geom(d.site_xpos[refid], d.site_xmat[refid], m.site_size[refid], m.site_type[refid],
+                             px, py, pz)
+        out[a] = 1.0 if inside else 0.0
+    elif st == GEOMDIST or st == GEOMNORMAL or st == GEOMFROMTO:
+        _geom_distance_sensor(m, d, i, out, a)
+    elif st == E_POTENTIAL:
+        if not d.scratch_sensor_flags[FLG_ENERGYPOS]:
+            energy_pos_kernel(m, d)
+        out[a] = d.energy[0]
+    elif st == E_KINETIC:
+        if not d.scratch_sensor_flags[FLG_ENERGYVEL]:
+            energy_vel_kernel(m, d)
+        out[a] = d.energy[1]
+    elif st == CLOCK:
+        out[a] = d.time[0]
+    elif st == CONTACT:
+        _contact_sensor(m, d, i, out, a)
+
+
+@kernel
+def _sensor_vel(m, d, i, out, a):
+    """Velocity-stage sensor i (mj_computeSensorVel)."""
+    st = m.sensor_type[i]
+    objtype, objid = m.sensor_objtype[i], m.sensor_objid[i]
+    reftype, refid = m.sensor_reftype[i], m.sensor_refid[i]
+    if (st == SUBTREELINVEL or st == SUBTREEANGMOM) and not d.scratch_sensor_flags[FLG_SUBTREEVEL]:
+        subtree_vel_kernel(m, d)
+    if st == VELOCIMETER or st == GYRO:
+        v = _object_velocity(m, d, OBJ_SITE, objid, True)
+        k = 3 if st == VELOCIMETER else 0
+        _put3(out, a, v[k], v[k + 1], v[k + 2])
+    elif st == JOINTVEL:
+        out[a] = d.qvel[m.jnt_dofadr[objid]]
+    elif st == TENDONVEL:
+        out[a] = d.ten_velocity[objid]
+    elif st == ACTUATORVEL:
+        out[a] = d.actuator_velocity[objid]
+    elif st == BALLANGVEL:
+        v = m.jnt_dofadr[objid]
+        _put3(out, a, d.qvel[v], d.qvel[v + 1], d.qvel[v + 2])
+    elif st == JOINTLIMITVEL:
+        out[a] = _limit_row(m, d, CNSTR_LIMIT_JOINT, objid, 1)
+    elif st == TENDONLIMITVEL:
+        out[a] = _limit_row(m, d, CNSTR_LIMIT_TENDON, objid, 1)
+    elif st == FRAMELINVEL or st == FRAMEANGVEL:
+        wx, wy, wz, vx, vy, vz = _object_velocity(m, d, objtype, objid, False)
+        if refid >= 0:
+            f = _frame(m, d, objtype, objid)
+            fr = _frame(m, d, reftype, refid)
+            rwx, rwy, rwz, rvx, rvy, rvz = _object_velocity(m, d, reftype, refid, False)
+            wx, wy, wz = wx - rwx, wy - rwy, wz - rwz
+            vx, vy, vz = vx - rvx, vy - rvy, vz - rvz
+            # the rotating reference frame: + (p - p_ref) x w_ref
+            cx, cy, cz = _cross(f[0] - fr[0], f[1] - fr[1], f[2] - fr[2], rwx, rwy, rwz)
+            vx, vy, vz = vx + cx, vy + cy, vz + cz
+            wx, wy, wz = _mat_t_vec(fr, wx, wy, wz)
+            vx, vy, vz = _mat_t_vec(fr, vx, vy, vz)
+        if st == FRAMELINVEL:
+            _put3(out, a, vx, vy, vz)
+        else:
+            _put3(out, a, wx, wy, wz)
+    elif st == SUBTREELINVEL:
+        _put3(out, a, d.subtree_linvel[objid, 0], d.subtree_linvel[objid, 1], d.subtree_linvel[objid, 2])
+    elif st == SUBTREEANGMOM:
+        _put3(out, a, d.subtree_angmom[objid, 0], d.subtree_angmom[objid, 1], d.subtree_angmom[objid, 2])
+    elif st == CONTACT:
+        _contact_sensor(m, d, i, out, a)
+
+
+@kernel
+def _sensor_acc(m, d, i, out, a):
+    """Acceleration-stage sensor i (mj_computeSensorAcc)."""
+    st = m.sensor_type[i]
+    objtype, objid = m.sensor_objtype[i], m.sensor_objid[i]
+    if st == TOUCH:
+        _touch(m, d, objid, out, a)
+    elif st == CONTACT:
+        _contact_sensor(m, d, i, out, a)
+    elif st == ACCELEROMETER:
+        v = _object_acceleration(m, d, OBJ_SITE, objid, True)
+        _put3(out, a, v[3], v[4], v[5])
+    elif st == FORCE or st == TORQUE:
+        # the force the parent exerts on the body, moved to the site and in its frame
+        b = m.site_bodyid[objid]
+        c = d.subtree_com[m.body_rootid[b]]
+        p = d.site_xpos[objid]
+        f = d.cfrc_int[b]
+        if st == FORCE:
+            x, y, z = f[3], f[4], f[5]
+        else:
+            cx, cy, cz = _cross(p[0] - c[0], p[1] - c[1], p[2] - c[2], f[3], f[4], f[5])
+            x, y, z = f[0] - cx, f[1] - cy, f[2] - cz
+        r = d.site_xmat[objid]
+        _put3(out, a, r[0, 0] * x + r[1, 0] * y + r[2, 0] * z, r[0, 1] * x + r[1, 1] * y + r[2, 1] * z,
+              r[0, 2] * x + r[1, 2] * y + r[2, 2] * z)
+    elif st == ACTUATORFRC:
+        out[a] = d.actuator_force[objid]
+    elif st == JOINTACTFRC:
+        out[a] = d.qfrc_actuator[m.jnt_dofadr[objid]]
+    elif st == TENDONACTFRC:
+        frc = 0.0
+        for u in range(m.nu):
+            if m.actuator_trntype[u] == TRN_TENDON and m.actuator_trnid[u, 0] == objid:
+                frc += d.actuator_force[u]
+        out[a] = frc
+    elif st == JOINTLIMITFRC:
+        out[a] = _limit_row(m, d, CNSTR_LIMIT_JOINT, objid, 2)
+    elif st == TENDONLIMITFRC:
+        out[a] = _limit_row(m, d, CNSTR_LIMIT_TENDON, objid, 2)
+    elif st == FRAMELINACC or st == FRAMEANGACC:
+        v = _object_acceleration(m, d, objtype, objid, False)
+        k = 3 if st == FRAMELINACC else 0
+        _put3(out, a, v[k], v[k + 1], v[k + 2])
+
+
+@kernel
+def _touch(m, d, site, out, a):
+    """Sum of the normal forces of the contacts of the site's body whose force ray, from the
+    contact point along the normal force on the body, meets the site volume (touch)."""
+    b = m.site_bodyid[site]
+    lf = d.scratch_contact_force
+    total = 0.0
+    for j in range(d.efc_counts[4]):
+        b0 = m.geom_bodyid[d.contact_geom[j, 0]]
+        b1 = m.geom_bodyid[d.contact_geom[j, 1]]
+        if d.contact_efc_address[j] < 0 or (b != b0 and b != b1):
+            continue
+        contact_force_kernel(m, d, j, lf)
+        if lf[0] <= 0:
+            continue
+        fr = d.contact_frame[j]
+        ux, uy, uz = fr[0, 0] * lf[0], fr[0, 1] * lf[0], fr[0, 2] * lf[0]
+        n = math.sqrt(ux * ux + uy * uy + uz * uz)
+        if n >= MINVAL:
+            ux, uy, uz = ux / n, uy / n, uz / n
+        if b == b1:
+            ux, uy, uz = -ux, -uy, -uz
+        p = d.contact_pos[j]
+        if ray_hits_geom(d.site_xpos[site], d.site_xmat[site], m.site_size[site], m.site_type[site],
+                         p[0], p[1], p[2], ux, uy, uz):
+            total += lf[0]
+    out[a] = total
+
+
+# ---- the geom distance sensors ---------------------------------------------------------------------
+
+
+@kernel
+def geom_distance(m, d, geom1, geom2, distmax):
+    """Smallest signed distance between two geoms, capped at distmax, and the segment between
+    the surfaces (from, to; zero when no distance is below distmax): the pair's collider run
+    with distmax as margin, its deepest contact (mj_geomDistance; analytic colliders only,
+    the compiler refuses pairs MuJoCo measures with GJK/EPA)."""
+    flip = m.geom_type[geom1] > m.geom_type[geom2]
+    g1, g2 = (geom2, geom1) if flip else (geom1, geom2)
+    dist, pos, frame = d.scratch_gd_dist, d.scratch_gd_pos, d.scratch_gd_frame
+    n = collide_into(m, d, g1, g2, distmax, dist, pos, frame, 0)
+    best = distmax
+    c = -1
+    for k in range(n):
+        if dist[k] < best:
+            best = dist[k]
+            c = k
+    if c < 0:
+        return best, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    h = 0.5 * (-best if flip else best)
+    p, nrm = pos[c], frame[c, 0]
+    return (best, p[0] - h * nrm[0], p[1] - h * nrm[1], p[2] - h * nrm[2],
+            p[0] + h * nrm[0], p[1] + h * nrm[1], p[2] + h * nrm[2])
+
+
+@kernel
+def _geom_distance_sensor(m, d, i, out, a):
+    """distance, normal, fromto: the closest pair over the geoms of each side (a geom, or every
+    geom of a body)."""
+    st = m.sensor_type[i]
+    cutoff = m.sensor_cutoff[i]
+    best = (cutoff, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    n1, id1 = 1, m.sensor_objid[i]
+    if m.sensor_objtype[i] == OBJ_BODY:
+        n1, id1 = m.body_geomnum[id1], m.body_geomadr[id1]
+    n2, id2 = 1, m.sensor_refid[i]
+    if m.sensor_reftype[i] == OBJ_BODY:
+        n2, id2 = m.body_geomnum[id2], m.body_geomadr[id2]
+    for g1 in range(id1, id1 + n1):
+        for g2 in range(id2, id2 + n2):
+            r = geom_distance(m, d, g1, g2, cutoff)
+            if r[0] < best[0]:
+                best = r
+    if st == GEOMDIST:
+        out[a] = best[0]
+    elif st == GEOMNORMAL:
+        nx, ny, nz = best[4] - best[1], best[5] - best[2], best[6] - best[3]
+        if nx != 0.0 or ny != 0.0 or nz != 0.0:
+            s = math.sqrt(nx * nx + ny * ny + nz * nz)
+            nx, ny, nz = nx / s, ny / s, nz / s
+        _put3(out, a, nx, ny, nz)
+    else:
+        for k in range(6):
+            out[a + k] = best[1 + k]
+
+
+# ---- the contact sensor -----------------------------------------------------------------------------
+
+
+@kernel
+def _check_match(m, body, geom, objtype, objid):
+    """Whether a contact's body/geom matches one criterion (checkMatch)."""
+    if objtype == OBJ_UNKNOWN or objtype == OBJ_SITE:
+        return True
+    if objtype == OBJ_GEOM:
+        return objid == geom
+    if objtype == OBJ_BODY:
+        return objid == body
+    if objtype == OBJ_XBODY:
+        while body > objid:
+            body = m.body_parentid[body]
+        return body == objid
+    return False
+
+
+@kernel
+def _match_contact(m, d, j, type1, id1, type2, id2):
+    """0: contact j does not match; 1: it does; -1: it does with the normal flipped (matchContact)."""
+    if type1 == OBJ_UNKNOWN and type2 == OBJ_UNKNOWN:
+        return 1
+    if type1 == OBJ_SITE:
+        p = d.contact_pos[j]
+        if not inside_geom(d.site_xpos[id1], d.site_xmat[id1], m.site_size[id1], m.site_type[id1],
+                           p[0], p[1], p[2]):
+            return 0
+    g1, g2 = d.contact_geom[j, 0], d.contact_geom[j, 1]
+    b1, b2 = m.geom_bodyid[g1], m.geom_bodyid[g2]
+    m11 = _check_match(m, b1, g1, type1, id1)
+    m12 = _check_match(m, b2, g2, type1, id1)
+    m21 = _check_match(m, b1, g1, type2, id2)
+    m22 = _check_match(m, b2, g2, type2, id2)
+    if not m11 and not m12:
+        return 0
+    if not m21 and not m22:
+        return 0
+    if type1 != OBJ_UNKNOWN and type2 != OBJ_UNKNOWN:
+        regular = m11 and m22
+        reverse = m12 and m21
+        if regular:
+            return 1
+        if reverse:
+            return -1
+        return 0
+    if type1 != OBJ_UNKNOWN:
+        return 1 if m11 else -1
+    return 1 if m22 else -1
+
+
+@kernel
+def _condata_size(spec):
+    n = 0
+    for bit in range(9):
+        if spec >> bit & 1:
+            n += 1 if bit == CON_FOUND or bit == CON_DIST else 3
+    return n
+
+
+@kernel
+def _contact_sensor(m, d, i, out, a):
+    """Contact sensor i: match the contacts, reduce them to num slots, write the data fields of
+    each slot (mjSENS_CONTACT)."""
+    spec, reduce, num = m.sensor_intprm[i, 0], m.sensor_intprm[i, 1], m.sensor_intprm[i, 2]
+    size = _condata_size(spec)
+    dim = m.sensor_dim[i]
+    for k in range(dim):
+        out[a + k] = 0.0
+    lf = d.scratch_contact_force
+    ids, keys = d.scratch_sensor_match[0], d.scratch_sensor_match[1]
+    nmatch = 0
+    for j in range(d.efc_counts[4]):
+        mt = _match_contact(m, d, j, m.sensor_objtype[i], m.sensor_objid[i], m.sensor_reftype[i],
+                            m.sensor_refid[i])
+        if mt == 0:
+            continue
+        ids[nmatch] = 2 * j + (1 if mt < 0 else 0)
+        if reduce == REDUCE_MINDIST:
+            keys[nmatch] = d.contact_dist[j]
+        elif reduce == REDUCE_MAXFORCE:
+            contact_force_kernel(m, d, j, lf)
+            keys[nmatch] = -(lf[0] * lf[0] + lf[1] * lf[1] + lf[2] * lf[2])
+        nmatch += 1
+    if reduce == REDUCE_NETFORCE:
+        if nmatch:
+            _net_force(m, d, spec, nmatch, out, a)
+        return
+    nslot = min(num, nmatch)
+    if reduce == REDUCE_MINDIST or reduce == REDUCE_MAXFORCE:
+        # the nslot smallest (key, contact id) in ascending order, as MuJoCo's partial sort
+        for s in range(nslot):
+            best = s
+            for t in range(s + 1, nmatch):
+                if keys[t] < keys[best] or (keys[t] == keys[best] and ids[t] < ids[best]):
+                    best = t
+            keys[s], keys[best] = keys[best], keys[s]
+            ids[s], ids[best] = ids[best], ids[s]
+    for s in range(nslot):
+        j = int(ids[s]) >> 1
+        flip = int(ids[s]) & 1
+        p = a + s * size
+        if spec >> CON_FOUND & 1:
+            out[p] = nmatch
+            p += 1
+        if spec >> CON_FORCE & 1 or spec >> CON_TORQUE & 1:
+            contact_force_kernel(m, d, j, lf)
+            if spec >> CON_FORCE & 1:
+                _put3(out, p, lf[0], lf[1], -lf[2] if flip else lf[2])
+                p += 3
+            if spec >> CON_TORQUE & 1:
+                _put3(out, p, lf[3], lf[4], -lf[5] if flip else lf[5])
+                p += 3
+        if spec >> CON_DIST & 1:
+            out[p] = d.contact_dist[j]
+            p += 1
+        if spec >> CON_POS & 1:
+            _put3(out, p, d.contact_pos[j, 0], d.contact_pos[j, 1], d.contact_pos[j, 2])
+            p += 3
+        sign = -1.0 if flip else 1.0
+        fr = d.contact_frame[j]
+        for row, bit in ((0, CON_NORMAL), (1, CON_TANGENT)):
+            if spec >> bit & 1:
+                _put3(out, p, sign * fr[row, 0], sign * fr[row, 1], sign * fr[row, 2])
+                p += 3
+        if spec >> CON_LINVEL & 1 or spec >> CON_ANGVEL & 1:
+            # velocity of geom[1]'s body relative to geom[0]'s at the contact point, in the
+            # contact frame (turned 180 degrees about the second tangent when flipped)
+            cp = d.contact_pos[j]
+            b0 = m.geom_bodyid[d.contact_geom[j, 0]]
+            b1 = m.geom_bodyid[d.contact_geom[j, 1]]
+            v0 = _motion_at(m, d, d.cvel, b0, cp[0], cp[1], cp[2])
+            v1 = _motion_at(m, d, d.cvel, b1, cp[0], cp[1], cp[2])
+            for k0, bit in ((3, CON_LINVEL), (0, CON_ANGVEL)):
+                if spec >> bit & 1:
+                    rx, ry, rz = v1[k0] - v0[k0], v1[k0 + 1] - v0[k0 + 1], v1[k0 + 2] - v0[k0 + 2]
+                    z = fr[2, 0] * rx + fr[2, 1] * ry + fr[2, 2] * rz
+                    _put3(out, p, fr[0, 0] * rx + fr[0, 1] * ry + fr[0, 2] * rz,
+                          fr[1, 0] * rx + fr[1, 1] * ry + fr[1, 2] * rz, -z if flip else z)
+                    p += 3
+
+
+@kernel
+def _net_force(m, d, spec, nmatch, out, a):
+    """reduce="netforce": one synthetic contact at the force-weighted centroid of the matched
+    contacts carrying their total wrench, in the world frame."""
+    ids = d.scratch_sensor_match[0]
+    lf = d.scratch_contact_force
+    sgn = d.scratch_sensor_match[1]
+    # centroid weights: |force| of each (flipped) wrench
+    px, py, pz, total = 0.0, 0.0, 0.0, 0.0
+    for s in range(nmatch):
+        j = int(ids[s]) >> 1
+        contact_force_kernel(m, d, j, lf)
+        w = math.sqrt(lf[0] * lf[0] + lf[1] * lf[1] + lf[2] * lf[2])
+        sgn[s] = -1.0 if int(ids[s]) & 1 else 1.0
+        px += w * d.contact_pos[j, 0]
+        py += w * d.contact_pos[j, 1]
+        pz += w * d.contact_pos[j, 2]
+        total += w
+    scale = 1.0 / max(total, MINVAL)
+    px, py, pz = px * scale, py * scale, pz * scale
+    fx, fy, fz, tx, ty, tz = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for s in range(nmatch):
+        j = int(ids[s]) >> 1
+        contact_force_kernel(m, d, j, lf)
+        g = sgn[s]
+        fr = d.contact_frame[j]
+        # frame' (local force), frame' (local torque)
+        cfx = g * (fr[0, 0] * lf[0] + fr[1, 0] * lf[1] + fr[2, 0] * lf[2])
+        cfy = g * (fr[0, 1] * lf[0] + fr[1, 1] * lf[1] + fr[2, 1] * lf[2])
+        cfz = g * (fr[0, 2] * lf[0] + fr[1, 2] * lf[1] + fr[2, 2] * lf[2])
+        ctx = g * (fr[0, 0] * lf[3] + fr[1, 0] * lf[4] + fr[2, 0] * lf[5])
+        cty = g * (fr[0, 1] * lf[3] + fr[1, 1] * lf[4] + fr[2, 1] * lf[5])
+        ctz = g * (fr[0, 2] * lf[3] + fr[1, 2] * lf[4] + fr[2, 2] * lf[5])
+        fx, fy, fz = fx + cfx, fy + cfy, fz + cfz
+        cx, cy, cz = _cross(d.contact_pos[j, 0] - px, d.contact_pos[j, 1] - py, d.contact_pos[j, 2] - pz,
+                            cfx, cfy, cfz)
+        tx, ty, tz = tx + ctx + cx, ty + cty + cy, tz + ctz + cz
+    p = a
+    if spec >> CON_FOUND & 1:
+        out[p] = nmatch
+        p += 1
+    if spec >> CON_FORCE & 1:
+        _put3(out, p, fx, fy, fz)
+        p += 3
+    if spec >> CON_TORQUE & 1:
+        _put3(out, p, tx, ty, tz)
+        p += 3
+    if spec >> CON_DIST & 1:
+        p += 1
+    if spec >> CON_POS & 1:
+        _put3(out, p, px, py, pz)
+        p += 3
+    if spec >> CON_NORMAL & 1:
+        out[p] = 1.0
+        p += 3
+    if spec >> CON_TANGENT & 1:
+        out[p + 1] = 1.0
+
+
+# ---- the stages -------------------------------------------------------------------------------------
+
+
+@kernel
+def _cutoff(m, i, out, a):
+    """Clamp sensor i's outputs to its cutoff (apply_cutoff): real both sides, positive above."""
+    cutoff = m.sensor_cutoff[i]
+    st = m.sensor_type[i]
+    if cutoff <= 0 or st == CONTACT or st == GEOMFROMTO:
+        return
+    dt = m.sensor_datatype[i]
+    for k in range(a, a + m.sensor_dim[i]):
+        if dt == DATATYPE_REAL:
+            out[k] = min(max(out[k], -cutoff), cutoff)
+        elif dt == DATATYPE_POSITIVE:
+            out[k] = min(cutoff, out[k])
+
+
+@kernel
+def _sensors(m, d, stage):
+    """Every sensor of ``stage``, then its cutoff (mj_sensorPos / Vel / Acc)."""
+    out = d.sensordata
+    for i in range(m.nsensor):
+        if m.sensor_needstage[i] != stage:
+            continue
+        a = m.sensor_adr[i]
+        st = m.sensor_type[i]
+        if st == USER:
+            for k in range(a, a + m.sensor_dim[i]):
+                out[k] = 0.0
+            continue
+        if stage == STAGE_POS:
+            _sensor_pos(m, d, i, out, a)
+        elif stage == STAGE_VEL:
+            _sensor_vel(m, d, i, out, a)
+        else:
+            _sensor_acc(m, d, i, out, a)
+        _cutoff(m, i, out, a)
+
+
+@kernel
+def _needs_rne_post(m):
+    for i in range(m.nsensor):
+        st = m.sensor_type[i]
+        if st == ACCELEROMETER or st == FORCE or st == TORQUE or st == FRAMELINACC or st == FRAMEANGACC:
+            return True
+    return False
+
+
+@kernel
+def _pos_stage(m, d, sensors, inverse):
+    """The position sensors (if ``sensors`` and not disabled), then the potential energy:
+    mj_forward computes it with the energy flag and zeroes the energy without it, mj_inverse
+    leaves it as it is."""
+    flags = d.scratch_sensor_flags
+    flags[FLG_ENERGYPOS] = 0
+    if sensors and m.nsensor and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR:
+        _sensors(m, d, STAGE_POS)
+    if not flags[FLG_ENERGYPOS]:
+        if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_ENERGY:
+            energy_pos_kernel(m, d)
+        elif not inverse:
+            d.energy[0] = 0.0
+            d.energy[1] = 0.0
+
+
+@kernel
+def _vel_stage(m, d, sensors):
+    """The velocity sensors (if ``sensors`` and not disabled), then the kinetic energy with the
+    energy flag (unless a sensor computed it in this stage)."""
+    flags = d.scratch_sensor_flags
+    flags[FLG_SUBTREEVEL] = 0
+    flags[FLG_ENERGYVEL] = 0
+    if sensors and m.nsensor and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR:
+        _sensors(m, d, STAGE_VEL)
+    if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_ENERGY and not flags[FLG_ENERGYVEL]:
+        energy_vel_kernel(m, d)
+
+
+@handle_entry
+def sensor_pos_entry(m, d):
+    """mj_forward after mj_fwdPosition: mj_sensorPos, then the potential energy."""
+    _pos_stage(m, d, True, False)
+
+
+@handle_entry
+def sensor_pos_inverse_entry(m, d):
+    """mj_inverse after mj_invPosition: mj_sensorPos, then the potential energy."""
+    _pos_stage(m, d, True, True)
+
+
+@handle_entry
+def energy_pos_entry(m, d):
+    """The potential energy without the sensors (mj_forwardSkip with skipsensor: RK4's stages)."""
+    _pos_stage(m, d, False, False)
+
+
+@handle_entry
+def sensor_vel_entry(m, d):
+    """mj_sensorVel, then the kinetic energy."""
+    _vel_stage(m, d, True)
+
+
+@handle_entry
+def energy_vel_entry(m, d):
+    """The kinetic energy without the sensors (RK4's stages)."""
+    _vel_stage(m, d, False)
+
+
+@handle_entry
+def sensor_acc_entry(m, d):
+    """The acceleration sensors, after rne_post_constraint when one needs it (mj_sensorAcc)."""
+    if m.nsensor == 0 or m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR:
+        return
+    if _needs_rne_post(m):
+        rne_post_constraint_entry(m, d)
+    _sensors(m, d, STAGE_ACC)
+
+
+_SENSOR_POS = FastEntry(sensor_pos_entry)
+_SENSOR_VEL = FastEntry(sensor_vel_entry)
+_SENSOR_ACC = FastEntry(sensor_acc_entry)
+
+
+def sensor_pos(m, d) -> None:
+    """Position-stage sensors and the potential energy (mj_sensorPos, mj_energyPos).
+
+    Reads the position stage (run ``fwd_position`` first). Writes their part of sensordata."""
+    check_model_data(m, d, "sensor_pos")
+    _SENSOR_POS.call(m._handle, d._handle)
+
+
+def sensor_vel(m, d) -> None:
+    """Velocity-stage sensors and the kinetic energy (mj_sensorVel, mj_energyVel)."""
+    check_model_data(m, d, "sensor_vel")
+    _SENSOR_VEL.call(m._handle, d._handle)
+
+
+def sensor_acc(m, d) -> None:
+    """Acceleration-stage sensors (mj_sensorAcc); reads the constraint solver's result."""
+    check_model_data(m, d, "sensor_acc")
+    _SENSOR_ACC.call(m._handle, d._handle)
