@@ -35,7 +35,7 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool
 
     Args:
       text: the MJCF document (str, or the bytes of a file: see ``parse_xml``).
-      path: the file it came from (only used in messages; external assets are not read).
+      path: the file it came from (mesh files are found relative to its directory).
       strict: raise ModelError instead of warning about features that are not simulated.
 
     Raises:
@@ -43,6 +43,7 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool
     """
     root = parse_xml(text)
     compiler = Compiler(root, strict)
+    compiler.model_dir = Path(path).resolve().parent if path is not None else None
     model = compiler.run()
     check_finite(model, compiler)
     set_const(model, compiler.body_simple)

@@ -66,7 +66,7 @@ def geom_rbound(gtype: int, size) -> float:
         return math.sqrt(size[0] * size[0] + size[1] * size[1])
     if gtype == GeomType.ELLIPSOID:
         return max(size[0], size[1], size[2])
-    if gtype == GeomType.BOX:
+    if gtype in (GeomType.BOX, GeomType.MESH):  # a mesh's size is its largest |vertex| per axis
         return math.sqrt(size[0] * size[0] + size[1] * size[1] + size[2] * size[2])
     return 0.0
 
@@ -188,7 +188,8 @@ class ContactCompiler:
         arr["geom_gap"] = np.array(col("gap"), dtype=float)
         arr["geom_adhesion"] = np.array(col("adhesion"), dtype=float)
         arr["geom_rbound"] = np.array([geom_rbound(g.type, g.size) for g in geoms], dtype=float)
-        arr["geom_aabb"] = np.array([geom_aabb(g.type, g.size) for g in geoms], dtype=float).reshape(ngeom, 6)
+        arr["geom_aabb"] = np.array([g.aabb if g.aabb is not None else geom_aabb(g.type, g.size)
+                                     for g in geoms], dtype=float).reshape(ngeom, 6)
 
         contype = np.zeros(nbody, dtype=np.int32)
         conaffinity = np.zeros(nbody, dtype=np.int32)

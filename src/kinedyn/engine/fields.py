@@ -62,7 +62,8 @@ def _m(name, shape, dtype, doc, mujoco=True):
 # equality constraints, nefcmax the capacity of the constraint-row arrays (efc_*; kinedyn's, see
 # engine.constraint.efc_capacity: MuJoCo sizes them dynamically in its arena)
 SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
-              "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint")
+              "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint",
+              "nmesh", "nmeshvert", "nmeshface", "nmeshgraph")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -147,6 +148,22 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("geom_adhesion", ("ngeom",), F, "adhesive force of this geom's contacts (summed per pair)"),
     _m("geom_rbound", ("ngeom",), F, "radius of the bounding sphere about the geom centre; 0 for planes"),
     _m("geom_aabb", ("ngeom", 6), F, "bounding box in the geom frame: centre, half-sizes"),
+    _m("geom_dataid", ("ngeom",), I, "mesh id of a mesh geom, else -1"),
+    # meshes (compiler.mesh): vertices re-centred at the centre of mass and turned to the
+    # principal axes; the convex hull graph in MuJoCo's layout (hull vertices in our order)
+    _m("mesh_vertadr", ("nmesh",), I, "first vertex of the mesh in mesh_vert"),
+    _m("mesh_vertnum", ("nmesh",), I, "number of vertices"),
+    _m("mesh_faceadr", ("nmesh",), I, "first face of the mesh in mesh_face"),
+    _m("mesh_facenum", ("nmesh",), I, "number of faces"),
+    _m("mesh_graphadr", ("nmesh",), I, "start of the convex hull graph in mesh_graph; -1 if none"),
+    _m("mesh_vert", ("nmeshvert", 3), F, "vertex positions in the mesh frame (float32 values)"),
+    _m("mesh_face", ("nmeshface", 3), I, "vertex indices of the triangles (local to the mesh)"),
+    _m("mesh_graph", ("nmeshgraph",), I, "convex hulls: numvert, numface, vert_edgeadr, vert_globalid, "
+       "edge_localid, face_globalid (hull vertices ascending; MuJoCo lists them in qhull's order)",
+       mujoco=False),
+    _m("mesh_scale", ("nmesh", 3), F, "scale applied to the source vertices"),
+    _m("mesh_pos", ("nmesh", 3), F, "translation applied to the source vertices (their centre of mass)"),
+    _m("mesh_quat", ("nmesh", 4), F, "rotation applied to the source vertices (their principal axes)"),
     # explicit contact pairs (<contact><pair>), sorted by body-pair signature
     _m("pair_dim", ("npair",), I, "contact dimensionality"),
     _m("pair_geom1", ("npair",), I, "first geom (the one on the lower-id body)"),
