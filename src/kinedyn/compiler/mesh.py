@@ -68,9 +68,13 @@ class ProcessedMesh:
     graph: np.ndarray | None = None  # the hull graph, once computed (hull())
     faceless: bool = False       # no faces were given: they are the hull's (MuJoCo keeps its graph)
 
+    polygons: list | None = None  # hull polygons (make_polygons), with the hull
+
     def hull(self, maxhullvert: int) -> np.ndarray:
         if self.graph is None:
             self.graph = make_graph(self.raw_vert, maxhullvert)[0]
+        if self.polygons is None:
+            self.polygons = make_polygons(self.graph, self.raw_vert)
         return self.graph
 
 
@@ -490,6 +494,108 @@ def make_graph(dvert: np.ndarray, maxhullvert: int, name: str = "") -> tuple[np.
     return graph, faces.astype(np.int32)
 
 
+def make_polygons(graph: np.ndarray, raw_vert: np.ndarray) -> list[list[int]]:
+    """Coplanar hull faces merged into polygons (mjCMesh::MakePolygons): faces are grouped by
+    their normal's azimuth and polar angle rounded to 0.01 rad, each group's edges are joined
+    as MuJoCo's MeshPolygon does (shared opposite edges cancel; connected parts are separate
+    polygons), and each polygon is traced from its first remaining edge. MuJoCo keeps the groups
+    in a hash map, so its polygon order differs; the polygons and their vertex order agree."""
+    numvert, numface = int(graph[0]), int(graph[1])
+    faces = graph[2 + 3 * numvert + 3 * numface:].reshape(numface, 3)
+    tol = 0.01
+    groups: dict[tuple, list] = {}
+    for f in faces:
+        v1, v2, v3 = raw_vert[f[0]], raw_vert[f[1]], raw_vert[f[2]]
+        n = np.array(fr.cross(v2 - v1, v3 - v1))
+        norm = math.sqrt(float(n @ n))
+        if norm < MINVAL:
+            continue
+        n = n / norm + 0.0
+        if abs(n[2]) > 1.0 - 1e-7:
+            key = (0.0, float(round(math.pi / tol)) if n[2] < 0 else 0.0)
+        else:
+            key = (float(round(math.atan2(n[1], n[0]) / tol)), float(round(math.acos(n[2]) / tol)))
+        group = groups.get(key)
+        if group is None:
+            edges = [(int(f[0]), int(f[1])), (int(f[1]), int(f[2])), (int(f[2]), int(f[0]))]
+            groups[key] = [edges, [0, 0, 0], 1]
+        else:
+            _insert_face(group, int(f[0]), int(f[1]), int(f[2]))
+    polygons = []
+    for edges, islands, nisland in groups.values():
+        if len(edges) == 3:
+            polygons.append([edges[0][0], edges[1][0], edges[2][0]])
+            continue
+        for i in range(nisland):
+            path = []
+            for j, e in enumerate(edges):
+                if islands[j] == i:
+                    path = [e[0], e[1]]
+                    break
+            if not path:
+                continue
+            nxt = path[-1]
+            for _ in range(len(edges)):
+                finished = False
+                for k in range(1, len(edges)):
+                    if islands[k] == i and edges[k][0] == nxt:
+                        nxt = edges[k][1]
+                        if nxt == path[0]:
+                            finished = True
+                        else:
+                            path.append(nxt)
+                        break
+                if finished:
+                    if len(path) >= 3:
+                        polygons.append(path)
+                    break
+    return polygons
+
+
+def _insert_face(group: list, v1: int, v2: int, v3: int) -> None:
+    """MeshPolygon::InsertFace: attach a triangle along shared edges, merging islands."""
+    edges, islands = group[0], group[1]
+    island = -1
+    add = [True, True, True]
+    for slot, (a, b) in enumerate(((v2, v1), (v3, v2), (v1, v3))):
+        for i, e in enumerate(edges):
+            if e == (a, b):
+                other = islands[i]
+                if island == -1:
+                    island = other
+                elif other != island:
+                    group[2] -= 1
+                    lo, hi = min(island, other), max(island, other)
+                    for k in range(len(islands)):
+                        if islands[k] == hi:
+                            islands[k] = lo
+                        elif islands[k] > hi:
+                            islands[k] -= 1
+                    island = lo
+                add[slot] = False
+                del edges[i]
+                del islands[i]
+                break
+    if island == -1:
+        island = group[2]
+        group[2] += 1
+    for slot, e in enumerate(((v1, v2), (v2, v3), (v3, v1))):
+        if add[slot]:
+            edges.append(e)
+            islands.append(island)
+
+
+def polygon_normal(vert: np.ndarray, poly: list[int]) -> list[float]:
+    """Unit normal of a polygon from all its vertices (Newell's method)."""
+    p = vert[poly].astype(float)
+    q = np.roll(p, -1, axis=0)
+    n = np.array([((p[:, 1] - q[:, 1]) * (p[:, 2] + q[:, 2])).sum(),
+                  ((p[:, 2] - q[:, 2]) * (p[:, 0] + q[:, 0])).sum(),
+                  ((p[:, 0] - q[:, 0]) * (p[:, 1] + q[:, 1])).sum()])
+    norm = float(np.linalg.norm(n))
+    return (n / norm).tolist() if norm > MINVAL else [0.0, 0.0, 1.0]
+
+
 # ---- what a geom takes from its mesh ------------------------------------------------------------
 
 def geom_from_mesh(pm: ProcessedMesh, pos: list, quat: list) -> tuple[list, list, list, list]:
@@ -512,6 +618,8 @@ def mesh_arrays(meshes: list[MeshAsset], geom_dataid: list[int]) -> tuple[dict, 
     """The mesh_* Model arrays and sizes (mjCModel::CopyObjects)."""
     vert, face, graph = [], [], []
     vertadr, vertnum, faceadr, facenum, graphadr = [], [], [], [], []
+    polyadr, polynum, polyvertadr, polyvertnum, polyvert, polynormal = [], [], [], [], [], []
+    polymapadr, polymapnum, polymap = [], [], []
     nv = nf = ng = 0
     for mesh in meshes:
         pm = mesh.processed
@@ -523,13 +631,29 @@ def mesh_arrays(meshes: list[MeshAsset], geom_dataid: list[int]) -> tuple[dict, 
         face.append(pm.face)
         nv += len(pm.vert)
         nf += len(pm.face)
+        polys = []
         if mesh.needhull:
             g = pm.hull(int(mesh.attrs["maxhullvert"]))
             graphadr.append(ng)
             graph.append(g)
             ng += len(g)
+            polys = pm.polygons
         else:
             graphadr.append(-1)
+        polyadr.append(len(polyvertnum))
+        polynum.append(len(polys))
+        owners: list[list[int]] = [[] for _ in range(len(pm.vert))]
+        for p in polys:
+            polyvertadr.append(len(polyvert))
+            polyvertnum.append(len(p))
+            polyvert.extend(p)
+            polynormal.append(polygon_normal(pm.vert, p))
+            for v in p:
+                owners[v].append(len(polyvertnum) - 1)  # the polygon's global index
+        for row in owners:
+            polymapadr.append(len(polymap))
+            polymapnum.append(len(row))
+            polymap.extend(row)
     nmesh = len(meshes)
     arr = dict(
         mesh_vertadr=np.array(vertadr, dtype=np.int32), mesh_vertnum=np.array(vertnum, dtype=np.int32),
@@ -541,8 +665,17 @@ def mesh_arrays(meshes: list[MeshAsset], geom_dataid: list[int]) -> tuple[dict, 
         mesh_pos=np.array([m.processed.pos for m in meshes], dtype=float).reshape(nmesh, 3),
         mesh_quat=np.array([m.processed.quat for m in meshes], dtype=float).reshape(nmesh, 4),
         mesh_scale=np.array([m.attrs["scale"] for m in meshes], dtype=float).reshape(nmesh, 3),
-        geom_dataid=np.array(geom_dataid, dtype=np.int32))
-    sizes = dict(nmesh=nmesh, nmeshvert=nv, nmeshface=nf, nmeshgraph=ng)
+        geom_dataid=np.array(geom_dataid, dtype=np.int32),
+        mesh_polyadr=np.array(polyadr, dtype=np.int32), mesh_polynum=np.array(polynum, dtype=np.int32),
+        mesh_polyvertadr=np.array(polyvertadr, dtype=np.int32),
+        mesh_polyvertnum=np.array(polyvertnum, dtype=np.int32),
+        mesh_polyvert=np.array(polyvert, dtype=np.int32),
+        mesh_polynormal=np.array(polynormal, dtype=float).reshape(len(polyvertnum), 3),
+        mesh_polymapadr=np.array(polymapadr, dtype=np.int32),
+        mesh_polymapnum=np.array(polymapnum, dtype=np.int32),
+        mesh_polymap=np.array(polymap, dtype=np.int32))
+    sizes = dict(nmesh=nmesh, nmeshvert=nv, nmeshface=nf, nmeshgraph=ng, nmeshpoly=len(polyvertnum),
+                 nmeshpolyvert=len(polyvert), nmeshpolymap=len(polymap))
     return arr, sizes
 
 

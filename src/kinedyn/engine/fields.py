@@ -63,7 +63,8 @@ def _m(name, shape, dtype, doc, mujoco=True):
 # engine.constraint.efc_capacity: MuJoCo sizes them dynamically in its arena)
 SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
               "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint",
-              "nmesh", "nmeshvert", "nmeshface", "nmeshgraph")
+              "nmesh", "nmeshvert", "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert",
+              "nmeshpolymap")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -161,6 +162,20 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("mesh_graph", ("nmeshgraph",), I, "convex hulls: numvert, numface, vert_edgeadr, vert_globalid, "
        "edge_localid, face_globalid (hull vertices ascending; MuJoCo lists them in qhull's order)",
        mujoco=False),
+    # the hull's faces merged into polygons (MuJoCo keeps them in hash order: ours are in
+    # discovery order, with a normal from all their vertices; the polygons themselves agree)
+    _m("mesh_polyadr", ("nmesh",), I, "first polygon of the mesh", mujoco=False),
+    _m("mesh_polynum", ("nmesh",), I, "number of hull polygons"),
+    _m("mesh_polyvertadr", ("nmeshpoly",), I, "first vertex of the polygon in mesh_polyvert", mujoco=False),
+    _m("mesh_polyvertnum", ("nmeshpoly",), I, "number of vertices of the polygon", mujoco=False),
+    _m("mesh_polyvert", ("nmeshpolyvert",), I, "vertex ids (local to the mesh) of the polygons, in order",
+       mujoco=False),
+    _m("mesh_polynormal", ("nmeshpoly", 3), F, "outward unit normal of the polygon (mesh frame)",
+       mujoco=False),
+    _m("mesh_polymapadr", ("nmeshvert",), I, "first entry of the vertex in mesh_polymap",
+       mujoco=False),
+    _m("mesh_polymapnum", ("nmeshvert",), I, "number of polygons the vertex belongs to"),
+    _m("mesh_polymap", ("nmeshpolymap",), I, "polygons (global ids) each vertex belongs to", mujoco=False),
     _m("mesh_scale", ("nmesh", 3), F, "scale applied to the source vertices"),
     _m("mesh_pos", ("nmesh", 3), F, "translation applied to the source vertices (their centre of mass)"),
     _m("mesh_quat", ("nmesh", 4), F, "rotation applied to the source vertices (their principal axes)"),
