@@ -394,8 +394,8 @@ ERRORS = [
      "<dcmotor joint='j'/></actuator></mujoco>", "dcmotor", None, 2, "allow_unsupported=True"),
     ("<mujoco><worldbody><body>\n<joint armature='1' damping='1 2'/><geom size='1'/></body></worldbody>"
      "</mujoco>", "joint", "damping", 2, "polynomial"),
-    ("<mujoco><asset><mesh name='m' file='x.stl'/></asset><worldbody><body>\n<geom type='mesh' mesh='m'/>"
-     "</body></worldbody></mujoco>", "geom", "mesh", 2, "not supported yet"),
+    ("<mujoco><worldbody><body>\n<geom type='hfield'/></body></worldbody></mujoco>", "geom", "type", 2,
+     "not supported yet"),
     ("<mujoco><worldbody><body><joint type='slide' name='s'/><geom name='g' type='box' size='1 1 1'/>"
      "<site name='a'/><site name='b'/></body></worldbody><tendon><spatial name='t'><site site='a'/>\n"
      "<geom geom='g'/><site site='b'/></spatial></tendon></mujoco>",

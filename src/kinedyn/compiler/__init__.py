@@ -35,7 +35,7 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupp
 
     Args:
       text: the MJCF document (str, or the bytes of a file: see ``parse_xml``).
-      path: the file it came from (only used in messages; external assets are not read).
+      path: the file it came from (mesh files are found relative to its directory).
       allow_unsupported: load a model that uses a feature kinedyn does not simulate (one
         ``UnsimulatedFeatureWarning`` each; the feature is left out) instead of raising ModelError.
 
@@ -44,6 +44,7 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupp
     """
     root = parse_xml(text)
     compiler = Compiler(root, allow_unsupported)
+    compiler.model_dir = Path(path).resolve().parent if path is not None else None
     model = compiler.run()
     check_finite(model, compiler)
     set_const(model, compiler.body_simple)

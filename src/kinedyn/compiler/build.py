@@ -20,6 +20,7 @@ from kinedyn.compiler import actuators as act
 from kinedyn.compiler import defaults as dflt
 from kinedyn.compiler import frames as fr
 from kinedyn.compiler import inertial as inr
+from kinedyn.compiler import mesh as meshes
 from kinedyn.compiler import sensors as sens
 from kinedyn.compiler.contacts import GEOM_CONTACT_DEFAULTS, ContactCompiler
 from kinedyn.compiler.fluid import FLUIDCOEF_DEFAULT, NFLUID, geom_fluid
@@ -134,6 +135,8 @@ class Geom:
     quat: list = field(default_factory=list)
     size: list = field(default_factory=list)
     type: int = GeomType.SPHERE
+    mesh: meshes.MeshAsset | None = None  # the mesh of a mesh geom
+    aabb: list | None = None  # bounding box from the mesh (primitives: contacts.geom_aabb)
 
 
 @dataclass
@@ -219,6 +222,8 @@ class Compiler:
         # the constraint solver's <option> attributes that were given (Option has the defaults)
         self.solver_opt: dict = {}
         self.body_simple: list[int] = []  # set by _assemble, read by setconst (invweight0)
+        self.model_dir = None  # directory of the model file (mesh files are found from it)
+        self.meshes: list[meshes.MeshAsset] = []
 
     # ---- sections -------------------------------------------------------------------------------
 
@@ -247,6 +252,9 @@ class Compiler:
         if len(defaults) > 1:
             raise defaults[1].error("only one top-level <default> section is allowed")
         self.classes = dflt.parse_defaults(defaults[0] if defaults else None)
+        self.meshes = meshes.read_assets(self.sections, self.classes, self.model_dir)
+        for mesh in self.meshes:  # MuJoCo compiles every mesh asset before the bodies
+            mesh.processed = meshes.compile_mesh(mesh)
         for node in self.sections.get("worldbody", []):
             if node.attrib:
                 raise node.error("World body cannot have attributes", next(iter(node.attrib)))
@@ -621,9 +629,9 @@ class Compiler:
         a, node = geom.attrs, geom.node
         gtype = _GEOMTYPE[a["type"]]
         geom.type = gtype
-        if gtype in (GeomType.MESH, GeomType.SDF, GeomType.HFIELD) or "mesh" in a or "hfield" in a:
-            raise node.error(f"{a['type']} geoms are not supported yet (mesh and height-field assets)",
-                             "mesh" if "mesh" in a else "type")
+        if gtype in (GeomType.SDF, GeomType.HFIELD) or "hfield" in a:
+            raise node.error(f"{a['type']} geoms are not supported yet (height-field and SDF assets)", "type")
+        geom.mesh = self._geom_mesh(geom, gtype)
         if a["condim"] not in (1, 3, 4, 6):
             raise node.error("invalid condim in geom", "condim")
         if gtype == GeomType.PLANE and body.weldid != 0:
@@ -636,15 +644,21 @@ class Compiler:
         pos, quat = self._fromto_or_orientation(node, a, "geom", gtype, pos, quat, size)
         _check_size(node, gtype, size)
         shell = a["shellinertia"] == "true"
+        volume, inertia = inr.geom_volume, inr.geom_inertia
+        if geom.mesh is not None:
+            pos, quat, size, geom.aabb = meshes.geom_from_mesh(geom.mesh.processed, pos, quat)
+            pm = geom.mesh.processed
+            volume = lambda *_: pm.volume  # noqa: E731  (mjCGeom::GetVolume of a mesh)
+            inertia = lambda _t, _s, mass, _sh: meshes.mesh_inertia(pm, mass)  # noqa: E731
         if infer:
             if "mass" in a:
                 if a["mass"] == 0:
                     geom.mass = 0.0
                 else:
-                    vol = inr.geom_volume(gtype, size, shell)
+                    vol = volume(gtype, size, shell)
                     if vol > fr.EPS:
                         geom.mass = a["mass"]
-                        geom.inertia = inr.geom_inertia(gtype, size, geom.mass, shell)
+                        geom.inertia = inertia(gtype, size, geom.mass, shell)
                         if a["mass"] < 0:
                             raise node.error("mass, inertia or density are negative in geom", "mass")
             else:
@@ -652,13 +666,44 @@ class Compiler:
                 if density < 0:
                     raise node.error("mass, inertia or density are negative in geom", "density")
                 if density != 0:
-                    geom.mass = density * inr.geom_volume(gtype, size, shell)
-                    geom.inertia = inr.geom_inertia(gtype, size, geom.mass, shell)
+                    geom.mass = density * volume(gtype, size, shell)
+                    geom.inertia = inertia(gtype, size, geom.mass, shell)
             if geom.mass < 0 or min(geom.inertia) < 0:
                 raise node.error("mass, inertia or density are negative in geom", "mass")
         if geom.frame is not None:
             pos, quat = fr.frame_accum(geom.frame.pos, geom.frame.quat, pos, quat)
         geom.pos, geom.quat, geom.size = pos, quat, size
+
+    def _geom_mesh(self, geom: Geom, gtype: int) -> meshes.MeshAsset | None:
+        """The mesh asset a geom references (mjCGeom::Compile's mesh checks); None for primitives."""
+        a, node = geom.attrs, geom.node
+        if "mesh" not in a:
+            if gtype == GeomType.MESH:
+                raise node.error("mesh geom must have valid meshid (no 'mesh' attribute)", "mesh")
+            return None
+        found = next((m for m in self.meshes if m.name == a["mesh"]), None)
+        if found is None:
+            raise node.error(f"mesh '{a['mesh']}' not found (no <asset><mesh> of that name)", "mesh")
+        if gtype != GeomType.MESH:
+            raise node.error(f"fitting a {a['type']} to a mesh is not supported yet (use type=\"mesh\")",
+                             "mesh")
+        if "fromto" in a:
+            raise node.error("fromto cannot be used with mesh geom", "fromto")
+        if a["shellinertia"] == "true":
+            raise node.error("for mesh geoms, inertia should be specified in the mesh asset", "shellinertia")
+        found.geoms.append(geom)
+        return found
+
+    def _mesh_arrays(self) -> tuple[dict, dict]:
+        """mesh_* arrays and geom_dataid. A mesh keeps its convex hull (mesh_graph) when a mesh
+        geom that can collide (contype, conaffinity or an explicit pair) uses it, its inertia
+        is "convex" (mjCModel::TryCompile's SetNeedHull), or it has no faces (they are the hull's)."""
+        in_pair = {p[k] for p in self.contacts.pairs for k in ("geom1", "geom2")}
+        for mesh in self.meshes:
+            mesh.needhull = mesh.attrs["inertia"] == "convex" or mesh.processed.faceless or any(
+                g.attrs["contype"] or g.attrs["conaffinity"] or g.id in in_pair for g in mesh.geoms)
+        dataid = [g.mesh.id if g.mesh is not None else -1 for g in self.geoms]
+        return meshes.mesh_arrays(self.meshes, dataid)
 
     def _fromto_or_orientation(self, node: Node, a: dict, kind: str, gtype: int, pos: list, quat: list,
                                size: list) -> tuple[list, list]:
@@ -1235,6 +1280,8 @@ class Compiler:
             arr[key] = np.array([g.attrs[attr] for g in geoms], dtype=np.int32)
         arr["geom_bodyid"] = np.array([_body_of(bodies, g).id for g in geoms], dtype=np.int32)
         arr["geom_size"] = np.array([g.size for g in geoms], dtype=float).reshape(ngeom, 3)
+        mesh_arr, mesh_sizes = self._mesh_arrays()
+        arr.update(mesh_arr)
         arr["geom_pos"] = np.array([g.pos for g in geoms], dtype=float).reshape(ngeom, 3)
         arr["geom_quat"] = np.array([g.quat for g in geoms], dtype=float).reshape(ngeom, 4)
         arr["geom_friction"] = np.array([g.attrs["friction"] for g in geoms], dtype=float).reshape(ngeom, 3)
@@ -1380,7 +1427,7 @@ class Compiler:
         sensor_arrays, sensor_sizes = sens.sensor_arrays(self.sensors)
         arr.update(sensor_arrays)
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom, nsite=nsite,
-                     ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC, neq=neq,
+                     ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC, neq=neq, **mesh_sizes,
                      **contact_sizes, **sensor_sizes,
                      nefcmax=efc_capacity(njnt, nv, ntendon, arr["eq_type"],
                                           contact_rows=self.contacts.contact_rows))

@@ -27,7 +27,12 @@ import math
 import numpy as np
 
 from kinedyn.compiler import defaults as dflt
-from kinedyn.engine.collision_driver import SUPPORTED_PAIRS, max_contacts, uses_convex_collider
+from kinedyn.engine.collision_driver import (
+    MESH_PAIRS_WITHOUT_MULTICCD,
+    SUPPORTED_PAIRS,
+    max_contacts,
+    uses_convex_collider,
+)
 from kinedyn.engine.collision_gjk import convex_work_size
 from kinedyn.engine.types import DisableBit, GeomType
 from kinedyn.errors import ModelError
@@ -66,7 +71,7 @@ def geom_rbound(gtype: int, size) -> float:
         return math.sqrt(size[0] * size[0] + size[1] * size[1])
     if gtype == GeomType.ELLIPSOID:
         return max(size[0], size[1], size[2])
-    if gtype == GeomType.BOX:
+    if gtype in (GeomType.BOX, GeomType.MESH):  # a mesh's size is its largest |vertex| per axis
         return math.sqrt(size[0] * size[0] + size[1] * size[1] + size[2] * size[2])
     return 0.0
 
@@ -188,7 +193,8 @@ class ContactCompiler:
         arr["geom_gap"] = np.array(col("gap"), dtype=float)
         arr["geom_adhesion"] = np.array(col("adhesion"), dtype=float)
         arr["geom_rbound"] = np.array([geom_rbound(g.type, g.size) for g in geoms], dtype=float)
-        arr["geom_aabb"] = np.array([geom_aabb(g.type, g.size) for g in geoms], dtype=float).reshape(ngeom, 6)
+        arr["geom_aabb"] = np.array([g.aabb if g.aabb is not None else geom_aabb(g.type, g.size)
+                                     for g in geoms], dtype=float).reshape(ngeom, 6)
 
         contype = np.zeros(nbody, dtype=np.int32)
         conaffinity = np.zeros(nbody, dtype=np.int32)
@@ -216,7 +222,10 @@ class ContactCompiler:
         arr["pair_friction"] = pcol("friction").reshape(npair, 5)
         arr["exclude_signature"] = np.array([s for s, _ in self.excludes], dtype=np.int32)
         if not c.opt["disableflags"] & (DisableBit.CONSTRAINT | DisableBit.CONTACT):
-            self.check_colliders(SUPPORTED_PAIRS)
+            supported = SUPPORTED_PAIRS
+            if self.c.opt["disableflags"] & DisableBit.MULTICCD:
+                supported = supported | MESH_PAIRS_WITHOUT_MULTICCD
+            self.check_colliders(supported)
         nccd, nccdint = self._ccd_buffers()
         nconmax, self.contact_rows = self.capacity()
         return dict(npair=npair, nexclude=len(self.excludes), nconmax=nconmax, nccd=nccd, nccdint=nccdint)
@@ -236,7 +245,9 @@ class ContactCompiler:
                 raise flags[0].error(message, "nativeccd")
             raise ModelError(message)
         self.ccd_capacity = max(self.c.solver_opt.get("ccd_iterations", 35), CCD_ITERATIONS_CAPACITY)
-        return convex_work_size(self.ccd_capacity)
+        hull = max((int(m.processed.graph[0]) for m in getattr(self.c, "meshes", []) if m.needhull),
+                   default=0)
+        return convex_work_size(self.ccd_capacity, hull)
 
     def capacity(self) -> tuple[int, int]:
         """Room for contacts and their rows: the static bound (:meth:`static_bound`), capped
@@ -260,6 +271,12 @@ class ContactCompiler:
         """ModelError naming two geoms that could collide but whose type pair the collision stage
         has no collider for (``supported``: set of (lower type, higher type))."""
         for key, (g1, g2) in self._pair_scan()["types"].items():
+            if key in MESH_PAIRS_WITHOUT_MULTICCD and key not in supported:
+                raise g2.node.error(f"collisions between {GeomType(key[0]).name.lower()} and mesh geoms "
+                                    "with MuJoCo's multiccd (on by default) are not supported yet (with the "
+                                    f"geom at line {g1.node.line}): add <option><flag multiccd=\"disable\"/>"
+                                    "</option> for MuJoCo's single-contact convex collider, or disable "
+                                    "them with contype/conaffinity or <exclude>")
             if key not in supported and key != (GeomType.PLANE, GeomType.PLANE):
                 raise g2.node.error(f"collisions between {GeomType(key[0]).name.lower()} and "
                                     f"{GeomType(key[1]).name.lower()} geoms are not supported yet "

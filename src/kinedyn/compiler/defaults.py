@@ -23,10 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kinedyn.compiler.frames import ORIENTATION_ATTRS
+from kinedyn.compiler.mesh import default_mesh_attrs
 from kinedyn.xml.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
 
 # children of <default> that only affect things we ignore (visuals) or do not support yet
-_IGNORED_DEFAULT_CHILDREN = {"mesh", "material", "camera", "light"}
+_IGNORED_DEFAULT_CHILDREN = {"material", "camera", "light"}
 
 
 def _variable_arity(tag: str, attr: str) -> bool:
@@ -58,6 +59,7 @@ class DefaultClass:
     tendon: dict = field(default_factory=dict)
     equality: dict = field(default_factory=dict)  # active, solref, solimp of every equality kind
     pair: dict = field(default_factory=dict)      # <contact><pair> attributes
+    mesh: dict = field(default_factory=dict)      # <asset><mesh>: scale, maxhullvert, inertia
     # [(tag, attrs, node)] from the root class down to this one, in document order
     actuators: list = field(default_factory=list)
 
@@ -94,7 +96,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
     if parent is not None:
         cls.joint, cls.geom, cls.site = dict(parent.joint), dict(parent.geom), dict(parent.site)
         cls.tendon, cls.equality = dict(parent.tendon), dict(parent.equality)
-        cls.pair = dict(parent.pair)
+        cls.pair, cls.mesh = dict(parent.pair), dict(parent.mesh)
         cls.actuators = list(parent.actuators)
     classes[name] = cls
     seen: set[str] = set()
@@ -113,6 +115,8 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
             setattr(cls, tag, merge(tag, getattr(cls, tag), values))
         elif tag == "tendon":
             cls.tendon = merge("tendon", cls.tendon, tendon_attrs(typed_attrs(child)))
+        elif tag == "mesh":
+            cls.mesh = merge("mesh", cls.mesh, default_mesh_attrs(child))
         elif tag == "equality":
             cls.equality = merge("equality", cls.equality, typed_attrs(child))
         elif tag in ACTUATOR_TAGS:

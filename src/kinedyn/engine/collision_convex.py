@@ -20,14 +20,16 @@ convex_work_size(ccd_iterations).
 
 from __future__ import annotations
 
+import math
+
 from kinedyn._jit import kernel
 from kinedyn.engine.collision_gjk import (
     I_OBI,
     MAXCONPAIR,
     W_DIST,
-    W_OBF,
     W_X1,
     W_X2,
+    _polygon_quad,
     ccd,
     convex_work_size,
 )
@@ -42,12 +44,12 @@ GEOM_BOX = 6
 GEOM_MESH = 7
 
 
-__all__ = ["collide_convex", "collide_plane_convex", "convex_work_size", "max_contacts"]
+__all__ = ["collide_convex", "collide_plane_convex", "collide_plane_mesh", "convex_work_size", "max_contacts"]
 
 
 @kernel
 def _init_obj(obf, obi, k, geom_type, xpos, xmat, size, g, margin):
-    """mjc_initCCDObj for a primitive geom."""
+    """mjc_initCCDObj for a geom (a mesh's hull vertices are added by _init_mesh)."""
     for q in range(3):
         obf[k, q] = xpos[g, q]
         obf[k, 12 + q] = size[g, q]
@@ -59,6 +61,35 @@ def _init_obj(obf, obi, k, geom_type, xpos, xmat, size, g, margin):
     obi[k, 1] = geom_type[g]
     obi[k, 2] = -1
     obi[k, 3] = g
+
+
+@kernel
+def _init_mesh(obf, k, g, mesh):
+    """The hull vertices of mesh geom g, in its frame, after object k's 16 slots: (x, y, z, id).
+    ``mesh`` = (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph)."""
+    dataid, vert, vertadr, graphadr, graph = mesh
+    mid = dataid[g]
+    adr = graphadr[mid]
+    nvert = graph[adr]
+    obf[k, 12] = nvert
+    va = vertadr[mid]
+    for i in range(nvert):
+        v = graph[adr + 2 + nvert + i]
+        b = 16 + 4 * i
+        obf[k, b] = vert[va + v, 0]
+        obf[k, b + 1] = vert[va + v, 1]
+        obf[k, b + 2] = vert[va + v, 2]
+        obf[k, b + 3] = v
+
+
+@kernel
+def _object_width(geom_type, g1, g2, mesh):
+    """Floats per object description: 16, plus 4 per hull vertex of the larger mesh."""
+    n = 0
+    for g in (g1, g2):
+        if geom_type[g] == GEOM_MESH:
+            n = max(n, mesh[4][mesh[3][mesh[0][g]]])
+    return 16 + 4 * n
 
 
 @kernel
@@ -81,16 +112,22 @@ def max_contacts(t1, t2, margin, multiccd):
 
 @kernel
 def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, ccd_iterations,
-                   multiccd, dist, pos, frame, c0, work, iwork):
+                   multiccd, dist, pos, frame, c0, work, iwork, mesh):
     """Convex-convex contacts of geoms g1, g2 by GJK/EPA (mjc_Convex with nativeccd, through
     mjc_penetration). Returns the number of contacts written at rows c0, c0+1, ...
 
-    work, iwork: float and int scratch arrays of the sizes convex_work_size(ccd_iterations)
-    gives (kernels do not allocate)."""
-    obf = work[W_OBF:W_OBF + 32].reshape((2, 16))
+    work, iwork: float and int scratch arrays of the sizes convex_work_size(ccd_iterations,
+    largest hull) gives (kernels do not allocate); the object descriptions sit at the end of
+    ``work``. mesh: (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph)."""
+    width = _object_width(geom_type, g1, g2, mesh)
+    obf = work[work.shape[0] - 2 * width:].reshape((2, width))
     obi = iwork[I_OBI:I_OBI + 8].reshape((2, 4))
     _init_obj(obf, obi, 0, geom_type, xpos, xmat, size, g1, margin)
     _init_obj(obf, obi, 1, geom_type, xpos, xmat, size, g2, margin)
+    if geom_type[g1] == GEOM_MESH:
+        _init_mesh(obf, 0, g1, mesh)
+    if geom_type[g2] == GEOM_MESH:
+        _init_mesh(obf, 1, g2, mesh)
     maxcon = max_contacts(obi[0, 0], obi[1, 0], margin, multiccd)
     x1 = work[W_X1:W_X1 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
     x2 = work[W_X2:W_X2 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
@@ -137,4 +174,90 @@ def collide_plane_convex(geom_type, xpos, xmat, size, g1, g2, margin, dist, pos,
         return 0
     h = -0.5 * dd
     write_contact(dist, pos, frame, c0, dd, v0 + nx * h, v1 + ny * h, v2 + nz * h, nx, ny, nz)
+    return 1
+
+
+@kernel
+def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, mesh, poly):
+    """Plane-mesh contacts as MuJoCo 4.0's mjc_PlaneConvex makes them for meshes (rewritten in
+    MuJoCo 3.13, whose source kinedyn's snapshot predates; the rule below is the one that
+    reproduces mujoco 4.0.0's contacts, tests/test_mesh.py): the hull vertex deepest along the
+    plane normal, then the hull polygon through that vertex facing the plane most directly;
+    its vertices from the deepest one on in polygon order (a polygon of more than 4 vertices
+    reduced to MuJoCo's largest-area quadrilateral, polygonQuad), each one within the margin a
+    contact at the midpoint between it and the plane, normal the plane's. Up to 4 contacts.
+
+    mesh: (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph); poly:
+    (mesh_polyvertadr, mesh_polyvertnum, mesh_polyvert, mesh_polynormal, mesh_polymapadr,
+    mesh_polymapnum, mesh_polymap); work: scratch with room for 3 floats per hull vertex."""
+    dataid, vert, vertadr, graphadr, graph = mesh
+    polyvertadr, polyvertnum, polyvert, polynormal, polymapadr, polymapnum, polymap = poly
+    nx, ny, nz = z_axis(xmat, g1)
+    r = xmat[g2]
+    # the plane normal, reversed, in the mesh frame
+    l0 = -(r[0, 0] * nx + r[1, 0] * ny + r[2, 0] * nz)
+    l1 = -(r[0, 1] * nx + r[1, 1] * ny + r[2, 1] * nz)
+    l2 = -(r[0, 2] * nx + r[1, 2] * ny + r[2, 2] * nz)
+    mid = dataid[g2]
+    va = vertadr[mid]
+    adr = graphadr[mid]
+    nh = graph[adr]
+    best = -math.inf
+    ib = 0
+    for i in range(nh):
+        v = graph[adr + 2 + nh + i]
+        dot = l0 * vert[va + v, 0] + l1 * vert[va + v, 1] + l2 * vert[va + v, 2]
+        if dot > best:
+            best = dot
+            ib = v
+    # the polygon through the deepest vertex that faces the plane most directly
+    pbest = -1
+    pdot = -math.inf
+    for j in range(polymapnum[va + ib]):
+        p = polymap[polymapadr[va + ib] + j]
+        dot = polynormal[p, 0] * l0 + polynormal[p, 1] * l1 + polynormal[p, 2] * l2
+        if dot > pdot:
+            pdot = dot
+            pbest = p
+    if pbest < 0:
+        return _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, vert, va, ib, nx, ny, nz)
+    pa = polyvertadr[pbest]
+    cnt = polyvertnum[pbest]
+    start = 0
+    for j in range(cnt):
+        if polyvert[pa + j] == ib:
+            start = j
+    ncon = 0
+    if cnt <= 4:
+        for j in range(cnt):
+            v = polyvert[pa + (start + j) % cnt]
+            ncon += _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0 + ncon, vert, va, v,
+                                        nx, ny, nz)
+        return ncon
+    pts = work[:3 * cnt].reshape((cnt, 3))
+    for j in range(cnt):
+        v = polyvert[pa + (start + j) % cnt]
+        for a in range(3):
+            pts[j, a] = (r[a, 0] * vert[va + v, 0] + r[a, 1] * vert[va + v, 1] + r[a, 2] * vert[va + v, 2]
+                         + xpos[g2, a])
+    q0, q1, q2, q3 = _polygon_quad(pts, cnt)
+    for q in (q0, q1, q2, q3):
+        v = polyvert[pa + (start + q) % cnt]
+        ncon += _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0 + ncon, vert, va, v,
+                                    nx, ny, nz)
+    return ncon
+
+
+@kernel
+def _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c, vert, va, v, nx, ny, nz):
+    """A contact at mesh vertex v if it is within the margin of the plane; returns 0 or 1."""
+    r = xmat[g2]
+    p0 = r[0, 0] * vert[va + v, 0] + r[0, 1] * vert[va + v, 1] + r[0, 2] * vert[va + v, 2] + xpos[g2, 0]
+    p1 = r[1, 0] * vert[va + v, 0] + r[1, 1] * vert[va + v, 1] + r[1, 2] * vert[va + v, 2] + xpos[g2, 1]
+    p2 = r[2, 0] * vert[va + v, 0] + r[2, 1] * vert[va + v, 1] + r[2, 2] * vert[va + v, 2] + xpos[g2, 2]
+    dd = nx * (p0 - xpos[g1, 0]) + ny * (p1 - xpos[g1, 1]) + nz * (p2 - xpos[g1, 2])
+    if dd > margin:
+        return 0
+    h = -0.5 * dd
+    write_contact(dist, pos, frame, c, dd, p0 + nx * h, p1 + ny * h, p2 + nz * h, nx, ny, nz)
     return 1

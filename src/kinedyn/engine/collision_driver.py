@@ -47,7 +47,7 @@ import numpy as np
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.collision_box import collide_box_box, collide_capsule_box, collide_sphere_box
-from kinedyn.engine.collision_convex import collide_convex, collide_plane_convex
+from kinedyn.engine.collision_convex import collide_convex, collide_plane_convex, collide_plane_mesh
 from kinedyn.engine.collision_primitive import (
     collide_capsule_capsule,
     collide_plane_box,
@@ -70,6 +70,7 @@ from kinedyn.engine.types import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
     MINMU,
@@ -92,6 +93,13 @@ from kinedyn.errors import ContactFullWarning
 _PRIMITIVES = (GEOM_PLANE, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX)
 SUPPORTED_PAIRS = frozenset((t1, t2) for t1 in _PRIMITIVES for t2 in _PRIMITIVES
                             if t1 <= t2 and (t1, t2) != (GEOM_PLANE, GEOM_PLANE))
+# meshes: against planes (mjc_PlaneConvex), spheres and ellipsoids (one contact from GJK/EPA);
+# against capsules, cylinders, boxes and meshes MuJoCo's multiccd adds contacts from the hull
+# polygons, which kinedyn does not have yet: those pairs need <flag multiccd="disable"/>
+SUPPORTED_PAIRS = SUPPORTED_PAIRS | {(GEOM_PLANE, GEOM_MESH), (GEOM_SPHERE, GEOM_MESH),
+                                     (GEOM_ELLIPSOID, GEOM_MESH)}
+MESH_PAIRS_WITHOUT_MULTICCD = frozenset({(GEOM_CAPSULE, GEOM_MESH), (GEOM_CYLINDER, GEOM_MESH),
+                                         (GEOM_BOX, GEOM_MESH), (GEOM_MESH, GEOM_MESH)})
 
 
 
@@ -99,6 +107,8 @@ def uses_convex_collider(type1: int, type2: int) -> bool:
     """Whether MuJoCo collides the type pair with its general convex collider (GJK/EPA): pairs
     with an ellipsoid or a cylinder, except plane-ellipsoid, plane-cylinder and sphere-cylinder."""
     t1, t2 = min(type1, type2), max(type1, type2)
+    if t2 == GEOM_MESH:
+        return True  # plane-mesh too: it needs the scratch for polygons
     if t2 not in (GEOM_ELLIPSOID, GEOM_CYLINDER) and t1 not in (GEOM_ELLIPSOID, GEOM_CYLINDER):
         return False
     return t1 != GEOM_PLANE and (t1, t2) != (GEOM_SPHERE, GEOM_CYLINDER)
@@ -321,6 +331,12 @@ def collide_into(m, d, g1, g2, threshold, dist, pos, frame, c0):
         if t2 == GEOM_ELLIPSOID:
             return collide_plane_convex(m.geom_type, xpos, xmat, size, g1, g2, threshold, dist, pos, frame,
                                         c0)
+        if t2 == GEOM_MESH:
+            mesh = (m.geom_dataid, m.mesh_vert, m.mesh_vertadr, m.mesh_graphadr, m.mesh_graph)
+            poly = (m.mesh_polyvertadr, m.mesh_polyvertnum, m.mesh_polyvert, m.mesh_polynormal,
+                    m.mesh_polymapadr, m.mesh_polymapnum, m.mesh_polymap)
+            return collide_plane_mesh(xpos, xmat, g1, g2, threshold, dist, pos, frame, c0, d.scratch_ccd,
+                                      mesh, poly)
         return 0
     if t1 == GEOM_SPHERE:
         if t2 == GEOM_SPHERE:
@@ -342,7 +358,8 @@ def collide_into(m, d, g1, g2, threshold, dist, pos, frame, c0):
     multiccd = (m.opt_flags[OPT_DISABLEFLAGS] & DSBL_MULTICCD) == 0
     return collide_convex(m.geom_type, xpos, xmat, size, g1, g2, threshold, m.opt_real[OPT_CCD_TOLERANCE],
                           m.opt_flags[OPT_CCD_ITERATIONS], multiccd, dist, pos, frame, c0, d.scratch_ccd,
-                          d.scratch_ccd_int)
+                          d.scratch_ccd_int,
+                          (m.geom_dataid, m.mesh_vert, m.mesh_vertadr, m.mesh_graphadr, m.mesh_graph))
 
 
 @kernel

@@ -115,11 +115,13 @@ I_MC_SIZE = 64
 I_POLY = I_MC + I_MC_SIZE
 
 
-def convex_work_size(ccd_iterations):
-    """(float count, int count) of the scratch arrays collide_convex needs."""
+def convex_work_size(ccd_iterations, max_hull_vertices=0):
+    """(float count, int count) of the scratch arrays collide_convex needs; with meshes, the two
+    objects' descriptions (at the end of the float scratch) hold up to ``max_hull_vertices``
+    hull vertices each (4 floats: x, y, z, vertex id)."""
     nv = 5 + ccd_iterations
     nf = 6 * ccd_iterations
-    return W_POLY + 9 * nv + 4 * nf, I_POLY + 2 * nv + 13 * nf + 16
+    return W_POLY + 9 * nv + 4 * nf + 2 * (16 + 4 * max_hull_vertices), I_POLY + 2 * nv + 13 * nf + 16
 
 
 # ---- small vector helpers (tuples) ------------------------------------------------------------
@@ -201,6 +203,7 @@ SUPPORT_CAPSULE = 3
 SUPPORT_ELLIPSOID = 4
 SUPPORT_CYLINDER = 5
 SUPPORT_BOX = 6
+SUPPORT_MESH = 7
 SUPPORT_POINT = 100
 SUPPORT_LINE = 101
 
@@ -283,8 +286,23 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
         vi |= 4 if s2 > 0 else 0
         obi[k, 2] = vi
         _to_global(res, r, obf, k, s0, s1, s2)
+    elif kind == SUPPORT_MESH:                      # mjc_meshSupport / mjc_hillclimbSupport
+        # the hull vertices, copied after the 16 slots as (x, y, z, vertex id) by the caller; the
+        # first largest projection wins (a hill climb reaches the same vertex but on exact ties)
+        l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
+        nvert = int(obf[k, 12])
+        best = -math.inf
+        ib = 16
+        for i in range(nvert):
+            b = 16 + 4 * i
+            v = l0 * obf[k, b] + l1 * obf[k, b + 1] + l2 * obf[k, b + 2]
+            if v > best:
+                best = v
+                ib = b
+        obi[k, 2] = int(obf[k, ib + 3])
+        _to_global(res, r, obf, k, obf[k, ib], obf[k, ib + 1], obf[k, ib + 2])
     else:
-        res[r, 0] = math.nan                        # no support for this kind (meshes: later)
+        res[r, 0] = math.nan                        # no support for this kind
         res[r, 1] = math.nan
         res[r, 2] = math.nan
 

@@ -344,6 +344,7 @@ GEOM_CAPSULE = int(GeomType.CAPSULE)
 GEOM_ELLIPSOID = int(GeomType.ELLIPSOID)
 GEOM_CYLINDER = int(GeomType.CYLINDER)
 GEOM_BOX = int(GeomType.BOX)
+GEOM_MESH = int(GeomType.MESH)
 
 INT_EULER = int(IntegratorType.EULER)
 INT_RK4 = int(IntegratorType.RK4)

@@ -139,6 +139,11 @@ SCHEMA: dict[str, dict] = {
     "pair": _kinds(name="s", **{"class": "s"}, geom1="s", geom2="s", condim="i", friction="f1-5",
                    solref="f1-2", solreffriction="f1-2", solimp="f1-5", margin="f", gap="f", adhesion="f"),
     "exclude": _kinds(name="s", body1="s", body2="s"),
+    # <asset><mesh> (compiler.mesh); <default><mesh> takes scale, maxhullvert and inertia
+    "mesh": _kinds(name="s", **{"class": "s"}, content_type="s", file="s", vertex="f*", normal="f*",
+                   texcoord="f*", face="i*", refpos="f3", refquat="f4", scale="f3", smoothnormal=_BOOL,
+                   maxhullvert="i", inertia=("e", ("convex", "exact", "legacy", "shell")), builtin="s",
+                   params="f*", material="s"),
     "keyframe": {},
     "key": _kinds(name="s", time="f", qpos="f*", qvel="f*", act="f*", mpos="f*", mquat="f*", ctrl="f*"),
 }
