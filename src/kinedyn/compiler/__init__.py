@@ -25,9 +25,10 @@ from kinedyn.compiler.build import Compiler, check_finite
 from kinedyn.engine.lengthrange import set_length_range
 from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const
-from kinedyn.xml.mjcf import parse_xml
+from kinedyn.xml.mjcf import Node, parse_xml
+from kinedyn.xml.urdf import translate_urdf
 
-__all__ = ["compile_mjcf"]
+__all__ = ["compile_mjcf", "compile_urdf"]
 
 
 def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool = False):
@@ -42,7 +43,31 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool
       ModelError: malformed XML, unknown elements or attributes, bad values, unsupported features.
     """
     root = parse_xml(text)
-    compiler = Compiler(root, strict)
+    if root.tag.lower() == "robot":  # a URDF document (MuJoCo's mj_loadXML reads both)
+        return _compile_urdf_tree(root, path, strict, None)
+    return _compile(root, strict)
+
+
+def compile_urdf(text: str | bytes, path: str | Path | None = None, strict: bool = False,
+                 package_dirs=None):
+    """Compile URDF ``text`` into a Model with MuJoCo's URDF semantics (see kinedyn.xml.urdf).
+
+    Args:
+      text: the URDF document (str, or the bytes of a file).
+      path: the file it came from: relative mesh paths and ``package://`` URIs are resolved from it.
+      strict: as for :func:`compile_mjcf`.
+      package_dirs: folders searched first for ``package://`` packages.
+    """
+    return _compile_urdf_tree(parse_xml(text), path, strict, package_dirs)
+
+
+def _compile_urdf_tree(root: Node, path, strict: bool, package_dirs):
+    urdf = translate_urdf(root, path, package_dirs)
+    return _compile(urdf.root, strict, fusestatic=urdf.fusestatic)
+
+
+def _compile(root: Node, strict: bool, fusestatic: bool = False):
+    compiler = Compiler(root, strict, fusestatic=fusestatic)
     model = compiler.run()
     check_finite(model, compiler)
     set_const(model, compiler.body_simple)
@@ -52,3 +77,4 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool
 
 
 register_compiler("mjcf", compile_mjcf)
+register_compiler("urdf", compile_urdf)
