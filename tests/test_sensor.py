@@ -288,7 +288,7 @@ def test_energy_without_sensors_and_disabled_sensors():
 
 BASE = """<mujoco><worldbody><geom name="b" type="box" size=".1 .1 .1" pos="1 0 0"/><body>
 <joint name="j" range="-1 1"/><geom name="g" size=".1"/>
-<geom name="c" type="cylinder" size=".1 .1" pos="0 1 0"/><site name="s"/></body></worldbody><sensor>{}</sensor></mujoco>"""
+<geom name="c" type="cylinder" size=".1 .1" pos="0 1 0"/><site name="s"/></body></worldbody><sensor>{}</sensor></mujoco>"""  # noqa: E501
 
 
 @pytest.mark.parametrize("sensor, attr", [

@@ -25,9 +25,10 @@ from kinedyn.compiler.build import Compiler, check_finite
 from kinedyn.engine.lengthrange import set_length_range
 from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const
-from kinedyn.xml.mjcf import parse_xml
+from kinedyn.xml.mjcf import Node, parse_xml
+from kinedyn.xml.urdf import translate_urdf
 
-__all__ = ["compile_mjcf"]
+__all__ = ["compile_mjcf", "compile_urdf"]
 
 
 def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupported: bool = False):
@@ -43,7 +44,31 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupp
       ModelError: malformed XML, unknown elements or attributes, bad values, unsupported features.
     """
     root = parse_xml(text)
-    compiler = Compiler(root, allow_unsupported)
+    if root.tag.lower() == "robot":  # a URDF document (MuJoCo's mj_loadXML reads both)
+        return _compile_urdf_tree(root, path, allow_unsupported, None)
+    return _compile(root, path, allow_unsupported)
+
+
+def compile_urdf(text: str | bytes, path: str | Path | None = None, allow_unsupported: bool = False,
+                 package_dirs=None):
+    """Compile URDF ``text`` into a Model with MuJoCo's URDF semantics (see kinedyn.xml.urdf).
+
+    Args:
+      text: the URDF document (str, or the bytes of a file).
+      path: the file it came from: relative mesh paths and ``package://`` URIs are resolved from it.
+      allow_unsupported: as for :func:`compile_mjcf`.
+      package_dirs: folders searched first for ``package://`` packages.
+    """
+    return _compile_urdf_tree(parse_xml(text), path, allow_unsupported, package_dirs)
+
+
+def _compile_urdf_tree(root: Node, path, allow_unsupported: bool, package_dirs):
+    urdf = translate_urdf(root, path, package_dirs)
+    return _compile(urdf.root, path, allow_unsupported, fusestatic=urdf.fusestatic)
+
+
+def _compile(root: Node, path, allow_unsupported: bool, fusestatic: bool = False):
+    compiler = Compiler(root, allow_unsupported, fusestatic=fusestatic)
     compiler.model_dir = Path(path).resolve().parent if path is not None else None
     model = compiler.run()
     check_finite(model, compiler)
@@ -54,3 +79,4 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupp
 
 
 register_compiler("mjcf", compile_mjcf)
+register_compiler("urdf", compile_urdf)

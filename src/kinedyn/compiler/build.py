@@ -24,6 +24,7 @@ from kinedyn.compiler import mesh as meshes
 from kinedyn.compiler import sensors as sens
 from kinedyn.compiler.contacts import GEOM_CONTACT_DEFAULTS, ContactCompiler
 from kinedyn.compiler.fluid import FLUIDCOEF_DEFAULT, NFLUID, geom_fluid
+from kinedyn.compiler.fuse import fuse_static
 from kinedyn.engine.constraint import efc_capacity
 from kinedyn.engine.fields import MODEL_FIELDS
 from kinedyn.engine.model import FLUID_IMPLICIT, Model, Option
@@ -186,11 +187,13 @@ class Body:
 class Compiler:
     """One compilation of one MJCF document (see module docstring for the order of work)."""
 
-    def __init__(self, root: Node, allow_unsupported: bool = False):
+    def __init__(self, root: Node, allow_unsupported: bool = False, fusestatic: bool = False):
         self.root = root
         # load models whose features are not simulated (each one warned about) instead of refusing them
         self.allow_unsupported = allow_unsupported
         self.unsimulated: list[str] = []  # with allow_unsupported: what is left out, warned at the end
+        # fuse jointless bodies into their parents (MJCF fusestatic; set by the URDF reader)
+        self.fusestatic = fusestatic
         # <compiler> settings (mjs_defaultCompiler)
         self.degree = True
         self.autolimits = True
@@ -262,6 +265,8 @@ class Compiler:
         self._number_tree()
         for body in self.bodies:
             self._compile_body(body)
+        if self.fusestatic:
+            fuse_static(self)
         self._check_moving_masses()
         for node in self.sections.get("tendon", []):
             self._tendons(node)
@@ -609,8 +614,8 @@ class Compiler:
         nfree = sum(j.attrs["type"] == "free" for j in body.joints)
         if nfree and (len(body.joints) > 1):
             raise body.error("free joint can only appear by itself")
-        if nfree and body.parent is not None and body.parent.id != 0:
-            raise body.error("free joint can only be used on top level")
+        if nfree and body.parent is not None and body.parent.id != 0 and not self.fusestatic:
+            raise body.error("free joint can only be used on top level")  # fuse_static checks it later
         body.dofnum = 0
         hasball = False
         for joint in body.joints:

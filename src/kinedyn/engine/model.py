@@ -374,6 +374,16 @@ def _mjcf_compiler():
         raise RuntimeError("no MJCF compiler registered: import kinedyn (not only kinedyn.engine)") from None
 
 
+def _read_model_file(path: Path) -> bytes:
+    try:
+        # bytes: the XML declaration or a byte order mark gives the encoding (UTF-8 otherwise)
+        return path.read_bytes()
+    except OSError as err:
+        raise ModelError(f"cannot read model file '{path}': {err.strerror or err}") from None
+    except ValueError as err:  # e.g. a NUL character in the path
+        raise ModelError(f"cannot read model file {str(path)!r}: {err}") from None
+
+
 @dataclass(frozen=True)
 class Named:
     """What ``m.body("name")`` returns: the object's kind, id and name."""
@@ -397,23 +407,37 @@ class Model:
     @classmethod
     def from_xml_path(cls, path: str | Path, *, allow_unsupported: bool = False,
                       strict: bool | None = None) -> Model:
-        """Compile an MJCF file.
+        """Compile an MJCF file, or a URDF file (a ``<robot>`` root), as MuJoCo's loader does.
 
         A model that uses a feature which changes the dynamics and which kinedyn does not
         simulate raises ModelError naming it. ``allow_unsupported=True`` loads it anyway, without
         that feature, with one ``UnsimulatedFeatureWarning`` per feature. ``strict`` is
-        deprecated and has no effect (refusing is the default).
+        deprecated and has no effect (refusing is the default). For URDF options
+        (``package_dirs``) use :meth:`from_urdf`.
         """
         allow_unsupported = _unsupported_policy(allow_unsupported, strict)
         path = Path(path)
+        return _mjcf_compiler()(_read_model_file(path), path=path, allow_unsupported=allow_unsupported)
+
+    @classmethod
+    def from_urdf(cls, path: str | Path, package_dirs=None, *, allow_unsupported: bool = False) -> Model:
+        """Compile a URDF file with MuJoCo 4.0's URDF semantics.
+
+        Args:
+          path: the ``.urdf`` file.
+          package_dirs: a folder or list of folders searched first for the packages of
+            ``package://NAME/...`` mesh URIs (each may be the package or its parent, as
+            Pinocchio's ``package_dirs``); then the URDF's own folder and its ancestors,
+            ``ROS_PACKAGE_PATH`` and ``AMENT_PREFIX_PATH`` are searched.
+          allow_unsupported: as for :meth:`from_xml_path`.
+        """
+        path = Path(path)
         try:
-            # bytes: the XML declaration or a byte order mark gives the encoding (UTF-8 otherwise)
-            text = path.read_bytes()
-        except OSError as err:
-            raise ModelError(f"cannot read model file '{path}': {err.strerror or err}") from None
-        except ValueError as err:  # e.g. a NUL character in the path
-            raise ModelError(f"cannot read model file {str(path)!r}: {err}") from None
-        return _mjcf_compiler()(text, path=path, allow_unsupported=allow_unsupported)
+            compile_urdf = _COMPILERS["urdf"]
+        except KeyError:
+            raise RuntimeError("no URDF compiler: import kinedyn, not only kinedyn.engine") from None
+        return compile_urdf(_read_model_file(path), path=path, allow_unsupported=allow_unsupported,
+                            package_dirs=package_dirs)
 
     @classmethod
     def from_xml_string(cls, xml: str, *, allow_unsupported: bool = False,

@@ -1,0 +1,74 @@
+"""``fusestatic``: jointless bodies fused into their parents (mjCModel::FuseStatic, mjs_fuseStatic).
+
+MuJoCo's URDF reader turns this on by default (URDF links joined by fixed joints are
+separate links). A body without joints is removed and its parent takes over:
+
+* its mass and inertia are added to the parent's, about their common centre of mass, and
+  re-diagonalised (mjCBody::AccumulateInertia) -- unless the parent is the world, which
+  has no inertia;
+* its geoms and sites move to the parent, their poses composed with the body's pose,
+  appended after the parent's own;
+* its child bodies take its place in the parent's list of children, their poses composed
+  with the body's.
+
+Bodies are visited parents first (the compiled order), so chains of fixed links collapse
+into their first moving ancestor. The per-body compilation (inertia from geoms, joint
+and geom poses) has already run; the tree is renumbered afterwards.
+
+Bodies are kept, as MuJoCo keeps them, when they have mass and the model is in a fluid
+(their own fluid forces would be lost).
+"""
+
+from __future__ import annotations
+
+from kinedyn.compiler import frames as fr
+from kinedyn.compiler import inertial as inr
+from kinedyn.engine.types import MINVAL, JointType
+
+
+def fuse_static(compiler) -> None:
+    """Fuse the jointless bodies of ``compiler`` (a build.Compiler after body compilation)."""
+    if compiler.inertiafromgeom == "true" and (compiler.boundmass > 0 or compiler.boundinertia > 0
+                                              or compiler.balanceinertia):
+        # MuJoCo keeps the bodies whose inertia the bounds adjusted; kinedyn does not track that yet
+        raise compiler.root.error("fusestatic with inertiafromgeom=\"true\" and boundmass, boundinertia or "
+                                  "balanceinertia is not supported yet")
+    fluid = compiler.opt["density"] > 0 or compiler.opt["viscosity"] > 0
+    world = compiler.world
+    for body in list(compiler.bodies[1:]):
+        if body.joints or (fluid and body.mass > 0):
+            continue
+        par = body.parent
+        if par is not world and body.mass >= MINVAL:
+            _accumulate_inertia(par, body)
+        for child in body.children:
+            child.pos, child.quat = fr.frame_accum(body.pos, body.quat, child.pos, child.quat)
+            child.parent = par
+        at = par.children.index(body)
+        par.children[at:at + 1] = body.children
+        body.children = []
+        for items, owned in ((body.geoms, par.geoms), (body.sites, par.sites)):
+            for item in items:
+                item.pos, item.quat = fr.frame_accum(body.pos, body.quat, item.pos, item.quat)
+                item.body = par
+                owned.append(item)
+            items.clear()
+    compiler.geoms, compiler.joints, compiler.sites = [], [], []
+    compiler._number_tree()
+    for body in compiler.bodies[1:]:
+        if body.parent.id != 0 and any(j.type == JointType.FREE for j in body.joints):
+            raise body.error("free joint can only be used on top level")
+
+
+def _accumulate_inertia(par, body) -> None:
+    """Add ``body``'s mass and inertia (in ``par``'s frame) to ``par`` (mjCBody::AccumulateInertia)."""
+    ipos, iquat = fr.frame_accum(body.pos, body.quat, body.ipos, body.iquat)
+    mass = par.mass + body.mass
+    if mass < MINVAL:
+        par.mass, par.inertia = 0.0, [0.0, 0.0, 0.0]
+        par.ipos, par.iquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
+        return
+    res = inr.combine([(par.mass, par.ipos, par.iquat, par.inertia), (body.mass, ipos, iquat, body.inertia)])
+    if res is None:
+        raise body.error("error 'inertia must have positive eigenvalues' in fusing static body inertias")
+    par.mass, par.ipos, par.iquat, par.inertia = res
