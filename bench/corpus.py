@@ -56,6 +56,20 @@ def print_tables(rows) -> None:
     _grouped("MISMATCHED", [(o.entry.name, o.first_field) for o in rows if o.loads and not o.matches])
 
 
+def _revision() -> str:
+    """kinedyn's git commit and MuJoCo's version, for the record."""
+    import subprocess
+
+    import mujoco
+
+    try:
+        rev = subprocess.run(["git", "log", "-1", "--format=%h %cs"], cwd=Path(__file__).parent,
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        rev = "unknown"
+    return f"kinedyn {rev}, MuJoCo {mujoco.__version__}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="corpus names (default: all)")
@@ -87,24 +101,26 @@ def main(argv=None) -> int:
         print("|---|---|---|---|---|---|---|---|---|")
         for o in rows:
             e = o.entry
-            first = o.summary().replace("|", "\\|")[:160]
+            first = o.summary().replace("|", "\\|").replace("`", "'")[:160]
+            first = f"`{first}`" if first else ""
             version = PACKAGES[e.package].version
             print(f"| {e.name} | {e.package} {version} | {e.format} | {e.kind} | {o.sizes} "
                   f"| {'y' if o.loads else 'n'} | {'-' if not o.loads else 'y' if o.matches else 'n'} "
                   f"| {f'{o.max_rel:.1e}' if o.loads else ''} | {first} |")
     loads = sum(o.loads for o in rows)
     matches = sum(o.matches for o in rows)
-    print(f"\n{len(rows)} models ({sum(o.entry.format == 'MJCF' for o in rows)} MJCF, "
+    print(f"\n{_revision()}: {len(rows)} models ({sum(o.entry.format == 'MJCF' for o in rows)} MJCF, "
           f"{sum(o.entry.format == 'URDF' for o in rows)} URDF): {loads} load, {matches} match MuJoCo; "
           f"{time.perf_counter() - start:.0f} s")
     causes = collections.Counter(cause(o.error) for o in rows if not o.loads)
     if causes:
-        print("refusal causes:")
+        print("\nrefusal causes:" if args.markdown else "refusal causes:")
         for text, n in causes.most_common():
-            print(f"  {n:3d}  {text}")
+            print(f"- {n} × `{text}`" if args.markdown else f"  {n:3d}  {text}")
     stages = collections.Counter(o.stage for o in rows if o.loads and not o.matches)
     if stages:
-        print("first mismatch at: " + ", ".join(f"{s} ({n})" for s, n in stages.most_common()))
+        print(("\n" if args.markdown else "")
+              + "first mismatch at: " + ", ".join(f"{s} ({n})" for s, n in stages.most_common()))
     if args.tables:
         print_tables(rows)
     if args.json:
