@@ -46,6 +46,7 @@ from kinedyn.engine.types import (
     SOL_NEWTON,
     SOL_PGS,
 )
+from kinedyn.engine.util_spatial import unsigned_index
 
 # rows of Data.scratch_solver_nv
 _MA, _MV, _GRAD, _MGRAD, _SEARCH, _GRADOLD, _MGRADOLD, _GRADDIF, _MGRADDIF, _CHOLUPD = range(10)
@@ -285,24 +286,26 @@ def _update_constraint(m, d, dofs, rows, cone_hessian):
 @kernel
 def _island_mul_jt(d, dofs, rows):
     """qfrc_constraint = J' efc_force on the island's dofs, from the island's rows."""
-    J = d.efc_J
-    for a in range(dofs.shape[0]):
-        d.qfrc_constraint[dofs[a]] = 0.0
+    J, qfrc, force = d.efc_J, d.qfrc_constraint, d.efc_force
+    nd = dofs.shape[0]
+    for a in range(nd):
+        qfrc[unsigned_index(dofs[a])] = 0.0
     for b in range(rows.shape[0]):
-        i = rows[b]
-        x = d.efc_force[i]
+        i = unsigned_index(rows[b])
+        x = force[i]
         if x != 0.0:
-            for a in range(dofs.shape[0]):
-                v = dofs[a]
-                d.qfrc_constraint[v] += J[i, v] * x
+            for a in range(nd):
+                v = unsigned_index(dofs[a])
+                qfrc[v] += J[i, v] * x
 
 
 @kernel
 def _update_grad(m, d, dofs):
     sv = d.scratch_solver_nv
+    grad, ma, smooth, qfrc = sv[_GRAD], sv[_MA], d.qfrc_smooth, d.qfrc_constraint
     for a in range(dofs.shape[0]):
-        v = dofs[a]
-        sv[_GRAD, v] = sv[_MA, v] - d.qfrc_smooth[v] - d.qfrc_constraint[v]
+        v = unsigned_index(dofs[a])
+        grad[v] = ma[v] - smooth[v] - qfrc[v]
 
 
 @kernel
@@ -350,32 +353,39 @@ def _make_hessian(m, d, dofs, rows):
     L = d.scratch_hessian[0]
     J = d.efc_J
     Dq = d.scratch_solver_efc[_HD]
+    D, state = d.efc_D, d.efc_state
+    x = d.scratch_local
     for b in range(nr):
-        i = rows[b]
-        Dq[i] = d.efc_D[i] if d.efc_state[i] == CNSTRSTATE_QUADRATIC else 0.0
+        i = unsigned_index(rows[b])
+        Dq[i] = D[i] if state[i] == CNSTRSTATE_QUADRATIC else 0.0
     for a in range(nd):
         for c in range(nd):
             L[a, c] = 0.0
-    # lower triangle of J' diag(Dq) J, row by row of J (mju_sqrMatTD_impl)
+    # lower triangle of J' diag(Dq) J, row by row of J (mju_sqrMatTD_impl); the row is first
+    # gathered into the island's dof numbering
     for b in range(nr):
-        r = rows[b]
-        if Dq[r] != 0.0:
+        r = unsigned_index(rows[b])
+        dq = Dq[r]
+        if dq != 0.0:
             for a in range(nd):
-                tmp = J[r, dofs[a]]
+                x[a] = J[r, unsigned_index(dofs[a])]
+            for a in range(nd):
+                tmp = x[a]
                 if tmp != 0.0:
-                    w = tmp * Dq[r]
+                    w = tmp * dq
                     for c in range(a + 1):
-                        L[a, c] += J[r, dofs[c]] * w
+                        L[a, c] += x[c] * w
     # + M (lower triangle of the tree-sparse layout; an island holds whole trees, so a row's
     # columns are island dofs, found by their local index)
     loc = d.scratch_dof_local
+    rowadr, rownnz, colind, M = m.M_rowadr, m.M_rownnz, m.M_colind, d.M
     for a in range(nd):
-        loc[dofs[a]] = a
+        loc[unsigned_index(dofs[a])] = a
     for a in range(nd):
-        i = dofs[a]
-        adr = m.M_rowadr[i]
-        for k in range(m.M_rownnz[i]):
-            L[a, loc[m.M_colind[adr + k]]] += d.M[adr + k]
+        i = unsigned_index(dofs[a])
+        adr = unsigned_index(rowadr[i])
+        for k in range(rownnz[i]):
+            L[a, unsigned_index(loc[unsigned_index(colind[adr + k])])] += M[adr + k]
     _chol_factor(L, nd)
     if d.scratch_solver_counts[2]:
         _hessian_cone(m, d, dofs, rows)
@@ -811,33 +821,35 @@ def _island_dot(a, i, b, j, dofs):
 @kernel
 def _island_mul_m(m, d, dofs, r, v0):
     """sv[r] = M sv[v0] on the island's dofs (M's rows of an island reach only island dofs)."""
-    sv = d.scratch_solver_nv
-    M = d.M
-    for a in range(dofs.shape[0]):
-        sv[r, dofs[a]] = 0.0
-    for a in range(dofs.shape[0]):
-        i = dofs[a]
-        adr = m.M_rowadr[i]
-        nnz = m.M_rownnz[i]
-        sv[r, i] += M[adr + nnz - 1] * sv[v0, i]
+    res, vec = d.scratch_solver_nv[r], d.scratch_solver_nv[v0]
+    M, rowadr, rownnz, colind = d.M, m.M_rowadr, m.M_rownnz, m.M_colind
+    nd = dofs.shape[0]
+    for a in range(nd):
+        res[unsigned_index(dofs[a])] = 0.0
+    for a in range(nd):
+        i = unsigned_index(dofs[a])
+        adr = unsigned_index(rowadr[i])
+        nnz = rownnz[i]
+        res[i] += M[adr + nnz - 1] * vec[i]
         for k in range(nnz - 1):
-            j = m.M_colind[adr + k]
-            sv[r, i] += M[adr + k] * sv[v0, j]
-            sv[r, j] += M[adr + k] * sv[v0, i]
+            j = unsigned_index(colind[adr + k])
+            res[i] += M[adr + k] * vec[j]
+            res[j] += M[adr + k] * vec[i]
 
 
 @kernel
 def _island_mul_j(d, dofs, rows, r, vec):
     """scratch_solver_efc[r, rows] = J vec on the island."""
     J = d.efc_J
-    se = d.scratch_solver_efc
+    res = d.scratch_solver_efc[r]
+    nd = dofs.shape[0]
     for b in range(rows.shape[0]):
-        i = rows[b]
+        i = unsigned_index(rows[b])
         s = 0.0
-        for a in range(dofs.shape[0]):
-            v = dofs[a]
+        for a in range(nd):
+            v = unsigned_index(dofs[a])
             s += J[i, v] * vec[v]
-        se[r, i] = s
+        res[i] = s
 
 
 @kernel
