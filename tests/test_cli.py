@@ -121,6 +121,16 @@ def test_bad_model_file(tmp_path, command, content, fragments):
     assert_usage_error(kinedyn(command[0], path, *command[1:], cwd=tmp_path), *fragments)
 
 
+def test_unsimulated_feature_is_refused_unless_allowed(tmp_path):
+    path = tmp_path / "model.xml"
+    path.write_text("<mujoco><worldbody><body><joint name='j'/><geom size='.1'/></body></worldbody>\n"
+                    "<actuator><motor joint='j' delay='0.1' nsample='5'/></actuator></mujoco>")
+    assert_usage_error(kinedyn("info", path, cwd=tmp_path), "delay", "line 2", "allow_unsupported")
+    proc = kinedyn("info", path, "--allow-unsupported", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "delay is not simulated" in proc.stderr
+
+
 def test_misspelled_bundled_model_suggests_the_name():
     assert_usage_error(kinedyn("ik", "bipd", "--site", "r_sole", "--pos", 0, 0, 0),
                        "no bundled model 'bipd'", "'biped'")

@@ -364,6 +364,17 @@ def test_unsimulated_features_are_refused_unless_allowed(xml, element, attribute
         kd.Model.from_xml_string(xml, strict=False)
 
 
+def test_declared_actuator_inputs_and_history_without_delay_are_accepted():
+    # MuJoCo 4.0: an input of pos/vel/pressure only declares the control; nsample without delay
+    # keeps a history nothing reads. Neither changes the simulation, so neither is reported.
+    xml = (f"<mujoco>{_ARM}<actuator><general joint='j' input='vel' gainprm='2'/>"
+           "<position joint='j' kp='3' nsample='4' interp='linear'/></actuator></mujoco>")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compared = _compare(xml)
+    assert "actuator_gainprm" in compared
+
+
 def test_allow_unsupported_must_be_a_bool():
     with pytest.raises(TypeError, match="allow_unsupported"):
         kd.Model.from_xml_string("<mujoco/>", allow_unsupported="yes")

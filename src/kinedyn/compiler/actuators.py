@@ -35,6 +35,8 @@ _UNSIMULATED = {"delay": "delay", "damping": "damping (reflected at the transmis
                 "velrange": "velocity input (multi-input actuators)",
                 "ffrange": "feedforward input (multi-input actuators)"}
 
+_DECLARED_INPUTS = ("pos", "vel", "pressure")
+
 # "user": values from Python callbacks registered with Model.set_actuator_callbacks
 _DYN = {"none": DynType.NONE, "integrator": DynType.INTEGRATOR, "filter": DynType.FILTER,
         "filterexact": DynType.FILTEREXACT, "muscle": DynType.MUSCLE, "user": DynType.USER}
@@ -74,7 +76,11 @@ def _apply_common(spec: dict, attrs: dict, node: Node, report=_refuse) -> None:
     for attr in attrs:
         value = attrs[attr]
         active = any(value) if isinstance(value, (list, tuple)) else bool(value)
-        if attr in _UNSIMULATED and (active or attr in ("input", "velrange", "ffrange")):
+        if attr == "input":
+            # on a fixed or affine gain, "pos", "vel" and "pressure" only declare what the control
+            # is (MuJoCo 4.0: no effect on the simulation); other inputs make multi-input actuators
+            active = value not in _DECLARED_INPUTS
+        if attr in _UNSIMULATED and active:
             report(f"actuator {_UNSIMULATED[attr]} is not simulated", node, attr)
     if "group" in attrs:
         spec["group"] = attrs["group"]
