@@ -21,7 +21,7 @@ MuJoCo's URDF semantics, reproduced here:
 * joints: revolute and continuous -> hinge, prismatic -> slide, floating -> free,
   planar -> two slides and a hinge (``NAME_TX``, ``NAME_TY``, ``NAME_RZ``), spherical ->
   ball, fixed -> none; ``<limit lower upper>`` -> range (unlimited when one bound is
-  missing or lower > upper), ``effort`` -> actuatorfrcrange, ``<dynamics damping
+  missing or lower > upper; continuous joints ignore them), ``effort`` -> actuatorfrcrange, ``<dynamics damping
   friction>`` -> damping and frictionloss; ``<mimic>`` -> a joint equality
   ``joint1 = offset + multiplier * joint2``;
 * ``<collision>`` -> a colliding geom; ``<visual>`` -> a geom with no contacts, group 1
@@ -82,7 +82,7 @@ def read_urdf(text: str | bytes, path: str | Path | None = None,
 
 def translate_urdf(root: Node, path: str | Path | None = None, package_dirs=None) -> UrdfModel:
     """:func:`read_urdf` of an already parsed document."""
-    return _Translator(root, Path(path) if path is not None else None, _as_list(package_dirs)).run()
+    return _Translator(root, Path(path).resolve() if path is not None else None, _as_list(package_dirs)).run()
 
 
 def _as_list(dirs) -> list[Path]:
@@ -517,14 +517,15 @@ class _Translator:
                     for j in joints:
                         j.attrib[dst] = repr(float(value))
         limit = _first(jnode, "limit")
-        if limit is not None and jtype not in ("planar",):
-            j = joints[0]
-            lower, upper = _attr(limit, "lower", "f"), _attr(limit, "upper", "f")
-            rng = [0.0 if lower is None else lower, 0.0 if upper is None else upper]
-            if lower is not None or upper is not None:
-                j.attrib["range"] = _fmt(rng)
-            if (lower is None) != (upper is None) or rng[0] > rng[1]:
-                j.attrib["limited"] = "false"  # MuJoCo: a bad range leaves the joint unlimited
+        if limit is not None:
+            j = joints[0]  # of a planar joint: the x slide, as MuJoCo
+            if jtype != "continuous":  # MuJoCo 4.0 ignores the bounds of continuous joints
+                lower, upper = _attr(limit, "lower", "f"), _attr(limit, "upper", "f")
+                rng = [0.0 if lower is None else lower, 0.0 if upper is None else upper]
+                if lower is not None or upper is not None:
+                    j.attrib["range"] = _fmt(rng)
+                if (lower is None) != (upper is None) or rng[0] > rng[1]:
+                    j.attrib["limited"] = "false"  # MuJoCo: a bad range leaves the joint unlimited
             effort = abs(_attr(limit, "effort", "f", default=0.0))
             if effort > 0:
                 j.attrib["actuatorfrcrange"] = _fmt([-effort, effort])
