@@ -149,6 +149,7 @@ def _candidates(name: str, urdf_dir: Path | None, package_dirs: list[Path]):
     for d in package_dirs:
         yield d / name
         yield d
+        yield from _subfolders(d)
     # 2. the URDF file's ancestors: one named after the package, or one holding it
     if urdf_dir is not None:
         for d in [urdf_dir, *urdf_dir.parents]:
@@ -158,8 +159,17 @@ def _candidates(name: str, urdf_dir: Path | None, package_dirs: list[Path]):
     for entry in filter(None, os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)):
         yield Path(entry) / name
         yield Path(entry)
+        yield from _subfolders(Path(entry))
     for entry in filter(None, os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)):
         yield Path(entry) / "share" / name
+
+
+def _subfolders(folder: Path):
+    """The folders in ``folder`` that hold a package.xml (a package checked out under another name)."""
+    try:
+        yield from sorted(p.parent for p in folder.glob("*/package.xml"))
+    except OSError:
+        return
 
 
 def find_package(name: str, urdf_dir: Path | None = None, package_dirs=()) -> Path | None:
@@ -167,9 +177,10 @@ def find_package(name: str, urdf_dir: Path | None = None, package_dirs=()) -> Pa
 
     A folder is the package when it is named ``name`` or its ``package.xml`` declares
     ``<name>NAME</name>``. Searched in order: ``package_dirs`` (each may be the package
-    itself or a folder holding it, as Pinocchio's ``package_dirs``), the URDF file's folder
+    itself or a folder holding it, as Pinocchio's ``package_dirs``, under any folder name if its
+    package.xml names it), the URDF file's folder
     and its ancestors (each, and a subfolder ``name`` of each, as a package checked out
-    beside or above the URDF), ``ROS_PACKAGE_PATH`` entries and ``AMENT_PREFIX_PATH``
+    beside or above the URDF), ``ROS_PACKAGE_PATH`` entries (the same way) and ``AMENT_PREFIX_PATH``
     prefixes (``PREFIX/share/NAME``).
     """
     for cand in _candidates(name, urdf_dir, _as_list(list(package_dirs))):
