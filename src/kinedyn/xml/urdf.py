@@ -21,8 +21,8 @@ MuJoCo's URDF semantics, reproduced here:
 * joints: revolute and continuous -> hinge, prismatic -> slide, floating -> free,
   planar -> two slides and a hinge (``NAME_TX``, ``NAME_TY``, ``NAME_RZ``), spherical ->
   ball, fixed -> none; ``<limit lower upper>`` -> range (unlimited when one bound is
-  missing or lower > upper; continuous joints ignore them), ``effort`` -> actuatorfrcrange, ``<dynamics damping
-  friction>`` -> damping and frictionloss; ``<mimic>`` -> a joint equality
+  missing or lower > upper; continuous joints ignore them), ``effort`` -> actuatorfrcrange,
+  ``<dynamics damping friction>`` -> damping and frictionloss; ``<mimic>`` -> a joint equality
   ``joint1 = offset + multiplier * joint2``;
 * ``<collision>`` -> a colliding geom; ``<visual>`` -> a geom with no contacts, group 1
   and density 0, dropped when ``discardvisual`` is true; box (half sizes), cylinder,
