@@ -16,6 +16,9 @@ MuJoCo's ``GetAssetContentType``):
 * MSH (``model/vnd.mujoco.msh``): MuJoCo's binary format (4 int32 counts, float32 vertices,
   normals, texture coordinates, int32 faces), parsed with NumPy; the size checks are
   MuJoCo's (``mjCMesh::LoadMSH``).
+* COLLADA (``model/vnd.collada+xml``, ``.dae``; not a MuJoCo format, common in URDF packages):
+  read with trimesh and pycollada, every geometry of the scene placed by its node transforms
+  and concatenated; float32 vertices de-duplicated as for STL.
 
 This layer knows bytes, no physics: :mod:`kinedyn.compiler.mesh` does the processing.
 Every failure is a ``ValueError`` with a message; the compiler turns it into a ModelError
@@ -30,7 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-CONTENT_TYPES = {"stl": "model/stl", "obj": "model/obj", "msh": "model/vnd.mujoco.msh"}
+CONTENT_TYPES = {"stl": "model/stl", "obj": "model/obj", "msh": "model/vnd.mujoco.msh",
+                 "dae": "model/vnd.collada+xml"}
 # MuJoCo's STL decoder accepts 1 to this many triangles
 STL_MAX_FACES = 200_000
 
@@ -52,7 +56,8 @@ def content_type(filename: str, given: str | None) -> str:
         return given
     ext = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
     if ext not in CONTENT_TYPES:
-        raise ValueError(f"unknown mesh file type '{ext}' in '{filename}' (MuJoCo reads .stl, .obj and .msh)")
+        raise ValueError(f"unknown mesh file type '{ext}' in '{filename}' (MuJoCo reads .stl, .obj and .msh; "
+                         "kinedyn also .dae)")
     return CONTENT_TYPES[ext]
 
 
@@ -62,6 +67,8 @@ def read_mesh(data: bytes, ctype: str, name: str) -> RawMesh:
         return _read_stl(data, name)
     if ctype == "model/obj":
         return _read_obj(data, name)
+    if ctype == "model/vnd.collada+xml":
+        return _read_dae(data, name)
     return _read_msh(data, name)
 
 
@@ -79,6 +86,26 @@ def dedup_vertices(vert: np.ndarray, face: np.ndarray) -> tuple[np.ndarray, np.n
     rank[order] = np.arange(len(order))
     new_index = rank[inverse.ravel()]
     return vert[first[order]], new_index[face]
+
+
+def _read_dae(data: bytes, name: str) -> RawMesh:
+    import trimesh
+
+    try:
+        scene = trimesh.load(io.BytesIO(data), file_type="dae", force="scene")
+        mesh = scene.to_geometry() if hasattr(scene, "to_geometry") else scene.dump(concatenate=True)
+    except ImportError as err:
+        raise ValueError(f"cannot read COLLADA file '{name}': {err} (pip install pycollada)") from None
+    except Exception as err:  # trimesh and pycollada raise many kinds on bad bytes
+        raise ValueError(f"cannot read COLLADA file '{name}': {err}") from None
+    vert = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=np.float32).reshape(-1, 3)
+    face = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), dtype=np.int64).reshape(-1, 3)
+    if len(face) == 0:
+        raise ValueError(f"COLLADA file '{name}' holds no triangles")
+    if not np.isfinite(vert).all():
+        raise ValueError(f"COLLADA file '{name}' has a vertex coordinate that is not finite")
+    vert, face = dedup_vertices(vert, face)
+    return RawMesh(vert, face.astype(np.int32))
 
 
 def _read_stl(data: bytes, name: str) -> RawMesh:

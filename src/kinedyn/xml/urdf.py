@@ -21,8 +21,8 @@ MuJoCo's URDF semantics, reproduced here:
 * joints: revolute and continuous -> hinge, prismatic -> slide, floating -> free,
   planar -> two slides and a hinge (``NAME_TX``, ``NAME_TY``, ``NAME_RZ``), spherical ->
   ball, fixed -> none; ``<limit lower upper>`` -> range (unlimited when one bound is
-  missing or lower > upper), ``effort`` -> actuatorfrcrange, ``<dynamics damping
-  friction>`` -> damping and frictionloss; ``<mimic>`` -> a joint equality
+  missing or lower > upper; continuous joints ignore them), ``effort`` -> actuatorfrcrange,
+  ``<dynamics damping friction>`` -> damping and frictionloss; ``<mimic>`` -> a joint equality
   ``joint1 = offset + multiplier * joint2``;
 * ``<collision>`` -> a colliding geom; ``<visual>`` -> a geom with no contacts, group 1
   and density 0, dropped when ``discardvisual`` is true; box (half sizes), cylinder,
@@ -82,7 +82,7 @@ def read_urdf(text: str | bytes, path: str | Path | None = None,
 
 def translate_urdf(root: Node, path: str | Path | None = None, package_dirs=None) -> UrdfModel:
     """:func:`read_urdf` of an already parsed document."""
-    return _Translator(root, Path(path) if path is not None else None, _as_list(package_dirs)).run()
+    return _Translator(root, Path(path).resolve() if path is not None else None, _as_list(package_dirs)).run()
 
 
 def _as_list(dirs) -> list[Path]:
@@ -149,6 +149,7 @@ def _candidates(name: str, urdf_dir: Path | None, package_dirs: list[Path]):
     for d in package_dirs:
         yield d / name
         yield d
+        yield from _subfolders(d)
     # 2. the URDF file's ancestors: one named after the package, or one holding it
     if urdf_dir is not None:
         for d in [urdf_dir, *urdf_dir.parents]:
@@ -158,8 +159,17 @@ def _candidates(name: str, urdf_dir: Path | None, package_dirs: list[Path]):
     for entry in filter(None, os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)):
         yield Path(entry) / name
         yield Path(entry)
+        yield from _subfolders(Path(entry))
     for entry in filter(None, os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)):
         yield Path(entry) / "share" / name
+
+
+def _subfolders(folder: Path):
+    """The folders in ``folder`` that hold a package.xml (a package checked out under another name)."""
+    try:
+        yield from sorted(p.parent for p in folder.glob("*/package.xml"))
+    except OSError:
+        return
 
 
 def find_package(name: str, urdf_dir: Path | None = None, package_dirs=()) -> Path | None:
@@ -167,9 +177,10 @@ def find_package(name: str, urdf_dir: Path | None = None, package_dirs=()) -> Pa
 
     A folder is the package when it is named ``name`` or its ``package.xml`` declares
     ``<name>NAME</name>``. Searched in order: ``package_dirs`` (each may be the package
-    itself or a folder holding it, as Pinocchio's ``package_dirs``), the URDF file's folder
+    itself or a folder holding it, as Pinocchio's ``package_dirs``, under any folder name if its
+    package.xml names it), the URDF file's folder
     and its ancestors (each, and a subfolder ``name`` of each, as a package checked out
-    beside or above the URDF), ``ROS_PACKAGE_PATH`` entries and ``AMENT_PREFIX_PATH``
+    beside or above the URDF), ``ROS_PACKAGE_PATH`` entries (the same way) and ``AMENT_PREFIX_PATH``
     prefixes (``PREFIX/share/NAME``).
     """
     for cand in _candidates(name, urdf_dir, _as_list(list(package_dirs))):
@@ -517,14 +528,15 @@ class _Translator:
                     for j in joints:
                         j.attrib[dst] = repr(float(value))
         limit = _first(jnode, "limit")
-        if limit is not None and jtype not in ("planar",):
-            j = joints[0]
-            lower, upper = _attr(limit, "lower", "f"), _attr(limit, "upper", "f")
-            rng = [0.0 if lower is None else lower, 0.0 if upper is None else upper]
-            if lower is not None or upper is not None:
-                j.attrib["range"] = _fmt(rng)
-            if (lower is None) != (upper is None) or rng[0] > rng[1]:
-                j.attrib["limited"] = "false"  # MuJoCo: a bad range leaves the joint unlimited
+        if limit is not None:
+            j = joints[0]  # of a planar joint: the x slide, as MuJoCo
+            if jtype != "continuous":  # MuJoCo 4.0 ignores the bounds of continuous joints
+                lower, upper = _attr(limit, "lower", "f"), _attr(limit, "upper", "f")
+                rng = [0.0 if lower is None else lower, 0.0 if upper is None else upper]
+                if lower is not None or upper is not None:
+                    j.attrib["range"] = _fmt(rng)
+                if (lower is None) != (upper is None) or rng[0] > rng[1]:
+                    j.attrib["limited"] = "false"  # MuJoCo: a bad range leaves the joint unlimited
             effort = abs(_attr(limit, "effort", "f", default=0.0))
             if effort > 0:
                 j.attrib["actuatorfrcrange"] = _fmt([-effort, effort])
