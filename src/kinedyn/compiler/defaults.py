@@ -26,7 +26,7 @@ from kinedyn.compiler.frames import ORIENTATION_ATTRS
 from kinedyn.xml.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
 
 # children of <default> that only affect things we ignore (visuals) or do not support yet
-_IGNORED_DEFAULT_CHILDREN = {"mesh", "material", "camera", "light"}
+_IGNORED_DEFAULT_CHILDREN = {"mesh", "material"}
 
 
 def _variable_arity(tag: str, attr: str) -> bool:
@@ -37,6 +37,8 @@ def _variable_arity(tag: str, attr: str) -> bool:
 def merge(tag: str, base: dict, new: dict) -> dict:
     """``base`` overridden by ``new`` with MuJoCo's partial-array and orientation rules."""
     out = dict(base)
+    if tag == "light" and "directional" in new and "type" not in new:
+        out.pop("type", None)  # the legacy directional sets the light's type
     if any(k in new for k in ORIENTATION_ATTRS):
         for k in ORIENTATION_ATTRS:
             out.pop(k, None)
@@ -58,6 +60,8 @@ class DefaultClass:
     tendon: dict = field(default_factory=dict)
     equality: dict = field(default_factory=dict)  # active, solref, solimp of every equality kind
     pair: dict = field(default_factory=dict)      # <contact><pair> attributes
+    camera: dict = field(default_factory=dict)
+    light: dict = field(default_factory=dict)
     # [(tag, attrs, node)] from the root class down to this one, in document order
     actuators: list = field(default_factory=list)
 
@@ -95,6 +99,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
         cls.joint, cls.geom, cls.site = dict(parent.joint), dict(parent.geom), dict(parent.site)
         cls.tendon, cls.equality = dict(parent.tendon), dict(parent.equality)
         cls.pair = dict(parent.pair)
+        cls.camera, cls.light = dict(parent.camera), dict(parent.light)
         cls.actuators = list(parent.actuators)
     classes[name] = cls
     seen: set[str] = set()
@@ -105,7 +110,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
         if tag in seen:
             raise child.error(f"Schema violation: more than one <{tag}> in a default class")
         seen.add(tag)
-        if tag in ("joint", "geom", "site", "pair"):
+        if tag in ("joint", "geom", "site", "pair", "camera", "light"):
             values = typed_attrs(child)
             for forbidden in ("name", "class"):
                 if forbidden in values:
