@@ -99,6 +99,8 @@ def test_camera_and_light_frames_match_mujoco_on_random_states(pair):
     ('<light dir="0 0 0"/>', "zero direction in light"),
     ('<light softness="2"/>', r"light softness must be in \[0, 1\]"),
     ('<camera name="a"/><camera name="a"/>', "repeated name 'a' in camera"),
+    ('<camera output="rgb bogus"/>', "invalid keyword: 'bogus'"),
+    ('<light directional="true" type="spot"/>', "at most one of 'directional', 'type'"),
 ])
 def test_bad_cameras_and_lights_are_refused_as_by_mujoco(element, message):
     text = f"<mujoco><worldbody>{element}</worldbody></mujoco>"

@@ -112,6 +112,25 @@ def test_settotalmass_scales_masses_and_inertias():
     assert_model_fields(m, mjm)  # body_mass, body_inertia, subtree masses, invweight0, ...
 
 
+@pytest.mark.parametrize("bodies", [
+    # a mocap body carrying a jointed child and a static one; a mocap body in a frame; a plane on one
+    '<body mocap="true" pos="0 1 0" quat="1 2 3 4"><geom size=".1"/><body pos="0 0 .3"><joint/>'
+    '<geom size=".1"/></body><body pos="0 .2 0"><geom size=".1"/></body></body>',
+    '<frame pos="1 2 3" euler="0 0 40"><body mocap="true" pos="0 1 0"><geom size=".1"/></body></frame>',
+    '<body mocap="true" pos="0 1 0"><geom type="plane" size="1 1 1"/></body>',
+])
+def test_mocap_body_forms_match_mujoco(bodies):
+    text = (f'<mujoco><worldbody>{bodies}<body><joint/><geom size=".1"/></body></worldbody>'
+            '<keyframe><key mpos="1 1 1"/></keyframe></mujoco>')
+    m, d, mjm, mjd = load_pair(text, disable=False)
+    assert_model_fields(m, mjm)
+    d.qpos[:] = mjd.qpos[:] = 0.3
+    d.mocap_pos[:] = mjd.mocap_pos[:] = 0.2
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    assert_fields(m, d, mjm, mjd)
+
+
 @pytest.mark.parametrize("xml, message", [
     ('<body name="b" pos="1 0 0"><body mocap="true"/></body>', "mocap body '' is not a fixed child of world"),
     ('<body name="b" mocap="true"><joint/><geom size=".1"/></body>', "mocap body 'b' is not a fixed child"),
@@ -143,10 +162,17 @@ def test_keyframe_vectors_short_padded_long_refused_as_mujoco():
             kd.Model.from_xml_string(text)
 
 
-def test_batch_members_start_at_the_mocap_bodies_poses(arm):
+def test_batch_members_carry_their_own_mocap_poses(arm):
     m, _, mjm, _ = arm
-    bd = kd.batch.BatchData(m, 3)
-    mjd = mujoco.MjData(mjm)
-    for i in range(3):
-        assert_close("mocap_pos", bd.mocap_pos[i], mjd.mocap_pos)
-        assert_close("mocap_quat", bd.mocap_quat[i], mjd.mocap_quat)
+    bd = kd.batch.BatchData(m, 2)
+    fresh = mujoco.MjData(mjm)
+    assert_close("mocap_pos", bd.mocap_pos, np.stack([fresh.mocap_pos] * 2))
+    assert_close("mocap_quat", bd.mocap_quat, np.stack([fresh.mocap_quat] * 2))
+    bd.mocap_pos[1, 0] += (0.1, -0.2, 0.05)  # member 1's target elsewhere
+    kd.batch.step(m, bd, 25)
+    for i in range(2):
+        mjd = mujoco.MjData(mjm)
+        mjd.mocap_pos[:] = bd.mocap_pos[i]
+        mujoco.mj_step(mjm, mjd, 25)
+        assert_close(f"qpos[{i}]", bd.qpos[i], mjd.qpos)
+    assert not np.allclose(bd.qpos[0], bd.qpos[1])

@@ -497,6 +497,12 @@ class Compiler:
                 body.sites.append(Site(child, merged, frame, body))
             elif tag in ("camera", "light"):
                 attrs = typed_attrs(child)
+                if "directional" in attrs and "type" in attrs:
+                    raise child.error("Schema violation: at most one of 'directional', 'type' can be "
+                                      "specified", "type")
+                bad = [w for w in attrs.get("output", "").split() if w not in _CAM_OUTPUT]
+                if bad:
+                    raise child.error(f"invalid keyword: '{bad[0]}'", "output")
                 cls = self._class_of(child, attrs, context)
                 merged = dflt.merge(tag, getattr(cls, tag), attrs)
                 items = body.cameras if tag == "camera" else body.lights
@@ -899,7 +905,8 @@ class Compiler:
                              "mesh" if "mesh" in a else "type")
         if a["condim"] not in (1, 3, 4, 6):
             raise node.error("invalid condim in geom", "condim")
-        if gtype == GeomType.PLANE and body.weldid != 0:
+        # planes only in bodies without dofs: static, or welded to a mocap body
+        if gtype == GeomType.PLANE and body.weldid != 0 and not self.bodies[body.weldid].mocap:
             raise node.error("plane only allowed in static bodies", "type")
         self._single_orientation(node, a)
         size = list(a["size"])
