@@ -22,8 +22,9 @@ import sys
 from kinedyn import compiler as compiler  # registers the MJCF compiler with Model.from_xml_*
 from kinedyn import models
 from kinedyn.engine.actuation import transmission
+from kinedyn.engine.camlight import camlight
 from kinedyn.engine.collision_driver import collision, contact_force
-from kinedyn.engine.data import Data, reset
+from kinedyn.engine.data import Data, reset, reset_data_keyframe
 from kinedyn.engine.forward import (
     forward,
     fwd_acceleration,
@@ -52,6 +53,7 @@ from kinedyn.engine.support import (
 )
 from kinedyn.engine.types import (
     BiasType,
+    CamLightMode,
     ConeType,
     ConstraintState,
     ConstraintType,
@@ -94,7 +96,7 @@ def __getattr__(name):
 
 __all__ = [
     # types
-    "BiasType", "ConeType", "ConstraintState", "ConstraintType", "ContactFullWarning", "Data",
+    "BiasType", "CamLightMode", "ConeType", "ConstraintState", "ConstraintType", "ContactFullWarning", "Data",
     "DisableBit", "EqType",
     "JacobianType", "ObjType", "SensorType", "SolverType", "DynType", "EnableBit", "GainType", "GeomType",
     "IntegratorType", "JointType", "Model", "ModelError", "NonFiniteStateWarning", "Option",
@@ -102,9 +104,10 @@ __all__ = [
     # pipeline
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_constraint", "fwd_position", "fwd_velocity",
     "inverse",
-    "inverse_actuation", "reset", "step",
+    "inverse_actuation", "reset", "reset_data_keyframe", "step",
     # stages
-    "bias_forces", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m", "full_m",
+    "bias_forces", "camlight", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m",
+    "full_m",
     "kinematics", "mul_m", "passive", "rne",
     "rne_post_constraint", "solve_m", "tendon", "transmission",
     # support

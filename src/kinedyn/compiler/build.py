@@ -51,6 +51,7 @@ from kinedyn.xml.mjcf import (
     FLAG_BITS_ENABLE,
     UNSUPPORTED_ELEMENTS,
     Node,
+    parse_floats,
     parse_ints,
     typed_attrs,
 )
@@ -154,6 +155,19 @@ class Site:
 
 
 @dataclass
+class CamLight:
+    """A ``<camera>`` or ``<light>`` with its merged attributes (mjCCamera, mjCLight)."""
+
+    node: Node
+    attrs: dict
+    frame: Frame | None
+    body: Body | None = None
+    pos: list = field(default_factory=list)
+    quat: list = field(default_factory=list)  # camera orientation; a light's direction (3)
+    target: Body | None = None  # the target body (targetbody* modes)
+
+
+@dataclass
 class Body:
     node: Node | None
     attrs: dict
@@ -163,6 +177,8 @@ class Body:
     joints: list = field(default_factory=list)
     geoms: list = field(default_factory=list)
     sites: list = field(default_factory=list)
+    cameras: list = field(default_factory=list)
+    lights: list = field(default_factory=list)
     children: list = field(default_factory=list)
     id: int = 0
     weldid: int = 0
@@ -173,6 +189,8 @@ class Body:
     mass: float = 0.0
     inertia: list = field(default_factory=lambda: [0.0, 0.0, 0.0])
     dofnum: int = 0
+    mocap: bool = False
+    align_inverse: tuple | None = None  # set by free-joint alignment: the inverse of the moved frame
 
     @property
     def name(self) -> str:
@@ -213,6 +231,11 @@ class Compiler:
         self.joints: list[Joint] = []
         self.geoms: list[Geom] = []
         self.sites: list[Site] = []
+        self.cameras: list[CamLight] = []
+        self.lights: list[CamLight] = []
+        self.settotalmass = -1.0
+        self.discardvisual = False
+        self.alignfree = False
         self.tendons: list[dict] = []
         self.actuators: list[dict] = []
         self.actuator_names: list[str] = []
@@ -265,9 +288,12 @@ class Compiler:
         self._number_tree()
         for body in self.bodies:
             self._compile_body(body)
+        self._compile_camlights()
         if self.fusestatic:
             fuse_static(self)
         self._check_moving_masses()
+        if self.discardvisual:
+            self._discard_visual_geoms()
         for node in self.sections.get("tendon", []):
             self._tendons(node)
         for node in self.sections.get("equality", []):
@@ -321,11 +347,13 @@ class Compiler:
         self.boundinertia = a.get("boundinertia", self.boundinertia)
         if "balanceinertia" in a:
             self.balanceinertia = a["balanceinertia"] == "true"
-        for attr in ("fusestatic", "alignfree"):
-            if a.get(attr) == "true":
-                raise node.error(f"compiler {attr}=\"true\" is not supported yet", attr)
-        if a.get("settotalmass", -1) > 0:
-            raise node.error("compiler settotalmass is not supported yet", "settotalmass")
+        if "fusestatic" in a:
+            self.fusestatic = a["fusestatic"] == "true"
+        if "alignfree" in a:
+            self.alignfree = a["alignfree"] == "true"
+        self.settotalmass = a.get("settotalmass", self.settotalmass)
+        if "discardvisual" in a:
+            self.discardvisual = a["discardvisual"] == "true"
 
     def _option(self, node: Node) -> None:
         a = typed_attrs(node)
@@ -466,10 +494,8 @@ class Compiler:
                     raise child.error("joint found in world body")
                 attrs = typed_attrs(child)
                 if tag == "freejoint":
-                    if attrs.get("align") == "true":
-                        raise child.error("freejoint align=\"true\" is not supported yet", "align")
                     merged = dict(_JOINT_DEFAULTS, type="free")
-                    merged.update({k: v for k, v in attrs.items() if k in ("name", "group")})
+                    merged.update({k: v for k, v in attrs.items() if k in ("name", "group", "align")})
                 else:
                     cls = self._class_of(child, attrs, context)
                     merged = dflt.merge("joint", dflt.merge("joint", _JOINT_DEFAULTS, cls.joint), attrs)
@@ -486,7 +512,17 @@ class Compiler:
                 merged = dflt.merge("site", dflt.merge("site", _SITE_DEFAULTS, cls.site), attrs)
                 body.sites.append(Site(child, merged, frame, body))
             elif tag in ("camera", "light"):
-                pass  # visual only
+                attrs = typed_attrs(child)
+                if "directional" in attrs and "type" in attrs:
+                    raise child.error("Schema violation: at most one of 'directional', 'type' can be "
+                                      "specified", "type")
+                bad = [w for w in attrs.get("output", "").split() if w not in _CAM_OUTPUT]
+                if bad:
+                    raise child.error(f"invalid keyword: '{bad[0]}'", "output")
+                cls = self._class_of(child, attrs, context)
+                merged = dflt.merge(tag, getattr(cls, tag), attrs)
+                items = body.cameras if tag == "camera" else body.lights
+                items.append(CamLight(child, merged, frame, body))
             else:
                 raise child.error("Schema violation: unrecognized element")
 
@@ -507,18 +543,22 @@ class Compiler:
             for s in b.sites:
                 s.id = len(self.sites)
                 self.sites.append(s)
+            self.cameras.extend(b.cameras)
+            self.lights.extend(b.lights)
             todo.extend(reversed(b.children))
         self.bodies = order
         for b in order[1:]:
-            # a body with joints starts a new welded group (mjCBody::Compile of the parent)
-            b.weldid = b.id if b.joints else b.parent.weldid
+            b.mocap = b.attrs.get("mocap") == "true"
+            # a body with joints, or a mocap body, starts a new welded group (mjCBody::Compile)
+            b.weldid = b.id if (b.joints or b.mocap) else b.parent.weldid
         names = {"world": self.world}  # the world body's name is taken
         for b in order[1:]:
             if b.name:
                 if b.name in names:
                     raise b.error(f"repeated name '{b.name}' in body", "name")
                 names[b.name] = b
-        for kind, items in (("joint", self.joints), ("geom", self.geoms), ("site", self.sites)):
+        for kind, items in (("joint", self.joints), ("geom", self.geoms), ("site", self.sites),
+                            ("camera", self.cameras), ("light", self.lights)):
             seen = set()
             for item in items:
                 name = item.attrs.get("name", "")
@@ -540,8 +580,8 @@ class Compiler:
             body.quat = quat or [1.0, 0.0, 0.0, 0.0]
             fr.normvec(body.quat)
             body.pos = list(a.get("pos", [0.0, 0.0, 0.0]))
-            if a.get("mocap") == "true":
-                raise body.error("mocap bodies are not supported yet", "mocap")
+            if body.mocap and (body.parent.id != 0 or body.joints):
+                raise body.error(f"mocap body '{body.name}' is not a fixed child of world", "mocap")
 
         explicit = body.inertial is not None
         ipos_defined = False
@@ -611,6 +651,19 @@ class Compiler:
         if body.frame is not None:
             body.pos, body.quat = fr.frame_accum(body.frame.pos, body.frame.quat, body.pos, body.quat)
 
+        # free-joint alignment: a lone free body's frame moves onto its inertial frame, and what it
+        # holds moves the other way (mjCBody::Compile with freejoint align, or compiler alignfree)
+        body.align_inverse = None
+        if len(body.joints) == 1 and body.joints[0].attrs["type"] == "free" and not body.children:
+            align = body.joints[0].attrs.get("align", "auto")
+            if align == "true" or (align == "auto" and self.alignfree):
+                body.pos, body.quat = fr.frame_accum(body.pos, body.quat, body.ipos, body.iquat)
+                inverse = fr.frame_invert(body.ipos, body.iquat)
+                body.ipos, body.iquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
+                for geom in body.geoms:
+                    geom.pos, geom.quat = fr.frame_accum(*inverse, geom.pos, geom.quat)
+                body.align_inverse = inverse
+
         nfree = sum(j.attrs["type"] == "free" for j in body.joints)
         if nfree and (len(body.joints) > 1):
             raise body.error("free joint can only appear by itself")
@@ -628,6 +681,188 @@ class Compiler:
             raise body.error(f"more than 6 dofs in body '{body.name}'")
         for site in body.sites:
             self._compile_site(site)
+            if body.align_inverse is not None:
+                site.pos, site.quat = fr.frame_accum(*body.align_inverse, site.pos, site.quat)
+
+    def _discard_visual_geoms(self) -> None:
+        """``discardvisual``: drop the geoms that neither collide (contype = conaffinity = 0) nor are
+        named by a contact pair, a spatial tendon, a sensor or a custom tuple, after the bodies'
+        masses were computed with them (mjCModel::IndexAssets with discard)."""
+        referenced = set()
+        for section in ("contact", "tendon", "sensor", "custom"):
+            for node in self.sections.get(section, []):
+                todo = list(node.children)
+                while todo:
+                    child = todo.pop()
+                    todo.extend(child.children)
+                    a = child.attrib
+                    referenced.update(a[k] for k in ("geom1", "geom2") if k in a)
+                    if child.tag == "geom" and "geom" in a:  # a spatial tendon's wrapping geom
+                        referenced.add(a["geom"])
+                    if a.get("objtype") == "geom" and "objname" in a:
+                        referenced.add(a["objname"])
+                    if a.get("reftype") == "geom" and "refname" in a:
+                        referenced.add(a["refname"])
+        lo, hi = self.inertiagrouprange
+        for b in self.bodies:
+            kept = [g for g in b.geoms if g.attrs["contype"] or g.attrs["conaffinity"]
+                    or g.attrs.get("name", "") in referenced and g.attrs.get("name", "")]
+            if self.inertiafromgeom == "true" and b.id > 0 and any(
+                    g not in kept and lo <= g.attrs["group"] <= hi and g.mass > fr.EPS for g in b.geoms):
+                raise b.error("discarding visual geoms would change the inertia of this body, which "
+                              "inertiafromgeom 'true' infers from its geoms; with inertiafromgeom 'auto' it "
+                              "is kept as an explicit inertial")
+            b.geoms = kept
+        self.geoms = [g for b in self.bodies for g in b.geoms]
+        for i, g in enumerate(self.geoms):
+            g.id = i
+
+    def _camlight_arrays(self) -> dict:
+        """The cam_* and light_* arrays (CopyObjects); the qpos0 frames (cam_pos0, ...) by setconst."""
+        cams, lights = self.cameras, self.lights
+        ncam, nlight = len(cams), len(lights)
+        znear = 0.01  # <visual><map znear>: the intrinsic focal lengths without a sensor size
+        for node in self.sections.get("visual", []):
+            for child in node.children:
+                if child.tag == "map" and "znear" in child.attrib:
+                    znear = float(parse_floats(child, "znear", child.attrib["znear"])[0])
+        out = {}
+        out["cam_mode"] = np.array([_CAMLIGHT_MODE[c.attrs.get("mode", "fixed")] for c in cams],
+                                   dtype=np.int32)
+        out["cam_bodyid"] = np.array([c.body.id for c in cams], dtype=np.int32)
+        out["cam_targetbodyid"] = np.array([c.target.id if c.target else -1 for c in cams], dtype=np.int32)
+        out["cam_pos"] = np.array([c.pos for c in cams], dtype=float).reshape(ncam, 3)
+        out["cam_quat"] = np.array([c.quat for c in cams], dtype=float).reshape(ncam, 4)
+        for key in ("cam_poscom0", "cam_pos0"):
+            out[key] = np.zeros((ncam, 3))
+        out["cam_mat0"] = np.zeros((ncam, 3, 3))
+        out["cam_projection"] = np.array([c.attrs.get("projection", "perspective") == "orthographic"
+                                          for c in cams], dtype=np.int32)
+        out["cam_ipd"] = np.array([c.attrs.get("ipd", 0.068) for c in cams], dtype=float)
+        out["cam_resolution"] = np.array([c.attrs.get("resolution", [1, 1]) for c in cams],
+                                         dtype=np.int32).reshape(ncam, 2)
+        out["cam_output"] = np.array([sum(_CAM_OUTPUT.get(w, 0) for w in c.attrs.get("output", "rgb").split())
+                                      for c in cams], dtype=np.int32)
+        fovy, sensorsize, intrinsic = [], [], []
+        for c in cams:
+            a = c.attrs
+            f32 = np.float32
+            sensor = [f32(x) for x in a.get("sensorsize", [0.0, 0.0])]
+            fov = a.get("fovy", 45.0)
+            if sensor[0] > 0 and sensor[1] > 0:
+                res = a.get("resolution", [1, 1])
+                density = [f32(res[0]) / sensor[0], f32(res[1]) / sensor[1]]
+                given = {k: [f32(x) for x in a.get(k, [0.0, 0.0])]
+                         for k in ("focal", "focalpixel", "principal", "principalpixel")}
+                intr = [given["focalpixel"][i] / density[i] if given["focalpixel"][i] else given["focal"][i]
+                        for i in range(2)]
+                intr += [given["principalpixel"][i] / density[i] if given["principalpixel"][i]
+                         else given["principal"][i] for i in range(2)]
+                # std::atan2 of two floats is the float overload
+                fov = float(np.arctan2(sensor[1] / f32(2), intr[1])) * 360.0 / math.pi
+            else:
+                intr = [f32(znear), f32(znear), f32(0.0), f32(0.0)]
+            fovy.append(fov)
+            sensorsize.append(sensor)
+            intrinsic.append(intr)
+        out["cam_fovy"] = np.array(fovy, dtype=float)
+        out["cam_sensorsize"] = np.array(sensorsize, dtype=np.float32).reshape(ncam, 2)
+        out["cam_intrinsic"] = np.array(intrinsic, dtype=np.float32).reshape(ncam, 4)
+
+        def lcol(key, default, width=None, dtype=np.float32):
+            v = np.array([li.attrs.get(key, default) for li in lights], dtype=dtype)
+            return v.reshape(nlight, width) if width else v.reshape(nlight)
+
+        out["light_mode"] = np.array([_CAMLIGHT_MODE[li.attrs.get("mode", "fixed")] for li in lights],
+                                     dtype=np.int32)
+        out["light_bodyid"] = np.array([li.body.id for li in lights], dtype=np.int32)
+        out["light_targetbodyid"] = np.array([li.target.id if li.target else -1 for li in lights],
+                                             dtype=np.int32)
+        types = []
+        for li in lights:
+            a = li.attrs  # type overrides the legacy directional (dflt.merge keeps the latest given)
+            if "type" in a:
+                types.append(_LIGHT_TYPE[a["type"]])
+            else:
+                types.append(1 if a.get("directional") == "true" else 0)
+        out["light_type"] = np.array(types, dtype=np.int32)
+        out["light_texid"] = np.full(nlight, -1, dtype=np.int32)
+        out["light_castshadow"] = np.array([li.attrs.get("castshadow", "true") == "true" for li in lights],
+                                           dtype=np.uint8)
+        out["light_active"] = np.array([li.attrs.get("active", "true") == "true" for li in lights],
+                                       dtype=np.uint8)
+        out["light_pos"] = np.array([li.pos for li in lights], dtype=float).reshape(nlight, 3)
+        out["light_dir"] = np.array([li.quat for li in lights], dtype=float).reshape(nlight, 3)
+        for key in ("light_poscom0", "light_pos0", "light_dir0"):
+            out[key] = np.zeros((nlight, 3))
+        out["light_bulbradius"] = lcol("bulbradius", 0.02)
+        out["light_intensity"] = lcol("intensity", 0.0)
+        out["light_range"] = lcol("range", 10.0)
+        out["light_softness"] = lcol("softness", 0.2)
+        out["light_attenuation"] = lcol("attenuation", [1.0, 0.0, 0.0], 3)
+        out["light_cutoff"] = lcol("cutoff", 45.0)
+        out["light_exponent"] = lcol("exponent", 10.0)
+        out["light_ambient"] = lcol("ambient", [0.0, 0.0, 0.0], 3)
+        out["light_diffuse"] = lcol("diffuse", [0.7, 0.7, 0.7], 3)
+        out["light_specular"] = lcol("specular", [0.3, 0.3, 0.3], 3)
+        return out
+
+    def _compile_camlights(self) -> None:
+        """mjCCamera::Compile and mjCLight::Compile: frames, target bodies, checks."""
+        bodies = {b.name: b for b in self.bodies if b.name}
+        bodies["world"] = self.world
+
+        def target(item, kind):
+            name = item.attrs.get("target")
+            if name is None:
+                return None
+            if name not in bodies:
+                raise item.node.error(f"unknown target body in {kind}", "target")
+            return bodies[name]
+
+        for cam in self.cameras:
+            a, node = cam.attrs, cam.node
+            self._single_orientation(node, a)
+            quat, err = fr.resolve_orientation(a, self.degree, self.eulerseq)
+            if err:
+                raise node.error(f"orientation specification error '{err}' in camera")
+            pos, quat = list(a.get("pos", [0.0, 0.0, 0.0])), quat or [1.0, 0.0, 0.0, 0.0]
+            if cam.frame is not None:
+                pos, quat = fr.frame_accum(cam.frame.pos, cam.frame.quat, pos, quat)
+            fr.normvec(quat)
+            if cam.body.align_inverse is not None:
+                pos, quat = fr.frame_accum(*cam.body.align_inverse, pos, quat)
+            cam.pos, cam.quat = pos, quat
+            cam.target = target(cam, "camera")
+            if a.get("fovy", 45.0) >= 180:
+                raise node.error("fovy too large in camera", "fovy")
+            intrinsic_given = any(any(a.get(k, (0.0, 0.0))) for k in
+                                  ("focal", "focalpixel", "principal", "principalpixel"))
+            sensor = a.get("sensorsize", [0.0, 0.0])
+            has_sensor = sensor[0] > 0 and sensor[1] > 0
+            if intrinsic_given and not has_sensor:
+                raise node.error("focal/principal require sensorsize in camera", "sensorsize")
+            res = a.get("resolution", [1, 1])
+            if has_sensor and (res[0] <= 0 or res[1] <= 0):
+                raise node.error("sensorsize requires positive resolution in camera", "resolution")
+        for light in self.lights:
+            a, node = light.attrs, light.node
+            pos, direction = list(a.get("pos", [0.0, 0.0, 0.0])), list(a.get("dir", [0.0, 0.0, -1.0]))
+            if light.frame is not None:
+                pos, _ = fr.frame_accum(light.frame.pos, light.frame.quat, pos, [1.0, 0.0, 0.0, 0.0])
+                direction = fr.rot_vec_quat(direction, light.frame.quat)
+            if fr.normvec(direction) < fr.EPS:
+                raise node.error("zero direction in light", "dir")
+            if not 0 <= a.get("softness", 0.2) <= 1:
+                raise node.error("light softness must be in [0, 1]", "softness")
+            if "texture" in a:
+                raise node.error("light textures are not supported (kinedyn reads no texture assets)",
+                                 "texture")
+            if light.body.align_inverse is not None:
+                pos, _ = fr.frame_accum(*light.body.align_inverse, pos, [1.0, 0.0, 0.0, 0.0])
+                direction = fr.rot_vec_quat(direction, light.body.align_inverse[1])
+            light.pos, light.quat = pos, direction
+            light.target = target(light, "light")
 
     def _compile_geom(self, geom: Geom, body: Body, infer: bool) -> None:
         """mjCGeom::Compile: pose (fromto or orientation), size checks, mass and inertia."""
@@ -639,7 +874,8 @@ class Compiler:
         geom.mesh = self._geom_mesh(geom, gtype)
         if a["condim"] not in (1, 3, 4, 6):
             raise node.error("invalid condim in geom", "condim")
-        if gtype == GeomType.PLANE and body.weldid != 0:
+        # planes only in bodies without dofs: static, or welded to a mocap body
+        if gtype == GeomType.PLANE and body.weldid != 0 and not self.bodies[body.weldid].mocap:
             raise node.error("plane only allowed in static bodies", "type")
         self._single_orientation(node, a)
         size = list(a["size"])
@@ -1174,6 +1410,18 @@ class Compiler:
         arr["body_gravcomp"] = np.array([b.attrs.get("gravcomp", 0.0) if b.node is not None else 0.0
                                          for b in bodies], dtype=float)
         arr["body_inertia"] = np.array([b.inertia for b in bodies], dtype=float).reshape(nbody, 3)
+        if self.settotalmass > 0:
+            # mj_setTotalmass: scale every mass and inertia to the given total
+            total = sum(float(x) for x in arr["body_mass"][1:])
+            scale = max(MINVAL, self.settotalmass / max(MINVAL, total))
+            arr["body_mass"][1:] *= scale
+            arr["body_inertia"][1:] *= scale
+        mocap_bodies = [b for b in bodies if b.mocap]
+        nmocap = len(mocap_bodies)
+        mocapid = [-1] * nbody
+        for k, b in enumerate(mocap_bodies):
+            mocapid[b.id] = k
+        arr["body_mocapid"] = np.array(mocapid, dtype=np.int32)
         subtree = arr["body_mass"].copy()
         for i in range(nbody - 1, 0, -1):
             subtree[parent[i]] += subtree[i]
@@ -1378,6 +1626,11 @@ class Compiler:
         nkey = len(self.keys)
         key_time, key_qpos = np.zeros(nkey), np.tile(qpos0, (nkey, 1)).reshape(nkey, nq)
         key_qvel, key_act, key_ctrl = np.zeros((nkey, nv)), np.zeros((nkey, na)), np.zeros((nkey, nu))
+        # mocap poses default to the mocap bodies' body_pos and body_quat
+        key_mpos = np.tile(np.array([b.pos for b in mocap_bodies], dtype=float).reshape(nmocap, 3),
+                           (nkey, 1, 1))
+        key_mquat = np.tile(np.array([b.quat for b in mocap_bodies], dtype=float).reshape(nmocap, 4),
+                            (nkey, 1, 1))
         key_names = []
         for k, (node, a) in enumerate(self.keys):
             key_names.append(a.get("name", ""))
@@ -1385,14 +1638,24 @@ class Compiler:
             for attr, dst, n in (("qpos", key_qpos, nq), ("qvel", key_qvel, nv), ("act", key_act, na),
                                  ("ctrl", key_ctrl, nu)):
                 if attr in a and a[attr]:
-                    if len(a[attr]) != n:
+                    # MuJoCo 4.0 pads a short vector with the defaults and refuses a long one
+                    if len(a[attr]) > n:
                         raise node.error(f"keyframe '{a.get('name', '')}': invalid {attr} size, expected "
                                          f"{n}, got {len(a[attr])}", attr)
-                    dst[k] = a[attr]
-            for attr in ("mpos", "mquat"):
+                    dst[k, :len(a[attr])] = a[attr]
+            for attr, dst, width in (("mpos", key_mpos, 3), ("mquat", key_mquat, 4)):
                 if attr in a and a[attr]:
-                    raise node.error(f"keyframe '{a.get('name', '')}': invalid {attr} size (the model has "
-                                     "no mocap bodies)", attr)
+                    # a short vector sets the leading mocap bodies it covers whole (the others keep
+                    # their body pose); a long one is refused
+                    if len(a[attr]) > width * nmocap:
+                        raise node.error(f"keyframe '{a.get('name', '')}': invalid {attr} size, expected "
+                                         f"{width * nmocap}, got {len(a[attr])}", attr)
+                    whole = len(a[attr]) // width
+                    dst[k, :whole] = np.reshape(a[attr][:whole * width], (whole, width))
+        # mjuu_normvec on the keyframes' mocap quaternions (a tiny one is left as it is)
+        for quats in key_mquat:
+            for q in quats:
+                fr.normvec(q)
         # MuJoCo normalises the quaternions of ball and free joints in keyframes (mju_normalize4)
         for j in joints:
             if j.type in (JointType.FREE, JointType.BALL):
@@ -1405,7 +1668,8 @@ class Compiler:
                     elif abs(norm - 1) > MINVAL:
                         key_qpos[k, adr:adr + 4] = q / norm
         arr.update(key_time=key_time, key_qpos=key_qpos, key_qvel=key_qvel, key_act=key_act,
-                   key_ctrl=key_ctrl)
+                   key_ctrl=key_ctrl, key_mpos=key_mpos, key_mquat=key_mquat)
+        arr.update(self._camlight_arrays())
 
         contact_sizes = self.contacts.arrays(arr)
 
@@ -1432,7 +1696,8 @@ class Compiler:
         sensor_arrays, sensor_sizes = sens.sensor_arrays(self.sensors)
         arr.update(sensor_arrays)
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom, nsite=nsite,
-                     ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC, neq=neq, **mesh_sizes,
+                     ntendon=ntendon, nwrap=nwrap, nkey=nkey, nC=nC, neq=neq, nmocap=nmocap,
+                     ncam=len(self.cameras), nlight=len(self.lights), **mesh_sizes,
                      **contact_sizes, **sensor_sizes,
                      nefcmax=efc_capacity(njnt, nv, ntendon, arr["eq_type"],
                                           contact_rows=self.contacts.contact_rows))
@@ -1446,7 +1711,9 @@ class Compiler:
                      site=[s.attrs.get("name", "") for s in sites],
                      actuator=list(self.actuator_names), tendon=[t["name"] for t in tendons],
                      key=key_names, equality=[e["name"] for e in eqs],
-                     sensor=[x["name"] for x in self.sensors])
+                     sensor=[x["name"] for x in self.sensors],
+                     camera=[c.attrs.get("name", "") for c in self.cameras],
+                     light=[li.attrs.get("name", "") for li in self.lights])
         o = self.opt
         opt = Option(timestep=o["timestep"], gravity=o["gravity"], integrator=o["integrator"],
                      disableflags=o["disableflags"], enableflags=o["enableflags"], wind=o["wind"],
@@ -1456,6 +1723,11 @@ class Compiler:
         model = Model._assemble(sizes, arr, opt, names)
         object.__setattr__(model, "model_name", model_name)
         return model
+
+
+_CAMLIGHT_MODE = {"fixed": 0, "track": 1, "trackcom": 2, "targetbody": 3, "targetbodycom": 4}
+_CAM_OUTPUT = {"rgb": 1, "depth": 2, "distance": 4, "normal": 8, "segmentation": 16}
+_LIGHT_TYPE = {"spot": 0, "directional": 1, "point": 2, "image": 3}
 
 
 def check_finite(model, compiler: Compiler) -> None:

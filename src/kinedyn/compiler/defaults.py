@@ -27,7 +27,7 @@ from kinedyn.compiler.mesh import default_mesh_attrs
 from kinedyn.xml.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
 
 # children of <default> that only affect things we ignore (visuals) or do not support yet
-_IGNORED_DEFAULT_CHILDREN = {"material", "camera", "light"}
+_IGNORED_DEFAULT_CHILDREN = {"material"}
 
 
 def _variable_arity(tag: str, attr: str) -> bool:
@@ -38,6 +38,8 @@ def _variable_arity(tag: str, attr: str) -> bool:
 def merge(tag: str, base: dict, new: dict) -> dict:
     """``base`` overridden by ``new`` with MuJoCo's partial-array and orientation rules."""
     out = dict(base)
+    if tag == "light" and "directional" in new and "type" not in new:
+        out.pop("type", None)  # the legacy directional sets the light's type
     if any(k in new for k in ORIENTATION_ATTRS):
         for k in ORIENTATION_ATTRS:
             out.pop(k, None)
@@ -60,6 +62,8 @@ class DefaultClass:
     equality: dict = field(default_factory=dict)  # active, solref, solimp of every equality kind
     pair: dict = field(default_factory=dict)      # <contact><pair> attributes
     mesh: dict = field(default_factory=dict)      # <asset><mesh>: scale, maxhullvert, inertia
+    camera: dict = field(default_factory=dict)
+    light: dict = field(default_factory=dict)
     # [(tag, attrs, node)] from the root class down to this one, in document order
     actuators: list = field(default_factory=list)
 
@@ -97,6 +101,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
         cls.joint, cls.geom, cls.site = dict(parent.joint), dict(parent.geom), dict(parent.site)
         cls.tendon, cls.equality = dict(parent.tendon), dict(parent.equality)
         cls.pair, cls.mesh = dict(parent.pair), dict(parent.mesh)
+        cls.camera, cls.light = dict(parent.camera), dict(parent.light)
         cls.actuators = list(parent.actuators)
     classes[name] = cls
     seen: set[str] = set()
@@ -107,7 +112,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
         if tag in seen:
             raise child.error(f"Schema violation: more than one <{tag}> in a default class")
         seen.add(tag)
-        if tag in ("joint", "geom", "site", "pair"):
+        if tag in ("joint", "geom", "site", "pair", "camera", "light"):
             values = typed_attrs(child)
             for forbidden in ("name", "class"):
                 if forbidden in values:

@@ -87,6 +87,13 @@ def frame_accum(pos, quat, childpos, childquat) -> tuple[list[float], list[float
     return [pos[0] + v[0], pos[1] + v[1], pos[2] + v[2]], mulquat(quat, childquat)
 
 
+def frame_invert(pos, quat) -> tuple[list[float], list[float]]:
+    """The inverse of the frame (pos, quat): (-R(quat)' pos, conj(quat)) (mjuu_frameinvert)."""
+    conj = [quat[0], -quat[1], -quat[2], -quat[3]]
+    local = mulvecmat(pos, quat2mat(conj))
+    return [-local[0], -local[1], -local[2]], conj
+
+
 def z2quat(vec) -> list[float]:
     """Quaternion rotating the z axis onto ``vec`` (mjuu_z2quat; ``vec`` unit)."""
     axis = cross([0.0, 0.0, 1.0], vec)

@@ -6,7 +6,7 @@ separate links). A body without joints is removed and its parent takes over:
 * its mass and inertia are added to the parent's, about their common centre of mass, and
   re-diagonalised (mjCBody::AccumulateInertia) -- unless the parent is the world, which
   has no inertia;
-* its geoms and sites move to the parent, their poses composed with the body's pose,
+* its geoms, sites, cameras and lights move to the parent, their poses composed with the body's pose,
   appended after the parent's own;
 * its child bodies take its place in the parent's list of children, their poses composed
   with the body's.
@@ -15,8 +15,9 @@ Bodies are visited parents first (the compiled order), so chains of fixed links 
 into their first moving ancestor. The per-body compilation (inertia from geoms, joint
 and geom poses) has already run; the tree is renumbered afterwards.
 
-Bodies are kept, as MuJoCo keeps them, when they have mass and the model is in a fluid
-(their own fluid forces would be lost).
+Bodies are kept, as MuJoCo keeps them, when they have joints, are mocap bodies, are named by
+another element (an equality, a pair, a sensor, ...), or have mass in a fluid (their own fluid
+forces would be lost).
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ def fuse_static(compiler) -> None:
         raise compiler.root.error("fusestatic with inertiafromgeom=\"true\" and boundmass, boundinertia or "
                                   "balanceinertia is not supported yet")
     fluid = compiler.opt["density"] > 0 or compiler.opt["viscosity"] > 0
+    referenced = _referenced_names(compiler)
     world = compiler.world
     for body in list(compiler.bodies[1:]):
-        if body.joints or (fluid and body.mass > 0):
+        if (body.joints or body.mocap or (fluid and body.mass > 0)
+                or (body.name and body.name in referenced)):
             continue
         par = body.parent
         if par is not world and body.mass >= MINVAL:
@@ -47,17 +50,37 @@ def fuse_static(compiler) -> None:
         at = par.children.index(body)
         par.children[at:at + 1] = body.children
         body.children = []
-        for items, owned in ((body.geoms, par.geoms), (body.sites, par.sites)):
+        for items, owned in ((body.geoms, par.geoms), (body.sites, par.sites), (body.cameras, par.cameras)):
             for item in items:
                 item.pos, item.quat = fr.frame_accum(body.pos, body.quat, item.pos, item.quat)
                 item.body = par
                 owned.append(item)
             items.clear()
-    compiler.geoms, compiler.joints, compiler.sites = [], [], []
+        for light in body.lights:  # a light's direction turns with the body; its quat is a direction
+            light.body = par
+            light.pos, _ = fr.frame_accum(body.pos, body.quat, light.pos, [1.0, 0.0, 0.0, 0.0])
+            light.quat = fr.rot_vec_quat(light.quat, body.quat)
+            par.lights.append(light)
+        body.lights.clear()
+    for items in (compiler.geoms, compiler.joints, compiler.sites, compiler.cameras, compiler.lights):
+        items.clear()
     compiler._number_tree()
     for body in compiler.bodies[1:]:
         if body.parent.id != 0 and any(j.type == JointType.FREE for j in body.joints):
             raise body.error("free joint can only be used on top level")
+
+
+def _referenced_names(compiler) -> set[str]:
+    """Body names that other elements refer to (equalities, pairs, excludes, sensors, ...): MuJoCo
+    keeps those bodies."""
+    referenced = set()
+    todo = [n for tag, nodes in compiler.sections.items() if tag != "default" for n in nodes]
+    while todo:
+        node = todo.pop()
+        todo.extend(node.children)
+        referenced.update(v for k, v in node.attrib.items()
+                          if k in ("body1", "body2", "body", "target", "objname", "refname"))
+    return referenced
 
 
 def _accumulate_inertia(par, body) -> None:

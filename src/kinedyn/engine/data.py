@@ -79,6 +79,7 @@ class Data:
         self._bind(model, arrays, np.zeros(1))
         self.qpos[:] = model.qpos0
         self.eq_active[:] = model.eq_active0
+        reset_mocap(model, self.mocap_pos, self.mocap_quat)
 
     def _bind(self, model: Model, arrays: dict[str, np.ndarray], time: np.ndarray) -> None:
         """Attach the model and the arrays, and build the kernel handle over exactly these arrays."""
@@ -168,25 +169,55 @@ class Data:
         return f"<kinedyn.Data time={self.time:g} nq={self.qpos.size} nv={self.qvel.size}>"
 
 
+def reset_mocap(m: Model, mocap_pos: np.ndarray, mocap_quat: np.ndarray) -> None:
+    """The mocap poses at reset: each mocap body's body_pos and body_quat (mj_resetData).
+
+    ``mocap_pos`` and ``mocap_quat`` may carry leading batch axes.
+    """
+    bodies = np.flatnonzero(m.body_mocapid >= 0)
+    ids = m.body_mocapid[bodies]
+    mocap_pos[..., ids, :] = m.body_pos[bodies]
+    mocap_quat[..., ids, :] = m.body_quat[bodies]
+
+
 def reset(m: Model, d: Data, key: int | str | None = None) -> None:
     """Reset ``d`` to the model's default state, or to keyframe ``key`` (id or name).
 
     Mirrors mj_resetData / mj_resetDataKeyframe: every field is zeroed, then
-    qpos = qpos0 (or the keyframe's qpos, qvel, act, ctrl and time).
+    qpos = qpos0, mocap_pos/mocap_quat = the mocap bodies' body_pos/body_quat (or the
+    keyframe's time, qpos, qvel, act, ctrl, mpos and mquat).
     """
-    check_model_data(m, d, "reset")
+    _reset(m, d, key, "reset")
+
+
+def _reset(m: Model, d: Data, key, fname: str) -> None:
+    check_model_data(m, d, fname)
+    k = None if key is None else m.key(key).id  # an unknown key raises before anything changes
     for spec in DATA_FIELDS:
         d._array(spec.name)[...] = 0
     d.time = 0.0
     d.qpos[:] = m.qpos0
     d.eq_active[:] = m.eq_active0
-    if key is not None:
-        k = m.key(key).id
+    reset_mocap(m, d.mocap_pos, d.mocap_quat)
+    if k is not None:
         d.time = m.key_time[k]
         d.qpos[:] = m.key_qpos[k]
         d.qvel[:] = m.key_qvel[k]
         d.act[:] = m.key_act[k]
         d.ctrl[:] = m.key_ctrl[k]
+        d.mocap_pos[:] = m.key_mpos[k]
+        d.mocap_quat[:] = m.key_mquat[k]
+
+
+def reset_data_keyframe(m: Model, d: Data, key: int | str) -> None:
+    """Reset ``d`` to keyframe ``key`` (its id or name), as mj_resetDataKeyframe.
+
+    Every field is zeroed, then time, qpos, qvel, act, ctrl, mocap_pos and mocap_quat
+    are taken from the keyframe (``kd.reset(m, d, key)`` does the same).
+    """
+    if key is None:
+        raise TypeError("reset_data_keyframe needs a keyframe id or name (kd.reset(m, d) resets to qpos0)")
+    _reset(m, d, key, "reset_data_keyframe")
 
 
 for _name in ROW_FIELDS:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 F = np.float64
+F32 = np.float32  # MuJoCo's float fields (visual parameters of cameras and lights)
 I = np.int32  # noqa: E741  (short alias keeps the table readable)
 B = np.uint8
 
@@ -65,7 +66,7 @@ def _m(name, shape, dtype, doc, mujoco=True):
 SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
               "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint", "nsensor",
               "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert",
-              "nmeshpolymap")
+              "nmeshpolymap", "nmocap", "ncam", "nlight")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -98,6 +99,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("body_inertia", ("nbody", 3), F, "diagonal inertia in the principal frame (body_iquat)"),
     _m("body_sameframe", ("nbody",), B, "inertial frame equals the body frame (SameFrame)"),
     _m("body_gravcomp", ("nbody",), F, "gravity compensation: fraction of the body's weight cancelled"),
+    _m("body_mocapid", ("nbody",), I, "id of the body's mocap pose (Data.mocap_pos, mocap_quat); -1 if none"),
     _m("body_invweight0", ("nbody", 2), F,
        "mean inverse inertia at qpos0, [translation, rotation] (mj_setConst; scales constraint rows)"),
     # joints
@@ -293,6 +295,49 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("key_qvel", ("nkey", "nv"), F, "keyframe qvel"),
     _m("key_act", ("nkey", "na"), F, "keyframe act"),
     _m("key_ctrl", ("nkey", "nu"), F, "keyframe ctrl"),
+    _m("key_mpos", ("nkey", "nmocap", 3), F, "keyframe mocap_pos"),
+    _m("key_mquat", ("nkey", "nmocap", 4), F, "keyframe mocap_quat"),
+    # cameras (mjCCamera; their world frames are computed by engine.camlight)
+    _m("cam_mode", ("ncam",), I, "how the camera moves (CamLightMode: fixed, track, trackcom, targetbody, "
+       "targetbodycom)"),
+    _m("cam_bodyid", ("ncam",), I, "body the camera is attached to"),
+    _m("cam_targetbodyid", ("ncam",), I, "body the camera looks at (targetbody* modes); -1 if none"),
+    _m("cam_pos", ("ncam", 3), F, "position in the body frame"),
+    _m("cam_quat", ("ncam", 4), F, "orientation in the body frame"),
+    _m("cam_poscom0", ("ncam", 3), F, "world position relative to the subtree com (of the target, else the "
+       "body) at qpos0"),
+    _m("cam_pos0", ("ncam", 3), F, "world position relative to the body at qpos0"),
+    _m("cam_mat0", ("ncam", 3, 3), F, "world orientation at qpos0"),
+    _m("cam_projection", ("ncam",), I, "projection: 0 perspective, 1 orthographic"),
+    _m("cam_fovy", ("ncam",), F, "vertical field of view (degrees; length for orthographic)"),
+    _m("cam_ipd", ("ncam",), F, "inter-pupillary distance"),
+    _m("cam_resolution", ("ncam", 2), I, "resolution in pixels [width, height]"),
+    _m("cam_output", ("ncam",), I, "output types (bits of mjtCamOutBit)"),
+    _m("cam_sensorsize", ("ncam", 2), F32, "sensor size (length)"),
+    _m("cam_intrinsic", ("ncam", 4), F32, "[focalx, focaly, principalx, principaly] (length)"),
+    # lights
+    _m("light_mode", ("nlight",), I, "how the light moves (CamLightMode)"),
+    _m("light_bodyid", ("nlight",), I, "body the light is attached to"),
+    _m("light_targetbodyid", ("nlight",), I, "body the light points at (targetbody* modes); -1 if none"),
+    _m("light_type", ("nlight",), I, "type: 0 spot, 1 directional, 2 point, 3 image"),
+    _m("light_texid", ("nlight",), I, "texture id of an image light; -1 if none"),
+    _m("light_castshadow", ("nlight",), B, "whether the light casts shadows"),
+    _m("light_active", ("nlight",), B, "whether the light is on"),
+    _m("light_pos", ("nlight", 3), F, "position in the body frame"),
+    _m("light_dir", ("nlight", 3), F, "direction in the body frame (unit)"),
+    _m("light_poscom0", ("nlight", 3), F, "world position relative to the subtree com at qpos0"),
+    _m("light_pos0", ("nlight", 3), F, "world position relative to the body at qpos0"),
+    _m("light_dir0", ("nlight", 3), F, "world direction at qpos0"),
+    _m("light_bulbradius", ("nlight",), F32, "bulb radius (soft shadows)"),
+    _m("light_intensity", ("nlight",), F32, "intensity (candela, physically based rendering)"),
+    _m("light_range", ("nlight",), F32, "range of effectiveness"),
+    _m("light_softness", ("nlight",), F32, "shadow softness"),
+    _m("light_attenuation", ("nlight", 3), F32, "OpenGL attenuation (constant, linear, quadratic)"),
+    _m("light_cutoff", ("nlight",), F32, "OpenGL cutoff angle of a spot light (degrees)"),
+    _m("light_exponent", ("nlight",), F32, "OpenGL exponent of a spot light"),
+    _m("light_ambient", ("nlight", 3), F32, "ambient rgb"),
+    _m("light_diffuse", ("nlight", 3), F32, "diffuse rgb"),
+    _m("light_specular", ("nlight", 3), F32, "specular rgb"),
 )
 
 
@@ -313,6 +358,9 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
        "acceleration the constraint solver starts from (step saves qacc)"),
     _d("xfrc_applied", ("nbody", 6), "state",
        "applied Cartesian force and torque at each body com, [force; torque]"),
+    _d("mocap_pos", ("nmocap", 3), "state", "positions of the mocap bodies (world frame; body_pos at reset)"),
+    _d("mocap_quat", ("nmocap", 4), "state",
+       "orientations of the mocap bodies (world frame, normalised when used; body_quat at reset)"),
     # position stage: kinematics, com_pos, tendon, crb, factor_m, transmission
     _d("xpos", ("nbody", 3), "position", "Cartesian position of the body frame"),
     _d("xquat", ("nbody", 4), "position", "Cartesian orientation of the body frame"),
@@ -326,6 +374,10 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("site_xpos", ("nsite", 3), "position", "Cartesian site position"),
     _d("site_xmat", ("nsite", 3, 3), "position", "Cartesian site orientation"),
     _d("subtree_com", ("nbody", 3), "position", "centre of mass of each subtree"),
+    _d("cam_xpos", ("ncam", 3), "position", "Cartesian camera position (engine.camlight)"),
+    _d("cam_xmat", ("ncam", 3, 3), "position", "Cartesian camera orientation (looks along -z, y up)"),
+    _d("light_xpos", ("nlight", 3), "position", "Cartesian light position"),
+    _d("light_xdir", ("nlight", 3), "position", "Cartesian light direction (unit)"),
     _d("cinert", ("nbody", 10), "position",
        "com-based body inertia and mass, [Ixx Iyy Izz Ixy Ixz Iyz, m*c, m] about subtree_com of the root"),
     _d("cdof", ("nv", 6), "position", "com-based motion axis of each dof, [rot; lin]"),

@@ -3,8 +3,8 @@
 Orchestration only; the math lives in the stage modules. The stages run in
 MuJoCo's order and each reads what the previous ones wrote:
 
-    position      kinematics, com_pos, tendon, crb, factor_m, collision, make_constraint, transmission;
-                  then the position sensors and the potential energy (engine.sensor)
+    position      kinematics, com_pos, camlight, tendon, crb, factor_m, collision, make_constraint,
+                  transmission; then the position sensors and the potential energy (engine.sensor)
     velocity      ten_velocity, actuator_velocity, com_vel + rne (qfrc_bias, one pass), passive,
                   reference_constraint; then the velocity sensors and the kinetic energy
     actuation     fwd_actuation
@@ -20,6 +20,7 @@ from __future__ import annotations
 from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.actuation import actuator_velocity_kernel, fwd_actuation_entry, transmission_entry
 from kinedyn.engine.callbacks import fwd_actuation_with_callbacks, has_actuator_callbacks
+from kinedyn.engine.camlight import camlight_entry
 from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, collision_entry, warn_if_contacts_dropped
 from kinedyn.engine.constraint import make_constraint_entry, reference_constraint_entry
@@ -44,6 +45,7 @@ from kinedyn.engine.types import OPT_DISABLEFLAGS
 def fwd_position_entry(m, d):
     kinematics_entry(m, d)
     com_pos_entry(m, d)
+    camlight_entry(m, d)
     tendon_entry(m, d)
     crb_entry(m, d)
     factor_m_entry(m, d)
@@ -132,7 +134,7 @@ _FWD_CONSTRAINT = FastEntry(fwd_constraint_entry)
 
 # the stage entries forward_entry links, independent of each other: a cold start compiles them
 # on two cores (_jit.warmup); anything that links forward_entry (the step entries) lists them too
-FORWARD_PARTS = (kinematics_entry, com_pos_entry, tendon_entry, crb_entry, factor_m_entry,
+FORWARD_PARTS = (kinematics_entry, com_pos_entry, camlight_entry, tendon_entry, crb_entry, factor_m_entry,
                  collision_entry, make_constraint_entry, transmission_entry, ten_velocity_entry,
                  com_vel_bias_entry, passive_entry, reference_constraint_entry, fwd_actuation_entry,
                  fwd_acceleration_entry, fwd_constraint_entry, sensor_pos_entry, sensor_vel_entry,

@@ -52,7 +52,8 @@ from kinedyn.engine.types import (
 from kinedyn.errors import ModelError, unknown_name_hint
 
 # object kinds with names, as MuJoCo's mjtObj names them in accessors (m.body("x"))
-NAMED_KINDS = ("body", "jnt", "geom", "site", "actuator", "tendon", "key", "equality", "sensor")
+NAMED_KINDS = ("body", "jnt", "geom", "site", "actuator", "tendon", "key", "equality", "sensor", "camera",
+               "light")
 
 # integer fields whose values index other arrays (ids, addresses, counts, and the types that
 # decide how many coordinates a joint or an actuator's state has): read-only, since a wrong value
@@ -635,6 +636,14 @@ class Model:
 
     def sensor(self, key: str | int) -> Named:
         return self._named("sensor", key)
+
+    def camera(self, key: str | int) -> Named:
+        return self._named("camera", key)
+
+    cam = camera
+
+    def light(self, key: str | int) -> Named:
+        return self._named("light", key)
 
     def __repr__(self) -> str:
         return (f"<kinedyn.Model nq={self.nq} nv={self.nv} nu={self.nu} na={self.na} "

@@ -57,10 +57,20 @@ def set_const(model, body_simple) -> None:
     joints), which decides how invweight0 is computed.
     """
     d = Data(model)
+    # cameras and lights are placed in their fixed frames at qpos0, as set0 does (modes restored below)
+    modes = [model._field(f"{kind}_mode") for kind in ("cam", "light")]
+    saved = [mode.copy() for mode in modes]
+    for mode in modes:
+        mode[:] = 0
     # The whole forward pass, though only its position stage is used here: it is the entry the
     # user's first `forward` needs anyway, so a cold start compiles the position stage once
     # instead of twice (standalone and inside forward). The later stages' outputs are discarded.
-    forward(model, d)
+    try:
+        forward(model, d)
+    finally:
+        for mode, values in zip(modes, saved, strict=True):
+            mode[:] = values
+    _set_camlight0(model, d)
     model.tendon_length0[:] = d.ten_length
     _set_invweight0(model, d, body_simple)
     _set_eq_data(model, d)
@@ -82,6 +92,18 @@ def set_const(model, body_simple) -> None:
             inv_mass = float(d.actuator_moment[i] @ x[i])
             mass = 1.0 / inv_mass if inv_mass > 0 else 0.0
             model.actuator_biasprm[i, 2] = -dampratio * 2.0 * math.sqrt(kp * mass)
+
+
+def _set_camlight0(model, d) -> None:
+    """cam_pos0, cam_poscom0, cam_mat0 and the light_* counterparts from the fixed frames at qpos0
+    (set0): offsets from the body and from the subtree com of the target (else of the body)."""
+    for kind, xpos, frame, frame0 in (("cam", d.cam_xpos, d.cam_xmat, model.cam_mat0),
+                                      ("light", d.light_xpos, d.light_xdir, model.light_dir0)):
+        body = getattr(model, f"{kind}_bodyid")
+        target = getattr(model, f"{kind}_targetbodyid")
+        getattr(model, f"{kind}_pos0")[:] = xpos - d.xpos[body]
+        getattr(model, f"{kind}_poscom0")[:] = xpos - d.subtree_com[np.where(target >= 0, target, body)]
+        frame0[:] = frame
 
 
 def _set_invweight0(model, d, body_simple) -> None:

@@ -38,14 +38,18 @@ from kinedyn.engine.util_spatial import (
 @kernel(inline="always")
 def _body_poses(
     # model
-    body_parentid, body_jntnum, body_jntadr, body_pos, body_quat,
+    body_parentid, body_jntnum, body_jntadr, body_pos, body_quat, body_mocapid,
     jnt_type, jnt_qposadr, jnt_pos, jnt_axis, qpos0,
     # data in
-    qpos,
+    qpos, mocap_pos, mocap_quat,
     # data out
     xpos, xquat, xmat, xipos, ximat, xanchor, xaxis,
 ):
-    """World poses of the bodies and world anchors/axes of their joints (mj_kinematics1)."""
+    """World poses of the bodies and world anchors/axes of their joints (mj_kinematics1).
+
+    A mocap body (a jointless child of the world) takes its pose from mocap_pos and the
+    normalised mocap_quat instead of body_pos and body_quat.
+    """
     nbody = body_parentid.shape[0]
 
     # world body: origin, identity orientation
@@ -81,12 +85,20 @@ def _body_poses(
         else:
             # pose of the body frame before its joints: parent pose * body offset
             p = unsigned_index(body_parentid[b])
-            bx, by, bz = body_pos[b, 0], body_pos[b, 1], body_pos[b, 2]
+            mocap = body_mocapid[b]
+            if mocap >= 0:
+                k = unsigned_index(mocap)
+                bx, by, bz = mocap_pos[k, 0], mocap_pos[k, 1], mocap_pos[k, 2]
+                bw, bqx, bqy, bqz = normalized_quat(mocap_quat[k, 0], mocap_quat[k, 1], mocap_quat[k, 2],
+                                                    mocap_quat[k, 3])
+            else:
+                bx, by, bz = body_pos[b, 0], body_pos[b, 1], body_pos[b, 2]
+                bw, bqx, bqy, bqz = body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3]
             px = xpos[p, 0] + xmat[p, 0, 0] * bx + xmat[p, 0, 1] * by + xmat[p, 0, 2] * bz
             py = xpos[p, 1] + xmat[p, 1, 0] * bx + xmat[p, 1, 1] * by + xmat[p, 1, 2] * bz
             pz = xpos[p, 2] + xmat[p, 2, 0] * bx + xmat[p, 2, 1] * by + xmat[p, 2, 2] * bz
             qw, qx, qy, qz = quat_product(xquat[p, 0], xquat[p, 1], xquat[p, 2], xquat[p, 3],
-                                          body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3])
+                                          bw, bqx, bqy, bqz)
 
             # apply joints in order; each joint moves the frame about its own anchor
             for signed_j in range(jntadr, jntadr + jntnum):
@@ -284,9 +296,9 @@ def _dof_com_rot(cdof, v, ax, ay, az, ox, oy, oz):
 @handle_entry
 def kinematics_entry(m, d):
     _body_poses(
-        m.body_parentid, m.body_jntnum, m.body_jntadr, m.body_pos, m.body_quat,
+        m.body_parentid, m.body_jntnum, m.body_jntadr, m.body_pos, m.body_quat, m.body_mocapid,
         m.jnt_type, m.jnt_qposadr, m.jnt_pos, m.jnt_axis, m.qpos0,
-        d.qpos,
+        d.qpos, d.mocap_pos, d.mocap_quat,
         d.xpos, d.xquat, d.xmat, d.xipos, d.ximat, d.xanchor, d.xaxis,
     )
     # inertial frames, geoms and sites: fixed offsets from their body (mj_kinematics2)

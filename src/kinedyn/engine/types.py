@@ -250,6 +250,16 @@ class SensorType(enum.IntEnum):
     USER = 48
 
 
+class CamLightMode(enum.IntEnum):
+    """mjtCamLight: how a camera or a light moves with its body (engine.camlight)."""
+
+    FIXED = 0          # fixed in the body frame
+    TRACK = 1          # follows the body's position, keeps its world orientation of qpos0
+    TRACKCOM = 2       # follows the subtree com, keeps its world orientation of qpos0
+    TARGETBODY = 3     # fixed in the body, looks at the target body
+    TARGETBODYCOM = 4  # fixed in the body, looks at the target's subtree com
+
+
 class ConstraintType(enum.IntEnum):
     """mjtConstraint: the type of each constraint row (``efc_type``)."""
 
@@ -297,6 +307,12 @@ class JacobianType(enum.IntEnum):
 
 
 # plain ints for kernels (Numba treats module-level ints as compile-time constants)
+CAMLIGHT_FIXED = int(CamLightMode.FIXED)
+CAMLIGHT_TRACK = int(CamLightMode.TRACK)
+CAMLIGHT_TRACKCOM = int(CamLightMode.TRACKCOM)
+CAMLIGHT_TARGETBODY = int(CamLightMode.TARGETBODY)
+CAMLIGHT_TARGETBODYCOM = int(CamLightMode.TARGETBODYCOM)
+
 JNT_FREE = int(JointType.FREE)
 JNT_BALL = int(JointType.BALL)
 JNT_SLIDE = int(JointType.SLIDE)

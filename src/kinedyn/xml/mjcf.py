@@ -32,6 +32,7 @@ _FTA = ("e", ("false", "true", "auto"))
 _BOOL = ("e", ("false", "true"))
 _ENABLE = ("e", ("disable", "enable"))
 _ORIENT = _kinds(quat="f4", axisangle="f4", xyaxes="f6", zaxis="f3", euler="f3")
+_CAMLIGHT_MODES = ("fixed", "track", "trackcom", "targetbody", "targetbodycom")
 _GEOMTYPES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh", "sdf")
 
 _ACT_BASE = _kinds(name="s", **{"class": "s"}, group="i", nsample="i", interp="s", delay="f",
@@ -98,6 +99,16 @@ SCHEMA: dict[str, dict] = {
         user="f*"),
     "site": _kinds(name="s", **{"class": "s"}, type=("e", _GEOMTYPES), group="i", pos="f3", **_ORIENT,
                    material="s", size="f1-3", fromto="f6", rgba="f4", user="f*"),
+    # cameras and lights (kept with their frames: engine.camlight)
+    "camera": _kinds(name="s", **{"class": "s"}, projection=("e", ("perspective", "orthographic")),
+                     fovy="f", ipd="f", resolution="i2", output="s", pos="f3", **_ORIENT,
+                     mode=("e", _CAMLIGHT_MODES), target="s", focal="f2", focalpixel="f2",
+                     principal="f2", principalpixel="f2", sensorsize="f2", user="f*"),
+    "light": _kinds(name="s", **{"class": "s"}, directional=_BOOL,
+                    type=("e", ("spot", "directional", "point", "image")), castshadow=_BOOL, active=_BOOL,
+                    pos="f3", dir="f3", bulbradius="f", intensity="f", range="f", attenuation="f3",
+                    cutoff="f", softness="f", exponent="f", ambient="f3", diffuse="f3", specular="f3",
+                    mode=("e", _CAMLIGHT_MODES), target="s", texture="s"),
     "general": _kinds(**_ACT_BASE, **_LIMITED, actlimited=_FTA, actrange="f2", **_ACT_DYNAMICS,
                       **_TRANSMISSION, body="s", actdim="i", input="s", velrange="f2", ffrange="f2",
                       dyntype="s", gaintype="s", biastype="s", dynprm="f1-10", gainprm="f1-10",
