@@ -25,6 +25,7 @@ from kinedyn.compiler.build import Compiler, check_finite
 from kinedyn.engine.lengthrange import set_length_range
 from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const
+from kinedyn.xml.expand import expand
 from kinedyn.xml.mjcf import parse_xml
 
 __all__ = ["compile_mjcf"]
@@ -35,13 +36,14 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool
 
     Args:
       text: the MJCF document (str, or the bytes of a file: see ``parse_xml``).
-      path: the file it came from (only used in messages; external assets are not read).
+      path: the file it came from: included files are found relative to its directory (None: the
+        current working directory, as MuJoCo's from_xml_string).
       strict: raise ModelError instead of warning about features that are not simulated.
 
     Raises:
       ModelError: malformed XML, unknown elements or attributes, bad values, unsupported features.
     """
-    root = parse_xml(text)
+    root = expand(parse_xml(text), path)  # <include>, <replicate>, <attach>: xml/expand.py
     compiler = Compiler(root, strict)
     model = compiler.run()
     check_finite(model, compiler)

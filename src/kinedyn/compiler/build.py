@@ -238,10 +238,7 @@ class Compiler:
             self._compiler(node)
         for node in self.sections.get("option", []):
             self._option(node)
-        defaults = self.sections.get("default", [])
-        if len(defaults) > 1:
-            raise defaults[1].error("only one top-level <default> section is allowed")
-        self.classes = dflt.parse_defaults(defaults[0] if defaults else None)
+        self.classes = dflt.parse_defaults(self.sections.get("default", []))
         for node in self.sections.get("worldbody", []):
             if node.attrib:
                 raise node.error("World body cannot have attributes", next(iter(node.attrib)))
