@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kinedyn.compiler import frames
 from kinedyn.compiler.build import Compiler, check_finite
 from kinedyn.engine.lengthrange import set_length_range
 from kinedyn.engine.model import register_compiler
@@ -43,7 +44,7 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool
     Raises:
       ModelError: malformed XML, unknown elements or attributes, bad values, unsupported features.
     """
-    root = expand(parse_xml(text), path)  # <include>, <replicate>, <attach>: xml/expand.py
+    root = expand(parse_xml(text), path, frames)  # <include>, <replicate>, ...: xml/expand.py
     compiler = Compiler(root, strict)
     model = compiler.run()
     check_finite(model, compiler)
