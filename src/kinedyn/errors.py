@@ -13,13 +13,16 @@ class ModelError(ValueError):
       element: the XML element (tag, with its name when it has one), or None.
       attribute: the offending attribute, or None.
       line: the 1-based line in the XML source, or None.
+      file: the file holding that line when it is not the main document (an ``<include>``d
+        file or the file of an attached ``<model>``), or None.
     """
 
     def __init__(self, message: str, element: str | None = None,
-                 attribute: str | None = None, line: int | None = None):
+                 attribute: str | None = None, line: int | None = None, file: str | None = None):
         self.element = element
         self.attribute = attribute
         self.line = line
+        self.file = file
         self.reason = message
         where = []
         if element:
@@ -28,6 +31,8 @@ class ModelError(ValueError):
             where.append(f"attribute '{attribute}'")
         if line is not None:
             where.append(f"line {line}")
+        if file:
+            where.append(f"file '{file}'")
         super().__init__(f"{message} ({', '.join(where)})" if where else message)
 
 

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kinedyn.compiler import frames
 from kinedyn.compiler.build import Compiler, check_finite
 from kinedyn.engine.lengthrange import set_length_range
 from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const
+from kinedyn.xml.expand import expand
 from kinedyn.xml.mjcf import Node, parse_xml
 from kinedyn.xml.urdf import translate_urdf
 
@@ -36,7 +38,8 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupp
 
     Args:
       text: the MJCF document (str, or the bytes of a file: see ``parse_xml``).
-      path: the file it came from (mesh files are found relative to its directory).
+      path: the file it came from: included files and mesh files are found relative to its
+        directory (None: the current working directory, as MuJoCo's from_xml_string).
       allow_unsupported: load a model that uses a feature kinedyn does not simulate (one
         ``UnsimulatedFeatureWarning`` each; the feature is left out) instead of raising ModelError.
 
@@ -46,6 +49,7 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupp
     root = parse_xml(text)
     if root.tag.lower() == "robot":  # a URDF document (MuJoCo's mj_loadXML reads both)
         return _compile_urdf_tree(root, path, allow_unsupported, None)
+    root = expand(root, path, frames)  # <include>, <replicate>, ...: xml/expand.py
     return _compile(root, path, allow_unsupported)
 
 

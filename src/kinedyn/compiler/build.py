@@ -274,10 +274,7 @@ class Compiler:
             self._compiler(node)
         for node in self.sections.get("option", []):
             self._option(node)
-        defaults = self.sections.get("default", [])
-        if len(defaults) > 1:
-            raise defaults[1].error("only one top-level <default> section is allowed")
-        self.classes = dflt.parse_defaults(defaults[0] if defaults else None)
+        self.classes = dflt.parse_defaults(self.sections.get("default", []))
         self.meshes = meshes.read_assets(self.sections, self.classes, self.model_dir)
         for mesh in self.meshes:  # MuJoCo compiles every mesh asset before the bodies
             mesh.processed = meshes.compile_mesh(mesh)

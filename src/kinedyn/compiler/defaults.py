@@ -68,19 +68,27 @@ class DefaultClass:
     actuators: list = field(default_factory=list)
 
 
-def parse_defaults(node: Node | None) -> dict[str, DefaultClass]:
-    """All classes of the top-level ``<default>`` (or just an empty "main")."""
+def parse_defaults(nodes: Node | list[Node] | None) -> dict[str, DefaultClass]:
+    """All classes of the top-level ``<default>`` sections (or just an empty "main").
+
+    Several top-level sections (as ``<include>`` brings them together) all are class "main":
+    each one changes "main" where it stands, and a class nested in it starts as a copy of
+    "main" as it is at that point (MuJoCo 4.0; a class defined before keeps what it copied).
+    """
     classes: dict[str, DefaultClass] = {}
-    if node is None:
+    if isinstance(nodes, Node):
+        nodes = [nodes]
+    if not nodes:
         classes["main"] = DefaultClass("main", None)
         return classes
-    # pre-order with an explicit stack (no recursion: classes may nest deep): a class's own
-    # elements first, then its nested classes in document order, as MuJoCo reads them
-    todo: list[tuple[Node, DefaultClass | None]] = [(node, None)]
-    while todo:
-        node, parent = todo.pop()
-        cls = _parse(node, parent, classes)
-        todo.extend((child, cls) for child in reversed(node.children) if child.tag == "default")
+    for section in nodes:
+        # pre-order with an explicit stack (no recursion: classes may nest deep): a class's own
+        # elements first, then its nested classes in document order, as MuJoCo reads them
+        todo: list[tuple[Node, DefaultClass | None]] = [(section, None)]
+        while todo:
+            node, parent = todo.pop()
+            cls = _parse(node, parent, classes)
+            todo.extend((child, cls) for child in reversed(node.children) if child.tag == "default")
     return classes
 
 
@@ -94,9 +102,12 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
         name = "main"
     elif not name:
         raise node.error("empty class name", "class")
-    if name in classes:
+    if parent is None and name in classes:
+        cls = classes[name]  # a further top-level section: "main" again
+    elif name in classes:
         raise node.error(f"repeated default class name '{name}'", "class")
-    cls = DefaultClass(name, parent)
+    else:
+        cls = DefaultClass(name, parent)
     if parent is not None:
         cls.joint, cls.geom, cls.site = dict(parent.joint), dict(parent.geom), dict(parent.site)
         cls.tendon, cls.equality = dict(parent.tendon), dict(parent.equality)

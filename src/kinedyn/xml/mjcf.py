@@ -1,8 +1,8 @@
 """MJCF text -> a tree of :class:`Node` with source lines and typed attribute values.
 
-This layer knows XML and the MJCF schema, no physics. It mirrors what MuJoCo's
-XML reader (src/xml/xml_native_reader.cc, schema in src/xml/mjcf.schema) checks
-before building a spec: well-formed XML, known elements, known attributes, the
+This layer knows XML (as MuJoCo's parser, tinyxml2, reads it) and the MJCF schema, no
+physics. It mirrors what MuJoCo's XML reader (src/xml/xml_native_reader.cc, schema in
+src/xml/mjcf.schema) checks before building a spec: well-formed XML, known elements, known attributes, the
 number and format of values ("attribute 'pos' does not have enough data").
 Every failure is a :class:`~kinedyn.errors.ModelError` naming element,
 attribute and line.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-import xml.parsers.expat
 from dataclasses import dataclass, field
 
 from kinedyn.errors import ModelError
@@ -171,12 +170,14 @@ UNSUPPORTED_ELEMENTS = {
 
 @dataclass
 class Node:
-    """One XML element: tag, raw attributes, children and the 1-based source line."""
+    """One XML element: tag, raw attributes, children, the 1-based source line and, for elements
+    that come from another file than the main document (``<include>``, attached ``<model>``), that file."""
 
     tag: str
     attrib: dict[str, str]
     line: int
     children: list[Node] = field(default_factory=list)
+    file: str | None = None
 
     @property
     def label(self) -> str:
@@ -185,7 +186,7 @@ class Node:
         return f"{self.tag} '{name}'" if name else self.tag
 
     def error(self, message: str, attribute: str | None = None) -> ModelError:
-        return ModelError(message, element=self.label, attribute=attribute, line=self.line)
+        return ModelError(message, element=self.label, attribute=attribute, line=self.line, file=self.file)
 
     def find_all(self, tag: str) -> list[Node]:
         return [c for c in self.children if c.tag == tag]
@@ -195,79 +196,254 @@ class Node:
 # "XML_ELEMENT_DEPTH_EXCEEDED"; MuJoCo 4.0 reads at most 499 nested elements
 MAX_ELEMENT_DEPTH = 499
 
+# ---- XML as MuJoCo's parser (tinyxml2) reads it ------------------------------------------------------
+# tinyxml2 is more lenient than a conforming XML parser, and MuJoCo users' files rely on it: comments
+# may hold "--", attributes need no white space between them, '<' and '&' may stand in attribute
+# values, unknown entities (&foo;) and bad character references stay as written, <!DOCTYPE ...> and
+# <!ENTITY ...> are skipped up to their first '>' (nothing is ever expanded), text may stand before the
+# root element, further top-level elements are ignored, and a stray closing tag at the top ends the
+# document. The scanner below reproduces that grammar (tinyxml2.cpp: XMLDocument::Identify,
+# XMLNode::ParseDeep, XMLElement::ParseAttributes, StrPair::GetStr); what tinyxml2 refuses is refused
+# here, as "malformed XML" naming the line tinyxml2 names.
 
-def parse_xml(text: str | bytes) -> Node:
-    """Parse XML text into a Node tree; malformed XML raises ModelError with its line.
+_XML_WS = " \t\n\v\f\r"  # isspace() in the C locale
+_WS_RE = re.compile(r"[ \t\n\v\f\r]*")
+_NAME_RE = re.compile(r"[A-Za-z:_\x80-\U0010ffff][A-Za-z0-9:_.\-\x80-\U0010ffff]*")
+_ENTITIES = (("quot", '"'), ("amp", "&"), ("apos", "'"), ("lt", "<"), ("gt", ">"))
+_MAX_CODE_POINT = 0x10FFFF
+
+
+class _Scanner:
+    """Position and line (tinyxml2 counts '\n' only) in the text being parsed."""
+
+    def __init__(self, text: str, file: str | None):
+        self.text = text
+        self.n = len(text)
+        self.file = file
+        self._pos = 0
+        self._line = 1
+
+    def line_at(self, pos: int) -> int:
+        # the parser moves forward, so counting from the last position is linear overall
+        if pos >= self._pos:
+            self._line += self.text.count("\n", self._pos, pos)
+        else:
+            self._line -= self.text.count("\n", pos, self._pos)
+        self._pos = pos
+        return self._line
+
+    def error(self, message: str, pos: int) -> ModelError:
+        return ModelError(f"malformed XML: {message}", line=self.line_at(pos), file=self.file)
+
+
+def _char_ref(value: str, i: int) -> tuple[str, int] | None:
+    """The character of the reference ``&#...;`` at ``value[i]`` and the index after it, or None when
+    tinyxml2 leaves the reference as written (XMLUtil::GetCharacterRef)."""
+    j = i + 2
+    hexa = j < len(value) and value[j] == "x"
+    if hexa:
+        j += 1
+    if j >= len(value):
+        return None
+    end = value.find(";", j)
+    if end < 0:
+        return None
+    digits = value[j:end]
+    ucs, mult, radix = 0, 1, 16 if hexa else 10
+    for c in reversed(digits):  # tinyxml2 reads the digits backwards and caps the multiplier
+        if "0" <= c <= "9":
+            d = ord(c) - 48
+        elif hexa and ("a" <= c <= "f" or "A" <= c <= "F"):
+            d = int(c, 16)
+        else:
+            return None
+        ucs = (ucs + mult * d) & 0xFFFFFFFF
+        mult = min(mult * radix, _MAX_CODE_POINT)
+    if ucs > _MAX_CODE_POINT:
+        return None
+    return chr(ucs), end + 1
+
+
+def _attribute_value(raw: str, scanner: _Scanner, pos: int) -> str:
+    """An attribute value as tinyxml2 returns it: line ends normalised (CR LF, LF CR and CR become
+    LF), the five XML entities and character references replaced, anything else kept as written;
+    a reference to character 0 ends the value (a C string)."""
+    if "&" not in raw and "\r" not in raw:
+        return raw
+    out = []
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "\r" or c == "\n":
+            out.append("\n")
+            i += 2 if i + 1 < n and raw[i + 1] == ("\n" if c == "\r" else "\r") else 1
+        elif c == "&":
+            if i + 1 < n and raw[i + 1] == "#":
+                if i + 2 >= n:  # "&#" at the end: tinyxml2 drops the '&'
+                    i += 1
+                    continue
+                ref = _char_ref(raw, i)
+                if ref is None:
+                    out.append(c)
+                    i += 1
+                    continue
+                ch, i = ref
+                if 0xD800 <= ord(ch) <= 0xDFFF:
+                    raise scanner.error(f"character reference to a UTF-16 surrogate in {raw!r}", pos)
+                out.append(ch)
+            else:
+                for pattern, char in _ENTITIES:
+                    if raw.startswith(pattern, i + 1) and raw.startswith(";", i + 1 + len(pattern)):
+                        out.append(char)
+                        i += len(pattern) + 2
+                        break
+                else:
+                    out.append(c)
+                    i += 1
+        else:
+            out.append(c)
+            i += 1
+    value = "".join(out)
+    nul = value.find("\x00")
+    return value if nul < 0 else value[:nul]
+
+
+def parse_xml(text: str | bytes, file: str | None = None) -> Node:
+    """Parse XML text into a Node tree as MuJoCo's parser does; malformed XML raises ModelError with its line.
 
     ``text`` may be ``str`` or the raw bytes of a file (then the XML declaration or a
-    byte order mark gives the encoding, UTF-8 otherwise). Entity declarations
-    (``<!ENTITY ...>``, the "billion laughs" and external-entity tricks) are refused:
-    MuJoCo's parser (tinyxml2) does not expand them either.
+    byte order mark gives the encoding, UTF-8 otherwise). ``file`` names the text in
+    error messages and in the nodes (for included files; None for the main document).
+    Entity declarations (``<!ENTITY ...>``) are skipped and entities other than the five of XML are
+    kept as written, as by tinyxml2: nothing is ever expanded (no "billion laughs", no external
+    entities). A NUL character ends the text, as it ends tinyxml2's buffer.
     """
     if isinstance(text, (bytes, bytearray)):
         text = decode_xml_bytes(bytes(text))
     elif not isinstance(text, str):
         raise TypeError(f"MJCF text must be str or bytes, not {type(text).__name__}")
-    if "\x00" in text:  # not XML; expat would take the text for UTF-16
-        raise ModelError("NUL character in XML text", line=text.count("\n", 0, text.index("\x00")) + 1)
     try:
-        data = text.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError as err:
         raise ModelError(f"invalid character {text[err.start]!r} in XML text (not encodable as UTF-8)",
-                         line=text.count("\n", 0, err.start) + 1) from None
-    # the text is already decoded: UTF-8 it is, whatever an XML declaration says (as in MuJoCo,
-    # whose parser reads UTF-8 only), and no guessing of UTF-16 from NUL bytes
-    parser = xml.parsers.expat.ParserCreate("utf-8")
-    root: list[Node] = []
-    stack: list[Node] = []
-
-    def start(tag, attrib):
-        node = Node(tag, dict(attrib), parser.CurrentLineNumber)
-        # tinyxml2 counts a level for the content of the deepest element unless it is <empty/>
-        if len(stack) >= MAX_ELEMENT_DEPTH or (
-                len(stack) == MAX_ELEMENT_DEPTH - 1 and not _self_closing(data, parser.CurrentByteIndex)):
-            raise node.error(f"XML elements nested too deep (MuJoCo's parser reads at most "
-                             f"{MAX_ELEMENT_DEPTH} levels)")
-        if stack:
-            stack[-1].children.append(node)
+                         line=text.count("\n", 0, err.start) + 1, file=file) from None
+    if "\x00" in text:
+        text = text[:text.index("\x00")]
+    sc = _Scanner(text, file)
+    n = len(text)
+    pos = _WS_RE.match(text, 0).end()
+    if text.startswith("\ufeff", pos):
+        pos += 1
+    if _WS_RE.match(text, pos).end() >= n:
+        raise ModelError("malformed XML: empty document", line=1, file=file)
+    stack: list[Node] = []     # open elements
+    roots: list[Node] = []     # top-level elements
+    only_declarations = True   # nothing but <?...?> at the top level so far
+    ws = _WS_RE.match
+    while True:
+        pos = ws(text, pos).end()
+        if pos >= n:
+            if stack:
+                raise stack[-1].error(f"malformed XML: element <{stack[-1].tag}> is not closed")
+            break
+        if text[pos] != "<":  # text up to the next '<'
+            end = text.find("<", pos)
+            if end < 0:
+                raise sc.error("text at the end of the document (XML_ERROR_PARSING_TEXT)", pos)
+            if not stack:
+                only_declarations = False
+            pos = end
+            continue
+        for head, tail, what in (("<?", "?>", "declaration"), ("<!--", "-->", "comment"),
+                                 ("<![CDATA[", "]]>", "CDATA section"), ("<!", ">", "<!...> element")):
+            if text.startswith(head, pos):
+                end = text.find(tail, pos + len(head))
+                if end < 0:
+                    raise sc.error(f"unterminated {what}", pos)
+                if head == "<?":
+                    if stack or not only_declarations:
+                        raise sc.error("an XML declaration <?...?> is allowed only at the start of the "
+                                       "document (XML_ERROR_PARSING_DECLARATION)", pos)
+                elif not stack:
+                    only_declarations = False
+                pos = end + len(tail)
+                break
         else:
-            root.append(node)
-        stack.append(node)
+            pos = _element(sc, pos, stack, roots)
+            if pos < 0:  # a closing tag at the top level ends the document
+                break
+            if not stack:
+                only_declarations = False
+    if not roots:
+        raise ModelError("malformed XML: no root element", line=1, file=file)
+    return roots[0]
 
-    def end(tag):
+
+def _element(sc: _Scanner, pos: int, stack: list[Node], roots: list[Node]) -> int:
+    """One tag at ``pos`` ('<'): open, self-closing or closing; returns the position after it
+    (-1 for a closing tag at the top level, where tinyxml2 stops reading)."""
+    text, n = sc.text, sc.n
+    line = sc.line_at(pos)
+    q = _WS_RE.match(text, pos + 1).end()
+    closing = q < n and text[q] == "/"
+    if closing:
+        q += 1
+    m = _NAME_RE.match(text, q)
+    if m is None:
+        raise sc.error("invalid element name (XML_ERROR_PARSING)", pos)
+    tag = m.group()
+    q = m.end()
+    attrib: dict[str, str] = {}
+    self_closing = False
+    while True:
+        q = _WS_RE.match(text, q).end()
+        if q >= n:
+            raise sc.error(f"unterminated tag <{tag}> (XML_ERROR_PARSING_ELEMENT)", pos)
+        c = text[q]
+        if c == ">":
+            q += 1
+            break
+        if c == "/" and text.startswith(">", q + 1):
+            self_closing = True
+            q += 2
+            break
+        m = _NAME_RE.match(text, q)
+        if m is None:
+            raise sc.error(f"unexpected character {c!r} in tag <{tag}> (XML_ERROR_PARSING_ELEMENT)", q)
+        attr = m.group()
+        q = _WS_RE.match(text, m.end()).end()
+        quote = text[q + 1:q + 2] if text.startswith("=", q) else ""
+        if quote:
+            q = _WS_RE.match(text, q + 1).end()
+            quote = text[q:q + 1]
+        if quote not in ('"', "'"):
+            raise sc.error(f"attribute '{attr}' of <{tag}> has no quoted value (XML_ERROR_PARSING_ATTRIBUTE)",
+                           m.start())
+        end = text.find(quote, q + 1)
+        if end < 0 or attr in attrib:
+            raise sc.error(f"{'duplicate attribute' if end >= 0 else 'unterminated value of attribute'} "
+                           f"'{attr}' in <{tag}> (XML_ERROR_PARSING_ATTRIBUTE)", m.start())
+        attrib[attr] = _attribute_value(text[q + 1:end], sc, m.start())
+        q = end + 1
+    if closing and not self_closing:  # </tag ...>: tinyxml2 reads (and drops) attributes there too
+        if not stack:
+            return -1
+        if stack[-1].tag != tag:
+            raise stack[-1].error(f"malformed XML: <{stack[-1].tag}> closed by </{tag}> "
+                                  "(XML_ERROR_MISMATCHED_ELEMENT)")
         stack.pop()
-
-    def entity_decl(name, *_):
-        raise ModelError(f"XML entity declarations are not supported (<!ENTITY {name} ...>)",
-                         line=parser.CurrentLineNumber)
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.EntityDeclHandler = entity_decl
-    parser.SetParamEntityParsing(xml.parsers.expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    try:
-        parser.Parse(data, True)
-    except xml.parsers.expat.ExpatError as err:
-        raise ModelError(f"malformed XML: {xml.parsers.expat.ErrorString(err.code)}",
-                         line=err.lineno) from None
-    if not root:
-        raise ModelError("empty XML document")
-    return root[0]
-
-
-def _self_closing(data: bytes, start: int) -> bool:
-    """Whether the start tag at byte ``start`` of ``data`` ends with ``/>``."""
-    quote = None
-    for i in range(start, len(data)):
-        c = data[i]
-        if quote is not None:
-            if c == quote:
-                quote = None
-        elif c in b"\"'":
-            quote = c
-        elif c == ord(">"):
-            return data[i - 1] == ord("/")
-    return False
+        return q
+    # "</tag/>" is an empty element to tinyxml2, as "<tag/>"
+    if q >= n and not self_closing:  # "<tag>" at the very end: tinyxml2 reports a mismatch
+        raise sc.error(f"element <{tag}> is not closed (XML_ERROR_MISMATCHED_ELEMENT)", pos)
+    node = Node(tag, attrib, line, file=sc.file)
+    if not self_closing and len(stack) >= MAX_ELEMENT_DEPTH - 1:
+        raise node.error(f"XML elements nested too deep (MuJoCo's parser reads at most "
+                         f"{MAX_ELEMENT_DEPTH} levels)")
+    (stack[-1].children if stack else roots).append(node)
+    if not self_closing:
+        stack.append(node)
+    return q
 
 
 _DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
