@@ -38,6 +38,11 @@ import numpy as np
 import pytest
 
 from kinedyn.engine.collision_convex import collide_convex, collide_plane_convex, convex_work_size
+
+# collide_convex's mesh arrays (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph)
+# for primitives only
+_NO_MESH = (np.full(2, -1, np.int32), np.zeros((0, 3)), np.zeros(0, np.int32), np.zeros(0, np.int32),
+            np.zeros(0, np.int32))
 from kinedyn.engine.util_spatial import make_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -97,7 +102,7 @@ class Pair:
             multiccd = not (m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_MULTICCD)
             n = collide_convex(geom_type, xpos, xmat, size, g1, g2, thr, m.opt.ccd_tolerance,
                                int(m.opt.ccd_iterations), multiccd, dist, pos, frame, 0,
-                               self.work, self.iwork)
+                               self.work, self.iwork, _NO_MESH)
         for i in range(n):
             make_frame(frame, i)
         return n, dist[:n], pos[:n], frame[:n]

@@ -354,8 +354,11 @@ def process(vert32: np.ndarray, face: np.ndarray, scale, refpos, refquat, inerti
     if (e0 + e1 < e2 * (1.0 - rtol) - atol or e0 + e2 < e1 * (1.0 - rtol) - atol
             or e1 + e2 < e0 * (1.0 - rtol) - atol):
         raise MeshError(f"eigenvalues of mesh inertia violate A + B >= C: {name}")
-    boxsz = [0.5 * math.sqrt(6 * (e1 + e2 - e0) / volume), 0.5 * math.sqrt(6 * (e0 + e2 - e1) / volume),
-             0.5 * math.sqrt(6 * (e0 + e1 - e2) / volume)]
+    # a slightly violated A + B >= C (within the tolerance above) gives nan here, as in MuJoCo
+    with np.errstate(invalid="ignore"):
+        boxsz = [float(0.5 * np.sqrt(6 * (e1 + e2 - e0) / volume)),
+                 float(0.5 * np.sqrt(6 * (e0 + e2 - e1) / volume)),
+                 float(0.5 * np.sqrt(6 * (e0 + e1 - e2) / volume))]
 
     # centre and align (Rotate): v <- R(q)^T (v - com)
     dvert = dvert - com
@@ -373,16 +376,16 @@ def process(vert32: np.ndarray, face: np.ndarray, scale, refpos, refquat, inerti
 
 
 def _eig3_mesh(mat) -> tuple[list[float], list[float]]:
-    """The principal axes of a mesh: mjuu_eig3 as MuJoCo 4.0's mesh compiler still runs it.
+    """The principal axes of a mesh: mjuu_eig3 as MuJoCo 4.0's mesh compiler runs it.
 
-    Unlike the body ``fullinertia`` path (:func:`kinedyn.compiler.inertial.eig3`), the mesh
-    path stops when the largest off-diagonal element is below 1e-12 or the next Jacobi
-    rotation's cosine exceeds 1 - 1e-12, and builds the rotation from the half-angle
-    cosine; the principal frame is therefore converged only to ~1e-9 (checked against
-    mujoco 4.0.0: this reproduces its mesh_quat to ~1e-16 where the fully converged
-    frame differs by ~3e-9).
+    The Jacobi iteration of :func:`kinedyn.compiler.inertial.eig3` (largest off-diagonal
+    element, rotation from the half-angle tangent, stop below 16 epsilons of the largest
+    entry, descending sort by 90-degree turns) with one more stop: when the next rotation's
+    cosine exceeds 1 - 1e-14. Found against mujoco 4.0.0 (MuJoCo's source for 4.0 is not
+    available here): this reproduces its mesh_quat bit for bit on random convex meshes,
+    where the fully converged frame differs by up to ~5e-8 (tests/test_mesh.py).
     """
-    eps = 1e-12
+    scale = max(abs(x) for x in mat)
     quat = [1.0, 0.0, 0.0, 0.0]
     eigval = [0.0, 0.0, 0.0]
     for _ in range(500):
@@ -396,26 +399,22 @@ def _eig3_mesh(mat) -> tuple[list[float], list[float]]:
         else:
             rk, ck, rotk = 1, 2, 0
         off = d[3 * rk + ck]
-        if abs(off) < eps:
+        if abs(off) <= inr._EIG_REL * scale or off == 0:
             break
         tau = (d[4 * ck] - d[4 * rk]) / (2 * off)
         if tau >= 0:
             t = 1.0 / (tau + math.sqrt(1 + tau * tau))
         else:
             t = -1.0 / (-tau + math.sqrt(1 + tau * tau))
-        c = 1.0 / math.sqrt(1 + t * t)
-        if c > 1.0 - eps:
+        if 1.0 / math.sqrt(1 + t * t) > 1.0 - 1e-14:
             break
-        rot = [0.0, 0.0, 0.0, 0.0]
-        rot[rotk + 1] = -math.sqrt(0.5 - 0.5 * c) if tau >= 0 else math.sqrt(0.5 - 0.5 * c)
-        if rotk == 1:
-            rot[rotk + 1] = -rot[rotk + 1]
-        rot[0] = math.sqrt(1.0 - rot[rotk + 1] * rot[rotk + 1])
-        fr.normvec(rot)
+        h = t / (1 + math.sqrt(1 + t * t))
+        rot = [1 / math.sqrt(1 + h * h), 0.0, 0.0, 0.0]
+        rot[rotk + 1] = (h if rotk == 1 else -h) * rot[0]
         quat = fr.mulquat(quat, rot)
     for j in range(3):
         j1 = j % 2
-        if eigval[j1] + eps < eigval[j1 + 1]:
+        if eigval[j1] + inr._EIG_EPS < eigval[j1 + 1]:
             eigval[j1], eigval[j1 + 1] = eigval[j1 + 1], eigval[j1]
             rot = [0.707106781186548, 0.0, 0.0, 0.0]
             rot[(j1 + 2) % 3 + 1] = rot[0]

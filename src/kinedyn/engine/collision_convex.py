@@ -181,10 +181,12 @@ def collide_plane_convex(geom_type, xpos, xmat, size, g1, g2, margin, dist, pos,
 def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, mesh, poly):
     """Plane-mesh contacts as MuJoCo 4.0's mjc_PlaneConvex makes them for meshes (rewritten in
     MuJoCo 3.13, whose source kinedyn's snapshot predates; the rule below is the one that
-    reproduces mujoco 4.0.0's contacts, tests/test_mesh.py): the hull vertex deepest along the
+    reproduces mujoco 4.0.0's contacts, tests/test_mesh.py; exactly for hull polygons of up to 4
+    vertices, in ~95 % of poses for larger ones): the hull vertex deepest along the
     plane normal, then the hull polygon through that vertex facing the plane most directly;
     its vertices from the deepest one on in polygon order (a polygon of more than 4 vertices
-    reduced to MuJoCo's largest-area quadrilateral, polygonQuad), each one within the margin a
+    reduced to MuJoCo's polygonQuad quadrilateral, listed from the deepest vertex), each one
+    within the margin a
     contact at the midpoint between it and the plane, normal the plane's. Up to 4 contacts.
 
     mesh: (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph); poly:
@@ -234,6 +236,8 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, m
             ncon += _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0 + ncon, vert, va, v,
                                         nx, ny, nz)
         return ncon
+    # more than 4 vertices: MuJoCo's large-area quadrilateral (polygonQuad) of the polygon listed
+    # from the deepest vertex, in polygon order
     pts = work[:3 * cnt].reshape((cnt, 3))
     for j in range(cnt):
         v = polyvert[pa + (start + j) % cnt]
@@ -241,10 +245,11 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, m
             pts[j, a] = (r[a, 0] * vert[va + v, 0] + r[a, 1] * vert[va + v, 1] + r[a, 2] * vert[va + v, 2]
                          + xpos[g2, a])
     q0, q1, q2, q3 = _polygon_quad(pts, cnt)
-    for q in (q0, q1, q2, q3):
-        v = polyvert[pa + (start + q) % cnt]
-        ncon += _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0 + ncon, vert, va, v,
-                                    nx, ny, nz)
+    for j in range(cnt):
+        if j == q0 or j == q1 or j == q2 or j == q3:
+            v = polyvert[pa + (start + j) % cnt]
+            ncon += _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0 + ncon, vert, va, v,
+                                        nx, ny, nz)
     return ncon
 
 
