@@ -38,12 +38,12 @@ import numpy as np
 import pytest
 
 from kinedyn.engine.collision_convex import collide_convex, collide_plane_convex, convex_work_size
+from kinedyn.engine.util_spatial import make_frame
 
 # collide_convex's mesh arrays (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph)
 # for primitives only
 _NO_MESH = (np.full(2, -1, np.int32), np.zeros((0, 3)), np.zeros(0, np.int32), np.zeros(0, np.int32),
             np.zeros(0, np.int32))
-from kinedyn.engine.util_spatial import make_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
