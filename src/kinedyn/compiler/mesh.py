@@ -471,21 +471,22 @@ def make_graph(dvert: np.ndarray, maxhullvert: int, name: str = "") -> tuple[np.
     local = np.full(nv, -1, dtype=np.int64)
     local[verts] = np.arange(len(verts))
     numvert, numface = len(verts), len(faces)
-    # neighbours of each hull vertex, in facet order
-    neighbours: list[list[int]] = [[] for _ in range(numvert)]
-    for tri in faces:
-        for k in range(3):
-            row = neighbours[local[tri[k]]]
-            for other in (tri[(k + 1) % 3], tri[(k + 2) % 3]):
-                lo = int(local[other])
-                if lo not in row:
-                    row.append(lo)
-    edge_adr, edges, adr = [], [], 0
-    for row in neighbours:
-        edge_adr.append(adr)
-        edges.extend(row)
-        edges.append(-1)
-        adr += len(row) + 1
+    # neighbours of each hull vertex in the order the faces first name them (vectorised):
+    # per face corner k, the next and the previous corner
+    lf = local[faces]
+    src = np.repeat(lf, 2, axis=1).ravel()
+    dst = np.stack([lf[:, 1], lf[:, 2], lf[:, 2], lf[:, 0], lf[:, 0], lf[:, 1]], axis=1).ravel()
+    key = src * numvert + dst
+    _, first = np.unique(key, return_index=True)
+    first.sort()
+    src, dst = src[first], dst[first]
+    order = np.argsort(src, kind="stable")
+    src, dst = src[order], dst[order]
+    counts = np.bincount(src, minlength=numvert)
+    edge_adr = np.concatenate([[0], np.cumsum(counts + 1)[:-1]])
+    edges = np.full(numvert + len(dst), -1, dtype=np.int64)
+    slot = edge_adr[src] + (np.arange(len(src)) - np.concatenate([[0], np.cumsum(counts)[:-1]])[src])
+    edges[slot] = dst
     graph = np.concatenate([[numvert, numface], edge_adr, verts, edges, faces.ravel()]).astype(np.int32)
     if len(graph) != 2 + 3 * numvert + 6 * numface:
         raise MeshError("wrong size in convex hull graph")
@@ -503,23 +504,29 @@ def make_polygons(graph: np.ndarray, raw_vert: np.ndarray) -> list[list[int]]:
     faces = graph[2 + 3 * numvert + 3 * numface:].reshape(numface, 3)
     tol = 0.01
     groups: dict[tuple, list] = {}
-    for f in faces:
-        v1, v2, v3 = raw_vert[f[0]], raw_vert[f[1]], raw_vert[f[2]]
-        n = np.array(fr.cross(v2 - v1, v3 - v1))
-        norm = math.sqrt(float(n @ n))
-        if norm < MINVAL:
+    # the rounded normal angles of every face at once (MeshPolygonKey)
+    v1, v2, v3 = raw_vert[faces[:, 0]], raw_vert[faces[:, 1]], raw_vert[faces[:, 2]]
+    b, c = v2 - v1, v3 - v1
+    nrm = np.stack([b[:, 1] * c[:, 2] - b[:, 2] * c[:, 1], b[:, 2] * c[:, 0] - b[:, 0] * c[:, 2],
+                    b[:, 0] * c[:, 1] - b[:, 1] * c[:, 0]], axis=1)
+    length = np.sqrt(_dot(nrm, nrm))
+    valid = length >= MINVAL
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nrm = nrm / np.where(valid, length, 1.0)[:, None] + 0.0
+        pole = np.abs(nrm[:, 2]) > 1.0 - 1e-7
+        theta = np.where(pole, 0.0, np.round(np.arctan2(nrm[:, 1], nrm[:, 0]) / tol))
+        phi = np.where(pole, np.where(nrm[:, 2] < 0, round(math.pi / tol), 0.0),
+                       np.round(np.arccos(np.clip(nrm[:, 2], -1.0, 1.0)) / tol))
+    keys = list(zip((theta + 0.0).tolist(), (phi + 0.0).tolist(), strict=True))
+    for i, f in enumerate(faces.tolist()):
+        if not valid[i]:
             continue
-        n = n / norm + 0.0
-        if abs(n[2]) > 1.0 - 1e-7:
-            key = (0.0, float(round(math.pi / tol)) if n[2] < 0 else 0.0)
-        else:
-            key = (float(round(math.atan2(n[1], n[0]) / tol)), float(round(math.acos(n[2]) / tol)))
+        key = keys[i]
         group = groups.get(key)
         if group is None:
-            edges = [(int(f[0]), int(f[1])), (int(f[1]), int(f[2])), (int(f[2]), int(f[0]))]
-            groups[key] = [edges, [0, 0, 0], 1]
+            groups[key] = [[(f[0], f[1]), (f[1], f[2]), (f[2], f[0])], [0, 0, 0], 1]
         else:
-            _insert_face(group, int(f[0]), int(f[1]), int(f[2]))
+            _insert_face(group, f[0], f[1], f[2])
     polygons = []
     for edges, islands, nisland in groups.values():
         if len(edges) == 3:
@@ -584,15 +591,25 @@ def _insert_face(group: list, v1: int, v2: int, v3: int) -> None:
             islands.append(island)
 
 
-def polygon_normal(vert: np.ndarray, poly: list[int]) -> list[float]:
-    """Unit normal of a polygon from all its vertices (Newell's method)."""
-    p = vert[poly].astype(float)
-    q = np.roll(p, -1, axis=0)
-    n = np.array([((p[:, 1] - q[:, 1]) * (p[:, 2] + q[:, 2])).sum(),
-                  ((p[:, 2] - q[:, 2]) * (p[:, 0] + q[:, 0])).sum(),
-                  ((p[:, 0] - q[:, 0]) * (p[:, 1] + q[:, 1])).sum()])
-    norm = float(np.linalg.norm(n))
-    return (n / norm).tolist() if norm > MINVAL else [0.0, 0.0, 1.0]
+def polygon_normals(vert: np.ndarray, flat: np.ndarray, starts: np.ndarray,
+                    sizes: np.ndarray) -> np.ndarray:
+    """Unit normals of polygons (vertex ids ``flat``, polygon k at starts[k], sizes[k]) from all
+    their vertices (Newell's method); (n, 3)."""
+    if not len(sizes):
+        return np.zeros((0, 3))
+    p = vert[flat].astype(float)
+    nxt = np.arange(len(flat)) + 1
+    ends = starts + sizes
+    nxt[ends - 1] = starts
+    q = p[nxt]
+    terms = np.stack([(p[:, 1] - q[:, 1]) * (p[:, 2] + q[:, 2]), (p[:, 2] - q[:, 2]) * (p[:, 0] + q[:, 0]),
+                      (p[:, 0] - q[:, 0]) * (p[:, 1] + q[:, 1])], axis=1)
+    n = np.add.reduceat(terms, starts, axis=0)
+    norm = np.linalg.norm(n, axis=1)
+    out = np.tile([0.0, 0.0, 1.0], (len(sizes), 1))
+    ok = norm > MINVAL
+    out[ok] = n[ok] / norm[ok, None]
+    return out
 
 
 # ---- what a geom takes from its mesh ------------------------------------------------------------
@@ -639,20 +656,23 @@ def mesh_arrays(meshes: list[MeshAsset], geom_dataid: list[int]) -> tuple[dict, 
             polys = pm.polygons
         else:
             graphadr.append(-1)
-        polyadr.append(len(polyvertnum))
+        first = len(polyvertnum)
+        polyadr.append(first)
         polynum.append(len(polys))
-        owners: list[list[int]] = [[] for _ in range(len(pm.vert))]
-        for p in polys:
-            polyvertadr.append(len(polyvert))
-            polyvertnum.append(len(p))
-            polyvert.extend(p)
-            polynormal.append(polygon_normal(pm.vert, p))
-            for v in p:
-                owners[v].append(len(polyvertnum) - 1)  # the polygon's global index
-        for row in owners:
-            polymapadr.append(len(polymap))
-            polymapnum.append(len(row))
-            polymap.extend(row)
+        sizes = np.array([len(p) for p in polys], dtype=np.int64)
+        flat = np.array([v for p in polys for v in p], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(polys) else sizes
+        polyvertadr.extend((starts + len(polyvert)).tolist())
+        polyvertnum.extend(sizes.tolist())
+        polyvert.extend(flat.tolist())
+        polynormal.extend(polygon_normals(pm.vert, flat, starts, sizes).tolist())
+        # the polygons (global ids) of each vertex, in polygon order
+        owner = np.repeat(np.arange(len(polys), dtype=np.int64) + first, sizes)
+        order = np.argsort(flat, kind="stable")
+        counts = np.bincount(flat, minlength=len(pm.vert))
+        polymapadr.extend((np.concatenate([[0], np.cumsum(counts)[:-1]]) + len(polymap)).tolist())
+        polymapnum.extend(counts.tolist())
+        polymap.extend(owner[order].tolist())
     nmesh = len(meshes)
     arr = dict(
         mesh_vertadr=np.array(vertadr, dtype=np.int32), mesh_vertnum=np.array(vertnum, dtype=np.int32),
@@ -679,5 +699,6 @@ def mesh_arrays(meshes: list[MeshAsset], geom_dataid: list[int]) -> tuple[dict, 
 
 
 __all__ = ["INERTIA_MODES", "MESH_DEFAULTS", "MeshAsset", "MeshError", "ProcessedMesh", "compile_mesh",
-           "default_mesh_attrs", "geom_from_mesh", "make_graph", "mesh_arrays", "mesh_inertia", "process",
-           "read_assets"]
+           "default_mesh_attrs", "geom_from_mesh", "make_graph", "make_polygons", "mesh_arrays",
+           "mesh_inertia",
+           "polygon_normals", "process", "read_assets"]

@@ -3,8 +3,8 @@
 Formats (chosen by ``content_type`` or else the file extension, case-insensitive, as
 MuJoCo's ``GetAssetContentType``):
 
-* STL (``model/stl``): binary STL, read with trimesh. MuJoCo keeps every triangle and
-  removes repeated vertices (first occurrence keeps its place, faces re-indexed); the
+* STL (``model/stl``): binary STL (fixed 50-byte records, read with NumPy). MuJoCo keeps
+  every triangle and removes repeated vertices (first occurrence keeps its place, faces re-indexed); the
   vertices are single precision. MuJoCo 4.0 refuses ASCII STL ("perhaps this is an ASCII
   file?"); kinedyn reads it too (trimesh), with the same float32 vertices and de-duplication
   (a documented extension, docs/deviations.md).
@@ -108,20 +108,32 @@ def _read_dae(data: bytes, name: str) -> RawMesh:
     return RawMesh(vert, face.astype(np.int32))
 
 
-def _read_stl(data: bytes, name: str) -> RawMesh:
-    from trimesh.exchange import stl as trimesh_stl
+# a binary STL triangle record: normal, 3 corners, attribute byte count
+_STL_RECORD = np.dtype([("normal", "<f4", 3), ("corners", "<f4", (3, 3)), ("attr", "<u2")])
 
+
+def _read_stl(data: bytes, name: str) -> RawMesh:
     binary = len(data) >= 84 and 84 + 50 * struct.unpack_from("<I", data, 80)[0] == len(data)
-    if not binary and not data.lstrip()[:5].lower() == b"solid":
-        if len(data) < 84:
-            raise ValueError(f"STL file '{name}' is too short")
+    if binary:
+        # fixed 50-byte records: NumPy reads them directly (importing trimesh costs more than
+        # parsing most robot meshes)
+        n = struct.unpack_from("<I", data, 80)[0]
+        vert = np.frombuffer(data, dtype=_STL_RECORD, count=n, offset=84)["corners"].reshape(-1, 3)
+        vert = vert.astype(np.float32)
+        face = np.arange(3 * n, dtype=np.int64).reshape(-1, 3)
+    elif data.lstrip()[:5].lower() == b"solid":
+        from trimesh.exchange import stl as trimesh_stl  # ASCII STL (a kinedyn extension)
+
+        try:
+            res = trimesh_stl.load_stl(io.BytesIO(data))
+        except Exception as err:  # trimesh raises many kinds on bad bytes
+            raise ValueError(f"cannot read STL file '{name}': {err}") from None
+        vert = np.asarray(res["vertices"], dtype=np.float32).reshape(-1, 3)
+        face = np.asarray(res["faces"], dtype=np.int64).reshape(-1, 3)
+    elif len(data) < 84:
+        raise ValueError(f"STL file '{name}' is too short")
+    else:
         raise ValueError(f"STL file '{name}' has the wrong size for its number of triangles")
-    try:
-        res = trimesh_stl.load_stl(io.BytesIO(data))
-    except Exception as err:  # trimesh raises many kinds on bad bytes
-        raise ValueError(f"cannot read STL file '{name}': {err}") from None
-    vert = np.asarray(res["vertices"], dtype=np.float32).reshape(-1, 3)
-    face = np.asarray(res["faces"], dtype=np.int64).reshape(-1, 3)
     if not 1 <= len(face) <= STL_MAX_FACES:
         raise ValueError(f"number of faces should be between 1 and {STL_MAX_FACES} in STL file '{name}'")
     if not np.isfinite(vert).all():
