@@ -143,8 +143,7 @@ class Viewer:
         for g in scene.drawn_geoms(m):
             gtype = int(m.geom_type[g])
             has_plane |= gtype == GeomType.PLANE
-            vertices, faces = scene.primitive_mesh(gtype, m.geom_size[g], plane_extent=2 * extent,
-                                                   resolution=24)
+            vertices, faces = scene.geom_mesh(m, g, plane_extent=2 * extent, resolution=24)
             rgba = self.appearance.geom_rgba[g]
             self.geom_handles[g] = sc.add_mesh_simple(
                 f"/kinedyn/geom/{g}", vertices.astype(np.float32), faces, color=_rgb255(rgba),

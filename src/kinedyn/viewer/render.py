@@ -96,7 +96,7 @@ def animate(m, qpos_frames, path: str | Path, fps: float = 15.0, title: str = ""
     colours = scene.appearance(m, source).geom_rgba
     geoms = [g for g in scene.drawn_geoms(m) if m.geom_type[g] != GeomType.PLANE]
     planes = [g for g in scene.drawn_geoms(m) if m.geom_type[g] == GeomType.PLANE]
-    meshes = {g: scene.primitive_mesh(m.geom_type[g], m.geom_size[g], resolution=resolution) for g in geoms}
+    meshes = {g: scene.geom_mesh(m, g, resolution=resolution) for g in geoms}
 
     # the view: a cube around every geom vertex of every frame
     corners = [pos[g] + meshes[g][0] @ mat[g].T for pos, mat, _ in poses for g in geoms]

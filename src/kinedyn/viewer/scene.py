@@ -27,7 +27,7 @@ DEFAULT_RGBA = np.array([0.5, 0.5, 0.5, 1.0])        # mjs_defaultGeom's rgba
 DEFAULT_SITE_RGBA = np.array([0.5, 0.5, 0.5, 1.0])   # mjs_defaultSite's rgba
 DEFAULT_MATERIAL_RGBA = np.array([1.0, 1.0, 1.0, 1.0])
 DRAWN_TYPES = (GeomType.PLANE, GeomType.SPHERE, GeomType.CAPSULE, GeomType.ELLIPSOID, GeomType.CYLINDER,
-               GeomType.BOX)
+               GeomType.BOX, GeomType.MESH)
 
 
 # ---------------------------------------------------------------------------------------
@@ -78,6 +78,18 @@ def _box(half) -> tuple[np.ndarray, np.ndarray]:
     quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
     faces = [t for a, b, c, e in quads for t in ((a, b, c), (a, c, e))]
     return corners * np.asarray(half, dtype=float), np.array(faces, dtype=np.int32)
+
+
+def geom_mesh(m, g: int, plane_extent: float = 2.0, resolution: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices, faces) of geom ``g`` in its own frame: a mesh geom's own triangles
+    (``mesh_vert`` / ``mesh_face``), else :func:`primitive_mesh`."""
+    if int(m.geom_type[g]) == GeomType.MESH:
+        i = int(m.geom_dataid[g])
+        va, vn = int(m.mesh_vertadr[i]), int(m.mesh_vertnum[i])
+        fa, fn = int(m.mesh_faceadr[i]), int(m.mesh_facenum[i])
+        vert = np.asarray(m.mesh_vert[va:va + vn], dtype=float)
+        return vert, np.asarray(m.mesh_face[fa:fa + fn], dtype=np.int32)
+    return primitive_mesh(m.geom_type[g], m.geom_size[g], plane_extent=plane_extent, resolution=resolution)
 
 
 def primitive_mesh(gtype: int, size, plane_extent: float = 2.0,
@@ -262,5 +274,5 @@ def contacts(m, d, forces: bool = True) -> Contacts:
     return Contacts(pos, frame[:, 0].copy(), force)
 
 
-__all__ = ["Appearance", "Contacts", "DRAWN_TYPES", "appearance", "contacts", "drawn_geoms", "mat2quat",
-           "primitive_mesh", "shade"]
+__all__ = ["Appearance", "Contacts", "DRAWN_TYPES", "appearance", "contacts", "drawn_geoms", "geom_mesh",
+           "mat2quat", "primitive_mesh", "shade"]
