@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 import pytest
 from oracle import assert_close, assert_model_fields, set_simulated_state, simulated_states
+from thirdparty import require
 
 import kinedyn as kd
 
@@ -433,3 +434,21 @@ def test_visual_meshes_have_no_hull_and_no_contacts():
     d = kd.Data(m)
     kd.forward(m, d)
     assert d.ncon == 0
+
+
+def test_third_party_arm_with_stl_meshes_matches_mujoco():
+    """robosuite 1.5.2's KUKA iiwa (pinned wheel, tests/thirdparty.py): 16 binary STL meshes,
+    126 000 vertices, every Model field MuJoCo has, and the load time next to MuJoCo's."""
+    path = require("robosuite") / "robosuite/models/assets/robots/iiwa/robot.xml"
+    from kinedyn.compiler import mesh as meshes
+
+    meshes._CACHE.clear()
+    t0 = time.perf_counter()
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    t1 = time.perf_counter()
+    m = kd.Model.from_xml_path(path)
+    t2 = time.perf_counter()
+    assert m.nmesh == mjm.nmesh == 16
+    assert_model_fields(m, mjm, skip=("mesh_vert", "body_iquat"))
+    assert_same_mesh_vert_and_inertial_frames(m, mjm)
+    print(f"iiwa load: mujoco {t1 - t0:.2f} s, kinedyn {t2 - t1:.2f} s")
