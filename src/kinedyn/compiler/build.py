@@ -1084,6 +1084,23 @@ class Compiler:
 
     # ---- arrays ---------------------------------------------------------------------------------
 
+    def _attached_key(self, node: Node, k: int, key_qpos, key_qvel, key_ctrl, jnt_qposadr,
+                      jnt_dofadr) -> None:
+        """A keyframe of an attached model (xml/expand.py): its values go to the attached joints
+        and actuators; the rest keeps qpos0 / zeros (as mjs_attach places them)."""
+        joints = {j.attrs.get("name"): j.id for j in self.joints if j.attrs.get("name")}
+        actuators = {name: i for i, name in enumerate(self.actuator_names) if name}
+        for attr, dst, adrs in (("qpos", key_qpos, jnt_qposadr), ("qvel", key_qvel, jnt_dofadr)):
+            for name, values in node.attached_key.get(attr, {}).items():
+                if name not in joints:
+                    raise node.error(f"keyframe of an attached model: no joint '{name}' in the model", attr)
+                adr = adrs[joints[name]]
+                dst[k, adr:adr + len(values)] = values
+        for name, value in node.attached_key.get("ctrl", {}).items():
+            if name not in actuators:
+                raise node.error(f"keyframe of an attached model: no actuator '{name}' in the model", "ctrl")
+            key_ctrl[k, actuators[name]] = value
+
     def _assemble(self, model_name: str):
 
 
@@ -1318,6 +1335,8 @@ class Compiler:
                         raise node.error(f"keyframe '{a.get('name', '')}': invalid {attr} size, expected "
                                          f"{n}, got {len(a[attr])}", attr)
                     dst[k] = a[attr]
+            if node is not None and node.attached_key is not None:
+                self._attached_key(node, k, key_qpos, key_qvel, key_ctrl, jnt_qposadr, jnt_dofadr)
             for attr in ("mpos", "mquat"):
                 if attr in a and a[attr]:
                     raise node.error(f"keyframe '{a.get('name', '')}': invalid {attr} size (the model has "

@@ -43,7 +43,7 @@ from kinedyn.xml.mjcf import Node, parse_floats, parse_ints, parse_xml
 __all__ = ["expand"]
 
 
-def expand(root: Node, path: str | Path | None = None, frames=None) -> Node:
+def expand(root: Node, path: str | Path | None = None, frames=None, _loading: tuple = ()) -> Node:
     """Expand the meta-elements of the document ``root`` read from ``path`` (None: a string).
 
     ``frames`` gives the orientation arithmetic of the compiler (``resolve_orientation``,
@@ -53,6 +53,7 @@ def expand(root: Node, path: str | Path | None = None, frames=None) -> Node:
     model_dir = os.path.dirname(os.fspath(path)) if path is not None else ""
     included = {os.path.normpath(os.fspath(path))} if path is not None else set()
     _Includes(model_dir, included).run(root)
+    _Attachments(root, model_dir, frames, _loading).run()
     _Replicates(root, frames).run()
     if root.tag == "mujoco":
         root.attrib = {k: v for k, v in root.attrib.items() if k != "xmlns" and ":" not in k}
@@ -183,6 +184,14 @@ def _copy(node: Node, rename) -> Node:
     return top
 
 
+def _preorder(root: Node):
+    todo = [root]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(reversed(n.children))
+
+
 def _fmt(x: float) -> str:
     return repr(float(x))
 
@@ -295,6 +304,14 @@ class _Replicates:
         at = next(i for i, c in enumerate(parent.children) if c is node)
         parent.children[at:at + 1] = replicas
         self._referring(names, before, suffixes)
+        # the keyframes of models attached in the content set the first replica (MuJoCo 4.0)
+        for key in (k for c in self.root.children if c.tag == "keyframe" for k in c.children):
+            if key.attached_key is not None and suffixes:
+                for attr, kind in (("qpos", "joint"), ("qvel", "joint"), ("ctrl", "actuator")):
+                    if attr in key.attached_key:
+                        key.attached_key[attr] = {
+                            name + suffixes[0] if name in names.get(kind, ()) else name: v
+                            for name, v in key.attached_key[attr].items()}
 
     def _declared_before(self, node: Node) -> dict[str, set[str]]:
         """Names of the tree's elements that come before ``node`` in the document (with "world")."""
@@ -351,3 +368,388 @@ class _Replicates:
                     if copy.attrib.get("name"):
                         copy.attrib["name"] += suffix
                     sections[-1].children.append(copy)
+
+
+# ---- <attach> ----------------------------------------------------------------------------------------
+
+# <compiler> settings that change how an attached model's elements compile: MuJoCo compiles them
+# with the attached model's own settings; kinedyn compiles one document with one set, so the two
+# models must agree (else ModelError). (attribute, MuJoCo's default)
+_ATTACH_COMPILER = (("angle", "degree"), ("eulerseq", "xyz"), ("autolimits", "true"),
+                    ("inertiafromgeom", "auto"), ("inertiagrouprange", "0 5"), ("boundmass", "0"),
+                    ("boundinertia", "0"),
+                    ("balanceinertia", "false"), ("settotalmass", "-1"), ("fusestatic", "false"),
+                    ("discardvisual", "false"), ("alignfree", "false"))
+# asset references in elements, prefixed with the names of the attached model's assets
+_ASSET_REFS = ("material", "mesh", "hfield", "texture", "skin")
+# asset elements with files, and the <compiler> directory their files are found in first
+_ASSET_DIRS = {"mesh": "meshdir", "skin": "meshdir", "texture": "texturedir", "hfield": None}
+_TEXTURE_FILES = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")
+
+
+def _compiler_settings(root: Node) -> dict[str, str]:
+    out = dict(_ATTACH_COMPILER)
+    out.update({"meshdir": "", "texturedir": "", "assetdir": ""})
+    for node in root.children:
+        if node.tag == "compiler":
+            out.update({k: " ".join(v.split()) for k, v in node.attrib.items() if k in out})
+    return out
+
+
+class _Attachments:
+    """``<asset><model>`` and ``<attach>`` (xml_native_reader.cc Body "attach", mjs_attach)."""
+
+    def __init__(self, root: Node, model_dir: str, frames, loading: tuple):
+        self.root = root
+        self.model_dir = model_dir
+        self.frames = frames
+        self.loading = loading
+        self.models: dict[str, tuple[Node, Node, str]] = {}  # name -> (<model>, expanded root, dir)
+
+    def run(self) -> None:
+        for section in [c for c in self.root.children if c.tag == "asset"]:
+            keep = []
+            for node in section.children:
+                if node.tag == "model":
+                    self._model(node)
+                else:
+                    keep.append(node)
+            section.children = keep
+        # document order, before <replicate> (MuJoCo attaches while it reads the tree)
+        found: list[tuple[Node, Node]] = []
+        todo = [c for c in reversed(self.root.children) if c.tag == "worldbody"]
+        while todo:
+            parent = todo.pop()
+            for c in reversed(parent.children):
+                if c.tag == "attach":
+                    found.append((parent, c))
+                elif c.tag in ("body", "frame", "replicate"):
+                    todo.append(c)
+        # (the scan above meets siblings last to first: sort back into document order)
+        order = {id(n): i for i, n in enumerate(_preorder(self.root))}
+        for parent, node in sorted(found, key=lambda pn: order[id(pn[1])]):
+            at = next(i for i, c in enumerate(parent.children) if c is node)
+            parent.children[at] = self._attach(node)
+
+    def _model(self, node: Node) -> None:
+        for attr in node.attrib:
+            if attr not in ("name", "file", "content_type"):
+                raise node.error(f"Schema violation: unrecognized attribute: '{attr}'", attr)
+        file = node.attrib.get("file")
+        if not file:
+            raise node.error("required attribute missing: 'file'", "file")
+        if node.attrib.get("content_type", "text/xml") != "text/xml":
+            raise node.error("only text/xml models can be attached", "content_type")
+        full = os.path.join(self.model_dir, file)
+        key = os.path.normpath(os.path.abspath(full))
+        if key in self.loading:
+            raise node.error(f"model file '{file}' attaches itself (a cycle of <model> assets)", "file")
+        try:
+            data = Path(full).read_bytes()
+        except (OSError, ValueError) as err:
+            raise node.error(f"Error opening file '{full}': {getattr(err, 'strerror', None) or err}",
+                             "file") from None
+        label = os.path.normpath(full)
+        child = parse_xml(data, file=label)
+        if child.tag != "mujoco":
+            raise child.error("XML root element of an attached model must be <mujoco>")
+        expand(child, full, self.frames, self.loading + (key,))
+        name = node.attrib.get("name") or child.attrib.get("model", "")
+        if name in self.models:
+            raise node.error(f"repeated model name '{name}'", "name")
+        self.models[name] = (node, child, os.path.dirname(full))
+
+    def _attach(self, node: Node) -> Node:
+        a = node.attrib
+        for attr in a:
+            if attr not in ("model", "body", "frame", "prefix"):
+                raise node.error(f"Schema violation: unrecognized attribute: '{attr}'", attr)
+        if "prefix" not in a:
+            raise node.error("required attribute missing: 'prefix'", "prefix")
+        if "model" not in a:
+            raise node.error("attaching elements of this model to itself (no 'model') is not supported yet",
+                             "model")
+        if a["model"] not in self.models:
+            raise node.error(f"could not find model '{a['model']}'", "model")
+        for attr in ("body", "frame"):
+            if attr in a and not a[attr]:
+                raise node.error(f"empty {attr} name", attr)
+        if "body" in a and "frame" in a:
+            raise node.error("attach takes a body or a frame, not both", "frame")
+        model_node, child, child_dir = self.models[a["model"]]
+        prefix = a["prefix"]
+        mine, theirs = _compiler_settings(self.root), _compiler_settings(child)
+        for attr, _ in _ATTACH_COMPILER:
+            if mine[attr] != theirs[attr]:
+                raise node.error(
+                    f"the attached model '{a['model']}' has <compiler {attr}=\"{theirs[attr]}\"> and this "
+                    f"model {attr}=\"{mine[attr]}\": kinedyn attaches models with the same compiler "
+                    "settings only (MuJoCo compiles each model's elements with its own)", "model")
+        # what is attached: the world's contents, or one body or frame (without enclosing frames)
+        worlds = [c for c in child.children if c.tag == "worldbody"]
+        if "body" in a or "frame" in a:
+            tag = "body" if "body" in a else "frame"
+            found = _find(worlds, tag, a[tag])
+            if found is None:
+                raise node.error(f"could not find {tag} '{a[tag]}' in model asset '{a['model']}'", tag)
+            subtree, context = found
+            content = [subtree]
+        else:
+            content = [c for w in worlds for c in w.children]
+            context = None
+        classes = self._defaults(child, prefix)
+        names: dict[str, set[str]] = {"body": set()}
+        todo = list(content)
+        while todo:
+            n = todo.pop()
+            kind = _TREE_KINDS.get(n.tag)
+            if kind is not None and n.attrib.get("name"):
+                names.setdefault(kind, set()).add(n.attrib["name"])
+            todo.extend(n.children)
+        assets = self._assets(child, prefix, child_dir, theirs)
+
+        def rename(n: Node) -> None:
+            if n.attrib.get("name"):
+                n.attrib["name"] = prefix + n.attrib["name"]
+            _prefix_element(n, prefix, names, classes, assets)
+
+        frame = Node("frame", {"childclass": prefix + (context or "main")}, node.line, file=node.file)
+        frame.children = [_copy(c, rename) for c in content]
+        whole = "body" not in a and "frame" not in a
+        self._sections(child, prefix, names, classes, assets, whole)
+        return frame
+
+    def _defaults(self, child: Node, prefix: str) -> set[str]:
+        """The attached model's classes, renamed, as roots of their own; returns their old names.
+
+        Its own top-level sections become one root class ``prefix + "main"``; the roots of the
+        models it attached itself stay roots (renamed again)."""
+        sections = [c for c in child.children if c.tag == "default"]
+        classes = {"main"}
+        for section in sections:
+            todo = [section]
+            while todo:
+                n = todo.pop()
+                if n.tag == "default" and n.attrib.get("class"):
+                    classes.add(n.attrib["class"])
+                todo.extend(n.children)
+
+        def rename(n: Node) -> None:
+            if n.tag == "default":
+                n.attrib["class"] = prefix + n.attrib.get("class", "main")
+            for attr in _ASSET_REFS:
+                if attr in n.attrib:
+                    n.attrib[attr] = prefix + n.attrib[attr]
+
+        own = [c for c in sections if not c.root_class] or [Node("default", {}, 0)]
+        for section in own:
+            copy = _copy(section, rename)
+            copy.root_class = True  # later top-level sections add to that model's "main"
+            self.root.children.append(copy)
+        for section in sections:
+            if section.root_class:
+                copy = _copy(section, rename)
+                copy.root_class = True
+                self.root.children.append(copy)
+        return classes
+
+    def _assets(self, child: Node, prefix: str, child_dir: str, settings: dict) -> set[str]:
+        """The attached model's assets (all of them, as MuJoCo 4.0), renamed; their files made
+        absolute with that model's directories. Returns their old names."""
+        names: set[str] = set()
+        out: list[Node] = []
+        for section in (c for c in child.children if c.tag == "asset"):
+            for n in section.children:
+                copy = _copy(n, lambda _: None)
+                name = copy.attrib.get("name")
+                if not name and copy.attrib.get("file"):  # named after its file, as by MuJoCo's parser
+                    name = os.path.splitext(os.path.basename(copy.attrib["file"]))[0]
+                if name:
+                    names.add(name)
+                    copy.attrib["name"] = prefix + name
+                if n.tag in _ASSET_DIRS:
+                    sub = settings.get(_ASSET_DIRS[n.tag] or "", "") or settings["assetdir"]
+                    for attr in _TEXTURE_FILES:
+                        if copy.attrib.get(attr):
+                            path = os.path.join(child_dir, sub, copy.attrib[attr])
+                            copy.attrib[attr] = os.path.abspath(path)
+                out.append(copy)
+        for copy in out:
+            for attr in _ASSET_REFS:
+                if attr in copy.attrib and copy.attrib[attr] in names:
+                    copy.attrib[attr] = prefix + copy.attrib[attr]
+            if copy.attrib.get("class"):
+                copy.attrib["class"] = prefix + copy.attrib["class"]
+        if out:
+            mine = [c for c in self.root.children if c.tag == "asset"]
+            if not mine:
+                mine = [Node("asset", {}, 0)]
+                self.root.children.append(mine[0])
+            mine[-1].children.extend(out)
+        return names
+
+    def _sections(self, child: Node, prefix: str, names: dict, classes: set, assets: set,
+                  whole: bool) -> None:
+        """The attached model's elements outside the tree that refer only to what is attached
+        (all of them when the whole model is), renamed, at the end of this model's sections;
+        then its keyframes."""
+        tree_kinds = set(_TREE_KINDS.values())
+        for tag, own_kind in _REFERRING_SECTIONS:
+            copies = []
+            for section in (c for c in child.children if c.tag == tag):
+                for element in section.children:
+                    refs = [(n.attrib[attr], kind) for n, attr, kind in _references(element)]
+                    ok = all(value in names.get(kind, ()) for value, kind in refs
+                             if kind in tree_kinds or kind == own_kind or kind in ("tendon", "actuator"))
+                    if not (ok and (refs or whole)):
+                        continue
+                    if own_kind and element.attrib.get("name"):
+                        names.setdefault(own_kind, set()).add(element.attrib["name"])
+                    copies.append(element)
+
+            def rename(n: Node) -> None:
+                _prefix_element(n, prefix, names, classes, assets)
+
+            copies = [_copy(e, rename) for e in copies]
+            for copy in copies:
+                if copy.attrib.get("name"):
+                    copy.attrib["name"] = prefix + copy.attrib["name"]
+            if copies:
+                mine = [c for c in self.root.children if c.tag == tag]
+                if not mine:
+                    mine = [Node(tag, {}, 0)]
+                    self.root.children.append(mine[0])
+                mine[-1].children.extend(copies)
+        keys = [k for c in child.children if c.tag == "keyframe" for k in c.children if k.tag == "key"]
+        if keys:
+            self._keys(child, keys, prefix, names)
+
+    def _keys(self, child: Node, keys: list[Node], prefix: str, names: dict) -> None:
+        """The attached model's keyframes, once each, their values by joint and actuator name (the
+        compiler places them; kinedyn's keyframes are whole-model vectors)."""
+        joints, actuators = _layout(child)
+        out = []
+        for key in keys:
+            for attr in key.attrib:
+                if attr in ("act", "mpos", "mquat") and key.attrib[attr].strip():
+                    raise key.error(f"the {attr} of a keyframe of an attached model is not supported yet",
+                                    attr)
+            values = {}
+            for attr, width in (("qpos", 0), ("qvel", 1)):
+                vector = parse_floats(key, attr, key.attrib.get(attr, ""))
+                if not vector:
+                    continue
+                if any(not name for name, _ in joints):
+                    raise key.error(f"the {attr} of a keyframe of an attached model with unnamed joints is "
+                                    "not supported yet (kinedyn places the values by joint name)", attr)
+                need = sum(sizes[width] for _, sizes in joints)
+                if len(vector) != need:
+                    raise key.error(f"keyframe '{key.attrib.get('name', '')}': invalid {attr} size, expected "
+                                    f"{need}, got {len(vector)}", attr)
+                values[attr], adr = {}, 0
+                for name, sizes in joints:
+                    if name in names.get("joint", ()):
+                        values[attr][prefix + name] = vector[adr:adr + sizes[width]]
+                    adr += sizes[width]
+            ctrl = parse_floats(key, "ctrl", key.attrib.get("ctrl", ""))
+            if ctrl:
+                if not all(actuators):
+                    raise key.error("the ctrl of a keyframe of an attached model with unnamed actuators is "
+                                    "not supported yet (kinedyn places the values by actuator name)", "ctrl")
+                if len(ctrl) != len(actuators):
+                    raise key.error(f"keyframe '{key.attrib.get('name', '')}': invalid ctrl size, expected "
+                                    f"{len(actuators)}, got {len(ctrl)}", "ctrl")
+                values["ctrl"] = {prefix + name: v for name, v in zip(actuators, ctrl, strict=True)
+                                  if name in names.get("actuator", ())}
+            attrib = {a: v for a, v in key.attrib.items() if a in ("name", "time")}
+            if attrib.get("name"):
+                attrib["name"] = prefix + attrib["name"]
+            copy = Node("key", attrib, key.line, file=key.file)
+            copy.attached_key = values
+            out.append(copy)
+        mine = [c for c in self.root.children if c.tag == "keyframe"]
+        if not mine:
+            mine = [Node("keyframe", {}, 0)]
+            self.root.children.append(mine[0])
+        mine[-1].children.extend(out)
+
+
+_JOINT_SIZES = {"free": (7, 6), "ball": (4, 3), "hinge": (1, 1), "slide": (1, 1)}
+
+
+def _layout(model: Node) -> tuple[list[tuple[str, tuple[int, int]]], list[str]]:
+    """A model's joints in tree order with their (qpos, qvel) sizes, and its actuators' names (an
+    unnamed one as ""): the layout of its keyframes. Joint types come from ``type``, else from
+    the default class chain (class, else the enclosing childclass), else hinge."""
+    parents: dict[str, str | None] = {}
+    types: dict[str, str] = {}
+    for section in (c for c in model.children if c.tag == "default"):
+        todo = [(section, None)]
+        while todo:
+            node, parent = todo.pop()
+            name = node.attrib.get("class", "main") if parent is not None else "main"
+            if parent is not None or name not in parents:
+                parents[name] = parent
+            for c in node.children:
+                if c.tag == "joint" and "type" in c.attrib:
+                    types[name] = c.attrib["type"].strip()
+            todo.extend((c, name) for c in node.children if c.tag == "default")
+
+    def class_type(cls: str) -> str:
+        while cls is not None:
+            if cls in types:
+                return types[cls]
+            cls = parents.get(cls)
+        return "hinge"
+
+    joints = []
+    # bodies depth first, each body's joints (also those in its frames) before its child bodies,
+    # as MuJoCo numbers them
+    todo = [(c, "main") for c in reversed([w for w in model.children if w.tag == "worldbody"])]
+    while todo:
+        body, context = todo.pop()
+        context = body.attrib.get("childclass", context)
+        children, stack = [], [(c, context) for c in reversed(body.children)]
+        while stack:
+            node, ctx = stack.pop()
+            if node.tag == "frame":
+                inner = node.attrib.get("childclass", ctx)
+                stack.extend((c, inner) for c in reversed(node.children))
+            elif node.tag == "body":
+                children.append((node, ctx))
+            elif node.tag in ("joint", "freejoint"):
+                kind = "free" if node.tag == "freejoint" else node.attrib.get("type", "").strip() or \
+                    class_type(node.attrib.get("class", ctx))
+                joints.append((node.attrib.get("name", ""), _JOINT_SIZES.get(kind, (1, 1))))
+        todo.extend(reversed(children))
+    actuators = [a.attrib.get("name", "") for c in model.children if c.tag == "actuator" for a in c.children]
+    return joints, actuators
+
+
+def _prefix_element(n: Node, prefix: str, names: dict, classes: set, assets: set) -> None:
+    """References of one copied element of an attached model, prefixed (its name: by the caller)."""
+    for attr in ("class", "childclass"):
+        if n.attrib.get(attr) in classes:
+            n.attrib[attr] = prefix + n.attrib[attr]
+    for attr in _ASSET_REFS:
+        if n.attrib.get(attr) in assets:
+            n.attrib[attr] = prefix + n.attrib[attr]
+    for attr, value in list(n.attrib.items()):
+        kind = _reference_kind(n, attr)
+        if kind is not None and value in names.get(kind, ()):
+            n.attrib[attr] = prefix + value
+    if n.tag in ("camera", "light") and n.attrib.get("target") in names.get("body", ()):
+        n.attrib["target"] = prefix + n.attrib["target"]
+
+
+def _find(worlds: list[Node], tag: str, name: str) -> tuple[Node, str | None] | None:
+    """The ``tag`` named ``name`` in the trees ``worlds`` and the class its children default to there."""
+    todo = [(w, None) for w in reversed(worlds)]
+    while todo:
+        n, context = todo.pop()
+        if n.tag == tag and n.attrib.get("name") == name and n.tag != "worldbody":
+            return n, context
+        if n.tag in ("body", "frame") and n.attrib.get("childclass"):
+            context = n.attrib["childclass"]
+        todo.extend((c, context) for c in reversed(n.children))
+    return None

@@ -161,6 +161,12 @@ class Node:
     line: int
     children: list[Node] = field(default_factory=list)
     file: str | None = None
+    # a top-level <default> of an attached model: its class (named with the attach prefix) is a
+    # root of its own, as that model's "main", and does not inherit from this model's "main"
+    root_class: bool = False
+    # a <key> of an attached model: its values by (prefixed) joint and actuator name, placed into
+    # this model's layout by the compiler: {"qpos"|"qvel": {joint: [values]}, "ctrl": {actuator: value}}
+    attached_key: dict | None = None
 
     @property
     def label(self) -> str:
