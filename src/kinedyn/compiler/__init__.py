@@ -28,6 +28,7 @@ from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const
 from kinedyn.xml.expand import expand
 from kinedyn.xml.mjcf import parse_xml
+from kinedyn.xml.sections import check_sections
 
 __all__ = ["compile_mjcf"]
 
@@ -45,6 +46,7 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, strict: bool
       ModelError: malformed XML, unknown elements or attributes, bad values, unsupported features.
     """
     root = expand(parse_xml(text), path, frames)  # <include>, <replicate>, ...: xml/expand.py
+    check_sections(root, path)  # <visual>, <statistic>, <asset>, <custom>: checked, not kept
     compiler = Compiler(root, strict)
     model = compiler.run()
     check_finite(model, compiler)

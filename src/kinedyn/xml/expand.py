@@ -89,7 +89,7 @@ class _Includes:
         return out
 
     def _load(self, node: Node, rel_dir: str) -> tuple[list[Node], str]:
-        if node.children:
+        if node.children or node.has_content:  # a comment or text is a child to tinyxml2 too
             raise node.error("Include element cannot have children")
         file = node.attrib.get("file")
         if file is None:

@@ -167,6 +167,8 @@ class Node:
     # a <key> of an attached model: its values by (prefixed) joint and actuator name, placed into
     # this model's layout by the compiler: {"qpos"|"qvel": {joint: [values]}, "ctrl": {actuator: value}}
     attached_key: dict | None = None
+    # the element holds text, a comment or a CDATA section (nodes to tinyxml2, not kept here)
+    has_content: bool = False
 
     @property
     def label(self) -> str:
@@ -339,7 +341,9 @@ def parse_xml(text: str | bytes, file: str | None = None) -> Node:
             end = text.find("<", pos)
             if end < 0:
                 raise sc.error("text at the end of the document (XML_ERROR_PARSING_TEXT)", pos)
-            if not stack:
+            if stack:
+                stack[-1].has_content = True
+            else:
                 only_declarations = False
             pos = end
             continue
@@ -353,7 +357,9 @@ def parse_xml(text: str | bytes, file: str | None = None) -> Node:
                     if stack or not only_declarations:
                         raise sc.error("an XML declaration <?...?> is allowed only at the start of the "
                                        "document (XML_ERROR_PARSING_DECLARATION)", pos)
-                elif not stack:
+                elif stack:
+                    stack[-1].has_content = True
+                else:
                     only_declarations = False
                 pos = end + len(tail)
                 break
