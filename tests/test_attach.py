@@ -158,3 +158,17 @@ def test_attach_refused(tmp_path, files, fragment):
     with pytest.raises(ModelError, match=fragment) as info:
         kd.Model.from_xml_path(main)
     assert info.value.line is not None and info.value.element.split()[0] in ("attach", "model")
+
+
+def test_attach_frame(tmp_path):
+    # frame=: the frame with its pose and content, without the frames that enclose it there
+    main = _write(tmp_path, {
+        "child.xml": """<mujoco><default><geom size=".05"/></default><worldbody>
+          <frame name="outer" pos="0 0 1"><frame name="f" pos="1 0 0" euler="0 0 90">
+            <body name="b"><joint name="j"/><geom size=".1"/></body><geom name="fg"/></frame></frame>
+          </worldbody><actuator><motor name="m" joint="j"/></actuator></mujoco>""",
+        "main.xml": """<mujoco><asset><model name="c" file="child.xml"/></asset><worldbody>
+          <body name="p" pos="0 1 0"><joint/><geom size=".1"/><attach model="c" frame="f" prefix="x"/></body>
+          </worldbody></mujoco>"""})
+    m, _ = _both(main)
+    assert m.geom_size[1, 0] == .05 and m.actuator("xm").id == 0

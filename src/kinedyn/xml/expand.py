@@ -396,6 +396,14 @@ def _compiler_settings(root: Node) -> dict[str, str]:
     return out
 
 
+def _same_setting(a: str, b: str) -> bool:
+    """Two <compiler> values alike ("0" and "0.0" are the same number)."""
+    try:
+        return [float(x) for x in a.split()] == [float(x) for x in b.split()]
+    except ValueError:
+        return a == b
+
+
 class _Attachments:
     """``<asset><model>`` and ``<attach>`` (xml_native_reader.cc Body "attach", mjs_attach)."""
 
@@ -480,7 +488,7 @@ class _Attachments:
         prefix = a["prefix"]
         mine, theirs = _compiler_settings(self.root), _compiler_settings(child)
         for attr, _ in _ATTACH_COMPILER:
-            if mine[attr] != theirs[attr]:
+            if not _same_setting(mine[attr], theirs[attr]):
                 raise node.error(
                     f"the attached model '{a['model']}' has <compiler {attr}=\"{theirs[attr]}\"> and this "
                     f"model {attr}=\"{mine[attr]}\": kinedyn attaches models with the same compiler "
