@@ -142,8 +142,9 @@ def test_attach_errors(tmp_path, attach, fragment):
 
 
 @pytest.mark.parametrize("files, fragment", [
-    # MuJoCo compiles an attached model with its own <compiler>; kinedyn needs the same settings
-    ({"main.xml": '<mujoco><compiler angle="radian"/><asset><model name="arm" file="arm.xml"/></asset><worldbody><attach model="arm" prefix="x"/></worldbody></mujoco>',
+    # MuJoCo compiles an attached model with its own <compiler>; kinedyn converts angles and
+    # orientations, and needs the same settings otherwise
+    ({"main.xml": '<mujoco><compiler autolimits="false"/><asset><model name="arm" file="arm.xml"/></asset><worldbody><attach model="arm" prefix="x"/></worldbody></mujoco>',
       "arm.xml": ARM}, "same compiler settings"),
     ({"main.xml": '<mujoco><worldbody><body><attach body="b" prefix="x"/></body><body name="b"/></worldbody></mujoco>'},
      "not supported yet"),
@@ -172,3 +173,39 @@ def test_attach_frame(tmp_path):
           </worldbody></mujoco>"""})
     m, _ = _both(main)
     assert m.geom_size[1, 0] == .05 and m.actuator("xm").id == 0
+
+
+ROBOT = """<mujoco model="robot">
+  <compiler angle="radian" eulerseq="ZYX" autolimits="true"/>
+  <default>
+    <joint range="-1 1" damping=".1"/>
+    <geom size=".05" euler=".1 .2 .3"/>
+    <default class="slide"><joint type="slide" range="-.2 .3"/></default>
+    <default class="ball"><joint type="ball" range="0 .7"/></default>
+    <default class="unlimited"><joint limited="false" range="-2 2"/></default>
+  </default>
+  <worldbody>
+    <body name="base" euler=".3 -.2 .1"><freejoint/><geom type="box" size=".1 .1 .1"/>
+      <body name="a" pos=".2 0 0" axisangle="0 1 1 .5"><joint name="h1" ref=".2" springref=".1" stiffness="1"/><geom/>
+        <body name="b" pos=".2 0 0"><joint name="s1" class="slide"/><geom euler="0 0 .5"/>
+          <body name="c" pos=".2 0 0"><joint name="b1" class="ball"/><geom quat="1 0 0 0"/>
+            <body name="d" pos=".1 0 0"><joint name="h2" class="unlimited"/><geom/><site name="tip" euler=".4 0 0"/></body>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator><position name="p" joint="h1" kp="10" inheritrange="1"/></actuator>
+  <keyframe><key name="home" qpos="0 0 1 1 0 0 0 .3 .1 1 0 0 0 .2" ctrl=".5"/></keyframe>
+</mujoco>"""
+
+
+def test_attach_model_with_other_angle_units_and_eulerseq(tmp_path):
+    # a robot written in radians with eulerseq ZYX (as many published robots) attached to a scene
+    # in MuJoCo's default degrees: orientations (also of default classes) and the angles of hinge
+    # and ball joints compile as MuJoCo compiles them with the robot's own settings; the keyframe
+    # sets the unnamed free joint too
+    main = _write(tmp_path, {"robot.xml": ROBOT, "main.xml": """<mujoco><asset><model name="r" file="robot.xml"/></asset>
+      <worldbody><frame euler="0 0 90"><attach model="r" prefix="r/"/></frame></worldbody></mujoco>"""})
+    m, _ = _both(main)
+    assert m.key_qpos[0, :3].tolist() == [0, 0, 1]

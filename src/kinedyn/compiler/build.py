@@ -1088,18 +1088,18 @@ class Compiler:
                       jnt_dofadr) -> None:
         """A keyframe of an attached model (xml/expand.py): its values go to the attached joints
         and actuators; the rest keeps qpos0 / zeros (as mjs_attach places them)."""
-        joints = {j.attrs.get("name"): j.id for j in self.joints if j.attrs.get("name")}
-        actuators = {name: i for i, name in enumerate(self.actuator_names) if name}
+        joints = {id(j.node): j.id for j in self.joints}
+        actuators = {id(node): i for i, node in enumerate(self.actuator_nodes)}
         for attr, dst, adrs in (("qpos", key_qpos, jnt_qposadr), ("qvel", key_qvel, jnt_dofadr)):
-            for name, values in node.attached_key.get(attr, {}).items():
-                if name not in joints:
-                    raise node.error(f"keyframe of an attached model: no joint '{name}' in the model", attr)
-                adr = adrs[joints[name]]
+            for joint, values in node.attached_key.get(attr, []):
+                if id(joint) not in joints:
+                    raise node.error("keyframe of an attached model: its joint is not in the model", attr)
+                adr = adrs[joints[id(joint)]]
                 dst[k, adr:adr + len(values)] = values
-        for name, value in node.attached_key.get("ctrl", {}).items():
-            if name not in actuators:
-                raise node.error(f"keyframe of an attached model: no actuator '{name}' in the model", "ctrl")
-            key_ctrl[k, actuators[name]] = value
+        for actuator, value in node.attached_key.get("ctrl", []):
+            if id(actuator) not in actuators:
+                raise node.error("keyframe of an attached model: its actuator is not in the model", "ctrl")
+            key_ctrl[k, actuators[id(actuator)]] = value
 
     def _assemble(self, model_name: str):
 

@@ -15,6 +15,18 @@ file and line they came from:
   string has no directory: its relative includes are read from the current working directory,
   as by ``mujoco.MjModel.from_xml_string``. ``meshdir``/``texturedir`` keep their meaning: asset
   files are found relative to the main model's directory, whatever file declares them.
+* ``<asset><model name file>`` and ``<attach model body|frame prefix>`` (xml_native_reader.cc
+  ``Body``, ``mjs_attach``): the attached model is read (its includes, attachments and
+  replicates expanded, relative to its own file) and its body, frame or whole world put in a
+  frame where the ``<attach>`` stands. Every name that comes along takes the prefix (and so
+  do the references to it); its default classes come along as classes of their own (its
+  "main" apart from this model's), its assets with their files resolved against its own
+  directories, its tendons, equalities, contact pairs and excludes, actuators and sensors
+  that refer only to what is attached at the end of this model's sections, and its keyframes,
+  whose values the compiler places by joint and actuator (``Node.attached_key``). Angle units
+  and ``eulerseq`` of the attached model are converted; other ``<compiler>`` settings must
+  agree (MuJoCo compiles each model with its own; kinedyn compiles one document).
+  Attachments are expanded in document order, before replicates.
 * ``<replicate count offset euler sep>`` (xml_native_reader.cc ``Body``, MuJoCo 4.0): its
   content is repeated ``count`` times in place, replica ``i`` in a ``<frame>`` at the pose
   MuJoCo gives it (orientation ``i * euler``; position the previous one's plus ``offset``
@@ -35,6 +47,7 @@ file and line they came from:
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -107,6 +120,8 @@ class _Includes:
         data, opened = None, None
         for candidate in candidates:
             try:
+                if not os.path.isfile(candidate[0]):  # no directories, devices or pipes
+                    raise FileNotFoundError(2, "No such file")
                 data = Path(candidate[0]).read_bytes()
             except (OSError, ValueError) as err:
                 reason = getattr(err, "strerror", None) or str(err)
@@ -170,12 +185,15 @@ def _reference_kind(node: Node, attr: str) -> str | None:
     return _REFERENCES.get(attr)
 
 
-def _copy(node: Node, rename) -> Node:
-    """A deep copy of ``node``; ``rename(copy)`` edits each copied element's attributes."""
+def _copy(node: Node, rename, memo: dict | None = None) -> Node:
+    """A deep copy of ``node``; ``rename(copy)`` edits each copied element's attributes; ``memo``
+    (if given) maps ``id(original)`` to the copy of every element."""
     top = Node(node.tag, dict(node.attrib), node.line, file=node.file)
     todo = [(node, top)]
     while todo:
         src, dst = todo.pop()
+        if memo is not None:
+            memo[id(src)] = dst
         rename(dst)
         for c in src.children:
             new = Node(c.tag, dict(c.attrib), c.line, file=c.file)
@@ -284,6 +302,7 @@ class _Replicates:
             todo.extend(n.children)
         # the replicas, in place
         replicas = []
+        memo: dict[int, Node] = {}  # originals -> their copies in the first replica
         for suffix, (pos, quat) in zip(suffixes, self._poses(node, count), strict=True):
             attrib = {"pos": " ".join(map(_fmt, pos))}
             if quat is not None:
@@ -298,20 +317,18 @@ class _Replicates:
                 if n.tag in ("camera", "light") and n.attrib.get("target") in names.get("body", ()):
                     n.attrib["target"] += suffix
 
-            frame.children = [_copy(c, rename) for c in node.children]
+            frame.children = [_copy(c, rename, memo if not replicas else None) for c in node.children]
             replicas.append(frame)
         before = self._declared_before(node)
         at = next(i for i, c in enumerate(parent.children) if c is node)
         parent.children[at:at + 1] = replicas
-        self._referring(names, before, suffixes)
+        self._referring(names, before, suffixes, memo)
         # the keyframes of models attached in the content set the first replica (MuJoCo 4.0)
         for key in (k for c in self.root.children if c.tag == "keyframe" for k in c.children):
-            if key.attached_key is not None and suffixes:
-                for attr, kind in (("qpos", "joint"), ("qvel", "joint"), ("ctrl", "actuator")):
-                    if attr in key.attached_key:
-                        key.attached_key[attr] = {
-                            name + suffixes[0] if name in names.get(kind, ()) else name: v
-                            for name, v in key.attached_key[attr].items()}
+            if key.attached_key is not None:
+                for attr in ("qpos", "qvel", "ctrl"):
+                    key.attached_key[attr] = [(memo.get(id(n), n), v)
+                                              for n, v in key.attached_key.get(attr, [])]
 
     def _declared_before(self, node: Node) -> dict[str, set[str]]:
         """Names of the tree's elements that come before ``node`` in the document (with "world")."""
@@ -329,7 +346,7 @@ class _Replicates:
         return names
 
     def _referring(self, names: dict[str, set[str]], before: dict[str, set[str]],
-                   suffixes: list[str]) -> None:
+                   suffixes: list[str], memo: dict[int, Node]) -> None:
         """Elements outside the tree that refer to ``names``: one copy per replica at the end.
 
         As MuJoCo attaches each replica while it reads the tree, an element that also refers to
@@ -364,7 +381,7 @@ class _Replicates:
                             n.attrib[attr] = value + suffix
 
                 for element in referring:
-                    copy = _copy(element, rename)
+                    copy = _copy(element, rename, memo if suffix == suffixes[0] else None)
                     if copy.attrib.get("name"):
                         copy.attrib["name"] += suffix
                     sections[-1].children.append(copy)
@@ -453,6 +470,8 @@ class _Attachments:
         if key in self.loading:
             raise node.error(f"model file '{file}' attaches itself (a cycle of <model> assets)", "file")
         try:
+            if not os.path.isfile(full):  # no directories, devices or pipes
+                raise FileNotFoundError(2, "No such file")
             data = Path(full).read_bytes()
         except (OSError, ValueError) as err:
             raise node.error(f"Error opening file '{full}': {getattr(err, 'strerror', None) or err}",
@@ -487,7 +506,10 @@ class _Attachments:
         model_node, child, child_dir = self.models[a["model"]]
         prefix = a["prefix"]
         mine, theirs = _compiler_settings(self.root), _compiler_settings(child)
+        convert = mine["angle"] != theirs["angle"] or mine["eulerseq"] != theirs["eulerseq"]
         for attr, _ in _ATTACH_COMPILER:
+            if attr in ("angle", "eulerseq") and self.frames is not None:
+                continue  # converted below: orientations to quaternions, joint angles to the units here
             if not _same_setting(mine[attr], theirs[attr]):
                 raise node.error(
                     f"the attached model '{a['model']}' has <compiler {attr}=\"{theirs[attr]}\"> and this "
@@ -505,7 +527,7 @@ class _Attachments:
         else:
             content = [c for w in worlds for c in w.children]
             context = None
-        classes = self._defaults(child, prefix)
+        classes, default_copies = self._defaults(child, prefix)
         names: dict[str, set[str]] = {"body": set()}
         todo = list(content)
         while todo:
@@ -522,13 +544,17 @@ class _Attachments:
             _prefix_element(n, prefix, names, classes, assets)
 
         frame = Node("frame", {"childclass": prefix + (context or "main")}, node.line, file=node.file)
-        frame.children = [_copy(c, rename) for c in content]
+        memo: dict[int, Node] = {}  # the attached model's elements -> their copies here
+        frame.children = [_copy(c, rename, memo) for c in content]
+        if convert:
+            _AngleConversion(self.frames, theirs, mine, default_copies).run(frame)
         whole = "body" not in a and "frame" not in a
-        self._sections(child, prefix, names, classes, assets, whole)
+        self._sections(child, prefix, names, classes, assets, whole, memo)
         return frame
 
-    def _defaults(self, child: Node, prefix: str) -> set[str]:
-        """The attached model's classes, renamed, as roots of their own; returns their old names.
+    def _defaults(self, child: Node, prefix: str) -> tuple[set[str], list[Node]]:
+        """The attached model's classes, renamed, as roots of their own; returns their old names
+        and the copied sections.
 
         Its own top-level sections become one root class ``prefix + "main"``; the roots of the
         models it attached itself stay roots (renamed again)."""
@@ -550,16 +576,19 @@ class _Attachments:
                     n.attrib[attr] = prefix + n.attrib[attr]
 
         own = [c for c in sections if not c.root_class] or [Node("default", {}, 0)]
+        copies: list[Node] = []
         for section in own:
             copy = _copy(section, rename)
             copy.root_class = True  # later top-level sections add to that model's "main"
             self.root.children.append(copy)
+            copies.append(copy)
         for section in sections:
             if section.root_class:
                 copy = _copy(section, rename)
                 copy.root_class = True
                 self.root.children.append(copy)
-        return classes
+                copies.append(copy)
+        return classes, copies
 
     def _assets(self, child: Node, prefix: str, child_dir: str, settings: dict) -> set[str]:
         """The attached model's assets (all of them, as MuJoCo 4.0), renamed; their files made
@@ -597,7 +626,7 @@ class _Attachments:
         return names
 
     def _sections(self, child: Node, prefix: str, names: dict, classes: set, assets: set,
-                  whole: bool) -> None:
+                  whole: bool, memo: dict[int, Node]) -> None:
         """The attached model's elements outside the tree that refer only to what is attached
         (all of them when the whole model is), renamed, at the end of this model's sections;
         then its keyframes."""
@@ -618,7 +647,7 @@ class _Attachments:
             def rename(n: Node) -> None:
                 _prefix_element(n, prefix, names, classes, assets)
 
-            copies = [_copy(e, rename) for e in copies]
+            copies = [_copy(e, rename, memo) for e in copies]
             for copy in copies:
                 if copy.attrib.get("name"):
                     copy.attrib["name"] = prefix + copy.attrib["name"]
@@ -630,11 +659,11 @@ class _Attachments:
                 mine[-1].children.extend(copies)
         keys = [k for c in child.children if c.tag == "keyframe" for k in c.children if k.tag == "key"]
         if keys:
-            self._keys(child, keys, prefix, names)
+            self._keys(child, keys, prefix, memo)
 
-    def _keys(self, child: Node, keys: list[Node], prefix: str, names: dict) -> None:
-        """The attached model's keyframes, once each, their values by joint and actuator name (the
-        compiler places them; kinedyn's keyframes are whole-model vectors)."""
+    def _keys(self, child: Node, keys: list[Node], prefix: str, memo: dict[int, Node]) -> None:
+        """The attached model's keyframes, once each, their values by attached joint and actuator
+        (the compiler places them; kinedyn's keyframes are whole-model vectors)."""
         joints, actuators = _layout(child)
         out = []
         for key in keys:
@@ -642,33 +671,27 @@ class _Attachments:
                 if attr in ("act", "mpos", "mquat") and key.attrib[attr].strip():
                     raise key.error(f"the {attr} of a keyframe of an attached model is not supported yet",
                                     attr)
-            values = {}
+            values: dict[str, list] = {}
             for attr, width in (("qpos", 0), ("qvel", 1)):
                 vector = parse_floats(key, attr, key.attrib.get(attr, ""))
                 if not vector:
                     continue
-                if any(not name for name, _ in joints):
-                    raise key.error(f"the {attr} of a keyframe of an attached model with unnamed joints is "
-                                    "not supported yet (kinedyn places the values by joint name)", attr)
                 need = sum(sizes[width] for _, sizes in joints)
                 if len(vector) != need:
                     raise key.error(f"keyframe '{key.attrib.get('name', '')}': invalid {attr} size, expected "
                                     f"{need}, got {len(vector)}", attr)
-                values[attr], adr = {}, 0
-                for name, sizes in joints:
-                    if name in names.get("joint", ()):
-                        values[attr][prefix + name] = vector[adr:adr + sizes[width]]
+                values[attr], adr = [], 0
+                for joint, sizes in joints:
+                    if id(joint) in memo:
+                        values[attr].append((memo[id(joint)], vector[adr:adr + sizes[width]]))
                     adr += sizes[width]
             ctrl = parse_floats(key, "ctrl", key.attrib.get("ctrl", ""))
             if ctrl:
-                if not all(actuators):
-                    raise key.error("the ctrl of a keyframe of an attached model with unnamed actuators is "
-                                    "not supported yet (kinedyn places the values by actuator name)", "ctrl")
                 if len(ctrl) != len(actuators):
                     raise key.error(f"keyframe '{key.attrib.get('name', '')}': invalid ctrl size, expected "
                                     f"{len(actuators)}, got {len(ctrl)}", "ctrl")
-                values["ctrl"] = {prefix + name: v for name, v in zip(actuators, ctrl, strict=True)
-                                  if name in names.get("actuator", ())}
+                values["ctrl"] = [(memo[id(a)], v) for a, v in zip(actuators, ctrl, strict=True)
+                                  if id(a) in memo]
             attrib = {a: v for a, v in key.attrib.items() if a in ("name", "time")}
             if attrib.get("name"):
                 attrib["name"] = prefix + attrib["name"]
@@ -685,9 +708,9 @@ class _Attachments:
 _JOINT_SIZES = {"free": (7, 6), "ball": (4, 3), "hinge": (1, 1), "slide": (1, 1)}
 
 
-def _layout(model: Node) -> tuple[list[tuple[str, tuple[int, int]]], list[str]]:
-    """A model's joints in tree order with their (qpos, qvel) sizes, and its actuators' names (an
-    unnamed one as ""): the layout of its keyframes. Joint types come from ``type``, else from
+def _layout(model: Node) -> tuple[list[tuple[Node, tuple[int, int]]], list[Node]]:
+    """A model's joints in tree order with their (qpos, qvel) sizes, and its actuators: the layout
+    of its keyframes. Joint types come from ``type``, else from
     the default class chain (class, else the enclosing childclass), else hinge."""
     parents: dict[str, str | None] = {}
     types: dict[str, str] = {}
@@ -728,9 +751,9 @@ def _layout(model: Node) -> tuple[list[tuple[str, tuple[int, int]]], list[str]]:
             elif node.tag in ("joint", "freejoint"):
                 kind = "free" if node.tag == "freejoint" else node.attrib.get("type", "").strip() or \
                     class_type(node.attrib.get("class", ctx))
-                joints.append((node.attrib.get("name", ""), _JOINT_SIZES.get(kind, (1, 1))))
+                joints.append((node, _JOINT_SIZES.get(kind, (1, 1))))
         todo.extend(reversed(children))
-    actuators = [a.attrib.get("name", "") for c in model.children if c.tag == "actuator" for a in c.children]
+    actuators = [a for c in model.children if c.tag == "actuator" for a in c.children]
     return joints, actuators
 
 
@@ -761,3 +784,76 @@ def _find(worlds: list[Node], tag: str, name: str) -> tuple[Node, str | None] | 
             context = n.attrib["childclass"]
         todo.extend((c, context) for c in reversed(n.children))
     return None
+
+
+class _AngleConversion:
+    """An attached model written with other ``angle`` units or ``eulerseq`` than this one, made to
+    compile here as MuJoCo compiles it with its own settings: every ``euler`` and ``axisangle``
+    (elements and default classes) becomes the ``quat`` it stands for, and the angles of hinge
+    and ball joints (``range``; ``ref``, ``springref`` of hinges), resolved through the default
+    classes, are written on each joint in this model's units."""
+
+    def __init__(self, frames, theirs: dict, mine: dict, defaults: list[Node]):
+        self.frames = frames
+        self.degree = theirs["angle"] != "radian"
+        self.eulerseq = theirs["eulerseq"]
+        self.scale = 1.0 if self.degree == (mine["angle"] != "radian") else (
+            math.pi / 180.0 if self.degree else 180.0 / math.pi)
+        self.defaults = defaults
+        # class -> (parent class, joint defaults)
+        self.classes: dict[str, tuple[str | None, dict]] = {}
+        for section in defaults:
+            todo = [(section, None)]
+            while todo:
+                n, parent = todo.pop()
+                name = n.attrib.get("class", "main")
+                joint = next((c.attrib for c in n.children if c.tag == "joint"), {})
+                if name in self.classes and parent is None:  # a further section of the same root
+                    self.classes[name][1].update(joint)
+                else:
+                    self.classes[name] = (parent, dict(joint))
+                todo.extend((c, name) for c in n.children if c.tag == "default")
+
+    def _joint_default(self, cls: str | None, attr: str) -> str | None:
+        while cls is not None and cls in self.classes:
+            parent, joint = self.classes[cls]
+            if attr in joint:
+                return joint[attr]
+            cls = parent
+        return None
+
+    def _orientation(self, n: Node) -> None:
+        given = [k for k in ("quat", "axisangle", "xyaxes", "zaxis", "euler") if k in n.attrib]
+        if len(given) != 1 or given[0] not in ("euler", "axisangle") or n.tag == "replicate":
+            return  # none to convert, or an error the compiler reports
+        attr = given[0]
+        values = parse_floats(n, attr, n.attrib[attr])
+        quat, err = self.frames.resolve_orientation({attr: values}, self.degree, self.eulerseq)
+        if quat is None or err or len(values) != (3 if attr == "euler" else 4):
+            return
+        del n.attrib[attr]
+        n.attrib["quat"] = " ".join(map(_fmt, quat))
+
+    def run(self, frame: Node) -> None:
+        for section in self.defaults:
+            for n in _preorder(section):
+                self._orientation(n)
+        todo = [(c, frame.attrib.get("childclass")) for c in frame.children]
+        while todo:
+            n, context = todo.pop()
+            self._orientation(n)
+            if n.tag in ("body", "frame"):
+                inner = n.attrib.get("childclass", context)
+                todo.extend((c, inner) for c in n.children)
+            elif n.tag == "joint" and self.scale != 1.0:
+                cls = n.attrib.get("class", context)
+                jtype = (n.attrib.get("type") or self._joint_default(cls, "type") or "hinge").strip()
+                limited = (n.attrib.get("limited") or self._joint_default(cls, "limited") or "auto").strip()
+                for attr in ("range", "ref", "springref") if jtype == "hinge" else \
+                        ("range",) if jtype == "ball" else ():
+                    if attr == "range" and limited == "false":
+                        continue  # the compiler keeps an unused range as written
+                    text = n.attrib.get(attr, self._joint_default(cls, attr))
+                    if text is not None:
+                        values = parse_floats(n, attr, text)
+                        n.attrib[attr] = " ".join(_fmt(v * self.scale) for v in values)

@@ -164,8 +164,9 @@ class Node:
     # a top-level <default> of an attached model: its class (named with the attach prefix) is a
     # root of its own, as that model's "main", and does not inherit from this model's "main"
     root_class: bool = False
-    # a <key> of an attached model: its values by (prefixed) joint and actuator name, placed into
-    # this model's layout by the compiler: {"qpos"|"qvel": {joint: [values]}, "ctrl": {actuator: value}}
+    # a <key> of an attached model: its values for the attached joint and actuator elements, placed
+    # into this model's layout by the compiler:
+    # {"qpos" | "qvel": [(joint node, [values])], "ctrl": [(actuator node, value)]}
     attached_key: dict | None = None
     # the element holds text, a comment or a CDATA section (nodes to tinyxml2, not kept here)
     has_content: bool = False

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from kinedyn.xml.mjcf import _DEC_RE, _HEX_RE, _SPECIAL_RE, Node, _split
+from kinedyn.xml.mjcf import _DEC_RE, _HEX_RE, _INT_RE, _SPECIAL_RE, Node, _split
 
 _B = ("e", ("false", "true"))
 _F4 = "f4"
@@ -76,7 +76,7 @@ def _check_value(node: Node, attr: str, kind, text: str) -> None:
     for part in parts:  # strtod / strtol formats; MuJoCo takes nan and inf here (no dynamics)
         ok = (_DEC_RE.match(part) and part.isascii()) or _HEX_RE.match(part) or _SPECIAL_RE.match(part)
         if kind[0] == "i":
-            ok = part.lstrip("+-").isdigit() and part.isascii()
+            ok = _INT_RE.match(part) is not None
         if not ok:
             raise node.error(f"bad format in attribute '{attr}': {text!r}", attr)
     count = kind[1:] or "1"
