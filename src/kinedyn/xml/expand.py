@@ -66,11 +66,34 @@ def expand(root: Node, path: str | Path | None = None, frames=None, _loading: tu
     model_dir = os.path.dirname(os.fspath(path)) if path is not None else ""
     included = {os.path.normpath(os.fspath(path))} if path is not None else set()
     _Includes(model_dir, included).run(root)
+    _frame_scales(root)
     _Attachments(root, model_dir, frames, _loading).run()
     _Replicates(root, frames).run()
     if root.tag == "mujoco":
         root.attrib = {k: v for k, v in root.attrib.items() if k != "xmlns" and ":" not in k}
     return root
+
+
+def _frame_scales(root: Node) -> None:
+    """MuJoCo 4.0's ``<frame scale scaling massscale>``: a unit scale (which changes nothing) is
+    dropped; any other is refused, as kinedyn does not scale frame contents yet."""
+    for world in (c for c in root.children if c.tag == "worldbody"):
+        for node in _preorder(world):
+            if node.tag != "frame" or not any(k in node.attrib for k in ("scale", "scaling", "massscale")):
+                continue
+            for attr in ("scale", "massscale"):
+                if attr in node.attrib:
+                    values = parse_floats(node, attr, node.attrib[attr])
+                    counts = (1, 3) if attr == "scale" else (1,)
+                    if len(values) not in counts or any(v != 1 for v in values):
+                        raise node.error(f"frame {attr}=\"{node.attrib[attr]}\" is not supported yet "
+                                         "(kinedyn does not scale the contents of frames)", attr)
+            scaling = node.attrib.get("scaling", "similar").strip()
+            if scaling not in ("similar", "geometry"):
+                raise node.error(f"invalid keyword {scaling!r} in attribute 'scaling'; expected one of "
+                                 "similar, geometry", "scaling")
+            for attr in ("scale", "scaling", "massscale"):
+                node.attrib.pop(attr, None)
 
 
 class _Includes:
