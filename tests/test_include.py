@@ -128,6 +128,8 @@ INCLUDE_ERRORS = {
               "include", "file", 1, "sub/d.xml", "already included"),
     "children": ({"main.xml": '<mujoco><include file="a.xml"><option/></include></mujoco>', "a.xml": BODY.format("a")},
                  "include", None, 1, None, "cannot have children"),
+    "comment-in-include": ({"main.xml": '<mujoco><include file="a.xml"><!-- c --></include></mujoco>', "a.xml": BODY.format("a")},
+                           "include", None, 1, None, "cannot have children"),
     "no-file": ({"main.xml": "<mujoco><include/></mujoco>"}, "include", "file", 1, None, "required attribute missing"),
     "empty-include": ({"main.xml": '<mujoco><include file="e.xml"/></mujoco>', "e.xml": "<mujoco/>"},
                       "include", "file", 1, None, "Empty include file"),
@@ -198,6 +200,7 @@ XML_CASES = {
     "closing-tag-with-attributes": '<mujoco><worldbody><geom name="g" size=".1"/></worldbody a="1"></mujoco>',
     "xmlns-on-root": '<mujoco xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:noNamespaceSchemaLocation="mjcf.xsd"><worldbody><geom name="g" size=".1"/></worldbody></mujoco>',
     "bom": "\ufeff" + _doc(G),
+    "nul-ends-text": _doc(G, post="\x00garbage"),
     # refused by both
     "duplicate-attribute": _doc('<geom size=".1" size=".2"/>'),
     "unquoted-value": _doc("<geom size=.1/>"),
@@ -212,6 +215,7 @@ XML_CASES = {
     "name-starting-with-digit": _doc('<1geom size=".1"/>'),
     "slash-space-gt": _doc('<geom size=".1" / >'),
     "whitespace-only": " \n\t",
+    "nul-inside": _doc(G + "\x00"),
     "namespaced-attribute-off-root": _doc('<geom xsi:x="1" size=".1"/>'),
     "unknown-root-attribute": '<mujoco foo="1"/>',
 }

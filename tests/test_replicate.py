@@ -133,3 +133,11 @@ def test_reference_to_a_later_element_fails_as_in_mujoco(section):
         mujoco.MjModel.from_xml_string(xml)
     with pytest.raises(ModelError, match="'(jb|gb)'"):
         kd.Model.from_xml_string(xml)
+
+
+def test_frame_scale():
+    # MuJoCo 4.0's frame scale: a unit scale changes nothing and loads; another is refused
+    xml = '<mujoco><worldbody><frame scale="1 1 1" scaling="geometry"><body><joint/><geom size=".1"/></body></frame></worldbody></mujoco>'
+    _both(xml)
+    with pytest.raises(ModelError, match="scale"):
+        kd.Model.from_xml_string(xml.replace('scale="1 1 1"', 'scale="2"'))

@@ -121,6 +121,22 @@ SEEDS = [
   </actuator>
 </mujoco>
 """,
+    """<mujoco>
+  <asset><material name="m" rgba="1 0 0 1"/></asset>
+  <visual><global offwidth="64"/></visual>
+  <custom><numeric name="n" data="1 2"/></custom>
+  <worldbody>
+    <frame pos="0 0 1" euler="0 0 30">
+      <replicate count="3" offset=".5 0 0" euler="0 10 20" sep="_">
+        <body name="b"><joint name="j"/><geom name="g" size=".1" material="m"/><site name="s"/></body>
+      </replicate>
+    </frame>
+  </worldbody>
+  <tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>
+  <equality><connect body1="b" anchor="0 0 1"/></equality>
+  <actuator><motor name="m" joint="j"/><position tendon="t" kp="2"/></actuator>
+</mujoco>
+""",
 ]
 
 

@@ -28,6 +28,7 @@ from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const
 from kinedyn.xml.expand import expand
 from kinedyn.xml.mjcf import Node, parse_xml
+from kinedyn.xml.sections import check_sections
 from kinedyn.xml.urdf import translate_urdf
 
 __all__ = ["compile_mjcf", "compile_urdf"]
@@ -50,6 +51,7 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupp
     if root.tag.lower() == "robot":  # a URDF document (MuJoCo's mj_loadXML reads both)
         return _compile_urdf_tree(root, path, allow_unsupported, None)
     root = expand(root, path, frames)  # <include>, <replicate>, ...: xml/expand.py
+    check_sections(root, path)  # <visual>, <statistic>, <asset>, <custom>: checked, not kept
     return _compile(root, path, allow_unsupported)
 
 

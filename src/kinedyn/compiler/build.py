@@ -1380,6 +1380,23 @@ class Compiler:
 
     # ---- arrays ---------------------------------------------------------------------------------
 
+    def _attached_key(self, node: Node, k: int, key_qpos, key_qvel, key_ctrl, jnt_qposadr,
+                      jnt_dofadr) -> None:
+        """A keyframe of an attached model (xml/expand.py): its values go to the attached joints
+        and actuators; the rest keeps qpos0 / zeros (as mjs_attach places them)."""
+        joints = {id(j.node): j.id for j in self.joints}
+        actuators = {id(node): i for i, node in enumerate(self.actuator_nodes)}
+        for attr, dst, adrs in (("qpos", key_qpos, jnt_qposadr), ("qvel", key_qvel, jnt_dofadr)):
+            for joint, values in node.attached_key.get(attr, []):
+                if id(joint) not in joints:
+                    raise node.error("keyframe of an attached model: its joint is not in the model", attr)
+                adr = adrs[joints[id(joint)]]
+                dst[k, adr:adr + len(values)] = values
+        for actuator, value in node.attached_key.get("ctrl", []):
+            if id(actuator) not in actuators:
+                raise node.error("keyframe of an attached model: its actuator is not in the model", "ctrl")
+            key_ctrl[k, actuators[id(actuator)]] = value
+
     def _assemble(self, model_name: str):
 
 
@@ -1640,6 +1657,8 @@ class Compiler:
                         raise node.error(f"keyframe '{a.get('name', '')}': invalid {attr} size, expected "
                                          f"{n}, got {len(a[attr])}", attr)
                     dst[k, :len(a[attr])] = a[attr]
+            if node is not None and node.attached_key is not None:
+                self._attached_key(node, k, key_qpos, key_qvel, key_ctrl, jnt_qposadr, jnt_dofadr)
             for attr, dst, width in (("mpos", key_mpos, 3), ("mquat", key_mquat, 4)):
                 if attr in a and a[attr]:
                     # a short vector sets the leading mocap bodies it covers whole (the others keep

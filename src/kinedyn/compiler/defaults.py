@@ -78,9 +78,8 @@ def parse_defaults(nodes: Node | list[Node] | None) -> dict[str, DefaultClass]:
     classes: dict[str, DefaultClass] = {}
     if isinstance(nodes, Node):
         nodes = [nodes]
-    if not nodes:
+    if all(node.root_class for node in nodes):  # none, or only those of attached models
         classes["main"] = DefaultClass("main", None)
-        return classes
     for section in nodes:
         # pre-order with an explicit stack (no recursion: classes may nest deep): a class's own
         # elements first, then its nested classes in document order, as MuJoCo reads them
@@ -96,14 +95,16 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
     """One ``<default>`` element (not its nested classes)."""
     attrs = typed_attrs(node)
     name = attrs.get("class", "")
-    if parent is None:
+    if parent is None and node.root_class:  # the "main" of an attached model (xml/expand.py)
+        pass
+    elif parent is None:
         if name and name != "main":
             raise node.error("top-level default class 'main' cannot be renamed", "class")
         name = "main"
     elif not name:
         raise node.error("empty class name", "class")
-    if parent is None and name in classes:
-        cls = classes[name]  # a further top-level section: "main" again
+    if parent is None and name in classes and classes[name].parent is None:
+        cls = classes[name]  # a further top-level section: "main" (or an attached model's) again
     elif name in classes:
         raise node.error(f"repeated default class name '{name}'", "class")
     else:

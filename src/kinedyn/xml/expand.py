@@ -15,6 +15,18 @@ file and line they came from:
   string has no directory: its relative includes are read from the current working directory,
   as by ``mujoco.MjModel.from_xml_string``. ``meshdir``/``texturedir`` keep their meaning: asset
   files are found relative to the main model's directory, whatever file declares them.
+* ``<asset><model name file>`` and ``<attach model body|frame prefix>`` (xml_native_reader.cc
+  ``Body``, ``mjs_attach``): the attached model is read (its includes, attachments and
+  replicates expanded, relative to its own file) and its body, frame or whole world put in a
+  frame where the ``<attach>`` stands. Every name that comes along takes the prefix (and so
+  do the references to it); its default classes come along as classes of their own (its
+  "main" apart from this model's), its assets with their files resolved against its own
+  directories, its tendons, equalities, contact pairs and excludes, actuators and sensors
+  that refer only to what is attached at the end of this model's sections, and its keyframes,
+  whose values the compiler places by joint and actuator (``Node.attached_key``). Angle units
+  and ``eulerseq`` of the attached model are converted; other ``<compiler>`` settings must
+  agree (MuJoCo compiles each model with its own; kinedyn compiles one document).
+  Attachments are expanded in document order, before replicates.
 * ``<replicate count offset euler sep>`` (xml_native_reader.cc ``Body``, MuJoCo 4.0): its
   content is repeated ``count`` times in place, replica ``i`` in a ``<frame>`` at the pose
   MuJoCo gives it (orientation ``i * euler``; position the previous one's plus ``offset``
@@ -35,6 +47,7 @@ file and line they came from:
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -43,7 +56,7 @@ from kinedyn.xml.mjcf import Node, parse_floats, parse_ints, parse_xml
 __all__ = ["expand"]
 
 
-def expand(root: Node, path: str | Path | None = None, frames=None) -> Node:
+def expand(root: Node, path: str | Path | None = None, frames=None, _loading: tuple = ()) -> Node:
     """Expand the meta-elements of the document ``root`` read from ``path`` (None: a string).
 
     ``frames`` gives the orientation arithmetic of the compiler (``resolve_orientation``,
@@ -53,10 +66,34 @@ def expand(root: Node, path: str | Path | None = None, frames=None) -> Node:
     model_dir = os.path.dirname(os.fspath(path)) if path is not None else ""
     included = {os.path.normpath(os.fspath(path))} if path is not None else set()
     _Includes(model_dir, included).run(root)
+    _frame_scales(root)
+    _Attachments(root, model_dir, frames, _loading).run()
     _Replicates(root, frames).run()
     if root.tag == "mujoco":
         root.attrib = {k: v for k, v in root.attrib.items() if k != "xmlns" and ":" not in k}
     return root
+
+
+def _frame_scales(root: Node) -> None:
+    """MuJoCo 4.0's ``<frame scale scaling massscale>``: a unit scale (which changes nothing) is
+    dropped; any other is refused, as kinedyn does not scale frame contents yet."""
+    for world in (c for c in root.children if c.tag == "worldbody"):
+        for node in _preorder(world):
+            if node.tag != "frame" or not any(k in node.attrib for k in ("scale", "scaling", "massscale")):
+                continue
+            for attr in ("scale", "massscale"):
+                if attr in node.attrib:
+                    values = parse_floats(node, attr, node.attrib[attr])
+                    counts = (1, 3) if attr == "scale" else (1,)
+                    if len(values) not in counts or any(v != 1 for v in values):
+                        raise node.error(f"frame {attr}=\"{node.attrib[attr]}\" is not supported yet "
+                                         "(kinedyn does not scale the contents of frames)", attr)
+            scaling = node.attrib.get("scaling", "similar").strip()
+            if scaling not in ("similar", "geometry"):
+                raise node.error(f"invalid keyword {scaling!r} in attribute 'scaling'; expected one of "
+                                 "similar, geometry", "scaling")
+            for attr in ("scale", "scaling", "massscale"):
+                node.attrib.pop(attr, None)
 
 
 class _Includes:
@@ -88,7 +125,7 @@ class _Includes:
         return out
 
     def _load(self, node: Node, rel_dir: str) -> tuple[list[Node], str]:
-        if node.children:
+        if node.children or node.has_content:  # a comment or text is a child to tinyxml2 too
             raise node.error("Include element cannot have children")
         file = node.attrib.get("file")
         if file is None:
@@ -106,6 +143,8 @@ class _Includes:
         data, opened = None, None
         for candidate in candidates:
             try:
+                if not os.path.isfile(candidate[0]):  # no directories, devices or pipes
+                    raise FileNotFoundError(2, "No such file")
                 data = Path(candidate[0]).read_bytes()
             except (OSError, ValueError) as err:
                 reason = getattr(err, "strerror", None) or str(err)
@@ -169,18 +208,29 @@ def _reference_kind(node: Node, attr: str) -> str | None:
     return _REFERENCES.get(attr)
 
 
-def _copy(node: Node, rename) -> Node:
-    """A deep copy of ``node``; ``rename(copy)`` edits each copied element's attributes."""
+def _copy(node: Node, rename, memo: dict | None = None) -> Node:
+    """A deep copy of ``node``; ``rename(copy)`` edits each copied element's attributes; ``memo``
+    (if given) maps ``id(original)`` to the copy of every element."""
     top = Node(node.tag, dict(node.attrib), node.line, file=node.file)
     todo = [(node, top)]
     while todo:
         src, dst = todo.pop()
+        if memo is not None:
+            memo[id(src)] = dst
         rename(dst)
         for c in src.children:
             new = Node(c.tag, dict(c.attrib), c.line, file=c.file)
             dst.children.append(new)
             todo.append((c, new))
     return top
+
+
+def _preorder(root: Node):
+    todo = [root]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(reversed(n.children))
 
 
 def _fmt(x: float) -> str:
@@ -275,6 +325,7 @@ class _Replicates:
             todo.extend(n.children)
         # the replicas, in place
         replicas = []
+        memo: dict[int, Node] = {}  # originals -> their copies in the first replica
         for suffix, (pos, quat) in zip(suffixes, self._poses(node, count), strict=True):
             attrib = {"pos": " ".join(map(_fmt, pos))}
             if quat is not None:
@@ -289,12 +340,18 @@ class _Replicates:
                 if n.tag in ("camera", "light") and n.attrib.get("target") in names.get("body", ()):
                     n.attrib["target"] += suffix
 
-            frame.children = [_copy(c, rename) for c in node.children]
+            frame.children = [_copy(c, rename, memo if not replicas else None) for c in node.children]
             replicas.append(frame)
         before = self._declared_before(node)
         at = next(i for i, c in enumerate(parent.children) if c is node)
         parent.children[at:at + 1] = replicas
-        self._referring(names, before, suffixes)
+        self._referring(names, before, suffixes, memo)
+        # the keyframes of models attached in the content set the first replica (MuJoCo 4.0)
+        for key in (k for c in self.root.children if c.tag == "keyframe" for k in c.children):
+            if key.attached_key is not None:
+                for attr in ("qpos", "qvel", "ctrl"):
+                    key.attached_key[attr] = [(memo.get(id(n), n), v)
+                                              for n, v in key.attached_key.get(attr, [])]
 
     def _declared_before(self, node: Node) -> dict[str, set[str]]:
         """Names of the tree's elements that come before ``node`` in the document (with "world")."""
@@ -312,7 +369,7 @@ class _Replicates:
         return names
 
     def _referring(self, names: dict[str, set[str]], before: dict[str, set[str]],
-                   suffixes: list[str]) -> None:
+                   suffixes: list[str], memo: dict[int, Node]) -> None:
         """Elements outside the tree that refer to ``names``: one copy per replica at the end.
 
         As MuJoCo attaches each replica while it reads the tree, an element that also refers to
@@ -347,7 +404,479 @@ class _Replicates:
                             n.attrib[attr] = value + suffix
 
                 for element in referring:
-                    copy = _copy(element, rename)
+                    copy = _copy(element, rename, memo if suffix == suffixes[0] else None)
                     if copy.attrib.get("name"):
                         copy.attrib["name"] += suffix
                     sections[-1].children.append(copy)
+
+
+# ---- <attach> ----------------------------------------------------------------------------------------
+
+# <compiler> settings that change how an attached model's elements compile: MuJoCo compiles them
+# with the attached model's own settings; kinedyn compiles one document with one set, so the two
+# models must agree (else ModelError). (attribute, MuJoCo's default)
+_ATTACH_COMPILER = (("angle", "degree"), ("eulerseq", "xyz"), ("autolimits", "true"),
+                    ("inertiafromgeom", "auto"), ("inertiagrouprange", "0 5"), ("boundmass", "0"),
+                    ("boundinertia", "0"),
+                    ("balanceinertia", "false"), ("settotalmass", "-1"), ("fusestatic", "false"),
+                    ("discardvisual", "false"), ("alignfree", "false"))
+# asset references in elements, prefixed with the names of the attached model's assets
+_ASSET_REFS = ("material", "mesh", "hfield", "texture", "skin")
+# asset elements with files, and the <compiler> directory their files are found in first
+_ASSET_DIRS = {"mesh": "meshdir", "skin": "meshdir", "texture": "texturedir", "hfield": None}
+_TEXTURE_FILES = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")
+
+
+def _compiler_settings(root: Node) -> dict[str, str]:
+    out = dict(_ATTACH_COMPILER)
+    out.update({"meshdir": "", "texturedir": "", "assetdir": ""})
+    for node in root.children:
+        if node.tag == "compiler":
+            out.update({k: " ".join(v.split()) for k, v in node.attrib.items() if k in out})
+    return out
+
+
+def _same_setting(a: str, b: str) -> bool:
+    """Two <compiler> values alike ("0" and "0.0" are the same number)."""
+    try:
+        return [float(x) for x in a.split()] == [float(x) for x in b.split()]
+    except ValueError:
+        return a == b
+
+
+class _Attachments:
+    """``<asset><model>`` and ``<attach>`` (xml_native_reader.cc Body "attach", mjs_attach)."""
+
+    def __init__(self, root: Node, model_dir: str, frames, loading: tuple):
+        self.root = root
+        self.model_dir = model_dir
+        self.frames = frames
+        self.loading = loading
+        self.models: dict[str, tuple[Node, Node, str]] = {}  # name -> (<model>, expanded root, dir)
+
+    def run(self) -> None:
+        for section in [c for c in self.root.children if c.tag == "asset"]:
+            keep = []
+            for node in section.children:
+                if node.tag == "model":
+                    self._model(node)
+                else:
+                    keep.append(node)
+            section.children = keep
+        # document order, before <replicate> (MuJoCo attaches while it reads the tree)
+        found: list[tuple[Node, Node]] = []
+        todo = [c for c in reversed(self.root.children) if c.tag == "worldbody"]
+        while todo:
+            parent = todo.pop()
+            for c in reversed(parent.children):
+                if c.tag == "attach":
+                    found.append((parent, c))
+                elif c.tag in ("body", "frame", "replicate"):
+                    todo.append(c)
+        # (the scan above meets siblings last to first: sort back into document order)
+        order = {id(n): i for i, n in enumerate(_preorder(self.root))}
+        for parent, node in sorted(found, key=lambda pn: order[id(pn[1])]):
+            at = next(i for i, c in enumerate(parent.children) if c is node)
+            parent.children[at] = self._attach(node)
+
+    def _model(self, node: Node) -> None:
+        for attr in node.attrib:
+            if attr not in ("name", "file", "content_type"):
+                raise node.error(f"Schema violation: unrecognized attribute: '{attr}'", attr)
+        file = node.attrib.get("file")
+        if not file:
+            raise node.error("required attribute missing: 'file'", "file")
+        if node.attrib.get("content_type", "text/xml") != "text/xml":
+            raise node.error("only text/xml models can be attached", "content_type")
+        full = os.path.join(self.model_dir, file)
+        key = os.path.normpath(os.path.abspath(full))
+        if key in self.loading:
+            raise node.error(f"model file '{file}' attaches itself (a cycle of <model> assets)", "file")
+        try:
+            if not os.path.isfile(full):  # no directories, devices or pipes
+                raise FileNotFoundError(2, "No such file")
+            data = Path(full).read_bytes()
+        except (OSError, ValueError) as err:
+            raise node.error(f"Error opening file '{full}': {getattr(err, 'strerror', None) or err}",
+                             "file") from None
+        label = os.path.normpath(full)
+        child = parse_xml(data, file=label)
+        if child.tag != "mujoco":
+            raise child.error("XML root element of an attached model must be <mujoco>")
+        expand(child, full, self.frames, self.loading + (key,))
+        name = node.attrib.get("name") or child.attrib.get("model", "")
+        if name in self.models:
+            raise node.error(f"repeated model name '{name}'", "name")
+        self.models[name] = (node, child, os.path.dirname(full))
+
+    def _attach(self, node: Node) -> Node:
+        a = node.attrib
+        for attr in a:
+            if attr not in ("model", "body", "frame", "prefix"):
+                raise node.error(f"Schema violation: unrecognized attribute: '{attr}'", attr)
+        if "prefix" not in a:
+            raise node.error("required attribute missing: 'prefix'", "prefix")
+        if "model" not in a:
+            raise node.error("attaching elements of this model to itself (no 'model') is not supported yet",
+                             "model")
+        if a["model"] not in self.models:
+            raise node.error(f"could not find model '{a['model']}'", "model")
+        for attr in ("body", "frame"):
+            if attr in a and not a[attr]:
+                raise node.error(f"empty {attr} name", attr)
+        if "body" in a and "frame" in a:
+            raise node.error("attach takes a body or a frame, not both", "frame")
+        model_node, child, child_dir = self.models[a["model"]]
+        prefix = a["prefix"]
+        mine, theirs = _compiler_settings(self.root), _compiler_settings(child)
+        convert = mine["angle"] != theirs["angle"] or mine["eulerseq"] != theirs["eulerseq"]
+        for attr, _ in _ATTACH_COMPILER:
+            if attr in ("angle", "eulerseq") and self.frames is not None:
+                continue  # converted below: orientations to quaternions, joint angles to the units here
+            if not _same_setting(mine[attr], theirs[attr]):
+                raise node.error(
+                    f"the attached model '{a['model']}' has <compiler {attr}=\"{theirs[attr]}\"> and this "
+                    f"model {attr}=\"{mine[attr]}\": kinedyn attaches models with the same compiler "
+                    "settings only (MuJoCo compiles each model's elements with its own)", "model")
+        # what is attached: the world's contents, or one body or frame (without enclosing frames)
+        worlds = [c for c in child.children if c.tag == "worldbody"]
+        if "body" in a or "frame" in a:
+            tag = "body" if "body" in a else "frame"
+            found = _find(worlds, tag, a[tag])
+            if found is None:
+                raise node.error(f"could not find {tag} '{a[tag]}' in model asset '{a['model']}'", tag)
+            subtree, context = found
+            content = [subtree]
+        else:
+            content = [c for w in worlds for c in w.children]
+            context = None
+        classes, default_copies = self._defaults(child, prefix)
+        names: dict[str, set[str]] = {"body": set()}
+        todo = list(content)
+        while todo:
+            n = todo.pop()
+            kind = _TREE_KINDS.get(n.tag)
+            if kind is not None and n.attrib.get("name"):
+                names.setdefault(kind, set()).add(n.attrib["name"])
+            todo.extend(n.children)
+        assets = self._assets(child, prefix, child_dir, theirs)
+
+        def rename(n: Node) -> None:
+            if n.attrib.get("name"):
+                n.attrib["name"] = prefix + n.attrib["name"]
+            _prefix_element(n, prefix, names, classes, assets)
+
+        frame = Node("frame", {"childclass": prefix + (context or "main")}, node.line, file=node.file)
+        memo: dict[int, Node] = {}  # the attached model's elements -> their copies here
+        frame.children = [_copy(c, rename, memo) for c in content]
+        if convert:
+            _AngleConversion(self.frames, theirs, mine, default_copies).run(frame)
+        whole = "body" not in a and "frame" not in a
+        self._sections(child, prefix, names, classes, assets, whole, memo)
+        return frame
+
+    def _defaults(self, child: Node, prefix: str) -> tuple[set[str], list[Node]]:
+        """The attached model's classes, renamed, as roots of their own; returns their old names
+        and the copied sections.
+
+        Its own top-level sections become one root class ``prefix + "main"``; the roots of the
+        models it attached itself stay roots (renamed again)."""
+        sections = [c for c in child.children if c.tag == "default"]
+        classes = {"main"}
+        for section in sections:
+            todo = [section]
+            while todo:
+                n = todo.pop()
+                if n.tag == "default" and n.attrib.get("class"):
+                    classes.add(n.attrib["class"])
+                todo.extend(n.children)
+
+        def rename(n: Node) -> None:
+            if n.tag == "default":
+                n.attrib["class"] = prefix + n.attrib.get("class", "main")
+            for attr in _ASSET_REFS:
+                if attr in n.attrib:
+                    n.attrib[attr] = prefix + n.attrib[attr]
+
+        own = [c for c in sections if not c.root_class] or [Node("default", {}, 0)]
+        copies: list[Node] = []
+        for section in own:
+            copy = _copy(section, rename)
+            copy.root_class = True  # later top-level sections add to that model's "main"
+            self.root.children.append(copy)
+            copies.append(copy)
+        for section in sections:
+            if section.root_class:
+                copy = _copy(section, rename)
+                copy.root_class = True
+                self.root.children.append(copy)
+                copies.append(copy)
+        return classes, copies
+
+    def _assets(self, child: Node, prefix: str, child_dir: str, settings: dict) -> set[str]:
+        """The attached model's assets (all of them, as MuJoCo 4.0), renamed; their files made
+        absolute with that model's directories. Returns their old names."""
+        names: set[str] = set()
+        out: list[Node] = []
+        for section in (c for c in child.children if c.tag == "asset"):
+            for n in section.children:
+                copy = _copy(n, lambda _: None)
+                name = copy.attrib.get("name")
+                if not name and copy.attrib.get("file"):  # named after its file, as by MuJoCo's parser
+                    name = os.path.splitext(os.path.basename(copy.attrib["file"]))[0]
+                if name:
+                    names.add(name)
+                    copy.attrib["name"] = prefix + name
+                if n.tag in _ASSET_DIRS:
+                    sub = settings.get(_ASSET_DIRS[n.tag] or "", "") or settings["assetdir"]
+                    for attr in _TEXTURE_FILES:
+                        if copy.attrib.get(attr):
+                            path = os.path.join(child_dir, sub, copy.attrib[attr])
+                            copy.attrib[attr] = os.path.abspath(path)
+                out.append(copy)
+        for copy in out:
+            for attr in _ASSET_REFS:
+                if attr in copy.attrib and copy.attrib[attr] in names:
+                    copy.attrib[attr] = prefix + copy.attrib[attr]
+            if copy.attrib.get("class"):
+                copy.attrib["class"] = prefix + copy.attrib["class"]
+        if out:
+            mine = [c for c in self.root.children if c.tag == "asset"]
+            if not mine:
+                mine = [Node("asset", {}, 0)]
+                self.root.children.append(mine[0])
+            mine[-1].children.extend(out)
+        return names
+
+    def _sections(self, child: Node, prefix: str, names: dict, classes: set, assets: set,
+                  whole: bool, memo: dict[int, Node]) -> None:
+        """The attached model's elements outside the tree that refer only to what is attached
+        (all of them when the whole model is), renamed, at the end of this model's sections;
+        then its keyframes."""
+        tree_kinds = set(_TREE_KINDS.values())
+        for tag, own_kind in _REFERRING_SECTIONS:
+            copies = []
+            for section in (c for c in child.children if c.tag == tag):
+                for element in section.children:
+                    refs = [(n.attrib[attr], kind) for n, attr, kind in _references(element)]
+                    ok = all(value in names.get(kind, ()) for value, kind in refs
+                             if kind in tree_kinds or kind == own_kind or kind in ("tendon", "actuator"))
+                    if not (ok and (refs or whole)):
+                        continue
+                    if own_kind and element.attrib.get("name"):
+                        names.setdefault(own_kind, set()).add(element.attrib["name"])
+                    copies.append(element)
+
+            def rename(n: Node) -> None:
+                _prefix_element(n, prefix, names, classes, assets)
+
+            copies = [_copy(e, rename, memo) for e in copies]
+            for copy in copies:
+                if copy.attrib.get("name"):
+                    copy.attrib["name"] = prefix + copy.attrib["name"]
+            if copies:
+                mine = [c for c in self.root.children if c.tag == tag]
+                if not mine:
+                    mine = [Node(tag, {}, 0)]
+                    self.root.children.append(mine[0])
+                mine[-1].children.extend(copies)
+        keys = [k for c in child.children if c.tag == "keyframe" for k in c.children if k.tag == "key"]
+        if keys:
+            self._keys(child, keys, prefix, memo)
+
+    def _keys(self, child: Node, keys: list[Node], prefix: str, memo: dict[int, Node]) -> None:
+        """The attached model's keyframes, once each, their values by attached joint and actuator
+        (the compiler places them; kinedyn's keyframes are whole-model vectors)."""
+        joints, actuators = _layout(child)
+        out = []
+        for key in keys:
+            for attr in key.attrib:
+                if attr in ("act", "mpos", "mquat") and key.attrib[attr].strip():
+                    raise key.error(f"the {attr} of a keyframe of an attached model is not supported yet",
+                                    attr)
+            values: dict[str, list] = {}
+            for attr, width in (("qpos", 0), ("qvel", 1)):
+                vector = parse_floats(key, attr, key.attrib.get(attr, ""))
+                if not vector:
+                    continue
+                need = sum(sizes[width] for _, sizes in joints)
+                if len(vector) != need:
+                    raise key.error(f"keyframe '{key.attrib.get('name', '')}': invalid {attr} size, expected "
+                                    f"{need}, got {len(vector)}", attr)
+                values[attr], adr = [], 0
+                for joint, sizes in joints:
+                    if id(joint) in memo:
+                        values[attr].append((memo[id(joint)], vector[adr:adr + sizes[width]]))
+                    adr += sizes[width]
+            ctrl = parse_floats(key, "ctrl", key.attrib.get("ctrl", ""))
+            if ctrl:
+                if len(ctrl) != len(actuators):
+                    raise key.error(f"keyframe '{key.attrib.get('name', '')}': invalid ctrl size, expected "
+                                    f"{len(actuators)}, got {len(ctrl)}", "ctrl")
+                values["ctrl"] = [(memo[id(a)], v) for a, v in zip(actuators, ctrl, strict=True)
+                                  if id(a) in memo]
+            attrib = {a: v for a, v in key.attrib.items() if a in ("name", "time")}
+            if attrib.get("name"):
+                attrib["name"] = prefix + attrib["name"]
+            copy = Node("key", attrib, key.line, file=key.file)
+            copy.attached_key = values
+            out.append(copy)
+        mine = [c for c in self.root.children if c.tag == "keyframe"]
+        if not mine:
+            mine = [Node("keyframe", {}, 0)]
+            self.root.children.append(mine[0])
+        mine[-1].children.extend(out)
+
+
+_JOINT_SIZES = {"free": (7, 6), "ball": (4, 3), "hinge": (1, 1), "slide": (1, 1)}
+
+
+def _layout(model: Node) -> tuple[list[tuple[Node, tuple[int, int]]], list[Node]]:
+    """A model's joints in tree order with their (qpos, qvel) sizes, and its actuators: the layout
+    of its keyframes. Joint types come from ``type``, else from
+    the default class chain (class, else the enclosing childclass), else hinge."""
+    parents: dict[str, str | None] = {}
+    types: dict[str, str] = {}
+    for section in (c for c in model.children if c.tag == "default"):
+        todo = [(section, None)]
+        while todo:
+            node, parent = todo.pop()
+            name = node.attrib.get("class", "main") if parent is not None else "main"
+            if parent is not None or name not in parents:
+                parents[name] = parent
+            for c in node.children:
+                if c.tag == "joint" and "type" in c.attrib:
+                    types[name] = c.attrib["type"].strip()
+            todo.extend((c, name) for c in node.children if c.tag == "default")
+
+    def class_type(cls: str) -> str:
+        while cls is not None:
+            if cls in types:
+                return types[cls]
+            cls = parents.get(cls)
+        return "hinge"
+
+    joints = []
+    # bodies depth first, each body's joints (also those in its frames) before its child bodies,
+    # as MuJoCo numbers them
+    todo = [(c, "main") for c in reversed([w for w in model.children if w.tag == "worldbody"])]
+    while todo:
+        body, context = todo.pop()
+        context = body.attrib.get("childclass", context)
+        children, stack = [], [(c, context) for c in reversed(body.children)]
+        while stack:
+            node, ctx = stack.pop()
+            if node.tag == "frame":
+                inner = node.attrib.get("childclass", ctx)
+                stack.extend((c, inner) for c in reversed(node.children))
+            elif node.tag == "body":
+                children.append((node, ctx))
+            elif node.tag in ("joint", "freejoint"):
+                kind = "free" if node.tag == "freejoint" else node.attrib.get("type", "").strip() or \
+                    class_type(node.attrib.get("class", ctx))
+                joints.append((node, _JOINT_SIZES.get(kind, (1, 1))))
+        todo.extend(reversed(children))
+    actuators = [a for c in model.children if c.tag == "actuator" for a in c.children]
+    return joints, actuators
+
+
+def _prefix_element(n: Node, prefix: str, names: dict, classes: set, assets: set) -> None:
+    """References of one copied element of an attached model, prefixed (its name: by the caller)."""
+    for attr in ("class", "childclass"):
+        if n.attrib.get(attr) in classes:
+            n.attrib[attr] = prefix + n.attrib[attr]
+    for attr in _ASSET_REFS:
+        if n.attrib.get(attr) in assets:
+            n.attrib[attr] = prefix + n.attrib[attr]
+    for attr, value in list(n.attrib.items()):
+        kind = _reference_kind(n, attr)
+        if kind is not None and value in names.get(kind, ()):
+            n.attrib[attr] = prefix + value
+    if n.tag in ("camera", "light") and n.attrib.get("target") in names.get("body", ()):
+        n.attrib["target"] = prefix + n.attrib["target"]
+
+
+def _find(worlds: list[Node], tag: str, name: str) -> tuple[Node, str | None] | None:
+    """The ``tag`` named ``name`` in the trees ``worlds`` and the class its children default to there."""
+    todo = [(w, None) for w in reversed(worlds)]
+    while todo:
+        n, context = todo.pop()
+        if n.tag == tag and n.attrib.get("name") == name and n.tag != "worldbody":
+            return n, context
+        if n.tag in ("body", "frame") and n.attrib.get("childclass"):
+            context = n.attrib["childclass"]
+        todo.extend((c, context) for c in reversed(n.children))
+    return None
+
+
+class _AngleConversion:
+    """An attached model written with other ``angle`` units or ``eulerseq`` than this one, made to
+    compile here as MuJoCo compiles it with its own settings: every ``euler`` and ``axisangle``
+    (elements and default classes) becomes the ``quat`` it stands for, and the angles of hinge
+    and ball joints (``range``; ``ref``, ``springref`` of hinges), resolved through the default
+    classes, are written on each joint in this model's units."""
+
+    def __init__(self, frames, theirs: dict, mine: dict, defaults: list[Node]):
+        self.frames = frames
+        self.degree = theirs["angle"] != "radian"
+        self.eulerseq = theirs["eulerseq"]
+        self.scale = 1.0 if self.degree == (mine["angle"] != "radian") else (
+            math.pi / 180.0 if self.degree else 180.0 / math.pi)
+        self.defaults = defaults
+        # class -> (parent class, joint defaults)
+        self.classes: dict[str, tuple[str | None, dict]] = {}
+        for section in defaults:
+            todo = [(section, None)]
+            while todo:
+                n, parent = todo.pop()
+                name = n.attrib.get("class", "main")
+                joint = next((c.attrib for c in n.children if c.tag == "joint"), {})
+                if name in self.classes and parent is None:  # a further section of the same root
+                    self.classes[name][1].update(joint)
+                else:
+                    self.classes[name] = (parent, dict(joint))
+                todo.extend((c, name) for c in n.children if c.tag == "default")
+
+    def _joint_default(self, cls: str | None, attr: str) -> str | None:
+        while cls is not None and cls in self.classes:
+            parent, joint = self.classes[cls]
+            if attr in joint:
+                return joint[attr]
+            cls = parent
+        return None
+
+    def _orientation(self, n: Node) -> None:
+        given = [k for k in ("quat", "axisangle", "xyaxes", "zaxis", "euler") if k in n.attrib]
+        if len(given) != 1 or given[0] not in ("euler", "axisangle") or n.tag == "replicate":
+            return  # none to convert, or an error the compiler reports
+        attr = given[0]
+        values = parse_floats(n, attr, n.attrib[attr])
+        quat, err = self.frames.resolve_orientation({attr: values}, self.degree, self.eulerseq)
+        if quat is None or err or len(values) != (3 if attr == "euler" else 4):
+            return
+        del n.attrib[attr]
+        n.attrib["quat"] = " ".join(map(_fmt, quat))
+
+    def run(self, frame: Node) -> None:
+        for section in self.defaults:
+            for n in _preorder(section):
+                self._orientation(n)
+        todo = [(c, frame.attrib.get("childclass")) for c in frame.children]
+        while todo:
+            n, context = todo.pop()
+            self._orientation(n)
+            if n.tag in ("body", "frame"):
+                inner = n.attrib.get("childclass", context)
+                todo.extend((c, inner) for c in n.children)
+            elif n.tag == "joint" and self.scale != 1.0:
+                cls = n.attrib.get("class", context)
+                jtype = (n.attrib.get("type") or self._joint_default(cls, "type") or "hinge").strip()
+                limited = (n.attrib.get("limited") or self._joint_default(cls, "limited") or "auto").strip()
+                for attr in ("range", "ref", "springref") if jtype == "hinge" else \
+                        ("range",) if jtype == "ball" else ():
+                    if attr == "range" and limited == "false":
+                        continue  # the compiler keeps an unused range as written
+                    text = n.attrib.get(attr, self._joint_default(cls, attr))
+                    if text is not None:
+                        values = parse_floats(n, attr, text)
+                        n.attrib[attr] = " ".join(_fmt(v * self.scale) for v in values)

@@ -178,6 +178,15 @@ class Node:
     line: int
     children: list[Node] = field(default_factory=list)
     file: str | None = None
+    # a top-level <default> of an attached model: its class (named with the attach prefix) is a
+    # root of its own, as that model's "main", and does not inherit from this model's "main"
+    root_class: bool = False
+    # a <key> of an attached model: its values for the attached joint and actuator elements, placed
+    # into this model's layout by the compiler:
+    # {"qpos" | "qvel": [(joint node, [values])], "ctrl": [(actuator node, value)]}
+    attached_key: dict | None = None
+    # the element holds text, a comment or a CDATA section (nodes to tinyxml2, not kept here)
+    has_content: bool = False
 
     @property
     def label(self) -> str:
@@ -350,7 +359,9 @@ def parse_xml(text: str | bytes, file: str | None = None) -> Node:
             end = text.find("<", pos)
             if end < 0:
                 raise sc.error("text at the end of the document (XML_ERROR_PARSING_TEXT)", pos)
-            if not stack:
+            if stack:
+                stack[-1].has_content = True
+            else:
                 only_declarations = False
             pos = end
             continue
@@ -364,7 +375,9 @@ def parse_xml(text: str | bytes, file: str | None = None) -> Node:
                     if stack or not only_declarations:
                         raise sc.error("an XML declaration <?...?> is allowed only at the start of the "
                                        "document (XML_ERROR_PARSING_DECLARATION)", pos)
-                elif not stack:
+                elif stack:
+                    stack[-1].has_content = True
+                else:
                     only_declarations = False
                 pos = end + len(tail)
                 break
