@@ -158,3 +158,20 @@ def test_inverse_actuation_counts_the_actuators_gravity_compensation():
     mujoco.mj_forward(mjm, mjd)
     assert np.abs(mjd.qfrc_gravcomp).max() > 0.1
     np.testing.assert_allclose(mjd.qacc, qacc, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("parent,child", [(0, 1), (1, 1), (0.5, 0), ("world", 1)])
+def test_fusestatic_keeps_bodies_with_another_gravcomp(parent, child):
+    """MuJoCo 4.0's fusestatic keeps a static body whose gravcomp differs from its parent's
+    (fusing it would change the compensation); with the same gravcomp it fuses it."""
+    inner = f'<body name="c" pos=".3 0 0" gravcomp="{child}"><geom size=".1"/></body>'
+    if parent == "world":
+        tree = inner + '<body><joint axis="0 1 0"/><geom size=".1"/></body>'
+    else:
+        tree = (f'<body name="p" gravcomp="{parent}"><joint axis="0 1 0"/><geom size=".1" pos=".2 0 0"/>'
+                f'{inner}</body>')
+    xml = f'<mujoco><compiler fusestatic="true"/><worldbody>{tree}</worldbody></mujoco>'
+    m, d, mjm, mjd = load_pair(xml)
+    assert m.nbody == mjm.nbody
+    assert_model_fields(m, mjm)
+    assert_forward_matches(m, d, mjm, mjd, np.random.default_rng(5), nstate=1)
