@@ -7,7 +7,9 @@ so ``assert_fields`` compares them with everything else on random states (1e-9 r
 SPEC §2). Rollouts compare qpos and qvel to 1e-6 * (1 + |mujoco|) after 200 steps (round-off
 compounds; a wrong force term misses by orders of magnitude more).
 
-Models: gymnasium's swimmer (inertia box, density and viscosity, RK4) and a fish written here:
+Models: gymnasium's swimmer (inertia box, density and viscosity, RK4), dm_control's suite fish
+and swimmer (inertia box in a dense medium, Euler; the pinned wheel of tests/thirdparty.py,
+skipped offline) and a fish written here:
 a free body whose geoms use the ellipsoid model (every primitive shape, partial ``fluidcoef``),
 hinged fins with the ellipsoid model and a hinged tail with the inertia box, in a medium with
 wind.
@@ -28,6 +30,7 @@ from oracle import (
     set_same_state,
 )
 from strategies import random_state
+from thirdparty import require
 
 import kinedyn as kd
 from kinedyn.errors import ModelError
@@ -111,15 +114,18 @@ def test_swimmer_forward_and_inverse_match_mujoco():
     assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)
 
 
-def _rollout(m, d, mjm, mjd, nsteps, seed):
+def _rollout(m, d, mjm, mjd, nsteps, seed, qvel_scale=0.5, from_qpos0=False):
     rng = np.random.default_rng(seed)
     qpos, qvel, _, _ = random_state(rng, mjm)
-    set_same_state(m, d, mjm, mjd, qpos, 0.5 * qvel)
+    set_same_state(m, d, mjm, mjd, mjm.qpos0 if from_qpos0 else qpos, qvel_scale * qvel)
     for k in range(nsteps):
         if k % 50 == 0:
             d.ctrl[:] = mjd.ctrl[:] = rng.uniform(-1, 1, size=mjm.nu)
         kd.step(m, d)
         mujoco.mj_step(mjm, mjd)
+    # a rollout MuJoCo itself had to reset compares nothing
+    assert not any(mjd.warning[w].number for w in (mujoco.mjtWarning.mjWARN_BADQACC,
+                                                   mujoco.mjtWarning.mjWARN_BADQVEL))
     for name in ("qpos", "qvel"):
         a, b = getattr(d, name), getattr(mjd, name)
         err = np.max(np.abs(a - b) / (1 + np.abs(b)))
@@ -136,6 +142,20 @@ def test_swimmer_rollout_matches_mj_step():
     # gymnasium's swimmer: RK4 at 0.01 s, inertia boxes in a dense viscous medium
     m, d, mjm, mjd = load_pair(gym_model_path("swimmer").read_text())
     _rollout(m, d, mjm, mjd, 200, seed=4)
+
+
+@pytest.mark.parametrize("name", ["fish", "swimmer"])
+def test_dm_control_suite_fluid_models(name):
+    path = require("dm-control") / "dm_control" / "suite" / f"{name}.xml"
+    m, mjm = kd.Model.from_xml_path(path), mujoco.MjModel.from_xml_path(str(path))
+    off = kd.DisableBit.CONSTRAINT | kd.DisableBit.CONTACT  # the smooth dynamics only
+    m.opt.disableflags |= off
+    mjm.opt.disableflags |= int(off)
+    assert m.opt.density > 0
+    d, mjd = kd.Data(m), mujoco.MjData(mjm)
+    assert_forward_matches(m, d, mjm, mjd, np.random.default_rng(6), nstate=2)
+    assert np.abs(d.qfrc_fluid).max() > 1e-3
+    _rollout(m, d, mjm, mjd, 200, seed=7, qvel_scale=0.1, from_qpos0=True)
 
 
 def test_medium_set_at_run_time_and_passive_disabled():

@@ -29,6 +29,7 @@ from oracle import (
 from strategies import random_state
 
 import kinedyn as kd
+from kinedyn.tools.inverse_actuation import inverse_actuation
 
 ARM = """
 <mujoco>
@@ -135,3 +136,42 @@ def test_rollout_matches_mj_step(integrator):
         a, b = getattr(d, name), getattr(mjd, name)
         err = np.max(np.abs(a - b) / (1 + np.abs(b)))
         assert err < 1e-6, f"{name} after 200 steps: {err:.2e}"
+
+
+def test_inverse_actuation_counts_the_actuators_gravity_compensation():
+    """inverse_actuation: the controls it finds, with the compensation the actuators add on
+    joints with actuatorgravcomp, give MuJoCo the requested acceleration."""
+    xml = """<mujoco><option integrator="RK4"/><worldbody>
+      <body gravcomp="0.8"><joint name="a" axis="0 1 0" actuatorgravcomp="true"/>
+        <geom type="capsule" fromto="0 0 0 .3 0 0" size=".04"/>
+        <body pos=".3 0 0" gravcomp="1"><joint name="b" axis="0 1 0" actuatorgravcomp="true"/>
+          <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03"/></body></body></worldbody>
+      <actuator><motor joint="a"/><motor joint="b"/></actuator></mujoco>"""
+    m, d, mjm, mjd = load_pair(xml)
+    rng = np.random.default_rng(4)
+    qpos, qvel, _, _ = random_state(rng, mjm)
+    qacc = rng.normal(size=mjm.nv)
+    set_same_state(m, d, mjm, mjd, qpos, qvel)
+    sol = inverse_actuation(m, d, qacc=qacc)
+    assert sol.exact
+    mjd.ctrl[:] = sol.ctrl
+    mujoco.mj_forward(mjm, mjd)
+    assert np.abs(mjd.qfrc_gravcomp).max() > 0.1
+    np.testing.assert_allclose(mjd.qacc, qacc, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("parent,child", [(0, 1), (1, 1), (0.5, 0), ("world", 1)])
+def test_fusestatic_keeps_bodies_with_another_gravcomp(parent, child):
+    """MuJoCo 4.0's fusestatic keeps a static body whose gravcomp differs from its parent's
+    (fusing it would change the compensation); with the same gravcomp it fuses it."""
+    inner = f'<body name="c" pos=".3 0 0" gravcomp="{child}"><geom size=".1"/></body>'
+    if parent == "world":
+        tree = inner + '<body><joint axis="0 1 0"/><geom size=".1"/></body>'
+    else:
+        tree = (f'<body name="p" gravcomp="{parent}"><joint axis="0 1 0"/><geom size=".1" pos=".2 0 0"/>'
+                f'{inner}</body>')
+    xml = f'<mujoco><compiler fusestatic="true"/><worldbody>{tree}</worldbody></mujoco>'
+    m, d, mjm, mjd = load_pair(xml)
+    assert m.nbody == mjm.nbody
+    assert_model_fields(m, mjm)
+    assert_forward_matches(m, d, mjm, mjd, np.random.default_rng(5), nstate=1)

@@ -16,8 +16,9 @@ into their first moving ancestor. The per-body compilation (inertia from geoms, 
 and geom poses) has already run; the tree is renumbered afterwards.
 
 Bodies are kept, as MuJoCo keeps them, when they have joints, are mocap bodies, are named by
-another element (an equality, a pair, a sensor, ...), or have mass in a fluid (their own fluid
-forces would be lost).
+another element (an equality, a pair, a sensor, ...), have mass in a fluid (their own fluid
+forces would be lost), or compensate gravity by another fraction than their parent body (gravcomp:
+fused, their compensation would change; into the world, which does not move, they are fused).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def fuse_static(compiler) -> None:
     world = compiler.world
     for body in list(compiler.bodies[1:]):
         if (body.joints or body.mocap or (fluid and body.mass > 0)
-                or (body.name and body.name in referenced)):
+                or (body.name and body.name in referenced)
+                or (body.parent is not world and _gravcomp(body) != _gravcomp(body.parent))):
             continue
         par = body.parent
         if par is not world and body.mass >= MINVAL:
@@ -68,6 +70,10 @@ def fuse_static(compiler) -> None:
     for body in compiler.bodies[1:]:
         if body.parent.id != 0 and any(j.type == JointType.FREE for j in body.joints):
             raise body.error("free joint can only be used on top level")
+
+
+def _gravcomp(body) -> float:
+    return body.attrs.get("gravcomp", 0.0) if body.node is not None else 0.0
 
 
 def _referenced_names(compiler) -> set[str]:

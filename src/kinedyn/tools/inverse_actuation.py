@@ -66,6 +66,8 @@ from kinedyn.engine.types import (
     DYN_FILTEREXACT,
     DYN_MUSCLE,
     DYN_NONE,
+    JNT_BALL,
+    JNT_FREE,
     MAXVAL,
     TRN_TENDON,
 )
@@ -163,6 +165,19 @@ def evaluate_actuation(m, d, ctrl: np.ndarray, limits: bool, act: np.ndarray | N
         bool(limits),  # wrap_setpoints: as forward with limits, else the setpoint as given
     )
     return force, act_dot, qfrc
+
+
+def actuator_gravcomp(m, d) -> np.ndarray:
+    """The part of qfrc_gravcomp that mj_fwdActuation adds to qfrc_actuator: the dofs of joints
+    with actuatorgravcomp (nothing without actuators or with actuation disabled)."""
+    out = np.zeros(m.nv)
+    if m.nu == 0 or m.opt.disableflags & DSBL_ACTUATION:
+        return out
+    for j in np.flatnonzero(m.jnt_actgravcomp):
+        adr = m.jnt_dofadr[j]
+        n = {JNT_FREE: 6, JNT_BALL: 3}.get(int(m.jnt_type[j]), 1)
+        out[adr:adr + n] = d.qfrc_gravcomp[adr:adr + n]
+    return out
 
 
 def applied_generalized_force(m, d) -> np.ndarray:
@@ -365,6 +380,8 @@ def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuati
             v = m.jnt_dofadr[j]
             wanted[v] = min(max(wanted[v], m.jnt_actfrcrange[j, 0]), m.jnt_actfrcrange[j, 1])
         rhs = wanted - moment_t @ base_force - moment_t[:, effective] @ (f0 + slope * (x0 - x_ref))[effective]
+        # the gravity compensation the actuators add on joints with actuatorgravcomp
+        rhs -= actuator_gravcomp(m, d)
         x[effective] = x0[effective] + _bounded_lstsq(cols, rhs, lower[effective] - x0[effective],
                                                       upper[effective] - x0[effective])
         x = np.clip(x, lower, upper)
