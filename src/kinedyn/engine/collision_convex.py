@@ -224,7 +224,7 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, m
     if pbest < 0:
         return _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, vert, va, ib, nx, ny, nz)
     pa = polyvertadr[pbest]
-    cnt = int(polyvertnum[pbest])  # an int64 like the literal 3 (reshape wants one integer type)
+    cnt = polyvertnum[pbest] + 0  # int64 like the literal 3: Numba's reshape wants one integer type
     start = 0
     for j in range(cnt):
         if polyvert[pa + j] == ib:
