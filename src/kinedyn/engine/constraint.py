@@ -63,7 +63,7 @@ from kinedyn.engine.types import (
     OPT_SOLVER,
     SOL_PGS,
 )
-from kinedyn.engine.util_spatial import quat_product
+from kinedyn.engine.util_spatial import quat_product, unsigned_index
 
 # solimp's clamps (mjMINIMP, mjMAXIMP)
 MINIMP = 0.0001
@@ -694,17 +694,19 @@ def project_constraint(m, d, nefc):
     nv = m.nv
     Y = d.scratch_efc_Y
     AR = d.scratch_efc_AR
+    J, qLD, R = d.efc_J, d.qLD, d.efc_R
+    rowadr, rownnz, colind = m.M_rowadr, m.M_rownnz, m.M_colind
     for i in range(nefc):
         for v in range(nv):
-            Y[i, v] = d.efc_J[i, v]
+            Y[i, v] = J[i, v]
         for v in range(nv - 1, 0, -1):
             yv = Y[i, v]
             if yv != 0.0:
-                start = m.M_rowadr[v]
-                for adr in range(start, start + m.M_rownnz[v] - 1):
-                    Y[i, m.M_colind[adr]] -= d.qLD[adr] * yv
+                start = unsigned_index(rowadr[v])
+                for adr in range(start, start + unsigned_index(rownnz[v] - 1)):
+                    Y[i, unsigned_index(colind[adr])] -= qLD[adr] * yv
     for v in range(nv):
-        s = 1 / math.sqrt(d.qLD[m.M_rowadr[v] + m.M_rownnz[v] - 1])
+        s = 1 / math.sqrt(qLD[rowadr[v] + rownnz[v] - 1])
         for i in range(nefc):
             Y[i, v] *= s
     for i in range(nefc):
@@ -719,7 +721,7 @@ def project_constraint(m, d, nefc):
         for k in range(i + 1, nefc):
             AR[i, k] = AR[k, i]
     for i in range(nefc):
-        AR[i, i] += d.efc_R[i]
+        AR[i, i] += R[i]
 
 
 @handle_entry

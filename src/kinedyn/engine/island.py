@@ -102,10 +102,11 @@ def make_islands(m, d):
         parent[t] = -1
     # union the trees each row touches (unionConstraintTrees); rows of one constraint repeat
     # its trees, and the row's own tree (any of them) is kept in efc_island for now
+    efc_type, efc_id, J = d.efc_type, d.efc_id, d.efc_J
     for i in range(nefc):
-        ctype = d.efc_type[i]
-        cid = d.efc_id[i]
-        if i > 0 and ctype == d.efc_type[i - 1] and cid == d.efc_id[i - 1]:
+        ctype = efc_type[i]
+        cid = efc_id[i]
+        if i > 0 and ctype == efc_type[i - 1] and cid == efc_id[i - 1]:
             efc_island[i] = efc_island[i - 1]
             continue
         # connect and weld: the trees of their two bodies (treeIterInit's special case)
@@ -133,7 +134,7 @@ def make_islands(m, d):
             # TODO(contacts): contact rows use the trees of their two geoms' bodies
             t1 = -1
             for v in range(nv):
-                if d.efc_J[i, v] != 0.0:
+                if J[i, v] != 0.0:
                     t = tree[TREE_OF_DOF, v]
                     if t1 == -1:
                         t1 = t
@@ -164,7 +165,7 @@ def make_islands(m, d):
         s = tree[TREE_ISLAND, efc_island[i]]
         efc_island[i] = s
         isl[ISLAND_NEFC, s] += 1
-        ctype = d.efc_type[i]
+        ctype = efc_type[i]
         if ctype == CNSTR_EQUALITY:
             isl[ISLAND_NE, s] += 1
         elif ctype == CNSTR_FRICTION_DOF or ctype == CNSTR_FRICTION_TENDON:

@@ -46,6 +46,7 @@ from kinedyn.engine.types import (
     SOL_NEWTON,
     SOL_PGS,
 )
+from kinedyn.engine.util_linalg3 import dot_mj
 from kinedyn.engine.util_spatial import unsigned_index
 
 # rows of Data.scratch_solver_nv
@@ -332,12 +333,12 @@ def _update_mgrad(m, d, dofs, newton):
 
 @kernel
 def _chol_solve(L, x, n):
-    """x <- (L L')^-1 x, L dense lower triangular (mju_cholSolve)."""
+    """x <- (L L')^-1 x, L dense lower triangular (mju_cholSolve: the forward substitution's
+    sums in mju_dot's order)."""
     for i in range(n):
-        s = x[i]
-        for k in range(i):
-            s -= L[i, k] * x[k]
-        x[i] = s / L[i, i]
+        if i:
+            x[i] -= dot_mj(L[i], x, i)
+        x[i] /= L[i, i]
     for i in range(n - 1, -1, -1):
         s = x[i]
         for j in range(i + 1, n):
@@ -383,7 +384,7 @@ def _make_hessian(m, d, dofs, rows):
         loc[unsigned_index(dofs[a])] = a
     for a in range(nd):
         i = unsigned_index(dofs[a])
-        adr = unsigned_index(rowadr[i])
+        adr = rowadr[i]
         for k in range(rownnz[i]):
             L[a, unsigned_index(loc[unsigned_index(colind[adr + k])])] += M[adr + k]
     _chol_factor(L, nd)
@@ -431,12 +432,13 @@ def _hessian_cone(m, d, dofs, rows):
 
 @kernel
 def _chol_factor(L, n):
-    """In-place dense Cholesky of the lower triangle, pivots clamped at MINVAL (mju_cholFactor)."""
+    """In-place dense Cholesky of the lower triangle, pivots clamped at MINVAL (mju_cholFactor,
+    its sums in mju_dot's order)."""
     rank = n
     for j in range(n):
         tmp = L[j, j]
-        for k in range(j):
-            tmp -= L[j, k] * L[j, k]
+        if j:
+            tmp -= dot_mj(L[j], L[j], j)
         deficient = tmp < MINVAL
         if deficient:
             tmp = MINVAL
@@ -448,10 +450,7 @@ def _chol_factor(L, n):
         else:
             inv = 1 / L[j, j]
             for i in range(j + 1, n):
-                s = L[i, j]
-                for k in range(j):
-                    s -= L[i, k] * L[j, k]
-                L[i, j] = s * inv
+                L[i, j] = (L[i, j] - dot_mj(L[i], L[j], j)) * inv
     return rank
 
 
@@ -828,7 +827,7 @@ def _island_mul_m(m, d, dofs, r, v0):
         res[unsigned_index(dofs[a])] = 0.0
     for a in range(nd):
         i = unsigned_index(dofs[a])
-        adr = unsigned_index(rowadr[i])
+        adr = rowadr[i]
         nnz = rownnz[i]
         res[i] += M[adr + nnz - 1] * vec[i]
         for k in range(nnz - 1):
