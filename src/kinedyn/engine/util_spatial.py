@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from kinedyn._jit import kernel
+from kinedyn._jit import jit_disabled, kernel
 from kinedyn.engine.types import MINVAL
 
 # ---- indices ----------------------------------------------------------------------------------
@@ -42,6 +42,13 @@ def unsigned_index(i):
     where ``i`` is a valid row, never -1.
     """
     return np.uint64(i)
+
+
+if jit_disabled():
+    # as plain Python (NUMBA_DISABLE_JIT=1), NumPy promotes uint64 mixed with a signed integer to
+    # float64, which cannot index (``M[adr + nnz - 1]``): the row stays a Python int there
+    def unsigned_index(i):  # noqa: F811
+        return int(i)
 
 
 # ---- quaternions and rotations ----------------------------------------------------------------
