@@ -270,6 +270,20 @@ def test_inverse_computes_sensors_as_mujoco(invdiscrete):
         _assert_sensors(m, d, mjm, mjd)
 
 
+def test_user_sensors_prepare_what_a_callback_reads():
+    """A user sensor alone makes MuJoCo compute the subtree velocities (velocity stage) or
+    rne_post_constraint (acceleration stage) for its callback; without one it reads 0."""
+    xml = BASE.format('<user dim="2" needstage="vel"/><user dim="1" needstage="acc" cutoff="1"/>')
+    xml = xml.replace('<joint name="j" range="-1 1"/>', '<freejoint/>')
+    m, mjm = kd.Model.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
+    d, mjd = kd.Data(m), mujoco.MjData(mjm)
+    d.qvel[:] = mjd.qvel[:] = [0.3, -0.2, 0.1, 1.0, 2.0, -0.5]
+    mujoco.mj_forward(mjm, mjd)
+    kd.forward(m, d)
+    assert np.any(mjd.subtree_linvel) and np.any(mjd.cacc)
+    assert_fields(m, d, mjm, mjd, names=SENSOR_DATA_FIELDS + ["cacc", "cfrc_int", "cfrc_ext"])
+
+
 def test_energy_without_sensors_and_disabled_sensors():
     m, mjm, mjd = _pair(sensor="disable")
     d = kd.Data(m)

@@ -938,6 +938,10 @@ def _sensors(m, d, stage):
         a = m.sensor_adr[i]
         st = m.sensor_type[i]
         if st == USER:
+            # MuJoCo prepares what a user sensor callback may read: subtree velocities for the
+            # velocity stage (acceleration: rne_post_constraint, see _needs_rne_post)
+            if stage == STAGE_VEL and not d.scratch_sensor_flags[FLG_SUBTREEVEL]:
+                subtree_vel_kernel(m, d)
             for k in range(a, a + m.sensor_dim[i]):
                 out[k] = 0.0
             continue
@@ -955,6 +959,8 @@ def _needs_rne_post(m):
     for i in range(m.nsensor):
         st = m.sensor_type[i]
         if st == ACCELEROMETER or st == FORCE or st == TORQUE or st == FRAMELINACC or st == FRAMEANGACC:
+            return True
+        if st == USER and m.sensor_needstage[i] == STAGE_ACC:
             return True
     return False
 
