@@ -301,8 +301,8 @@ def test_energy_without_sensors_and_disabled_sensors():
 
 
 BASE = """<mujoco><worldbody><geom name="b" type="box" size=".1 .1 .1" pos="1 0 0"/><body>
-<joint name="j" range="-1 1"/><geom name="g" size=".1"/>
-<geom name="c" type="cylinder" size=".1 .1" pos="0 1 0"/><site name="s"/></body></worldbody><sensor>{}</sensor></mujoco>"""  # noqa: E501
+<joint name="j" range="-1 1"/><geom name="g" size=".1"/><site name="s"/>
+<geom name="c" type="cylinder" size=".1 .1" pos="0 1 0"/></body></worldbody><sensor>{}</sensor></mujoco>"""
 
 
 @pytest.mark.parametrize("sensor, attr", [
