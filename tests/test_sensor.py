@@ -270,6 +270,70 @@ def test_inverse_computes_sensors_as_mujoco(invdiscrete):
         _assert_sensors(m, d, mjm, mjd)
 
 
+def test_user_sensors_prepare_what_a_callback_reads():
+    """A user sensor alone makes MuJoCo compute the subtree velocities (velocity stage) or
+    rne_post_constraint (acceleration stage) for its callback; without one it reads 0."""
+    xml = BASE.format('<user dim="2" needstage="vel"/><user dim="1" needstage="acc" cutoff="1"/>')
+    xml = xml.replace('<joint name="j" range="-1 1"/>', '<freejoint/>')
+    m, mjm = kd.Model.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
+    d, mjd = kd.Data(m), mujoco.MjData(mjm)
+    d.qvel[:] = mjd.qvel[:] = [0.3, -0.2, 0.1, 1.0, 2.0, -0.5]
+    mujoco.mj_forward(mjm, mjd)
+    kd.forward(m, d)
+    assert np.any(mjd.subtree_linvel) and np.any(mjd.cacc)
+    assert_fields(m, d, mjm, mjd, names=SENSOR_DATA_FIELDS + ["cacc", "cfrc_int", "cfrc_ext"])
+
+
+CAMERAS = """<mujoco>
+  <option><flag constraint="disable" contact="disable"/></option>
+  <worldbody>
+    <camera name="fixed" pos="0 -2 1" xyaxes="1 0 0 0 .5 1" resolution="640 480"/>
+    <camera name="intr" pos="0 -1 2" euler="30 10 0" resolution="320 240" sensorsize=".0037 .0028"
+            focal=".0021 .0023"/>
+    <body name="b" pos="0 0 1">
+      <joint name="h" type="hinge" axis="0 1 0"/>
+      <joint name="s" type="slide" axis="1 0 0"/>
+      <geom size=".1"/>
+      <camera name="onbody" pos=".1 .2 .3" euler="10 20 30" resolution="100 50"/>
+      <camera name="track" mode="track" pos="0 -1 0" resolution="10 10"/>
+      <site name="tip" pos=".3 .1 0"/>
+      <body name="c" pos="0 0 .3">
+        <joint type="ball"/><geom size=".05"/><site name="tip2" pos=".1 0 0"/>
+      </body>
+    </body>
+  </worldbody>
+  <sensor>
+    <camprojection site="tip" camera="fixed"/>
+    <camprojection site="tip2" camera="intr"/>
+    <camprojection site="tip" camera="onbody"/>
+    <framepos objtype="camera" objname="onbody"/>
+    <framequat objtype="camera" objname="track"/>
+    <framexaxis objtype="site" objname="tip2" reftype="camera" refname="track"/>
+    <framequat objtype="body" objname="c" reftype="camera" refname="onbody"/>
+    <framelinvel objtype="camera" objname="onbody"
+                 reftype="camera" refname="fixed"/>
+    <frameangvel objtype="site" objname="tip2" reftype="camera" refname="onbody"/>
+    <framelinacc objtype="camera" objname="track"/>
+    <frameangacc objtype="camera" objname="onbody"/>
+    <insidesite objtype="camera" objname="onbody" site="tip"/>
+  </sensor>
+</mujoco>
+"""
+
+
+def test_camera_sensors_match_mujoco():
+    """camprojection (fovy and intrinsics), frame sensors of and relative to fixed, body and
+    tracking cameras, insidesite of a camera."""
+    m, mjm = kd.Model.from_xml_string(CAMERAS), mujoco.MjModel.from_xml_string(CAMERAS)
+    d, mjd = kd.Data(m), mujoco.MjData(mjm)
+    assert_model_fields(m, mjm, names=SENSOR_MODEL_FIELDS)
+    for state in simulated_states(mjm, mjd, count=3, steps=20, qvel_scale=1.0):
+        set_simulated_state(d, mjd, state)
+        mujoco.mj_forward(mjm, mjd)
+        kd.forward(m, d)
+        _assert_sensors(m, d, mjm, mjd)
+
+
 def test_energy_without_sensors_and_disabled_sensors():
     m, mjm, mjd = _pair(sensor="disable")
     d = kd.Data(m)
@@ -287,13 +351,13 @@ def test_energy_without_sensors_and_disabled_sensors():
 
 
 BASE = """<mujoco><worldbody><geom name="b" type="box" size=".1 .1 .1" pos="1 0 0"/><body>
-<joint name="j" range="-1 1"/><geom name="g" size=".1"/>
-<geom name="c" type="cylinder" size=".1 .1" pos="0 1 0"/><site name="s"/></body></worldbody><sensor>{}</sensor></mujoco>"""  # noqa: E501
+<joint name="j" range="-1 1"/><geom name="g" size=".1"/><site name="s"/>
+<geom name="c" type="cylinder" size=".1 .1" pos="0 1 0"/></body></worldbody><sensor>{}</sensor></mujoco>"""
 
 
 @pytest.mark.parametrize("sensor, attr", [
     ('<rangefinder site="s"/>', None),
-    ('<camprojection site="s" camera="c"/>', None),
+    ('<camprojection site="s" camera="nope"/>', "camera"),
     ('<distance geom1="g" geom2="g"/>', None),
     ('<normal geom1="c" geom2="b"/>', "geom1"),
     ('<fromto geom1="b" body2="world"/>', "geom1"),
@@ -303,7 +367,7 @@ BASE = """<mujoco><worldbody><geom name="b" type="box" size=".1 .1 .1" pos="1 0 
     ('<jointpos joint="j" nsample="3"/>', "nsample"),
     ('<jointpos joint="j" delay="0.1"/>', "delay"),
     ('<jointpos joint="j" interval="0.1"/>', "interval"),
-    ('<framepos objtype="camera" objname="c"/>', "objname"),
+    ('<framepos objtype="camera" objname="nope"/>', "objname"),
     ('<insidesite objtype="geom" objname="g" site="s" enclosed="true"/>', "enclosed"),
     ('<contact data="found linvel" reduce="netforce"/>', "data"),
     ('<jointpos joint="nope"/>', "joint"),

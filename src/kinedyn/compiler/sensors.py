@@ -8,10 +8,9 @@ outputs one after another in document order, as MuJoCo's ``sensordata``.
 MuJoCo 4.0 has no ``<default>`` for sensors (and no ``class`` attribute): the reader's
 schema refuses both, as MuJoCo's does.
 
-What needs rays, cameras, meshes or plugins (rangefinder, camprojection, tactile, plugin,
-frame sensors on cameras), the geom distance sensors between geoms MuJoCo measures by GJK/EPA
-(pairs with an ellipsoid or a cylinder but plane-ellipsoid, plane-cylinder and
-sphere-cylinder; box-box), ``insidesite enclosed`` and the
+What needs rays, meshes or plugins (rangefinder, tactile, plugin), the geom distance sensors
+between geoms MuJoCo measures by GJK/EPA (pairs with an ellipsoid or a cylinder but
+plane-ellipsoid, plane-cylinder and sphere-cylinder; box-box), ``insidesite enclosed`` and the
 sensor history (``nsample``, ``delay``, ``interval``) are refused with a ModelError naming the
 element and attribute: kinedyn does not compute them.
 """
@@ -91,7 +90,6 @@ _GEOMDIST = {"distance": (S.GEOMDIST, REAL, 1), "normal": (S.GEOMNORMAL, AXIS, 3
 # what kinedyn refuses, and why
 _REFUSED = {
     "rangefinder": "rangefinder sensors cast rays, which kinedyn does not",
-    "camprojection": "camprojection sensors need cameras, which kinedyn does not compute",
     "tactile": "tactile sensors need meshes and signed distance fields, which kinedyn does not compute",
     "plugin": "sensor plugins are not supported",
 }
@@ -100,6 +98,7 @@ SCHEMA = {tag: dict(_COMMON, **{obj: "s"} if obj else {}) for tag, (_, obj, *_r)
 SCHEMA.update({tag: dict(_COMMON, objtype=("e", _FRAME_TYPES), objname="s",
                          **({} if tag.endswith("acc") else dict(reftype=("e", _FRAME_TYPES), refname="s")))
                for tag in _FRAME})
+SCHEMA["camprojection"] = dict(_COMMON, site="s", camera="s")
 SCHEMA["insidesite"] = dict(_COMMON, objtype=("e", _FRAME_TYPES), objname="s", site="s", enclosed="s")
 SCHEMA["contact"] = dict(_COMMON, geom1="s", geom2="s", body1="s", body2="s", subtree1="s", subtree2="s",
                          site="s", num="i", data="s", reduce=("e", REDUCE))
@@ -138,7 +137,9 @@ class _Names:
             "site": {s.attrs["name"]: s.id for s in c.sites if s.attrs.get("name")},
             "tendon": {t["name"]: i for i, t in enumerate(c.tendons) if t["name"]},
             "actuator": {n: i for i, n in enumerate(c.actuator_names) if n},
+            "camera": {x.attrs["name"]: i for i, x in enumerate(c.cameras) if x.attrs.get("name")},
         }
+        self.cameras = c.cameras
         self.geom_types = [int(g.type) for g in c.geoms]
         self.body_geoms = {}
         for g in c.geoms:
@@ -158,8 +159,6 @@ class _Names:
 
     def find(self, node: Node, kind: str, name: str | None, attr: str,
              what: str = "sensorized object") -> int:
-        if kind == "camera":
-            raise node.error("sensors on cameras are not supported: kinedyn does not compute cameras", attr)
         if not name:
             raise node.error(f"missing name of {what} in sensor", attr)
         i = self.ids[kind].get(name)
@@ -229,6 +228,15 @@ def compile_sensor(node: Node, names: _Names) -> dict:
         s["objid"] = names.find(node, a["objtype"], a.get("objname"), "objname")
         s["reftype"] = ObjType.SITE
         s["refid"] = names.find(node, "site", a.get("site"), "site", "site")
+    elif tag == "camprojection":
+        stype, datatype, stage, dim = S.CAMPROJECTION, REAL, STAGE_POS, 2
+        s["objtype"] = ObjType.SITE
+        s["objid"] = names.find(node, "site", a.get("site"), "site")
+        s["reftype"] = ObjType.CAMERA
+        s["refid"] = names.find(node, "camera", a.get("camera"), "camera", "camera")
+        res = names.cameras[s["refid"]].attrs.get("resolution", [1, 1])
+        if not res[0] or not res[1]:
+            raise node.error("camera projection sensor requires camera resolution", "camera")
     elif tag in _GEOMDIST:
         stype, datatype, dim = _GEOMDIST[tag]
         stage = STAGE_POS

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.collision_driver import collide_into, contact_force_kernel
@@ -53,7 +55,7 @@ from kinedyn.engine.util_spatial import quat_product
 ENBL_ENERGY = int(EnableBit.ENERGY)
 DSBL_SENSOR = int(DisableBit.SENSOR)
 OBJ_UNKNOWN, OBJ_BODY, OBJ_XBODY = int(ObjType.UNKNOWN), int(ObjType.BODY), int(ObjType.XBODY)
-OBJ_GEOM, OBJ_SITE = int(ObjType.GEOM), int(ObjType.SITE)
+OBJ_GEOM, OBJ_SITE, OBJ_CAMERA = int(ObjType.GEOM), int(ObjType.SITE), int(ObjType.CAMERA)
 STAGE_POS, STAGE_VEL, STAGE_ACC = 1, 2, 3
 DATATYPE_REAL, DATATYPE_POSITIVE = 0, 1
 # scratch_sensor_flags: what was computed on demand since its stage began (MuJoCo's flg_*)
@@ -81,7 +83,7 @@ FRAMEXAXIS, FRAMEYAXIS, FRAMEZAXIS = int(_T.FRAMEXAXIS), int(_T.FRAMEYAXIS), int
 FRAMELINVEL, FRAMEANGVEL = int(_T.FRAMELINVEL), int(_T.FRAMEANGVEL)
 FRAMELINACC, FRAMEANGACC = int(_T.FRAMELINACC), int(_T.FRAMEANGACC)
 SUBTREECOM, SUBTREELINVEL, SUBTREEANGMOM = int(_T.SUBTREECOM), int(_T.SUBTREELINVEL), int(_T.SUBTREEANGMOM)
-INSIDESITE, CONTACT = int(_T.INSIDESITE), int(_T.CONTACT)
+INSIDESITE, CONTACT, CAMPROJECTION = int(_T.INSIDESITE), int(_T.CONTACT), int(_T.CAMPROJECTION)
 GEOMDIST, GEOMNORMAL, GEOMFROMTO = int(_T.GEOMDIST), int(_T.GEOMNORMAL), int(_T.GEOMFROMTO)
 E_POTENTIAL, E_KINETIC, CLOCK, USER = int(_T.E_POTENTIAL), int(_T.E_KINETIC), int(_T.CLOCK), int(_T.USER)
 
@@ -99,6 +101,8 @@ def _frame(m, d, objtype, objid):
         p, r = d.xpos[objid], d.xmat[objid]
     elif objtype == OBJ_GEOM:
         p, r = d.geom_xpos[objid], d.geom_xmat[objid]
+    elif objtype == OBJ_CAMERA:
+        p, r = d.cam_xpos[objid], d.cam_xmat[objid]
     else:
         p, r = d.site_xpos[objid], d.site_xmat[objid]
     return (p[0], p[1], p[2], r[0, 0], r[0, 1], r[0, 2], r[1, 0], r[1, 1], r[1, 2], r[2, 0], r[2, 1], r[2, 2])
@@ -114,6 +118,8 @@ def _frame_quat(m, d, objtype, objid):
         b, lq = objid, m.body_iquat[objid]
     elif objtype == OBJ_GEOM:
         b, lq = m.geom_bodyid[objid], m.geom_quat[objid]
+    elif objtype == OBJ_CAMERA:
+        b, lq = m.cam_bodyid[objid], m.cam_quat[objid]
     else:
         b, lq = m.site_bodyid[objid], m.site_quat[objid]
     q = d.xquat[b]
@@ -126,6 +132,8 @@ def _frame_body(m, objtype, objid):
         return objid
     if objtype == OBJ_GEOM:
         return m.geom_bodyid[objid]
+    if objtype == OBJ_CAMERA:
+        return m.cam_bodyid[objid]
     return m.site_bodyid[objid]
 
 
@@ -427,6 +435,29 @@ def energy_vel_kernel(m, d):
 
 
 @kernel
+def _cam_project(m, d, site, cam, out, a):
+    """Pixel coordinates of the site in the camera's image (cam_project): the focal lengths from
+    the intrinsics and sensor size (in single precision, as MuJoCo's float fields) or fovy."""
+    rx, ry = m.cam_resolution[cam, 0], m.cam_resolution[cam, 1]
+    ss, intr = m.cam_sensorsize[cam], m.cam_intrinsic[cam]
+    if ss[0] != 0 and ss[1] != 0:
+        fx = np.float64(np.float32(np.float32(intr[0] / ss[0]) * np.float32(rx)))
+        fy = np.float64(np.float32(np.float32(intr[1] / ss[1]) * np.float32(ry)))
+    else:
+        fx = 0.5 / math.tan(m.cam_fovy[cam] * math.pi / 360.0) * ry
+        fy = fx
+    c, r, p = d.cam_xpos[cam], d.cam_xmat[cam], d.site_xpos[site]
+    vx, vy, vz = p[0] - c[0], p[1] - c[1], p[2] - c[2]
+    x = r[0, 0] * vx + r[1, 0] * vy + r[2, 0] * vz
+    y = r[0, 1] * vx + r[1, 1] * vy + r[2, 1] * vz
+    z = r[0, 2] * vx + r[1, 2] * vy + r[2, 2] * vz
+    if abs(z) < MINVAL:
+        z = min(z, -MINVAL) if z < 0 else max(z, MINVAL)
+    out[a] = -fx * (x / z) + 0.5 * rx
+    out[a + 1] = fy * (y / z) + 0.5 * ry
+
+
+@kernel
 def _limit_row(m, d, ctype, objid, what):
     """efc_pos - efc_margin (what 0), efc_vel (1) or efc_force (2) of the first limit row of
     the joint or tendon; 0 if it has none."""
@@ -459,6 +490,8 @@ def _sensor_pos(m, d, i, out, a):
         r = d.site_xmat[objid]
         for k in range(3):
             out[a + k] = r[0, k] * g[0] + r[1, k] * g[1] + r[2, k] * g[2]
+    elif st == CAMPROJECTION:
+        _cam_project(m, d, objid, refid, out, a)
     elif st == JOINTPOS:
         out[a] = d.qpos[m.jnt_qposadr[objid]]
     elif st == TENDONPOS:
@@ -938,6 +971,10 @@ def _sensors(m, d, stage):
         a = m.sensor_adr[i]
         st = m.sensor_type[i]
         if st == USER:
+            # MuJoCo prepares what a user sensor callback may read: subtree velocities for the
+            # velocity stage (acceleration: rne_post_constraint, see _needs_rne_post)
+            if stage == STAGE_VEL and not d.scratch_sensor_flags[FLG_SUBTREEVEL]:
+                subtree_vel_kernel(m, d)
             for k in range(a, a + m.sensor_dim[i]):
                 out[k] = 0.0
             continue
@@ -955,6 +992,8 @@ def _needs_rne_post(m):
     for i in range(m.nsensor):
         st = m.sensor_type[i]
         if st == ACCELEROMETER or st == FORCE or st == TORQUE or st == FRAMELINACC or st == FRAMEANGACC:
+            return True
+        if st == USER and m.sensor_needstage[i] == STAGE_ACC:
             return True
     return False
 
