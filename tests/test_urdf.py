@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 import warnings
@@ -325,7 +326,7 @@ def test_cli_info_reads_urdf(tmp_path, capsys):
 # ---- example-robot-data ----------------------------------------------------------------------------
 
 ERD_ROOT = "cmeel.prefix/share/example-robot-data/robots"
-# URDFs MuJoCo 4.0 refuses (as published, meshes resolved): kinedyn refuses them with this message
+# URDFs MuJoCo 4.0 refuses: kinedyn refuses them with this message
 ERD_REFUSED = {
     # (MuJoCo refuses it for its inertia; kinedyn first finds a <mimic> naming no joint)
     "mimic joint 'index_q1' does not exist": ("alex_psyonic_hands",),
@@ -337,71 +338,90 @@ ERD_REFUSED = {
                                                "tiago_dual", "tiago_no_hand"),
     "mass and inertia of moving bodies": ("human", "romeo.urdf"),
 }
-# what test_example_robot_data finds: (load with their meshes, equal MuJoCo's model, equal Pinocchio's
-# M and RNE); a change fails the test: update after checking why
+# what test_example_robot_data finds: (load, equal MuJoCo's model, equal Pinocchio's M and RNE); a
+# change fails the test: update after checking why
 ERD_COUNTS = (48, 48, 45)
+# loaded as published, meshes included (STL, and COLLADA MuJoCo cannot read), package:// resolved by
+# kinedyn; all 48 with KINEDYN_URDF_ALL_MESHES=1 (about 2 minutes: mesh processing)
+ERD_WITH_MESHES = ("ur_description/urdf/ur5_robot.urdf", "solo_description/robots/solo12.urdf",
+                   "kinova_description/robots/kinova.urdf",
+                   "borinot_description/urdf/borinot_flying_arm_2.urdf")
 
 
-def _erd_urdfs() -> list[Path]:
-    root = require("example-robot-data") / ERD_ROOT
-    return sorted(root.rglob("*.urdf"))
+def _erd_robots() -> Path:
+    return require("example-robot-data") / ERD_ROOT
 
 
 def test_example_robot_data(tmp_path):
-    """Every URDF of example-robot-data 6.0.0.
-
-    * As published (``package://`` URIs resolved by kinedyn from ``package_dirs``, meshes included):
-      kinedyn loads what MuJoCo loads, and refuses the rest with MuJoCo's reason.
-    * The URDF semantics against MuJoCo: with the mesh geometry left out of both (the mesh compiler
-      is compared by its own tests and the corpus), the compiled model equals MuJoCo's.
-    * Dynamics against Pinocchio: M and inverse dynamics on a random state (fixed base, as both
-      load a URDF without a floating joint).
-    """
-    urdfs = _erd_urdfs()
+    """Every URDF of example-robot-data 6.0.0, with its mesh geometry left out (the mesh compiler is
+    compared with MuJoCo by its own tests and the corpus): the model equals MuJoCo's where MuJoCo
+    loads it, kinedyn refuses the others with MuJoCo's reason; M and inverse dynamics equal
+    Pinocchio's on a random state (fixed base, as both load a URDF without a floating joint)."""
+    robots = _erd_robots()
+    urdfs = sorted(robots.rglob("*.urdf"))
     assert len(urdfs) == 69
-    robots = urdfs[0].parents[2]
-    while robots.name != "robots":
-        robots = robots.parent
-    share = robots.parents[1]  # .../share, holding the package folder 'example-robot-data'
     loaded = matched_mujoco = matched_pin = 0
-    refused: dict[str, str] = {}
     for urdf in urdfs:
         rel = str(urdf.relative_to(robots))
-        # MuJoCo's multi-contact mesh collider is not implemented: run the single-contact one
-        published = tmp_path / urdf.name
-        published.write_text(_no_multiccd(urdf.read_text()))
+        primitive = tmp_path / urdf.name
+        primitive.write_text(_drop_meshes(urdf.read_text()))
+        try:
+            mjm, mj_error = mujoco.MjModel.from_xml_path(str(primitive)), ""
+        except ValueError as err:
+            mjm, mj_error = None, str(err)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                m = kd.Model.from_urdf(published, package_dirs=share)
+                m = kd.Model.from_urdf(primitive)
         except kd.ModelError as err:
-            refused[rel] = str(err)
+            reason = next((k for k, v in ERD_REFUSED.items() if any(n in rel for n in v)), None)
+            assert reason is not None and reason in str(err), f"{rel}: kinedyn refuses: {err}"
+            assert mjm is None, f"{rel}: MuJoCo loads it"
             continue
+        assert mjm is not None, f"{rel}: MuJoCo refuses ({mj_error}) what kinedyn loads"
         loaded += 1
-        primitive = tmp_path / ("primitive_" + urdf.name)
-        primitive.write_text(_drop_meshes(published.read_text()))
-        mjm = mujoco.MjModel.from_xml_path(str(primitive))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ours = kd.Model.from_urdf(primitive)
         try:
-            assert_model_fields(ours, mjm)
+            assert_model_fields(m, mjm)
         except AssertionError as err:
             raise AssertionError(f"{rel}: {err}") from None
         matched_mujoco += 1
         if m.nv and all(t in (kd.JointType.HINGE, kd.JointType.SLIDE) for t in m.jnt_type):
             _assert_matches_pinocchio(m, _pinocchio_ready(primitive), nstate=1, seed=len(rel))
             matched_pin += 1
-    for rel, err in refused.items():
-        reason = next((k for k, v in ERD_REFUSED.items() if any(n in rel for n in v)), None)
-        assert reason is not None and reason in err, f"{rel}: kinedyn refuses: {err}"
-        flat = tmp_path / "flat.urdf"
-        flat.write_text(resolve_mesh_paths(robots / rel))
-        with pytest.raises(ValueError):  # MuJoCo refuses it too
-            mujoco.MjModel.from_xml_path(str(flat))
-    print(f"example-robot-data: {len(urdfs)} URDFs, {loaded} load with their meshes, {matched_mujoco} "
-          f"equal MuJoCo's model, {matched_pin} equal Pinocchio's M and RNE")
+    print(f"example-robot-data: {len(urdfs)} URDFs, {loaded} load, {matched_mujoco} equal MuJoCo's model, "
+          f"{matched_pin} equal Pinocchio's M and RNE")
     assert (loaded, matched_mujoco, matched_pin) == ERD_COUNTS
+
+
+def test_example_robot_data_with_meshes(tmp_path):
+    """URDFs as published: package:// URIs found through package_dirs, STL and COLLADA collision
+    meshes read; the geoms are MuJoCo's where MuJoCo reads the meshes, the dynamics Pinocchio's."""
+    robots = _erd_robots()
+    share = robots.parents[1]  # holds the package folder 'example-robot-data'
+    names = ERD_WITH_MESHES
+    if os.environ.get("KINEDYN_URDF_ALL_MESHES"):
+        names = [str(p.relative_to(robots)) for p in sorted(robots.rglob("*.urdf"))
+                 if not any(n in str(p.relative_to(robots)) for v in ERD_REFUSED.values() for n in v)]
+    for rel in names:
+        urdf = robots / rel
+        # MuJoCo's multi-contact mesh collider is not implemented: run the single-contact one
+        published = tmp_path / urdf.name
+        published.write_text(_no_multiccd(urdf.read_text()))
+        m = kd.Model.from_urdf(published, package_dirs=share)
+        ncollision = len(re.findall(r"<collision\b", urdf.read_text()))
+        assert m.ngeom == ncollision, rel
+        assert kd.GeomType.MESH in m.geom_type, rel
+        flat = tmp_path / ("flat_" + urdf.name)
+        flat.write_text(_no_multiccd(resolve_mesh_paths(urdf)))
+        try:
+            mjm = mujoco.MjModel.from_xml_path(str(flat))
+        except ValueError as err:  # a COLLADA mesh
+            assert ".dae" in str(err).lower() or "unknown" in str(err).lower(), (rel, str(err))
+        else:
+            np.testing.assert_array_equal(m.geom_type, mjm.geom_type)
+            np.testing.assert_array_equal(m.geom_bodyid, mjm.geom_bodyid)
+        if all(t in (kd.JointType.HINGE, kd.JointType.SLIDE) for t in m.jnt_type):
+            _assert_matches_pinocchio(m, _pinocchio_ready(published), nstate=1)
 
 
 def _drop_meshes(text: str) -> str:
