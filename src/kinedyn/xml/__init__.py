@@ -1,1 +1,1 @@
-"""Readers: model text -> element tree with source lines (MJCF today; URDF next)."""
+"""Readers: model text -> element tree with source lines (MJCF; URDF translated to the MJCF tree)."""
