@@ -1759,6 +1759,8 @@ def check_finite(model, compiler: Compiler) -> None:
               "tendon": [t["node"] for t in compiler.tendons], "actuator": list(compiler.actuator_nodes),
               "key": [k[0] for k in compiler.keys]}
     owners["eq"] = [e["node"] for e in compiler.equalities]
+    owners["cam"] = [c.node for c in compiler.cameras]
+    owners["light"] = [li.node for li in compiler.lights]
     owners["dof"] = [owners["jnt"][j] for j in model.dof_jntid]
     owners["wrap"] = [t["node"] for t in compiler.tendons for _ in t["wraps"]]
     qpos_owner = [j.node for j in compiler.joints for _ in range(JointType(j.type).nq)]
