@@ -101,9 +101,12 @@ def test_camera_and_light_frames_match_mujoco_on_random_states(pair):
     ('<camera name="a"/><camera name="a"/>', "repeated name 'a' in camera"),
     ('<camera output="rgb bogus"/>', "invalid keyword: 'bogus'"),
     ('<light directional="true" type="spot"/>', "at most one of 'directional', 'type'"),
+    ('<default><light directional="true" type="spot"/></default>', "at most one of 'directional', 'type'"),
 ])
 def test_bad_cameras_and_lights_are_refused_as_by_mujoco(element, message):
     text = f"<mujoco><worldbody>{element}</worldbody></mujoco>"
+    if element.startswith("<default>"):
+        text = f"<mujoco>{element}<worldbody><light/></worldbody></mujoco>"
     with pytest.raises(ValueError):
         mujoco.MjModel.from_xml_string(text)
     with pytest.raises(kd.ModelError, match=message):

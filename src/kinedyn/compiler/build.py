@@ -510,12 +510,7 @@ class Compiler:
                 body.sites.append(Site(child, merged, frame, body))
             elif tag in ("camera", "light"):
                 attrs = typed_attrs(child)
-                if "directional" in attrs and "type" in attrs:
-                    raise child.error("Schema violation: at most one of 'directional', 'type' can be "
-                                      "specified", "type")
-                bad = [w for w in attrs.get("output", "").split() if w not in _CAM_OUTPUT]
-                if bad:
-                    raise child.error(f"invalid keyword: '{bad[0]}'", "output")
+                dflt.check_camlight(child, attrs)
                 cls = self._class_of(child, attrs, context)
                 merged = dflt.merge(tag, getattr(cls, tag), attrs)
                 items = body.cameras if tag == "camera" else body.lights
@@ -1742,7 +1737,7 @@ class Compiler:
 
 
 _CAMLIGHT_MODE = {"fixed": 0, "track": 1, "trackcom": 2, "targetbody": 3, "targetbodycom": 4}
-_CAM_OUTPUT = {"rgb": 1, "depth": 2, "distance": 4, "normal": 8, "segmentation": 16}
+_CAM_OUTPUT = dflt.CAM_OUTPUT
 _LIGHT_TYPE = {"spot": 0, "directional": 1, "point": 2, "image": 3}
 
 
@@ -1759,6 +1754,8 @@ def check_finite(model, compiler: Compiler) -> None:
               "tendon": [t["node"] for t in compiler.tendons], "actuator": list(compiler.actuator_nodes),
               "key": [k[0] for k in compiler.keys]}
     owners["eq"] = [e["node"] for e in compiler.equalities]
+    owners["cam"] = [c.node for c in compiler.cameras]
+    owners["light"] = [li.node for li in compiler.lights]
     owners["dof"] = [owners["jnt"][j] for j in model.dof_jntid]
     owners["wrap"] = [t["node"] for t in compiler.tendons for _ in t["wraps"]]
     qpos_owner = [j.node for j in compiler.joints for _ in range(JointType(j.type).nq)]

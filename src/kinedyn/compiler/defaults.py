@@ -129,6 +129,8 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
             for forbidden in ("name", "class"):
                 if forbidden in values:
                     raise child.error(f"Schema violation: unrecognized attribute '{forbidden}'", forbidden)
+            if tag in ("camera", "light"):
+                check_camlight(child, values)
             setattr(cls, tag, merge(tag, getattr(cls, tag), values))
         elif tag == "tendon":
             cls.tendon = merge("tendon", cls.tendon, tendon_attrs(typed_attrs(child)))
@@ -150,6 +152,20 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
         else:
             raise child.error("Schema violation: unrecognized element")
     return cls
+
+
+# <camera output> keywords and their bits (mjtCamOutBit)
+CAM_OUTPUT = {"rgb": 1, "depth": 2, "distance": 4, "normal": 8, "segmentation": 16}
+
+
+def check_camlight(node: Node, attrs: dict) -> None:
+    """The reader's checks of a ``<camera>`` or ``<light>`` (element or default): the output
+    keywords, and a light's legacy ``directional`` and ``type`` not both given."""
+    if "directional" in attrs and "type" in attrs:
+        raise node.error("Schema violation: at most one of 'directional', 'type' can be specified", "type")
+    bad = [w for w in attrs.get("output", "").split() if w not in CAM_OUTPUT]
+    if bad:
+        raise node.error(f"invalid keyword: '{bad[0]}'", "output")
 
 
 def tendon_attrs(attrs: dict) -> dict:
