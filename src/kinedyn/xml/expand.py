@@ -474,6 +474,8 @@ class _Attachments:
                     found.append((parent, c))
                 elif c.tag in ("body", "frame", "replicate"):
                     todo.append(c)
+        if not found:
+            return
         # (the scan above meets siblings last to first: sort back into document order)
         order = {id(n): i for i, n in enumerate(_preorder(self.root))}
         for parent, node in sorted(found, key=lambda pn: order[id(pn[1])]):
