@@ -231,3 +231,24 @@ def test_self_attach(tmp_path):
       <keyframe><key name="k" qpos="1 2"/></keyframe></mujoco>"""})
     m, _ = _both(main)
     assert _names(m, "actuator", "nu") == ["m", "m2", "pt", "ym2", "xm", "xm2", "xpt"]
+
+
+BOX_OBJ = "\n".join(["v -.1 -.1 -.1", "v .1 -.1 -.1", "v .1 .1 -.1", "v -.1 .1 -.1", "v -.1 -.1 .1", "v .1 -.1 .1",
+                     "v .1 .1 .1", "v -.1 .1 .1", "f 1 3 2", "f 1 4 3", "f 5 6 7", "f 5 7 8", "f 1 2 6", "f 1 6 5",
+                     "f 2 3 7", "f 2 7 6", "f 3 4 8", "f 3 8 7", "f 4 1 5", "f 4 5 8"]) + "\n"
+
+
+def test_attached_meshes_use_their_models_directories_and_classes(tmp_path):
+    # the robot's mesh files are found with its own meshdir, next to its file; its mesh default
+    # class applies to its meshes (named after their files), not this model's
+    main = _write(tmp_path, {
+        "robot/assets/box.obj": BOX_OBJ,
+        "robot/robot.xml": """<mujoco model="r"><compiler meshdir="assets"/>
+          <default><mesh scale="2 1 1"/></default>
+          <asset><mesh file="box.obj"/><mesh name="b2" file="box.obj" scale="1 1 3"/></asset>
+          <worldbody><body name="base"><freejoint/><geom type="mesh" mesh="box"/><geom type="mesh" mesh="b2" pos="0 0 1"/></body></worldbody></mujoco>""",
+        "main.xml": """<mujoco><compiler meshdir="elsewhere"/><option><flag multiccd="disable"/></option>
+          <default><mesh scale="5 5 5"/></default><asset><model name="r" file="robot/robot.xml"/></asset>
+          <worldbody><attach model="r" prefix="a_"/><frame pos="1 0 0"><attach model="r" prefix="b_"/></frame></worldbody></mujoco>"""})
+    m, _ = _both(main)
+    assert abs(m.body_mass[1] - 40) < 1e-5

@@ -700,6 +700,8 @@ class _Attachments:
                     copy.attrib[attr] = prefix + copy.attrib[attr]
             if copy.attrib.get("class"):
                 copy.attrib["class"] = prefix + copy.attrib["class"]
+            elif copy.tag in ("mesh", "material", "texture"):  # the attached model's own "main"
+                copy.attrib["class"] = prefix + "main"
         if out:
             mine = [c for c in self.root.children if c.tag == "asset"]
             if not mine:
