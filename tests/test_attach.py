@@ -146,8 +146,13 @@ def test_attach_errors(tmp_path, attach, fragment):
     # orientations, and needs the same settings otherwise
     ({"main.xml": '<mujoco><compiler autolimits="false"/><asset><model name="arm" file="arm.xml"/></asset><worldbody><attach model="arm" prefix="x"/></worldbody></mujoco>',
       "arm.xml": ARM}, "same compiler settings"),
+    # self-attachment finds only what MuJoCo has read when it meets the <attach>
     ({"main.xml": '<mujoco><worldbody><body><attach body="b" prefix="x"/></body><body name="b"/></worldbody></mujoco>'},
-     "not supported yet"),
+     "could not find body 'b'"),
+    ({"main.xml": '<mujoco><worldbody><body name="b"><geom size=".1"/></body><attach prefix="x"/></worldbody></mujoco>'},
+     "either 'body' or 'frame'"),
+    ({"main.xml": '<mujoco><worldbody><body name="b"><geom size=".1"/></body><body name="xb"/><attach body="b" prefix="x"/></worldbody></mujoco>'},
+     "already exists"),
     # MuJoCo does not check cycles of <model> assets (it loops); kinedyn refuses them
     ({"main.xml": '<mujoco><asset><model name="a" file="a.xml"/></asset></mujoco>',
       "a.xml": '<mujoco><asset><model name="b" file="b.xml"/></asset></mujoco>',
@@ -209,3 +214,41 @@ def test_attach_model_with_other_angle_units_and_eulerseq(tmp_path):
       <worldbody><frame euler="0 0 90"><attach model="r" prefix="r/"/></frame></worldbody></mujoco>"""})
     m, _ = _both(main)
     assert m.key_qpos[0, :3].tolist() == [0, 0, 1]
+
+
+def test_self_attach(tmp_path):
+    # <attach> without a model copies a body of this model read before it, with what refers to it;
+    # classes and materials are this model's; the copy keeps its own class context
+    main = _write(tmp_path, {"main.xml": """<mujoco>
+      <default><default class="c"><geom size=".2"/></default><default class="d"><geom size=".3"/></default></default>
+      <asset><material name="m"/></asset>
+      <worldbody><body name="b" pos="1 0 0" childclass="c"><joint name="j"/><geom name="g" material="m"/>
+          <body name="b2"><joint name="j2"/><geom/></body></body>
+        <body name="p" pos="0 1 0" childclass="d"><geom/><frame pos="1 1 1"><attach body="b2" prefix="y"/></frame>
+          <attach body="b" prefix="x"/></body></worldbody>
+      <tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>
+      <actuator><motor name="m" joint="j"/><motor name="m2" joint="j2"/><position name="pt" tendon="t" kp="2"/></actuator>
+      <keyframe><key name="k" qpos="1 2"/></keyframe></mujoco>"""})
+    m, _ = _both(main)
+    assert _names(m, "actuator", "nu") == ["m", "m2", "pt", "ym2", "xm", "xm2", "xpt"]
+
+
+BOX_OBJ = "\n".join(["v -.1 -.1 -.1", "v .1 -.1 -.1", "v .1 .1 -.1", "v -.1 .1 -.1", "v -.1 -.1 .1", "v .1 -.1 .1",
+                     "v .1 .1 .1", "v -.1 .1 .1", "f 1 3 2", "f 1 4 3", "f 5 6 7", "f 5 7 8", "f 1 2 6", "f 1 6 5",
+                     "f 2 3 7", "f 2 7 6", "f 3 4 8", "f 3 8 7", "f 4 1 5", "f 4 5 8"]) + "\n"
+
+
+def test_attached_meshes_use_their_models_directories_and_classes(tmp_path):
+    # the robot's mesh files are found with its own meshdir, next to its file; its mesh default
+    # class applies to its meshes (named after their files), not this model's
+    main = _write(tmp_path, {
+        "robot/assets/box.obj": BOX_OBJ,
+        "robot/robot.xml": """<mujoco model="r"><compiler meshdir="assets"/>
+          <default><mesh scale="2 1 1"/></default>
+          <asset><mesh file="box.obj"/><mesh name="b2" file="box.obj" scale="1 1 3"/></asset>
+          <worldbody><body name="base"><freejoint/><geom type="mesh" mesh="box"/><geom type="mesh" mesh="b2" pos="0 0 1"/></body></worldbody></mujoco>""",
+        "main.xml": """<mujoco><compiler meshdir="elsewhere"/><option><flag multiccd="disable"/></option>
+          <default><mesh scale="5 5 5"/></default><asset><model name="r" file="robot/robot.xml"/></asset>
+          <worldbody><attach model="r" prefix="a_"/><frame pos="1 0 0"><attach model="r" prefix="b_"/></frame></worldbody></mujoco>"""})
+    m, _ = _both(main)
+    assert abs(m.body_mass[1] - 40) < 1e-5

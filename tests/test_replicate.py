@@ -141,3 +141,11 @@ def test_frame_scale():
     _both(xml)
     with pytest.raises(ModelError, match="scale"):
         kd.Model.from_xml_string(xml.replace('scale="1 1 1"', 'scale="2"'))
+
+
+def test_keyframe_written_for_one_replica():
+    # MuJoCo 4.0: a keyframe shorter than the model (written for one replica) is completed with
+    # qpos0 / zeros
+    m, mjm = _both("""<mujoco><worldbody><replicate count="3"><body><joint ref=".1"/><geom size=".1"/></body></replicate>
+      </worldbody><actuator><motor joint="j" name="m"/></actuator><keyframe><key qpos="1" qvel="2" ctrl="3"/></keyframe></mujoco>""".replace('<joint ref', '<joint name="j" ref'))
+    assert m.key_qpos.tolist() == mjm.key_qpos.tolist() and m.key_ctrl.tolist() == [[3, 0, 0]]

@@ -25,7 +25,8 @@ file and line they came from:
   that refer only to what is attached at the end of this model's sections, and its keyframes,
   whose values the compiler places by joint and actuator (``Node.attached_key``). Angle units
   and ``eulerseq`` of the attached model are converted; other ``<compiler>`` settings must
-  agree (MuJoCo compiles each model with its own; kinedyn compiles one document).
+  agree (MuJoCo compiles each model with its own; kinedyn compiles one document). Without
+  ``model``, a body or frame of this model declared before the ``<attach>`` is copied.
   Attachments are expanded in document order, before replicates.
 * ``<replicate count offset euler sep>`` (xml_native_reader.cc ``Body``, MuJoCo 4.0): its
   content is repeated ``count`` times in place, replica ``i`` in a ``<frame>`` at the pose
@@ -473,6 +474,8 @@ class _Attachments:
                     found.append((parent, c))
                 elif c.tag in ("body", "frame", "replicate"):
                     todo.append(c)
+        if not found:
+            return
         # (the scan above meets siblings last to first: sort back into document order)
         order = {id(n): i for i, n in enumerate(_preorder(self.root))}
         for parent, node in sorted(found, key=lambda pn: order[id(pn[1])]):
@@ -517,8 +520,7 @@ class _Attachments:
         if "prefix" not in a:
             raise node.error("required attribute missing: 'prefix'", "prefix")
         if "model" not in a:
-            raise node.error("attaching elements of this model to itself (no 'model') is not supported yet",
-                             "model")
+            return self._self_attach(node)
         if a["model"] not in self.models:
             raise node.error(f"could not find model '{a['model']}'", "model")
         for attr in ("body", "frame"):
@@ -573,6 +575,64 @@ class _Attachments:
             _AngleConversion(self.frames, theirs, mine, default_copies).run(frame)
         whole = "body" not in a and "frame" not in a
         self._sections(child, prefix, names, classes, assets, whole, memo)
+        return frame
+
+    def _self_attach(self, node: Node) -> Node:
+        """``<attach body|frame prefix>`` without ``model``: a copy of a body or frame of this model
+        declared before it, with what refers to it (MuJoCo 4.0's self-attachment). Classes and
+        assets are this model's; keyframes describe the whole model and are not copied."""
+        a = node.attrib
+        tag = "body" if "body" in a else "frame" if "frame" in a else None
+        if tag is None:
+            raise node.error("either 'body' or 'frame' attribute must be specified for self-attach", "body")
+        if "body" in a and "frame" in a:
+            raise node.error("attach takes a body or a frame, not both", "frame")
+        prefix, name = a["prefix"], a[tag]
+        found, context, existing = None, None, set()
+        todo = [(c, None) for c in reversed(self.root.children) if c.tag == "worldbody"]
+        while todo:  # document order, up to the <attach> (MuJoCo has read no further)
+            n, ctx = todo.pop()
+            if n is node:
+                break
+            if n.tag == tag and n.attrib.get("name") == prefix + name:
+                raise node.error(f"cannot self-attach: element {prefix + name} already exists", tag)
+            if n.tag == tag and n.attrib.get("name") == name and found is None:
+                found, context = n, ctx
+            if n.tag in _TREE_KINDS and n.attrib.get("name"):
+                existing.add(n.attrib["name"])
+            inner = n.attrib.get("childclass", ctx) if n.tag in ("body", "frame") else ctx
+            todo.extend((c, inner) for c in reversed(n.children))
+        if found is None:
+            raise node.error(f"could not find {tag} '{name}' in the current model for self-attachment", tag)
+        if any(n is node for n in _preorder(found)):
+            raise node.error(f"cannot attach {tag} '{name}' inside itself", tag)
+        names: dict[str, set[str]] = {}
+        for n in _preorder(found):
+            kind = _TREE_KINDS.get(n.tag)
+            if kind is not None and n.attrib.get("name"):
+                names.setdefault(kind, set()).add(n.attrib["name"])
+
+        def rename(n: Node) -> None:
+            if n.attrib.get("name"):
+                n.attrib["name"] = prefix + n.attrib["name"]
+            _prefix_element(n, prefix, names, set(), set())
+
+        frame = Node("frame", {"childclass": context or "main"}, node.line, file=node.file)
+        frame.children = [_copy(found, rename)]
+        tree_kinds = set(_TREE_KINDS.values())
+        for section_tag, own_kind in _REFERRING_SECTIONS:
+            sections = [c for c in self.root.children if c.tag == section_tag]
+            copies = []
+            for element in (e for sec in sections for e in sec.children):
+                refs = [(n.attrib[attr], kind) for n, attr, kind in _references(element)]
+                inside = [value in names.get(kind, ()) for value, kind in refs]
+                if any(inside) and all(ins or kind not in tree_kinds for ins, (_, kind) in zip(inside, refs,
+                                                                                             strict=True)):
+                    if own_kind and element.attrib.get("name"):
+                        names.setdefault(own_kind, set()).add(element.attrib["name"])
+                    copies.append(_copy(element, rename))
+            if copies:
+                sections[-1].children.extend(copies)
         return frame
 
     def _defaults(self, child: Node, prefix: str) -> tuple[set[str], list[Node]]:
@@ -640,6 +700,8 @@ class _Attachments:
                     copy.attrib[attr] = prefix + copy.attrib[attr]
             if copy.attrib.get("class"):
                 copy.attrib["class"] = prefix + copy.attrib["class"]
+            elif copy.tag in ("mesh", "material", "texture"):  # the attached model's own "main"
+                copy.attrib["class"] = prefix + "main"
         if out:
             mine = [c for c in self.root.children if c.tag == "asset"]
             if not mine:

@@ -392,11 +392,29 @@ def parse_xml(text: str | bytes, file: str | None = None) -> Node:
     return roots[0]
 
 
+_NAME = r"[A-Za-z:_\x80-\U0010ffff][A-Za-z0-9:_.\-\x80-\U0010ffff]*"
+# the common start tag: white space between attributes, values without '&' or CR (nothing to
+# decode); names matched whole ("(?=(x))\1" does not backtrack into a name)
+_WS = r"[ \t\n\v\f\r]"
+_FAST_TAG_RE = re.compile(rf"""<(?=({_NAME}))\1((?:{_WS}+(?=({_NAME}))\3{_WS}*={_WS}*"""
+                          rf"""(?:"[^"&\r]*"|'[^'&\r]*'))*){_WS}*(/?)>""")
+_FAST_ATTR_RE = re.compile(rf"""({_NAME})[ \t\n\v\f\r]*=[ \t\n\v\f\r]*(?:"([^"]*)"|'([^']*)')""")
+
+
 def _element(sc: _Scanner, pos: int, stack: list[Node], roots: list[Node]) -> int:
     """One tag at ``pos`` ('<'): open, self-closing or closing; returns the position after it
     (-1 for a closing tag at the top level, where tinyxml2 stops reading)."""
     text, n = sc.text, sc.n
     line = sc.line_at(pos)
+    fast = _FAST_TAG_RE.match(text, pos)
+    if fast is not None:
+        pairs = _FAST_ATTR_RE.findall(fast.group(2))
+        attrib = {name: dq or sq for name, dq, sq in pairs}
+        if len(attrib) == len(pairs):  # else the full reading reports the duplicate
+            self_closing = fast.group(4) == "/"
+            q = fast.end()
+            node = Node(fast.group(1), attrib, line, file=sc.file)
+            return _open(sc, node, q, self_closing, stack, roots, pos)
     q = _WS_RE.match(text, pos + 1).end()
     closing = q < n and text[q] == "/"
     if closing:
@@ -447,9 +465,14 @@ def _element(sc: _Scanner, pos: int, stack: list[Node], roots: list[Node]) -> in
         stack.pop()
         return q
     # "</tag/>" is an empty element to tinyxml2, as "<tag/>"
-    if q >= n and not self_closing:  # "<tag>" at the very end: tinyxml2 reports a mismatch
-        raise sc.error(f"element <{tag}> is not closed (XML_ERROR_MISMATCHED_ELEMENT)", pos)
-    node = Node(tag, attrib, line, file=sc.file)
+    return _open(sc, Node(tag, attrib, line, file=sc.file), q, self_closing, stack, roots, pos)
+
+
+def _open(sc: _Scanner, node: Node, q: int, self_closing: bool, stack: list[Node], roots: list[Node],
+          pos: int) -> int:
+    """Add the element ``node`` whose tag ends at ``q``; open it unless ``self_closing``."""
+    if q >= sc.n and not self_closing:  # "<tag>" at the very end: tinyxml2 reports a mismatch
+        raise sc.error(f"element <{node.tag}> is not closed (XML_ERROR_MISMATCHED_ELEMENT)", pos)
     if not self_closing and len(stack) >= MAX_ELEMENT_DEPTH - 1:
         raise node.error(f"XML elements nested too deep (MuJoCo's parser reads at most "
                          f"{MAX_ELEMENT_DEPTH} levels)")
