@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from kinedyn._jit import kernel
 from kinedyn.engine.collision_gjk import (
     I_OBI,
@@ -224,7 +226,7 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, m
     if pbest < 0:
         return _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, vert, va, ib, nx, ny, nz)
     pa = polyvertadr[pbest]
-    cnt = int(polyvertnum[pbest])  # an int64 like the literal 3 (reshape wants one integer type)
+    cnt = np.int64(polyvertnum[pbest])  # reshape wants one integer type; Numba's int() keeps int32
     start = 0
     for j in range(cnt):
         if polyvert[pa + j] == ib:
