@@ -327,6 +327,11 @@ def check(entry: Entry, workdir: Path) -> Outcome:
         out.error = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         out.seconds = time.perf_counter() - start
         return out
+    except Exception as err:  # a crash, not a refusal: reported (and never matching a REFUSED fragment)
+        text = str(err).strip().splitlines()
+        out.error = f"crash: {type(err).__name__}: {text[0] if text else ''}"
+        out.seconds = time.perf_counter() - start
+        return out
     out.loads = True
     mjd = mujoco.MjData(mjm)
     d = kd.Data(m)
