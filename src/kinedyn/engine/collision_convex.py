@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from kinedyn._jit import kernel
 from kinedyn.engine.collision_gjk import (
     I_OBI,
@@ -88,7 +90,7 @@ def _object_width(geom_type, g1, g2, mesh):
     n = 0
     for g in (g1, g2):
         if geom_type[g] == GEOM_MESH:
-            n = max(n, mesh[4][mesh[3][mesh[0][g]]])
+            n = max(n, np.intp(mesh[4][mesh[3][mesh[0][g]]]))
     return 16 + 4 * n
 
 
@@ -224,7 +226,7 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, m
     if pbest < 0:
         return _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, vert, va, ib, nx, ny, nz)
     pa = polyvertadr[pbest]
-    cnt = polyvertnum[pbest]
+    cnt = np.intp(polyvertnum[pbest])
     start = 0
     for j in range(cnt):
         if polyvert[pa + j] == ib:
