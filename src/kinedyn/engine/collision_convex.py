@@ -90,7 +90,7 @@ def _object_width(geom_type, g1, g2, mesh):
     n = 0
     for g in (g1, g2):
         if geom_type[g] == GEOM_MESH:
-            n = max(n, mesh[4][mesh[3][mesh[0][g]]])
+            n = max(n, np.intp(mesh[4][mesh[3][mesh[0][g]]]))
     return 16 + 4 * n
 
 
