@@ -20,14 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from corpus import CORPUS, ENTRY, check, refusal_fragment, verdict  # noqa: E402
+from corpus import CORPUS, ENTRY, Outcome, check, refusal_fragment, verdict  # noqa: E402
 from thirdparty import PACKAGES, Unavailable  # noqa: E402
 
 
 def cause(error: str) -> str:
-    """A refusal's cause without where it is (element, attribute, line) or quoted names."""
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", refusal_fragment(error))
-    return re.sub(r"\s+", " ", text).strip()[:110]
+    """A refusal's cause without where it is (element, attribute, line) or the advice after it."""
+    return re.sub(r"\s+", " ", refusal_fragment(error)).strip()[:120]
 
 
 def _grouped(table: str, pairs: list[tuple[str, str]]) -> None:
@@ -75,11 +74,18 @@ def main(argv=None) -> int:
     ap.add_argument("names", nargs="*", help="corpus names (default: all)")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
     ap.add_argument("--json", type=Path, help="also write the outcomes as JSON")
+    ap.add_argument("--from-json", type=Path, help="print the outcomes a --json run wrote instead of running")
     ap.add_argument("--tables", action="store_true",
                     help="print REFUSED and MISMATCHED as tests/corpus.py should have them for this run")
     args = ap.parse_args(argv)
     entries = [ENTRY[n] for n in args.names] if args.names else list(CORPUS)
     rows, start = [], time.perf_counter()
+    if args.from_json:
+        keep = {e.name for e in entries}
+        rows = [Outcome(ENTRY[r["name"]], r["loads"], r["error"], r["stage"], r["report"], r["max_rel"],
+                        r["warnings"], r["sizes"], r["seconds"])
+                for r in json.loads(args.from_json.read_text()) if r["name"] in keep]
+        entries = []
     with tempfile.TemporaryDirectory() as tmp:
         for e in entries:
             work = Path(tmp) / e.name

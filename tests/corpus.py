@@ -14,6 +14,7 @@ kinedyn grows), so the tables always say exactly what is missing.
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -185,43 +186,49 @@ assert all(e.package in PACKAGES for e in CORPUS)
 # Models kinedyn refuses today: name -> a fragment of its ModelError (case-sensitive). Shrink it as
 # kinedyn grows: an entry that loads, or fails with another message, fails tests/test_corpus.py.
 REFUSED: dict[str, str] = {
-    **dict.fromkeys(('dmc-acrobot', 'dmc-ball_in_cup', 'dmc-cartpole', 'dmc-cheetah', 'dmc-dog',
-                    'dmc-finger', 'dmc-fish', 'dmc-hopper', 'dmc-humanoid', 'dmc-humanoid_CMU',
-                    'dmc-manipulator', 'dmc-pendulum', 'dmc-point_mass', 'dmc-quadruped', 'dmc-reacher',
-                    'dmc-swimmer', 'dmc-walker', 'dmc-jaco_arm', 'dmc-jaco_hand', 'gr-adroit_door',
-                    'gr-adroit_relocate', 'gr-shadow_reach', 'gr-shadow_block_touch',
-                    'gr-fetch_pick_and_place', 'gr-kitchen_franka', 'myo-elbow', 'myo-elbow_exo',
-                    'myo-finger', 'myo-motorfinger', 'myo-hand', 'myo-arm', 'myo-legs', 'myo-torso',
-                    'myo-body', 'aloha-bimanual', 'aloha-bimanual_mocap'),
-                    '<include> is not supported yet'),
-    **dict.fromkeys(('dmc-dog_v2', 'dmc-fruitfly', 'rs-baxter', 'rs-gr1', 'rs-iiwa', 'rs-jaco',
-                    'rs-kinova3', 'rs-panda', 'rs-sawyer', 'rs-spot', 'rs-spot_arm', 'rs-tiago', 'rs-ur5e',
-                    'rs-xarm7', 'rs-omron_base', 'rs-panda_gripper', 'rs-rethink_gripper',
-                    'rs-robotiq_140', 'rs-robotiq_s', 'rs-jaco_three_finger', 'rs-inspire_hand',
-                    'rs-fourier_hand', 'mjlab-g1', 'mjlab-go1', 'mjlab-yam', 'hil-panda'),
-                    'mesh geoms are not supported yet (mesh and height-field assets)'),
-    **dict.fromkeys(('rs-panda_urdf', 'erd-go2', 'erd-solo12', 'erd-bolt', 'erd-talos', 'erd-g1',
-                    'erd-centauro', 'erd-alex', 'erd-tiago_pro', 'erd-panda', 'erd-ur5', 'erd-ur10_limited',
-                    'erd-xarm7', 'erd-z1', 'erd-so101', 'erd-double_pendulum', 'airo-ur5e',
-                    'airo-robotiq_2f_85'),
-                    "geoms with MuJoCo's multiccd (on by default) are not supported yet"),
+    **dict.fromkeys(('dmc-dog', 'dmc-dog_v2', 'dmc-fruitfly'),
+                    'joint springdamper is not simulated'),
+    **dict.fromkeys(('dmc-quadruped', 'myo-legs'),
+                    'hfield geoms are not supported yet (height-field and SDF assets)'),
+    **dict.fromkeys(('dmc-ant',),
+                    'rangefinder sensors cast rays, which kinedyn does not'),
+    **dict.fromkeys(('dmc-jaco_arm', 'gr-kitchen_franka', 'rs-baxter', 'myo-elbow', 'myo-elbow_exo',
+                    'erd-tiago_pro', 'erd-z1'),
+                    "collisions between cylinder and mesh geoms with MuJoCo's multiccd"),
+    **dict.fromkeys(('dmc-jaco_hand', 'gr-fetch_pick_and_place', 'rs-jaco', 'rs-panda', 'rs-spot',
+                    'rs-spot_arm', 'rs-tiago', 'rs-ur5e', 'rs-xarm7', 'rs-panda_gripper', 'rs-robotiq_140',
+                    'rs-robotiq_s', 'rs-jaco_three_finger', 'rs-inspire_hand', 'rs-fourier_hand',
+                    'rs-panda_urdf', 'erd-go2', 'erd-solo12', 'erd-bolt', 'erd-talos', 'erd-g1',
+                    'erd-alex', 'erd-panda', 'erd-ur5', 'erd-ur10_limited', 'erd-xarm7', 'erd-so101',
+                    'erd-double_pendulum', 'aloha-bimanual', 'aloha-bimanual_mocap', 'hil-panda',
+                    'airo-ur5e', 'airo-robotiq_2f_85'),
+                    "collisions between mesh and mesh geoms with MuJoCo's multiccd"),
+    **dict.fromkeys(('gr-shadow_reach', 'gr-shadow_block_touch', 'erd-centauro'),
+                    "collisions between box and mesh geoms with MuJoCo's multiccd"),
 }
 
 # Models kinedyn loads but that differ from MuJoCo: name -> the first field the first mismatch report
 # names (Outcome.first_field). An entry that now matches fails tests/test_corpus.py.
-# ``python -m bench.corpus --tables`` prints both tables as a run finds them. On main at the time of
-# writing, the three below are near-zero entries of cfrc_ext/cfrc_int (mj_rnePostConstraint) that
-# differ by round-off of forces ~1e5: 1e-14 relative to the field's largest entry (docs/corpus.md).
+# ``python -m bench.corpus --tables`` prints both tables as a run finds them. The cfrc_int/cfrc_ext
+# entries are near-zero entries of mj_rnePostConstraint's forces that differ by round-off of forces
+# ~1e5 (1e-14 relative to the field's largest entry); the others are real differences (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
-    **dict.fromkeys(('dmc-cmu_humanoid_2020', 'dmc-ant'),
-                    'cfrc_ext'),
-    **dict.fromkeys(('gr-humanoid',),
+    **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'gr-humanoid'),
                     'cfrc_int'),
-    # URDFs whose compiled models match and whose contacts differ (mesh and primitive-mesh colliders)
+    **dict.fromkeys(('dmc-manipulator', 'rs-baxter_arm_urdf', 'erd-laikago', 'airo-ur3e'),
+                    'qacc'),
+    **dict.fromkeys(('dmc-cmu_humanoid_2020',),
+                    'sensordata'),
+    **dict.fromkeys(('gr-adroit_door', 'gr-adroit_relocate', 'rs-gr1', 'rs-kinova3', 'rs-sawyer',
+                    'rs-omron_base', 'myo-hand', 'myo-arm', 'myo-torso', 'mjlab-g1', 'mjlab-go1',
+                    'mjlab-yam'),
+                    'geom_size'),
+    **dict.fromkeys(('rs-rethink_gripper',),
+                    'nefc'),
+    **dict.fromkeys(('myo-body',),
+                    'body_iquat'),
     **dict.fromkeys(('erd-iris',),
                     'contact_pos'),
-    **dict.fromkeys(('erd-laikago', 'airo-ur3e', 'rs-baxter_arm_urdf'),
-                    'qacc'),
 }
 
 # the work per model: forward on one random state and on SIMULATED states MuJoCo visits
@@ -385,8 +392,10 @@ def check(entry: Entry, workdir: Path) -> Outcome:
 
 
 def refusal_fragment(error: str) -> str:
-    """The part of a ModelError that names the cause, without where it is (the table's fragment)."""
-    return error.split(" (element ")[0].strip()
+    """The part of a ModelError that names the cause: up to where it says where (the first
+    parenthesis naming a line), without advice after it (the table's fragment)."""
+    where = re.search(r" \([^()]*\bline \d+[^()]*\)", error)
+    return (error[:where.start()] if where else error).split(": add <")[0].strip()
 
 
 def verdict(out: Outcome) -> str | None:
