@@ -346,7 +346,8 @@ def process(vert32: np.ndarray, face: np.ndarray, scale, refpos, refquat, inerti
     p = _seqsum(np.stack(prods, axis=1))
     inert = [p[1] + p[2], p[0] + p[2], p[0] + p[1], -p[3], -p[4], -p[5]]
     full = [inert[0], inert[3], inert[4], inert[3], inert[1], inert[5], inert[4], inert[5], inert[2]]
-    eigval, quat = _eig3_mesh(full)
+    # mjuu_eig3 as MuJoCo 4.0's mesh compiler runs it: one more stop (inertial.eig3's docstring)
+    eigval, quat = inr.eig3(full, mesh=True)
     if eigval[2] <= 0:
         raise MeshError(f"eigenvalue of mesh inertia must be positive: {name}")
     atol, rtol = 1e-9, 1e-6
@@ -373,53 +374,6 @@ def process(vert32: np.ndarray, face: np.ndarray, scale, refpos, refquat, inerti
     face.flags.writeable = False
     return ProcessedMesh(vert_out, face, [float(x) for x in com], [float(x) for x in quat], volume,
                          boxsz, aamm, raw_vert, graph, faceless)
-
-
-def _eig3_mesh(mat) -> tuple[list[float], list[float]]:
-    """The principal axes of a mesh: mjuu_eig3 as MuJoCo 4.0's mesh compiler runs it.
-
-    The Jacobi iteration of :func:`kinedyn.compiler.inertial.eig3` (largest off-diagonal
-    element, rotation from the half-angle tangent, stop below 16 epsilons of the largest
-    entry, descending sort by 90-degree turns) with one more stop: when the next rotation's
-    cosine exceeds 1 - 1e-14. Found against mujoco 4.0.0 (MuJoCo's source for 4.0 is not
-    available here): this reproduces its mesh_quat bit for bit on random convex meshes,
-    where the fully converged frame differs by up to ~5e-8 (tests/test_mesh.py).
-    """
-    scale = max(abs(x) for x in mat)
-    quat = [1.0, 0.0, 0.0, 0.0]
-    eigval = [0.0, 0.0, 0.0]
-    for _ in range(500):
-        vec = fr.quat2mat(quat)
-        d = inr._matmul(inr._matmul(inr._transpose(vec), mat), vec)
-        eigval = [d[0], d[4], d[8]]
-        if abs(d[1]) > abs(d[2]) and abs(d[1]) > abs(d[5]):
-            rk, ck, rotk = 0, 1, 2
-        elif abs(d[2]) > abs(d[5]):
-            rk, ck, rotk = 0, 2, 1
-        else:
-            rk, ck, rotk = 1, 2, 0
-        off = d[3 * rk + ck]
-        if abs(off) <= inr._EIG_REL * scale or off == 0:
-            break
-        tau = (d[4 * ck] - d[4 * rk]) / (2 * off)
-        if tau >= 0:
-            t = 1.0 / (tau + math.sqrt(1 + tau * tau))
-        else:
-            t = -1.0 / (-tau + math.sqrt(1 + tau * tau))
-        if 1.0 / math.sqrt(1 + t * t) > 1.0 - 1e-14:
-            break
-        h = t / (1 + math.sqrt(1 + t * t))
-        rot = [1 / math.sqrt(1 + h * h), 0.0, 0.0, 0.0]
-        rot[rotk + 1] = (h if rotk == 1 else -h) * rot[0]
-        quat = fr.mulquat(quat, rot)
-    for j in range(3):
-        j1 = j % 2
-        if eigval[j1] + inr._EIG_EPS < eigval[j1 + 1]:
-            eigval[j1], eigval[j1 + 1] = eigval[j1 + 1], eigval[j1]
-            rot = [0.707106781186548, 0.0, 0.0, 0.0]
-            rot[(j1 + 2) % 3 + 1] = rot[0]
-            quat = fr.mulquat(quat, rot)
-    return eigval, quat
 
 
 def make_graph(dvert: np.ndarray, maxhullvert: int, name: str = "") -> tuple[np.ndarray, np.ndarray]:
