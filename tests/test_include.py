@@ -12,11 +12,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import warnings
-import zipfile
 from pathlib import Path
 
 import mujoco
@@ -239,31 +235,12 @@ def test_xml_leniency_matches_mujoco(case):
 
 # ---- a third-party model that uses <include>: dm_control's suite ------------------------------------
 
-DM_CONTROL = "1.0.28"
-
-
 def _dm_control_suite() -> Path:
-    """dm_control's suite directory from its pinned wheel (downloaded once, cached)."""
-    cache = Path(os.environ.get("KINEDYN_CACHE_DIR", Path.home() / ".cache" / "kinedyn")) / "thirdparty"
-    suite = cache / f"dm_control-{DM_CONTROL}" / "dm_control" / "suite"
-    if (suite / "common" / "materials.xml").is_file():
-        return suite
-    wheels = cache / "wheels"
-    wheel = wheels / f"dm_control-{DM_CONTROL}-py3-none-any.whl"
-    if not wheel.is_file():
-        wheels.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "pip", "download", f"dm-control=={DM_CONTROL}", "--no-deps",
-               "--only-binary=:all:", "-d", str(wheels), "-q"]
-        try:
-            done = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            pytest.skip(f"cannot download dm-control=={DM_CONTROL} (offline?): {err}")
-        if done.returncode != 0 or not wheel.is_file():
-            pytest.skip(f"cannot download dm-control=={DM_CONTROL} (offline?): {done.stderr.strip()[-300:]}")
-    with zipfile.ZipFile(wheel) as z:
-        z.extractall(suite.parents[1], [n for n in z.namelist() if n.startswith("dm_control/suite/")
-                                        and n.endswith(".xml")])
-    return suite
+    """dm_control's suite directory, from the corpus's pinned wheel (tests/thirdparty.py: fetched
+    once under a lock, sha256-checked, skipped with the reason when offline)."""
+    from thirdparty import require
+
+    return require("dm-control") / "dm_control" / "suite"
 
 
 @pytest.mark.parametrize("name", ["cartpole", "walker"])
