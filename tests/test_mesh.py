@@ -9,6 +9,7 @@ inertia, mesh_vert/face/pos/quat/..., geom_dataid, the sizes).
 
 from __future__ import annotations
 
+import json
 import struct
 import time
 
@@ -452,3 +453,28 @@ def test_third_party_arm_with_stl_meshes_matches_mujoco():
     assert_model_fields(m, mjm, skip=("mesh_vert", "body_iquat"))
     assert_same_mesh_vert_and_inertial_frames(m, mjm)
     print(f"iiwa load: mujoco {t1 - t0:.2f} s, kinedyn {t2 - t1:.2f} s")
+
+
+def test_info_lists_the_meshes(tmp_path, capsys):
+    """`kinedyn info` names each mesh, its vertex and face counts as MuJoCo compiles them, whether
+    it keeps a convex hull for collisions, and the geoms that use it."""
+    from kinedyn.cli import main as cli
+
+    path = tmp_path / "meshes.xml"
+    path.write_text("""<mujoco><asset>
+      <mesh name="tet" vertex="0 0 0  1 0 0  0 1 0  0 0 1"/>
+      <mesh name="shown" vertex="0 0 0  2 0 0  0 2 0  0 0 2" face="0 2 1  0 1 3  0 3 2  1 2 3"/></asset>
+      <worldbody><body><freejoint/><geom name="solid" type="mesh" mesh="tet"/>
+        <geom name="look" type="mesh" mesh="shown" contype="0" conaffinity="0"/></body></worldbody>
+    </mujoco>""")
+    mjm = mujoco.MjModel.from_xml_path(str(path))
+    assert cli.main(["info", str(path), "--json"]) == 0
+    meshes = json.loads(capsys.readouterr().out)["meshes"]
+    assert [x["name"] for x in meshes] == ["tet", "shown"]
+    assert [x["vertices"] for x in meshes] == mjm.mesh_vertnum.tolist()
+    assert [x["faces"] for x in meshes] == mjm.mesh_facenum.tolist()
+    assert [x["hull"] for x in meshes] == (mjm.mesh_graphadr >= 0).tolist() == [True, False]
+    assert [x["geoms"] for x in meshes] == [["solid"], ["look"]]
+    assert kd.Model.from_xml_path(path).mesh("shown").id == 1
+    assert cli.main(["info", str(path)]) == 0
+    assert "meshes" in capsys.readouterr().out

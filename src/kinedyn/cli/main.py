@@ -276,6 +276,10 @@ def model_summary(m) -> dict:
         "sites": [{"name": _name(m, "site", s), "body": _name(m, "body", m.site_bodyid[s]),
                    "pos": m.site_pos[s].tolist()} for s in range(m.nsite)],
         "sensors": sensor_summary(m),
+        "meshes": [{"name": _name(m, "mesh", i), "vertices": int(m.mesh_vertnum[i]),
+                    "faces": int(m.mesh_facenum[i]), "hull": bool(m.mesh_graphadr[i] >= 0),
+                    "geoms": [_name(m, "geom", g) for g in np.flatnonzero(m.geom_dataid == i)]}
+                   for i in range(m.nmesh)],
         "constraints": constraint_summary(m),
     }
 
@@ -337,7 +341,8 @@ def constraint_summary(m) -> dict:
 
 
 def add_info(sub) -> None:
-    p = sub.add_parser("info", help="summary of a model: bodies, joints, actuators, tendons, sites, sensors",
+    p = sub.add_parser("info", help="summary of a model: bodies, joints, actuators, tendons, sites, sensors, "
+                                    "meshes",
                        description="Print a model's sizes and options, then tables of its bodies (mass, "
                                    "parent), joints (type, range, qpos/dof address), actuators "
                                    "(transmission, gain, bias, ctrlrange), tendons, sites and sensors "
@@ -390,6 +395,10 @@ def cmd_info(args: argparse.Namespace) -> int:
                           f"[{x['adr']}, {x['adr'] + x['dim']})", x["stage"],
                           fmt(x["cutoff"]) if x["cutoff"] else "-"]
                          for i, x in enumerate(summary["sensors"])]))
+    if summary["meshes"]:
+        con.print(table("meshes", ["id", "name", "vertices", "faces", "convex hull", "geoms"],
+                        [[i, x["name"], x["vertices"], x["faces"], "yes" if x["hull"] else "no (visual)",
+                          ", ".join(x["geoms"])] for i, x in enumerate(summary["meshes"])]))
     c = summary["constraints"]
     con.print(f"constraints: solver {c['solver']} ({c['iterations']} iterations, tolerance "
               f"{c['tolerance']:g}), {c['cone']} cones; {c['limited_joints']} limited joints, "

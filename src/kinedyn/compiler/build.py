@@ -1724,7 +1724,8 @@ class Compiler:
                      key=key_names, equality=[e["name"] for e in eqs],
                      sensor=[x["name"] for x in self.sensors],
                      camera=[c.attrs.get("name", "") for c in self.cameras],
-                     light=[li.attrs.get("name", "") for li in self.lights])
+                     light=[li.attrs.get("name", "") for li in self.lights],
+                     mesh=[mesh.name for mesh in self.meshes])
         o = self.opt
         opt = Option(timestep=o["timestep"], gravity=o["gravity"], integrator=o["integrator"],
                      disableflags=o["disableflags"], enableflags=o["enableflags"], wind=o["wind"],

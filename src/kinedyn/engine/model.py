@@ -53,7 +53,7 @@ from kinedyn.errors import ModelError, unknown_name_hint
 
 # object kinds with names, as MuJoCo's mjtObj names them in accessors (m.body("x"))
 NAMED_KINDS = ("body", "jnt", "geom", "site", "actuator", "tendon", "key", "equality", "sensor", "camera",
-               "light")
+               "light", "mesh")
 
 # integer fields whose values index other arrays (ids, addresses, counts, and the types that
 # decide how many coordinates a joint or an actuator's state has): read-only, since a wrong value
@@ -644,6 +644,9 @@ class Model:
 
     def light(self, key: str | int) -> Named:
         return self._named("light", key)
+
+    def mesh(self, key: str | int) -> Named:
+        return self._named("mesh", key)
 
     def __repr__(self) -> str:
         return (f"<kinedyn.Model nq={self.nq} nv={self.nv} nu={self.nu} na={self.na} "
