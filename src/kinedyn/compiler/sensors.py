@@ -21,7 +21,7 @@ import numpy as np
 
 from kinedyn.engine.collision_driver import SUPPORTED_PAIRS, uses_convex_collider
 from kinedyn.engine.types import GeomType, JointType, ObjType, SensorType
-from kinedyn.xml.mjcf import Node, convert
+from kinedyn.xml.mjcf import Node, typed_attrs
 
 # mjtDataType, mjtStage
 REAL, POSITIVE, AXIS, QUATERNION = 0, 1, 2, 3
@@ -108,16 +108,6 @@ SCHEMA["user"] = dict(_COMMON, objtype="s", objname="s", datatype=("e", ("real",
                       needstage=("e", ("none", "pos", "vel", "acc")), dim="i")
 
 
-def _typed(node: Node, schema: dict) -> dict:
-    out = {}
-    for attr, text in node.attrib.items():
-        kind = schema.get(attr)
-        if kind is None:
-            raise node.error(f"Schema violation: unrecognized attribute: '{attr}'", attr)
-        out[attr] = convert(node, attr, kind, text)
-    return out
-
-
 def condata_size(dataspec: int) -> int:
     """Numbers per slot of a contact sensor (mju_condataSize)."""
     return sum(size for bit, size in enumerate(CONDATA_SIZE) if dataspec >> bit & 1)
@@ -177,7 +167,7 @@ def compile_sensor(node: Node, names: _Names) -> dict:
         raise node.error("Schema violation: unrecognized element")
     if node.children:
         raise node.children[0].error("Schema violation: unrecognized element")
-    a = _typed(node, schema)
+    a = typed_attrs(node, schema=schema)
     noise, cutoff = a.get("noise", 0.0), a.get("cutoff", 0.0)
     if noise < 0:
         raise node.error("negative noise in sensor", "noise")

@@ -611,9 +611,11 @@ def convert(node: Node, attr: str, kind, text: str):
     return values
 
 
-def typed_attrs(node: Node, tag: str | None = None) -> dict:
-    """Check a node's attributes against SCHEMA[tag] and convert them; unknown -> ModelError."""
-    schema = SCHEMA[tag or node.tag]
+def typed_attrs(node: Node, tag: str | None = None, schema: dict | None = None) -> dict:
+    """Check a node's attributes against ``schema`` (default SCHEMA[tag or node.tag]) and convert
+    them; unknown -> ModelError."""
+    if schema is None:
+        schema = SCHEMA[tag or node.tag]
     out = {}
     for attr, text in node.attrib.items():
         kind = schema.get(attr)
