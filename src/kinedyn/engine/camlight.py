@@ -43,6 +43,26 @@ def _body_point(out, i, xpos, xmat, b, pos):
 
 
 @kernel
+def _track(out, i, mode, b, xpos, subtree_com, pos0, poscom0):
+    """A tracking camera or light keeps its qpos0 offset from the body (track) or from the body's
+    subtree com (trackcom): out[i] = anchor + offset."""
+    for k in range(3):
+        if mode == CAMLIGHT_TRACK:
+            out[i, k] = xpos[b, k] + pos0[i, k]
+        else:
+            out[i, k] = subtree_com[b, k] + poscom0[i, k]
+
+
+@kernel
+def _target_point(mode, t, xpos, subtree_com):
+    """The point a targeting camera or light looks at: the target body's frame origin
+    (targetbody) or its subtree com (targetbodycom)."""
+    if mode == CAMLIGHT_TARGETBODY:
+        return xpos[t, 0], xpos[t, 1], xpos[t, 2]
+    return subtree_com[t, 0], subtree_com[t, 1], subtree_com[t, 2]
+
+
+@kernel
 def _cameras(cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0,
              xpos, xquat, xmat, subtree_com, cam_xpos, cam_xmat):
     for i in range(cam_mode.shape[0]):
@@ -58,16 +78,9 @@ def _cameras(cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_posc
             for k in range(3):
                 for c in range(3):
                     cam_xmat[i, k, c] = cam_mat0[i, k, c]
-                if mode == CAMLIGHT_TRACK:
-                    cam_xpos[i, k] = xpos[b, k] + cam_pos0[i, k]
-                else:
-                    cam_xpos[i, k] = subtree_com[b, k] + cam_poscom0[i, k]
+            _track(cam_xpos, i, mode, b, xpos, subtree_com, cam_pos0, cam_poscom0)
         elif (mode == CAMLIGHT_TARGETBODY or mode == CAMLIGHT_TARGETBODYCOM) and target >= 0:
-            t = unsigned_index(target)
-            if mode == CAMLIGHT_TARGETBODY:
-                lx, ly, lz = xpos[t, 0], xpos[t, 1], xpos[t, 2]
-            else:
-                lx, ly, lz = subtree_com[t, 0], subtree_com[t, 1], subtree_com[t, 2]
+            lx, ly, lz = _target_point(mode, unsigned_index(target), xpos, subtree_com)
             # z: from the target to the camera (the camera looks along -z)
             zx, zy, zz, _ = normalized3(cam_xpos[i, 0] - lx, cam_xpos[i, 1] - ly, cam_xpos[i, 2] - lz)
             # x: (0, 0, 1) x z, horizontal
@@ -91,19 +104,10 @@ def _lights(light_mode, light_bodyid, light_targetbodyid, light_pos, light_dir, 
                                      xquat[b, 0], xquat[b, 1], xquat[b, 2], xquat[b, 3])
         if mode == CAMLIGHT_TRACK or mode == CAMLIGHT_TRACKCOM:
             dx, dy, dz = light_dir0[i, 0], light_dir0[i, 1], light_dir0[i, 2]
-            for k in range(3):
-                if mode == CAMLIGHT_TRACK:
-                    light_xpos[i, k] = xpos[b, k] + light_pos0[i, k]
-                else:
-                    light_xpos[i, k] = subtree_com[b, k] + light_poscom0[i, k]
+            _track(light_xpos, i, mode, b, xpos, subtree_com, light_pos0, light_poscom0)
         elif (mode == CAMLIGHT_TARGETBODY or mode == CAMLIGHT_TARGETBODYCOM) and target >= 0:
-            t = unsigned_index(target)
-            if mode == CAMLIGHT_TARGETBODY:
-                dx, dy, dz = xpos[t, 0] - light_xpos[i, 0], xpos[t, 1] - light_xpos[i, 1], \
-                    xpos[t, 2] - light_xpos[i, 2]
-            else:
-                dx, dy, dz = subtree_com[t, 0] - light_xpos[i, 0], subtree_com[t, 1] - light_xpos[i, 1], \
-                    subtree_com[t, 2] - light_xpos[i, 2]
+            lx, ly, lz = _target_point(mode, unsigned_index(target), xpos, subtree_com)
+            dx, dy, dz = lx - light_xpos[i, 0], ly - light_xpos[i, 1], lz - light_xpos[i, 2]
         dx, dy, dz, _ = normalized3(dx, dy, dz)
         light_xdir[i, 0] = dx
         light_xdir[i, 1] = dy
