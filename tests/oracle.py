@@ -344,10 +344,10 @@ def compare(name: str, ours, theirs, rtol: float = RTOL, atol: float = ATOL) -> 
     (largest error relative to its tolerance) and both values there.
     """
     a, b = np.asarray(ours), np.asarray(theirs)
-    if a.size == 0 and b.size == 0:  # nothing to compare (MuJoCo's flat (0, 0) vs (0, 0, 3) and alike)
-        return None
     if a.shape != b.shape:
         return f"{name}: shape {a.shape} (kinedyn) vs {b.shape} (mujoco)"
+    if a.size == 0:
+        return None
     if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(b.dtype, np.floating)):
         a, b = a.astype(np.int64), b.astype(np.int64)
         bad = a != b
