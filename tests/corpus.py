@@ -28,6 +28,7 @@ from oracle import (
     _sizes,
     assert_fields,
     assert_model_fields,
+    live_part,
     mujoco_value,
     set_same_state,
     set_simulated_state,
@@ -299,6 +300,8 @@ def _max_rel(m, d, mjm, mjd, data: bool) -> float:
         except ValueError:
             return float("inf")
         ours = np.asarray(getattr(ours_obj, spec.name))
+        if data:
+            ours, theirs = live_part(spec.name, ours, theirs, d, mjd)
         if ours.shape != theirs.shape:
             return float("inf")
         if ours.size == 0 or not np.issubdtype(theirs.dtype, np.floating):

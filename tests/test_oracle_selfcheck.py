@@ -27,6 +27,7 @@ from oracle import (
     compare,
     disable_constraints,
     gym_model_path,
+    live_part,
     model_paths,
     mujoco_value,
     set_same_state,
@@ -271,6 +272,34 @@ def test_assert_fields_compares_every_computed_field_and_names_a_bad_one(rng):
     with pytest.raises(AssertionError, match=re.escape("xpos: max abs err")) as info:
         assert_fields(mjm, _NaturalData(mjm, mjd_a), mjm, mjd_b)
     assert "worst at (2, 1)" in str(info.value) and "xmat" not in str(info.value)
+
+
+WRAPPED = """<mujoco><worldbody>
+  <site name="a" pos="-0.3 0 0"/>
+  <body><joint name="s" type="slide" axis="0 0 1"/>
+    <geom name="w" type="cylinder" size="0.1 0.2" axisangle="1 0 0 90"/></body>
+  <site name="b" pos="0.3 0 0"/>
+</worldbody><tendon><spatial><site site="a"/><geom geom="w"/><site site="b"/></spatial>
+</tendon></mujoco>"""
+
+
+def test_assert_fields_compares_the_path_points_a_forward_pass_writes():
+    """wrap_xpos / wrap_obj past sum(ten_wrapnum) keep what an earlier, longer path left (mj_tendon
+    does not clear them): the oracle compares the live points only, and still every one of them."""
+    mjm = mujoco.MjModel.from_xml_string(WRAPPED)
+    stale, fresh = mujoco.MjData(mjm), mujoco.MjData(mjm)
+    mujoco.mj_forward(mjm, stale)  # the cylinder is in the way: four points
+    assert stale.ten_wrapnum[0] == 4
+    for mjd in (stale, fresh):
+        mjd.qpos[0] = 1.0  # the cylinder out of the way: two points
+        mujoco.mj_forward(mjm, mjd)
+    assert stale.ten_wrapnum[0] == 2 and not np.array_equal(stale.wrap_xpos, fresh.wrap_xpos)
+    ours, theirs = live_part("wrap_xpos", stale.wrap_xpos, fresh.wrap_xpos, stale, fresh)
+    assert ours.shape == (2, 3) and np.array_equal(ours, theirs)
+    assert_fields(mjm, _NaturalData(mjm, stale), mjm, fresh, names=("wrap_xpos", "wrap_obj"), **EXACT)
+    stale.wrap_xpos[0, 3] += 1e-6  # the second point (MuJoCo keeps two per row): live
+    with pytest.raises(AssertionError, match="wrap_xpos"):
+        assert_fields(mjm, _NaturalData(mjm, stale), mjm, fresh, names="wrap_xpos")
 
 
 def test_assert_model_fields_checks_sizes_options_and_every_model_field():
