@@ -194,6 +194,19 @@ def test_inertial_and_inertia_from_geoms(ifg, bm, bi):
     _compare(INERTIAL.format(ifg=ifg, bm=bm, bi=bi))
 
 
+def test_principal_axes_of_tiny_inertias_are_sorted_like_mujoco():
+    """Two boxes whose summed inertia is diagonal in increasing order: MuJoCo sorts the principal
+    moments (a quarter turn of body_iquat) unless they differ by less than 1e-12 of the largest
+    entry, a relative test, so a body of 1e-10 kg (moments ~1e-14 apart) is sorted as one of
+    1 kg is (an absolute 1e-12 left it unsorted)."""
+    for mass in (1e-10, 1e-3):
+        compared = _compare(f"""<mujoco><worldbody><body><freejoint/>
+          <geom type="box" size=".03 .02 .01" mass="{mass}"/>
+          <geom type="box" size=".03 .02 .01" mass="{mass}" pos="0 0 .001"/>
+        </body></worldbody></mujoco>""")
+        assert "body_iquat" in compared and "body_inertia" in compared
+
+
 def test_inertiafromgeom_false_needs_explicit_inertial():
     xml = INERTIAL.format(ifg="false", bm=0, bi=0)
     with pytest.raises(ValueError):

@@ -346,7 +346,7 @@ def process(vert32: np.ndarray, face: np.ndarray, scale, refpos, refquat, inerti
     p = _seqsum(np.stack(prods, axis=1))
     inert = [p[1] + p[2], p[0] + p[2], p[0] + p[1], -p[3], -p[4], -p[5]]
     full = [inert[0], inert[3], inert[4], inert[3], inert[1], inert[5], inert[4], inert[5], inert[2]]
-    # mjuu_eig3 as MuJoCo 4.0's mesh compiler runs it: one more stop (inertial.eig3's docstring)
+    # mjuu_eig3 as MuJoCo 4.0's mesh compiler runs it: a looser stop (inertial.eig3's docstring)
     eigval, quat = inr.eig3(full, mesh=True)
     if eigval[2] <= 0:
         raise MeshError(f"eigenvalue of mesh inertia must be positive: {name}")
