@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_fields, gym_model_path, load_pair
+from oracle import assert_close, assert_fields, gym_model_path, load_pair, set_same_state
 
 import kinedyn as kd
 from kinedyn.engine.types import ConstraintType, DisableBit, SolverType
@@ -341,6 +341,46 @@ def test_no_rows_when_constraints_are_disabled():
     assert d.nefc == 0 and d.efc_force.shape == (0,) and d.efc_J.shape == (0, m.nv)
     np.testing.assert_array_equal(d.qacc, d.qacc_smooth)
     np.testing.assert_array_equal(d.qfrc_constraint, 0.0)
+
+
+# ---- islands: rows belong to their constraint's trees, whatever their Jacobian holds ----------
+
+PLANAR = """<mujoco>
+  <option cone="{cone}"/>
+  <worldbody>
+    <geom type="plane" size="1 1 .1"/>
+    <geom type="plane" pos="-.3 0 .3" zaxis="1 0 1" size="1 1 .1"/>
+    <body name="peg" pos="0 0 .1">
+      <joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 0 1"/><joint type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="-.1 0 0 .1 0 0" size=".02"/>
+      <geom type="sphere" pos="0 0 .05" size=".03"/>
+    </body>
+    <body name="ball" pos=".4 0 .1">
+      <joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 0 1"/><joint type="hinge" axis="0 1 0"/>
+      <geom type="sphere" size=".05"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("solver", ["NEWTON", "CG"])
+def test_planar_contacts_keep_their_zero_rows_in_the_island(solver):
+    """Planar bodies (dm_control's manipulator): the sideways friction row of each contact has an
+    all-zero Jacobian. mj_island puts a contact's rows in the island of its geoms' trees all the
+    same, so the solver's J a - aref covers them; an elliptic cone reads the whole contact."""
+    import mujoco
+    xml = PLANAR.format(cone="elliptic")
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjd = mujoco.MjData(mjm)
+    m = kd.Model.from_xml_string(xml)
+    d = kd.Data(m)
+    _same_options(m, mjm, solver=int(SolverType[solver]))
+    set_same_state(m, d, mjm, mjd, np.array([-.15, -.05, .3, 0, -.1, 0]), np.array([1., -2, 3, -1, -1, 2]))
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    zero_rows = ~mjd.efc_J.reshape(mjd.nefc, mjm.nv).any(axis=1)
+    assert mjd.ncon >= 3 and zero_rows.any() and mjd.nisland == 2
+    assert_fields(m, d, mjm, mjd)
 
 
 # ---- random trees with random limits, friction loss and equality constraints -------------------

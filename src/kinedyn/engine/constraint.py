@@ -672,12 +672,12 @@ def make_constraint_kernel(m, d):
         return
     _diag_approx(m, d, nefc)
     _make_impedance(m, d, nefc)
-    # the dual solvers' matrix and islands (mj_island, then mj_projectConstraint when mj_isDual)
+    # the islands (mj_island), then the dual solvers' matrix (mj_projectConstraint when mj_isDual)
+    if flags & DSBL_ISLAND:
+        d.scratch_nisland[0] = 0
+    else:
+        make_islands(m, d)
     if m.opt_flags[OPT_SOLVER] == SOL_PGS or m.opt_flags[OPT_NOSLIP_ITERATIONS] > 0:
-        if flags & DSBL_ISLAND:
-            d.scratch_nisland[0] = 0
-        else:
-            make_islands(m, d)
         project_constraint(m, d, nefc)
 
 

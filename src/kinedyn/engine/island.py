@@ -21,13 +21,17 @@ Kept in scratch arrays (MuJoCo's names in brackets):
                               left to the solver (iterations run)
     scratch_nisland[0]        number of islands [nisland]
 
-Only the dual solvers (PGS, noslip) use them so far; Newton and CG solve the whole model.
+Every solver uses them: Newton and CG solve island by island (solver._solve_primal_islands), PGS
+and noslip sweep the rows island by island.
 """
 
 from __future__ import annotations
 
 from kinedyn._jit import kernel
 from kinedyn.engine.types import (
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
     CNSTR_EQUALITY,
     CNSTR_FRICTION_DOF,
     CNSTR_FRICTION_TENDON,
@@ -120,6 +124,14 @@ def make_islands(m, d):
             t2 = _body_tree(m, d, b2)
             _merge(parent, t1, t2)
             efc_island[i] = t1 if t1 >= 0 else t2
+        elif (ctype == CNSTR_CONTACT_FRICTIONLESS or ctype == CNSTR_CONTACT_PYRAMIDAL
+              or ctype == CNSTR_CONTACT_ELLIPTIC):
+            # contacts: the trees of their two geoms' bodies, whatever the Jacobian holds (a
+            # row of it can be all zeros, a planar model's sideways friction row)
+            t1 = _body_tree(m, d, m.geom_bodyid[d.contact_geom[cid, 0]])
+            t2 = _body_tree(m, d, m.geom_bodyid[d.contact_geom[cid, 1]])
+            _merge(parent, t1, t2)
+            efc_island[i] = t1 if t1 >= 0 else t2
         elif ctype == CNSTR_FRICTION_DOF:
             t1 = tree[TREE_OF_DOF, cid]
             _merge(parent, t1, -1)
@@ -131,7 +143,6 @@ def make_islands(m, d):
         else:
             # tendons, joint and tendon equalities (and, later, flex rows): every tree with a
             # nonzero in the Jacobian row (treeNext's generic scan)
-            # TODO(contacts): contact rows use the trees of their two geoms' bodies
             t1 = -1
             for v in range(nv):
                 if J[i, v] != 0.0:
@@ -162,8 +173,13 @@ def make_islands(m, d):
         isl[ISLAND_NF, s] = 0
         isl[ISLAND_NEFC, s] = 0
     for i in range(nefc):
-        s = tree[TREE_ISLAND, efc_island[i]]
+        # a row with an all-zero Jacobian and no tree of its own (a spatial tendon between two
+        # sites of one body) is in no island; MuJoCo stops there ("no tree found"). Its force
+        # does not depend on qacc: the warmstart's constraint update has set it.
+        s = tree[TREE_ISLAND, efc_island[i]] if efc_island[i] >= 0 else -1
         efc_island[i] = s
+        if s < 0:
+            continue
         isl[ISLAND_NEFC, s] += 1
         ctype = efc_type[i]
         if ctype == CNSTR_EQUALITY:
@@ -178,6 +194,8 @@ def make_islands(m, d):
     rows = d.scratch_efc_island[1]
     for i in range(nefc):
         s = efc_island[i]
+        if s < 0:
+            continue
         rows[isl[ISLAND_ADR, s] + isl[ISLAND_NITER, s]] = i
         isl[ISLAND_NITER, s] += 1
     for s in range(nisland):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import handle_entry, kernel
-from kinedyn.engine.island import ISLAND_NITER
+from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NEFC, ISLAND_NITER
 from kinedyn.engine.smooth_inertia import mul_m_kernel, solve_ld
 from kinedyn.engine.solver_pgs import dual_finish, pgs_warmstart, solve_noslip, solve_pgs
 from kinedyn.engine.types import (
@@ -952,97 +952,29 @@ def _hager_zhang(d, dofs):
 
 
 @kernel
-def _tree_root(link, t):
-    while link[t] != t:
-        link[t] = link[link[t]]
-        t = link[t]
-    return t
-
-
-@kernel
-def find_islands(m, d):
-    """Constraint islands (mj_island): kinematic trees joined by the rows that act on them.
-
-    Writes, per island k, its dofs (ascending) at scratch_island_dofs[adr[0, k]:+adr[1, k]]
-    and its rows (ascending) at scratch_island_rows[adr[2, k]:+adr[3, k]]; returns the count;
-    and the island of each dof in scratch_tree_flag (-1: in none). Dofs of trees no row
-    touches belong to no island; a row whose Jacobian is all zeros to none either. (Islands
-    are numbered by their first dof; MuJoCo's numbering may differ, which changes nothing
-    computed.)"""
-    nv, nefc = m.nv, d.efc_counts[3]
-    link = d.scratch_tree_link     # union-find over trees, named by their first dof
-    touched = d.scratch_tree_flag  # a row acts on the tree; at the end: the island of each dof
-    island = d.scratch_tree_island
-    tree = d.scratch_dof_local     # the tree of each dof (its first dof; the solver reuses this)
-    row_island = d.scratch_oldstate  # the island of each row (the solver reuses this)
+def _island_dofs(m, d):
+    """List the dofs of each island of make_islands (mj_island), island by island and ascending,
+    at scratch_island_dofs[adr[0, k]:+adr[1, k]] (adr = scratch_island_adr); returns the count.
+    Their rows are make_islands' scratch_efc_island[1] list."""
+    nv = m.nv
+    n = d.scratch_nisland[0]
     adr = d.scratch_island_adr
-    J = d.efc_J
-    parent = m.dof_parentid
-    for v in range(nv):
-        # parents come first: the tree of a dof is its parent's (MuJoCo's dof_treeid names the same)
-        tree[v] = v if parent[v] < 0 else tree[parent[v]]
-        link[v] = v
-        touched[v] = 0
-        island[v] = -1
-    for i in range(nefc):
-        first = -1
-        last = -1
-        for v in range(nv):
-            if J[i, v] != 0.0 and tree[v] != last:
-                last = tree[v]
-                touched[last] = 1
-                t = _tree_root(link, last)
-                if first < 0:
-                    first = t
-                elif t != first:
-                    link[t] = first
-    # a component is an island when a row touches any of its trees
-    for v in range(nv):
-        if touched[v]:
-            island[_tree_root(link, v)] = -2
-    n = 0
-    for v in range(nv):
-        root = _tree_root(link, tree[v])
-        if island[root] == -2:
-            island[root] = n
-            n += 1
+    dof_island = d.scratch_tree[DOF_ISLAND]
     for k in range(n):
         adr[1, k] = 0
-        adr[3, k] = 0
-    # from here on touched holds the island of each dof
     for v in range(nv):
-        k = island[_tree_root(link, tree[v])]
-        touched[v] = k
-        if k >= 0:
-            adr[1, k] += 1
-    for i in range(nefc):
-        k = -1
-        for v in range(nv):
-            if J[i, v] != 0.0:
-                k = touched[v]
-                break
-        row_island[i] = k
-        if k >= 0:
-            adr[3, k] += 1
-    total_d = 0
-    total_r = 0
+        if dof_island[v] >= 0:
+            adr[1, dof_island[v]] += 1
+    total = 0
     for k in range(n):
-        adr[0, k] = total_d
-        adr[2, k] = total_r
-        total_d += adr[1, k]
-        total_r += adr[3, k]
+        adr[0, k] = total
+        total += adr[1, k]
         adr[1, k] = 0
-        adr[3, k] = 0
     for v in range(nv):
-        k = touched[v]
+        k = dof_island[v]
         if k >= 0:
             d.scratch_island_dofs[adr[0, k] + adr[1, k]] = v
             adr[1, k] += 1
-    for i in range(nefc):
-        k = row_island[i]
-        if k >= 0:
-            d.scratch_island_rows[adr[2, k] + adr[3, k]] = i
-            adr[3, k] += 1
     return n
 
 
@@ -1055,7 +987,7 @@ def _solve_primal_islands(m, d, maxiter, newton):
     nv, nefc = m.nv, d.efc_counts[3]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     dofs = d.scratch_island_dofs
-    rows = d.scratch_island_rows
+    rows = d.scratch_efc_island[1]
     if flags & DSBL_ISLAND:
         # one problem over the whole model
         for v in range(nv):
@@ -1069,20 +1001,22 @@ def _solve_primal_islands(m, d, maxiter, newton):
     # efc_state: that keeps the state the warmstart's last evaluation left (at qacc_smooth),
     # which we reproduce. (Without the warmstart MuJoCo leaves efc_state unset; we report the
     # state at the solution.)
-    nisland = find_islands(m, d)
+    nisland = _island_dofs(m, d)
     saved = d.scratch_state_saved
     keep_state = not (flags & DSBL_WARMSTART)
     if keep_state:
         for i in range(nefc):
             saved[i] = d.efc_state[i]
     adr = d.scratch_island_adr
+    isl = d.scratch_island
     total = 0
     for k in range(nisland):
+        r0 = isl[ISLAND_ADR, k]
         total += solve_primal(m, d, dofs[adr[0, k]:adr[0, k] + adr[1, k]],
-                              rows[adr[2, k]:adr[2, k] + adr[3, k]], maxiter, newton)
+                              rows[r0:r0 + isl[ISLAND_NEFC, k]], maxiter, newton)
     d.scratch_solver_counts[1] = total
     for v in range(nv):
-        if d.scratch_tree_flag[v] < 0:  # the dof's island (find_islands)
+        if d.scratch_tree[DOF_ISLAND, v] < 0:
             d.qacc[v] = d.qacc_smooth[v]
     if keep_state:
         for i in range(nefc):
