@@ -173,14 +173,17 @@ SCENE = """<mujoco model="sensors">
     <clock cutoff="0.3"/>
     <user dim="3" needstage="vel"/>
     <user dim="1" datatype="positive" cutoff="1"/>
+    <accelerometer site="room"/>
+    <framelinacc objtype="xbody" objname="mocap_like"/>
   </sensor>
 </mujoco>
 """
 
 SENSOR_MODEL_FIELDS = [f.name for f in kd.engine.fields.MODEL_FIELDS if f.name.startswith("sensor_")]
 SENSOR_DATA_FIELDS = ["sensordata", "energy", "subtree_linvel", "subtree_angmom"]
-# sensors whose value stays zero on these states (a static body, a site no contact reaches, a
-# limit never active, user sensors): every other one must read non-zero somewhere
+# sensors whose value stays zero on these states (a static body's angular acceleration and
+# velocity, a site no contact reaches, a limit never active, user sensors): every other one must
+# read non-zero somewhere (the linear acceleration of a static body is -gravity's, MuJoCo 4.0's)
 ZERO_OK = {5, 32, 52, 63, 68, 71, 73, 88, 89}
 
 

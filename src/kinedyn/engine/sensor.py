@@ -178,10 +178,10 @@ def _object_velocity(m, d, objtype, objid, local):
 @kernel
 def _object_acceleration(m, d, objtype, objid, local):
     """6D acceleration [rot; lin] of an object at its frame origin with the Coriolis correction
-    w x v (mj_objectAcceleration); reads cacc (rne_post_constraint)."""
+    w x v (mj_objectAcceleration); reads cacc (rne_post_constraint). Unlike the velocity, MuJoCo
+    4.0 has no shortcut for dof-less bodies (static or mocap): their cacc is the world's,
+    -gravity, so an accelerometer on them reads +g (the 2026 dev source returned zeros)."""
     b = _frame_body(m, objtype, objid)
-    if m.body_dofnum[m.body_weldid[b]] == 0:
-        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     f = _frame(m, d, objtype, objid)
     ax, ay, az, lx, ly, lz = _motion_at(m, d, d.cacc, b, f[0], f[1], f[2])
     wx, wy, wz, vx, vy, vz = _motion_at(m, d, d.cvel, b, f[0], f[1], f[2])
