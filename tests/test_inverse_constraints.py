@@ -416,6 +416,61 @@ def test_rne_post_constraint_matches_mujoco(name, variant):
         assert_fields(m, d, mjm, mjd, stage="rnepost")
 
 
+BRANCHY = """<mujoco>
+  <worldbody>
+    <geom type="plane" size="2 2 .1"/>
+    <body name="torso" pos="0 0 .3">
+      <freejoint/>
+      <geom type="box" size=".1 .08 .05"/>
+      <body name="arm" pos=".1 0 0">
+        <joint type="ball"/>
+        <geom type="capsule" fromto="0 0 0 .2 0 0" size=".03"/>
+        <body name="hand" pos=".2 0 0">
+          <joint type="hinge" axis="0 1 0"/><joint type="slide" axis="1 0 0"/>
+          <geom type="sphere" size=".04"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_rne_and_rne_post_constraint_round_as_mujoco():
+    """Given MuJoCo's own inputs bit for bit, mj_rne and mj_rnePostConstraint's outputs are
+    MuJoCo's to the last bit: a multi-dof body's cacc adds the summed cdof_dot qvel, then the
+    summed cdof qacc (mju_mulDofVec); the cross products pair their terms as mji_crossForce
+    and mji_crossMotion, the projection as mji_dot6. (cfrc_int of a free tree sums forces that
+    cancel; with other rounding its near-zero entries are round-off of the forces summed.)"""
+    mjm = mujoco.MjModel.from_xml_string(BRANCHY)
+    mjd = mujoco.MjData(mjm)
+    m = kd.Model.from_xml_string(BRANCHY)
+    d = kd.Data(m)
+    qpos = mjm.qpos0.copy()
+    qpos[2] = 0.05
+    qpos[3:7] = np.array([0.9, 0.1, 0.3, 0.2]) / np.linalg.norm([0.9, 0.1, 0.3, 0.2])
+    qpos[7:11] = np.array([0.8, 0.3, -0.2, 0.1]) / np.linalg.norm([0.8, 0.3, -0.2, 0.1])
+    qpos[11:] = [0.4, 0.05]
+    d.qpos[:] = mjd.qpos[:] = qpos
+    d.qvel[:] = mjd.qvel[:] = np.random.default_rng(1).normal(size=mjm.nv) * 3
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    assert mjd.ncon >= 3
+    for name in ("qacc", "efc_force", "cdof", "cdof_dot", "cinert", "cvel", "subtree_com", "xipos"):
+        theirs = np.asarray(getattr(mjd, name))
+        getattr(d, name)[:theirs.shape[0]] = theirs.reshape(getattr(d, name)[:theirs.shape[0]].shape)
+    for i in range(mjd.ncon):
+        d.contact_pos[i] = mjd.contact.pos[i]
+        d.contact_frame[i] = mjd.contact.frame[i].reshape(3, 3)
+    kd.rne_post_constraint(m, d)
+    mujoco.mj_rnePostConstraint(mjm, mjd)
+    for name in ("cacc", "cfrc_ext", "cfrc_int"):
+        np.testing.assert_array_equal(getattr(d, name), getattr(mjd, name), err_msg=name)
+    for flg_acc in (0, 1):
+        theirs = np.zeros(mjm.nv)
+        mujoco.mj_rne(mjm, mjd, flg_acc, theirs)
+        np.testing.assert_array_equal(kd.rne(m, d, flg_acc=bool(flg_acc)), theirs, err_msg=f"rne {flg_acc}")
+
+
 def test_rne_post_constraint_balances_the_forces():
     """Newton-Euler consistency: the world's cfrc_int is the total external force the trees
     need, and each dof's cdof . cfrc_int is qfrc_inverse minus the external forces projected

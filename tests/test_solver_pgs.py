@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 import pytest
 from oracle import (
+    assert_close,
     assert_fields,
     assert_model_fields,
     load_pair,
@@ -516,11 +517,21 @@ def test_contacts_forward_matches_mujoco(cone, variant):
     are MuJoCo's."""
     m, d, mjm, mjd = contact_pair(cone, variant)
     ncon = nslide = 0
+    # the solver's outputs: PGS (cold, 50 sweeps, then noslip) carries the rows' round-off
+    # (their bits differ from MuJoCo's in ~15 % of efc_b) into every force, at the scale of the
+    # largest force: an entry of 1.2e-4 next to forces of 9.6 differed by 1.2e-12 (1.2e-13 of
+    # the vector). Those fields are compared at 1e-9 with an absolute floor of 1e-9 x their
+    # largest entry; the solver itself is bit-exact on MuJoCo's rows (the next test).
+    solved = ("efc_force", "qacc", "qfrc_constraint")
     for state in contact_states(mjm, mjd):
         set_contact_state(d, mjd, state)
         mujoco.mj_forward(mjm, mjd)
         kd.forward(m, d)
-        assert_fields(m, d, mjm, mjd, skip="efc_state")
+        assert_fields(m, d, mjm, mjd, skip=("efc_state", *solved))
+        for name in solved:
+            theirs = np.asarray(getattr(mjd, name))
+            ours = np.asarray(getattr(d, name))[:theirs.shape[0]]
+            assert_close(name, ours, theirs, atol=1e-12 + 1e-9 * np.abs(theirs).max(initial=0))
         boundary_ties(d, mjd)
         count = max(1, mjd.nisland)
         np.testing.assert_array_equal(d.scratch_island[4, :count], mjd.solver_niter[:count])

@@ -103,6 +103,16 @@ def _rne_world(gravity, disableflags, cacc):
 
 
 @kernel(inline="always")
+def _dof_sum(mat, vec, adr, n):
+    """sum over the n dofs from adr of mat[dof] vec[dof], in dof order (mju_mulDofVec)."""
+    acc = (mat[adr, 0] * vec[adr], mat[adr, 1] * vec[adr], mat[adr, 2] * vec[adr],
+           mat[adr, 3] * vec[adr], mat[adr, 4] * vec[adr], mat[adr, 5] * vec[adr])
+    for v in range(adr + 1, adr + n):
+        acc = add_scaled6(acc, mat, v, vec[v])
+    return acc
+
+
+@kernel(inline="always")
 def _rne_body(b, body_parentid, body_dofnum, body_dofadr, qvel, qacc, cdof, cdof_dot, cinert, vel, flg_acc,
               cacc, cfrc_body):
     """One body of mj_rne's forward pass: cacc[b] and cfrc_body[b]; vel is cvel[b] as a 6-tuple.
@@ -111,12 +121,14 @@ def _rne_body(b, body_parentid, body_dofnum, body_dofadr, qvel, qacc, cdof, cdof
     (see util_spatial).
     """
     bda = body_dofadr[b]
-    # cacc = cacc_parent + cdof_dot * qvel (+ cdof * qacc)
+    n = body_dofnum[b]
+    # cacc = cacc_parent + cdof_dot * qvel, then += cdof * qacc: each product summed over the
+    # body's dofs first and then added (mju_mulDofVec), MuJoCo's rounding for multi-dof bodies
     acc = row6(cacc, body_parentid[b])
-    for v in range(bda, bda + body_dofnum[b]):
-        acc = add_scaled6(acc, cdof_dot, v, qvel[v])
+    if n > 0:
+        acc = add6(acc, _dof_sum(cdof_dot, qvel, bda, n))
         if flg_acc:
-            acc = add_scaled6(acc, cdof, v, qacc[v])
+            acc = add6(acc, _dof_sum(cdof, qacc, bda, n))
     set_row6(cacc, b, acc)
     # cfrc_body = cinert * cacc + cvel x* (cinert * cvel)
     set_row6(cfrc_body, b, add6(inert_vec(cinert, b, acc), cross_force(vel, inert_vec(cinert, b, vel))))

@@ -326,24 +326,26 @@ def mul_inert_vec(res, r, inert, i, vec, v):
 
 @kernel
 def cross_motion(vel, v, j):
-    """vel x v[j] for motion vectors, vel a 6-tuple; returns a 6-tuple (mju_crossMotion)."""
+    """vel x v[j] for motion vectors, vel a 6-tuple; returns a 6-tuple (mju_crossMotion). The
+    linear part is (w x v_lin) + (w_lin x v_rot), each pair summed first, as MuJoCo rounds it."""
     w0, w1, w2, w3, w4, w5 = vel
     return (-w2 * v[j, 1] + w1 * v[j, 2],
             w2 * v[j, 0] - w0 * v[j, 2],
             -w1 * v[j, 0] + w0 * v[j, 1],
-            -w2 * v[j, 4] + w1 * v[j, 5] - w5 * v[j, 1] + w4 * v[j, 2],
-            w2 * v[j, 3] - w0 * v[j, 5] + w5 * v[j, 0] - w3 * v[j, 2],
-            -w1 * v[j, 3] + w0 * v[j, 4] - w4 * v[j, 0] + w3 * v[j, 1])
+            (-w2 * v[j, 4] + w1 * v[j, 5]) + (-w5 * v[j, 1] + w4 * v[j, 2]),
+            (w2 * v[j, 3] - w0 * v[j, 5]) + (w5 * v[j, 0] - w3 * v[j, 2]),
+            (-w1 * v[j, 3] + w0 * v[j, 4]) + (-w4 * v[j, 0] + w3 * v[j, 1]))
 
 
 @kernel
 def cross_force(vel, f):
-    """vel x* f for a force vector, both 6-tuples; returns a 6-tuple (mju_crossForce)."""
+    """vel x* f for a force vector, both 6-tuples; returns a 6-tuple (mju_crossForce). The
+    angular part is (w x f_rot) + (w_lin x f_lin), each pair summed first, as MuJoCo rounds it."""
     w0, w1, w2, w3, w4, w5 = vel
     f0, f1, f2, f3, f4, f5 = f
-    return (-w2 * f1 + w1 * f2 - w5 * f4 + w4 * f5,
-            w2 * f0 - w0 * f2 + w5 * f3 - w3 * f5,
-            -w1 * f0 + w0 * f1 - w4 * f3 + w3 * f4,
+    return ((-w2 * f1 + w1 * f2) + (-w5 * f4 + w4 * f5),
+            (w2 * f0 - w0 * f2) + (w5 * f3 - w3 * f5),
+            (-w1 * f0 + w0 * f1) + (-w4 * f3 + w3 * f4),
             -w2 * f4 + w1 * f5,
             w2 * f3 - w0 * f5,
             -w1 * f3 + w0 * f4)
@@ -376,9 +378,10 @@ def add_scaled6(vec, a, i, scale):
 
 @kernel
 def dot6(a, i, b, j):
-    """a[i] . b[j] for 6-vectors."""
-    return a[i, 0] * b[j, 0] + a[i, 1] * b[j, 1] + a[i, 2] * b[j, 2] + a[i, 3] * b[j, 3] \
-        + a[i, 4] * b[j, 4] + a[i, 5] * b[j, 5]
+    """a[i] . b[j] for 6-vectors, summed in mju_dot's order (mji_dot6): the first four products
+    in two interleaved pairs, then the last two."""
+    return ((a[i, 0] * b[j, 0] + a[i, 2] * b[j, 2]) + (a[i, 1] * b[j, 1] + a[i, 3] * b[j, 3])) \
+        + (a[i, 4] * b[j, 4] + a[i, 5] * b[j, 5])
 
 
 # ---- vectors ----------------------------------------------------------------------------------
