@@ -391,6 +391,40 @@ def test_collada_mesh(package_tree, tmp_path):
         np.testing.assert_allclose(getattr(dae, name), getattr(mjm, name), rtol=1e-6, atol=1e-12)
 
 
+def _dae_in_millimetres(stl: Path, unit: str = "0.001") -> bytes:
+    """The STL mesh as COLLADA with coordinates in millimetres, declared by ``<unit meter>``, and a
+    ``Z_UP`` axis (which URDF tools ignore)."""
+    import trimesh
+
+    mesh = trimesh.load(stl, file_type="stl")
+    mesh.apply_scale(1000.0)
+    text = trimesh.exchange.dae.export_collada(mesh)
+    text = text.decode() if isinstance(text, bytes) else text
+    header = f'<unit name="millimeter" meter="{unit}"/><up_axis>Z_UP</up_axis>'
+    text, n = re.subn(r"<up_axis>[^<]*</up_axis>", header, text, count=1)
+    assert n == 1
+    return text.encode()
+
+
+def test_collada_unit(package_tree, tmp_path):
+    """``<asset><unit meter="0.001"/>`` scales a .dae mesh to metres (as rviz and Gazebo show it): the
+    same mass properties and geom as MuJoCo's model of the mesh in metres; ``<up_axis>`` is ignored."""
+    pytest.importorskip("trimesh")
+    pytest.importorskip("collada")
+    stl = package_tree / "meshes" / "arm.stl"
+    (package_tree / "meshes" / "arm_mm.dae").write_bytes(_dae_in_millimetres(stl))
+    dae = kd.Model.from_urdf(_write(package_tree / "urdf", MESH_ROBOT.format(file="../meshes/arm_mm.dae")))
+    mjm = mujoco.MjModel.from_xml_path(str(_write(tmp_path, MESH_ROBOT.format(file=stl), "flat.urdf")))
+    for name in ("body_mass", "body_ipos", "body_iquat", "body_inertia", "geom_size", "geom_rbound",
+                 "geom_pos", "mesh_vert"):
+        np.testing.assert_allclose(getattr(dae, name), getattr(mjm, name), rtol=1e-6, atol=1e-9, err_msg=name)
+    # a unit that is not a positive number: the <mesh> element of the URDF is named
+    (package_tree / "meshes" / "arm_bad.dae").write_bytes(_dae_in_millimetres(stl, unit="0"))
+    with pytest.raises(kd.ModelError, match="not a positive number") as err:
+        kd.Model.from_urdf(_write(package_tree / "urdf", MESH_ROBOT.format(file="../meshes/arm_bad.dae")))
+    assert err.value.element.startswith("mesh") and err.value.line is not None
+
+
 # ---- bad input ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fragment, expected", [
