@@ -8,6 +8,8 @@
 * example-robot-data 6.0.0 (a pinned wheel, cached; skipped offline): every URDF is loaded as
   published (``package://`` URIs resolved by kinedyn), compared with MuJoCo where MuJoCo loads it
   (mesh paths made absolute) and with Pinocchio.
+* A floating base (``from_urdf(floating_base=True)``) and planar joints: MuJoCo's model with a free
+  joint added by MjSpec, Pinocchio's free flyer and planar joint (coordinates mapped).
 * Bad input: ModelError naming element, attribute and line.
 """
 
@@ -137,42 +139,89 @@ def test_urdf_semantics():
     assert m.ngeom == 4                                   # the visual cylinder is discarded
 
 
+def _quat_matrix(quat) -> np.ndarray:
+    """Rotation matrix of a unit quaternion (w, x, y, z)."""
+    w, x, y, z = quat
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
 def _pin_state(pm, m, rng):
-    """Random (q, v, a) for kinedyn and the same for Pinocchio, joints matched by name."""
+    """A random kinedyn state (q, v, a) and Pinocchio's configuration ``pq`` of the same pose, with the
+    map of velocities between the two: Pinocchio's ``v = T qvel`` and ``a = T qacc + c`` (``c = Tdot
+    qvel``), so that ``M = T^T M_pin T`` and ``M qacc + qfrc_bias = T^T rnea(pq, T v, T a + c)``.
+
+    Joints are matched by name. Hinges and slides are the same coordinate (Pinocchio's unbounded
+    revolute joint stores cos, sin). A free joint (Pinocchio's free flyer): qpos quaternion w, x, y, z
+    against x, y, z, w; MuJoCo's linear velocity is in the world frame, Pinocchio's in the body frame
+    (``R^T``), the angular velocity in the body frame in both; differentiating ``R^T`` gives
+    ``c = -w x (R^T v_lin)``. A URDF planar joint (kinedyn: slides ``NAME_TX``, ``NAME_TY`` and hinge
+    ``NAME_RZ``; Pinocchio: one joint, x, y, cos, sin) is the same in the plane: the slide velocities are
+    in the parent frame, Pinocchio's in the child frame turned by the angle.
+    """
     q, v, a = m.qpos0.copy(), rng.normal(size=m.nv), rng.normal(size=m.nv)
-    pq, pv, pa = pin.neutral(pm), np.zeros(pm.nv), np.zeros(pm.nv)
-    perm = np.zeros(m.nv, dtype=int)
-    for j, name in enumerate(m.names["jnt"]):
-        assert m.jnt_type[j] in (kd.JointType.HINGE, kd.JointType.SLIDE)
+    pq = pin.neutral(pm)
+    T, c = np.zeros((pm.nv, m.nv)), np.zeros(pm.nv)
+    jt = kd.JointType
+    names = m.names["jnt"]
+    for j, name in enumerate(names):
+        qa, da = m.jnt_qposadr[j], m.jnt_dofadr[j]
+        if m.jnt_type[j] == jt.FREE:
+            joint = pm.joints[pm.getJointId(name)]
+            assert joint.shortname() == "JointModelFreeFlyer"
+            quat = rng.normal(size=4)
+            q[qa:qa + 3], q[qa + 3:qa + 7] = rng.normal(size=3), quat / np.linalg.norm(quat)
+            iq, iv = joint.idx_q, joint.idx_v
+            pq[iq:iq + 3], pq[iq + 3:iq + 7] = q[qa:qa + 3], q[qa + 3:qa + 7][[1, 2, 3, 0]]
+            rt = _quat_matrix(q[qa + 3:qa + 7]).T
+            T[iv:iv + 3, da:da + 3], T[iv + 3:iv + 6, da + 3:da + 6] = rt, np.eye(3)
+            c[iv:iv + 3] = -np.cross(v[da + 3:da + 6], rt @ v[da:da + 3])
+            continue
+        assert m.jnt_type[j] in (jt.HINGE, jt.SLIDE)
+        if name.endswith(("_TX", "_TY", "_RZ")) and name[:-3] in pm.names:
+            if name.endswith("_TX"):  # the planar joint's three kinedyn joints, at once
+                joint = pm.joints[pm.getJointId(name[:-3])]
+                assert joint.shortname() == "JointModelPlanar" and names[j + 1:j + 3] == [
+                    name[:-3] + "_TY", name[:-3] + "_RZ"]
+                x, y, theta = rng.normal(), rng.normal(), rng.uniform(-3, 3)
+                q[qa:qa + 3] = x, y, theta
+                iq, iv = joint.idx_q, joint.idx_v
+                pq[iq:iq + 4] = x, y, np.cos(theta), np.sin(theta)
+                rt = np.array([[np.cos(theta), np.sin(theta)], [-np.sin(theta), np.cos(theta)]])
+                T[iv:iv + 2, da:da + 2], T[iv + 2, da + 2] = rt, 1.0
+                local = rt @ v[da:da + 2]
+                c[iv:iv + 2] = v[da + 2] * local[1], -v[da + 2] * local[0]
+            continue
         joint = pm.joints[pm.getJointId(name)]
         theta = rng.uniform(-1.5, 1.5)
-        q[m.jnt_qposadr[j]] = theta
+        q[qa] = theta
         if joint.nq == 2:  # Pinocchio's unbounded revolute joint: (cos, sin)
             pq[joint.idx_q:joint.idx_q + 2] = np.cos(theta), np.sin(theta)
         else:
             pq[joint.idx_q] = theta
-        perm[m.jnt_dofadr[j]] = joint.idx_v
-    pv[perm], pa[perm] = v, a
-    return q, v, a, pq, pv, pa, perm
+        T[joint.idx_v, da] = 1.0
+    return q, v, a, pq, T, c
 
 
-def _assert_matches_pinocchio(m, path: Path, nstate: int = 2, seed: int = 0) -> None:
-    """kd.full_m and M qacc + qfrc_bias equal Pinocchio's crba and rnea (1e-9 of the largest entry)."""
-    pm = pin.buildModelFromUrdf(str(path))
+def _assert_matches_pinocchio(m, path: Path, nstate: int = 2, seed: int = 0, root_joint=None) -> None:
+    """kd.full_m and M qacc + qfrc_bias equal Pinocchio's crba and rnea (1e-9 of the largest entry),
+    through the change of coordinates of :func:`_pin_state`; ``root_joint`` as Pinocchio's."""
+    pm = pin.buildModelFromUrdf(str(path), *([root_joint] if root_joint is not None else []))
     pm.gravity = pin.Motion(np.r_[m.opt.gravity, 0.0, 0.0, 0.0])  # the <mujoco><option> gravity
     pdata = pm.createData()
     assert pm.nv == m.nv
     d = kd.Data(m)
     rng = np.random.default_rng(seed)
     for _ in range(nstate):
-        q, v, a, pq, pv, pa, perm = _pin_state(pm, m, rng)
+        q, v, a, pq, T, c = _pin_state(pm, m, rng)
         d.qpos[:], d.qvel[:] = q, v
         kd.forward(m, d)
         M = kd.full_m(m, d)
         pM = pin.crba(pm, pdata, pq)
         pM = np.triu(pM) + np.triu(pM, 1).T
-        np.testing.assert_allclose(M, pM[np.ix_(perm, perm)], rtol=0, atol=1e-9 * max(1.0, np.abs(pM).max()))
-        tau = pin.rnea(pm, pdata, pq, pv, pa)[perm]
+        np.testing.assert_allclose(M, T.T @ pM @ T, rtol=0, atol=1e-9 * max(1.0, np.abs(pM).max()))
+        tau = T.T @ pin.rnea(pm, pdata, pq, T @ v, T @ a + c)
         ours = M @ a + d.qfrc_bias
         np.testing.assert_allclose(ours, tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
 
@@ -192,6 +241,66 @@ def test_written_urdf_matches_pinocchio(tmp_path):
     text = re.sub(r'<joint name="sensor_joint".*?</joint>', "", text, flags=re.S)
     path = _write(tmp_path, text)
     _assert_matches_pinocchio(kd.Model.from_urdf(path), path, nstate=3)
+
+
+# a mobile base: a planar joint (about z: Pinocchio's planar joint is the xy plane of the joint frame
+# whatever the URDF axis says, MuJoCo's and kinedyn's the plane normal to the axis), an arm on it, a
+# fixed link fused into the root (which keeps its body once it floats)
+PLANAR = f"""<robot name="mobile">
+  <link name="base">{I1}</link>
+  <link name="plate">{I2}</link>
+  <link name="cart">{I2}</link>
+  <link name="arm">{I1}</link>
+  <link name="tip">{I2}</link>
+  <joint name="deck" type="fixed"><parent link="base"/><child link="plate"/>
+    <origin xyz="0 0.1 0.05" rpy="0 0 0.3"/></joint>
+  <joint name="floor" type="planar"><parent link="base"/><child link="cart"/><origin xyz="0.3 -0.1 0.2"
+    rpy="0.2 -0.1 0.4"/><axis xyz="0 0 1"/></joint>
+  <joint name="shoulder" type="revolute"><parent link="cart"/><child link="arm"/><origin xyz="0.1 0 0.2"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="reach" type="prismatic"><parent link="arm"/><child link="tip"/>
+    <origin xyz="0 0 0.3" rpy="0.5 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>
+"""
+
+
+@pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
+def test_floating_base_and_planar_match_mujoco_and_pinocchio(tmp_path, floating):
+    """``floating_base=True`` is MuJoCo's model with a free joint added to the URDF's root body (MjSpec),
+    field by field and in ``forward``; M and RNE are Pinocchio's with ``JointModelFreeFlyer`` at the root
+    and its planar joint, mapped through the coordinate changes of :func:`_pin_state` at 1e-9."""
+    path = _write(tmp_path, PLANAR)
+    m = kd.Model.from_urdf(path, floating_base=floating)
+    spec = mujoco.MjSpec.from_file(str(path))
+    if floating:
+        spec.worldbody.first_body().add_freejoint(name="root_joint")
+    mjm = spec.compile()
+    assert_model_fields(m, mjm)
+    expected = ["root_joint"] * floating + ["floor_TX", "floor_TY", "floor_RZ", "shoulder", "reach"]
+    assert m.names["jnt"] == expected == [mjm.joint(i).name for i in range(mjm.njnt)]
+    assert m.names["body"][1] == ("base" if floating else "cart")  # a fixed root is fused into the world
+    assert_forward_matches(m, kd.Data(m), mjm, mujoco.MjData(mjm), np.random.default_rng(3), 1)
+    _assert_matches_pinocchio(m, path, nstate=2, seed=int(floating),
+                              root_joint=pin.JointModelFreeFlyer() if floating else None)
+
+
+@pytest.mark.parametrize("fragment, expected", [
+    ('<link name="world"/><link name="a"/><joint name="j" type="fixed"><parent link="world"/>'
+     '<child link="a"/></joint>', ("attached to the link named 'world'", "link 'world'")),
+    ('<link name="a"/><link name="b"/>', ("2 root links (a, b)", "link 'b'")),
+    ('<link name="a"/><link name="b"/><joint name="root_joint" type="fixed"><parent link="a"/>'
+     '<child link="b"/></joint>', ("has a joint of that name", "joint 'root_joint'")),
+])
+def test_floating_base_errors(tmp_path, fragment, expected):
+    message, element = expected
+    text = '<robot name="bad">\n' + fragment.replace("><", ">\n<") + "\n</robot>"
+    path = _write(tmp_path, text)
+    kd.Model.from_urdf(path)  # a fixed base loads
+    with pytest.raises(kd.ModelError, match=re.escape(message)) as err:
+        kd.Model.from_urdf(path, floating_base=True)
+    assert err.value.element == element and err.value.attribute == "name"
+    assert f"<{element.split()[0]} name=" in text.splitlines()[err.value.line - 1]
 
 
 # ---- package:// and mesh files -------------------------------------------------------------------
@@ -280,6 +389,40 @@ def test_collada_mesh(package_tree, tmp_path):
     mjm = mujoco.MjModel.from_xml_path(str(flat))
     for name in ("body_mass", "body_ipos", "body_inertia"):
         np.testing.assert_allclose(getattr(dae, name), getattr(mjm, name), rtol=1e-6, atol=1e-12)
+
+
+def _dae_in_millimetres(stl: Path, unit: str = "0.001") -> bytes:
+    """The STL mesh as COLLADA with coordinates in millimetres, declared by ``<unit meter>``, and a
+    ``Z_UP`` axis (which URDF tools ignore)."""
+    import trimesh
+
+    mesh = trimesh.load(stl, file_type="stl")
+    mesh.apply_scale(1000.0)
+    text = trimesh.exchange.dae.export_collada(mesh)
+    text = text.decode() if isinstance(text, bytes) else text
+    header = f'<unit name="millimeter" meter="{unit}"/><up_axis>Z_UP</up_axis>'
+    text, n = re.subn(r"<up_axis>[^<]*</up_axis>", header, text, count=1)
+    assert n == 1
+    return text.encode()
+
+
+def test_collada_unit(package_tree, tmp_path):
+    """``<asset><unit meter="0.001"/>`` scales a .dae mesh to metres (as rviz and Gazebo show it): the
+    same mass properties and geom as MuJoCo's model of the mesh in metres; ``<up_axis>`` is ignored."""
+    pytest.importorskip("trimesh")
+    pytest.importorskip("collada")
+    stl = package_tree / "meshes" / "arm.stl"
+    (package_tree / "meshes" / "arm_mm.dae").write_bytes(_dae_in_millimetres(stl))
+    dae = kd.Model.from_urdf(_write(package_tree / "urdf", MESH_ROBOT.format(file="../meshes/arm_mm.dae")))
+    mjm = mujoco.MjModel.from_xml_path(str(_write(tmp_path, MESH_ROBOT.format(file=stl), "flat.urdf")))
+    for name in ("body_mass", "body_ipos", "body_iquat", "body_inertia", "geom_size", "geom_rbound",
+                 "geom_pos", "mesh_vert"):
+        np.testing.assert_allclose(getattr(dae, name), getattr(mjm, name), rtol=1e-6, atol=1e-9, err_msg=name)
+    # a unit that is not a positive number: the <mesh> element of the URDF is named
+    (package_tree / "meshes" / "arm_bad.dae").write_bytes(_dae_in_millimetres(stl, unit="0"))
+    with pytest.raises(kd.ModelError, match="not a positive number") as err:
+        kd.Model.from_urdf(_write(package_tree / "urdf", MESH_ROBOT.format(file="../meshes/arm_bad.dae")))
+    assert err.value.element.startswith("mesh") and err.value.line is not None
 
 
 # ---- bad input ------------------------------------------------------------------------------------
@@ -422,6 +565,28 @@ def test_example_robot_data_with_meshes(tmp_path):
             np.testing.assert_array_equal(m.geom_bodyid, mjm.geom_bodyid)
         if all(t in (kd.JointType.HINGE, kd.JointType.SLIDE) for t in m.jnt_type):
             _assert_matches_pinocchio(m, _pinocchio_ready(published), nstate=1)
+
+
+# floating-base robots of example-robot-data compared with a free joint at the root: two quadrupeds
+# and a humanoid (38 DoF)
+ERD_FLOATING = ("solo_description/robots/solo12.urdf", "go2_description/urdf/go2.urdf",
+                "talos_data/robots/talos_reduced.urdf")
+
+
+@pytest.mark.parametrize("rel", ERD_FLOATING, ids=lambda rel: Path(rel).stem)
+def test_example_robot_data_floating_base(tmp_path, rel):
+    """``from_urdf(floating_base=True)`` on legged robots (mesh geometry left out): the model is
+    MuJoCo's with a free joint added to the root body, M and RNE are Pinocchio's with
+    ``JointModelFreeFlyer`` (quaternion order and base velocity frame mapped, 1e-9)."""
+    primitive = tmp_path / Path(rel).name
+    primitive.write_text(_drop_meshes((_erd_robots() / rel).read_text()))
+    m = kd.Model.from_urdf(primitive, floating_base=True)
+    spec = mujoco.MjSpec.from_file(str(primitive))
+    spec.worldbody.first_body().add_freejoint(name="root_joint")
+    assert_model_fields(m, spec.compile())
+    assert m.jnt_type[0] == kd.JointType.FREE and m.nq == m.nv + 1
+    _assert_matches_pinocchio(m, _pinocchio_ready(primitive), nstate=2, seed=len(rel),
+                              root_joint=pin.JointModelFreeFlyer())
 
 
 def _drop_meshes(text: str) -> str:

@@ -56,7 +56,7 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupp
 
 
 def compile_urdf(text: str | bytes, path: str | Path | None = None, allow_unsupported: bool = False,
-                 package_dirs=None):
+                 package_dirs=None, floating_base: bool = False):
     """Compile URDF ``text`` into a Model with MuJoCo's URDF semantics (see kinedyn.xml.urdf).
 
     Args:
@@ -64,12 +64,13 @@ def compile_urdf(text: str | bytes, path: str | Path | None = None, allow_unsupp
       path: the file it came from: relative mesh paths and ``package://`` URIs are resolved from it.
       allow_unsupported: as for :func:`compile_mjcf`.
       package_dirs: folders searched first for ``package://`` packages.
+      floating_base: a free joint ``root_joint`` on the root link (see ``kinedyn.xml.urdf.read_urdf``).
     """
-    return _compile_urdf_tree(parse_xml(text), path, allow_unsupported, package_dirs)
+    return _compile_urdf_tree(parse_xml(text), path, allow_unsupported, package_dirs, floating_base)
 
 
-def _compile_urdf_tree(root: Node, path, allow_unsupported: bool, package_dirs):
-    urdf = translate_urdf(root, path, package_dirs)
+def _compile_urdf_tree(root: Node, path, allow_unsupported: bool, package_dirs, floating_base: bool = False):
+    urdf = translate_urdf(root, path, package_dirs, floating_base)
     return _compile(urdf.root, path, allow_unsupported, fusestatic=urdf.fusestatic)
 
 

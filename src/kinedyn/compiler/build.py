@@ -305,6 +305,8 @@ class Compiler:
                 self.keys.append((key, typed_attrs(key)))
         # <size nkey="n">: MuJoCo pads the keyframes to n with default ones (qpos0, zeros)
         for node in self.sections.get("size", []):
+            if node.children:
+                raise node.children[0].error("Schema violation: unrecognized element")
             nkey = parse_ints(node, "nkey", node.attrib.get("nkey", ""))
             if len(nkey) > 1:
                 raise node.error("attribute 'nkey' has too much data", "nkey")
@@ -321,8 +323,9 @@ class Compiler:
     def _compiler(self, node: Node) -> None:
         a = typed_attrs(node)
         for child in node.children:
-            if child.tag != "lengthrange":
-                raise child.error("Schema violation: unrecognized element")
+            if child.tag != "lengthrange" or child.children:
+                raise (child.children[0] if child.tag == "lengthrange" else child).error(
+                    "Schema violation: unrecognized element")
             self.lropt.update(typed_attrs(child))  # <lengthrange>: see setconst.set_length_range
         if a.get("coordinate", "local") != "local":
             # MuJoCo 4.0 accepts coordinate="local" (the only frame it supports) and rejects "global"
@@ -374,8 +377,9 @@ class Compiler:
         if len(flags) > 1:
             raise flags[1].error(f"Schema violation: unique element 'flag' found {len(flags)} times")
         for child in node.children:
-            if child.tag != "flag":
-                raise child.error("Schema violation: unrecognized element")
+            if child.tag != "flag" or child.children:
+                raise (child.children[0] if child.tag == "flag" else child).error(
+                    "Schema violation: unrecognized element")
             flags = typed_attrs(child)
             for name, value in flags.items():
                 if name == "passive":
@@ -847,7 +851,7 @@ class Compiler:
                 raise node.error("zero direction in light", "dir")
             if not 0 <= a.get("softness", 0.2) <= 1:
                 raise node.error("light softness must be in [0, 1]", "softness")
-            if "texture" in a:
+            if a.get("texture"):  # texture="" is none, as in MuJoCo
                 raise node.error("light textures are not supported (kinedyn reads no texture assets)",
                                  "texture")
             if light.body.align_inverse is not None:

@@ -25,9 +25,12 @@ from dataclasses import dataclass, field
 from kinedyn.compiler.frames import ORIENTATION_ATTRS
 from kinedyn.compiler.mesh import default_mesh_attrs
 from kinedyn.xml.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
+from kinedyn.xml.sections import SCHEMA as SECTION_SCHEMA
+from kinedyn.xml.sections import check_attributes, check_material_layers
 
-# children of <default> that only affect things we ignore (visuals) or do not support yet
-_IGNORED_DEFAULT_CHILDREN = {"material"}
+# <default><material>: checked as MuJoCo checks it (the asset's attributes but name and class, layers)
+# and not kept (materials change no dynamics)
+_DEFAULT_MATERIAL = {k: v for k, v in SECTION_SCHEMA["material"].items() if k not in ("name", "class")}
 
 
 def _variable_arity(tag: str, attr: str) -> bool:
@@ -124,6 +127,12 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
         if tag in seen:
             raise child.error(f"Schema violation: more than one <{tag}> in a default class")
         seen.add(tag)
+        if tag == "material":
+            check_attributes(child, _DEFAULT_MATERIAL)
+            check_material_layers(child)
+            continue
+        if child.children:  # every other element of a default class is a leaf in MuJoCo's schema
+            raise child.children[0].error("Schema violation: unrecognized element")
         if tag in ("joint", "geom", "site", "pair", "camera", "light"):
             values = typed_attrs(child)
             for forbidden in ("name", "class"):
@@ -147,8 +156,6 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
             cls.actuators.append((tag, values, child))
         elif tag in ("orientation", "pid", "dcmotor"):
             raise child.error(f"<{tag}> actuators were added after MuJoCo 3.1.3 and are not supported")
-        elif tag in _IGNORED_DEFAULT_CHILDREN:
-            pass
         else:
             raise child.error("Schema violation: unrecognized element")
     return cls
@@ -160,9 +167,13 @@ CAM_OUTPUT = {"rgb": 1, "depth": 2, "distance": 4, "normal": 8, "segmentation": 
 
 def check_camlight(node: Node, attrs: dict) -> None:
     """The reader's checks of a ``<camera>`` or ``<light>`` (element or default): the output
-    keywords, and a light's legacy ``directional`` and ``type`` not both given."""
+    keywords, a light's legacy ``directional`` and ``type`` not both given, nor a camera's ``fovy`` and
+    ``sensorsize``."""
     if "directional" in attrs and "type" in attrs:
         raise node.error("Schema violation: at most one of 'directional', 'type' can be specified", "type")
+    if node.tag == "camera" and "fovy" in attrs and "sensorsize" in attrs:
+        raise node.error("Schema violation: at most one of 'fovy', 'sensorsize' can be specified",
+                         "sensorsize")
     bad = [w for w in attrs.get("output", "").split() if w not in CAM_OUTPUT]
     if bad:
         raise node.error(f"invalid keyword: '{bad[0]}'", "output")

@@ -124,6 +124,10 @@ def read_assets(sections: dict, classes: dict, model_dir: Path | None) -> list[M
             for attr in ("builtin", "params"):
                 if attr in attrs:
                     raise node.error(f"mesh {attr} is not supported yet (give vertices or a file)", attr)
+            for child in node.children:
+                if child.tag == "plugin":
+                    raise child.error("mesh plugins are not supported")
+                raise child.error("Schema violation: unrecognized element")
             if "file" not in attrs and "vertex" not in attrs:
                 raise node.error("mesh has neither a file nor vertex data", "vertex")
             name = attrs.get("name", "")
@@ -140,6 +144,8 @@ def read_assets(sections: dict, classes: dict, model_dir: Path | None) -> list[M
                     path = Path(meshdir) / path
                     if not path.is_absolute():
                         path = base / path
+            if not name:  # mjCModel::CheckEmptyNames
+                raise node.error("empty name in mesh", "name")
             if name in names:
                 raise node.error(f"repeated name '{name}' in mesh", "name")
             mesh = MeshAsset(node, merged, name, len(meshes), path)

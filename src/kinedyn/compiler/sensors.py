@@ -21,7 +21,7 @@ import numpy as np
 
 from kinedyn.engine.collision_driver import SUPPORTED_PAIRS, uses_convex_collider
 from kinedyn.engine.types import GeomType, JointType, ObjType, SensorType
-from kinedyn.xml.mjcf import Node, typed_attrs
+from kinedyn.xml.mjcf import INTERP, Node, typed_attrs
 
 # mjtDataType, mjtStage
 REAL, POSITIVE, AXIS, QUATERNION = 0, 1, 2, 3
@@ -32,7 +32,7 @@ CONDATA = ("found", "force", "torque", "dist", "pos", "normal", "tangent", "linv
 CONDATA_SIZE = (1, 3, 3, 1, 3, 3, 3, 3, 3)
 REDUCE = ("none", "mindist", "maxforce", "netforce")
 
-_COMMON = dict(name="s", noise="f", cutoff="f", nsample="i", interp=("e", ("zoh", "linear", "cubic")),
+_COMMON = dict(name="s", noise="f", cutoff="f", nsample="i", interp=INTERP,
                interval="f1-2", delay="f", user="f*")
 _FRAME_TYPES = ("body", "xbody", "geom", "site", "camera")
 _OBJTYPE = {"body": ObjType.BODY, "xbody": ObjType.XBODY, "geom": ObjType.GEOM, "site": ObjType.SITE,

@@ -421,7 +421,8 @@ class Model:
         return _mjcf_compiler()(_read_model_file(path), path=path, allow_unsupported=allow_unsupported)
 
     @classmethod
-    def from_urdf(cls, path: str | Path, package_dirs=None, *, allow_unsupported: bool = False) -> Model:
+    def from_urdf(cls, path: str | Path, package_dirs=None, *, floating_base: bool = False,
+                  allow_unsupported: bool = False) -> Model:
         """Compile a URDF file with MuJoCo 4.0's URDF semantics.
 
         Args:
@@ -430,6 +431,12 @@ class Model:
             ``package://NAME/...`` mesh URIs (each may be the package or its parent, as
             Pinocchio's ``package_dirs``); then the URDF's own folder and its ancestors,
             ``ROS_PACKAGE_PATH`` and ``AMENT_PREFIX_PATH`` are searched.
+          floating_base: add a free joint named ``root_joint`` at the root link, so the robot
+            floats (a URDF gives a fixed base unless it has a ``floating`` joint). This is
+            Pinocchio's ``buildModelFromUrdf(path, pin.JointModelFreeFlyer())`` and MuJoCo's
+            ``MjSpec.from_file(path)`` with ``add_freejoint()`` on the root body; the
+            coordinates follow MuJoCo (``qpos`` position then quaternion w, x, y, z;
+            ``qvel`` world linear velocity then body angular velocity).
           allow_unsupported: as for :meth:`from_xml_path`.
         """
         path = Path(path)
@@ -438,7 +445,7 @@ class Model:
         except KeyError:
             raise RuntimeError("no URDF compiler: import kinedyn, not only kinedyn.engine") from None
         return compile_urdf(_read_model_file(path), path=path, allow_unsupported=allow_unsupported,
-                            package_dirs=package_dirs)
+                            package_dirs=package_dirs, floating_base=floating_base)
 
     @classmethod
     def from_xml_string(cls, xml: str, *, allow_unsupported: bool = False,

@@ -18,7 +18,9 @@ MuJoCo's ``GetAssetContentType``):
   MuJoCo's (``mjCMesh::LoadMSH``).
 * COLLADA (``model/vnd.collada+xml``, ``.dae``; not a MuJoCo format, common in URDF packages):
   read with trimesh and pycollada, every geometry of the scene placed by its node transforms
-  and concatenated; float32 vertices de-duplicated as for STL.
+  and concatenated; the document's length unit (``<asset><unit meter="..."/>``, metres per unit,
+  1 if absent) applied, as ROS's rviz and Gazebo apply it; ``<up_axis>`` ignored, as rviz and
+  Pinocchio (coal) ignore it; float32 vertices de-duplicated as for STL.
 
 This layer knows bytes, no physics: :mod:`kinedyn.compiler.mesh` does the processing.
 Every failure is a ``ValueError`` with a message; the compiler turns it into a ModelError
@@ -28,6 +30,7 @@ naming the ``<mesh>`` element.
 from __future__ import annotations
 
 import io
+import math
 import struct
 from dataclasses import dataclass
 
@@ -98,7 +101,8 @@ def _read_dae(data: bytes, name: str) -> RawMesh:
         raise ValueError(f"cannot read COLLADA file '{name}': {err} (pip install pycollada)") from None
     except Exception as err:  # trimesh and pycollada raise many kinds on bad bytes
         raise ValueError(f"cannot read COLLADA file '{name}': {err}") from None
-    vert = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=np.float32).reshape(-1, 3)
+    vert = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=np.float64).reshape(-1, 3)
+    vert = (vert * collada_unit(data, name)).astype(np.float32)
     face = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), dtype=np.int64).reshape(-1, 3)
     if len(face) == 0:
         raise ValueError(f"COLLADA file '{name}' holds no triangles")
@@ -106,6 +110,46 @@ def _read_dae(data: bytes, name: str) -> RawMesh:
         raise ValueError(f"COLLADA file '{name}' has a vertex coordinate that is not finite")
     vert, face = dedup_vertices(vert, face)
     return RawMesh(vert, face.astype(np.int32))
+
+
+def collada_unit(data: bytes, name: str) -> float:
+    """Metres per length unit of a COLLADA document: ``meter`` of the ``<unit>`` in the ``<asset>`` of
+    its root ``<COLLADA>`` element, 1 without one. This is the scale rviz (``getMeshUnitRescale``) and
+    Gazebo give a ``.dae`` mesh of a URDF; the ``<asset>`` of inner elements is not read (nor by them).
+    trimesh leaves the unit to the caller and coal (Pinocchio's mesh loader) drops it with the root
+    node's transform. A unit that is not a positive finite number is an error."""
+    import xml.etree.ElementTree as ET
+
+    def local(tag: str) -> str:
+        return tag.rsplit("}", 1)[-1]
+
+    try:
+        depth, in_asset = 0, False
+        for event, elem in ET.iterparse(io.BytesIO(data), events=("start", "end")):
+            if event == "end":
+                depth -= 1
+                if depth == 1 and in_asset:
+                    break  # the root's first <asset> read: no unit
+                if depth == 1:
+                    elem.clear()
+                continue
+            depth += 1
+            if depth == 2 and local(elem.tag) == "asset":
+                in_asset = True
+            if depth == 3 and in_asset and local(elem.tag) == "unit":
+                text = elem.attrib.get("meter")
+                if text is None:
+                    return 1.0
+                try:
+                    unit = float(text)
+                except ValueError:
+                    unit = math.nan
+                if not (math.isfinite(unit) and unit > 0):
+                    raise ValueError(f"COLLADA file '{name}': <unit meter={text!r}> is not a positive number")
+                return unit
+    except ET.ParseError as err:
+        raise ValueError(f"cannot read the <asset> of COLLADA file '{name}': {err}") from None
+    return 1.0
 
 
 # a binary STL triangle record: normal, 3 corners, attribute byte count

@@ -34,7 +34,9 @@ _ORIENT = _kinds(quat="f4", axisangle="f4", xyaxes="f6", zaxis="f3", euler="f3")
 _CAMLIGHT_MODES = ("fixed", "track", "trackcom", "targetbody", "targetbodycom")
 _GEOMTYPES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh", "sdf")
 
-_ACT_BASE = _kinds(name="s", **{"class": "s"}, group="i", nsample="i", interp="s", delay="f",
+# <actuator interp> and <sensor interp>: how a history buffer is read
+INTERP = ("e", ("zoh", "linear", "cubic"))
+_ACT_BASE = _kinds(name="s", **{"class": "s"}, group="i", nsample="i", interp=INTERP, delay="f",
                    ctrlrange="f2", user="f*")
 _ACT_DYNAMICS = _kinds(lengthrange="f2", gear="f1-6", damping="f1-3", armature="f", cranklength="f")
 _TRANSMISSION = _kinds(joint="s", jointinparent="s", tendon="s", slidersite="s", cranksite="s",

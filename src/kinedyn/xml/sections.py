@@ -62,6 +62,9 @@ _CHILDREN = {"visual": ("global", "quality", "headlight", "map", "scale", "rgba"
              "material": ("layer",), "custom": ("numeric", "text", "tuple"), "tuple": ("element",)}
 _UNIQUE = {"visual"}  # <visual>'s children appear at most once each
 _TEXTURE_FILES = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")
+# <layer role> keywords (mjtTextureRole without mjTEXROLE_USER)
+TEXTURE_ROLES = ("rgb", "occlusion", "roughness", "metallic", "normal", "opacity", "emissive", "rgba", "orm")
+_INT_MAX = 2**31 - 1
 
 
 def _check_value(node: Node, attr: str, kind, text: str) -> None:
@@ -102,11 +105,73 @@ def _check_tree(section: Node) -> None:
                 todo.append(child)
         if node.tag in ("visual", "asset", "custom"):
             continue
-        schema = SCHEMA[node.tag]
-        for attr, text in node.attrib.items():
-            if attr not in schema:
-                raise node.error(f"Schema violation: unrecognized attribute: '{attr}'", attr)
-            _check_value(node, attr, schema[attr], text)
+        check_attributes(node, SCHEMA[node.tag])
+        if node.tag == "material":
+            check_material_layers(node)
+
+
+def check_attributes(node: Node, schema: dict) -> None:
+    """Every attribute of ``node`` known to ``schema`` and well formed (MuJoCo's ReadAttr checks)."""
+    for attr, text in node.attrib.items():
+        if attr not in schema:
+            raise node.error(f"Schema violation: unrecognized attribute: '{attr}'", attr)
+        _check_value(node, attr, schema[attr], text)
+
+
+def check_material_layers(node: Node) -> None:
+    """A material's ``<layer>`` children (xml_native_reader OneMaterial), in ``<asset>`` or a default:
+    not with a ``texture`` attribute; ``role`` (a known one) and ``texture`` required."""
+    for layer in node.children:
+        if layer.tag != "layer":
+            raise layer.error("Schema violation: unrecognized element")
+        if layer.children:
+            raise layer.children[0].error("Schema violation: unrecognized element")
+        check_attributes(layer, SCHEMA["layer"])
+        if "texture" in node.attrib:
+            raise layer.error("A material with a texture attribute cannot have layer sub-elements")
+        for attr in ("role", "texture"):
+            if attr not in layer.attrib:
+                raise layer.error(f"required attribute missing: '{attr}'", attr)
+        if layer.attrib["role"] not in TEXTURE_ROLES:
+            raise layer.error(f"unknown layer role '{layer.attrib['role']}'", "role")
+
+
+def _asset_name(node: Node) -> str:
+    """An asset's name: its ``name``, else its file name without folders and extension."""
+    return node.attrib.get("name") or os.path.splitext(os.path.basename(node.attrib.get("file", "")))[0]
+
+
+def _check_texture(node: Node) -> None:
+    """What mjCTexture::Compile refuses in a texture kinedyn does not keep (MuJoCo 4.0's checks, in its
+    order): a builtin texture's channels and size; a texture with neither builtin nor file."""
+    a = node.attrib
+    kind = a.get("type", "cube").strip()  # MuJoCo's default type
+    gridsize = [int(v) for v in _split(a.get("gridsize", "1 1"))]
+    if "gridlayout" in a and len(a["gridlayout"]) != gridsize[0] * gridsize[1]:
+        raise node.error("gridlayout length must match gridsize", "gridlayout")
+    if a.get("builtin", "none").strip() != "none":
+        if int(a.get("nchannel", "3")) != 3:
+            raise node.error("builtin textures must have 3 channels", "nchannel")
+        width, height = int(a.get("width", "0")), int(a.get("height", "0"))
+        if width < 1 or (kind != "2d" and width >= _INT_MAX // 6):
+            raise node.error("Invalid width of builtin texture", "width")
+        if kind == "2d" and height < 1:
+            raise node.error("Invalid height of builtin texture", "height")
+    elif "file" not in a:
+        if kind == "2d":
+            raise node.error("Cannot load 2D texture from separate files, texture", "file")
+        if not any(a.get(f) for f in _TEXTURE_FILES[1:]):
+            raise node.error("No cubefiles_ defined in cube or skybox texture", "file")
+
+
+def check_unique_names(nodes: list[Node], kind: str, names=None) -> None:
+    """MuJoCo's CheckRepeat for one kind of asset: two elements with the same non-empty name."""
+    seen: set[str] = set()
+    for node in nodes:
+        name = names(node) if names is not None else node.attrib.get("name", "")
+        if name and name in seen:
+            raise node.error(f"repeated name '{name}' in {kind}", "name")
+        seen.add(name)
 
 
 def check_sections(root: Node, path: str | os.PathLike | None) -> None:
@@ -131,9 +196,28 @@ def check_sections(root: Node, path: str | os.PathLike | None) -> None:
                 raise node.error("text field cannot be empty", "data")
     # references to materials and textures, and texture files (mjCModel::Compile, mjCTexture)
     assets = [n for s in sections if s.tag == "asset" for n in s.children]
-    textures = {n.attrib.get("name") or os.path.splitext(os.path.basename(n.attrib.get("file", "")))[0]
-                for n in assets if n.tag == "texture"}
-    materials = {n.attrib.get("name", "") for n in assets if n.tag == "material"}
+    for node in assets:
+        if node.tag == "hfield" and node.children:
+            raise node.children[0].error("Schema violation: unrecognized element")
+        if node.tag == "texture":
+            _check_texture(node)
+    # names (mjCModel::CheckEmptyNames, CheckRepeat): meshes are the compiler's
+    by_kind = {k: [n for n in assets if n.tag == k] for k in ("texture", "material", "hfield", "skin")}
+    check_unique_names(by_kind["texture"], "texture", _asset_name)
+    check_unique_names(by_kind["material"], "material")
+    check_unique_names(by_kind["hfield"], "hfield", _asset_name)
+    check_unique_names(by_kind["skin"], "skin", _asset_name)
+    for node in by_kind["texture"]:
+        if not _asset_name(node) and node.attrib.get("type", "cube").strip() != "skybox":
+            raise node.error("empty name in texture", "name")
+    for node in by_kind["hfield"]:
+        if not _asset_name(node):
+            raise node.error("empty name in height field", "name")
+    for node in by_kind["material"]:
+        if not node.attrib.get("name"):
+            raise node.error("empty name in material", "name")
+    textures = {_asset_name(n) for n in by_kind["texture"]}
+    materials = {n.attrib.get("name", "") for n in by_kind["material"]}
     for node in assets:
         if node.tag == "material":
             for ref in [node] + node.find_all("layer"):

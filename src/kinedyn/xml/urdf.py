@@ -63,7 +63,7 @@ class UrdfModel:
 
 
 def read_urdf(text: str | bytes, path: str | Path | None = None,
-              package_dirs=None) -> UrdfModel:
+              package_dirs=None, floating_base: bool = False) -> UrdfModel:
     """Translate URDF ``text`` (from file ``path``, if any) into an MJCF element tree.
 
     Args:
@@ -72,17 +72,24 @@ def read_urdf(text: str | bytes, path: str | Path | None = None,
         looked up from its directory.
       package_dirs: directories searched first for ``package://`` packages (see
         :func:`find_package`); a single path or a list.
+      floating_base: give the root link a free joint named ``root_joint`` (what
+        ``pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())`` adds, and MuJoCo's
+        ``MjSpec.from_file(path)`` with ``add_freejoint`` on the root body); the URDF must
+        have one root link, not named ``world``.
 
     Raises:
       ModelError: malformed XML, a missing required element or attribute, a bad value, an
-        unknown link or joint, a mesh file or package that cannot be found.
+        unknown link or joint, a mesh file or package that cannot be found, ``floating_base``
+        with no single root link to float.
     """
-    return translate_urdf(parse_xml(text), path, package_dirs)
+    return translate_urdf(parse_xml(text), path, package_dirs, floating_base)
 
 
-def translate_urdf(root: Node, path: str | Path | None = None, package_dirs=None) -> UrdfModel:
+def translate_urdf(root: Node, path: str | Path | None = None, package_dirs=None,
+                   floating_base: bool = False) -> UrdfModel:
     """:func:`read_urdf` of an already parsed document."""
-    return _Translator(root, Path(path).resolve() if path is not None else None, _as_list(package_dirs)).run()
+    return _Translator(root, Path(path).resolve() if path is not None else None, _as_list(package_dirs),
+                       floating_base).run()
 
 
 def _as_list(dirs) -> list[Path]:
@@ -234,8 +241,9 @@ def resolve_mesh_path(filename: str, urdf_path: Path | None, meshdir: str | None
 class _Translator:
     """One URDF document -> MJCF nodes (mjXURDF::Parse, in its order of work)."""
 
-    def __init__(self, root: Node, path: Path | None, package_dirs: list[Path]):
+    def __init__(self, root: Node, path: Path | None, package_dirs: list[Path], floating_base: bool = False):
         self.root = root
+        self.floating_base = floating_base
         self.path = path
         self.package_dirs = package_dirs
         self.geom_names: set[str] = set()
@@ -315,6 +323,8 @@ class _Translator:
         joint_names = {}
         for jnode in root.find_all("joint"):
             self._joint(jnode, bodies[_child_link(jnode)], joint_names)
+        if self.floating_base:
+            self._float([n for n in links if n not in parent_of], links, bodies, joint_names)
         for jnode in root.find_all("joint"):
             mimic = _first(jnode, "mimic")
             if mimic is not None:
@@ -485,6 +495,23 @@ class _Translator:
         return name
 
     # -- joints --
+
+    def _float(self, roots: list[str], links: dict, bodies: dict, joint_names: dict) -> None:
+        """``floating_base``: a free joint ``root_joint`` on the one root link."""
+        if "world" in roots:
+            raise links["world"].error("floating_base: the robot is attached to the link named 'world' "
+                                       "by its joints; remove the world link to float the robot", "name")
+        if len(roots) != 1:
+            where = links[roots[1]] if roots else self.root
+            raise where.error(f"floating_base: the URDF has {len(roots)} root links ({', '.join(roots)}); "
+                              "it needs one to put the free joint on", "name")
+        if "root_joint" in joint_names:
+            raise joint_names["root_joint"][0].error("floating_base: the free joint is named 'root_joint' "
+                                                     "(as Pinocchio's free flyer); the URDF has a joint of "
+                                                     "that name", "name")
+        # the free joint comes first among the body's joints (it has none: a root has no parent joint)
+        bodies[roots[0]].children.insert(0, Node("joint", {"name": "root_joint", "type": "free"},
+                                                 links[roots[0]].line))
 
     def _joint(self, jnode: Node, body: Node, joint_names: dict) -> None:
         """mjXURDF::Joint: the child body's pose and its joints."""
