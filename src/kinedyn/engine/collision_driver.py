@@ -70,6 +70,7 @@ from kinedyn.engine.types import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_HFIELD,
     GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
@@ -279,9 +280,9 @@ def _body_pair_filtered(m, b1, b2, filterparent):
 
 @kernel
 def _has_collider(t1, t2):
-    """Whether MuJoCo's collision table has a function for the (sorted) type pair: every
-    primitive pair except plane-plane."""
-    return not (t1 == GEOM_PLANE and t2 == GEOM_PLANE)
+    """Whether MuJoCo's collision table has a function for the (sorted) type pair: every pair
+    except plane-plane, plane-hfield and hfield-hfield."""
+    return not ((t1 == GEOM_PLANE or t1 == GEOM_HFIELD) and (t2 == GEOM_PLANE or t2 == GEOM_HFIELD))
 
 
 @kernel
