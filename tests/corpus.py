@@ -189,8 +189,6 @@ assert all(e.package in PACKAGES for e in CORPUS)
 REFUSED: dict[str, str] = {
     **dict.fromkeys(('dmc-dog', 'dmc-dog_v2', 'dmc-fruitfly'),
                     'joint springdamper is not simulated'),
-    **dict.fromkeys(('myo-legs',),
-                    'collisions between hfield and capsule geoms are not supported yet'),
     **dict.fromkeys(('dmc-ant', 'dmc-quadruped'),
                     'rangefinder sensors cast rays, which kinedyn does not'),
     **dict.fromkeys(('dmc-jaco_arm', 'gr-kitchen_franka', 'rs-baxter', 'myo-elbow', 'myo-elbow_exo',

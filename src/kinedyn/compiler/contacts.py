@@ -253,6 +253,8 @@ class ContactCompiler:
         self.ccd_capacity = max(self.c.solver_opt.get("ccd_iterations", 35), CCD_ITERATIONS_CAPACITY)
         hull = max((int(m.processed.graph[0]) for m in getattr(self.c, "meshes", []) if m.needhull),
                    default=0)
+        if any(t1 == GeomType.HFIELD for t1, _ in self._pair_scan()["types"]):
+            hull = max(hull, 5)  # room for a height-field prism's 6 vertices (collision_hfield)
         return convex_work_size(self.ccd_capacity, hull)
 
     def capacity(self) -> tuple[int, int]:
