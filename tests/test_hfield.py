@@ -141,9 +141,9 @@ def _contact_scene(margin: float) -> str:
             f'{bodies}</worldbody></mujoco>')
 
 
-# share of contacts within 1e-9 of MuJoCo's, per geom type, at least (measured on 400 poses:
-# spheres and capsules 100 %; the rest 94-100 %, without and with a margin, but meshes with a
-# margin, which agree to ~1e-7 only)
+# share of contacts within 1e-9 of MuJoCo's, per geom type, at least (measured on 80 poses,
+# docs/hfields.md: spheres and capsules 100 %; the rest 95-100 %, without and with a margin; some
+# meshes with a margin agree to ~1e-7 only, whence 1e-6 for them)
 EXACT_SHARE = {"sphere": 1.0, "capsule": 1.0, "ellipsoid": 0.85, "cylinder": 0.85, "box": 0.85, "mesh": 0.85}
 
 

@@ -4,19 +4,21 @@ A height field (compiler.hfield) against any convex geom, in the field's frame:
 
 1. the geom's bounding sphere (rbound + margin) against the field's box [-size[0], size[0]] x
    [-size[1], size[1]] x [-size[3], size[2]], then the geom's own box from six support points
-   (in the field's frame) against it; either apart: no contact;
-2. the grid cells under the geom's box, row by row and column by column: each cell is two
-   triangular prisms, the triangle of three grid points raised by the margin on top and the
-   same triangle at z = -size[3] below; a prism whose top lies below the geom's lowest point is
-   skipped;
+   (in the field's frame), widened by the margin, against it; either apart: no contact;
+2. the grid cells under the geom's box widened by the margin, row by row and column by column:
+   each cell is two triangular prisms, the triangle of three grid points on top and the same
+   triangle at z = -size[3] below; a prism whose top is more than the margin below the geom's
+   lowest point is skipped;
 3. each remaining prism against the geom through MuJoCo's native GJK/EPA (collision_gjk.ccd,
-   with the prism support and one contact per prism; MuJoCo's mjc_penetration), a contact for
-   each penetrating prism at the witness points' midpoint, normal along their difference,
+   with the prism support and one contact per prism, as mjc_penetration), a contact for each
+   prism within the margin, at the witness points' midpoint, normal along their difference,
    turned back to the world frame; at most MAXCONPAIR (50) contacts, in loop order.
 
-The geom keeps half the margin as an inflation, as in every MuJoCo convex pair, and the prism
-tops carry the whole margin (MuJoCo's addPrismVert), so a contact within the margin is reported
-with the distance of those inflated shapes, as MuJoCo does.
+Margins. The readable 3.x source raises the prism tops by the margin and inflates the geom by
+half of it; MuJoCo 4.0 does neither: both objects carry the margin as in mjc_Convex (a GJK
+distance query on the bare shapes, contacts within the margin reported at their true
+distance), and the sub-grid and the height test are widened by it. Found by comparing with the
+4.0 library (tests/test_hfield.py), as 4.0's source is not available.
 
 Kernels do not allocate: collide_hfield uses the convex collider's scratch (convex_work_size,
 with room for a prism's 6 vertices per object).
