@@ -241,3 +241,20 @@ def test_bodies_on_terrain_forward_and_rollout():
             for f in ("qpos", "qvel", "qacc"):
                 theirs = getattr(mjd, f)
                 assert_close(f, getattr(d, f), theirs, atol=1e-12 + 1e-9 * np.abs(theirs).max(initial=0.0))
+
+
+def test_viewer_draws_the_surface(tmp_path):
+    """The viewer's mesh of a height field: the grid at its elevations, triangles facing up and
+    split along the collision prisms' diagonals; a GIF of a terrain scene renders."""
+    from kinedyn.viewer import render, scene
+
+    m, _ = both(_terrain_model(False))
+    vert, faces = scene.geom_mesh(m, 0)
+    assert vert.shape == (80, 3) and faces.shape == (2 * 7 * 9, 3)
+    np.testing.assert_allclose(vert[:, 2], m.hfield_data * m.hfield_size[0, 2])
+    np.testing.assert_allclose(vert[[0, 79], :2], [[-1.2, -1], [1.2, 1]])
+    e1, e2 = vert[faces[:, 1]] - vert[faces[:, 0]], vert[faces[:, 2]] - vert[faces[:, 0]]
+    assert np.all(np.cross(e1, e2)[:, 2] > 0)
+    assert {0, 11} <= set(faces[0]) and {0, 11} <= set(faces[63])  # diagonal (row 0, col 0)-(1, 1)
+    path = render.animate(m, m.qpos0[None], tmp_path / "terrain.gif", fps=5)
+    assert path.exists() and path.stat().st_size > 0
