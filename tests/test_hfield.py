@@ -258,3 +258,16 @@ def test_viewer_draws_the_surface(tmp_path):
     assert {0, 11} <= set(faces[0]) and {0, 11} <= set(faces[63])  # diagonal (row 0, col 0)-(1, 1)
     path = render.animate(m, m.qpos0[None], tmp_path / "terrain.gif", fps=5)
     assert path.exists() and path.stat().st_size > 0
+
+
+def test_distance_sensors_refuse_height_fields():
+    """MuJoCo 4.0 has no geom distance for height fields, and says so at compile time."""
+    xml = terrain('<hfield name="h" nrow="2" ncol="2" size="1 1 .3 .1"/>',
+                  '<geom name="t" type="hfield" hfield="h"/><body pos="0 0 .5"><freejoint/>'
+                  '<geom name="s" size=".1"/></body>').replace(
+        "</mujoco>", '<sensor>\n<distance geom1="t" geom2="s" cutoff="1"/></sensor></mujoco>')
+    with pytest.raises(ValueError, match="height fields are not supported in geom distance sensors"):
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match="height fields are not supported in geom distance sensors") as info:
+        kd.Model.from_xml_string(xml)
+    assert (info.value.attribute, info.value.line) == ("geom1", 2)
