@@ -28,6 +28,7 @@ import numpy as np
 from kinedyn.xml.mjcf import Node, typed_attrs
 
 PNG = "image/png"
+MAX_ELEVATIONS = 1 << 27  # a larger grid is refused rather than exhausting memory
 CUSTOM = "image/vnd.mujoco.hfield"
 # content types MuJoCo recognises but refuses for height fields (GetAssetContentType's table)
 _OTHER_TYPES = {"stl": "model/stl", "obj": "model/obj", "msh": "model/vnd.mujoco.msh", "ktx": "image/ktx"}
@@ -99,6 +100,9 @@ def _compile(hf: HFieldAsset, fname: str, meshdir: str, base: Path) -> None:
         raise hf.error("hfield not specified", "nrow" if "nrow" in a or "ncol" in a else "file")
     if nrow < 2 or ncol < 2:
         raise hf.error("hfield dimensions must be at least 2", "nrow" if nrow < 2 else "ncol")
+    if nrow * ncol > MAX_ELEVATIONS:
+        raise hf.error(f"could not allocate buffers in hfield ({nrow} x {ncol} elevations; kinedyn takes "
+                       f"at most {MAX_ELEVATIONS})", "nrow" if "nrow" in a else "file")
     if data is None:
         data = np.zeros(nrow * ncol, dtype=np.float32)
     if not np.all(np.isfinite(data)):
