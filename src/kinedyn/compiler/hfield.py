@@ -91,6 +91,8 @@ def _compile(hf: HFieldAsset, fname: str, meshdir: str, base: Path) -> None:
         data = np.asarray(elevation, dtype=np.float32).reshape(nrow, ncol)[::-1].ravel()
     if any(s <= 0 for s in a["size"]):
         raise hf.error("size parameter is not positive in hfield", "size")
+    if not all(np.isfinite(a["size"])):
+        raise hf.error("size parameter is not finite in hfield", "size")
     hf.size = [float(s) for s in a["size"]]
     if fname:
         if data is not None:
