@@ -218,7 +218,7 @@ REFUSED: dict[str, str] = {
 # multi-contact (multiccd) differences, myo-arm's a contact frame (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
-                    'rs-gr1', 'myo-body'),
+                    'rs-gr1', 'myo-body', 'myo-legs'),
                     'cfrc_int'),
     **dict.fromkeys(('rs-baxter_arm_urdf', 'myo-arm', 'erd-laikago', 'airo-ur3e'),
                     'qacc'),
