@@ -189,9 +189,7 @@ assert all(e.package in PACKAGES for e in CORPUS)
 REFUSED: dict[str, str] = {
     **dict.fromkeys(('dmc-dog', 'dmc-dog_v2', 'dmc-fruitfly'),
                     'joint springdamper is not simulated'),
-    **dict.fromkeys(('dmc-quadruped', 'myo-legs'),
-                    'hfield geoms are not supported yet (height-field and SDF assets)'),
-    **dict.fromkeys(('dmc-ant',),
+    **dict.fromkeys(('dmc-ant', 'dmc-quadruped'),
                     'rangefinder sensors cast rays, which kinedyn does not'),
     **dict.fromkeys(('dmc-jaco_arm', 'gr-kitchen_franka', 'rs-baxter', 'myo-elbow', 'myo-elbow_exo',
                     'erd-tiago_pro', 'erd-z1'),
@@ -220,7 +218,7 @@ REFUSED: dict[str, str] = {
 # multi-contact (multiccd) differences, myo-arm's a contact frame (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
-                    'rs-gr1', 'myo-body'),
+                    'rs-gr1', 'myo-body', 'myo-legs'),
                     'cfrc_int'),
     **dict.fromkeys(('rs-baxter_arm_urdf', 'myo-arm', 'erd-laikago', 'airo-ur3e'),
                     'qacc'),

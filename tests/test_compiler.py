@@ -419,7 +419,7 @@ ERRORS = [
     ("<mujoco><worldbody><body>\n<joint armature='1' damping='1 2'/><geom size='1'/></body></worldbody>"
      "</mujoco>", "joint", "damping", 2, "polynomial"),
     ("<mujoco><worldbody><body>\n<geom type='hfield'/></body></worldbody></mujoco>", "geom", "type", 2,
-     "not supported yet"),
+     "must have valid hfieldid"),
     ("<mujoco><worldbody><body><joint type='slide' name='s'/><geom name='g' type='box' size='1 1 1'/>"
      "<site name='a'/><site name='b'/></body></worldbody><tendon><spatial name='t'><site site='a'/>\n"
      "<geom geom='g'/><site site='b'/></spatial></tendon></mujoco>",

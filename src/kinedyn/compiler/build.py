@@ -19,6 +19,7 @@ import numpy as np
 from kinedyn.compiler import actuators as act
 from kinedyn.compiler import defaults as dflt
 from kinedyn.compiler import frames as fr
+from kinedyn.compiler import hfield as hfields
 from kinedyn.compiler import inertial as inr
 from kinedyn.compiler import mesh as meshes
 from kinedyn.compiler import sensors as sens
@@ -139,6 +140,8 @@ class Geom:
     type: int = GeomType.SPHERE
     mesh: meshes.MeshAsset | None = None  # the mesh of a mesh geom
     aabb: list | None = None  # bounding box from the mesh (primitives: contacts.geom_aabb)
+    hfield: hfields.HFieldAsset | None = None  # the height field of an hfield geom
+    rbound: float | None = None  # bounding-sphere radius of an hfield geom (else contacts.geom_rbound)
 
 
 @dataclass
@@ -278,6 +281,7 @@ class Compiler:
         self.meshes = meshes.read_assets(self.sections, self.classes, self.model_dir)
         for mesh in self.meshes:  # MuJoCo compiles every mesh asset before the bodies
             mesh.processed = meshes.compile_mesh(mesh)
+        self.hfields = hfields.read_hfields(self.sections, *meshes.mesh_dir(self.sections), self.model_dir)
         for node in self.sections.get("worldbody", []):
             if node.attrib:
                 raise node.error("World body cannot have attributes", next(iter(node.attrib)))
@@ -865,9 +869,10 @@ class Compiler:
         a, node = geom.attrs, geom.node
         gtype = _GEOMTYPE[a["type"]]
         geom.type = gtype
-        if gtype in (GeomType.SDF, GeomType.HFIELD) or "hfield" in a:
-            raise node.error(f"{a['type']} geoms are not supported yet (height-field and SDF assets)", "type")
+        if gtype == GeomType.SDF:
+            raise node.error("sdf geoms are not supported yet (SDF assets)", "type")
         geom.mesh = self._geom_mesh(geom, gtype)
+        geom.hfield = self._geom_hfield(geom, gtype)
         if a["condim"] not in (1, 3, 4, 6):
             raise node.error("invalid condim in geom", "condim")
         # planes only in bodies without dofs: static, or welded to a mocap body
@@ -879,7 +884,10 @@ class Compiler:
         fr.normvec(quat)
         pos = list(a["pos"])
         pos, quat = self._fromto_or_orientation(node, a, "geom", gtype, pos, quat, size)
-        _check_size(node, gtype, size)
+        if geom.hfield is None:
+            _check_size(node, gtype, size)
+        else:  # mjCGeom::Compile: the field's sizes (mass and inertia are a box's of this size)
+            size, geom.aabb, geom.rbound = hfields.geom_size_aabb_rbound(geom.hfield.size)
         shell = a["shellinertia"] == "true"
         volume, inertia = inr.geom_volume, inr.geom_inertia
         if geom.mesh is not None:
@@ -911,6 +919,19 @@ class Compiler:
             pos, quat = fr.frame_accum(geom.frame.pos, geom.frame.quat, pos, quat)
         geom.pos, geom.quat, geom.size = pos, quat, size
 
+    def _geom_hfield(self, geom: Geom, gtype: int) -> hfields.HFieldAsset | None:
+        """The height field an hfield geom references (mjCGeom::Compile's hfield checks)."""
+        a, node = geom.attrs, geom.node
+        if (gtype == GeomType.HFIELD) != ("hfield" in a):
+            raise node.error("hfield geom must have valid hfieldid (an hfield geom names an <hfield> "
+                             "asset, and only hfield geoms do)", "hfield" if "hfield" in a else "type")
+        if "hfield" not in a:
+            return None
+        found = next((h for h in self.hfields if h.name == a["hfield"]), None)
+        if found is None:
+            raise node.error(f"hfield '{a['hfield']}' not found (no <asset><hfield> of that name)", "hfield")
+        return found
+
     def _geom_mesh(self, geom: Geom, gtype: int) -> meshes.MeshAsset | None:
         """The mesh asset a geom references (mjCGeom::Compile's mesh checks); None for primitives."""
         a, node = geom.attrs, geom.node
@@ -939,8 +960,13 @@ class Compiler:
         for mesh in self.meshes:
             mesh.needhull = mesh.attrs["inertia"] == "convex" or mesh.processed.faceless or any(
                 g.attrs["contype"] or g.attrs["conaffinity"] or g.id in in_pair for g in mesh.geoms)
-        dataid = [g.mesh.id if g.mesh is not None else -1 for g in self.geoms]
-        return meshes.mesh_arrays(self.meshes, dataid)
+        dataid = [g.mesh.id if g.mesh is not None else g.hfield.id if g.hfield is not None else -1
+                  for g in self.geoms]
+        arr, sizes = meshes.mesh_arrays(self.meshes, dataid)
+        harr, hsizes = hfields.hfield_arrays(self.hfields)
+        arr.update(harr)
+        sizes.update(hsizes)
+        return arr, sizes
 
     def _fromto_or_orientation(self, node: Node, a: dict, kind: str, gtype: int, pos: list, quat: list,
                                size: list) -> tuple[list, list]:

@@ -61,6 +61,11 @@ CCD_ITERATIONS_CAPACITY = 50
 _PLANE_AABB = (0.0, 0.0, -5e9, 1e10, 1e10, 5e9)
 
 
+# type pairs MuJoCo has no collider for (mjCOLLISIONFUNC): never collided, nothing to refuse
+NOT_COLLIDED = frozenset({(GeomType.PLANE, GeomType.PLANE), (GeomType.PLANE, GeomType.HFIELD),
+                          (GeomType.HFIELD, GeomType.HFIELD)})
+
+
 def geom_rbound(gtype: int, size) -> float:
     """Radius of the geom's bounding sphere about its centre (mjCGeom::Compile); 0 for planes."""
     if gtype == GeomType.SPHERE:
@@ -192,7 +197,8 @@ class ContactCompiler:
         arr["geom_margin"] = np.array(col("margin"), dtype=float)
         arr["geom_gap"] = np.array(col("gap"), dtype=float)
         arr["geom_adhesion"] = np.array(col("adhesion"), dtype=float)
-        arr["geom_rbound"] = np.array([geom_rbound(g.type, g.size) for g in geoms], dtype=float)
+        arr["geom_rbound"] = np.array([g.rbound if g.rbound is not None else geom_rbound(g.type, g.size)
+                                       for g in geoms], dtype=float)
         arr["geom_aabb"] = np.array([g.aabb if g.aabb is not None else geom_aabb(g.type, g.size)
                                      for g in geoms], dtype=float).reshape(ngeom, 6)
 
@@ -247,6 +253,8 @@ class ContactCompiler:
         self.ccd_capacity = max(self.c.solver_opt.get("ccd_iterations", 35), CCD_ITERATIONS_CAPACITY)
         hull = max((int(m.processed.graph[0]) for m in getattr(self.c, "meshes", []) if m.needhull),
                    default=0)
+        if any(t1 == GeomType.HFIELD for t1, _ in self._pair_scan()["types"]):
+            hull = max(hull, 5)  # room for a height-field prism's 6 vertices (collision_hfield)
         return convex_work_size(self.ccd_capacity, hull)
 
     def capacity(self) -> tuple[int, int]:
@@ -277,7 +285,7 @@ class ContactCompiler:
                                     f"geom at line {g1.node.line}): add <option><flag multiccd=\"disable\"/>"
                                     "</option> for MuJoCo's single-contact convex collider, or disable "
                                     "them with contype/conaffinity or <exclude>")
-            if key not in supported and key != (GeomType.PLANE, GeomType.PLANE):
+            if key not in supported and key not in NOT_COLLIDED:
                 raise g2.node.error(f"collisions between {GeomType(key[0]).name.lower()} and "
                                     f"{GeomType(key[1]).name.lower()} geoms are not supported yet "
                                     f"(with the geom at line {g1.node.line}); disable them with "

@@ -97,8 +97,9 @@ class MeshAsset:
 
 # ---- reading <asset> ----------------------------------------------------------------------------
 
-def read_assets(sections: dict, classes: dict, model_dir: Path | None) -> list[MeshAsset]:
-    """Every ``<asset><mesh>`` in document order, with its default class applied and file found."""
+def mesh_dir(sections: dict) -> tuple[str, bool]:
+    """(directory, strippath) of mesh and height-field files: ``<compiler meshdir>``, else
+    ``assetdir``."""
     meshdir = assetdir = ""
     strippath = False
     for node in sections.get("compiler", []):
@@ -106,14 +107,19 @@ def read_assets(sections: dict, classes: dict, model_dir: Path | None) -> list[M
         assetdir = a.get("assetdir", assetdir)
         meshdir = a.get("meshdir", meshdir)
         strippath = a.get("strippath", "false" if not strippath else "true") == "true"
-    meshdir = meshdir or assetdir
+    return meshdir or assetdir, strippath
+
+
+def read_assets(sections: dict, classes: dict, model_dir: Path | None) -> list[MeshAsset]:
+    """Every ``<asset><mesh>`` in document order, with its default class applied and file found."""
+    meshdir, strippath = mesh_dir(sections)
     base = model_dir if model_dir is not None else Path.cwd()
     meshes: list[MeshAsset] = []
     names: dict[str, MeshAsset] = {}
     for section in sections.get("asset", []):
         for node in section.children:
             if node.tag != "mesh":
-                continue  # textures, materials, ...: visual only; hfields are refused at the geom
+                continue  # textures, materials, ...: visual only; hfields: compiler.hfield
             attrs = typed_attrs(node)
             cls = classes.get(attrs.get("class", "main"))
             if cls is None:
@@ -659,6 +665,6 @@ def mesh_arrays(meshes: list[MeshAsset], geom_dataid: list[int]) -> tuple[dict, 
 
 
 __all__ = ["INERTIA_MODES", "MESH_DEFAULTS", "MeshAsset", "MeshError", "ProcessedMesh", "compile_mesh",
-           "default_mesh_attrs", "geom_from_mesh", "make_graph", "make_polygons", "mesh_arrays",
+           "default_mesh_attrs", "geom_from_mesh", "make_graph", "make_polygons", "mesh_arrays", "mesh_dir",
            "mesh_inertia",
            "polygon_normals", "process", "read_assets"]

@@ -286,6 +286,9 @@ def _geom_distance(node: Node, a: dict, s: dict, names: _Names) -> None:
     for g1 in geoms1:
         for g2 in geoms2:
             t1, t2 = sorted((names.geom_types[g1], names.geom_types[g2]))
+            if t1 == GeomType.HFIELD or t2 == GeomType.HFIELD:  # MuJoCo refuses them too
+                raise node.error("height fields are not supported in geom distance sensors",
+                                 "geom1" if "geom1" in a else "body1")
             if not names.analytic(t1, t2):
                 raise node.error(f"the distance between {GeomType(t1).name.lower()} and "
                                  f"{GeomType(t2).name.lower()} geoms (GJK/EPA in MuJoCo's mj_geomDistance) "

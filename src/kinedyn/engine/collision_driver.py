@@ -48,6 +48,8 @@ from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.collision_box import collide_box_box, collide_capsule_box, collide_sphere_box
 from kinedyn.engine.collision_convex import collide_convex, collide_plane_convex, collide_plane_mesh
+from kinedyn.engine.collision_gjk import MAXCONPAIR
+from kinedyn.engine.collision_hfield import collide_hfield
 from kinedyn.engine.collision_primitive import (
     collide_capsule_capsule,
     collide_plane_box,
@@ -70,6 +72,7 @@ from kinedyn.engine.types import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_HFIELD,
     GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
@@ -98,6 +101,9 @@ SUPPORTED_PAIRS = frozenset((t1, t2) for t1 in _PRIMITIVES for t2 in _PRIMITIVES
 # polygons, which kinedyn does not have yet: those pairs need <flag multiccd="disable"/>
 SUPPORTED_PAIRS = SUPPORTED_PAIRS | {(GEOM_PLANE, GEOM_MESH), (GEOM_SPHERE, GEOM_MESH),
                                      (GEOM_ELLIPSOID, GEOM_MESH)}
+# height fields: against every convex geom (mjc_ConvexHField); never against planes or height fields
+SUPPORTED_PAIRS = SUPPORTED_PAIRS | {(GEOM_HFIELD, t) for t in (GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID,
+                                                               GEOM_CYLINDER, GEOM_BOX, GEOM_MESH)}
 MESH_PAIRS_WITHOUT_MULTICCD = frozenset({(GEOM_CAPSULE, GEOM_MESH), (GEOM_CYLINDER, GEOM_MESH),
                                          (GEOM_BOX, GEOM_MESH), (GEOM_MESH, GEOM_MESH)})
 
@@ -105,8 +111,11 @@ MESH_PAIRS_WITHOUT_MULTICCD = frozenset({(GEOM_CAPSULE, GEOM_MESH), (GEOM_CYLIND
 
 def uses_convex_collider(type1: int, type2: int) -> bool:
     """Whether MuJoCo collides the type pair with its general convex collider (GJK/EPA): pairs
-    with an ellipsoid or a cylinder, except plane-ellipsoid, plane-cylinder and sphere-cylinder."""
+    with an ellipsoid or a cylinder, except plane-ellipsoid, plane-cylinder and sphere-cylinder;
+    height fields against convex geoms (prisms through GJK/EPA)."""
     t1, t2 = min(type1, type2), max(type1, type2)
+    if t1 == GEOM_HFIELD:
+        return t2 != GEOM_HFIELD
     if t2 == GEOM_MESH:
         return True  # plane-mesh too: it needs the scratch for polygons
     if t2 not in (GEOM_ELLIPSOID, GEOM_CYLINDER) and t1 not in (GEOM_ELLIPSOID, GEOM_CYLINDER):
@@ -128,6 +137,10 @@ def max_contacts(type1, type2, has_margin, multiccd):
     """Most contacts one geom pair makes (mj_maxContact, with MuJoCo 4.0's bounds)."""
     t1 = min(type1, type2)
     t2 = max(type1, type2)
+    if t2 == GEOM_HFIELD:
+        return 0  # plane-hfield, hfield-hfield: not collided
+    if t1 == GEOM_HFIELD:
+        return MAXCONPAIR  # mjc_ConvexHField: up to 50
     if t1 == GEOM_SPHERE or t1 == GEOM_ELLIPSOID or t2 == GEOM_SPHERE or t2 == GEOM_ELLIPSOID:
         return 1
     if t1 == GEOM_BOX and t2 == GEOM_BOX:
@@ -279,9 +292,9 @@ def _body_pair_filtered(m, b1, b2, filterparent):
 
 @kernel
 def _has_collider(t1, t2):
-    """Whether MuJoCo's collision table has a function for the (sorted) type pair: every
-    primitive pair except plane-plane."""
-    return not (t1 == GEOM_PLANE and t2 == GEOM_PLANE)
+    """Whether MuJoCo's collision table has a function for the (sorted) type pair: every pair
+    except plane-plane, plane-hfield and hfield-hfield."""
+    return not ((t1 == GEOM_PLANE or t1 == GEOM_HFIELD) and (t2 == GEOM_PLANE or t2 == GEOM_HFIELD))
 
 
 @kernel
@@ -319,6 +332,12 @@ def collide_into(m, d, g1, g2, threshold, dist, pos, frame, c0):
     """``collide`` writing into the given dist, pos, frame rows (the geom distance sensors')."""
     t1, t2 = m.geom_type[g1], m.geom_type[g2]
     xpos, xmat, size = d.geom_xpos, d.geom_xmat, m.geom_size
+    if t1 == GEOM_HFIELD:
+        return collide_hfield(m.geom_type, xpos, xmat, size, m.geom_rbound, g1, g2, threshold,
+                              m.opt_real[OPT_CCD_TOLERANCE], m.opt_flags[OPT_CCD_ITERATIONS], dist, pos,
+                              frame, c0, d.scratch_ccd, d.scratch_ccd_int,
+                              (m.geom_dataid, m.mesh_vert, m.mesh_vertadr, m.mesh_graphadr, m.mesh_graph),
+                              (m.hfield_size, m.hfield_nrow, m.hfield_ncol, m.hfield_adr, m.hfield_data))
     if t1 == GEOM_PLANE:
         if t2 == GEOM_SPHERE:
             return collide_plane_sphere(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)

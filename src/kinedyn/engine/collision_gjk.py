@@ -204,6 +204,7 @@ SUPPORT_ELLIPSOID = 4
 SUPPORT_CYLINDER = 5
 SUPPORT_BOX = 6
 SUPPORT_MESH = 7
+SUPPORT_PRISM = 8       # a height field's triangular prism: 6 vertices after the 16 slots
 SUPPORT_POINT = 100
 SUPPORT_LINE = 101
 
@@ -301,6 +302,25 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
                 ib = b
         obi[k, 2] = int(obf[k, ib + 3])
         _to_global(res, r, obf, k, obf[k, ib], obf[k, ib + 1], obf[k, ib + 2])
+    elif kind == SUPPORT_PRISM:                     # mjc_prism_support
+        # vertices 0-2 the bottom triangle, 3-5 the top one, (x, y, z) each at 16 + 3 i, in the
+        # height field's frame; the first largest projection within the half chosen by dir z
+        start = 0 if d2 < 0 else 3
+        ib = start
+        b = 16 + 3 * start
+        best = obf[k, b] * d0 + obf[k, b + 1] * d1 + obf[k, b + 2] * d2
+        for i in range(start + 1, start + 3):
+            b = 16 + 3 * i
+            v = obf[k, b] * d0 + obf[k, b + 1] * d1 + obf[k, b + 2] * d2
+            if v > best:
+                ib = i
+                best = v
+        # (no vertex index: MuJoCo's prism support leaves it, so EPA's repeated-vertex test for
+        # discrete shapes compares the other geom's vertices only)
+        b = 16 + 3 * ib
+        res[r, 0] = obf[k, b]
+        res[r, 1] = obf[k, b + 1]
+        res[r, 2] = obf[k, b + 2]
     else:
         res[r, 0] = math.nan                        # no support for this kind
         res[r, 1] = math.nan

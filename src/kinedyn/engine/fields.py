@@ -66,7 +66,7 @@ def _m(name, shape, dtype, doc, mujoco=True):
 SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
               "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint", "nsensor",
               "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert",
-              "nmeshpolymap", "nmocap", "ncam", "nlight")
+              "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam", "nlight")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -158,7 +158,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("geom_fluid", ("ngeom", 12), F,
        "ellipsoid fluid model: [on, blunt drag, slender drag, angular drag, Kutta lift, Magnus lift, "
        "virtual mass (3), virtual inertia (3)]; all zero: the body's inertia box is used"),
-    _m("geom_dataid", ("ngeom",), I, "mesh id of a mesh geom, else -1"),
+    _m("geom_dataid", ("ngeom",), I, "mesh id of a mesh geom, hfield id of an hfield geom, else -1"),
     # meshes (compiler.mesh): vertices re-centred at the centre of mass and turned to the
     # principal axes; the convex hull graph in MuJoCo's layout (hull vertices in our order)
     _m("mesh_vertadr", ("nmesh",), I, "first vertex of the mesh in mesh_vert"),
@@ -188,6 +188,13 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("mesh_scale", ("nmesh", 3), F, "scale applied to the source vertices"),
     _m("mesh_pos", ("nmesh", 3), F, "translation applied to the source vertices (their centre of mass)"),
     _m("mesh_quat", ("nmesh", 4), F, "rotation applied to the source vertices (their principal axes)"),
+    # height fields (compiler.hfield): nrow x ncol elevations in [0, 1], row-major, row 0 at
+    # y = -size[1]; elevation e stands at e * size[2], the solid reaches down to -size[3]
+    _m("hfield_size", ("nhfield", 4), F, "(radius_x, radius_y, elevation_z, base_z)"),
+    _m("hfield_nrow", ("nhfield",), I, "number of rows (along y)"),
+    _m("hfield_ncol", ("nhfield",), I, "number of columns (along x)"),
+    _m("hfield_adr", ("nhfield",), I, "first elevation of the field in hfield_data"),
+    _m("hfield_data", ("nhfielddata",), F, "elevations normalised to [0, 1] (float32 values)"),
     # explicit contact pairs (<contact><pair>), sorted by body-pair signature
     _m("pair_dim", ("npair",), I, "contact dimensionality"),
     _m("pair_geom1", ("npair",), I, "first geom (the one on the lower-id body)"),

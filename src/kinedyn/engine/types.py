@@ -355,6 +355,7 @@ BIAS_MUSCLE = int(BiasType.MUSCLE)
 BIAS_USER = int(BiasType.USER)
 
 GEOM_PLANE = int(GeomType.PLANE)
+GEOM_HFIELD = int(GeomType.HFIELD)
 GEOM_SPHERE = int(GeomType.SPHERE)
 GEOM_CAPSULE = int(GeomType.CAPSULE)
 GEOM_ELLIPSOID = int(GeomType.ELLIPSOID)

@@ -26,8 +26,8 @@ from kinedyn.engine.types import GeomType
 DEFAULT_RGBA = np.array([0.5, 0.5, 0.5, 1.0])        # mjs_defaultGeom's rgba
 DEFAULT_SITE_RGBA = np.array([0.5, 0.5, 0.5, 1.0])   # mjs_defaultSite's rgba
 DEFAULT_MATERIAL_RGBA = np.array([1.0, 1.0, 1.0, 1.0])
-DRAWN_TYPES = (GeomType.PLANE, GeomType.SPHERE, GeomType.CAPSULE, GeomType.ELLIPSOID, GeomType.CYLINDER,
-               GeomType.BOX, GeomType.MESH)
+DRAWN_TYPES = (GeomType.PLANE, GeomType.HFIELD, GeomType.SPHERE, GeomType.CAPSULE, GeomType.ELLIPSOID,
+               GeomType.CYLINDER, GeomType.BOX, GeomType.MESH)
 
 
 # ---------------------------------------------------------------------------------------
@@ -82,7 +82,10 @@ def _box(half) -> tuple[np.ndarray, np.ndarray]:
 
 def geom_mesh(m, g: int, plane_extent: float = 2.0, resolution: int = 16) -> tuple[np.ndarray, np.ndarray]:
     """(vertices, faces) of geom ``g`` in its own frame: a mesh geom's own triangles
-    (``mesh_vert`` / ``mesh_face``), else :func:`primitive_mesh`."""
+    (``mesh_vert`` / ``mesh_face``), a height field's surface (:func:`hfield_mesh`), else
+    :func:`primitive_mesh`."""
+    if int(m.geom_type[g]) == GeomType.HFIELD:
+        return hfield_mesh(m, int(m.geom_dataid[g]))
     if int(m.geom_type[g]) == GeomType.MESH:
         i = int(m.geom_dataid[g])
         va, vn = int(m.mesh_vertadr[i]), int(m.mesh_vertnum[i])
@@ -90,6 +93,22 @@ def geom_mesh(m, g: int, plane_extent: float = 2.0, resolution: int = 16) -> tup
         vert = np.asarray(m.mesh_vert[va:va + vn], dtype=float)
         return vert, np.asarray(m.mesh_face[fa:fa + fn], dtype=np.int32)
     return primitive_mesh(m.geom_type[g], m.geom_size[g], plane_extent=plane_extent, resolution=resolution)
+
+
+def hfield_mesh(m, h: int) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices, faces) of height field ``h``'s top surface in its geom's frame: the grid points
+    at their elevations, each cell split into the two triangles its collision prisms have (the
+    diagonal from (row r, column c - 1) to (r + 1, c))."""
+    nrow, ncol = int(m.hfield_nrow[h]), int(m.hfield_ncol[h])
+    sx, sy, sz, _ = (float(v) for v in m.hfield_size[h])
+    adr = int(m.hfield_adr[h])
+    x, y = np.meshgrid(np.linspace(-sx, sx, ncol), np.linspace(-sy, sy, nrow))
+    z = np.asarray(m.hfield_data[adr:adr + nrow * ncol], dtype=float).reshape(nrow, ncol) * sz
+    vertices = np.column_stack([x.ravel(), y.ravel(), z.ravel()])
+    v = np.arange(nrow * ncol).reshape(nrow, ncol)
+    a, b, c, d = v[:-1, :-1].ravel(), v[:-1, 1:].ravel(), v[1:, :-1].ravel(), v[1:, 1:].ravel()
+    faces = np.concatenate([np.column_stack([a, d, c]), np.column_stack([a, b, d])])
+    return vertices, faces.astype(np.int32)
 
 
 def primitive_mesh(gtype: int, size, plane_extent: float = 2.0,
@@ -275,4 +294,4 @@ def contacts(m, d, forces: bool = True) -> Contacts:
 
 
 __all__ = ["Appearance", "Contacts", "DRAWN_TYPES", "appearance", "contacts", "drawn_geoms", "geom_mesh",
-           "mat2quat", "primitive_mesh", "shade"]
+           "hfield_mesh", "mat2quat", "primitive_mesh", "shade"]

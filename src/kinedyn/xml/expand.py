@@ -424,7 +424,7 @@ _ATTACH_COMPILER = (("angle", "degree"), ("eulerseq", "xyz"), ("autolimits", "tr
 # asset references in elements, prefixed with the names of the attached model's assets
 _ASSET_REFS = ("material", "mesh", "hfield", "texture", "skin")
 # asset elements with files, and the <compiler> directory their files are found in first
-_ASSET_DIRS = {"mesh": "meshdir", "skin": "meshdir", "texture": "texturedir", "hfield": None}
+_ASSET_DIRS = {"mesh": "meshdir", "skin": "meshdir", "texture": "texturedir", "hfield": "meshdir"}
 _TEXTURE_FILES = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")
 
 

@@ -156,6 +156,8 @@ SCHEMA: dict[str, dict] = {
                    texcoord="f*", face="i*", refpos="f3", refquat="f4", scale="f3", smoothnormal=_BOOL,
                    maxhullvert="i", inertia=("e", ("convex", "exact", "legacy", "shell")), builtin="s",
                    params="f*", material="s"),
+    # <asset><hfield> (compiler.hfield)
+    "hfield": _kinds(name="s", content_type="s", file="s", nrow="i", ncol="i", size="f4", elevation="f*"),
     "keyframe": {},
     "key": _kinds(name="s", time="f", qpos="f*", qvel="f*", act="f*", mpos="f*", mquat="f*", ctrl="f*"),
 }
