@@ -4,7 +4,7 @@ visits (``oracle.simulated_states``), compared field by field at the oracle's ba
 
 The scene's sensors cover each type with several object and reference kinds, cutoffs (real and
 positive), noise (MuJoCo does not add it), every contact sensor criterion and reduction, user
-sensors (zero without a callback) and the energies; the refused ones (rays, cameras, meshes,
+sensors (zero without a callback) and the energies; the refused ones (camera rays, meshes,
 plugins, history) raise ModelError naming the element.
 """
 
@@ -361,7 +361,7 @@ BASE = """<mujoco><worldbody><geom name="b" type="box" size=".1 .1 .1" pos="1 0 
 
 
 @pytest.mark.parametrize("sensor, attr", [
-    ('<rangefinder site="s"/>', None),
+    ('<rangefinder site="s" camera="s"/>', "camera"),
     ('<camprojection site="s" camera="nope"/>', "camera"),
     ('<distance geom1="g" geom2="g"/>', None),
     ('<normal geom1="c" geom2="b"/>', "geom1"),

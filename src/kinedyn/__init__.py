@@ -37,6 +37,7 @@ from kinedyn.engine.integrator import step
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.model import Model, Option
 from kinedyn.engine.passive import passive
+from kinedyn.engine.ray import ray
 from kinedyn.engine.rne_post import rne_post_constraint
 from kinedyn.engine.smooth_inertia import crb, factor_m, full_m, mul_m, solve_m
 from kinedyn.engine.smooth_kinematics import com_pos, kinematics
@@ -112,7 +113,7 @@ __all__ = [
     "rne_post_constraint", "solve_m", "tendon", "transmission",
     # support
     "batch", "differentiate_pos", "ik", "models", "trajectory", "integrate_pos", "jac", "jac_body",
-    "jac_body_com", "jac_point", "jac_site",
+    "jac_body_com", "jac_point", "jac_site", "ray",
 ]
 
 

@@ -952,6 +952,28 @@ class Compiler:
         found.geoms.append(geom)
         return found
 
+    def _geom_alpha(self) -> np.ndarray:
+        """geom_alpha: the alpha of each geom's material (its rgba, else its class's, else 1) or,
+        without one, of the geom's rgba (engine.ray skips geoms at 0, as mj_ray)."""
+        materials = {}
+        for section in self.sections.get("asset", []):
+            for node in section.children:
+                if node.tag == "material":
+                    rgba = node.attrib.get("rgba")
+                    if rgba is None:
+                        cls = self.classes.get(node.attrib.get("class", "main"))
+                        rgba = cls.material_rgba if cls is not None else None
+                    materials[node.attrib.get("name", "")] = rgba
+        alpha = []
+        for g in self.geoms:
+            name = g.attrs.get("material")
+            if name:
+                rgba = materials.get(name)
+                alpha.append(float(rgba.split()[3]) if rgba else 1.0)
+            else:
+                alpha.append(float(g.attrs.get("rgba", [0.5, 0.5, 0.5, 1.0])[3]))
+        return np.array(alpha, dtype=float).reshape(len(self.geoms))
+
     def _mesh_arrays(self) -> tuple[dict, dict]:
         """mesh_* arrays and geom_dataid. A mesh keeps its convex hull (mesh_graph) when a mesh
         geom that can collide (contype, conaffinity or an explicit pair) uses it, its inertia
@@ -1572,6 +1594,7 @@ class Compiler:
             arr[key] = np.array([g.attrs[attr] for g in geoms], dtype=np.int32)
         arr["geom_bodyid"] = np.array([_body_of(bodies, g).id for g in geoms], dtype=np.int32)
         arr["geom_size"] = np.array([g.size for g in geoms], dtype=float).reshape(ngeom, 3)
+        arr["geom_alpha"] = self._geom_alpha()
         mesh_arr, mesh_sizes = self._mesh_arrays()
         arr.update(mesh_arr)
         arr["geom_pos"] = np.array([g.pos for g in geoms], dtype=float).reshape(ngeom, 3)

@@ -28,8 +28,8 @@ from kinedyn.xml.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
 from kinedyn.xml.sections import SCHEMA as SECTION_SCHEMA
 from kinedyn.xml.sections import check_attributes, check_material_layers
 
-# <default><material>: checked as MuJoCo checks it (the asset's attributes but name and class, layers)
-# and not kept (materials change no dynamics)
+# <default><material>: checked as MuJoCo checks it (the asset's attributes but name and class, layers);
+# only its rgba is kept (its alpha hides geoms from rays, engine.ray)
 _DEFAULT_MATERIAL = {k: v for k, v in SECTION_SCHEMA["material"].items() if k not in ("name", "class")}
 
 
@@ -67,6 +67,7 @@ class DefaultClass:
     mesh: dict = field(default_factory=dict)      # <asset><mesh>: scale, maxhullvert, inertia
     camera: dict = field(default_factory=dict)
     light: dict = field(default_factory=dict)
+    material_rgba: str | None = None  # <material rgba>: its alpha hides geoms from rays (engine.ray)
     # [(tag, attrs, node)] from the root class down to this one, in document order
     actuators: list = field(default_factory=list)
 
@@ -117,6 +118,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
         cls.tendon, cls.equality = dict(parent.tendon), dict(parent.equality)
         cls.pair, cls.mesh = dict(parent.pair), dict(parent.mesh)
         cls.camera, cls.light = dict(parent.camera), dict(parent.light)
+        cls.material_rgba = parent.material_rgba
         cls.actuators = list(parent.actuators)
     classes[name] = cls
     seen: set[str] = set()
@@ -130,6 +132,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
         if tag == "material":
             check_attributes(child, _DEFAULT_MATERIAL)
             check_material_layers(child)
+            cls.material_rgba = child.attrib.get("rgba", cls.material_rgba)
             continue
         if child.children:  # every other element of a default class is a leaf in MuJoCo's schema
             raise child.children[0].error("Schema violation: unrecognized element")

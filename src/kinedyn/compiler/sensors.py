@@ -8,7 +8,8 @@ outputs one after another in document order, as MuJoCo's ``sensordata``.
 MuJoCo 4.0 has no ``<default>`` for sensors (and no ``class`` attribute): the reader's
 schema refuses both, as MuJoCo's does.
 
-What needs rays, meshes or plugins (rangefinder, tactile, plugin), the geom distance sensors
+Rangefinders attached to a site are computed (engine.ray); those attached to a camera (one ray
+per pixel) are refused. What needs meshes or plugins (tactile, plugin), the geom distance sensors
 between geoms MuJoCo measures by GJK/EPA (pairs with an ellipsoid or a cylinder but
 plane-ellipsoid, plane-cylinder and sphere-cylinder; box-box), ``insidesite enclosed`` and the
 sensor history (``nsample``, ``delay``, ``interval``) are refused with a ModelError naming the
@@ -20,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn.engine.collision_driver import SUPPORTED_PAIRS, uses_convex_collider
+from kinedyn.engine.ray import RAYDATA, RAYDATA_SIZE
 from kinedyn.engine.types import GeomType, JointType, ObjType, SensorType
 from kinedyn.xml.mjcf import INTERP, Node, typed_attrs
 
@@ -89,7 +91,6 @@ _GEOMDIST = {"distance": (S.GEOMDIST, REAL, 1), "normal": (S.GEOMNORMAL, AXIS, 3
              "fromto": (S.GEOMFROMTO, REAL, 6)}
 # what kinedyn refuses, and why
 _REFUSED = {
-    "rangefinder": "rangefinder sensors cast rays, which kinedyn does not",
     "tactile": "tactile sensors need meshes and signed distance fields, which kinedyn does not compute",
     "plugin": "sensor plugins are not supported",
 }
@@ -99,6 +100,7 @@ SCHEMA.update({tag: dict(_COMMON, objtype=("e", _FRAME_TYPES), objname="s",
                          **({} if tag.endswith("acc") else dict(reftype=("e", _FRAME_TYPES), refname="s")))
                for tag in _FRAME})
 SCHEMA["camprojection"] = dict(_COMMON, site="s", camera="s")
+SCHEMA["rangefinder"] = dict(_COMMON, site="s", camera="s", data="s")
 SCHEMA["insidesite"] = dict(_COMMON, objtype=("e", _FRAME_TYPES), objname="s", site="s", enclosed="s")
 SCHEMA["contact"] = dict(_COMMON, geom1="s", geom2="s", body1="s", body2="s", subtree1="s", subtree2="s",
                          site="s", num="i", data="s", reduce=("e", REDUCE))
@@ -227,6 +229,15 @@ def compile_sensor(node: Node, names: _Names) -> dict:
         res = names.cameras[s["refid"]].attrs.get("resolution", [1, 1])
         if not res[0] or not res[1]:
             raise node.error("camera projection sensor requires camera resolution", "camera")
+    elif tag == "rangefinder":
+        stype, datatype, stage = S.RANGEFINDER, REAL, STAGE_POS
+        if "camera" in a:
+            raise node.error("rangefinder sensors attached to a camera (one ray per pixel, mj_multiRay) are "
+                             "not computed by kinedyn", "camera")
+        s["objtype"] = ObjType.SITE
+        s["objid"] = names.find(node, "site", a.get("site"), "site")
+        dataspec, dim = _raydata(node, a.get("data"))
+        s["intprm"] = [dataspec, 0, 0]
     elif tag in _GEOMDIST:
         stype, datatype, dim = _GEOMDIST[tag]
         stage = STAGE_POS
@@ -267,6 +278,24 @@ def _required(node: Node, a: dict, attr: str):
     if attr not in a:
         raise node.error(f"attribute '{attr}' is required", attr)
     return a[attr]
+
+
+def _raydata(node: Node, text: str | None) -> tuple[int, int]:
+    """A rangefinder's data fields (mjtRayDataField bits, in their order) and its dimension."""
+    if text is None:
+        return 1, 1
+    words = text.split()
+    bits = []
+    for w in words:
+        if w not in RAYDATA:
+            raise node.error(f"invalid keyword {w!r} in attribute 'data'; expected one of "
+                             f"{', '.join(RAYDATA)}", "data")
+        bits.append(RAYDATA.index(w))
+        if len(bits) > 1 and bits[-1] <= bits[-2]:
+            raise node.error("data attributes must be in order: " + ", ".join(RAYDATA), "data")
+    if not bits:
+        return 1, 1
+    return sum(1 << b for b in bits), sum(RAYDATA_SIZE[b] for b in bits)
 
 
 def _geom_distance(node: Node, a: dict, s: dict, names: _Names) -> None:

@@ -153,6 +153,8 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("geom_margin", ("ngeom",), F, "contact force is generated within this distance (summed per pair)"),
     _m("geom_gap", ("ngeom",), F, "contacts are detected (without force) up to margin + gap"),
     _m("geom_adhesion", ("ngeom",), F, "adhesive force of this geom's contacts (summed per pair)"),
+    _m("geom_alpha", ("ngeom",), F, "opacity: the alpha of the geom's material if it has one, else of its "
+       "rgba (mj_ray skips geoms at 0)", mujoco=False),
     _m("geom_rbound", ("ngeom",), F, "radius of the bounding sphere about the geom centre; 0 for planes"),
     _m("geom_aabb", ("ngeom", 6), F, "bounding box in the geom frame: centre, half-sizes"),
     _m("geom_fluid", ("ngeom", 12), F,
@@ -576,6 +578,7 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("scratch_sensor_match", (2, "nconmax"), "scratch",
        "contact sensors: matching contacts, sort keys and flips", False),
     _d("scratch_subtree", ("nbody", 6), "scratch", "mj_subtreeVel temporaries", False),
+    _d("scratch_ray", (3, 6), "scratch", "rangefinder rays: group flags, the basis normal to a ray", False),
     _d("scratch_gd_dist", (8,), "scratch", "geom distance sensors: the collider's distances", False),
     _d("scratch_gd_pos", (8, 3), "scratch", "geom distance sensors: the collider's points", False),
     _d("scratch_gd_frame", (8, 3, 3), "scratch", "geom distance sensors: the collider's frames", False),

@@ -27,6 +27,7 @@ import numpy as np
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.collision_driver import collide_into, contact_force_kernel
+from kinedyn.engine.ray import rangefinder_kernel
 from kinedyn.engine.rne_post import rne_post_constraint_entry
 from kinedyn.engine.types import (
     CNSTR_LIMIT_JOINT,
@@ -86,6 +87,7 @@ SUBTREECOM, SUBTREELINVEL, SUBTREEANGMOM = int(_T.SUBTREECOM), int(_T.SUBTREELIN
 INSIDESITE, CONTACT, CAMPROJECTION = int(_T.INSIDESITE), int(_T.CONTACT), int(_T.CAMPROJECTION)
 GEOMDIST, GEOMNORMAL, GEOMFROMTO = int(_T.GEOMDIST), int(_T.GEOMNORMAL), int(_T.GEOMFROMTO)
 E_POTENTIAL, E_KINETIC, CLOCK, USER = int(_T.E_POTENTIAL), int(_T.E_KINETIC), int(_T.CLOCK), int(_T.USER)
+RANGEFINDER = int(_T.RANGEFINDER)
 
 
 # ---- frames ---------------------------------------------------------------------------------------
@@ -492,6 +494,8 @@ def _sensor_pos(m, d, i, out, a):
             out[a + k] = r[0, k] * g[0] + r[1, k] * g[1] + r[2, k] * g[2]
     elif st == CAMPROJECTION:
         _cam_project(m, d, objid, refid, out, a)
+    elif st == RANGEFINDER:
+        rangefinder_kernel(m, d, i, out, a)
     elif st == JOINTPOS:
         out[a] = d.qpos[m.jnt_qposadr[objid]]
     elif st == TENDONPOS:
