@@ -130,6 +130,29 @@ def test_model_alpha_matches_mujoco(scene):
                                  "geom_size", "mesh_face"))
 
 
+ALPHAS = """<mujoco>
+<default><material rgba="1 1 1 .5"/><geom rgba="1 1 1 0"/>
+ <default class="a"><geom rgba="1 0 0 1"/><material rgba="0 0 0 0"/>
+   <default class="b"><geom material="m2"/></default></default></default>
+<asset><material name="m1"/><material name="m2" class="a"/><material name="m3" class="b" rgba="1 1 1 1"/>
+<texture name="t" builtin="checker" width="8" height="8"/><material name="m4" texture="t"/></asset>
+<worldbody><geom size=".1"/><geom size=".1" class="a"/><geom size=".1" class="b"/>
+<geom size=".1" material="m1"/><geom size=".1" material="m3"/><geom size=".1" material="m4"/>
+<geom size=".1" material="m2" rgba="1 1 1 1"/>
+<body childclass="a"><geom size=".1"/><geom size=".1" class="b" rgba="0 0 0 0"/></body>
+</worldbody></mujoco>"""
+
+
+def test_alpha_from_rgba_materials_and_defaults():
+    """geom_alpha: the material's alpha (its own rgba, its class's, the main class's) over the
+    geom's rgba (its own or its class's), as mj_ray reads mat_rgba / geom_rgba."""
+    m, mjm = kd.Model.from_xml_string(ALPHAS), mujoco.MjModel.from_xml_string(ALPHAS)
+    matid = mjm.geom_matid
+    alpha = np.where(matid >= 0, mjm.mat_rgba[matid, 3], mjm.geom_rgba[:, 3]).astype(float)
+    assert_close("geom_alpha", m.geom_alpha, alpha)
+    assert set(alpha) == {0.0, 0.5, 1.0}
+
+
 def test_random_rays_at_every_geom(scene):
     m, d, mjm, mjd = scene
     rng = np.random.default_rng(1)

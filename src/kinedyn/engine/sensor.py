@@ -27,7 +27,7 @@ import numpy as np
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.collision_driver import collide_into, contact_force_kernel
-from kinedyn.engine.ray import rangefinder_kernel
+from kinedyn.engine.ray import rangefinder_kernel, ray_geom
 from kinedyn.engine.rne_post import rne_post_constraint_entry
 from kinedyn.engine.types import (
     CNSTR_LIMIT_JOINT,
@@ -196,7 +196,7 @@ def _object_acceleration(m, d, objtype, objid, local):
     return ax, ay, az, lx + cx, ly + cy, lz + cz
 
 
-# ---- geometry: is a point inside a site, does a ray hit it ---------------------------------------
+# ---- geometry: is a point inside a site ---------------------------------------
 
 
 @kernel
@@ -219,91 +219,6 @@ def inside_geom(pos, mat, size, gtype, px, py, pz):
         return abs(x) < size[0] and abs(y) < size[1] and abs(z) < size[2]
     if gtype == GEOM_PLANE:
         return z < 0
-    return False
-
-
-@kernel
-def _ray_quadric(a, b, c):
-    """Whether a t >= 0 solves a t^2 + 2 b t + c = 0 (a > 0)."""
-    det = b * b - a * c
-    if det < 0:
-        return False
-    return (-b + math.sqrt(det)) / a >= 0
-
-
-@kernel
-def _ray_sphere(x, y, z, dx, dy, dz, r):
-    return _ray_quadric(dx * dx + dy * dy + dz * dz, x * dx + y * dy + z * dz, x * x + y * y + z * z - r * r)
-
-
-@kernel
-def _ray_cylinder_side(x, y, z, dx, dy, dz, r, h):
-    """Whether the ray hits the side x^2 + y^2 = r^2, |z| <= h at some t >= 0."""
-    a = dx * dx + dy * dy
-    if a < MINVAL:
-        return False
-    b = x * dx + y * dy
-    det = b * b - a * (x * x + y * y - r * r)
-    if det < 0:
-        return False
-    s = math.sqrt(det)
-    for t in ((-b - s) / a, (-b + s) / a):
-        if t >= 0 and abs(z + t * dz) <= h:
-            return True
-    return False
-
-
-@kernel
-def _ray_disc(x, y, z, dx, dy, dz, r, zc):
-    """Whether the ray hits the disc |(x, y)| <= r at height zc for some t >= 0."""
-    if abs(dz) < MINVAL:
-        return False
-    t = (zc - z) / dz
-    if t < 0:
-        return False
-    qx, qy = x + t * dx, y + t * dy
-    return qx * qx + qy * qy <= r * r
-
-
-@kernel
-def ray_hits_geom(pos, mat, size, gtype, px, py, pz, ux, uy, uz):
-    """Whether the ray p + t u, t >= 0 meets the primitive (mju_rayGeom(...) >= 0 for the site
-    types sphere, capsule, ellipsoid, cylinder, box)."""
-    vx, vy, vz = px - pos[0], py - pos[1], pz - pos[2]
-    x = mat[0, 0] * vx + mat[1, 0] * vy + mat[2, 0] * vz
-    y = mat[0, 1] * vx + mat[1, 1] * vy + mat[2, 1] * vz
-    z = mat[0, 2] * vx + mat[1, 2] * vy + mat[2, 2] * vz
-    dx = mat[0, 0] * ux + mat[1, 0] * uy + mat[2, 0] * uz
-    dy = mat[0, 1] * ux + mat[1, 1] * uy + mat[2, 1] * uz
-    dz = mat[0, 2] * ux + mat[1, 2] * uy + mat[2, 2] * uz
-    if gtype == GEOM_SPHERE:
-        return _ray_sphere(x, y, z, dx, dy, dz, size[0])
-    if gtype == GEOM_ELLIPSOID:
-        sx, sy, sz = size[0], size[1], size[2]
-        return _ray_sphere(x / sx, y / sy, z / sz, dx / sx, dy / sy, dz / sz, 1.0)
-    if gtype == GEOM_CAPSULE:
-        r, h = size[0], size[1]
-        return (_ray_cylinder_side(x, y, z, dx, dy, dz, r, h) or _ray_sphere(x, y, z - h, dx, dy, dz, r)
-                or _ray_sphere(x, y, z + h, dx, dy, dz, r))
-    if gtype == GEOM_CYLINDER:
-        r, h = size[0], size[1]
-        return (_ray_cylinder_side(x, y, z, dx, dy, dz, r, h) or _ray_disc(x, y, z, dx, dy, dz, r, h)
-                or _ray_disc(x, y, z, dx, dy, dz, r, -h))
-    if gtype == GEOM_BOX:
-        tmin, tmax = 0.0, math.inf
-        for p, u, s in ((x, dx, size[0]), (y, dy, size[1]), (z, dz, size[2])):
-            if abs(u) < MINVAL:
-                if abs(p) > s:
-                    return False
-                continue
-            t1, t2 = (-s - p) / u, (s - p) / u
-            if t1 > t2:
-                t1, t2 = t2, t1
-            tmin = max(tmin, t1)
-            tmax = min(tmax, t2)
-            if tmin > tmax:
-                return False
-        return True
     return False
 
 
@@ -681,8 +596,8 @@ def _touch(m, d, site, out, a):
         if b == b1:
             ux, uy, uz = -ux, -uy, -uz
         p = d.contact_pos[j]
-        if ray_hits_geom(d.site_xpos[site], d.site_xmat[site], m.site_size[site], m.site_type[site],
-                         p[0], p[1], p[2], ux, uy, uz):
+        if ray_geom(d.site_xpos[site], d.site_xmat[site], m.site_size[site], m.site_type[site],
+                    p[0], p[1], p[2], ux, uy, uz)[0] >= 0:
             total += lf[0]
     out[a] = total
 
