@@ -432,3 +432,28 @@ def test_rollout_records_sensordata_as_mujoco_rollout():
     assert ours.sensordata.shape == sensordata.shape == (2, 8, mjm.nsensordata)
     assert_close("rollout state", ours.state, state)
     assert_close("rollout sensordata", ours.sensordata, sensordata)
+
+
+STATIC_ACC = """<mujoco><option gravity="1 -2 -9"><flag gravity="{gravity}"/></option><worldbody>
+<site name="w" euler="10 20 30"/><body name="fixed" pos="1 0 0" euler="0 40 0"><site name="f"/></body>
+<body name="mc" mocap="true" euler="30 0 0"><site name="mc"/></body>
+<body><freejoint/><geom size=".1"/><site name="fly"/></body></worldbody>
+<sensor><accelerometer site="w"/><accelerometer site="f"/><accelerometer site="mc"/>
+<accelerometer site="fly"/>
+<framelinacc objtype="site" objname="f"/><framelinacc objtype="body" objname="mc"/>
+<frameangacc objtype="site" objname="f"/></sensor></mujoco>"""
+
+
+@pytest.mark.parametrize("gravity", ["enable", "disable"])
+def test_accelerometers_on_static_and_mocap_bodies(gravity):
+    """MuJoCo 4.0: a site on the world, a static or a mocap body reads the proper acceleration
+    of a body at rest (-gravity in its frame), not zero."""
+    xml = STATIC_ACC.format(gravity=gravity)
+    m = kd.Model.from_xml_string(xml)
+    d = kd.Data(m)
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    mjd = mujoco.MjData(mjm)
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    assert_close("sensordata", d.sensordata, mjd.sensordata)
+    assert (np.abs(mjd.sensordata[:9]).max() > 1) == (gravity == "enable")

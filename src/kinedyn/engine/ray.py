@@ -12,8 +12,9 @@ their closed-form intersections (a ray starting inside meets the surface on its 
 by their triangles (``mesh_face``, the mesh as loaded, not its convex hull), behind the test of
 the box ``geom_size`` about the geom centre (mj_rayMesh). MuJoCo walks a bounding-volume tree
 of the faces; its boxes enclose the faces (flat ones inflated by 1e-14), so testing every face
-gives the same nearest hit. kinedyn has no height fields or SDF geoms (the compiler refuses
-them), so their ray functions are not needed.
+gives the same nearest hit. Height fields and SDF geoms (mj_rayHfield, mj_raySdf) are not
+ported: the compiler refuses those geoms today, and ``ray`` and rangefinders refuse models that
+have them.
 
 The surface normal at the hit (world frame, pointing out of the geom whatever side the ray
 comes from; a mesh triangle's by its winding) is computed as MuJoCo's ``normal`` output.
@@ -36,7 +37,7 @@ from kinedyn.engine.types import (
     GEOM_PLANE,
     GEOM_SPHERE,
     MINVAL,
-    ObjType,
+    GeomType,
 )
 
 NGROUP = 6  # mjNGROUP
@@ -44,7 +45,7 @@ NGROUP = 6  # mjNGROUP
 RAYDATA = ("dist", "dir", "origin", "point", "normal", "depth")
 RAYDATA_SIZE = (1, 3, 3, 3, 3, 1)
 RAY_DIST, RAY_DIR, RAY_ORIGIN, RAY_POINT, RAY_NORMAL, RAY_DEPTH = 0, 1, 2, 3, 4, 5
-OBJ_SITE = int(ObjType.SITE)
+_UNPORTED = (int(GeomType.HFIELD), int(GeomType.SDF))
 
 
 # ---- helpers ----------------------------------------------------------------------------------------
@@ -414,6 +415,8 @@ def ray(m, d, pnt, vec, geomgroup=None, flg_static=True, bodyexclude=-1, normal=
     vec = np.ascontiguousarray(vec, dtype=float).reshape(3)
     if math.sqrt(float(vec @ vec)) < MINVAL:
         raise ValueError("ray: vector length is too small")
+    if np.isin(m.geom_type, _UNPORTED).any():
+        raise NotImplementedError("ray: height-field and SDF geoms (mj_rayHfield, mj_raySdf) are not ported")
     if geomgroup is None:
         groups = np.full(NGROUP, -1.0)
     else:
