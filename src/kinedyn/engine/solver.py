@@ -64,10 +64,17 @@ def constraint_update(m, d, jar, want_cost, cone_hessian=False):
     constraint cost when ``want_cost`` and the cone Hessians of elliptic contacts in the
     middle zone when ``cone_hessian`` (mj_constraintUpdate)."""
     nefc = d.efc_counts[3]
+    s = _rows_update(d, jar, nefc, want_cost, cone_hessian)
+    _mul_jt(d, d.qfrc_constraint, d.efc_force, nefc)
+    return s
+
+
+@kernel
+def _rows_update(d, jar, nefc, want_cost, cone_hessian):
+    """constraint_update without qfrc_constraint: forces, states and the cost of every row."""
     s = 0.0
     for i in range(nefc):
         s += _row_update(d, jar, i, want_cost, cone_hessian)
-    _mul_jt(d, d.qfrc_constraint, d.efc_force, nefc)
     return s
 
 
@@ -250,11 +257,13 @@ def warmstart(m, d):
     _mul_j(d, se, _JAREF, sv, _SEARCH, nefc)
     for i in range(nefc):
         se[_JAREF, i] -= d.efc_aref[i]
-    cost_warm = constraint_update(m, d, se[_JAREF], True)
+    # costs only: the primal solvers compute qfrc_constraint themselves (on every dof a row
+    # acts on; the others keep the zero fwd_constraint_kernel set)
+    cost_warm = _rows_update(d, se[_JAREF], nefc, True, False)
     mul_m_kernel(sv[_MA], d.M, sv[_SEARCH], m.M_rownnz, m.M_rowadr, m.M_colind)
     for v in range(nv):
         cost_warm += 0.5 * (sv[_MA, v] - d.qfrc_smooth[v]) * (d.qacc_warmstart[v] - d.qacc_smooth[v])
-    cost_smooth = constraint_update(m, d, d.efc_b, True)
+    cost_smooth = _rows_update(d, d.efc_b, nefc, True, False)
     if cost_warm > cost_smooth:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
