@@ -836,13 +836,15 @@ def _island_mul_m(m, d, dofs, r, v0):
         res[unsigned_index(dofs[a])] = 0.0
     for a in range(nd):
         i = unsigned_index(dofs[a])
-        adr = rowadr[i]
-        nnz = rownnz[i]
-        res[i] += M[adr + nnz - 1] * vec[i]
-        for k in range(nnz - 1):
+        adr = unsigned_index(rowadr[i])
+        diag = unsigned_index(rownnz[i] - 1)
+        # row i's own sum in a local, as mul_m_kernel (its columns j < i: no store aliases it)
+        acc = res[i] + M[adr + diag] * vec[i]
+        for k in range(diag):
             j = unsigned_index(colind[adr + k])
-            res[i] += M[adr + k] * vec[j]
+            acc += M[adr + k] * vec[j]
             res[j] += M[adr + k] * vec[i]
+        res[i] = acc
 
 
 @kernel
