@@ -53,6 +53,8 @@ from kinedyn.engine.util_spatial import unsigned_index
 _MA, _MV, _GRAD, _MGRAD, _SEARCH, _GRADOLD, _MGRADOLD, _GRADDIF, _MGRADDIF, _CHOLUPD = range(10)
 # rows of Data.scratch_solver_efc
 _JAREF, _JV, _HD = 0, 1, 2
+# where warmstart left qacc (what solve_primal can reuse when its island is the whole model)
+_FROM_NOTHING, _FROM_WARM, _FROM_SMOOTH = 0, 1, 2
 
 
 # ---- shared pieces ------------------------------------------------------------------------------
@@ -241,14 +243,18 @@ def _mul_j(d, res, r, vec, v0, nefc):
 @kernel
 def warmstart(m, d):
     """qacc starts at qacc_warmstart or qacc_smooth, whichever has the lower total cost
-    (warmstart() in engine_forward.c); cold start (the warmstart flag off): qacc_smooth."""
+    (warmstart() in engine_forward.c); cold start (the warmstart flag off): qacc_smooth.
+
+    Returns _FROM_WARM when qacc is qacc_warmstart (then the solver's M qacc and J qacc - aref
+    are in scratch_solver_nv[_MA] and scratch_solver_efc[_JAREF]), else _FROM_SMOOTH (J qacc -
+    aref is efc_b)."""
     nv, nefc = m.nv, d.efc_counts[3]
     if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_WARMSTART:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
         for i in range(nefc):
             d.efc_force[i] = 0.0
-        return
+        return _FROM_SMOOTH
     sv = d.scratch_solver_nv
     se = d.scratch_solver_efc
     for v in range(nv):
@@ -267,6 +273,8 @@ def warmstart(m, d):
     if cost_warm > cost_smooth:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
+        return _FROM_SMOOTH
+    return _FROM_WARM
 
 
 # ---- primal solvers (Newton, CG) ----------------------------------------------------------------
@@ -863,21 +871,30 @@ def _island_mul_j(d, dofs, rows, r, vec):
 
 
 @kernel
-def solve_primal(m, d, dofs, rows, maxiter, newton):
+def solve_primal(m, d, dofs, rows, maxiter, newton, start=_FROM_NOTHING):
     """Newton (``newton``) or CG on one island (its dofs and rows; the whole model when islands
-    are off), from the warmstart in d.qacc (mj_solPrimal). Returns the iteration count."""
+    are off), from the warmstart in d.qacc (mj_solPrimal). Returns the iteration count.
+
+    ``start`` (an island holding every dof) says what ``warmstart`` left: its M qacc and
+    J qacc - aref (_FROM_WARM) or efc_b = J qacc_smooth - aref (_FROM_SMOOTH) are the sums this
+    would compute, in the same order (all dofs ascending), so they are reused."""
     tol = m.opt_real[OPT_TOLERANCE]
     ls_tol = tol * m.opt_real[OPT_LS_TOLERANCE]
     ls_iter = m.opt_flags[OPT_LS_ITERATIONS]
     sv = d.scratch_solver_nv
     se = d.scratch_solver_efc
     nd, nr = dofs.shape[0], rows.shape[0]
-    for a in range(nd):
-        sv[_SEARCH, dofs[a]] = d.qacc[dofs[a]]
-    _island_mul_m(m, d, dofs, _MA, _SEARCH)
-    _island_mul_j(d, dofs, rows, _JAREF, d.qacc)
-    for b in range(nr):
-        se[_JAREF, rows[b]] -= d.efc_aref[rows[b]]
+    if start != _FROM_WARM:
+        for a in range(nd):
+            sv[_SEARCH, dofs[a]] = d.qacc[dofs[a]]
+        _island_mul_m(m, d, dofs, _MA, _SEARCH)
+    if start == _FROM_SMOOTH:
+        for b in range(nr):
+            se[_JAREF, rows[b]] = d.efc_b[rows[b]]
+    elif start == _FROM_NOTHING:
+        _island_mul_j(d, dofs, rows, _JAREF, d.qacc)
+        for b in range(nr):
+            se[_JAREF, rows[b]] -= d.efc_aref[rows[b]]
     cone_hessian = newton and m.opt_flags[OPT_CONE] == CONE_ELLIPTIC
     _update_constraint(m, d, dofs, rows, cone_hessian)
     _update_grad(m, d, dofs)
@@ -993,7 +1010,7 @@ def _island_dofs(m, d):
 
 
 @kernel
-def _solve_primal_islands(m, d, maxiter, newton):
+def _solve_primal_islands(m, d, maxiter, newton, start):
     """Newton or CG over the whole model, or island by island (the default)."""
     nv, nefc = m.nv, d.efc_counts[3]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
@@ -1005,7 +1022,7 @@ def _solve_primal_islands(m, d, maxiter, newton):
             dofs[v] = v
         for i in range(nefc):
             rows[i] = i
-        d.scratch_solver_counts[1] = solve_primal(m, d, dofs[:nv], rows[:nefc], maxiter, newton)
+        d.scratch_solver_counts[1] = solve_primal(m, d, dofs[:nv], rows[:nefc], maxiter, newton, start)
         return
     # MuJoCo 4.0 solves each island on its own (its own scale and stopping), leaves the dofs
     # of no island at qacc_smooth, and copies back qacc, qfrc_constraint and efc_force but not
@@ -1021,10 +1038,12 @@ def _solve_primal_islands(m, d, maxiter, newton):
     adr = d.scratch_island_adr
     isl = d.scratch_island
     total = 0
+    whole = nisland == 1 and adr[1, 0] == nv  # the island holds every dof: warmstart's sums hold
     for k in range(nisland):
         r0 = isl[ISLAND_ADR, k]
         total += solve_primal(m, d, dofs[adr[0, k]:adr[0, k] + adr[1, k]],
-                              rows[r0:r0 + isl[ISLAND_NEFC, k]], maxiter, newton)
+                              rows[r0:r0 + isl[ISLAND_NEFC, k]], maxiter, newton,
+                              start if whole else _FROM_NOTHING)
     d.scratch_solver_counts[1] = total
     for v in range(nv):
         if d.scratch_tree[DOF_ISLAND, v] < 0:
@@ -1056,6 +1075,7 @@ def fwd_constraint_kernel(m, d):
     maxiter = m.opt_flags[OPT_ITERATIONS]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     noslip = m.opt_flags[OPT_NOSLIP_ITERATIONS]
+    start = _FROM_NOTHING
     if solver == SOL_PGS:
         # warmstart() for PGS: the forces the primal assigns to qacc_warmstart, kept if their
         # dual cost is not positive (pgs_warmstart); cold: zero forces
@@ -1077,9 +1097,9 @@ def fwd_constraint_kernel(m, d):
             pgs_warmstart(m, d)
         solve_pgs(m, d, maxiter)
     else:
-        warmstart(m, d)
+        start = warmstart(m, d)
     if solver == SOL_NEWTON or solver == SOL_CG:
-        _solve_primal_islands(m, d, maxiter, solver == SOL_NEWTON)
+        _solve_primal_islands(m, d, maxiter, solver == SOL_NEWTON, start)
         for s in range(nv):
             d.scratch_island[ISLAND_NITER, s] = 0
     # noslip after any solver, then the dual solvers' map back to joint space (mj_dualFinish)
