@@ -186,8 +186,21 @@ def _weld_quats(m, d, i, b1, b2):
 
 
 @kernel
+def _moves(m, b):
+    """Whether body b has a dof on its path to the world (else its Jacobians are zero)."""
+    while b > 0 and m.body_dofnum[b] == 0:
+        b = m.body_parentid[b]
+    return b > 0
+
+
+@kernel
 def point_jacobians(m, d, jac, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2):
     """jac[_JD*] = Jacobians of point p1 on b1 minus those of p2 on b2 (mj_jacDifPair, dense)."""
+    if not _moves(m, b2):
+        # b2's Jacobians are +0 (the world, a contact's floor): p1's minus +0 are p1's, bit for bit
+        jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+                   d.subtree_com, d.cdof, p1x, p1y, p1z, b1, jac, _JDP, _JDR)
+        return
     jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
                d.subtree_com, d.cdof, p1x, p1y, p1z, b1, jac, _J0P, _J0R)
     jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,

@@ -53,6 +53,8 @@ from kinedyn.engine.util_spatial import unsigned_index
 _MA, _MV, _GRAD, _MGRAD, _SEARCH, _GRADOLD, _MGRADOLD, _GRADDIF, _MGRADDIF, _CHOLUPD = range(10)
 # rows of Data.scratch_solver_efc
 _JAREF, _JV, _HD = 0, 1, 2
+# where warmstart left qacc (what solve_primal can reuse when its island is the whole model)
+_FROM_NOTHING, _FROM_WARM, _FROM_SMOOTH = 0, 1, 2
 
 
 # ---- shared pieces ------------------------------------------------------------------------------
@@ -64,10 +66,17 @@ def constraint_update(m, d, jar, want_cost, cone_hessian=False):
     constraint cost when ``want_cost`` and the cone Hessians of elliptic contacts in the
     middle zone when ``cone_hessian`` (mj_constraintUpdate)."""
     nefc = d.efc_counts[3]
+    s = _rows_update(d, jar, nefc, want_cost, cone_hessian)
+    _mul_jt(d, d.qfrc_constraint, d.efc_force, nefc)
+    return s
+
+
+@kernel
+def _rows_update(d, jar, nefc, want_cost, cone_hessian):
+    """constraint_update without qfrc_constraint: forces, states and the cost of every row."""
     s = 0.0
     for i in range(nefc):
         s += _row_update(d, jar, i, want_cost, cone_hessian)
-    _mul_jt(d, d.qfrc_constraint, d.efc_force, nefc)
     return s
 
 
@@ -234,14 +243,18 @@ def _mul_j(d, res, r, vec, v0, nefc):
 @kernel
 def warmstart(m, d):
     """qacc starts at qacc_warmstart or qacc_smooth, whichever has the lower total cost
-    (warmstart() in engine_forward.c); cold start (the warmstart flag off): qacc_smooth."""
+    (warmstart() in engine_forward.c); cold start (the warmstart flag off): qacc_smooth.
+
+    Returns _FROM_WARM when qacc is qacc_warmstart (then the solver's M qacc and J qacc - aref
+    are in scratch_solver_nv[_MA] and scratch_solver_efc[_JAREF]), else _FROM_SMOOTH (J qacc -
+    aref is efc_b)."""
     nv, nefc = m.nv, d.efc_counts[3]
     if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_WARMSTART:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
         for i in range(nefc):
             d.efc_force[i] = 0.0
-        return
+        return _FROM_SMOOTH
     sv = d.scratch_solver_nv
     se = d.scratch_solver_efc
     for v in range(nv):
@@ -250,14 +263,18 @@ def warmstart(m, d):
     _mul_j(d, se, _JAREF, sv, _SEARCH, nefc)
     for i in range(nefc):
         se[_JAREF, i] -= d.efc_aref[i]
-    cost_warm = constraint_update(m, d, se[_JAREF], True)
+    # costs only: the primal solvers compute qfrc_constraint themselves (on every dof a row
+    # acts on; the others keep the zero fwd_constraint_kernel set)
+    cost_warm = _rows_update(d, se[_JAREF], nefc, True, False)
     mul_m_kernel(sv[_MA], d.M, sv[_SEARCH], m.M_rownnz, m.M_rowadr, m.M_colind)
     for v in range(nv):
         cost_warm += 0.5 * (sv[_MA, v] - d.qfrc_smooth[v]) * (d.qacc_warmstart[v] - d.qacc_smooth[v])
-    cost_smooth = constraint_update(m, d, d.efc_b, True)
+    cost_smooth = _rows_update(d, d.efc_b, nefc, True, False)
     if cost_warm > cost_smooth:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
+        return _FROM_SMOOTH
+    return _FROM_WARM
 
 
 # ---- primal solvers (Newton, CG) ----------------------------------------------------------------
@@ -827,13 +844,15 @@ def _island_mul_m(m, d, dofs, r, v0):
         res[unsigned_index(dofs[a])] = 0.0
     for a in range(nd):
         i = unsigned_index(dofs[a])
-        adr = rowadr[i]
-        nnz = rownnz[i]
-        res[i] += M[adr + nnz - 1] * vec[i]
-        for k in range(nnz - 1):
+        adr = unsigned_index(rowadr[i])
+        diag = unsigned_index(rownnz[i] - 1)
+        # row i's own sum in a local, as mul_m_kernel (its columns j < i: no store aliases it)
+        acc = res[i] + M[adr + diag] * vec[i]
+        for k in range(diag):
             j = unsigned_index(colind[adr + k])
-            res[i] += M[adr + k] * vec[j]
+            acc += M[adr + k] * vec[j]
             res[j] += M[adr + k] * vec[i]
+        res[i] = acc
 
 
 @kernel
@@ -852,21 +871,30 @@ def _island_mul_j(d, dofs, rows, r, vec):
 
 
 @kernel
-def solve_primal(m, d, dofs, rows, maxiter, newton):
+def solve_primal(m, d, dofs, rows, maxiter, newton, start=_FROM_NOTHING):
     """Newton (``newton``) or CG on one island (its dofs and rows; the whole model when islands
-    are off), from the warmstart in d.qacc (mj_solPrimal). Returns the iteration count."""
+    are off), from the warmstart in d.qacc (mj_solPrimal). Returns the iteration count.
+
+    ``start`` (an island holding every dof) says what ``warmstart`` left: its M qacc and
+    J qacc - aref (_FROM_WARM) or efc_b = J qacc_smooth - aref (_FROM_SMOOTH) are the sums this
+    would compute, in the same order (all dofs ascending), so they are reused."""
     tol = m.opt_real[OPT_TOLERANCE]
     ls_tol = tol * m.opt_real[OPT_LS_TOLERANCE]
     ls_iter = m.opt_flags[OPT_LS_ITERATIONS]
     sv = d.scratch_solver_nv
     se = d.scratch_solver_efc
     nd, nr = dofs.shape[0], rows.shape[0]
-    for a in range(nd):
-        sv[_SEARCH, dofs[a]] = d.qacc[dofs[a]]
-    _island_mul_m(m, d, dofs, _MA, _SEARCH)
-    _island_mul_j(d, dofs, rows, _JAREF, d.qacc)
-    for b in range(nr):
-        se[_JAREF, rows[b]] -= d.efc_aref[rows[b]]
+    if start != _FROM_WARM:
+        for a in range(nd):
+            sv[_SEARCH, dofs[a]] = d.qacc[dofs[a]]
+        _island_mul_m(m, d, dofs, _MA, _SEARCH)
+    if start == _FROM_SMOOTH:
+        for b in range(nr):
+            se[_JAREF, rows[b]] = d.efc_b[rows[b]]
+    elif start == _FROM_NOTHING:
+        _island_mul_j(d, dofs, rows, _JAREF, d.qacc)
+        for b in range(nr):
+            se[_JAREF, rows[b]] -= d.efc_aref[rows[b]]
     cone_hessian = newton and m.opt_flags[OPT_CONE] == CONE_ELLIPTIC
     _update_constraint(m, d, dofs, rows, cone_hessian)
     _update_grad(m, d, dofs)
@@ -982,7 +1010,7 @@ def _island_dofs(m, d):
 
 
 @kernel
-def _solve_primal_islands(m, d, maxiter, newton):
+def _solve_primal_islands(m, d, maxiter, newton, start):
     """Newton or CG over the whole model, or island by island (the default)."""
     nv, nefc = m.nv, d.efc_counts[3]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
@@ -994,7 +1022,7 @@ def _solve_primal_islands(m, d, maxiter, newton):
             dofs[v] = v
         for i in range(nefc):
             rows[i] = i
-        d.scratch_solver_counts[1] = solve_primal(m, d, dofs[:nv], rows[:nefc], maxiter, newton)
+        d.scratch_solver_counts[1] = solve_primal(m, d, dofs[:nv], rows[:nefc], maxiter, newton, start)
         return
     # MuJoCo 4.0 solves each island on its own (its own scale and stopping), leaves the dofs
     # of no island at qacc_smooth, and copies back qacc, qfrc_constraint and efc_force but not
@@ -1010,10 +1038,12 @@ def _solve_primal_islands(m, d, maxiter, newton):
     adr = d.scratch_island_adr
     isl = d.scratch_island
     total = 0
+    whole = nisland == 1 and adr[1, 0] == nv  # the island holds every dof: warmstart's sums hold
     for k in range(nisland):
         r0 = isl[ISLAND_ADR, k]
         total += solve_primal(m, d, dofs[adr[0, k]:adr[0, k] + adr[1, k]],
-                              rows[r0:r0 + isl[ISLAND_NEFC, k]], maxiter, newton)
+                              rows[r0:r0 + isl[ISLAND_NEFC, k]], maxiter, newton,
+                              start if whole else _FROM_NOTHING)
     d.scratch_solver_counts[1] = total
     for v in range(nv):
         if d.scratch_tree[DOF_ISLAND, v] < 0:
@@ -1045,6 +1075,7 @@ def fwd_constraint_kernel(m, d):
     maxiter = m.opt_flags[OPT_ITERATIONS]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     noslip = m.opt_flags[OPT_NOSLIP_ITERATIONS]
+    start = _FROM_NOTHING
     if solver == SOL_PGS:
         # warmstart() for PGS: the forces the primal assigns to qacc_warmstart, kept if their
         # dual cost is not positive (pgs_warmstart); cold: zero forces
@@ -1066,9 +1097,9 @@ def fwd_constraint_kernel(m, d):
             pgs_warmstart(m, d)
         solve_pgs(m, d, maxiter)
     else:
-        warmstart(m, d)
+        start = warmstart(m, d)
     if solver == SOL_NEWTON or solver == SOL_CG:
-        _solve_primal_islands(m, d, maxiter, solver == SOL_NEWTON)
+        _solve_primal_islands(m, d, maxiter, solver == SOL_NEWTON, start)
         for s in range(nv):
             d.scratch_island[ISLAND_NITER, s] = 0
     # noslip after any solver, then the dual solvers' map back to joint space (mj_dualFinish)
