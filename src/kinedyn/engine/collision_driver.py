@@ -95,11 +95,11 @@ SUPPORTED_PAIRS = frozenset((t1, t2) for t1 in _PRIMITIVES for t2 in _PRIMITIVES
                             if t1 <= t2 and (t1, t2) != (GEOM_PLANE, GEOM_PLANE))
 # meshes: against planes (mjc_PlaneConvex), spheres and ellipsoids (one contact from GJK/EPA);
 # against capsules, cylinders, boxes and meshes MuJoCo's multiccd adds contacts from the hull
-# polygons, which kinedyn does not have yet: those pairs need <flag multiccd="disable"/>
+# polygons (collision_gjk.multicontact)
 SUPPORTED_PAIRS = SUPPORTED_PAIRS | {(GEOM_PLANE, GEOM_MESH), (GEOM_SPHERE, GEOM_MESH),
-                                     (GEOM_ELLIPSOID, GEOM_MESH)}
-MESH_PAIRS_WITHOUT_MULTICCD = frozenset({(GEOM_CAPSULE, GEOM_MESH), (GEOM_CYLINDER, GEOM_MESH),
-                                         (GEOM_BOX, GEOM_MESH), (GEOM_MESH, GEOM_MESH)})
+                                     (GEOM_ELLIPSOID, GEOM_MESH), (GEOM_CAPSULE, GEOM_MESH),
+                                     (GEOM_CYLINDER, GEOM_MESH), (GEOM_BOX, GEOM_MESH),
+                                     (GEOM_MESH, GEOM_MESH)}
 
 
 
@@ -359,7 +359,9 @@ def collide_into(m, d, g1, g2, threshold, dist, pos, frame, c0):
     return collide_convex(m.geom_type, xpos, xmat, size, g1, g2, threshold, m.opt_real[OPT_CCD_TOLERANCE],
                           m.opt_flags[OPT_CCD_ITERATIONS], multiccd, dist, pos, frame, c0, d.scratch_ccd,
                           d.scratch_ccd_int,
-                          (m.geom_dataid, m.mesh_vert, m.mesh_vertadr, m.mesh_graphadr, m.mesh_graph))
+                          (m.geom_dataid, m.mesh_vert, m.mesh_vertadr, m.mesh_graphadr, m.mesh_graph,
+                           m.mesh_polynum, m.mesh_polyvertadr, m.mesh_polyvertnum, m.mesh_polyvert,
+                           m.mesh_polynormal, m.mesh_polymapadr, m.mesh_polymapnum, m.mesh_polymap))
 
 
 @kernel
