@@ -1662,14 +1662,21 @@ def _box_normals(nrm, idx, dim, obf, k, v1, v2, v3, d0, d1, d2):
 
 
 @kernel
+def _edge_of_two(nrm, endverts, v):
+    """The one edge v[0] -> v[1]: its end and unit direction (the dim 2 case of boxEdgeNormals and
+    meshEdgeNormals); returns 1."""
+    for q in range(3):
+        endverts[0, q] = v[1, q]
+    e = _normalize(v[1, 0] - v[0, 0], v[1, 1] - v[0, 1], v[1, 2] - v[0, 2])
+    nrm[0, 0], nrm[0, 1], nrm[0, 2] = e
+    return 1
+
+
+@kernel
 def _box_edge_normals(nrm, endverts, dim, obf, k, v, v1i):
     """Directions of the box edges at the touching corner or edge (boxEdgeNormals)."""
     if dim == 2:
-        for q in range(3):
-            endverts[0, q] = v[1, q]
-        e = _normalize(v[1, 0] - v[0, 0], v[1, 1] - v[0, 1], v[1, 2] - v[0, 2])
-        nrm[0, 0], nrm[0, 1], nrm[0, 2] = e
-        return 1
+        return _edge_of_two(nrm, endverts, v)
     if dim == 1:
         x = obf[k, 12] if (v1i & 1) != 0 else -obf[k, 12]
         y = obf[k, 13] if (v1i & 2) != 0 else -obf[k, 13]
@@ -1867,11 +1874,7 @@ def _mesh_edge_normals(nrm, endverts, dim, obf, obi, k, v, v1i, mesh):
     a vertex, for each of its polygons the edge to the polygon's previous vertex
     (meshEdgeNormals)."""
     if dim == 2:
-        for q in range(3):
-            endverts[0, q] = v[1, q]
-        e = _normalize(v[1, 0] - v[0, 0], v[1, 1] - v[0, 1], v[1, 2] - v[0, 2])
-        nrm[0, 0], nrm[0, 1], nrm[0, 2] = e
-        return 1
+        return _edge_of_two(nrm, endverts, v)
     if dim != 1:
         return 0
     polyvertadr, polyvertnum, polyvert = mesh[6], mesh[7], mesh[8]
