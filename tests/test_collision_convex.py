@@ -40,10 +40,12 @@ import pytest
 from kinedyn.engine.collision_convex import collide_convex, collide_plane_convex, convex_work_size
 from kinedyn.engine.util_spatial import make_frame
 
-# collide_convex's mesh arrays (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph)
-# for primitives only
-_NO_MESH = (np.full(2, -1, np.int32), np.zeros((0, 3)), np.zeros(0, np.int32), np.zeros(0, np.int32),
-            np.zeros(0, np.int32))
+# collide_convex's mesh arrays (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph,
+# and the hull polygons: mesh_polynum, polyvertadr, polyvertnum, polyvert, polynormal, polymapadr,
+# polymapnum, polymap) for primitives only
+_NONE = np.zeros(0, np.int32)
+_NO_MESH = (np.full(2, -1, np.int32), np.zeros((0, 3)), _NONE, _NONE, _NONE, _NONE, _NONE, _NONE, _NONE,
+            np.zeros((0, 3)), _NONE, _NONE, _NONE)
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -28,7 +28,6 @@ import numpy as np
 
 from kinedyn.compiler import defaults as dflt
 from kinedyn.engine.collision_driver import (
-    MESH_PAIRS_WITHOUT_MULTICCD,
     SUPPORTED_PAIRS,
     max_contacts,
     uses_convex_collider,
@@ -228,10 +227,7 @@ class ContactCompiler:
         arr["pair_friction"] = pcol("friction").reshape(npair, 5)
         arr["exclude_signature"] = np.array([s for s, _ in self.excludes], dtype=np.int32)
         if not c.opt["disableflags"] & (DisableBit.CONSTRAINT | DisableBit.CONTACT):
-            supported = SUPPORTED_PAIRS
-            if self.c.opt["disableflags"] & DisableBit.MULTICCD:
-                supported = supported | MESH_PAIRS_WITHOUT_MULTICCD
-            self.check_colliders(supported)
+            self.check_colliders(SUPPORTED_PAIRS)
         nccd, nccdint = self._ccd_buffers()
         nconmax, self.contact_rows = self.capacity()
         return dict(npair=npair, nexclude=len(self.excludes), nconmax=nconmax, nccd=nccd, nccdint=nccdint)
@@ -279,12 +275,6 @@ class ContactCompiler:
         """ModelError naming two geoms that could collide but whose type pair the collision stage
         has no collider for (``supported``: set of (lower type, higher type))."""
         for key, (g1, g2) in self._pair_scan()["types"].items():
-            if key in MESH_PAIRS_WITHOUT_MULTICCD and key not in supported:
-                raise g2.node.error(f"collisions between {GeomType(key[0]).name.lower()} and mesh geoms "
-                                    "with MuJoCo's multiccd (on by default) are not supported yet (with the "
-                                    f"geom at line {g1.node.line}): add <option><flag multiccd=\"disable\"/>"
-                                    "</option> for MuJoCo's single-contact convex collider, or disable "
-                                    "them with contype/conaffinity or <exclude>")
             if key not in supported and key not in NOT_COLLIDED:
                 raise g2.node.error(f"collisions between {GeomType(key[0]).name.lower()} and "
                                     f"{GeomType(key[1]).name.lower()} geoms are not supported yet "

@@ -3,7 +3,8 @@ MuJoCo's native CCD (collision_gjk), and mjc_PlaneConvex for plane-ellipsoid.
 
 MuJoCo 4.0 sends these pairs to mjc_Convex (constraints.md, section 4.3): sphere-ellipsoid,
 capsule-ellipsoid, capsule-cylinder, ellipsoid-ellipsoid, ellipsoid-cylinder, ellipsoid-box,
-cylinder-cylinder and cylinder-box (meshes come later). Only the native CCD path is here; the
+cylinder-cylinder and cylinder-box, and meshes against everything but planes (their hull
+vertices as supports, their hull polygons for multi-contact). Only the native CCD path is here; the
 driver refuses ``nativeccd="disable"``.
 
 The support functions (mjc_*Support) live in collision_gjk, which calls them (MuJoCo reaches
@@ -28,12 +29,14 @@ from kinedyn._jit import kernel
 from kinedyn.engine.collision_gjk import (
     I_OBI,
     MAXCONPAIR,
+    MC_NMAX,
     W_DIST,
     W_X1,
     W_X2,
     _polygon_quad,
     ccd,
     convex_work_size,
+    mc_size,
 )
 from kinedyn.engine.collision_primitive import write_contact, z_axis
 from kinedyn.engine.util_spatial import normalized3
@@ -68,8 +71,8 @@ def _init_obj(obf, obi, k, geom_type, xpos, xmat, size, g, margin):
 @kernel
 def _init_mesh(obf, k, g, mesh):
     """The hull vertices of mesh geom g, in its frame, after object k's 16 slots: (x, y, z, id).
-    ``mesh`` = (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph)."""
-    dataid, vert, vertadr, graphadr, graph = mesh
+    ``mesh``: collide_convex's mesh arrays."""
+    dataid, vert, vertadr, graphadr, graph = mesh[0], mesh[1], mesh[2], mesh[3], mesh[4]
     mid = dataid[g]
     adr = graphadr[mid]
     nvert = graph[adr]
@@ -120,9 +123,17 @@ def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, c
 
     work, iwork: float and int scratch arrays of the sizes convex_work_size(ccd_iterations,
     largest hull) gives (kernels do not allocate); the object descriptions sit at the end of
-    ``work``. mesh: (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph)."""
+    ``work``, the multi-contact buffers before them (and at the end of ``iwork``). mesh:
+    (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph, mesh_polynum,
+    mesh_polyvertadr, mesh_polyvertnum, mesh_polyvert, mesh_polynormal, mesh_polymapadr,
+    mesh_polymapnum, mesh_polymap)."""
     width = _object_width(geom_type, g1, g2, mesh)
-    obf = work[work.shape[0] - 2 * width:].reshape((2, width))
+    end = work.shape[0] - 2 * width
+    obf = work[end:].reshape((2, width))
+    # multi-contact buffers for polygons and vertex degrees up to the larger hull's vertex count
+    nm = max(MC_NMAX, (width - 16) // 4)
+    mc = work[end - mc_size(nm):end]
+    mci = iwork[iwork.shape[0] - 2 * nm:]
     obi = iwork[I_OBI:I_OBI + 8].reshape((2, 4))
     _init_obj(obf, obi, 0, geom_type, xpos, xmat, size, g1, margin)
     _init_obj(obf, obi, 1, geom_type, xpos, xmat, size, g2, margin)
@@ -134,7 +145,8 @@ def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, c
     x1 = work[W_X1:W_X1 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
     x2 = work[W_X2:W_X2 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
     wdist = work[W_DIST:W_DIST + MAXCONPAIR]
-    d, nx = ccd(obf, obi, ccd_tolerance, ccd_iterations, maxcon, x1, x2, wdist, work, iwork)
+    d, nx = ccd(obf, obi, ccd_tolerance, ccd_iterations, maxcon, x1, x2, wdist, work, iwork, mc, mci, nm,
+                mesh)
     if not d < 0:
         return 0
     for i in range(nx):

@@ -98,14 +98,14 @@ SUPPORTED_PAIRS = frozenset((t1, t2) for t1 in _PRIMITIVES for t2 in _PRIMITIVES
                             if t1 <= t2 and (t1, t2) != (GEOM_PLANE, GEOM_PLANE))
 # meshes: against planes (mjc_PlaneConvex), spheres and ellipsoids (one contact from GJK/EPA);
 # against capsules, cylinders, boxes and meshes MuJoCo's multiccd adds contacts from the hull
-# polygons, which kinedyn does not have yet: those pairs need <flag multiccd="disable"/>
+# polygons (collision_gjk.multicontact)
 SUPPORTED_PAIRS = SUPPORTED_PAIRS | {(GEOM_PLANE, GEOM_MESH), (GEOM_SPHERE, GEOM_MESH),
-                                     (GEOM_ELLIPSOID, GEOM_MESH)}
+                                     (GEOM_ELLIPSOID, GEOM_MESH), (GEOM_CAPSULE, GEOM_MESH),
+                                     (GEOM_CYLINDER, GEOM_MESH), (GEOM_BOX, GEOM_MESH),
+                                     (GEOM_MESH, GEOM_MESH)}
 # height fields: against every convex geom (mjc_ConvexHField); never against planes or height fields
 SUPPORTED_PAIRS = SUPPORTED_PAIRS | {(GEOM_HFIELD, t) for t in (GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID,
                                                                GEOM_CYLINDER, GEOM_BOX, GEOM_MESH)}
-MESH_PAIRS_WITHOUT_MULTICCD = frozenset({(GEOM_CAPSULE, GEOM_MESH), (GEOM_CYLINDER, GEOM_MESH),
-                                         (GEOM_BOX, GEOM_MESH), (GEOM_MESH, GEOM_MESH)})
 
 
 
@@ -321,6 +321,15 @@ def _keep_geom_pair(m, d, g1, g2, ipair, pair_start, pair_end):
 
 
 @kernel
+def _mesh_arrays(m):
+    """The mesh arrays the convex colliders read: geom_dataid, the vertices, the hull graph and
+    the hull polygons (collision_convex.collide_convex's ``mesh``)."""
+    return (m.geom_dataid, m.mesh_vert, m.mesh_vertadr, m.mesh_graphadr, m.mesh_graph,
+            m.mesh_polynum, m.mesh_polyvertadr, m.mesh_polyvertnum, m.mesh_polyvert,
+            m.mesh_polynormal, m.mesh_polymapadr, m.mesh_polymapnum, m.mesh_polymap)
+
+
+@kernel
 def collide(m, d, g1, g2, threshold, c0):
     """Run the collider of the pair (geom_type[g1] <= geom_type[g2]) with distance threshold
     ``threshold``, writing contacts at rows c0, ...; returns their number (mjCOLLISIONFUNC)."""
@@ -336,7 +345,7 @@ def collide_into(m, d, g1, g2, threshold, dist, pos, frame, c0):
         return collide_hfield(m.geom_type, xpos, xmat, size, m.geom_rbound, g1, g2, threshold,
                               m.opt_real[OPT_CCD_TOLERANCE], m.opt_flags[OPT_CCD_ITERATIONS], dist, pos,
                               frame, c0, d.scratch_ccd, d.scratch_ccd_int,
-                              (m.geom_dataid, m.mesh_vert, m.mesh_vertadr, m.mesh_graphadr, m.mesh_graph),
+                              _mesh_arrays(m),
                               (m.hfield_size, m.hfield_nrow, m.hfield_ncol, m.hfield_adr, m.hfield_data))
     if t1 == GEOM_PLANE:
         if t2 == GEOM_SPHERE:
@@ -378,7 +387,7 @@ def collide_into(m, d, g1, g2, threshold, dist, pos, frame, c0):
     return collide_convex(m.geom_type, xpos, xmat, size, g1, g2, threshold, m.opt_real[OPT_CCD_TOLERANCE],
                           m.opt_flags[OPT_CCD_ITERATIONS], multiccd, dist, pos, frame, c0, d.scratch_ccd,
                           d.scratch_ccd_int,
-                          (m.geom_dataid, m.mesh_vert, m.mesh_vertadr, m.mesh_graphadr, m.mesh_graph))
+                          _mesh_arrays(m))
 
 
 @kernel

@@ -14,7 +14,13 @@ differs; what fuzzing against the 4.0 binary found and this module reproduces:
 * a geom margin is no longer an inflation of the supports during the first GJK: like the
   radius of a sphere or capsule, it is added back after a GJK distance query, and only deep
   contacts run GJK + EPA on the inflated shapes (ccd);
-* multi-contact for cylinders and capsules (3.14, 3.15) and with margins (3.17).
+* multi-contact for cylinders and capsules (3.14, 3.15) and with margins (3.17);
+* multi-contact faces: geom 1's face is clipped by geom 2's edges (the points lie on geom 1's
+  face, distances along geom 2's normal), a reduced quadrilateral is listed in polygon order,
+  the edges of both geoms are tried against the other's faces, with a margin the edges run
+  between bare vertices, and a clipped point separated by less than the margin has its witness
+  on the other side (_witness_on_face). Meshes give their hull polygons (mesh_poly*) as
+  MuJoCo's meshNormals / meshEdgeNormals / meshFace do.
 
 What is not reproduced, for want of the 4.0 source (tests/test_collision_convex.py measures it):
 GJK's distance sub-algorithm was made more stable in 4.0, so contacts found by the GJK distance
@@ -22,7 +28,10 @@ query (sphere, capsule, within a margin) agree to ~1e-11..1e-5 only; EPA started
 triangle (polytope3) in exactly symmetric poses breaks face ties differently; the cylinder and
 capsule multi-contact features (caps as regular 16-gons, found by probing; sides and capsules as
 segments; the face choice for edges) and 4.0's quadrilateral reduction (polygonQuad) are
-approximations: the contact counts agree in 97-100 % of poses, the points often not.
+approximations: the contact counts agree in 97-100 % of poses, the points often not. A clipped
+polygon of 4.0 can start at another vertex (the same contacts in another order; with more than
+4 vertices, another quadrilateral), and where several mesh features are within the tolerances
+4.0 takes the first in its own polygon order (docs/meshes.md).
 
 Layout (kernels take arrays, never objects):
 
@@ -54,6 +63,7 @@ MINEPATOL = MINVAL
 FACE_TOL = 0.996                        # normals of two faces aligned (~5.1 deg)
 EDGE_TOL = 0.0888                       # edge and face aligned (~5.1 deg)
 MAXCONPAIR = 50
+MC_NMAX = 16                            # multi-contact buffers hold at least this many vertices
 
 GEOM_HFIELD = 1
 GEOM_SPHERE = 2
@@ -99,9 +109,7 @@ W_TMP = W_LAM + 4
 W_TMP1 = W_TMP + 3
 W_TMP2 = W_TMP1 + 3
 W_CEN = W_TMP2 + 3
-W_MC = W_CEN + 3   # multi-contact buffers
-W_MC_SIZE = 1200
-W_POLY = W_MC + W_MC_SIZE
+W_POLY = W_CEN + 3
 
 I_OBI = 0          # (2, 4) objects
 I_SIDX = 8
@@ -110,7 +118,7 @@ I_TMPIDX = 24
 I_S = 26
 I_CNT = 30
 I_INFO = 34       # diagnostics: gjk iterations, simplex size, EPA status, EPA iterations, shallow
-I_MC = 40
+I_MC = 40          # GJK simplex face for multi-contact
 I_MC_SIZE = 64
 I_POLY = I_MC + I_MC_SIZE
 
@@ -118,10 +126,22 @@ I_POLY = I_MC + I_MC_SIZE
 def convex_work_size(ccd_iterations, max_hull_vertices=0):
     """(float count, int count) of the scratch arrays collide_convex needs; with meshes, the two
     objects' descriptions (at the end of the float scratch) hold up to ``max_hull_vertices``
-    hull vertices each (4 floats: x, y, z, vertex id)."""
+    hull vertices each (4 floats: x, y, z, vertex id), and the multi-contact buffers before them
+    room for polygons and vertex degrees of up to that many vertices (mc_size)."""
     nv = 5 + ccd_iterations
     nf = 6 * ccd_iterations
-    return W_POLY + 9 * nv + 4 * nf + 2 * (16 + 4 * max_hull_vertices), I_POLY + 2 * nv + 13 * nf + 16
+    nm = max(MC_NMAX, max_hull_vertices)
+    return (W_POLY + 9 * nv + 4 * nf + mc_size(nm) + 2 * (16 + 4 * max_hull_vertices),
+            I_POLY + 2 * nv + 13 * nf + 16 + 2 * nm)
+
+
+@kernel
+def mc_size(nm):
+    """Floats of the multi-contact buffer for polygons and vertex degrees up to nm (MuJoCo's
+    npolygonmax and nmeshdegmax): normals, edge ends and the two faces (nm x 3 each), the
+    EPA face's vertices (2 x 3 x 3), the clipped polygons (2 x 2nm x 3) and the clipping planes
+    (nm x 4). The int buffer holds 2 nm face indices."""
+    return 31 * nm + 18
 
 
 # ---- small vector helpers (tuples) ------------------------------------------------------------
@@ -1218,11 +1238,12 @@ def _shrink_for_gjk(obf, obi, k):
 
 
 @kernel
-def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, iwork):
+def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, iwork, mc, mci, nm, mesh):
     """General convex collision (mjc_ccd, with dist_cutoff 0 as mjc_Convex configures it).
 
     obf/obi describe the two objects (support kinds set to their geom types). Returns
     (min distance, number of witness pairs in x1/x2/dist); negative means penetration.
+    mc, mci, nm, mesh: multicontact's buffers and mesh arrays.
     """
     n_iter = max_iterations
     sv = work[W_SV:W_SV + 3 * 4].reshape((4, 3))
@@ -1274,7 +1295,7 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
                 sface[0, 1] = 1 if nsimplex > 1 else 0
                 sface[0, 2] = 2 if nsimplex > 2 else sface[0, 1]
                 nx = multicontact(sv1, sv2, sidx, sface, 0, x1, x2, dist, nx, max_contacts, obf, obi,
-                                  work, iwork)
+                                  mc, mci, nm, mesh)
                 dmin = dist[0]
                 for i in range(1, nx):
                     if dist[i] < dmin:
@@ -1337,7 +1358,7 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             info[3] = ke
             if max_contacts > 1 and face >= 0:
                 nx = multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts,
-                                  obf, obi, work, iwork)
+                                  obf, obi, mc, mci, nm, mesh)
         else:
             nx = 0   # MuJoCo keeps nx from GJK (1) with dist 0: no contact either way
     min_dist = dist[0]
@@ -1359,7 +1380,6 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 # boxes). An approximation of 4.0: see the module docstring.
 
 NPOLY_CYL = 16      # vertices of a cylinder cap polygon (MuJoCo 4.0, found by probing)
-MC_NMAX = 16        # largest polygon handled (npolygonmax)
 
 
 @kernel
@@ -1431,9 +1451,29 @@ def _polygon_quad(p, nvert):
 
 
 @kernel
+def _sorted4(r):
+    """The four indices r in increasing order."""
+    a, b, c, d = r
+    if a > b:
+        a, b = b, a
+    if c > d:
+        c, d = d, c
+    if a > c:
+        a, c = c, a
+    if b > d:
+        b, d = d, b
+    if b > c:
+        b, c = c, b
+    return a, b, c, d
+
+
+@kernel
 def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
     """Witness pair i from clipped vertex p[v] on the face through face1[0] with normal n
-    (witnessOnFace); returns the vertex's signed distance to that face."""
+    (witnessOnFace); returns the vertex's signed distance to that face. A penetrating vertex
+    puts x1 at the distance along d from it (x2 the vertex); MuJoCo 4.0 puts a separated one
+    (within the margin) the other way, x2 at the distance along d (found against the binary:
+    the midpoint moves, the normal x1 - x2 does not turn)."""
     dist = _dot(p[v, 0] - face1[0, 0], p[v, 1] - face1[0, 1], p[v, 2] - face1[0, 2], n0, n1, n2)
     a = -abs(dist)
     x1[i, 0] = p[v, 0] + d0 * a
@@ -1442,12 +1482,18 @@ def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
     x2[i, 0] = p[v, 0]
     x2[i, 1] = p[v, 1]
     x2[i, 2] = p[v, 2]
+    if dist > 0:
+        for q in range(3):
+            x1[i, q] = p[v, q]
+        x2[i, 0] = p[v, 0] + d0 * dist
+        x2[i, 1] = p[v, 1] + d1 * dist
+        x2[i, 2] = p[v, 2] + d2 * dist
     return dist
 
 
 @kernel
-def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, poly_b, pn, pd,
-                  x1, x2, dist, max_contacts, keep):
+def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, d2, poly_a, poly_b, pn,
+                  pd, x1, x2, dist, max_contacts, keep):
     """Clip polygon face2 against the edges of face1 (normal n) and write the witness pairs
     (polygonClip); returns their number (0: keep EPA's contact)."""
     if nface1 < 3:
@@ -1455,7 +1501,7 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, 
     for i in range(nface1):
         j = i + 1 if i < nface1 - 1 else 0
         # planeNormal: plane through edge (face1[i], face1[j]) perpendicular to the face
-        v3 = (face1[i, 0] + n0, face1[i, 1] + n1, face1[i, 2] + n2)
+        v3 = (face1[i, 0] + s0, face1[i, 1] + s1, face1[i, 2] + s2)
         e1 = (face1[j, 0] - face1[i, 0], face1[j, 1] - face1[i, 1], face1[j, 2] - face1[i, 2])
         e2 = (v3[0] - face1[i, 0], v3[1] - face1[i, 1], v3[2] - face1[i, 2])
         c = _cross(e1[0], e1[1], e1[2], e2[0], e2[1], e2[2])
@@ -1518,7 +1564,8 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, 
     if npolygon < 1:
         return 0
     if max_contacts < 5 and npolygon > 4:
-        r0, r1, r2, r3 = _polygon_quad(poly, npolygon)
+        # MuJoCo 4.0 lists the four in polygon order (found against the binary)
+        r0, r1, r2, r3 = _sorted4(_polygon_quad(poly, npolygon))
         dist[0] = _witness_on_face(x1, x2, 0, poly, r0, face1, n0, n1, n2, d0, d1, d2)
         dist[1] = _witness_on_face(x1, x2, 1, poly, r1, face1, n0, n1, n2, d0, d1, d2)
         dist[2] = _witness_on_face(x1, x2, 2, poly, r2, face1, n0, n1, n2, d0, d1, d2)
@@ -1533,9 +1580,9 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, 
                 e0 = poly[j, 0] - poly[i, 0]
                 e1 = poly[j, 1] - poly[i, 1]
                 e2 = poly[j, 2] - poly[i, 2]
-                d2 = e0 * e0 + e1 * e1 + e2 * e2
-                if d2 > dd:
-                    dd = d2
+                len2 = e0 * e0 + e1 * e1 + e2 * e2   # not d2: that is the witness direction
+                if len2 > dd:
+                    dd = len2
                     best1 = i
                     best2 = j
         dist[0] = _witness_on_face(x1, x2, 0, poly, best1, face1, n0, n1, n2, d0, d1, d2)
@@ -1635,14 +1682,21 @@ def _box_normals(nrm, idx, dim, obf, k, v1, v2, v3, d0, d1, d2):
 
 
 @kernel
+def _edge_of_two(nrm, endverts, v):
+    """The one edge v[0] -> v[1]: its end and unit direction (the dim 2 case of boxEdgeNormals and
+    meshEdgeNormals); returns 1."""
+    for q in range(3):
+        endverts[0, q] = v[1, q]
+    e = _normalize(v[1, 0] - v[0, 0], v[1, 1] - v[0, 1], v[1, 2] - v[0, 2])
+    nrm[0, 0], nrm[0, 1], nrm[0, 2] = e
+    return 1
+
+
+@kernel
 def _box_edge_normals(nrm, endverts, dim, obf, k, v, v1i):
     """Directions of the box edges at the touching corner or edge (boxEdgeNormals)."""
     if dim == 2:
-        for q in range(3):
-            endverts[0, q] = v[1, q]
-        e = _normalize(v[1, 0] - v[0, 0], v[1, 1] - v[0, 1], v[1, 2] - v[0, 2])
-        nrm[0, 0], nrm[0, 1], nrm[0, 2] = e
-        return 1
+        return _edge_of_two(nrm, endverts, v)
     if dim == 1:
         x = obf[k, 12] if (v1i & 1) != 0 else -obf[k, 12]
         y = obf[k, 13] if (v1i & 2) != 0 else -obf[k, 13]
@@ -1765,28 +1819,172 @@ def _edge_in_face(edge_dirs, nedge, face_normals, nface):
 
 
 @kernel
-def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, obf, obi, work,
-                 iwork):
+def _mesh_polynum(obi, k, mesh):
+    """Hull polygons of object k's mesh."""
+    return mesh[5][mesh[0][obi[k, 3]]]
+
+
+@kernel
+def _intersect(res, a, na, b, nb):
+    """Up to 2 entries of a[0:na] that are also in b[0:nb], in a's order (intersect)."""
+    count = 0
+    for i in range(na):
+        for j in range(nb):
+            if a[i] == b[j]:
+                res[count] = a[i]
+                count += 1
+                if count == 2:
+                    return 2
+    return count
+
+
+@kernel
+def _mesh_normals(nrm, idx, dim, obf, obi, k, v1, v2, v3, mesh):
+    """Normals of the hull polygons of object k's mesh that hold the touching vertices v1, v2,
+    v3 (dim of them distinct): the one polygon through 3 vertices, the up to 2 through an edge,
+    every one at a vertex (meshNormals)."""
+    polynormal, polymapadr, polymapnum, polymap = mesh[9], mesh[10], mesh[11], mesh[12]
+    va = mesh[2][mesh[0][obi[k, 3]]]
+    a1 = polymapadr[va + v1]
+    n1 = polymapnum[va + v1]
+    if dim == 1:
+        for i in range(n1):
+            p = polymap[a1 + i]
+            _globalcoord(nrm, i, obf, k, polynormal[p, 0], polynormal[p, 1], polynormal[p, 2], False)
+            idx[i] = p
+        return n1
+    if dim != 2 and dim != 3:
+        return 0
+    edgeset = idx[0:2]  # written before the normals (idx is the result's index array)
+    n = _intersect(edgeset, polymap[a1:a1 + n1], n1, polymap[polymapadr[va + v2]:], polymapnum[va + v2])
+    if n == 0:
+        return 0
+    if dim == 3:
+        a3 = polymapadr[va + v3]
+        p0 = edgeset[0]
+        p1 = edgeset[1]
+        found = -1
+        for e in range(n):
+            p = p0 if e == 0 else p1
+            for j in range(polymapnum[va + v3]):
+                if found < 0 and polymap[a3 + j] == p:
+                    found = p
+        if found < 0:
+            return 0
+        _globalcoord(nrm, 0, obf, k, polynormal[found, 0], polynormal[found, 1], polynormal[found, 2], False)
+        idx[0] = found
+        return 1
+    for i in range(n):
+        p = edgeset[i]
+        _globalcoord(nrm, i, obf, k, polynormal[p, 0], polynormal[p, 1], polynormal[p, 2], False)
+    return n
+
+
+@kernel
+def _mesh_vertex(res, r, obf, obi, k, v, mesh):
+    """res[r] = mesh vertex v of object k in world coordinates."""
+    vert = mesh[1]
+    va = mesh[2][mesh[0][obi[k, 3]]]
+    _globalcoord(res, r, obf, k, vert[va + v, 0], vert[va + v, 1], vert[va + v, 2], True)
+
+
+@kernel
+def _mesh_edge_normals(nrm, endverts, dim, obf, obi, k, v, v1i, mesh):
+    """Unit directions of the hull edges at the touching edge (dim 2) or vertex v1i (dim 1): at
+    a vertex, for each of its polygons the edge to the polygon's previous vertex
+    (meshEdgeNormals)."""
+    if dim == 2:
+        return _edge_of_two(nrm, endverts, v)
+    if dim != 1:
+        return 0
+    polyvertadr, polyvertnum, polyvert = mesh[6], mesh[7], mesh[8]
+    polymapadr, polymapnum, polymap = mesh[10], mesh[11], mesh[12]
+    va = mesh[2][mesh[0][obi[k, 3]]]
+    n1 = polymapnum[va + v1i]
+    for i in range(n1):
+        p = polymap[polymapadr[va + v1i] + i]
+        adr = polyvertadr[p]
+        cnt = polyvertnum[p]
+        for j in range(cnt):
+            if polyvert[adr + j] == v1i:
+                prev = cnt - 1 if j == 0 else j - 1
+                _mesh_vertex(endverts, i, obf, obi, k, polyvert[adr + prev], mesh)
+                e = _normalize(endverts[i, 0] - v[0, 0], endverts[i, 1] - v[0, 1], endverts[i, 2] - v[0, 2])
+                nrm[i, 0], nrm[i, 1], nrm[i, 2] = e
+                break
+    return n1
+
+
+@kernel
+def _mesh_face(face, obf, obi, k, p, mesh):
+    """Hull polygon p of object k's mesh in world coordinates, its vertices in reverse order
+    (meshFace); returns their number."""
+    adr = mesh[6][p]
+    cnt = mesh[7][p]
+    for i in range(cnt):
+        _mesh_vertex(face, i, obf, obi, k, mesh[8][adr + cnt - 1 - i], mesh)
+    return cnt
+
+
+@kernel
+def _bare_vertices(v, n, obf, obi, k, i0, i1, mesh):
+    """Rows 0 and 1 (n of them, up to 2) of v: box corners or mesh vertices i0, i1 of object k
+    in world coordinates, without the margin (other geom types: v unchanged)."""
+    t = obi[k, 0]
+    if n > 2 or (t != GEOM_BOX and t != GEOM_MESH):
+        return
+    for r in range(n):
+        i = i0 if r == 0 else i1
+        if t == GEOM_MESH:
+            _mesh_vertex(v, r, obf, obi, k, i, mesh)
+        else:
+            sx = obf[k, 12] if (i & 1) != 0 else -obf[k, 12]
+            sy = obf[k, 13] if (i & 2) != 0 else -obf[k, 13]
+            sz = obf[k, 14] if (i & 4) != 0 else -obf[k, 14]
+            _globalcoord(v, r, obf, k, sx, sy, sz, True)
+
+
+@kernel
+def _face(face, obf, obi, k, idx, mesh):
+    """Face idx of object k (a box face, a cylinder cap or a mesh polygon); returns its vertex
+    count."""
+    t = obi[k, 0]
+    if t == GEOM_BOX:
+        return _box_face(face, obf, k, idx)
+    if t == GEOM_MESH:
+        return _mesh_face(face, obf, obi, k, idx, mesh)
+    return _cyl_face(face, obf, k, idx)
+
+
+@kernel
+def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, obf, obi, mc, mci, nm,
+                 mesh):
     """Contacts from aligned features at the EPA face (multicontact); returns the number of
-    witness pairs (nx unchanged when there is no multi-contact)."""
-    buf = work[W_MC:W_MC + W_MC_SIZE]
-    n1 = buf[0:3 * MC_NMAX].reshape((MC_NMAX, 3))
-    n2 = buf[3 * MC_NMAX:6 * MC_NMAX].reshape((MC_NMAX, 3))
-    endverts = buf[6 * MC_NMAX:9 * MC_NMAX].reshape((MC_NMAX, 3))
-    face1 = buf[9 * MC_NMAX:12 * MC_NMAX].reshape((MC_NMAX, 3))
-    face2 = buf[12 * MC_NMAX:15 * MC_NMAX].reshape((MC_NMAX, 3))
-    va = buf[15 * MC_NMAX:15 * MC_NMAX + 9].reshape((3, 3))
-    vb = buf[15 * MC_NMAX + 9:15 * MC_NMAX + 18].reshape((3, 3))
-    poly_a = buf[16 * MC_NMAX + 32:22 * MC_NMAX + 32].reshape((2 * MC_NMAX, 3))
-    poly_b = buf[22 * MC_NMAX + 32:28 * MC_NMAX + 32].reshape((2 * MC_NMAX, 3))
-    pn = buf[28 * MC_NMAX + 32:31 * MC_NMAX + 32].reshape((MC_NMAX, 3))
-    pd = buf[31 * MC_NMAX + 32:32 * MC_NMAX + 32]
-    ibuf = iwork[I_MC:I_MC + I_MC_SIZE]
-    idx1 = ibuf[0:MC_NMAX]
-    idx2 = ibuf[MC_NMAX:2 * MC_NMAX]
+    witness pairs (nx unchanged when there is no multi-contact).
+
+    mc, mci: float and int buffers for polygons of up to nm vertices (mc_size(nm), 2 nm);
+    mesh: collide_convex's mesh arrays (the hull polygons of mesh geoms)."""
+    n1 = mc[0:3 * nm].reshape((nm, 3))
+    n2 = mc[3 * nm:6 * nm].reshape((nm, 3))
+    endverts = mc[6 * nm:9 * nm].reshape((nm, 3))
+    face1 = mc[9 * nm:12 * nm].reshape((nm, 3))
+    face2 = mc[12 * nm:15 * nm].reshape((nm, 3))
+    va = mc[15 * nm:15 * nm + 9].reshape((3, 3))
+    vb = mc[15 * nm + 9:15 * nm + 18].reshape((3, 3))
+    poly_a = mc[15 * nm + 18:21 * nm + 18].reshape((2 * nm, 3))
+    poly_b = mc[21 * nm + 18:27 * nm + 18].reshape((2 * nm, 3))
+    pn = mc[27 * nm + 18:30 * nm + 18].reshape((nm, 3))
+    pd = mc[30 * nm + 18:31 * nm + 18]
+    edir = pn   # edge directions, used before the clipping planes
+    idx1 = mci[0:nm]
+    idx2 = mci[nm:2 * nm]
 
     t1 = obi[0, 0]
     t2 = obi[1, 0]
+    # a mesh without hull polygons has no features
+    if (t1 == GEOM_MESH and _mesh_polynum(obi, 0, mesh) == 0) or \
+            (t2 == GEOM_MESH and _mesh_polynum(obi, 1, mesh) == 0):
+        return nx
     margin = 0.5 * obf[0, 15] + 0.5 * obf[1, 15]
     a = fverts[face, 0]
     b = fverts[face, 1]
@@ -1824,6 +2022,11 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
     else:
         nface2 = 2 if (j2 == j0 or j2 == j1) else 3
 
+    if margin > 0:
+        # the polytope's points are supports of the shapes inflated by the margins; edges are
+        # taken between the bare vertices (MuJoCo 4.0, found against the binary)
+        _bare_vertices(va, nface1, obf, obi, 0, i0, i1, mesh)
+        _bare_vertices(vb, nface2, obf, obi, 1, j0, j1, mesh)
     dir0 = x2[0, 0] - x1[0, 0]
     dir1 = x2[0, 1] - x1[0, 1]
     dir2 = x2[0, 2] - x1[0, 2]
@@ -1837,10 +2040,14 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
         nnorms1 = _box_normals(n1, idx1, nface1, obf, 0, i0, i1, i2, nn0, nn1, nn2)
     elif t1 == GEOM_CYLINDER:
         nnorms1 = _cyl_normals(n1, idx1, obf, 0, nn0, nn1, nn2)
+    elif t1 == GEOM_MESH:
+        nnorms1 = _mesh_normals(n1, idx1, nface1, obf, obi, 0, i0, i1, i2, mesh)
     if t2 == GEOM_BOX:
         nnorms2 = _box_normals(n2, idx2, nface2, obf, 1, j0, j1, j2, dir0, dir1, dir2)
     elif t2 == GEOM_CYLINDER:
         nnorms2 = _cyl_normals(n2, idx2, obf, 1, dir0, dir1, dir2)
+    elif t2 == GEOM_MESH:
+        nnorms2 = _mesh_normals(n2, idx2, nface2, obf, obi, 1, j0, j1, j2, mesh)
 
     # aligned faces?
     fi = -1
@@ -1856,8 +2063,14 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
     if fi < 0:
         # an edge of geom 1 lying in a face of geom 2?
         nedge = 0
+        # (box and mesh edge directions go to edir: both geoms' face normals are still needed)
+        ed = n1
         if t1 == GEOM_BOX and nface1 < 3 and nface1 <= nface2:
-            nedge = _box_edge_normals(n1, endverts, nface1, obf, 0, va, i0)
+            ed = edir
+            nedge = _box_edge_normals(edir, endverts, nface1, obf, 0, va, i0)
+        elif t1 == GEOM_MESH and nface1 < 3 and nface1 <= nface2:
+            ed = edir
+            nedge = _mesh_edge_normals(edir, endverts, nface1, obf, obi, 0, va, i0, mesh)
         elif (t1 == GEOM_CYLINDER or t1 == GEOM_CAPSULE) and nnorms1 == 0:
             nedge = _side_edge(face1, obf, 0, nn0, nn1, nn2)
             if nedge and t2 == GEOM_BOX:
@@ -1866,13 +2079,19 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                 e = _normalize(face1[1, 0] - face1[0, 0], face1[1, 1] - face1[0, 1],
                                face1[1, 2] - face1[0, 2])
                 n1[0, 0], n1[0, 1], n1[0, 2] = e
+                nedge = 1  # one edge direction (the segment's two ends are in face1)
         if nedge > 0 and nnorms2 > 0:
-            ei, fi = _edge_in_face(n1, nedge, n2, nnorms2)
+            ei, fi = _edge_in_face(ed, nedge, n2, nnorms2)
             edgecon1 = fi >= 0
         if fi < 0:
             nedge = 0
+            ed = n2
             if t2 == GEOM_BOX and nface2 < 3:
-                nedge = _box_edge_normals(n2, endverts, nface2, obf, 1, vb, j0)
+                ed = edir
+                nedge = _box_edge_normals(edir, endverts, nface2, obf, 1, vb, j0)
+            elif t2 == GEOM_MESH and nface2 < 3:
+                ed = edir
+                nedge = _mesh_edge_normals(edir, endverts, nface2, obf, obi, 1, vb, j0, mesh)
             elif (t2 == GEOM_CYLINDER or t2 == GEOM_CAPSULE) and nnorms2 == 0:
                 nedge = _side_edge(face2, obf, 1, dir0, dir1, dir2)
                 if nedge and t1 == GEOM_BOX:
@@ -1881,51 +2100,47 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                     e = _normalize(face2[1, 0] - face2[0, 0], face2[1, 1] - face2[0, 1],
                                    face2[1, 2] - face2[0, 2])
                     n2[0, 0], n2[0, 1], n2[0, 2] = e
+                    nedge = 1
             if nedge > 0 and nnorms1 > 0:
-                ei, fi = _edge_in_face(n2, nedge, n1, nnorms1)
+                ei, fi = _edge_in_face(ed, nedge, n1, nnorms1)
                 edgecon2 = fi >= 0
         if fi < 0:
             return nx
 
     if edgecon1:
         # edge of geom 1 against a face of geom 2: clip the edge by the face
-        if t1 == GEOM_BOX:
+        if t1 == GEOM_BOX or t1 == GEOM_MESH:
             for q in range(3):
                 face1[0, q] = va[0, q]
                 face1[1, q] = endverts[ei, q]
         nf1 = 2
-        if t2 == GEOM_BOX:
-            nf2 = _box_face(face2, obf, 1, idx2[fi])
-        else:
-            nf2 = _cyl_face(face2, obf, 1, idx2[fi])
+        nf2 = _face(face2, obf, obi, 1, idx2[fi], mesh)
         m = _polygon_clip(face2, nf2, face1, nf1, n2[fi, 0], n2[fi, 1], n2[fi, 2],
-                          -n2[fi, 0], -n2[fi, 1], -n2[fi, 2], poly_a, poly_b, pn, pd, x2, x1, dist,
+                          n2[fi, 0], n2[fi, 1], n2[fi, 2], -n2[fi, 0], -n2[fi, 1], -n2[fi, 2],
+                          poly_a, poly_b, pn, pd, x2, x1, dist,
                           max_contacts, margin)
         return _shift(dist, m, margin) if m > 0 else nx
     if edgecon2:
-        if t2 == GEOM_BOX:
+        if t2 == GEOM_BOX or t2 == GEOM_MESH:
             for q in range(3):
                 face2[0, q] = vb[0, q]
                 face2[1, q] = endverts[ei, q]
         nf2 = 2
-        if t1 == GEOM_BOX:
-            nf1 = _box_face(face1, obf, 0, idx1[fi])
-        else:
-            nf1 = _cyl_face(face1, obf, 0, idx1[fi])
+        nf1 = _face(face1, obf, obi, 0, idx1[fi], mesh)
         m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
-                          -n1[fi, 0], -n1[fi, 1], -n1[fi, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
+                          n1[fi, 0], n1[fi, 1], n1[fi, 2], -n1[fi, 0], -n1[fi, 1], -n1[fi, 2],
+                          poly_a, poly_b, pn, pd, x1, x2, dist,
                           max_contacts, margin)
         return _shift(dist, m, margin) if m > 0 else nx
-    # face-face
-    if t1 == GEOM_BOX:
-        nf1 = _box_face(face1, obf, 0, idx1[fi])
-    else:
-        nf1 = _cyl_face(face1, obf, 0, idx1[fi])
-    if t2 == GEOM_BOX:
-        nf2 = _box_face(face2, obf, 1, idx2[fj])
-    else:
-        nf2 = _cyl_face(face2, obf, 1, idx2[fj])
-    m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
-                      n2[fj, 0], n2[fj, 1], n2[fj, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
-                      max_contacts, margin)
+    # face-face. MuJoCo 4.0 (found against the binary; its source is not at hand) clips geom 1's
+    # face, listed in reverse, by the edges of geom 2's face (planes along geom 1's normal): the
+    # points lie on geom 1's face, each one's distance and witness taken along geom 2's normal
+    nf1 = _face(endverts, obf, obi, 0, idx1[fi], mesh)
+    for i in range(nf1):
+        for q in range(3):
+            face1[i, q] = endverts[nf1 - 1 - i, q]
+    nf2 = _face(face2, obf, obi, 1, idx2[fj], mesh)
+    m = _polygon_clip(face2, nf2, face1, nf1, n2[fj, 0], n2[fj, 1], n2[fj, 2],
+                      -n1[fi, 0], -n1[fi, 1], -n1[fi, 2], -n2[fj, 0], -n2[fj, 1], -n2[fj, 2],
+                      poly_a, poly_b, pn, pd, x2, x1, dist, max_contacts, margin)
     return _shift(dist, m, margin) if m > 0 else nx

@@ -32,11 +32,13 @@ from kinedyn._jit import kernel
 from kinedyn.engine.collision_gjk import (
     I_OBI,
     MAXCONPAIR,
+    MC_NMAX,
     SUPPORT_PRISM,
     W_DIST,
     W_X1,
     W_X2,
     ccd,
+    mc_size,
     support_point,
 )
 from kinedyn.engine.collision_primitive import write_contact
@@ -74,7 +76,8 @@ def collide_hfield(geom_type, xpos, xmat, size, rbound, g1, g2, margin, ccd_tole
     """Contacts between height-field geom g1 and convex geom g2 (mjc_ConvexHField); returns the
     number written at rows c0, c0+1, ... (at most MAXCONPAIR).
 
-    mesh: (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph); hfield:
+    mesh: the mesh arrays collide_convex takes (geom_dataid, mesh_vert, mesh_vertadr,
+    mesh_graphadr, mesh_graph, then the hull polygons); hfield:
     (hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data)."""
     hsize, hnrow, hncol, hadr, hdata = hfield
     dataid = mesh[0]
@@ -106,8 +109,13 @@ def collide_hfield(geom_type, xpos, xmat, size, rbound, g1, g2, margin, ccd_tole
     t2 = geom_type[g2]
     if t2 == GEOM_MESH:
         width = max(width, 16 + 4 * mesh[4][mesh[3][dataid[g2]]])
-    obf = work[work.shape[0] - 2 * width:].reshape((2, width))
+    end = work.shape[0] - 2 * width
+    obf = work[end:].reshape((2, width))
     obi = iwork[I_OBI:I_OBI + 8].reshape((2, 4))
+    # multi-contact buffers, laid out as collide_convex's (one contact per prism never uses them)
+    nm = max(MC_NMAX, (width - 16) // 4)
+    mc = work[end - mc_size(nm):end]
+    mci = iwork[iwork.shape[0] - 2 * nm:]
     for q in range(width):
         obf[0, q] = 0.0
         obf[1, q] = 0.0
@@ -197,7 +205,8 @@ def collide_hfield(geom_type, xpos, xmat, size, rbound, g1, g2, margin, ccd_tole
                     for k in range(6):
                         acc += obf[0, 16 + 3 * k + q]
                     obf[0, q] = acc * (1.0 / 6.0)
-                dmin, nx = ccd(obf, obi, ccd_tolerance, ccd_iterations, 1, x1, x2, wdist, work, iwork)
+                dmin, nx = ccd(obf, obi, ccd_tolerance, ccd_iterations, 1, x1, x2, wdist, work, iwork,
+                               mc, mci, nm, mesh)
                 if not dmin < 0:
                     continue
                 # mjc_penetration: midpoint and unit x1 - x2, then back to the world frame
