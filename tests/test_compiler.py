@@ -347,15 +347,15 @@ def test_fluid_gravcomp_and_equality_are_simulated():
 
 _ARM = "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody>"
 UNSIMULATED = [
-    (f"<mujoco>{_ARM}<actuator><motor joint='j' damping='0.5'/></actuator></mujoco>", "motor", "damping", 1),
-    (f"<mujoco>{_ARM}<actuator><position joint='j' armature='0.5'/></actuator></mujoco>", "position",
-     "armature", 1),
+    (f"<mujoco>{_ARM}<actuator><motor joint='j' delay='0.5'/></actuator></mujoco>", "motor", "delay", 1),
+    (f"<mujoco>{_ARM}<tendon><fixed name='t'><joint joint='j' coef='1'/></fixed></tendon><actuator>"
+     "<position tendon='t' armature='0.5'/></actuator></mujoco>", "position", "armature", 1),
     (f"<mujoco>{_ARM}<actuator><pid joint='j'/><motor joint='j'/></actuator></mujoco>", "pid", None, 1),
     ("<mujoco><worldbody><body><joint springyield='1' stiffness='1'/><geom size='1'/></body></worldbody>"
      "</mujoco>", "joint", "springyield", 1),
-    ("<mujoco><worldbody><body><joint name='j' stiffness='1 0 2'/><geom size='1'/></body></worldbody>"
-     "<tendon><fixed damping='1 1'><joint joint='j' coef='1'/></fixed></tendon></mujoco>", "joint",
-     "stiffness", 2),
+    ("<mujoco><worldbody><body><joint name='j' stiffness='1' springyield='0.1'/><geom size='1'/></body>"
+     "</worldbody><tendon><fixed armature='1'><joint joint='j' coef='1'/></fixed></tendon></mujoco>", "joint",
+     "springyield", 2),
 ]
 
 
@@ -416,8 +416,8 @@ ERRORS = [
      "<motor joint='j' delay='0.1'/></actuator></mujoco>", "motor", "delay", 2, "delay is not simulated"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
      "<dcmotor joint='j'/></actuator></mujoco>", "dcmotor", None, 2, "allow_unsupported=True"),
-    ("<mujoco><worldbody><body>\n<joint armature='1' damping='1 2'/><geom size='1'/></body></worldbody>"
-     "</mujoco>", "joint", "damping", 2, "polynomial"),
+    ("<mujoco><worldbody><body>\n<joint armature='1' stiffness='1' springyield='0.1'/><geom size='1'/></body>"
+     "</worldbody></mujoco>", "joint", "springyield", 2, "plasticity"),
     ("<mujoco><worldbody><body>\n<geom type='hfield'/></body></worldbody></mujoco>", "geom", "type", 2,
      "must have valid hfieldid"),
     ("<mujoco><worldbody><body><joint type='slide' name='s'/><geom name='g' type='box' size='1 1 1'/>"

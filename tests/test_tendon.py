@@ -291,7 +291,6 @@ TENDON_ONLY = """<mujoco>{option}<worldbody><body><joint name="j" type="slide"/>
 @pytest.mark.parametrize("tendon,actuator,fragment,element,attribute", [
     ('<spatial name="s"><site site="x"/><site site="y"/></spatial>', "", "site 'x' not found", "site", "site"),
     ('<fixed name="t" armature="0.1"><joint joint="j" coef="1"/></fixed>', "", "armature", "fixed 't'", "armature"),
-    ('<fixed name="t" stiffness="1 2"><joint joint="j" coef="1"/></fixed>', "", "polynomial", "fixed 't'", "stiffness"),
     ('<fixed name="t" springyield="1"><joint joint="j" coef="1"/></fixed>', "", "springyield", "fixed 't'", "springyield"),
     ('<fixed name="t"></fixed>', "", "path cannot be empty", "fixed 't'", None),
     ('<fixed name="t"><joint joint="k" coef="1"/></fixed>', "", "joint 'k' not found", "joint", "joint"),
@@ -314,7 +313,7 @@ TENDON_ONLY = """<mujoco>{option}<worldbody><body><joint name="j" type="slide"/>
 ])
 def test_errors(tendon, actuator, fragment, element, attribute):
     xml = TENDON_ONLY.format(option="", tendon=tendon, actuator=actuator)
-    if not any(k in fragment for k in ("armature", "polynomial", "springyield")):  # MuJoCo has these
+    if not any(k in fragment for k in ("armature", "springyield")):  # MuJoCo has these
         with pytest.raises(ValueError):
             mujoco.MjModel.from_xml_string(xml)
     with warnings.catch_warnings():

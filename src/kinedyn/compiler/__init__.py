@@ -12,7 +12,8 @@ Modules, in the order a model passes through them:
 After the arrays are built, ``kinedyn.engine.setconst.set_const(model)`` computes the
 quantities that need the kinematics at qpos0
 (``actuator_acc0``, ``actuator_length0``, kv from ``dampratio``, the ``*_invweight0``,
-the pose-dependent ``eq_data``) and
+the pose-dependent ``eq_data``), ``build.auto_spring_damper`` the stiffness and damping of
+joints with ``springdamper``, and
 ``kinedyn.engine.lengthrange.set_length_range`` the muscles' ``actuator_lengthrange``
 (MuJoCo's simulation, run with kinedyn's own pipeline).
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kinedyn.compiler import frames
-from kinedyn.compiler.build import Compiler, check_finite
+from kinedyn.compiler.build import Compiler, auto_spring_damper, check_finite
 from kinedyn.engine.lengthrange import set_length_range
 from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const
@@ -80,6 +81,7 @@ def _compile(root: Node, path, allow_unsupported: bool, fusestatic: bool = False
     model = compiler.run()
     check_finite(model, compiler)
     set_const(model, compiler.body_simple)
+    auto_spring_damper(model, compiler)  # joint springdamper, from dof_invweight0
     set_length_range(model, compiler.lropt, compiler.actuator_nodes)
     check_finite(model, compiler)  # set_const's values at qpos0 can overflow too
     return model

@@ -29,8 +29,7 @@ COMMON_ATTRS = {"group", "ctrlrange", "ctrllimited", "forcelimited", "forcerange
 # MuJoCo 4.0 actuator attributes kinedyn does not simulate, reported (Compiler._report: ModelError
 # naming the attribute, unless allow_unsupported) when they would change the dynamics; nsample and
 # interp alone only keep a control history that nothing reads without a delay
-_UNSIMULATED = {"delay": "delay", "damping": "damping (reflected at the transmission target)",
-                "armature": "armature (reflected at the transmission target)",
+_UNSIMULATED = {"delay": "delay",
                 "input": "inputs (multi-input actuators)",
                 "velrange": "velocity input (multi-input actuators)",
                 "ffrange": "feedforward input (multi-input actuators)"}
@@ -52,7 +51,7 @@ def new_spec() -> dict:
         dynprm=[1.0] + [0.0] * (NDYN - 1), gainprm=[1.0] + [0.0] * (NGAIN - 1), biasprm=[0.0] * NBIAS,
         gear=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], ctrlrange=[0.0, 0.0], forcerange=[0.0, 0.0],
         actrange=[0.0, 0.0], lengthrange=[0.0, 0.0], ctrllimited=2, forcelimited=2, actlimited=2,
-        group=0, actearly=0, actdim=-1, inheritrange=0.0, cranklength=0.0,
+        group=0, actearly=0, actdim=-1, inheritrange=0.0, cranklength=0.0, damping=[0.0] * 3, armature=0.0,
         trntype=None, target=None, target_attr=None, refsite=None, slidersite=None)
 
 
@@ -92,6 +91,11 @@ def _apply_common(spec: dict, attrs: dict, node: Node, report=_refuse) -> None:
             spec[lim] = LIMITED[attrs[lim]]
     if "gear" in attrs:
         _partial(spec["gear"], attrs["gear"])
+    if "damping" in attrs:  # the linear coefficient, then the polynomial's (as the joint's damping)
+        spec["damping"] = list(spec["damping"])
+        _partial(spec["damping"], attrs["damping"])
+    if "armature" in attrs:
+        spec["armature"] = attrs["armature"]
     if "cranklength" in attrs:
         spec["cranklength"] = attrs["cranklength"]
 
@@ -283,10 +287,11 @@ def _islimited(flag: int, rng) -> bool:
 
 def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joint_ids: dict,
                      tendons: list = (), tendon_ids: dict | None = None, site_ids: dict | None = None,
-                     body_ids: dict | None = None) -> dict:
+                     body_ids: dict | None = None, report=_refuse) -> dict:
     """Resolve the target, inheritrange and limits of an expanded actuator (mjCActuator::Compile).
 
-    ``tendons`` are the compiled tendon dicts (``range``), ``*_ids`` map names to ids.
+    ``tendons`` are the compiled tendon dicts (``range``), ``*_ids`` map names to ids; ``report``
+    as in :func:`apply_shortcut`.
     """
     if spec["target"] is None:
         raise node.error("missing transmission target for actuator")
@@ -395,6 +400,13 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
     if spec["gainprm"][0] == -spec["biasprm"][1] and spec["biasprm"][2] > 0 and spec["gainprm"][0] < 0:
         raise node.error("dampratio needs a non-negative kp (gainprm[0])",
                          "kp" if node.tag in ("position", "intvelocity") else "gainprm")
+    # damping and armature are reflected at a joint or tendon target (mjCActuator::Compile)
+    for attr, active in (("damping", any(spec["damping"])), ("armature", bool(spec["armature"]))):
+        if active and trntype not in (TrnType.JOINT, TrnType.JOINTINPARENT, TrnType.TENDON):
+            raise node.error(f"{attr} requires joint or tendon transmission in actuator", attr)
+    if spec["armature"] and trntype == TrnType.TENDON:
+        report("actuator armature on a tendon (tendon armature) is not simulated", node, "armature")
+    out["damping"], out["dampingpoly"] = spec["damping"][0], list(spec["damping"][1:3])
     out["trnid"] = target_id
     out["trnid2"] = target_id2
     return out

@@ -33,6 +33,7 @@ from kinedyn.engine.types import (
     MINVAL,
     NEQDATA,
     NIMP,
+    NPOLY,
     NREF,
     ConeType,
     DisableBit,
@@ -43,6 +44,7 @@ from kinedyn.engine.types import (
     JointType,
     ObjType,
     SolverType,
+    TrnType,
     WrapType,
 )
 from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
@@ -1038,12 +1040,9 @@ class Compiler:
         a, node = joint.attrs, joint.node
         jtype = _JOINTTYPE[a["type"]]
         joint.type = jtype
-        for attr in ("stiffness", "damping"):
-            if a[attr][1] or a[attr][2]:
-                self._report(f"polynomial joint {attr} (its quadratic and cubic terms) is not simulated",
-                             node, attr)
-        if a["springdamper"][0] or a["springdamper"][1]:
-            self._report("joint springdamper is not simulated", node, "springdamper")
+        springdamper = list(a["springdamper"])
+        if (springdamper[0] or springdamper[1]) and min(springdamper) <= 0:
+            raise node.error("when defined, springdamper values must be positive in joint", "springdamper")
         if a.get("springyield"):
             self._report("joint plasticity (springyield) is not simulated", node, "springyield")
         rng = list(a["range"])
@@ -1098,11 +1097,12 @@ class Compiler:
         joint.compiled = dict(limited=int(is_limited), actfrclimited=int(is_frclimited), range=rng,
                               actfrcrange=frc, axis=axis, pos=pos, ref=ref, springref=springref,
                               group=a["group"], stiffness=a["stiffness"][0], damping=a["damping"][0],
+                              stiffnesspoly=list(a["stiffness"][1:3]), dampingpoly=list(a["damping"][1:3]),
                               armature=a["armature"], frictionloss=a["frictionloss"], margin=a["margin"],
                               solref=list(a["solreflimit"]), solimp=list(a["solimplimit"]),
                               solreffriction=list(a["solreffriction"]),
                               solimpfriction=list(a["solimpfriction"]),
-                              actgravcomp=int(a["actuatorgravcomp"] == "true"))
+                              actgravcomp=int(a["actuatorgravcomp"] == "true"), springdamper=springdamper)
 
     def _check_moving_masses(self) -> None:
         # valid: the body, or a body welded to it through jointless children, has mass and inertia;
@@ -1163,10 +1163,6 @@ class Compiler:
                     raise node.error(f"tendon '{name}' (id = {tid}): joint {k} is repeated")
                 wraps.append((jid, sa["coef"]))
                 wtypes.append(int(WrapType.JOINT))
-            for attr in ("stiffness", "damping"):
-                if a[attr][1] or a[attr][2]:
-                    self._report(f"polynomial tendon {attr} (its quadratic and cubic terms) is not "
-                                 "simulated", node, attr)
             if a["armature"]:
                 self._report("tendon armature is not simulated", node, "armature")
             if a["springyield"]:
@@ -1197,6 +1193,7 @@ class Compiler:
                 node=node, name=name, wraps=wraps, wtypes=wtypes, group=a["group"], limited=int(limited),
                 actfrclimited=int(frclimited), range=rng, actfrcrange=frc, margin=a["margin"],
                 stiffness=a["stiffness"][0], damping=a["damping"][0], frictionloss=a["frictionloss"],
+                stiffnesspoly=list(a["stiffness"][1:3]), dampingpoly=list(a["damping"][1:3]),
                 lengthspring=spring, solref_lim=list(a["solreflimit"]), solimp_lim=list(a["solimplimit"]),
                 solref_fri=list(a["solreffriction"]), solimp_fri=list(a["solimpfriction"])))
 
@@ -1389,7 +1386,8 @@ class Compiler:
                 cls = dflt.lookup(self.classes, node, "class", attrs["class"])
             spec = act.expand(tag, attrs, node, cls.actuators, self._report)
             self.actuators.append(act.compile_actuator(spec, node, self.autolimits, self.joints, joint_ids,
-                                                       self.tendons, tendon_ids, site_ids, body_ids))
+                                                       self.tendons, tendon_ids, site_ids, body_ids,
+                                                       self._report))
             self.actuator_nodes.append(node)
             self.actuator_names.append(attrs.get("name", ""))
         # names are unique across all <actuator> sections
@@ -1493,6 +1491,7 @@ class Compiler:
         qpos0, qpos_spring = np.zeros(nq), np.zeros(nq)
         dof_bodyid, dof_jntid, dof_parentid = [], [], []
         dof_armature, dof_damping, dof_frictionloss, dof_solref, dof_solimp = [], [], [], [], []
+        dof_dampingpoly = []
         body_jntnum, body_jntadr, body_dofnum, body_dofadr = [], [], [], []
         lastdof = [-1] * nbody
         qadr = dadr = jadr = 0
@@ -1523,6 +1522,7 @@ class Compiler:
                     last = dadr
                     dof_armature.append(c["armature"])
                     dof_damping.append(c["damping"])
+                    dof_dampingpoly.append(c["dampingpoly"])
                     dof_frictionloss.append(c["frictionloss"])
                     dof_solref.append(c["solreffriction"])  # mjCModel::CopyTree: each dof of the joint
                     dof_solimp.append(c["solimpfriction"])
@@ -1552,6 +1552,7 @@ class Compiler:
         arr["jnt_pos"] = jcol("pos", 3)
         arr["jnt_axis"] = jcol("axis", 3)
         arr["jnt_stiffness"] = jcol("stiffness")
+        arr["jnt_stiffnesspoly"] = jcol("stiffnesspoly", NPOLY)
         arr["jnt_range"] = jcol("range", 2)
         arr["jnt_actfrcrange"] = jcol("actfrcrange", 2)
         arr["jnt_margin"] = jcol("margin")
@@ -1562,6 +1563,7 @@ class Compiler:
         arr["dof_parentid"] = np.array(dof_parentid, dtype=np.int32)
         arr["dof_armature"] = np.array(dof_armature, dtype=float)
         arr["dof_damping"] = np.array(dof_damping, dtype=float)
+        arr["dof_dampingpoly"] = np.array(dof_dampingpoly, dtype=float).reshape(nv, NPOLY)
         arr["dof_frictionloss"] = np.array(dof_frictionloss, dtype=float)
         arr["dof_solref"] = np.array(dof_solref, dtype=float).reshape(nv, NREF)
         arr["dof_solimp"] = np.array(dof_solimp, dtype=float).reshape(nv, NIMP)
@@ -1639,6 +1641,9 @@ class Compiler:
         arr["tendon_margin"] = tcol("margin")
         arr["tendon_stiffness"] = tcol("stiffness")
         arr["tendon_damping"] = tcol("damping")
+        arr["tendon_stiffnesspoly"] = tcol("stiffnesspoly", NPOLY)
+        arr["tendon_dampingpoly"] = tcol("dampingpoly", NPOLY)
+        arr["tendon_armature"] = np.zeros(ntendon)  # a tendon armature is refused (_tendons)
         arr["tendon_frictionloss"] = tcol("frictionloss")
         arr["tendon_solref_lim"] = tcol("solref_lim", NREF)
         arr["tendon_solimp_lim"] = tcol("solimp_lim", NIMP)
@@ -1680,6 +1685,18 @@ class Compiler:
         arr["actuator_actrange"] = acol("actrange", 2)
         arr["actuator_gear"] = acol("gear", 6)
         arr["actuator_cranklength"] = acol("cranklength")
+        arr["actuator_damping"] = acol("damping")
+        arr["actuator_dampingpoly"] = acol("dampingpoly", NPOLY)
+        arr["actuator_armature"] = acol("armature")
+        # the joint or tendon each actuator's damping and armature go to (mj_actuatorDamping reads
+        # them there): the actuator's id, or -2 when several actuators add to the same target
+        arr["jnt_actuatorid"] = np.full(njnt, -1, dtype=np.int32)
+        arr["tendon_actuatorid"] = np.full(ntendon, -1, dtype=np.int32)
+        for i, a in enumerate(acts):
+            if not (a["damping"] or any(a["dampingpoly"]) or a["armature"]):
+                continue
+            target = arr["tendon_actuatorid"] if a["trntype"] == TrnType.TENDON else arr["jnt_actuatorid"]
+            target[a["trnid"]] = i if target[a["trnid"]] == -1 else -2
         arr["actuator_acc0"] = np.zeros(nu)
         arr["actuator_length0"] = np.zeros(nu)
         arr["actuator_lengthrange"] = acol("lengthrange", 2)
@@ -1793,6 +1810,24 @@ class Compiler:
 _CAMLIGHT_MODE = {"fixed": 0, "track": 1, "trackcom": 2, "targetbody": 3, "targetbodycom": 4}
 _CAM_OUTPUT = dflt.CAM_OUTPUT
 _LIGHT_TYPE = {"spot": 0, "directional": 1, "point": 2, "image": 3}
+
+
+def auto_spring_damper(model, compiler: Compiler) -> None:
+    """Joint ``springdamper="timeconst dampratio"`` -> jnt_stiffness and dof_damping, after set_const.
+
+    As mjCModel::AutoSpringDamper: the joint's mean inertia at qpos0 is I = ndof / sum(dof_invweight0)
+    over its dofs, and the stiffness and damping are those of solref's mass-spring-damper,
+    k = I / (timeconst^2 dampratio^2), b = 2 I / timeconst (the authored stiffness and damping are
+    replaced). It runs after dof_invweight0 is known and before the lengthrange simulation.
+    """
+    for j in compiler.joints:
+        timeconst, dampratio = j.compiled["springdamper"]
+        if timeconst <= 0 or dampratio <= 0:
+            continue
+        adr, ndof = int(model.jnt_dofadr[j.id]), JointType(j.type).nv
+        inertia = ndof / max(MINVAL, sum(float(w) for w in model.dof_invweight0[adr:adr + ndof]))
+        model.jnt_stiffness[j.id] = inertia / max(MINVAL, timeconst * timeconst * dampratio * dampratio)
+        model.dof_damping[adr:adr + ndof] = 2.0 * inertia / max(MINVAL, timeconst)
 
 
 def check_finite(model, compiler: Compiler) -> None:

@@ -31,6 +31,7 @@ from kinedyn.engine.util_linalg3 import (
     skew_mul_entry,
 )
 from kinedyn.engine.util_muscle import muscle_gain_vel
+from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
 
 
 @handle_entry
@@ -48,14 +49,31 @@ def _is_free_body(m, j):
 @handle_entry
 def eulerdamp_active(m):
     """Whether the Euler step integrates joint damping implicitly: the eulerdamp and damper
-    flags are on and some dof has damping (mj_EulerSkip, mj_discreteAcc)."""
+    flags are on and some dof has positive damping, polynomial damping or an actuator adding
+    damping or armature to its joint (mj_EulerSkip, mj_discreteAcc)."""
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     if flags & DSBL_EULERDAMP or flags & DSBL_DAMPER:
         return False
     for v in range(m.nv):
-        if m.dof_damping[v] > 0.0:
+        if m.dof_damping[v] > 0.0 or m.dof_dampingpoly[v, 0] != 0.0 or m.dof_dampingpoly[v, 1] != 0.0 \
+                or m.jnt_actuatorid[m.dof_jntid[v]] != -1:
             return True
     return False
+
+
+@handle_entry
+def dof_damping_deriv(m, d, v):
+    """d(qvel k(qvel))/dqvel of dof ``v``'s damper, the actuators' damping included: the damping
+    the implicit integrators treat implicitly (mjd_passive_vel, mj_EulerSkip)."""
+    damping, p0, p1 = dof_damping_poly(m, v)
+    return poly_force_deriv(damping, p0, p1, d.qvel[v], True)
+
+
+@handle_entry
+def tendon_damping_deriv(m, d, t):
+    """d(v k(v))/dv of tendon ``t``'s damper at its velocity, the actuators' damping included."""
+    damping, p0, p1 = tendon_damping_poly(m, t)
+    return poly_force_deriv(damping, p0, p1, d.ten_velocity[t], True)
 
 
 @handle_entry
@@ -89,10 +107,10 @@ def free_body_mhat(m, d, j):
             a[c, r] = d.M[row + k]
     if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
         for r in range(6):
-            a[r, r] += h * m.dof_damping[adr + r]
+            a[r, r] += h * dof_damping_deriv(m, d, adr + r)
         # tendon damping: qDeriv -= damping ten_J' ten_J, on this block too
         for t in range(m.ntendon):
-            damping = m.tendon_damping[t]
+            damping = tendon_damping_deriv(m, d, t)
             if damping == 0.0:
                 continue
             jt = d.ten_J[t]
@@ -170,10 +188,10 @@ def implicit_matrix(m, d, qh):
         qh[k] = d.M[k]
     if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
         for v in range(m.nv):
-            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * m.dof_damping[v]
+            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * dof_damping_deriv(m, d, v)
         # tendon damping: D -= damping * ten_J^T ten_J (mjd_passive_vel)
         for t in range(m.ntendon):
-            damping = m.tendon_damping[t]
+            damping = tendon_damping_deriv(m, d, t)
             if damping == 0.0:
                 continue
             jt = d.ten_J[t]

@@ -26,7 +26,13 @@ from kinedyn.engine.callbacks import has_actuator_callbacks
 from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, warn_if_contacts_dropped
 from kinedyn.engine.data import reset
-from kinedyn.engine.derivative import _free_body_implicit, _is_free_body, eulerdamp_active, implicit_matrix
+from kinedyn.engine.derivative import (
+    _free_body_implicit,
+    _is_free_body,
+    dof_damping_deriv,
+    eulerdamp_active,
+    implicit_matrix,
+)
 from kinedyn.engine.forward import (
     FORWARD_PARTS,
     forward_entry,
@@ -123,11 +129,11 @@ def _advance(m, d, act_dot, qacc, qvel):
 def _euler(m, d):
     qacc = d.scratch_nv_a
     if eulerdamp_active(m):
-        # implicit in damping: (M + h diag(damping)) qacc = qfrc_smooth
+        # implicit in damping: (M + h diag(B)) qacc = qfrc_smooth, B = d(v k(v))/dv of the dampers
         qh = d.scratch_nC
         copy(qh, d.M)
         for v in range(m.nv):
-            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += m.opt_timestep[0] * m.dof_damping[v]
+            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += m.opt_timestep[0] * dof_damping_deriv(m, d, v)
         factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
         _total_force(d, qacc)
         solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)

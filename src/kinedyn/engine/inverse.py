@@ -25,7 +25,13 @@ import math
 
 from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
-from kinedyn.engine.derivative import _is_free_body, eulerdamp_active, free_body_mhat, implicit_matrix
+from kinedyn.engine.derivative import (
+    _is_free_body,
+    dof_damping_deriv,
+    eulerdamp_active,
+    free_body_mhat,
+    implicit_matrix,
+)
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.sensor import sensor_acc_entry, sensor_pos_inverse_entry, sensor_vel_entry
 from kinedyn.engine.smooth_inertia import mul_m_kernel, solve_ld
@@ -51,7 +57,8 @@ def discrete_acc(m, d, qacc):
     """qacc = the continuous-time acceleration of the discrete-time d.qacc (mj_discreteAcc).
 
     Euler with implicit damping (eulerdamp and damper flags on, some dof damping):
-    M^-1 (M + h diag(dof_damping)) qacc; implicitfast: M^-1 (M - h D) qacc with D as the
+    M^-1 (M + h diag(B)) qacc, B the derivative of the dof dampers (derivative.dof_damping_deriv);
+    implicitfast: M^-1 (M - h D) qacc with D as the
     integrator builds it, the rows of each lone free body replaced by its 6x6 system
     (mjd_freeMhat) times its qacc. Otherwise (Euler without implicit damping) qacc is
     copied. RK4 is refused by the callers (MuJoCo's mjERROR); here it copies too.
@@ -64,7 +71,7 @@ def discrete_acc(m, d, qacc):
         mul_m_kernel(qfrc, d.M, d.qacc, m.M_rownnz, m.M_rowadr, m.M_colind)
         h = m.opt_timestep[0]
         for v in range(nv):
-            qfrc[v] += h * m.dof_damping[v] * d.qacc[v]
+            qfrc[v] += h * dof_damping_deriv(m, d, v) * d.qacc[v]
     elif integrator == INT_IMPLICITFAST:
         # qfrc = (M - h D) qacc, symmetric product from the lower triangle
         qh = d.scratch_nC

@@ -15,6 +15,8 @@ disabled every passive force is zero, as in MuJoCo.
 
 from __future__ import annotations
 
+import math
+
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
@@ -30,6 +32,7 @@ from kinedyn.engine.types import (
     JNT_FREE,
     OPT_DISABLEFLAGS,
 )
+from kinedyn.engine.util_poly import dof_damping_poly, poly_force
 from kinedyn.engine.util_spatial import (
     normalize4,
     sub_quat,
@@ -39,9 +42,9 @@ from kinedyn.engine.util_spatial import (
 @kernel(inline="always")
 def _passive(
     # model
-    jnt_type, jnt_qposadr, jnt_dofadr, jnt_stiffness, qpos_spring, dof_damping, disableflags,
+    jnt_type, jnt_qposadr, jnt_dofadr, jnt_stiffness, jnt_stiffnesspoly, qpos_spring, disableflags,
     # data in
-    qpos, qvel,
+    qpos,
     # data out (qfrc_passive is summed by passive_entry, after the tendon forces)
     qfrc_spring, qfrc_damper, qfrc_passive,
     # scratch: quaternion and vector rows
@@ -49,22 +52,28 @@ def _passive(
 ):
     QPOS, QSPRING, QTMP, DIF = 0, 1, 2, 0
     njnt = jnt_type.shape[0]
-    nv = dof_damping.shape[0]
     qfrc_spring[:] = 0.0
     qfrc_damper[:] = 0.0
 
-    # joint springs: qfrc_spring = -stiffness * (qpos - qpos_spring), on the manifold for quaternions
+    # joint springs: qfrc_spring = -k(x) x, x = qpos - qpos_spring, on the manifold for quaternions;
+    # k(x) = stiffness + poly[0] x + poly[1] x^2 with x the norm of the translation or rotation
+    # vector for free and ball joints (mju_polyForce)
     if not disableflags & DSBL_SPRING:
         for j in range(njnt):
             stiffness = jnt_stiffness[j]
-            if stiffness == 0.0:
+            p0, p1 = jnt_stiffnesspoly[j, 0], jnt_stiffnesspoly[j, 1]
+            if stiffness == 0.0 and p0 == 0.0 and p1 == 0.0:
                 continue
             padr = jnt_qposadr[j]
             dadr = jnt_dofadr[j]
             jtype = jnt_type[j]
             if jtype == JNT_FREE:
                 for k in range(3):
-                    qfrc_spring[dadr + k] = -stiffness * (qpos[padr + k] - qpos_spring[padr + k])
+                    sv[DIF, k] = qpos[padr + k] - qpos_spring[padr + k]
+                r = math.sqrt(sv[DIF, 0] * sv[DIF, 0] + sv[DIF, 1] * sv[DIF, 1] + sv[DIF, 2] * sv[DIF, 2])
+                k_r = poly_force(stiffness, p0, p1, r, False)
+                for k in range(3):
+                    qfrc_spring[dadr + k] = -k_r * sv[DIF, k]
                 padr += 3
                 dadr += 3
             if jtype == JNT_FREE or jtype == JNT_BALL:
@@ -74,22 +83,34 @@ def _passive(
                     sq[QSPRING, k] = qpos_spring[padr + k]
                 normalize4(sq, QPOS)
                 sub_quat(sv, DIF, sq, QPOS, sq, QSPRING, sq, QTMP)
+                r = math.sqrt(sv[DIF, 0] * sv[DIF, 0] + sv[DIF, 1] * sv[DIF, 1] + sv[DIF, 2] * sv[DIF, 2])
+                k_r = poly_force(stiffness, p0, p1, r, False)
                 for k in range(3):
-                    qfrc_spring[dadr + k] = -stiffness * sv[DIF, k]
+                    qfrc_spring[dadr + k] = -k_r * sv[DIF, k]
             else:
-                qfrc_spring[dadr] = -stiffness * (qpos[padr] - qpos_spring[padr])
+                x = qpos[padr] - qpos_spring[padr]
+                qfrc_spring[dadr] = -x * poly_force(stiffness, p0, p1, x, False)
 
-    # dof dampers: qfrc_damper = -damping * qvel
-    if not disableflags & DSBL_DAMPER:
-        for v in range(nv):
-            qfrc_damper[v] = -dof_damping[v] * qvel[v]
+
+@kernel
+def _dof_dampers(m, d):
+    """qfrc_damper = -v k(v), k(v) = damping + poly[0] |v| + poly[1] v^2 with the damping of the
+    actuators on the dof's joint added (the dof loop of mj_springdamper)."""
+    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
+        return
+    for v in range(m.nv):
+        damping, p0, p1 = dof_damping_poly(m, v)
+        if damping != 0.0 or p0 != 0.0 or p1 != 0.0:
+            qv = d.qvel[v]
+            d.qfrc_damper[v] = -qv * poly_force(damping, p0, p1, qv, True)
 
 
 @handle_entry
 def passive_entry(m, d):
-    _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.qpos_spring, m.dof_damping,
-             m.opt_flags[OPT_DISABLEFLAGS], d.qpos, d.qvel, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
+    _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.jnt_stiffnesspoly, m.qpos_spring,
+             m.opt_flags[OPT_DISABLEFLAGS], d.qpos, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
              d.scratch_quat, d.scratch_vec)
+    _dof_dampers(m, d)
     # tendon spring-dampers join the joint ones before the sum, as in mj_springdamper / mj_passive
     tendon_passive_entry(m, d)
     for v in range(m.nv):

@@ -50,6 +50,7 @@ from kinedyn.engine.types import (
     WRAP_PULLEY,
     WRAP_SPHERE,
 )
+from kinedyn.engine.util_poly import poly_force, tendon_damping_poly
 from kinedyn.engine.util_spatial import quat_product, rotated_by_quat, row6
 
 
@@ -128,7 +129,8 @@ def _equality_forces(m, d):
 
 @kernel
 def _tendon_force(m, d, t):
-    """The scalar force of tendon t (positive pushes, negative pulls): spring and damper, the
+    """The scalar force of tendon t (positive pushes, negative pulls): spring and damper (with
+    their polynomial terms and the actuators' damping: smooth_tendon.tendon_passive_kernel), the
     actuators acting on it, and its limit, friction-loss and equality rows."""
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     force = 0.0
@@ -136,9 +138,12 @@ def _tendon_force(m, d, t):
         length = d.ten_length[t]
         lower, upper = m.tendon_lengthspring[t, 0], m.tendon_lengthspring[t, 1]
         x = length - upper if length > upper else (length - lower if length < lower else 0.0)
-        force -= m.tendon_stiffness[t] * x
+        force -= x * poly_force(m.tendon_stiffness[t], m.tendon_stiffnesspoly[t, 0],
+                                m.tendon_stiffnesspoly[t, 1], x, False)
     if not flags & DSBL_DAMPER:
-        force -= m.tendon_damping[t] * d.ten_velocity[t]
+        damping, p0, p1 = tendon_damping_poly(m, t)
+        vel = d.ten_velocity[t]
+        force -= vel * poly_force(damping, p0, p1, vel, True)
     for i in range(m.nu):
         if m.actuator_trntype[i] == TRN_TENDON and m.actuator_trnid[i, 0] == t:
             force += m.actuator_gear[i, 0] * d.actuator_force[i]

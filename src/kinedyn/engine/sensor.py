@@ -51,6 +51,7 @@ from kinedyn.engine.types import (
     ObjType,
     SensorType,
 )
+from kinedyn.engine.util_poly import poly_potential
 from kinedyn.engine.util_spatial import quat_product
 
 ENBL_ENERGY = int(EnableBit.ENERGY)
@@ -307,9 +308,12 @@ def energy_pos_kernel(m, d):
         for b in range(1, m.nbody):
             e -= m.body_mass[b] * (g[0] * d.xipos[b, 0] + g[1] * d.xipos[b, 1] + g[2] * d.xipos[b, 2])
     if not flags & DSBL_SPRING:
+        # mju_polyPotential of the displacement x: 0.5 k x^2 + poly[0] x^3 / 3 + poly[1] x^4 / 4,
+        # x the norm of the translation or rotation vector for free and ball joints
         for j in range(m.njnt):
             k = m.jnt_stiffness[j]
-            if k == 0.0:
+            p0, p1 = m.jnt_stiffnesspoly[j, 0], m.jnt_stiffnesspoly[j, 1]
+            if k == 0.0 and p0 == 0.0 and p1 == 0.0:
                 continue
             a = m.jnt_qposadr[j]
             jt = m.jnt_type[j]
@@ -317,19 +321,18 @@ def energy_pos_kernel(m, d):
                 x2 = 0.0
                 for i in range(3):
                     x2 += (d.qpos[a + i] - m.qpos_spring[a + i]) ** 2
-                e += 0.5 * k * x2
+                e += poly_potential(k, p0, p1, math.sqrt(x2))
                 a += 3
             if jt == JNT_FREE or jt == JNT_BALL:
-                e += 0.5 * k * _quat_vel_norm2(d.qpos, a, m.qpos_spring, a)
+                e += poly_potential(k, p0, p1, math.sqrt(_quat_vel_norm2(d.qpos, a, m.qpos_spring, a)))
             else:
-                x = d.qpos[a] - m.qpos_spring[a]
-                e += 0.5 * k * x * x
+                e += poly_potential(k, p0, p1, d.qpos[a] - m.qpos_spring[a])
         for t in range(m.ntendon):
-            k = m.tendon_stiffness[t]
             length = d.ten_length[t]
             lo, hi = m.tendon_lengthspring[t, 0], m.tendon_lengthspring[t, 1]
             x = length - hi if length > hi else (length - lo if length < lo else 0.0)
-            e += 0.5 * k * x * x
+            e += poly_potential(m.tendon_stiffness[t], m.tendon_stiffnesspoly[t, 0],
+                                m.tendon_stiffnesspoly[t, 1], x)
     d.energy[0] = e
     d.scratch_sensor_flags[FLG_ENERGYPOS] = 1
 

@@ -33,6 +33,7 @@ from kinedyn.engine.types import (
     MINVAL,
     OBJ_BODY,
     OBJ_SITE,
+    DisableBit,
     JointType,
 )
 
@@ -65,9 +66,14 @@ def set_const(model, body_simple) -> None:
     # The whole forward pass, though only its position stage is used here: it is the entry the
     # user's first `forward` needs anyway, so a cold start compiles the position stage once
     # instead of twice (standalone and inside forward). The later stages' outputs are discarded.
+    # Contacts are disabled, as mjCModel::Compile does around mj_setConst: a body transmission
+    # (adhesion) has no moment at qpos0, so its acc0 and length0 are 0.
+    flags = model.opt.disableflags
+    model.opt.disableflags = flags | DisableBit.CONTACT
     try:
         forward(model, d)
     finally:
+        model.opt.disableflags = flags
         for mode, values in zip(modes, saved, strict=True):
             mode[:] = values
     _set_camlight0(model, d)

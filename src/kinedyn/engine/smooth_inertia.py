@@ -16,6 +16,7 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data, float_array
+from kinedyn.engine.util_poly import actuator_armature as actuator_armature_of
 from kinedyn.engine.util_spatial import mul_inert_vec, unsigned_index
 
 
@@ -24,6 +25,8 @@ from kinedyn.engine.util_spatial import mul_inert_vec, unsigned_index
 def _crb(
     # model
     body_parentid, dof_bodyid, dof_parentid, dof_armature, M_rownnz, M_rowadr,
+    # model: the armature actuators add to their joints (util_poly.actuator_armature)
+    dof_jntid, jnt_actuatorid, actuator_armature, actuator_gear, actuator_trnid, actuator_trntype,
     # data in
     cinert, cdof,
     # data out
@@ -44,7 +47,8 @@ def _crb(
             for k in range(10):
                 crb[p, k] += crb[b, k]
 
-    # M(i, j) = cdof_j . (crb_body(i) cdof_i) for every ancestor j of i; armature on the diagonal.
+    # M(i, j) = cdof_j . (crb_body(i) cdof_i) for every ancestor j of i; armature on the diagonal
+    # (the dof's, plus gear[0]^2 times that of the actuators on its joint).
     # Rows of "simple" dofs (see M_rownnz) store only the diagonal: their couplings are zero.
     # Each stored entry is written exactly once, so M needs no zero fill first.
     for i in range(nv):
@@ -55,7 +59,12 @@ def _crb(
         # to M alias buf, so a dot6 with buf would reload it for every ancestor
         f0, f1, f2, f3, f4, f5 = buf[0, 0], buf[0, 1], buf[0, 2], buf[0, 3], buf[0, 4], buf[0, 5]
         j = unsigned_index(i)
-        M[adr] = dof_armature[i] + _dot6_with(cdof, j, f0, f1, f2, f3, f4, f5)
+        armature = dof_armature[i]
+        jnt = dof_jntid[i]
+        if jnt_actuatorid[jnt] != -1:
+            armature += actuator_armature_of(jnt_actuatorid[jnt], jnt, False, actuator_armature,
+                                             actuator_gear, actuator_trnid, actuator_trntype)
+        M[adr] = armature + _dot6_with(cdof, j, f0, f1, f2, f3, f4, f5)
         adr -= 1
         while adr >= start:
             j = unsigned_index(dof_parentid[j])
@@ -151,7 +160,8 @@ def mul_m_kernel(res, M, vec, M_rownnz, M_rowadr, M_colind):
 @handle_entry
 def crb_entry(m, d):
     _crb(m.body_parentid, m.dof_bodyid, m.dof_parentid, m.dof_armature, m.M_rownnz, m.M_rowadr,
-         d.cinert, d.cdof, d.crb, d.M, d.scratch_vec)
+         m.dof_jntid, m.jnt_actuatorid, m.actuator_armature, m.actuator_gear, m.actuator_trnid,
+         m.actuator_trntype, d.cinert, d.cdof, d.crb, d.M, d.scratch_vec)
 
 
 @kernel

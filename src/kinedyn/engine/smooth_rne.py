@@ -19,6 +19,7 @@ from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data, out_array
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.types import DSBL_GRAVITY, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
+from kinedyn.engine.util_poly import actuator_armature
 from kinedyn.engine.util_spatial import (
     add6,
     add_scaled6,
@@ -257,8 +258,8 @@ def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | N
     Uses the position and velocity quantities already in ``d`` (cdof, cinert, cvel,
     cdof_dot: run ``kinematics``, ``com_pos`` and ``com_vel`` first), like mj_rne.
     As in MuJoCo, the rotor inertia ``dof_armature`` is *not* included; pass
-    ``armature=True`` to add ``dof_armature * qacc`` as Pinocchio's ``rnea`` and the
-    seed tutorial do.
+    ``armature=True`` to add the armature times qacc (with the actuators' armature:
+    ``dof_armature_total``) as Pinocchio's ``rnea`` and the seed tutorial do.
 
     Returns ``out`` (allocated when None), shape (nv,).
     """
@@ -269,8 +270,20 @@ def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | N
         out_array(out, "rne: out", (m.nv,))
     _RNE.call(m._handle, d._handle, bool(flg_acc), out)
     if armature and flg_acc:
-        out += m.dof_armature * d.qacc
+        out += dof_armature_total(m) * d.qacc
     return out
+
+
+def dof_armature_total(m) -> np.ndarray:
+    """The armature on M's diagonal: ``dof_armature`` plus gear[0]^2 times the ``armature`` of the
+    actuators on each dof's joint (as ``crb``)."""
+    total = m.dof_armature.copy()
+    for v in range(m.nv):
+        j = int(m.dof_jntid[v])
+        if m.jnt_actuatorid[j] != -1:
+            total[v] += actuator_armature(int(m.jnt_actuatorid[j]), j, False, m.actuator_armature,
+                                          m.actuator_gear, m.actuator_trnid, m.actuator_trntype)
+    return total
 
 
 def bias_forces(m, d) -> np.ndarray:

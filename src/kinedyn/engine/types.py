@@ -420,6 +420,8 @@ CONE_ELLIPTIC = int(ConeType.ELLIPTIC)
 NEQDATA = 12
 NIMP = 5
 NREF = 2
+# higher-order coefficients of polynomial springs and dampers (mjNPOLY): [b, c] of a x + b x^2 + c x^3
+NPOLY = 2
 
 # entries of the model handle's opt_flags (Option): m.opt_flags[OPT_DISABLEFLAGS] is MuJoCo's
 # m->opt.disableflags

@@ -416,7 +416,8 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
     terms: ``inverse`` with the ``invdiscrete`` enable flag (as mj_inverse), which reads qacc
     as the step's (qvel_next - qvel) / h and converts it to the continuous-time acceleration
     first. For Euler with joint damping integrated implicitly ((M + h B) qacc = ...,
-    B = diag(dof_damping), h = m.opt.timestep) that adds h B qacc when nothing else depends
+    B the diagonal of the dampers' velocity derivatives (dof_damping, its polynomial terms and
+    the actuators' damping), h = m.opt.timestep) that adds h B qacc when nothing else depends
     on qacc; for implicitfast it covers its damping and actuator velocity derivatives. RK4
     has no discrete inverse (ValueError). A model whose ``m.opt.enableflags`` already has
     ``invdiscrete`` gets the discrete forces either way, since ``inverse`` follows the flag.
