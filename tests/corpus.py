@@ -207,7 +207,7 @@ MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
                     'rs-gr1', 'myo-body', 'myo-legs'),
                     'cfrc_int'),
-    **dict.fromkeys(('rs-baxter_arm_urdf', 'myo-arm', 'erd-laikago', 'airo-ur3e'),
+    **dict.fromkeys(('rs-baxter_arm_urdf', 'myo-arm', 'erd-laikago', 'airo-ur3e', 'erd-alex'),
                     'qacc'),
     **dict.fromkeys(('dmc-cmu_humanoid_2020', 'dmc-ant'),
                     'cfrc_ext'),
@@ -233,8 +233,6 @@ MISMATCHED: dict[str, str] = {
                     'nefc'),
     **dict.fromkeys(('rs-panda_urdf',),
                     'contact_dist'),
-    **dict.fromkeys(('erd-alex',),
-                    'nmeshface'),
 }
 
 # the work per model: forward on one random state and on SIMULATED states MuJoCo visits

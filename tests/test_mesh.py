@@ -242,6 +242,27 @@ def test_default_classes_and_assetdir(mesh_dir):
     np.testing.assert_array_equal(m.mesh_scale, [[2, 1, 1], [0.5, 0.5, 0.5], [1, 1, 3]])
 
 
+def test_obj_keeps_the_first_groups_faces(tmp_path):
+    """An OBJ whose faces come in several ``g``/``o`` groups (a ``usemtl`` in between): MuJoCo keeps
+    all vertices but only the faces of the first group that has any (tinyobjloader's first shape)."""
+    vert, polys = l_shape()
+    lines = ["g empty", *(f"v {float(x)!r} {float(y)!r} {float(z)!r}" for x, y, z in vert), "usemtl red"]
+    lines += ["f " + " ".join(str(i + 1) for i in p) for p in polys[:len(polys) // 2]]
+    lines += ["usemtl blue", *("f " + " ".join(str(i + 1) for i in p) for p in polys[len(polys) // 2:])]
+    off = len(vert)
+    lines += ["g second", *(f"v {x + 5!r} {y!r} {z!r}" for x, y, z in CUBE_V.tolist())]
+    lines += ["f " + " ".join(str(i + 1 + off) for i in q) for q in CUBE_QUADS]
+    lines += ["o third", "f 1 2 3"]
+    (tmp_path / "groups.obj").write_text("\n".join(lines) + "\n")
+    path = tmp_path / "groups.xml"
+    path.write_text(_model('<mesh name="g" file="groups.obj"/>', _body("g")))
+    m, mjm = _compile_both(path)
+    assert mjm.mesh_vertnum[0] == len(vert) + 8
+    assert mjm.mesh_facenum[0] == 4 * 2 + 6 * 2  # the L's two hexagons (4 triangles each), 6 quads
+    assert_model_fields(m, mjm)
+    assert_same_mesh_vert(m, mjm)
+
+
 @pytest.mark.parametrize("assets, geoms, attribute, message", [
     ('<mesh name="a" file="nothere.stl"/>', '<geom type="mesh" mesh="a"/>', "file", "cannot read mesh file"),
     ('<mesh name="a" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/>', '<geom type="mesh" mesh="b"/>', "mesh",

@@ -262,19 +262,24 @@ def _ear_clip(idx: list[int], verts: list) -> list[tuple[int, int, int]]:
 def _read_obj(data: bytes, name: str) -> RawMesh:
     verts: list[list[float]] = []
     faces: list[tuple[int, int, int]] = []
+    # MuJoCo keeps the faces of tinyobjloader's first shape only: a ``g`` or ``o`` line after faces
+    # closes that shape, and the faces of later groups are dropped (vertices are all kept).
+    first_shape_done = False
     text = data.decode("utf-8", errors="replace")
     for line in text.splitlines():
         parts = line.split()
         if not parts:
             continue
-        if parts[0] == "v":
+        if parts[0] in ("g", "o"):
+            first_shape_done = first_shape_done or bool(faces)
+        elif parts[0] == "v":
             if len(parts) < 4:
                 raise ValueError(f"vertex with fewer than 3 coordinates in OBJ file '{name}'")
             try:
                 verts.append([float(x) for x in parts[1:4]])
             except ValueError:
                 raise ValueError(f"bad vertex '{line.strip()}' in OBJ file '{name}'") from None
-        elif parts[0] == "f":
+        elif parts[0] == "f" and not first_shape_done:
             idx = [_obj_index(t, len(verts), name) for t in parts[1:]]
             if len(idx) < 3:
                 raise ValueError(f"face with fewer than 3 vertices in OBJ file '{name}'")
