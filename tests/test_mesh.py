@@ -263,6 +263,29 @@ def test_obj_keeps_the_first_groups_faces(tmp_path):
     assert_same_mesh_vert(m, mjm)
 
 
+def test_nearly_equal_principal_moments_keep_their_order(tmp_path):
+    """Box meshes long in z, narrower in y than in x by one float32 ulp (x's moment smaller by
+    about 1e-9 relative) or by 1e-5 (2e-7 relative): MuJoCo 4.0's mesh compiler sorts the
+    principal moments only when they differ by more than 1e-7 of the largest (between 0.99e-7 and
+    1.09e-7 probed), so the first keeps its frame (mesh_quat identity, moments unsorted) and the
+    second is turned by 90 degrees."""
+    a = float(np.float32(0.25))
+    meshes, geoms = "", ""
+    for name, b in (("ulp", float(np.nextafter(np.float32(a), np.float32(0)))), ("far", a * (1 - 1e-5))):
+        box = np.array([[sx * a, sy * b, sz * 2.5] for sx, sy, sz in
+                        ((-1, -1, -1), (1, -1, -1), (1, 1, -1), (-1, 1, -1),
+                         (-1, -1, 1), (1, -1, 1), (1, 1, 1), (-1, 1, 1))])
+        meshes += (f'<mesh name="{name}" vertex="{" ".join(repr(float(x)) for x in box.ravel())}" '
+                   f'face="{" ".join(str(i) for t in CUBE_TRIS for i in t)}"/>')
+        geoms += _body(name)
+    path = tmp_path / "moments.xml"
+    path.write_text(_model(meshes, geoms))
+    m, mjm = _compile_both(path)
+    np.testing.assert_array_equal(mjm.mesh_quat[0], [1, 0, 0, 0])
+    assert abs(mjm.mesh_quat[1][0]) < 0.9
+    assert_model_fields(m, mjm)
+
+
 @pytest.mark.parametrize("assets, geoms, attribute, message", [
     ('<mesh name="a" file="nothere.stl"/>', '<geom type="mesh" mesh="a"/>', "file", "cannot read mesh file"),
     ('<mesh name="a" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/>', '<geom type="mesh" mesh="b"/>', "mesh",

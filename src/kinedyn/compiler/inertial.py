@@ -200,10 +200,12 @@ def eig3(mat, mesh: bool = False) -> tuple[list[float], list[float]]:
         rot = [1 / math.sqrt(1 + h * h), 0.0, 0.0, 0.0]
         rot[rotk + 1] = (h if rotk == 1 else -h) * rot[0]
         quat = mulquat(quat, rot)
-    # sort descending: swaps (0,1), (1,2), (0,1), each a 90-degree turn of the frame
+    # sort descending: swaps (0,1), (1,2), (0,1), each a 90-degree turn of the frame; the mesh
+    # compiler keeps the order of eigenvalues within its looser 1e-7 of ``scale``
+    sort_eps = (_EIG_MESH if mesh else _EIG_EPS) * scale
     for j in range(3):
         j1 = j % 2
-        if eigval[j1] + _EIG_EPS * scale < eigval[j1 + 1]:
+        if eigval[j1] + sort_eps < eigval[j1 + 1]:
             eigval[j1], eigval[j1 + 1] = eigval[j1 + 1], eigval[j1]
             rot = [0.707106781186548, 0.0, 0.0, 0.0]
             rot[(j1 + 2) % 3 + 1] = rot[0]
