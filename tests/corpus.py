@@ -207,7 +207,7 @@ MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
                     'rs-gr1', 'myo-body', 'myo-legs'),
                     'cfrc_int'),
-    **dict.fromkeys(('rs-baxter_arm_urdf', 'myo-arm', 'erd-laikago', 'airo-ur3e', 'erd-alex'),
+    **dict.fromkeys(('rs-baxter_arm_urdf', 'myo-arm', 'erd-laikago', 'airo-ur3e'),
                     'qacc'),
     **dict.fromkeys(('dmc-cmu_humanoid_2020', 'dmc-ant'),
                     'cfrc_ext'),
@@ -224,7 +224,8 @@ MISMATCHED: dict[str, str] = {
     # the mesh robots that multiccd refused before (mesh multi-contact, docs/meshes.md)
     **dict.fromkeys(('erd-tiago_pro', 'rs-panda_gripper', 'rs-robotiq_140', 'rs-robotiq_s',
                     'rs-jaco_three_finger', 'rs-inspire_hand', 'rs-fourier_hand', 'erd-so101',
-                    'erd-double_pendulum', 'aloha-bimanual', 'aloha-bimanual_mocap', 'erd-centauro'),
+                    'erd-double_pendulum', 'aloha-bimanual', 'aloha-bimanual_mocap', 'erd-centauro',
+                    'erd-alex'),
                     'qacc'),
     **dict.fromkeys(('gr-fetch_pick_and_place', 'rs-ur5e', 'erd-go2', 'erd-solo12', 'erd-bolt',
                     'erd-talos', 'hil-panda', 'airo-robotiq_2f_85', 'rs-jaco'),
