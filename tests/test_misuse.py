@@ -47,7 +47,7 @@ PAIR_CALLS: dict[str, tuple] = {
     "camlight": (), "reset_data_keyframe": (0,),
     "mul_m": (np.zeros(BIPED_NV),), "solve_m": (np.zeros(BIPED_NV),),
     "jac": (np.zeros(3), 1), "jac_point": (np.zeros(3), 1), "jac_body": (1,), "jac_body_com": (1,),
-    "jac_site": (0,),
+    "jac_site": (0,), "ray": (np.zeros(3), np.array([0.0, 0.0, -1.0])),
 }
 # functions of (m, arrays): called as f(m, *args())
 MODEL_CALLS: dict[str, object] = {
