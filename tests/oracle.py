@@ -196,8 +196,8 @@ def load_pair(xml, disable: bool | str = True):
 
     ``xml`` is MJCF text or a path to an MJCF file. With ``disable`` (the default) the
     constraint and contact flags are merged in first (:func:`disable_constraints`): the
-    smooth pipeline alone; ``disable="contact"`` merges only the contact flag (kinedyn has
-    no collision detection yet), keeping limits, friction loss and equality constraints.
+    smooth pipeline alone; ``disable="contact"`` merges only the contact flag, keeping limits,
+    friction loss and equality constraints; ``disable=False`` compiles the text as it is.
     """
     import kinedyn as kd
 

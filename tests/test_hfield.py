@@ -15,7 +15,7 @@ import re
 import mujoco
 import numpy as np
 import pytest
-from oracle import assert_close, assert_model_fields, set_simulated_state, simulated_states
+from oracle import assert_close, assert_model_fields, load_pair, set_simulated_state, simulated_states
 from PIL import Image
 
 import kinedyn as kd
@@ -154,10 +154,7 @@ def test_contacts_match_mujoco(margin):
     """Every convex type on a random bumpy field at random poses: the same contacts in the same
     order (count, geoms), dist / pos / frame within 1e-9 (the share above), and all within 1e-3."""
     xml = _contact_scene(margin)
-    mjm = mujoco.MjModel.from_xml_string(xml)
-    mjd = mujoco.MjData(mjm)
-    m = kd.Model.from_xml_string(xml)
-    d = kd.Data(m)
+    m, d, mjm, mjd = load_pair(xml, disable=False)
     rng = np.random.default_rng(7)
     errors = {t: [] for t in CONVEX}
     for _ in range(12):

@@ -17,7 +17,7 @@ import time
 import mujoco
 import numpy as np
 import pytest
-from oracle import assert_close, assert_model_fields, set_simulated_state, simulated_states
+from oracle import assert_close, assert_model_fields, load_pair, set_simulated_state, simulated_states
 from thirdparty import require
 
 import kinedyn as kd
@@ -417,10 +417,7 @@ def test_plane_mesh_polygons_match_mujoco():
         xml = (f'<mujoco><asset><mesh name="m" vertex="{vert}"/></asset><worldbody>'
                '<geom type="plane" size="5 5 .1" margin="0.02"/>'
                '<body pos="0 0 0.1"><freejoint/><geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
-        mjm = mujoco.MjModel.from_xml_string(xml)
-        mjd = mujoco.MjData(mjm)
-        m = kd.Model.from_xml_string(xml)
-        d = kd.Data(m)
+        m, d, mjm, mjd = load_pair(xml, disable=False)
         rng = np.random.default_rng(7)
         same = multi = 0
         for _ in range(40):
@@ -458,10 +455,7 @@ def test_mesh_dropped_on_floor_rollout():
            '<body pos="0 0 0.15" euler="20 10 0"><freejoint/><geom type="mesh" mesh="box"/></body>'
            '<body pos="0.6 0 0.12" euler="0 30 10"><freejoint/>'
            '<geom type="mesh" mesh="cloud" density="500"/></body></worldbody></mujoco>')
-    mjm = mujoco.MjModel.from_xml_string(xml)
-    mjd = mujoco.MjData(mjm)
-    m = kd.Model.from_xml_string(xml)
-    d = kd.Data(m)
+    m, d, mjm, mjd = load_pair(xml, disable=False)
     assert_model_fields(m, mjm, skip=("mesh_vert",))
     touching = 0
     for state in simulated_states(mjm, mjd, count=3, steps=60, qvel_scale=0.3):
@@ -524,10 +518,7 @@ def test_mesh_multicontact_matches_mujoco(other, mesh, tol, in_order, as_set):
            f'<mesh name="cloud" vertex="{_cloud(5)}"/><mesh name="cloud2" vertex="{_cloud(6, 20)}"/>'
            f'</asset><worldbody><body><freejoint/>{other}</body>'
            f'<body pos="0 0 0.1"><freejoint/><geom type="mesh" mesh="{mesh}"/></body></worldbody></mujoco>')
-    mjm = mujoco.MjModel.from_xml_string(xml)
-    mjd = mujoco.MjData(mjm)
-    m = kd.Model.from_xml_string(xml)
-    d = kd.Data(m)
+    m, d, mjm, mjd = load_pair(xml, disable=False)
     rng = np.random.default_rng(0)
     scale = float(mjm.geom_rbound.max())
     touching = ordered = same = multi = 0
@@ -566,10 +557,7 @@ def test_mesh_object_resting_on_a_mesh_table():
            '<body pos="0.2 0.1 0.62" euler="3 -2 10"><freejoint/><geom type="mesh" mesh="cube"/></body>'
            '<body pos="-0.25 0 0.59" euler="-2 1 0"><freejoint/><geom type="box" size=".06 .04 .03"/></body>'
            '</worldbody></mujoco>')
-    mjm = mujoco.MjModel.from_xml_string(xml)
-    mjd = mujoco.MjData(mjm)
-    m = kd.Model.from_xml_string(xml)
-    d = kd.Data(m)
+    m, d, mjm, mjd = load_pair(xml, disable=False)
     resting = 0
     for state in simulated_states(mjm, mjd, count=4, steps=100, qvel_scale=0.1):
         set_simulated_state(d, mjd, state)
