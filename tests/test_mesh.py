@@ -296,7 +296,8 @@ def test_nearly_equal_principal_moments_keep_their_order(tmp_path):
     ('<mesh name="a" vertex="0 0 0 1 0 0 0 1 0 0 0 1" face="0 1 2 0 1 3 0 3 2 1 2 3"/>', '', "vertex",
      "inconsistent orientation"),
     ('<mesh name="a" file="x.ply"/>', '', "file", "unknown mesh file type"),
-    ('<mesh name="a" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/>', '<geom type="box" mesh="a"/>', "mesh", "fitting"),
+    ('<mesh name="a" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/>', '<geom type="plane" mesh="a"/>', "type",
+     "invalid geom type in fitting mesh"),
 ])
 def test_errors_name_element_attribute_line(tmp_path, assets, geoms, attribute, message):
     assets = assets.replace('face="0 1 2', 'inertia="exact" face="0 1 2')
@@ -308,6 +309,27 @@ def test_errors_name_element_attribute_line(tmp_path, assets, geoms, attribute, 
     err = info.value
     assert err.attribute == attribute
     assert err.line in (3, 8)
+
+
+@pytest.mark.parametrize("fitaabb", ["false", "true"])
+def test_primitives_fitted_to_a_mesh_match_mujoco(tmp_path, fitaabb):
+    """``type="box" mesh="..."`` and the other primitives take their size from the mesh's inertia
+    box, or with ``fitaabb`` from its bounding box (mjCMesh::FitGeom), and its frame; every model
+    field (sizes, poses, masses, the mesh's hull kept or not) equal to MuJoCo's."""
+    rng = np.random.default_rng(7)
+    cloud = _words((rng.normal(size=(30, 3)) * [0.1, 0.05, 0.2]).ravel().tolist())
+    assets = "".join(f'<mesh name="{inertia}" vertex="{cloud}" inertia="{inertia}"/>'
+                     for inertia in ("legacy", "shell", "exact"))
+    geoms = ""
+    for k, (gtype, inertia) in enumerate((t, i) for t in ("sphere", "capsule", "cylinder", "ellipsoid", "box")
+                                         for i in ("legacy", "shell", "exact")):
+        geoms += (f'<body pos="{k} 0 1"><freejoint/><geom type="{gtype}" mesh="{inertia}" pos=".1 .2 .3" '
+                  f'euler="10 20 30" fitscale="{1 + 0.1 * k}" density="900"/></body>')
+    path = tmp_path / "fit.xml"
+    path.write_text(_model(assets, geoms, compiler=f'fitaabb="{fitaabb}"'))
+    m, mjm = _compile_both(path)
+    assert m.nmesh == 3 and all(m.geom_dataid == -1)
+    assert_model_fields(m, mjm)
 
 
 def test_processing_is_cached_per_content(mesh_dir):

@@ -222,6 +222,7 @@ class Compiler:
         self.autolimits = True
         self.eulerseq = "xyz"
         self.inertiafromgeom = "auto"
+        self.fitaabb = False  # fit primitive geoms to a mesh's bounding box, not its inertia box
         self.inertiagrouprange = (0, 5)
         self.boundmass = 0.0
         self.boundinertia = 0.0
@@ -349,6 +350,8 @@ class Compiler:
             self.inertiafromgeom = a["inertiafromgeom"]
         if "inertiagrouprange" in a:
             self.inertiagrouprange = tuple(a["inertiagrouprange"])
+        if "fitaabb" in a:
+            self.fitaabb = a["fitaabb"] == "true"
         self.boundmass = a.get("boundmass", self.boundmass)
         self.boundinertia = a.get("boundinertia", self.boundinertia)
         if "balanceinertia" in a:
@@ -886,6 +889,10 @@ class Compiler:
         fr.normvec(quat)
         pos = list(a["pos"])
         pos, quat = self._fromto_or_orientation(node, a, "geom", gtype, pos, quat, size)
+        if geom.mesh is not None and gtype != GeomType.MESH:
+            pos, quat, size = meshes.fit_primitive(geom.mesh.processed, gtype, self.fitaabb,
+                                                   a.get("fitscale", 1.0), pos, quat)
+            geom.mesh = None
         if geom.hfield is None:
             _check_size(node, gtype, size)
         else:  # mjCGeom::Compile: the field's sizes (mass and inertia are a box's of this size)
@@ -944,11 +951,12 @@ class Compiler:
         found = next((m for m in self.meshes if m.name == a["mesh"]), None)
         if found is None:
             raise node.error(f"mesh '{a['mesh']}' not found (no <asset><mesh> of that name)", "mesh")
-        if gtype != GeomType.MESH:
-            raise node.error(f"fitting a {a['type']} to a mesh is not supported yet (use type=\"mesh\")",
-                             "mesh")
         if "fromto" in a:
             raise node.error("fromto cannot be used with mesh geom", "fromto")
+        if gtype in (GeomType.PLANE, GeomType.HFIELD):
+            raise node.error(f"invalid geom type in fitting mesh {found.name}", "type")
+        if gtype != GeomType.MESH:
+            return found  # a primitive fitted to the mesh (_compile_geom); it keeps no reference
         if a["shellinertia"] == "true":
             raise node.error("for mesh geoms, inertia should be specified in the mesh asset", "shellinertia")
         found.geoms.append(geom)

@@ -36,6 +36,7 @@ import numpy as np
 
 from kinedyn.compiler import frames as fr
 from kinedyn.compiler import inertial as inr
+from kinedyn.engine.types import GeomType
 from kinedyn.xml import mesh_files
 from kinedyn.xml.mjcf import Node, typed_attrs
 
@@ -587,6 +588,44 @@ def geom_from_mesh(pm: ProcessedMesh, pos: list, quat: list) -> tuple[list, list
     size = [max(abs(lo[k]), abs(hi[k])) for k in range(3)]
     aabb = [(hi[k] + lo[k]) / 2 for k in range(3)] + [(hi[k] - lo[k]) / 2 for k in range(3)]
     return pos, quat, size, aabb
+
+
+def fit_primitive(pm: ProcessedMesh, gtype: int, fitaabb: bool, fitscale: float, pos: list,
+                  quat: list) -> tuple[list, list, list]:
+    """(pos, quat, size) of a primitive geom given a ``mesh`` (mjCMesh::FitGeom, then the mesh
+    frame folded into the geom frame as mjCGeom::Compile does).
+
+    By default the primitive is sized from the mesh's equivalent inertia box; with
+    ``<compiler fitaabb="true"/>`` it is the smallest one whose bounding box holds the mesh's
+    vertex bounding box, centred on that box. ``fitscale`` scales the result."""
+    center = [0.0, 0.0, 0.0]
+    if not fitaabb:
+        b = pm.boxsz
+        if gtype == GeomType.SPHERE:
+            size = [(b[0] + b[1] + b[2]) / 3, 0.0, 0.0]
+        elif gtype == GeomType.CAPSULE:
+            radius = (b[0] + b[1]) / 2
+            size = [radius, max(0.0, b[2] - radius / 2), 0.0]
+        elif gtype == GeomType.CYLINDER:
+            size = [(b[0] + b[1]) / 2, b[2], 0.0]
+        else:  # ellipsoid, box (the caller refuses plane and hfield)
+            size = list(b)
+    else:
+        lo, hi = pm.aamm[:3], pm.aamm[3:]
+        center = [(lo[k] + hi[k]) / 2 for k in range(3)]
+        half = [hi[k] - center[k] for k in range(3)]
+        if gtype == GeomType.SPHERE:
+            size = [max(half), 0.0, 0.0]
+        elif gtype in (GeomType.CAPSULE, GeomType.CYLINDER):
+            radius = max(half[0], half[1])
+            size = [radius, half[2] - radius if gtype == GeomType.CAPSULE else half[2], 0.0]
+        else:
+            size = half
+    size = [s * fitscale for s in size]
+    meshpos = fr.rot_vec_quat(center, list(pm.quat))
+    meshpos = [meshpos[k] + pm.pos[k] for k in range(3)]
+    pos, quat = fr.frame_accum(pos, quat, meshpos, list(pm.quat))
+    return pos, quat, size
 
 
 def mesh_inertia(pm: ProcessedMesh, mass: float) -> list[float]:
