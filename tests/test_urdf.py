@@ -466,6 +466,44 @@ def test_cli_info_reads_urdf(tmp_path, capsys):
     assert "root" in out and "hip" in out
 
 
+def test_floating_base_from_xml_path_and_cli(tmp_path, capsys):
+    """``from_xml_path(floating_base=True)`` on a URDF is ``from_urdf(floating_base=True)`` (compared with
+    MuJoCo by test_floating_base_and_planar_match_mujoco_and_pinocchio), field by field; ``--floating-base``
+    gives the CLI commands the same model; an MJCF file or a bundled model refuses the option."""
+    import json
+
+    from kinedyn.cli.main import main
+    from kinedyn.engine.fields import MODEL_FIELDS
+
+    path = _write(tmp_path, PLANAR)
+    fixed, floating = kd.Model.from_xml_path(path), kd.Model.from_xml_path(path, floating_base=True)
+    expected = kd.Model.from_urdf(path, floating_base=True)
+    assert (floating.nq, floating.nv) == (fixed.nq + 7, fixed.nv + 6)
+    assert floating.names == expected.names and floating.names["jnt"][0] == "root_joint"
+    for spec in MODEL_FIELDS:
+        np.testing.assert_array_equal(getattr(floating, spec.name), getattr(expected, spec.name), spec.name)
+
+    assert main(["info", "--json", "--floating-base", str(path)]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["sizes"]["nq"] == floating.nq and info["joints"][0] == {
+        "name": "root_joint", "type": "free", "body": "base", "qposadr": 0, "dofadr": 0, "range": None}
+    assert main(["simulate", "--floating-base", str(path), "--duration", "0.01", "--quiet",
+                 "--out", str(tmp_path / "out")]) == 0
+    header = (tmp_path / "out").glob("*.csv")
+    assert any("root_joint" in p.read_text().splitlines()[0] for p in header)
+
+    mjcf = _write(tmp_path, '<mujoco><worldbody><body><joint/><geom size="0.1"/></body></worldbody></mujoco>',
+                  "model.xml")
+    with pytest.raises(ValueError, match="floating_base applies to URDF files only"):
+        kd.Model.from_xml_path(mjcf, floating_base=True)
+    kd.Model.from_xml_path(mjcf, floating_base=False)  # the default is accepted for MJCF
+    for model in (str(mjcf), "pendulum"):
+        capsys.readouterr()
+        assert main(["info", "--floating-base", model]) == 2
+        err = capsys.readouterr().err
+        assert "URDF files only" in err and len(err.strip().splitlines()) == 1
+
+
 # ---- example-robot-data ----------------------------------------------------------------------------
 
 ERD_ROOT = "cmeel.prefix/share/example-robot-data/robots"

@@ -40,16 +40,21 @@ class CommandError(Exception):
 # ---------------------------------------------------------------- shared helpers
 
 
-def load_model(spec: str, allow_unsupported: bool = False) -> tuple[kd.Model, str]:
-    """A bundled model by name, or an MJCF file by path; returns (model, label).
-    ``allow_unsupported``: load a file that uses features kinedyn does not simulate (warned about)."""
+def load_model(spec: str, allow_unsupported: bool = False,
+               floating_base: bool = False) -> tuple[kd.Model, str]:
+    """A bundled model by name, or an MJCF or URDF file by path; returns (model, label).
+    ``allow_unsupported``: load a file that uses features kinedyn does not simulate (warned about).
+    ``floating_base``: a free joint at the root link of a URDF file (ValueError for MJCF)."""
     if spec in models.names():
+        if floating_base:
+            raise ValueError(f"--floating-base applies to URDF files only; '{spec}' is a bundled MJCF model")
         return models.load(spec), spec
     path = Path(spec)
     if not path.exists() and path.suffix == "" and len(path.parts) == 1:
         # looks like a (misspelled) bundled name rather than a file: KeyError lists the names
         models.path(spec)
-    return kd.Model.from_xml_path(path, allow_unsupported=allow_unsupported), str(path)
+    return kd.Model.from_xml_path(path, allow_unsupported=allow_unsupported,
+                                  floating_base=floating_base), str(path)
 
 
 def model_source(spec: str) -> Path:
@@ -104,10 +109,13 @@ def print_files(files: dict[str, Path]) -> None:
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL",
-                        help=f"bundled model ({', '.join(models.names())}) or MJCF file")
+                        help=f"bundled model ({', '.join(models.names())}), MJCF or URDF file")
     parser.add_argument("--allow-unsupported", action="store_true",
                         help="load a model that uses features kinedyn does not simulate, without them "
                              "(a warning each; by default such a model is an error)")
+    parser.add_argument("--floating-base", action="store_true",
+                        help="URDF only: add a free joint 'root_joint' at the root link, so the robot "
+                             "floats (a URDF's base is fixed otherwise)")
 
 
 def add_output_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -353,7 +361,7 @@ def add_info(sub) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    m, label = load_model(args.model, args.allow_unsupported)
+    m, label = load_model(args.model, args.allow_unsupported, args.floating_base)
     summary = model_summary(m)
     if args.json:
         print(json.dumps({"model": label, **summary}, indent=2))
@@ -493,7 +501,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from kinedyn.tools import trajectory
     from kinedyn.viewer import plotting
 
-    m, label = load_model(args.model, args.allow_unsupported)
+    m, label = load_model(args.model, args.allow_unsupported, args.floating_base)
     if args.integrator:
         m.opt.integrator = int(INTEGRATORS[args.integrator])
     ctrl_at = ctrl_schedule(args, m)
@@ -566,7 +574,7 @@ def add_inverse_dynamics(sub) -> None:
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     from kinedyn.tools import trajectory
 
-    m, label = load_model(args.model, args.allow_unsupported)
+    m, label = load_model(args.model, args.allow_unsupported, args.floating_base)
     path = Path(args.trajectory)
     if not path.is_file():
         raise CommandError(f"no trajectory file '{path}'")
@@ -618,7 +626,7 @@ def cmd_ik(args: argparse.Namespace) -> int:
 
     if args.pos is None and args.quat is None:
         raise CommandError("give --pos X Y Z, --quat W X Y Z or both")
-    m, label = load_model(args.model, args.allow_unsupported)
+    m, label = load_model(args.model, args.allow_unsupported, args.floating_base)
     d = kd.Data(m)
     kd.reset(m, d, key=args.key)  # mj_resetDataKeyframe; qpos0 without --key
     target = ik.Target(site=args.site, body=args.body, pos=args.pos, quat=args.quat)
@@ -688,7 +696,7 @@ def add_view(sub) -> None:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    m, label = load_model(args.model, args.allow_unsupported)
+    m, label = load_model(args.model, args.allow_unsupported, args.floating_base)
     require_viewer()
     from kinedyn import viewer
 
@@ -760,7 +768,7 @@ def add_rollout(sub) -> None:
 def cmd_rollout(args: argparse.Namespace) -> int:
     from kinedyn.tools import distributed
 
-    m, label = load_model(args.model, args.allow_unsupported)
+    m, label = load_model(args.model, args.allow_unsupported, args.floating_base)
     states = read_npz_array(Path(args.states), ("initial_state", "state"), "states")
     control = read_npz_array(Path(args.controls), ("control", "ctrl"), "controls") if args.controls else None
     if control is None and args.nstep is None:

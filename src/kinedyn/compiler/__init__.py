@@ -35,8 +35,9 @@ from kinedyn.xml.urdf import translate_urdf
 __all__ = ["compile_mjcf", "compile_urdf"]
 
 
-def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupported: bool = False):
-    """Compile MJCF ``text`` into a Model.
+def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupported: bool = False,
+                 floating_base: bool = False):
+    """Compile MJCF ``text`` into a Model (or URDF text: a ``<robot>`` root, as MuJoCo's loader).
 
     Args:
       text: the MJCF document (str, or the bytes of a file: see ``parse_xml``).
@@ -44,13 +45,20 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupp
         directory (None: the current working directory, as MuJoCo's from_xml_string).
       allow_unsupported: load a model that uses a feature kinedyn does not simulate (one
         ``UnsimulatedFeatureWarning`` each; the feature is left out) instead of raising ModelError.
+      floating_base: for URDF text only, a free joint ``root_joint`` on the root link (as
+        :func:`compile_urdf`).
 
     Raises:
       ModelError: malformed XML, unknown elements or attributes, bad values, unsupported features.
+      ValueError: ``floating_base`` for an MJCF document.
     """
     root = parse_xml(text)
     if root.tag.lower() == "robot":  # a URDF document (MuJoCo's mj_loadXML reads both)
-        return _compile_urdf_tree(root, path, allow_unsupported, None)
+        return _compile_urdf_tree(root, path, allow_unsupported, None, floating_base)
+    if floating_base:
+        where = f"'{path}' is" if path is not None else "the text is"
+        raise ValueError(f"floating_base applies to URDF files only, and {where} MJCF (<{root.tag}> root): "
+                         "give the root body a <freejoint/> in the MJCF instead")
     root = expand(root, path, frames)  # <include>, <replicate>, ...: xml/expand.py
     check_sections(root, path)  # <visual>, <statistic>, <asset>, <custom>: checked, not kept
     return _compile(root, path, allow_unsupported)

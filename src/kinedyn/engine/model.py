@@ -407,18 +407,21 @@ class Model:
 
     @classmethod
     def from_xml_path(cls, path: str | Path, *, allow_unsupported: bool = False,
-                      strict: bool | None = None) -> Model:
+                      strict: bool | None = None, floating_base: bool = False) -> Model:
         """Compile an MJCF file, or a URDF file (a ``<robot>`` root), as MuJoCo's loader does.
 
         A model that uses a feature which changes the dynamics and which kinedyn does not
         simulate raises ModelError naming it. ``allow_unsupported=True`` loads it anyway, without
         that feature, with one ``UnsimulatedFeatureWarning`` per feature. ``strict`` is
-        deprecated and has no effect (refusing is the default). For URDF options
-        (``package_dirs``) use :meth:`from_urdf`.
+        deprecated and has no effect (refusing is the default). ``floating_base=True`` adds a
+        free joint at the root link of a URDF file (as :meth:`from_urdf`); for an MJCF file it
+        raises ValueError. For the other URDF options (``package_dirs``) use :meth:`from_urdf`.
         """
         allow_unsupported = _unsupported_policy(allow_unsupported, strict)
         path = Path(path)
-        return _mjcf_compiler()(_read_model_file(path), path=path, allow_unsupported=allow_unsupported)
+        options = {"floating_base": True} if floating_base else {}
+        return _mjcf_compiler()(_read_model_file(path), path=path, allow_unsupported=allow_unsupported,
+                                **options)
 
     @classmethod
     def from_urdf(cls, path: str | Path, package_dirs=None, *, floating_base: bool = False,
