@@ -274,12 +274,19 @@ class ContactCompiler:
     def check_colliders(self, supported) -> None:
         """ModelError naming two geoms that could collide but whose type pair the collision stage
         has no collider for (``supported``: set of (lower type, higher type))."""
-        for key, (g1, g2) in self._pair_scan()["types"].items():
-            if key not in supported and key not in NOT_COLLIDED:
-                raise g2.node.error(f"collisions between {GeomType(key[0]).name.lower()} and "
-                                    f"{GeomType(key[1]).name.lower()} geoms are not supported yet "
-                                    f"(with the geom at line {g1.node.line}); disable them with "
-                                    "contype/conaffinity, <exclude> or <flag contact=\"disable\"/>")
+        types = self._pair_scan()["types"]
+        missing = [key for key in types if key not in supported and key not in NOT_COLLIDED]
+        if missing:
+            # the explicit pairs' types first, then the first pair a geom-by-geom scan would meet
+            explicit = [key for key in missing if types[key] is not None]
+            if explicit:
+                key, (g1, g2) = explicit[0], types[explicit[0]]
+            else:
+                _, key, g1, g2 = min(self._witness(key) for key in missing)
+            raise g2.node.error(f"collisions between {GeomType(key[0]).name.lower()} and "
+                                f"{GeomType(key[1]).name.lower()} geoms are not supported yet "
+                                f"(with the geom at line {g1.node.line}); disable them with "
+                                "contype/conaffinity, <exclude> or <flag contact=\"disable\"/>")
 
     def static_bound(self) -> tuple[int, int]:
         """(contacts, constraint rows) the model can ever make: mj_maxContact, and the rows of a
@@ -291,13 +298,17 @@ class ContactCompiler:
         """The geom pairs that can ever be collided, summarised: explicit pairs, and geoms of
         different weld groups (not both dof-less) whose bitmasks match and whose bodies are not
         excluded (the parent filter is left out: it can be switched off at run time). Returns
-        the contact and row bounds and, per (lower, higher) type pair present, one such pair of
-        geoms. Geoms alike in body, bitmasks, type and condim are counted together, and each group
-        is compared with all later ones at once, so models with thousands of geoms compile fast."""
+        the contact and row bounds (``ncon``, ``nrow``), the most rows one contact can make
+        (``widest``) and ``types``: per (lower, higher) type pair present, one such pair of geoms
+        (the first explicit pair of those types, else None until :meth:`_witness` finds one).
+
+        The count is near-linear in the number of geoms: geoms are grouped into classes (bitmasks,
+        type, condim, dof-less weld), the pairs of every two classes counted at once, and the pairs
+        within one weld group and between excluded bodies subtracted (sparse products)."""
         if getattr(self, "_scan", None) is not None:
             return self._scan
         c = self.c
-        types: dict[tuple[int, int], tuple] = {}
+        types: dict[tuple[int, int], tuple | None] = {}
         ncon = nrow = 0
         widest = 1
         for p in self.pairs:
@@ -308,44 +319,113 @@ class ContactCompiler:
             ncon += n
             nrow += n * _rows_per_contact(p["dim"])
             widest = max(widest, _rows_per_contact(p["dim"]))
+        colliding = [g for g in c.geoms if g.attrs["contype"] or g.attrs["conaffinity"]]
+        if len(colliding) > 1:
+            pairs = _class_pairs(c.bodies, colliding, self.excludes)
+            for (lo, hi, dim), count in pairs.items():
+                per = int(_MAXCON_TABLE[lo, hi]) * count
+                width = _rows_per_contact(dim)
+                ncon += per
+                nrow += per * width
+                widest = max(widest, width)
+                types.setdefault((lo, hi), None)
+        self._scan = dict(ncon=ncon, nrow=nrow, types=types, widest=widest)
+        return self._scan
+
+    def _witness(self, key: tuple[int, int]) -> tuple:
+        """(place, key, geom1, geom2): the first two geoms of the types ``key`` that can collide in the
+        order of (body, contype, conaffinity, type, condim) groups, and where they are in it."""
+        c = self.c
         groups: dict[tuple, list] = {}
         for g in c.geoms:
             a = g.attrs
             if a["contype"] or a["conaffinity"]:
-                key = (g.body.id, a["contype"], a["conaffinity"], g.type, a["condim"])
-                groups.setdefault(key, []).append(g)
+                group = (g.body.id, a["contype"], a["conaffinity"], g.type, a["condim"])
+                groups.setdefault(group, []).append(g)
         keys = sorted(groups)
-        if len(keys) > 1:
-            bodies = c.bodies
-            col = lambda k: np.array([key[k] for key in keys], dtype=np.int64)  # noqa: E731
-            body, ctype, caff, gtype, condim = col(0), col(1), col(2), col(3), col(4)
-            count = np.array([len(groups[k]) for k in keys], dtype=np.int64)
-            weld = np.array([bodies[b].weldid for b in body])
-            dofless = np.array([bodies[w].dofnum == 0 for w in weld])
-            excluded = np.array(sorted(s for s, _ in self.excludes), dtype=np.int64)
-            rows = np.array([_rows_per_contact(k) for k in range(7)])
-            for i in range(len(keys) - 1):
-                rest = slice(i + 1, None)
-                ok = (body[rest] != body[i]) & (weld[rest] != weld[i]) & ~(dofless[rest] & dofless[i])
-                ok &= ((ctype[i] & caff[rest]) | (ctype[rest] & caff[i])) != 0
-                if excluded.size:
-                    sig = (np.minimum(body[rest], body[i]) << 16) + np.maximum(body[rest], body[i])
-                    ok &= ~np.isin(sig, excluded)
-                js = np.flatnonzero(ok) + i + 1
-                if not js.size:
-                    continue
-                lo, hi = np.minimum(gtype[js], gtype[i]), np.maximum(gtype[js], gtype[i])
-                per = _MAXCON_TABLE[lo, hi] * count[js] * count[i]
-                width = rows[np.maximum(condim[js], condim[i])]
-                ncon += int(per.sum())
-                nrow += int((per * width).sum())
-                widest = max(widest, int(width.max()))
-                for j in js:
-                    key = (int(min(gtype[i], gtype[j])), int(max(gtype[i], gtype[j])))
-                    if key not in types:
-                        types[key] = (groups[keys[i]][0], groups[keys[j]][0])
-        self._scan = dict(ncon=ncon, nrow=nrow, types=types, widest=widest)
-        return self._scan
+        bodies = c.bodies
+        col = lambda k: np.array([gk[k] for gk in keys], dtype=np.int64)  # noqa: E731
+        body, ctype, caff, gtype = col(0), col(1), col(2), col(3)
+        weld = np.array([bodies[b].weldid for b in body])
+        dofless = np.array([bodies[w].dofnum == 0 for w in weld])
+        excluded = np.array(sorted(s for s, _ in self.excludes), dtype=np.int64)
+        lo_t, hi_t = key
+        for i in np.flatnonzero((gtype == lo_t) | (gtype == hi_t)):
+            rest = slice(i + 1, None)
+            other = hi_t if gtype[i] == lo_t else lo_t
+            ok = (gtype[rest] == other) & (weld[rest] != weld[i]) & ~(dofless[rest] & dofless[i])
+            ok &= ((ctype[i] & caff[rest]) | (ctype[rest] & caff[i])) != 0
+            if excluded.size:
+                sig = (np.minimum(body[rest], body[i]) << 16) + np.maximum(body[rest], body[i])
+                ok &= ~np.isin(sig, excluded)
+            js = np.flatnonzero(ok)
+            if js.size:
+                j = int(i + 1 + js[0])
+                return (int(i), j), key, groups[keys[i]][0], groups[keys[j]][0]
+        raise AssertionError(f"no geom pair of types {key}")  # _pair_scan found one
+
+
+def _class_pairs(bodies, geoms, excludes) -> dict[tuple[int, int, int], int]:
+    """{(lower type, higher type, larger condim): number of geom pairs} over the pairs of ``geoms``
+    that can ever collide: different weld groups, not both dof-less, bitmasks matching, bodies
+    not excluded. Only entries with a positive count.
+
+    Geoms are sorted into classes (contype, conaffinity, type, condim, dof-less); with N_a the
+    number of geoms of class a, the ordered geom pairs between classes a and b are N_a N_b (N_a
+    (N_a - 1) when a = b), less those within one weld group (summed over weld groups) and those
+    between the bodies of an excluded pair (from different weld groups). The work grows with the
+    number of geoms and of (weld group, class) pairs, not with the number of geom pairs."""
+    ng = len(geoms)
+    body = np.array([g.body.id for g in geoms], dtype=np.int64)
+    weld = np.array([b.weldid for b in bodies], dtype=np.int64)
+    dofless_body = np.array([bodies[w].dofnum == 0 for w in weld], dtype=np.int64)
+    rows = np.array([(g.attrs["contype"], g.attrs["conaffinity"], g.type, g.attrs["condim"]) for g in geoms],
+                    dtype=np.int64).reshape(ng, 4)
+    rows = np.column_stack([rows, dofless_body[body]])
+    classes, cls = np.unique(rows, axis=0, return_inverse=True)
+    cls = cls.reshape(-1)
+    k = len(classes)
+    count = np.bincount(cls, minlength=k).astype(np.int64)
+    pairs = np.outer(count, count)
+    pairs[np.diag_indices(k)] -= count
+    # ordered pairs within one weld group: sum over weld groups of the outer product of its class counts
+    members, members_count = np.unique(weld[body] * k + cls, return_counts=True)
+    group, member_cls = members // k, members % k
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    sizes = np.diff(np.r_[starts, len(group)])
+    per_member = np.repeat(sizes, sizes)  # each (weld group, class) pairs with its group's members
+    first = np.repeat(np.arange(len(group)), per_member)
+    offset = np.arange(len(first)) - np.repeat(np.cumsum(per_member) - per_member, per_member)
+    second = np.repeat(np.repeat(starts, sizes), per_member) + offset
+    within = np.zeros((k, k), dtype=np.int64)
+    np.add.at(within, (member_cls[first], member_cls[second]), members_count[first] * members_count[second])
+    pairs -= within - np.diag(count)
+    # ordered pairs between the bodies of an excluded pair (one within a weld group is out already)
+    sigs = sorted({s for s, _ in excludes})
+    if sigs:
+        of_body: dict[int, dict[int, int]] = {}
+        for b, c in zip(body.tolist(), cls.tolist(), strict=True):
+            counts = of_body.setdefault(b, {})
+            counts[c] = counts.get(c, 0) + 1
+        for sig in sigs:
+            b1, b2 = sig >> 16, sig & 0xFFFF
+            if not b1 < b2 < len(bodies) or weld[b1] == weld[b2]:
+                continue
+            for c1, n1 in of_body.get(b1, {}).items():
+                for c2, n2 in of_body.get(b2, {}).items():
+                    pairs[c1, c2] -= n1 * n2
+                    pairs[c2, c1] -= n1 * n2
+    ctype, caff, gtype, condim, dofless = (classes[:, i] for i in range(5))
+    ok = ((ctype[:, None] & caff[None, :]) | (ctype[None, :] & caff[:, None])) != 0
+    ok &= ~(dofless[:, None].astype(bool) & dofless[None, :].astype(bool))
+    ok &= np.triu(np.ones((k, k), dtype=bool))
+    out: dict[tuple[int, int, int], int] = {}
+    for a, b in zip(*np.nonzero(ok & (pairs > 0)), strict=True):
+        n = int(pairs[a, b]) // (2 if a == b else 1)  # unordered pairs
+        lo, hi = int(min(gtype[a], gtype[b])), int(max(gtype[a], gtype[b]))
+        key = (lo, hi, int(max(condim[a], condim[b])))
+        out[key] = out.get(key, 0) + n
+    return out
 
 
 # mj_maxContact for every (lower, higher) type pair, by the engine's own function

@@ -22,11 +22,10 @@ import math
 
 import numpy as np
 
-from kinedyn._jit import cached_njit
+from kinedyn._jit import cached_njit, kernel
 from kinedyn.engine.data import Data
 from kinedyn.engine.forward import forward
 from kinedyn.engine.smooth_inertia import _solve_m_entry
-from kinedyn.engine.support import jac_body_com
 from kinedyn.engine.types import (
     EQ_CONNECT,
     EQ_WELD,
@@ -36,6 +35,7 @@ from kinedyn.engine.types import (
     DisableBit,
     JointType,
 )
+from kinedyn.engine.util_spatial import unsigned_index
 
 
 @cached_njit
@@ -51,6 +51,94 @@ def _solve_m_rows_entry(m, d, rows):
         _solve_m_entry(m, d, rows[i])
 
 
+@kernel
+def _chain_quadform(M_rownnz, M_rowadr, M_colind, qLD, qLDiagInv, chain, n, row, x):
+    """row' M^-1 row for a row that is zero outside chain[:n], a dof and its ancestors (descending).
+
+    The three passes of solve_ld (mj_solveLD) visit only the chain: a row of the L^T D L factor
+    holds its dof's ancestors alone, so the entries of M^-1 row on the chain, which are all the
+    product reads, come out exactly as from the full solve, in O(depth^2) instead of O(nM).
+    ``x`` is an nv scratch, zero on entry and on return.
+    """
+    for k in range(n):
+        x[chain[k]] = row[k]
+    # x <- L^-T x (descending)
+    for k in range(n):
+        i = chain[k]
+        xi = x[i]
+        if xi != 0.0:
+            start = unsigned_index(M_rowadr[i])
+            for t in range(unsigned_index(M_rownnz[i] - 1)):
+                x[unsigned_index(M_colind[start + t])] -= qLD[start + t] * xi
+    # x <- D^-1 x
+    for k in range(n):
+        x[chain[k]] *= qLDiagInv[chain[k]]
+    # x <- L^-1 x (ascending)
+    for k in range(n - 1, -1, -1):
+        i = chain[k]
+        start = unsigned_index(M_rowadr[i])
+        acc = 0.0
+        for t in range(unsigned_index(M_rownnz[i] - 1)):
+            acc += qLD[start + t] * x[unsigned_index(M_colind[start + t])]
+        x[i] -= acc
+    res = 0.0
+    for k in range(n - 1, -1, -1):
+        res += row[k] * x[chain[k]]
+        x[chain[k]] = 0.0
+    return res
+
+
+@cached_njit
+def _invweight0_entry(m, d, bodies, dofs, body_diag, dof_diag):
+    """body_diag[k] = the diagonal of J M^-1 J' for the com Jacobian J (translational rows, then
+    rotational; mj_jacBodyCom) of body bodies[k]; dof_diag[k] = (M^-1)[dofs[k], dofs[k]].
+
+    set0 solves with the dense Jacobian rows (O(nM) each, so O(nbody nM) for the model); a com
+    Jacobian is zero outside the body's dof ancestor chain, which is all :func:`_chain_quadform`
+    visits.
+    """
+    nv = m.nv
+    x = np.zeros(nv)
+    chain = np.empty(nv, dtype=np.int64)
+    rows = np.empty((6, nv))
+    for k in range(bodies.shape[0]):
+        b = bodies[k]
+        r = m.body_rootid[b]
+        ox = d.xipos[b, 0] - d.subtree_com[r, 0]
+        oy = d.xipos[b, 1] - d.subtree_com[r, 1]
+        oz = d.xipos[b, 2] - d.subtree_com[r, 2]
+        while b > 0 and m.body_dofnum[b] == 0:  # the first ancestor with dofs, as jac_kernel
+            b = m.body_parentid[b]
+        n = 0
+        v = m.body_dofadr[b] + m.body_dofnum[b] - 1 if b > 0 else -1
+        while v >= 0:
+            c = d.cdof[v]
+            # jac_kernel's columns: translation cdof_lin + cdof_rot x offset, rotation cdof_rot
+            rows[0, n] = c[3] + c[1] * oz - c[2] * oy
+            rows[1, n] = c[4] + c[2] * ox - c[0] * oz
+            rows[2, n] = c[5] + c[0] * oy - c[1] * ox
+            rows[3, n] = c[0]
+            rows[4, n] = c[1]
+            rows[5, n] = c[2]
+            chain[n] = v
+            n += 1
+            v = m.dof_parentid[v]
+        for j in range(6):
+            body_diag[k, j] = _chain_quadform(m.M_rownnz, m.M_rowadr, m.M_colind, d.qLD, d.qLDiagInv,
+                                              chain, n, rows[j], x)
+    unit = np.zeros(nv)
+    unit[0] = 1.0
+    for k in range(dofs.shape[0]):
+        n = 0
+        v = dofs[k]
+        while v >= 0:
+            chain[n] = v
+            n += 1
+            v = m.dof_parentid[v]
+        dof_diag[k] = _chain_quadform(m.M_rownnz, m.M_rowadr, m.M_colind, d.qLD, d.qLDiagInv,
+                                      chain, n, unit, x)
+
+
 def set_const(model, body_simple) -> None:
     """Fill the constants listed in the module docstring (MuJoCo's set0 and setSpring).
 
@@ -63,17 +151,9 @@ def set_const(model, body_simple) -> None:
     saved = [mode.copy() for mode in modes]
     for mode in modes:
         mode[:] = 0
-    # The whole forward pass, though only its position stage is used here: it is the entry the
-    # user's first `forward` needs anyway, so a cold start compiles the position stage once
-    # instead of twice (standalone and inside forward). The later stages' outputs are discarded.
-    # Contacts are disabled, as mjCModel::Compile does around mj_setConst: a body transmission
-    # (adhesion) has no moment at qpos0, so its acc0 and length0 are 0.
-    flags = model.opt.disableflags
-    model.opt.disableflags = flags | DisableBit.CONTACT
     try:
-        forward(model, d)
+        _forward_unconstrained(model, d)
     finally:
-        model.opt.disableflags = flags
         for mode, values in zip(modes, saved, strict=True):
             mode[:] = values
     _set_camlight0(model, d)
@@ -98,6 +178,25 @@ def set_const(model, body_simple) -> None:
             inv_mass = float(d.actuator_moment[i] @ x[i])
             mass = 1.0 / inv_mass if inv_mass > 0 else 0.0
             model.actuator_biasprm[i, 2] = -dampratio * 2.0 * math.sqrt(kp * mass)
+
+
+def _forward_unconstrained(model, d) -> None:
+    """``forward`` at d's state with contacts and the other constraints disabled.
+
+    The whole forward pass, though only its position stage is used here: it is the entry the
+    user's first `forward` needs anyway, so a cold start compiles the position stage once
+    instead of twice (standalone and inside forward). The later stages' outputs are discarded.
+    Contacts are disabled, as mjCModel::Compile does around mj_setConst: a body transmission
+    (adhesion) has no moment at qpos0, so its acc0 and length0 are 0. The other constraints
+    are too, as set0 computes none: no value read from ``d`` depends on them, and a model with
+    many equality constraints or limit rows at qpos0 would run the solver for nothing.
+    """
+    flags = model.opt.disableflags
+    model.opt.disableflags = flags | DisableBit.CONTACT | DisableBit.CONSTRAINT
+    try:
+        forward(model, d)
+    finally:
+        model.opt.disableflags = flags
 
 
 def _set_camlight0(model, d) -> None:
@@ -135,23 +234,24 @@ def _set_invweight0(model, d, body_simple) -> None:
             model.body_invweight0[i] = (1.0 / max(MINVAL, mass[i]), 0.0)
         else:
             general.append(i)
-    if general:
-        # rows: the translational then rotational com Jacobian of each body (mj_jacBodyCom)
-        jac = np.concatenate([np.concatenate(jac_body_com(model, d, i)) for i in general])
-        diag = _inverse_inertia_diagonal(model, d, jac).reshape(len(general), 6)
-        model.body_invweight0[general, 0] = diag[:, :3].sum(axis=1) / 3
-        model.body_invweight0[general, 1] = diag[:, 3:].sum(axis=1) / 3
-
-    rows = []  # the unit rows of the dofs of joints that need M^-1
+    rows = []  # the dofs of joints that need M^-1
     for j in range(model.njnt):
         adr, body = model.jnt_dofadr[j], model.jnt_bodyid[j]
         if body_simple[body] == 2:
             model.dof_invweight0[adr] = 1.0 / max(MINVAL, mass[body])
         else:
             rows.extend(range(adr, adr + JointType(model.jnt_type[j]).nv))
+    body_diag = np.zeros((len(general), 6))
+    dof_diag = np.zeros(len(rows))
+    if general or rows:
+        _invweight0_entry(model._handle, d._handle, np.array(general, dtype=np.int64),
+                          np.array(rows, dtype=np.int64), body_diag, dof_diag)
+    if general:
+        model.body_invweight0[general, 0] = body_diag[:, :3].sum(axis=1) / 3
+        model.body_invweight0[general, 1] = body_diag[:, 3:].sum(axis=1) / 3
     if rows:
         diag = np.zeros(nv)
-        diag[rows] = _inverse_inertia_diagonal(model, d, np.eye(nv)[rows])
+        diag[rows] = dof_diag
         for j in range(model.njnt):
             adr, jtype = model.jnt_dofadr[j], model.jnt_type[j]
             if body_simple[model.jnt_bodyid[j]] == 2:
@@ -230,7 +330,7 @@ def _set_spring(model) -> None:
 
     d = Data(model)
     d.qpos[:] = model.qpos_spring
-    forward(model, d)  # spatial tendons need the site poses and Jacobians
+    _forward_unconstrained(model, d)  # spatial tendons need the site poses and Jacobians
     for i in range(model.ntendon):
         if model.tendon_lengthspring[i, 0] == -1 and model.tendon_lengthspring[i, 1] == -1:
             model.tendon_lengthspring[i, :] = d.ten_length[i]
