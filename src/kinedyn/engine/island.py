@@ -104,6 +104,9 @@ def make_islands(m, d):
         tree[TREE_OF_DOF, v] = ntree - 1
     for t in range(ntree):
         parent[t] = -1
+    if ntree == 1:
+        _one_tree(m, d)
+        return
     # union the trees each row touches (unionConstraintTrees); rows of one constraint repeat
     # its trees, and the row's own tree (any of them) is kept in efc_island for now
     efc_type, efc_id, J = d.efc_type, d.efc_id, d.efc_J
@@ -200,3 +203,74 @@ def make_islands(m, d):
         isl[ISLAND_NITER, s] += 1
     for s in range(nisland):
         isl[ISLAND_NITER, s] = 0
+
+
+@kernel
+def _row_touches_tree(m, d, i):
+    """Whether row i of a model with a single kinematic tree acts on it (make_islands' trees of
+    a row, for one tree: any tree found is tree 0)."""
+    ctype = d.efc_type[i]
+    cid = d.efc_id[i]
+    if ctype == CNSTR_EQUALITY and (m.eq_type[cid] == EQ_CONNECT or m.eq_type[cid] == EQ_WELD):
+        b1 = m.eq_obj1id[cid]
+        b2 = m.eq_obj2id[cid]
+        if m.eq_objtype[cid] == OBJ_SITE:
+            b1 = m.site_bodyid[b1]
+            b2 = m.site_bodyid[b2]
+        t1 = _body_tree(m, d, b1)
+        t2 = _body_tree(m, d, b2)
+        return t1 >= 0 or t2 >= 0
+    if (ctype == CNSTR_CONTACT_FRICTIONLESS or ctype == CNSTR_CONTACT_PYRAMIDAL
+            or ctype == CNSTR_CONTACT_ELLIPTIC):
+        return (_body_tree(m, d, m.geom_bodyid[d.contact_geom[cid, 0]]) >= 0
+                or _body_tree(m, d, m.geom_bodyid[d.contact_geom[cid, 1]]) >= 0)
+    if ctype == CNSTR_FRICTION_DOF or ctype == CNSTR_LIMIT_JOINT:
+        return True
+    J = d.efc_J
+    for v in range(m.nv):
+        if J[i, v] != 0.0:
+            return True
+    return False
+
+
+@kernel
+def _one_tree(m, d):
+    """make_islands for a model with one kinematic tree (every dof in tree 0): one island holding
+    every row that acts on the tree, or none; the same arrays as the union-find path, without it."""
+    nv, nefc = m.nv, d.efc_counts[3]
+    tree = d.scratch_tree
+    parent = tree[TREE_PARENT]
+    efc_island = d.scratch_efc_island[0]
+    efc_type, efc_id = d.efc_type, d.efc_id
+    rows = d.scratch_efc_island[1]
+    isl = d.scratch_island
+    n = 0
+    ne = 0
+    nf = 0
+    for i in range(nefc):
+        ctype = efc_type[i]
+        if i > 0 and ctype == efc_type[i - 1] and efc_id[i] == efc_id[i - 1]:
+            s = efc_island[i - 1]
+        else:
+            s = 0 if _row_touches_tree(m, d, i) else -1
+        efc_island[i] = s
+        if s < 0:
+            continue
+        parent[0] = 0
+        rows[n] = i
+        n += 1
+        if ctype == CNSTR_EQUALITY:
+            ne += 1
+        elif ctype == CNSTR_FRICTION_DOF or ctype == CNSTR_FRICTION_TENDON:
+            nf += 1
+    island = 0 if parent[0] != -1 else -1
+    tree[TREE_ISLAND, 0] = island
+    for v in range(nv):
+        tree[DOF_ISLAND, v] = island
+    d.scratch_nisland[0] = island + 1
+    if island == 0:
+        isl[ISLAND_NE, 0] = ne
+        isl[ISLAND_NF, 0] = nf
+        isl[ISLAND_NEFC, 0] = n
+        isl[ISLAND_ADR, 0] = 0
+        isl[ISLAND_NITER, 0] = 0

@@ -89,7 +89,7 @@ def island_constraint_update(m, d, jar, rows, want_cost, cone_hessian):
     return s
 
 
-@kernel
+@kernel(inline="always")
 def _row_update(d, jar, i, want_cost, cone_hessian):
     """Force and state of row i (for an elliptic contact: of all its rows, at its first row);
     returns its cost. Equality rows are quadratic, friction-loss rows Huber (linear beyond
@@ -306,6 +306,16 @@ def _island_mul_jt(d, dofs, rows):
     """qfrc_constraint = J' efc_force on the island's dofs, from the island's rows."""
     J, qfrc, force = d.efc_J, d.qfrc_constraint, d.efc_force
     nd = dofs.shape[0]
+    if nd == J.shape[1]:  # every dof, ascending: the same sums without the index lists
+        for v in range(nd):
+            qfrc[v] = 0.0
+        for b in range(rows.shape[0]):
+            i = unsigned_index(rows[b])
+            x = force[i]
+            if x != 0.0:
+                for v in range(nd):
+                    qfrc[v] += J[i, v] * x
+        return
     for a in range(nd):
         qfrc[unsigned_index(dofs[a])] = 0.0
     for b in range(rows.shape[0]):
@@ -334,10 +344,16 @@ def _update_mgrad(m, d, dofs, newton):
     if newton:
         # the factor with the cone terms when any contact is in the cone's middle zone; the
         # factor is in the island's own (local) dof numbering
+        L = d.scratch_hessian[1 if d.scratch_solver_counts[2] else 0]
+        if nd == m.nv:  # every dof, ascending: solve in place
+            for v in range(nd):
+                sv[_MGRAD, v] = sv[_GRAD, v]
+            _chol_solve(L, sv[_MGRAD], nd)
+            return
         x = d.scratch_local
         for a in range(nd):
             x[a] = sv[_GRAD, dofs[a]]
-        _chol_solve(d.scratch_hessian[1 if d.scratch_solver_counts[2] else 0], x, nd)
+        _chol_solve(L, x, nd)
         for a in range(nd):
             sv[_MGRAD, dofs[a]] = x[a]
     else:
@@ -379,6 +395,27 @@ def _make_hessian(m, d, dofs, rows):
     for a in range(nd):
         for c in range(nd):
             L[a, c] = 0.0
+    if nd == J.shape[1]:
+        # every dof, ascending (one island or none): J's rows and M's columns as they are
+        for b in range(nr):
+            r = unsigned_index(rows[b])
+            dq = Dq[r]
+            if dq != 0.0:
+                for a in range(nd):
+                    tmp = J[r, a]
+                    if tmp != 0.0:
+                        w = tmp * dq
+                        for c in range(a + 1):
+                            L[a, c] += J[r, c] * w
+        rowadr, rownnz, colind, M = m.M_rowadr, m.M_rownnz, m.M_colind, d.M
+        for a in range(nd):
+            adr = rowadr[a]
+            for k in range(rownnz[a]):
+                L[a, unsigned_index(colind[adr + k])] += M[adr + k]
+        _chol_factor(L, nd)
+        if d.scratch_solver_counts[2]:
+            _hessian_cone(m, d, dofs, rows)
+        return
     # lower triangle of J' diag(Dq) J, row by row of J (mju_sqrMatTD_impl); the row is first
     # gathered into the island's dof numbering
     for b in range(nr):
@@ -828,6 +865,10 @@ def _line_search(m, d, dofs, rows, tolerance, ls_iterations, scale):
 @kernel
 def _island_dot(a, i, b, j, dofs):
     s = 0.0
+    if dofs.shape[0] == a.shape[1]:  # every dof, ascending
+        for v in range(a.shape[1]):
+            s += a[i, v] * b[j, v]
+        return s
     for k in range(dofs.shape[0]):
         v = dofs[k]
         s += a[i, v] * b[j, v]
@@ -861,6 +902,14 @@ def _island_mul_j(d, dofs, rows, r, vec):
     J = d.efc_J
     res = d.scratch_solver_efc[r]
     nd = dofs.shape[0]
+    if nd == J.shape[1]:  # every dof, ascending
+        for b in range(rows.shape[0]):
+            i = unsigned_index(rows[b])
+            s = 0.0
+            for v in range(nd):
+                s += J[i, v] * vec[v]
+            res[i] = s
+        return
     for b in range(rows.shape[0]):
         i = unsigned_index(rows[b])
         s = 0.0

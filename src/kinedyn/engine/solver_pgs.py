@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinedyn._jit import kernel
+from kinedyn._jit import jit_disabled, kernel
 from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NE, ISLAND_NEFC, ISLAND_NF, ISLAND_NITER
 from kinedyn.engine.smooth_inertia import solve_ld
 from kinedyn.engine.types import (
@@ -61,10 +61,11 @@ _ARINV, _PREV, _MOMENTUM = 0, 1, 2
 # linear term, the QCQP's scaled linear term and its second Cholesky solve
 _RES, _OLD, _V, _V1, _DELTA, _BC, _QB, _QT = 0, 1, 2, 3, 4, 5, 6, 7
 
-# PCG32 (O'Neill's pcg32, XSH-RR output): state <- state * MULT + inc (mod 2^64). The
-# multiplication runs on 32-bit halves so that no intermediate overflows 64 bits, which keeps
-# it exact both compiled and under NUMBA_DISABLE_JIT (NumPy warns on uint64 overflow).
+# PCG32 (O'Neill's pcg32, XSH-RR output): state <- state * MULT + inc (mod 2^64). Compiled, the
+# uint64 product wraps mod 2^64 by itself; under NUMBA_DISABLE_JIT (NumPy warns on uint64
+# overflow) the multiplication runs on 32-bit halves so that no intermediate overflows.
 _MULT = 6364136223846793005
+_MULT_U64 = np.uint64(_MULT)
 _MULT_LO = np.uint64(_MULT & 0xFFFFFFFF)
 _MULT_HI = np.uint64(_MULT >> 32)
 _LO32 = np.uint64(0xFFFFFFFF)
@@ -77,9 +78,8 @@ _U32 = np.uint64(32)
 _U59 = np.uint64(59)
 
 
-@kernel
-def _lcg_step(state, inc):
-    """(state * MULT + (inc | 1)) mod 2^64 on 32-bit halves (pcg32's state update)."""
+def _lcg_step_halves(state, inc):
+    """(state * MULT + (inc | 1)) mod 2^64 on 32-bit halves (pcg32's state update, plain Python)."""
     inc = inc | _U1
     s_lo = state & _LO32
     s_hi = state >> _U32
@@ -90,7 +90,17 @@ def _lcg_step(state, inc):
     return ((hi & _LO32) << _U32) | (lo & _LO32)
 
 
-@kernel
+@kernel(inline="always")
+def _lcg_step_wrapping(state, inc):
+    """(state * MULT + (inc | 1)) mod 2^64, compiled: the uint64 product wraps (the same bits as
+    _lcg_step_halves at a third of its cost; the shuffle draws one per block and sweep)."""
+    return state * _MULT_U64 + (inc | _U1)
+
+
+_lcg_step = _lcg_step_halves if jit_disabled() else _lcg_step_wrapping
+
+
+@kernel(inline="always")
 def pcg32_next(state, inc):
     """One draw of PCG32 (MuJoCo's pcg32_next): (the new state, a 32-bit output)."""
     new = _lcg_step(state, inc)
@@ -100,7 +110,7 @@ def pcg32_next(state, inc):
     return new, out
 
 
-@kernel
+@kernel(inline="always")
 def _shuffle(order, n, state, inc):
     """Fisher-Yates shuffle of order[:n] with PCG32 draws (shuffle_int); returns the state."""
     for i in range(n - 1, 0, -1):

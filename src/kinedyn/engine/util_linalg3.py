@@ -70,10 +70,14 @@ def skew_mul_entry(v, b, r, c):
     return acc
 
 
-@kernel
+@kernel(inline="always")
 def dot_mj(a, b, n):
     """a[:n] . b[:n] summed in mju_dot's order: four interleaved partial sums combined as
-    (s0 + s2) + (s1 + s3), then the last n % 4 products."""
+    (s0 + s2) + (s1 + s3), then the last n % 4 products.
+
+    Inlined into its callers (the solvers' Cholesky factors and solves, PGS's row residuals):
+    called out of line, passing two array views cost as much as a short dot itself (a 14 x 14
+    factor took 0.63 µs against 0.33 inlined)."""
     s0 = 0.0
     s1 = 0.0
     s2 = 0.0
