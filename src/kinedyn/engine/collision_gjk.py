@@ -900,44 +900,116 @@ def _populate_map(pmap, findex, cnt, nf):
 
 
 @kernel
+def _recover_hexa(i0, i1, i2, i3, i4, vol1, vol2, vol3):
+    """recoverHexa (MuJoCo 4.0, read off its binary): when the segment v4 v5 misses the
+    triangle v1 v2 v3 (vertex indices i0..i4), relabel the five vertices so that it crosses
+    one, from the signs of rayTriangle's volumes. Returns (found, the five indices); when no
+    relabelling works, the first, second, fourth and fifth make a tetrahedron that drops a
+    vertex by the smallest volume."""
+    c = -MINVAL
+    if vol1 > 0 and vol2 < c and vol3 < c:
+        return True, i2, i4, i3, i0, i1
+    if vol2 > 0 and vol1 < c and vol3 < c:
+        return True, i0, i4, i3, i1, i2
+    if vol2 < c and vol1 < c and vol3 > 0:
+        return True, i1, i4, i3, i2, i0
+    if vol2 >= vol1 and vol3 >= vol1:
+        return False, i0, i1, i2, i3, i4
+    if vol1 >= vol2 and vol3 >= vol2:
+        return False, i1, i2, i2, i3, i4
+    return False, i2, i0, i2, i3, i4
+
+
+@kernel
 def _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
-               pmap, cnt, center, obf, obi):
-    """Initial polytope from a triangle (polytope3); returns an EPA status (0 = success)."""
-    for q in range(3):
-        center[q] = sv[0, q] + sv[1, q]
-        center[q] = center[q] + sv[2, q]
-        center[q] = center[q] * (1.0 / 3.0)
-    d1 = (sv[1, 0] - sv[0, 0], sv[1, 1] - sv[0, 1], sv[1, 2] - sv[0, 2])
-    d2 = (sv[2, 0] - sv[0, 0], sv[2, 1] - sv[0, 1], sv[2, 2] - sv[0, 2])
+               pmap, cnt, center, obf, obi, tolerance):
+    """Initial polytope from a triangle (polytope3); returns an EPA status (0 = success).
+
+    MuJoCo 4.0's (read off the 4.0 binary; the 3.12 source differs): the supports v4, v5 along
+    both normals must lie beyond the triangle's plane; if the segment v4 v5 misses the triangle
+    the five vertices are relabelled (recoverHexa) or, failing that, four of them make a
+    tetrahedron; the centre is the mean of the polytope's vertices; all faces are attached
+    before the origin-on-face test; the origin must be inside every face's plane unless the
+    face is within the tolerance. (4.0 then falls back to polytope2 on an edge through the
+    origin; kinedyn gives up there, as the 3.12 source does.)"""
+    v1i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
+    v2i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
+    v3i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 2)
+    d1 = (pv[v2i, 0] - pv[v1i, 0], pv[v2i, 1] - pv[v1i, 1], pv[v2i, 2] - pv[v1i, 2])
+    d2 = (pv[v3i, 0] - pv[v1i, 0], pv[v3i, 1] - pv[v1i, 1], pv[v3i, 2] - pv[v1i, 2])
     n = _cross(d1[0], d1[1], d1[2], d2[0], d2[1], d2[2])
     n_norm = math.sqrt(_dot(n[0], n[1], n[2], n[0], n[1], n[2]))
     if n_norm < MINVAL:
         return EPA_P3_BAD_NORMAL
-    v1i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
-    v2i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
-    v3i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 2)
     v5i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, n[0] * -1, n[1] * -1, n[2] * -1, n_norm)
     v4i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, n[0], n[1], n[2], n_norm)
     if _tri_point_intersect(pv, v1i, v2i, v3i, v4i):
         return EPA_P3_INVALID_V4
     if _tri_point_intersect(pv, v1i, v2i, v3i, v5i):
         return EPA_P3_INVALID_V5
-    if (dist0 > 10 * MINVAL and not _test_tetra(pv, v1i, v2i, v3i, v4i)
-            and not _test_tetra(pv, v1i, v2i, v3i, v5i)):
-        return EPA_P3_MISSING_ORIGIN
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v4i, v1i, v2i, 1, 3, 2) < MINDIST2:
+    eps = n_norm * MINVAL
+    if eps > _dot(n[0], n[1], n[2], pv[v4i, 0] - pv[v1i, 0], pv[v4i, 1] - pv[v1i, 1],
+                  pv[v4i, 2] - pv[v1i, 2]):
         return EPA_P3_ORIGIN_ON_FACE
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v4i, v3i, v1i, 2, 4, 0) < MINDIST2:
+    if eps > _dot(n[0] * -1, n[1] * -1, n[2] * -1, pv[v5i, 0] - pv[v1i, 0], pv[v5i, 1] - pv[v1i, 1],
+                  pv[v5i, 2] - pv[v1i, 2]):
         return EPA_P3_ORIGIN_ON_FACE
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v4i, v2i, v3i, 0, 5, 1) < MINDIST2:
+    # rayTriangle(v4, v5, v1, v2, v3) with its volumes
+    e12 = (pv[v5i, 0] - pv[v4i, 0], pv[v5i, 1] - pv[v4i, 1], pv[v5i, 2] - pv[v4i, 2])
+    e13 = (pv[v1i, 0] - pv[v4i, 0], pv[v1i, 1] - pv[v4i, 1], pv[v1i, 2] - pv[v4i, 2])
+    e14 = (pv[v2i, 0] - pv[v4i, 0], pv[v2i, 1] - pv[v4i, 1], pv[v2i, 2] - pv[v4i, 2])
+    e15 = (pv[v3i, 0] - pv[v4i, 0], pv[v3i, 1] - pv[v4i, 1], pv[v3i, 2] - pv[v4i, 2])
+    vol1 = _det3t(e13, e14, e12)
+    vol2 = _det3t(e14, e15, e12)
+    vol3 = _det3t(e15, e13, e12)
+    hexa = ((vol1 >= 0 and vol2 >= 0 and vol3 >= 0) or (vol1 <= 0 and vol2 <= 0 and vol3 <= 0))
+    a, b, c, d, e = v1i, v2i, v3i, v4i, v5i
+    if not hexa:
+        hexa, a, b, c, d, e = _recover_hexa(v1i, v2i, v3i, v4i, v5i, vol1, vol2, vol3)
+    f0 = f1 = f2 = f3 = f4 = f5 = MAX_LIMIT
+    if hexa:
+        for q in range(3):
+            center[q] = ((((pv[a, q] + pv[b, q]) + pv[c, q]) + pv[d, q]) + pv[e, q]) * 0.2
+        f0 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, d, a, b, 1, 3, 2)
+        f1 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, d, c, a, 2, 4, 0)
+        f2 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, d, b, c, 0, 5, 1)
+        f3 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, e, b, a, 5, 0, 4)
+        f4 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, e, a, c, 3, 1, 5)
+        f5 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, e, c, b, 4, 2, 3)
+    else:
+        for q in range(3):
+            center[q] = (((pv[a, q] + pv[b, q]) + pv[d, q]) + pv[e, q]) * 0.25
+        f0 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, a, b, d, 1, 3, 2)
+        f1 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, a, e, b, 2, 3, 0)
+        f2 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, a, d, e, 0, 3, 1)
+        f3 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, e, d, b, 2, 0, 1)
+    if (f0 < MINDIST2 or f1 < MINDIST2 or f2 < MINDIST2 or f3 < MINDIST2 or f4 < MINDIST2
+            or f5 < MINDIST2):
         return EPA_P3_ORIGIN_ON_FACE
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v5i, v2i, v1i, 5, 0, 4) < MINDIST2:
-        return EPA_P3_ORIGIN_ON_FACE
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v5i, v1i, v3i, 3, 1, 5) < MINDIST2:
-        return EPA_P3_ORIGIN_ON_FACE
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v5i, v3i, v2i, 4, 2, 3) < MINDIST2:
-        return EPA_P3_ORIGIN_ON_FACE
-    _populate_map(pmap, findex, cnt, 6)
+    tol2 = tolerance * tolerance
+    if hexa:
+        if not _same_side(pv, d, a, b, c) and f0 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, d, c, a, b) and f1 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, d, b, c, a) and f2 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, e, b, a, c) and f3 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, e, a, c, b) and f4 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, e, c, b, a) and f5 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+    else:
+        if not _same_side(pv, a, b, d, e) and f0 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, a, e, b, d) and f1 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, a, d, e, b) and f2 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, e, d, b, a) and f3 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+    _populate_map(pmap, findex, cnt, cnt[1])
     return EPA_SUCCESS
 
 
@@ -955,7 +1027,7 @@ def _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, a, b, c):
 
 @kernel
 def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
-               pmap, cnt, center, obf, obi):
+               pmap, cnt, center, obf, obi, tolerance):
     """Initial polytope from a segment (polytope2): a hexahedron around it."""
     for q in range(3):
         center[q] = sv[0, q] + sv[1, q]
@@ -1008,7 +1080,7 @@ def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
                         f[0], f[1], f[2], f[3], f[4], f[5]) < MINDIST2:
             _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, f[0], f[1], f[2])
             return _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv,
-                              fdist2, findex, pmap, cnt, center, obf, obi)
+                              fdist2, findex, pmap, cnt, center, obf, obi, tolerance)
     if _ray_triangle(pv, v1i, v2i, v3i, v4i, v5i) == 0:
         return EPA_P2_NONCONVEX
     _populate_map(pmap, findex, cnt, 6)
@@ -1017,7 +1089,7 @@ def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
 
 @kernel
 def _polytope4(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
-               pmap, cnt, center, obf, obi):
+               pmap, cnt, center, obf, obi, tolerance):
     """Initial polytope from GJK's tetrahedron (polytope4)."""
     v1 = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
     v2 = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
@@ -1035,7 +1107,7 @@ def _polytope4(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
                         f[0], f[1], f[2], f[3], f[4], f[5]) < MINDIST2:
             _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, f[0], f[1], f[2])
             return _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv,
-                              fdist2, findex, pmap, cnt, center, obf, obi)
+                              fdist2, findex, pmap, cnt, center, obf, obi, tolerance)
     if not _test_tetra(pv, v1, v2, v3, v4):
         return EPA_P4_MISSING_ORIGIN
     _populate_map(pmap, findex, cnt, 4)
@@ -1180,7 +1252,9 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         # MuJoCo 4.0 compares this iteration's bound, not the best one so far (the 3.12
         # source uses upper - lower): found by fuzzing, it matches 4.0 to 1e-13
         if upper_k - lower < tolerance:
-            if k == 0 and upper < lower - 1e-10:
+            # MuJoCo 4.0 drops the contact when the first iteration's bound falls short of
+            # the lower one by more than the tolerance (the 3.12 source: by 1e-10)
+            if k == 0 and upper < lower - tolerance:
                 face = -1
             break
         if discrete:
@@ -1208,8 +1282,7 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         d2 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, wi, v2, v1,
                           nfaces + nedges - 1, hzn, nfaces + 1)
         if d2 == 0:
-            face = -1
-            break
+            break   # MuJoCo 4.0 keeps the face found (the 3.12 source drops the contact)
         if d2 >= lower2 and d2 <= upper2:
             m = cnt[2]
             cnt[2] += 1
@@ -1227,7 +1300,6 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
             d2 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, wi, v2, v1,
                               cur - 1, hzn, nxt)
             if d2 == 0:
-                face = -1
                 bad = True
                 break
             if d2 >= lower2 and d2 <= upper2:
@@ -1237,8 +1309,7 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
                 findex[cnt[1] - 1] = m
         cnt[3] = 0
         if bad:
-            # MuJoCo breaks the attach loop only; the outer test below then ends EPA
-            pass
+            break   # as above: MuJoCo 4.0 ends EPA with the face found
         if cnt[2] == 0 or face < 0:
             break
         k += 1
@@ -1392,13 +1463,13 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             cnt[q] = 0
         if nsimplex == 2:
             ret = _polytope2(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi)
+                             findex, pmap, cnt, center, obf, obi, tolerance)
         elif nsimplex == 3:
             ret = _polytope3(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi)
+                             findex, pmap, cnt, center, obf, obi, tolerance)
         else:
             ret = _polytope4(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi)
+                             findex, pmap, cnt, center, obf, obi, tolerance)
         info[2] = ret
         if ret == 0:
             face, nx, ke = epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
