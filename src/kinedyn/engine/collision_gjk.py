@@ -9,8 +9,15 @@ Sources and agreement. The port follows the 3.12 C source (a 2026-08 snapshot) a
 bit-identical to it (checked against a build of that source on ~1000 random pairs). MuJoCo 4.0
 differs; what fuzzing against the 4.0 binary found and this module reproduces:
 
-* GJK no longer falls back to gjkIntersect once it has a tetrahedron (gjk);
-* EPA stops on the current iteration's gap, upper_k - lower (epa);
+* GJK and its distance sub-algorithm (gjk, _s1d, _s2d, _triangle_cofactors,
+  _project_origin_plane): the arithmetic and control flow of 4.0, read off the symbols of the
+  shipped libmujoco.so.4.0.0 (gjk, S1D, S2D, projectOriginPlane, ... are local symbols there):
+  no fallback to gjkIntersect, the iterate projected on the simplex's line or plane, 4.0's
+  stopping and separation tests, cofactors relative to the projected point over their sum;
+* EPA's start from a triangle (_polytope3: recoverHexa, a tetrahedron when no hexahedron
+  works, the centre of all vertices, the origin test with the tolerance), its affine
+  coordinates (_tri_affine_coord), its stop on the current iteration's gap (upper_k - lower)
+  and its end rules (epa), read off the same binary;
 * a geom margin is no longer an inflation of the supports during the first GJK: like the
   radius of a sphere or capsule, it is added back after a GJK distance query, and only deep
   contacts run GJK + EPA on the inflated shapes (ccd);
@@ -22,11 +29,11 @@ differs; what fuzzing against the 4.0 binary found and this module reproduces:
   on the other side (_witness_on_face). Meshes give their hull polygons (mesh_poly*) as
   MuJoCo's meshNormals / meshEdgeNormals / meshFace do.
 
-What is not reproduced, for want of the 4.0 source (tests/test_collision_convex.py measures it):
-GJK's distance sub-algorithm was made more stable in 4.0, so contacts found by the GJK distance
-query (sphere, capsule, within a margin) agree to ~1e-11..1e-5 only; EPA started from GJK's
-triangle (polytope3) in exactly symmetric poses breaks face ties differently; the cylinder and
-capsule multi-contact features (caps as regular 16-gons, found by probing; sides and capsules as
+Single contacts agree with 4.0 bit for bit in every pose tests/test_collision_convex.py tries
+(spheres, capsules, ellipsoids, cylinders, boxes, margins). What is not reproduced: 4.0's
+fallback from polytope3 to polytope2 when the origin lies on an edge of the hexahedron
+(kinedyn gives no contact there, as the 3.12 source does); the cylinder and capsule
+multi-contact features (caps as regular 16-gons, found by probing; sides and capsules as
 segments; the face choice for edges) and 4.0's quadrilateral reduction (polygonQuad) are
 approximations: the contact counts agree in 97-100 % of poses, the points often not. A clipped
 polygon of 4.0 can start at another vertex (the same contacts in another order; with more than
