@@ -213,9 +213,10 @@ def test_quaternion_helpers_match_mju():
 
 @pytest.mark.parametrize("name", ["humanoid", "ant"])
 def test_kinematics_bit_equal(name):
-    """Body, inertial, geom and site poses equal MuJoCo 4.0's bit for bit on random states
-    (4.0's summation orders: mju_mulQuat, mju_quat2Mat, mju_normalize4, offsets rotated then
-    translated); 1e-16..1e-15 off before, which GJK/EPA amplified into contact frames."""
+    """Body, inertial, geom and site poses, then subtree_com, cinert, cdof, cvel and cdof_dot
+    equal MuJoCo 4.0's bit for bit on random states (4.0's summation orders: mju_mulQuat,
+    mju_quat2Mat, mju_normalize4, offsets rotated then translated, mju_mulDofVec); 1e-16..1e-15
+    off before, which GJK/EPA amplified into contact frames."""
     path = gym_model_path(name)
     m, d, mjm, mjd = _pair(path.read_text(), f"gymnasium {name}.xml")
     rng = np.random.default_rng(21)
@@ -225,5 +226,16 @@ def test_kinematics_bit_equal(name):
         kd.kinematics(m, d)
         mujoco.mj_kinematics(mjm, mjd)
         for f in KINEMATICS_FIELDS:
+            ours = np.asarray(getattr(d, f)).ravel()
+            assert np.array_equal(ours, getattr(mjd, f).ravel()), f
+        # and the com-based quantities and velocities after them (mj_comPos, mj_comVel: free
+        # and ball joints add their three dofs' velocity as one mju_mulDofVec)
+        from kinedyn.engine.smooth_rne import com_vel
+
+        kd.com_pos(m, d)
+        mujoco.mj_comPos(mjm, mjd)
+        com_vel(m, d)
+        mujoco.mj_comVel(mjm, mjd)
+        for f in (*COM_POS_FIELDS, "cvel", "cdof_dot"):
             ours = np.asarray(getattr(d, f)).ravel()
             assert np.array_equal(ours, getattr(mjd, f).ravel()), f
