@@ -161,3 +161,28 @@ def test_structural_zero_of_qLD_regression():
         # entries of qLD that vanish by cancellation amplify it past the 1e-12 floor, so
         # qLD is judged through the exact-factorisation check above (docs/deviations.md)
         assert_fields(m, d, mjm, mjd, names=("cinert", "crb", "M"))
+
+
+def test_solve_ld_sums_like_mju_dot_sparse():
+    """Given MuJoCo's factor, the solve returns mj_solveM's bits: the L^-1 step sums each row as
+    mju_dotSparse does (four lanes combined as (s0+s2)+(s1+s3), then the tail), which differs
+    from a left-to-right sum on rows with four or more off-diagonal entries (a 9-link chain
+    has up to 8)."""
+    from kinedyn.engine.smooth_inertia import solve_ld
+
+    links = "".join(f'<body pos="0 0 0.1"><joint type="hinge" axis="{1 - k % 2} {k % 2} 0"/>'
+                    f'<geom size="0.03 0.05" type="capsule"/>' for k in range(9)) + "</body>" * 9
+    mjm = mujoco.MjModel.from_xml_string(f"<mujoco><worldbody>{links}</worldbody></mujoco>")
+    mjd = mujoco.MjData(mjm)
+    rng = np.random.default_rng(4)
+    mjd.qpos[:] = rng.uniform(-1, 1, mjm.nq)
+    mujoco.mj_forward(mjm, mjd)
+    assert mjm.M_rownnz.max() == 9
+    for _ in range(20):
+        y = rng.normal(size=mjm.nv)
+        expected = np.empty(mjm.nv)
+        mujoco.mj_solveM(mjm, mjd, expected.reshape(1, -1), y.reshape(1, -1))
+        x = y.copy()
+        solve_ld(x, mjd.qLD.copy(), mjd.qLDiagInv.copy(), mjm.M_rownnz.copy(), mjm.M_rowadr.copy(),
+                 mjm.M_colind.copy())
+        assert np.array_equal(x, expected)
