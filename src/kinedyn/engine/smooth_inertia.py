@@ -74,8 +74,9 @@ def _crb(
 
 @kernel
 def _dot6_with(vec, j, f0, f1, f2, f3, f4, f5):
-    """vec[j] . (f0, ..., f5), summed in dot6's order."""
-    return vec[j, 0] * f0 + vec[j, 1] * f1 + vec[j, 2] * f2 + vec[j, 3] * f3 + vec[j, 4] * f4 + vec[j, 5] * f5
+    """vec[j] . (f0, ..., f5), summed in dot6's (mju_dot's) order; bit-equal M (mj_makeM)."""
+    return (((vec[j, 0] * f0 + vec[j, 2] * f2) + (vec[j, 1] * f1 + vec[j, 3] * f3))
+            + (vec[j, 4] * f4 + vec[j, 5] * f5))
 
 
 @kernel
