@@ -223,7 +223,7 @@ MISMATCHED: dict[str, str] = {
                     'erd-double_pendulum', 'aloha-bimanual', 'aloha-bimanual_mocap', 'erd-centauro',
                     'erd-alex'),
                     'qacc'),
-    **dict.fromkeys(('gr-fetch_pick_and_place', 'rs-ur5e', 'erd-go2', 'erd-solo12', 'erd-bolt',
+    **dict.fromkeys(('gr-fetch_pick_and_place', 'erd-go2', 'erd-solo12', 'erd-bolt',
                     'erd-talos', 'hil-panda', 'airo-robotiq_2f_85', 'rs-jaco'),
                     'nefc'),
     **dict.fromkeys(('rs-panda_urdf',),
