@@ -202,23 +202,19 @@ REFUSED: dict[str, str] = {
 # MuJoCo's bits (test_inverse_constraints), so the round-off comes from qacc and the kinematics
 # (dmc-cmu_humanoid_2020's cfrc_ext: 0 vs -2.7e-12, a contact normal's zero x off by 1e-16 after
 # five steps, times a 2e4 force). The URDFs' qacc, nefc and contact_pos entries are cylinder
-# multi-contact (multiccd) differences, myo-arm's a contact frame (docs/corpus.md).
+# multi-contact (multiccd) differences (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
-                    'rs-gr1', 'myo-body', 'myo-legs'),
+                    'rs-gr1', 'myo-body', 'myo-legs', 'dmc-dog_v2'),
                     'cfrc_int'),
-    **dict.fromkeys(('rs-baxter_arm_urdf', 'myo-arm', 'erd-laikago', 'airo-ur3e'),
+    **dict.fromkeys(('rs-baxter_arm_urdf', 'erd-laikago', 'airo-ur3e'),
                     'qacc'),
-    **dict.fromkeys(('dmc-cmu_humanoid_2020', 'dmc-ant'),
+    **dict.fromkeys(('dmc-cmu_humanoid_2020',),
                     'cfrc_ext'),
     **dict.fromkeys(('rs-rethink_gripper',),
                     'nefc'),
     **dict.fromkeys(('dmc-dog',),
                     'cacc'),
-    **dict.fromkeys(('dmc-dog_v2',),
-                    'efc_force'),
-    **dict.fromkeys(('dmc-fruitfly',),
-                    'contact_frame'),
     **dict.fromkeys(('erd-iris',),
                     'contact_pos'),
     # the mesh robots that multiccd refused before (mesh multi-contact, docs/meshes.md)
@@ -227,7 +223,7 @@ MISMATCHED: dict[str, str] = {
                     'erd-double_pendulum', 'aloha-bimanual', 'aloha-bimanual_mocap', 'erd-centauro',
                     'erd-alex'),
                     'qacc'),
-    **dict.fromkeys(('gr-fetch_pick_and_place', 'rs-ur5e', 'erd-go2', 'erd-solo12', 'erd-bolt',
+    **dict.fromkeys(('gr-fetch_pick_and_place', 'erd-go2', 'erd-solo12', 'erd-bolt',
                     'erd-talos', 'hil-panda', 'airo-robotiq_2f_85', 'rs-jaco'),
                     'nefc'),
     **dict.fromkeys(('rs-panda_urdf',),

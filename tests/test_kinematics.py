@@ -146,15 +146,14 @@ def _quaternions(rng, n):
 
 def test_quaternion_helpers_match_mju():
     """The component and row forms of the util_spatial quaternion helpers against mju_* on the same
-    inputs: bit for bit for mju_rotVecQuat, mju_axisAngle2Quat and mju_normalize3; within
-    4e-16 (a couple of units in the last place of unit-size values) for mju_mulQuat,
-    mju_quat2Mat and mju_normalize4, where libmujoco's build fuses multiply-adds that Numba
-    does not (seen on 300 random quaternions: 220, 221 and 24 of them differ, by at most
-    1.1e-16, 2.2e-16 and 3.3e-16)."""
+    inputs, bit for bit: mju_rotVecQuat, mju_axisAngle2Quat, mju_normalize3, and mju_mulQuat,
+    mju_quat2Mat, mju_normalize4, mju_subQuat, whose sums MuJoCo 4.0's binary takes in pairs
+    (read off libmujoco.so.4.0.0; summed left to right, 220, 221 and 24 of 300 random
+    quaternions differed by up to 3.3e-16)."""
     from kinedyn.engine import util_spatial
 
     def close(ours, expected, scale=1.0):
-        return np.allclose(np.ravel(ours), np.ravel(expected), rtol=0.0, atol=4e-16 * scale)
+        return np.array_equal(np.ravel(ours), np.ravel(expected))
 
     rng = np.random.default_rng(5)
     quats = _quaternions(rng, 200)
@@ -201,3 +200,42 @@ def test_quaternion_helpers_match_mju():
         row = v[None].copy()
         assert util_spatial.normalize3(row, 0) == norm
         assert np.array_equal(row[0], expected)
+
+        other = np.empty(4)
+        mujoco.mju_mulQuat(other, unit, q2)
+        mujoco.mju_normalize4(other)
+        expected = np.empty(3)
+        mujoco.mju_subQuat(expected, unit, other)
+        row = np.empty((1, 3))
+        util_spatial.sub_quat(row, 0, unit[None], 0, other[None], 0, np.empty((1, 4)), 0)
+        assert np.array_equal(row[0], expected)
+
+
+@pytest.mark.parametrize("name", ["humanoid", "ant"])
+def test_kinematics_bit_equal(name):
+    """Body, inertial, geom and site poses, then subtree_com, cinert, cdof, cvel and cdof_dot
+    equal MuJoCo 4.0's bit for bit on random states (4.0's summation orders: mju_mulQuat,
+    mju_quat2Mat, mju_normalize4, offsets rotated then translated, mju_mulDofVec); 1e-16..1e-15
+    off before, which GJK/EPA amplified into contact frames."""
+    path = gym_model_path(name)
+    m, d, mjm, mjd = _pair(path.read_text(), f"gymnasium {name}.xml")
+    rng = np.random.default_rng(21)
+    for _ in range(3):
+        qpos, qvel, _, _ = random_state(rng, mjm)
+        set_same_state(m, d, mjm, mjd, qpos, qvel)
+        kd.kinematics(m, d)
+        mujoco.mj_kinematics(mjm, mjd)
+        for f in KINEMATICS_FIELDS:
+            ours = np.asarray(getattr(d, f)).ravel()
+            assert np.array_equal(ours, getattr(mjd, f).ravel()), f
+        # and the com-based quantities and velocities after them (mj_comPos, mj_comVel: free
+        # and ball joints add their three dofs' velocity as one mju_mulDofVec)
+        from kinedyn.engine.smooth_rne import com_vel
+
+        kd.com_pos(m, d)
+        mujoco.mj_comPos(mjm, mjd)
+        com_vel(m, d)
+        mujoco.mj_comVel(mjm, mjd)
+        for f in (*COM_POS_FIELDS, "cvel", "cdof_dot"):
+            ours = np.asarray(getattr(d, f)).ravel()
+            assert np.array_equal(ours, getattr(mjd, f).ravel()), f

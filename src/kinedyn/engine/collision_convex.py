@@ -10,10 +10,10 @@ driver refuses ``nativeccd="disable"``.
 The support functions (mjc_*Support) live in collision_gjk, which calls them (MuJoCo reaches
 them through function pointers; importing them from here would make a cycle).
 
-Agreement with MuJoCo 4.0 (tests/test_collision_convex.py): plane-ellipsoid to 1e-12; the
-single-contact pairs without spheres and capsules to ~1e-12 in general poses; contacts from a
-GJK distance query (spheres, capsules, margins) to ~1e-5; multi-contact counts in 97-100 % of
-poses, the points of multi-contacts approximately. collision_gjk's docstring has the details.
+Agreement with MuJoCo 4.0 (tests/test_collision_convex.py): plane-ellipsoid to 1e-12; single
+contacts (GJK distance queries for spheres, capsules and margins, GJK + EPA for deep ones) bit
+for bit in the poses tried; multi-contact counts in 97-100 % of poses, the points of
+multi-contacts approximately. collision_gjk's docstring has the details.
 
 Kernels do not allocate: collide_convex takes float and int scratch arrays sized by
 convex_work_size(ccd_iterations).

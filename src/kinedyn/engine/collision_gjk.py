@@ -9,8 +9,15 @@ Sources and agreement. The port follows the 3.12 C source (a 2026-08 snapshot) a
 bit-identical to it (checked against a build of that source on ~1000 random pairs). MuJoCo 4.0
 differs; what fuzzing against the 4.0 binary found and this module reproduces:
 
-* GJK no longer falls back to gjkIntersect once it has a tetrahedron (gjk);
-* EPA stops on the current iteration's gap, upper_k - lower (epa);
+* GJK and its distance sub-algorithm (gjk, _s1d, _s2d, _triangle_cofactors,
+  _project_origin_plane): the arithmetic and control flow of 4.0, read off the symbols of the
+  shipped libmujoco.so.4.0.0 (gjk, S1D, S2D, projectOriginPlane, ... are local symbols there):
+  no fallback to gjkIntersect, the iterate projected on the simplex's line or plane, 4.0's
+  stopping and separation tests, cofactors relative to the projected point over their sum;
+* EPA's start from a triangle (_polytope3: recoverHexa, a tetrahedron when no hexahedron
+  works, the centre of all vertices, the origin test with the tolerance), its affine
+  coordinates (_tri_affine_coord), its stop on the current iteration's gap (upper_k - lower)
+  and its end rules (epa), read off the same binary;
 * a geom margin is no longer an inflation of the supports during the first GJK: like the
   radius of a sphere or capsule, it is added back after a GJK distance query, and only deep
   contacts run GJK + EPA on the inflated shapes (ccd);
@@ -22,11 +29,11 @@ differs; what fuzzing against the 4.0 binary found and this module reproduces:
   on the other side (_witness_on_face). Meshes give their hull polygons (mesh_poly*) as
   MuJoCo's meshNormals / meshEdgeNormals / meshFace do.
 
-What is not reproduced, for want of the 4.0 source (tests/test_collision_convex.py measures it):
-GJK's distance sub-algorithm was made more stable in 4.0, so contacts found by the GJK distance
-query (sphere, capsule, within a margin) agree to ~1e-11..1e-5 only; EPA started from GJK's
-triangle (polytope3) in exactly symmetric poses breaks face ties differently; the cylinder and
-capsule multi-contact features (caps as regular 16-gons, found by probing; sides and capsules as
+Single contacts agree with 4.0 bit for bit in every pose tests/test_collision_convex.py tries
+(spheres, capsules, ellipsoids, cylinders, boxes, margins). What is not reproduced: 4.0's
+fallback from polytope3 to polytope2 when the origin lies on an edge of the hexahedron
+(kinedyn gives no contact there, as the 3.12 source does); the cylinder and capsule
+multi-contact features (caps as regular 16-gons, found by probing; sides and capsules as
 segments; the face choice for edges) and 4.0's quadrilateral reduction (polygonQuad) are
 approximations: the contact counts agree in 97-100 % of poses, the points often not. A clipped
 polygon of 4.0 can start at another vertex (the same contacts in another order; with more than
@@ -396,16 +403,6 @@ def _discrete(obf, obi):
 
 
 @kernel
-def _project_origin_line(s, i, j):
-    """Origin projected on the line through s[i], s[j] (projectOriginLine)."""
-    d0 = s[j, 0] - s[i, 0]
-    d1 = s[j, 1] - s[i, 1]
-    d2 = s[j, 2] - s[i, 2]
-    scl = -_div(_dot(s[j, 0], s[j, 1], s[j, 2], d0, d1, d2), _dot(d0, d1, d2, d0, d1, d2))
-    return s[j, 0] + scl * d0, s[j, 1] + scl * d1, s[j, 2] + scl * d2
-
-
-@kernel
 def _project_origin_plane(a, i, b, j, c, k):
     """Origin projected on the plane through a[i], b[j], c[k] (projectOriginPlane); returns
     (failed, p0, p1, p2)."""
@@ -434,14 +431,27 @@ def _project_origin_plane(a, i, b, j, c, k):
     n = _cross(d31[0], d31[1], d31[2], d32[0], d32[1], d32[2])
     nv = _dot(n[0], n[1], n[2], v30, v31, v32)
     nn = _dot(n[0], n[1], n[2], n[0], n[1], n[2])
-    s = _div(nv, nn)
+    if nn == 0:   # MuJoCo 4.0 tests the third normal too (the 3.12 source divides by it)
+        return True, 0.0, 0.0, 0.0
+    s = nv / nn
     return False, n[0] * s, n[1] * s, n[2] * s
 
 
 @kernel
 def _s1d(s, i, j):
-    """Barycentric coordinates of the point of segment s[i] s[j] closest to the origin (S1D)."""
-    p = _project_origin_line(s, i, j)
+    """Barycentric coordinates of the point of segment s[i] s[j] closest to the origin (S1D).
+
+    As MuJoCo 4.0's S1D (read off the 4.0 binary, unlike the 3.12 source): a segment shorter
+    than 1e-15 is its end s[j]; a projection beyond s[i] (the sign test on s[i]'s side fails
+    alone) gives s[i], not s[j]."""
+    d0 = s[j, 0] - s[i, 0]
+    d1 = s[j, 1] - s[i, 1]
+    d2 = s[j, 2] - s[i, 2]
+    dd = _dot(d0, d1, d2, d0, d1, d2)
+    if dd < MINVAL2:
+        return 0.0, 1.0
+    scl = -_dot(s[j, 0], s[j, 1], s[j, 2], d0, d1, d2) / dd
+    p = (s[j, 0] + scl * d0, s[j, 1] + scl * d1, s[j, 2] + scl * d2)
     mu_max = s[i, 0] - s[j, 0]
     index = 0
     mu = s[i, 1] - s[j, 1]
@@ -454,9 +464,11 @@ def _s1d(s, i, j):
         index = 2
     c1 = p[index] - s[j, index]
     c2 = s[i, index] - p[index]
-    if _same_sign(mu_max, c1) != 0 and _same_sign(mu_max, c2) != 0:
-        return c1 / mu_max, c2 / mu_max
-    return 0.0, 1.0
+    if _same_sign(mu_max, c1) == 0:
+        return 0.0, 1.0
+    if _same_sign(mu_max, c2) == 0:
+        return 1.0, 0.0
+    return c1 / mu_max, c2 / mu_max
 
 
 @kernel
@@ -476,20 +488,26 @@ def _lincomb_dist2(s, idx0, idx1, idx2, l0, l1, l2, n):
 @kernel
 def _triangle_cofactors(v, a, b, c, p0, p1, p2):
     """The part S2D and triAffineCoord share, for the triangle v[a] v[b] v[c] and a point p in
-    its plane: of the minors M_14, M_24, M_34 of [[v1 v2 v3], [1 1 1]] the largest in magnitude
-    (M_max: the coordinate plane the triangle projects on best, dropping one axis), and the
-    cofactors C31, C32, C33 there (signed areas of (p, v2, v3), (p, v3, v1), (p, v1, v2) in the
-    projection). The barycentric coordinates of p are C3i / M_max. Returns (M_max, C31, C32, C33)."""
-    v1 = (v[a, 0], v[a, 1], v[a, 2])
-    v2 = (v[b, 0], v[b, 1], v[b, 2])
-    v3 = (v[c, 0], v[c, 1], v[c, 2])
-    p = (p0, p1, p2)
-    m14 = v2[1] * v3[2] - v2[2] * v3[1] - v1[1] * v3[2] + v1[2] * v3[1] + v1[1] * v2[2] - v1[2] * v2[1]
-    m24 = v2[0] * v3[2] - v2[2] * v3[0] - v1[0] * v3[2] + v1[2] * v3[0] + v1[0] * v2[2] - v1[2] * v2[0]
-    m34 = v2[0] * v3[1] - v2[1] * v3[0] - v1[0] * v3[1] + v1[1] * v3[0] + v1[0] * v2[1] - v1[1] * v2[0]
+    its plane: of the minors M_14, M_24, M_34 of [[v1 v2 v3], [1 1 1]] (the components of the
+    edge cross product (v2 - v1) x (v3 - v1)) the largest in magnitude (M_max: the coordinate
+    plane the triangle projects on best, dropping one axis), and the cofactors C31, C32, C33
+    there (signed areas of (p, v2, v3), (p, v3, v1), (p, v1, v2) in the projection, from the
+    vertices taken relative to p). The barycentric coordinates of p are C3i over their sum.
+    MuJoCo 4.0's arithmetic, read off the 4.0 binary (the 3.12 source expands the minors and
+    areas in absolute coordinates and divides by M_max). Returns (M_max, C31, C32, C33)."""
+    a0 = v[b, 0] - v[a, 0]
+    a1 = v[b, 1] - v[a, 1]
+    a2 = v[b, 2] - v[a, 2]
+    b0 = v[c, 0] - v[a, 0]
+    b1 = v[c, 1] - v[a, 1]
+    b2 = v[c, 2] - v[a, 2]
+    m14 = a1 * b2 - a2 * b1
+    m24 = a0 * b2 - a2 * b0
+    m34 = a0 * b1 - a1 * b0
     mu1 = abs(m14)
     mu2 = abs(m24)
     mu3 = abs(m34)
+    p = (p0, p1, p2)
     if mu1 >= mu2 and mu1 >= mu3:
         m_max = m14
         x, y = 1, 2
@@ -499,45 +517,52 @@ def _triangle_cofactors(v, a, b, c, p0, p1, p2):
     else:
         m_max = m34
         x, y = 0, 1
-    c31 = (p[x] * v2[y] + p[y] * v3[x] + v2[x] * v3[y]
-           - p[x] * v3[y] - p[y] * v2[x] - v3[x] * v2[y])
-    c32 = (p[x] * v3[y] + p[y] * v1[x] + v3[x] * v1[y]
-           - p[x] * v1[y] - p[y] * v3[x] - v1[x] * v3[y])
-    c33 = (p[x] * v1[y] + p[y] * v2[x] + v1[x] * v2[y]
-           - p[x] * v2[y] - p[y] * v1[x] - v2[x] * v1[y])
+    u1x = v[a, x] - p[x]
+    u1y = v[a, y] - p[y]
+    u2x = v[b, x] - p[x]
+    u2y = v[b, y] - p[y]
+    u3x = v[c, x] - p[x]
+    u3y = v[c, y] - p[y]
+    c31 = u2x * u3y - u3x * u2y
+    c32 = u3x * u1y - u1x * u3y
+    c33 = u1x * u2y - u2x * u1y
     return m_max, c31, c32, c33
 
 
 @kernel
 def _s2d(s, i, j, k):
     """Barycentric coordinates of the point of triangle s[i] s[j] s[k] closest to the origin
-    (S2D)."""
+    (S2D). As MuJoCo 4.0's (read off the 4.0 binary; the 3.12 source differs): the cofactors of
+    _triangle_cofactors over their sum, and a degenerate triangle (no projection) tries all
+    three edges."""
     failed, p0, p1, p2 = _project_origin_plane(s, i, s, j, s, k)
-    if failed:
-        a, b = _s1d(s, i, j)
-        return a, b, 0.0
-    m_max, c31, c32, c33 = _triangle_cofactors(s, i, j, k, p0, p1, p2)
-    comp1 = _same_sign(m_max, c31)
-    comp2 = _same_sign(m_max, c32)
-    comp3 = _same_sign(m_max, c33)
-    if comp1 != 0 and comp2 != 0 and comp3 != 0:
-        return c31 / m_max, c32 / m_max, c33 / m_max
+    c1 = 0
+    c2 = 0
+    c3 = 0
+    if not failed:
+        m_max, c31, c32, c33 = _triangle_cofactors(s, i, j, k, p0, p1, p2)
+        c1 = _same_sign(m_max, c31)
+        c2 = _same_sign(m_max, c32)
+        c3 = _same_sign(m_max, c33)
+        if c1 != 0 and c2 != 0 and c3 != 0:
+            den = c31 + c32 + c33
+            return c31 / den, c32 / den, c33 / den
     dmin = MAX_LIMIT
     l0 = 0.0
     l1 = 0.0
     l2 = 0.0
-    if comp1 == 0:
+    if c1 == 0:
         a, b = _s1d(s, j, k)
         d = _lincomb_dist2(s, j, k, k, a, b, 0.0, 2)
         l0, l1, l2 = 0.0, a, b
         dmin = d
-    if comp2 == 0:
+    if c2 == 0:
         a, b = _s1d(s, i, k)
         d = _lincomb_dist2(s, i, k, k, a, b, 0.0, 2)
         if d < dmin:
             l0, l1, l2 = a, 0.0, b
             dmin = d
-    if comp3 == 0:
+    if c3 == 0:
         a, b = _s1d(s, i, j)
         d = _lincomb_dist2(s, i, j, j, a, b, 0.0, 2)
         if d < dmin:
@@ -614,10 +639,21 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
     """GJK (gjk in engine_collision_gjk.c). x1[0], x2[0] hold the initial points (the
     centres) and receive the witness points; sv.. receive the final simplex.
 
-    MuJoCo 4.0 no longer falls back to the intersection test gjkIntersect once a tetrahedron
-    is built (the 3.12 source does when only contact is needed): the distance sub-algorithm
-    runs until the simplex encloses the origin. Found by fuzzing against the 4.0 binary; with
-    the fallback, EPA starts from a different tetrahedron and its answer moves by up to 1e-2.
+    MuJoCo 4.0's loop, read off the 4.0 binary (its source is not public here; the 3.12
+    snapshot differs):
+
+    * no fallback to the intersection test gjkIntersect once a tetrahedron is built;
+    * a zero initial direction becomes (1, 0, 0);
+    * the separation tests on the lower bound x_k . s_k come first, the Frank-Wolfe gap test
+      after them and not on the first iteration; with a distance cutoff a positive lower
+      bound marks the geoms separated even when the loop goes on;
+    * the next iterate is the origin projected on the simplex's line or plane (lincomb of the
+      barycentric coordinates only for a vertex or a degenerate edge/triangle);
+    * the stopping tests on |x_k| follow the update: below 1e-15 for a vertex, else below the
+      tolerance (1e-15 too when distances are wanted or the geoms are discrete), or |x_k|
+      stagnating (from the second iteration);
+    * a tetrahedron keeps the previous iterate (distance 0 unless marked separated); the
+      final separation test runs for smaller simplices not yet marked separated.
 
     Returns (dist, nsimplex, separated, nx, iterations)."""
     get_dist = dist_cutoff > 0
@@ -628,31 +664,32 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
     separated = False
     discrete = _discrete(obf, obi)
     epsilon = 0.0 if discrete else 0.5 * tol2
-    min_norm = MINVAL if discrete else tolerance
+    min_norm = MINVAL if (discrete or get_dist) else tolerance
 
     xk0 = x1[0, 0] - x2[0, 0]
     xk1 = x1[0, 1] - x2[0, 1]
     xk2 = x1[0, 2] - x2[0, 2]
     x_norm = math.sqrt(_dot(xk0, xk1, xk2, xk0, xk1, xk2))
-    x_norm_prev = 0.0
+    if x_norm < MINVAL:
+        xk0, xk1, xk2 = 1.0, 0.0, 0.0
+        x_norm = 1.0
 
     while k < kmax:
-        if x_norm < min_norm or abs(x_norm_prev - x_norm) < MINVAL:
-            break
         inv = 1 / x_norm
         _support_neg(sv, sv1, sv2, sidx, n, obf, obi, xk0 * inv, xk1 * inv, xk2 * inv)
         sk0 = sv[n, 0]
         sk1 = sv[n, 1]
         sk2 = sv[n, 2]
-        if _dot(xk0, xk1, xk2, xk0 - sk0, xk1 - sk1, xk2 - sk2) < epsilon:
-            break
         lower = _dot(xk0, xk1, xk2, sk0, sk1, sk2)
         if not get_dist:
             if lower > 0:
                 return MAX_LIMIT, 0, True, 0, k
-        elif dist_cutoff < MAX_LIMIT:
-            if lower > 0 and lower >= dist_cutoff * x_norm:
+        elif lower > 0:
+            separated = True
+            if dist_cutoff < MAX_LIMIT and lower >= dist_cutoff * x_norm:
                 return MAX_LIMIT, 0, True, 0, k
+        if k != 0 and _dot(xk0, xk1, xk2, xk0 - sk0, xk1 - sk1, xk2 - sk2) < epsilon:
+            break
 
         nn = n + 1
         if nn == 4:
@@ -682,25 +719,43 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
         if n < 1:
             return MAX_LIMIT, 0, True, 0, k
 
+        if n == 4:
+            # the origin is enclosed: the iterate is not updated
+            if not separated:
+                x_norm = 0.0
+            break
+
         if n == 1:
             xk0 = lam[0] * sv[0, 0]
             xk1 = lam[0] * sv[0, 1]
             xk2 = lam[0] * sv[0, 2]
         elif n == 2:
-            xk0 = lam[0] * sv[0, 0] + lam[1] * sv[1, 0]
-            xk1 = lam[0] * sv[0, 1] + lam[1] * sv[1, 1]
-            xk2 = lam[0] * sv[0, 2] + lam[1] * sv[1, 2]
-        elif n == 3:
-            xk0 = lam[0] * sv[0, 0] + lam[1] * sv[1, 0] + lam[2] * sv[2, 0]
-            xk1 = lam[0] * sv[0, 1] + lam[1] * sv[1, 1] + lam[2] * sv[2, 1]
-            xk2 = lam[0] * sv[0, 2] + lam[1] * sv[1, 2] + lam[2] * sv[2, 2]
+            d0 = sv[1, 0] - sv[0, 0]
+            d1 = sv[1, 1] - sv[0, 1]
+            d2 = sv[1, 2] - sv[0, 2]
+            dd = _dot(d0, d1, d2, d0, d1, d2)
+            if dd < MINVAL2:
+                xk0 = lam[0] * sv[0, 0] + lam[1] * sv[1, 0]
+                xk1 = lam[0] * sv[0, 1] + lam[1] * sv[1, 1]
+                xk2 = lam[0] * sv[0, 2] + lam[1] * sv[1, 2]
+            else:
+                scl = -_dot(sv[1, 0], sv[1, 1], sv[1, 2], d0, d1, d2) / dd
+                xk0 = sv[1, 0] + scl * d0
+                xk1 = sv[1, 1] + scl * d1
+                xk2 = sv[1, 2] + scl * d2
         else:
-            xk0 = lam[0] * sv[0, 0] + lam[1] * sv[1, 0] + lam[2] * sv[2, 0] + lam[3] * sv[3, 0]
-            xk1 = lam[0] * sv[0, 1] + lam[1] * sv[1, 1] + lam[2] * sv[2, 1] + lam[3] * sv[3, 1]
-            xk2 = lam[0] * sv[0, 2] + lam[1] * sv[1, 2] + lam[2] * sv[2, 2] + lam[3] * sv[3, 2]
+            failed, p0, p1, p2 = _project_origin_plane(sv, 0, sv, 1, sv, 2)
+            if failed:
+                xk0 = lam[0] * sv[0, 0] + lam[1] * sv[1, 0] + lam[2] * sv[2, 0]
+                xk1 = lam[0] * sv[0, 1] + lam[1] * sv[1, 1] + lam[2] * sv[2, 1]
+                xk2 = lam[0] * sv[0, 2] + lam[1] * sv[1, 2] + lam[2] * sv[2, 2]
+            else:
+                xk0, xk1, xk2 = p0, p1, p2
         x_norm_prev = x_norm
         x_norm = math.sqrt(_dot(xk0, xk1, xk2, xk0, xk1, xk2))
-        if n == 4:
+        if x_norm < (MINVAL if n == 1 else min_norm):
+            break
+        if k != 0 and abs(x_norm - x_norm_prev) < MINVAL:
             break
         k += 1
 
@@ -708,8 +763,8 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
         _lincomb(x1, 0, lam, n, sv1)
         _lincomb(x2, 0, lam, n, sv2)
 
-    # final separation check (GJK may have stopped early); a zero x_k cannot separate
-    if x_norm != 0:
+    # final separation check (GJK may have stopped early)
+    if n <= 3 and not separated and x_norm >= MINVAL:
         tmp = work[W_TMP:W_TMP + 3 * 1].reshape((1, 3))
         tmp1 = work[W_TMP1:W_TMP1 + 3 * 1].reshape((1, 3))
         tmp2 = work[W_TMP2:W_TMP2 + 3 * 1].reshape((1, 3))
@@ -719,8 +774,7 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
         if _dot(xk0, xk1, xk2, tmp[0, 0], tmp[0, 1], tmp[0, 2]) > 0:
             separated = True
 
-    d = 0.0 if (n == 4 and not separated) else x_norm
-    return d, n, separated, 1, k
+    return x_norm, n, separated, 1, k
 
 
 # ---- EPA polytope ---------------------------------------------------------------------------------
@@ -811,7 +865,8 @@ def _test_tetra(p, a, b, c, d):
 def _tri_affine_coord(v, a, b, c, p0, p1, p2):
     """Affine coordinates of p on the triangle v[a] v[b] v[c] (triAffineCoord)."""
     m_max, c31, c32, c33 = _triangle_cofactors(v, a, b, c, p0, p1, p2)
-    return _div(c31, m_max), _div(c32, m_max), _div(c33, m_max)
+    den = c31 + c32 + c33
+    return _div(c31, den), _div(c32, den), _div(c33, den)
 
 
 @kernel
@@ -852,44 +907,116 @@ def _populate_map(pmap, findex, cnt, nf):
 
 
 @kernel
+def _recover_hexa(i0, i1, i2, i3, i4, vol1, vol2, vol3):
+    """recoverHexa (MuJoCo 4.0, read off its binary): when the segment v4 v5 misses the
+    triangle v1 v2 v3 (vertex indices i0..i4), relabel the five vertices so that it crosses
+    one, from the signs of rayTriangle's volumes. Returns (found, the five indices); when no
+    relabelling works, the first, second, fourth and fifth make a tetrahedron that drops a
+    vertex by the smallest volume."""
+    c = -MINVAL
+    if vol1 > 0 and vol2 < c and vol3 < c:
+        return True, i2, i4, i3, i0, i1
+    if vol2 > 0 and vol1 < c and vol3 < c:
+        return True, i0, i4, i3, i1, i2
+    if vol2 < c and vol1 < c and vol3 > 0:
+        return True, i1, i4, i3, i2, i0
+    if vol2 >= vol1 and vol3 >= vol1:
+        return False, i0, i1, i2, i3, i4
+    if vol1 >= vol2 and vol3 >= vol2:
+        return False, i1, i2, i2, i3, i4
+    return False, i2, i0, i2, i3, i4
+
+
+@kernel
 def _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
-               pmap, cnt, center, obf, obi):
-    """Initial polytope from a triangle (polytope3); returns an EPA status (0 = success)."""
-    for q in range(3):
-        center[q] = sv[0, q] + sv[1, q]
-        center[q] = center[q] + sv[2, q]
-        center[q] = center[q] * (1.0 / 3.0)
-    d1 = (sv[1, 0] - sv[0, 0], sv[1, 1] - sv[0, 1], sv[1, 2] - sv[0, 2])
-    d2 = (sv[2, 0] - sv[0, 0], sv[2, 1] - sv[0, 1], sv[2, 2] - sv[0, 2])
+               pmap, cnt, center, obf, obi, tolerance):
+    """Initial polytope from a triangle (polytope3); returns an EPA status (0 = success).
+
+    MuJoCo 4.0's (read off the 4.0 binary; the 3.12 source differs): the supports v4, v5 along
+    both normals must lie beyond the triangle's plane; if the segment v4 v5 misses the triangle
+    the five vertices are relabelled (recoverHexa) or, failing that, four of them make a
+    tetrahedron; the centre is the mean of the polytope's vertices; all faces are attached
+    before the origin-on-face test; the origin must be inside every face's plane unless the
+    face is within the tolerance. (4.0 then falls back to polytope2 on an edge through the
+    origin; kinedyn gives up there, as the 3.12 source does.)"""
+    v1i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
+    v2i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
+    v3i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 2)
+    d1 = (pv[v2i, 0] - pv[v1i, 0], pv[v2i, 1] - pv[v1i, 1], pv[v2i, 2] - pv[v1i, 2])
+    d2 = (pv[v3i, 0] - pv[v1i, 0], pv[v3i, 1] - pv[v1i, 1], pv[v3i, 2] - pv[v1i, 2])
     n = _cross(d1[0], d1[1], d1[2], d2[0], d2[1], d2[2])
     n_norm = math.sqrt(_dot(n[0], n[1], n[2], n[0], n[1], n[2]))
     if n_norm < MINVAL:
         return EPA_P3_BAD_NORMAL
-    v1i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
-    v2i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
-    v3i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 2)
     v5i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, n[0] * -1, n[1] * -1, n[2] * -1, n_norm)
     v4i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, n[0], n[1], n[2], n_norm)
     if _tri_point_intersect(pv, v1i, v2i, v3i, v4i):
         return EPA_P3_INVALID_V4
     if _tri_point_intersect(pv, v1i, v2i, v3i, v5i):
         return EPA_P3_INVALID_V5
-    if (dist0 > 10 * MINVAL and not _test_tetra(pv, v1i, v2i, v3i, v4i)
-            and not _test_tetra(pv, v1i, v2i, v3i, v5i)):
-        return EPA_P3_MISSING_ORIGIN
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v4i, v1i, v2i, 1, 3, 2) < MINDIST2:
+    eps = n_norm * MINVAL
+    if eps > _dot(n[0], n[1], n[2], pv[v4i, 0] - pv[v1i, 0], pv[v4i, 1] - pv[v1i, 1],
+                  pv[v4i, 2] - pv[v1i, 2]):
         return EPA_P3_ORIGIN_ON_FACE
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v4i, v3i, v1i, 2, 4, 0) < MINDIST2:
+    if eps > _dot(n[0] * -1, n[1] * -1, n[2] * -1, pv[v5i, 0] - pv[v1i, 0], pv[v5i, 1] - pv[v1i, 1],
+                  pv[v5i, 2] - pv[v1i, 2]):
         return EPA_P3_ORIGIN_ON_FACE
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v4i, v2i, v3i, 0, 5, 1) < MINDIST2:
+    # rayTriangle(v4, v5, v1, v2, v3) with its volumes
+    e12 = (pv[v5i, 0] - pv[v4i, 0], pv[v5i, 1] - pv[v4i, 1], pv[v5i, 2] - pv[v4i, 2])
+    e13 = (pv[v1i, 0] - pv[v4i, 0], pv[v1i, 1] - pv[v4i, 1], pv[v1i, 2] - pv[v4i, 2])
+    e14 = (pv[v2i, 0] - pv[v4i, 0], pv[v2i, 1] - pv[v4i, 1], pv[v2i, 2] - pv[v4i, 2])
+    e15 = (pv[v3i, 0] - pv[v4i, 0], pv[v3i, 1] - pv[v4i, 1], pv[v3i, 2] - pv[v4i, 2])
+    vol1 = _det3t(e13, e14, e12)
+    vol2 = _det3t(e14, e15, e12)
+    vol3 = _det3t(e15, e13, e12)
+    hexa = ((vol1 >= 0 and vol2 >= 0 and vol3 >= 0) or (vol1 <= 0 and vol2 <= 0 and vol3 <= 0))
+    a, b, c, d, e = v1i, v2i, v3i, v4i, v5i
+    if not hexa:
+        hexa, a, b, c, d, e = _recover_hexa(v1i, v2i, v3i, v4i, v5i, vol1, vol2, vol3)
+    f0 = f1 = f2 = f3 = f4 = f5 = MAX_LIMIT
+    if hexa:
+        for q in range(3):
+            center[q] = ((((pv[a, q] + pv[b, q]) + pv[c, q]) + pv[d, q]) + pv[e, q]) * 0.2
+        f0 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, d, a, b, 1, 3, 2)
+        f1 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, d, c, a, 2, 4, 0)
+        f2 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, d, b, c, 0, 5, 1)
+        f3 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, e, b, a, 5, 0, 4)
+        f4 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, e, a, c, 3, 1, 5)
+        f5 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, e, c, b, 4, 2, 3)
+    else:
+        for q in range(3):
+            center[q] = (((pv[a, q] + pv[b, q]) + pv[d, q]) + pv[e, q]) * 0.25
+        f0 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, a, b, d, 1, 3, 2)
+        f1 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, a, e, b, 2, 3, 0)
+        f2 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, a, d, e, 0, 3, 1)
+        f3 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, e, d, b, 2, 0, 1)
+    if (f0 < MINDIST2 or f1 < MINDIST2 or f2 < MINDIST2 or f3 < MINDIST2 or f4 < MINDIST2
+            or f5 < MINDIST2):
         return EPA_P3_ORIGIN_ON_FACE
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v5i, v2i, v1i, 5, 0, 4) < MINDIST2:
-        return EPA_P3_ORIGIN_ON_FACE
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v5i, v1i, v3i, 3, 1, 5) < MINDIST2:
-        return EPA_P3_ORIGIN_ON_FACE
-    if _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v5i, v3i, v2i, 4, 2, 3) < MINDIST2:
-        return EPA_P3_ORIGIN_ON_FACE
-    _populate_map(pmap, findex, cnt, 6)
+    tol2 = tolerance * tolerance
+    if hexa:
+        if not _same_side(pv, d, a, b, c) and f0 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, d, c, a, b) and f1 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, d, b, c, a) and f2 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, e, b, a, c) and f3 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, e, a, c, b) and f4 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, e, c, b, a) and f5 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+    else:
+        if not _same_side(pv, a, b, d, e) and f0 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, a, e, b, d) and f1 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, a, d, e, b) and f2 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+        if not _same_side(pv, e, d, b, a) and f3 >= tol2:
+            return EPA_P3_MISSING_ORIGIN
+    _populate_map(pmap, findex, cnt, cnt[1])
     return EPA_SUCCESS
 
 
@@ -907,7 +1034,7 @@ def _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, a, b, c):
 
 @kernel
 def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
-               pmap, cnt, center, obf, obi):
+               pmap, cnt, center, obf, obi, tolerance):
     """Initial polytope from a segment (polytope2): a hexahedron around it."""
     for q in range(3):
         center[q] = sv[0, q] + sv[1, q]
@@ -960,7 +1087,7 @@ def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
                         f[0], f[1], f[2], f[3], f[4], f[5]) < MINDIST2:
             _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, f[0], f[1], f[2])
             return _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv,
-                              fdist2, findex, pmap, cnt, center, obf, obi)
+                              fdist2, findex, pmap, cnt, center, obf, obi, tolerance)
     if _ray_triangle(pv, v1i, v2i, v3i, v4i, v5i) == 0:
         return EPA_P2_NONCONVEX
     _populate_map(pmap, findex, cnt, 6)
@@ -969,7 +1096,7 @@ def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
 
 @kernel
 def _polytope4(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
-               pmap, cnt, center, obf, obi):
+               pmap, cnt, center, obf, obi, tolerance):
     """Initial polytope from GJK's tetrahedron (polytope4)."""
     v1 = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
     v2 = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
@@ -987,7 +1114,7 @@ def _polytope4(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
                         f[0], f[1], f[2], f[3], f[4], f[5]) < MINDIST2:
             _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, f[0], f[1], f[2])
             return _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv,
-                              fdist2, findex, pmap, cnt, center, obf, obi)
+                              fdist2, findex, pmap, cnt, center, obf, obi, tolerance)
     if not _test_tetra(pv, v1, v2, v3, v4):
         return EPA_P4_MISSING_ORIGIN
     _populate_map(pmap, findex, cnt, 4)
@@ -1132,7 +1259,9 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         # MuJoCo 4.0 compares this iteration's bound, not the best one so far (the 3.12
         # source uses upper - lower): found by fuzzing, it matches 4.0 to 1e-13
         if upper_k - lower < tolerance:
-            if k == 0 and upper < lower - 1e-10:
+            # MuJoCo 4.0 drops the contact when the first iteration's bound falls short of
+            # the lower one by more than the tolerance (the 3.12 source: by 1e-10)
+            if k == 0 and upper < lower - tolerance:
                 face = -1
             break
         if discrete:
@@ -1160,8 +1289,7 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         d2 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, wi, v2, v1,
                           nfaces + nedges - 1, hzn, nfaces + 1)
         if d2 == 0:
-            face = -1
-            break
+            break   # MuJoCo 4.0 keeps the face found (the 3.12 source drops the contact)
         if d2 >= lower2 and d2 <= upper2:
             m = cnt[2]
             cnt[2] += 1
@@ -1179,7 +1307,6 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
             d2 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, wi, v2, v1,
                               cur - 1, hzn, nxt)
             if d2 == 0:
-                face = -1
                 bad = True
                 break
             if d2 >= lower2 and d2 <= upper2:
@@ -1189,8 +1316,7 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
                 findex[cnt[1] - 1] = m
         cnt[3] = 0
         if bad:
-            # MuJoCo breaks the attach loop only; the outer test below then ends EPA
-            pass
+            break   # as above: MuJoCo 4.0 ends EPA with the face found
         if cnt[2] == 0 or face < 0:
             break
         k += 1
@@ -1344,13 +1470,13 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             cnt[q] = 0
         if nsimplex == 2:
             ret = _polytope2(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi)
+                             findex, pmap, cnt, center, obf, obi, tolerance)
         elif nsimplex == 3:
             ret = _polytope3(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi)
+                             findex, pmap, cnt, center, obf, obi, tolerance)
         else:
             ret = _polytope4(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi)
+                             findex, pmap, cnt, center, obf, obi, tolerance)
         info[2] = ret
         if ret == 0:
             face, nx, ke = epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,

@@ -74,8 +74,9 @@ def _crb(
 
 @kernel
 def _dot6_with(vec, j, f0, f1, f2, f3, f4, f5):
-    """vec[j] . (f0, ..., f5), summed in dot6's order."""
-    return vec[j, 0] * f0 + vec[j, 1] * f1 + vec[j, 2] * f2 + vec[j, 3] * f3 + vec[j, 4] * f4 + vec[j, 5] * f5
+    """vec[j] . (f0, ..., f5), summed in dot6's (mju_dot's) order; bit-equal M (mj_makeM)."""
+    return (((vec[j, 0] * f0 + vec[j, 2] * f2) + (vec[j, 1] * f1 + vec[j, 3] * f3))
+            + (vec[j, 4] * f4 + vec[j, 5] * f5))
 
 
 @kernel
@@ -110,6 +111,34 @@ def factor_i(mat, diaginv, M_rownnz, M_rowadr, M_colind):
 
 
 @kernel
+def dot_sparse(vec1, adr, vec2, ind, nnz):
+    """sum_t vec1[adr + t] vec2[ind[adr + t]] for t < nnz in mju_dotSparse's order: four
+    running lane sums over whole blocks of four, combined as (s0 + s2) + (s1 + s3), then the
+    remaining terms one by one (fewer than four terms: left to right)."""
+    if nnz < 4:
+        res = 0.0
+        for t in range(nnz):
+            res += vec1[adr + t] * vec2[unsigned_index(ind[adr + t])]
+        return res
+    s0 = vec1[adr] * vec2[unsigned_index(ind[adr])]
+    s1 = vec1[adr + 1] * vec2[unsigned_index(ind[adr + 1])]
+    s2 = vec1[adr + 2] * vec2[unsigned_index(ind[adr + 2])]
+    s3 = vec1[adr + 3] * vec2[unsigned_index(ind[adr + 3])]
+    t = 4
+    while t + 4 <= nnz:
+        s0 += vec1[adr + t] * vec2[unsigned_index(ind[adr + t])]
+        s1 += vec1[adr + t + 1] * vec2[unsigned_index(ind[adr + t + 1])]
+        s2 += vec1[adr + t + 2] * vec2[unsigned_index(ind[adr + t + 2])]
+        s3 += vec1[adr + t + 3] * vec2[unsigned_index(ind[adr + t + 3])]
+        t += 4
+    res = (s0 + s2) + (s1 + s3)
+    while t < nnz:
+        res += vec1[adr + t] * vec2[unsigned_index(ind[adr + t])]
+        t += 1
+    return res
+
+
+@kernel
 def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
     """In place x <- (L^T D L)^-1 x for one vector (mj_solveLD).
 
@@ -129,10 +158,7 @@ def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
     # x <- L^-1 x
     for i in range(nv):
         start = unsigned_index(M_rowadr[i])
-        acc = 0.0
-        for t in range(unsigned_index(M_rownnz[i] - 1)):
-            acc += qLD[start + t] * x[unsigned_index(M_colind[start + t])]
-        x[i] -= acc
+        x[i] -= dot_sparse(qLD, start, x, M_colind, unsigned_index(M_rownnz[i] - 1))
 
 
 @kernel

@@ -94,9 +94,10 @@ def _body_poses(
             else:
                 bx, by, bz = body_pos[b, 0], body_pos[b, 1], body_pos[b, 2]
                 bw, bqx, bqy, bqz = body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3]
-            px = xpos[p, 0] + xmat[p, 0, 0] * bx + xmat[p, 0, 1] * by + xmat[p, 0, 2] * bz
-            py = xpos[p, 1] + xmat[p, 1, 0] * bx + xmat[p, 1, 1] * by + xmat[p, 1, 2] * bz
-            pz = xpos[p, 2] + xmat[p, 2, 0] * bx + xmat[p, 2, 1] * by + xmat[p, 2, 2] * bz
+            # mji_mulMatVec3 then mji_addTo3 (the rotated offset first, then the parent's position)
+            px = (xmat[p, 0, 0] * bx + xmat[p, 0, 1] * by + xmat[p, 0, 2] * bz) + xpos[p, 0]
+            py = (xmat[p, 1, 0] * bx + xmat[p, 1, 1] * by + xmat[p, 1, 2] * bz) + xpos[p, 1]
+            pz = (xmat[p, 2, 0] * bx + xmat[p, 2, 1] * by + xmat[p, 2, 2] * bz) + xpos[p, 2]
             qw, qx, qy, qz = quat_product(xquat[p, 0], xquat[p, 1], xquat[p, 2], xquat[p, 3],
                                           bw, bqx, bqy, bqz)
 
@@ -163,8 +164,9 @@ def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xma
                 xpos_out[i, k] = xipos[b, k]
         else:
             for k in range(3):
-                xpos_out[i, k] = xpos[b, k] + xmat[b, k, 0] * pos[i, 0] + xmat[b, k, 1] * pos[i, 1] \
-                    + xmat[b, k, 2] * pos[i, 2]
+                # mji_mulMatVec3 then mji_addTo3
+                xpos_out[i, k] = (xmat[b, k, 0] * pos[i, 0] + xmat[b, k, 1] * pos[i, 1]
+                                  + xmat[b, k, 2] * pos[i, 2]) + xpos[b, k]
         # orientation: R(xquat_b * quat)
         if sf == SAMEFRAME_BODY or sf == SAMEFRAME_BODYROT:
             for k in range(3):

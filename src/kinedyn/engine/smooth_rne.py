@@ -33,6 +33,18 @@ from kinedyn.engine.util_spatial import (
 
 
 @kernel(inline="always")
+def _add_dof3(vel, cdof, qvel, v):
+    """vel + (cdof[v:v+3] as a 6x3 matrix) qvel[v:v+3]: mju_mulDofVec's sum over the three dofs
+    first, then mju_addTo (bit-equal to MuJoCo 4.0's mj_comVel for free and ball joints)."""
+    return (vel[0] + ((cdof[v, 0] * qvel[v] + cdof[v + 1, 0] * qvel[v + 1]) + cdof[v + 2, 0] * qvel[v + 2]),
+            vel[1] + ((cdof[v, 1] * qvel[v] + cdof[v + 1, 1] * qvel[v + 1]) + cdof[v + 2, 1] * qvel[v + 2]),
+            vel[2] + ((cdof[v, 2] * qvel[v] + cdof[v + 1, 2] * qvel[v + 1]) + cdof[v + 2, 2] * qvel[v + 2]),
+            vel[3] + ((cdof[v, 3] * qvel[v] + cdof[v + 1, 3] * qvel[v + 1]) + cdof[v + 2, 3] * qvel[v + 2]),
+            vel[4] + ((cdof[v, 4] * qvel[v] + cdof[v + 1, 4] * qvel[v + 1]) + cdof[v + 2, 4] * qvel[v + 2]),
+            vel[5] + ((cdof[v, 5] * qvel[v] + cdof[v + 1, 5] * qvel[v + 1]) + cdof[v + 2, 5] * qvel[v + 2]))
+
+
+@kernel(inline="always")
 def _com_vel_body(
     b,
     # model
@@ -58,15 +70,14 @@ def _com_vel_body(
             # translations: cdof is constant in the world, so cdof_dot = 0
             for k in range(3):
                 set_row6(cdof_dot, v + k, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
-                vel = add_scaled6(vel, cdof, v + k, qvel[v + k])
+            vel = _add_dof3(vel, cdof, qvel, v)
             j += 3
             v += 3
         if jtype == JNT_FREE or jtype == JNT_BALL:
             # the three rotations use the velocity before this joint's own rotation
             for k in range(3):
                 set_row6(cdof_dot, v + k, cross_motion(vel, cdof, v + k))
-            for k in range(3):
-                vel = add_scaled6(vel, cdof, v + k, qvel[v + k])
+            vel = _add_dof3(vel, cdof, qvel, v)
             j += 3
         else:
             # hinge or slide: cdof_dot with the velocity before this dof (cdof x cdof = 0)

@@ -60,11 +60,14 @@ if jit_disabled():
 
 @kernel
 def quat_product(aw, ax, ay, az, bw, bx, by, bz):
-    """The Hamilton product a * b of two quaternions given by components (mju_mulQuat)."""
-    return (aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw)
+    """The Hamilton product a * b of two quaternions given by components (mju_mulQuat).
+
+    Summed in pairs as MuJoCo 4.0's binary does (read off libmujoco.so.4.0.0; the 3.12 source
+    sums left to right): bit-equal to 4.0's mju_mulQuat."""
+    return ((aw * bw - ax * bx) - (ay * by + az * bz),
+            (aw * bx + ax * bw) + (ay * bz - az * by),
+            (aw * by - ax * bz) + (ay * bw + az * bx),
+            (aw * bz + ax * by) + (az * bw - ay * bx))
 
 
 @kernel
@@ -82,7 +85,8 @@ def normalized_quat(w, x, y, z):
     """(w, x, y, z) scaled to unit length; a (near-)zero quaternion becomes the identity, and one
     within MINVAL of unit length is returned unchanged (mju_normalize4, which also scales by the
     reciprocal of the norm rather than dividing each component)."""
-    norm = math.sqrt(w * w + x * x + y * y + z * z)
+    # the squares summed in pairs, as MuJoCo 4.0's binary does (the 3.12 source: left to right)
+    norm = math.sqrt((w * w + x * x) + (y * y + z * z))
     if norm < MINVAL:
         return 1.0, 0.0, 0.0, 0.0
     if abs(norm - 1.0) > MINVAL:
@@ -200,7 +204,8 @@ def rot_vec_quat(res, r, vec, v, quat, q):
 @kernel
 def rotation_of_quat(w, x, y, z):
     """The rotation matrix of a unit quaternion given by components, row by row: (R00, R01, R02,
-    R10, ..., R22) (mju_quat2Mat; its identity shortcut gives the same bits as the formula)."""
+    R10, ..., R22) (mju_quat2Mat; its identity shortcut gives the same bits as the formula). The
+    diagonal is summed in pairs as MuJoCo 4.0's binary does (the 3.12 source: left to right)."""
     q00 = w * w
     q01 = w * x
     q02 = w * y
@@ -211,9 +216,9 @@ def rotation_of_quat(w, x, y, z):
     q22 = y * y
     q23 = y * z
     q33 = z * z
-    return (q00 + q11 - q22 - q33, 2.0 * (q12 - q03), 2.0 * (q13 + q02),
-            2.0 * (q12 + q03), q00 - q11 + q22 - q33, 2.0 * (q23 - q01),
-            2.0 * (q13 - q02), 2.0 * (q23 + q01), q00 - q11 - q22 + q33)
+    return ((q00 - q22) + (q11 - q33), 2.0 * (q12 - q03), 2.0 * (q13 + q02),
+            2.0 * (q12 + q03), (q00 + q22) - (q11 + q33), 2.0 * (q23 - q01),
+            2.0 * (q13 - q02), 2.0 * (q23 + q01), (q00 - q22) - (q11 - q33))
 
 
 @kernel
@@ -274,11 +279,9 @@ def quat2vel(res, r, quat, q, dt):
 @kernel
 def sub_quat(res, r, qa, a, qb, b, tmp, t):
     """res[r, 0:3] = rotation vector from qb[b] to qa[a]: log(qb^-1 qa) (mju_subQuat); uses tmp[t]."""
-    # tmp = conj(qb) * qa
-    w = qb[b, 0] * qa[a, 0] + qb[b, 1] * qa[a, 1] + qb[b, 2] * qa[a, 2] + qb[b, 3] * qa[a, 3]
-    x = qb[b, 0] * qa[a, 1] - qb[b, 1] * qa[a, 0] - qb[b, 2] * qa[a, 3] + qb[b, 3] * qa[a, 2]
-    y = qb[b, 0] * qa[a, 2] + qb[b, 1] * qa[a, 3] - qb[b, 2] * qa[a, 0] - qb[b, 3] * qa[a, 1]
-    z = qb[b, 0] * qa[a, 3] - qb[b, 1] * qa[a, 2] + qb[b, 2] * qa[a, 1] - qb[b, 3] * qa[a, 0]
+    # tmp = conj(qb) * qa (mju_negQuat, mju_mulQuat)
+    w, x, y, z = quat_product(qb[b, 0], -qb[b, 1], -qb[b, 2], -qb[b, 3],
+                              qa[a, 0], qa[a, 1], qa[a, 2], qa[a, 3])
     tmp[t, 0] = w
     tmp[t, 1] = x
     tmp[t, 2] = y
