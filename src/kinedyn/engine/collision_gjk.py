@@ -296,6 +296,7 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
         n2 = l0 * l0 + l1 * l1
         scl = obf[k, 12] / math.sqrt(n2) if n2 >= MINVAL2 else 0.0
         s2 = obf[k, 13] if l2 >= 0 else -obf[k, 13]
+        obi[k, 2] = 0 if l2 >= 0 else 1             # the cap (0 top, 1 bottom): multicontact's feature
         _to_global(res, r, obf, k, scl * l0, scl * l1, s2)
     elif kind == SUPPORT_BOX:                       # mjc_boxSupport
         l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
@@ -1375,9 +1376,13 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 # a face, the incident polygon is clipped against the reference one and every clipped vertex
 # becomes a contact (at most 4: polygonQuad keeps a large quadrilateral). Boxes give their 6
 # faces (the 3.12 code, ported); MuJoCo 4.0 adds cylinders and capsules, whose code we do not
-# have: here a cylinder cap is a regular 16-gon (4.0's contacts lie on one), a cylinder side or
-# a capsule a segment along the axis, read off the contact normal (FACE_TOL / EDGE_TOL, as for
-# boxes). An approximation of 4.0: see the module docstring.
+# have. Cylinders, as found against the 4.0 binary: a support point carries the cap it lies on
+# as its vertex index, so the EPA face's support points on one cap are a vertex of that cap
+# (the cap is the cylinder's face) and on both caps the side; the cylinder's edge is the side
+# segment through the first support point, tried against the other geom's faces whatever the
+# feature dimensions; a cap is a regular 16-gon (4.0's contacts lie on one; which 4 of its
+# vertices 4.0 keeps is not reproduced). A capsule is a segment along the axis, read off the
+# contact normal (FACE_TOL / EDGE_TOL, as for boxes). See the module docstring.
 
 NPOLY_CYL = 16      # vertices of a cylinder cap polygon (MuJoCo 4.0, found by probing)
 
@@ -1751,20 +1756,14 @@ def _box_face(face, obf, k, idx):
 
 
 @kernel
-def _cyl_normals(nrm, idx, obf, k, d0, d1, d2):
-    """Cylinder cap whose normal is within FACE_TOL of direction d: idx 0 top, 1 bottom."""
-    l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
-    s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
-    l2 = l2 * s
-    if l2 > FACE_TOL:
-        _globalcoord(nrm, 0, obf, k, 0.0, 0.0, 1.0, False)
-        idx[0] = 0
-        return 1
-    if l2 < -FACE_TOL:
-        _globalcoord(nrm, 0, obf, k, 0.0, 0.0, -1.0, False)
-        idx[0] = 1
-        return 1
-    return 0
+def _cyl_vertex_cap(nrm, idx, dim, obf, k, v):
+    """The cap of cylinder k holding its touching rim vertex v (0 top, 1 bottom), when the EPA
+    face's support points are all on one cap (dim 1); none for a side segment (dim 2)."""
+    if dim != 1:
+        return 0
+    _globalcoord(nrm, 0, obf, k, 0.0, 0.0, 1.0 if v == 0 else -1.0, False)
+    idx[0] = v
+    return 1
 
 
 @kernel
@@ -1781,8 +1780,8 @@ def _cyl_face(face, obf, k, idx):
 
 @kernel
 def _side_edge(face, obf, k, d0, d1, d2):
-    """The segment of a cylinder's side (or a capsule's surface) facing direction d, if d is
-    within EDGE_TOL of perpendicular to the axis; returns 2 (segment) or 0."""
+    """The segment of a capsule's surface facing direction d, if d is within EDGE_TOL of
+    perpendicular to the axis; returns 2 (segment) or 0."""
     l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
     s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
     if abs(l2 * s) >= EDGE_TOL:
@@ -1793,6 +1792,28 @@ def _side_edge(face, obf, k, d0, d1, d2):
     _globalcoord(face, 0, obf, k, r * l0 / rr, r * l1 / rr, -h, True)
     _globalcoord(face, 1, obf, k, r * l0 / rr, r * l1 / rr, h, True)
     return 2
+
+
+@kernel
+def _cyl_side(face, edir, obf, k, w, r, margin):
+    """The side segment of cylinder k through its support point w[r] (a point on a cap rim, as
+    the EPA face holds it) into face[0:2], from w[r] to the point above it on the other cap,
+    and its unit direction into edir[0]; returns 1 (one edge direction). MuJoCo 4.0 takes the
+    cylinder's side edge at the support point of the EPA face's first vertex, that cap first
+    (found against the binary: the contacts lie on that line, in that order)."""
+    l0, l1, l2 = _local_dir(obf, k, w[r, 0] - obf[k, 0], w[r, 1] - obf[k, 1], w[r, 2] - obf[k, 2])
+    h = obf[k, 13] if l2 > 0 else -obf[k, 13]
+    n2 = l0 * l0 + l1 * l1
+    if margin > 0 and n2 >= MINVAL2:
+        # the support of the inflated cylinder: back to the bare rim
+        s = obf[k, 12] / math.sqrt(n2)
+        l0 *= s
+        l1 *= s
+    _globalcoord(face, 0, obf, k, l0, l1, h, True)
+    _globalcoord(face, 1, obf, k, l0, l1, -h, True)
+    e = _normalize(face[1, 0] - face[0, 0], face[1, 1] - face[0, 1], face[1, 2] - face[0, 2])
+    edir[0, 0], edir[0, 1], edir[0, 2] = e
+    return 1
 
 
 @kernel
@@ -2039,13 +2060,13 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
     if t1 == GEOM_BOX:
         nnorms1 = _box_normals(n1, idx1, nface1, obf, 0, i0, i1, i2, nn0, nn1, nn2)
     elif t1 == GEOM_CYLINDER:
-        nnorms1 = _cyl_normals(n1, idx1, obf, 0, nn0, nn1, nn2)
+        nnorms1 = _cyl_vertex_cap(n1, idx1, nface1, obf, 0, i0)
     elif t1 == GEOM_MESH:
         nnorms1 = _mesh_normals(n1, idx1, nface1, obf, obi, 0, i0, i1, i2, mesh)
     if t2 == GEOM_BOX:
         nnorms2 = _box_normals(n2, idx2, nface2, obf, 1, j0, j1, j2, dir0, dir1, dir2)
     elif t2 == GEOM_CYLINDER:
-        nnorms2 = _cyl_normals(n2, idx2, obf, 1, dir0, dir1, dir2)
+        nnorms2 = _cyl_vertex_cap(n2, idx2, nface2, obf, 1, j0)
     elif t2 == GEOM_MESH:
         nnorms2 = _mesh_normals(n2, idx2, nface2, obf, obi, 1, j0, j1, j2, mesh)
 
@@ -2071,7 +2092,11 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
         elif t1 == GEOM_MESH and nface1 < 3 and nface1 <= nface2:
             ed = edir
             nedge = _mesh_edge_normals(edir, endverts, nface1, obf, obi, 0, va, i0, mesh)
-        elif (t1 == GEOM_CYLINDER or t1 == GEOM_CAPSULE) and nnorms1 == 0:
+        elif t1 == GEOM_CYLINDER:
+            # the side segment at the touching rim point, whatever the feature dimensions
+            ed = edir
+            nedge = _cyl_side(face1, edir, obf, 0, va, 0, margin)
+        elif t1 == GEOM_CAPSULE and nnorms1 == 0:
             nedge = _side_edge(face1, obf, 0, nn0, nn1, nn2)
             if nedge and t2 == GEOM_BOX:
                 nnorms2 = _box_normals2(n2, idx2, obf, 1, dir0, dir1, dir2)
@@ -2092,7 +2117,10 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
             elif t2 == GEOM_MESH and nface2 < 3:
                 ed = edir
                 nedge = _mesh_edge_normals(edir, endverts, nface2, obf, obi, 1, vb, j0, mesh)
-            elif (t2 == GEOM_CYLINDER or t2 == GEOM_CAPSULE) and nnorms2 == 0:
+            elif t2 == GEOM_CYLINDER:
+                ed = edir
+                nedge = _cyl_side(face2, edir, obf, 1, vb, 0, margin)
+            elif t2 == GEOM_CAPSULE and nnorms2 == 0:
                 nedge = _side_edge(face2, obf, 1, dir0, dir1, dir2)
                 if nedge and t1 == GEOM_BOX:
                     nnorms1 = _box_normals2(n1, idx1, obf, 0, nn0, nn1, nn2)
