@@ -26,9 +26,9 @@ What is not reproduced, for want of the 4.0 source (tests/test_collision_convex.
 GJK's distance sub-algorithm was made more stable in 4.0, so contacts found by the GJK distance
 query (sphere, capsule, within a margin) agree to ~1e-11..1e-5 only; EPA started from GJK's
 triangle (polytope3) in exactly symmetric poses breaks face ties differently; the cylinder and
-capsule multi-contact features (caps as regular 16-gons, found by probing; sides and capsules as
-segments; the face choice for edges) and 4.0's quadrilateral reduction (polygonQuad) are
-approximations: the contact counts agree in 97-100 % of poses, the points often not. A clipped
+capsule multi-contact features (cylinders: found against the binary, see multicontact; capsules
+as segments) and 4.0's quadrilateral reduction (polygonQuad) are approximations: for cylinders
+the counts agree in all measured poses and the points in most, for capsules in 97-100 %. A clipped
 polygon of 4.0 can start at another vertex (the same contacts in another order; with more than
 4 vertices, another quadrilateral), and where several mesh features are within the tolerances
 4.0 takes the first in its own polygon order (docs/meshes.md).
@@ -1380,9 +1380,11 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 # as its vertex index, so the EPA face's support points on one cap are a vertex of that cap
 # (the cap is the cylinder's face) and on both caps the side; the cylinder's edge is the side
 # segment through the first support point, tried against the other geom's faces whatever the
-# feature dimensions; a cap is a regular 16-gon (4.0's contacts lie on one; which 4 of its
-# vertices 4.0 keeps is not reproduced). A capsule is a segment along the axis, read off the
-# contact normal (FACE_TOL / EDGE_TOL, as for boxes). See the module docstring.
+# feature dimensions; a cap is a regular 16-gon from local +x, clockwise seen from outside, and
+# against another face it is the clipping polygon (the other face is clipped by it). Which 4 of
+# more than 4 clipped vertices 4.0 keeps (its polygonQuad) is not reproduced in every case. A
+# capsule is a segment along the axis, read off the contact normal (FACE_TOL / EDGE_TOL, as for
+# boxes). See the module docstring.
 
 NPOLY_CYL = 16      # vertices of a cylinder cap polygon (MuJoCo 4.0, found by probing)
 
@@ -1473,13 +1475,15 @@ def _sorted4(r):
 
 
 @kernel
-def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
+def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2, dscale=1.0):
     """Witness pair i from clipped vertex p[v] on the face through face1[0] with normal n
     (witnessOnFace); returns the vertex's signed distance to that face. A penetrating vertex
     puts x1 at the distance along d from it (x2 the vertex); MuJoCo 4.0 puts a separated one
     (within the margin) the other way, x2 at the distance along d (found against the binary:
     the midpoint moves, the normal x1 - x2 does not turn)."""
     dist = _dot(p[v, 0] - face1[0, 0], p[v, 1] - face1[0, 1], p[v, 2] - face1[0, 2], n0, n1, n2)
+    if dscale != 1.0:
+        dist = dist * dscale
     a = -abs(dist)
     x1[i, 0] = p[v, 0] + d0 * a
     x1[i, 1] = p[v, 1] + d1 * a
@@ -1498,7 +1502,7 @@ def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
 
 @kernel
 def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, d2, poly_a, poly_b, pn,
-                  pd, x1, x2, dist, max_contacts, keep):
+                  pd, x1, x2, dist, max_contacts, keep, dscale=1.0):
     """Clip polygon face2 against the edges of face1 (normal n) and write the witness pairs
     (polygonClip); returns their number (0: keep EPA's contact)."""
     if nface1 < 3:
@@ -1571,10 +1575,10 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, 
     if max_contacts < 5 and npolygon > 4:
         # MuJoCo 4.0 lists the four in polygon order (found against the binary)
         r0, r1, r2, r3 = _sorted4(_polygon_quad(poly, npolygon))
-        dist[0] = _witness_on_face(x1, x2, 0, poly, r0, face1, n0, n1, n2, d0, d1, d2)
-        dist[1] = _witness_on_face(x1, x2, 1, poly, r1, face1, n0, n1, n2, d0, d1, d2)
-        dist[2] = _witness_on_face(x1, x2, 2, poly, r2, face1, n0, n1, n2, d0, d1, d2)
-        dist[3] = _witness_on_face(x1, x2, 3, poly, r3, face1, n0, n1, n2, d0, d1, d2)
+        dist[0] = _witness_on_face(x1, x2, 0, poly, r0, face1, n0, n1, n2, d0, d1, d2, dscale)
+        dist[1] = _witness_on_face(x1, x2, 1, poly, r1, face1, n0, n1, n2, d0, d1, d2, dscale)
+        dist[2] = _witness_on_face(x1, x2, 2, poly, r2, face1, n0, n1, n2, d0, d1, d2, dscale)
+        dist[3] = _witness_on_face(x1, x2, 3, poly, r3, face1, n0, n1, n2, d0, d1, d2, dscale)
         return 4
     if nface2 == 2 and npolygon > 2:
         best1 = 0
@@ -1590,13 +1594,13 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, 
                     dd = len2
                     best1 = i
                     best2 = j
-        dist[0] = _witness_on_face(x1, x2, 0, poly, best1, face1, n0, n1, n2, d0, d1, d2)
-        dist[1] = _witness_on_face(x1, x2, 1, poly, best2, face1, n0, n1, n2, d0, d1, d2)
+        dist[0] = _witness_on_face(x1, x2, 0, poly, best1, face1, n0, n1, n2, d0, d1, d2, dscale)
+        dist[1] = _witness_on_face(x1, x2, 1, poly, best2, face1, n0, n1, n2, d0, d1, d2, dscale)
         return 2
     if npolygon > MAXCONPAIR:
         npolygon = MAXCONPAIR
     for i in range(npolygon):
-        dist[i] = _witness_on_face(x1, x2, i, poly, i, face1, n0, n1, n2, d0, d1, d2)
+        dist[i] = _witness_on_face(x1, x2, i, poly, i, face1, n0, n1, n2, d0, d1, d2, dscale)
     return npolygon
 
 
@@ -1768,11 +1772,13 @@ def _cyl_vertex_cap(nrm, idx, dim, obf, k, v):
 
 @kernel
 def _cyl_face(face, obf, k, idx):
-    """Cap idx (0 top, 1 bottom) of a cylinder as a regular 16-gon."""
+    """Cap idx (0 top, 1 bottom) of a cylinder as a regular 16-gon, its vertices at multiples of
+    22.5 degrees from the local x axis."""
     r = obf[k, 12]
     h = obf[k, 13] if idx == 0 else -obf[k, 13]
     for i in range(NPOLY_CYL):
-        j = NPOLY_CYL - 1 - i if idx == 0 else i   # clockwise seen from outside, as box faces
+        # from vertex 0 (local +x), clockwise seen from outside (found against the binary)
+        j = (NPOLY_CYL - i) % NPOLY_CYL if idx == 0 else i
         a = 2 * math.pi * j / NPOLY_CYL
         _globalcoord(face, i, obf, k, r * math.cos(a), r * math.sin(a), h, True)
     return NPOLY_CYL
@@ -2159,6 +2165,17 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                           n1[fi, 0], n1[fi, 1], n1[fi, 2], -n1[fi, 0], -n1[fi, 1], -n1[fi, 2],
                           poly_a, poly_b, pn, pd, x1, x2, dist,
                           max_contacts, margin)
+        return _shift(dist, m, margin) if m > 0 else nx
+    if t1 == GEOM_CYLINDER:
+        # a cylinder cap against a face: MuJoCo 4.0 clips the other face, as listed, by the
+        # cap polygon's edges (planes along the other face's normal); the points lie on the
+        # other face, each one's distance to the cap plane taken along that normal
+        nf1 = _face(face1, obf, obi, 0, idx1[fi], mesh)
+        nf2 = _face(face2, obf, obi, 1, idx2[fj], mesh)
+        dn = _dot(n1[fi, 0], n1[fi, 1], n1[fi, 2], n2[fj, 0], n2[fj, 1], n2[fj, 2])
+        m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
+                          -n2[fj, 0], -n2[fj, 1], -n2[fj, 2], n2[fj, 0], n2[fj, 1], n2[fj, 2],
+                          poly_a, poly_b, pn, pd, x1, x2, dist, max_contacts, margin, -1.0 / dn)
         return _shift(dist, m, margin) if m > 0 else nx
     # face-face. MuJoCo 4.0 (found against the binary; its source is not at hand) clips geom 1's
     # face, listed in reverse, by the edges of geom 2's face (planes along geom 1's normal): the
