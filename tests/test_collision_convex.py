@@ -24,9 +24,10 @@ What holds (measured on the seeds below; the assertions encode it):
   stability of nativeccd", 4.0 changelog) and the source of 4.0 is not available. Bounded below.
 * multi-contact pairs (cylinder-cylinder, cylinder-box, capsule-cylinder): MuJoCo 4.0 (3.14,
   3.15) added single-shot multi-contact for cylinders and capsules; its code is not available
-  either. Ours treats a cylinder cap as a regular 16-gon (probed: 4.0's contacts lie on one) and
-  the side / capsule as a segment; the counts agree in most poses, the contact points often do
-  not (different vertex choice and order). Bounded below; see docs in collision_gjk.
+  either. The cylinder features were found against the binary (collision_gjk.multicontact; the
+  tests at the end of this file): the counts agree in every measured pose, the points in most;
+  where a cap is clipped to more than 4 vertices 4.0 can keep another 4, and capsule sides are
+  approximated. Bounded below; see docs/stages/collision.md.
 """
 
 from __future__ import annotations
