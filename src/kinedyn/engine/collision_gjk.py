@@ -32,10 +32,10 @@ differs; what fuzzing against the 4.0 binary found and this module reproduces:
 Single contacts agree with 4.0 bit for bit in every pose tests/test_collision_convex.py tries
 (spheres, capsules, ellipsoids, cylinders, boxes, margins). What is not reproduced: 4.0's
 fallback from polytope3 to polytope2 when the origin lies on an edge of the hexahedron
-(kinedyn gives no contact there, as the 3.12 source does); the cylinder and capsule
-multi-contact features (caps as regular 16-gons, found by probing; sides and capsules as
-segments; the face choice for edges) and 4.0's quadrilateral reduction (polygonQuad) are
-approximations: the contact counts agree in 97-100 % of poses, the points often not. A clipped
+(kinedyn gives no contact there, as the 3.12 source does); capsule multi-contact sides
+(segments read off the contact normal) and 4.0's quadrilateral reduction (polygonQuad) are
+approximations. Cylinder features follow rules found against the binary (see multicontact):
+the counts agree in all measured poses and the points in most. A clipped
 polygon of 4.0 can start at another vertex (the same contacts in another order; with more than
 4 vertices, another quadrilateral), and where several mesh features are within the tolerances
 4.0 takes the first in its own polygon order (docs/meshes.md).
@@ -303,6 +303,7 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
         n2 = l0 * l0 + l1 * l1
         scl = obf[k, 12] / math.sqrt(n2) if n2 >= MINVAL2 else 0.0
         s2 = obf[k, 13] if l2 >= 0 else -obf[k, 13]
+        obi[k, 2] = 0 if l2 >= 0 else 1             # the cap (0 top, 1 bottom): multicontact's feature
         _to_global(res, r, obf, k, scl * l0, scl * l1, s2)
     elif kind == SUPPORT_BOX:                       # mjc_boxSupport
         l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
@@ -1501,9 +1502,15 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 # a face, the incident polygon is clipped against the reference one and every clipped vertex
 # becomes a contact (at most 4: polygonQuad keeps a large quadrilateral). Boxes give their 6
 # faces (the 3.12 code, ported); MuJoCo 4.0 adds cylinders and capsules, whose code we do not
-# have: here a cylinder cap is a regular 16-gon (4.0's contacts lie on one), a cylinder side or
-# a capsule a segment along the axis, read off the contact normal (FACE_TOL / EDGE_TOL, as for
-# boxes). An approximation of 4.0: see the module docstring.
+# have. Cylinders, as found against the 4.0 binary: a support point carries the cap it lies on
+# as its vertex index, so the EPA face's support points on one cap are a vertex of that cap
+# (the cap is the cylinder's face) and on both caps the side; the cylinder's edge is the side
+# segment through the first support point, tried against the other geom's faces whatever the
+# feature dimensions; a cap is a regular 16-gon from local +x, clockwise seen from outside, and
+# against another face it is the clipping polygon (the other face is clipped by it). Which 4 of
+# more than 4 clipped vertices 4.0 keeps (its polygonQuad) is not reproduced in every case. A
+# capsule is a segment along the axis, read off the contact normal (FACE_TOL / EDGE_TOL, as for
+# boxes). See the module docstring.
 
 NPOLY_CYL = 16      # vertices of a cylinder cap polygon (MuJoCo 4.0, found by probing)
 
@@ -1594,13 +1601,15 @@ def _sorted4(r):
 
 
 @kernel
-def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
+def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2, dscale=1.0):
     """Witness pair i from clipped vertex p[v] on the face through face1[0] with normal n
     (witnessOnFace); returns the vertex's signed distance to that face. A penetrating vertex
     puts x1 at the distance along d from it (x2 the vertex); MuJoCo 4.0 puts a separated one
     (within the margin) the other way, x2 at the distance along d (found against the binary:
     the midpoint moves, the normal x1 - x2 does not turn)."""
     dist = _dot(p[v, 0] - face1[0, 0], p[v, 1] - face1[0, 1], p[v, 2] - face1[0, 2], n0, n1, n2)
+    if dscale != 1.0:
+        dist = dist * dscale
     a = -abs(dist)
     x1[i, 0] = p[v, 0] + d0 * a
     x1[i, 1] = p[v, 1] + d1 * a
@@ -1619,7 +1628,7 @@ def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
 
 @kernel
 def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, d2, poly_a, poly_b, pn,
-                  pd, x1, x2, dist, max_contacts, keep):
+                  pd, x1, x2, dist, max_contacts, keep, dscale=1.0):
     """Clip polygon face2 against the edges of face1 (normal n) and write the witness pairs
     (polygonClip); returns their number (0: keep EPA's contact)."""
     if nface1 < 3:
@@ -1692,10 +1701,10 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, 
     if max_contacts < 5 and npolygon > 4:
         # MuJoCo 4.0 lists the four in polygon order (found against the binary)
         r0, r1, r2, r3 = _sorted4(_polygon_quad(poly, npolygon))
-        dist[0] = _witness_on_face(x1, x2, 0, poly, r0, face1, n0, n1, n2, d0, d1, d2)
-        dist[1] = _witness_on_face(x1, x2, 1, poly, r1, face1, n0, n1, n2, d0, d1, d2)
-        dist[2] = _witness_on_face(x1, x2, 2, poly, r2, face1, n0, n1, n2, d0, d1, d2)
-        dist[3] = _witness_on_face(x1, x2, 3, poly, r3, face1, n0, n1, n2, d0, d1, d2)
+        dist[0] = _witness_on_face(x1, x2, 0, poly, r0, face1, n0, n1, n2, d0, d1, d2, dscale)
+        dist[1] = _witness_on_face(x1, x2, 1, poly, r1, face1, n0, n1, n2, d0, d1, d2, dscale)
+        dist[2] = _witness_on_face(x1, x2, 2, poly, r2, face1, n0, n1, n2, d0, d1, d2, dscale)
+        dist[3] = _witness_on_face(x1, x2, 3, poly, r3, face1, n0, n1, n2, d0, d1, d2, dscale)
         return 4
     if nface2 == 2 and npolygon > 2:
         best1 = 0
@@ -1711,13 +1720,13 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, 
                     dd = len2
                     best1 = i
                     best2 = j
-        dist[0] = _witness_on_face(x1, x2, 0, poly, best1, face1, n0, n1, n2, d0, d1, d2)
-        dist[1] = _witness_on_face(x1, x2, 1, poly, best2, face1, n0, n1, n2, d0, d1, d2)
+        dist[0] = _witness_on_face(x1, x2, 0, poly, best1, face1, n0, n1, n2, d0, d1, d2, dscale)
+        dist[1] = _witness_on_face(x1, x2, 1, poly, best2, face1, n0, n1, n2, d0, d1, d2, dscale)
         return 2
     if npolygon > MAXCONPAIR:
         npolygon = MAXCONPAIR
     for i in range(npolygon):
-        dist[i] = _witness_on_face(x1, x2, i, poly, i, face1, n0, n1, n2, d0, d1, d2)
+        dist[i] = _witness_on_face(x1, x2, i, poly, i, face1, n0, n1, n2, d0, d1, d2, dscale)
     return npolygon
 
 
@@ -1877,29 +1886,25 @@ def _box_face(face, obf, k, idx):
 
 
 @kernel
-def _cyl_normals(nrm, idx, obf, k, d0, d1, d2):
-    """Cylinder cap whose normal is within FACE_TOL of direction d: idx 0 top, 1 bottom."""
-    l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
-    s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
-    l2 = l2 * s
-    if l2 > FACE_TOL:
-        _globalcoord(nrm, 0, obf, k, 0.0, 0.0, 1.0, False)
-        idx[0] = 0
-        return 1
-    if l2 < -FACE_TOL:
-        _globalcoord(nrm, 0, obf, k, 0.0, 0.0, -1.0, False)
-        idx[0] = 1
-        return 1
-    return 0
+def _cyl_vertex_cap(nrm, idx, dim, obf, k, v):
+    """The cap of cylinder k holding its touching rim vertex v (0 top, 1 bottom), when the EPA
+    face's support points are all on one cap (dim 1); none for a side segment (dim 2)."""
+    if dim != 1:
+        return 0
+    _globalcoord(nrm, 0, obf, k, 0.0, 0.0, 1.0 if v == 0 else -1.0, False)
+    idx[0] = v
+    return 1
 
 
 @kernel
 def _cyl_face(face, obf, k, idx):
-    """Cap idx (0 top, 1 bottom) of a cylinder as a regular 16-gon."""
+    """Cap idx (0 top, 1 bottom) of a cylinder as a regular 16-gon, its vertices at multiples of
+    22.5 degrees from the local x axis."""
     r = obf[k, 12]
     h = obf[k, 13] if idx == 0 else -obf[k, 13]
     for i in range(NPOLY_CYL):
-        j = NPOLY_CYL - 1 - i if idx == 0 else i   # clockwise seen from outside, as box faces
+        # from vertex 0 (local +x), clockwise seen from outside (found against the binary)
+        j = (NPOLY_CYL - i) % NPOLY_CYL if idx == 0 else i
         a = 2 * math.pi * j / NPOLY_CYL
         _globalcoord(face, i, obf, k, r * math.cos(a), r * math.sin(a), h, True)
     return NPOLY_CYL
@@ -1907,8 +1912,8 @@ def _cyl_face(face, obf, k, idx):
 
 @kernel
 def _side_edge(face, obf, k, d0, d1, d2):
-    """The segment of a cylinder's side (or a capsule's surface) facing direction d, if d is
-    within EDGE_TOL of perpendicular to the axis; returns 2 (segment) or 0."""
+    """The segment of a capsule's surface facing direction d, if d is within EDGE_TOL of
+    perpendicular to the axis; returns 2 (segment) or 0."""
     l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
     s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
     if abs(l2 * s) >= EDGE_TOL:
@@ -1919,6 +1924,28 @@ def _side_edge(face, obf, k, d0, d1, d2):
     _globalcoord(face, 0, obf, k, r * l0 / rr, r * l1 / rr, -h, True)
     _globalcoord(face, 1, obf, k, r * l0 / rr, r * l1 / rr, h, True)
     return 2
+
+
+@kernel
+def _cyl_side(face, edir, obf, k, w, r, margin):
+    """The side segment of cylinder k through its support point w[r] (a point on a cap rim, as
+    the EPA face holds it) into face[0:2], from w[r] to the point above it on the other cap,
+    and its unit direction into edir[0]; returns 1 (one edge direction). MuJoCo 4.0 takes the
+    cylinder's side edge at the support point of the EPA face's first vertex, that cap first
+    (found against the binary: the contacts lie on that line, in that order)."""
+    l0, l1, l2 = _local_dir(obf, k, w[r, 0] - obf[k, 0], w[r, 1] - obf[k, 1], w[r, 2] - obf[k, 2])
+    h = obf[k, 13] if l2 > 0 else -obf[k, 13]
+    n2 = l0 * l0 + l1 * l1
+    if margin > 0 and n2 >= MINVAL2:
+        # the support of the inflated cylinder: back to the bare rim
+        s = obf[k, 12] / math.sqrt(n2)
+        l0 *= s
+        l1 *= s
+    _globalcoord(face, 0, obf, k, l0, l1, h, True)
+    _globalcoord(face, 1, obf, k, l0, l1, -h, True)
+    e = _normalize(face[1, 0] - face[0, 0], face[1, 1] - face[0, 1], face[1, 2] - face[0, 2])
+    edir[0, 0], edir[0, 1], edir[0, 2] = e
+    return 1
 
 
 @kernel
@@ -2165,13 +2192,13 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
     if t1 == GEOM_BOX:
         nnorms1 = _box_normals(n1, idx1, nface1, obf, 0, i0, i1, i2, nn0, nn1, nn2)
     elif t1 == GEOM_CYLINDER:
-        nnorms1 = _cyl_normals(n1, idx1, obf, 0, nn0, nn1, nn2)
+        nnorms1 = _cyl_vertex_cap(n1, idx1, nface1, obf, 0, i0)
     elif t1 == GEOM_MESH:
         nnorms1 = _mesh_normals(n1, idx1, nface1, obf, obi, 0, i0, i1, i2, mesh)
     if t2 == GEOM_BOX:
         nnorms2 = _box_normals(n2, idx2, nface2, obf, 1, j0, j1, j2, dir0, dir1, dir2)
     elif t2 == GEOM_CYLINDER:
-        nnorms2 = _cyl_normals(n2, idx2, obf, 1, dir0, dir1, dir2)
+        nnorms2 = _cyl_vertex_cap(n2, idx2, nface2, obf, 1, j0)
     elif t2 == GEOM_MESH:
         nnorms2 = _mesh_normals(n2, idx2, nface2, obf, obi, 1, j0, j1, j2, mesh)
 
@@ -2197,7 +2224,11 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
         elif t1 == GEOM_MESH and nface1 < 3 and nface1 <= nface2:
             ed = edir
             nedge = _mesh_edge_normals(edir, endverts, nface1, obf, obi, 0, va, i0, mesh)
-        elif (t1 == GEOM_CYLINDER or t1 == GEOM_CAPSULE) and nnorms1 == 0:
+        elif t1 == GEOM_CYLINDER:
+            # the side segment at the touching rim point, whatever the feature dimensions
+            ed = edir
+            nedge = _cyl_side(face1, edir, obf, 0, va, 0, margin)
+        elif t1 == GEOM_CAPSULE and nnorms1 == 0:
             nedge = _side_edge(face1, obf, 0, nn0, nn1, nn2)
             if nedge and t2 == GEOM_BOX:
                 nnorms2 = _box_normals2(n2, idx2, obf, 1, dir0, dir1, dir2)
@@ -2218,7 +2249,10 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
             elif t2 == GEOM_MESH and nface2 < 3:
                 ed = edir
                 nedge = _mesh_edge_normals(edir, endverts, nface2, obf, obi, 1, vb, j0, mesh)
-            elif (t2 == GEOM_CYLINDER or t2 == GEOM_CAPSULE) and nnorms2 == 0:
+            elif t2 == GEOM_CYLINDER:
+                ed = edir
+                nedge = _cyl_side(face2, edir, obf, 1, vb, 0, margin)
+            elif t2 == GEOM_CAPSULE and nnorms2 == 0:
                 nedge = _side_edge(face2, obf, 1, dir0, dir1, dir2)
                 if nedge and t1 == GEOM_BOX:
                     nnorms1 = _box_normals2(n1, idx1, obf, 0, nn0, nn1, nn2)
@@ -2257,6 +2291,17 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                           n1[fi, 0], n1[fi, 1], n1[fi, 2], -n1[fi, 0], -n1[fi, 1], -n1[fi, 2],
                           poly_a, poly_b, pn, pd, x1, x2, dist,
                           max_contacts, margin)
+        return _shift(dist, m, margin) if m > 0 else nx
+    if t1 == GEOM_CYLINDER:
+        # a cylinder cap against a face: MuJoCo 4.0 clips the other face, as listed, by the
+        # cap polygon's edges (planes along the other face's normal); the points lie on the
+        # other face, each one's distance to the cap plane taken along that normal
+        nf1 = _face(face1, obf, obi, 0, idx1[fi], mesh)
+        nf2 = _face(face2, obf, obi, 1, idx2[fj], mesh)
+        dn = _dot(n1[fi, 0], n1[fi, 1], n1[fi, 2], n2[fj, 0], n2[fj, 1], n2[fj, 2])
+        m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
+                          -n2[fj, 0], -n2[fj, 1], -n2[fj, 2], n2[fj, 0], n2[fj, 1], n2[fj, 2],
+                          poly_a, poly_b, pn, pd, x1, x2, dist, max_contacts, margin, -1.0 / dn)
         return _shift(dist, m, margin) if m > 0 else nx
     # face-face. MuJoCo 4.0 (found against the binary; its source is not at hand) clips geom 1's
     # face, listed in reverse, by the edges of geom 2's face (planes along geom 1's normal): the
