@@ -1845,11 +1845,12 @@ def _mesh_normals(nrm, idx, dim, obf, obi, k, v1, v2, v3, mesh):
     every one at a vertex (meshNormals)."""
     polynormal, polymapadr, polymapnum, polymap = mesh[9], mesh[10], mesh[11], mesh[12]
     va = mesh[2][mesh[0][obi[k, 3]]]
+    base = mesh[13][mesh[0][obi[k, 3]]]  # mesh_polymap holds the mesh's own polygon numbers
     a1 = polymapadr[va + v1]
     n1 = polymapnum[va + v1]
     if dim == 1:
         for i in range(n1):
-            p = polymap[a1 + i]
+            p = base + polymap[a1 + i]
             _globalcoord(nrm, i, obf, k, polynormal[p, 0], polynormal[p, 1], polynormal[p, 2], False)
             idx[i] = p
         return n1
@@ -1859,6 +1860,8 @@ def _mesh_normals(nrm, idx, dim, obf, obi, k, v1, v2, v3, mesh):
     n = _intersect(edgeset, polymap[a1:a1 + n1], n1, polymap[polymapadr[va + v2]:], polymapnum[va + v2])
     if n == 0:
         return 0
+    for e in range(n):
+        edgeset[e] += base
     if dim == 3:
         a3 = polymapadr[va + v3]
         p0 = edgeset[0]
@@ -1867,7 +1870,7 @@ def _mesh_normals(nrm, idx, dim, obf, obi, k, v1, v2, v3, mesh):
         for e in range(n):
             p = p0 if e == 0 else p1
             for j in range(polymapnum[va + v3]):
-                if found < 0 and polymap[a3 + j] == p:
+                if found < 0 and base + polymap[a3 + j] == p:
                     found = p
         if found < 0:
             return 0
@@ -1900,9 +1903,10 @@ def _mesh_edge_normals(nrm, endverts, dim, obf, obi, k, v, v1i, mesh):
     polyvertadr, polyvertnum, polyvert = mesh[6], mesh[7], mesh[8]
     polymapadr, polymapnum, polymap = mesh[10], mesh[11], mesh[12]
     va = mesh[2][mesh[0][obi[k, 3]]]
+    base = mesh[13][mesh[0][obi[k, 3]]]
     n1 = polymapnum[va + v1i]
     for i in range(n1):
-        p = polymap[polymapadr[va + v1i] + i]
+        p = base + polymap[polymapadr[va + v1i] + i]
         adr = polyvertadr[p]
         cnt = polyvertnum[p]
         for j in range(cnt):
