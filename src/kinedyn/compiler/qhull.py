@@ -102,18 +102,19 @@ def _ptr(addr: int) -> int:
     return ctypes.c_void_p.from_address(addr).value or 0
 
 
-def _set(addr: int) -> list[int]:
-    """The elements of a qhull setT (NULL-terminated)."""
-    out = []
+_PTR = struct.Struct("<Q")
+
+
+def _set(addr: int) -> tuple[int, ...]:
+    """The elements of a qhull setT: ``maxsize`` slots, then the slot whose int holds size + 1 (0
+    when the set is full)."""
     if not addr:
-        return out
-    a = addr + _SET_E
-    while True:
-        p = _ptr(a)
-        if not p:
-            return out
-        out.append(p)
-        a += 8
+        return ()
+    maxsize = ctypes.c_int.from_address(addr).value
+    raw = ctypes.string_at(addr + _SET_E, 8 * (maxsize + 1))
+    slots = struct.unpack(f"<{maxsize + 1}Q", raw)
+    size = slots[maxsize] & 0xFFFFFFFF  # an int in a pointer-sized union: its low half
+    return slots[:size - 1 if size else maxsize]
 
 
 def _read(libc, fp) -> str:
@@ -163,59 +164,67 @@ def _graph(base: int, pts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     numface = ctypes.c_int.from_address(base + _QH_NUM_FACETS).value
     if dim != 3 or first != pts.ctypes.data or ctypes.c_int.from_address(base + _QH_NUM_POINTS).value != n:
         raise RuntimeError("unexpected qhull structure layout")
-    # FORALLvertices / FORALLfacets: the lists end at a sentinel whose next is NULL
-    verts = []
+    # FORALLvertices: (next, point, neighbors) of each vertex; the list ends at a sentinel whose
+    # next is NULL
+    verts, points, neighbors = [], [], []
     v = _ptr(base + _QH_VERTEX_LIST)
-    while v and _ptr(v + _V_NEXT):
+    vertex = struct.Struct("<Q8xQQ")
+    while v:
+        nxt, point, nbr = vertex.unpack(ctypes.string_at(v, 32))
+        if not nxt:
+            break
         verts.append(v)
-        v = _ptr(v + _V_NEXT)
-    facets = []
+        points.append(point)
+        neighbors.append(nbr)
+        v = nxt
+    # FORALLfacets: (next, vertices, flags) of each facet
+    facets, fsets, top = [], [], []
     f = _ptr(base + _QH_FACET_LIST)
-    while f and _ptr(f + _F_NEXT):
+    facet = struct.Struct(f"<{_F_NEXT}xQQ{_F_FLAGS - _F_VERTICES - 8}xB")
+    while f:
+        nxt, vset, flags = facet.unpack(ctypes.string_at(f, _F_FLAGS + 1))
+        if not nxt:
+            break
         facets.append(f)
-        f = _ptr(f + _F_NEXT)
+        fsets.append(vset)
+        top.append(bool(flags & _F_TOPORIENT))
+        f = nxt
     if len(verts) != numvert or len(facets) != numface:
         raise RuntimeError("unexpected qhull structure layout")
-
-    def pointid(vertex: int) -> int:
-        off = _ptr(vertex + _V_POINT) - first
-        if off < 0 or off % 24 or off // 24 >= n:
-            raise RuntimeError("qhull vertex outside the input points")
-        return off // 24
-
-    vid = {vertex: pointid(vertex) for vertex in verts}
-    fverts = np.empty((numface, 3), dtype=np.int64)
-    top = np.empty(numface, dtype=bool)
-    findex = {}
-    for i, facet in enumerate(facets):
-        fv = _set(_ptr(facet + _F_VERTICES))
-        if len(fv) != 3:
-            raise RuntimeError("qhull did not return triangles")
-        fverts[i] = [vid[x] for x in fv]
-        top[i] = bool(ctypes.c_ubyte.from_address(facet + _F_FLAGS).value & _F_TOPORIENT)
-        findex[facet] = i
-    # edges: for each hull vertex, the other vertices of its neighbouring facets, first seen first
-    rows = fverts.tolist()
-    globalid = [vid[v] for v in verts]
-    edgeadr, edges = [], []
-    for vertex, pid in zip(verts, globalid, strict=True):
-        edgeadr.append(len(edges))
-        seen = []
-        for facet in _set(_ptr(vertex + _V_NEIGHBORS)):
-            for pid1 in rows[findex[facet]]:
-                if pid1 != pid and pid1 not in seen:
-                    seen.append(pid1)
-        edges.extend(seen)
-        edges.append(-1)
-    if len(edges) != numvert + 3 * numface:
-        raise RuntimeError("wrong size in convex hull graph")
+    off = np.array(points, dtype=np.uint64).astype(np.int64) - first
+    if (off < 0).any() or (off % 24).any() or (off // 24 >= n).any():
+        raise RuntimeError("qhull vertex outside the input points")
+    globalid = off // 24
+    vid = dict(zip(verts, globalid.tolist(), strict=True))
+    findex = {fa: i for i, fa in enumerate(facets)}
+    try:
+        fverts = np.array([[vid[x] for x in _set(vs)] for vs in fsets], dtype=np.int64).reshape(numface, 3)
+    except ValueError:
+        raise RuntimeError("qhull did not return triangles") from None
+    # edges (MakeGraph): for each hull vertex, the other vertices of its neighbouring facets
+    # (vertex->neighbors order, each facet's vertex order), each once, first seen first
+    nbr = [[findex[fa] for fa in _set(adr)] for adr in neighbors]
+    counts = np.array([len(x) for x in nbr], dtype=np.int64)
+    owner = np.repeat(np.repeat(np.arange(numvert), counts), 3)
+    cand = fverts[np.concatenate(nbr).astype(np.int64) if len(nbr) else np.zeros(0, np.int64)].ravel()
+    keep = cand != globalid[owner]
+    owner, cand = owner[keep], cand[keep]
+    _, firstseen = np.unique(owner * n + cand, return_index=True)
+    firstseen.sort()
+    owner, cand = owner[firstseen], cand[firstseen]
+    per = np.bincount(owner, minlength=numvert)
+    edgeadr = np.concatenate([[0], np.cumsum(per + 1)[:-1]])
     hullid = np.full(n, -1, dtype=np.int64)
     hullid[globalid] = np.arange(numvert)
-    e = np.array(edges, dtype=np.int64)
-    e[e >= 0] = hullid[e[e >= 0]]
+    edges = np.full(numvert + len(cand), -1, dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum(per)[:-1]])
+    edges[edgeadr[owner] + np.arange(len(cand)) - start[owner]] = hullid[cand]
+    if len(edges) != numvert + 3 * numface:
+        raise RuntimeError("wrong size in convex hull graph")
     faces = fverts.copy()
-    faces[top] = faces[top][:, [1, 0, 2]]
-    graph = np.concatenate([[numvert, numface], edgeadr, globalid, e, faces.ravel()]).astype(np.int32)
+    flip = np.array(top, dtype=bool)
+    faces[flip] = faces[flip][:, [1, 0, 2]]
+    graph = np.concatenate([[numvert, numface], edgeadr, globalid, edges, faces.ravel()]).astype(np.int32)
     return graph, faces.astype(np.int32)
 
 

@@ -224,7 +224,8 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, m
     for i in range(nh):
         v = graph[adr + 2 + nh + i]
         dot = l0 * vert[va + v, 0] + l1 * vert[va + v, 1] + l2 * vert[va + v, 2]
-        if dot > best:
+        # ties go to the lowest vertex id (mesh_graph lists the hull in qhull's order)
+        if dot > best or (dot == best and v < ib):
             best = dot
             ib = v
     # the polygon through the deepest vertex that faces the plane most directly

@@ -308,8 +308,9 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
         obi[k, 2] = vi
         _to_global(res, r, obf, k, s0, s1, s2)
     elif kind == SUPPORT_MESH:                      # mjc_meshSupport / mjc_hillclimbSupport
-        # the hull vertices, copied after the 16 slots as (x, y, z, vertex id) by the caller; the
-        # first largest projection wins (a hill climb reaches the same vertex but on exact ties)
+        # the hull vertices, copied after the 16 slots as (x, y, z, vertex id) by the caller (in
+        # mesh_graph's order, qhull's); the largest projection wins, on exact ties the lowest
+        # vertex id (a hill climb reaches the same vertex but on exact ties)
         l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
         nvert = int(obf[k, 12])
         best = -math.inf
@@ -317,7 +318,7 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
         for i in range(nvert):
             b = 16 + 4 * i
             v = l0 * obf[k, b] + l1 * obf[k, b + 1] + l2 * obf[k, b + 2]
-            if v > best:
+            if v > best or (v == best and obf[k, b + 3] < obf[k, ib + 3]):
                 best = v
                 ib = b
         obi[k, 2] = int(obf[k, ib + 3])
