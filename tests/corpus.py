@@ -224,12 +224,12 @@ MISMATCHED: dict[str, str] = {
     # the mesh robots that multiccd refused before (mesh multi-contact, docs/meshes.md)
     **dict.fromkeys(('erd-tiago_pro', 'rs-robotiq_140', 'rs-robotiq_s', 'rs-jaco_three_finger',
                     'rs-inspire_hand', 'rs-fourier_hand', 'erd-so101', 'erd-double_pendulum',
-                    'aloha-bimanual', 'aloha-bimanual_mocap', 'airo-robotiq_2f_85', 'rs-jaco'),
+                    'aloha-bimanual', 'aloha-bimanual_mocap', 'airo-robotiq_2f_85', 'rs-jaco',
+                    'erd-go2', 'erd-solo12', 'erd-bolt', 'erd-talos', 'erd-alex'),
                     'qacc'),
-    **dict.fromkeys(('gr-fetch_pick_and_place', 'rs-ur5e', 'erd-go2', 'erd-solo12', 'erd-bolt',
-                    'erd-talos', 'rs-panda_gripper', 'erd-alex'),
+    **dict.fromkeys(('gr-fetch_pick_and_place', 'rs-ur5e'),
                     'nefc'),
-    **dict.fromkeys(('rs-panda_urdf', 'hil-panda'),
+    **dict.fromkeys(('rs-panda_urdf', 'hil-panda', 'rs-panda_gripper'),
                     'contact_dist'),
 }
 

@@ -2054,12 +2054,17 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
     elif t2 == GEOM_MESH:
         nnorms2 = _mesh_normals(n2, idx2, nface2, obf, obi, 1, j0, j1, j2, mesh)
 
-    # aligned faces?
+    # aligned faces: the best-aligned pair (most negative dot product) within FACE_TOL. MuJoCo
+    # 4.0 takes it (found against the binary with MuJoCo's polygon order: the 3.x source takes
+    # the first pair in polygon order, which clips another of two nearly coplanar faces)
     fi = -1
     fj = -1
+    bestdot = -FACE_TOL
     for i in range(nnorms1):
         for j in range(nnorms2):
-            if fi < 0 and _dot(n1[i, 0], n1[i, 1], n1[i, 2], n2[j, 0], n2[j, 1], n2[j, 2]) < -FACE_TOL:
+            dd = _dot(n1[i, 0], n1[i, 1], n1[i, 2], n2[j, 0], n2[j, 1], n2[j, 2])
+            if dd < bestdot:
+                bestdot = dd
                 fi = i
                 fj = j
     edgecon1 = False
