@@ -215,15 +215,14 @@ MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('erd-iris',),
                     'contact_pos'),
     # the mesh robots that multiccd refused before (mesh multi-contact, docs/meshes.md)
-    **dict.fromkeys(('erd-tiago_pro', 'rs-panda_gripper', 'rs-robotiq_140', 'rs-robotiq_s',
-                    'rs-jaco_three_finger', 'rs-inspire_hand', 'rs-fourier_hand', 'erd-so101',
-                    'erd-double_pendulum', 'aloha-bimanual', 'aloha-bimanual_mocap', 'erd-centauro',
-                    'erd-alex'),
+    **dict.fromkeys(('erd-tiago_pro', 'rs-robotiq_140', 'rs-robotiq_s', 'rs-jaco_three_finger',
+                    'rs-inspire_hand', 'rs-fourier_hand', 'erd-so101', 'erd-double_pendulum',
+                    'aloha-bimanual', 'aloha-bimanual_mocap', 'airo-robotiq_2f_85', 'rs-jaco',
+                    'erd-go2', 'erd-solo12', 'erd-bolt', 'erd-talos', 'erd-alex'),
                     'qacc'),
-    **dict.fromkeys(('gr-fetch_pick_and_place', 'erd-go2', 'erd-solo12', 'erd-bolt',
-                    'erd-talos', 'hil-panda', 'airo-robotiq_2f_85', 'rs-jaco'),
+    **dict.fromkeys(('gr-fetch_pick_and_place',),
                     'nefc'),
-    **dict.fromkeys(('rs-panda_urdf', 'rs-baxter_arm_urdf'),
+    **dict.fromkeys(('rs-panda_urdf', 'rs-baxter_arm_urdf', 'hil-panda', 'rs-panda_gripper'),
                     'contact_dist'),
 }
 

@@ -156,25 +156,69 @@ def test_files_transforms_and_inertia_modes_match_mujoco(mesh_dir):
     compared = assert_model_fields(m, mjm, skip=("mesh_vert",))
     assert_same_mesh_vert(m, mjm)
     for name in ("mesh_face", "mesh_pos", "mesh_quat", "geom_aabb", "geom_rbound", "body_inertia",
-                 "nmeshgraph"):
+                 "nmeshgraph", "mesh_graph", "mesh_polyvert", "mesh_polynormal", "mesh_polymap"):
         assert name in compared
     # STL vertices are de-duplicated (8 of 36), OBJ ones are not; the cloud's faces are its hull's
     assert m.mesh_vertnum[0] == 8 and m.mesh_facenum[6] == 12
-    # the hull graph: same vertex set as MuJoCo's (ours lists it in ascending order)
-    for i in range(m.nmesh):
-        adr = m.mesh_graphadr[i]
-        assert adr == mjm.mesh_graphadr[i]
-        if adr >= 0:
-            nv, nf = m.mesh_graph[adr:adr + 2]
-            assert (nv, nf) == tuple(mjm.mesh_graph[adr:adr + 2])
-            ours = m.mesh_graph[adr + 2 + nv:adr + 2 + 2 * nv]
-            theirs = mjm.mesh_graph[adr + 2 + nv:adr + 2 + 2 * nv]
-            assert sorted(ours) == sorted(theirs)
-            faces = m.mesh_graph[adr + 2 + 3 * nv + 3 * nf:adr + 2 + 3 * nv + 6 * nf]
-            assert np.array_equal(faces, mjm.mesh_graph[adr + 2 + 3 * nv + 3 * nf:adr + 2 + 3 * nv + 6 * nf])
     # maxhullvert limits the hull
     cloud_adr = m.mesh_graphadr[10]
     assert m.mesh_graph[cloud_adr] <= 8
+
+
+HULL_FIELDS = ("mesh_graphadr", "mesh_graph", "mesh_polyadr", "mesh_polynum", "mesh_polyvertadr",
+               "mesh_polyvertnum", "mesh_polyvert", "mesh_polynormal", "mesh_polymapadr", "mesh_polymapnum",
+               "mesh_polymap")
+
+
+def test_hull_graph_and_polygons_equal_mujocos():
+    """mesh_graph (qhull's vertex, edge and facet order) and the hull polygons (MuJoCo's hash map
+    order, each polygon's vertex order, Newell normals) equal MuJoCo's, bit for bit, on point
+    clouds: Gaussian ones, grid points with many coplanar hull faces (polygons of several
+    triangles, nearly coplanar groups), prisms, with maxhullvert and a mirroring scale (MuJoCo
+    turns the hull faces and reverses the polygons)."""
+    rng = np.random.default_rng(5)
+    assets, geoms = [], []
+    for k in range(12):
+        kind = k % 4
+        if kind == 0:
+            pts = rng.normal(size=(int(rng.integers(20, 120)), 3))
+        elif kind == 1:
+            pts = rng.integers(-2, 3, size=(int(rng.integers(30, 90)), 3)) * 0.1
+        elif kind == 2:
+            pts = np.round(rng.uniform(-1, 1, size=(int(rng.integers(20, 60)), 3)), 1)
+        else:
+            a = np.linspace(0, 2 * np.pi, int(rng.integers(6, 30)), endpoint=False)
+            ring = np.c_[np.cos(a), np.sin(a)]
+            pts = np.concatenate([np.c_[ring, np.zeros(len(a))], np.c_[ring, np.ones(len(a))]]) * 0.2
+        extra = (' maxhullvert="10"' if k % 5 == 4 else "") + (' scale="1 -2 0.5"' if k % 3 == 2 else "")
+        words = _words(pts.astype(np.float32).ravel().tolist())
+        assets.append(f'<mesh name="c{k}" vertex="{words}"{extra}/>')
+        geoms.append(_body(f"c{k}"))
+    xml = _model("".join(assets), "".join(geoms))
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    m = kd.Model.from_xml_string(xml)
+    assert mjm.nmeshpoly > mjm.nmesh * 8 and (mjm.mesh_polyvertnum > 3).sum() > 20
+    for name in HULL_FIELDS:
+        ours, theirs = np.asarray(getattr(m, name)), getattr(mjm, name)
+        assert ours.shape == theirs.shape and np.array_equal(ours, theirs), name
+
+
+def test_hull_without_the_qhull_library_falls_back_to_scipy(monkeypatch):
+    """Without cmeel-qhull's library the hull comes from scipy's qhull: the same faces in the
+    same order and the same polygons (their order follows the faces), the hull vertices listed
+    in ascending order instead of qhull's."""
+    from kinedyn.compiler import mesh as kmesh
+    from kinedyn.compiler import qhull
+
+    pts = np.random.default_rng(2).normal(size=(40, 3)).astype(np.float32).astype(float)
+    ours, _ = kmesh.make_graph(pts, -1)
+    monkeypatch.setattr(qhull, "available", lambda: False)
+    fallback, _ = kmesh.make_graph(pts, -1)
+    nv, nf = int(ours[0]), int(ours[1])
+    assert tuple(fallback[:2]) == (nv, nf)
+    assert np.array_equal(fallback[2 + 3 * nv + 3 * nf:], ours[2 + 3 * nv + 3 * nf:])
+    assert sorted(ours[2 + nv:2 + 2 * nv]) == list(fallback[2 + nv:2 + 2 * nv])
+    assert kmesh.make_polygons(fallback, pts) == kmesh.make_polygons(ours, pts)
 
 
 def _words(values) -> str:

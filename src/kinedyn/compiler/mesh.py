@@ -13,12 +13,11 @@ The per-face sums are accumulated in face order (``np.cumsum``, not NumPy's pair
 with MuJoCo's to the last bits; that matters for meshes with (near-)equal principal
 moments, where the principal frame MuJoCo picks depends on the rounding.
 
-The convex hull is qhull's (scipy.spatial.ConvexHull, the qhull MuJoCo also uses, with
-MuJoCo's options "Qt" and, for ``maxhullvert``, "Q9 TA<n-4>"); its faces and their
-order equal MuJoCo's, and are oriented outward as MuJoCo orients them. ``mesh_graph``
-keeps MuJoCo's layout (numvert, numface, vert_edgeadr, vert_globalid, edge_localid,
-face_globalid) but lists the hull vertices in ascending vertex order, where MuJoCo
-lists them in qhull's internal order (which scipy does not expose).
+The convex hull is qhull's, with MuJoCo's options "Qt" and, for ``maxhullvert``, "Q9
+TA<n-4>": read from libqhull_r's own structures (compiler.qhull), ``mesh_graph`` equals
+MuJoCo's (qhull's vertex, edge and facet order); without that library, scipy's ConvexHull
+(the same qhull) gives the same faces with the hull vertices in ascending order. The hull
+polygons (``make_polygons``) come in the order of MuJoCo's hash map (qhull.libcxx_map_order).
 
 Processed meshes are cached per process, keyed by a hash of the file's bytes (or of
 the inline data) and every attribute that changes the result, so models that share
@@ -36,6 +35,7 @@ import numpy as np
 
 from kinedyn.compiler import frames as fr
 from kinedyn.compiler import inertial as inr
+from kinedyn.compiler import qhull
 from kinedyn.engine.types import GeomType
 from kinedyn.xml import mesh_files
 from kinedyn.xml.mjcf import Node, typed_attrs
@@ -68,14 +68,27 @@ class ProcessedMesh:
     raw_vert: np.ndarray         # (n, 3) float64: the vertices the hull is built from
     graph: np.ndarray | None = None  # the hull graph, once computed (hull())
     faceless: bool = False       # no faces were given: they are the hull's (MuJoCo keeps its graph)
+    dvert: np.ndarray | None = None  # (n, 3) float64: ``vert`` before rounding (polygon normals)
+    lefthand: bool = False       # a negative scale: faces (the hull's too) turned as MuJoCo does
 
     polygons: list | None = None  # hull polygons (make_polygons), with the hull
 
     def hull(self, maxhullvert: int) -> np.ndarray:
-        if self.graph is None:
-            self.graph = make_graph(self.raw_vert, maxhullvert)[0]
         if self.polygons is None:
-            self.polygons = make_polygons(self.graph, self.raw_vert)
+            graph = self.graph if self.graph is not None else make_graph(self.raw_vert, maxhullvert)[0]
+            polygons = make_polygons(graph, self.raw_vert)
+            if self.lefthand:
+                # MuJoCo 4.0 turns the hull's faces with the mesh's (swaps their last two
+                # vertices) and reverses each polygon from its first vertex on (found against
+                # the binary); the polygons are merged from the faces before the swap
+                graph = graph.copy()
+                nv, nf = int(graph[0]), int(graph[1])
+                faces = graph[2 + 3 * nv + 3 * nf:].reshape(nf, 3)
+                faces[:, [1, 2]] = faces[:, [2, 1]]
+                graph.flags.writeable = False
+                polygons = [[p[0], *p[:0:-1]] for p in polygons]
+            self.polygons = polygons
+            self.graph = graph
         return self.graph
 
 
@@ -386,7 +399,7 @@ def process(vert32: np.ndarray, face: np.ndarray, scale, refpos, refquat, inerti
     face = np.ascontiguousarray(face, dtype=np.int32)
     face.flags.writeable = False
     return ProcessedMesh(vert_out, face, [float(x) for x in com], [float(x) for x in quat], volume,
-                         boxsz, aamm, raw_vert, graph, faceless)
+                         boxsz, aamm, raw_vert, graph, faceless, dvert, not righthand)
 
 
 def make_graph(dvert: np.ndarray, maxhullvert: int, name: str = "") -> tuple[np.ndarray, np.ndarray]:
@@ -424,6 +437,13 @@ def make_graph(dvert: np.ndarray, maxhullvert: int, name: str = "") -> tuple[np.
         raise MeshError(f"mesh '{name}' has coplanar vertices, cannot compute convex hull. "
                         "Consider using a primitive geom type (plane or thin box) instead")
     options = "Qt" if maxhullvert < 0 else f"Qt Q9 TA{maxhullvert - 4}"
+    if qhull.available():
+        try:
+            graph, faces = qhull.make_graph(dvert, options)
+        except qhull.QhullFailure as err:
+            raise MeshError(f"qhull error: {err}") from None
+        graph.flags.writeable = False
+        return graph, faces
     try:
         hull = ConvexHull(dvert, qhull_options=options)
     except QhullError as err:
@@ -465,8 +485,9 @@ def make_polygons(graph: np.ndarray, raw_vert: np.ndarray) -> list[list[int]]:
     """Coplanar hull faces merged into polygons (mjCMesh::MakePolygons): faces are grouped by
     their normal's azimuth and polar angle rounded to 0.01 rad, each group's edges are joined
     as MuJoCo's MeshPolygon does (shared opposite edges cancel; connected parts are separate
-    polygons), and each polygon is traced from its first remaining edge. MuJoCo keeps the groups
-    in a hash map, so its polygon order differs; the polygons and their vertex order agree."""
+    polygons), and each polygon is traced from its first remaining edge (4.0 traces single
+    triangles too). The groups are listed in the iteration order of MuJoCo's libc++
+    unordered_map (qhull.libcxx_map_order)."""
     numvert, numface = int(graph[0]), int(graph[1])
     faces = graph[2 + 3 * numvert + 3 * numface:].reshape(numface, 3)
     tol = 0.01
@@ -495,10 +516,9 @@ def make_polygons(graph: np.ndarray, raw_vert: np.ndarray) -> list[list[int]]:
         else:
             _insert_face(group, f[0], f[1], f[2])
     polygons = []
-    for edges, islands, nisland in groups.values():
-        if len(edges) == 3:
-            polygons.append([edges[0][0], edges[1][0], edges[2][0]])
-            continue
+    values = list(groups.values())
+    for g in qhull.libcxx_map_order(list(groups)):
+        edges, islands, nisland = values[g]
         for i in range(nisland):
             path = []
             for j, e in enumerate(edges):
@@ -558,23 +578,30 @@ def _insert_face(group: list, v1: int, v2: int, v3: int) -> None:
             islands.append(island)
 
 
-def polygon_normals(vert: np.ndarray, flat: np.ndarray, starts: np.ndarray,
-                    sizes: np.ndarray) -> np.ndarray:
-    """Unit normals of polygons (vertex ids ``flat``, polygon k at starts[k], sizes[k]) from all
-    their vertices (Newell's method); (n, 3)."""
-    if not len(sizes):
+def polygon_normals(vert: np.ndarray, polygons: list[list[int]]) -> np.ndarray:
+    """Unit normals of the polygons from all their vertices (Newell's method), on the processed
+    double-precision vertices, as MuJoCo 4.0's compiler gives them (found against the binary;
+    the 3.x source took the first three vertices); (n, 3)."""
+    if not polygons:
         return np.zeros((0, 3))
-    p = vert[flat].astype(float)
+    sizes = np.array([len(p) for p in polygons], dtype=np.int64)
+    flat = np.array([v for p in polygons for v in p], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    p = vert[flat]
     nxt = np.arange(len(flat)) + 1
-    ends = starts + sizes
-    nxt[ends - 1] = starts
+    nxt[starts + sizes - 1] = starts
     q = p[nxt]
     terms = np.stack([(p[:, 1] - q[:, 1]) * (p[:, 2] + q[:, 2]), (p[:, 2] - q[:, 2]) * (p[:, 0] + q[:, 0]),
                       (p[:, 0] - q[:, 0]) * (p[:, 1] + q[:, 1])], axis=1)
-    n = np.add.reduceat(terms, starts, axis=0)
-    norm = np.linalg.norm(n, axis=1)
-    out = np.tile([0.0, 0.0, 1.0], (len(sizes), 1))
-    ok = norm > MINVAL
+    # summed vertex by vertex (MuJoCo's loop; NumPy's reductions sum pairwise)
+    n = np.zeros((len(sizes), 3))
+    for k in range(int(sizes.max())):
+        live = np.flatnonzero(sizes > k)
+        n[live] += terms[starts[live] + k]
+    norm = np.sqrt(n[:, 0] * n[:, 0] + n[:, 1] * n[:, 1] + n[:, 2] * n[:, 2])
+    # a degenerate polygon (norm below mjEPS) gets (1, 0, 0), as mjuu_makenormal gives
+    out = np.tile([1.0, 0.0, 0.0], (len(sizes), 1))
+    ok = norm >= 1e-14
     out[ok] = n[ok] / norm[ok, None]
     return out
 
@@ -670,9 +697,9 @@ def mesh_arrays(meshes: list[MeshAsset], geom_dataid: list[int]) -> tuple[dict, 
         polyvertadr.extend((starts + len(polyvert)).tolist())
         polyvertnum.extend(sizes.tolist())
         polyvert.extend(flat.tolist())
-        polynormal.extend(polygon_normals(pm.vert, flat, starts, sizes).tolist())
-        # the polygons (global ids) of each vertex, in polygon order
-        owner = np.repeat(np.arange(len(polys), dtype=np.int64) + first, sizes)
+        polynormal.extend(polygon_normals(pm.dvert, polys).tolist())
+        # the polygons of each vertex (the mesh's own polygon numbers, as MuJoCo), in polygon order
+        owner = np.repeat(np.arange(len(polys), dtype=np.int64), sizes)
         order = np.argsort(flat, kind="stable")
         counts = np.bincount(flat, minlength=len(pm.vert))
         polymapadr.extend((np.concatenate([[0], np.cumsum(counts)[:-1]]) + len(polymap)).tolist())

@@ -126,7 +126,8 @@ def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, c
     ``work``, the multi-contact buffers before them (and at the end of ``iwork``). mesh:
     (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph, mesh_polynum,
     mesh_polyvertadr, mesh_polyvertnum, mesh_polyvert, mesh_polynormal, mesh_polymapadr,
-    mesh_polymapnum, mesh_polymap)."""
+    mesh_polymapnum, mesh_polymap, mesh_polyadr); mesh_polymap holds each mesh's own polygon
+    numbers, mesh_polyadr[mesh] their first global one."""
     width = _object_width(geom_type, g1, g2, mesh)
     end = work.shape[0] - 2 * width
     obf = work[end:].reshape((2, width))
@@ -205,9 +206,9 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, m
 
     mesh: (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph); poly:
     (mesh_polyvertadr, mesh_polyvertnum, mesh_polyvert, mesh_polynormal, mesh_polymapadr,
-    mesh_polymapnum, mesh_polymap); work: scratch with room for 3 floats per hull vertex."""
+    mesh_polymapnum, mesh_polymap, mesh_polyadr); work: scratch with room for 3 floats per hull vertex."""
     dataid, vert, vertadr, graphadr, graph = mesh
-    polyvertadr, polyvertnum, polyvert, polynormal, polymapadr, polymapnum, polymap = poly
+    polyvertadr, polyvertnum, polyvert, polynormal, polymapadr, polymapnum, polymap, polyadr = poly
     nx, ny, nz = z_axis(xmat, g1)
     r = xmat[g2]
     # the plane normal, reversed, in the mesh frame
@@ -223,14 +224,15 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, m
     for i in range(nh):
         v = graph[adr + 2 + nh + i]
         dot = l0 * vert[va + v, 0] + l1 * vert[va + v, 1] + l2 * vert[va + v, 2]
-        if dot > best:
+        # ties go to the lowest vertex id (mesh_graph lists the hull in qhull's order)
+        if dot > best or (dot == best and v < ib):
             best = dot
             ib = v
     # the polygon through the deepest vertex that faces the plane most directly
     pbest = -1
     pdot = -math.inf
     for j in range(polymapnum[va + ib]):
-        p = polymap[polymapadr[va + ib] + j]
+        p = polyadr[mid] + polymap[polymapadr[va + ib] + j]
         dot = polynormal[p, 0] * l0 + polynormal[p, 1] * l1 + polynormal[p, 2] * l2
         if dot > pdot:
             pdot = dot

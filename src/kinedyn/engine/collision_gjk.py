@@ -316,8 +316,9 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
         obi[k, 2] = vi
         _to_global(res, r, obf, k, s0, s1, s2)
     elif kind == SUPPORT_MESH:                      # mjc_meshSupport / mjc_hillclimbSupport
-        # the hull vertices, copied after the 16 slots as (x, y, z, vertex id) by the caller; the
-        # first largest projection wins (a hill climb reaches the same vertex but on exact ties)
+        # the hull vertices, copied after the 16 slots as (x, y, z, vertex id) by the caller (in
+        # mesh_graph's order, qhull's); the largest projection wins, on exact ties the lowest
+        # vertex id (a hill climb reaches the same vertex but on exact ties)
         l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
         nvert = int(obf[k, 12])
         best = -math.inf
@@ -325,7 +326,7 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
         for i in range(nvert):
             b = 16 + 4 * i
             v = l0 * obf[k, b] + l1 * obf[k, b + 1] + l2 * obf[k, b + 2]
-            if v > best:
+            if v > best or (v == best and obf[k, b + 3] < obf[k, ib + 3]):
                 best = v
                 ib = b
         obi[k, 2] = int(obf[k, ib + 3])
@@ -1998,11 +1999,12 @@ def _mesh_normals(nrm, idx, dim, obf, obi, k, v1, v2, v3, mesh):
     every one at a vertex (meshNormals)."""
     polynormal, polymapadr, polymapnum, polymap = mesh[9], mesh[10], mesh[11], mesh[12]
     va = mesh[2][mesh[0][obi[k, 3]]]
+    base = mesh[13][mesh[0][obi[k, 3]]]  # mesh_polymap holds the mesh's own polygon numbers
     a1 = polymapadr[va + v1]
     n1 = polymapnum[va + v1]
     if dim == 1:
         for i in range(n1):
-            p = polymap[a1 + i]
+            p = base + polymap[a1 + i]
             _globalcoord(nrm, i, obf, k, polynormal[p, 0], polynormal[p, 1], polynormal[p, 2], False)
             idx[i] = p
         return n1
@@ -2012,6 +2014,8 @@ def _mesh_normals(nrm, idx, dim, obf, obi, k, v1, v2, v3, mesh):
     n = _intersect(edgeset, polymap[a1:a1 + n1], n1, polymap[polymapadr[va + v2]:], polymapnum[va + v2])
     if n == 0:
         return 0
+    for e in range(n):
+        edgeset[e] += base
     if dim == 3:
         a3 = polymapadr[va + v3]
         p0 = edgeset[0]
@@ -2020,7 +2024,7 @@ def _mesh_normals(nrm, idx, dim, obf, obi, k, v1, v2, v3, mesh):
         for e in range(n):
             p = p0 if e == 0 else p1
             for j in range(polymapnum[va + v3]):
-                if found < 0 and polymap[a3 + j] == p:
+                if found < 0 and base + polymap[a3 + j] == p:
                     found = p
         if found < 0:
             return 0
@@ -2053,9 +2057,10 @@ def _mesh_edge_normals(nrm, endverts, dim, obf, obi, k, v, v1i, mesh):
     polyvertadr, polyvertnum, polyvert = mesh[6], mesh[7], mesh[8]
     polymapadr, polymapnum, polymap = mesh[10], mesh[11], mesh[12]
     va = mesh[2][mesh[0][obi[k, 3]]]
+    base = mesh[13][mesh[0][obi[k, 3]]]
     n1 = polymapnum[va + v1i]
     for i in range(n1):
-        p = polymap[polymapadr[va + v1i] + i]
+        p = base + polymap[polymapadr[va + v1i] + i]
         adr = polyvertadr[p]
         cnt = polyvertnum[p]
         for j in range(cnt):
@@ -2202,12 +2207,17 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
     elif t2 == GEOM_MESH:
         nnorms2 = _mesh_normals(n2, idx2, nface2, obf, obi, 1, j0, j1, j2, mesh)
 
-    # aligned faces?
+    # aligned faces: the best-aligned pair (most negative dot product) within FACE_TOL. MuJoCo
+    # 4.0 takes it (found against the binary with MuJoCo's polygon order: the 3.x source takes
+    # the first pair in polygon order, which clips another of two nearly coplanar faces)
     fi = -1
     fj = -1
+    bestdot = -FACE_TOL
     for i in range(nnorms1):
         for j in range(nnorms2):
-            if fi < 0 and _dot(n1[i, 0], n1[i, 1], n1[i, 2], n2[j, 0], n2[j, 1], n2[j, 2]) < -FACE_TOL:
+            dd = _dot(n1[i, 0], n1[i, 1], n1[i, 2], n2[j, 0], n2[j, 1], n2[j, 2])
+            if dd < bestdot:
+                bestdot = dd
                 fi = i
                 fj = j
     edgecon1 = False

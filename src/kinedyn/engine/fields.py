@@ -168,7 +168,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
        "virtual mass (3), virtual inertia (3)]; all zero: the body's inertia box is used"),
     _m("geom_dataid", ("ngeom",), I, "mesh id of a mesh geom, hfield id of an hfield geom, else -1"),
     # meshes (compiler.mesh): vertices re-centred at the centre of mass and turned to the
-    # principal axes; the convex hull graph in MuJoCo's layout (hull vertices in our order)
+    # principal axes; the convex hull graph in MuJoCo's layout and order (qhull's own)
     _m("mesh_vertadr", ("nmesh",), I, "first vertex of the mesh in mesh_vert"),
     _m("mesh_vertnum", ("nmesh",), I, "number of vertices"),
     _m("mesh_faceadr", ("nmesh",), I, "first face of the mesh in mesh_face"),
@@ -177,22 +177,17 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("mesh_vert", ("nmeshvert", 3), F, "vertex positions in the mesh frame (float32 values)"),
     _m("mesh_face", ("nmeshface", 3), I, "vertex indices of the triangles (local to the mesh)"),
     _m("mesh_graph", ("nmeshgraph",), I, "convex hulls: numvert, numface, vert_edgeadr, vert_globalid, "
-       "edge_localid, face_globalid (hull vertices ascending; MuJoCo lists them in qhull's order)",
-       mujoco=False),
-    # the hull's faces merged into polygons (MuJoCo keeps them in hash order: ours are in
-    # discovery order, with a normal from all their vertices; the polygons themselves agree)
-    _m("mesh_polyadr", ("nmesh",), I, "first polygon of the mesh", mujoco=False),
+       "edge_localid, face_globalid"),
+    # the hull's faces merged into polygons, in MuJoCo's (hash map) order
+    _m("mesh_polyadr", ("nmesh",), I, "first polygon of the mesh"),
     _m("mesh_polynum", ("nmesh",), I, "number of hull polygons"),
-    _m("mesh_polyvertadr", ("nmeshpoly",), I, "first vertex of the polygon in mesh_polyvert", mujoco=False),
-    _m("mesh_polyvertnum", ("nmeshpoly",), I, "number of vertices of the polygon", mujoco=False),
-    _m("mesh_polyvert", ("nmeshpolyvert",), I, "vertex ids (local to the mesh) of the polygons, in order",
-       mujoco=False),
-    _m("mesh_polynormal", ("nmeshpoly", 3), F, "outward unit normal of the polygon (mesh frame)",
-       mujoco=False),
-    _m("mesh_polymapadr", ("nmeshvert",), I, "first entry of the vertex in mesh_polymap",
-       mujoco=False),
+    _m("mesh_polyvertadr", ("nmeshpoly",), I, "first vertex of the polygon in mesh_polyvert"),
+    _m("mesh_polyvertnum", ("nmeshpoly",), I, "number of vertices of the polygon"),
+    _m("mesh_polyvert", ("nmeshpolyvert",), I, "vertex ids (local to the mesh) of the polygons, in order"),
+    _m("mesh_polynormal", ("nmeshpoly", 3), F, "outward unit normal of the polygon (mesh frame)"),
+    _m("mesh_polymapadr", ("nmeshvert",), I, "first entry of the vertex in mesh_polymap"),
     _m("mesh_polymapnum", ("nmeshvert",), I, "number of polygons the vertex belongs to"),
-    _m("mesh_polymap", ("nmeshpolymap",), I, "polygons (global ids) each vertex belongs to", mujoco=False),
+    _m("mesh_polymap", ("nmeshpolymap",), I, "polygons (local to the mesh) each vertex belongs to"),
     _m("mesh_scale", ("nmesh", 3), F, "scale applied to the source vertices"),
     _m("mesh_pos", ("nmesh", 3), F, "translation applied to the source vertices (their centre of mass)"),
     _m("mesh_quat", ("nmesh", 4), F, "rotation applied to the source vertices (their principal axes)"),
