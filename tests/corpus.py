@@ -187,8 +187,6 @@ assert all(e.package in PACKAGES for e in CORPUS)
 # Models kinedyn refuses today: name -> a fragment of its ModelError (case-sensitive). Shrink it as
 # kinedyn grows: an entry that loads, or fails with another message, fails tests/test_corpus.py.
 REFUSED: dict[str, str] = {
-    **dict.fromkeys(('dmc-quadruped',),
-                    'rangefinder rays do not meet height-field or SDF geoms in kinedyn'),
     **dict.fromkeys(('dmc-jaco_arm', 'dmc-jaco_hand'),
                     '<flag nativeccd="disable"/> selects MuJoCo\'s legacy libccd collider'),
 }
@@ -205,7 +203,7 @@ REFUSED: dict[str, str] = {
 # multi-contact (multiccd) differences, myo-arm's a contact frame (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
-                    'rs-gr1', 'myo-body', 'myo-legs'),
+                    'rs-gr1', 'myo-body', 'myo-legs', 'dmc-quadruped'),
                     'cfrc_int'),
     **dict.fromkeys(('rs-baxter_arm_urdf', 'myo-arm', 'erd-laikago', 'airo-ur3e'),
                     'qacc'),
