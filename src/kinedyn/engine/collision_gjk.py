@@ -455,8 +455,8 @@ def _s1d(s, i, j):
     c1 = p[index] - s[j, index]
     c2 = s[i, index] - p[index]
     if _same_sign(mu_max, c1) != 0 and _same_sign(mu_max, c2) != 0:
-        return c1 / mu_max, c2 / mu_max
-    return 0.0, 1.0
+        return c1 / mu_max, c2 / mu_max, p[0], p[1], p[2]
+    return 0.0, 1.0, s[j, 0], s[j, 1], s[j, 2]
 
 
 @kernel
@@ -509,40 +509,76 @@ def _triangle_cofactors(v, a, b, c, p0, p1, p2):
 
 
 @kernel
+def _triangle_areas(v, a, b, c, p0, p1, p2):
+    """S2D's signed areas in MuJoCo 4.0: the coordinate plane chosen by the largest minor as in
+    _triangle_cofactors, then the areas of (p, v2, v3), (p, v3, v1), (p, v1, v2) as 2D cross
+    products of the vertices taken relative to p (not the 3.x six-term cofactors; found
+    against 4.0's mjc_ccd, bit for bit). Returns (M_max, C31, C32, C33)."""
+    m14 = _det2_minor(v, a, b, c, 1, 2)
+    m24 = _det2_minor(v, a, b, c, 0, 2)
+    m34 = _det2_minor(v, a, b, c, 0, 1)
+    if abs(m14) >= abs(m24) and abs(m14) >= abs(m34):
+        m_max, x, y = m14, 1, 2
+    elif abs(m24) >= abs(m34):
+        m_max, x, y = m24, 0, 2
+    else:
+        m_max, x, y = m34, 0, 1
+    px = p0 if x == 0 else p1
+    py = p1 if y == 1 else p2
+    ax, ay = v[a, x] - px, v[a, y] - py
+    bx, by = v[b, x] - px, v[b, y] - py
+    cx, cy = v[c, x] - px, v[c, y] - py
+    return m_max, bx * cy - by * cx, cx * ay - cy * ax, ax * by - ay * bx
+
+
+@kernel
+def _det2_minor(v, a, b, c, x, y):
+    """The minor of [[v_a v_b v_c], [1 1 1]] without the rows of the axes other than x, y (as
+    _triangle_cofactors computes M_14, M_24, M_34)."""
+    return (v[b, x] * v[c, y] - v[b, y] * v[c, x] - v[a, x] * v[c, y] + v[a, y] * v[c, x]
+            + v[a, x] * v[b, y] - v[a, y] * v[b, x])
+
+
+@kernel
 def _s2d(s, i, j, k):
     """Barycentric coordinates of the point of triangle s[i] s[j] s[k] closest to the origin
     (S2D)."""
     failed, p0, p1, p2 = _project_origin_plane(s, i, s, j, s, k)
     if failed:
-        a, b = _s1d(s, i, j)
-        return a, b, 0.0
-    m_max, c31, c32, c33 = _triangle_cofactors(s, i, j, k, p0, p1, p2)
+        a, b, q0, q1, q2 = _s1d(s, i, j)
+        return a, b, 0.0, q0, q1, q2
+    m_max, c31, c32, c33 = _triangle_areas(s, i, j, k, p0, p1, p2)
     comp1 = _same_sign(m_max, c31)
     comp2 = _same_sign(m_max, c32)
     comp3 = _same_sign(m_max, c33)
     if comp1 != 0 and comp2 != 0 and comp3 != 0:
-        return c31 / m_max, c32 / m_max, c33 / m_max
+        # MuJoCo 4.0 normalises by the areas' sum, not by the minor (found against its mjc_ccd)
+        area = c31 + c32 + c33
+        return c31 / area, c32 / area, c33 / area, p0, p1, p2
     dmin = MAX_LIMIT
     l0 = 0.0
     l1 = 0.0
     l2 = 0.0
     if comp1 == 0:
-        a, b = _s1d(s, j, k)
+        a, b, q0, q1, q2 = _s1d(s, j, k)
         d = _lincomb_dist2(s, j, k, k, a, b, 0.0, 2)
         l0, l1, l2 = 0.0, a, b
+        p0, p1, p2 = q0, q1, q2
         dmin = d
     if comp2 == 0:
-        a, b = _s1d(s, i, k)
+        a, b, q0, q1, q2 = _s1d(s, i, k)
         d = _lincomb_dist2(s, i, k, k, a, b, 0.0, 2)
         if d < dmin:
             l0, l1, l2 = a, 0.0, b
+            p0, p1, p2 = q0, q1, q2
             dmin = d
     if comp3 == 0:
-        a, b = _s1d(s, i, j)
+        a, b, q0, q1, q2 = _s1d(s, i, j)
         d = _lincomb_dist2(s, i, j, j, a, b, 0.0, 2)
         if d < dmin:
             l0, l1, l2 = a, b, 0.0
-    return l0, l1, l2
+            p0, p1, p2 = q0, q1, q2
+    return l0, l1, l2, p0, p1, p2
 
 
 @kernel
@@ -559,35 +595,40 @@ def _s3d(s):
     comp3 = _same_sign(m_det, c43)
     comp4 = _same_sign(m_det, c44)
     if comp1 != 0 and comp2 != 0 and comp3 != 0 and comp4 != 0:
-        return c41 / m_det, c42 / m_det, c43 / m_det, c44 / m_det
+        return c41 / m_det, c42 / m_det, c43 / m_det, c44 / m_det, 0.0, 0.0, 0.0, True
     dmin = MAX_LIMIT
     l0 = 0.0
     l1 = 0.0
     l2 = 0.0
     l3 = 0.0
+    p0 = p1 = p2 = 0.0
     if comp1 == 0:
-        a, b, c = _s2d(s, 1, 2, 3)
+        a, b, c, q0, q1, q2 = _s2d(s, 1, 2, 3)
         d = _lincomb_dist2(s, 1, 2, 3, a, b, c, 3)
         l0, l1, l2, l3 = 0.0, a, b, c
+        p0, p1, p2 = q0, q1, q2
         dmin = d
     if comp2 == 0:
-        a, b, c = _s2d(s, 0, 2, 3)
+        a, b, c, q0, q1, q2 = _s2d(s, 0, 2, 3)
         d = _lincomb_dist2(s, 0, 2, 3, a, b, c, 3)
         if d < dmin:
             l0, l1, l2, l3 = a, 0.0, b, c
+            p0, p1, p2 = q0, q1, q2
             dmin = d
     if comp3 == 0:
-        a, b, c = _s2d(s, 0, 1, 3)
+        a, b, c, q0, q1, q2 = _s2d(s, 0, 1, 3)
         d = _lincomb_dist2(s, 0, 1, 3, a, b, c, 3)
         if d < dmin:
             l0, l1, l2, l3 = a, b, 0.0, c
+            p0, p1, p2 = q0, q1, q2
             dmin = d
     if comp4 == 0:
-        a, b, c = _s2d(s, 0, 1, 2)
+        a, b, c, q0, q1, q2 = _s2d(s, 0, 1, 2)
         d = _lincomb_dist2(s, 0, 1, 2, a, b, c, 3)
         if d < dmin:
             l0, l1, l2, l3 = a, b, c, 0.0
-    return l0, l1, l2, l3
+            p0, p1, p2 = q0, q1, q2
+    return l0, l1, l2, l3, p0, p1, p2, False
 
 
 @kernel
@@ -654,14 +695,19 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
             if lower > 0 and lower >= dist_cutoff * x_norm:
                 return MAX_LIMIT, 0, True, 0, k
 
+        # the distance sub-algorithm: barycentric coordinates and the closest point itself
+        # (MuJoCo 4.0 takes x_k from the projection the sub-algorithm computed, not from the
+        # coordinates: found against its mjc_ccd, bit for bit)
         nn = n + 1
+        inside = False
+        pk0 = pk1 = pk2 = 0.0
         if nn == 4:
-            lam[0], lam[1], lam[2], lam[3] = _s3d(sv)
+            lam[0], lam[1], lam[2], lam[3], pk0, pk1, pk2, inside = _s3d(sv)
         elif nn == 3:
-            lam[0], lam[1], lam[2] = _s2d(sv, 0, 1, 2)
+            lam[0], lam[1], lam[2], pk0, pk1, pk2 = _s2d(sv, 0, 1, 2)
             lam[3] = 0.0
         elif nn == 2:
-            lam[0], lam[1] = _s1d(sv, 0, 1)
+            lam[0], lam[1], pk0, pk1, pk2 = _s1d(sv, 0, 1)
             lam[2] = 0.0
             lam[3] = 0.0
         else:
@@ -669,6 +715,7 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
             lam[1] = 0.0
             lam[2] = 0.0
             lam[3] = 0.0
+            pk0, pk1, pk2 = sv[0, 0], sv[0, 1], sv[0, 2]
 
         n = 0
         for i in range(4):
@@ -682,7 +729,9 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
         if n < 1:
             return MAX_LIMIT, 0, True, 0, k
 
-        if n == 1:
+        if n < 4 or not inside:
+            xk0, xk1, xk2 = pk0, pk1, pk2
+        elif n == 1:
             xk0 = lam[0] * sv[0, 0]
             xk1 = lam[0] * sv[0, 1]
             xk2 = lam[0] * sv[0, 2]

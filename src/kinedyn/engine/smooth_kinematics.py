@@ -162,9 +162,9 @@ def _frames(xpos_out, xmat_out, owner, own_body, pos, quat, sameframe, xpos, xma
             for k in range(3):
                 xpos_out[i, k] = xipos[b, k]
         else:
-            for k in range(3):
-                xpos_out[i, k] = xpos[b, k] + xmat[b, k, 0] * pos[i, 0] + xmat[b, k, 1] * pos[i, 1] \
-                    + xmat[b, k, 2] * pos[i, 2]
+            for k in range(3):  # mji_mulMatVec3, then mji_addTo3: the offset first, as MuJoCo sums
+                xpos_out[i, k] = (xmat[b, k, 0] * pos[i, 0] + xmat[b, k, 1] * pos[i, 1]
+                                  + xmat[b, k, 2] * pos[i, 2]) + xpos[b, k]
         # orientation: R(xquat_b * quat)
         if sf == SAMEFRAME_BODY or sf == SAMEFRAME_BODYROT:
             for k in range(3):

@@ -60,11 +60,13 @@ if jit_disabled():
 
 @kernel
 def quat_product(aw, ax, ay, az, bw, bx, by, bz):
-    """The Hamilton product a * b of two quaternions given by components (mju_mulQuat)."""
-    return (aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw)
+    """The Hamilton product a * b of two quaternions given by components (mju_mulQuat; each
+    component's four products summed pairwise, as MuJoCo 4.0 does: found against its
+    mju_mulQuat, the 3.x left-to-right sums differ in the last bit for most quaternions)."""
+    return ((aw * bw - ax * bx) - (ay * by + az * bz),
+            (aw * bx + ax * bw) + (ay * bz - az * by),
+            (aw * by - ax * bz) + (ay * bw + az * bx),
+            (aw * bz + ax * by) + (az * bw - ay * bx))
 
 
 @kernel
@@ -211,9 +213,11 @@ def rotation_of_quat(w, x, y, z):
     q22 = y * y
     q23 = y * z
     q33 = z * z
-    return (q00 + q11 - q22 - q33, 2.0 * (q12 - q03), 2.0 * (q13 + q02),
-            2.0 * (q12 + q03), q00 - q11 + q22 - q33, 2.0 * (q23 - q01),
-            2.0 * (q13 - q02), 2.0 * (q23 + q01), q00 - q11 - q22 + q33)
+    # the diagonal summed pairwise as MuJoCo 4.0 does (found against its mju_quat2Mat: the 3.x
+    # left-to-right sums differ in the last bit for most quaternions)
+    return ((q00 - q22) + (q11 - q33), 2.0 * (q12 - q03), 2.0 * (q13 + q02),
+            2.0 * (q12 + q03), (q00 + q22) - (q11 + q33), 2.0 * (q23 - q01),
+            2.0 * (q13 - q02), 2.0 * (q23 + q01), (q00 - q22) + (q33 - q11))
 
 
 @kernel
