@@ -193,13 +193,12 @@ REFUSED: dict[str, str] = {
 
 # Models kinedyn loads but that differ from MuJoCo: name -> the first field the first mismatch report
 # names (Outcome.first_field). An entry that now matches fails tests/test_corpus.py.
-# ``python -m bench.corpus --tables`` prints both tables as a run finds them. The cfrc_int/cfrc_ext
+# ``python -m bench.corpus --tables`` prints both tables as a run finds them. The cfrc_int
 # entries are near-zero entries of mj_rnePostConstraint's forces (a free tree's, summed to the
 # world) that differ by the round-off of the forces summed into them (1e-15 to 4e-13 relative to
 # the field's largest entry); given MuJoCo's inputs bit for bit, rne_post_constraint's are
-# MuJoCo's bits (test_inverse_constraints), so the round-off comes from qacc and the kinematics
-# (dmc-cmu_humanoid_2020's cfrc_ext: 0 vs -2.7e-12, a contact normal's zero x off by 1e-16 after
-# five steps, times a 2e4 force). The URDFs' qacc, nefc and contact_pos entries are cylinder
+# MuJoCo's bits (test_inverse_constraints), so the round-off comes from qacc (the geom and body
+# frames are MuJoCo's bits since session 9, which made dmc-cmu_humanoid_2020 and dmc-ant match). The URDFs' qacc, nefc and contact_pos entries are cylinder
 # multi-contact (multiccd) differences, myo-arm's a contact frame (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
@@ -207,8 +206,6 @@ MISMATCHED: dict[str, str] = {
                     'cfrc_int'),
     **dict.fromkeys(('rs-baxter_arm_urdf', 'myo-arm', 'erd-laikago', 'airo-ur3e'),
                     'qacc'),
-    **dict.fromkeys(('dmc-cmu_humanoid_2020', 'dmc-ant'),
-                    'cfrc_ext'),
     **dict.fromkeys(('rs-rethink_gripper',),
                     'nefc'),
     **dict.fromkeys(('dmc-dog',),
@@ -225,7 +222,7 @@ MISMATCHED: dict[str, str] = {
                     'erd-double_pendulum', 'aloha-bimanual', 'aloha-bimanual_mocap', 'erd-centauro',
                     'erd-alex'),
                     'qacc'),
-    **dict.fromkeys(('gr-fetch_pick_and_place', 'rs-ur5e', 'erd-go2', 'erd-solo12', 'erd-bolt',
+    **dict.fromkeys(('gr-fetch_pick_and_place', 'erd-go2', 'erd-solo12', 'erd-bolt',
                     'erd-talos', 'hil-panda', 'airo-robotiq_2f_85', 'rs-jaco'),
                     'nefc'),
     **dict.fromkeys(('rs-panda_urdf',),
