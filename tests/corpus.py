@@ -198,7 +198,8 @@ REFUSED: dict[str, str] = {
 # world) that differ by the round-off of the forces summed into them (1e-15 to 4e-13 relative to
 # the field's largest entry); given MuJoCo's inputs bit for bit, rne_post_constraint's are
 # MuJoCo's bits (test_inverse_constraints), so the round-off comes from qacc (the geom and body
-# frames are MuJoCo's bits since session 9, which made dmc-cmu_humanoid_2020 and dmc-ant match). The URDFs' qacc, nefc and contact_pos entries are cylinder
+# frames are MuJoCo's bits since session 9, which made dmc-cmu_humanoid_2020 and dmc-ant match).
+# The URDFs' qacc, nefc and contact_pos entries are cylinder
 # multi-contact (multiccd) differences, myo-arm's a contact frame (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
