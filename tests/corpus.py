@@ -187,15 +187,13 @@ assert all(e.package in PACKAGES for e in CORPUS)
 # Models kinedyn refuses today: name -> a fragment of its ModelError (case-sensitive). Shrink it as
 # kinedyn grows: an entry that loads, or fails with another message, fails tests/test_corpus.py.
 REFUSED: dict[str, str] = {
-    **dict.fromkeys(('dmc-quadruped',),
-                    'rangefinder rays do not meet height-field or SDF geoms in kinedyn'),
     **dict.fromkeys(('dmc-jaco_arm', 'dmc-jaco_hand'),
                     '<flag nativeccd="disable"/> selects MuJoCo\'s legacy libccd collider'),
 }
 
 # Models kinedyn loads but that differ from MuJoCo: name -> the first field the first mismatch report
 # names (Outcome.first_field). An entry that now matches fails tests/test_corpus.py.
-# ``python -m bench.corpus --tables`` prints both tables as a run finds them. The cfrc_int/cfrc_ext
+# ``python -m bench.corpus --tables`` prints both tables as a run finds them. The cfrc_int
 # entries are near-zero entries of mj_rnePostConstraint's forces (a free tree's, summed to the
 # world) that differ by the round-off of the forces summed into them (1e-15 to 4e-13 relative to
 # the field's largest entry); given MuJoCo's inputs bit for bit, rne_post_constraint's are
@@ -206,7 +204,8 @@ REFUSED: dict[str, str] = {
 # (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
-                    'rs-gr1', 'myo-body', 'myo-legs', 'dmc-dog_v2', 'erd-laikago'),
+                    'rs-gr1', 'myo-body', 'myo-legs', 'dmc-dog_v2', 'erd-laikago',
+                    'dmc-quadruped'),
                     'cfrc_int'),
     **dict.fromkeys(('dmc-cmu_humanoid_2020',),
                     'cfrc_ext'),

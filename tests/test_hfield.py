@@ -143,16 +143,15 @@ def _contact_scene(margin: float) -> str:
             f'{bodies}</worldbody></mujoco>')
 
 
-# share of contacts within 1e-9 of MuJoCo's, per geom type, at least (measured on 80 poses,
-# docs/hfields.md: spheres and capsules 100 %; the rest 95-100 %, without and with a margin; some
-# meshes with a margin agree to ~1e-7 only, whence 1e-6 for them)
-EXACT_SHARE = {"sphere": 1.0, "capsule": 1.0, "ellipsoid": 0.85, "cylinder": 0.85, "box": 0.85, "mesh": 0.85}
+# every contact within 1e-9 of MuJoCo's (measured on 2 x 80 poses per margin, docs/hfields.md);
+# EPA amplifies last-bit differences of its inputs into another prism face, so this needs the
+# geom frames and GJK's arithmetic to be MuJoCo 4.0's bit for bit
 
 
 @pytest.mark.parametrize("margin", [0.0, 0.03])
 def test_contacts_match_mujoco(margin):
     """Every convex type on a random bumpy field at random poses: the same contacts in the same
-    order (count, geoms), dist / pos / frame within 1e-9 (the share above), and all within 1e-3."""
+    order (count, geoms), dist / pos / frame within 1e-9."""
     xml = _contact_scene(margin)
     m, d, mjm, mjd = load_pair(xml, disable=False)
     rng = np.random.default_rng(7)
@@ -177,9 +176,7 @@ def test_contacts_match_mujoco(margin):
     for t, found in errors.items():
         errs = np.array(found)
         assert len(errs) >= 10, t
-        tol = 1e-6 if t == "mesh" and margin else 1e-9
-        assert np.mean(errs <= tol) >= EXACT_SHARE[t], (t, np.sort(errs)[-5:])
-        assert np.mean(errs <= 1e-3) >= 0.95, (t, np.sort(errs)[-5:])
+        assert np.all(errs <= 1e-9), (t, np.sort(errs)[-5:])
 
 
 def test_planes_and_height_fields_do_not_collide():

@@ -288,3 +288,119 @@ def test_ray_rejects_a_zero_vector(scene):
     m, d, _, _ = scene
     with pytest.raises(ValueError, match="too small"):
         kd.ray(m, d, [0, 0, 1], [0, 0, 0])
+
+
+# ---- height fields (mj_rayHfield) --------------------------------------------------------------------
+
+def _terrain_scene() -> str:
+    """A tilted bumpy field, a flat-topped field on a free body, and a scanner with rangefinders
+    (every data field) looking at the terrain."""
+    rng = np.random.default_rng(8)
+    bumps = " ".join(f"{v:.5f}" for v in rng.uniform(0, 1, 6 * 8))
+    return f"""<mujoco model="terrain rays">
+  <asset>
+    <hfield name="bumps" nrow="6" ncol="8" size="1.2 .9 .4 .15" elevation="{bumps}"/>
+    <hfield name="tile" nrow="3" ncol="2" size=".3 .2 .1 .05" elevation="0 1 1 0 .5 .5"/>
+  </asset>
+  <worldbody>
+    <geom name="ground" type="hfield" hfield="bumps" pos=".1 -.2 .05" euler="4 -6 25"/>
+    <body name="raft" pos=".4 .3 .8" euler="10 -20 40">
+      <freejoint/>
+      <geom name="tile" type="hfield" hfield="tile" mass="1"/>
+    </body>
+    <body name="scanner" pos="0 0 1.5">
+      <joint name="pan" type="hinge" axis="0 0 1" damping=".1"/>
+      <joint name="tilt" type="hinge" axis="1 0 0" damping=".1"/>
+      <geom name="head" type="sphere" size=".05" contype="0" conaffinity="0"/>
+      <site name="down" euler="170 0 0"/>
+      <site name="slant" pos=".05 0 0" euler="120 30 0"/>
+    </body>
+  </worldbody>
+  <sensor>
+    <rangefinder site="down" data="dist dir origin point normal depth"/>
+    <rangefinder site="slant" data="dist normal"/>
+  </sensor>
+</mujoco>"""
+
+
+@pytest.fixture(scope="module")
+def terrain():
+    xml = _terrain_scene()
+    m, mjm = kd.Model.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
+    return m, kd.Data(m), mjm, mujoco.MjData(mjm)
+
+
+def test_height_field_rays(terrain):
+    """Rays at height fields from above, below, the sides and inside the elevations' box, in
+    random and axis-aligned directions, at a static field and one on a free body: the nearest of
+    the base box, the grid triangles and the elevation box's sides (distance, geom id, normal)."""
+    m, d, mjm, mjd = terrain
+    rng = np.random.default_rng(9)
+    hit = {}
+    for k in range(8):
+        qpos = mjm.qpos0.copy()
+        qpos[:3] = rng.uniform([-1, -0.7, 0.1], [1, 0.7, 0.8])
+        q = rng.normal(size=4)
+        qpos[3:7] = q / np.linalg.norm(q)
+        qpos[7:] = rng.uniform(-0.6, 0.6, 2)
+        d.qpos[:] = mjd.qpos[:] = qpos
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        for g, h in ((0, 0), (1, 1)):
+            size, pos, mat = m.hfield_size[h], d.geom_xpos[g], d.geom_xmat[g]
+            for j in range(60):
+                box = rng.uniform(-1.3, 1.3, 3) * [size[0], size[1], size[2] + size[3]]
+                aim = pos + mat @ (rng.uniform(-1.1, 1.1, 3) * [size[0], size[1], 0]
+                                   + [0, 0, rng.uniform(-size[3], size[2])])
+                mid = [0, 0, (size[2] - size[3]) / 2]
+                p = pos + mat @ (box + mid) if j % 3 == 0 else aim + rng.normal(size=3)
+                v = aim - p if j % 2 == 0 else rng.normal(size=3)
+                if j % 5 == 0:
+                    v = mat @ (np.eye(3)[j % 3] * rng.choice([-1.0, 1.0]))  # along the field's axes
+                ours, theirs = _both(m, d, mjm, mjd, p, v * rng.uniform(0.3, 3))
+                _check(ours, theirs, f"state {k} field {g} ray {j}")
+                hit[theirs[1]] = hit.get(theirs[1], 0) + 1
+    assert hit.get(0, 0) > 300 and hit.get(1, 0) > 60 and hit.get(-1, 0) > 60, hit
+
+
+def test_height_field_rays_through_grid_lines(terrain):
+    """Vertical rays through grid points, cell edges and diagonals, and rays along the field's
+    border walls, with the geom poses MuJoCo's bit for bit (ties in the triangle tests)."""
+    m, d, mjm, mjd = terrain
+    d.qpos[:] = mjd.qpos[:] = mjm.qpos0
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    d.geom_xpos[:] = mjd.geom_xpos
+    d.geom_xmat[:] = mjd.geom_xmat.reshape(-1, 3, 3)
+    size, nrow, ncol = m.hfield_size[0], m.hfield_nrow[0], m.hfield_ncol[0]
+    xs = np.linspace(-size[0], size[0], ncol)
+    ys = np.linspace(-size[1], size[1], nrow)
+    pos, mat = d.geom_xpos[0], d.geom_xmat[0]
+    count = 0
+    for x in np.concatenate([xs, (xs[1:] + xs[:-1]) / 2]):
+        for y in np.concatenate([ys, (ys[1:] + ys[:-1]) / 2]):
+            for up in (1.0, -1.0):
+                p = pos + mat @ [x, y, up * (size[2] + 0.5 if up > 0 else size[3] + 0.5)]
+                ours, theirs = _both(m, d, mjm, mjd, p, mat @ [0, 0, -up])
+                _check(ours, theirs, f"vertical ray at {x} {y} {up}")
+                count += 1
+    for i, x in enumerate((-size[0], size[0])):
+        for y in ys[:-1] + 0.3 * (ys[1] - ys[0]):
+            for z in np.array([0.2, 0.6]) * size[2]:
+                p = pos + mat @ [x + (-0.5 if i == 0 else 0.5), y, z]
+                ours, theirs = _both(m, d, mjm, mjd, p, mat @ [1.0 if i == 0 else -1.0, 0, 0])
+                _check(ours, theirs, f"side ray at {x} {y} {z}")
+                count += 1
+    assert count > 300
+
+
+def test_height_field_rangefinders(terrain):
+    m, d, mjm, mjd = terrain
+    hits = 0
+    for state in simulated_states(mjm, mjd, count=8, steps=25, seed=6, qvel_scale=1.0):
+        set_simulated_state(d, mjd, state)
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_close("sensordata", d.sensordata, mjd.sensordata)
+        hits += mjd.sensordata[0] >= 0
+    assert hits > 3

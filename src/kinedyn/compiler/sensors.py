@@ -236,9 +236,8 @@ def compile_sensor(node: Node, names: _Names) -> dict:
                              "not computed by kinedyn", "camera")
         s["objtype"] = ObjType.SITE
         s["objid"] = names.find(node, "site", a.get("site"), "site")
-        if any(t in (GeomType.HFIELD, GeomType.SDF) for t in names.geom_types):
-            raise node.error("rangefinder rays do not meet height-field or SDF geoms in kinedyn "
-                             "(mj_rayHfield, mj_raySdf are not ported)")
+        if any(t == GeomType.SDF for t in names.geom_types):
+            raise node.error("rangefinder rays do not meet SDF geoms in kinedyn (mj_raySdf is not ported)")
         dataspec, dim = _raydata(node, a.get("data"))
         s["intprm"] = [dataspec, 0, 0]
     elif tag in _GEOMDIST:

@@ -12,9 +12,10 @@ their closed-form intersections (a ray starting inside meets the surface on its 
 by their triangles (``mesh_face``, the mesh as loaded, not its convex hull), behind the test of
 the box ``geom_size`` about the geom centre (mj_rayMesh). MuJoCo walks a bounding-volume tree
 of the faces; its boxes enclose the faces (flat ones inflated by 1e-14), so testing every face
-gives the same nearest hit. Height fields and SDF geoms (mj_rayHfield, mj_raySdf) are not
-ported: the compiler refuses those geoms today, and ``ray`` and rangefinders refuse models that
-have them.
+gives the same nearest hit. Height fields by the box of their base, then, if the ray meets the
+box of the elevations, the two triangles of each grid cell near its path through that box and
+the box's four sides below the field's edge (mj_rayHfield). SDF geoms (mj_raySdf) are not
+ported: the compiler refuses them, and ``ray`` and rangefinders refuse models that have them.
 
 The surface normal at the hit (world frame, pointing out of the geom whatever side the ray
 comes from; a mesh triangle's by its winding) is computed as MuJoCo's ``normal`` output.
@@ -33,6 +34,7 @@ from kinedyn.engine.types import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_HFIELD,
     GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
@@ -45,7 +47,7 @@ NGROUP = 6  # mjNGROUP
 RAYDATA = ("dist", "dir", "origin", "point", "normal", "depth")
 RAYDATA_SIZE = (1, 3, 3, 3, 3, 1)
 RAY_DIST, RAY_DIR, RAY_ORIGIN, RAY_POINT, RAY_NORMAL, RAY_DEPTH = 0, 1, 2, 3, 4, 5
-_UNPORTED = (int(GeomType.HFIELD), int(GeomType.SDF))
+_UNPORTED = (int(GeomType.SDF),)
 
 
 # ---- helpers ----------------------------------------------------------------------------------------
@@ -225,11 +227,14 @@ def _ray_cylinder(pos, mat, size, px, py, pz, vx, vy, vz):
 
 
 @kernel
-def _ray_box(pos, mat, size, px, py, pz, vx, vy, vz):
-    """Box: the bounding sphere, then the six faces (ray_box)."""
+def _ray_box_all(pos, mat, size, px, py, pz, vx, vy, vz):
+    """Box: the bounding sphere, then the six faces (ray_box); returns the distance (-1 if it
+    misses), the hit face's axis and side, and every face's distance in ray_box's ``all`` order
+    (axis-major, the -side first; -1 for faces not met)."""
+    a0 = a1 = a2 = a3 = a4 = a5 = -1.0
     ssz = size[0] * size[0] + size[1] * size[1] + size[2] * size[2]
     if _ray_sphere(pos, ssz, px, py, pz, vx, vy, vz)[0] < 0:
-        return -1.0, 0.0, 0.0, 0.0
+        return -1.0, -1, 0, (a0, a1, a2, a3, a4, a5)
     lp = _map(pos, mat, px, py, pz, vx, vy, vz)
     x = -1.0
     axis, face = -1, 0
@@ -247,6 +252,27 @@ def _ray_box(pos, mat, size, px, py, pz, vx, vy, vz):
                         if x < 0 or sol < x:
                             x = sol
                             axis, face = i, side
+                        slot = 2 * i + (side + 1) // 2
+                        if slot == 0:
+                            a0 = sol
+                        elif slot == 1:
+                            a1 = sol
+                        elif slot == 2:
+                            a2 = sol
+                        elif slot == 3:
+                            a3 = sol
+                        elif slot == 4:
+                            a4 = sol
+                        else:
+                            a5 = sol
+    return x, axis, face, (a0, a1, a2, a3, a4, a5)
+
+
+@kernel
+def _ray_box(pos, mat, size, px, py, pz, vx, vy, vz):
+    """Box: the distance and the normal of the face hit (ray_box)."""
+    r = _ray_box_all(pos, mat, size, px, py, pz, vx, vy, vz)
+    x, axis, face = r[0], r[1], r[2]
     if x < 0:
         return -1.0, 0.0, 0.0, 0.0
     nx = float(face) if axis == 0 else 0.0
@@ -276,13 +302,14 @@ def ray_geom(pos, mat, size, gtype, px, py, pz, vx, vy, vz):
 
 
 @kernel
-def _ray_triangle(v0, v1, v2, lx, ly, lz, ux, uy, uz, b0, b1):
-    """Distance along the ray (local frame) to the triangle v0 v1 v2, -1 if it misses or lies
-    behind the origin, and the normal of its plane by the winding (ray_triangle): the triangle
-    projected on the plane normal to the ray (basis b0, b1) must contain the ray's trace."""
-    d00, d01, d02 = v0[0] - lx, v0[1] - ly, v0[2] - lz
-    d10, d11, d12 = v1[0] - lx, v1[1] - ly, v1[2] - lz
-    d20, d21, d22 = v2[0] - lx, v2[1] - ly, v2[2] - lz
+def _ray_triangle(v00, v01, v02, v10, v11, v12, v20, v21, v22, lx, ly, lz, ux, uy, uz, b0, b1):
+    """Distance along the ray (local frame) to the triangle (v00, v01, v02) (v10, ...) (v20, ...),
+    -1 if it misses or lies behind the origin, and the normal of its plane by the winding
+    (ray_triangle): the triangle projected on the plane normal to the ray (basis b0, b1) must
+    contain the ray's trace."""
+    d00, d01, d02 = v00 - lx, v01 - ly, v02 - lz
+    d10, d11, d12 = v10 - lx, v11 - ly, v12 - lz
+    d20, d21, d22 = v20 - lx, v21 - ly, v22 - lz
     p00 = b0[0] * d00 + b0[1] * d01 + b0[2] * d02
     p01 = b1[0] * d00 + b1[1] * d01 + b1[2] * d02
     p10 = b0[0] * d10 + b0[1] * d11 + b0[2] * d12
@@ -301,9 +328,9 @@ def _ray_triangle(v0, v1, v2, lx, ly, lz, ux, uy, uz, b0, b1):
     t1 = (-a2 * c0 + a0 * c1) / det
     if t0 < 0 or t1 < 0 or t0 + t1 > 1:
         return -1.0, 0.0, 0.0, 0.0
-    e00, e01, e02 = v0[0] - v2[0], v0[1] - v2[1], v0[2] - v2[2]
-    e10, e11, e12 = v1[0] - v2[0], v1[1] - v2[1], v1[2] - v2[2]
-    q0, q1, q2 = lx - v2[0], ly - v2[1], lz - v2[2]
+    e00, e01, e02 = v00 - v20, v01 - v21, v02 - v22
+    e10, e11, e12 = v10 - v20, v11 - v21, v12 - v22
+    q0, q1, q2 = lx - v20, ly - v21, lz - v22
     n0 = e01 * e12 - e02 * e11
     n1 = e02 * e10 - e00 * e12
     n2 = e00 * e11 - e01 * e10
@@ -318,14 +345,9 @@ def _ray_triangle(v0, v1, v2, lx, ly, lz, ux, uy, uz, b0, b1):
 
 
 @kernel
-def ray_mesh(m, d, g, px, py, pz, vx, vy, vz, b0, b1):
-    """Mesh geom g: the box geom_size about the geom centre, then the nearest of the mesh's
-    triangles (mj_rayMesh, mju_rayTree). b0, b1: scratch 3-vectors."""
-    pos, mat = d.geom_xpos[g], d.geom_xmat[g]
-    if _ray_box(pos, mat, m.geom_size[g], px, py, pz, vx, vy, vz)[0] < 0:
-        return -1.0, 0.0, 0.0, 0.0
-    lx, ly, lz, ux, uy, uz = _map(pos, mat, px, py, pz, vx, vy, vz)
-    # basis of the plane normal to the ray
+def _basis(ux, uy, uz, b0, b1):
+    """Orthonormal basis b0, b1 of the plane normal to the ray direction u (mj_rayMesh,
+    mj_rayHfield)."""
     b0[0], b0[1], b0[2] = 1.0, 1.0, 1.0
     if abs(ux) >= abs(uy) and abs(ux) >= abs(uz):
         b0[0] = 0.0
@@ -337,15 +359,119 @@ def ray_mesh(m, d, g, px, py, pz, vx, vy, vz, b0, b1):
     b1[0], b1[1], b1[2] = _normalize(b0[0] + ux * s, b0[1] + uy * s, b0[2] + uz * s)
     b0[0], b0[1], b0[2] = _normalize(b1[1] * uz - b1[2] * uy, b1[2] * ux - b1[0] * uz,
                                      b1[0] * uy - b1[1] * ux)
+
+
+@kernel
+def ray_mesh(m, d, g, px, py, pz, vx, vy, vz, b0, b1):
+    """Mesh geom g: the box geom_size about the geom centre, then the nearest of the mesh's
+    triangles (mj_rayMesh, mju_rayTree). b0, b1: scratch 3-vectors."""
+    pos, mat = d.geom_xpos[g], d.geom_xmat[g]
+    if _ray_box(pos, mat, m.geom_size[g], px, py, pz, vx, vy, vz)[0] < 0:
+        return -1.0, 0.0, 0.0, 0.0
+    lx, ly, lz, ux, uy, uz = _map(pos, mat, px, py, pz, vx, vy, vz)
+    _basis(ux, uy, uz, b0, b1)
     mesh = m.geom_dataid[g]
     vadr, fadr = m.mesh_vertadr[mesh], m.mesh_faceadr[mesh]
     x, nx, ny, nz = -1.0, 0.0, 0.0, 0.0
     for f in range(fadr, fadr + m.mesh_facenum[mesh]):
         face = m.mesh_face[f]
-        r = _ray_triangle(m.mesh_vert[vadr + face[0]], m.mesh_vert[vadr + face[1]],
-                          m.mesh_vert[vadr + face[2]], lx, ly, lz, ux, uy, uz, b0, b1)
+        v0, v1, v2 = m.mesh_vert[vadr + face[0]], m.mesh_vert[vadr + face[1]], m.mesh_vert[vadr + face[2]]
+        r = _ray_triangle(v0[0], v0[1], v0[2], v1[0], v1[1], v1[2], v2[0], v2[1], v2[2],
+                          lx, ly, lz, ux, uy, uz, b0, b1)
         if r[0] >= 0 and (x < 0 or r[0] < x):
             x, nx, ny, nz = r
+    if x < 0:
+        return -1.0, 0.0, 0.0, 0.0
+    nx, ny, nz = _rotate(mat, nx, ny, nz)
+    return x, nx, ny, nz
+
+
+@kernel
+def ray_hfield(m, d, g, px, py, pz, vx, vy, vz, b0, b1):
+    """Height-field geom g (mj_rayHfield): the solid base box below z = 0, then, when the ray
+    meets the box of the elevations above it, the two triangles of every grid cell near the
+    ray's path through that box, and the four sides of that box below the field's edge
+    polylines. The normal of the nearest of these. b0, b1: scratch 3-vectors."""
+    hid = m.geom_dataid[g]
+    nrow, ncol = m.hfield_nrow[hid], m.hfield_ncol[hid]
+    size = m.hfield_size[hid]
+    data = m.hfield_data[m.hfield_adr[hid]:]
+    xpos, mat = d.geom_xpos[g], d.geom_xmat[g]
+    # the base box (z in [-size[3], 0]) and the top box (z in [0, size[2]])
+    base_size = (size[0], size[1], size[3] * 0.5)
+    base_pos = (xpos[0] - mat[0, 2] * size[3] * 0.5, xpos[1] - mat[1, 2] * size[3] * 0.5,
+                xpos[2] - mat[2, 2] * size[3] * 0.5)
+    top_size = (size[0], size[1], size[2] * 0.5)
+    top_pos = (xpos[0] + mat[0, 2] * size[2] * 0.5, xpos[1] + mat[1, 2] * size[2] * 0.5,
+               xpos[2] + mat[2, 2] * size[2] * 0.5)
+    x, bnx, bny, bnz = _ray_box(base_pos, mat, base_size, px, py, pz, vx, vy, vz)
+    top = _ray_box_all(top_pos, mat, top_size, px, py, pz, vx, vy, vz)
+    if top[0] < 0:
+        return x, bnx, bny, bnz
+    top_x, every = top[0], top[3]
+    lx, ly, lz, ux, uy, uz = _map(xpos, mat, px, py, pz, vx, vy, vz)
+    _basis(ux, uy, uz, b0, b1)
+    # the segment of the ray inside the top box: from the origin (inside) or the entry point
+    seg0, seg1 = 0.0, top_x
+    for i in range(6):
+        if every[i] > seg1:
+            seg0, seg1 = top_x, every[i]
+    dx = (2.0 * size[0]) / (ncol - 1)
+    dy = (2.0 * size[1]) / (nrow - 1)
+    sx0 = (lx + seg0 * ux + size[0]) / dx
+    sy0 = (ly + seg0 * uy + size[1]) / dy
+    sx1 = (lx + seg1 * ux + size[0]) / dx
+    sy1 = (ly + seg1 * uy + size[1]) / dy
+    cmin = max(0, int(math.floor(min(sx0, sx1))) - 1)
+    cmax = min(ncol - 1, int(math.ceil(max(sx0, sx1))) + 1)
+    rmin = max(0, int(math.floor(min(sy0, sy1))) - 1)
+    rmax = min(nrow - 1, int(math.ceil(max(sy0, sy1))) + 1)
+    # the normal in the field's frame (the base box's turned back, as MuJoCo does)
+    nx, ny, nz = 0.0, 0.0, 0.0
+    if x >= 0:
+        nx = mat[0, 0] * bnx + mat[1, 0] * bny + mat[2, 0] * bnz
+        ny = mat[0, 1] * bnx + mat[1, 1] * bny + mat[2, 1] * bnz
+        nz = mat[0, 2] * bnx + mat[1, 2] * bny + mat[2, 2] * bnz
+    s0, s1, s2 = size[0], size[1], size[2]
+    for r in range(rmin, rmax):
+        ya = dy * r - s1
+        yb = dy * (r + 1) - s1
+        for c in range(cmin, cmax):
+            xa = dx * c - s0
+            xb = dx * (c + 1) - s0
+            z00 = data[r * ncol + c] * s2
+            z01 = data[r * ncol + c + 1] * s2
+            z11 = data[(r + 1) * ncol + c + 1] * s2
+            z10 = data[(r + 1) * ncol + c] * s2
+            # (r, c) (r, c+1) (r+1, c+1), then (r, c) (r+1, c+1) (r+1, c): normals up
+            t = _ray_triangle(xa, ya, z00, xb, ya, z01, xb, yb, z11, lx, ly, lz, ux, uy, uz, b0, b1)
+            if t[0] >= 0 and (x < 0 or t[0] < x):
+                x, nx, ny, nz = t
+            t = _ray_triangle(xa, ya, z00, xb, yb, z11, xa, yb, z10, lx, ly, lz, ux, uy, uz, b0, b1)
+            if t[0] >= 0 and (x < 0 or t[0] < x):
+                x, nx, ny, nz = t
+    # the top box's four sides, below the field's edge (linear between grid points)
+    for i in range(4):
+        ai = every[i]
+        if ai >= 0 and (ai < x or x < 0):
+            z = (lz + ai * uz) / s2
+            if i < 2:
+                y = (ly + ai * uy + s1) / dy
+                y0 = max(0.0, min(nrow - 2.0, math.floor(y)))
+                col = ncol - 1 if i == 1 else 0
+                za = data[int(y0) * ncol + col]
+                zb = data[(int(y0) + 1) * ncol + col]
+            else:
+                y = (lx + ai * ux + s0) / dx
+                y0 = max(0.0, min(ncol - 2.0, math.floor(y)))
+                row = (nrow - 1) * ncol if i == 3 else 0
+                za = data[int(y0) + row]
+                zb = data[int(y0) + 1 + row]
+            if z < za * (y0 + 1 - y) + zb * (y - y0):
+                x = ai
+                nx = -1.0 if i == 0 else (1.0 if i == 1 else 0.0)
+                ny = -1.0 if i == 2 else (1.0 if i == 3 else 0.0)
+                nz = 0.0
     if x < 0:
         return -1.0, 0.0, 0.0, 0.0
     nx, ny, nz = _rotate(mat, nx, ny, nz)
@@ -382,6 +508,8 @@ def ray_kernel(m, d, px, py, pz, vx, vy, vz, geomgroup, flg_static, bodyexclude,
         t = m.geom_type[g]
         if t == GEOM_MESH:
             r = ray_mesh(m, d, g, px, py, pz, vx, vy, vz, b0, b1)
+        elif t == GEOM_HFIELD:
+            r = ray_hfield(m, d, g, px, py, pz, vx, vy, vz, b0, b1)
         else:
             r = ray_geom(d.geom_xpos[g], d.geom_xmat[g], m.geom_size[g], t, px, py, pz, vx, vy, vz)
         if r[0] >= 0 and (r[0] < dist or dist < 0):
@@ -416,7 +544,7 @@ def ray(m, d, pnt, vec, geomgroup=None, flg_static=True, bodyexclude=-1, normal=
     if math.sqrt(float(vec @ vec)) < MINVAL:
         raise ValueError("ray: vector length is too small")
     if np.isin(m.geom_type, _UNPORTED).any():
-        raise NotImplementedError("ray: height-field and SDF geoms (mj_rayHfield, mj_raySdf) are not ported")
+        raise NotImplementedError("ray: SDF geoms (mj_raySdf) are not ported")
     if geomgroup is None:
         groups = np.full(NGROUP, -1.0)
     else:
