@@ -204,9 +204,10 @@ REFUSED: dict[str, str] = {
 # (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
-                    'rs-gr1', 'myo-body', 'myo-legs', 'dmc-dog_v2', 'erd-laikago',
-                    'dmc-quadruped'),
+                    'rs-gr1', 'myo-body', 'myo-legs', 'dmc-dog_v2', 'dmc-quadruped'),
                     'cfrc_int'),
+    **dict.fromkeys(('erd-laikago',),
+                    'qacc'),
     **dict.fromkeys(('dmc-cmu_humanoid_2020',),
                     'cfrc_ext'),
     **dict.fromkeys(('dmc-dog',),
