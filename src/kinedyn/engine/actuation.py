@@ -696,13 +696,12 @@ def fwd_actuation_entry(m, d):
     if _actuator_forces(m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_actadr,
                         m.actuator_actnum, m.actuator_ctrllimited, m.actuator_ctrlrange,
                         m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
-                        m.actuator_gainprm,
-                        m.actuator_biasprm, m.opt_flags[OPT_DISABLEFLAGS], m.opt_timestep[0],
-                        m.actuator_trntype, m.actuator_trnid, m.actuator_lengthrange, m.actuator_acc0,
-                        m.actuator_gear, m.jnt_type, d.ctrl, d.act, d.actuator_length, d.actuator_velocity,
+                        m.actuator_gainprm, m.actuator_biasprm, m.opt_flags[OPT_DISABLEFLAGS],
+                        m.opt_timestep[0], m.actuator_trntype, m.actuator_trnid, m.actuator_lengthrange,
+                        m.actuator_acc0, m.actuator_gear, m.jnt_type, d.ctrl, d.act, d.actuator_length,
+                        d.actuator_velocity,
                         d.act_dot, d.actuator_force, d.scratch_nu, d.scratch_user, True):
-        _actuator_limits(m.actuator_forcelimited, m.actuator_forcerange, m.actuator_trntype,
-                         m.actuator_trnid,
+        _actuator_limits(m.actuator_forcelimited, m.actuator_forcerange, m.actuator_trntype, m.actuator_trnid,
                          m.tendon_actfrclimited, m.tendon_actfrcrange, m.jnt_type, m.jnt_dofadr,
                          m.jnt_actgravcomp, m.jnt_actfrclimited, m.jnt_actfrcrange, d.actuator_moment,
                          d.qfrc_gravcomp, d.actuator_force, d.qfrc_actuator, d.scratch_ntendon)

@@ -92,12 +92,13 @@ def _passive(
                 qfrc_spring[dadr] = -x * poly_force(stiffness, p0, p1, x, False)
 
 
-@kernel
+@kernel(inline="always")
 def _dof_dampers(dof_jntid, jnt_actuatorid, dof_damping, dof_dampingpoly, actuator_damping,
                  actuator_dampingpoly, actuator_gear, actuator_trnid, actuator_trntype, disableflags, qvel,
                  qfrc_damper):
     """qfrc_damper = -v k(v), k(v) = damping + poly[0] |v| + poly[1] v^2 with the damping of the
-    actuators on the dof's joint added (the dof loop of mj_springdamper)."""
+    actuators on the dof's joint added (the dof loop of mj_springdamper). Inlined into the entry:
+    as a call, its 12 arrays are passed field by field."""
     if disableflags & DSBL_DAMPER:
         return
     for v in range(qvel.shape[0]):

@@ -514,7 +514,7 @@ def ten_velocity_kernel(ten_J, qvel, ten_velocity):
         ten_velocity[i] = acc
 
 
-@kernel
+@kernel(inline="always")
 def tendon_passive_kernel(tendon_stiffness, tendon_stiffnesspoly, tendon_lengthspring, tendon_damping,
                           tendon_dampingpoly, tendon_actuatorid, actuator_damping, actuator_dampingpoly,
                           actuator_gear, actuator_trnid, actuator_trntype, disableflags, ten_length,
@@ -522,7 +522,8 @@ def tendon_passive_kernel(tendon_stiffness, tendon_stiffnesspoly, tendon_lengths
     """Tendon spring-dampers mapped to joint space (the tendon loop of mj_springdamper): the
     spring force -x k(x) beyond the lengthspring deadband and the damper force -v k(v), with
     polynomial k (util_poly) and the damping of the actuators on the tendon added. Arrays as
-    arguments: read from the handles, each would be reloaded after every force written."""
+    arguments (read from the handles, each would be reloaded after every force written), inlined
+    into the entry (as a call, its 17 arrays would be passed field by field even without tendons)."""
     enbl_spring = not disableflags & DSBL_SPRING
     enbl_damper = not disableflags & DSBL_DAMPER
     nv = ten_J.shape[1]
