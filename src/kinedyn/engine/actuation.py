@@ -375,38 +375,32 @@ def activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr, actuato
     return inp
 
 
-@kernel
-def fwd_actuation_kernel(
+@kernel(inline="always")
+def _actuator_forces(
     # model
     actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_actadr, actuator_actnum,
-    actuator_ctrllimited, actuator_ctrlrange, actuator_forcelimited, actuator_forcerange,
-    actuator_actlimited, actuator_actrange, actuator_actearly, actuator_dynprm, actuator_gainprm,
-    actuator_biasprm, jnt_actfrclimited, jnt_actfrcrange, jnt_dofadr, disableflags, timestep,
-    actuator_trntype, actuator_trnid, tendon_actfrclimited, tendon_actfrcrange, actuator_lengthrange,
-    actuator_acc0, actuator_gear, jnt_type, jnt_actgravcomp,
+    actuator_ctrllimited, actuator_ctrlrange, actuator_actlimited, actuator_actrange, actuator_actearly,
+    actuator_dynprm, actuator_gainprm, actuator_biasprm, disableflags, timestep, actuator_trntype,
+    actuator_trnid, actuator_lengthrange, actuator_acc0, actuator_gear, jnt_type,
     # data in
-    ctrl_in, act, actuator_length, actuator_velocity, actuator_moment, qfrc_gravcomp,
+    ctrl_in, act, actuator_length, actuator_velocity,
     # data out
-    act_dot, actuator_force, qfrc_actuator,
+    act_dot, actuator_force,
     # scratch
-    ctrl, ten_force,
+    ctrl,
     # callback values for user types (rows dyn, gain, bias; row 3: bits USER_DYN/GAIN/BIAS when set)
     user,
-    # option: move each rotational setpoint to the representative nearest the length (forward: True)
+    # option: move each rotational setpoint to the representative nearest the length
     wrap_setpoints,
 ):
-    """mj_fwdActuation: act_dot, actuator_force and qfrc_actuator from ctrl, act and the transmission.
-
-    ``wrap_setpoints=False`` leaves the input of a servo on a rotational transmission as given
-    (``tools.inverse_actuation`` solves for affine forces); ``forward`` always wraps.
-    """
+    """The first part of mj_fwdActuation: act_dot and actuator_force before the range limits,
+    from ctrl, act and the transmission's length and velocity; False when actuation is off or
+    there is no actuator (act_dot zero, nothing else to do)."""
     nu = actuator_dyntype.shape[0]
-    nv = qfrc_actuator.shape[0]
     actuator_force[:] = 0.0
-    qfrc_actuator[:] = 0.0
     if nu == 0 or disableflags & DSBL_ACTUATION:
         act_dot[:] = 0.0
-        return
+        return False
     # act_dot = 0, except the slices a user dynamics callback with several activations wrote
     for i in range(nu):
         if actuator_actnum[i] > 1 and actuator_dyntype[i] == DYN_USER and _user_set(user, i, USER_DYN):
@@ -478,7 +472,26 @@ def fwd_actuation_kernel(
         elif actuator_biastype[i] == BIAS_USER and _user_set(user, i, USER_BIAS):  # mjcb_act_bias, else 0
             force += user[2, i]
         actuator_force[i] = force
+    return True
 
+
+@kernel(inline="always")
+def _actuator_limits(
+    # model
+    actuator_forcelimited, actuator_forcerange, actuator_trntype, actuator_trnid, tendon_actfrclimited,
+    tendon_actfrcrange, jnt_type, jnt_dofadr, jnt_actgravcomp, jnt_actfrclimited, jnt_actfrcrange,
+    # data in
+    actuator_moment, qfrc_gravcomp,
+    # data out
+    actuator_force, qfrc_actuator,
+    # scratch
+    ten_force,
+):
+    """The rest of mj_fwdActuation: actuator_force within the tendon and actuator force ranges,
+    and qfrc_actuator = moment' force with the actuator gravity compensation, within the joints'
+    actuatorfrcrange."""
+    nu = actuator_trntype.shape[0]
+    nv = qfrc_actuator.shape[0]
     # tendons with actuatorfrcrange: scale their actuators' forces so that the sum is in range
     if _tendon_force_limited(actuator_trntype, actuator_trnid, tendon_actfrclimited):
         ten_force[:] = 0.0
@@ -524,6 +537,47 @@ def fwd_actuation_kernel(
         if jnt_actfrclimited[j]:
             v = jnt_dofadr[j]
             qfrc_actuator[v] = min(max(qfrc_actuator[v], jnt_actfrcrange[j, 0]), jnt_actfrcrange[j, 1])
+
+
+@kernel
+def fwd_actuation_kernel(
+    # model
+    actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_actadr, actuator_actnum,
+    actuator_ctrllimited, actuator_ctrlrange, actuator_forcelimited, actuator_forcerange,
+    actuator_actlimited, actuator_actrange, actuator_actearly, actuator_dynprm, actuator_gainprm,
+    actuator_biasprm, jnt_actfrclimited, jnt_actfrcrange, jnt_dofadr, disableflags, timestep,
+    actuator_trntype, actuator_trnid, tendon_actfrclimited, tendon_actfrcrange, actuator_lengthrange,
+    actuator_acc0, actuator_gear, jnt_type, jnt_actgravcomp,
+    # data in
+    ctrl_in, act, actuator_length, actuator_velocity, actuator_moment, qfrc_gravcomp,
+    # data out
+    act_dot, actuator_force, qfrc_actuator,
+    # scratch
+    ctrl, ten_force,
+    # callback values for user types (rows dyn, gain, bias; row 3: bits USER_DYN/GAIN/BIAS when set)
+    user,
+    # option: move each rotational setpoint to the representative nearest the length (forward: True)
+    wrap_setpoints,
+):
+    """mj_fwdActuation: act_dot, actuator_force and qfrc_actuator from ctrl, act and the transmission.
+
+    ``wrap_setpoints=False`` leaves the input of a servo on a rotational transmission as given
+    (``tools.inverse_actuation`` solves for affine forces); ``forward`` always wraps. The stage
+    entry calls the two parts itself (inlined there: a call passes each of these arrays field by
+    field, which cost half of the stage on the ant).
+    """
+    qfrc_actuator[:] = 0.0
+    if _actuator_forces(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_actadr,
+                        actuator_actnum, actuator_ctrllimited, actuator_ctrlrange, actuator_actlimited,
+                        actuator_actrange, actuator_actearly, actuator_dynprm, actuator_gainprm,
+                        actuator_biasprm, disableflags, timestep, actuator_trntype, actuator_trnid,
+                        actuator_lengthrange, actuator_acc0, actuator_gear, jnt_type, ctrl_in, act,
+                        actuator_length, actuator_velocity, act_dot, actuator_force, ctrl, user,
+                        wrap_setpoints):
+        _actuator_limits(actuator_forcelimited, actuator_forcerange, actuator_trntype, actuator_trnid,
+                         tendon_actfrclimited, tendon_actfrcrange, jnt_type, jnt_dofadr, jnt_actgravcomp,
+                         jnt_actfrclimited, jnt_actfrcrange, actuator_moment, qfrc_gravcomp, actuator_force,
+                         qfrc_actuator, ten_force)
 
 
 # bits of scratch_user[3]: which callback values are set for this evaluation
@@ -637,19 +691,20 @@ def _body_transmission(m, d, i):
 
 @handle_entry
 def fwd_actuation_entry(m, d):
-    fwd_actuation_kernel(
-        m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_actadr, m.actuator_actnum,
-        m.actuator_ctrllimited, m.actuator_ctrlrange, m.actuator_forcelimited, m.actuator_forcerange,
-        m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
-        m.actuator_gainprm, m.actuator_biasprm, m.jnt_actfrclimited, m.jnt_actfrcrange, m.jnt_dofadr,
-        m.opt_flags[OPT_DISABLEFLAGS], m.opt_timestep[0],
-        m.actuator_trntype, m.actuator_trnid, m.tendon_actfrclimited, m.tendon_actfrcrange,
-        m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type, m.jnt_actgravcomp,
-        d.ctrl, d.act, d.actuator_length, d.actuator_velocity, d.actuator_moment, d.qfrc_gravcomp,
-        d.act_dot, d.actuator_force, d.qfrc_actuator,
-        d.scratch_nu, d.scratch_ntendon, d.scratch_user,
-        True,  # wrap_setpoints
-    )
+    # fwd_actuation_kernel's two parts, inlined here (see there)
+    d.qfrc_actuator[:] = 0.0
+    if _actuator_forces(m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_actadr,
+                        m.actuator_actnum, m.actuator_ctrllimited, m.actuator_ctrlrange,
+                        m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
+                        m.actuator_gainprm, m.actuator_biasprm, m.opt_flags[OPT_DISABLEFLAGS],
+                        m.opt_timestep[0], m.actuator_trntype, m.actuator_trnid, m.actuator_lengthrange,
+                        m.actuator_acc0, m.actuator_gear, m.jnt_type, d.ctrl, d.act, d.actuator_length,
+                        d.actuator_velocity,
+                        d.act_dot, d.actuator_force, d.scratch_nu, d.scratch_user, True):
+        _actuator_limits(m.actuator_forcelimited, m.actuator_forcerange, m.actuator_trntype, m.actuator_trnid,
+                         m.tendon_actfrclimited, m.tendon_actfrcrange, m.jnt_type, m.jnt_dofadr,
+                         m.jnt_actgravcomp, m.jnt_actfrclimited, m.jnt_actfrcrange, d.actuator_moment,
+                         d.qfrc_gravcomp, d.actuator_force, d.qfrc_actuator, d.scratch_ntendon)
 
 
 def transmission(m, d) -> None:

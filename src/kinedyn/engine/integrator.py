@@ -22,7 +22,6 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, entry, handle_entry, kernel
 from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
-from kinedyn.engine.callbacks import has_actuator_callbacks
 from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, warn_if_contacts_dropped
 from kinedyn.engine.data import reset
@@ -456,11 +455,13 @@ def step(m, d, nstep: int = 1) -> None:
     except AttributeError:
         bad_model_data(m, d, "step")
     mh, dh = m._handle, d._handle
-    if has_actuator_callbacks(m):
+    # the flag and the integrator are read inline, as in forward: this wrapper is part of every
+    # step's cost (m.opt.integrator and has_actuator_callbacks(m) cost 0.35 µs together)
+    if m._has_actuator_callbacks:
         def one_step(mh, dh, check):
             return _step_with_callbacks(m, d, check)
     else:
-        one_step = _STEP_BY_INTEGRATOR[m.opt.integrator].call
+        one_step = _STEP_BY_INTEGRATOR[m.opt._flags[0]].call
     for _ in range(nstep):
         status = one_step(mh, dh, True)
         if status == STATUS_OK:

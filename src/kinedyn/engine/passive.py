@@ -32,7 +32,7 @@ from kinedyn.engine.types import (
     JNT_FREE,
     OPT_DISABLEFLAGS,
 )
-from kinedyn.engine.util_poly import dof_damping_poly, poly_force
+from kinedyn.engine.util_poly import dof_damping_coefs, poly_force
 from kinedyn.engine.util_spatial import (
     normalize4,
     sub_quat,
@@ -92,17 +92,22 @@ def _passive(
                 qfrc_spring[dadr] = -x * poly_force(stiffness, p0, p1, x, False)
 
 
-@kernel
-def _dof_dampers(m, d):
+@kernel(inline="always")
+def _dof_dampers(dof_jntid, jnt_actuatorid, dof_damping, dof_dampingpoly, actuator_damping,
+                 actuator_dampingpoly, actuator_gear, actuator_trnid, actuator_trntype, disableflags, qvel,
+                 qfrc_damper):
     """qfrc_damper = -v k(v), k(v) = damping + poly[0] |v| + poly[1] v^2 with the damping of the
-    actuators on the dof's joint added (the dof loop of mj_springdamper)."""
-    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
+    actuators on the dof's joint added (the dof loop of mj_springdamper). Inlined into the entry:
+    as a call, its 12 arrays are passed field by field."""
+    if disableflags & DSBL_DAMPER:
         return
-    for v in range(m.nv):
-        damping, p0, p1 = dof_damping_poly(m, v)
+    for v in range(qvel.shape[0]):
+        damping, p0, p1 = dof_damping_coefs(v, dof_jntid, jnt_actuatorid, dof_damping, dof_dampingpoly,
+                                            actuator_damping, actuator_dampingpoly, actuator_gear,
+                                            actuator_trnid, actuator_trntype)
         if damping != 0.0 or p0 != 0.0 or p1 != 0.0:
-            qv = d.qvel[v]
-            d.qfrc_damper[v] = -qv * poly_force(damping, p0, p1, qv, True)
+            qv = qvel[v]
+            qfrc_damper[v] = -qv * poly_force(damping, p0, p1, qv, True)
 
 
 @handle_entry
@@ -110,7 +115,9 @@ def passive_entry(m, d):
     _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.jnt_stiffnesspoly, m.qpos_spring,
              m.opt_flags[OPT_DISABLEFLAGS], d.qpos, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
              d.scratch_quat, d.scratch_vec)
-    _dof_dampers(m, d)
+    _dof_dampers(m.dof_jntid, m.jnt_actuatorid, m.dof_damping, m.dof_dampingpoly, m.actuator_damping,
+                 m.actuator_dampingpoly, m.actuator_gear, m.actuator_trnid, m.actuator_trntype,
+                 m.opt_flags[OPT_DISABLEFLAGS], d.qvel, d.qfrc_damper)
     # tendon spring-dampers join the joint ones before the sum, as in mj_springdamper / mj_passive
     tendon_passive_entry(m, d)
     for v in range(m.nv):

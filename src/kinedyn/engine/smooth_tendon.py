@@ -35,7 +35,7 @@ from kinedyn.engine.types import (
     WRAP_PULLEY,
     WRAP_SPHERE,
 )
-from kinedyn.engine.util_poly import poly_force, tendon_damping_poly
+from kinedyn.engine.util_poly import poly_force, tendon_damping_coefs
 
 # ---- wrapping around spheres and cylinders (mju_wrap and helpers, engine_util_misc.c) -------------
 #
@@ -514,29 +514,35 @@ def ten_velocity_kernel(ten_J, qvel, ten_velocity):
         ten_velocity[i] = acc
 
 
-@kernel
-def tendon_passive_kernel(m, d):
+@kernel(inline="always")
+def tendon_passive_kernel(tendon_stiffness, tendon_stiffnesspoly, tendon_lengthspring, tendon_damping,
+                          tendon_dampingpoly, tendon_actuatorid, actuator_damping, actuator_dampingpoly,
+                          actuator_gear, actuator_trnid, actuator_trntype, disableflags, ten_length,
+                          ten_velocity, ten_J, qfrc_spring, qfrc_damper):
     """Tendon spring-dampers mapped to joint space (the tendon loop of mj_springdamper): the
     spring force -x k(x) beyond the lengthspring deadband and the damper force -v k(v), with
-    polynomial k (util_poly) and the damping of the actuators on the tendon added."""
-    disableflags = m.opt_flags[OPT_DISABLEFLAGS]
+    polynomial k (util_poly) and the damping of the actuators on the tendon added. Arrays as
+    arguments (read from the handles, each would be reloaded after every force written), inlined
+    into the entry (as a call, its 17 arrays would be passed field by field even without tendons)."""
     enbl_spring = not disableflags & DSBL_SPRING
     enbl_damper = not disableflags & DSBL_DAMPER
-    nv = d.ten_J.shape[1]
-    for i in range(m.ntendon):
+    nv = ten_J.shape[1]
+    for i in range(ten_J.shape[0]):
         stiffness, s0, s1 = 0.0, 0.0, 0.0
         if enbl_spring:
-            stiffness = m.tendon_stiffness[i]
-            s0, s1 = m.tendon_stiffnesspoly[i, 0], m.tendon_stiffnesspoly[i, 1]
+            stiffness = tendon_stiffness[i]
+            s0, s1 = tendon_stiffnesspoly[i, 0], tendon_stiffnesspoly[i, 1]
         damping, d0, d1 = 0.0, 0.0, 0.0
         if enbl_damper:
-            damping, d0, d1 = tendon_damping_poly(m, i)
+            damping, d0, d1 = tendon_damping_coefs(i, tendon_actuatorid, tendon_damping, tendon_dampingpoly,
+                                                   actuator_damping, actuator_dampingpoly, actuator_gear,
+                                                   actuator_trnid, actuator_trntype)
         if stiffness == 0.0 and s0 == 0.0 and s1 == 0.0 and damping == 0.0 and d0 == 0.0 and d1 == 0.0:
             continue
         # spring: deadband between lengthspring[0] and lengthspring[1]
-        length = d.ten_length[i]
-        lower = m.tendon_lengthspring[i, 0]
-        upper = m.tendon_lengthspring[i, 1]
+        length = ten_length[i]
+        lower = tendon_lengthspring[i, 0]
+        upper = tendon_lengthspring[i, 1]
         if length > upper:
             x = length - upper
         elif length < lower:
@@ -544,15 +550,15 @@ def tendon_passive_kernel(m, d):
         else:
             x = 0.0
         frc_spring = -x * poly_force(stiffness, s0, s1, x, False) if enbl_spring else 0.0
-        vel = d.ten_velocity[i]
+        vel = ten_velocity[i]
         frc_damper = -vel * poly_force(damping, d0, d1, vel, True) if enbl_damper else 0.0
         # qfrc += ten_J^T frc, over the non-zeros of the tendon's row
         if frc_spring != 0.0 or frc_damper != 0.0:
             for v in range(nv):
-                jv = d.ten_J[i, v]
+                jv = ten_J[i, v]
                 if jv != 0.0:
-                    d.qfrc_spring[v] += jv * frc_spring
-                    d.qfrc_damper[v] += jv * frc_damper
+                    qfrc_spring[v] += jv * frc_spring
+                    qfrc_damper[v] += jv * frc_damper
 
 
 @handle_entry
@@ -571,7 +577,11 @@ def ten_velocity_entry(m, d):
 
 @handle_entry
 def tendon_passive_entry(m, d):
-    tendon_passive_kernel(m, d)
+    tendon_passive_kernel(m.tendon_stiffness, m.tendon_stiffnesspoly, m.tendon_lengthspring,
+                          m.tendon_damping, m.tendon_dampingpoly, m.tendon_actuatorid, m.actuator_damping,
+                          m.actuator_dampingpoly, m.actuator_gear, m.actuator_trnid, m.actuator_trntype,
+                          m.opt_flags[OPT_DISABLEFLAGS], d.ten_length, d.ten_velocity, d.ten_J, d.qfrc_spring,
+                          d.qfrc_damper)
 
 
 def tendon(m, d) -> None:

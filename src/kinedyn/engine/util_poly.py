@@ -107,21 +107,47 @@ def actuator_armature(actuatorid, target, tendon, actuator_armature, actuator_ge
 
 
 @kernel
-def dof_damping_poly(m, v):
+def dof_damping_coefs(v, dof_jntid, jnt_actuatorid, dof_damping, dof_dampingpoly, actuator_damping_,
+                      actuator_dampingpoly, actuator_gear, actuator_trnid, actuator_trntype):
     """The damping polynomial of dof ``v``, the actuators' share included: ``(a, b, c)`` (the
-    dof loop of mj_springdamper)."""
-    j = m.dof_jntid[v]
-    extra, p0, p1 = actuator_damping(m.jnt_actuatorid[j], j, False, m.actuator_damping,
-                                     m.actuator_dampingpoly, m.actuator_gear, m.actuator_trnid,
-                                     m.actuator_trntype, m.dof_dampingpoly[v, 0], m.dof_dampingpoly[v, 1])
-    return m.dof_damping[v] + extra, p0, p1
+    dof loop of mj_springdamper). The arrays come as arguments, not read from the handle: a
+    loop over the dofs that writes forces would reload every handle field per dof (a store may
+    alias the handle as far as LLVM knows), ten times the cost of the loop itself."""
+    p0, p1 = dof_dampingpoly[v, 0], dof_dampingpoly[v, 1]
+    j = dof_jntid[v]
+    actuatorid = jnt_actuatorid[j]
+    if actuatorid == -1:  # no actuator on the joint: the sum below with nothing added (+ 0.0 as it)
+        return dof_damping[v] + 0.0, p0, p1
+    extra, p0, p1 = actuator_damping(actuatorid, j, False, actuator_damping_, actuator_dampingpoly,
+                                     actuator_gear, actuator_trnid, actuator_trntype, p0, p1)
+    return dof_damping[v] + extra, p0, p1
+
+
+@kernel
+def dof_damping_poly(m, v):
+    """:func:`dof_damping_coefs` with the model's arrays."""
+    return dof_damping_coefs(v, m.dof_jntid, m.jnt_actuatorid, m.dof_damping, m.dof_dampingpoly,
+                             m.actuator_damping, m.actuator_dampingpoly, m.actuator_gear, m.actuator_trnid,
+                             m.actuator_trntype)
+
+
+@kernel
+def tendon_damping_coefs(t, tendon_actuatorid, tendon_damping, tendon_dampingpoly, actuator_damping_,
+                         actuator_dampingpoly, actuator_gear, actuator_trnid, actuator_trntype):
+    """The damping polynomial of tendon ``t``, the actuators' share included: ``(a, b, c)``
+    (arrays as arguments, as :func:`dof_damping_coefs`)."""
+    p0, p1 = tendon_dampingpoly[t, 0], tendon_dampingpoly[t, 1]
+    actuatorid = tendon_actuatorid[t]
+    if actuatorid == -1:
+        return tendon_damping[t] + 0.0, p0, p1
+    extra, p0, p1 = actuator_damping(actuatorid, t, True, actuator_damping_, actuator_dampingpoly,
+                                     actuator_gear, actuator_trnid, actuator_trntype, p0, p1)
+    return tendon_damping[t] + extra, p0, p1
 
 
 @kernel
 def tendon_damping_poly(m, t):
-    """The damping polynomial of tendon ``t``, the actuators' share included: ``(a, b, c)``."""
-    extra, p0, p1 = actuator_damping(m.tendon_actuatorid[t], t, True, m.actuator_damping,
-                                     m.actuator_dampingpoly, m.actuator_gear, m.actuator_trnid,
-                                     m.actuator_trntype, m.tendon_dampingpoly[t, 0],
-                                     m.tendon_dampingpoly[t, 1])
-    return m.tendon_damping[t] + extra, p0, p1
+    """:func:`tendon_damping_coefs` with the model's arrays."""
+    return tendon_damping_coefs(t, m.tendon_actuatorid, m.tendon_damping, m.tendon_dampingpoly,
+                                m.actuator_damping, m.actuator_dampingpoly, m.actuator_gear, m.actuator_trnid,
+                                m.actuator_trntype)
