@@ -90,6 +90,18 @@ def _body_tree(m, d, b):
 
 
 @kernel
+def _equality_trees(m, d, cid):
+    """The trees of a connect or weld constraint's two bodies (sites stand for their bodies;
+    treeIterInit's special case); -1 for a body welded to the world."""
+    b1 = m.eq_obj1id[cid]
+    b2 = m.eq_obj2id[cid]
+    if m.eq_objtype[cid] == OBJ_SITE:
+        b1 = m.site_bodyid[b1]
+        b2 = m.site_bodyid[b2]
+    return _body_tree(m, d, b1), _body_tree(m, d, b2)
+
+
+@kernel
 def make_islands(m, d):
     """Partition the rows into islands (mj_island); fills the scratch arrays listed above."""
     nv, nefc = m.nv, d.efc_counts[3]
@@ -118,13 +130,7 @@ def make_islands(m, d):
             continue
         # connect and weld: the trees of their two bodies (treeIterInit's special case)
         if ctype == CNSTR_EQUALITY and (m.eq_type[cid] == EQ_CONNECT or m.eq_type[cid] == EQ_WELD):
-            b1 = m.eq_obj1id[cid]
-            b2 = m.eq_obj2id[cid]
-            if m.eq_objtype[cid] == OBJ_SITE:
-                b1 = m.site_bodyid[b1]
-                b2 = m.site_bodyid[b2]
-            t1 = _body_tree(m, d, b1)
-            t2 = _body_tree(m, d, b2)
+            t1, t2 = _equality_trees(m, d, cid)
             _merge(parent, t1, t2)
             efc_island[i] = t1 if t1 >= 0 else t2
         elif (ctype == CNSTR_CONTACT_FRICTIONLESS or ctype == CNSTR_CONTACT_PYRAMIDAL
@@ -212,13 +218,7 @@ def _row_touches_tree(m, d, i):
     ctype = d.efc_type[i]
     cid = d.efc_id[i]
     if ctype == CNSTR_EQUALITY and (m.eq_type[cid] == EQ_CONNECT or m.eq_type[cid] == EQ_WELD):
-        b1 = m.eq_obj1id[cid]
-        b2 = m.eq_obj2id[cid]
-        if m.eq_objtype[cid] == OBJ_SITE:
-            b1 = m.site_bodyid[b1]
-            b2 = m.site_bodyid[b2]
-        t1 = _body_tree(m, d, b1)
-        t2 = _body_tree(m, d, b2)
+        t1, t2 = _equality_trees(m, d, cid)
         return t1 >= 0 or t2 >= 0
     if (ctype == CNSTR_CONTACT_FRICTIONLESS or ctype == CNSTR_CONTACT_PYRAMIDAL
             or ctype == CNSTR_CONTACT_ELLIPTIC):
