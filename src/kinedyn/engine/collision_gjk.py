@@ -22,23 +22,25 @@ differs; what fuzzing against the 4.0 binary found and this module reproduces:
   radius of a sphere or capsule, it is added back after a GJK distance query, and only deep
   contacts run GJK + EPA on the inflated shapes (ccd);
 * multi-contact for cylinders and capsules (3.14, 3.15) and with margins (3.17);
-* multi-contact faces: geom 1's face is clipped by geom 2's edges (the points lie on geom 1's
-  face, distances along geom 2's normal), a reduced quadrilateral is listed in polygon order,
-  the edges of both geoms are tried against the other's faces, with a margin the edges run
-  between bare vertices, and a clipped point separated by less than the margin has its witness
-  on the other side (_witness_on_face). Meshes give their hull polygons (mesh_poly*) as
-  MuJoCo's meshNormals / meshEdgeNormals / meshFace do.
+* multi-contact faces (polygonClip, read off the binary and its arguments checked with a
+  debugger): geom 2's face is clipped by geom 1's edges (planes along geom 1's normal), the
+  crossings at the ratio of signed distances, the vertices within the margins of geom 1's face
+  kept, more than 4 reduced by polygonQuad's hill climb with area4 as the cross product of the
+  diagonals (in the order it holds them), each witness pair a point on geom 1's face and that
+  point moved along geom 2's normal, then every pair moved out by the half margins (inflate);
+  cylinder caps are 16-gons from a table of 15-decimal cosines; the edges of both geoms are
+  tried against the other's faces, and with a margin the edges run between bare vertices.
+  Meshes give their hull polygons (mesh_poly*) as MuJoCo's meshNormals / meshEdgeNormals /
+  meshFace do.
 
 Single contacts agree with 4.0 bit for bit in every pose tests/test_collision_convex.py tries
 (spheres, capsules, ellipsoids, cylinders, boxes, margins). What is not reproduced: 4.0's
 fallback from polytope3 to polytope2 when the origin lies on an edge of the hexahedron
 (kinedyn gives no contact there, as the 3.12 source does); capsule multi-contact sides
-(segments read off the contact normal) and 4.0's quadrilateral reduction (polygonQuad) are
-approximations. Cylinder features follow rules found against the binary (see multicontact):
-the counts agree in all measured poses and the points in most. A clipped
-polygon of 4.0 can start at another vertex (the same contacts in another order; with more than
-4 vertices, another quadrilateral), and where several mesh features are within the tolerances
-4.0 takes the first in its own polygon order (docs/meshes.md).
+(segments read off the contact normal) are approximations. Cylinder features follow rules
+found against the binary (see multicontact): the counts agree in all measured poses and the
+points in most. Where several mesh features are within the tolerances 4.0 takes the first in
+its own polygon order (docs/meshes.md).
 
 Layout (kernels take arrays, never objects):
 
@@ -1514,6 +1516,9 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
 # boxes). See the module docstring.
 
 NPOLY_CYL = 16      # vertices of a cylinder cap polygon (MuJoCo 4.0, found by probing)
+# cos and sin of the cap vertices' angles as MuJoCo 4.0's table holds them: rounded to 15 decimals
+CYL_COS = tuple([round(math.cos(2 * math.pi * j / NPOLY_CYL), 15) for j in range(NPOLY_CYL)])
+CYL_SIN = tuple([round(math.sin(2 * math.pi * j / NPOLY_CYL), 15) for j in range(NPOLY_CYL)])
 
 
 @kernel
@@ -1530,16 +1535,18 @@ def _globalcoord(res, r, obf, k, l0, l1, l2, with_pos):
 
 @kernel
 def _area4(p, a, b, c, d):
-    """Area of the quadrilateral p[a] p[b] p[c] p[d] (area4)."""
-    ad = (p[d, 0] - p[a, 0], p[d, 1] - p[a, 1], p[d, 2] - p[a, 2])
-    db = (p[b, 0] - p[d, 0], p[b, 1] - p[d, 1], p[b, 2] - p[d, 2])
-    bc = (p[c, 0] - p[b, 0], p[c, 1] - p[b, 1], p[c, 2] - p[b, 2])
-    ca = (p[a, 0] - p[c, 0], p[a, 1] - p[c, 1], p[a, 2] - p[c, 2])
-    e = _cross(ad[0], ad[1], ad[2], db[0], db[1], db[2])
-    f = _cross(bc[0], bc[1], bc[2], ca[0], ca[1], ca[2])
-    g0 = e[0] + f[0]
-    g1 = e[1] + f[1]
-    g2 = e[2] + f[2]
+    """Area of the quadrilateral p[a] p[b] p[c] p[d]: half the norm of the cross product of its
+    diagonals (MuJoCo 4.0's area4, read off the binary; 3.12 summed two triangle crosses, which
+    rounds differently and picks another of the many equal-area quadrilaterals of a 16-gon)."""
+    u0 = p[a, 0] - p[c, 0]
+    u1 = p[a, 1] - p[c, 1]
+    u2 = p[a, 2] - p[c, 2]
+    w0 = p[b, 0] - p[d, 0]
+    w1 = p[b, 1] - p[d, 1]
+    w2 = p[b, 2] - p[d, 2]
+    g0 = u1 * w2 - u2 * w1
+    g1 = u2 * w0 - u0 * w2
+    g2 = u0 * w1 - u1 * w0
     return 0.5 * math.sqrt(g0 * g0 + g1 * g1 + g2 * g2)
 
 
@@ -1585,59 +1592,36 @@ def _polygon_quad(p, nvert):
 
 
 @kernel
-def _sorted4(r):
-    """The four indices r in increasing order."""
-    a, b, c, d = r
-    if a > b:
-        a, b = b, a
-    if c > d:
-        c, d = d, c
-    if a > c:
-        a, c = c, a
-    if b > d:
-        b, d = d, b
-    if b > c:
-        b, c = c, b
-    return a, b, c, d
+def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2):
+    """Witness pair i from clipped vertex p[v] (witnessOnFace as MuJoCo 4.0 computes it, read off
+    the binary): x1 is the vertex moved along n onto the plane of face1 (through face1[0]), x2
+    that point moved along d back to the vertex's own plane; returns the distance along d."""
+    h = _dot(p[v, 0] - face1[0, 0], p[v, 1] - face1[0, 1], p[v, 2] - face1[0, 2], n0, n1, n2)
+    a0 = p[v, 0] - n0 * h
+    a1 = p[v, 1] - n1 * h
+    a2 = p[v, 2] - n2 * h
+    t = _dot(a0 - p[v, 0], a1 - p[v, 1], a2 - p[v, 2], d0, d1, d2)
+    x1[i, 0] = a0
+    x1[i, 1] = a1
+    x1[i, 2] = a2
+    x2[i, 0] = a0 - d0 * t
+    x2[i, 1] = a1 - d1 * t
+    x2[i, 2] = a2 - d2 * t
+    return t
 
 
 @kernel
-def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2, dscale=1.0):
-    """Witness pair i from clipped vertex p[v] on the face through face1[0] with normal n
-    (witnessOnFace); returns the vertex's signed distance to that face. A penetrating vertex
-    puts x1 at the distance along d from it (x2 the vertex); MuJoCo 4.0 puts a separated one
-    (within the margin) the other way, x2 at the distance along d (found against the binary:
-    the midpoint moves, the normal x1 - x2 does not turn)."""
-    dist = _dot(p[v, 0] - face1[0, 0], p[v, 1] - face1[0, 1], p[v, 2] - face1[0, 2], n0, n1, n2)
-    if dscale != 1.0:
-        dist = dist * dscale
-    a = -abs(dist)
-    x1[i, 0] = p[v, 0] + d0 * a
-    x1[i, 1] = p[v, 1] + d1 * a
-    x1[i, 2] = p[v, 2] + d2 * a
-    x2[i, 0] = p[v, 0]
-    x2[i, 1] = p[v, 1]
-    x2[i, 2] = p[v, 2]
-    if dist > 0:
-        for q in range(3):
-            x1[i, q] = p[v, q]
-        x2[i, 0] = p[v, 0] + d0 * dist
-        x2[i, 1] = p[v, 1] + d1 * dist
-        x2[i, 2] = p[v, 2] + d2 * dist
-    return dist
-
-
-@kernel
-def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, d2, poly_a, poly_b, pn,
-                  pd, x1, x2, dist, max_contacts, keep, dscale=1.0):
-    """Clip polygon face2 against the edges of face1 (normal n) and write the witness pairs
-    (polygonClip); returns their number (0: keep EPA's contact)."""
+def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, d0, d1, d2, poly_a, poly_b, pn, pd, x1, x2,
+                  dist, max_contacts, keep):
+    """Clip polygon face2 against the edges of face1 (planes along n), keep the vertices within
+    ``keep`` of face1's plane along n, and write the witness pairs (polygonClip as MuJoCo 4.0 has
+    it, read off the binary); returns their number (0: keep EPA's contact)."""
     if nface1 < 3:
         return 0
     for i in range(nface1):
         j = i + 1 if i < nface1 - 1 else 0
         # planeNormal: plane through edge (face1[i], face1[j]) perpendicular to the face
-        v3 = (face1[i, 0] + s0, face1[i, 1] + s1, face1[i, 2] + s2)
+        v3 = (face1[i, 0] + n0, face1[i, 1] + n1, face1[i, 2] + n2)
         e1 = (face1[j, 0] - face1[i, 0], face1[j, 1] - face1[i, 1], face1[j, 2] - face1[i, 2])
         e2 = (v3[0] - face1[i, 0], v3[1] - face1[i, 1], v3[2] - face1[i, 2])
         c = _cross(e1[0], e1[1], e1[2], e2[0], e2[1], e2[2])
@@ -1659,10 +1643,12 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, 
             pq0 = poly[j, 0] - poly[i, 0]
             pq1 = poly[j, 1] - poly[i, 1]
             pq2 = poly[j, 2] - poly[i, 2]
-            in1 = _dot(poly[i, 0] - face1[e, 0], poly[i, 1] - face1[e, 1], poly[i, 2] - face1[e, 2],
-                       pn[e, 0], pn[e, 1], pn[e, 2]) > -MINVAL
-            in2 = _dot(poly[j, 0] - face1[e, 0], poly[j, 1] - face1[e, 1], poly[j, 2] - face1[e, 2],
-                       pn[e, 0], pn[e, 1], pn[e, 2]) > -MINVAL
+            h1 = _dot(poly[i, 0] - face1[e, 0], poly[i, 1] - face1[e, 1], poly[i, 2] - face1[e, 2],
+                      pn[e, 0], pn[e, 1], pn[e, 2])
+            h2 = _dot(poly[j, 0] - face1[e, 0], poly[j, 1] - face1[e, 1], poly[j, 2] - face1[e, 2],
+                      pn[e, 0], pn[e, 1], pn[e, 2])
+            in1 = h1 > -MINVAL
+            in2 = h2 > -MINVAL
             if not in1 and not in2:
                 continue
             if in1 and in2:
@@ -1670,9 +1656,10 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, 
                     clipped[nclipped, q] = poly[j, q]
                 nclipped += 1
                 continue
-            tmp = _dot(pn[e, 0], pn[e, 1], pn[e, 2], pq0, pq1, pq2)
+            # MuJoCo 4.0 (read off the binary) crosses at the ratio of the two signed distances
+            tmp = h1 - h2
             if tmp != 0.0:
-                t = (pd[e] - _dot(pn[e, 0], pn[e, 1], pn[e, 2], poly[i, 0], poly[i, 1], poly[i, 2])) / tmp
+                t = h1 / tmp
                 if t >= 0.0 and t <= 1.0:
                     clipped[nclipped, 0] = poly[i, 0] + pq0 * t
                     clipped[nclipped, 1] = poly[i, 1] + pq1 * t
@@ -1700,12 +1687,12 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, 
     if npolygon < 1:
         return 0
     if max_contacts < 5 and npolygon > 4:
-        # MuJoCo 4.0 lists the four in polygon order (found against the binary)
-        r0, r1, r2, r3 = _sorted4(_polygon_quad(poly, npolygon))
-        dist[0] = _witness_on_face(x1, x2, 0, poly, r0, face1, n0, n1, n2, d0, d1, d2, dscale)
-        dist[1] = _witness_on_face(x1, x2, 1, poly, r1, face1, n0, n1, n2, d0, d1, d2, dscale)
-        dist[2] = _witness_on_face(x1, x2, 2, poly, r2, face1, n0, n1, n2, d0, d1, d2, dscale)
-        dist[3] = _witness_on_face(x1, x2, 3, poly, r3, face1, n0, n1, n2, d0, d1, d2, dscale)
+        # MuJoCo 4.0 lists the four in the order polygonQuad holds them (read off the binary)
+        r0, r1, r2, r3 = _polygon_quad(poly, npolygon)
+        dist[0] = _witness_on_face(x1, x2, 0, poly, r0, face1, n0, n1, n2, d0, d1, d2)
+        dist[1] = _witness_on_face(x1, x2, 1, poly, r1, face1, n0, n1, n2, d0, d1, d2)
+        dist[2] = _witness_on_face(x1, x2, 2, poly, r2, face1, n0, n1, n2, d0, d1, d2)
+        dist[3] = _witness_on_face(x1, x2, 3, poly, r3, face1, n0, n1, n2, d0, d1, d2)
         return 4
     if nface2 == 2 and npolygon > 2:
         best1 = 0
@@ -1721,13 +1708,13 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, 
                     dd = len2
                     best1 = i
                     best2 = j
-        dist[0] = _witness_on_face(x1, x2, 0, poly, best1, face1, n0, n1, n2, d0, d1, d2, dscale)
-        dist[1] = _witness_on_face(x1, x2, 1, poly, best2, face1, n0, n1, n2, d0, d1, d2, dscale)
+        dist[0] = _witness_on_face(x1, x2, 0, poly, best1, face1, n0, n1, n2, d0, d1, d2)
+        dist[1] = _witness_on_face(x1, x2, 1, poly, best2, face1, n0, n1, n2, d0, d1, d2)
         return 2
     if npolygon > MAXCONPAIR:
         npolygon = MAXCONPAIR
     for i in range(npolygon):
-        dist[i] = _witness_on_face(x1, x2, i, poly, i, face1, n0, n1, n2, d0, d1, d2, dscale)
+        dist[i] = _witness_on_face(x1, x2, i, poly, i, face1, n0, n1, n2, d0, d1, d2)
     return npolygon
 
 
@@ -1900,14 +1887,16 @@ def _cyl_vertex_cap(nrm, idx, dim, obf, k, v):
 @kernel
 def _cyl_face(face, obf, k, idx):
     """Cap idx (0 top, 1 bottom) of a cylinder as a regular 16-gon, its vertices at multiples of
-    22.5 degrees from the local x axis."""
+    22.5 degrees from the local x axis, clockwise seen from outside (found against the binary).
+    MuJoCo 4.0 takes the cosines and sines from a table of 15-decimal constants (CYL_COS,
+    CYL_SIN), and the top cap's y as -(r sin): the vertices' last bits decide between the many
+    equal-area quadrilaterals of _polygon_quad."""
     r = obf[k, 12]
-    h = obf[k, 13] if idx == 0 else -obf[k, 13]
     for i in range(NPOLY_CYL):
-        # from vertex 0 (local +x), clockwise seen from outside (found against the binary)
-        j = (NPOLY_CYL - i) % NPOLY_CYL if idx == 0 else i
-        a = 2 * math.pi * j / NPOLY_CYL
-        _globalcoord(face, i, obf, k, r * math.cos(a), r * math.sin(a), h, True)
+        if idx == 0:
+            _globalcoord(face, i, obf, k, r * CYL_COS[i], -(r * CYL_SIN[i]), obf[k, 13], True)
+        else:
+            _globalcoord(face, i, obf, k, r * CYL_COS[i], r * CYL_SIN[i], -obf[k, 13], True)
     return NPOLY_CYL
 
 
@@ -1950,12 +1939,31 @@ def _cyl_side(face, edir, obf, k, w, r, margin):
 
 
 @kernel
-def _shift(dist, m, margin):
-    """Distances of clipped contacts are measured between the bare faces; the caller adds the
-    margin back (mjc_Convex), so take it off here (MuJoCo 4.0, found by probing)."""
-    if margin > 0:
-        for i in range(m):
-            dist[i] -= margin
+def _half_margin(obf, obi, k):
+    """Half of object k's margin as MuJoCo 4.0's multi-contact counts it: none for a capsule (its
+    margin is in its radius) or an object that is not a geom (read off the binary)."""
+    if obi[k, 3] < 0 or obi[k, 0] == GEOM_CAPSULE:
+        return 0.0
+    return 0.5 * obf[k, 15]
+
+
+@kernel
+def _inflate_all(x1, x2, dist, m, m1, m2, u0, u1, u2):
+    """Clipped contacts are measured between the bare faces: move every witness pair out by the
+    half margins along the contact normal u (from geom 1 to geom 2) and take the margins off the
+    distances (inflate with a direction, MuJoCo 4.0, read off the binary); returns m."""
+    if m1 == 0 and m2 == 0:
+        return m
+    for i in range(m):
+        if m1 != 0:
+            x1[i, 0] += m1 * u0
+            x1[i, 1] += m1 * u1
+            x1[i, 2] += m1 * u2
+        if m2 != 0:
+            x2[i, 0] += -m2 * u0
+            x2[i, 1] += -m2 * u1
+            x2[i, 2] += -m2 * u2
+        dist[i] -= m1 + m2
     return m
 
 
@@ -2144,6 +2152,9 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
             (t2 == GEOM_MESH and _mesh_polynum(obi, 1, mesh) == 0):
         return nx
     margin = 0.5 * obf[0, 15] + 0.5 * obf[1, 15]
+    m1 = _half_margin(obf, obi, 0)
+    m2 = _half_margin(obf, obi, 1)
+    keep = m1 + m2     # clipped vertices kept up to this far outside the clipping face
     a = fverts[face, 0]
     b = fverts[face, 1]
     c = fverts[face, 2]
@@ -2286,10 +2297,11 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
         nf1 = 2
         nf2 = _face(face2, obf, obi, 1, idx2[fi], mesh)
         m = _polygon_clip(face2, nf2, face1, nf1, n2[fi, 0], n2[fi, 1], n2[fi, 2],
-                          n2[fi, 0], n2[fi, 1], n2[fi, 2], -n2[fi, 0], -n2[fi, 1], -n2[fi, 2],
-                          poly_a, poly_b, pn, pd, x2, x1, dist,
-                          max_contacts, margin)
-        return _shift(dist, m, margin) if m > 0 else nx
+                          -n2[fi, 0], -n2[fi, 1], -n2[fi, 2], poly_a, poly_b, pn, pd, x2, x1, dist,
+                          max_contacts, keep)
+        if m == 0:
+            return nx
+        return _inflate_all(x1, x2, dist, m, m1, m2, -n2[fi, 0], -n2[fi, 1], -n2[fi, 2])
     if edgecon2:
         if t2 == GEOM_BOX or t2 == GEOM_MESH:
             for q in range(3):
@@ -2298,30 +2310,20 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
         nf2 = 2
         nf1 = _face(face1, obf, obi, 0, idx1[fi], mesh)
         m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
-                          n1[fi, 0], n1[fi, 1], n1[fi, 2], -n1[fi, 0], -n1[fi, 1], -n1[fi, 2],
-                          poly_a, poly_b, pn, pd, x1, x2, dist,
-                          max_contacts, margin)
-        return _shift(dist, m, margin) if m > 0 else nx
-    if t1 == GEOM_CYLINDER:
-        # a cylinder cap against a face: MuJoCo 4.0 clips the other face, as listed, by the
-        # cap polygon's edges (planes along the other face's normal); the points lie on the
-        # other face, each one's distance to the cap plane taken along that normal
-        nf1 = _face(face1, obf, obi, 0, idx1[fi], mesh)
-        nf2 = _face(face2, obf, obi, 1, idx2[fj], mesh)
-        dn = _dot(n1[fi, 0], n1[fi, 1], n1[fi, 2], n2[fj, 0], n2[fj, 1], n2[fj, 2])
-        m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
-                          -n2[fj, 0], -n2[fj, 1], -n2[fj, 2], n2[fj, 0], n2[fj, 1], n2[fj, 2],
-                          poly_a, poly_b, pn, pd, x1, x2, dist, max_contacts, margin, -1.0 / dn)
-        return _shift(dist, m, margin) if m > 0 else nx
-    # face-face. MuJoCo 4.0 (found against the binary; its source is not at hand) clips geom 1's
-    # face, listed in reverse, by the edges of geom 2's face (planes along geom 1's normal): the
-    # points lie on geom 1's face, each one's distance and witness taken along geom 2's normal
-    nf1 = _face(endverts, obf, obi, 0, idx1[fi], mesh)
-    for i in range(nf1):
-        for q in range(3):
-            face1[i, q] = endverts[nf1 - 1 - i, q]
+                          -n1[fi, 0], -n1[fi, 1], -n1[fi, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
+                          max_contacts, keep)
+        if m == 0:
+            return nx
+        return _inflate_all(x1, x2, dist, m, m1, m2, n1[fi, 0], n1[fi, 1], n1[fi, 2])
+    # face-face: MuJoCo 4.0 clips geom 2's face by the edges of geom 1's face (a box face, a
+    # cylinder cap or a mesh polygon, both as listed; planes along geom 1's normal), keeps the
+    # points within the margins of geom 1's face and measures each along geom 2's normal (the
+    # arguments of its polygonClip, read off the binary with a debugger)
+    nf1 = _face(face1, obf, obi, 0, idx1[fi], mesh)
     nf2 = _face(face2, obf, obi, 1, idx2[fj], mesh)
-    m = _polygon_clip(face2, nf2, face1, nf1, n2[fj, 0], n2[fj, 1], n2[fj, 2],
-                      -n1[fi, 0], -n1[fi, 1], -n1[fi, 2], -n2[fj, 0], -n2[fj, 1], -n2[fj, 2],
-                      poly_a, poly_b, pn, pd, x2, x1, dist, max_contacts, margin)
-    return _shift(dist, m, margin) if m > 0 else nx
+    m = _polygon_clip(face1, nf1, face2, nf2, n1[fi, 0], n1[fi, 1], n1[fi, 2],
+                      n2[fj, 0], n2[fj, 1], n2[fj, 2], poly_a, poly_b, pn, pd, x1, x2, dist,
+                      max_contacts, keep)
+    if m == 0:
+        return nx
+    return _inflate_all(x1, x2, dist, m, m1, m2, -n2[fj, 0], -n2[fj, 1], -n2[fj, 2])
