@@ -1917,24 +1917,27 @@ def _side_edge(face, obf, k, d0, d1, d2):
 
 
 @kernel
-def _cyl_side(face, edir, obf, k, w, r, margin):
-    """The side segment of cylinder k through its support point w[r] (a point on a cap rim, as
-    the EPA face holds it) into face[0:2], from w[r] to the point above it on the other cap,
-    and its unit direction into edir[0]; returns 1 (one edge direction). MuJoCo 4.0 takes the
-    cylinder's side edge at the support point of the EPA face's first vertex, that cap first
-    (found against the binary: the contacts lie on that line, in that order)."""
-    l0, l1, l2 = _local_dir(obf, k, w[r, 0] - obf[k, 0], w[r, 1] - obf[k, 1], w[r, 2] - obf[k, 2])
-    h = obf[k, 13] if l2 > 0 else -obf[k, 13]
-    n2 = l0 * l0 + l1 * l1
-    if margin > 0 and n2 >= MINVAL2:
-        # the support of the inflated cylinder: back to the bare rim
-        s = obf[k, 12] / math.sqrt(n2)
-        l0 *= s
-        l1 *= s
-    _globalcoord(face, 0, obf, k, l0, l1, h, True)
-    _globalcoord(face, 1, obf, k, l0, l1, -h, True)
-    e = _normalize(face[1, 0] - face[0, 0], face[1, 1] - face[0, 1], face[1, 2] - face[0, 2])
-    edir[0, 0], edir[0, 1], edir[0, 2] = e
+def _cyl_side(face, edir, obf, obi, k, w, r, v):
+    """The side segment of cylinder k through its support point w[r] on the rim of cap v (0 top,
+    1 bottom) into face[0:2], from that point towards the other cap, and its direction (the
+    axis, unit by construction) into edir[0]; returns 1 (one edge direction). MuJoCo 4.0's
+    geomEdgeNormals for a cylinder (read off the binary): with a margin the support point is
+    of the inflated cylinder, and the segment starts at the bare rim instead."""
+    sg = -1.0 if v == 0 else 1.0
+    edir[0, 0] = sg * obf[k, 5]
+    edir[0, 1] = sg * obf[k, 8]
+    edir[0, 2] = sg * obf[k, 11]
+    if obf[k, 15] > 0 and obi[k, 3] >= 0:
+        l0, l1, _ = _local_dir(obf, k, w[r, 0] - obf[k, 0], w[r, 1] - obf[k, 1], w[r, 2] - obf[k, 2])
+        n2 = l0 * l0 + l1 * l1
+        s = obf[k, 12] / math.sqrt(n2) if n2 >= 1e-30 else 0.0
+        _globalcoord(face, 0, obf, k, l0 * s, l1 * s, -sg * obf[k, 13], True)
+    else:
+        for q in range(3):
+            face[0, q] = w[r, q]
+    h2 = obf[k, 13] + obf[k, 13]
+    for q in range(3):
+        face[1, q] = h2 * edir[0, q] + face[0, q]
     return 1
 
 
@@ -2248,7 +2251,7 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
         elif t1 == GEOM_CYLINDER:
             # the side segment at the touching rim point, whatever the feature dimensions
             ed = edir
-            nedge = _cyl_side(face1, edir, obf, 0, va, 0, margin)
+            nedge = _cyl_side(face1, edir, obf, obi, 0, va, 0, i0)
         elif t1 == GEOM_CAPSULE and nnorms1 == 0:
             nedge = _side_edge(face1, obf, 0, nn0, nn1, nn2)
             if nedge and t2 == GEOM_BOX:
@@ -2272,7 +2275,7 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                 nedge = _mesh_edge_normals(edir, endverts, nface2, obf, obi, 1, vb, j0, mesh)
             elif t2 == GEOM_CYLINDER:
                 ed = edir
-                nedge = _cyl_side(face2, edir, obf, 1, vb, 0, margin)
+                nedge = _cyl_side(face2, edir, obf, obi, 1, vb, 0, j0)
             elif t2 == GEOM_CAPSULE and nnorms2 == 0:
                 nedge = _side_edge(face2, obf, 1, dir0, dir1, dir2)
                 if nedge and t1 == GEOM_BOX:
