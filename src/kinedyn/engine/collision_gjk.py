@@ -1901,19 +1901,30 @@ def _cyl_face(face, obf, k, idx):
 
 
 @kernel
-def _side_edge(face, obf, k, d0, d1, d2):
-    """The segment of a capsule's surface facing direction d, if d is within EDGE_TOL of
-    perpendicular to the axis; returns 2 (segment) or 0."""
+def _side_edge(face, edir, obf, k, w, r, d0, d1, d2):
+    """The segment of capsule k's surface through its support point w[r], along the axis over
+    the capsule's length (face[0] at -h, face[1] at +h), and the axis into edir[0] (MuJoCo 4.0's
+    geomEdgeNormals for a capsule, read off the binary), if direction d is within EDGE_TOL of
+    perpendicular to the axis; returns 1 (one edge direction) or 0."""
     l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
-    s = 1 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
-    if abs(l2 * s) >= EDGE_TOL:
+    if abs(l2 / math.sqrt(l0 * l0 + l1 * l1 + l2 * l2)) >= EDGE_TOL:
         return 0
-    rr = math.sqrt(l0 * l0 + l1 * l1)
-    r = obf[k, 12]
-    h = obf[k, 13]
-    _globalcoord(face, 0, obf, k, r * l0 / rr, r * l1 / rr, -h, True)
-    _globalcoord(face, 1, obf, k, r * l0 / rr, r * l1 / rr, h, True)
-    return 2
+    a0 = obf[k, 5]
+    a1 = obf[k, 8]
+    a2 = obf[k, 11]
+    t = _dot(w[r, 0] - obf[k, 0], w[r, 1] - obf[k, 1], w[r, 2] - obf[k, 2], a0, a1, a2)
+    lo = -t - obf[k, 13]
+    hi = obf[k, 13] - t
+    face[0, 0] = lo * a0 + w[r, 0]
+    face[0, 1] = lo * a1 + w[r, 1]
+    face[0, 2] = lo * a2 + w[r, 2]
+    face[1, 0] = hi * a0 + w[r, 0]
+    face[1, 1] = hi * a1 + w[r, 1]
+    face[1, 2] = hi * a2 + w[r, 2]
+    edir[0, 0] = a0
+    edir[0, 1] = a1
+    edir[0, 2] = a2
+    return 1
 
 
 @kernel
@@ -2253,14 +2264,10 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
             ed = edir
             nedge = _cyl_side(face1, edir, obf, obi, 0, va, 0, i0)
         elif t1 == GEOM_CAPSULE and nnorms1 == 0:
-            nedge = _side_edge(face1, obf, 0, nn0, nn1, nn2)
+            ed = edir
+            nedge = _side_edge(face1, edir, obf, 0, x1, 0, nn0, nn1, nn2)
             if nedge and t2 == GEOM_BOX:
                 nnorms2 = _box_normals2(n2, idx2, obf, 1, dir0, dir1, dir2)
-            if nedge:
-                e = _normalize(face1[1, 0] - face1[0, 0], face1[1, 1] - face1[0, 1],
-                               face1[1, 2] - face1[0, 2])
-                n1[0, 0], n1[0, 1], n1[0, 2] = e
-                nedge = 1  # one edge direction (the segment's two ends are in face1)
         if nedge > 0 and nnorms2 > 0:
             ei, fi = _edge_in_face(ed, nedge, n2, nnorms2)
             edgecon1 = fi >= 0
@@ -2277,14 +2284,10 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                 ed = edir
                 nedge = _cyl_side(face2, edir, obf, obi, 1, vb, 0, j0)
             elif t2 == GEOM_CAPSULE and nnorms2 == 0:
-                nedge = _side_edge(face2, obf, 1, dir0, dir1, dir2)
+                ed = edir
+                nedge = _side_edge(face2, edir, obf, 1, x2, 0, dir0, dir1, dir2)
                 if nedge and t1 == GEOM_BOX:
                     nnorms1 = _box_normals2(n1, idx1, obf, 0, nn0, nn1, nn2)
-                if nedge:
-                    e = _normalize(face2[1, 0] - face2[0, 0], face2[1, 1] - face2[0, 1],
-                                   face2[1, 2] - face2[0, 2])
-                    n2[0, 0], n2[0, 1], n2[0, 2] = e
-                    nedge = 1
             if nedge > 0 and nnorms1 > 0:
                 ei, fi = _edge_in_face(ed, nedge, n1, nnorms1)
                 edgecon2 = fi >= 0
