@@ -93,6 +93,7 @@ EPA_P3_INVALID_V5 = 6
 EPA_P3_MISSING_ORIGIN = 7
 EPA_P3_ORIGIN_ON_FACE = 8
 EPA_P4_MISSING_ORIGIN = 9
+P3_TO_P2 = -2          # internal: polytope3 found the origin on an edge of its triangle
 
 
 # ---- scratch layout ---------------------------------------------------------------------------------
@@ -932,8 +933,37 @@ def _recover_hexa(i0, i1, i2, i3, i4, vol1, vol2, vol3):
 
 
 @kernel
+def _origin_on_edge(pv, a, b):
+    """Whether the origin lies on segment pv[a] pv[b] (originOnEdge, MuJoCo 4.0, read off the
+    binary): the ends on opposite sides of it, and its closest point on the line within 1e-15."""
+    if not 0.0 > _dot(pv[a, 0], pv[a, 1], pv[a, 2], pv[b, 0], pv[b, 1], pv[b, 2]):
+        return False
+    e0 = pv[b, 0] - pv[a, 0]
+    e1 = pv[b, 1] - pv[a, 1]
+    e2 = pv[b, 2] - pv[a, 2]
+    len2 = e0 * e0 + e1 * e1 + e2 * e2
+    if 1e-30 > len2:
+        return False
+    t = -_dot(pv[b, 0], pv[b, 1], pv[b, 2], e0, e1, e2) / len2
+    p0 = t * e0 + pv[b, 0]
+    p1 = t * e1 + pv[b, 1]
+    p2 = t * e2 + pv[b, 2]
+    return 1e-30 > p0 * p0 + p1 * p1 + p2 * p2
+
+
+@kernel
+def _replace_simplex2(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, a, b):
+    """replaceSimplex2: the simplex becomes the polytope's edge a b; the polytope is emptied."""
+    _copy_vertex(sv, sv1, sv2, sidx, 0, pv, pv1, pv2, pidx, a)
+    _copy_vertex(sv, sv1, sv2, sidx, 1, pv, pv1, pv2, pidx, b)
+    cnt[0] = 0
+    cnt[1] = 0
+    cnt[2] = 0
+
+
+@kernel
 def _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
-               pmap, cnt, center, obf, obi, tolerance):
+               pmap, cnt, center, obf, obi, tolerance, fallback):
     """Initial polytope from a triangle (polytope3); returns an EPA status (0 = success).
 
     MuJoCo 4.0's (read off the 4.0 binary; the 3.12 source differs): the supports v4, v5 along
@@ -941,8 +971,10 @@ def _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
     the five vertices are relabelled (recoverHexa) or, failing that, four of them make a
     tetrahedron; the centre is the mean of the polytope's vertices; all faces are attached
     before the origin-on-face test; the origin must be inside every face's plane unless the
-    face is within the tolerance. (4.0 then falls back to polytope2 on an edge through the
-    origin; kinedyn gives up there, as the 3.12 source does.)"""
+    face is within the tolerance. With the origin on a face, 4.0 looks for it on an edge of the
+    triangle (when called from ccd, ``fallback``): then the simplex becomes that edge and
+    P3_TO_P2 tells the caller to start again from polytope2 (found in the 4.0 binary; no
+    measured pose reaches it)."""
     v1i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
     v2i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
     v3i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 2)
@@ -996,6 +1028,13 @@ def _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
         f3 = _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, e, d, b, 2, 0, 1)
     if (f0 < MINDIST2 or f1 < MINDIST2 or f2 < MINDIST2 or f3 < MINDIST2 or f4 < MINDIST2
             or f5 < MINDIST2):
+        if fallback:
+            for k in range(3):
+                ea = v1i if k == 0 else (v2i if k == 1 else v3i)
+                eb = v2i if k == 0 else (v3i if k == 1 else v1i)
+                if _origin_on_edge(pv, ea, eb):
+                    _replace_simplex2(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, ea, eb)
+                    return P3_TO_P2
         return EPA_P3_ORIGIN_ON_FACE
     tol2 = tolerance * tolerance
     if hexa:
@@ -1091,7 +1130,7 @@ def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
                         f[0], f[1], f[2], f[3], f[4], f[5]) < MINDIST2:
             _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, f[0], f[1], f[2])
             return _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv,
-                              fdist2, findex, pmap, cnt, center, obf, obi, tolerance)
+                              fdist2, findex, pmap, cnt, center, obf, obi, tolerance, False)
     if _ray_triangle(pv, v1i, v2i, v3i, v4i, v5i) == 0:
         return EPA_P2_NONCONVEX
     _populate_map(pmap, findex, cnt, 6)
@@ -1118,7 +1157,7 @@ def _polytope4(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
                         f[0], f[1], f[2], f[3], f[4], f[5]) < MINDIST2:
             _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, f[0], f[1], f[2])
             return _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv,
-                              fdist2, findex, pmap, cnt, center, obf, obi, tolerance)
+                              fdist2, findex, pmap, cnt, center, obf, obi, tolerance, True)
     if not _test_tetra(pv, v1, v2, v3, v4):
         return EPA_P4_MISSING_ORIGIN
     _populate_map(pmap, findex, cnt, 4)
@@ -1477,9 +1516,13 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
                              findex, pmap, cnt, center, obf, obi, tolerance)
         elif nsimplex == 3:
             ret = _polytope3(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi, tolerance)
+                             findex, pmap, cnt, center, obf, obi, tolerance, True)
         else:
             ret = _polytope4(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
+                             findex, pmap, cnt, center, obf, obi, tolerance)
+        if ret == P3_TO_P2:
+            # MuJoCo 4.0: polytope3 (from ccd or polytope4) found the origin on an edge
+            ret = _polytope2(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
                              findex, pmap, cnt, center, obf, obi, tolerance)
         info[2] = ret
         if ret == 0:
@@ -1982,11 +2025,14 @@ def _inflate_all(x1, x2, dist, m, m1, m2, u0, u1, u2):
 
 
 @kernel
-def _edge_in_face(edge_dirs, nedge, face_normals, nface):
+def _edge_in_face(edge_dirs, nedge, face_normals, nface, w0, w1, w2):
     """The first (edge, face) pair, faces in the outer loop, whose unit edge direction is within
     EDGE_TOL of perpendicular to the face normal (the edge lies in the face, as mjc_multicontact
-    tests each way round); (-1, -1) if there is none."""
+    tests each way round), among the faces whose normal has a positive dot product (above
+    MINVAL) with w (MuJoCo 4.0, read off the binary); (-1, -1) if there is none."""
     for j in range(nface):
+        if MINVAL >= _dot(w0, w1, w2, face_normals[j, 0], face_normals[j, 1], face_normals[j, 2]):
+            continue
         for i in range(nedge):
             if abs(_dot(edge_dirs[i, 0], edge_dirs[i, 1], edge_dirs[i, 2],
                         face_normals[j, 0], face_normals[j, 1], face_normals[j, 2])) < EDGE_TOL:
@@ -2235,11 +2281,18 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
     # aligned faces: the best-aligned pair (most negative dot product) within FACE_TOL. MuJoCo
     # 4.0 takes it (found against the binary with MuJoCo's polygon order: the 3.x source takes
     # the first pair in polygon order, which clips another of two nearly coplanar faces)
+    # among the faces facing the other geom: each normal within 90 deg - asin(EDGE_TOL) of the
+    # witness direction (MuJoCo 4.0, read off the binary; none when the witness points coincide)
     fi = -1
     fj = -1
     bestdot = -FACE_TOL
+    cdir = math.sqrt(dir0 * dir0 + dir1 * dir1 + dir2 * dir2) * EDGE_TOL
     for i in range(nnorms1):
+        if _dot(dir0, dir1, dir2, n1[i, 0], n1[i, 1], n1[i, 2]) >= -cdir:
+            continue
         for j in range(nnorms2):
+            if cdir >= _dot(dir0, dir1, dir2, n2[j, 0], n2[j, 1], n2[j, 2]):
+                continue
             dd = _dot(n1[i, 0], n1[i, 1], n1[i, 2], n2[j, 0], n2[j, 1], n2[j, 2])
             if dd < bestdot:
                 bestdot = dd
@@ -2269,7 +2322,7 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
             if nedge and t2 == GEOM_BOX:
                 nnorms2 = _box_normals2(n2, idx2, obf, 1, dir0, dir1, dir2)
         if nedge > 0 and nnorms2 > 0:
-            ei, fi = _edge_in_face(ed, nedge, n2, nnorms2)
+            ei, fi = _edge_in_face(ed, nedge, n2, nnorms2, dir0, dir1, dir2)
             edgecon1 = fi >= 0
         if fi < 0:
             nedge = 0
@@ -2289,7 +2342,7 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
                 if nedge and t1 == GEOM_BOX:
                     nnorms1 = _box_normals2(n1, idx1, obf, 0, nn0, nn1, nn2)
             if nedge > 0 and nnorms1 > 0:
-                ei, fi = _edge_in_face(ed, nedge, n1, nnorms1)
+                ei, fi = _edge_in_face(ed, nedge, n1, nnorms1, nn0, nn1, nn2)
                 edgecon2 = fi >= 0
         if fi < 0:
             return nx
