@@ -37,9 +37,8 @@ Single contacts agree with 4.0 bit for bit in every pose tests/test_collision_co
 (spheres, capsules, ellipsoids, cylinders, boxes, margins), and cylinder and capsule
 multi-contacts at 1e-9 in the count and order (random and axis-aligned poses, margins); with
 the origin on an edge of EPA's start triangle, 4.0's polytope3 starts again from polytope2 on
-that edge, as here. What is not reproduced: a few exactly touching axis-aligned cylinder-box
-poses (6 of 336 in the tests) get a second contact. Where several mesh features are within the
-tolerances 4.0 takes the first in its own polygon order (docs/meshes.md).
+that edge, as here. Where several mesh features are within the tolerances 4.0 takes the first
+in its own polygon order (docs/meshes.md).
 
 Layout (kernels take arrays, never objects):
 
@@ -1825,11 +1824,13 @@ def _box_normals(nrm, idx, dim, obf, k, v1, v2, v3, d0, d1, d2):
             idx[c] = 2 if y > 0 else 3
             c += 1
         if z != 0:
-            _globalcoord(nrm, 1, obf, k, 0.0, 0.0, float(z), False)   # MuJoCo writes row 1 here
+            _globalcoord(nrm, c, obf, k, 0.0, 0.0, float(z), False)
             idx[c] = 4 if z > 0 else 5
             c += 1
-        if c == 2:
-            return 2
+        # MuJoCo 4.0 (read off the binary): the faces holding both vertices, one or two (3.12
+        # wrote z's normal to row 1 and asked boxNormals2 unless there were two)
+        if c > 0:
+            return c
         return _box_normals2(nrm, idx, obf, k, d0, d1, d2)
     if dim == 1:
         x = 1.0 if (v1 & 1) != 0 else -1.0
