@@ -200,14 +200,11 @@ REFUSED: dict[str, str] = {
 # MuJoCo's bits (test_inverse_constraints), so the round-off comes from qacc and the kinematics
 # (dmc-cmu_humanoid_2020's cfrc_ext: 0 vs -2.7e-12, a contact normal's zero x off by 1e-16 after
 # five steps, times a 2e4 force). erd-iris's contact_pos and rs-baxter_arm_urdf's contact_dist are
-# cylinder multi-contact (multiccd) differences (erd-laikago has one in a simulated state)
-# (docs/corpus.md).
+# cylinder multi-contact (multiccd) differences (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
     **dict.fromkeys(('dmc-humanoid', 'dmc-humanoid_CMU', 'dmc-manipulator', 'dmc-walker', 'gr-humanoid',
                     'rs-gr1', 'myo-body', 'myo-legs', 'dmc-dog_v2', 'dmc-quadruped'),
                     'cfrc_int'),
-    **dict.fromkeys(('erd-laikago',),
-                    'qacc'),
     **dict.fromkeys(('dmc-cmu_humanoid_2020',),
                     'cfrc_ext'),
     **dict.fromkeys(('dmc-dog',),
