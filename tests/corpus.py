@@ -220,8 +220,10 @@ MISMATCHED: dict[str, str] = {
                     'aloha-bimanual', 'aloha-bimanual_mocap', 'airo-robotiq_2f_85', 'rs-jaco',
                     'erd-go2', 'erd-solo12', 'erd-bolt', 'erd-talos', 'erd-alex'),
                     'qacc'),
+    # gr-fetch_pick_and_place: its 63 contacts (the plane-mesh ones bit-equal since MuJoCo 4.0's
+    # plane-mesh rules), left: a box-mesh multi-contact in another order and a mesh-mesh distance 3e-9 off
     **dict.fromkeys(('gr-fetch_pick_and_place',),
-                    'nefc'),
+                    'qacc'),
     **dict.fromkeys(('rs-panda_urdf', 'rs-baxter_arm_urdf', 'hil-panda', 'rs-panda_gripper'),
                     'contact_dist'),
 }
