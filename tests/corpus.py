@@ -218,8 +218,10 @@ MISMATCHED: dict[str, str] = {
                     'contact_pos'),
     **dict.fromkeys(('erd-alex', 'erd-double_pendulum', 'rs-baxter_arm_urdf'),
                     'qacc'),
+    # gr-fetch_pick_and_place: its 63 contacts (the plane-mesh ones bit-equal since MuJoCo 4.0's
+    # plane-mesh rules), left: a box-mesh multi-contact in another order and a mesh-mesh distance 3e-9 off
     **dict.fromkeys(('gr-fetch_pick_and_place',),
-                    'nefc'),
+                    'qacc'),
 }
 
 # the work per model: forward on one random state and on SIMULATED states MuJoCo visits

@@ -11,7 +11,7 @@ geometry, so agreement beyond round-off needs MuJoCo's iterations and arithmetic
 
 What holds (measured on the seeds below; the assertions encode it):
 
-* plane-ellipsoid (mjc_PlaneConvex): every contact to 1e-12.
+* plane-ellipsoid (mjc_PlaneConvex): every contact bit for bit.
 * single contacts (ellipsoid-ellipsoid, ellipsoid-cylinder, ellipsoid-box, sphere and capsule
   against an ellipsoid; margins, gaps, axis-aligned poses, sizes 1e-3 and 1e3): every contact
   equals MuJoCo 4.0's bit for bit. collision_gjk reproduces 4.0's GJK (its distance
@@ -241,7 +241,9 @@ def test_plane_ellipsoid(margin, gap):
     counts_ok, errs = _fuzz(pair, np.random.default_rng(3), 200, reach=0.4)
     assert counts_ok == 200
     assert len(errs) > 50
-    assert errs.max() <= 1e-12
+    # bit for bit: mjc_ellipsoidSupport scales by (1/norm) * size (1 ulp off in 3 of dmc-dog's
+    # 44 floor contacts when normalised first)
+    assert (errs == 0).all(), f"{np.mean(errs == 0):.0%} bit-equal, max error {errs.max():.2e}"
 
 
 def test_resting_ellipsoids():

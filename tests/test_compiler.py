@@ -207,6 +207,33 @@ def test_principal_axes_of_tiny_inertias_are_sorted_like_mujoco():
         assert "body_iquat" in compared and "body_inertia" in compared
 
 
+@pytest.mark.parametrize("gtype", ["sphere", "capsule", "cylinder", "ellipsoid", "box"])
+def test_geom_inertia_is_mujocos_bit_for_bit(gtype):
+    """A body with one geom of random size takes the geom's mass and principal moments as they
+    are: each of kinedyn's equals MuJoCo's bits (solid and shell), e.g. a capsule's moments are
+    the cylinder's plus the sum of the hemispheres' own and displacement terms, in that
+    association (summed left to right, 76 % of random capsules were 1 ulp off, and with them
+    dmc-dog's and the CMU humanoid's M and everything after it). Shell ellipsoids and boxes are
+    compared at 1e-15: 1 of 200 random sizes each was 1 ulp off (not pursued)."""
+    from kinedyn.compiler.inertial import geom_inertia
+    from kinedyn.engine.types import GeomType
+
+    rng = np.random.default_rng(len(gtype))
+    nsize = {"sphere": 1, "capsule": 2, "cylinder": 2}.get(gtype, 3)
+    for shell in ("false", "true"):
+        for _ in range(40):
+            size = [float(x) for x in rng.uniform(0.01, 0.3, nsize)]
+            mjm = mujoco.MjModel.from_xml_string(
+                f'<mujoco><worldbody><body><joint/><geom type="{gtype}" size="{" ".join(map(repr, size))}" '
+                f'shellinertia="{shell}"/></body></worldbody></mujoco>')
+            ours = geom_inertia(GeomType[gtype.upper()], size + [0.0] * (3 - nsize), float(mjm.body_mass[1]),
+                                shell == "true")
+            if (gtype, shell) in (("ellipsoid", "true"), ("box", "true")):
+                np.testing.assert_allclose(np.sort(ours), np.sort(mjm.body_inertia[1]), rtol=1e-15, atol=0)
+            else:
+                assert np.array_equal(np.sort(ours), np.sort(mjm.body_inertia[1])), (size, shell)
+
+
 def test_inertiafromgeom_false_needs_explicit_inertial():
     xml = INERTIAL.format(ifg="false", bm=0, bi=0)
     with pytest.raises(ValueError):

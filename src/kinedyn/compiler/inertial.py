@@ -57,7 +57,8 @@ def geom_inertia(gtype: int, size, mass: float, shell: bool) -> list[float]:
             iz = cyl_mass * r * r / 2
             sphere_inertia = 2 * sphere_mass * r * r / 5
             shift = sphere_mass * height * (3 * r + 2 * height) / 8
-            return [ixy + sphere_inertia + shift, ixy + sphere_inertia + shift, iz + sphere_inertia]
+            # SetInertia adds the hemispheres' sum to the cylinder's: ixy + (sphere + shift)
+            return [ixy + (sphere_inertia + shift), ixy + (sphere_inertia + shift), iz + sphere_inertia]
         a_sphere = 4 * PI * r * r
         a_total = a_sphere + 2 * PI * r * height
         sphere_mass = mass * a_sphere / a_total
@@ -68,7 +69,7 @@ def geom_inertia(gtype: int, size, mass: float, shell: bool) -> list[float]:
         hs_com = r / 2
         hs_pos = halfheight + hs_com
         shift = sphere_mass * (hs_pos * hs_pos - hs_com * hs_com)
-        return [ixy + sphere_inertia + shift, ixy + sphere_inertia + shift, iz + sphere_inertia]
+        return [ixy + (sphere_inertia + shift), ixy + (sphere_inertia + shift), iz + sphere_inertia]
     if gtype == GeomType.CYLINDER:
         halfheight, height, r = size[1], 2 * size[1], size[0]
         if not shell:

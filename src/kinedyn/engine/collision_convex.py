@@ -10,7 +10,7 @@ driver refuses ``nativeccd="disable"``.
 The support functions (mjc_*Support) live in collision_gjk, which calls them (MuJoCo reaches
 them through function pointers; importing them from here would make a cycle).
 
-Agreement with MuJoCo 4.0 (tests/test_collision_convex.py): plane-ellipsoid to 1e-12; single
+Agreement with MuJoCo 4.0 (tests/test_collision_convex.py): plane-ellipsoid bit for bit; single
 contacts (GJK distance queries for spheres, capsules and margins, GJK + EPA for deep ones) bit
 for bit in the poses tried; multi-contact counts in 97-100 % of poses, the points of
 multi-contacts approximately. collision_gjk's docstring has the details.
@@ -30,10 +30,10 @@ from kinedyn.engine.collision_gjk import (
     I_OBI,
     MAXCONPAIR,
     MC_NMAX,
+    MINVAL2,
     W_DIST,
     W_X1,
     W_X2,
-    _polygon_quad,
     ccd,
     convex_work_size,
     mc_size,
@@ -174,16 +174,20 @@ def collide_plane_convex(geom_type, xpos, xmat, size, g1, g2, margin, dist, pos,
     s0 = l0 * size[g2, 0]
     s1 = l1 * size[g2, 1]
     s2 = l2 * size[g2, 2]
-    s0, s1, s2, _ = normalized3(s0, s1, s2)
-    s0 *= size[g2, 0]
-    s1 *= size[g2, 1]
-    s2 *= size[g2, 2]
-    v0 = m[0, 0] * s0 + m[0, 1] * s1 + m[0, 2] * s2
-    v1 = m[1, 0] * s0 + m[1, 1] * s1 + m[1, 2] * s2
-    v2 = m[2, 0] * s0 + m[2, 1] * s1 + m[2, 2] * s2
-    v0 += xpos[g2, 0]
-    v1 += xpos[g2, 1]
-    v2 += xpos[g2, 2]
+    norm2 = s0 * s0 + s1 * s1 + s2 * s2
+    if norm2 < MINVAL2:  # too small to normalise: the end of the first axis
+        v0 = m[0, 0] * size[g2, 0] + xpos[g2, 0]
+        v1 = m[1, 0] * size[g2, 0] + xpos[g2, 1]
+        v2 = m[2, 0] * size[g2, 0] + xpos[g2, 2]
+    else:
+        # each scaled by (1/norm) * size, in that association (4.0's binary; 1 ulp otherwise)
+        inv = 1 / math.sqrt(norm2)
+        s0 *= inv * size[g2, 0]
+        s1 *= inv * size[g2, 1]
+        s2 *= inv * size[g2, 2]
+        v0 = (m[0, 0] * s0 + m[0, 1] * s1 + m[0, 2] * s2) + xpos[g2, 0]
+        v1 = (m[1, 0] * s0 + m[1, 1] * s1 + m[1, 2] * s2) + xpos[g2, 1]
+        v2 = (m[2, 0] * s0 + m[2, 1] * s1 + m[2, 2] * s2) + xpos[g2, 2]
     dd = nx * (v0 - xpos[g1, 0]) + ny * (v1 - xpos[g1, 1]) + nz * (v2 - xpos[g1, 2])
     if dd > margin:
         return 0
@@ -193,92 +197,192 @@ def collide_plane_convex(geom_type, xpos, xmat, size, g1, g2, margin, dist, pos,
 
 
 @kernel
-def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, mesh, poly):
+def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, mesh, poly):
     """Plane-mesh contacts as MuJoCo 4.0's mjc_PlaneConvex makes them for meshes (rewritten in
-    MuJoCo 3.13, whose source kinedyn's snapshot predates; the rule below is the one that
-    reproduces mujoco 4.0.0's contacts, tests/test_mesh.py; exactly for hull polygons of up to 4
-    vertices, in ~95 % of poses for larger ones): the hull vertex deepest along the
-    plane normal, then the hull polygon through that vertex facing the plane most directly;
-    its vertices from the deepest one on in polygon order (a polygon of more than 4 vertices
-    reduced to MuJoCo's polygonQuad quadrilateral, listed from the deepest vertex), each one
-    within the margin a
-    contact at the midpoint between it and the plane, normal the plane's. Up to 4 contacts.
+    MuJoCo 3.13, after kinedyn's reference source; the rules below were read off mujoco 4.0.0's
+    binary and give its contacts bit for bit, tests/test_mesh.py):
 
-    mesh: (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph); poly:
-    (mesh_polyvertadr, mesh_polyvertnum, mesh_polyvert, mesh_polynormal, mesh_polymapadr,
-    mesh_polymapnum, mesh_polymap, mesh_polyadr); work: scratch with room for 3 floats per hull vertex."""
-    dataid, vert, vertadr, graphadr, graph = mesh
+    * the support vertex along the plane's inward normal: MuJoCo's mjc_hillclimbSupport for a mesh
+      with a hull graph and more than 9 vertices (a cold start from the seed of the direction's
+      3 x 3 x 3 cell, _extrema_seed), else mjc_meshSupport's scan of every mesh vertex; a contact
+      there if it is within the margin;
+    * the hull polygon through that vertex whose normal points most against the plane normal
+      (none if the vertex lies in no polygon: one contact);
+    * the polygon's next vertices in polygon order from the support vertex (up to 3 more); a
+      polygon of more than 4 vertices is first reduced to 4 (_plane_mesh_quad);
+    * each of them a contact if within the margin and not above the mesh frame's origin along
+      the plane normal; the contact point is midway between the vertex and the plane.
+
+    mesh: (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph, mesh_vertnum,
+    mesh_polynum); poly: (mesh_polyvertadr, mesh_polyvertnum, mesh_polyvert, mesh_polynormal,
+    mesh_polymapadr, mesh_polymapnum, mesh_polymap, mesh_polyadr)."""
+    dataid, vert, vertadr, graphadr, graph, vertnum, polynum = mesh
     polyvertadr, polyvertnum, polyvert, polynormal, polymapadr, polymapnum, polymap, polyadr = poly
     nx, ny, nz = z_axis(xmat, g1)
     r = xmat[g2]
-    # the plane normal, reversed, in the mesh frame
-    l0 = -(r[0, 0] * nx + r[1, 0] * ny + r[2, 0] * nz)
-    l1 = -(r[0, 1] * nx + r[1, 1] * ny + r[2, 1] * nz)
-    l2 = -(r[0, 2] * nx + r[1, 2] * ny + r[2, 2] * nz)
+    # the plane normal in the mesh frame (mju_mulMatTVec3), and its reverse, the support direction
+    l0 = r[0, 0] * nx + r[1, 0] * ny + r[2, 0] * nz
+    l1 = r[0, 1] * nx + r[1, 1] * ny + r[2, 1] * nz
+    l2 = r[0, 2] * nx + r[1, 2] * ny + r[2, 2] * nz
     mid = dataid[g2]
     va = vertadr[mid]
-    adr = graphadr[mid]
-    nh = graph[adr]
-    best = -math.inf
-    ib = 0
-    for i in range(nh):
-        v = graph[adr + 2 + nh + i]
-        dot = l0 * vert[va + v, 0] + l1 * vert[va + v, 1] + l2 * vert[va + v, 2]
-        # ties go to the lowest vertex id (mesh_graph lists the hull in qhull's order)
-        if dot > best or (dot == best and v < ib):
-            best = dot
-            ib = v
-    # the polygon through the deepest vertex that faces the plane most directly
+    if graphadr[mid] >= 0 and vertnum[mid] > 9:
+        ib = _hillclimb_support(vert, va, graph, graphadr[mid], -l0, -l1, -l2)
+    else:
+        # mjc_meshSupport: every vertex of the mesh (not only the hull's), the first maximum
+        ib = 0
+        best = -3.4028234663852886e38  # -FLT_MAX
+        for i in range(vertnum[mid]):
+            dot = -l0 * vert[va + i, 0] + -l1 * vert[va + i, 1] + -l2 * vert[va + i, 2]
+            if dot > best:
+                best = dot
+                ib = i
+    if _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, vert, va, ib, nx, ny, nz,
+                           False) == 0:
+        return 0
+    if polynum[mid] == 0:
+        return 1
+    # the polygon through the support vertex facing the plane most directly (dot below 1)
     pbest = -1
-    pdot = -math.inf
+    pdot = 1.0
     for j in range(polymapnum[va + ib]):
         p = polyadr[mid] + polymap[polymapadr[va + ib] + j]
-        dot = polynormal[p, 0] * l0 + polynormal[p, 1] * l1 + polynormal[p, 2] * l2
-        if dot > pdot:
+        dot = l0 * polynormal[p, 0] + l1 * polynormal[p, 1] + l2 * polynormal[p, 2]
+        if dot < pdot:
             pdot = dot
             pbest = p
     if pbest < 0:
-        return _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, vert, va, ib, nx, ny, nz)
+        return 1
     pa = polyvertadr[pbest]
-    cnt = np.int64(polyvertnum[pbest])  # an int64 like the literal 3 (reshape wants one integer type;
-    # Numba's int() keeps an int32 an int32)
-    start = 0
+    cnt = np.int64(polyvertnum[pbest])
+    s = 0
     for j in range(cnt):
         if polyvert[pa + j] == ib:
-            start = j
-    ncon = 0
-    if cnt <= 4:
-        for j in range(cnt):
-            v = polyvert[pa + (start + j) % cnt]
-            ncon += _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0 + ncon, vert, va, v,
-                                        nx, ny, nz)
-        return ncon
-    # more than 4 vertices: MuJoCo's large-area quadrilateral (polygonQuad) of the polygon listed
-    # from the deepest vertex, in polygon order
-    pts = work[:3 * cnt].reshape((cnt, 3))
-    for j in range(cnt):
-        v = polyvert[pa + (start + j) % cnt]
-        for a in range(3):
-            pts[j, a] = (r[a, 0] * vert[va + v, 0] + r[a, 1] * vert[va + v, 1] + r[a, 2] * vert[va + v, 2]
-                         + xpos[g2, a])
-    q0, q1, q2, q3 = _polygon_quad(pts, cnt)
-    for j in range(cnt):
-        if j == q0 or j == q1 or j == q2 or j == q3:
-            v = polyvert[pa + (start + j) % cnt]
-            ncon += _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0 + ncon, vert, va, v,
-                                        nx, ny, nz)
+            s = j
+            break
+    k1 = (s + 1) % cnt
+    k2 = (s + 2) % cnt
+    k3 = (s + 3) % cnt
+    if cnt > 4:
+        k1, k2, k3 = _plane_mesh_quad(vert, va, polyvert, pa, cnt, s, k1, k2, k3)
+        cnt = 4
+    ncon = 1
+    for j in range(1, min(cnt, 4)):
+        k = k1 if j == 1 else (k2 if j == 2 else k3)
+        ncon += _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c0 + ncon, vert, va,
+                                    polyvert[pa + k], nx, ny, nz, True)
     return ncon
 
 
 @kernel
-def _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c, vert, va, v, nx, ny, nz):
-    """A contact at mesh vertex v if it is within the margin of the plane; returns 0 or 1."""
+def _extrema_seed(vert, va, graph, adr, c0, c1, c2):
+    """The hull vertex (local id) farthest along the cell direction (c0, c1, c2) in {-1, 0, 1}^3, in
+    float32 arithmetic, the first on ties: the entry of MuJoCo's mesh_extrema (mjCModel's grid
+    extrema) that mjc_hillclimbSupport starts from."""
+    nh = graph[adr]
+    best = np.float32(-3.4028234663852886e38)  # std::numeric_limits<float>::lowest()
+    seed = 0
+    f0 = np.float32(c0)
+    f1 = np.float32(c1)
+    f2 = np.float32(c2)
+    for i in range(nh):
+        v = graph[adr + 2 + nh + i]
+        dot = np.float32(np.float32(vert[va + v, 0] * f0 + vert[va + v, 1] * f1) + vert[va + v, 2] * f2)
+        if dot > best:
+            best = dot
+            seed = i
+    return seed
+
+
+@kernel
+def _hillclimb_support(vert, va, graph, adr, d0, d1, d2):
+    """mjc_hillclimbSupport with a cold start: from the seed of the direction's cell (components
+    beyond +-0.4 count), move to the first neighbour (mesh_graph's edges) farther along d than the
+    best so far until none is; returns the mesh vertex id."""
+    nh = graph[adr]
+    cx = (1 if d0 > 0.4 else 0) - (1 if d0 < -0.4 else 0)
+    cy = (1 if d1 > 0.4 else 0) - (1 if d1 < -0.4 else 0)
+    cz = (1 if d2 > 0.4 else 0) - (1 if d2 < -0.4 else 0)
+    imax = _extrema_seed(vert, va, graph, adr, cx, cy, cz)
+    v = graph[adr + 2 + nh + imax]
+    best = d0 * vert[va + v, 0] + d1 * vert[va + v, 1] + d2 * vert[va + v, 2]
+    prev = -1
+    while imax != prev:
+        prev = imax
+        i = graph[adr + 2 + imax]
+        while graph[adr + 2 + 2 * nh + i] >= 0:
+            sub = graph[adr + 2 + 2 * nh + i]
+            v = graph[adr + 2 + nh + sub]
+            dot = d0 * vert[va + v, 0] + d1 * vert[va + v, 1] + d2 * vert[va + v, 2]
+            if dot > best:
+                best = dot
+                imax = sub
+            i += 1
+    return graph[adr + 2 + nh + imax]
+
+
+@kernel
+def _quad_area(vert, va, polyvert, pa, a, b, c, d):
+    """Half the norm of (A - C) x (B - D): the area of the quadrilateral ABCD of polygon positions
+    a, b, c, d (mesh-frame vertices, float to double)."""
+    u0 = np.float64(vert[va + polyvert[pa + a], 0]) - np.float64(vert[va + polyvert[pa + c], 0])
+    u1 = np.float64(vert[va + polyvert[pa + a], 1]) - np.float64(vert[va + polyvert[pa + c], 1])
+    u2 = np.float64(vert[va + polyvert[pa + a], 2]) - np.float64(vert[va + polyvert[pa + c], 2])
+    w0 = np.float64(vert[va + polyvert[pa + b], 0]) - np.float64(vert[va + polyvert[pa + d], 0])
+    w1 = np.float64(vert[va + polyvert[pa + b], 1]) - np.float64(vert[va + polyvert[pa + d], 1])
+    w2 = np.float64(vert[va + polyvert[pa + b], 2]) - np.float64(vert[va + polyvert[pa + d], 2])
+    x = u1 * w2 - u2 * w1
+    y = u2 * w0 - u0 * w2
+    z = u0 * w1 - u1 * w0
+    return 0.5 * math.sqrt(x * x + y * y + z * z)
+
+
+@kernel
+def _plane_mesh_quad(vert, va, polyvert, pa, cnt, s, b, c, d):
+    """MuJoCo 4.0's reduction of a polygon of more than 4 vertices to a quadrilateral in
+    mjc_PlaneConvex (read off the binary): starting from positions s, s+1, s+2, s+3, advance the
+    fourth corner while that enlarges the area; after each such step advance the third, then the
+    second, each while the area strictly grows. The first corner stays the support vertex.
+    Returns the other three positions."""
+    area = _quad_area(vert, va, polyvert, pa, s, b, c, d)
+    while True:
+        dn = (d + 1) % cnt
+        new = _quad_area(vert, va, polyvert, pa, s, b, c, dn)
+        if area >= new:
+            return b, c, d
+        d = dn
+        area = new
+        b, c, area = _advance_corner(vert, va, polyvert, pa, cnt, s, b, c, d, area, False)
+        b, c, area = _advance_corner(vert, va, polyvert, pa, cnt, s, b, c, d, area, True)
+
+
+@kernel
+def _advance_corner(vert, va, polyvert, pa, cnt, s, b, c, d, area, second):
+    """_plane_mesh_quad's inner step: move corner c (or b if ``second``) on while the area strictly
+    grows; returns (b, c, area)."""
+    while True:
+        bn = (b + 1) % cnt if second else b
+        cn = c if second else (c + 1) % cnt
+        new = _quad_area(vert, va, polyvert, pa, s, bn, cn, d)
+        if not area < new:
+            return b, c, area
+        b = bn
+        c = cn
+        area = new
+
+
+@kernel
+def _plane_mesh_contact(xpos, xmat, g1, g2, margin, dist, pos, frame, c, vert, va, v, nx, ny, nz, below):
+    """A contact at mesh vertex v if it is within the margin of the plane (and, with ``below``, not
+    above the mesh frame's origin along the plane normal); returns 0 or 1."""
     r = xmat[g2]
     p0 = r[0, 0] * vert[va + v, 0] + r[0, 1] * vert[va + v, 1] + r[0, 2] * vert[va + v, 2] + xpos[g2, 0]
     p1 = r[1, 0] * vert[va + v, 0] + r[1, 1] * vert[va + v, 1] + r[1, 2] * vert[va + v, 2] + xpos[g2, 1]
     p2 = r[2, 0] * vert[va + v, 0] + r[2, 1] * vert[va + v, 1] + r[2, 2] * vert[va + v, 2] + xpos[g2, 2]
     dd = nx * (p0 - xpos[g1, 0]) + ny * (p1 - xpos[g1, 1]) + nz * (p2 - xpos[g1, 2])
     if dd > margin:
+        return 0
+    if below and nx * (p0 - xpos[g2, 0]) + ny * (p1 - xpos[g2, 1]) + nz * (p2 - xpos[g2, 2]) > 0:
         return 0
     h = -0.5 * dd
     write_contact(dist, pos, frame, c, dd, p0 + nx * h, p1 + ny * h, p2 + nz * h, nx, ny, nz)
