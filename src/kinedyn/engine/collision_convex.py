@@ -33,10 +33,14 @@ from kinedyn.engine.collision_gjk import (
     W_DIST,
     W_X1,
     W_X2,
+    _hillclimb,
     _polygon_quad,
+    _vdot,
     ccd,
     convex_work_size,
+    init_mesh_object,
     mc_size,
+    mesh_object_width,
 )
 from kinedyn.engine.collision_primitive import write_contact, z_axis
 from kinedyn.engine.util_spatial import normalized3
@@ -69,32 +73,23 @@ def _init_obj(obf, obi, k, geom_type, xpos, xmat, size, g, margin):
 
 
 @kernel
-def _init_mesh(obf, k, g, mesh):
-    """The hull vertices of mesh geom g, in its frame, after object k's 16 slots: (x, y, z, id).
-    ``mesh``: collide_convex's mesh arrays."""
-    dataid, vert, vertadr, graphadr, graph = mesh[0], mesh[1], mesh[2], mesh[3], mesh[4]
-    mid = dataid[g]
-    adr = graphadr[mid]
-    nvert = graph[adr]
-    obf[k, 12] = nvert
-    va = vertadr[mid]
-    for i in range(nvert):
-        v = graph[adr + 2 + nvert + i]
-        b = 16 + 4 * i
-        obf[k, b] = vert[va + v, 0]
-        obf[k, b + 1] = vert[va + v, 1]
-        obf[k, b + 2] = vert[va + v, 2]
-        obf[k, b + 3] = v
+def _object_width(geom_type, g1, g2, mesh):
+    """Floats per object description: 16, or the larger mesh's (mesh_object_width)."""
+    n = 16
+    for g in (g1, g2):
+        if geom_type[g] == GEOM_MESH:
+            n = max(n, mesh_object_width(mesh, g))
+    return n
 
 
 @kernel
-def _object_width(geom_type, g1, g2, mesh):
-    """Floats per object description: 16, plus 4 per hull vertex of the larger mesh."""
+def _hull_vertices(geom_type, g1, g2, mesh):
+    """The larger hull's vertex count of the two geoms (0 without meshes)."""
     n = 0
     for g in (g1, g2):
         if geom_type[g] == GEOM_MESH:
             n = max(n, np.intp(mesh[4][mesh[3][mesh[0][g]]]))
-    return 16 + 4 * n
+    return n
 
 
 @kernel
@@ -126,22 +121,22 @@ def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, c
     ``work``, the multi-contact buffers before them (and at the end of ``iwork``). mesh:
     (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph, mesh_polynum,
     mesh_polyvertadr, mesh_polyvertnum, mesh_polyvert, mesh_polynormal, mesh_polymapadr,
-    mesh_polymapnum, mesh_polymap, mesh_polyadr); mesh_polymap holds each mesh's own polygon
-    numbers, mesh_polyadr[mesh] their first global one."""
+    mesh_polymapnum, mesh_polymap, mesh_polyadr, mesh_extrema, mesh_vertnum); mesh_polymap holds
+    each mesh's own polygon numbers, mesh_polyadr[mesh] their first global one."""
     width = _object_width(geom_type, g1, g2, mesh)
     end = work.shape[0] - 2 * width
     obf = work[end:].reshape((2, width))
     # multi-contact buffers for polygons and vertex degrees up to the larger hull's vertex count
-    nm = max(MC_NMAX, (width - 16) // 4)
+    nm = max(MC_NMAX, _hull_vertices(geom_type, g1, g2, mesh))
     mc = work[end - mc_size(nm):end]
     mci = iwork[iwork.shape[0] - 2 * nm:]
     obi = iwork[I_OBI:I_OBI + 8].reshape((2, 4))
     _init_obj(obf, obi, 0, geom_type, xpos, xmat, size, g1, margin)
     _init_obj(obf, obi, 1, geom_type, xpos, xmat, size, g2, margin)
     if geom_type[g1] == GEOM_MESH:
-        _init_mesh(obf, 0, g1, mesh)
+        init_mesh_object(obf, 0, g1, mesh)
     if geom_type[g2] == GEOM_MESH:
-        _init_mesh(obf, 1, g2, mesh)
+        init_mesh_object(obf, 1, g2, mesh)
     maxcon = max_contacts(obi[0, 0], obi[1, 0], margin, multiccd)
     x1 = work[W_X1:W_X1 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
     x2 = work[W_X2:W_X2 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
@@ -193,7 +188,7 @@ def collide_plane_convex(geom_type, xpos, xmat, size, g1, g2, margin, dist, pos,
 
 
 @kernel
-def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, mesh, poly):
+def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, mesh):
     """Plane-mesh contacts as MuJoCo 4.0's mjc_PlaneConvex makes them for meshes (rewritten in
     MuJoCo 3.13, whose source kinedyn's snapshot predates; the rule below is the one that
     reproduces mujoco 4.0.0's contacts, tests/test_mesh.py; exactly for hull polygons of up to 4
@@ -204,11 +199,11 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, m
     within the margin a
     contact at the midpoint between it and the plane, normal the plane's. Up to 4 contacts.
 
-    mesh: (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph); poly:
-    (mesh_polyvertadr, mesh_polyvertnum, mesh_polyvert, mesh_polynormal, mesh_polymapadr,
-    mesh_polymapnum, mesh_polymap, mesh_polyadr); work: scratch with room for 3 floats per hull vertex."""
-    dataid, vert, vertadr, graphadr, graph = mesh
-    polyvertadr, polyvertnum, polyvert, polynormal, polymapadr, polymapnum, polymap, polyadr = poly
+    mesh: collide_convex's mesh arrays; work: scratch (convex_work_size) with room for 3 floats
+    per hull vertex and a mesh object description (init_mesh_object) at its end."""
+    dataid, vert, vertadr = mesh[0], mesh[1], mesh[2]
+    polyvertadr, polyvertnum, polyvert, polynormal = mesh[6], mesh[7], mesh[8], mesh[9]
+    polymapadr, polymapnum, polymap, polyadr = mesh[10], mesh[11], mesh[12], mesh[13]
     nx, ny, nz = z_axis(xmat, g1)
     r = xmat[g2]
     # the plane normal, reversed, in the mesh frame
@@ -217,17 +212,24 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, work, m
     l2 = -(r[0, 2] * nx + r[1, 2] * ny + r[2, 2] * nz)
     mid = dataid[g2]
     va = vertadr[mid]
-    adr = graphadr[mid]
-    nh = graph[adr]
-    best = -math.inf
-    ib = 0
-    for i in range(nh):
-        v = graph[adr + 2 + nh + i]
-        dot = l0 * vert[va + v, 0] + l1 * vert[va + v, 1] + l2 * vert[va + v, 2]
-        # ties go to the lowest vertex id (mesh_graph lists the hull in qhull's order)
-        if dot > best or (dot == best and v < ib):
-            best = dot
-            ib = v
+    # the deepest hull vertex: the mesh's support function (hill climbing from a cold start, or
+    # for small meshes the first largest in vertex id order), on a description at the end of work
+    width = mesh_object_width(mesh, g2)
+    obf = work[work.shape[0] - width:].reshape((1, width))
+    init_mesh_object(obf, 0, g2, mesh)
+    nh = np.intp(obf[0, 12])
+    hb = 16 + 4 * nh
+    if obf[0, hb] != 0:
+        ib = int(obf[0, 16 + 4 * _hillclimb(obf, 0, hb, nh, l0, l1, l2) + 3])
+    else:
+        best = -math.inf
+        ib = 0
+        for i in range(nh):
+            v = int(obf[0, 16 + 4 * i + 3])
+            dot = _vdot(obf, 0, i, l0, l1, l2)
+            if dot > best or (dot == best and v < ib):
+                best = dot
+                ib = v
     # the polygon through the deepest vertex that faces the plane most directly
     pbest = -1
     pdot = -math.inf
