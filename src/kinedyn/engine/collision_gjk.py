@@ -1737,10 +1737,21 @@ def _witness_on_face(x1, x2, i, p, v, face1, n0, n1, n2, d0, d1, d2, dscale=1.0)
 
 
 @kernel
+def _onto_plane(poly, n, face, r, s0, s1, s2):
+    """poly[0:n] projected along the unit s onto the plane through face[r] normal to s."""
+    for i in range(n):
+        h = _dot(poly[i, 0] - face[r, 0], poly[i, 1] - face[r, 1], poly[i, 2] - face[r, 2], s0, s1, s2)
+        poly[i, 0] -= h * s0
+        poly[i, 1] -= h * s1
+        poly[i, 2] -= h * s2
+
+
+@kernel
 def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, d2, poly_a, poly_b, pn,
-                  pd, x1, x2, dist, max_contacts, keep, dscale=1.0):
+                  pd, x1, x2, dist, max_contacts, keep, dscale=1.0, project=False):
     """Clip polygon face2 against the edges of face1 (normal n) and write the witness pairs
-    (polygonClip); returns their number (0: keep EPA's contact)."""
+    (polygonClip); returns their number (0: keep EPA's contact). ``project``: a face-face
+    clip with a mesh (see below)."""
     if nface1 < 3:
         return 0
     for i in range(nface1):
@@ -1808,6 +1819,18 @@ def _polygon_clip(face1, nface1, face2, nface2, n0, n1, n2, s0, s1, s2, d0, d1, 
             npolygon += 1
     if npolygon < 1:
         return 0
+    if project:
+        # MuJoCo 4.0's face-face points lie on the clipped face's plane through its last
+        # vertex; their distance is to the plane of the clipping face's first three vertices
+        # (a hull polygon merged from nearly coplanar triangles is not exactly planar; found
+        # against the binary)
+        _onto_plane(poly, npolygon, face2, nface2 - 1, s0, s1, s2)
+        c = _cross(face1[1, 0] - face1[0, 0], face1[1, 1] - face1[0, 1], face1[1, 2] - face1[0, 2],
+                   face1[2, 0] - face1[0, 0], face1[2, 1] - face1[0, 1], face1[2, 2] - face1[0, 2])
+        c0, c1, c2 = _normalize(c[0], c[1], c[2])
+        if _dot(c0, c1, c2, n0, n1, n2) < 0:
+            c0, c1, c2 = -c0, -c1, -c2
+        n0, n1, n2 = c0, c1, c2
     if max_contacts < 5 and npolygon > 4:
         # MuJoCo 4.0 lists the four in polygon order (found against the binary)
         r0, r1, r2, r3 = _sorted4(_polygon_quad(poly, npolygon))
@@ -2432,5 +2455,6 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
     nf2 = _face(face2, obf, obi, 1, idx2[fj], mesh)
     m = _polygon_clip(face2, nf2, face1, nf1, n2[fj, 0], n2[fj, 1], n2[fj, 2],
                       -n1[fi, 0], -n1[fi, 1], -n1[fi, 2], -n2[fj, 0], -n2[fj, 1], -n2[fj, 2],
-                      poly_a, poly_b, pn, pd, x2, x1, dist, max_contacts, margin)
+                      poly_a, poly_b, pn, pd, x2, x1, dist, max_contacts, margin, 1.0,
+                      t1 == GEOM_MESH or t2 == GEOM_MESH)
     return _shift(dist, m, margin) if m > 0 else nx
