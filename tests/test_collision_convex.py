@@ -42,10 +42,10 @@ from kinedyn.engine.util_spatial import make_frame
 
 # collide_convex's mesh arrays (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph,
 # and the hull polygons: mesh_polynum, polyvertadr, polyvertnum, polyvert, polynormal, polymapadr,
-# polymapnum, polymap, polyadr) for primitives only
+# polymapnum, polymap, polyadr, then mesh_extrema and mesh_vertnum) for primitives only
 _NONE = np.zeros(0, np.int32)
 _NO_MESH = (np.full(2, -1, np.int32), np.zeros((0, 3)), _NONE, _NONE, _NONE, _NONE, _NONE, _NONE, _NONE,
-            np.zeros((0, 3)), _NONE, _NONE, _NONE, _NONE)
+            np.zeros((0, 3)), _NONE, _NONE, _NONE, _NONE, np.zeros((0, 27), np.int32), _NONE)
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -633,6 +633,108 @@ def test_mesh_multicontact_matches_mujoco(other, mesh, tol, in_order, as_set):
     assert ordered >= in_order * touching and same >= as_set * touching
 
 
+# axis-aligned orientations (identity, quarter and half turns, 45 deg about z, the 120 deg
+# turn about (1, 1, 1)): whole hull faces and edges tie for the support direction
+_AXIS_QUATS = np.array([[1, 0, 0, 0], [math.sqrt(0.5), 0, 0, math.sqrt(0.5)], [0, 1, 0, 0],
+                        [math.sqrt(0.5), math.sqrt(0.5), 0, 0],
+                        [math.cos(math.pi / 8), 0, 0, math.sin(math.pi / 8)], [0.5, 0.5, 0.5, 0.5]])
+
+
+def _equal_contacts(d, mjd):
+    """Count and order exact; dist, pos and frame at 1e-9 relative (1e-12 absolute)."""
+    if d.ncon != mjd.ncon:
+        return False
+    for f in ("dist", "pos", "frame"):
+        ours = getattr(d.contact, f).reshape(d.ncon, -1)
+        theirs = np.array([getattr(c, f) for c in mjd.contact[:mjd.ncon]]).reshape(ours.shape)
+        if not np.all(np.abs(ours - theirs) <= 1e-12 + 1e-9 * np.abs(theirs)):
+            return False
+    return True
+
+
+def test_mesh_support_ties_follow_mujocos_hill_climb():
+    """Where several hull vertices tie for the support, MuJoCo 4.0 takes the one its search
+    reaches: a hill climb over mesh_graph from the mesh_extrema seed (or the call's previous
+    support vertex) for meshes of 10 or more vertices, a scan from the previous vertex for
+    smaller ones (a scan of all vertices picked other ones: 6 of these 60 stacked poses
+    differed, and every axis-aligned plane contact). Prisms of 16 and 24 vertices and a cube of
+    8 stacked in axis-aligned poses (GJK/EPA, one contact per pair), and a prism and a point
+    cloud on a plane with a margin (the plane collider's deepest vertex, rectangular faces down):
+    every contact as MuJoCo's. mesh_extrema equals MuJoCo's."""
+    xml = ('<mujoco><option><flag multiccd="disable"/></option><asset>'
+           f'<mesh name="p12" vertex="{_prism(12, 0.2, 0.1)}"/>'
+           f'<mesh name="p8" vertex="{_prism(8, 0.12, 0.06)}"/>'
+           f'<mesh name="cube" vertex="{_slab(0.1, 0.1, 0.1)}"/><mesh name="cloud" vertex="{_cloud(3, 30)}"/>'
+           '</asset><worldbody><geom type="mesh" mesh="p12"/>'
+           '<body><freejoint/><geom type="mesh" mesh="p8"/></body>'
+           '<body><freejoint/><geom type="mesh" mesh="cube"/></body>'
+           '<body pos="1 0 0"><geom type="plane" size="1 1 .1" margin="0.02"/></body>'
+           '<body><freejoint/><geom type="mesh" mesh="p8"/></body>'
+           '<body><freejoint/><geom type="mesh" mesh="cloud"/></body></worldbody></mujoco>')
+    m, d, mjm, mjd = load_pair(xml, disable=False)
+    np.testing.assert_array_equal(m.mesh_extrema, mjm.mesh_extrema.reshape(-1, 27))
+    rng = np.random.default_rng(0)
+    poses = 0
+    for _ in range(60):
+        q = mjm.qpos0.copy()
+        for j in range(2):   # stacked on the fixed prism
+            lift = 0.16 + 0.072 * j - 0.01 * rng.integers(0, 3)
+            q[7 * j:7 * j + 3] = [*(rng.integers(-4, 5, 2) * 0.025), lift]
+            q[7 * j + 3:7 * j + 7] = _AXIS_QUATS[rng.integers(len(_AXIS_QUATS))]
+        # on the plane: the prism on a side (its octagons are reduced to 4 points, not a
+        # support question), the cloud in any axis-aligned pose
+        q[14:17] = [1.3, 0, 0.12 - 0.01 * rng.integers(0, 3)]
+        q[17:21] = _AXIS_QUATS[3 + 2 * rng.integers(2)]
+        q[21:24] = [0.7, 0, 0.1 - 0.05 * rng.uniform()]
+        q[24:28] = _AXIS_QUATS[rng.integers(len(_AXIS_QUATS))]
+        mjd.qpos[:] = q
+        d.qpos[:] = q
+        mujoco.mj_forward(mjm, mjd)
+        kd.forward(m, d)
+        poses += mjd.ncon > 2
+        assert _equal_contacts(d, mjd), [tuple(c.geom) for c in mjd.contact[:mjd.ncon]]
+    assert poses >= 40
+
+
+def test_face_on_face_points_lie_on_mujocos_planes():
+    """Hull polygons of a mesh are the merged triangles of its hull, not exactly planar, nor is
+    the polygon normal (Newell's, on double vertices) exactly normal to the float vertices. A
+    slab and a block with vertices jittered by ~1e-4 lie nearly face on face: MuJoCo 4.0 puts
+    the clipped points on the clipped face's plane through its last vertex, and measures their
+    depth to the plane of the clipping face's first three vertices, which moves them by ~1e-10
+    from the polygon normal's (the robosuite Panda gripper's fingers). The same count in every
+    pose, every contact one of MuJoCo's at 1e-11 (as a set: the clipped polygon can start at
+    another vertex, see docs/meshes.md)."""
+    jitter = np.random.default_rng(3)
+
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+
+    def bumpy(half, bump):
+        v = corners * half + jitter.normal(size=corners.shape) * bump
+        return " ".join(f"{x:.7f}" for x in v.ravel())
+
+    xml = (f'<mujoco><asset><mesh name="a" vertex="{bumpy([0.3, 0.3, 0.05], 2e-4)}"/>'
+           f'<mesh name="b" vertex="{bumpy([0.06, 0.05, 0.04], 1e-4)}"/></asset><worldbody>'
+           '<geom type="mesh" mesh="a"/><body><freejoint/><geom type="mesh" mesh="b"/></body>'
+           '</worldbody></mujoco>')
+    m, d, mjm, mjd = load_pair(xml, disable=False)
+    rng = np.random.default_rng(0)
+    multi = 0
+    for _ in range(30):
+        q = mjm.qpos0.copy()
+        q[0:3] = [rng.uniform(-0.2, 0.2), rng.uniform(-0.2, 0.2), 0.09 - rng.uniform(0, 0.005)]
+        quat = np.array([1.0, *rng.normal(size=3) * 0.01])
+        q[3:7] = quat / np.linalg.norm(quat)
+        mjd.qpos[:] = q
+        d.qpos[:] = q
+        mujoco.mj_forward(mjm, mjd)
+        kd.forward(m, d)
+        assert d.ncon == mjd.ncon
+        multi += mjd.ncon > 1
+        assert _match_as_set(d, mjd, 1.0, 1e-11)[1]
+    assert multi >= 20
+
+
 def test_mesh_object_resting_on_a_mesh_table():
     """A box-shaped mesh and a box resting on a mesh table top (face on face, 4 contacts each,
     multiccd): forward's qacc at 1e-9 on states MuJoCo's simulation visits."""

@@ -662,12 +662,31 @@ def mesh_inertia(pm: ProcessedMesh, mass: float) -> list[float]:
             mass * (b[0] * b[0] + b[1] * b[1]) / 3]
 
 
+def grid_extrema(vert: np.ndarray, graph: np.ndarray) -> np.ndarray:
+    """mesh_extrema (mjCModel::CopyObjects): for each direction (cx, cy, cz) in {-1, 0, 1}^3 (cx
+    slowest), the first hull vertex (local id in ``graph``) with the largest x cx + y cy + z cz,
+    summed in single precision as MuJoCo's float vertices."""
+    nv = int(graph[0])
+    pts = np.asarray(vert, dtype=np.float32)[graph[2 + nv:2 + 2 * nv]]
+    out = np.zeros(27, np.int32)
+    k = 0
+    for cx in (-1, 0, 1):
+        for cy in (-1, 0, 1):
+            for cz in (-1, 0, 1):
+                dot = pts[:, 0] * np.float32(cx) + pts[:, 1] * np.float32(cy)
+                dot = dot + pts[:, 2] * np.float32(cz)
+                out[k] = int(np.argmax(dot))
+                k += 1
+    return out
+
+
 def mesh_arrays(meshes: list[MeshAsset], geom_dataid: list[int]) -> tuple[dict, dict]:
     """The mesh_* Model arrays and sizes (mjCModel::CopyObjects)."""
     vert, face, graph = [], [], []
     vertadr, vertnum, faceadr, facenum, graphadr = [], [], [], [], []
     polyadr, polynum, polyvertadr, polyvertnum, polyvert, polynormal = [], [], [], [], [], []
     polymapadr, polymapnum, polymap = [], [], []
+    extrema = []
     nv = nf = ng = 0
     for mesh in meshes:
         pm = mesh.processed
@@ -686,8 +705,10 @@ def mesh_arrays(meshes: list[MeshAsset], geom_dataid: list[int]) -> tuple[dict, 
             graph.append(g)
             ng += len(g)
             polys = pm.polygons
+            extrema.append(grid_extrema(pm.vert, g))
         else:
             graphadr.append(-1)
+            extrema.append(np.zeros(27, np.int32))
         first = len(polyvertnum)
         polyadr.append(first)
         polynum.append(len(polys))
@@ -713,6 +734,7 @@ def mesh_arrays(meshes: list[MeshAsset], geom_dataid: list[int]) -> tuple[dict, 
         mesh_vert=np.concatenate(vert).astype(np.float64) if vert else np.zeros((0, 3)),
         mesh_face=np.concatenate(face) if face else np.zeros((0, 3), np.int32),
         mesh_graph=np.concatenate(graph) if graph else np.zeros(0, np.int32),
+        mesh_extrema=np.array(extrema, dtype=np.int32).reshape(nmesh, 27),
         mesh_pos=np.array([m.processed.pos for m in meshes], dtype=float).reshape(nmesh, 3),
         mesh_quat=np.array([m.processed.quat for m in meshes], dtype=float).reshape(nmesh, 4),
         mesh_scale=np.array([m.attrs["scale"] for m in meshes], dtype=float).reshape(nmesh, 3),

@@ -36,7 +36,9 @@ from kinedyn.engine.collision_gjk import (
     W_X2,
     ccd,
     convex_work_size,
+    init_mesh_object,
     mc_size,
+    mesh_object_width,
 )
 from kinedyn.engine.collision_primitive import write_contact, z_axis
 from kinedyn.engine.util_spatial import normalized3
@@ -69,32 +71,23 @@ def _init_obj(obf, obi, k, geom_type, xpos, xmat, size, g, margin):
 
 
 @kernel
-def _init_mesh(obf, k, g, mesh):
-    """The hull vertices of mesh geom g, in its frame, after object k's 16 slots: (x, y, z, id).
-    ``mesh``: collide_convex's mesh arrays."""
-    dataid, vert, vertadr, graphadr, graph = mesh[0], mesh[1], mesh[2], mesh[3], mesh[4]
-    mid = dataid[g]
-    adr = graphadr[mid]
-    nvert = graph[adr]
-    obf[k, 12] = nvert
-    va = vertadr[mid]
-    for i in range(nvert):
-        v = graph[adr + 2 + nvert + i]
-        b = 16 + 4 * i
-        obf[k, b] = vert[va + v, 0]
-        obf[k, b + 1] = vert[va + v, 1]
-        obf[k, b + 2] = vert[va + v, 2]
-        obf[k, b + 3] = v
+def _object_width(geom_type, g1, g2, mesh):
+    """Floats per object description: 16, or the larger mesh's (mesh_object_width)."""
+    n = 16
+    for g in (g1, g2):
+        if geom_type[g] == GEOM_MESH:
+            n = max(n, mesh_object_width(mesh, g))
+    return n
 
 
 @kernel
-def _object_width(geom_type, g1, g2, mesh):
-    """Floats per object description: 16, plus 4 per hull vertex of the larger mesh."""
+def _hull_vertices(geom_type, g1, g2, mesh):
+    """The larger hull's vertex count of the two geoms (0 without meshes)."""
     n = 0
     for g in (g1, g2):
         if geom_type[g] == GEOM_MESH:
             n = max(n, np.intp(mesh[4][mesh[3][mesh[0][g]]]))
-    return 16 + 4 * n
+    return n
 
 
 @kernel
@@ -126,22 +119,22 @@ def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, c
     ``work``, the multi-contact buffers before them (and at the end of ``iwork``). mesh:
     (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph, mesh_polynum,
     mesh_polyvertadr, mesh_polyvertnum, mesh_polyvert, mesh_polynormal, mesh_polymapadr,
-    mesh_polymapnum, mesh_polymap, mesh_polyadr); mesh_polymap holds each mesh's own polygon
-    numbers, mesh_polyadr[mesh] their first global one."""
+    mesh_polymapnum, mesh_polymap, mesh_polyadr, mesh_extrema, mesh_vertnum); mesh_polymap holds
+    each mesh's own polygon numbers, mesh_polyadr[mesh] their first global one."""
     width = _object_width(geom_type, g1, g2, mesh)
     end = work.shape[0] - 2 * width
     obf = work[end:].reshape((2, width))
     # multi-contact buffers for polygons and vertex degrees up to the larger hull's vertex count
-    nm = max(MC_NMAX, (width - 16) // 4)
+    nm = max(MC_NMAX, _hull_vertices(geom_type, g1, g2, mesh))
     mc = work[end - mc_size(nm):end]
     mci = iwork[iwork.shape[0] - 2 * nm:]
     obi = iwork[I_OBI:I_OBI + 8].reshape((2, 4))
     _init_obj(obf, obi, 0, geom_type, xpos, xmat, size, g1, margin)
     _init_obj(obf, obi, 1, geom_type, xpos, xmat, size, g2, margin)
     if geom_type[g1] == GEOM_MESH:
-        _init_mesh(obf, 0, g1, mesh)
+        init_mesh_object(obf, 0, g1, mesh)
     if geom_type[g2] == GEOM_MESH:
-        _init_mesh(obf, 1, g2, mesh)
+        init_mesh_object(obf, 1, g2, mesh)
     maxcon = max_contacts(obi[0, 0], obi[1, 0], margin, multiccd)
     x1 = work[W_X1:W_X1 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
     x2 = work[W_X2:W_X2 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
@@ -197,14 +190,14 @@ def collide_plane_convex(geom_type, xpos, xmat, size, g1, g2, margin, dist, pos,
 
 
 @kernel
-def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, mesh, poly):
+def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, mesh):
     """Plane-mesh contacts as MuJoCo 4.0's mjc_PlaneConvex makes them for meshes (rewritten in
     MuJoCo 3.13, after kinedyn's reference source; the rules below were read off mujoco 4.0.0's
     binary and give its contacts bit for bit, tests/test_mesh.py):
 
     * the support vertex along the plane's inward normal: MuJoCo's mjc_hillclimbSupport for a mesh
       with a hull graph and more than 9 vertices (a cold start from the seed of the direction's
-      3 x 3 x 3 cell, _extrema_seed), else mjc_meshSupport's scan of every mesh vertex; a contact
+      3 x 3 x 3 cell, mesh_extrema), else mjc_meshSupport's scan of every mesh vertex; a contact
       there if it is within the margin;
     * the hull polygon through that vertex whose normal points most against the plane normal
       (none if the vertex lies in no polygon: one contact);
@@ -213,11 +206,11 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, mesh, p
     * each of them a contact if within the margin and not above the mesh frame's origin along
       the plane normal; the contact point is midway between the vertex and the plane.
 
-    mesh: (geom_dataid, mesh_vert, mesh_vertadr, mesh_graphadr, mesh_graph, mesh_vertnum,
-    mesh_polynum); poly: (mesh_polyvertadr, mesh_polyvertnum, mesh_polyvert, mesh_polynormal,
-    mesh_polymapadr, mesh_polymapnum, mesh_polymap, mesh_polyadr)."""
-    dataid, vert, vertadr, graphadr, graph, vertnum, polynum = mesh
-    polyvertadr, polyvertnum, polyvert, polynormal, polymapadr, polymapnum, polymap, polyadr = poly
+    mesh: collide_convex's mesh arrays (collision_driver._mesh_arrays)."""
+    dataid, vert, vertadr, graphadr, graph, polynum = mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], mesh[5]
+    polyvertadr, polyvertnum, polyvert, polynormal = mesh[6], mesh[7], mesh[8], mesh[9]
+    polymapadr, polymapnum, polymap, polyadr = mesh[10], mesh[11], mesh[12], mesh[13]
+    extrema, vertnum = mesh[14], mesh[15]
     nx, ny, nz = z_axis(xmat, g1)
     r = xmat[g2]
     # the plane normal in the mesh frame (mju_mulMatTVec3), and its reverse, the support direction
@@ -227,7 +220,7 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, mesh, p
     mid = dataid[g2]
     va = vertadr[mid]
     if graphadr[mid] >= 0 and vertnum[mid] > 9:
-        ib = _hillclimb_support(vert, va, graph, graphadr[mid], -l0, -l1, -l2)
+        ib = _hillclimb_support(vert, va, graph, graphadr[mid], extrema[mid], -l0, -l1, -l2)
     else:
         # mjc_meshSupport: every vertex of the mesh (not only the hull's), the first maximum
         ib = 0
@@ -275,35 +268,16 @@ def collide_plane_mesh(xpos, xmat, g1, g2, margin, dist, pos, frame, c0, mesh, p
 
 
 @kernel
-def _extrema_seed(vert, va, graph, adr, c0, c1, c2):
-    """The hull vertex (local id) farthest along the cell direction (c0, c1, c2) in {-1, 0, 1}^3, in
-    float32 arithmetic, the first on ties: the entry of MuJoCo's mesh_extrema (mjCModel's grid
-    extrema) that mjc_hillclimbSupport starts from."""
-    nh = graph[adr]
-    best = np.float32(-3.4028234663852886e38)  # std::numeric_limits<float>::lowest()
-    seed = 0
-    f0 = np.float32(c0)
-    f1 = np.float32(c1)
-    f2 = np.float32(c2)
-    for i in range(nh):
-        v = graph[adr + 2 + nh + i]
-        dot = np.float32(np.float32(vert[va + v, 0] * f0 + vert[va + v, 1] * f1) + vert[va + v, 2] * f2)
-        if dot > best:
-            best = dot
-            seed = i
-    return seed
-
-
-@kernel
-def _hillclimb_support(vert, va, graph, adr, d0, d1, d2):
+def _hillclimb_support(vert, va, graph, adr, seeds, d0, d1, d2):
     """mjc_hillclimbSupport with a cold start: from the seed of the direction's cell (components
-    beyond +-0.4 count), move to the first neighbour (mesh_graph's edges) farther along d than the
-    best so far until none is; returns the mesh vertex id."""
+    beyond +-0.4 count; ``seeds``: the mesh's row of mesh_extrema), move to the first neighbour
+    (mesh_graph's edges) farther along d than the best so far until none is; returns the mesh
+    vertex id."""
     nh = graph[adr]
     cx = (1 if d0 > 0.4 else 0) - (1 if d0 < -0.4 else 0)
     cy = (1 if d1 > 0.4 else 0) - (1 if d1 < -0.4 else 0)
     cz = (1 if d2 > 0.4 else 0) - (1 if d2 < -0.4 else 0)
-    imax = _extrema_seed(vert, va, graph, adr, cx, cy, cz)
+    imax = seeds[(cx + 1) * 9 + (cy + 1) * 3 + cz + 1]
     v = graph[adr + 2 + nh + imax]
     best = d0 * vert[va + v, 0] + d1 * vert[va + v, 1] + d2 * vert[va + v, 2]
     prev = -1

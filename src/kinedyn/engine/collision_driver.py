@@ -326,7 +326,8 @@ def _mesh_arrays(m):
     the hull polygons (collision_convex.collide_convex's ``mesh``)."""
     return (m.geom_dataid, m.mesh_vert, m.mesh_vertadr, m.mesh_graphadr, m.mesh_graph,
             m.mesh_polynum, m.mesh_polyvertadr, m.mesh_polyvertnum, m.mesh_polyvert,
-            m.mesh_polynormal, m.mesh_polymapadr, m.mesh_polymapnum, m.mesh_polymap, m.mesh_polyadr)
+            m.mesh_polynormal, m.mesh_polymapadr, m.mesh_polymapnum, m.mesh_polymap, m.mesh_polyadr,
+            m.mesh_extrema, m.mesh_vertnum)
 
 
 @kernel
@@ -360,11 +361,7 @@ def collide_into(m, d, g1, g2, threshold, dist, pos, frame, c0):
             return collide_plane_convex(m.geom_type, xpos, xmat, size, g1, g2, threshold, dist, pos, frame,
                                         c0)
         if t2 == GEOM_MESH:
-            mesh = (m.geom_dataid, m.mesh_vert, m.mesh_vertadr, m.mesh_graphadr, m.mesh_graph, m.mesh_vertnum,
-                    m.mesh_polynum)
-            poly = (m.mesh_polyvertadr, m.mesh_polyvertnum, m.mesh_polyvert, m.mesh_polynormal,
-                    m.mesh_polymapadr, m.mesh_polymapnum, m.mesh_polymap, m.mesh_polyadr)
-            return collide_plane_mesh(xpos, xmat, g1, g2, threshold, dist, pos, frame, c0, mesh, poly)
+            return collide_plane_mesh(xpos, xmat, g1, g2, threshold, dist, pos, frame, c0, _mesh_arrays(m))
         return 0
     if t1 == GEOM_SPHERE:
         if t2 == GEOM_SPHERE:

@@ -58,6 +58,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from kinedyn._jit import kernel
 from kinedyn.engine.util_spatial import normalized3
 
@@ -139,7 +141,7 @@ def convex_work_size(ccd_iterations, max_hull_vertices=0):
     nv = 5 + ccd_iterations
     nf = 6 * ccd_iterations
     nm = max(MC_NMAX, max_hull_vertices)
-    return (W_POLY + 9 * nv + 4 * nf + mc_size(nm) + 2 * (16 + 4 * max_hull_vertices),
+    return (W_POLY + 9 * nv + 4 * nf + mc_size(nm) + 2 * (16 + MESH_HULL_SLOTS + 12 * max_hull_vertices),
             I_POLY + 2 * nv + 13 * nf + 16 + 2 * nm)
 
 
@@ -223,8 +225,8 @@ def _copy_vertex(dv, dv1, dv2, didx, i, sv, sv1, sv2, sidx, j):
 # MuJoCo reaches them through function pointers; here support_point dispatches on a support
 # kind (obi[k, 1]): a geom type, or POINT / LINE, the shrunk sphere and capsule mjc_ccd uses.
 # They live in this module because GJK and EPA call them (collision_convex imports this
-# module, not the reverse). A mesh support (vertex search / hill climbing on mesh_graph) joins
-# as one more kind, with the mesh arrays passed alongside obf/obi.
+# module, not the reverse). A mesh object carries its hull vertices and its search state (hill
+# climbing on mesh_graph, MuJoCo's warm start) in its obf row (init_mesh_object).
 
 SUPPORT_SPHERE = 2
 SUPPORT_CAPSULE = 3
@@ -254,6 +256,100 @@ def _to_global(res, r, obf, k, l0, l1, l2):
     res[r, 0] += obf[k, 0]
     res[r, 1] += obf[k, 1]
     res[r, 2] += obf[k, 2]
+
+
+MESH_HILLCLIMB_MIN = 10     # meshes with fewer vertices are searched exhaustively (MuJoCo's constant)
+MESH_HULL_SLOTS = 29        # after a mesh's hull vertices: the mode, the warm start, 27 extrema seeds
+
+
+@kernel
+def _vdot(obf, k, i, l0, l1, l2):
+    """dot(local direction, hull vertex i of object k) in dot3f's order."""
+    b = 16 + 4 * i
+    return l0 * obf[k, b] + l1 * obf[k, b + 1] + l2 * obf[k, b + 2]
+
+
+@kernel
+def _hillclimb(obf, k, hb, nvert, l0, l1, l2):
+    """The support vertex (hull-local id) by hill climbing on the hull graph, as MuJoCo 4.0's
+    mjc_hillclimbSupport: the seed is mesh_extrema's vertex for the direction's cell of a 3 x 3 x 3
+    grid (each component -1, 0, 1 at +-0.4), or the previous support vertex of this call when it
+    is at least as good; then, until nothing changes, each neighbour of the current vertex (in
+    the graph's edge order) that is strictly better becomes the current one, the scan going on
+    through the same neighbour list. The result is the warm start of the next support call."""
+    cx = (1 if l0 > 0.4 else 0) - (1 if l0 < -0.4 else 0) + 1
+    cy = (1 if l1 > 0.4 else 0) - (1 if l1 < -0.4 else 0) + 1
+    cz = (1 if l2 > 0.4 else 0) - (1 if l2 < -0.4 else 0) + 1
+    seed = int(obf[k, hb + 2 + cx * 9 + cy * 3 + cz])
+    imax = int(obf[k, hb + 1])
+    if imax >= 0:
+        if _vdot(obf, k, seed, l0, l1, l2) > _vdot(obf, k, imax, l0, l1, l2):
+            imax = seed
+    else:
+        imax = seed
+    best = _vdot(obf, k, imax, l0, l1, l2)
+    prev = -1
+    while imax != prev:
+        prev = imax
+        e = int(obf[k, hb + MESH_HULL_SLOTS + prev])
+        nb = int(obf[k, e])
+        while nb >= 0:
+            v = _vdot(obf, k, nb, l0, l1, l2)
+            if v > best:
+                best = v
+                imax = nb
+            e += 1
+            nb = int(obf[k, e])
+    obf[k, hb + 1] = imax
+    return imax
+
+
+@kernel
+def mesh_object_width(mesh, g):
+    """Floats of mesh geom g's object description (init_mesh_object): 16 slots, 4 per hull
+    vertex, the search mode, the warm start and 27 extrema seeds, and for hill climbing each hull
+    vertex's edge list address and the edge lists (numvert + 3 numface entries of mesh_graph)."""
+    graph = mesh[4]
+    adr = mesh[3][mesh[0][g]]
+    nv = np.intp(graph[adr])
+    return 16 + 4 * nv + MESH_HULL_SLOTS + 2 * nv + 3 * np.intp(graph[adr + 1])
+
+
+@kernel
+def init_mesh_object(obf, k, g, mesh):
+    """Object k's mesh data for support_point (mjc_initCCDObj for a mesh geom g): its hull vertices
+    in the mesh frame after the 16 slots as (x, y, z, vertex id), then the search state: hill
+    climbing when the mesh has at least MESH_HILLCLIMB_MIN vertices (MuJoCo counts all of the
+    mesh's vertices, mesh_vertnum), no warm start yet (-1), the mesh's mesh_extrema seeds, the
+    address in this row of each hull vertex's neighbour list and the lists (mesh_graph's
+    edge_localid, -1 ending each). ``mesh``: collide_convex's mesh arrays."""
+    dataid, vert, vertadr, graphadr, graph = mesh[0], mesh[1], mesh[2], mesh[3], mesh[4]
+    mid = dataid[g]
+    adr = graphadr[mid]
+    nvert = graph[adr]
+    obf[k, 12] = nvert
+    va = vertadr[mid]
+    for i in range(nvert):
+        v = graph[adr + 2 + nvert + i]
+        b = 16 + 4 * i
+        obf[k, b] = vert[va + v, 0]
+        obf[k, b + 1] = vert[va + v, 1]
+        obf[k, b + 2] = vert[va + v, 2]
+        obf[k, b + 3] = v
+    hb = 16 + 4 * nvert
+    hill = mesh[15][mid] >= MESH_HILLCLIMB_MIN
+    obf[k, hb] = 1.0 if hill else 0.0
+    obf[k, hb + 1] = -1.0
+    if not hill:
+        return
+    for c in range(27):
+        obf[k, hb + 2 + c] = mesh[14][mid, c]
+    e0 = hb + MESH_HULL_SLOTS + nvert
+    for i in range(nvert):
+        obf[k, hb + MESH_HULL_SLOTS + i] = e0 + graph[adr + 2 + i]
+    ne = nvert + 3 * graph[adr + 1]
+    for j in range(ne):
+        obf[k, e0 + j] = graph[adr + 2 + 2 * nvert + j]
 
 
 @kernel
@@ -317,19 +413,32 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
         obi[k, 2] = vi
         _to_global(res, r, obf, k, s0, s1, s2)
     elif kind == SUPPORT_MESH:                      # mjc_meshSupport / mjc_hillclimbSupport
-        # the hull vertices, copied after the 16 slots as (x, y, z, vertex id) by the caller (in
-        # mesh_graph's order, qhull's); the largest projection wins, on exact ties the lowest
-        # vertex id (a hill climb reaches the same vertex but on exact ties)
+        # the hull vertices after the 16 slots as (x, y, z, vertex id), in mesh_graph's order
+        # (init_mesh_object); the search state is MuJoCo's, so ties go the same way
         l0, l1, l2 = _local_dir(obf, k, d0, d1, d2)
         nvert = int(obf[k, 12])
-        best = -math.inf
-        ib = 16
-        for i in range(nvert):
-            b = 16 + 4 * i
-            v = l0 * obf[k, b] + l1 * obf[k, b + 1] + l2 * obf[k, b + 2]
-            if v > best or (v == best and obf[k, b + 3] < obf[k, ib + 3]):
-                best = v
-                ib = b
+        hb = 16 + 4 * nvert
+        if obf[k, hb] != 0:
+            ib = 16 + 4 * _hillclimb(obf, k, hb, nvert, l0, l1, l2)
+        else:
+            # every vertex in id order, from the previous support vertex; a later vertex wins
+            # only when strictly better (so on ties the previous one, else the lowest id)
+            prev = obi[k, 2]
+            ib = -1
+            best = -math.inf
+            for i in range(nvert):
+                b = 16 + 4 * i
+                if int(obf[k, b + 3]) == prev:
+                    ib = b
+                    best = l0 * obf[k, b] + l1 * obf[k, b + 1] + l2 * obf[k, b + 2]
+            hold = ib >= 0
+            for i in range(nvert):
+                b = 16 + 4 * i
+                v = l0 * obf[k, b] + l1 * obf[k, b + 1] + l2 * obf[k, b + 2]
+                if v > best or (v == best and not hold and obf[k, b + 3] < obf[k, ib + 3]):
+                    hold = False
+                    best = v
+                    ib = b
         obi[k, 2] = int(obf[k, ib + 3])
         _to_global(res, r, obf, k, obf[k, ib], obf[k, ib + 1], obf[k, ib + 2])
     elif kind == SUPPORT_PRISM:                     # mjc_prism_support

@@ -38,7 +38,9 @@ from kinedyn.engine.collision_gjk import (
     W_X1,
     W_X2,
     ccd,
+    init_mesh_object,
     mc_size,
+    mesh_object_width,
     support_point,
 )
 from kinedyn.engine.collision_primitive import write_contact
@@ -107,13 +109,15 @@ def collide_hfield(geom_type, xpos, xmat, size, rbound, g1, g2, margin, ccd_tole
     # the two objects: 0 the prism (vertices filled below), 1 geom 2 in the field's frame
     width = PRISM_FLOATS
     t2 = geom_type[g2]
+    nhull = 0
     if t2 == GEOM_MESH:
-        width = max(width, 16 + 4 * mesh[4][mesh[3][dataid[g2]]])
+        width = max(width, mesh_object_width(mesh, g2))
+        nhull = mesh[4][mesh[3][dataid[g2]]]
     end = work.shape[0] - 2 * width
     obf = work[end:].reshape((2, width))
     obi = iwork[I_OBI:I_OBI + 8].reshape((2, 4))
     # multi-contact buffers, laid out as collide_convex's (one contact per prism never uses them)
-    nm = max(MC_NMAX, (width - 16) // 4)
+    nm = max(MC_NMAX, nhull)
     mc = work[end - mc_size(nm):end]
     mci = iwork[iwork.shape[0] - 2 * nm:]
     for q in range(width):
@@ -135,19 +139,7 @@ def collide_hfield(geom_type, xpos, xmat, size, rbound, g1, g2, margin, ccd_tole
             obf[1, 3 + 3 * a + b] = m1[0, a] * m2[0, b] + m1[1, a] * m2[1, b] + m1[2, a] * m2[2, b]
         obf[1, 12 + a] = size[g2, a]
     if t2 == GEOM_MESH:
-        vert, vertadr, graphadr, graph = mesh[1], mesh[2], mesh[3], mesh[4]
-        mid = dataid[g2]
-        gadr = graphadr[mid]
-        nvert = graph[gadr]
-        obf[1, 12] = nvert
-        va = vertadr[mid]
-        for i in range(nvert):
-            v = graph[gadr + 2 + nvert + i]
-            b = 16 + 4 * i
-            obf[1, b] = vert[va + v, 0]
-            obf[1, b + 1] = vert[va + v, 1]
-            obf[1, b + 2] = vert[va + v, 2]
-            obf[1, b + 3] = v
+        init_mesh_object(obf, 1, g2, mesh)
 
     # geom 2's box in the field's frame from its support points (no margin)
     sp = work[W_X1:W_X1 + 3].reshape((1, 3))

@@ -178,6 +178,8 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("mesh_face", ("nmeshface", 3), I, "vertex indices of the triangles (local to the mesh)"),
     _m("mesh_graph", ("nmeshgraph",), I, "convex hulls: numvert, numface, vert_edgeadr, vert_globalid, "
        "edge_localid, face_globalid"),
+    _m("mesh_extrema", ("nmesh", 27), I, "hull vertex (local id in mesh_graph) farthest along each of the "
+       "27 directions (-1, 0, 1)^3, the seeds of the hill-climbing support; 0 without a hull"),
     # the hull's faces merged into polygons, in MuJoCo's (hash map) order
     _m("mesh_polyadr", ("nmesh",), I, "first polygon of the mesh"),
     _m("mesh_polynum", ("nmesh",), I, "number of hull polygons"),
