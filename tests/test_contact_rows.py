@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import assert_close, assert_fields, load_pair, set_simulated_state, simulated_states
+from oracle import (
+    assert_close,
+    assert_fields,
+    gym_model_path,
+    load_pair,
+    set_simulated_state,
+    simulated_states,
+)
 
 import kinedyn as kd
 from kinedyn.engine.constraint import efc_capacity
@@ -170,3 +177,45 @@ def test_contact_view_has_mujoco_names():
     with pytest.raises(AttributeError, match="no field"):
         _ = d.contact.distance
     assert kd.ConeType.ELLIPTIC == ConeType.ELLIPTIC == 1
+
+
+# the contact-row quantities that follow MuJoCo 4.0's summation orders bit for bit (rtol = atol
+# = 0): the point Jacobians (mj_jac: cdof_lin + (cdof_rot x offset)), the compiler's invweight0
+# (set0: mj_solveM's mju_dotSparse, mju_mulMatMatT's mju_dot), J v in mju_dot's order
+# (mju_mulMatVec) and M v (mju_mulSymVecSparse, off-diagonals last to first)
+BIT_EQUAL_ROWS = ("efc_J", "efc_diagA", "efc_R", "efc_D", "efc_KBIP", "efc_pos", "efc_vel", "efc_aref",
+                  "efc_b")
+# and the solvers' results: Newton's dense Cholesky solve (mju_cholSolve: 4.0's back
+# substitution from the last row up), its line search's mju_dot's, PGS
+BIT_EQUAL_SOLUTION = ("efc_force", "efc_state", "qfrc_constraint", "qacc", "cacc", "cfrc_int", "cfrc_ext")
+
+
+@pytest.mark.parametrize("solver", ["NEWTON", "PGS"])
+def test_contact_rows_are_mujocos_bits_on_a_humanoid(solver):
+    """gymnasium's humanoid (a free base and 16 hinges in a tree) falling onto the floor: the
+    compiled invweight0, every contact and limit row, the solver's forces and accelerations
+    and mj_rnePostConstraint's forces (the near-zero net force on the free tree included) equal
+    MuJoCo's bits, and so does mj_mulM."""
+    import mujoco
+
+    m, d, mjm, mjd = load_pair(gym_model_path("humanoid").read_text(), disable=False)
+    for name in ("body_invweight0", "dof_invweight0", "tendon_invweight0"):
+        assert_close(name, getattr(m, name), getattr(mjm, name), rtol=0, atol=0)
+    for mm in (m, mjm):
+        mm.opt.solver = int(SolverType[solver])
+    rows = 0
+    for state in simulated_states(mjm, mjd, count=3, steps=30, seed=4):
+        set_simulated_state(d, mjd, state)
+        mujoco.mj_forward(mjm, mjd)
+        kd.forward(m, d)
+        assert_fields(m, d, mjm, mjd, names=BIT_EQUAL_ROWS, rtol=0, atol=0)
+        kd.rne_post_constraint(m, d)
+        mujoco.mj_rnePostConstraint(mjm, mjd)
+        assert_fields(m, d, mjm, mjd, names=BIT_EQUAL_SOLUTION, rtol=0, atol=0)
+        assert_fields(m, d, mjm, mjd)
+        rows += d.ncon
+        vec = np.random.default_rng(rows).normal(size=m.nv)
+        theirs = np.zeros(m.nv)
+        mujoco.mj_mulM(mjm, mjd, theirs, vec)
+        assert_close("mul_m", kd.mul_m(m, d, vec), theirs, rtol=0, atol=0)
+    assert rows > 0, "no contact in any state: the test would not test contact rows"

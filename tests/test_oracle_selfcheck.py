@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from oracle import (
     ATOL,
+    CANCEL_FLOOR,
     DISABLE_BITS,
     MODELS_DIR,
     RTOL,
@@ -352,3 +353,25 @@ def test_pair_hands_out_independent_copies():
     kd.forward(m2, d2)
     mujoco.mj_forward(mjm2, mjd2)
     assert_fields(m2, d2, mjm2, mjd2)
+
+
+def test_cfrc_int_has_a_floor_scaled_by_the_field_at_the_default_bar_only():
+    """cfrc_int (the world's and a floating root's entries cancel to round-off) passes within
+    CANCEL_FLOOR x its largest entry at the default bar; beyond it, or at an explicit bar, not."""
+    mjm = mujoco.MjModel.from_xml_path(str(gym_model_path("humanoid")))
+    mjd_a, mjd_b = mujoco.MjData(mjm), mujoco.MjData(mjm)
+    for mjd in (mjd_a, mjd_b):
+        mjd.qvel[:] = 0.3
+        mujoco.mj_forward(mjm, mjd)
+        mujoco.mj_rnePostConstraint(mjm, mjd)
+    scale = np.abs(mjd_b.cfrc_int).max()
+    assert scale > 1.0
+    floor = CANCEL_FLOOR["cfrc_int"] * scale
+    assert floor > 10 * ATOL
+    mjd_a.cfrc_int[0, 3] = mjd_b.cfrc_int[0, 3] + 0.5 * floor
+    assert_fields(mjm, _NaturalData(mjm, mjd_a), mjm, mjd_b, names="cfrc_int")
+    with pytest.raises(AssertionError, match="cfrc_int"):
+        assert_fields(mjm, _NaturalData(mjm, mjd_a), mjm, mjd_b, names="cfrc_int", **EXACT)
+    mjd_a.cfrc_int[0, 3] = mjd_b.cfrc_int[0, 3] + 2 * floor
+    with pytest.raises(AssertionError, match="cfrc_int"):
+        assert_fields(mjm, _NaturalData(mjm, mjd_a), mjm, mjd_b, names="cfrc_int")

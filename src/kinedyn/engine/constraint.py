@@ -63,6 +63,7 @@ from kinedyn.engine.types import (
     OPT_SOLVER,
     SOL_PGS,
 )
+from kinedyn.engine.util_linalg3 import dot_mj
 from kinedyn.engine.util_spatial import quat_product, unsigned_index
 
 # solimp's clamps (mjMINIMP, mjMAXIMP)
@@ -868,10 +869,7 @@ def reference_constraint_kernel(m, d):
     nv = J.shape[1]
     K = d.efc_KBIP
     for i in range(nefc):
-        s = 0.0
-        for v in range(nv):
-            s += J[i, v] * d.qvel[v]
-        d.efc_vel[i] = s
+        d.efc_vel[i] = dot_mj(J[i], d.qvel, nv)  # mju_mulMatVec: mju_dot's order
     for i in range(nefc):
         d.efc_aref[i] = -K[i, 1] * d.efc_vel[i] - K[i, 0] * K[i, 2] * (d.efc_pos[i] - d.efc_margin[i])
     _adhesion_reference(m, d)

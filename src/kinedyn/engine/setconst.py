@@ -25,7 +25,7 @@ import numpy as np
 from kinedyn._jit import cached_njit, kernel
 from kinedyn.engine.data import Data
 from kinedyn.engine.forward import forward
-from kinedyn.engine.smooth_inertia import _solve_m_entry
+from kinedyn.engine.smooth_inertia import _solve_m_entry, dot_sparse
 from kinedyn.engine.types import (
     EQ_CONNECT,
     EQ_WELD,
@@ -60,6 +60,7 @@ def _chain_quadform(M_rownnz, M_rowadr, M_colind, qLD, qLDiagInv, chain, n, row,
     product reads, come out exactly as from the full solve, in O(depth^2) instead of O(nM).
     ``x`` is an nv scratch, zero on entry and on return.
     """
+    nv = M_rownnz.shape[0]
     for k in range(n):
         x[chain[k]] = row[k]
     # x <- L^-T x (descending)
@@ -73,19 +74,30 @@ def _chain_quadform(M_rownnz, M_rowadr, M_colind, qLD, qLDiagInv, chain, n, row,
     # x <- D^-1 x
     for k in range(n):
         x[chain[k]] *= qLDiagInv[chain[k]]
-    # x <- L^-1 x (ascending)
+    # x <- L^-1 x (ascending), each row's sum in mju_dotSparse's order as solve_ld
     for k in range(n - 1, -1, -1):
         i = chain[k]
-        start = unsigned_index(M_rowadr[i])
-        acc = 0.0
-        for t in range(unsigned_index(M_rownnz[i] - 1)):
-            acc += qLD[start + t] * x[unsigned_index(M_colind[start + t])]
-        x[i] -= acc
-    res = 0.0
+        x[i] -= dot_sparse(qLD, unsigned_index(M_rowadr[i]), x, M_colind, unsigned_index(M_rownnz[i] - 1))
+    # row . x over all nv in mju_dot's order (set0's mju_mulMatMatT): dof v's product goes to
+    # lane v % 4 below the last whole block of four, the rest is added after the lanes; the
+    # products outside the chain are zeros and change no sum
+    s0 = s1 = s2 = s3 = tail = 0.0
+    whole = nv - nv % 4
     for k in range(n - 1, -1, -1):
-        res += row[k] * x[chain[k]]
-        x[chain[k]] = 0.0
-    return res
+        v = chain[k]
+        p = row[k] * x[v]
+        x[v] = 0.0
+        if v >= whole:
+            tail += p
+        elif v % 4 == 0:
+            s0 += p
+        elif v % 4 == 1:
+            s1 += p
+        elif v % 4 == 2:
+            s2 += p
+        else:
+            s3 += p
+    return (s0 + s2) + (s1 + s3) + tail
 
 
 @cached_njit
@@ -114,9 +126,9 @@ def _invweight0_entry(m, d, bodies, dofs, body_diag, dof_diag):
         while v >= 0:
             c = d.cdof[v]
             # jac_kernel's columns: translation cdof_lin + cdof_rot x offset, rotation cdof_rot
-            rows[0, n] = c[3] + c[1] * oz - c[2] * oy
-            rows[1, n] = c[4] + c[2] * ox - c[0] * oz
-            rows[2, n] = c[5] + c[0] * oy - c[1] * ox
+            rows[0, n] = c[3] + (c[1] * oz - c[2] * oy)
+            rows[1, n] = c[4] + (c[2] * ox - c[0] * oz)
+            rows[2, n] = c[5] + (c[0] * oy - c[1] * ox)
             rows[3, n] = c[0]
             rows[4, n] = c[1]
             rows[5, n] = c[2]
@@ -168,7 +180,7 @@ def set_const(model, body_simple) -> None:
     x = d.actuator_moment.copy()
     _solve_m_rows_entry(model._handle, d._handle, x)
     model.actuator_length0[:] = d.actuator_length
-    model.actuator_acc0[:] = np.linalg.norm(x, axis=1)
+    model.actuator_acc0[:] = np.sqrt(dot_rows_mj(x, x))  # mju_norm: sqrt of mju_dot
 
     for i in range(model.nu):
         gainprm, biasprm = model.actuator_gainprm[i], model.actuator_biasprm[i]
@@ -272,7 +284,26 @@ def _inverse_inertia_diagonal(model, d, rows: np.ndarray) -> np.ndarray:
     """The diagonal of rows M^-1 rows' (one M^-1 solve per row, as mj_solveM)."""
     x = np.ascontiguousarray(rows, dtype=np.float64).copy()
     _solve_m_rows_entry(model._handle, d._handle, x)
-    return np.einsum("ij,ij->i", rows, x)
+    return dot_rows_mj(rows, x)
+
+
+def dot_rows_mj(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a[i] . b[i] for every row, summed in mju_dot's order (util_linalg3.dot_mj): four lanes
+    over the whole blocks of four, combined as (s0 + s2) + (s1 + s3), then the last n % 4
+    products summed left to right and added."""
+    p = np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)
+    n = p.shape[1]
+    whole = n - n % 4
+    lanes = np.zeros((p.shape[0], 4))
+    for k in range(0, whole, 4):
+        lanes += p[:, k:k + 4]
+    res = (lanes[:, 0] + lanes[:, 2]) + (lanes[:, 1] + lanes[:, 3])
+    if whole < n:
+        tail = p[:, whole]
+        for k in range(whole + 1, n):
+            tail = tail + p[:, k]
+        res = res + tail
+    return res
 
 
 def _set_eq_data(model, d) -> None:

@@ -173,10 +173,11 @@ def mul_m_kernel(res, M, vec, M_rownnz, M_rowadr, M_colind):
     for i in range(nv):
         start = unsigned_index(M_rowadr[i])
         diag = unsigned_index(M_rownnz[i] - 1)
-        # diagonal, then off-diagonal (i, j) and its mirror (j, i); row i's own sum is kept
+        # diagonal, then off-diagonal (i, j) and its mirror (j, i), the off-diagonals from the
+        # last (nearest ancestor) to the first as mju_mulSymVecSparse; row i's own sum is kept
         # in a local (no later row of this loop writes res[i] before row i is done)
         acc = res[i] + M[start + diag] * vec[i]
-        for t in range(diag):
+        for t in range(diag - 1, -1, -1):
             j = unsigned_index(M_colind[start + t])
             acc += M[start + t] * vec[j]
             res[j] += M[start + t] * vec[i]

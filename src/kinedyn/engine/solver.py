@@ -22,6 +22,7 @@ import math
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NEFC, ISLAND_NITER
 from kinedyn.engine.smooth_inertia import mul_m_kernel, solve_ld
+from kinedyn.engine.solver_pgs import _chol_solve as _dense_chol_solve
 from kinedyn.engine.solver_pgs import dual_finish, pgs_warmstart, solve_noslip, solve_pgs
 from kinedyn.engine.types import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -227,14 +228,12 @@ def _mul_jt(d, res, vec, nefc):
 
 @kernel
 def _mul_j(d, res, r, vec, v0, nefc):
-    """res[r, 0:nefc] = J vec[v0] (mju_mulMatVec)."""
+    """res[r, 0:nefc] = J vec[v0] (mju_mulMatVec: each row's sum in mju_dot's order)."""
     J = d.efc_J
     nv = J.shape[1]
+    x = vec[v0]
     for i in range(nefc):
-        s = 0.0
-        for v in range(nv):
-            s += J[i, v] * vec[v0, v]
-        res[r, i] = s
+        res[r, i] = dot_mj(J[i], x, nv)
 
 
 # ---- warmstart ----------------------------------------------------------------------------------
@@ -366,17 +365,10 @@ def _update_mgrad(m, d, dofs, newton):
 
 @kernel
 def _chol_solve(L, x, n):
-    """x <- (L L')^-1 x, L dense lower triangular (mju_cholSolve: the forward substitution's
-    sums in mju_dot's order)."""
-    for i in range(n):
-        if i:
-            x[i] -= dot_mj(L[i], x, i)
-        x[i] /= L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = x[i]
-        for j in range(i + 1, n):
-            s -= L[j, i] * x[j]
-        x[i] = s / L[i, i]
+    """x <- (L L')^-1 x in place, L dense lower triangular (mju_cholSolve, with solver_pgs's
+    arithmetic: the forward sums in mju_dot's order, the back substitution subtracting from the
+    last row up as MuJoCo 4.0 does)."""
+    _dense_chol_solve(x, L, x, n)
 
 
 @kernel
@@ -567,16 +559,9 @@ def _prepare(m, d, dofs, rows):
     se = d.scratch_solver_efc
     q = d.scratch_quad
     g = d.scratch_solver_gauss
-    sma = 0.0
-    sfs = 0.0
-    smv = 0.0
-    for a in range(dofs.shape[0]):
-        v = dofs[a]
-        sma += sv[_SEARCH, v] * sv[_MA, v]
-        sfs += d.qfrc_smooth[v] * sv[_SEARCH, v]
-        smv += sv[_SEARCH, v] * sv[_MV, v]
-    g[1] = sma - sfs
-    g[2] = 0.5 * smv
+    # three mju_dot's over the island's dofs (in its local order)
+    g[1] = _dot_dofs(sv[_SEARCH], sv[_MA], dofs) - _dot_dofs(d.qfrc_smooth, sv[_SEARCH], dofs)
+    g[2] = 0.5 * _dot_dofs(sv[_SEARCH], sv[_MV], dofs)
     b = 0
     nr = rows.shape[0]
     while b < nr:
@@ -863,16 +848,39 @@ def _line_search(m, d, dofs, rows, tolerance, ls_iterations, scale):
 
 
 @kernel
+def _dot_dofs(x, y, dofs):
+    """x . y over the island's dofs, in mju_dot's order on the island's local (compact)
+    numbering, as MuJoCo's island vectors hold them (util_linalg3.dot_mj)."""
+    n = dofs.shape[0]
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = 0
+    while k <= n - 4:
+        v0, v1, v2, v3 = dofs[k], dofs[k + 1], dofs[k + 2], dofs[k + 3]
+        s0 += x[v0] * y[v0]
+        s1 += x[v1] * y[v1]
+        s2 += x[v2] * y[v2]
+        s3 += x[v3] * y[v3]
+        k += 4
+    res = (s0 + s2) + (s1 + s3)
+    rest = n - k
+    if rest == 3:
+        res += x[dofs[k]] * y[dofs[k]] + x[dofs[k + 1]] * y[dofs[k + 1]] + x[dofs[k + 2]] * y[dofs[k + 2]]
+    elif rest == 2:
+        res += x[dofs[k]] * y[dofs[k]] + x[dofs[k + 1]] * y[dofs[k + 1]]
+    elif rest == 1:
+        res += x[dofs[k]] * y[dofs[k]]
+    return res
+
+
+@kernel
 def _island_dot(a, i, b, j, dofs):
-    s = 0.0
+    """a[i] . b[j] over the island's dofs (mju_dot on the island's vectors)."""
     if dofs.shape[0] == a.shape[1]:  # every dof, ascending
-        for v in range(a.shape[1]):
-            s += a[i, v] * b[j, v]
-        return s
-    for k in range(dofs.shape[0]):
-        v = dofs[k]
-        s += a[i, v] * b[j, v]
-    return s
+        return dot_mj(a[i], b[j], a.shape[1])
+    return _dot_dofs(a[i], b[j], dofs)
 
 
 @kernel
@@ -887,9 +895,10 @@ def _island_mul_m(m, d, dofs, r, v0):
         i = unsigned_index(dofs[a])
         adr = unsigned_index(rowadr[i])
         diag = unsigned_index(rownnz[i] - 1)
-        # row i's own sum in a local, as mul_m_kernel (its columns j < i: no store aliases it)
+        # row i's own sum in a local, as mul_m_kernel (its columns j < i: no store aliases it),
+        # the off-diagonals last to first (mju_mulSymVecSparse)
         acc = res[i] + M[adr + diag] * vec[i]
-        for k in range(diag):
+        for k in range(diag - 1, -1, -1):
             j = unsigned_index(colind[adr + k])
             acc += M[adr + k] * vec[j]
             res[j] += M[adr + k] * vec[i]
@@ -902,21 +911,15 @@ def _island_mul_j(d, dofs, rows, r, vec):
     J = d.efc_J
     res = d.scratch_solver_efc[r]
     nd = dofs.shape[0]
+    # each row's sum in mju_dot's order (mju_mulMatVec on the island's compact J)
     if nd == J.shape[1]:  # every dof, ascending
         for b in range(rows.shape[0]):
             i = unsigned_index(rows[b])
-            s = 0.0
-            for v in range(nd):
-                s += J[i, v] * vec[v]
-            res[i] = s
+            res[i] = dot_mj(J[i], vec, nd)
         return
     for b in range(rows.shape[0]):
         i = unsigned_index(rows[b])
-        s = 0.0
-        for a in range(nd):
-            v = unsigned_index(dofs[a])
-            s += J[i, v] * vec[v]
-        res[i] = s
+        res[i] = _dot_dofs(J[i], vec, dofs)
 
 
 @kernel
@@ -1116,10 +1119,7 @@ def fwd_constraint_kernel(m, d):
     # efc_b = J qacc_smooth - aref
     J = d.efc_J
     for i in range(nefc):
-        s = 0.0
-        for v in range(nv):
-            s += J[i, v] * d.qacc_smooth[v]
-        d.efc_b[i] = s - d.efc_aref[i]
+        d.efc_b[i] = dot_mj(J[i], d.qacc_smooth, nv) - d.efc_aref[i]
     solver = m.opt_flags[OPT_SOLVER]
     maxiter = m.opt_flags[OPT_ITERATIONS]
     flags = m.opt_flags[OPT_DISABLEFLAGS]

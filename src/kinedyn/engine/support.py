@@ -46,10 +46,11 @@ def jac_kernel(
         jac[jr, 0, v] = cdof[v, 0]
         jac[jr, 1, v] = cdof[v, 1]
         jac[jr, 2, v] = cdof[v, 2]
-        # translation: cdof_lin + cdof_rot x offset
-        jac[jp, 0, v] = cdof[v, 3] + cdof[v, 1] * oz - cdof[v, 2] * oy
-        jac[jp, 1, v] = cdof[v, 4] + cdof[v, 2] * ox - cdof[v, 0] * oz
-        jac[jp, 2, v] = cdof[v, 5] + cdof[v, 0] * oy - cdof[v, 1] * ox
+        # translation: cdof_lin + (cdof_rot x offset), the cross product formed first (mj_jac's
+        # order: the sum is MuJoCo's bits)
+        jac[jp, 0, v] = cdof[v, 3] + (cdof[v, 1] * oz - cdof[v, 2] * oy)
+        jac[jp, 1, v] = cdof[v, 4] + (cdof[v, 2] * ox - cdof[v, 0] * oz)
+        jac[jp, 2, v] = cdof[v, 5] + (cdof[v, 0] * oy - cdof[v, 1] * ox)
         v = dof_parentid[v]
 
 
