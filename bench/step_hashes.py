@@ -86,8 +86,8 @@ def cases() -> list[tuple[str, str]]:
     for integrator in INTEGRATORS:
         for solver in ("PGS", "CG", "Newton"):
             for cone in ("pyramidal", "elliptic"):
-                out.append((f"humanoid/{integrator}/{solver}/{cone}",
-                            with_option(humanoid.read_text(), integrator=integrator, solver=solver, cone=cone)))
+                xml = with_option(humanoid.read_text(), integrator=integrator, solver=solver, cone=cone)
+                out.append((f"humanoid/{integrator}/{solver}/{cone}", xml))
     for integrator in INTEGRATORS:
         out.append((f"ant/{integrator}", with_option(ant.read_text(), integrator=integrator)))
     for integrator in INTEGRATORS:
@@ -134,7 +134,8 @@ def main(argv=None) -> int:
         with open(args.check) as f:
             reference = json.load(f)
         bad = [k for k in reference if table.get(k) != reference[k]]
-        print(f"{len(reference) - len(bad)}/{len(reference)} unchanged" + (f"; changed: {bad}" if bad else ""))
+        changed = f"; changed: {bad}" if bad else ""
+        print(f"{len(reference) - len(bad)}/{len(reference)} unchanged{changed}")
         return 1 if bad else 0
     return 0
 

@@ -63,6 +63,7 @@ from kinedyn.engine.types import (
     OPT_SOLVER,
     SOL_PGS,
 )
+from kinedyn.engine.util_linalg3 import mul_rows
 from kinedyn.engine.util_spatial import quat_product, unsigned_index
 
 # solimp's clamps (mjMINIMP, mjMAXIMP)
@@ -864,14 +865,8 @@ def _deriv_quat(qw, qx, qy, qz, v0, v1, v2):
 def reference_constraint_kernel(m, d):
     """efc_vel = J qvel and efc_aref = -B vel - K d (pos - margin) - J̇ qvel (mj_referenceConstraint)."""
     nefc = d.efc_counts[3]
-    J = d.efc_J
-    nv = J.shape[1]
     K = d.efc_KBIP
-    for i in range(nefc):
-        s = 0.0
-        for v in range(nv):
-            s += J[i, v] * d.qvel[v]
-        d.efc_vel[i] = s
+    mul_rows(d.efc_J, nefc, d.qvel, d.efc_vel)
     for i in range(nefc):
         d.efc_aref[i] = -K[i, 1] * d.efc_vel[i] - K[i, 0] * K[i, 2] * (d.efc_pos[i] - d.efc_margin[i])
     _adhesion_reference(m, d)

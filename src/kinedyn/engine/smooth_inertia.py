@@ -140,7 +140,9 @@ def dot_sparse(vec1, adr, vec2, ind, nnz):
     return res
 
 
-@kernel
+# Inlined into its callers (fwd_acceleration, dual_finish, the integrators, ...): as a call its six
+# arrays are passed field by field, four solves per RK4 stage.
+@kernel(inline="always")
 def solve_ld(x, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
     """In place x <- (L^T D L)^-1 x for one vector (mj_solveLD).
 

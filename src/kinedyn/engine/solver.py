@@ -46,7 +46,7 @@ from kinedyn.engine.types import (
     SOL_NEWTON,
     SOL_PGS,
 )
-from kinedyn.engine.util_linalg3 import dot_mj
+from kinedyn.engine.util_linalg3 import dot_mj, mul_rows
 from kinedyn.engine.util_spatial import unsigned_index
 
 # rows of Data.scratch_solver_nv
@@ -228,13 +228,7 @@ def _mul_jt(d, res, vec, nefc):
 @kernel
 def _mul_j(d, res, r, vec, v0, nefc):
     """res[r, 0:nefc] = J vec[v0] (mju_mulMatVec)."""
-    J = d.efc_J
-    nv = J.shape[1]
-    for i in range(nefc):
-        s = 0.0
-        for v in range(nv):
-            s += J[i, v] * vec[v0, v]
-        res[r, i] = s
+    mul_rows(d.efc_J, nefc, vec[v0], res[r])
 
 
 # ---- warmstart ----------------------------------------------------------------------------------
@@ -1114,12 +1108,9 @@ def fwd_constraint_kernel(m, d):
             d.qacc[v] = d.qacc_smooth[v]
         return
     # efc_b = J qacc_smooth - aref
-    J = d.efc_J
+    mul_rows(d.efc_J, nefc, d.qacc_smooth, d.efc_b)
     for i in range(nefc):
-        s = 0.0
-        for v in range(nv):
-            s += J[i, v] * d.qacc_smooth[v]
-        d.efc_b[i] = s - d.efc_aref[i]
+        d.efc_b[i] -= d.efc_aref[i]
     solver = m.opt_flags[OPT_SOLVER]
     maxiter = m.opt_flags[OPT_ITERATIONS]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
