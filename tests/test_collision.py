@@ -348,6 +348,13 @@ def test_contact_capacity_drops_with_a_warning():
     with pytest.warns(kd.ContactFullWarning, match="nconmax"):
         kd.forward(m, d)
     assert d.ncon <= 3
+    # step says so too, for one step (the kernel's status) and for several (read after the loop)
+    for nstep in (1, 2):
+        d.qpos[:], d.qvel[:] = m.qpos0, 0.0
+        d.qpos[2] = 0.099
+        with pytest.warns(kd.ContactFullWarning, match="nconmax") as caught:
+            kd.step(m, d, nstep)
+        assert caught[0].filename == __file__  # pointing at the caller of step
 
 
 def test_collision_stage_alone_and_contact_force_errors():

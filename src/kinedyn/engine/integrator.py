@@ -62,6 +62,9 @@ from kinedyn.errors import NonFiniteStateWarning
 # status codes returned by the step kernel: which state field went bad, or (STATUS_FWDINV) that
 # the fwdinv comparison needs the discrete inverse with RK4, which MuJoCo refuses (mjERROR)
 STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC, STATUS_FWDINV = 0, 1, 2, 3, 4
+# returned by the per-integrator entries instead of STATUS_OK when the step's last forward pass
+# dropped contacts (efc_counts[COUNT_DROPPED]): step's Python wrapper then needs no read of its own
+STATUS_DROPPED = -1
 _STATUS_FIELD = {STATUS_BADQPOS: "qpos", STATUS_BADQVEL: "qvel", STATUS_BADQACC: "qacc"}
 
 # RK4 tableau: A (stage weights, lower triangular), B (final weights); C = row sums of A
@@ -372,10 +375,20 @@ def step_entry(m, d, check):
     in Python (the batch kernels); ``step`` uses the per-integrator entries below."""
     integrator = m.opt_flags[OPT_INTEGRATOR]
     if integrator == INT_RK4:
-        return _step_rk4_entry(m, d, check)
-    if integrator == INT_IMPLICITFAST:
-        return _step_implicitfast_entry(m, d, check)
-    return _step_euler_entry(m, d, check)  # INT_EULER
+        status = _step_rk4_entry(m, d, check)
+    elif integrator == INT_IMPLICITFAST:
+        status = _step_implicitfast_entry(m, d, check)
+    else:
+        status = _step_euler_entry(m, d, check)  # INT_EULER
+    return STATUS_OK if status == STATUS_DROPPED else status
+
+
+@kernel(inline="always")
+def _dropped_status(d, status):
+    """STATUS_DROPPED for a step that went through with contacts dropped, else ``status``."""
+    if status == STATUS_OK and d.efc_counts[COUNT_DROPPED]:
+        return STATUS_DROPPED
+    return status
 
 
 # One entry per integrator, so that a program compiles only the integrator it steps with:
@@ -386,7 +399,7 @@ def _step_euler_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
         _euler(m, d)
-    return status
+    return _dropped_status(d, status)
 
 
 @handle_entry
@@ -394,7 +407,7 @@ def _step_implicitfast_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
         _implicitfast(m, d)
-    return status
+    return _dropped_status(d, status)
 
 
 @handle_entry
@@ -402,13 +415,16 @@ def _step_rk4_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
         _rk4(m, d, RK4_A, RK4_B)
-    return status
+    return _dropped_status(d, status)
 
 
-# FastEntry per IntegratorType value
-_STEP_BY_INTEGRATOR = {INT_EULER: FastEntry(_step_euler_entry, parts=FORWARD_PARTS),
-                       INT_RK4: FastEntry(_step_rk4_entry, parts=FORWARD_PARTS),
-                       INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry, parts=FORWARD_PARTS)}
+# FastEntry per IntegratorType value, indexed by it (a tuple: indexing it with the NumPy integer
+# read from opt_flags costs less than hashing that integer into a dict); None: not supported
+_STEP_BY_INTEGRATOR = tuple(
+    {INT_EULER: FastEntry(_step_euler_entry, parts=FORWARD_PARTS),
+     INT_RK4: FastEntry(_step_rk4_entry, parts=FORWARD_PARTS),
+     INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry, parts=FORWARD_PARTS)}.get(i)
+    for i in range(max(INT_EULER, INT_RK4, INT_IMPLICITFAST) + 1))
 
 
 @handle_entry
@@ -438,6 +454,8 @@ def _step_with_callbacks(m, d, check):
         status = _FWDINV_STATUS(m._handle, d._handle)
     if status == STATUS_OK:
         _INTEGRATE(m._handle, d._handle)
+        if d.efc_counts[COUNT_DROPPED]:
+            status = STATUS_DROPPED
     return status
 
 
@@ -462,25 +480,40 @@ def step(m, d, nstep: int = 1) -> None:
             return _step_with_callbacks(m, d, check)
     else:
         one_step = _STEP_BY_INTEGRATOR[m.opt._flags[0]].call
+    if nstep == 1:  # the common call, without the loop: STATUS_OK needs nothing more
+        status = one_step(mh, dh, True)
+        if status == STATUS_DROPPED:
+            warn_if_contacts_dropped(m, d)
+        elif status != STATUS_OK:
+            _recover(m, d, one_step, status)
+            if d.efc_counts[COUNT_DROPPED]:
+                warn_if_contacts_dropped(m, d)
+        return
     for _ in range(nstep):
         status = one_step(mh, dh, True)
-        if status == STATUS_OK:
+        if status <= STATUS_OK:  # STATUS_OK or STATUS_DROPPED
             continue
-        if status == STATUS_FWDINV:
-            check_discrete_inverse(m, "step (fwdinv)")
-        field = _STATUS_FIELD[status]
-        bad = getattr(d, field)
-        index = int(np.flatnonzero(~(np.abs(bad) <= MAXVAL))[0])
-        autoreset = not m.opt.disableflags & DisableBit.AUTORESET
-        warnings.warn(
-            f"non-finite or huge {field}[{index}] = {bad[index]} at time {d.time:g}; "
-            + ("data reset to the model's default state" if autoreset else "autoreset disabled"),
-            NonFiniteStateWarning, stacklevel=2)
-        if autoreset:
-            reset(m, d)
-        one_step(mh, dh, False)
+        _recover(m, d, one_step, status)
     if d.efc_counts[COUNT_DROPPED]:
         warn_if_contacts_dropped(m, d)
+
+
+def _recover(m, d, one_step, status) -> None:
+    """After a step that stopped at a bad state: warn, reset (unless autoreset is disabled)
+    and step on unchecked, as mj_step does (mj_checkPos, mj_checkVel, mj_checkAcc)."""
+    if status == STATUS_FWDINV:
+        check_discrete_inverse(m, "step (fwdinv)")
+    field = _STATUS_FIELD[status]
+    bad = getattr(d, field)
+    index = int(np.flatnonzero(~(np.abs(bad) <= MAXVAL))[0])
+    autoreset = not m.opt.disableflags & DisableBit.AUTORESET
+    warnings.warn(
+        f"non-finite or huge {field}[{index}] = {bad[index]} at time {d.time:g}; "
+        + ("data reset to the model's default state" if autoreset else "autoreset disabled"),
+        NonFiniteStateWarning, stacklevel=3)
+    if autoreset:
+        reset(m, d)
+    one_step(m._handle, d._handle, False)
 
 
 
