@@ -200,17 +200,15 @@ REFUSED: dict[str, str] = {
 # five steps, times a 2e4 force). rs-baxter_arm_urdf's qacc is 1.3e-7 off (relative to itself) in
 # one entry after 5 steps (docs/corpus.md).
 MISMATCHED: dict[str, str] = {
+    # rollout/near-zero round-off in the two models whose nv >= 60 makes MuJoCo use sparse
+    # Jacobians and a sparse Newton factorisation (docs/corpus.md)
     **dict.fromkeys(('dmc-dog_v2',),
                     'qvel'),
     **dict.fromkeys(('dmc-dog',),
                     'cacc'),
     # mesh multi-contact (docs/meshes.md)
-    **dict.fromkeys(('rs-robotiq_140', 'erd-talos'),
+    **dict.fromkeys(('erd-talos',),
                     'contact_dist'),
-    **dict.fromkeys(('airo-robotiq_2f_85',),
-                    'contact_pos'),
-    **dict.fromkeys(('erd-alex', 'erd-double_pendulum'),
-                    'qacc'),
 }
 
 # the work per model: forward on one random state and on SIMULATED states MuJoCo visits
