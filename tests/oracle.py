@@ -202,6 +202,17 @@ def disable_constraints(xml_text: str, flags: tuple[str, ...] = ("constraint", "
     return out
 
 
+def two_free_bodies_pose(rng, qpos0: np.ndarray) -> np.ndarray:
+    """qpos0 with the first two free joints at random: positions N(0, 0.08) and, with even odds, a
+    uniformly random orientation or one near the identity (faces nearly aligned)."""
+    q = qpos0.copy()
+    for j in range(2):
+        q[7 * j:7 * j + 3] = rng.normal(size=3) * 0.08
+        quat = rng.normal(size=4) if rng.uniform() < 0.5 else np.array([1.0, *rng.normal(size=3) * 0.02])
+        q[7 * j + 3:7 * j + 7] = quat / np.linalg.norm(quat)
+    return q
+
+
 def load_pair(xml, disable: bool | str = True):
     """Compile the same MJCF in kinedyn and MuJoCo: ``(m, d, mjm, mjd)``.
 

@@ -34,7 +34,7 @@ import zlib
 import mujoco
 import numpy as np
 import pytest
-from oracle import load_pair
+from oracle import load_pair, two_free_bodies_pose
 
 import kinedyn as kd
 from kinedyn.engine.collision_convex import collide_convex, collide_plane_convex, convex_work_size
@@ -634,11 +634,7 @@ def test_capsule_and_cylinder_against_mesh(other):
     rng = np.random.default_rng(_seed("mesh", other))
     multi = 0
     for _ in range(80):
-        q = mjm.qpos0.copy()
-        for j in range(2):
-            q[7 * j:7 * j + 3] = rng.normal(size=3) * 0.08
-            quat = rng.normal(size=4) if rng.uniform() < 0.5 else np.array([1.0, *rng.normal(size=3) * 0.02])
-            q[7 * j + 3:7 * j + 7] = quat / np.linalg.norm(quat)
+        q = two_free_bodies_pose(rng, mjm.qpos0)
         mjd.qpos[:] = q
         d.qpos[:] = q
         mujoco.mj_forward(mjm, mjd)

@@ -17,7 +17,14 @@ import time
 import mujoco
 import numpy as np
 import pytest
-from oracle import assert_close, assert_model_fields, load_pair, set_simulated_state, simulated_states
+from oracle import (
+    assert_close,
+    assert_model_fields,
+    load_pair,
+    set_simulated_state,
+    simulated_states,
+    two_free_bodies_pose,
+)
 from thirdparty import require
 
 import kinedyn as kd
@@ -609,11 +616,7 @@ def test_mesh_multicontact_matches_mujoco(other, mesh, tol, in_order, as_set):
     scale = float(mjm.geom_rbound.max())
     touching = ordered = same = multi = 0
     for _ in range(60):
-        q = mjm.qpos0.copy()
-        for j in range(2):
-            q[7 * j:7 * j + 3] = rng.normal(size=3) * 0.08
-            quat = rng.normal(size=4) if rng.uniform() < 0.5 else np.array([1.0, *rng.normal(size=3) * 0.02])
-            q[7 * j + 3:7 * j + 7] = quat / np.linalg.norm(quat)
+        q = two_free_bodies_pose(rng, mjm.qpos0)
         mjd.qpos[:] = q
         d.qpos[:] = q
         mujoco.mj_forward(mjm, mjd)
