@@ -36,6 +36,7 @@ from kinedyn.engine.collision_gjk import (
     W_X2,
     ccd,
     convex_work_size,
+    diagonal_area,
     init_mesh_object,
     mc_size,
     mesh_object_width,
@@ -298,17 +299,11 @@ def _hillclimb_support(vert, va, graph, adr, seeds, d0, d1, d2):
 @kernel
 def _quad_area(vert, va, polyvert, pa, a, b, c, d):
     """Half the norm of (A - C) x (B - D): the area of the quadrilateral ABCD of polygon positions
-    a, b, c, d (mesh-frame vertices, float to double)."""
-    u0 = np.float64(vert[va + polyvert[pa + a], 0]) - np.float64(vert[va + polyvert[pa + c], 0])
-    u1 = np.float64(vert[va + polyvert[pa + a], 1]) - np.float64(vert[va + polyvert[pa + c], 1])
-    u2 = np.float64(vert[va + polyvert[pa + a], 2]) - np.float64(vert[va + polyvert[pa + c], 2])
-    w0 = np.float64(vert[va + polyvert[pa + b], 0]) - np.float64(vert[va + polyvert[pa + d], 0])
-    w1 = np.float64(vert[va + polyvert[pa + b], 1]) - np.float64(vert[va + polyvert[pa + d], 1])
-    w2 = np.float64(vert[va + polyvert[pa + b], 2]) - np.float64(vert[va + polyvert[pa + d], 2])
-    x = u1 * w2 - u2 * w1
-    y = u2 * w0 - u0 * w2
-    z = u0 * w1 - u1 * w0
-    return 0.5 * math.sqrt(x * x + y * y + z * z)
+    a, b, c, d (mesh-frame vertices)."""
+    ia, ib = va + polyvert[pa + a], va + polyvert[pa + b]
+    ic, id_ = va + polyvert[pa + c], va + polyvert[pa + d]
+    return diagonal_area(vert[ia, 0] - vert[ic, 0], vert[ia, 1] - vert[ic, 1], vert[ia, 2] - vert[ic, 2],
+                         vert[ib, 0] - vert[id_, 0], vert[ib, 1] - vert[id_, 1], vert[ib, 2] - vert[id_, 2])
 
 
 @kernel

@@ -1687,12 +1687,14 @@ def _area4(p, a, b, c, d):
     """Area of the quadrilateral p[a] p[b] p[c] p[d]: half the norm of the cross product of its
     diagonals (MuJoCo 4.0's area4, read off the binary; 3.12 summed two triangle crosses, which
     rounds differently and picks another of the many equal-area quadrilaterals of a 16-gon)."""
-    u0 = p[a, 0] - p[c, 0]
-    u1 = p[a, 1] - p[c, 1]
-    u2 = p[a, 2] - p[c, 2]
-    w0 = p[b, 0] - p[d, 0]
-    w1 = p[b, 1] - p[d, 1]
-    w2 = p[b, 2] - p[d, 2]
+    return diagonal_area(p[a, 0] - p[c, 0], p[a, 1] - p[c, 1], p[a, 2] - p[c, 2],
+                         p[b, 0] - p[d, 0], p[b, 1] - p[d, 1], p[b, 2] - p[d, 2])
+
+
+@kernel
+def diagonal_area(u0, u1, u2, w0, w1, w2):
+    """Area of a quadrilateral from its diagonals u = A - C and w = B - D: half the norm of u x w
+    (4.0's area4; also its plane-mesh quadrilateral, collision_convex._quad_area)."""
     g0 = u1 * w2 - u2 * w1
     g1 = u2 * w0 - u0 * w2
     g2 = u0 * w1 - u1 * w0
