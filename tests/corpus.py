@@ -206,9 +206,6 @@ MISMATCHED: dict[str, str] = {
                     'qvel'),
     **dict.fromkeys(('dmc-dog',),
                     'cacc'),
-    # mesh multi-contact (docs/meshes.md)
-    **dict.fromkeys(('erd-talos',),
-                    'contact_dist'),
 }
 
 # the work per model: forward on one random state and on SIMULATED states MuJoCo visits

@@ -226,6 +226,49 @@ def _assert_matches_pinocchio(m, path: Path, nstate: int = 2, seed: int = 0, roo
         np.testing.assert_allclose(ours, tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
 
 
+def _random_inertial_urdf(rng, nlink: int) -> str:
+    """A chain of links joined by revolute and fixed joints (the fixed ones fused, MuJoCo's URDF
+    default), each with a random mass and a positive-definite inertia given in a random rpy frame."""
+    links, joints = [], []
+    for i in range(nlink):
+        a, b = rng.uniform(0.01, 0.1, 2)
+        rot = np.zeros(9)
+        quat = rng.normal(size=4)
+        mujoco.mju_quat2Mat(rot, quat / np.linalg.norm(quat))
+        rot = rot.reshape(3, 3)
+        full = rot @ np.diag([a, b, rng.uniform(abs(a - b), a + b)]) @ rot.T
+        inertia = " ".join(f'{k}="{float(full[r, c])!r}"' for k, r, c in
+                           (("ixx", 0, 0), ("iyy", 1, 1), ("izz", 2, 2), ("ixy", 0, 1), ("ixz", 0, 2),
+                            ("iyz", 1, 2)))
+        xyz, rpy = (" ".join(repr(float(v)) for v in rng.uniform(-lim, lim, 3)) for lim in (0.1, 3.0))
+        mass = float(rng.uniform(0.1, 2.0))
+        links.append(f'<link name="l{i}"><inertial><origin xyz="{xyz}" rpy="{rpy}"/>'
+                     f'<mass value="{mass!r}"/><inertia {inertia}/></inertial></link>')
+        if i:
+            fixed = rng.uniform() < 0.5
+            limit = "" if fixed else '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
+            joints.append(f'<joint name="j{i}" type="{"fixed" if fixed else "revolute"}"><parent link='
+                          f'"l{i - 1}"/><child link="l{i}"/><origin xyz="0 0 0.1" rpy="{rpy}"/>'
+                          f'<axis xyz="0 1 0"/>{limit}</joint>')
+    return f'<robot name="r">{"".join(links + joints)}</robot>'
+
+
+def test_rotated_and_fused_inertias_are_mujocos_bits(tmp_path):
+    """A URDF inertia given in a rotated <origin> is turned into the link frame as MuJoCo 4.0's
+    mjCBody::Compile turns it (R A R' from the rpy quaternion, then diagonalised), and fixed links
+    are fused with MuJoCo's association of the sums (mjCBody::AccumulateInertia): body_iquat and
+    body_inertia equal MuJoCo's bit for bit, for rotated inertias alone and fused chains of them
+    (a few ulps there made erd-talos's mesh contacts change order after five steps)."""
+    rng = np.random.default_rng(7)
+    for k in range(6):
+        path = _write(tmp_path, _random_inertial_urdf(rng, 12), f"r{k}.urdf")
+        mjm = mujoco.MjModel.from_xml_path(str(path))
+        m = kd.Model.from_xml_path(path)
+        assert m.nbody == mjm.nbody
+        for name in ("body_ipos", "body_iquat", "body_inertia", "body_mass"):
+            np.testing.assert_array_equal(getattr(m, name), getattr(mjm, name), err_msg=name)
+
+
 def test_written_urdf_matches_pinocchio(tmp_path):
     # Pinocchio reads neither planar nor spherical joints, nor mimic as a constraint (M and the
     # bias are those of the independent joints either way); a massless fixed link with inertia is

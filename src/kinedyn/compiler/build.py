@@ -594,13 +594,16 @@ class Compiler:
             inode, ia, _ = body.inertial
             self._single_orientation(inode, ia)
             if "fullinertia" in ia:
-                if any(k in ia for k in fr.ORIENTATION_ATTRS):
+                frame = None
+                if inode.inertia_frame:  # URDF: fullinertia given in the origin's frame
+                    frame, _ = fr.resolve_orientation(ia, self.degree, self.eulerseq)
+                elif any(k in ia for k in fr.ORIENTATION_ATTRS):
                     raise inode.error("fullinertia and inertial orientation cannot both be specified",
                                       "fullinertia")
                 if "diaginertia" in ia:
                     raise inode.error("fullinertia and diagonal inertia cannot both be specified",
                                       "fullinertia")
-                res = inr.full_inertia(ia["fullinertia"])
+                res = inr.full_inertia(ia["fullinertia"], frame)
                 if res is None:
                     raise inode.error("error 'inertia must have positive eigenvalues' in fullinertia",
                                       "fullinertia")

@@ -97,7 +97,12 @@ def _accumulate_inertia(par, body) -> None:
         par.mass, par.inertia = 0.0, [0.0, 0.0, 0.0]
         par.ipos, par.iquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
         return
-    res = inr.combine([(par.mass, par.ipos, par.iquat, par.inertia), (body.mass, ipos, iquat, body.inertia)])
+    com = [(par.mass * par.ipos[k] + body.mass * ipos[k]) / mass for k in range(3)]
+    # each body's inertia about the common centre summed first, then the two sums added (4.0's
+    # association, read off libmujoco.so.4.0.0; InertiaFromGeom's running sum rounds otherwise)
+    parts = [inr.about(m, pos, quat, inertia, com) for m, pos, quat, inertia in
+             ((par.mass, par.ipos, par.iquat, par.inertia), (body.mass, ipos, iquat, body.inertia))]
+    res = inr.full_inertia([a + b for a, b in zip(*parts, strict=True)])
     if res is None:
         raise body.error("error 'inertia must have positive eigenvalues' in fusing static body inertias")
-    par.mass, par.ipos, par.iquat, par.inertia = res
+    par.mass, par.ipos, par.iquat, par.inertia = mass, com, res[1], res[0]

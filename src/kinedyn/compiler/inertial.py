@@ -214,13 +214,37 @@ def eig3(mat, mesh: bool = False) -> tuple[list[float], list[float]]:
     return eigval, quat
 
 
-def full_inertia(full6) -> tuple[list[float], list[float]] | None:
-    """Principal inertia and frame quaternion of [xx yy zz xy xz yz]; None if not positive definite."""
+def mul_rmrt(r, a) -> list[float]:
+    """R A R' of row-major 3x3 matrices, as (R A) R' (mjuu_mulRMRT's order of products and sums)."""
+    ra = _matmul(r, a)
+    return [ra[3 * i] * r[3 * j] + ra[3 * i + 1] * r[3 * j + 1] + ra[3 * i + 2] * r[3 * j + 2]
+            for i in range(3) for j in range(3)]
+
+
+def full_inertia(full6, frame=None) -> tuple[list[float], list[float]] | None:
+    """Principal inertia and frame quaternion of [xx yy zz xy xz yz]; None if not positive definite.
+
+    ``frame``: the quaternion of the frame the matrix is given in (a URDF inertial's rpy). As
+    MuJoCo 4.0's mjCBody::Compile (read off libmujoco.so.4.0.0): the 3x3 matrix is turned into
+    the body frame by mjuu_mulRMRT with quat2mat(frame), and its upper triangle, mirrored, is
+    diagonalised; without a frame the rotation is the identity, which changes no bit.
+    """
     xx, yy, zz, xy, xz, yz = full6
+    if frame is not None:
+        r = mul_rmrt(quat2mat(frame), [xx, xy, xz, xy, yy, yz, xz, yz, zz])
+        xx, yy, zz, xy, xz, yz = r[0], r[4], r[8], r[1], r[2], r[5]
     eigval, quat = eig3([xx, xy, xz, xy, yy, yz, xz, yz, zz])
     if eigval[2] < 1e-14:
         return None
     return eigval, quat
+
+
+def about(mass: float, pos, quat, inertia, com) -> list[float]:
+    """Full inertia [xx yy zz xy xz yz] of a principal ``inertia`` at (``pos``, ``quat``) about ``com``:
+    the rotated inertia plus the parallel-axis term, summed in that order."""
+    a = global_inertia(inertia, quat)
+    b = offcenter(mass, [pos[0] - com[0], pos[1] - com[1], pos[2] - com[2]])
+    return [a[k] + b[k] for k in range(6)]
 
 
 def combine(parts) -> tuple[float, list[float], list[float], list[float]] | None:

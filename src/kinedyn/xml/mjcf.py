@@ -191,6 +191,9 @@ class Node:
     attached_key: dict | None = None
     # the element holds text, a comment or a CDATA section (nodes to tinyxml2, not kept here)
     has_content: bool = False
+    # a URDF <inertial>: its orientation (the origin's rpy) is the frame its fullinertia is given in,
+    # as mjXURDF sets a body's iquat and fullinertia together (MJCF's schema allows one of them)
+    inertia_frame: bool = False
 
     @property
     def label(self) -> str:

@@ -128,16 +128,6 @@ def _attr(node: Node, attr: str, kind: str = "s", required: bool = False, defaul
     return convert(node, attr, kind, text)
 
 
-def rpy_matrix(rpy) -> list[list[float]]:
-    """Rotation of URDF roll-pitch-yaw (fixed axes X, then Y, then Z): Rz(yaw) Ry(pitch) Rx(roll)."""
-    cr, sr = math.cos(rpy[0]), math.sin(rpy[0])
-    cp, sp = math.cos(rpy[1]), math.sin(rpy[1])
-    cy, sy = math.cos(rpy[2]), math.sin(rpy[2])
-    return [[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr]]
-
-
 # ---- package:// and mesh files -------------------------------------------------------------------
 
 def _package_xml_name(folder: Path) -> str | None:
@@ -430,13 +420,11 @@ class _Translator:
             if "euler" in origin:
                 attrs["euler"] = origin["euler"]
         else:
-            full = [[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]
+            # the inertia in the origin's frame, turned into the link frame by the compiler
+            attrs["fullinertia"] = _fmt([ixx, iyy, izz, ixy, ixz, iyz])
             if "euler" in origin:
-                r = rpy_matrix(_attr(_first(elem, "origin"), "rpy", "f3"))
-                ri = [[sum(r[i][k] * full[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
-                full = [[sum(ri[i][k] * r[j][k] for k in range(3)) for j in range(3)] for i in range(3)]
-            attrs["fullinertia"] = _fmt([full[0][0], full[1][1], full[2][2], full[0][1], full[0][2],
-                                         full[1][2]])
+                attrs["euler"] = origin["euler"]
+            return Node("inertial", attrs, elem.line, inertia_frame=True)
         return Node("inertial", attrs, elem.line)
 
     def _geom(self, elem: Node, collision: bool) -> Node:
