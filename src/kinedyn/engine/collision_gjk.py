@@ -226,7 +226,8 @@ def _copy_vertex(dv, dv1, dv2, didx, i, sv, sv1, sv2, sidx, j):
 # kind (obi[k, 1]): a geom type, or POINT / LINE, the shrunk sphere and capsule mjc_ccd uses.
 # They live in this module because GJK and EPA call them (collision_convex imports this
 # module, not the reverse). A mesh object carries its hull vertices and its search state (hill
-# climbing on mesh_graph, MuJoCo's warm start) in its obf row (init_mesh_object).
+# climbing, MuJoCo's warm start) in its obf row (init_mesh_object); the climb reads the hull's
+# edge lists from the model's mesh_graph (``graph``), as mjc_hillclimbSupport reads the model's.
 
 SUPPORT_SPHERE = 2
 SUPPORT_CAPSULE = 3
@@ -259,7 +260,8 @@ def _to_global(res, r, obf, k, l0, l1, l2):
 
 
 MESH_HILLCLIMB_MIN = 10     # meshes with fewer vertices are searched exhaustively (MuJoCo's constant)
-MESH_HULL_SLOTS = 29        # after a mesh's hull vertices: the mode, the warm start, 27 extrema seeds
+MESH_HULL_SLOTS = 30        # after a mesh's hull vertices: the mode, the warm start, 27 extrema seeds,
+#                             the mesh's mesh_graphadr
 
 
 @kernel
@@ -270,13 +272,15 @@ def _vdot(obf, k, i, l0, l1, l2):
 
 
 @kernel
-def _hillclimb(obf, k, hb, nvert, l0, l1, l2):
+def _hillclimb(obf, k, hb, nvert, l0, l1, l2, graph):
     """The support vertex (hull-local id) by hill climbing on the hull graph, as MuJoCo 4.0's
     mjc_hillclimbSupport: the seed is mesh_extrema's vertex for the direction's cell of a 3 x 3 x 3
     grid (each component -1, 0, 1 at +-0.4), or the previous support vertex of this call when it
     is at least as good; then, until nothing changes, each neighbour of the current vertex (in
     the graph's edge order) that is strictly better becomes the current one, the scan going on
-    through the same neighbour list. The result is the warm start of the next support call."""
+    through the same neighbour list. The result is the warm start of the next support call.
+    The neighbour lists are mesh_graph's (``graph``): vertex i's at vert_edgeadr[i] in the edge
+    list region, each ended by -1."""
     cx = (1 if l0 > 0.4 else 0) - (1 if l0 < -0.4 else 0) + 1
     cy = (1 if l1 > 0.4 else 0) - (1 if l1 < -0.4 else 0) + 1
     cz = (1 if l2 > 0.4 else 0) - (1 if l2 < -0.4 else 0) + 1
@@ -288,18 +292,20 @@ def _hillclimb(obf, k, hb, nvert, l0, l1, l2):
     else:
         imax = seed
     best = _vdot(obf, k, imax, l0, l1, l2)
+    adr = np.intp(obf[k, hb + 29])
+    edges = adr + 2 + 2 * nvert
     prev = -1
     while imax != prev:
         prev = imax
-        e = int(obf[k, hb + MESH_HULL_SLOTS + prev])
-        nb = int(obf[k, e])
+        e = edges + graph[adr + 2 + prev]
+        nb = graph[e]
         while nb >= 0:
             v = _vdot(obf, k, nb, l0, l1, l2)
             if v > best:
                 best = v
                 imax = nb
             e += 1
-            nb = int(obf[k, e])
+            nb = graph[e]
     obf[k, hb + 1] = imax
     return imax
 
@@ -307,12 +313,8 @@ def _hillclimb(obf, k, hb, nvert, l0, l1, l2):
 @kernel
 def mesh_object_width(mesh, g):
     """Floats of mesh geom g's object description (init_mesh_object): 16 slots, 4 per hull
-    vertex, the search mode, the warm start and 27 extrema seeds, and for hill climbing each hull
-    vertex's edge list address and the edge lists (numvert + 3 numface entries of mesh_graph)."""
-    graph = mesh[4]
-    adr = mesh[3][mesh[0][g]]
-    nv = np.intp(graph[adr])
-    return 16 + 4 * nv + MESH_HULL_SLOTS + 2 * nv + 3 * np.intp(graph[adr + 1])
+    vertex, the search mode, the warm start, 27 extrema seeds and the mesh_graph address."""
+    return 16 + 4 * np.intp(mesh[4][mesh[3][mesh[0][g]]]) + MESH_HULL_SLOTS
 
 
 @kernel
@@ -320,9 +322,9 @@ def init_mesh_object(obf, k, g, mesh):
     """Object k's mesh data for support_point (mjc_initCCDObj for a mesh geom g): its hull vertices
     in the mesh frame after the 16 slots as (x, y, z, vertex id), then the search state: hill
     climbing when the mesh has at least MESH_HILLCLIMB_MIN vertices (MuJoCo counts all of the
-    mesh's vertices, mesh_vertnum), no warm start yet (-1), the mesh's mesh_extrema seeds, the
-    address in this row of each hull vertex's neighbour list and the lists (mesh_graph's
-    edge_localid, -1 ending each). ``mesh``: collide_convex's mesh arrays."""
+    mesh's vertices, mesh_vertnum), no warm start yet (-1), the mesh's mesh_extrema seeds and
+    its mesh_graphadr (the climb reads the edge lists there). ``mesh``: collide_convex's mesh
+    arrays."""
     dataid, vert, vertadr, graphadr, graph = mesh[0], mesh[1], mesh[2], mesh[3], mesh[4]
     mid = dataid[g]
     adr = graphadr[mid]
@@ -344,16 +346,11 @@ def init_mesh_object(obf, k, g, mesh):
         return
     for c in range(27):
         obf[k, hb + 2 + c] = mesh[14][mid, c]
-    e0 = hb + MESH_HULL_SLOTS + nvert
-    for i in range(nvert):
-        obf[k, hb + MESH_HULL_SLOTS + i] = e0 + graph[adr + 2 + i]
-    ne = nvert + 3 * graph[adr + 1]
-    for j in range(ne):
-        obf[k, e0 + j] = graph[adr + 2 + 2 * nvert + j]
+    obf[k, hb + 29] = adr
 
 
 @kernel
-def support_point(res, r, obf, obi, k, d0, d1, d2):
+def support_point(res, r, obf, obi, graph, k, d0, d1, d2):
     """res[r] = the support point of object k in the unit direction d (no margin)."""
     kind = obi[k, 1]
     if kind == SUPPORT_POINT:                       # mjc_pointSupport
@@ -419,7 +416,7 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
         nvert = int(obf[k, 12])
         hb = 16 + 4 * nvert
         if obf[k, hb] != 0:
-            ib = 16 + 4 * _hillclimb(obf, k, hb, nvert, l0, l1, l2)
+            ib = 16 + 4 * _hillclimb(obf, k, hb, nvert, l0, l1, l2, graph)
         else:
             # every vertex in id order, from the previous support vertex; a later vertex wins
             # only when strictly better (so on ties the previous one, else the lowest id)
@@ -470,10 +467,10 @@ def support_point(res, r, obf, obi, k, d0, d1, d2):
 
 
 @kernel
-def _inflated_support(res, r, obf, obi, k, d0, d1, d2):
+def _inflated_support(res, r, obf, obi, graph, k, d0, d1, d2):
     """res[r] = object k's support point in the unit direction d, pushed out along d by half
     its margin when it has one (a geom's margin/2 inflation in support and epaSupport)."""
-    support_point(res, r, obf, obi, k, d0, d1, d2)
+    support_point(res, r, obf, obi, graph, k, d0, d1, d2)
     if obf[k, 15] > 0 and obi[k, 3] >= 0:
         m = 0.5 * obf[k, 15]
         res[r, 0] += d0 * m
@@ -482,11 +479,11 @@ def _inflated_support(res, r, obf, obi, k, d0, d1, d2):
 
 
 @kernel
-def _support(vert, vert1, vert2, vidx, i, obf, obi, d0, d1, d2):
+def _support(vert, vert1, vert2, vidx, i, obf, obi, graph, d0, d1, d2):
     """Support of obj1 - obj2 in direction d (unit), with each object's margin/2 inflation
     (support in engine_collision_gjk.c)."""
-    _inflated_support(vert1, i, obf, obi, 0, d0, d1, d2)
-    _inflated_support(vert2, i, obf, obi, 1, -d0, -d1, -d2)
+    _inflated_support(vert1, i, obf, obi, graph, 0, d0, d1, d2)
+    _inflated_support(vert2, i, obf, obi, graph, 1, -d0, -d1, -d2)
     for c in range(3):
         vert[i, c] = vert1[i, c] - vert2[i, c]
     vidx[i, 0] = obi[0, 2]
@@ -494,10 +491,10 @@ def _support(vert, vert1, vert2, vidx, i, obf, obi, d0, d1, d2):
 
 
 @kernel
-def _support_neg(vert, vert1, vert2, vidx, i, obf, obi, n0, n1, n2):
+def _support_neg(vert, vert1, vert2, vidx, i, obf, obi, graph, n0, n1, n2):
     """Support with the negated direction given (gjkSupport/epaSupport compute dir_neg
     first and negate it, so -(-x) keeps the bits)."""
-    _support(vert, vert1, vert2, vidx, i, obf, obi, -n0, -n1, -n2)
+    _support(vert, vert1, vert2, vidx, i, obf, obi, graph, -n0, -n1, -n2)
 
 
 @kernel
@@ -747,7 +744,7 @@ def _lincomb(res, r, lam, n, v):
 
 
 @kernel
-def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work, iwork):
+def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, graph, tolerance, kmax, dist_cutoff, work, iwork):
     """GJK (gjk in engine_collision_gjk.c). x1[0], x2[0] hold the initial points (the
     centres) and receive the witness points; sv.. receive the final simplex.
 
@@ -788,7 +785,7 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
 
     while k < kmax:
         inv = 1 / x_norm
-        _support_neg(sv, sv1, sv2, sidx, n, obf, obi, xk0 * inv, xk1 * inv, xk2 * inv)
+        _support_neg(sv, sv1, sv2, sidx, n, obf, obi, graph, xk0 * inv, xk1 * inv, xk2 * inv)
         sk0 = sv[n, 0]
         sk1 = sv[n, 1]
         sk2 = sv[n, 2]
@@ -882,7 +879,7 @@ def gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, kmax, dist_cutoff, work
         tmp2 = work[W_TMP2:W_TMP2 + 3 * 1].reshape((1, 3))
         tidx = iwork[I_TMPIDX:I_TMPIDX + 2 * 1].reshape((1, 2))
         inv = 1 / x_norm
-        _support_neg(tmp, tmp1, tmp2, tidx, 0, obf, obi, xk0 * inv, xk1 * inv, xk2 * inv)
+        _support_neg(tmp, tmp1, tmp2, tidx, 0, obf, obi, graph, xk0 * inv, xk1 * inv, xk2 * inv)
         if _dot(xk0, xk1, xk2, tmp[0, 0], tmp[0, 1], tmp[0, 2]) > 0:
             separated = True
 
@@ -923,7 +920,7 @@ def _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v1, v2, v3, 
 
 
 @kernel
-def _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d0, d1, d2, dnorm):
+def _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, graph, d0, d1, d2, dnorm):
     """Append the support vertex in direction d (epaSupport); returns its index."""
     dir0, dir1, dir2 = 1.0, 0.0, 0.0
     n0, n1, n2 = -1.0, 0.0, 0.0
@@ -934,8 +931,8 @@ def _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d0, d1, d2, dnorm):
         n0, n1, n2 = -dir0, -dir1, -dir2
     i = cnt[0]
     cnt[0] += 1
-    _inflated_support(pv1, i, obf, obi, 0, dir0, dir1, dir2)
-    _inflated_support(pv2, i, obf, obi, 1, n0, n1, n2)
+    _inflated_support(pv1, i, obf, obi, graph, 0, dir0, dir1, dir2)
+    _inflated_support(pv2, i, obf, obi, graph, 1, n0, n1, n2)
     for c in range(3):
         pv[i, c] = pv1[i, c] - pv2[i, c]
     pidx[i, 0] = obi[0, 2]
@@ -1070,7 +1067,7 @@ def _replace_simplex2(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, a, b):
 
 @kernel
 def _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
-               pmap, cnt, center, obf, obi, tolerance, fallback):
+               pmap, cnt, center, obf, obi, graph, tolerance, fallback):
     """Initial polytope from a triangle (polytope3); returns an EPA status (0 = success).
 
     MuJoCo 4.0's (read off the 4.0 binary; the 3.12 source differs): the supports v4, v5 along
@@ -1091,8 +1088,8 @@ def _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
     n_norm = math.sqrt(_dot(n[0], n[1], n[2], n[0], n[1], n[2]))
     if n_norm < MINVAL:
         return EPA_P3_BAD_NORMAL
-    v5i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, n[0] * -1, n[1] * -1, n[2] * -1, n_norm)
-    v4i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, n[0], n[1], n[2], n_norm)
+    v5i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, graph, n[0] * -1, n[1] * -1, n[2] * -1, n_norm)
+    v4i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, graph, n[0], n[1], n[2], n_norm)
     if _tri_point_intersect(pv, v1i, v2i, v3i, v4i):
         return EPA_P3_INVALID_V4
     if _tri_point_intersect(pv, v1i, v2i, v3i, v5i):
@@ -1184,7 +1181,7 @@ def _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, a, b, c):
 
 @kernel
 def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
-               pmap, cnt, center, obf, obi, tolerance):
+               pmap, cnt, center, obf, obi, graph, tolerance):
     """Initial polytope from a segment (polytope2): a hexahedron around it."""
     for q in range(3):
         center[q] = sv[0, q] + sv[1, q]
@@ -1224,11 +1221,11 @@ def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
           r6 * d2[0] + r7 * d2[1] + r8 * d2[2])
     v1i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
     v2i = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
-    v3i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d1[0], d1[1], d1[2],
+    v3i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, graph, d1[0], d1[1], d1[2],
                        math.sqrt(_dot(d1[0], d1[1], d1[2], d1[0], d1[1], d1[2])))
-    v4i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d2[0], d2[1], d2[2],
+    v4i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, graph, d2[0], d2[1], d2[2],
                        math.sqrt(_dot(d2[0], d2[1], d2[2], d2[0], d2[1], d2[2])))
-    v5i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, d3[0], d3[1], d3[2],
+    v5i = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, graph, d3[0], d3[1], d3[2],
                        math.sqrt(_dot(d3[0], d3[1], d3[2], d3[0], d3[1], d3[2])))
     faces = ((v1i, v3i, v4i, 1, 3, 2), (v1i, v5i, v3i, 2, 4, 0), (v1i, v4i, v5i, 0, 5, 1),
              (v2i, v4i, v3i, 5, 0, 4), (v2i, v3i, v5i, 3, 1, 5), (v2i, v5i, v4i, 4, 2, 3))
@@ -1237,7 +1234,7 @@ def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
                         f[0], f[1], f[2], f[3], f[4], f[5]) < MINDIST2:
             _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, f[0], f[1], f[2])
             return _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv,
-                              fdist2, findex, pmap, cnt, center, obf, obi, tolerance, False)
+                              fdist2, findex, pmap, cnt, center, obf, obi, graph, tolerance, False)
     if _ray_triangle(pv, v1i, v2i, v3i, v4i, v5i) == 0:
         return EPA_P2_NONCONVEX
     _populate_map(pmap, findex, cnt, 6)
@@ -1246,7 +1243,7 @@ def _polytope2(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
 
 @kernel
 def _polytope4(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex,
-               pmap, cnt, center, obf, obi, tolerance):
+               pmap, cnt, center, obf, obi, graph, tolerance):
     """Initial polytope from GJK's tetrahedron (polytope4)."""
     v1 = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 0)
     v2 = _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, 1)
@@ -1264,7 +1261,7 @@ def _polytope4(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
                         f[0], f[1], f[2], f[3], f[4], f[5]) < MINDIST2:
             _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, f[0], f[1], f[2])
             return _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv,
-                              fdist2, findex, pmap, cnt, center, obf, obi, tolerance, True)
+                              fdist2, findex, pmap, cnt, center, obf, obi, graph, tolerance, True)
     if not _test_tetra(pv, v1, v2, v3, v4):
         return EPA_P4_MISSING_ORIGIN
     _populate_map(pmap, findex, cnt, 4)
@@ -1377,7 +1374,7 @@ def _epa_witness(pv, pv1, pv2, fverts, fv, fdist2, f, x1, x2):
 
 @kernel
 def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center, hidx, hedge, hstack,
-        obf, obi, tolerance_in, max_iterations, x1, x2, dist):
+        obf, obi, graph, tolerance_in, max_iterations, x1, x2, dist):
     """Expanding polytope (epa in engine_collision_gjk.c); returns the face found (-1 for
     none) and sets dist[0], x1[0], x2[0]; returns (face, nx, iterations)."""
     upper = MAX_LIMIT
@@ -1401,7 +1398,8 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         if lower2 <= 0:
             break  # origin on the affine hull of a face (MuJoCo warns)
         lower = math.sqrt(lower2)
-        wi = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, fv[face, 0], fv[face, 1], fv[face, 2], lower)
+        wi = _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, graph, fv[face, 0], fv[face, 1], fv[face, 2],
+                          lower)
         upper_k = _dot(fv[face, 0], fv[face, 1], fv[face, 2], pv[wi, 0], pv[wi, 1], pv[wi, 2]) / lower
         if upper_k < upper:
             upper = upper_k
@@ -1521,6 +1519,7 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
     (min distance, number of witness pairs in x1/x2/dist); negative means penetration.
     mc, mci, nm, mesh: multicontact's buffers and mesh arrays.
     """
+    graph = mesh[4]
     n_iter = max_iterations
     sv = work[W_SV:W_SV + 3 * 4].reshape((4, 3))
     sv1 = work[W_SV1:W_SV1 + 3 * 4].reshape((4, 3))
@@ -1547,7 +1546,7 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
         kind2 = obi[1, 1]
         full1 = _shrink_for_gjk(obf, obi, 0)
         full2 = _shrink_for_gjk(obf, obi, 1)
-        d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter,
+        d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, graph, tolerance, n_iter,
                                           0.0 + full1 + full2, work, iwork)
         obf[0, 15] = margin1
         obf[1, 15] = margin2
@@ -1585,7 +1584,7 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             x1[0, q] = obf[0, q]
             x2[0, q] = obf[1, q]
 
-    d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, tolerance, n_iter, 0.0,
+    d0, nsimplex, separated, nx, kg = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, graph, tolerance, n_iter, 0.0,
                                       work, iwork)
     info = iwork[I_INFO:I_INFO + 6]
     info[0] = kg
@@ -1620,21 +1619,21 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
             cnt[q] = 0
         if nsimplex == 2:
             ret = _polytope2(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi, tolerance)
+                             findex, pmap, cnt, center, obf, obi, graph, tolerance)
         elif nsimplex == 3:
             ret = _polytope3(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi, tolerance, True)
+                             findex, pmap, cnt, center, obf, obi, graph, tolerance, True)
         else:
             ret = _polytope4(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi, tolerance)
+                             findex, pmap, cnt, center, obf, obi, graph, tolerance)
         if ret == P3_TO_P2:
             # MuJoCo 4.0: polytope3 (from ccd or polytope4) found the origin on an edge
             ret = _polytope2(sv, sv1, sv2, sidx, 0.0, pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2,
-                             findex, pmap, cnt, center, obf, obi, tolerance)
+                             findex, pmap, cnt, center, obf, obi, graph, tolerance)
         info[2] = ret
         if ret == 0:
             face, nx, ke = epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
-                           hidx, hedge, hstack, obf, obi, tolerance, n_iter, x1, x2, dist)
+                           hidx, hedge, hstack, obf, obi, graph, tolerance, n_iter, x1, x2, dist)
             info[3] = ke
             if max_contacts > 1 and face >= 0:
                 nx = multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts,

@@ -143,17 +143,17 @@ def collide_hfield(geom_type, xpos, xmat, size, rbound, g1, g2, margin, ccd_tole
 
     # geom 2's box in the field's frame from its support points (no margin)
     sp = work[W_X1:W_X1 + 3].reshape((1, 3))
-    support_point(sp, 0, obf, obi, 1, 1.0, 0.0, 0.0)
+    support_point(sp, 0, obf, obi, mesh[4], 1, 1.0, 0.0, 0.0)
     xmax = sp[0, 0]
-    support_point(sp, 0, obf, obi, 1, -1.0, 0.0, 0.0)
+    support_point(sp, 0, obf, obi, mesh[4], 1, -1.0, 0.0, 0.0)
     xmin = sp[0, 0]
-    support_point(sp, 0, obf, obi, 1, 0.0, 1.0, 0.0)
+    support_point(sp, 0, obf, obi, mesh[4], 1, 0.0, 1.0, 0.0)
     ymax = sp[0, 1]
-    support_point(sp, 0, obf, obi, 1, 0.0, -1.0, 0.0)
+    support_point(sp, 0, obf, obi, mesh[4], 1, 0.0, -1.0, 0.0)
     ymin = sp[0, 1]
-    support_point(sp, 0, obf, obi, 1, 0.0, 0.0, 1.0)
+    support_point(sp, 0, obf, obi, mesh[4], 1, 0.0, 0.0, 1.0)
     zmax = sp[0, 2]
-    support_point(sp, 0, obf, obi, 1, 0.0, 0.0, -1.0)
+    support_point(sp, 0, obf, obi, mesh[4], 1, 0.0, 0.0, -1.0)
     zmin = sp[0, 2]
     if ((xmin - margin > s0) or (xmax + margin < -s0) or (ymin - margin > s1) or (ymax + margin < -s1)
             or (zmin - margin > s2) or (zmax + margin < -s3)):
