@@ -472,7 +472,6 @@ def step(m, d, nstep: int = 1) -> None:
             bad_model_data(m, d, "step")
     except AttributeError:
         bad_model_data(m, d, "step")
-    mh, dh = m._handle, d._handle
     # the flag and the integrator are read inline, as in forward: this wrapper is part of every
     # step's cost (m.opt.integrator and has_actuator_callbacks(m) cost 0.35 µs together)
     if m._has_actuator_callbacks:
@@ -480,15 +479,12 @@ def step(m, d, nstep: int = 1) -> None:
             return _step_with_callbacks(m, d, check)
     else:
         one_step = _STEP_BY_INTEGRATOR[m.opt._flags[0]].call
-    if nstep == 1:  # the common call, without the loop: STATUS_OK needs nothing more
-        status = one_step(mh, dh, True)
-        if status == STATUS_DROPPED:
-            warn_if_contacts_dropped(m, d)
-        elif status != STATUS_OK:
-            _recover(m, d, one_step, status)
-            if d.efc_counts[COUNT_DROPPED]:
-                warn_if_contacts_dropped(m, d)
+    if nstep == 1:  # the common call, without the loop: STATUS_OK (0) needs nothing more
+        status = one_step(m._handle, d._handle, True)
+        if status:
+            _after_step(m, d, one_step, status)
         return
+    mh, dh = m._handle, d._handle
     for _ in range(nstep):
         status = one_step(mh, dh, True)
         if status <= STATUS_OK:  # STATUS_OK or STATUS_DROPPED
@@ -498,7 +494,18 @@ def step(m, d, nstep: int = 1) -> None:
         warn_if_contacts_dropped(m, d)
 
 
-def _recover(m, d, one_step, status) -> None:
+def _after_step(m, d, one_step, status) -> None:
+    """After one step that returned a status other than STATUS_OK: warn about dropped contacts
+    (STATUS_DROPPED), or recover from a bad state and warn if that step dropped contacts."""
+    if status == STATUS_DROPPED:
+        warn_if_contacts_dropped(m, d, stacklevel=4)
+        return
+    _recover(m, d, one_step, status, stacklevel=4)
+    if d.efc_counts[COUNT_DROPPED]:
+        warn_if_contacts_dropped(m, d, stacklevel=4)
+
+
+def _recover(m, d, one_step, status, stacklevel: int = 3) -> None:
     """After a step that stopped at a bad state: warn, reset (unless autoreset is disabled)
     and step on unchecked, as mj_step does (mj_checkPos, mj_checkVel, mj_checkAcc)."""
     if status == STATUS_FWDINV:
@@ -510,7 +517,7 @@ def _recover(m, d, one_step, status) -> None:
     warnings.warn(
         f"non-finite or huge {field}[{index}] = {bad[index]} at time {d.time:g}; "
         + ("data reset to the model's default state" if autoreset else "autoreset disabled"),
-        NonFiniteStateWarning, stacklevel=3)
+        NonFiniteStateWarning, stacklevel=stacklevel)
     if autoreset:
         reset(m, d)
     one_step(m._handle, d._handle, False)

@@ -79,7 +79,9 @@ def _dot6_with(vec, j, f0, f1, f2, f3, f4, f5):
             + (vec[j, 4] * f4 + vec[j, 5] * f5))
 
 
-@kernel
+# Inlined into its three callers (factor_m_entry's _factor_m, the Euler and implicitfast steps):
+# as a call its five arrays were passed field by field on every factorisation.
+@kernel(inline="always")
 def factor_i(mat, diaginv, M_rownnz, M_rowadr, M_colind):
     """In-place tree-sparse L^T D L factorisation of an SPD matrix in M's layout (mj_factorI).
 
@@ -195,7 +197,7 @@ def crb_entry(m, d):
          m.actuator_trntype, d.cinert, d.cdof, d.crb, d.M, d.scratch_vec)
 
 
-@kernel
+@kernel(inline="always")
 def _factor_m(M, qLD, qLDiagInv, M_rownnz, M_rowadr, M_colind):
     """qLD = M, then factorise it in place (mj_factorM). A plain loop copies faster than
     a slice assignment."""
