@@ -1193,7 +1193,7 @@ def fwd_constraint_kernel(m, d):
             d.scratch_island[ISLAND_NITER, s] = 0
     # noslip after any solver, then the dual solvers' map back to joint space (mj_dualFinish)
     if noslip > 0:
-        solve_noslip(m, d, noslip, is_sparse(m))
+        solve_noslip(m, d, noslip)
     if solver == SOL_PGS or noslip > 0:
         dual_finish(m, d)
 

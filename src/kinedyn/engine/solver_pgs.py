@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import jit_disabled, kernel
+from kinedyn.engine.constraint import is_sparse
 from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NE, ISLAND_NEFC, ISLAND_NF, ISLAND_NITER
 from kinedyn.engine.smooth_inertia import solve_ld
 from kinedyn.engine.types import (
@@ -825,11 +826,12 @@ def _noslip(m, d, island, ne, nf, n, adr, listed, maxiter, sparse):
 
 
 @kernel
-def solve_noslip(m, d, maxiter, sparse):
+def solve_noslip(m, d, maxiter):
     """Noslip on each island (mj_solNoSlip_island) or on all rows (mj_solNoSlip); its sweeps are
     added to scratch_island[ISLAND_NITER] as MuJoCo adds them to solver_niter."""
     nisland = d.scratch_nisland[0]
     isl = d.scratch_island
+    sparse = is_sparse(m)
     if nisland > 0:
         for s in range(nisland):
             isl[ISLAND_NITER, s] += _noslip(m, d, s, isl[ISLAND_NE, s], isl[ISLAND_NF, s],
