@@ -50,6 +50,8 @@ from kinedyn.engine.types import (
     EQ_CONNECT,
     EQ_JOINT,
     EQ_WELD,
+    JAC_AUTO,
+    JAC_SPARSE,
     JNT_BALL,
     JNT_FREE,
     JNT_HINGE,
@@ -59,11 +61,12 @@ from kinedyn.engine.types import (
     OPT_CONE,
     OPT_DISABLEFLAGS,
     OPT_IMPRATIO,
+    OPT_JACOBIAN,
     OPT_NOSLIP_ITERATIONS,
     OPT_SOLVER,
     SOL_PGS,
 )
-from kinedyn.engine.util_linalg3 import dot_mj
+from kinedyn.engine.util_linalg3 import dot_mj, dot_pattern
 from kinedyn.engine.util_spatial import quat_product, unsigned_index
 
 # solimp's clamps (mjMINIMP, mjMAXIMP)
@@ -665,6 +668,85 @@ def _make_impedance(m, d, nefc):
 
 
 @kernel
+def is_sparse(m):
+    """Whether MuJoCo keeps efc_J sparse (mj_isSparse): jacobian="sparse", or "auto" and nv >= 60."""
+    jac = m.opt_flags[OPT_JACOBIAN]
+    return jac == JAC_SPARSE or (jac == JAC_AUTO and m.nv >= 60)
+
+
+@kernel
+def _mark_chain(m, mark, b):
+    """mark[v] += 1 for every dof of body b and its ancestors."""
+    while b > 0:
+        for k in range(m.body_dofnum[b]):
+            mark[m.body_dofadr[b] + k] += 1.0
+        b = m.body_parentid[b]
+
+
+@kernel
+def _row_patterns(m, d, nefc):
+    """Each row's sparse pattern as MuJoCo 4.0 lays out efc_J on its sparse path (the dofs, in
+    ascending order, its sums run over; structural zeros included), in scratch_efc_colind/rownnz.
+
+    A contact's rows: the dofs of exactly one of the two bodies' chains (the common ancestors,
+    whose columns cancel at the shared contact point, are left out; measured against 4.0's
+    efc_J_colind on dmc-dog, dmc-dog_v2, dmc-humanoid_CMU). A connect or weld: both chains
+    (mj_jacDifPair's merged chain; the anchors differ, the common columns do not cancel). Other
+    rows (limits, dof friction, joint and tendon couplings): the row's nonzeros."""
+    J = d.efc_J
+    nv = m.nv
+    colind = d.scratch_efc_colind
+    rownnz = d.scratch_efc_rownnz
+    mark = d.scratch_nv_a  # how many of the two chains hold each dof
+    for i in range(nefc):
+        t = d.efc_type[i]
+        b1 = -1
+        b2 = -1
+        union = False
+        if t == CNSTR_CONTACT_FRICTIONLESS or t == CNSTR_CONTACT_PYRAMIDAL or t == CNSTR_CONTACT_ELLIPTIC:
+            g1 = d.contact_geom[d.efc_id[i], 0]
+            g2 = d.contact_geom[d.efc_id[i], 1]
+            if g1 >= 0 and g2 >= 0:
+                b1 = m.geom_bodyid[g1]
+                b2 = m.geom_bodyid[g2]
+        elif t == CNSTR_EQUALITY and (m.eq_type[d.efc_id[i]] == EQ_CONNECT
+                                      or m.eq_type[d.efc_id[i]] == EQ_WELD):
+            _, _, _, _, _, _, b1, b2 = equality_anchors(m, d, d.efc_id[i])
+            union = True
+        n = 0
+        if b1 >= 0:
+            for v in range(nv):
+                mark[v] = 0.0
+            _mark_chain(m, mark, b1)
+            _mark_chain(m, mark, b2)
+            for v in range(nv):
+                if mark[v] == 1.0 or (union and mark[v] == 2.0):
+                    colind[i, n] = v
+                    n += 1
+        else:
+            for v in range(nv):
+                if J[i, v] != 0.0:
+                    colind[i, n] = v
+                    n += 1
+        rownnz[i] = n
+
+
+@kernel
+def mul_j_rows(d, res, vec, nefc, sparse):
+    """res[i] = J_i vec for i < nefc (mj_mulJacVec): over the row's pattern in mju_dotSparse's
+    order on MuJoCo's sparse path (mju_mulMatVecSparse), else over every dof in mju_dot's
+    (mju_mulMatVec)."""
+    J = d.efc_J
+    nv = J.shape[1]
+    if sparse:
+        for i in range(nefc):
+            res[i] = dot_pattern(J[i], vec, d.scratch_efc_colind[i], d.scratch_efc_rownnz[i])
+    else:
+        for i in range(nefc):
+            res[i] = dot_mj(J[i], vec, nv)
+
+
+@kernel
 def make_constraint_kernel(m, d):
     """Every row, its diagA, impedance and regulariser (mj_makeConstraint)."""
     counts = d.efc_counts
@@ -684,6 +766,8 @@ def make_constraint_kernel(m, d):
     nefc = counts[3]
     if nefc == 0:
         return
+    if is_sparse(m):
+        _row_patterns(m, d, nefc)
     _diag_approx(m, d, nefc)
     _make_impedance(m, d, nefc)
     # the islands (mj_island), then the dual solvers' matrix (mj_projectConstraint when mj_isDual)
@@ -865,11 +949,8 @@ def _deriv_quat(qw, qx, qy, qz, v0, v1, v2):
 def reference_constraint_kernel(m, d):
     """efc_vel = J qvel and efc_aref = -B vel - K d (pos - margin) - J̇ qvel (mj_referenceConstraint)."""
     nefc = d.efc_counts[3]
-    J = d.efc_J
-    nv = J.shape[1]
     K = d.efc_KBIP
-    for i in range(nefc):
-        d.efc_vel[i] = dot_mj(J[i], d.qvel, nv)  # mju_mulMatVec: mju_dot's order
+    mul_j_rows(d, d.efc_vel, d.qvel, nefc, is_sparse(m))
     for i in range(nefc):
         d.efc_aref[i] = -K[i, 1] * d.efc_vel[i] - K[i, 0] * K[i, 2] * (d.efc_pos[i] - d.efc_margin[i])
     _adhesion_reference(m, d)

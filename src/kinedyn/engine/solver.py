@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine import solver_sparse
+from kinedyn.engine.constraint import is_sparse, mul_j_rows
 from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NEFC, ISLAND_NITER
 from kinedyn.engine.smooth_inertia import mul_m_kernel, solve_ld
 from kinedyn.engine.solver_pgs import _chol_solve as _dense_chol_solve
@@ -47,7 +49,7 @@ from kinedyn.engine.types import (
     SOL_NEWTON,
     SOL_PGS,
 )
-from kinedyn.engine.util_linalg3 import dot_mj
+from kinedyn.engine.util_linalg3 import dot_mj, dot_pattern
 from kinedyn.engine.util_spatial import unsigned_index
 
 # rows of Data.scratch_solver_nv
@@ -227,13 +229,9 @@ def _mul_jt(d, res, vec, nefc):
 
 
 @kernel
-def _mul_j(d, res, r, vec, v0, nefc):
-    """res[r, 0:nefc] = J vec[v0] (mju_mulMatVec: each row's sum in mju_dot's order)."""
-    J = d.efc_J
-    nv = J.shape[1]
-    x = vec[v0]
-    for i in range(nefc):
-        res[r, i] = dot_mj(J[i], x, nv)
+def _mul_j(m, d, res, r, vec, v0, nefc):
+    """res[r, 0:nefc] = J vec[v0] (mj_mulJacVec)."""
+    mul_j_rows(d, res[r], vec[v0], nefc, is_sparse(m))
 
 
 # ---- warmstart ----------------------------------------------------------------------------------
@@ -259,7 +257,7 @@ def warmstart(m, d):
     for v in range(nv):
         d.qacc[v] = d.qacc_warmstart[v]
         sv[_SEARCH, v] = d.qacc_warmstart[v]
-    _mul_j(d, se, _JAREF, sv, _SEARCH, nefc)
+    _mul_j(m, d, se, _JAREF, sv, _SEARCH, nefc)
     for i in range(nefc):
         se[_JAREF, i] -= d.efc_aref[i]
     # costs only: the primal solvers compute qfrc_constraint themselves (on every dof a row
@@ -344,15 +342,22 @@ def _update_mgrad(m, d, dofs, newton):
         # the factor with the cone terms when any contact is in the cone's middle zone; the
         # factor is in the island's own (local) dof numbering
         L = d.scratch_hessian[1 if d.scratch_solver_counts[2] else 0]
+        sparse = _sparse_newton(m)
         if nd == m.nv:  # every dof, ascending: solve in place
             for v in range(nd):
                 sv[_MGRAD, v] = sv[_GRAD, v]
-            _chol_solve(L, sv[_MGRAD], nd)
+            if sparse:
+                solver_sparse.solve(d, L, sv[_MGRAD], nd)
+            else:
+                _chol_solve(L, sv[_MGRAD], nd)
             return
         x = d.scratch_local
         for a in range(nd):
             x[a] = sv[_GRAD, dofs[a]]
-        _chol_solve(L, x, nd)
+        if sparse:
+            solver_sparse.solve(d, L, x, nd)
+        else:
+            _chol_solve(L, x, nd)
         for a in range(nd):
             sv[_MGRAD, dofs[a]] = x[a]
     else:
@@ -404,7 +409,7 @@ def _make_hessian(m, d, dofs, rows):
             adr = rowadr[a]
             for k in range(rownnz[a]):
                 L[a, unsigned_index(colind[adr + k])] += M[adr + k]
-        _chol_factor(L, nd)
+        _factor_hessian(m, d, dofs, rows, L)
         if d.scratch_solver_counts[2]:
             _hessian_cone(m, d, dofs, rows)
         return
@@ -433,9 +438,32 @@ def _make_hessian(m, d, dofs, rows):
         adr = rowadr[i]
         for k in range(rownnz[i]):
             L[a, unsigned_index(loc[unsigned_index(colind[adr + k])])] += M[adr + k]
-    _chol_factor(L, nd)
+    _factor_hessian(m, d, dofs, rows, L)
     if d.scratch_solver_counts[2]:
         _hessian_cone(m, d, dofs, rows)
+
+
+@kernel
+def _sparse_newton(m):
+    """Whether Newton factors as MuJoCo's sparse path does (solver_sparse): a sparse model
+    (constraint.is_sparse) with pyramidal cones (elliptic ones keep the dense factor and its
+    cone updates)."""
+    return is_sparse(m) and m.opt_flags[OPT_CONE] != CONE_ELLIPTIC
+
+
+@kernel
+def _factor_hessian(m, d, dofs, rows, L):
+    """Factor H (its lower triangle in L): L' L on the sparse path (FactorizeHessian's
+    mju_cholFactorNumeric after MakeHessian's symbolic phase), else L L' (mju_cholFactor)."""
+    nd = dofs.shape[0]
+    if _sparse_newton(m):
+        loc = d.scratch_dof_local
+        for a in range(nd):
+            loc[unsigned_index(dofs[a])] = a
+        solver_sparse.symbolic(m, d, dofs, rows)
+        solver_sparse.factor(d, L, nd, d.scratch_local)
+    else:
+        _chol_factor(L, nd)
 
 
 @kernel
@@ -536,6 +564,7 @@ def _hessian_incremental(m, d, dofs, rows):
     old = d.scratch_oldstate
     x = d.scratch_solver_nv[_CHOLUPD]
     J = d.efc_J
+    sparse = _sparse_newton(m)
     for b in range(rows.shape[0]):
         i = rows[b]
         now_q = d.efc_state[i] == CNSTRSTATE_QUADRATIC
@@ -544,7 +573,11 @@ def _hessian_incremental(m, d, dofs, rows):
             sd = math.sqrt(d.efc_D[i])
             for a in range(nd):
                 x[a] = J[i, dofs[a]] * sd
-            if _chol_update(d.scratch_hessian[0], x, nd, now_q) < nd:
+            if sparse:
+                rank = solver_sparse.update(d, d.scratch_hessian[0], x, nd, now_q)
+            else:
+                rank = _chol_update(d.scratch_hessian[0], x, nd, now_q)
+            if rank < nd:
                 _make_hessian(m, d, dofs, rows)
                 return
     if d.scratch_solver_counts[2]:
@@ -797,7 +830,7 @@ def _line_search(m, d, dofs, rows, tolerance, ls_iterations, scale):
         return 0.0, 0.0
     gtol = tolerance * snorm / scale
     _island_mul_m(m, d, dofs, _MV, _SEARCH)
-    _island_mul_j(d, dofs, rows, _JV, sv[_SEARCH])
+    _island_mul_j(m, d, dofs, rows, _JV, sv[_SEARCH])
     _prepare(m, d, dofs, rows)
     p0c, p0d0, p0d1 = _eval(m, d, rows, 0.0)
     p1a = 0.0 - p0d0 / p0d1
@@ -906,11 +939,18 @@ def _island_mul_m(m, d, dofs, r, v0):
 
 
 @kernel
-def _island_mul_j(d, dofs, rows, r, vec):
+def _island_mul_j(m, d, dofs, rows, r, vec):
     """scratch_solver_efc[r, rows] = J vec on the island."""
     J = d.efc_J
     res = d.scratch_solver_efc[r]
     nd = dofs.shape[0]
+    if is_sparse(m):
+        # each row over its pattern (its dofs lie in the island, ascending in either numbering)
+        colind, rownnz = d.scratch_efc_colind, d.scratch_efc_rownnz
+        for b in range(rows.shape[0]):
+            i = unsigned_index(rows[b])
+            res[i] = dot_pattern(J[i], vec, colind[i], rownnz[i])
+        return
     # each row's sum in mju_dot's order (mju_mulMatVec on the island's compact J)
     if nd == J.shape[1]:  # every dof, ascending
         for b in range(rows.shape[0]):
@@ -944,7 +984,7 @@ def solve_primal(m, d, dofs, rows, maxiter, newton, start=_FROM_NOTHING):
         for b in range(nr):
             se[_JAREF, rows[b]] = d.efc_b[rows[b]]
     elif start == _FROM_NOTHING:
-        _island_mul_j(d, dofs, rows, _JAREF, d.qacc)
+        _island_mul_j(m, d, dofs, rows, _JAREF, d.qacc)
         for b in range(nr):
             se[_JAREF, rows[b]] -= d.efc_aref[rows[b]]
     cone_hessian = newton and m.opt_flags[OPT_CONE] == CONE_ELLIPTIC
@@ -1117,9 +1157,9 @@ def fwd_constraint_kernel(m, d):
             d.qacc[v] = d.qacc_smooth[v]
         return
     # efc_b = J qacc_smooth - aref
-    J = d.efc_J
+    mul_j_rows(d, d.efc_b, d.qacc_smooth, nefc, is_sparse(m))
     for i in range(nefc):
-        d.efc_b[i] = dot_mj(J[i], d.qacc_smooth, nv) - d.efc_aref[i]
+        d.efc_b[i] -= d.efc_aref[i]
     solver = m.opt_flags[OPT_SOLVER]
     maxiter = m.opt_flags[OPT_ITERATIONS]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
@@ -1139,7 +1179,7 @@ def fwd_constraint_kernel(m, d):
             for v in range(nv):
                 d.qacc[v] = d.qacc_warmstart[v]
                 sv[_SEARCH, v] = d.qacc_warmstart[v]
-            _mul_j(d, se, _JAREF, sv, _SEARCH, nefc)
+            _mul_j(m, d, se, _JAREF, sv, _SEARCH, nefc)
             for i in range(nefc):
                 se[_JAREF, i] -= d.efc_aref[i]
             constraint_update(m, d, se[_JAREF], False)

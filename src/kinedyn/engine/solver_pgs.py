@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import jit_disabled, kernel
+from kinedyn.engine.constraint import is_sparse
 from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NE, ISLAND_NEFC, ISLAND_NF, ISLAND_NITER
 from kinedyn.engine.smooth_inertia import solve_ld
 from kinedyn.engine.types import (
@@ -52,7 +53,7 @@ from kinedyn.engine.types import (
     OPT_NOSLIP_TOLERANCE,
     OPT_TOLERANCE,
 )
-from kinedyn.engine.util_linalg3 import dot_mj
+from kinedyn.engine.util_linalg3 import dot_mj, dot_nonzero
 
 # rows of Data.scratch_pgs_efc
 _ARINV, _PREV, _MOMENTUM = 0, 1, 2
@@ -676,8 +677,18 @@ def solve_pgs(m, d, maxiter):
 # ---- noslip -------------------------------------------------------------------------------------
 
 
+@kernel(inline="always")
+def _ar_residual(d, i, nefc, sparse):
+    """efc_b[i] + AR_i force (residual() in engine_solver.c): on MuJoCo's sparse path the sum
+    runs over the row's pattern of the sparse efc_AR (mju_dotSparse), else over every row
+    (mju_dot)."""
+    if sparse:
+        return d.efc_b[i] + dot_nonzero(d.scratch_efc_AR[i], d.efc_force, nefc)
+    return d.efc_b[i] + dot_mj(d.scratch_efc_AR[i], d.efc_force, nefc)
+
+
 @kernel
-def _noslip_block(d, i0, n, ac):
+def _noslip_block(d, i0, n, ac, sparse):
     """The residuals (scratch_vec[_RES]) and old forces (scratch_vec[_OLD]) of rows i0..i0+n-1
     without the regulariser, ac their block of AR - diag(R), the diagonal at least 1e-10, and
     bc (scratch_vec[_BC]) the residual less the block's own forces (noslip's residual,
@@ -691,7 +702,7 @@ def _noslip_block(d, i0, n, ac):
     old = w[_OLD]
     bc = w[_BC]
     for j in range(n):
-        res[j] = d.efc_b[i0 + j] + dot_mj(AR[i0 + j], force, nefc)
+        res[j] = _ar_residual(d, i0 + j, nefc, sparse)
     for j in range(n):
         res[j] -= R[i0 + j] * force[i0 + j]
         old[j] = force[i0 + j]
@@ -707,13 +718,13 @@ def _noslip_block(d, i0, n, ac):
 
 
 @kernel
-def _noslip_edges(d, j):
+def _noslip_edges(d, j, sparse):
     """Noslip on the opposing pyramid edges j, j+1 of a contact: their sum (the normal force)
     held, the split minimising the cost over [0, sum]; returns the cost change."""
     force = d.efc_force
     w = d.scratch_vec
     ac = d.scratch_cone[0]
-    _noslip_block(d, j, 2, ac)
+    _noslip_block(d, j, 2, ac, sparse)
     bc = w[_BC]
     mid = 0.5 * (force[j] + force[j + 1])
     k1 = ac[0, 0] + ac[1, 1] - ac[0, 1] - ac[1, 0]
@@ -736,14 +747,14 @@ def _noslip_edges(d, j):
 
 
 @kernel
-def _noslip_elliptic(d, i, dim):
+def _noslip_elliptic(d, i, dim, sparse):
     """Noslip on an elliptic contact's friction rows: the QCQP in the ellipsoid of the held
     normal force (none when the normal is ~0); returns the cost change."""
     force = d.efc_force
     w = d.scratch_vec
     ac = d.scratch_cone[0]
     n = dim - 1
-    _noslip_block(d, i + 1, n, ac)
+    _noslip_block(d, i + 1, n, ac, sparse)
     if force[i] < MINVAL:
         for j in range(n):
             force[i + 1 + j] = 0.0
@@ -753,7 +764,7 @@ def _noslip_elliptic(d, i, dim):
 
 
 @kernel
-def _noslip(m, d, island, ne, nf, n, adr, listed, maxiter):
+def _noslip(m, d, island, ne, nf, n, adr, listed, maxiter, sparse):
     """Noslip over the n listed rows (solNoSlip); returns the sweeps run."""
     nefc = d.efc_counts[3]
     rows = d.scratch_efc_island[1]
@@ -780,7 +791,7 @@ def _noslip(m, d, island, ne, nf, n, adr, listed, maxiter):
         # dry friction (friction-loss rows), in list order
         for c in range(ne, ne + nf):
             i = _row(rows, adr, c, listed)
-            res = d.efc_b[i] + dot_mj(AR[i], force, nefc) - R[i] * force[i]
+            res = _ar_residual(d, i, nefc, sparse) - R[i] * force[i]
             old = force[i]
             force[i] -= res * arinv[c]
             if force[i] < -floss[i]:
@@ -798,11 +809,11 @@ def _noslip(m, d, island, ne, nf, n, adr, listed, maxiter):
             if t == CNSTR_CONTACT_PYRAMIDAL:
                 dim = d.contact_dim[d.efc_id[i]]
                 for j in range(i, i + 2 * (dim - 1), 2):
-                    improvement -= _noslip_edges(d, j)
+                    improvement -= _noslip_edges(d, j, sparse)
                 c += 2 * (dim - 1)
             elif t == CNSTR_CONTACT_ELLIPTIC:
                 dim = d.contact_dim[d.efc_id[i]]
-                improvement -= _noslip_elliptic(d, i, dim)
+                improvement -= _noslip_elliptic(d, i, dim, sparse)
                 c += dim
             else:
                 c += 1
@@ -820,10 +831,12 @@ def solve_noslip(m, d, maxiter):
     added to scratch_island[ISLAND_NITER] as MuJoCo adds them to solver_niter."""
     nisland = d.scratch_nisland[0]
     isl = d.scratch_island
+    sparse = is_sparse(m)
     if nisland > 0:
         for s in range(nisland):
             isl[ISLAND_NITER, s] += _noslip(m, d, s, isl[ISLAND_NE, s], isl[ISLAND_NF, s],
-                                            isl[ISLAND_NEFC, s], isl[ISLAND_ADR, s], True, maxiter)
+                                            isl[ISLAND_NEFC, s], isl[ISLAND_ADR, s], True, maxiter, sparse)
     else:
         counts = d.efc_counts
-        isl[ISLAND_NITER, 0] += _noslip(m, d, 0, counts[0], counts[1], counts[3], 0, False, maxiter)
+        isl[ISLAND_NITER, 0] += _noslip(m, d, 0, counts[0], counts[1], counts[3], 0, False, maxiter,
+                                        sparse)

@@ -388,6 +388,8 @@ ENBL_OVERRIDE = int(EnableBit.OVERRIDE)
 ENBL_FWDINV = int(EnableBit.FWDINV)
 ENBL_INVDISCRETE = int(EnableBit.INVDISCRETE)
 
+JAC_SPARSE = int(JacobianType.SPARSE)
+JAC_AUTO = int(JacobianType.AUTO)
 EQ_CONNECT = int(EqType.CONNECT)
 EQ_WELD = int(EqType.WELD)
 EQ_JOINT = int(EqType.JOINT)

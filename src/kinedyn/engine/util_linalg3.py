@@ -98,3 +98,66 @@ def dot_mj(a, b, n):
     elif rest == 1:
         res += a[i] * b[i]
     return res
+
+
+@kernel(inline="always")
+def dot_pattern(a, b, ind, nnz):
+    """sum_t a[ind[t]] b[ind[t]] for t < nnz in mju_dotSparse's order: four interleaved lane
+    sums over whole blocks of four positions of the pattern, combined as (s0 + s2) + (s1 + s3),
+    then the remaining terms one by one. A dense row ``a`` summed over its sparse pattern ``ind``
+    (ascending, structural zeros included: they shift the lanes) as MuJoCo 4.0's sparse
+    Jacobian path sums it (mju_mulMatVecSparse, measured bit for bit through mj_mulJacVec)."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    t = 0
+    while t <= nnz - 4:
+        s0 += a[ind[t]] * b[ind[t]]
+        s1 += a[ind[t + 1]] * b[ind[t + 1]]
+        s2 += a[ind[t + 2]] * b[ind[t + 2]]
+        s3 += a[ind[t + 3]] * b[ind[t + 3]]
+        t += 4
+    res = (s0 + s2) + (s1 + s3)
+    while t < nnz:
+        res += a[ind[t]] * b[ind[t]]
+        t += 1
+    return res
+
+
+@kernel(inline="always")
+def dot_nonzero(a, b, n):
+    """a[:n] . b[:n] over the nonzero entries of ``a`` in mju_dotSparse's order (dot_pattern with
+    the pattern of a's nonzeros): a row of the sparse efc_AR, whose pattern is the rows sharing
+    a kinematic tree, none of whose entries there is zero in practice."""
+    nnz = 0
+    for k in range(n):
+        if a[k] != 0.0:
+            nnz += 1
+    full = nnz - nnz % 4
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    res = 0.0
+    t = 0
+    for k in range(n):
+        x = a[k]
+        if x == 0.0:
+            continue
+        if t < full:
+            lane = t % 4
+            if lane == 0:
+                s0 += x * b[k]
+            elif lane == 1:
+                s1 += x * b[k]
+            elif lane == 2:
+                s2 += x * b[k]
+            else:
+                s3 += x * b[k]
+            if t == full - 1:
+                res = (s0 + s2) + (s1 + s3)
+        else:
+            res += x * b[k]
+        t += 1
+    return res
