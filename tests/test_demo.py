@@ -27,10 +27,6 @@ from kinedyn import models
 from kinedyn.cli import demo
 from kinedyn.tools import walking
 
-KINEDYN_HAS_CONTACTS = hasattr(kd, "contact_force")
-needs_contacts = pytest.mark.skipif(not KINEDYN_HAS_CONTACTS,
-                                    reason="kinedyn does not simulate contacts yet (no kd.contact_force)")
-
 
 @pytest.fixture(scope="module")
 def biped():
@@ -94,8 +90,6 @@ def mujoco_walk(biped, walk):
 @pytest.fixture(scope="module")
 def kinedyn_walk(biped):
     """The default demo as `kinedyn demo` computes it (kinedyn.step with contacts)."""
-    if not KINEDYN_HAS_CONTACTS:
-        pytest.skip("kinedyn does not simulate contacts yet (no kd.contact_force)")
     return demo.compute(m=biped[0])
 
 
@@ -297,7 +291,6 @@ def test_outputs_are_written(biped, mujoco_walk, tmp_path):
         assert files[name].stat().st_size > 1000, name
 
 
-@needs_contacts
 def test_kinedyn_walks_the_demo(kinedyn_walk):
     """`kinedyn demo` as shipped: no fall, at least six steps forward."""
     result = kinedyn_walk
@@ -306,7 +299,6 @@ def test_kinedyn_walks_the_demo(kinedyn_walk):
     assert result.max_tilt < np.radians(5)
 
 
-@needs_contacts
 def test_kinedyn_run_is_mujocos_simulation(biped, walk, kinedyn_walk, mujoco_walk):
     """kinedyn's walk and MuJoCo's under the same inputs: the same states step for step over the whole
     8 s (4100 steps, contacts coming and going at the sole corners: measured 3e-15 apart at the end),
