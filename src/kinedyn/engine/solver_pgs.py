@@ -569,7 +569,6 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
         i = _row(rows, adr, c, listed)
         arinv[c] = 1 / AR[i, i]
         prev[c] = force[i]
-    _dual_state(d, ne, nf, n, adr, listed)
     # the blocks, by their first list position: one per row, one per elliptic contact
     nblock = 0
     c = 0
@@ -642,7 +641,6 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
                 force[i] = f0
                 change = 0.0
             improvement -= change
-        _dual_state(d, ne, nf, n, adr, listed)
         improvement *= scale
         # gradient restart: the sweep's correction opposes the extrapolation
         restart = False
@@ -656,6 +654,10 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
         it += 1
         if improvement < tol:
             break
+    # the rows' labels (dualState) from the final forces, once: no sweep reads efc_state, so
+    # labelling after every sweep left the same labels as this (with maxiter 0: the starting
+    # forces' labels)
+    _dual_state(d, ne, nf, n, adr, listed)
     return it
 
 
