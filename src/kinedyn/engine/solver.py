@@ -1182,7 +1182,9 @@ def fwd_constraint_kernel(m, d):
             _mul_j(m, d, se, _JAREF, sv, _SEARCH, nefc)
             for i in range(nefc):
                 se[_JAREF, i] -= d.efc_aref[i]
-            constraint_update(m, d, se[_JAREF], False)
+            # mj_constraintUpdate without its J' f: dual_finish below overwrites qfrc_constraint
+            # and nothing before it reads it
+            _rows_update(d, se[_JAREF], nefc, False, False)
             pgs_warmstart(m, d)
         solve_pgs(m, d, maxiter)
     else:

@@ -123,7 +123,8 @@ def _shuffle(order, n, state, inc):
     return state
 
 
-@kernel
+# Inlined: PGS and noslip call it for every row of every sweep.
+@kernel(inline="always")
 def _row(rows, adr, c, listed):
     """Global row of list position c: the island's list (map_iefc2efc) or c itself."""
     return rows[adr + c] if listed else c
@@ -486,11 +487,12 @@ def _cost_change(a, force, i0, old, res, n, delta):
 # ---- PGS ----------------------------------------------------------------------------------------
 
 
-@kernel
-def _block_dim(d, i):
+# Inlined, on arrays _pgs reads out of the handle once: it runs for every block of every sweep.
+@kernel(inline="always")
+def _block_dim(efc_type, efc_id, contact_dim, i):
     """Rows of the block starting at row i: an elliptic contact's dim, else 1."""
-    if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
-        return d.contact_dim[d.efc_id[i]]
+    if efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
+        return contact_dim[efc_id[i]]
     return 1
 
 
@@ -551,10 +553,13 @@ def _pgs_elliptic(d, i, dim, arinv_c):
 
 @kernel
 def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
-    """PGS over the n listed rows (solPGS); returns the sweeps run."""
+    """PGS over the n listed rows (solPGS); returns the sweeps run. The arrays the sweeps read
+    are taken out of the handle once, before them."""
     nefc = d.efc_counts[3]
     rows = d.scratch_efc_island[1]
     force = d.efc_force
+    efc_b = d.efc_b
+    efc_type, efc_id, contact_dim = d.efc_type, d.efc_id, d.contact_dim
     floss = d.efc_frictionloss
     AR = d.scratch_efc_AR
     fr = d.contact_friction
@@ -569,14 +574,13 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
         i = _row(rows, adr, c, listed)
         arinv[c] = 1 / AR[i, i]
         prev[c] = force[i]
-    _dual_state(d, ne, nf, n, adr, listed)
     # the blocks, by their first list position: one per row, one per elliptic contact
     nblock = 0
     c = 0
     while c < n:
         order[nblock] = c
         nblock += 1
-        c += _block_dim(d, _row(rows, adr, c, listed))
+        c += _block_dim(efc_type, efc_id, contact_dim, _row(rows, adr, c, listed))
     # PCG32 with MuJoCo's fixed seed: state 0, increment 1, one draw discarded
     inc = _U1
     state, _ = pcg32_next(_U0, inc)
@@ -600,9 +604,9 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
             c = ne + nf
             while c < n:
                 i = _row(rows, adr, c, listed)
-                dim = _block_dim(d, i)
+                dim = _block_dim(efc_type, efc_id, contact_dim, i)
                 if dim > 1:
-                    _project_cone(force, i, dim, fr, d.efc_id[i])
+                    _project_cone(force, i, dim, fr, efc_id[i])
                 elif force[i] < 0:
                     force[i] = 0.0
                 c += dim
@@ -616,13 +620,13 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
         for b in range(nblock):
             c = order[b]
             i = _row(rows, adr, c, listed)
-            dim = _block_dim(d, i)
+            dim = _block_dim(efc_type, efc_id, contact_dim, i)
             if dim > 1:
                 for j in range(dim):
-                    res[j] = d.efc_b[i + j] + dot_mj(AR[i + j], force, nefc)
+                    res[j] = efc_b[i + j] + dot_mj(AR[i + j], force, nefc)
                 improvement -= _pgs_elliptic(d, i, dim, arinv[c])
                 continue
-            r0 = d.efc_b[i] + dot_mj(AR[i], force, nefc)
+            r0 = efc_b[i] + dot_mj(AR[i], force, nefc)
             f0 = force[i]
             # exact minimum along the row, then the row's bounds
             force[i] -= r0 * arinv[c]
@@ -642,7 +646,6 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
                 force[i] = f0
                 change = 0.0
             improvement -= change
-        _dual_state(d, ne, nf, n, adr, listed)
         improvement *= scale
         # gradient restart: the sweep's correction opposes the extrapolation
         restart = False
@@ -656,6 +659,10 @@ def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
         it += 1
         if improvement < tol:
             break
+    # the rows' labels (dualState) from the final forces, once: no sweep reads efc_state, so
+    # labelling after every sweep left the same labels as this (with maxiter 0: the starting
+    # forces' labels)
+    _dual_state(d, ne, nf, n, adr, listed)
     return it
 
 
