@@ -44,16 +44,11 @@ def symbolic(m, d, dofs, rows):
     """H's and L's patterns and the column visiting lists for the island (dofs, rows), in the
     island's local dof numbering (scratch_dof_local must map dofs to it)."""
     nd = dofs.shape[0]
-    s = d.scratch_spchol
-    sn = d.scratch_spchol_n
-    hp = s[_HPAT]
-    lp = s[_LPAT]
-    lt = s[_LT]
+    hp = d.scratch_spchol[_HPAT]
     loc = d.scratch_dof_local
     for a in range(nd):
         for c in range(nd):
             hp[a, c] = 0
-            lp[a, c] = 0
     # M's pattern: each dof's row holds its ancestors
     rowadr, rownnz, colind = m.M_rowadr, m.M_rownnz, m.M_colind
     for a in range(nd):
@@ -70,7 +65,22 @@ def symbolic(m, d, dofs, rows):
             p = loc[pat[i, t]]
             for u in range(t + 1):
                 hp[p, loc[pat[i, u]]] = 1
-    # reverse symbolic Cholesky: walk up the elimination tree from each entry of column r
+    eliminate(d, nd)
+
+
+@kernel
+def eliminate(d, nd):
+    """L's pattern and the column visiting lists from H's (lower) pattern in scratch_spchol[0]:
+    the reverse symbolic Cholesky, walking up the elimination tree from each entry of column r
+    (mju_cholFactorSymbolic)."""
+    s = d.scratch_spchol
+    sn = d.scratch_spchol_n
+    hp = s[_HPAT]
+    lp = s[_LPAT]
+    lt = s[_LT]
+    for a in range(nd):
+        for c in range(nd):
+            lp[a, c] = 0
     ltn = sn[_LTN]
     parent = sn[_PARENT]
     flag = sn[_FLAG]
