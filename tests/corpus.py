@@ -194,19 +194,12 @@ REFUSED: dict[str, str] = {
 # Models kinedyn loads but that differ from MuJoCo: name -> the first field the first mismatch report
 # names (Outcome.first_field). An entry that now matches fails tests/test_corpus.py.
 # ``python -m bench.corpus --tables`` prints both tables as a run finds them. cfrc_int's
-# near-zero entries (a free tree's net force) are compared with oracle.CANCEL_FLOOR; dmc-dog_v2's
-# qvel is one entry 7.8e-9 off after the rollout (MuJoCo's sparse path, nv >= 60: its Newton numeric factor)
+# near-zero entries (a free tree's net force) are compared with oracle.CANCEL_FLOOR
 # (dmc-cmu_humanoid_2020's cfrc_ext: 0 vs -2.7e-12, a contact normal's zero x off by 1e-16 after
 # five steps, times a 2e4 force). rs-baxter_arm_urdf's qacc is 1.3e-7 off (relative to itself) in
-# one entry after 5 steps (docs/corpus.md).
-MISMATCHED: dict[str, str] = {
-    # rollout/near-zero round-off in the two models whose nv >= 60 makes MuJoCo use sparse
-    # Jacobians: all but Newton's numeric factorisation follow it (docs/corpus.md)
-    **dict.fromkeys(('dmc-dog_v2',),
-                    'qvel'),
-    **dict.fromkeys(('dmc-dog',),
-                    'cacc'),
-}
+# one entry after 5 steps (docs/corpus.md). dmc-dog and dmc-dog_v2 match since session 12
+# (MuJoCo 4.0's sparse Newton: its numeric factor, J' f and refactoring rule).
+MISMATCHED: dict[str, str] = {}
 
 # the work per model: forward on one random state and on SIMULATED states MuJoCo visits
 # (SIM_STEPS steps apart), then ROLLOUT steps of kd.step from the last one compared with mj_step

@@ -52,6 +52,9 @@ from kinedyn.engine.types import (
 from kinedyn.engine.util_linalg3 import dot_mj, dot_pattern
 from kinedyn.engine.util_spatial import unsigned_index
 
+# MuJoCo 4.0's sparse Newton refactors once this many rows have left QUADRATIC since its factor
+_MAX_DOWNDATES = 32
+
 # rows of Data.scratch_solver_nv
 _MA, _MV, _GRAD, _MGRAD, _SEARCH, _GRADOLD, _MGRADOLD, _GRADDIF, _MGRADDIF, _CHOLUPD = range(10)
 # rows of Data.scratch_solver_efc
@@ -284,7 +287,10 @@ def _update_constraint(m, d, dofs, rows, cone_hessian):
     (PrimalUpdateConstraint)."""
     sv = d.scratch_solver_nv
     cost = island_constraint_update(m, d, d.scratch_solver_efc[_JAREF], rows, True, cone_hessian)
-    _island_mul_jt(d, dofs, rows)
+    if is_sparse(m):
+        _island_mul_jt_sparse(d, dofs, rows)
+    else:
+        _island_mul_jt(d, dofs, rows)
     ncone = 0
     for b in range(rows.shape[0]):
         if d.efc_state[rows[b]] == CNSTRSTATE_CONE:
@@ -322,6 +328,47 @@ def _island_mul_jt(d, dofs, rows):
             for a in range(nd):
                 v = unsigned_index(dofs[a])
                 qfrc[v] += J[i, v] * x
+
+
+@kernel
+def _island_mul_jt_sparse(d, dofs, rows):
+    """qfrc_constraint = J' efc_force on the island's dofs as MuJoCo's sparse path forms it
+    (PrimalUpdateConstraint: mju_mulMatVecSparse with J's transpose): each dof's sum runs over
+    the rows whose sparse pattern holds it (structural zeros included), in row order, in
+    mju_dotSparse's order (dot_pattern: four lanes over whole blocks of four, then the rest one
+    by one). Work: scratch_ltj's rows 0-3 (the lanes), 4 (a dof's number of rows) and 5 (the
+    rows seen so far), free outside _hessian_cone."""
+    J, qfrc, force = d.efc_J, d.qfrc_constraint, d.efc_force
+    pat, nnz = d.scratch_efc_colind, d.scratch_efc_rownnz
+    w = d.scratch_ltj
+    nd, nr = dofs.shape[0], rows.shape[0]
+    for a in range(nd):
+        v = unsigned_index(dofs[a])
+        for k in range(6):
+            w[k, v] = 0.0
+    for b in range(nr):
+        i = unsigned_index(rows[b])
+        for t in range(nnz[i]):
+            w[4, unsigned_index(pat[i, t])] += 1.0
+    for tail in range(2):  # the lanes, then (after they are combined) the remainder
+        for b in range(nr):
+            i = unsigned_index(rows[b])
+            x = force[i]
+            for t in range(nnz[i]):
+                v = unsigned_index(pat[i, t])
+                k = int(w[5, v])
+                count = int(w[4, v])
+                full = count - count % 4
+                if k < full and not tail:
+                    w[k % 4, v] += J[i, v] * x
+                elif k >= full and tail:
+                    qfrc[v] += J[i, v] * x
+                w[5, v] = k + 1
+        if not tail:
+            for a in range(nd):
+                v = unsigned_index(dofs[a])
+                qfrc[v] = (w[0, v] + w[2, v]) + (w[1, v] + w[3, v])
+                w[5, v] = 0.0
 
 
 @kernel
@@ -462,6 +509,7 @@ def _factor_hessian(m, d, dofs, rows, L):
             loc[unsigned_index(dofs[a])] = a
         solver_sparse.symbolic(m, d, dofs, rows)
         solver_sparse.factor(d, L, nd, d.scratch_local)
+        d.scratch_solver_counts[3] = 0  # downdates since this factor (_hessian_incremental)
     else:
         _chol_factor(L, nd)
 
@@ -559,12 +607,27 @@ def _chol_update(L, x, n, plus):
 @kernel
 def _hessian_incremental(m, d, dofs, rows):
     """Up/downdate the factor for the rows that entered or left the QUADRATIC state
-    (HessianIncremental); refactor from scratch when an update loses rank."""
+    (HessianIncremental); refactor from scratch when an update loses rank.
+
+    On the sparse path MuJoCo 4.0 (read off libmujoco.so.4.0.0's mj_solPrimal, and matching its
+    solver statistics on dmc-dog, dmc-dog_v2 and dmc-humanoid_CMU) also refactors when the rows
+    leaving QUADRATIC in this iteration, added to the downdates made since the last factor,
+    reach 32 (the public 3.x source only refactors on a lost rank)."""
     nd = dofs.shape[0]
     old = d.scratch_oldstate
     x = d.scratch_solver_nv[_CHOLUPD]
     J = d.efc_J
     sparse = _sparse_newton(m)
+    if sparse:
+        down = 0
+        for b in range(rows.shape[0]):
+            i = rows[b]
+            if old[i] == CNSTRSTATE_QUADRATIC and d.efc_state[i] != CNSTRSTATE_QUADRATIC:
+                down += 1
+        if down > 0 and d.scratch_solver_counts[3] + down >= _MAX_DOWNDATES:
+            _make_hessian(m, d, dofs, rows)
+            return
+        d.scratch_solver_counts[3] += down
     for b in range(rows.shape[0]):
         i = rows[b]
         now_q = d.efc_state[i] == CNSTRSTATE_QUADRATIC

@@ -13,17 +13,21 @@ dense (nd x nd) storage with the sparse structure kept beside it:
   sparse pattern, whatever the row's state) and from it L's pattern and, per column r, the
   rows c > r with L[c, r] in the pattern in the order the elimination tree visits them
   (mju_cholFactorSymbolic; the order in which the factor subtracts their contributions);
-* ``factor``: the numeric factorisation row by row from the last (mju_cholFactorNumeric);
+* ``factor``: the numeric factorisation from the last row up, in blocks of up to three
+  nested rows with 4.0's order of subtractions (mju_cholFactorNumeric as libmujoco 4.0 does it;
+  the public source's row-by-row loop rounds differently);
 * ``solve``: x <- (L' L)^-1 x, first L^-T from the last row up, then L^-1 with each row's sum
   over its pattern in mju_dotSparse's order (mju_cholSolveSparse);
 * ``update``: a rank-1 up- or downdate by Givens rotations from the last entry of the update
   vector's pattern up (mju_cholUpdateSparse).
 
-The structure lives in Data.scratch_spchol: [0] H's pattern (lower triangle), [1] L's
-pattern, [2] the visiting lists (row r: the rows c of column r's entries), and
-scratch_spchol_n: [0] the lists' lengths, [1] the elimination-tree parents, [2] flags, [3] a
+The structure lives in Data.scratch_spchol: [0] H's pattern (lower triangle; factor turns it
+into L's rows as column lists), [1] L's pattern, [2] the visiting lists (row r: the rows c of
+column r's entries), and scratch_spchol_n: [0] the lists' lengths, [1] the elimination-tree
+parents (factor: the rows without fill-in), [2] flags (factor: the rows' entry counts), [3] a
 row's pattern (work).
-Checked bit for bit against MuJoCo 4.0's Newton on dmc-dog (tests/test_solver_sparse.py).
+The factor is checked bit for bit against libmujoco 4.0's mju_cholFactorNumeric through
+ctypes (tests/test_solver_sparse.py).
 """
 
 from __future__ import annotations
@@ -44,16 +48,11 @@ def symbolic(m, d, dofs, rows):
     """H's and L's patterns and the column visiting lists for the island (dofs, rows), in the
     island's local dof numbering (scratch_dof_local must map dofs to it)."""
     nd = dofs.shape[0]
-    s = d.scratch_spchol
-    sn = d.scratch_spchol_n
-    hp = s[_HPAT]
-    lp = s[_LPAT]
-    lt = s[_LT]
+    hp = d.scratch_spchol[_HPAT]
     loc = d.scratch_dof_local
     for a in range(nd):
         for c in range(nd):
             hp[a, c] = 0
-            lp[a, c] = 0
     # M's pattern: each dof's row holds its ancestors
     rowadr, rownnz, colind = m.M_rowadr, m.M_rownnz, m.M_colind
     for a in range(nd):
@@ -70,7 +69,22 @@ def symbolic(m, d, dofs, rows):
             p = loc[pat[i, t]]
             for u in range(t + 1):
                 hp[p, loc[pat[i, u]]] = 1
-    # reverse symbolic Cholesky: walk up the elimination tree from each entry of column r
+    eliminate(d, nd)
+
+
+@kernel
+def eliminate(d, nd):
+    """L's pattern and the column visiting lists from H's (lower) pattern in scratch_spchol[0]:
+    the reverse symbolic Cholesky, walking up the elimination tree from each entry of column r
+    (mju_cholFactorSymbolic)."""
+    s = d.scratch_spchol
+    sn = d.scratch_spchol_n
+    hp = s[_HPAT]
+    lp = s[_LPAT]
+    lt = s[_LT]
+    for a in range(nd):
+        for c in range(nd):
+            lp[a, c] = 0
     ltn = sn[_LTN]
     parent = sn[_PARENT]
     flag = sn[_FLAG]
@@ -94,32 +108,121 @@ def symbolic(m, d, dofs, rows):
 
 
 @kernel
+def _position(cols, c, col):
+    """Where column col sits in row c's column list (col is in row c's pattern)."""
+    k = 0
+    while cols[c, k] != col:
+        k += 1
+    return k
+
+
+@kernel
+def _joins(cols, nnz, ltn, r, k):
+    """Whether row r-k joins the block row r leads: row r's k-th entry left of its diagonal is
+    column r-k, row r-k has k fewer entries and column r-k k more rows below it. These are the
+    counts 4.0 compares, not the patterns: they also hold when column r-k's rows are not column
+    r's plus r (see factor)."""
+    if k > r or nnz[r] < k + 1:
+        return False
+    return cols[r, nnz[r] - 1 - k] == r - k and nnz[r - k] == nnz[r] - k and ltn[r - k] == ltn[r] + k
+
+
+@kernel
 def factor(d, L, nd, acc):
-    """L' L = H in place (H's lower triangle in L on entry), rows from the last up; returns the
-    rank (pivots below MINVAL raised to it). acc: an nd work vector."""
+    """L' L = H in place (H's lower triangle in L on entry), rows from the last up, in MuJoCo
+    4.0's arithmetic; returns the rank. acc: an nd work vector (4.0's dense scratch).
+
+    MuJoCo 4.0's mju_cholFactorNumeric (read off libmujoco.so.4.0.0 and measured bit for bit
+    through it, tests/test_solver_sparse.py; the public 3.x source subtracts row by row instead):
+
+    * Rows go in blocks of up to three, r, r-1, r-2, led by the highest (_joins); a row with no
+      rows below it (an empty visiting list) is never a leader.
+    * Each row of a block starts from H's row, kept in the row itself when the row belongs to a
+      block of two or more or H's row has L's pattern (no fill-in), else in acc (the row zero).
+    * The rows c of the leader's visiting list, in list order, subtract L[c, x] L[c, :x+1], x
+      the entry of row c q places left of the leader's (q: the row's place in its block). When
+      row c's entries up to x are the last ones of this row's pattern (same first column,
+      counted from the end), they are subtracted in the row, else in acc.
+    * Then row += acc over its pattern, and the block's rows above it (leader first) subtract
+      their entries, in the row.
+    * A pivot below MINVAL is raised to it, the rank counted, and the row's other entries set to
+      zero; else they are scaled by 1 / sqrt(pivot).
+
+    When a block's counts hold but column r-1's rows are not column r's plus r, x is not
+    column r-1 and 4.0's factor is not H's; this follows it there too (positions, not columns).
+
+    Storage: scratch_spchol[0] (H's pattern on entry) is overwritten with L's rows as column
+    lists, scratch_spchol_n[2] with the rows' entry counts, [1] with the no-fill-in flags.
+    """
     s = d.scratch_spchol
+    sn = d.scratch_spchol_n
+    cols = s[_HPAT]
     lp = s[_LPAT]
     lt = s[_LT]
-    ltn = d.scratch_spchol_n[_LTN]
-    rank = nd
-    for r in range(nd - 1, -1, -1):
+    ltn = sn[_LTN]
+    nnz = sn[_FLAG]
+    same = sn[_PARENT]
+    for r in range(nd):  # in place: entry n is written after entries n..j of H's row were read
+        n = 0
+        same[r] = 1
         for j in range(r + 1):
-            acc[j] = L[r, j]
-        for k in range(ltn[r]):
-            c = lt[r, k]
-            lcr = L[c, r]
-            for j in range(r + 1):
-                if lp[c, j]:
-                    acc[j] -= lcr * L[c, j]
-        diag = acc[r]
-        if diag < MINVAL:
-            diag = MINVAL
-            rank -= 1
-        lrr = math.sqrt(diag)
-        inv = 1.0 / lrr
-        for j in range(r):
-            L[r, j] = acc[j] * inv if lp[r, j] else 0.0
-        L[r, r] = lrr
+            if lp[r, j]:
+                if cols[r, j] == 0:
+                    same[r] = 0
+                cols[r, n] = j
+                n += 1
+        nnz[r] = n
+    rank = nd
+    r = nd - 1
+    while r >= 0:
+        size = 1
+        if ltn[r] > 0:
+            while size < 3 and _joins(cols, nnz, ltn, r, size):
+                size += 1
+        for q in range(size):
+            row = r - q
+            n = nnz[row]
+            if size > 1 or same[row]:
+                for j in range(row + 1):
+                    acc[j] = 0.0
+            else:
+                for j in range(row + 1):
+                    acc[j] = L[row, j]
+                    L[row, j] = 0.0
+            for k in range(ltn[r]):
+                c = lt[r, k]
+                p = _position(cols, c, r) - q
+                if p < 0:  # a block whose counts hold by chance: 4.0's loop runs no times
+                    continue
+                lcr = L[c, cols[c, p]]
+                off = n - 1 - p
+                if off >= 0 and cols[row, off] == cols[c, 0]:
+                    for i in range(p + 1):
+                        L[row, cols[row, off + i]] -= lcr * L[c, cols[c, i]]
+                else:
+                    for i in range(p + 1):
+                        j = cols[c, i]
+                        acc[j] -= lcr * L[c, j]
+            for i in range(n):
+                j = cols[row, i]
+                L[row, j] += acc[j]
+            for t in range(q):  # row r-t has n + q - t entries: its entry q-t left of the diagonal
+                c = r - t
+                p = n - 1
+                lcr = L[c, cols[c, p]]
+                for i in range(p + 1):
+                    L[row, cols[row, i]] -= lcr * L[c, cols[c, i]]
+            diag = L[row, row]
+            clamp = diag < MINVAL
+            if clamp:
+                diag = MINVAL
+                rank -= 1
+            lrr = math.sqrt(diag)
+            inv = 1.0 / lrr
+            for j in range(row):
+                L[row, j] = L[row, j] * inv if lp[row, j] and not clamp else 0.0
+            L[row, row] = lrr
+        r -= size
     return rank
 
 
