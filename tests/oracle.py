@@ -24,6 +24,7 @@ Usage::
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import re
@@ -587,3 +588,19 @@ def assert_forward_matches(m, d, mjm, mjd, rng, nstate: int) -> None:
         kd.forward(m, d)
         mujoco.mj_forward(mjm, mjd)
         assert_fields(m, d, mjm, mjd)
+
+
+def libmujoco(*names: str) -> ctypes.CDLL:
+    """The installed wheel's libmujoco for the functions ``names`` it exports but the Python
+    bindings do not (called through ctypes to compare kinedyn with MuJoCo's own routine); skips
+    the test when the library or one of the functions is missing."""
+    import pytest
+
+    library = next(Path(mujoco.__file__).parent.glob("libmujoco.so*"), None)
+    if library is None:
+        pytest.skip("no libmujoco shared library beside the bindings")
+    lib = ctypes.CDLL(str(library))
+    missing = [name for name in names if not hasattr(lib, name)]
+    if missing:
+        pytest.skip(f"libmujoco does not export {', '.join(missing)}")
+    return lib

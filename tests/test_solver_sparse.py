@@ -12,11 +12,11 @@ keep them for a connect) checks the patterns and those sums bit for bit, and the
 from __future__ import annotations
 
 import ctypes
-import pathlib
 
 import mujoco
 import numpy as np
 import pytest
+from oracle import libmujoco
 
 import kinedyn as kd
 
@@ -112,12 +112,8 @@ _NMAX = 96  # the largest matrix: the Data below has nv = _NMAX (dmc-dog has 85 
 
 
 def _libmujoco():
-    library = next(pathlib.Path(mujoco.__file__).parent.glob("libmujoco.so*"), None)
-    if library is None:
-        pytest.skip("no libmujoco shared library beside the bindings")
-    lib = ctypes.CDLL(str(library))
-    if not all(hasattr(lib, name) for name in ("mju_cholFactorSymbolic", "mju_cholFactorNumeric")):
-        pytest.skip("libmujoco does not export the sparse Cholesky")
+    """libmujoco with the argument types of its sparse Cholesky (symbolic and numeric)."""
+    lib = libmujoco("mju_cholFactorSymbolic", "mju_cholFactorNumeric")
     ints = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
     reals = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
     lib.mju_cholFactorSymbolic.restype = ctypes.c_int

@@ -17,7 +17,6 @@ subtrees and simple bodies, and actuators of every supported shortcut on tendons
 from __future__ import annotations
 
 import ctypes
-import pathlib
 import warnings
 
 import mujoco
@@ -29,6 +28,7 @@ from oracle import (
     assert_forward_matches,
     assert_model_fields,
     gym_model_path,
+    libmujoco,
     load_pair,
     model_file,
     set_same_state,
@@ -578,10 +578,7 @@ def _wrap_geom_vs_mju_wrap():
     """A checker of wrap_geom against MuJoCo's own mju_wrap (exported by libmujoco, absent from
     the Python bindings, called through ctypes): same wrap decision, same length and points.
     """
-    library = next(pathlib.Path(mujoco.__file__).parent.glob("libmujoco.so*"), None)
-    if library is None or not hasattr(ctypes.CDLL(str(library)), "mju_wrap"):
-        pytest.skip("libmujoco does not export mju_wrap")
-    mju_wrap = ctypes.CDLL(str(library)).mju_wrap
+    mju_wrap = libmujoco("mju_wrap").mju_wrap
     vec = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
     mju_wrap.restype = ctypes.c_double
     # the side site is a pointer that may be NULL (no side site)
