@@ -5,6 +5,9 @@ engine reads as plain Python loops and a Numba upgrade touches only these files:
 
 ==================  ===========================================================================
 ``dispatch``        ``kernel``, ``handle_entry``, ``entry`` decorators; ``FastEntry`` call path
+``units``           entries compiled on their own, called through a table of addresses
+``bind``            compiling the units a model needs (in parallel) and setting their addresses
+``deps``            what a function's machine code is made of: its cache key, the units it calls
 ``cache``           the on-disk cache (lazily set up; loads without compiler initialisation)
 ``handles``         the Model/Data handle types (StructRef) and their field reads
 ``parallel``        ``prange`` kernels, the thread count, an atomic work counter
@@ -19,8 +22,11 @@ Numba's private API used, and why (each is also explained where it is used):
 * ``numba.core.extending.lower_getattr_generic`` / ``lower_setattr_generic``, ``cgutils``,
   ``imputils``, ``structref._Utils``, the NRT MemInfo layout (``handles``): read handle fields
   without reference counting.
-* ``numba.experimental.jitclass.base.imp_dtor``, ``nrt.meminfo_alloc_dtor`` (``handles``):
-  build a handle in one allocation.
+* ``numba.core.runtime._nrt_python.meminfo_new``, ``StructRefProxy._numba_box_``, the data model
+  of arrays and StructRef payloads (``handles``): build a handle from Python, without compiling.
+* ``numba.core.extending._Intrinsic``, ``call_conv.call_function`` on a function pointer,
+  ``llvmlite.binding.add_symbol`` (``units``): call a separately compiled unit through its cell.
+* ``numba.core.caching`` index keys (``bind``): whether a unit is already cached.
 * ``CPUDispatcher.get_call_template`` (``dispatch``): one compiled version per argument type.
 * ``Dispatcher.overloads[sig].entry_point`` (``dispatch.FastEntry``): call compiled code directly.
 * ``numba.np.arraymath`` import with a placeholder BLAS module (``cache``): start-up time.
@@ -37,13 +43,16 @@ check_numba()  # before anything below imports Numba's internals
 
 from numba import config  # noqa: E402
 
+from kinedyn._jit.bind import bind_call, model_created, rebind  # noqa: E402
 from kinedyn._jit.cache import cached_njit  # noqa: E402
 from kinedyn._jit.dispatch import FastEntry, entry, handle_entry, kernel  # noqa: E402
 from kinedyn._jit.progress import install as _install_compile_progress  # noqa: E402
+from kinedyn._jit.units import NotBound  # noqa: E402
 
 _install_compile_progress()
 
-__all__ = ["FastEntry", "cached_njit", "entry", "handle_entry", "jit_disabled", "kernel"]
+__all__ = ["FastEntry", "NotBound", "bind_call", "cached_njit", "entry", "handle_entry", "jit_disabled",
+           "kernel", "model_created", "rebind"]
 
 
 def jit_disabled() -> bool:

@@ -1,18 +1,22 @@
 """Numba's on-disk cache of compiled kernels, as kinedyn uses it.
 
-**Never stale.** Numba's own cache checks only the file that defines a function: edit a
-helper module a kernel calls (``util_spatial.quat_product``, say) and the kernel's cached
-machine code, which has the old helper compiled into it, keeps running. So every kinedyn
-function is cached in one directory per *source key* (:func:`cache_dir`): a hash of the
-content of every module compiled code can come from (``_jit``, ``engine``, ``ik``,
-``tools``) and of the Python, Numba, llvmlite and NumPy versions. An edit or an upgrade
-gives a new key, so everything compiles again (and the other keys' directories are pruned
-once unused for 30 days); undoing the edit finds the old directory again. Editing the
-compiler, readers, CLI or docs does not touch compiled code and keeps the key.
+**Never stale, never recompiled for nothing.** Numba's own cache checks only the file that
+defines a function: edit a helper module a kernel calls (``util_spatial.quat_product``, say)
+and the kernel's cached machine code, which has the old helper compiled into it, keeps
+running. So each kinedyn function's cache entry is stamped with the key of its own machine
+code (:func:`kinedyn._jit.deps.stamp`): its code and that of every function compiled into
+it, the constants they read, and the names and signatures of the units it calls through
+their cells. An edit recompiles exactly the functions whose machine code it changes: a
+comment or a docstring changes none, an edit to a collider changes that collider's unit, not
+the pipeline above it. Undoing an edit does not find the older code again (an entry keeps the
+last stamp only).
 
 **Where.** ``$KINEDYN_CACHE_DIR``, else ``$NUMBA_CACHE_DIR/kinedyn``, else
 ``$XDG_CACHE_HOME/kinedyn`` (``~/.cache/kinedyn``); a temporary directory if that cannot
-be written. Never next to the sources, so a read-only install works too.
+be written. Never next to the sources, so a read-only install works too. Inside it, one
+directory per *toolchain key* (:func:`toolchain_key`): the Python, Numba, llvmlite and NumPy
+versions and the sources of this JIT layer (the handles' field reads and the unit calls are
+compiled into every function); another key's directory unused for 30 days is pruned.
 
 **Fixed flags.** The cache key cannot hold the compile flags, and Numba lets a callee
 compiled on the way from another function *inherit* that caller's flags (``_nrt``,
@@ -39,28 +43,26 @@ from types import ModuleType
 
 from numba import config, njit
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
+from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 
+from kinedyn._jit.units import NotBound
+
 PACKAGE = Path(__file__).resolve().parents[1]  # src/kinedyn
-# the sub-packages and modules compiled code can come from: their sources make the cache key (the
-# other tools -- trajectory, distributed, ... -- only call compiled code: editing them must not
-# throw away every compiled kernel)
-COMPILED_SOURCES = ("_jit", "engine", "ik", "tools/batch.py")
+JIT_LAYER = Path(__file__).resolve().parent  # its sources are in every compiled function's key
 PRUNE_AFTER_DAYS = 30  # another key's directory unused this long is deleted
 
 
-def source_key() -> str:
-    """A hash of the sources compiled code can come from and of the code generators' versions."""
+def toolchain_key() -> str:
+    """A hash of the code generators' versions and of this JIT layer's sources."""
     import llvmlite
     import numba
     import numpy
 
     digest = hashlib.sha256(repr((sys.version, numba.__version__, llvmlite.__version__,
                                   numpy.__version__)).encode())
-    for sub in COMPILED_SOURCES:
-        where = PACKAGE / sub
-        for path in ([where] if where.is_file() else sorted(where.rglob("*.py"))):
-            digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted(JIT_LAYER.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:20]
 
 
@@ -75,8 +77,8 @@ def cache_root() -> Path:
 
 @cache
 def cache_dir() -> str:
-    """``<root>/<source key>``, made (and marked as used) once per process, on the first cache use."""
-    key = source_key()
+    """``<root>/<toolchain key>``, made (and marked as used) once per process, on the first cache use."""
+    key = toolchain_key()
     root = cache_root()
     path = root / key
     try:
@@ -104,13 +106,15 @@ def _prune(root: Path, keep: Path) -> None:
             continue
 
 
-class _SourceKeyLocator(_CacheLocator):
-    """Numba's cache locator for kinedyn's functions: the directory of the source key, whose
-    name is also the freshness stamp (Numba's own stamp hashes only the defining file)."""
+class _StampLocator(_CacheLocator):
+    """Numba's cache locator for kinedyn's functions: the directory of the toolchain key, and as
+    freshness stamp the key of the function's machine code (``deps.stamp``; Numba's own stamp
+    hashes only the defining file). No line number in the file names: moving a function within
+    its file keeps its entry."""
 
     def __init__(self, py_func, py_file):
         self._py_file = py_file
-        self._lineno = py_func.__code__.co_firstlineno
+        self._py_func = py_func
 
     def get_cache_path(self):
         return cache_dir()
@@ -119,18 +123,20 @@ class _SourceKeyLocator(_CacheLocator):
         os.makedirs(cache_dir(), exist_ok=True)  # made by cache_dir(); again if deleted meanwhile
 
     def get_source_stamp(self):
-        return os.path.basename(cache_dir())
+        from kinedyn._jit.deps import stamp
+
+        return stamp(self._py_func)
 
     def get_disambiguator(self):
-        return str(self._lineno)
+        return "k"
 
     @classmethod
     def from_function(cls, py_func, py_file):
         return cls(py_func, py_file)
 
 
-class _SourceKeyCacheImpl(CompileResultCacheImpl):
-    _locator_classes = [_SourceKeyLocator]
+class _StampCacheImpl(CompileResultCacheImpl):
+    _locator_classes = [_StampLocator]
 
     def get_filename_base(self, fullname, abiflags):
         # one flat directory for the package: prefix the sub-package (engine/forward.py vs a forward.py)
@@ -139,10 +145,10 @@ class _SourceKeyCacheImpl(CompileResultCacheImpl):
         return super().get_filename_base(".".join((*sub, fullname)), abiflags)
 
 
-class SourceKeyFunctionCache(FunctionCache):
-    """Numba's FunctionCache, in the directory of the source key."""
+class StampFunctionCache(FunctionCache):
+    """Numba's FunctionCache, in the directory of the toolchain key, stamped per function."""
 
-    _impl_class = _SourceKeyCacheImpl
+    _impl_class = _StampCacheImpl
 
 
 def _import_numba_arraymath_without_scipy_linalg() -> None:
@@ -195,7 +201,7 @@ class _LazyFunctionCache:
 
     def _function_cache(self):
         if self._cache is None:
-            self._cache = SourceKeyFunctionCache(self._py_func)
+            self._cache = StampFunctionCache(self._py_func)
         return self._cache
 
     def __getattr__(self, name):
@@ -214,12 +220,30 @@ def cache_lazily(dispatcher):
     return dispatcher
 
 
+class BindingDispatcher(CPUDispatcher):
+    """Numba's dispatcher for functions Python may call with the handles first: a call that
+    reaches a unit not bound for its model (``NotBound``) binds what the function needs and is
+    repeated (kinedyn._jit.bind). No cost otherwise (a ``try``)."""
+
+    def __call__(self, *args, **kws):
+        try:
+            return super().__call__(*args, **kws)
+        except NotBound:
+            from kinedyn._jit.bind import bind_call
+
+            bind_call(self, args)
+            return super().__call__(*args, **kws)
+
+
 def cached_njit(fn=None, **options):
-    """``njit`` cached by source key (see the module docstring) and set up lazily: a warm start
-    loads the entries a program calls (``forward``, the handle constructors, ...) without
-    Numba's compiler initialisation. Numba's defaults (reference counting on, Python's error
-    model) are stated, not inherited from a caller; ``options`` override them."""
+    """``njit`` cached by the key of its machine code (see the module docstring) and set up
+    lazily: a warm start loads the entries a program calls (``forward``, the handle
+    constructors, ...) without Numba's compiler initialisation. Numba's defaults (reference
+    counting on, Python's error model) are stated, not inherited from a caller; ``options``
+    override them."""
     if fn is None:
         return lambda f: cached_njit(f, **options)
-    jitted = njit(**{"_nrt": True, "error_model": "python", **options})(fn)
-    return jitted if config.DISABLE_JIT else cache_lazily(jitted)
+    if config.DISABLE_JIT:
+        return njit(**options)(fn)
+    targetoptions = {"nopython": True, "_nrt": True, "error_model": "python", **options}
+    return cache_lazily(BindingDispatcher(py_func=fn, locals={}, targetoptions=targetoptions))

@@ -26,7 +26,9 @@ PRIVATE_API = (
     ("numba.core.caching", "FunctionCache._guard_against_spurious_io_errors", "cache: Numba's own guard"),
     ("numba.core.runtime", "rtsys.initialize", "cache: start the runtime before loading cached code"),
     ("numba.experimental.structref", "_Utils", "handles: the payload of a StructRef"),
-    ("numba.experimental.jitclass.base", None, "handles: imp_dtor, the destructor of a packed handle"),
+    ("numba.core.runtime._nrt_python", "meminfo_new", "handles: a handle's payload owned from Python"),
+    ("numba.experimental.structref", "StructRefProxy._numba_box_", "handles: box a handle built in Python"),
+    ("numba.core.extending", "_Intrinsic._register", "units: an intrinsic calling through a cell"),
     ("numba.core.registry", "CPUDispatcher.get_call_template", "dispatch: one version per argument type"),
     ("numba.np.arraymath", None, "cache: imported early with a placeholder BLAS module"),
 )

@@ -1,7 +1,9 @@
 """The decorators kernels and entries are compiled with, and the fast call path.
 
-* ``kernel``: array-only loops, no reference counting, one version per argument type.
-* ``handle_entry``: a stage entry ``name_entry(m, d)`` reading the handles.
+* ``kernel``: array-only loops, no reference counting, one version per argument type;
+  compiled into the unit that calls it.
+* ``handle_entry``: a stage entry ``name_entry(m, d, ...)`` reading the handles: a *unit*,
+  compiled on its own and called through its cell (:mod:`kinedyn._jit.units`).
 * ``entry``: an entry that only chains other entries, inlined into its callers.
 * ``cached_njit`` (from :mod:`kinedyn._jit.cache`): ``njit(cache=True)`` with the lazy cache.
 * ``FastEntry``: call a compiled entry without Numba's dispatcher.
@@ -9,12 +11,15 @@
 
 from __future__ import annotations
 
+import inspect
+
 from numba import config, types
 from numba.core.registry import CPUDispatcher
 
+from kinedyn._jit.bind import bind_call
 from kinedyn._jit.cache import cache_lazily, cached_njit
 from kinedyn._jit.compat import UnsupportedNumbaError
-from kinedyn._jit.warmup import compile_in_parallel
+from kinedyn._jit.units import Unit
 
 
 def _call_type(typ):
@@ -35,10 +40,23 @@ def _call_type(typ):
 class KernelDispatcher(CPUDispatcher):
     """Numba's CPU dispatcher compiling one version per argument *type* (see ``_call_type``)."""
 
+    _python_twin = None
+
     def get_call_template(self, args, kws):
         args = tuple(_call_type(a) for a in args)
         kws = {name: _call_type(a) for name, a in kws.items()}
         return super().get_call_template(args, kws)
+
+    def __call__(self, *args, **kws):
+        """From Python: a twin of this kernel with Numba's Python wrapper (kernels have none)."""
+        if self.targetoptions.get("no_cpython_wrapper"):
+            if self._python_twin is None:
+                options = {k: v for k, v in self.targetoptions.items()
+                           if k not in ("no_cpython_wrapper", "no_cfunc_wrapper")}
+                self._python_twin = cache_lazily(KernelDispatcher(py_func=self.py_func, locals={},
+                                                                  targetoptions=options))
+            return self._python_twin(*args, **kws)
+        return super().__call__(*args, **kws)
 
 
 def kernel(fn=None, **options):
@@ -54,8 +72,13 @@ def kernel(fn=None, **options):
     checks: x / 0 gives inf or nan as in MuJoCo's C instead of raising.
     Entries read the handles without reference counts too (``handle_entry``).
     Calls from jitted code compile one version per argument type (``KernelDispatcher``).
+
+    Kernels are compiled without Numba's Python and C call wrappers: they are called from
+    compiled code, and generating the wrappers was about a seventh of a cold start. A kernel
+    called from Python (a test, say) runs through a twin compiled with the wrappers.
     """
-    targetoptions = {"nopython": True, "_nrt": False, "error_model": "numpy", "boundscheck": None, **options}
+    targetoptions = {"nopython": True, "_nrt": False, "error_model": "numpy", "boundscheck": None,
+                     "no_cpython_wrapper": True, "no_cfunc_wrapper": True, **options}
 
     def decorate(func):
         if config.DISABLE_JIT:
@@ -86,22 +109,19 @@ class FastEntry:
 
     Numba's dispatcher types every argument and looks up the overload on each call,
     about 0.9 µs for a (model, data) pair of handles. The public wrappers always pass
-    the same argument types, so after the first call (which compiles, or loads the
-    cache, through the dispatcher) ``call`` *is* the compiled function: public wrappers
-    call ``ENTRY.call(...)``, which skips even this object's own Python frame.
-
-    ``parts``: ``(m, d)`` entries this one calls that do not depend on each other; on a cold
-    start they are compiled in parallel before this one (``warmup.compile_in_parallel``).
+    the same argument types, so after the first call (which binds the units the entry
+    needs, compiles or loads the entry through the dispatcher) ``call`` *is* the compiled
+    function: public wrappers call ``ENTRY.call(...)``, which skips even this object's own
+    Python frame. Models made later are bound for it when they are made (``bind.model_created``).
     """
 
-    def __init__(self, dispatcher, parts=()):
-        self.dispatcher = dispatcher
-        self.parts = tuple(parts)
+    def __init__(self, entry):
+        self.root = entry
+        self.dispatcher = entry.dispatcher if isinstance(entry, Unit) else entry
         self.call = self._first_call
 
     def _first_call(self, *args):
-        if self.parts:
-            compile_in_parallel(self.dispatcher, self.parts, args, args[:2])
+        bind_call(self.root, args)
         result = self.dispatcher(*args)
         if not config.DISABLE_JIT:
             sig = tuple(self.dispatcher.typeof_pyval(a) for a in args)
@@ -115,10 +135,23 @@ class FastEntry:
         return self.call(*args)
 
 
-def handle_entry(fn):
-    """``njit`` for stage entries reading the handles: cached, without reference counting
-    (handle fields are borrowed, see ``_register_nrt_free``); an entry that allocates fails
-    to compile, which keeps allocation out of per-step code. NumPy's error model, as the
-    kernels: x / 0 gives inf or nan as in MuJoCo's C (and the flags are stated, so an entry
-    compiled on the way from another never inherits different ones)."""
-    return cached_njit(fn, _nrt=False, error_model="numpy")
+def handle_entry(fn=None, *, returns: str = "none", args: str = "", needed=None):
+    """A stage entry ``f(m, d, ...)`` reading the handles, compiled as a *unit*: on its own,
+    called through its cell (:mod:`kinedyn._jit.units`), so no caller re-generates its code.
+
+    ``returns`` and ``args`` declare the result and the arguments after ``(m, d)`` in Numba's
+    notation (``"int64"``, ``"float64[::1]"``): callers are compiled against them without
+    compiling the entry. ``needed(model)``, if given, says whether a model can call it at all;
+    the binder compiles it only for models that can.
+
+    Cached, without reference counting (handle fields are borrowed, see
+    ``_register_nrt_free``); an entry that allocates fails to compile, which keeps allocation
+    out of per-step code. NumPy's error model, as the kernels: x / 0 gives inf or nan as in
+    MuJoCo's C (and the flags are stated, so an entry compiled on the way from another never
+    inherits different ones)."""
+    if fn is None:
+        return lambda f: handle_entry(f, returns=returns, args=args, needed=needed)
+    jitted = cached_njit(fn, _nrt=False, error_model="numpy")
+    if config.DISABLE_JIT or list(inspect.signature(fn).parameters)[:2] != ["m", "d"]:
+        return jitted  # an entry without the data handle is called from Python only: no cell
+    return Unit(jitted, returns=returns, args=args, needed=needed)

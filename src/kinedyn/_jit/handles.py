@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from numba import config, types
+import numpy as np
+from numba import config, typeof, types
 from numba.core import cgutils, imputils
 from numba.core.datamodel import default_manager, models
 from numba.core.extending import infer_getattr, lower_getattr_generic, lower_setattr_generic
+from numba.core.runtime import _nrt_python
+from numba.core.runtime.nrt import MemInfo
 from numba.core.typing.templates import AttributeTemplate
 from numba.experimental import structref
-from numba.extending import intrinsic
 
 
 class _HandleType(types.StructRef):
@@ -123,55 +125,49 @@ structref.define_boxing(ModelHandleType, ModelHandle)
 structref.define_boxing(DataHandleType, DataHandle)
 
 
-def handle_packer(handle_typeclass, names):
-    """A jit-only intrinsic ``pack(values)`` building a ``handle_typeclass`` handle from a tuple of
-    field values in registry order: one allocation, then one store per field.
+def build_handle(proxy_class, handle_typeclass, names: tuple[str, ...], values: dict):
+    """A handle of ``handle_typeclass`` from name -> array/int, in ``names`` order, built in Python;
+    a plain namespace when the JIT is disabled.
 
-    Numba's own StructRef constructor (``structref.define_proxy``) sets the fields one
-    ``st.field = value`` at a time, each typed and lowered as a generic attribute write that also
-    releases the old value. Here the fields are stored straight into the freshly zeroed payload,
-    each with one reference taken (the handle keeps its arrays alive); the destructor is Numba's
-    own StructRef one (it releases every field when the handle dies), as in ``structref.new``.
-    Compiling the humanoid's model handle constructor took 5.9 s CPU that way and 2.3-2.5 s this
-    way (data handle 1.9 -> 1.0 s; loaded machine, 2026-11-21). The rest is Numba unboxing the
-    hundred arrays of the argument tuple.
+    Compiled code reads a handle's fields out of its payload, which holds each field in Numba's
+    data model: an int64, or an array's struct ``{meminfo, parent, nitems, itemsize, data,
+    shape[ndim], strides[ndim]}`` (8 bytes each). Written here with NumPy, the payload needs no
+    compiled constructor: unboxing a few hundred arrays made the two jitted constructors a
+    tenth of a cold start (12 s of CPU). Each array's meminfo is null -- compiled code reads
+    handle fields without reference counts (``_register_nrt_free``), and Numba's reference
+    counting skips a null meminfo -- and its ``parent`` is the array itself, which is what boxing
+    a field back to Python returns. The payload and the arrays are kept alive by the handle's
+    meminfo, which owns them (``meminfo_new``: released with the last reference to the handle).
     """
-
-    @intrinsic
-    def pack(typingctx, values):
-        handle_type = handle_typeclass(list(zip(names, values.types, strict=True)))
-
-        def codegen(context, builder, signature, args):
-            from numba.experimental.jitclass.base import imp_dtor
-
-            payload_type = handle_type.get_data_type()
-            alloc_type = context.data_model_manager[payload_type].get_value_type()
-            meminfo = context.nrt.meminfo_alloc_dtor(
-                builder, context.get_constant(types.uintp, context.get_abi_sizeof(alloc_type)),
-                imp_dtor(context, builder.module, handle_type))
-            data = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), alloc_type.as_pointer())
-            builder.store(cgutils.get_null_value(alloc_type), data)
-            payload = cgutils.create_struct_proxy(payload_type)(context, builder, ref=data)
-            for i, (name, typ) in enumerate(zip(names, values.types, strict=True)):
-                value = builder.extract_value(args[0], i)
-                context.nrt.incref(builder, typ, value)
-                setattr(payload, name, value)
-            handle = context.make_helper(builder, handle_type)
-            handle.meminfo = meminfo
-            return handle._getvalue()
-
-        return handle_type(values), codegen
-
-    return pack
-
-
-
-
-def build_handle(constructor, names: tuple[str, ...], values: dict):
-    """A handle from name -> array/scalar, by ``constructor`` (a jitted ``pack`` of the values in
-    ``names`` order); a plain namespace when the JIT is disabled."""
     if tuple(values) != names:
         raise RuntimeError("handle fields do not follow the registry")
     if config.DISABLE_JIT:
         return SimpleNamespace(**values)
-    return constructor(tuple(values.values()))
+    field_types, words = [], 0
+    for name, value in values.items():
+        typ = typeof(value)
+        if isinstance(typ, types.Array):
+            if typ.layout != "C" or not isinstance(value, np.ndarray):
+                raise TypeError(f"handle field {name}: a C-contiguous array expected, got {typ}")
+            words += 5 + 2 * typ.ndim
+        elif typ == types.int64:
+            words += 1
+        else:
+            raise TypeError(f"handle field {name}: an array or an int expected, got {typ}")
+        field_types.append(typ)
+    payload = np.empty(words, dtype=np.int64)
+    k = 0
+    for value in values.values():
+        if isinstance(value, np.ndarray):
+            n = value.ndim
+            payload[k:k + 5] = (0, id(value), value.size, value.itemsize, value.ctypes.data)
+            payload[k + 5:k + 5 + n] = value.shape
+            payload[k + 5 + n:k + 5 + 2 * n] = value.strides
+            k += 5 + 2 * n
+        else:
+            payload[k] = value
+            k += 1
+    handle_type = handle_typeclass(list(zip(names, field_types, strict=True)))
+    owner = (payload, tuple(values.values()))
+    meminfo = MemInfo(_nrt_python.meminfo_new(payload.ctypes.data, owner))
+    return proxy_class._numba_box_(handle_type, meminfo)

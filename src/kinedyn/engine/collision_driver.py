@@ -88,6 +88,7 @@ from kinedyn.engine.types import (
     OPT_O_SOLIMP,
     OPT_O_SOLREF,
 )
+from kinedyn.engine.types import SensorType as _SensorType
 from kinedyn.engine.util_spatial import make_frame
 from kinedyn.errors import ContactFullWarning
 
@@ -339,20 +340,65 @@ def _mesh_arrays(m):
 def collide(m, d, g1, g2, threshold, c0):
     """Run the collider of the pair (geom_type[g1] <= geom_type[g2]) with distance threshold
     ``threshold``, writing contacts at rows c0, ...; returns their number (mjCOLLISIONFUNC)."""
-    return collide_into(m, d, g1, g2, threshold, d.contact_dist, d.contact_pos, d.contact_frame, c0)
+    return collide_into(m, d, g1, g2, threshold, c0, INTO_CONTACTS)
 
 
-@kernel
-def collide_into(m, d, g1, g2, threshold, dist, pos, frame, c0):
-    """``collide`` writing into the given dist, pos, frame rows (the geom distance sensors')."""
+# ---- the colliders, a unit per family ------------------------------------------------------------
+# Each family of colliders is compiled on its own (a unit) and only for models that can make one of
+# its geom-type pairs collide: a model of capsules and a plane compiles neither GJK/EPA nor the box
+# colliders. They share one signature, (m, d, g1, g2, threshold, c0, into) -> contacts written,
+# ``into`` choosing the arrays: the contact rows, or the geom distance sensors' scratch rows.
+
+INTO_CONTACTS, INTO_SENSOR_SCRATCH = 0, 1
+GEOM_DISTANCE_SENSORS = (int(_SensorType.GEOMDIST), int(_SensorType.GEOMNORMAL), int(_SensorType.GEOMFROMTO))
+_COLLIDER_ARGS = "int64, int64, float64, int64, int64"
+
+# the pairs of each family (lower type first)
+PRIMITIVE_PAIRS = frozenset({(GEOM_PLANE, GEOM_SPHERE), (GEOM_PLANE, GEOM_CAPSULE),
+                             (GEOM_PLANE, GEOM_CYLINDER), (GEOM_PLANE, GEOM_BOX), (GEOM_SPHERE, GEOM_SPHERE),
+                             (GEOM_SPHERE, GEOM_CAPSULE), (GEOM_SPHERE, GEOM_CYLINDER),
+                             (GEOM_CAPSULE, GEOM_CAPSULE)})
+BOX_PAIRS = frozenset({(GEOM_SPHERE, GEOM_BOX), (GEOM_CAPSULE, GEOM_BOX), (GEOM_BOX, GEOM_BOX)})
+PLANE_CONVEX_PAIRS = frozenset({(GEOM_PLANE, GEOM_ELLIPSOID), (GEOM_PLANE, GEOM_MESH)})
+HFIELD_PAIRS = frozenset(p for p in SUPPORTED_PAIRS if p[0] == GEOM_HFIELD)
+CONVEX_PAIRS = SUPPORTED_PAIRS - PRIMITIVE_PAIRS - BOX_PAIRS - PLANE_CONVEX_PAIRS - HFIELD_PAIRS
+
+
+def collidable_type_pairs(m) -> frozenset:
+    """The geom-type pairs (lower type first) the model's collision stage or its geom distance
+    sensors can pass to a collider: every pair of types among the geoms that take part in
+    contacts (contype or conaffinity set) and the geoms of <pair>s; with a geom distance sensor,
+    every pair of types among all geoms."""
+    live = (m.geom_contype != 0) | (m.geom_conaffinity != 0)
+    kinds = np.unique(m.geom_type[live]).tolist()
+    pairs = {(min(a, b), max(a, b)) for a in kinds for b in kinds}
+    for g1, g2 in zip(m.pair_geom1, m.pair_geom2, strict=True):
+        t1, t2 = int(m.geom_type[g1]), int(m.geom_type[g2])
+        pairs.add((min(t1, t2), max(t1, t2)))
+    if np.isin(m.sensor_type, GEOM_DISTANCE_SENSORS).any():
+        kinds = np.unique(m.geom_type).tolist()
+        pairs |= {(min(a, b), max(a, b)) for a in kinds for b in kinds}
+    return frozenset(pairs)
+
+
+def _collides(family):
+    """``needed`` of a collider family's unit: the model can pass it one of its pairs."""
+    return lambda m: bool(family & collidable_type_pairs(m))
+
+
+@kernel(inline="always")
+def _outputs(d, into):
+    if into == INTO_SENSOR_SCRATCH:
+        return d.scratch_gd_dist, d.scratch_gd_pos, d.scratch_gd_frame
+    return d.contact_dist, d.contact_pos, d.contact_frame
+
+
+@handle_entry(returns="int64", args=_COLLIDER_ARGS, needed=_collides(PRIMITIVE_PAIRS))
+def primitive_collider(m, d, g1, g2, threshold, c0, into):
+    """Planes, spheres, capsules and cylinders (engine_collision_primitive.c)."""
+    dist, pos, frame = _outputs(d, into)
     t1, t2 = m.geom_type[g1], m.geom_type[g2]
     xpos, xmat, size = d.geom_xpos, d.geom_xmat, m.geom_size
-    if t1 == GEOM_HFIELD:
-        return collide_hfield(m.geom_type, xpos, xmat, size, m.geom_rbound, g1, g2, threshold,
-                              m.opt_real[OPT_CCD_TOLERANCE], m.opt_flags[OPT_CCD_ITERATIONS], dist, pos,
-                              frame, c0, d.scratch_ccd, d.scratch_ccd_int,
-                              _mesh_arrays(m),
-                              (m.hfield_size, m.hfield_nrow, m.hfield_ncol, m.hfield_adr, m.hfield_data))
     if t1 == GEOM_PLANE:
         if t2 == GEOM_SPHERE:
             return collide_plane_sphere(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
@@ -360,36 +406,82 @@ def collide_into(m, d, g1, g2, threshold, dist, pos, frame, c0):
             return collide_plane_capsule(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
         if t2 == GEOM_CYLINDER:
             return collide_plane_cylinder(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
-        if t2 == GEOM_BOX:
-            return collide_plane_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
-        if t2 == GEOM_ELLIPSOID:
-            return collide_plane_convex(m.geom_type, xpos, xmat, size, g1, g2, threshold, dist, pos, frame,
-                                        c0)
-        if t2 == GEOM_MESH:
-            return collide_plane_mesh(xpos, xmat, g1, g2, threshold, dist, pos, frame, c0, _mesh_arrays(m))
-        return 0
+        return collide_plane_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
     if t1 == GEOM_SPHERE:
         if t2 == GEOM_SPHERE:
             return collide_sphere_sphere(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
         if t2 == GEOM_CAPSULE:
             return collide_sphere_capsule(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
-        if t2 == GEOM_CYLINDER:
-            return collide_sphere_cylinder(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
-        if t2 == GEOM_BOX:
-            return collide_sphere_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
-    elif t1 == GEOM_CAPSULE:
-        if t2 == GEOM_CAPSULE:
-            return collide_capsule_capsule(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
-        if t2 == GEOM_BOX:
-            return collide_capsule_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
-    elif t1 == GEOM_BOX and t2 == GEOM_BOX:
-        return collide_box_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
-    # every other primitive pair involves an ellipsoid or a cylinder: MuJoCo's GJK/EPA (mjc_Convex)
+        return collide_sphere_cylinder(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+    return collide_capsule_capsule(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+
+
+@handle_entry(returns="int64", args=_COLLIDER_ARGS, needed=_collides(BOX_PAIRS))
+def box_collider(m, d, g1, g2, threshold, c0, into):
+    """Boxes against spheres, capsules and boxes (engine_collision_box.c)."""
+    dist, pos, frame = _outputs(d, into)
+    t1 = m.geom_type[g1]
+    xpos, xmat, size = d.geom_xpos, d.geom_xmat, m.geom_size
+    if t1 == GEOM_SPHERE:
+        return collide_sphere_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+    if t1 == GEOM_CAPSULE:
+        return collide_capsule_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+    return collide_box_box(xpos, xmat, size, g1, g2, threshold, dist, pos, frame, c0)
+
+
+@handle_entry(returns="int64", args=_COLLIDER_ARGS, needed=_collides(PLANE_CONVEX_PAIRS))
+def plane_convex_collider(m, d, g1, g2, threshold, c0, into):
+    """A plane against an ellipsoid or a mesh (mjc_PlaneConvex)."""
+    dist, pos, frame = _outputs(d, into)
+    if m.geom_type[g2] == GEOM_MESH:
+        return collide_plane_mesh(d.geom_xpos, d.geom_xmat, g1, g2, threshold, dist, pos, frame, c0,
+                                  _mesh_arrays(m))
+    return collide_plane_convex(m.geom_type, d.geom_xpos, d.geom_xmat, m.geom_size, g1, g2, threshold, dist,
+                                pos, frame, c0)
+
+
+@handle_entry(returns="int64", args=_COLLIDER_ARGS, needed=_collides(CONVEX_PAIRS))
+def convex_collider(m, d, g1, g2, threshold, c0, into):
+    """Every pair MuJoCo collides with GJK/EPA (mjc_Convex)."""
+    dist, pos, frame = _outputs(d, into)
     multiccd = (m.opt_flags[OPT_DISABLEFLAGS] & DSBL_MULTICCD) == 0
-    return collide_convex(m.geom_type, xpos, xmat, size, g1, g2, threshold, m.opt_real[OPT_CCD_TOLERANCE],
-                          m.opt_flags[OPT_CCD_ITERATIONS], multiccd, dist, pos, frame, c0, d.scratch_ccd,
-                          d.scratch_ccd_int,
-                          _mesh_arrays(m))
+    return collide_convex(m.geom_type, d.geom_xpos, d.geom_xmat, m.geom_size, g1, g2, threshold,
+                          m.opt_real[OPT_CCD_TOLERANCE], m.opt_flags[OPT_CCD_ITERATIONS], multiccd, dist, pos,
+                          frame, c0, d.scratch_ccd, d.scratch_ccd_int, _mesh_arrays(m))
+
+
+@handle_entry(returns="int64", args=_COLLIDER_ARGS, needed=_collides(HFIELD_PAIRS))
+def hfield_collider(m, d, g1, g2, threshold, c0, into):
+    """A height field against any convex geom (mjc_ConvexHField)."""
+    dist, pos, frame = _outputs(d, into)
+    return collide_hfield(m.geom_type, d.geom_xpos, d.geom_xmat, m.geom_size, m.geom_rbound, g1, g2,
+                          threshold, m.opt_real[OPT_CCD_TOLERANCE], m.opt_flags[OPT_CCD_ITERATIONS], dist,
+                          pos, frame, c0, d.scratch_ccd, d.scratch_ccd_int, _mesh_arrays(m),
+                          (m.hfield_size, m.hfield_nrow, m.hfield_ncol, m.hfield_adr, m.hfield_data))
+
+
+@kernel
+def collide_into(m, d, g1, g2, threshold, c0, into):
+    """``collide`` writing into the rows ``into`` chooses (INTO_CONTACTS, INTO_SENSOR_SCRATCH).
+    The pair is sent to the unit of its family; a pair no collider handles makes no contact."""
+    t1, t2 = m.geom_type[g1], m.geom_type[g2]
+    if t1 == GEOM_HFIELD:
+        return hfield_collider(m, d, g1, g2, threshold, c0, into)
+    if t2 == GEOM_BOX and t1 != GEOM_PLANE:
+        if t1 == GEOM_SPHERE or t1 == GEOM_CAPSULE or t1 == GEOM_BOX:
+            return box_collider(m, d, g1, g2, threshold, c0, into)
+        return convex_collider(m, d, g1, g2, threshold, c0, into)  # ellipsoid or cylinder against a box
+    if t1 == GEOM_PLANE:
+        if t2 == GEOM_ELLIPSOID or t2 == GEOM_MESH:
+            return plane_convex_collider(m, d, g1, g2, threshold, c0, into)
+        if t2 == GEOM_PLANE or t2 == GEOM_HFIELD:
+            return 0
+        return primitive_collider(m, d, g1, g2, threshold, c0, into)
+    if (t1 == GEOM_SPHERE and (t2 == GEOM_SPHERE or t2 == GEOM_CAPSULE or t2 == GEOM_CYLINDER)) or \
+            (t1 == GEOM_CAPSULE and t2 == GEOM_CAPSULE):
+        return primitive_collider(m, d, g1, g2, threshold, c0, into)
+    # every other pair involves an ellipsoid, a cylinder or a mesh: MuJoCo's GJK/EPA (mjc_Convex)
+    return convex_collider(m, d, g1, g2, threshold, c0, into)
 
 
 @kernel

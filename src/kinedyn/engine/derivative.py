@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from kinedyn._jit import handle_entry
+from kinedyn._jit import kernel
 from kinedyn.engine.actuation import activation_input, clamped_ctrl
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -34,7 +34,7 @@ from kinedyn.engine.util_muscle import muscle_gain_vel
 from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
 
 
-@handle_entry
+@kernel
 def _is_free_body(m, j):
     """A free joint that is its body's only joint, on a body with no children (mj_isFreeBody)."""
     if m.jnt_type[j] != JNT_FREE:
@@ -46,7 +46,7 @@ def _is_free_body(m, j):
     return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
 
 
-@handle_entry
+@kernel
 def eulerdamp_active(m):
     """Whether the Euler step integrates joint damping implicitly: the eulerdamp and damper
     flags are on and some dof has positive damping, polynomial damping or an actuator adding
@@ -61,7 +61,7 @@ def eulerdamp_active(m):
     return False
 
 
-@handle_entry
+@kernel
 def dof_damping_deriv(m, d, v):
     """d(qvel k(qvel))/dqvel of dof ``v``'s damper, the actuators' damping included: the damping
     the implicit integrators treat implicitly (mjd_passive_vel, mj_EulerSkip)."""
@@ -69,14 +69,14 @@ def dof_damping_deriv(m, d, v):
     return poly_force_deriv(damping, p0, p1, d.qvel[v], True)
 
 
-@handle_entry
+@kernel
 def tendon_damping_deriv(m, d, t):
     """d(v k(v))/dv of tendon ``t``'s damper at its velocity, the actuators' damping included."""
     damping, p0, p1 = tendon_damping_poly(m, t)
     return poly_force_deriv(damping, p0, p1, d.ten_velocity[t], True)
 
 
-@handle_entry
+@kernel
 def free_body_mhat(m, d, j):
     """d.scratch_free_mhat = M - h dqfrc_smooth/dqvel on free joint j's 6 dofs, the bias
     (gyroscopic) derivative included (mjd_freeMhat).
@@ -163,7 +163,7 @@ def free_body_mhat(m, d, j):
             a[3 + r, 3 + c] += h * mat_mul_entry(rt_cmat, rmat, r, c)
 
 
-@handle_entry
+@kernel
 def _free_body_implicit(m, d, j, qacc):
     """Solve (M - h dqfrc/dqvel) qacc = qfrc_smooth + qfrc_constraint on free joint j's 6 dofs,
     with the system of ``free_body_mhat`` (mj_implicit's local solve for a lone free body)."""
@@ -175,7 +175,7 @@ def _free_body_implicit(m, d, j, qacc):
     _solve_dense(d.scratch_free_mhat, qacc[adr:adr + 6])
 
 
-@handle_entry
+@kernel
 def implicit_matrix(m, d, qh):
     """qh = M - h D in M's tree-sparse lower-triangle layout: implicitfast's system matrix.
 
@@ -215,7 +215,7 @@ def implicit_matrix(m, d, qh):
                     qh[adr] -= h * deriv * mom[r] * mom[c]
 
 
-@handle_entry
+@kernel
 def _solve_dense(a, x):
     """In place x <- a^-1 x by Gaussian elimination with partial pivoting (a is overwritten)."""
     n = x.shape[0]
@@ -240,7 +240,7 @@ def _solve_dense(a, x):
         x[k] = acc / a[k, k]
 
 
-@handle_entry
+@kernel
 def _actuator_force_vel(m, d, i):
     """d actuator_force / d actuator_velocity: affine and muscle gain, affine bias (mjd_actuator_vel)."""
     # a force held at its forcerange does not change with velocity
@@ -284,14 +284,14 @@ def _actuator_force_vel(m, d, i):
     return deriv
 
 
-@handle_entry
+@kernel
 def _clamped_ctrl(m, d, i):
     """actuation.clamped_ctrl of d.ctrl."""
     return clamped_ctrl(m.actuator_ctrllimited, m.actuator_ctrlrange, m.opt_flags[OPT_DISABLEFLAGS],
                         d.ctrl, i)
 
 
-@handle_entry
+@kernel
 def _activation_input(m, d, i):
     """actuation.activation_input of d.act."""
     return activation_input(m.actuator_dyntype, m.actuator_dynprm, m.actuator_actadr, m.actuator_actnum,

@@ -17,7 +17,7 @@ Each public function is one jitted entry, so a call pays Numba's dispatch once.
 
 from __future__ import annotations
 
-from kinedyn._jit import FastEntry, entry, handle_entry, kernel
+from kinedyn._jit import FastEntry, NotBound, entry, handle_entry, kernel, rebind
 from kinedyn.engine.actuation import actuator_velocity_kernel, fwd_actuation_entry, transmission_entry
 from kinedyn.engine.callbacks import fwd_actuation_with_callbacks, has_actuator_callbacks
 from kinedyn.engine.camlight import camlight_entry
@@ -90,10 +90,6 @@ def forward_skip_sensor_entry(m, d):
     fwd_constraint_entry(m, d)
 
 
-
-
-
-
 # Inlined into its entry, as actuation._transmission.
 @kernel(inline="always")
 def _fwd_acceleration(
@@ -132,20 +128,12 @@ _FWD_ACCELERATION = FastEntry(fwd_acceleration_entry)
 _FWD_CONSTRAINT = FastEntry(fwd_constraint_entry)
 
 
-# the stage entries forward_entry links, independent of each other: a cold start compiles them
-# on two cores (_jit.warmup); anything that links forward_entry (the step entries) lists them too
-FORWARD_PARTS = (kinematics_entry, com_pos_entry, camlight_entry, tendon_entry, crb_entry, factor_m_entry,
-                 collision_entry, make_constraint_entry, transmission_entry, ten_velocity_entry,
-                 com_vel_bias_entry, passive_entry, reference_constraint_entry, fwd_actuation_entry,
-                 fwd_acceleration_entry, fwd_constraint_entry, sensor_pos_entry, sensor_vel_entry,
-                 sensor_acc_entry, energy_pos_entry, energy_vel_entry)
-
 _FWD_POSITION = FastEntry(fwd_position_entry)
 _SENSOR_POS = FastEntry(sensor_pos_entry)
 _SENSOR_VEL = FastEntry(sensor_vel_entry)
 _SENSOR_ACC = FastEntry(sensor_acc_entry)
 _FWD_VELOCITY = FastEntry(fwd_velocity_entry)
-_FORWARD = FastEntry(forward_entry, parts=FORWARD_PARTS)
+_FORWARD = FastEntry(forward_entry)
 
 
 def fwd_position(m, d) -> None:
@@ -180,7 +168,11 @@ def forward(m, d) -> None:
     if m._has_actuator_callbacks:
         forward_with_callbacks(m, d)
     else:
-        _FORWARD.call(m._handle, d._handle)
+        try:
+            _FORWARD.call(m._handle, d._handle)
+        except NotBound:  # the model changed since it was bound (kinedyn._jit.bind)
+            rebind(m, d)
+            _FORWARD.call(m._handle, d._handle)
     if d.efc_counts[COUNT_DROPPED]:
         warn_if_contacts_dropped(m, d)
 
@@ -220,8 +212,6 @@ def fwd_actuation(m, d) -> None:
         fwd_actuation_with_callbacks(m, d)
     else:
         fwd_actuation_entry(m._handle, d._handle)
-
-
 
 
 def fwd_constraint(m, d) -> None:

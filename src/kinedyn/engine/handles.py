@@ -7,8 +7,7 @@ A public call passes two handles (model, data) to one jitted entry (see
 
 from __future__ import annotations
 
-from kinedyn._jit import cached_njit
-from kinedyn._jit.handles import DataHandleType, ModelHandleType, build_handle, handle_packer
+from kinedyn._jit.handles import DataHandle, DataHandleType, ModelHandle, ModelHandleType, build_handle
 from kinedyn.engine.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
 
 # what kernels see: sizes, every registry field, and the option arrays (see Option)
@@ -16,22 +15,8 @@ MODEL_HANDLE_FIELDS = (*SIZE_NAMES, *(f.name for f in MODEL_FIELDS),
                        "opt_timestep", "opt_gravity", "opt_flags", "opt_real", "opt_magnetic")
 DATA_HANDLE_FIELDS = (*(f.name for f in DATA_FIELDS), "time")
 
-_pack_model_handle = handle_packer(ModelHandleType, MODEL_HANDLE_FIELDS)
-_pack_data_handle = handle_packer(DataHandleType, DATA_HANDLE_FIELDS)
-
-
-@cached_njit
-def _new_model_handle(values):
-    return _pack_model_handle(values)
-
-
-@cached_njit
-def _new_data_handle(values):
-    return _pack_data_handle(values)
-
-
 def make_handle(kind: str, values: dict):
     """Build a handle of ``kind`` ("model" or "data") from name -> array/scalar, in registry order."""
     if kind == "model":
-        return build_handle(_new_model_handle, MODEL_HANDLE_FIELDS, values)
-    return build_handle(_new_data_handle, DATA_HANDLE_FIELDS, values)
+        return build_handle(ModelHandle, ModelHandleType, MODEL_HANDLE_FIELDS, values)
+    return build_handle(DataHandle, DataHandleType, DATA_HANDLE_FIELDS, values)

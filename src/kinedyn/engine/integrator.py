@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from kinedyn._jit import FastEntry, entry, handle_entry, kernel
+from kinedyn._jit import FastEntry, NotBound, entry, handle_entry, kernel, rebind
 from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
 from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, warn_if_contacts_dropped
@@ -33,7 +33,6 @@ from kinedyn.engine.derivative import (
     implicit_matrix,
 )
 from kinedyn.engine.forward import (
-    FORWARD_PARTS,
     forward_entry,
     forward_skip_sensor_entry,
     forward_with_callbacks,
@@ -72,8 +71,6 @@ RK4_A = np.array([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
 RK4_B = np.array([1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0])
 
 
-
-
 @kernel
 def _first_bad(x):
     for i in range(x.shape[0]):
@@ -89,7 +86,7 @@ def _total_force(d, qfrc):
         qfrc[v] = d.qfrc_smooth[v] + d.qfrc_constraint[v]
 
 
-@handle_entry
+@kernel
 def _advance(m, d, act_dot, qacc, qvel):
     """Advance act, qvel, qpos and time by one step (mj_advance).
 
@@ -160,14 +157,6 @@ def _implicitfast(m, d):
     _advance(m, d, d.act_dot, qacc, d.qvel)
 
 
-
-
-
-
-
-
-
-
 @kernel
 def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
     """Runge-Kutta-Munthe-Kaas correction of a stage's ball/free angular velocities, in place.
@@ -225,7 +214,7 @@ def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
         rate[adr + 2] = w2 + 0.5 * c2 + coef * d2
 
 
-@handle_entry
+@kernel
 def _rk4(m, d, a_tab, b_tab):
     """The RK4 step after the forward pass at the start state (mj_RungeKutta, N = 4).
 
@@ -360,7 +349,7 @@ def _fwdinv_status(m, d):
     return STATUS_OK
 
 
-@handle_entry
+@handle_entry(returns="int64")
 def _fwdinv_status_entry(m, d):
     return _fwdinv_status(m, d)
 
@@ -368,7 +357,7 @@ def _fwdinv_status_entry(m, d):
 _FWDINV_STATUS = FastEntry(_fwdinv_status_entry)
 
 
-@handle_entry
+@handle_entry(returns="int64", args="boolean")
 def step_entry(m, d, check):
     """One mj_step with the integrator chosen at run time; returns a STATUS_* code (the step
     stops at the first bad field). Compiles every integrator: for callers that cannot choose
@@ -394,7 +383,7 @@ def _dropped_status(d, status):
 # One entry per integrator, so that a program compiles only the integrator it steps with:
 # RK4 holds four forward passes and implicitfast the free-body solve, each a large share of
 # the cold-start compile time of step_entry.
-@handle_entry
+@handle_entry(returns="int64", args="boolean")
 def _step_euler_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -402,7 +391,7 @@ def _step_euler_entry(m, d, check):
     return _dropped_status(d, status)
 
 
-@handle_entry
+@handle_entry(returns="int64", args="boolean")
 def _step_implicitfast_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -410,7 +399,7 @@ def _step_implicitfast_entry(m, d, check):
     return _dropped_status(d, status)
 
 
-@handle_entry
+@handle_entry(returns="int64", args="boolean")
 def _step_rk4_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -421,9 +410,9 @@ def _step_rk4_entry(m, d, check):
 # FastEntry per IntegratorType value, indexed by it (a tuple: indexing it with the NumPy integer
 # read from opt_flags costs less than hashing that integer into a dict); None: not supported
 _STEP_BY_INTEGRATOR = tuple(
-    {INT_EULER: FastEntry(_step_euler_entry, parts=FORWARD_PARTS),
-     INT_RK4: FastEntry(_step_rk4_entry, parts=FORWARD_PARTS),
-     INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry, parts=FORWARD_PARTS)}.get(i)
+    {INT_EULER: FastEntry(_step_euler_entry),
+     INT_RK4: FastEntry(_step_rk4_entry),
+     INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry)}.get(i)
     for i in range(max(INT_EULER, INT_RK4, INT_IMPLICITFAST) + 1))
 
 
@@ -480,18 +469,32 @@ def step(m, d, nstep: int = 1) -> None:
     else:
         one_step = _STEP_BY_INTEGRATOR[m.opt._flags[0]].call
     if nstep == 1:  # the common call, without the loop: STATUS_OK (0) needs nothing more
-        status = one_step(m._handle, d._handle, True)
+        try:
+            status = one_step(m._handle, d._handle, True)
+        except NotBound:
+            status = _step_after_rebind(m, d, one_step)
         if status:
             _after_step(m, d, one_step, status)
         return
     mh, dh = m._handle, d._handle
     for _ in range(nstep):
-        status = one_step(mh, dh, True)
+        try:
+            status = one_step(mh, dh, True)
+        except NotBound:
+            status = _step_after_rebind(m, d, one_step)
         if status <= STATUS_OK:  # STATUS_OK or STATUS_DROPPED
             continue
         _recover(m, d, one_step, status)
     if d.efc_counts[COUNT_DROPPED]:
         warn_if_contacts_dropped(m, d)
+
+
+def _step_after_rebind(m, d, one_step):
+    """The step again after a NotBound: the model changed since it was bound (kinedyn._jit.bind).
+    A unit is missing only when a model's first call reaches it, which happens in the step's first
+    forward pass, before the state moves (RK4 included: its later stages call the same units)."""
+    rebind(m, d)
+    return one_step(m._handle, d._handle, True)
 
 
 def _after_step(m, d, one_step, status) -> None:
@@ -521,13 +524,3 @@ def _recover(m, d, one_step, status, stacklevel: int = 3) -> None:
     if autoreset:
         reset(m, d)
     one_step(m._handle, d._handle, False)
-
-
-
-
-
-
-
-
-
-

@@ -156,7 +156,8 @@ def _swap(a, b):
         a[i], b[i] = b[i], a[i]
 
 
-@entry
+# a unit of its own: compiled only for models with the fwdinv flag (mj_step calls it then)
+@handle_entry(returns="boolean", needed=lambda m: bool(m.opt.enableflags & EnableBit.FWDINV))
 def compare_fwd_inv(m, d):
     """d.solver_fwdinv after a forward pass (mj_compareFwdInv): run the inverse at the forward
     qacc without redoing the position and velocity stages, and compare

@@ -44,7 +44,6 @@ from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.actuation import fwd_actuation_entry
 from kinedyn.engine.data import Data, reset
 from kinedyn.engine.forward import (
-    FORWARD_PARTS,
     forward_entry,
     fwd_acceleration_entry,
     fwd_position_entry,
@@ -147,7 +146,7 @@ _CHECK_ACC = FastEntry(_check_acc)
 # mj_step2 integrates with Euler, or implicitfast; a model with RK4 takes Euler steps here
 _EULER = FastEntry(_euler)
 _IMPLICITFAST = FastEntry(_implicitfast)
-_FORWARD = FastEntry(forward_entry, parts=FORWARD_PARTS)
+_FORWARD = FastEntry(forward_entry)
 
 
 # ---- which actuators, and the simulation -------------------------------------------------------

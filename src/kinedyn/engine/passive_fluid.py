@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from kinedyn._jit import kernel
+from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.support import apply_ft
 from kinedyn.engine.types import (
     GEOM_CAPSULE,
@@ -209,10 +209,19 @@ def fluid(m, d):
     """qfrc_fluid (zeroed first); whether the medium has density or viscosity (mj_fluid)."""
     for v in range(m.nv):
         d.qfrc_fluid[v] = 0.0
+    if m.opt_real[OPT_DENSITY] == 0.0 and m.opt_real[OPT_VISCOSITY] == 0.0:
+        return False
+    fluid_forces(m, d)
+    return True
+
+
+# a unit of its own: compiled only for models in a medium
+@handle_entry(needed=lambda m: m.opt.density != 0.0 or m.opt.viscosity != 0.0)
+def fluid_forces(m, d):
+    """Every body's fluid force, by the ellipsoid model if one of its geoms has fluid shape
+    parameters (geom_fluid), else by the inertia box."""
     density = m.opt_real[OPT_DENSITY]
     viscosity = m.opt_real[OPT_VISCOSITY]
-    if density == 0.0 and viscosity == 0.0:
-        return False
     for b in range(m.body_mass.shape[0]):
         if m.body_mass[b] < MINVAL:
             continue
@@ -225,4 +234,3 @@ def fluid(m, d):
             _ellipsoid(m, d, b, density, viscosity)
         else:
             _inertia_box(m, d, b, density, viscosity)
-    return True

@@ -26,7 +26,7 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
-from kinedyn.engine.collision_driver import collide_into, contact_force_kernel
+from kinedyn.engine.collision_driver import INTO_SENSOR_SCRATCH, collide_into, contact_force_kernel
 from kinedyn.engine.ray import rangefinder_kernel, ray_geom
 from kinedyn.engine.rne_post import rne_post_constraint_entry
 from kinedyn.engine.types import (
@@ -399,7 +399,17 @@ def _put3(out, a, x, y, z):
     out[a + 2] = z
 
 
-@kernel
+# The sensors of each stage are one unit each (compiled on their own, only for models with sensors of
+# that stage): (m, d, sensor, sensordata, its address)
+_SENSOR_ARGS = "int64, float64[::1], int64"
+
+
+def _has_sensors(stage):
+    """``needed`` of a stage's sensor unit: the model has a (non-user) sensor of that stage."""
+    return lambda m: bool(((m.sensor_needstage == stage) & (m.sensor_type != USER)).any())
+
+
+@handle_entry(args=_SENSOR_ARGS, needed=_has_sensors(STAGE_POS))
 def _sensor_pos(m, d, i, out, a):
     """Position-stage sensor i (mj_computeSensorPos)."""
     st = m.sensor_type[i]
@@ -480,7 +490,7 @@ def _sensor_pos(m, d, i, out, a):
         _contact_sensor(m, d, i, out, a)
 
 
-@kernel
+@handle_entry(args=_SENSOR_ARGS, needed=_has_sensors(STAGE_VEL))
 def _sensor_vel(m, d, i, out, a):
     """Velocity-stage sensor i (mj_computeSensorVel)."""
     st = m.sensor_type[i]
@@ -530,7 +540,7 @@ def _sensor_vel(m, d, i, out, a):
         _contact_sensor(m, d, i, out, a)
 
 
-@kernel
+@handle_entry(args=_SENSOR_ARGS, needed=_has_sensors(STAGE_ACC))
 def _sensor_acc(m, d, i, out, a):
     """Acceleration-stage sensor i (mj_computeSensorAcc)."""
     st = m.sensor_type[i]
@@ -617,7 +627,7 @@ def geom_distance(m, d, geom1, geom2, distmax):
     flip = m.geom_type[geom1] > m.geom_type[geom2]
     g1, g2 = (geom2, geom1) if flip else (geom1, geom2)
     dist, pos, frame = d.scratch_gd_dist, d.scratch_gd_pos, d.scratch_gd_frame
-    n = collide_into(m, d, g1, g2, distmax, dist, pos, frame, 0)
+    n = collide_into(m, d, g1, g2, distmax, 0, INTO_SENSOR_SCRATCH)
     best = distmax
     c = -1
     for k in range(n):

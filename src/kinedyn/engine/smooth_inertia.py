@@ -211,7 +211,7 @@ def factor_m_entry(m, d):
     _factor_m(d.M, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
-@handle_entry
+@handle_entry(args="float64[::1]")
 def _solve_m_entry(m, d, x):
     solve_ld(x, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
 

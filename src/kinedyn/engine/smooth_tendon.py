@@ -50,7 +50,7 @@ from kinedyn.engine.util_poly import poly_force, tendon_damping_coefs
 # (wrap_inside). Points are passed as scalars so the per-step kernel allocates nothing.
 
 
-@handle_entry
+@kernel
 def _asin(x):
     """C's asin: NaN outside [-1, 1]."""
     if x > 1.0 or x < -1.0:
@@ -58,7 +58,7 @@ def _asin(x):
     return math.asin(x)
 
 
-@handle_entry
+@kernel
 def _normalize2(x, y):
     """(x, y) scaled to unit length and its norm; (1, 0) when shorter than MINVAL (mju_normalize)."""
     norm = math.sqrt(x * x + y * y)
@@ -68,7 +68,7 @@ def _normalize2(x, y):
     return x * inv, y * inv, norm
 
 
-@handle_entry
+@kernel
 def _normalize3(x, y, z):
     """(x, y, z) scaled to unit length and its norm; (1, 0, 0) when shorter than MINVAL (mju_normalize3)."""
     norm = math.sqrt(x * x + y * y + z * z)
@@ -78,7 +78,7 @@ def _normalize3(x, y, z):
     return x * inv, y * inv, z * inv, norm
 
 
-@handle_entry
+@kernel
 def _turn_angle(ax, ay, bx, by):
     """Signed angle in (-pi, pi] from direction a to direction b, counter-clockwise positive.
 
@@ -88,7 +88,7 @@ def _turn_angle(ax, ay, bx, by):
     return math.atan2(ax * by - ay * bx, ax * bx + ay * by)
 
 
-@handle_entry
+@kernel
 def _arc_length(p0x, p0y, p1x, p1y, ccw, radius):
     """Length of the arc from p0 to p1 on the circle, counter-clockwise when ``ccw`` (length_circle).
 
@@ -105,7 +105,7 @@ def _arc_length(p0x, p0y, p1x, p1y, ccw, radius):
     return radius * angle
 
 
-@handle_entry
+@kernel
 def _tangent_points(ccw, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, radius):
     """Tangent points of the path e0 -> circle -> e1 that goes around the centre counter-clockwise
     when ``ccw``, else clockwise (wrap_circle's two constructions; root = sqrt(|e|^2 - r^2)).
@@ -119,7 +119,7 @@ def _tangent_points(ccw, e0x, e0y, e1x, e1y, sqlen0, sqlen1, root0, root1, radiu
     return t0x, t0y, t1x, t1y
 
 
-@handle_entry
+@kernel
 def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
     """Outside wrap of a 2D segment around a circle at the origin (wrap_circle).
 
@@ -165,14 +165,14 @@ def _wrap_circle(e0x, e0y, e1x, e1y, has_side, sx, sy, radius):
     return _arc_length(q0x, q0y, q1x, q1y, ccw, radius), q0x, q0y, q1x, q1y
 
 
-@handle_entry
+@kernel
 def _inside_residual(t, A, B, G):
     """wrap_inside's equation in the touching angle t: asin(A sin t) + asin(B sin t) - 2 t + G."""
     z = math.sin(t)
     return _asin(A * z) + _asin(B * z) - 2.0 * t + G
 
 
-@handle_entry
+@kernel
 def _wrap_inside(e0x, e0y, e1x, e1y, radius):
     """Inside wrap (wrap_inside): the tendon touches the circle from within at one point.
 
@@ -254,7 +254,7 @@ def _wrap_inside(e0x, e0y, e1x, e1y, radius):
     return 0.0, px, py, px, py
 
 
-@handle_entry
+@kernel
 def wrap_geom(x0, x1, center, rot, radius, wraptype, side, has_side):
     """Wrap the segment x0-x1 around a sphere or cylinder (mju_wrap).
 
@@ -340,7 +340,7 @@ def wrap_geom(x0, x1, center, rot, radius, wraptype, side, has_side):
             rot[2, 0] * r1x + rot[2, 1] * r1y + rot[2, 2] * r1z + center[2])
 
 
-@handle_entry
+@kernel
 def _to_local(x, center, rot):
     """rot^T (x - center) as a tuple."""
     dx = x[0] - center[0]
@@ -472,7 +472,7 @@ def _tendon(
                 wrapcount += 1
 
 
-@handle_entry
+@kernel
 def _dist(wpnt, k):
     """Distance between path points k and k + 1 of one piece."""
     dx = wpnt[k + 1, 0] - wpnt[k, 0]
@@ -481,7 +481,7 @@ def _dist(wpnt, k):
     return math.sqrt(dx * dx + dy * dy + dz * dz)
 
 
-@handle_entry
+@kernel
 def _point_body(k, npnt, body0, body1, geom_body):
     """Body carrying point k of a piece: the sites at the ends, the geom's body in between."""
     if k == 0:

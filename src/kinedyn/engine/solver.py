@@ -1225,35 +1225,14 @@ def fwd_constraint_kernel(m, d):
         d.efc_b[i] -= d.efc_aref[i]
     solver = m.opt_flags[OPT_SOLVER]
     maxiter = m.opt_flags[OPT_ITERATIONS]
-    flags = m.opt_flags[OPT_DISABLEFLAGS]
     noslip = m.opt_flags[OPT_NOSLIP_ITERATIONS]
     start = _FROM_NOTHING
     if solver == SOL_PGS:
-        # warmstart() for PGS: the forces the primal assigns to qacc_warmstart, kept if their
-        # dual cost is not positive (pgs_warmstart); cold: zero forces
-        if flags & DSBL_WARMSTART:
-            for v in range(nv):
-                d.qacc[v] = d.qacc_smooth[v]
-            for i in range(nefc):
-                d.efc_force[i] = 0.0
-        else:
-            sv = d.scratch_solver_nv
-            se = d.scratch_solver_efc
-            for v in range(nv):
-                d.qacc[v] = d.qacc_warmstart[v]
-                sv[_SEARCH, v] = d.qacc_warmstart[v]
-            _mul_j(m, d, se, _JAREF, sv, _SEARCH, nefc)
-            for i in range(nefc):
-                se[_JAREF, i] -= d.efc_aref[i]
-            # mj_constraintUpdate without its J' f: dual_finish below overwrites qfrc_constraint
-            # and nothing before it reads it
-            _rows_update(d, se[_JAREF], nefc, False, False)
-            pgs_warmstart(m, d)
-        solve_pgs(m, d, maxiter)
+        pgs_from_warmstart(m, d, maxiter)
     else:
         start = warmstart(m, d)
     if solver == SOL_NEWTON or solver == SOL_CG:
-        _solve_primal_islands(m, d, maxiter, solver == SOL_NEWTON, start)
+        primal_islands(m, d, maxiter, solver == SOL_NEWTON, start)
         for s in range(nv):
             d.scratch_island[ISLAND_NITER, s] = 0
     # noslip after any solver, then the dual solvers' map back to joint space (mj_dualFinish)
@@ -1261,6 +1240,44 @@ def fwd_constraint_kernel(m, d):
         solve_noslip(m, d, noslip)
     if solver == SOL_PGS or noslip > 0:
         dual_finish(m, d)
+
+
+# Each solver is a unit of its own, compiled only for models that select it (the options can change
+# later: a model then binds the solver on its next call, kinedyn._jit.bind).
+def _uses_primal(m):
+    return m.opt.solver in (SOL_NEWTON, SOL_CG)
+
+
+@handle_entry(args="int64, boolean, int64", needed=_uses_primal)
+def primal_islands(m, d, maxiter, newton, start):
+    """Newton or CG, island by island (see _solve_primal_islands)."""
+    _solve_primal_islands(m, d, maxiter, newton, start)
+
+
+@handle_entry(args="int64", needed=lambda m: m.opt.solver == SOL_PGS)
+def pgs_from_warmstart(m, d, maxiter):
+    """PGS from mj_constraint's warmstart: the forces the primal assigns to qacc_warmstart, kept
+    if their dual cost is not positive (pgs_warmstart); cold: zero forces."""
+    nv, nefc = m.nv, d.efc_counts[3]
+    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_WARMSTART:
+        for v in range(nv):
+            d.qacc[v] = d.qacc_smooth[v]
+        for i in range(nefc):
+            d.efc_force[i] = 0.0
+    else:
+        sv = d.scratch_solver_nv
+        se = d.scratch_solver_efc
+        for v in range(nv):
+            d.qacc[v] = d.qacc_warmstart[v]
+            sv[_SEARCH, v] = d.qacc_warmstart[v]
+        _mul_j(m, d, se, _JAREF, sv, _SEARCH, nefc)
+        for i in range(nefc):
+            se[_JAREF, i] -= d.efc_aref[i]
+        # mj_constraintUpdate without its J' f: dual_finish below overwrites qfrc_constraint
+        # and nothing before it reads it
+        _rows_update(d, se[_JAREF], nefc, False, False)
+        pgs_warmstart(m, d)
+    solve_pgs(m, d, maxiter)
 
 
 @handle_entry

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinedyn._jit import jit_disabled, kernel
+from kinedyn._jit import handle_entry, jit_disabled, kernel
 from kinedyn.engine.constraint import is_sparse
 from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NE, ISLAND_NEFC, ISLAND_NF, ISLAND_NITER
 from kinedyn.engine.smooth_inertia import solve_ld
@@ -52,6 +52,7 @@ from kinedyn.engine.types import (
     MINVAL,
     OPT_NOSLIP_TOLERANCE,
     OPT_TOLERANCE,
+    SOL_PGS,
 )
 from kinedyn.engine.util_linalg3 import dot_mj, dot_nonzero
 
@@ -230,7 +231,7 @@ def pgs_warmstart(m, d):
             d.qfrc_constraint[v] = 0.0
 
 
-@kernel
+@handle_entry(needed=lambda m: m.opt.solver == SOL_PGS or m.opt.noslip_iterations > 0)
 def dual_finish(m, d):
     """qfrc_constraint = J' efc_force, qacc = qacc_smooth + M^-1 qfrc_constraint (mj_dualFinish)."""
     nv, nefc = m.nv, d.efc_counts[3]
@@ -832,7 +833,7 @@ def _noslip(m, d, island, ne, nf, n, adr, listed, maxiter, sparse):
     return it
 
 
-@kernel
+@handle_entry(args="int64", needed=lambda m: m.opt.noslip_iterations > 0)
 def solve_noslip(m, d, maxiter):
     """Noslip on each island (mj_solNoSlip_island) or on all rows (mj_solNoSlip); its sweeps are
     added to scratch_island[ISLAND_NITER] as MuJoCo adds them to solver_niter."""

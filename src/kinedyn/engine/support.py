@@ -64,7 +64,7 @@ def _jac_entry(m, d, point, body, jac):
 FRAME_BODY, FRAME_BODY_COM, FRAME_SITE = 0, 1, 2
 
 
-@handle_entry
+@handle_entry(args="int64, int64, float64[:, :, ::1]")
 def _jac_frame_entry(m, d, kind, i, jac):
     """Jacobians of body i's origin, body i's com or site i (mj_jacBody, mj_jacBodyCom, mj_jacSite)."""
     if kind == FRAME_SITE:

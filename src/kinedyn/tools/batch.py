@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinedyn._jit import cached_njit
+from kinedyn._jit import bind_call, cached_njit
 from kinedyn._jit.parallel import get_thread_id, parallel_njit, prange, take_next, threads, typed_list
 from kinedyn.engine import integrator
 from kinedyn.engine.checks import check_model, check_model_batch, float_array
@@ -308,6 +308,7 @@ def _run(m: Model, bd: BatchData, op: int, nthread, nstep: int = 0, site: int = 
     result = np.empty(bd.nbatch, dtype=np.int64)
     if jac is None:
         jac = np.empty((1, 2, 3, m.nv))
+    bind_call(_member_op, (m._handle, handles[0]))  # the units each member's entry reaches
     with threads(nthread) as nthread_used:
         _each_member(_model_handles(m, nthread_used), handles, op, nstep, site, jac, result)
     return result
@@ -512,8 +513,10 @@ def rollout(m: Model, initial_state, control=None, nstep: int | None = None,
     thread = np.zeros(nbatch, dtype=np.int64)
     with threads(nthread) as nthread_used:
         nworker = min(nthread_used, nbatch)
+        work = _work_data(m, nworker)
+        bind_call(_rollout_one, (m._handle, work[0]))  # the units each trajectory's step reaches
         queue = np.array([nworker], dtype=np.int64)   # the first trajectory no worker has taken
-        _rollout_kernel(_model_handles(m, nworker), _work_data(m, nworker), queue,
+        _rollout_kernel(_model_handles(m, nworker), work, queue,
                         state0, control, state, sensordata, bad_step, thread)
     for i in np.flatnonzero(bad_step >= 0):
         _finish_bad_trajectory(m, state0, control, state, sensordata, i, int(bad_step[i]))

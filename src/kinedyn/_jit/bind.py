@@ -1,0 +1,215 @@
+"""Binding: compile the units a model needs, on all cores, and set their cells.
+
+A compiled entry called from Python (``forward``, ``step``, ...) reaches other units through
+their cells (:mod:`kinedyn._jit.units`). Before its first call for a model, the binder
+
+1. finds the units the entry can reach for that model: the units its code calls (with its
+   static callees, :func:`kinedyn._jit.deps.unit_callees`), then theirs, skipping every unit
+   whose ``needed(model)`` is false (a collider for a geom-type pair the model cannot
+   produce, a solver it does not select) -- nor what only such a unit calls;
+2. compiles those not bound yet, or loads them from the on-disk cache. They do not depend on
+   each other's code, so on a cold start they compile at the same time: a share in each of
+   ``KINEDYN_COMPILE_JOBS`` helper processes (default: one per core beyond the first) writing
+   to the cache, the rest here; this process then loads the helpers' share;
+3. sets their cells.
+
+Each public entry binds once per process on its first call (``FastEntry``), and every model
+made afterwards is bound for the entries used so far when it is made (:func:`model_created`),
+so a call never finds an empty cell unless a model is changed after it was made in a way that
+makes it need another unit (enabling contacts for a geom type it had none of, say): then the
+call raises ``NotBound``, and ``forward``/``step`` bind and repeat it (:func:`rebind`).
+
+Helpers can only save time, never change a result: they compile the same functions for the
+same types into the same cache, and whatever they did not finish this process compiles itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import os
+import pickle
+import subprocess
+import sys
+import weakref
+
+from numba import config, typeof
+
+from kinedyn._jit.cache import cache_dir
+from kinedyn._jit.deps import unit_callees
+from kinedyn._jit.units import NotBound, Unit
+
+HELPER_TIMEOUT = 1800  # seconds; a helper that hangs is abandoned, this process compiles the rest
+
+_MODELS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id(model handle) -> Model
+_ROOTS: dict = {}  # the entries called from Python so far (dict as an ordered set)
+_HANDLE_TYPES: list = []  # [(model handle type, data handle type)] once a call has shown them
+
+
+def model_created(model) -> None:
+    """Note a new model (its handle is ``model._handle``) and bind what the entries used so far
+    need for it."""
+    if config.DISABLE_JIT:
+        return
+    _MODELS[id(model._handle)] = model
+    if _ROOTS and _HANDLE_TYPES:
+        bind(model, tuple(_ROOTS), *_HANDLE_TYPES[0])
+
+
+def _model_of(model_handle):
+    try:
+        return _MODELS[id(model_handle)]
+    except KeyError:
+        raise RuntimeError("kinedyn: a model handle that no Model registered (make models with "
+                           "kd.Model.from_xml_path or its siblings)") from None
+
+
+def _callees(root):
+    func = root.dispatcher.py_func if isinstance(root, Unit) else root.py_func
+    return unit_callees(func)
+
+
+def needed_units(model, roots) -> list[Unit]:
+    """The units ``roots`` (units or jitted functions, called from Python) can reach for ``model``
+    (a root itself only if another root reaches it)."""
+    found: dict[str, Unit] = {}
+    stack = [callee for root in roots for callee in _callees(root)]
+    while stack:
+        node = stack.pop()
+        if node.name in found or (node.needed is not None and not node.needed(model)):
+            continue
+        found[node.name] = node
+        stack.extend(_callees(node))
+    return list(found.values())
+
+
+def bind(model, roots, model_type, data_type) -> None:
+    """Compile (in parallel) and bind every unit ``roots`` can reach for ``model``."""
+    todo = [u for u in needed_units(model, roots) if not u.is_bound]
+    if not todo:
+        return
+    sig_of = {u.name: u.signature(model_type, data_type) for u in todo}
+    helpers = _start_helpers([u for u in todo if not _is_cached(u, sig_of[u.name])], sig_of)
+    try:
+        mine = [u for u in todo if u not in helpers.assigned]
+        for u in mine:
+            u.bind(model_type, data_type)
+    finally:
+        helpers.wait()
+    for u in todo:
+        u.bind(model_type, data_type)
+
+
+def bind_call(root, args) -> None:
+    """Before the first call of ``root`` from Python with ``args`` (handles first): remember the
+    handle types and the root, and bind what it needs for the args' model."""
+    if config.DISABLE_JIT:
+        return
+    types = (typeof(args[0]), typeof(args[1]))
+    if not _HANDLE_TYPES:
+        _HANDLE_TYPES.append(types)
+    _ROOTS[root] = None
+    bind(_model_of(args[0]), (root,), *types)
+
+
+def rebind(model, data) -> None:
+    """After a NotBound from a call on ``model``: bind again what the entries used so far need
+    for it (its fields or options have changed since it was made)."""
+    bind(model, tuple(_ROOTS), typeof(model._handle), typeof(data._handle))
+
+
+def call_binding(unit: Unit, args):
+    """A unit called from Python: the dispatcher, after binding what the unit needs."""
+    if config.DISABLE_JIT:
+        return unit.dispatcher(*args)
+    try:
+        return unit.dispatcher(*args)
+    except NotBound:
+        bind_call(unit, args)
+        return unit.dispatcher(*args)
+
+
+# ---- compiling in helper processes ---------------------------------------------------------------
+
+
+def _is_cached(unit: Unit, sig) -> bool:
+    """Whether ``unit`` is compiled or cached for ``sig`` (no compile needed)."""
+    dispatcher = unit.dispatcher
+    if sig in dispatcher.overloads:
+        return True
+    function_cache = getattr(getattr(dispatcher, "_cache", None), "_function_cache", None)
+    if function_cache is None:
+        return False
+    impl = function_cache()
+    try:  # Numba's cache index: {(sig, target, bytecode hash): data file}; stamped with deps.stamp
+        index = impl._cache_file._load_index()
+        return impl._index_key(sig, dispatcher.targetctx.codegen()) in index
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError):
+        return False
+
+
+def _size(unit: Unit) -> int:
+    """A rough compile cost: the bytecode of the unit and its static callees (memoised)."""
+    return len(unit.dispatcher.py_func.__code__.co_code) + 200
+
+
+class _Helpers:
+    def __init__(self, processes=(), assigned=()):
+        self.processes = list(processes)
+        self.assigned = set(assigned)
+
+    def wait(self) -> None:
+        for p in self.processes:
+            try:
+                p.wait(timeout=HELPER_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def compile_jobs() -> int:
+    """How many processes compile at once: ``KINEDYN_COMPILE_JOBS``, else the cores."""
+    if os.environ.get("KINEDYN_PARALLEL_COMPILE", "1") == "0":
+        return 1
+    try:
+        return max(1, int(os.environ.get("KINEDYN_COMPILE_JOBS", "0"))) if os.environ.get(
+            "KINEDYN_COMPILE_JOBS") else max(1, os.cpu_count() or 1)
+    except ValueError:
+        return 1
+
+
+def _start_helpers(cold: list[Unit], sig_of: dict) -> _Helpers:
+    """Hand all but one share of ``cold`` to helper processes (largest first, to the least loaded)."""
+    jobs = min(compile_jobs(), len(cold))
+    if jobs < 2:
+        return _Helpers()
+    shares: list[list[Unit]] = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    for u in sorted(cold, key=_size, reverse=True):
+        k = loads.index(min(loads))
+        shares[k].append(u)
+        loads[k] += _size(u)
+    env = {**os.environ, "KINEDYN_COMPILE_PROGRESS": "0", "KINEDYN_PARALLEL_COMPILE": "0",
+           "KINEDYN_CACHE_DIR": os.path.dirname(cache_dir())}
+    processes, assigned = [], []
+    for share in shares[1:]:
+        payload = base64.b64encode(pickle.dumps(
+            [(u.dispatcher.py_func.__module__, u.dispatcher.py_func.__qualname__, sig_of[u.name])
+             for u in share])).decode()
+        try:
+            processes.append(subprocess.Popen([sys.executable, "-m", "kinedyn._jit.bind", payload], env=env,
+                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.DEVNULL))
+        except OSError:
+            continue
+        assigned.extend(share)
+    return _Helpers(processes, assigned)
+
+
+def _helper(payload: str) -> None:
+    for module, qualname, sig in pickle.loads(base64.b64decode(payload)):
+        obj = getattr(importlib.import_module(module), qualname)
+        (obj.dispatcher if isinstance(obj, Unit) else obj).compile(sig)
+
+
+if __name__ == "__main__":
+    _helper(sys.argv[1])
