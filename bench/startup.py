@@ -1,6 +1,7 @@
 """Start-up time: from ``import kinedyn`` to the first ``forward`` and ``step``, in fresh processes.
 
-    python -m bench.startup [--model humanoid|biped|PATH] [--warm 3] [--serial]
+    python -m bench.startup [--model humanoid|biped|PATH] [--warm 3] [--serial] [--rollout]
+    python -m bench.startup --edit engine/collision_box.py [--model humanoid]
     python -m bench.startup --profile [--job forward|demo] [--top 40]
 
 Runs ``python -c <probe>`` in new subprocesses with ``NUMBA_CACHE_DIR`` set to a new
@@ -11,10 +12,15 @@ here (development setups set it): an installed package has its ``.pyc`` files, a
 compiling kinedyn's sources on every import added 0.1-0.2 s to each warm run.
 Each run reports its own split: import numba, import kinedyn, compile the model from
 XML (with its handle and ``setconst``, which runs ``forward``), make the Data, first
-``forward``, second ``forward``, first ``step`` ("total" ends there), and the CPU time of
-the whole run's main process (the helper process of a parallel cold compile is not in it;
-wall time is noisy on a shared machine); "numba init" is 1 when Numba's compiler initialisation ran on the
-way (it must on a cold start; a warm one skips it).
+``forward``, second ``forward``, first ``step`` ("total" ends there), with ``--rollout`` the first
+``kd.batch.rollout`` (8 states x 10 steps) after it, the functions compiled in the process
+("compiled"), and the CPU time of the whole run's main process (the helper processes of a
+parallel cold compile are not in it; "process wall" is the whole child); "numba init" is 1 when
+Numba's compiler initialisation ran on the way (it must on a cold start; a warm one skips it).
+
+``--edit FILE`` measures what an edit costs: in a copy of the package, a cold run fills a
+cache, a comment is added at the end of ``FILE`` (relative to the package), and the run is
+repeated on that cache; it prints both rows (the second is the cost of the edit).
 
 ``--profile`` runs one cold job (``forward`` as above, or ``demo``: ``kinedyn demo``
 with its plots and GIF) under Numba's compile events and prints, per jitted function,
@@ -39,7 +45,10 @@ import json, sys, time
 c0 = time.process_time()
 t0 = time.perf_counter()
 import numba  # noqa: F401
+from numba.core import event
 t1 = time.perf_counter()
+recorder = event.install_recorder("numba:compile")
+recorder.__enter__()
 import kinedyn as kd
 t2 = time.perf_counter()
 m = kd.Model.from_xml_path(sys.argv[1])
@@ -52,12 +61,23 @@ kd.forward(m, d)
 t6 = time.perf_counter()
 kd.step(m, d)
 t7 = time.perf_counter()
+rollout = 0.0
+if "--rollout" in sys.argv:
+    import numpy as np
+    from kinedyn.tools import batch
+    s0 = np.zeros((8, batch.state_size(m)))
+    s0[:, 1:1 + m.nq] = m.qpos0
+    t8 = time.perf_counter()
+    batch.rollout(m, s0, np.zeros((8, 10, m.nu)))
+    rollout = time.perf_counter() - t8
+compiled = sum(ev.is_start for _, ev in recorder.buffer)
 # Numba's compiler initialisation (all its implementations, ~0.1 s) imports this module; a warm start
 # skips it (kinedyn._jit._LazyFunctionCache), a cold one needs it
 compiler_init = float("numba.np.npdatetime" in sys.modules)
 print(json.dumps({"import numba": t1 - t0, "import kinedyn": t2 - t1, "numba init": compiler_init,
                   "model": t3 - t2, "data": t4 - t3, "first forward": t5 - t4, "second forward": t6 - t5,
-                  "first step": t7 - t6, "total": t7 - t0, "cpu": time.process_time() - c0}))
+                  "first step": t7 - t6, "total": t7 - t0, "first rollout": rollout, "compiled": compiled,
+                  "cpu": time.process_time() - c0}))
 """
 
 # runs in the child for --profile: records numba:compile events around JOB and prints their
@@ -116,14 +136,17 @@ def child_env(cache_dir: str) -> dict:
     return env
 
 
-def run(path: str, cache_dir: str) -> tuple[dict, float]:
-    """(the probe's split, wall time of the whole child process including interpreter start)."""
+def run(path: str, cache_dir: str, rollout: bool = False, package: str | None = None) -> tuple[dict, float]:
+    """(the probe's split, wall time of the whole child process including interpreter start); with
+    ``package``, the kinedyn package that directory holds is the one imported."""
     import time
 
     env = child_env(cache_dir)
+    if package is not None:
+        env["PYTHONPATH"] = package
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", PROBE, path], env=env, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run([sys.executable, "-c", PROBE, path] + (["--rollout"] if rollout else []), env=env,
+                          capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
     if done.returncode != 0:
         raise RuntimeError(f"start-up probe failed:\n{done.stderr}")
@@ -149,6 +172,26 @@ def profile(job: str, top: int) -> None:
         print("compiled for several signatures: " + ", ".join(f"{n} ({r['signatures']})" for n, r in several))
 
 
+def _row(label: str, split: dict, wall: float, keys) -> None:
+    print(f"{label:<8}" + "".join(f"{split[k]:15.3f}" for k in keys) + f"{wall:14.3f}", flush=True)
+
+
+def _edit_cost(path: str, cache_dir: str, edit: str, keys) -> None:
+    """A cold run in a copy of the package, then a comment added to ``edit``, then the run again."""
+    import shutil
+    from pathlib import Path
+
+    import kinedyn
+
+    with tempfile.TemporaryDirectory(prefix="kinedyn-edit-") as where:
+        copy = Path(where) / "kinedyn"
+        shutil.copytree(Path(kinedyn.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        _row("cold", *run(path, cache_dir, package=where), keys)
+        target = copy / edit
+        target.write_text(target.read_text() + "\n# an edit\n")
+        _row("edited", *run(path, cache_dir, package=where), keys)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.startup", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="humanoid", help="benchmark model name or MJCF path")
@@ -156,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="per-function compile times of one cold job")
     parser.add_argument("--job", choices=sorted(JOBS), default="forward", help="the job --profile runs")
     parser.add_argument("--top", type=int, default=40, help="rows --profile prints")
+    parser.add_argument("--rollout", action="store_true", help="time the first kd.batch.rollout too")
+    parser.add_argument("--edit", metavar="FILE",
+                        help="the cost of a comment added to FILE (relative to the package)")
     parser.add_argument("--serial", action="store_true",
                         help="compile in this process only (KINEDYN_PARALLEL_COMPILE=0), for comparison")
     args = parser.parse_args(argv)
@@ -165,16 +211,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     path = model_path(args.model)
     keys = ("import numba", "import kinedyn", "numba init", "model", "data", "first forward",
-            "second forward", "first step", "total", "cpu")
+            "second forward", "first step", "total", "first rollout", "compiled", "cpu")
     if args.serial:
         os.environ["KINEDYN_PARALLEL_COMPILE"] = "0"
     print(f"start-up on {args.model}: seconds per step in a fresh process (NUMBA_CACHE_DIR = empty temp dir)")
     print(f"{'run':<8}" + "".join(f"{k:>15}" for k in keys) + f"{'process wall':>14}")
     with tempfile.TemporaryDirectory(prefix="kinedyn-numba-cache-") as cache_dir:
-        for i in range(1 + args.warm):
-            split, wall = run(path, cache_dir)
-            label = "cold" if i == 0 else f"warm {i}"
-            print(f"{label:<8}" + "".join(f"{split[k]:15.3f}" for k in keys) + f"{wall:14.3f}", flush=True)
+        if args.edit:
+            _edit_cost(path, cache_dir, args.edit, keys)
+        else:
+            for i in range(1 + args.warm):
+                split, wall = run(path, cache_dir, rollout=args.rollout)
+                label = "cold" if i == 0 else f"warm {i}"
+                _row(label, split, wall, keys)
     if path != args.model:
         os.unlink(path)
     return 0

@@ -43,8 +43,7 @@ check_numba()  # before anything below imports Numba's internals
 
 from numba import config  # noqa: E402
 
-from kinedyn._jit.bind import bind_call, model_created, rebind  # noqa: E402
-from kinedyn._jit.cache import cached_njit  # noqa: E402
+from kinedyn._jit.bind import bind_call, cached_njit, model_created, rebind  # noqa: E402
 from kinedyn._jit.dispatch import FastEntry, entry, handle_entry, kernel  # noqa: E402
 from kinedyn._jit.progress import install as _install_compile_progress  # noqa: E402
 from kinedyn._jit.units import NotBound  # noqa: E402

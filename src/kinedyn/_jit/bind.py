@@ -33,9 +33,10 @@ import subprocess
 import sys
 import weakref
 
-from numba import config, typeof
+from numba import config, njit, typeof
+from numba.core.registry import CPUDispatcher
 
-from kinedyn._jit.cache import cache_dir
+from kinedyn._jit.cache import cache_dir, cache_lazily
 from kinedyn._jit.deps import unit_callees
 from kinedyn._jit.units import NotBound, Unit
 
@@ -118,15 +119,31 @@ def rebind(model, data) -> None:
     bind(model, tuple(_ROOTS), typeof(model._handle), typeof(data._handle))
 
 
-def call_binding(unit: Unit, args):
-    """A unit called from Python: the dispatcher, after binding what the unit needs."""
+class BindingDispatcher(CPUDispatcher):
+    """Numba's dispatcher for functions Python may call with the handles first: a call that
+    reaches a unit not bound for its model (``NotBound``) binds what the function needs and is
+    repeated (kinedyn._jit.bind). No cost otherwise (a ``try``)."""
+
+    def __call__(self, *args, **kws):
+        try:
+            return super().__call__(*args, **kws)
+        except NotBound:
+            bind_call(self, args)
+            return super().__call__(*args, **kws)
+
+
+def cached_njit(fn=None, **options):
+    """``njit`` cached by the key of its machine code (see :mod:`kinedyn._jit.cache`) and set up
+    lazily: a warm start loads the entries a program calls (``forward``, the handle
+    constructors, ...) without Numba's compiler initialisation. Numba's defaults (reference
+    counting on, Python's error model) are stated, not inherited from a caller; ``options``
+    override them."""
+    if fn is None:
+        return lambda f: cached_njit(f, **options)
     if config.DISABLE_JIT:
-        return unit.dispatcher(*args)
-    try:
-        return unit.dispatcher(*args)
-    except NotBound:
-        bind_call(unit, args)
-        return unit.dispatcher(*args)
+        return njit(**options)(fn)
+    targetoptions = {"nopython": True, "_nrt": True, "error_model": "python", **options}
+    return cache_lazily(BindingDispatcher(py_func=fn, locals={}, targetoptions=targetoptions))
 
 
 # ---- compiling in helper processes ---------------------------------------------------------------

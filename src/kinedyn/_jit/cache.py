@@ -41,12 +41,8 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from numba import config, njit
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
-from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
-
-from kinedyn._jit.units import NotBound
 
 PACKAGE = Path(__file__).resolve().parents[1]  # src/kinedyn
 JIT_LAYER = Path(__file__).resolve().parent  # its sources are in every compiled function's key
@@ -218,32 +214,3 @@ def cache_lazily(dispatcher):
     """Turn on on-disk caching for ``dispatcher`` (as ``cache=True`` does), set up on first use."""
     dispatcher._cache = _LazyFunctionCache(dispatcher.py_func)
     return dispatcher
-
-
-class BindingDispatcher(CPUDispatcher):
-    """Numba's dispatcher for functions Python may call with the handles first: a call that
-    reaches a unit not bound for its model (``NotBound``) binds what the function needs and is
-    repeated (kinedyn._jit.bind). No cost otherwise (a ``try``)."""
-
-    def __call__(self, *args, **kws):
-        try:
-            return super().__call__(*args, **kws)
-        except NotBound:
-            from kinedyn._jit.bind import bind_call
-
-            bind_call(self, args)
-            return super().__call__(*args, **kws)
-
-
-def cached_njit(fn=None, **options):
-    """``njit`` cached by the key of its machine code (see the module docstring) and set up
-    lazily: a warm start loads the entries a program calls (``forward``, the handle
-    constructors, ...) without Numba's compiler initialisation. Numba's defaults (reference
-    counting on, Python's error model) are stated, not inherited from a caller; ``options``
-    override them."""
-    if fn is None:
-        return lambda f: cached_njit(f, **options)
-    if config.DISABLE_JIT:
-        return njit(**options)(fn)
-    targetoptions = {"nopython": True, "_nrt": True, "error_model": "python", **options}
-    return cache_lazily(BindingDispatcher(py_func=fn, locals={}, targetoptions=targetoptions))

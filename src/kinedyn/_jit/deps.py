@@ -73,16 +73,16 @@ def _referenced(func):
 
 
 def _py_func(value):
-    """The Python function a jitted value compiles, if it is one of kinedyn's (else None)."""
+    """The Python function compiled into a caller that reads ``value``: a jitted function's (not a
+    unit's: units are called through their cells), or a plain function of kinedyn's (an overload's
+    implementation); else None."""
     if isinstance(value, Unit):
         return None
     if isinstance(value, Dispatcher):
-        func = value.py_func
-    else:
-        func = value if isinstance(value, pytypes.FunctionType) else None
-    if func is None or not (func.__module__ or "").startswith("kinedyn"):
-        return None
-    return func
+        return value.py_func
+    if isinstance(value, pytypes.FunctionType) and (value.__module__ or "").startswith("kinedyn"):
+        return value
+    return None
 
 
 def _constant_digest(value) -> bytes | None:

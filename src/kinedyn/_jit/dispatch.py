@@ -12,12 +12,16 @@
 from __future__ import annotations
 
 import inspect
+from types import FunctionType
 
 from numba import config, types
+from numba.core import compiler
+from numba.core.codegen import JITCodeLibrary
+from numba.core.dispatcher import _FunctionCompiler
 from numba.core.registry import CPUDispatcher
 
-from kinedyn._jit.bind import bind_call
-from kinedyn._jit.cache import cache_lazily, cached_njit
+from kinedyn._jit.bind import bind_call, cached_njit
+from kinedyn._jit.cache import cache_lazily
 from kinedyn._jit.compat import UnsupportedNumbaError
 from kinedyn._jit.units import Unit
 
@@ -37,10 +41,53 @@ def _call_type(typ):
     return typ
 
 
+class _LinkOnlyLibrary(JITCodeLibrary):
+    """A code library whose code is only ever linked into others: finalising it optimises its
+    module but generates no machine code (its callers link the optimised module and generate
+    machine code for it there). A kernel is called from compiled code only, so generating its
+    own machine code -- and caching it, which needs that code -- was work no one used, in every
+    kernel. Asking it for a function address gives 0 (nothing calls one: a kernel called from
+    Python runs through a twin compiled the usual way, see ``KernelDispatcher.__call__``)."""
+
+    def _finalize_final_module(self):
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        self._finalized = True
+
+    def get_pointer_to_function(self, name):
+        self._ensure_finalized()
+        return 0
+
+
+class _KernelCompiler(_FunctionCompiler):
+    """Numba's function compiler, building kernels into a ``_LinkOnlyLibrary``."""
+
+    def _compile_core(self, args, return_type):
+        flags = compiler.Flags()
+        self.targetdescr.options.parse_as_flags(flags, self.targetoptions)
+        flags = self._customize_flags(flags)
+        impl = self._get_implementation(args, {})
+        target = self.targetdescr.target_context
+        library = _LinkOnlyLibrary(target.codegen(), impl.__qualname__)
+        cres = compiler.compile_extra(self.targetdescr.typing_context, target, impl, args=args,
+                                      return_type=return_type, flags=flags, locals=self.locals,
+                                      library=library, pipeline_class=self.pipeline_class)
+        if cres.typing_error is not None and not flags.enable_pyobject:
+            raise cres.typing_error
+        return cres
+
+
 class KernelDispatcher(CPUDispatcher):
-    """Numba's CPU dispatcher compiling one version per argument *type* (see ``_call_type``)."""
+    """Numba's CPU dispatcher compiling one version per argument *type* (see ``_call_type``), into
+    link-only libraries (``_LinkOnlyLibrary``) unless it is a kernel's Python twin."""
 
     _python_twin = None
+
+    def __init__(self, py_func, locals=None, targetoptions=None, **kws):  # noqa: A002 -- Numba's name
+        targetoptions = targetoptions or {}
+        if targetoptions.get("no_cpython_wrapper"):
+            self._compiler_class = _KernelCompiler
+        super().__init__(py_func, locals=locals or {}, targetoptions=targetoptions, **kws)
 
     def get_call_template(self, args, kws):
         args = tuple(_call_type(a) for a in args)
@@ -53,14 +100,23 @@ class KernelDispatcher(CPUDispatcher):
             if self._python_twin is None:
                 options = {k: v for k, v in self.targetoptions.items()
                            if k not in ("no_cpython_wrapper", "no_cfunc_wrapper")}
-                self._python_twin = cache_lazily(KernelDispatcher(py_func=self.py_func, locals={},
+                # the same code under another name: its cache entry must not be the kernel's (Numba's
+                # cache index does not tell compile flags apart, and the kernel's has no wrapper)
+                func = self.py_func
+                twin = FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__,
+                                    func.__closure__)
+                twin.__qualname__ = f"{func.__qualname__}.from_python"
+                twin.__module__ = func.__module__
+                twin.__doc__ = func.__doc__
+                self._python_twin = cache_lazily(KernelDispatcher(py_func=twin, locals={},
                                                                   targetoptions=options))
             return self._python_twin(*args, **kws)
         return super().__call__(*args, **kws)
 
 
 def kernel(fn=None, **options):
-    """``njit`` for array-only kernels: cached, without reference counting, NumPy error model.
+    """``njit`` for array-only kernels: linked into the units that call them, without reference
+    counting, NumPy error model.
 
     Entries (``*_entry(m, d)``) read arrays out of the handles and pass them to kernels.
     With Numba's runtime (NRT) on, every array passed to or created in a function is
@@ -83,8 +139,9 @@ def kernel(fn=None, **options):
     def decorate(func):
         if config.DISABLE_JIT:
             return func
-        dispatcher = KernelDispatcher(py_func=func, locals={}, targetoptions=targetoptions)
-        return cache_lazily(dispatcher)
+        # not cached on disk: a kernel has no machine code of its own (_LinkOnlyLibrary); the units
+        # that link it are cached with it inside
+        return KernelDispatcher(py_func=func, locals={}, targetoptions=targetoptions)
 
     return decorate(fn) if fn is not None else decorate
 

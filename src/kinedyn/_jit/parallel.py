@@ -10,7 +10,7 @@ from numba import config, prange, types
 from numba.extending import intrinsic
 from numba.typed import List
 
-from kinedyn._jit.cache import cached_njit
+from kinedyn._jit.bind import cached_njit
 
 __all__ = ["get_thread_id", "parallel_njit", "prange", "take_next", "threads", "typed_list"]
 

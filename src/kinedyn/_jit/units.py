@@ -97,11 +97,14 @@ class Unit(_Intrinsic):
             self.extra = None  # not declared: callable from Python only
         self.needed = needed
         self.signature_text = f"{returns}(M, D{', ' if args else ''}{args})"
-        if self.name in UNITS:
-            raise RuntimeError(f"two units named {self.name}")
-        self.index = len(UNITS)
-        if self.index >= MAX_UNITS:
-            raise RuntimeError("kinedyn._jit.units: raise MAX_UNITS")
+        earlier = UNITS.get(self.name)
+        if earlier is not None:  # its module reloaded: the new function takes over the cell, unbound
+            self.index = earlier.index
+            _CELLS[self.index] = 0
+        else:
+            self.index = len(UNITS)
+            if self.index >= MAX_UNITS:
+                raise RuntimeError("kinedyn._jit.units: raise MAX_UNITS")
         UNITS[self.name] = self
         self.symbol = SYMBOL_PREFIX + self.name
         llvm_binding.add_symbol(self.symbol, _CELLS.ctypes.data + 8 * self.index)
@@ -116,9 +119,8 @@ class Unit(_Intrinsic):
     # ---- from Python: the function itself --------------------------------------------------------
 
     def __call__(self, *args):
-        from kinedyn._jit.bind import call_binding
-
-        return call_binding(self, args)
+        # the dispatcher binds what the unit needs if a call finds a cell unbound (bind.BindingDispatcher)
+        return self.dispatcher(*args)
 
     def __getattr__(self, name):  # py_func, compile, overloads, ...: the dispatcher's public names
         # never a private one: Numba's typeof reads ``_numba_type_``, and the dispatcher's would

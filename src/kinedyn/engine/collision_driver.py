@@ -367,11 +367,12 @@ CONVEX_PAIRS = SUPPORTED_PAIRS - PRIMITIVE_PAIRS - BOX_PAIRS - PLANE_CONVEX_PAIR
 def collidable_type_pairs(m) -> frozenset:
     """The geom-type pairs (lower type first) the model's collision stage or its geom distance
     sensors can pass to a collider: every pair of types among the geoms that take part in
-    contacts (contype or conaffinity set) and the geoms of <pair>s; with a geom distance sensor,
-    every pair of types among all geoms."""
+    contacts (contype or conaffinity set; a type with itself if it has two such geoms) and the
+    geoms of <pair>s; with a geom distance sensor, every pair of types among all geoms."""
     live = (m.geom_contype != 0) | (m.geom_conaffinity != 0)
-    kinds = np.unique(m.geom_type[live]).tolist()
-    pairs = {(min(a, b), max(a, b)) for a in kinds for b in kinds}
+    kinds, counts = np.unique(m.geom_type[live], return_counts=True)
+    pairs = {(int(a), int(b)) for a in kinds for b in kinds if a < b}
+    pairs |= {(int(a), int(a)) for a, n in zip(kinds, counts, strict=True) if n > 1}
     for g1, g2 in zip(m.pair_geom1, m.pair_geom2, strict=True):
         t1, t2 = int(m.geom_type[g1]), int(m.geom_type[g2])
         pairs.add((min(t1, t2), max(t1, t2)))
