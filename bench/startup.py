@@ -47,8 +47,8 @@ t0 = time.perf_counter()
 import numba  # noqa: F401
 from numba.core import event
 t1 = time.perf_counter()
-recorder = event.install_recorder("numba:compile")
-recorder.__enter__()
+recording = event.install_recorder("numba:compile")
+recorder = recording.__enter__()
 import kinedyn as kd
 t2 = time.perf_counter()
 m = kd.Model.from_xml_path(sys.argv[1])
