@@ -280,7 +280,7 @@ def _max_rel(m, d, mjm, mjd, data: bool) -> float:
         if not np.array_equal(np.isfinite(a), np.isfinite(b)) or (a[~finite] != b[~finite]).any():
             return float("inf")
         err = float(np.abs(a[finite] - b[finite]).max(initial=0.0))
-        if err > ATOL:  # below SPEC's absolute floor a difference is no error
+        if err > ATOL:  # below the oracle's absolute floor a difference is no error
             worst = max(worst, err / max(float(np.abs(b[finite]).max()), 1e-300))
     return worst
 

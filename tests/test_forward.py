@@ -3,7 +3,7 @@
 Oracle: MuJoCo 4.0 on the same MJCF text and the same state (``oracle.load_pair``
 disables constraints and contacts in both). Fields are taken from the registry
 (``oracle.assert_fields``), so a new field is compared without touching this file.
-Tolerance: SPEC §2, ``|ours - mujoco| <= 1e-12 + 1e-9 * max(|ours|, |mujoco|)``.
+Tolerance: the oracle's, ``|ours - mujoco| <= 1e-12 + 1e-9 * max(|ours|, |mujoco|)``.
 
 Models: every test model (``oracle.model_paths()``: ``tests/models/*.xml`` plus an
 optional extra corpus; a model listed in ``oracle.REFUSED_MODELS`` is skipped),

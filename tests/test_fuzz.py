@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (MJCF literals read better unwrapped)
-"""Bad MJCF gets a ModelError, never another exception, a hang or a non-finite Model (issue item 7).
+"""Bad MJCF gets a ModelError, never another exception, a hang or a non-finite Model.
 
 * Every file of ``tests/fuzz/corpus/`` (inputs the fuzzer ``tests/fuzz/fuzz_mjcf.py`` or a
   review found to fail once) has its recorded outcome (``CORPUS_OUTCOME``): it compiles, or it

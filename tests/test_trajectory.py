@@ -2,9 +2,9 @@
 
 Oracles:
 * ``differentiate_pos`` vs ``mujoco.mj_differentiatePos`` on random trees (ball and free
-  joints included), SPEC bar.
+  joints included), the oracle's bar.
 * Every method's torques vs ``mujoco.mj_inverse`` on the same samples (the result's qpos,
-  qvel, qacc): SPEC bar (1e-9 relative, 1e-12 absolute).
+  qvel, qacc): the oracle's bar (1e-9 relative, 1e-12 absolute).
 * Simulate-then-recover: a trajectory stepped by ``mj_step`` (Euler, damping off) with
   random controls and applied forces; "fd" must give back the generalized force that
   drove each step. The differences divide the rounding of the stored qpos (eps |q|) by h
