@@ -141,7 +141,6 @@ class Body:
         return self.node.error(message, attribute)
 
 
-
 class TreeMixin:
     """The Compiler's body-tree reader, numbering and layout arrays (see
     :class:`kinedyn.compiler.build.Compiler`)."""
