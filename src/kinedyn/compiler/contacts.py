@@ -32,7 +32,7 @@ from kinedyn.engine.collision_driver import (
     max_contacts,
     uses_convex_collider,
 )
-from kinedyn.engine.collision_gjk import convex_work_size
+from kinedyn.engine.collision_gjk_common import convex_work_size
 from kinedyn.engine.types import DisableBit, GeomType
 from kinedyn.errors import ModelError
 from kinedyn.xml.mjcf import Node, parse_ints, typed_attrs

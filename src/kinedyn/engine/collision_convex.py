@@ -26,7 +26,8 @@ import math
 import numpy as np
 
 from kinedyn._jit import kernel
-from kinedyn.engine.collision_gjk import (
+from kinedyn.engine.collision_gjk import ccd
+from kinedyn.engine.collision_gjk_common import (
     I_OBI,
     MAXCONPAIR,
     MC_NMAX,
@@ -34,23 +35,14 @@ from kinedyn.engine.collision_gjk import (
     W_DIST,
     W_X1,
     W_X2,
-    ccd,
     convex_work_size,
-    diagonal_area,
-    init_mesh_object,
     mc_size,
-    mesh_object_width,
 )
+from kinedyn.engine.collision_gjk_multicontact import diagonal_area
+from kinedyn.engine.collision_gjk_support import init_mesh_object, mesh_object_width
 from kinedyn.engine.collision_primitive import write_contact, z_axis
+from kinedyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH
 from kinedyn.engine.util_spatial import normalized3
-
-GEOM_SPHERE = 2
-GEOM_CAPSULE = 3
-GEOM_ELLIPSOID = 4
-GEOM_CYLINDER = 5
-GEOM_BOX = 6
-GEOM_MESH = 7
-
 
 __all__ = ["collide_convex", "collide_plane_convex", "collide_plane_mesh", "convex_work_size", "max_contacts"]
 

@@ -29,25 +29,18 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import kernel
-from kinedyn.engine.collision_gjk import (
-    I_OBI,
-    MAXCONPAIR,
-    MC_NMAX,
+from kinedyn.engine.collision_gjk import ccd
+from kinedyn.engine.collision_gjk_common import I_OBI, MAXCONPAIR, MC_NMAX, W_DIST, W_X1, W_X2, mc_size
+from kinedyn.engine.collision_gjk_support import (
     SUPPORT_PRISM,
-    W_DIST,
-    W_X1,
-    W_X2,
-    ccd,
     init_mesh_object,
-    mc_size,
     mesh_object_width,
     support_point,
 )
 from kinedyn.engine.collision_primitive import write_contact
+from kinedyn.engine.types import GEOM_HFIELD, GEOM_MESH
 from kinedyn.engine.util_spatial import normalized3
 
-GEOM_HFIELD = 1
-GEOM_MESH = 7
 PRISM_FLOATS = 16 + 18  # an object description holding a prism's 6 vertices
 
 __all__ = ["PRISM_FLOATS", "collide_hfield"]
