@@ -32,6 +32,13 @@ from kinedyn.engine.collision_gjk_common import (
     MAXCONPAIR,
     MC_NMAX,
     MINVAL2,
+    OBF_MARGIN,
+    OBF_MAT,
+    OBF_SIZE0,
+    OBI_GEOM,
+    OBI_SUPPORT,
+    OBI_TYPE,
+    OBI_VERTEX,
     W_DIST,
     W_X1,
     W_X2,
@@ -52,15 +59,15 @@ def _init_obj(obf, obi, k, geom_type, xpos, xmat, size, g, margin):
     """mjc_initCCDObj for a geom (a mesh's hull vertices are added by _init_mesh)."""
     for q in range(3):
         obf[k, q] = xpos[g, q]
-        obf[k, 12 + q] = size[g, q]
+        obf[k, OBF_SIZE0 + q] = size[g, q]
     for a in range(3):
         for b in range(3):
-            obf[k, 3 + 3 * a + b] = xmat[g, a, b]
-    obf[k, 15] = margin
-    obi[k, 0] = geom_type[g]
-    obi[k, 1] = geom_type[g]
-    obi[k, 2] = -1
-    obi[k, 3] = g
+            obf[k, OBF_MAT + 3 * a + b] = xmat[g, a, b]
+    obf[k, OBF_MARGIN] = margin
+    obi[k, OBI_TYPE] = geom_type[g]
+    obi[k, OBI_SUPPORT] = geom_type[g]
+    obi[k, OBI_VERTEX] = -1
+    obi[k, OBI_GEOM] = g
 
 
 @kernel
@@ -128,7 +135,7 @@ def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, c
         init_mesh_object(obf, 0, g1, mesh)
     if geom_type[g2] == GEOM_MESH:
         init_mesh_object(obf, 1, g2, mesh)
-    maxcon = max_contacts(obi[0, 0], obi[1, 0], margin, multiccd)
+    maxcon = max_contacts(obi[0, OBI_TYPE], obi[1, OBI_TYPE], margin, multiccd)
     x1 = work[W_X1:W_X1 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
     x2 = work[W_X2:W_X2 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
     wdist = work[W_DIST:W_DIST + MAXCONPAIR]

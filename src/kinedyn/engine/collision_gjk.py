@@ -65,6 +65,10 @@ from kinedyn.engine.collision_gjk_common import (
     I_SFACE,
     I_SIDX,
     MAX_LIMIT,
+    OBF_MARGIN,
+    OBF_SIZE0,
+    OBI_SUPPORT,
+    OBI_TYPE,
     P3_TO_P2,
     W_CEN,
     W_LAM,
@@ -105,16 +109,16 @@ def _inflate(x1, x2, dist, margin1, margin2):
 def _shrink_for_gjk(obf, obi, k):
     """mjc_ccd's reduction of object k before GJK (see ccd): a sphere becomes its centre point,
     a capsule its segment, both to be inflated back by the radius plus half the margin; any
-    other geom with a margin loses it, to be inflated back by half of it. Sets obi[k, 1] and
-    obf[k, 15] (the caller restores them) and returns the inflation (0 for none)."""
-    t = obi[k, 0]
-    margin = obf[k, 15]
+    other geom with a margin loses it, to be inflated back by half of it. Sets obi[k, OBI_SUPPORT] and
+    obf[k, OBF_MARGIN] (the caller restores them) and returns the inflation (0 for none)."""
+    t = obi[k, OBI_TYPE]
+    margin = obf[k, OBF_MARGIN]
     if t == GEOM_SPHERE or t == GEOM_CAPSULE:
-        obi[k, 1] = SUPPORT_POINT if t == GEOM_SPHERE else SUPPORT_LINE
-        obf[k, 15] = 0.0
-        return obf[k, 12] + 0.5 * margin
+        obi[k, OBI_SUPPORT] = SUPPORT_POINT if t == GEOM_SPHERE else SUPPORT_LINE
+        obf[k, OBF_MARGIN] = 0.0
+        return obf[k, OBF_SIZE0] + 0.5 * margin
     if margin > 0:
-        obf[k, 15] = 0.0
+        obf[k, OBF_MARGIN] = 0.0
         return 0.5 * margin
     return 0.0
 
@@ -140,26 +144,26 @@ def ccd(obf, obi, tolerance, max_iterations, max_contacts, x1, x2, dist, work, i
         x1[0, q] = obf[0, q]
         x2[0, q] = obf[1, q]
 
-    t1 = obi[0, 0]
-    t2 = obi[1, 0]
+    t1 = obi[0, OBI_TYPE]
+    t2 = obi[1, OBI_TYPE]
     if (t1 == GEOM_SPHERE or t2 == GEOM_SPHERE or t1 == GEOM_CAPSULE or t2 == GEOM_CAPSULE
-            or obf[0, 15] > 0 or obf[1, 15] > 0):
+            or obf[0, OBF_MARGIN] > 0 or obf[1, OBF_MARGIN] > 0):
         # spheres and capsules shrink to points and segments, and geoms with a margin lose it;
         # GJK finds their distance and a shallow contact is inflated back. MuJoCo 4.0 treats
         # margins this way too (3.17, multi-contact for positive margins); the 3.12 source
         # inflates the supports instead. Found by fuzzing against 4.0.
-        margin1 = obf[0, 15]
-        margin2 = obf[1, 15]
-        kind1 = obi[0, 1]
-        kind2 = obi[1, 1]
+        margin1 = obf[0, OBF_MARGIN]
+        margin2 = obf[1, OBF_MARGIN]
+        kind1 = obi[0, OBI_SUPPORT]
+        kind2 = obi[1, OBI_SUPPORT]
         full1 = _shrink_for_gjk(obf, obi, 0)
         full2 = _shrink_for_gjk(obf, obi, 1)
         d0, nsimplex, _, nx = gjk(sv, sv1, sv2, sidx, x1, x2, obf, obi, graph, tolerance, n_iter,
                                      0.0 + full1 + full2, work, iwork)
-        obf[0, 15] = margin1
-        obf[1, 15] = margin2
-        obi[0, 1] = kind1
-        obi[1, 1] = kind2
+        obf[0, OBF_MARGIN] = margin1
+        obf[1, OBF_MARGIN] = margin2
+        obi[0, OBI_SUPPORT] = kind1
+        obi[1, OBI_SUPPORT] = kind2
         dist[0] = d0
         if d0 > tolerance:
             _inflate(x1, x2, dist, full1, full2)

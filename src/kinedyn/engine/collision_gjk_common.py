@@ -116,7 +116,8 @@ def convex_work_size(ccd_iterations, max_hull_vertices=0):
     nv = 5 + ccd_iterations
     nf = 6 * ccd_iterations
     nm = max(MC_NMAX, max_hull_vertices)
-    return (W_POLY + 9 * nv + 4 * nf + mc_size(nm) + 2 * (16 + MESH_HULL_SLOTS + 12 * max_hull_vertices),
+    objects = 2 * (OBF_VERTS + MESH_HULL_SLOTS + 12 * max_hull_vertices)
+    return (W_POLY + 9 * nv + 4 * nf + mc_size(nm) + objects,
             I_POLY + 2 * nv + 13 * nf + 16 + 2 * nm)
 
 

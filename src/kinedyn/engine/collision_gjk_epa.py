@@ -9,6 +9,10 @@ import math
 
 from kinedyn._jit import kernel
 from kinedyn.engine.collision_gjk_common import (
+    CNT_NEDGE,
+    CNT_NFACE,
+    CNT_NMAP,
+    CNT_NVERT,
     EPA_P2_NONCONVEX,
     EPA_P3_BAD_NORMAL,
     EPA_P3_INVALID_V4,
@@ -20,6 +24,7 @@ from kinedyn.engine.collision_gjk_common import (
     MAX_LIMIT,
     MINDIST2,
     MINEPATOL,
+    OBI_VERTEX,
     P3_TO_P2,
     _copy_vertex,
     _cross,
@@ -38,8 +43,8 @@ from kinedyn.engine.types import MINVAL
 def _attach_face(pv, fverts, fadj, fv, fdist2, findex, cnt, center, v1, v2, v3, adj1, adj2, adj3):
     """Append a face (attachFace); returns its squared distance to the origin (0 if the
     projection failed)."""
-    f = cnt[1]
-    cnt[1] += 1
+    f = cnt[CNT_NFACE]
+    cnt[CNT_NFACE] += 1
     fverts[f, 0] = v1
     fverts[f, 1] = v2
     fverts[f, 2] = v3
@@ -74,21 +79,21 @@ def _epa_support(pv, pv1, pv2, pidx, cnt, obf, obi, graph, d0, d1, d2, dnorm):
         dir1 = d1 / dnorm
         dir2 = d2 / dnorm
         n0, n1, n2 = -dir0, -dir1, -dir2
-    i = cnt[0]
-    cnt[0] += 1
+    i = cnt[CNT_NVERT]
+    cnt[CNT_NVERT] += 1
     _inflated_support(pv1, i, obf, obi, graph, 0, dir0, dir1, dir2)
     _inflated_support(pv2, i, obf, obi, graph, 1, n0, n1, n2)
     for c in range(3):
         pv[i, c] = pv1[i, c] - pv2[i, c]
-    pidx[i, 0] = obi[0, 2]
-    pidx[i, 1] = obi[1, 2]
+    pidx[i, 0] = obi[0, OBI_VERTEX]
+    pidx[i, 1] = obi[1, OBI_VERTEX]
     return i
 
 
 @kernel
 def _insert_vertex(pv, pv1, pv2, pidx, cnt, sv, sv1, sv2, sidx, j):
-    i = cnt[0]
-    cnt[0] += 1
+    i = cnt[CNT_NVERT]
+    cnt[CNT_NVERT] += 1
     _copy_vertex(pv, pv1, pv2, pidx, i, sv, sv1, sv2, sidx, j)
     return i
 
@@ -157,7 +162,7 @@ def _populate_map(pmap, findex, cnt, nf):
     for i in range(nf):
         pmap[i] = i
         findex[i] = i
-    cnt[2] = nf
+    cnt[CNT_NMAP] = nf
 
 
 @kernel
@@ -205,9 +210,9 @@ def _replace_simplex2(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, a, b):
     """replaceSimplex2: the simplex becomes the polytope's edge a b; the polytope is emptied."""
     _copy_vertex(sv, sv1, sv2, sidx, 0, pv, pv1, pv2, pidx, a)
     _copy_vertex(sv, sv1, sv2, sidx, 1, pv, pv1, pv2, pidx, b)
-    cnt[0] = 0
-    cnt[1] = 0
-    cnt[2] = 0
+    cnt[CNT_NVERT] = 0
+    cnt[CNT_NFACE] = 0
+    cnt[CNT_NMAP] = 0
 
 
 @kernel
@@ -308,7 +313,7 @@ def _polytope3(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
             return EPA_P3_MISSING_ORIGIN
         if not _same_side(pv, e, d, b, a) and f3 >= tol2:
             return EPA_P3_MISSING_ORIGIN
-    _populate_map(pmap, findex, cnt, cnt[1])
+    _populate_map(pmap, findex, cnt, cnt[CNT_NFACE])
     return EPA_SUCCESS
 
 
@@ -319,9 +324,9 @@ def _replace_simplex3(sv, sv1, sv2, sidx, pv, pv1, pv2, pidx, cnt, a, b, c):
     _copy_vertex(sv, sv1, sv2, sidx, 0, pv, pv1, pv2, pidx, a)
     _copy_vertex(sv, sv1, sv2, sidx, 1, pv, pv1, pv2, pidx, b)
     _copy_vertex(sv, sv1, sv2, sidx, 2, pv, pv1, pv2, pidx, c)
-    cnt[0] = 0
-    cnt[1] = 0
-    cnt[2] = 0
+    cnt[CNT_NVERT] = 0
+    cnt[CNT_NFACE] = 0
+    cnt[CNT_NMAP] = 0
 
 
 @kernel
@@ -417,8 +422,8 @@ def _polytope4(sv, sv1, sv2, sidx, dist0, pv, pv1, pv2, pidx, fverts, fadj, fv, 
 def _delete_face(pmap, findex, cnt, f):
     """deleteFace: remove face f from the map and mark it deleted (index -2)."""
     if findex[f] >= 0:
-        cnt[2] -= 1
-        last = pmap[cnt[2]]
+        cnt[CNT_NMAP] -= 1
+        last = pmap[cnt[CNT_NMAP]]
         pmap[findex[f]] = last
         findex[last] = findex[f]
     findex[f] = -2
@@ -468,9 +473,9 @@ def _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, 
                 top += 1
                 hstack[3 * top], hstack[3 * top + 1], hstack[3 * top + 2] = adj, adj_edge, 1
             else:
-                hedge[cnt[3]] = adj_edge
-                hidx[cnt[3]] = adj
-                cnt[3] += 1
+                hedge[cnt[CNT_NEDGE]] = adj_edge
+                hidx[cnt[CNT_NEDGE]] = adj
+                cnt[CNT_NEDGE] += 1
     return 1
 
 
@@ -485,23 +490,23 @@ def _horizon(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstac
     adj_edge = _get_edge(fverts, adj, vb)
     if _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstack, w, adj,
                      adj_edge) == 0:
-        hedge[cnt[3]] = adj_edge
-        hidx[cnt[3]] = adj
-        cnt[3] += 1
+        hedge[cnt[CNT_NEDGE]] = adj_edge
+        hidx[cnt[CNT_NEDGE]] = adj
+        cnt[CNT_NEDGE] += 1
     adj = fadj[f, 1]
     adj_edge = _get_edge(fverts, adj, vc)
     if findex[adj] > -2 and _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge,
                                           hstack, w, adj, adj_edge) == 0:
-        hedge[cnt[3]] = adj_edge
-        hidx[cnt[3]] = adj
-        cnt[3] += 1
+        hedge[cnt[CNT_NEDGE]] = adj_edge
+        hidx[cnt[CNT_NEDGE]] = adj
+        cnt[CNT_NEDGE] += 1
     adj = fadj[f, 2]
     adj_edge = _get_edge(fverts, adj, va)
     if findex[adj] > -2 and _horizon_walk(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge,
                                           hstack, w, adj, adj_edge) == 0:
-        hedge[cnt[3]] = adj_edge
-        hidx[cnt[3]] = adj
-        cnt[3] += 1
+        hedge[cnt[CNT_NEDGE]] = adj_edge
+        hidx[cnt[CNT_NEDGE]] = adj
+        cnt[CNT_NEDGE] += 1
 
 
 @kernel
@@ -532,7 +537,7 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
     while k < kmax:
         pface = face
         lower2 = MAX_LIMIT
-        for i in range(cnt[2]):
+        for i in range(cnt[CNT_NMAP]):
             f = pmap[i]
             if fdist2[f] < lower2:
                 face = f
@@ -558,7 +563,7 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
                 face = -1
             break
         if discrete:
-            nverts = cnt[0] - 1
+            nverts = cnt[CNT_NVERT] - 1
             i = 0
             while i < nverts:
                 if pidx[wi, 0] == pidx[i, 0] and pidx[wi, 1] == pidx[i, 1]:
@@ -567,12 +572,12 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
             if i != nverts:
                 break
         _horizon(pv, fverts, fadj, fv, fdist2, findex, pmap, cnt, hidx, hedge, hstack, wi, face)
-        if cnt[3] < 3:
+        if cnt[CNT_NEDGE] < 3:
             face = -1
             break
-        nfaces = cnt[1]
-        nedges = cnt[3]
-        if nedges > fverts.shape[0] - cnt[1]:
+        nfaces = cnt[CNT_NFACE]
+        nedges = cnt[CNT_NEDGE]
+        if nedges > fverts.shape[0] - cnt[CNT_NFACE]:
             break  # out of memory for faces (MuJoCo warns)
         hzn = hidx[0]
         he = hedge[0]
@@ -584,10 +589,10 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
         if d2 == 0:
             break   # MuJoCo 4.0 keeps the face found (the 3.12 source drops the contact)
         if d2 >= lower2 and d2 <= upper2:
-            m = cnt[2]
-            cnt[2] += 1
-            pmap[m] = cnt[1] - 1
-            findex[cnt[1] - 1] = m
+            m = cnt[CNT_NMAP]
+            cnt[CNT_NMAP] += 1
+            pmap[m] = cnt[CNT_NFACE] - 1
+            findex[cnt[CNT_NFACE] - 1] = m
         bad = False
         for i in range(1, nedges):
             cur = nfaces + i
@@ -603,14 +608,14 @@ def epa(pv, pv1, pv2, pidx, fverts, fadj, fv, fdist2, findex, pmap, cnt, center,
                 bad = True
                 break
             if d2 >= lower2 and d2 <= upper2:
-                m = cnt[2]
-                cnt[2] += 1
-                pmap[m] = cnt[1] - 1
-                findex[cnt[1] - 1] = m
-        cnt[3] = 0
+                m = cnt[CNT_NMAP]
+                cnt[CNT_NMAP] += 1
+                pmap[m] = cnt[CNT_NFACE] - 1
+                findex[cnt[CNT_NFACE] - 1] = m
+        cnt[CNT_NEDGE] = 0
         if bad:
             break   # as above: MuJoCo 4.0 ends EPA with the face found
-        if cnt[2] == 0 or face < 0:
+        if cnt[CNT_NMAP] == 0 or face < 0:
             break
         k += 1
     if face >= 0:

@@ -7,7 +7,20 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import kernel
-from kinedyn.engine.collision_gjk_common import EDGE_TOL, FACE_TOL, MAXCONPAIR, _cross, _dot, _normalize
+from kinedyn.engine.collision_gjk_common import (
+    EDGE_TOL,
+    FACE_TOL,
+    MAXCONPAIR,
+    OBF_MARGIN,
+    OBF_SIZE0,
+    OBF_SIZE1,
+    OBF_SIZE2,
+    OBI_GEOM,
+    OBI_TYPE,
+    _cross,
+    _dot,
+    _normalize,
+)
 from kinedyn.engine.collision_gjk_support import _local_dir
 from kinedyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, MINVAL
 
@@ -337,9 +350,9 @@ def _box_edge_normals(nrm, endverts, dim, obf, k, v, v1i):
     if dim == 2:
         return _edge_of_two(nrm, endverts, v)
     if dim == 1:
-        x = obf[k, 12] if (v1i & 1) != 0 else -obf[k, 12]
-        y = obf[k, 13] if (v1i & 2) != 0 else -obf[k, 13]
-        z = obf[k, 14] if (v1i & 4) != 0 else -obf[k, 14]
+        x = obf[k, OBF_SIZE0] if (v1i & 1) != 0 else -obf[k, OBF_SIZE0]
+        y = obf[k, OBF_SIZE1] if (v1i & 2) != 0 else -obf[k, OBF_SIZE1]
+        z = obf[k, OBF_SIZE2] if (v1i & 4) != 0 else -obf[k, OBF_SIZE2]
         _globalcoord(endverts, 0, obf, k, -x, y, z, True)
         _globalcoord(endverts, 1, obf, k, x, -y, z, True)
         _globalcoord(endverts, 2, obf, k, x, y, -z, True)
@@ -353,9 +366,9 @@ def _box_edge_normals(nrm, endverts, dim, obf, k, v, v1i):
 @kernel
 def _box_face(face, obf, k, idx):
     """Corners of box face idx in MuJoCo's order (boxFace); returns 4."""
-    sx = obf[k, 12]
-    sy = obf[k, 13]
-    sz = obf[k, 14]
+    sx = obf[k, OBF_SIZE0]
+    sy = obf[k, OBF_SIZE1]
+    sz = obf[k, OBF_SIZE2]
     if idx == 0:
         _globalcoord(face, 0, obf, k, sx, sy, sz, True)
         _globalcoord(face, 1, obf, k, sx, sy, -sz, True)
@@ -407,12 +420,12 @@ def _cyl_face(face, obf, k, idx):
     MuJoCo 4.0 takes the cosines and sines from a table of 15-decimal constants (CYL_COS,
     CYL_SIN), and the top cap's y as -(r sin): the vertices' last bits decide between the many
     equal-area quadrilaterals of _polygon_quad."""
-    r = obf[k, 12]
+    r = obf[k, OBF_SIZE0]
     for i in range(NPOLY_CYL):
         if idx == 0:
-            _globalcoord(face, i, obf, k, r * CYL_COS[i], -(r * CYL_SIN[i]), obf[k, 13], True)
+            _globalcoord(face, i, obf, k, r * CYL_COS[i], -(r * CYL_SIN[i]), obf[k, OBF_SIZE1], True)
         else:
-            _globalcoord(face, i, obf, k, r * CYL_COS[i], r * CYL_SIN[i], -obf[k, 13], True)
+            _globalcoord(face, i, obf, k, r * CYL_COS[i], r * CYL_SIN[i], -obf[k, OBF_SIZE1], True)
     return NPOLY_CYL
 
 
@@ -429,8 +442,8 @@ def _side_edge(face, edir, obf, k, w, r, d0, d1, d2):
     a1 = obf[k, 8]
     a2 = obf[k, 11]
     t = _dot(w[r, 0] - obf[k, 0], w[r, 1] - obf[k, 1], w[r, 2] - obf[k, 2], a0, a1, a2)
-    lo = -t - obf[k, 13]
-    hi = obf[k, 13] - t
+    lo = -t - obf[k, OBF_SIZE1]
+    hi = obf[k, OBF_SIZE1] - t
     face[0, 0] = lo * a0 + w[r, 0]
     face[0, 1] = lo * a1 + w[r, 1]
     face[0, 2] = lo * a2 + w[r, 2]
@@ -454,15 +467,15 @@ def _cyl_side(face, edir, obf, obi, k, w, r, v):
     edir[0, 0] = sg * obf[k, 5]
     edir[0, 1] = sg * obf[k, 8]
     edir[0, 2] = sg * obf[k, 11]
-    if obf[k, 15] > 0 and obi[k, 3] >= 0:
+    if obf[k, OBF_MARGIN] > 0 and obi[k, OBI_GEOM] >= 0:
         l0, l1, _ = _local_dir(obf, k, w[r, 0] - obf[k, 0], w[r, 1] - obf[k, 1], w[r, 2] - obf[k, 2])
         n2 = l0 * l0 + l1 * l1
-        s = obf[k, 12] / math.sqrt(n2) if n2 >= 1e-30 else 0.0
-        _globalcoord(face, 0, obf, k, l0 * s, l1 * s, -sg * obf[k, 13], True)
+        s = obf[k, OBF_SIZE0] / math.sqrt(n2) if n2 >= 1e-30 else 0.0
+        _globalcoord(face, 0, obf, k, l0 * s, l1 * s, -sg * obf[k, OBF_SIZE1], True)
     else:
         for q in range(3):
             face[0, q] = w[r, q]
-    h2 = obf[k, 13] + obf[k, 13]
+    h2 = obf[k, OBF_SIZE1] + obf[k, OBF_SIZE1]
     for q in range(3):
         face[1, q] = h2 * edir[0, q] + face[0, q]
     return 1
@@ -472,9 +485,9 @@ def _cyl_side(face, edir, obf, obi, k, w, r, v):
 def _half_margin(obf, obi, k):
     """Half of object k's margin as MuJoCo 4.0's multi-contact counts it: none for a capsule (its
     margin is in its radius) or an object that is not a geom (read off the binary)."""
-    if obi[k, 3] < 0 or obi[k, 0] == GEOM_CAPSULE:
+    if obi[k, OBI_GEOM] < 0 or obi[k, OBI_TYPE] == GEOM_CAPSULE:
         return 0.0
-    return 0.5 * obf[k, 15]
+    return 0.5 * obf[k, OBF_MARGIN]
 
 
 @kernel
@@ -516,7 +529,7 @@ def _edge_in_face(edge_dirs, nedge, face_normals, nface, w0, w1, w2):
 @kernel
 def _mesh_polynum(obi, k, mesh):
     """Hull polygons of object k's mesh."""
-    return mesh[5][mesh[0][obi[k, 3]]]
+    return mesh[5][mesh[0][obi[k, OBI_GEOM]]]
 
 
 @kernel
@@ -539,8 +552,8 @@ def _mesh_normals(nrm, idx, dim, obf, obi, k, v1, v2, v3, mesh):
     v3 (dim of them distinct): the one polygon through 3 vertices, the up to 2 through an edge,
     every one at a vertex (meshNormals)."""
     polynormal, polymapadr, polymapnum, polymap = mesh[9], mesh[10], mesh[11], mesh[12]
-    va = mesh[2][mesh[0][obi[k, 3]]]
-    base = mesh[13][mesh[0][obi[k, 3]]]  # mesh_polymap holds the mesh's own polygon numbers
+    va = mesh[2][mesh[0][obi[k, OBI_GEOM]]]
+    base = mesh[13][mesh[0][obi[k, OBI_GEOM]]]  # mesh_polymap holds the mesh's own polygon numbers
     a1 = polymapadr[va + v1]
     n1 = polymapnum[va + v1]
     if dim == 1:
@@ -582,7 +595,7 @@ def _mesh_normals(nrm, idx, dim, obf, obi, k, v1, v2, v3, mesh):
 def _mesh_vertex(res, r, obf, obi, k, v, mesh):
     """res[r] = mesh vertex v of object k in world coordinates."""
     vert = mesh[1]
-    va = mesh[2][mesh[0][obi[k, 3]]]
+    va = mesh[2][mesh[0][obi[k, OBI_GEOM]]]
     _globalcoord(res, r, obf, k, vert[va + v, 0], vert[va + v, 1], vert[va + v, 2], True)
 
 
@@ -597,8 +610,8 @@ def _mesh_edge_normals(nrm, endverts, dim, obf, obi, k, v, v1i, mesh):
         return 0
     polyvertadr, polyvertnum, polyvert = mesh[6], mesh[7], mesh[8]
     polymapadr, polymapnum, polymap = mesh[10], mesh[11], mesh[12]
-    va = mesh[2][mesh[0][obi[k, 3]]]
-    base = mesh[13][mesh[0][obi[k, 3]]]
+    va = mesh[2][mesh[0][obi[k, OBI_GEOM]]]
+    base = mesh[13][mesh[0][obi[k, OBI_GEOM]]]
     n1 = polymapnum[va + v1i]
     for i in range(n1):
         p = base + polymap[polymapadr[va + v1i] + i]
@@ -629,7 +642,7 @@ def _mesh_face(face, obf, obi, k, p, mesh):
 def _bare_vertices(v, n, obf, obi, k, i0, i1, mesh):
     """Rows 0 and 1 (n of them, up to 2) of v: box corners or mesh vertices i0, i1 of object k
     in world coordinates, without the margin (other geom types: v unchanged)."""
-    t = obi[k, 0]
+    t = obi[k, OBI_TYPE]
     if n > 2 or (t != GEOM_BOX and t != GEOM_MESH):
         return
     for r in range(n):
@@ -637,9 +650,9 @@ def _bare_vertices(v, n, obf, obi, k, i0, i1, mesh):
         if t == GEOM_MESH:
             _mesh_vertex(v, r, obf, obi, k, i, mesh)
         else:
-            sx = obf[k, 12] if (i & 1) != 0 else -obf[k, 12]
-            sy = obf[k, 13] if (i & 2) != 0 else -obf[k, 13]
-            sz = obf[k, 14] if (i & 4) != 0 else -obf[k, 14]
+            sx = obf[k, OBF_SIZE0] if (i & 1) != 0 else -obf[k, OBF_SIZE0]
+            sy = obf[k, OBF_SIZE1] if (i & 2) != 0 else -obf[k, OBF_SIZE1]
+            sz = obf[k, OBF_SIZE2] if (i & 4) != 0 else -obf[k, OBF_SIZE2]
             _globalcoord(v, r, obf, k, sx, sy, sz, True)
 
 
@@ -647,7 +660,7 @@ def _bare_vertices(v, n, obf, obi, k, i0, i1, mesh):
 def _face(face, obf, obi, k, idx, mesh):
     """Face idx of object k (a box face, a cylinder cap or a mesh polygon); returns its vertex
     count."""
-    t = obi[k, 0]
+    t = obi[k, OBI_TYPE]
     if t == GEOM_BOX:
         return _box_face(face, obf, k, idx)
     if t == GEOM_MESH:
@@ -678,13 +691,13 @@ def multicontact(pv1, pv2, pidx, fverts, face, x1, x2, dist, nx, max_contacts, o
     idx1 = mci[0:nm]
     idx2 = mci[nm:2 * nm]
 
-    t1 = obi[0, 0]
-    t2 = obi[1, 0]
+    t1 = obi[0, OBI_TYPE]
+    t2 = obi[1, OBI_TYPE]
     # a mesh without hull polygons has no features
     if (t1 == GEOM_MESH and _mesh_polynum(obi, 0, mesh) == 0) or \
             (t2 == GEOM_MESH and _mesh_polynum(obi, 1, mesh) == 0):
         return nx
-    margin = 0.5 * obf[0, 15] + 0.5 * obf[1, 15]
+    margin = 0.5 * obf[0, OBF_MARGIN] + 0.5 * obf[1, OBF_MARGIN]
     m1 = _half_margin(obf, obi, 0)
     m2 = _half_margin(obf, obi, 1)
     keep = m1 + m2     # clipped vertices kept up to this far outside the clipping face
