@@ -112,22 +112,26 @@ def convex_work_size(ccd_iterations, max_hull_vertices=0):
     """(float count, int count) of the scratch arrays collide_convex needs; with meshes, the two
     objects' descriptions (at the end of the float scratch) hold up to ``max_hull_vertices``
     hull vertices each (4 floats: x, y, z, vertex id), and the multi-contact buffers before them
-    room for polygons and vertex degrees of up to that many vertices (mc_size)."""
+    room for polygons and vertex degrees of up to that many vertices (mc_floats)."""
     nv = 5 + ccd_iterations
     nf = 6 * ccd_iterations
     nm = max(MC_NMAX, max_hull_vertices)
     objects = 2 * (OBF_VERTS + MESH_HULL_SLOTS + 12 * max_hull_vertices)
-    return (W_POLY + 9 * nv + 4 * nf + mc_size(nm) + objects,
+    return (W_POLY + 9 * nv + 4 * nf + mc_floats(nm) + objects,
             I_POLY + 2 * nv + 13 * nf + 16 + 2 * nm)
 
 
-@kernel
-def mc_size(nm):
+def mc_floats(nm):
     """Floats of the multi-contact buffer for polygons and vertex degrees up to nm (MuJoCo's
     npolygonmax and nmeshdegmax): normals, edge ends and the two faces (nm x 3 each), the
     EPA face's vertices (2 x 3 x 3), the clipped polygons (2 x 2nm x 3) and the clipping planes
     (nm x 4). The int buffer holds 2 nm face indices."""
     return 31 * nm + 18
+
+
+# the same formula for kernels (collide_convex, collide_hfield); convex_work_size, which the
+# compiler calls from Python, takes mc_floats itself and needs no compiled code
+mc_size = kernel(mc_floats)
 
 
 # ---- small vector helpers (tuples) ------------------------------------------------------------
