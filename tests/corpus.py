@@ -196,8 +196,8 @@ REFUSED: dict[str, str] = {
 # ``python -m bench.corpus --tables`` prints both tables as a run finds them. cfrc_int's
 # near-zero entries (a free tree's net force) are compared with oracle.CANCEL_FLOOR
 # (dmc-cmu_humanoid_2020's cfrc_ext: 0 vs -2.7e-12, a contact normal's zero x off by 1e-16 after
-# five steps, times a 2e4 force). rs-baxter_arm_urdf's qacc is 1.3e-7 off (relative to itself) in
-# one entry after 5 steps (docs/corpus.md). dmc-dog and dmc-dog_v2 match since session 12
+# five steps, times a 2e4 force). rs-baxter_arm_urdf matches bit for bit (docs/corpus.md: its qacc
+# was once 1.7e-12 off relative to the field). dmc-dog and dmc-dog_v2 match since session 12
 # (MuJoCo 4.0's sparse Newton: its numeric factor, J' f and refactoring rule).
 MISMATCHED: dict[str, str] = {}
 
@@ -280,7 +280,7 @@ def _max_rel(m, d, mjm, mjd, data: bool) -> float:
         if not np.array_equal(np.isfinite(a), np.isfinite(b)) or (a[~finite] != b[~finite]).any():
             return float("inf")
         err = float(np.abs(a[finite] - b[finite]).max(initial=0.0))
-        if err > ATOL:  # below SPEC's absolute floor a difference is no error
+        if err > ATOL:  # below the oracle's absolute floor a difference is no error
             worst = max(worst, err / max(float(np.abs(b[finite]).max()), 1e-300))
     return worst
 

@@ -4,7 +4,7 @@ The comparison walks the field registry (:data:`kinedyn.engine.fields.MODEL_FIEL
 :data:`kinedyn.engine.fields.DATA_FIELDS`), so a field added there is compared
 automatically and cannot silently go untested.
 
-Tolerance (SPEC §2): kinedyn runs MuJoCo's float64 algorithms, so a value
+Tolerance: kinedyn runs MuJoCo's float64 algorithms, so a value
 matches when, elementwise,
 
     |ours - mujoco| <= ATOL + RTOL * max(|ours|, |mujoco|),   RTOL = 1e-9, ATOL = 1e-12
@@ -43,7 +43,7 @@ from kinedyn.engine.fields import (
     SIZE_NAMES,
 )
 
-# SPEC §2: match MuJoCo to 1e-9 relative with a 1e-12 absolute floor (same float64 algorithm).
+# kinedyn's contract: match MuJoCo to 1e-9 relative with a 1e-12 absolute floor (same float64 algorithm).
 RTOL, ATOL = 1e-9, 1e-12
 
 # Fields whose entries are sums of forces that cancel: mj_rnePostConstraint's cfrc_int of the
@@ -548,7 +548,7 @@ def factor_mismatch_explained(m, d, mjd) -> str | None:
     """If qLD/qLDiagInv miss the bar only because M carries different round-off, a report; else None.
 
     Explained means: kinedyn's factor_m applied to *MuJoCo's* M gives MuJoCo's qLD and
-    qLDiagInv bit for bit (M itself is compared at the SPEC bar separately), so the
+    qLDiagInv bit for bit (M itself is compared at the oracle's bar separately), so the
     difference is M's last-bit rounding amplified by cancellation in L^T D L
     (docs/deviations.md).
     """
@@ -566,7 +566,7 @@ def factor_mismatch_explained(m, d, mjd) -> str | None:
 
 
 def assert_factorisation(m, d, mjd) -> str | None:
-    """qLD and qLDiagInv at the SPEC bar, or explained by M's round-off; returns the explanation."""
+    """qLD and qLDiagInv at the oracle's bar, or explained by M's round-off; returns the explanation."""
     reports = [r for name in FACTOR_FIELDS if (r := compare(name, getattr(d, name), getattr(mjd, name)))]
     if not reports:
         return None

@@ -2,7 +2,7 @@
 """Actuators vs MuJoCo 4.0: site, refsite, slider-crank and body transmissions, muscles.
 
 Oracle: MuJoCo 4.0.0 on the same MJCF (``oracle.load_pair`` disables constraints and
-contacts in both). Tolerances: SPEC §2 for compiled parameters and forward fields
+contacts in both). Tolerances: the oracle's for compiled parameters and forward fields
 (1e-9 relative, 1e-12 absolute); rollouts compare the actuation fields at every step
 of 1000 with controls that change every 100 steps (1e-6 relative to 1 + |mujoco|, as
 tests/test_integrate.py, since chaotic models amplify round-off).
@@ -347,7 +347,7 @@ def test_accepted_edge_cases_match_mujoco(act):
 # The simulation ignores the model's own flags (mjCModel::LengthRange replaces them), so these
 # models are compiled with constraints disabled as everywhere else and still simulate the limits.
 # Measured against MuJoCo 4.0.0: 2.4e-15 relative at worst on these models; the tests hold
-# the SPEC bar (oracle.RTOL, ATOL).
+# the oracle's bar (oracle.RTOL, ATOL).
 
 
 def _compile_both(xml):

@@ -21,7 +21,7 @@ What holds (measured on the seeds below; the assertions encode it):
 * multi-contact pairs (cylinder-cylinder, cylinder-box, capsule-cylinder): MuJoCo 4.0 (3.14,
   3.15) added single-shot multi-contact for cylinders and capsules; its code is not available
   either. The features and the polygon clipping were read off the 4.0 binary
-  (collision_gjk.multicontact, _polygon_clip): every contact agrees, count and order exact,
+  (collision_gjk_multicontact.multicontact, _polygon_clip): every contact agrees, count and order exact,
   dist / pos / frame at 1e-9, on random and axis-aligned poses, with and without margins, and
   in the special poses at the end of this file (caps clipped to more than 4 vertices, sides
   across caps, edges in caps).

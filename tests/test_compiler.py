@@ -2,7 +2,7 @@
 """MJCF compiler vs MuJoCo 4.0: every Model field on the test models, hand-written and random models.
 
 Oracle: ``mujoco.MjModel.from_xml_string`` on the same text (with constraints and
-contacts disabled, see ``oracle.load_pair``). Tolerance: SPEC §2, 1e-9 relative,
+contacts disabled, see ``oracle.load_pair``). Tolerance: the oracle's, 1e-9 relative,
 1e-12 absolute; integers exactly. Every field is compared, including those
 ``kinedyn.engine.setconst`` computes at qpos0 (``actuator_acc0``,
 ``actuator_length0``, kv from ``dampratio`` in ``actuator_biasprm``).

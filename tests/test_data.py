@@ -1,7 +1,7 @@
 """The Data / Model API: allocation, shape-checked assignment, reset (with keyframes), name lookup.
 
 Oracle for reset and names: MuJoCo (mj_resetData, mj_resetDataKeyframe, mj_name2id)
-on the same MJCF. The rest checks SPEC §3/§4 behaviour directly: shape mismatches
+on the same MJCF. The rest checks the API's own behaviour directly: shape mismatches
 raise at once, unknown names raise KeyError naming the closest known names.
 """
 

@@ -4,7 +4,7 @@ Oracle: mj_comVel (cvel, cdof_dot), mj_passive (qfrc_spring, qfrc_damper,
 qfrc_passive) and mj_rne(flg_acc=0/1) on the same model and state, each run after
 the position stage on both sides. ``kd.rne(..., armature=True)`` is compared with
 the Pinocchio-style expectation ``mj_rne(flg_acc=1) + dof_armature * qacc`` (mj_rne
-itself leaves armature out). Tolerance: SPEC §2 (1e-9 relative, 1e-12 absolute).
+itself leaves armature out). Tolerance: the oracle's (1e-9 relative, 1e-12 absolute).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 Oracle: MuJoCo on the same MJCF text (``oracle.load_pair``, constraints off). ``geom_fluid``
 is compared with the compiled model; ``qfrc_fluid`` and ``qfrc_passive`` are registry fields,
 so ``assert_fields`` compares them with everything else on random states (1e-9 relative,
-SPEC §2). Rollouts compare qpos and qvel to 1e-6 * (1 + |mujoco|) after 200 steps (round-off
+the oracle's bar). Rollouts compare qpos and qvel to 1e-6 * (1 + |mujoco|) after 200 steps (round-off
 compounds; a wrong force term misses by orders of magnitude more).
 
 Models: gymnasium's swimmer (inertia box, density and viscosity, RK4), dm_control's suite fish

@@ -1,8 +1,9 @@
 # ruff: noqa: E501  (MJCF literals read better unwrapped)
-"""Bad MJCF gets a ModelError, never another exception, a hang or a non-finite Model (issue item 7).
+"""Bad MJCF gets a ModelError, never another exception, a hang or a non-finite Model.
 
 * Every file of ``tests/fuzz/corpus/`` (inputs the fuzzer ``tests/fuzz/fuzz_mjcf.py`` or a
-  review found to fail once) must compile or raise a ModelError; a file named ``*-path.xml``
+  review found to fail once) has its recorded outcome (``CORPUS_OUTCOME``): it compiles, or it
+  raises a ModelError with the recorded message; a file named ``*-path.xml``
   is read with ``Model.from_xml_path``, any other is decoded (odd bytes as lone surrogates)
   and given to ``Model.from_xml_string``.
 * Number formats follow MuJoCo's strtod/strtol reading, checked against MuJoCo 4.0.
@@ -13,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from pathlib import Path
@@ -59,12 +61,58 @@ def assert_model_or_model_error(how: str, data, tmp_path=None):
     return m
 
 
+# each corpus file's outcome, found by running it: None compiles, a pattern is the ModelError's message
+CORPUS_OUTCOME = {
+    "actdim-huge-string": "at most 1000000 activations per actuator",
+    "asset-with-attribute-string": "unrecognized attribute: 'childclass'",
+    "axisangle-inf-string": "infinite value 'inf' in attribute 'axisangle'",
+    "billion-laughs-string": None,
+    "body-inside-camera-string": "unrecognized element",
+    "body-named-world-in-model-string": "repeated name 'world' in body",
+    "bogus-encoding-declaration-path": "malformed XML: no root element",
+    "defaults-nested-499-string": "nested too deep",
+    "entity-string": None,
+    "float-too-large-string": "number is too large in attribute 'size'",
+    "hfield-float-overflow-string": None,
+    "hfield-huge-string": "could not allocate buffers in hfield",
+    "hfield-inf-nan-string": "infinite value 'inf' in attribute 'size'",
+    "include-inside-geom-string": "required attribute missing: 'file'",
+    "int-too-large-string": "number is too large in attribute 'contype'",
+    "latin1-declared-path": None,
+    "mass-overflow-string": r"compiled body_mass\[1\] is not finite",
+    "motor-inside-damper-string": "unrecognized element",
+    "nan-range-string": "nan in attribute 'range'",
+    "negative-kp-dampratio-string": "dampratio needs a non-negative kp",
+    "nkey-huge-string": "at most 100000 keyframes",
+    "nul-utf16be-as-str-string": "malformed XML: empty document",
+    "python-only-float-string": "bad format in attribute 'size'",
+    "repeated-actuator-name-string": "repeated name 'cyl_area' in actuator",
+    "setconst-overflow-string": r"compiled actuator_biasprm\[1\] is not finite",
+    "surrogate-string": "invalid character",
+    "two-flags-string": "unique element 'flag' found 2 times",
+    "utf16-bom-path": "UTF-16/UTF-32 text is not supported",
+    "utf16-declared-no-bom-path": "UTF-16/UTF-32 text is not supported",
+    "utf8-bom-path": None,
+    "zero-quat-string": "zero quaternion is not allowed",
+}
+
+
+def test_corpus_outcomes_cover_the_corpus():
+    assert sorted(CORPUS_OUTCOME) == [p.stem for p in CORPUS]
+
+
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 def test_corpus(path, tmp_path):
     how = "path" if path.stem.endswith("-path") else "string"
     start = time.perf_counter()
-    assert_model_or_model_error(how, path.read_bytes(), tmp_path)
+    outcome = assert_model_or_model_error(how, path.read_bytes(), tmp_path)
     assert time.perf_counter() - start < 30
+    expected = CORPUS_OUTCOME[path.stem]
+    if expected is None:
+        assert isinstance(outcome, kd.Model), f"expected a Model, got ModelError: {outcome}"
+    else:
+        assert isinstance(outcome, ModelError), f"expected a ModelError matching {expected!r}, got a Model"
+        assert re.search(expected, str(outcome)), f"{expected!r} not in: {outcome}"
 
 
 # ---- numbers as MuJoCo 4.0 reads them ------------------------------------------------------------

@@ -10,7 +10,7 @@ These check kinedyn against mathematics rather than against MuJoCo's numbers:
 * forward then inverse: qfrc_inverse = qfrc_applied + J' xfrc_applied + qfrc_actuator.
 
 Tolerances are round-off bounds relative to the magnitude of the terms involved
-(stated at each assert), not SPEC's MuJoCo-comparison tolerance: the two sides are
+(stated at each assert), not the oracle's MuJoCo-comparison tolerance: the two sides are
 computed by different algorithms.
 """
 

@@ -2,7 +2,7 @@
 
 Oracle: mj_crb (crb, M), mj_factorM (qLD, qLDiagInv), mj_solveM, mj_mulM and
 mj_fullM on the same model and qpos, run after mj_kinematics/mj_comPos on MuJoCo's
-side and kd.kinematics/com_pos on ours. Tolerance: SPEC §2 (1e-9 relative, 1e-12
+side and kd.kinematics/com_pos on ours. Tolerance: the oracle's (1e-9 relative, 1e-12
 absolute).
 """
 
@@ -45,7 +45,7 @@ def test_crb_factor_solve_mul_full(source):
         assert_fields(m, d, mjm, mjd, names=("crb", "M"))
         kd.factor_m(m, d)
         mujoco.mj_factorM(mjm, mjd)
-        assert_factorisation(m, d, mjd)  # at the SPEC bar, or exact on MuJoCo's own M
+        assert_factorisation(m, d, mjd)  # at the oracle's bar, or exact on MuJoCo's own M
 
         # full_m vs mj_fullM
         dense = np.zeros((mjm.nv, mjm.nv))
@@ -143,7 +143,7 @@ STRUCTURAL_ZERO_XML = """<mujoco model="random">
 
 
 def test_structural_zero_of_qLD_regression():
-    """Same tree and state as a hypothesis failure: cinert, crb, M at the SPEC bar; factor_m exact."""
+    """Same tree and state as a hypothesis failure: cinert, crb, M at the oracle's bar; factor_m exact."""
     m, d, mjm, mjd = _pair(STRUCTURAL_ZERO_XML, "structural-zero tree")
     rng = np.random.default_rng(0)
     for _ in range(2):  # the hypothesis test's two states for state_seed=0

@@ -6,7 +6,7 @@ implicitfast, RK4) from the same random state, with the same controls, changed e
 
     |ours - mujoco| <= 1e-6 * (1 + |mujoco|)
 
-(looser than SPEC's 1e-9 for one evaluation because round-off differences of
+(looser than the oracle's 1e-9 for one evaluation because round-off differences of
 ~1e-15 per step are amplified by the dynamics over 1000 steps; chaotic trees
 amplify them by several orders of magnitude, still far below 1e-6 when the
 integrators agree; a wrong integrator term gives O(h) = 1e-3..1e-2 differences).
@@ -124,7 +124,7 @@ def test_rollout_matches_mj_step(source, integrator):
 @pytest.mark.parametrize("seed", range(1, 40, 2))
 @pytest.mark.parametrize("integrator", ["euler", "implicitfast", "rk4"])
 def test_single_step_state_matches(seed, integrator):
-    """One step from a random state: qpos/qvel/act/time at SPEC's 1e-9 (no amplification yet)."""
+    """One step from a random state: qpos/qvel/act/time at the oracle's 1e-9 (no amplification yet)."""
     from oracle import assert_fields
 
     m, d, mjm, mjd = _pair(random_mjcf_text(seed), f"random tree {seed}")

@@ -2,7 +2,7 @@
 
 Oracle: mj_inverse (constraints disabled by ``oracle.load_pair``) on the same qpos,
 qvel and an arbitrary qacc: qfrc_inverse and every position and velocity field it
-recomputes. Tolerance: SPEC §2 (1e-9 relative, 1e-12 absolute).
+recomputes. Tolerance: the oracle's (1e-9 relative, 1e-12 absolute).
 """
 
 from __future__ import annotations

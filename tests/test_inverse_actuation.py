@@ -2,7 +2,7 @@
 
 Oracle: the controls found are put into kd.forward *and* mujoco.mj_forward on the same
 state; where the request is reachable (it was produced by forward from random controls)
-both must give back the requested qacc at the SPEC bar (1e-9 relative, 1e-12 absolute).
+both must give back the requested qacc at the oracle's bar (1e-9 relative, 1e-12 absolute).
 Where it is not reachable (a random qacc, a saturating request) the reported residual
 must equal the unmet generalized force that MuJoCo's own forward pass leaves, and no
 feasible control may do better.

@@ -13,11 +13,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from oracle import assert_close, assert_fields, compare
+from oracle import assert_close, assert_fields, assert_model_fields, compare
 
 import kinedyn as kd
-from kinedyn.engine.constraint import efc_capacity
-from kinedyn.engine.fields import MODEL_FIELDS, SIZE_NAMES
 from kinedyn.tools import trajectory
 
 INTEGRATORS = ("Euler", "implicitfast", "RK4")
@@ -171,33 +169,6 @@ MODELS = {"limits": LIMITS, "equality": EQUALITY, "tendons": TENDONS}
 # ---- models and states --------------------------------------------------------------------------
 
 
-def _adopt_constraint_model(m, mjm):
-    """TEMPORARY, until the constraint compiler lands (branch constraint-compiler): give ``m``
-    MuJoCo's equality constraints (a model rebuilt with neq of them) when the compiler has not
-    made them, and MuJoCo's constraint parameters (margins, solref, solimp, invweight0). Once
-    the compiler makes them (to 1e-12, tests/test_compiler_constraints.py) this changes nothing
-    that matters here."""
-    if m.neq != mjm.neq:
-        sizes = {s: getattr(m, s) for s in SIZE_NAMES}
-        sizes["neq"] = mjm.neq
-        sizes["nefcmax"] = efc_capacity(m.njnt, m.nv, m.ntendon, np.asarray(mjm.eq_type))
-        sizes["nefcdual"] = sizes["nefcmax"]  # room for the dual solvers (PGS, noslip)
-        arrays = {f.name: getattr(m, f.name).copy() for f in MODEL_FIELDS}
-        for name in ("eq_type", "eq_obj1id", "eq_obj2id", "eq_objtype", "eq_active0", "eq_solref",
-                     "eq_solimp", "eq_data"):
-            arrays[name] = np.asarray(getattr(mjm, name)).copy()
-        m = kd.Model._assemble(sizes, arrays, m.opt, {k: list(v) for k, v in m.names.items()})
-    for name in CONSTRAINT_MODEL_FIELDS:
-        setattr(m, name, np.asarray(getattr(mjm, name)).reshape(getattr(m, name).shape))
-    return m
-
-
-# the constraint parameters the constraint compiler fills (MuJoCo's defaults on this branch until then)
-CONSTRAINT_MODEL_FIELDS = ("body_invweight0", "dof_invweight0", "tendon_invweight0", "jnt_margin",
-                           "jnt_solref", "jnt_solimp", "dof_solref", "dof_solimp", "tendon_margin",
-                           "tendon_solref_lim", "tendon_solimp_lim", "tendon_solref_fri", "tendon_solimp_fri")
-
-
 _PAIRS: dict[str, tuple] = {}
 
 
@@ -207,26 +178,13 @@ def _pair(name, integrator="Euler"):
     if key not in _PAIRS:
         xml = MODELS[name].format(integrator=integrator)
         mjm = mujoco.MjModel.from_xml_string(xml)
-        with _no_check():
-            m = kd.Model.from_xml_string(xml)
-        _PAIRS[key] = (_adopt_constraint_model(m, mjm), mjm)
+        m = kd.Model.from_xml_string(xml)
+        assert_model_fields(m, mjm)  # the constraint compiler's fields (margins, solref, invweight0, eq_*)
+        _PAIRS[key] = (m, mjm)
     m, mjm = _PAIRS[key]
     m = m.copy()
     mjm = mujoco.MjModel.from_xml_string(MODELS[name].format(integrator=integrator))
     return m, kd.Data(m), mjm, mujoco.MjData(mjm)
-
-
-class _no_check:
-    """Compile without failing on the compiler's (stale) unsimulated-feature warnings."""
-
-    def __enter__(self):
-        import warnings
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
-        warnings.simplefilter("ignore", kd.UnsimulatedFeatureWarning)
-
-    def __exit__(self, *exc):
-        return self._ctx.__exit__(*exc)
 
 
 def _simulated_states(mjm, nstate=3, every=120, seed=0):
@@ -559,8 +517,8 @@ PRESSED = """<mujoco><option integrator="{integrator}"><flag contact="disable"/>
 def _pressed_pair(integrator="Euler", damping=0.0):
     xml = PRESSED.format(integrator=integrator, damping=damping)
     mjm = mujoco.MjModel.from_xml_string(xml)
-    with _no_check():
-        m = _adopt_constraint_model(kd.Model.from_xml_string(xml), mjm)
+    m = kd.Model.from_xml_string(xml)
+    assert_model_fields(m, mjm)
     return m, kd.Data(m), mjm, mujoco.MjData(mjm)
 
 

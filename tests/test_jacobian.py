@@ -1,7 +1,8 @@
 """Jacobians: kd.jac_site / jac_body / jac_body_com / jac_point vs MuJoCo, and finite differences.
 
 Oracle 1: mj_jacSite, mj_jacBody, mj_jacBodyCom, mj_jac on the same model and qpos
-(after mj_kinematics + mj_comPos / kd.kinematics + kd.com_pos). Tolerance: SPEC §2.
+(after mj_kinematics + mj_comPos / kd.kinematics + kd.com_pos). Tolerance: the oracle's (1e-9
+relative, 1e-12 absolute).
 
 Oracle 2: central finite differences on the joint manifold. For dof i,
 q± = q (+) (±eps e_i) with kd.integrate_pos (quaternions move on SO(3), in the

@@ -2,7 +2,7 @@
 
 Oracle: MuJoCo 4.0 on the same MJCF and qpos; only qpos is set, then exactly one
 stage runs on each side, so a stage that silently relies on fields another stage
-wrote would be caught. Tolerance: SPEC §2 (1e-9 relative, 1e-12 absolute).
+wrote would be caught. Tolerance: the oracle's (1e-9 relative, 1e-12 absolute).
 """
 
 from __future__ import annotations

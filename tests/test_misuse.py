@@ -4,8 +4,8 @@ Kernels are compiled without bounds checks, so a Data of another model, swapped 
 or a wrong array reaching a kernel would write out of bounds and kill the process. Every
 public function that takes a Model checks its arguments first (kinedyn.engine.checks).
 
-The lists of functions are built by introspecting ``kinedyn.__all__``, ``kinedyn.batch``,
-``kinedyn.trajectory`` and ``kinedyn.ik``: a new public function that takes ``m`` fails
+The lists of functions are built by introspecting ``kinedyn.__all__``, ``kinedyn.tools.batch``,
+``kinedyn.tools.trajectory`` and ``kinedyn.ik``: a new public function that takes ``m`` fails
 ``test_every_public_function_has_a_misuse_call`` until it gets a row in the tables below.
 The dangerous calls also run in a subprocess (before and after the first valid call binds
 the compiled entry points), where a crash shows up as an exit code instead of killing pytest.

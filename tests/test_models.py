@@ -2,7 +2,7 @@
 
 Oracle: MuJoCo on the same MJCF text (``oracle.load_pair``); model fields through the
 registry (``assert_model_fields``), then ``kd.forward`` vs ``mj_forward`` on random
-states (``assert_fields``), SPEC §2 tolerance.
+states (``assert_fields``), the oracle's tolerance (1e-9 relative, 1e-12 absolute).
 """
 
 from __future__ import annotations

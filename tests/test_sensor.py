@@ -421,7 +421,7 @@ def test_rollout_records_sensordata_as_mujoco_rollout():
     energy sensor would read each engine's own call history, see test_sensors_match...)."""
     from mujoco import rollout as mj_rollout
 
-    from kinedyn import batch
+    from kinedyn.tools import batch
 
     m, mjm, mjd = _pair(energy="disable")
     states = simulated_states(mjm, mjd, count=2, steps=20, qvel_scale=0.3)

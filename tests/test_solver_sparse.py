@@ -6,7 +6,7 @@ efc_aref and efc_b round differently from the dense path's mju_dot over all dofs
 forced onto the sparse path (a floating base with two legs, a connect between the feet, floor
 contacts and a leg-leg pair: patterns that drop the common ancestors of a contact's bodies and
 keep them for a connect) checks the patterns and those sums bit for bit, and the solution
-(Newton, noslip) at the SPEC bar.
+(Newton, noslip) at the oracle's bar.
 """
 
 from __future__ import annotations

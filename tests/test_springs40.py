@@ -3,7 +3,7 @@
 damping of joints and tendons, and the ``damping`` and ``armature`` actuators add to their targets.
 
 Oracle: MuJoCo 4.0 on the same MJCF (``oracle.load_pair``, constraints and contacts off), compared
-field by field at SPEC's tolerance: the compiled model (``jnt_stiffness`` and ``dof_damping`` from
+field by field at the oracle's tolerance: the compiled model (``jnt_stiffness`` and ``dof_damping`` from
 springdamper, the ``*poly`` arrays, ``jnt_actuatorid``, ``dof_invweight0`` and ``actuator_acc0``
 with the actuators' armature in M), ``forward`` (M, qfrc_spring, qfrc_damper, qacc, ...), the
 energy, ``cfrc_ext`` (spatial tendon forces), ``inverse`` (with the discrete-time qacc of the

@@ -5,7 +5,7 @@ Oracle: MuJoCo on the same MJCF text with constraints and contacts disabled
 (``oracle.load_pair``). Tendon fields are in the registry, so ``assert_model_fields``
 and ``assert_fields`` compare ``tendon_*``, ``wrap_*``, ``ten_length``, ``ten_J``
 (densified from MuJoCo's sparse storage) and ``ten_velocity`` with everything else.
-Tolerance: SPEC §2 (1e-9 relative, 1e-12 absolute) for single evaluations; 1e-6 for
+Tolerance: the oracle's (1e-9 relative, 1e-12 absolute) for single evaluations; 1e-6 for
 states after 500 steps, where round-off differences compound.
 
 Models: gymnasium's humanoid (two fixed tendons), ``tests/models/inheritrange.xml`` (a

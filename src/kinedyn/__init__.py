@@ -11,13 +11,12 @@ The package, bottom to top (imports only point down; ``tests/test_layout.py`` ch
 * ``viewer``    plots and animations; ``ik`` and ``tools``: built on the engine.
 * ``cli``       the ``kinedyn`` command.
 
-This module re-exports the public names, as ``mujoco`` does.
+This module re-exports the public names, as ``mujoco`` does. ``kd.trajectory`` and ``kd.batch``
+(imported on first use) are the modules ``kinedyn.tools.trajectory`` and ``kinedyn.tools.batch``
+themselves, the tools' one import path.
 """
 
 import importlib
-import importlib.abc
-import importlib.util
-import sys
 
 from kinedyn import compiler as compiler  # registers the MJCF compiler with Model.from_xml_*
 from kinedyn import models
@@ -79,7 +78,7 @@ from kinedyn.tools.inverse_actuation import inverse_actuation
 __version__ = "0.1.0"
 
 
-# Submodules and names imported on first use (``kd.ik``, ``from kinedyn import batch``, ``kd.Spec``):
+# Submodules and names imported on first use (``kd.ik``, ``kd.batch``, ``kd.Spec``):
 # most programs never solve IK, run batches or build models in code, and importing them costs
 # start-up time (IK's solvers; the batch kernels pull in Numba's parallel machinery; the model
 # builder's XML quoting pulls in urllib, http and ssl: 15-20 ms).
@@ -115,22 +114,3 @@ __all__ = [
     "batch", "differentiate_pos", "ik", "models", "trajectory", "integrate_pos", "jac", "jac_body",
     "jac_body_com", "jac_point", "jac_site", "ray",
 ]
-
-
-class _MovedModule(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``import kinedyn.batch`` and ``import kinedyn.trajectory`` keep working since the tools moved
-    to ``kinedyn.tools``: the old name is the same module object, imported on first use."""
-
-    MOVED = {"kinedyn.batch": "kinedyn.tools.batch", "kinedyn.trajectory": "kinedyn.tools.trajectory"}
-
-    def find_spec(self, name, path=None, target=None):
-        return importlib.util.spec_from_loader(name, self) if name in self.MOVED else None
-
-    def create_module(self, spec):
-        return importlib.import_module(self.MOVED[spec.name])
-
-    def exec_module(self, module):
-        pass  # already executed under its own name
-
-
-sys.meta_path.append(_MovedModule())

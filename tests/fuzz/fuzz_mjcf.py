@@ -16,7 +16,8 @@ per-case timeout and a memory limit; a case that times out, crashes the worker, 
 anything but ModelError, raises a ModelError that names an element but no line, or
 compiles into a Model with nan (or inf outside a range) is a failure. Failures are minimised
 (elements, then attributes, then lines removed while the failure stays the same) and
-written to ``tests/fuzz/corpus/`` (replayed by ``tests/test_fuzz.py``).
+written to ``tests/fuzz/corpus/`` (replayed by ``tests/test_fuzz.py``, where a new file's
+outcome, once fixed, is recorded in ``CORPUS_OUTCOME``).
 
 With MuJoCo installed, every input kinedyn compiles is also given to
 ``mujoco.MjModel.from_xml_string``; a model MuJoCo rejects and kinedyn accepts is

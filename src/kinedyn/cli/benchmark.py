@@ -403,7 +403,7 @@ class Subject:
 
     def _settle(self, nstep: int) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
         """``(time, qpos, qvel, act)`` after ``nstep`` steps from qpos0 at rest without control:
-        the state a contact model starts from (kinedyn's steps are MuJoCo's to ~1e-15)."""
+        the state a contact model starts from (on the floor models, MuJoCo's to the last bit)."""
         m, d = self.m, self.d
         kd.reset(m, d)
         for _ in range(nstep):

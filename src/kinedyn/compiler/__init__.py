@@ -6,8 +6,19 @@ Modules, in the order a model passes through them:
 * :mod:`.defaults` — ``<default>`` classes and ``class``/``childclass`` resolution.
 * :mod:`.frames` — orientation forms, ``fromto`` and frame composition.
 * :mod:`.inertial` — geom mass properties and principal axes.
-* :mod:`.actuators` — actuator shortcuts and parameter compilation.
-* :mod:`.build` — body tree -> flat arrays in MuJoCo's order.
+* :mod:`.mesh`, :mod:`.hfield` — mesh and height-field assets.
+* :mod:`.build` — the :class:`~.build.Compiler`: the order of work, and the arrays of every
+  part gathered into the Model. Each part is a mixin in its own module:
+
+  * :mod:`.options` — ``<compiler>`` settings and ``<option>`` (the model's Option);
+  * :mod:`.tree` — the body tree read from ``<worldbody>``, numbered depth first; the layout
+    arrays (bodies, joints, dofs, qpos0, the sparsity of M);
+  * :mod:`.elements` — each body's inertia, geoms, joints, sites, cameras and lights;
+  * :mod:`.tendons`, :mod:`.equalities` — ``<tendon>`` and ``<equality>``;
+  * :mod:`.actuators` — actuator shortcuts and parameter compilation, ``<actuator>``;
+  * :mod:`.keyframes` — ``<keyframe>`` and ``<size nkey>``;
+
+  with :mod:`.contacts` (the contact model and its sizes) and :mod:`.sensors`.
 
 After the arrays are built, ``kinedyn.engine.setconst.set_const(model)`` computes the
 quantities that need the kinematics at qpos0

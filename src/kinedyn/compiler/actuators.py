@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import math
 
-from kinedyn.engine.types import NBIAS, NDYN, NGAIN, BiasType, DynType, GainType, JointType, TrnType
-from kinedyn.xml.mjcf import Node
+import numpy as np
+
+from kinedyn.compiler import defaults as dflt
+from kinedyn.engine.types import NBIAS, NDYN, NGAIN, NPOLY, BiasType, DynType, GainType, JointType, TrnType
+from kinedyn.xml.mjcf import ACTUATOR_TAGS, Node, typed_attrs
 
 LIMITED = {"false": 0, "true": 1, "auto": 2}
 # kinedyn's bound on actdim (MuJoCo's is memory): the activation arrays are allocated up front
@@ -410,3 +413,94 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
     out["trnid"] = target_id
     out["trnid2"] = target_id2
     return out
+
+
+class ActuatorsMixin:
+    """The Compiler's ``<actuator>`` reader and arrays (see :class:`kinedyn.compiler.build.Compiler`)."""
+
+    def _actuators(self, section: Node) -> None:
+        if section.attrib:
+            raise section.error("Schema violation: unrecognized attribute", next(iter(section.attrib)))
+        joint_ids = {j.attrs["name"]: j.id for j in self.joints if j.attrs.get("name")}
+        tendon_ids = {t["name"]: i for i, t in enumerate(self.tendons) if t["name"]}
+        site_ids = {s.attrs["name"]: s.id for s in self.sites if s.attrs.get("name")}
+        body_ids = {b.name: b.id for b in self.bodies if b.id and b.name}
+        body_ids.setdefault("world", 0)
+        for node in section.children:
+            tag = node.tag
+            if tag in ("orientation", "pid", "dcmotor"):
+                self._report(f"<{tag}> actuators are not simulated (left out of the model)", node)
+                continue
+            if tag == "plugin":
+                raise node.error("actuator plugins are not supported")
+            if tag not in ACTUATOR_TAGS:
+                raise node.error("Schema violation: unrecognized element")
+            if node.children:
+                raise node.children[0].error("Schema violation: unrecognized element")
+            attrs = typed_attrs(node)
+            cls = self.classes["main"]
+            if "class" in attrs:
+                cls = dflt.lookup(self.classes, node, "class", attrs["class"])
+            spec = expand(tag, attrs, node, cls.actuators, self._report)
+            self.actuators.append(compile_actuator(spec, node, self.autolimits, self.joints, joint_ids,
+                                                       self.tendons, tendon_ids, site_ids, body_ids,
+                                                       self._report))
+            self.actuator_nodes.append(node)
+            self.actuator_names.append(attrs.get("name", ""))
+        # names are unique across all <actuator> sections
+        seen = set()
+        for name, node in zip(self.actuator_names, self.actuator_nodes, strict=True):
+            if name and name in seen:
+                raise node.error(f"repeated name '{name}' in actuator", "name")
+            seen.add(name)
+
+    def _actuator_arrays(self, arr: dict, sizes: dict) -> dict[str, int]:
+        """The actuator_* arrays, and the joint's and tendon's actuator ids, into ``arr`` (after
+        the tree's and the tendons': njnt, ntendon); their sizes."""
+        nu, njnt, ntendon = len(self.actuators), sizes["njnt"], sizes["ntendon"]
+        # actuators
+        acts = self.actuators
+        actadr, adr = [], 0
+        for a in acts:
+            actadr.append(adr if a["actdim"] else -1)
+            adr += a["actdim"]
+
+        def acol(key, width=None, dtype=float):
+            v = np.array([a[key] for a in acts], dtype=dtype)
+            return v.reshape(nu, width) if width else v.reshape(nu)
+
+        arr["actuator_trntype"] = acol("trntype", dtype=np.int32)
+        arr["actuator_dyntype"] = acol("dyntype", dtype=np.int32)
+        arr["actuator_gaintype"] = acol("gaintype", dtype=np.int32)
+        arr["actuator_biastype"] = acol("biastype", dtype=np.int32)
+        arr["actuator_trnid"] = np.array([[a["trnid"], a["trnid2"]] for a in acts],
+                                         dtype=np.int32).reshape(nu, 2)
+        arr["actuator_actadr"] = np.array(actadr, dtype=np.int32)
+        arr["actuator_actnum"] = acol("actdim", dtype=np.int32)
+        arr["actuator_group"] = acol("group", dtype=np.int32)
+        for key in ("ctrllimited", "forcelimited", "actlimited", "actearly"):
+            arr[f"actuator_{key}"] = acol(key, dtype=np.uint8)
+        arr["actuator_dynprm"] = acol("dynprm", 10)
+        arr["actuator_gainprm"] = acol("gainprm", 10)
+        arr["actuator_biasprm"] = acol("biasprm", 10)
+        arr["actuator_ctrlrange"] = acol("ctrlrange", 2)
+        arr["actuator_forcerange"] = acol("forcerange", 2)
+        arr["actuator_actrange"] = acol("actrange", 2)
+        arr["actuator_gear"] = acol("gear", 6)
+        arr["actuator_cranklength"] = acol("cranklength")
+        arr["actuator_damping"] = acol("damping")
+        arr["actuator_dampingpoly"] = acol("dampingpoly", NPOLY)
+        arr["actuator_armature"] = acol("armature")
+        # the joint or tendon each actuator's damping and armature go to (mj_actuatorDamping reads
+        # them there): the actuator's id, or -2 when several actuators add to the same target
+        arr["jnt_actuatorid"] = np.full(njnt, -1, dtype=np.int32)
+        arr["tendon_actuatorid"] = np.full(ntendon, -1, dtype=np.int32)
+        for i, a in enumerate(acts):
+            if not (a["damping"] or any(a["dampingpoly"]) or a["armature"]):
+                continue
+            target = arr["tendon_actuatorid"] if a["trntype"] == TrnType.TENDON else arr["jnt_actuatorid"]
+            target[a["trnid"]] = i if target[a["trnid"]] == -1 else -2
+        arr["actuator_acc0"] = np.zeros(nu)
+        arr["actuator_length0"] = np.zeros(nu)
+        arr["actuator_lengthrange"] = acol("lengthrange", 2)
+        return dict(nu=nu, na=sum(a["actdim"] for a in self.actuators))

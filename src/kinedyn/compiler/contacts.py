@@ -32,15 +32,14 @@ from kinedyn.engine.collision_driver import (
     max_contacts,
     uses_convex_collider,
 )
-from kinedyn.engine.collision_gjk import convex_work_size
+from kinedyn.engine.collision_gjk_common import convex_work_size
 from kinedyn.engine.types import DisableBit, GeomType
 from kinedyn.errors import ModelError
 from kinedyn.xml.mjcf import Node, parse_ints, typed_attrs
 
-SOLREF = [0.02, 1.0]
-SOLIMP = [0.9, 0.95, 0.001, 0.5, 2.0]
+SOLREF, SOLIMP = dflt.SOLREF, dflt.SOLIMP  # mj_defaultSolRefImp
 
-# mjs_defaultGeom's contact attributes (merged into the geom defaults of build.py)
+# mjs_defaultGeom's contact attributes (merged into the geom defaults of tree.py)
 GEOM_CONTACT_DEFAULTS = dict(priority=0, solmix=1.0, solref=SOLREF, solimp=SOLIMP, margin=0.0, gap=0.0,
                              adhesion=0.0, surfacevel=[0.0] * 6)
 

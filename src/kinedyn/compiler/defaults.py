@@ -28,6 +28,10 @@ from kinedyn.xml.mjcf import ACTUATOR_TAGS, SCHEMA, Node, typed_attrs
 from kinedyn.xml.sections import SCHEMA as SECTION_SCHEMA
 from kinedyn.xml.sections import check_attributes, check_material_layers
 
+# mj_defaultSolRefImp: the solref and solimp of every constraint that does not set them
+SOLREF = [0.02, 1.0]
+SOLIMP = [0.9, 0.95, 0.001, 0.5, 2.0]
+
 # <default><material>: checked as MuJoCo checks it (the asset's attributes but name and class, layers);
 # only its rgba is kept (its alpha hides geoms from rays, engine.ray)
 _DEFAULT_MATERIAL = {k: v for k, v in SECTION_SCHEMA["material"].items() if k not in ("name", "class")}

@@ -22,8 +22,10 @@ module                 what                                                    M
 ``collision_driver``   the collision stage: filters, order, contact params    engine_collision_driver.c
 ``collision_primitive``  plane, sphere, capsule, cylinder colliders            engine_collision_primitive.c
 ``collision_box``      sphere-box, capsule-box, box-box colliders              engine_collision_box.c
-``collision_convex``   support functions, plane-convex, the convex collider    engine_collision_convex.c
-``collision_gjk``      GJK, EPA and multi-contact (MuJoCo's native CCD)        engine_collision_gjk.c
+``collision_convex``   plane-convex, the convex collider                       engine_collision_convex.c
+``collision_gjk``      ccd: MuJoCo's native CCD, running its parts:            engine_collision_gjk.c
+``collision_gjk_*``    _common (layout), _support (support functions),         engine_collision_gjk.c,
+                       _distance (GJK), _epa, _multicontact                    engine_collision_convex.c
 ``constraint``         constraint rows, impedance, reference acceleration      engine_core_constraint.c
 ``island``             constraint islands for the dual solvers                 engine_island.c
 ``solver``             warmstart, Newton and CG (per island)                   engine_solver.c

@@ -26,31 +26,30 @@ import math
 import numpy as np
 
 from kinedyn._jit import kernel
-from kinedyn.engine.collision_gjk import (
+from kinedyn.engine.collision_gjk import ccd
+from kinedyn.engine.collision_gjk_common import (
     I_OBI,
     MAXCONPAIR,
     MC_NMAX,
     MINVAL2,
+    OBF_MARGIN,
+    OBF_MAT,
+    OBF_SIZE0,
+    OBI_GEOM,
+    OBI_SUPPORT,
+    OBI_TYPE,
+    OBI_VERTEX,
     W_DIST,
     W_X1,
     W_X2,
-    ccd,
     convex_work_size,
-    diagonal_area,
-    init_mesh_object,
     mc_size,
-    mesh_object_width,
 )
+from kinedyn.engine.collision_gjk_multicontact import diagonal_area
+from kinedyn.engine.collision_gjk_support import init_mesh_object, mesh_object_width
 from kinedyn.engine.collision_primitive import write_contact, z_axis
+from kinedyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH
 from kinedyn.engine.util_spatial import normalized3
-
-GEOM_SPHERE = 2
-GEOM_CAPSULE = 3
-GEOM_ELLIPSOID = 4
-GEOM_CYLINDER = 5
-GEOM_BOX = 6
-GEOM_MESH = 7
-
 
 __all__ = ["collide_convex", "collide_plane_convex", "collide_plane_mesh", "convex_work_size", "max_contacts"]
 
@@ -60,15 +59,15 @@ def _init_obj(obf, obi, k, geom_type, xpos, xmat, size, g, margin):
     """mjc_initCCDObj for a geom (a mesh's hull vertices are added by _init_mesh)."""
     for q in range(3):
         obf[k, q] = xpos[g, q]
-        obf[k, 12 + q] = size[g, q]
+        obf[k, OBF_SIZE0 + q] = size[g, q]
     for a in range(3):
         for b in range(3):
-            obf[k, 3 + 3 * a + b] = xmat[g, a, b]
-    obf[k, 15] = margin
-    obi[k, 0] = geom_type[g]
-    obi[k, 1] = geom_type[g]
-    obi[k, 2] = -1
-    obi[k, 3] = g
+            obf[k, OBF_MAT + 3 * a + b] = xmat[g, a, b]
+    obf[k, OBF_MARGIN] = margin
+    obi[k, OBI_TYPE] = geom_type[g]
+    obi[k, OBI_SUPPORT] = geom_type[g]
+    obi[k, OBI_VERTEX] = -1
+    obi[k, OBI_GEOM] = g
 
 
 @kernel
@@ -136,7 +135,7 @@ def collide_convex(geom_type, xpos, xmat, size, g1, g2, margin, ccd_tolerance, c
         init_mesh_object(obf, 0, g1, mesh)
     if geom_type[g2] == GEOM_MESH:
         init_mesh_object(obf, 1, g2, mesh)
-    maxcon = max_contacts(obi[0, 0], obi[1, 0], margin, multiccd)
+    maxcon = max_contacts(obi[0, OBI_TYPE], obi[1, OBI_TYPE], margin, multiccd)
     x1 = work[W_X1:W_X1 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
     x2 = work[W_X2:W_X2 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
     wdist = work[W_DIST:W_DIST + MAXCONPAIR]

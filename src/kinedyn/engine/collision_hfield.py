@@ -29,26 +29,38 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import kernel
-from kinedyn.engine.collision_gjk import (
+from kinedyn.engine.collision_gjk import ccd
+from kinedyn.engine.collision_gjk_common import (
     I_OBI,
     MAXCONPAIR,
     MC_NMAX,
-    SUPPORT_PRISM,
+    OBF_MARGIN,
+    OBF_MAT,
+    OBF_SIZE0,
+    OBF_VERTS,
+    OBI_GEOM,
+    OBI_SUPPORT,
+    OBI_TYPE,
+    OBI_VERTEX,
+    PRISM_VERT_FLOATS,
     W_DIST,
     W_X1,
     W_X2,
-    ccd,
-    init_mesh_object,
     mc_size,
+)
+from kinedyn.engine.collision_gjk_support import (
+    SUPPORT_PRISM,
+    init_mesh_object,
     mesh_object_width,
     support_point,
 )
 from kinedyn.engine.collision_primitive import write_contact
+from kinedyn.engine.types import GEOM_HFIELD, GEOM_MESH
 from kinedyn.engine.util_spatial import normalized3
 
-GEOM_HFIELD = 1
-GEOM_MESH = 7
-PRISM_FLOATS = 16 + 18  # an object description holding a prism's 6 vertices
+PRISM_FLOATS = OBF_VERTS + 6 * PRISM_VERT_FLOATS  # an object description holding a prism's 6 vertices
+# where the prism's vertices start in its obf row: 0-2 the bottom triangle, 3-5 the top one
+_V0, _V1, _V2, _V3, _V4, _V5 = (OBF_VERTS + PRISM_VERT_FLOATS * i for i in range(6))
 
 __all__ = ["PRISM_FLOATS", "collide_hfield"]
 
@@ -58,18 +70,18 @@ def _add_prism_vert(obf, data, adr, ncol, r, c, i, dx, dy, s0, s1, s2):
     """addPrismVert: shift the prism's vertices by one (0 <- 1 <- 2 bottom, 3 <- 4 <- 5 top) and
     put grid point (r + 1 - i, c) last (bottom z stays)."""
     for q in range(3):
-        obf[0, 16 + q] = obf[0, 19 + q]
-        obf[0, 19 + q] = obf[0, 22 + q]
-        obf[0, 25 + q] = obf[0, 28 + q]
-        obf[0, 28 + q] = obf[0, 31 + q]
+        obf[0, _V0 + q] = obf[0, _V1 + q]
+        obf[0, _V1 + q] = obf[0, _V2 + q]
+        obf[0, _V3 + q] = obf[0, _V4 + q]
+        obf[0, _V4 + q] = obf[0, _V5 + q]
     dr = 1 - i
     x = dx * c - s0
     y = dy * (r + dr) - s1
-    obf[0, 22] = x
-    obf[0, 23] = y
-    obf[0, 31] = x
-    obf[0, 32] = y
-    obf[0, 33] = data[adr + (r + dr) * ncol + c] * s2
+    obf[0, _V2] = x
+    obf[0, _V2 + 1] = y
+    obf[0, _V5] = x
+    obf[0, _V5 + 1] = y
+    obf[0, _V5 + 2] = data[adr + (r + dr) * ncol + c] * s2
 
 
 @kernel
@@ -123,21 +135,21 @@ def collide_hfield(geom_type, xpos, xmat, size, rbound, g1, g2, margin, ccd_tole
     for q in range(width):
         obf[0, q] = 0.0
         obf[1, q] = 0.0
-    obi[0, 0] = GEOM_HFIELD
-    obi[0, 1] = SUPPORT_PRISM
-    obi[0, 2] = -1
-    obi[0, 3] = g1
-    obi[1, 0] = t2
-    obi[1, 1] = t2
-    obi[1, 2] = -1
-    obi[1, 3] = g2
+    obi[0, OBI_TYPE] = GEOM_HFIELD
+    obi[0, OBI_SUPPORT] = SUPPORT_PRISM
+    obi[0, OBI_VERTEX] = -1
+    obi[0, OBI_GEOM] = g1
+    obi[1, OBI_TYPE] = t2
+    obi[1, OBI_SUPPORT] = t2
+    obi[1, OBI_VERTEX] = -1
+    obi[1, OBI_GEOM] = g2
     obf[1, 0] = lp0
     obf[1, 1] = lp1
     obf[1, 2] = lp2
     for a in range(3):
         for b in range(3):  # mji_mulMatTMat3: mat1^T mat2
-            obf[1, 3 + 3 * a + b] = m1[0, a] * m2[0, b] + m1[1, a] * m2[1, b] + m1[2, a] * m2[2, b]
-        obf[1, 12 + a] = size[g2, a]
+            obf[1, OBF_MAT + 3 * a + b] = m1[0, a] * m2[0, b] + m1[1, a] * m2[1, b] + m1[2, a] * m2[2, b]
+        obf[1, OBF_SIZE0 + a] = size[g2, a]
     if t2 == GEOM_MESH:
         init_mesh_object(obf, 1, g2, mesh)
 
@@ -171,13 +183,13 @@ def collide_hfield(geom_type, xpos, xmat, size, rbound, g1, g2, margin, ccd_tole
 
     # both objects carry the margin, as in mjc_Convex (MuJoCo 4.0: a GJK distance query, then the
     # contact distance is margin + the inflated shapes' signed distance)
-    obf[0, 15] = margin
-    obf[1, 15] = margin
+    obf[0, OBF_MARGIN] = margin
+    obf[1, OBF_MARGIN] = margin
     dx = (2.0 * s0) / (ncol - 1)
     dy = (2.0 * s1) / (nrow - 1)
-    obf[0, 18] = -s3
-    obf[0, 21] = -s3
-    obf[0, 24] = -s3
+    obf[0, _V0 + 2] = -s3
+    obf[0, _V1 + 2] = -s3
+    obf[0, _V2 + 2] = -s3
 
     x1 = work[W_X1:W_X1 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
     x2 = work[W_X2:W_X2 + 3 * MAXCONPAIR].reshape((MAXCONPAIR, 3))
@@ -189,13 +201,14 @@ def collide_hfield(geom_type, xpos, xmat, size, rbound, g1, g2, margin, ccd_tole
         for c in range(cmin + 1, cmax + 1):
             for i in range(2):
                 _add_prism_vert(obf, hdata, adr, ncol, r, c, i, dx, dy, s0, s1, s2)
-                if obf[0, 27] + margin < zmin and obf[0, 30] + margin < zmin and obf[0, 33] + margin < zmin:
+                if (obf[0, _V3 + 2] + margin < zmin and obf[0, _V4 + 2] + margin < zmin
+                        and obf[0, _V5 + 2] + margin < zmin):
                     continue  # the prism's top is below the geom by more than the margin
                 # the prism's centre starts the search (mjc_center: the mean of its vertices)
                 for q in range(3):
                     acc = 0.0
                     for k in range(6):
-                        acc += obf[0, 16 + 3 * k + q]
+                        acc += obf[0, OBF_VERTS + PRISM_VERT_FLOATS * k + q]
                     obf[0, q] = acc * (1.0 / 6.0)
                 dmin, nx = ccd(obf, obi, ccd_tolerance, ccd_iterations, 1, x1, x2, wdist, work, iwork,
                                mc, mci, nm, mesh)

@@ -19,7 +19,7 @@ from kinedyn.engine.handles import make_handle
 from kinedyn.engine.model import Model
 
 # fields with one entry per constraint row or per contact: Data shows their first nefc rows or
-# ncon contacts (SPEC §2), the kernels write the whole buffer
+# ncon contacts (MuJoCo's d.efc_* and d.contact sizes), the kernels write the whole buffer
 _COUNT_OF = {"nefcmax": 3, "nconmax": 4}  # which entry of efc_counts is live
 ROW_FIELDS = tuple(spec.name for spec in DATA_FIELDS
                    if spec.shape[:1] in (("nefcmax",), ("nconmax",)) and spec.stage != "scratch")

@@ -205,10 +205,6 @@ def _com_vel_bias(
     _rne_backward(body_parentid, dof_bodyid, cdof, cfrc_body, qfrc_bias)
 
 
-
-
-
-
 @handle_entry
 def com_vel_entry(m, d):
     _com_vel(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_jntid, m.jnt_type,
@@ -241,12 +237,6 @@ def bias_forces_entry(m, d):
     com_vel_bias_entry(m, d)
 
 
-
-
-
-
-
-
 _RNE = FastEntry(rne_entry)
 _COM_VEL = FastEntry(com_vel_entry)
 _BIAS_FORCES = FastEntry(bias_forces_entry)
@@ -259,8 +249,6 @@ def com_vel(m, d) -> None:
     """
     check_model_data(m, d, "com_vel")
     _COM_VEL.call(m._handle, d._handle)
-
-
 
 
 def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | None = None) -> np.ndarray:
