@@ -2,6 +2,7 @@
 
     python -m bench.startup [--model humanoid|biped|PATH] [--warm 3] [--serial] [--rollout]
     python -m bench.startup --edit engine/collision_box.py [--model humanoid]
+    python -m bench.startup --scaling pendulum arm7 biped humanoid ... [--plot PATH]
     python -m bench.startup --profile [--job forward|demo] [--top 40]
 
 Runs ``python -c <probe>`` in new subprocesses with ``NUMBA_CACHE_DIR`` set to a new
@@ -21,6 +22,11 @@ Numba's compiler initialisation ran on the way (it must on a cold start; a warm 
 ``--edit FILE`` measures what an edit costs: in a copy of the package, a cold run fills a
 cache, a comment is added at the end of ``FILE`` (relative to the package), and the run is
 repeated on that cache; it prints both rows (the second is the cost of the edit).
+
+``--scaling MODEL ...`` runs each model cold on its own empty cache, compiling in one process
+(``KINEDYN_PARALLEL_COMPILE=0``), and prints the functions compiled against the CPU time: with
+every function compiled once, the cold start grows linearly with the number of functions a
+model needs. ``--plot PATH`` draws it.
 
 ``--profile`` runs one cold job (``forward`` as above, or ``demo``: ``kinedyn demo``
 with its plots and GIF) under Numba's compile events and prints, per jitted function,
@@ -172,6 +178,40 @@ def profile(job: str, top: int) -> None:
         print("compiled for several signatures: " + ", ".join(f"{n} ({r['signatures']})" for n, r in several))
 
 
+def _scaling(models: list[str], plot: str | None) -> None:
+    """Cold CPU time against the number of functions compiled, one model per run."""
+    os.environ["KINEDYN_PARALLEL_COMPILE"] = "0"
+    points = []
+    print(f"{'model':<16}{'compiled':>10}{'cpu s':>10}{'s per function':>16}")
+    for name in models:
+        path = model_path(name)
+        with tempfile.TemporaryDirectory(prefix="kinedyn-numba-cache-") as cache_dir:
+            split, _ = run(path, cache_dir)
+        if path != name:
+            os.unlink(path)
+        points.append((name, split["compiled"], split["cpu"]))
+        per = split["cpu"] / max(split["compiled"], 1)
+        print(f"{name:<16}{split['compiled']:10.0f}{split['cpu']:10.1f}{per:16.3f}", flush=True)
+    if plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        ax.plot([p[1] for p in points], [p[2] for p in points], "o")
+        for name, n, cpu in points:
+            ax.annotate(name, (n, cpu), textcoords="offset points", xytext=(4, -10), fontsize=8)
+        ax.set_xlabel("functions compiled (units and the kernels in them)")
+        ax.set_ylabel("cold start, CPU s (one process)")
+        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(plot, dpi=120)
+        print(f"wrote {plot}")
+
+
 def _row(label: str, split: dict, wall: float, keys) -> None:
     print(f"{label:<8}" + "".join(f"{split[k]:15.3f}" for k in keys) + f"{wall:14.3f}", flush=True)
 
@@ -202,12 +242,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rollout", action="store_true", help="time the first kd.batch.rollout too")
     parser.add_argument("--edit", metavar="FILE",
                         help="the cost of a comment added to FILE (relative to the package)")
+    parser.add_argument("--scaling", nargs="+", metavar="MODEL", help="cold CPU against functions compiled")
+    parser.add_argument("--plot", metavar="PATH", help="with --scaling: draw it into PATH")
     parser.add_argument("--serial", action="store_true",
                         help="compile in this process only (KINEDYN_PARALLEL_COMPILE=0), for comparison")
     args = parser.parse_args(argv)
 
     if args.profile:
         profile(args.job, args.top)
+        return 0
+    if args.scaling:
+        _scaling(args.scaling, args.plot)
         return 0
     path = model_path(args.model)
     keys = ("import numba", "import kinedyn", "numba init", "model", "data", "first forward",

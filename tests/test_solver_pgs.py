@@ -24,7 +24,8 @@ from oracle import (
 )
 
 import kinedyn as kd
-from kinedyn.engine.solver_pgs import _chol_factor, _chol_solve, pcg32_next, solve_noslip, solve_pgs
+from kinedyn.engine.solver_pgs import _chol_solve, pcg32_next, solve_noslip, solve_pgs
+from kinedyn.engine.util_solve import chol_factor
 
 pytestmark = pytest.mark.filterwarnings("ignore::kinedyn.errors.UnsimulatedFeatureWarning")
 
@@ -560,7 +561,7 @@ def test_qcqp_cholesky_solve_is_mujocos():
         theirs_l = a.copy()
         mujoco.mju_cholFactor(theirs_l, 1e-10)
         ours_l = a.copy()
-        assert _chol_factor(ours_l, n, 1e-10) == n
+        assert chol_factor(ours_l, n, 1e-10) == n
         np.testing.assert_array_equal(np.tril(ours_l), np.tril(theirs_l))
         b = rng.normal(size=n)
         theirs = np.zeros(n)

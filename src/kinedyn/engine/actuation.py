@@ -37,6 +37,7 @@ from kinedyn.engine.types import (
     BIAS_MUSCLE,
     BIAS_USER,
     CONE_ELLIPTIC,
+    COUNT_NCON,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
     DYN_FILTER,
@@ -657,7 +658,7 @@ def _body_transmission(m, d, i):
     for v in range(nv):
         excluded[v] = 0.0
     count = 0
-    for c in range(d.efc_counts[4]):
+    for c in range(d.efc_counts[COUNT_NCON]):
         b0 = m.geom_bodyid[d.contact_geom[c, 0]]
         b1 = m.geom_bodyid[d.contact_geom[c, 1]]
         if b0 != body and b1 != body:

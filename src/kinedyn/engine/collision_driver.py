@@ -62,6 +62,8 @@ from kinedyn.engine.collision_primitive import (
 )
 from kinedyn.engine.types import (
     CONE_ELLIPTIC,
+    COUNT_DROPPED,
+    COUNT_NCON,
     DSBL_CONSTRAINT,
     DSBL_CONTACT,
     DSBL_FILTERPARENT,
@@ -124,10 +126,6 @@ def uses_convex_collider(type1: int, type2: int) -> bool:
     return t1 != GEOM_PLANE and (t1, t2) != (GEOM_SPHERE, GEOM_CYLINDER)
 
 
-# entries of d.efc_counts this stage writes: the live contact count, and how many geom pairs
-# found no room in the contact arrays in the last collision (MuJoCo's mjWARN_CONTACTFULL)
-COUNT_NCON = 4
-COUNT_DROPPED = 5
 
 
 # ---- per-pair bounds and margins ------------------------------------------------------------------

@@ -40,6 +40,11 @@ from kinedyn.engine.types import (
     CNSTR_LIMIT_JOINT,
     CNSTR_LIMIT_TENDON,
     CONE_PYRAMIDAL,
+    COUNT_DROPPED,
+    COUNT_NCON,
+    COUNT_NE,
+    COUNT_NEFC,
+    COUNT_NF,
     DSBL_CONSTRAINT,
     DSBL_CONTACT,
     DSBL_EQUALITY,
@@ -225,7 +230,7 @@ def _instantiate_equality(m, d):
     for i in range(m.neq):
         if not d.eq_active[i]:
             continue
-        n = d.efc_counts[3]
+        n = d.efc_counts[COUNT_NEFC]
         etype = m.eq_type[i]
         if etype == EQ_CONNECT or etype == EQ_WELD:
             p1x, p1y, p1z, p2x, p2y, p2z, b1, b2 = equality_anchors(m, d, i)
@@ -292,14 +297,14 @@ def _instantiate_friction(m, d):
     for i in range(nv):
         if m.dof_frictionloss[i] == 0.0:
             continue
-        n = d.efc_counts[3]
+        n = d.efc_counts[COUNT_NEFC]
         for v in range(nv):
             J[n, v] = 0.0
         J[n, i] = 1.0
         _add_rows(d, 1, CNSTR_FRICTION_DOF, i, 0.0, 0.0, 0.0, 0.0, m.dof_frictionloss[i], True)
     for i in range(m.ntendon):
         if m.tendon_frictionloss[i] > 0.0:
-            n = d.efc_counts[3]
+            n = d.efc_counts[COUNT_NEFC]
             for v in range(nv):
                 J[n, v] = d.ten_J[i, v]
             _add_rows(d, 1, CNSTR_FRICTION_TENDON, i, 0.0, 0.0, 0.0, 0.0, m.tendon_frictionloss[i], True)
@@ -321,7 +326,7 @@ def _instantiate_limit(m, d):
             for side in (-1, 1):
                 dist = side * (m.jnt_range[i, (side + 1) // 2] - value)
                 if dist < margin:
-                    n = d.efc_counts[3]
+                    n = d.efc_counts[COUNT_NEFC]
                     for v in range(nv):
                         J[n, v] = 0.0
                     J[n, m.jnt_dofadr[i]] = -float(side)
@@ -339,7 +344,7 @@ def _instantiate_limit(m, d):
             ax, ay, az, angle = _quat_axis_angle(qw, qx, qy, qz)
             dist = max(m.jnt_range[i, 0], m.jnt_range[i, 1]) - angle
             if dist < margin:
-                n = d.efc_counts[3]
+                n = d.efc_counts[COUNT_NEFC]
                 for v in range(nv):
                     J[n, v] = 0.0
                 dof = m.jnt_dofadr[i]
@@ -355,7 +360,7 @@ def _instantiate_limit(m, d):
         for side in (-1, 1):
             dist = side * (m.tendon_range[i, (side + 1) // 2] - value)
             if dist < margin:
-                n = d.efc_counts[3]
+                n = d.efc_counts[COUNT_NEFC]
                 for v in range(nv):
                     J[n, v] = -side * d.ten_J[i, v]
                 _add_rows(d, 1, CNSTR_LIMIT_TENDON, i, dist, 0.0, 0.0, margin, 0.0, True)
@@ -369,7 +374,7 @@ def _instantiate_contact(m, d):
     Jp(b0)) at the contact point, with F (Jr(b1) - Jr(b0)) (spin, rolling) for condim > 3:
     condim 1 gives one frictionless row; a pyramidal cone gives the edge pairs
     J_n +- friction_k J_k; an elliptic cone the condim rows as they are."""
-    ncon = d.efc_counts[4]
+    ncon = d.efc_counts[COUNT_NCON]
     nv = m.nv
     if ncon == 0 or nv == 0:
         return
@@ -380,10 +385,10 @@ def _instantiate_contact(m, d):
         if d.contact_exclude[i]:
             continue
         dim = d.contact_dim[i]
-        n = d.efc_counts[3]
+        n = d.efc_counts[COUNT_NEFC]
         rows = 1 if dim == 1 else (2 * (dim - 1) if pyramid else dim)
         if n + rows > J.shape[0]:
-            d.efc_counts[5] += 1  # no room for the contact's rows: dropped, with a warning
+            d.efc_counts[COUNT_DROPPED] += 1  # no room for the contact's rows: dropped, with a warning
             continue
         d.contact_efc_address[i] = n
         b0 = m.geom_bodyid[d.contact_geom[i, 0]]
@@ -431,7 +436,7 @@ def _contact_rows(d, n, size, ctype, cid, dist, margin, every_row):
         d.efc_frictionloss[r] = 0.0
         d.efc_type[r] = ctype
         d.efc_id[r] = cid
-    d.efc_counts[3] = n + size
+    d.efc_counts[COUNT_NEFC] = n + size
 
 
 @kernel
@@ -640,7 +645,7 @@ def _make_impedance(m, d, nefc):
     # frictional contacts: friction rows get R / impratio, and contact.mu is the friction of the
     # cone made circular; pyramid edges all share 2 mu^2 R (mj_makeImpedance's second pass)
     impratio = max(MINVAL, m.opt_real[OPT_IMPRATIO])
-    i = d.efc_counts[0] + d.efc_counts[1]
+    i = d.efc_counts[COUNT_NE] + d.efc_counts[COUNT_NF]
     while i < nefc:
         t = d.efc_type[i]
         if t == CNSTR_CONTACT_PYRAMIDAL or t == CNSTR_CONTACT_ELLIPTIC:
@@ -883,7 +888,7 @@ def _jac_dot_point(m, d, jdv, row, px, py, pz, body, rot):
 @kernel
 def _subtract_jdotv(m, d):
     """aref -= J̇ qvel on the rows of connect and weld constraints (mj_Jdotv)."""
-    ne = d.efc_counts[0]
+    ne = d.efc_counts[COUNT_NE]
     jdv = d.scratch_vec  # rows 0 and 1: the two anchor points
     aref = d.efc_aref
     row = 0
@@ -948,13 +953,13 @@ def _deriv_quat(qw, qx, qy, qz, v0, v1, v2):
 @kernel
 def reference_constraint_kernel(m, d):
     """efc_vel = J qvel and efc_aref = -B vel - K d (pos - margin) - J̇ qvel (mj_referenceConstraint)."""
-    nefc = d.efc_counts[3]
+    nefc = d.efc_counts[COUNT_NEFC]
     K = d.efc_KBIP
     mul_j_rows(d, d.efc_vel, d.qvel, nefc, is_sparse(m))
     for i in range(nefc):
         d.efc_aref[i] = -K[i, 1] * d.efc_vel[i] - K[i, 0] * K[i, 2] * (d.efc_pos[i] - d.efc_margin[i])
     _adhesion_reference(m, d)
-    if d.efc_counts[0] > 0:
+    if d.efc_counts[COUNT_NE] > 0:
         _subtract_jdotv(m, d)
 
 
@@ -963,7 +968,7 @@ def _adhesion_reference(m, d):
     """Adhesive contacts: aref += R adhesion on the normal row, or spread evenly over the
     pyramid's edges (mj_adhesionRef), so compression does not depend on the adhesion."""
     pyramid = m.opt_flags[OPT_CONE] == CONE_PYRAMIDAL
-    for i in range(d.efc_counts[4]):
+    for i in range(d.efc_counts[COUNT_NCON]):
         adhesion = d.contact_adhesion[i]
         adr = d.contact_efc_address[i]
         if adhesion == 0.0 or adr < 0:

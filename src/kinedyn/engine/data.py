@@ -17,6 +17,7 @@ from kinedyn.engine.checks import assign_field, check_model_data, real_number
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import make_handle
 from kinedyn.engine.model import Model
+from kinedyn.engine.types import COUNT_NCON, COUNT_NE, COUNT_NEFC, COUNT_NF, COUNT_NL
 
 # fields with one entry per constraint row or per contact: Data shows their first nefc rows or
 # ncon contacts (MuJoCo's d.efc_* and d.contact sizes), the kernels write the whole buffer
@@ -103,27 +104,27 @@ class Data:
     @property
     def ne(self) -> int:
         """Number of equality constraint rows."""
-        return int(self.efc_counts[0])
+        return int(self.efc_counts[COUNT_NE])
 
     @property
     def nf(self) -> int:
         """Number of friction-loss rows."""
-        return int(self.efc_counts[1])
+        return int(self.efc_counts[COUNT_NF])
 
     @property
     def nl(self) -> int:
         """Number of limit rows."""
-        return int(self.efc_counts[2])
+        return int(self.efc_counts[COUNT_NL])
 
     @property
     def nefc(self) -> int:
         """Number of constraint rows (efc_*): equality, friction loss, limits, contacts."""
-        return int(self.efc_counts[3])
+        return int(self.efc_counts[COUNT_NEFC])
 
     @property
     def ncon(self) -> int:
         """Number of contacts (contact_*)."""
-        return int(self.efc_counts[4])
+        return int(self.efc_counts[COUNT_NCON])
 
     @property
     def contact(self) -> Contacts:

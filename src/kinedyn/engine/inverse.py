@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import FastEntry, entry, handle_entry, kernel
-from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.derivative import (
     _is_free_body,
     dof_damping_deriv,
@@ -38,6 +38,7 @@ from kinedyn.engine.smooth_inertia import mul_m_kernel, solve_ld
 from kinedyn.engine.solver import constraint_update
 from kinedyn.engine.support import xfrc_accumulate
 from kinedyn.engine.types import (
+    COUNT_NEFC,
     ENBL_INVDISCRETE,
     INT_EULER,
     INT_IMPLICITFAST,
@@ -102,7 +103,7 @@ def discrete_acc(m, d, qacc):
 def inv_constraint(m, d, qacc):
     """efc_force, efc_state and qfrc_constraint at the acceleration qacc (mj_invConstraint):
     jar = J qacc - aref, then the force law of each row (solver.constraint_update)."""
-    nv, nefc = m.nv, d.efc_counts[3]
+    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
     if nefc == 0:
         for v in range(nv):
             d.qfrc_constraint[v] = 0.0
@@ -133,8 +134,15 @@ def inverse_acceleration(m, d):
         d.qfrc_inverse[v] += d.qfrc_bias[v] - d.qfrc_passive[v] - d.qfrc_constraint[v]
 
 
-@handle_entry
+# inverse_entry's result: done, or refused (the discrete inverse with RK4, which MuJoCo refuses)
+INVERSE_DONE, INVERSE_REFUSED = 0, 1
+
+
+@handle_entry(returns="int64")
 def inverse_entry(m, d):
+    """mj_inverse; INVERSE_REFUSED, computing nothing, for the discrete inverse with RK4."""
+    if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_INVDISCRETE and m.opt_flags[OPT_INTEGRATOR] == INT_RK4:
+        return INVERSE_REFUSED
     # mj_inverseSkip: the sensors of each stage after it, as forward's
     fwd_position_entry(m, d)
     sensor_pos_inverse_entry(m, d)
@@ -148,6 +156,7 @@ def inverse_entry(m, d):
         _swap(d.qacc, d.scratch_inv_qacc)
     else:
         sensor_acc_entry(m, d)
+    return INVERSE_DONE
 
 
 @kernel
@@ -169,7 +178,7 @@ def compare_fwd_inv(m, d):
     made them, as MuJoCo does. Zeros without constraint rows. Returns False if the inverse
     is not possible (the discrete inverse with RK4: MuJoCo's mjERROR), True otherwise.
     """
-    nv, nefc = m.nv, d.efc_counts[3]
+    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
     d.solver_fwdinv[0] = 0.0
     d.solver_fwdinv[1] = 0.0
     if nefc == 0:
@@ -222,6 +231,9 @@ def inverse(m, d) -> None:
     including the ``invdiscrete`` enable flag (see the module docstring); d.qacc is not
     modified. Raises ValueError for the discrete inverse with RK4, as MuJoCo does.
     """
-    check_model_data(m, d, "inverse")
-    check_discrete_inverse(m, "inverse")
-    _INVERSE.call(m._handle, d._handle)
+    # the checks inline and the refusal found in compiled code: this wrapper is part of every call's
+    # cost (an IntFlag test of m.opt.enableflags here cost as much as a fifth of the humanoid's inverse)
+    if getattr(d, "_model", None) is not m:
+        bad_model_data(m, d, "inverse")
+    if _INVERSE.call(m._handle, d._handle):
+        check_discrete_inverse(m, "inverse")

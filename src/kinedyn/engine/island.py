@@ -36,6 +36,7 @@ from kinedyn.engine.types import (
     CNSTR_FRICTION_DOF,
     CNSTR_FRICTION_TENDON,
     CNSTR_LIMIT_JOINT,
+    COUNT_NEFC,
     EQ_CONNECT,
     EQ_WELD,
     OBJ_SITE,
@@ -104,7 +105,7 @@ def _equality_trees(m, d, cid):
 @kernel
 def make_islands(m, d):
     """Partition the rows into islands (mj_island); fills the scratch arrays listed above."""
-    nv, nefc = m.nv, d.efc_counts[3]
+    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
     tree = d.scratch_tree
     parent = tree[TREE_PARENT]
     efc_island = d.scratch_efc_island[0]
@@ -237,7 +238,7 @@ def _row_touches_tree(m, d, i):
 def _one_tree(m, d):
     """make_islands for a model with one kinematic tree (every dof in tree 0): one island holding
     every row that acts on the tree, or none; the same arrays as the union-find path, without it."""
-    nv, nefc = m.nv, d.efc_counts[3]
+    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
     tree = d.scratch_tree
     parent = tree[TREE_PARENT]
     efc_island = d.scratch_efc_island[0]

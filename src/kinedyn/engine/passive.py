@@ -24,6 +24,7 @@ from kinedyn.engine.passive_fluid import fluid
 from kinedyn.engine.smooth_tendon import tendon_passive_entry
 from kinedyn.engine.support import apply_ft
 from kinedyn.engine.types import (
+    COUNT_NCON,
     DSBL_CONTACT,
     DSBL_DAMPER,
     DSBL_GRAVITY,
@@ -173,7 +174,7 @@ def _adhesion(m, d):
     for v in range(nv):
         d.qfrc_adhesion[v] = 0.0
     flags = m.opt_flags[OPT_DISABLEFLAGS]
-    ncon = d.efc_counts[4]
+    ncon = d.efc_counts[COUNT_NCON]
     if flags & DSBL_CONTACT or (flags & DSBL_SPRING and flags & DSBL_DAMPER) or ncon == 0 or nv == 0:
         return False
     any_adhesion = False

@@ -38,6 +38,9 @@ from kinedyn.engine.types import (
     CNSTR_EQUALITY,
     CNSTR_FRICTION_TENDON,
     CNSTR_LIMIT_TENDON,
+    COUNT_NCON,
+    COUNT_NE,
+    COUNT_NEFC,
     DSBL_DAMPER,
     DSBL_SPRING,
     EQ_CONNECT,
@@ -73,7 +76,7 @@ def _apply(m, d, b, sign, tx, ty, tz, fx, fy, fz, px, py, pz):
 def _contact_forces(m, d):
     """cfrc_ext += each contact's force: - on geom[0]'s body, + on geom[1]'s, at the contact point."""
     lf = d.scratch_contact_force
-    for i in range(d.efc_counts[4]):
+    for i in range(d.efc_counts[COUNT_NCON]):
         if d.contact_efc_address[i] < 0:
             continue
         contact_force_kernel(m, d, i, lf)
@@ -97,7 +100,7 @@ def _contact_forces(m, d):
 @kernel
 def _equality_forces(m, d):
     """cfrc_ext += the forces of the connect and weld rows on their two bodies."""
-    ne = d.efc_counts[0]
+    ne = d.efc_counts[COUNT_NE]
     f = d.efc_force
     r = 0
     while r < ne:
@@ -148,7 +151,7 @@ def _tendon_force(m, d, t):
         if m.actuator_trntype[i] == TRN_TENDON and m.actuator_trnid[i, 0] == t:
             force += m.actuator_gear[i, 0] * d.actuator_force[i]
     nv = m.nv
-    for r in range(d.efc_counts[3]):
+    for r in range(d.efc_counts[COUNT_NEFC]):
         ctype = d.efc_type[r]
         cid = d.efc_id[r]
         if ctype == CNSTR_FRICTION_TENDON and cid == t:

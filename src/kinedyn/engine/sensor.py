@@ -32,6 +32,7 @@ from kinedyn.engine.rne_post import rne_post_constraint_entry
 from kinedyn.engine.types import (
     CNSTR_LIMIT_JOINT,
     CNSTR_LIMIT_TENDON,
+    COUNT_NCON,
     DSBL_GRAVITY,
     DSBL_SPRING,
     GEOM_BOX,
@@ -593,7 +594,7 @@ def _touch(m, d, site, out, a):
     b = m.site_bodyid[site]
     lf = d.scratch_contact_force
     total = 0.0
-    for j in range(d.efc_counts[4]):
+    for j in range(d.efc_counts[COUNT_NCON]):
         b0 = m.geom_bodyid[d.contact_geom[j, 0]]
         b1 = m.geom_bodyid[d.contact_geom[j, 1]]
         if d.contact_efc_address[j] < 0 or (b != b0 and b != b1):
@@ -746,7 +747,7 @@ def _contact_sensor(m, d, i, out, a):
     lf = d.scratch_contact_force
     ids, keys = d.scratch_sensor_match[0], d.scratch_sensor_match[1]
     nmatch = 0
-    for j in range(d.efc_counts[4]):
+    for j in range(d.efc_counts[COUNT_NCON]):
         mt = _match_contact(m, d, j, m.sensor_objtype[i], m.sensor_objid[i], m.sensor_reftype[i],
                             m.sensor_refid[i])
         if mt == 0:

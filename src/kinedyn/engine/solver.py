@@ -34,6 +34,9 @@ from kinedyn.engine.types import (
     CNSTRSTATE_QUADRATIC,
     CNSTRSTATE_SATISFIED,
     CONE_ELLIPTIC,
+    COUNT_NE,
+    COUNT_NEFC,
+    COUNT_NF,
     DSBL_ISLAND,
     DSBL_WARMSTART,
     MINVAL,
@@ -48,8 +51,13 @@ from kinedyn.engine.types import (
     SOL_CG,
     SOL_NEWTON,
     SOL_PGS,
+    SOLVER_CONES,
+    SOLVER_DOWNDATES,
+    SOLVER_ITERATIONS,
+    SOLVER_LS_EVALS,
 )
 from kinedyn.engine.util_linalg3 import dot_mj, dot_pattern
+from kinedyn.engine.util_solve import chol_factor
 from kinedyn.engine.util_spatial import unsigned_index
 
 # MuJoCo 4.0's sparse Newton refactors once this many rows have left QUADRATIC since its factor
@@ -71,7 +79,7 @@ def constraint_update(m, d, jar, want_cost, cone_hessian=False):
     """efc_force, efc_state from jar = J a - aref, then qfrc_constraint = J' efc_force; the
     constraint cost when ``want_cost`` and the cone Hessians of elliptic contacts in the
     middle zone when ``cone_hessian`` (mj_constraintUpdate)."""
-    nefc = d.efc_counts[3]
+    nefc = d.efc_counts[COUNT_NEFC]
     s = _rows_update(d, jar, nefc, want_cost, cone_hessian)
     _mul_jt(d, d.qfrc_constraint, d.efc_force, nefc)
     return s
@@ -100,7 +108,7 @@ def _row_update(d, jar, i, want_cost, cone_hessian):
     """Force and state of row i (for an elliptic contact: of all its rows, at its first row);
     returns its cost. Equality rows are quadratic, friction-loss rows Huber (linear beyond
     R frictionloss), limits and contact edges one-sided."""
-    ne, nf = d.efc_counts[0], d.efc_counts[1]
+    ne, nf = d.efc_counts[COUNT_NE], d.efc_counts[COUNT_NF]
     D, R, floss = d.efc_D, d.efc_R, d.efc_frictionloss
     force, state = d.efc_force, d.efc_state
     s = 0.0
@@ -248,7 +256,7 @@ def warmstart(m, d):
     Returns _FROM_WARM when qacc is qacc_warmstart (then the solver's M qacc and J qacc - aref
     are in scratch_solver_nv[_MA] and scratch_solver_efc[_JAREF]), else _FROM_SMOOTH (J qacc -
     aref is efc_b)."""
-    nv, nefc = m.nv, d.efc_counts[3]
+    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
     if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_WARMSTART:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
@@ -295,7 +303,7 @@ def _update_constraint(m, d, dofs, rows, cone_hessian):
     for b in range(rows.shape[0]):
         if d.efc_state[rows[b]] == CNSTRSTATE_CONE:
             ncone += 1
-    d.scratch_solver_counts[2] = ncone
+    d.scratch_solver_counts[SOLVER_CONES] = ncone
     gauss = 0.0
     for a in range(dofs.shape[0]):
         v = dofs[a]
@@ -388,7 +396,7 @@ def _update_mgrad(m, d, dofs, newton):
     if newton:
         # the factor with the cone terms when any contact is in the cone's middle zone; the
         # factor is in the island's own (local) dof numbering
-        L = d.scratch_hessian[1 if d.scratch_solver_counts[2] else 0]
+        L = d.scratch_hessian[1 if d.scratch_solver_counts[SOLVER_CONES] else 0]
         sparse = _sparse_newton(m)
         if nd == m.nv:  # every dof, ascending: solve in place
             for v in range(nd):
@@ -457,7 +465,7 @@ def _make_hessian(m, d, dofs, rows):
             for k in range(rownnz[a]):
                 L[a, unsigned_index(colind[adr + k])] += M[adr + k]
         _factor_hessian(m, d, dofs, rows, L)
-        if d.scratch_solver_counts[2]:
+        if d.scratch_solver_counts[SOLVER_CONES]:
             _hessian_cone(m, d, dofs, rows)
         return
     # lower triangle of J' diag(Dq) J, row by row of J (mju_sqrMatTD_impl); the row is first
@@ -486,7 +494,7 @@ def _make_hessian(m, d, dofs, rows):
         for k in range(rownnz[i]):
             L[a, unsigned_index(loc[unsigned_index(colind[adr + k])])] += M[adr + k]
     _factor_hessian(m, d, dofs, rows, L)
-    if d.scratch_solver_counts[2]:
+    if d.scratch_solver_counts[SOLVER_CONES]:
         _hessian_cone(m, d, dofs, rows)
 
 
@@ -509,9 +517,9 @@ def _factor_hessian(m, d, dofs, rows, L):
             loc[unsigned_index(dofs[a])] = a
         solver_sparse.symbolic(m, d, dofs, rows)
         solver_sparse.factor(d, L, nd, d.scratch_local)
-        d.scratch_solver_counts[3] = 0  # downdates since this factor (_hessian_incremental)
+        d.scratch_solver_counts[SOLVER_DOWNDATES] = 0  # downdates since this factor (_hessian_incremental)
     else:
-        _chol_factor(L, nd)
+        chol_factor(L, nd, MINVAL)
 
 
 @kernel
@@ -538,7 +546,7 @@ def _hessian_cone(m, d, dofs, rows):
         for a in range(dim):
             for c in range(dim):
                 local[a, c] = d.contact_H[cid, a, c]
-        _chol_factor(local, dim)
+        chol_factor(local, dim, MINVAL)
         for r in range(dim):
             for a in range(nd):
                 ltj[r, a] = 0.0
@@ -550,30 +558,6 @@ def _hessian_cone(m, d, dofs, rows):
         for r in range(dim):
             _chol_update(Lc, ltj[r], nd, True)
         b += dim
-
-
-@kernel
-def _chol_factor(L, n):
-    """In-place dense Cholesky of the lower triangle, pivots clamped at MINVAL (mju_cholFactor,
-    its sums in mju_dot's order)."""
-    rank = n
-    for j in range(n):
-        tmp = L[j, j]
-        if j:
-            tmp -= dot_mj(L[j], L[j], j)
-        deficient = tmp < MINVAL
-        if deficient:
-            tmp = MINVAL
-            rank -= 1
-        L[j, j] = math.sqrt(tmp)
-        if deficient:
-            for i in range(j + 1, n):
-                L[i, j] = 0.0
-        else:
-            inv = 1 / L[j, j]
-            for i in range(j + 1, n):
-                L[i, j] = (L[i, j] - dot_mj(L[i], L[j], j)) * inv
-    return rank
 
 
 @kernel
@@ -624,10 +608,10 @@ def _hessian_incremental(m, d, dofs, rows):
             i = rows[b]
             if old[i] == CNSTRSTATE_QUADRATIC and d.efc_state[i] != CNSTRSTATE_QUADRATIC:
                 down += 1
-        if down > 0 and d.scratch_solver_counts[3] + down >= _MAX_DOWNDATES:
+        if down > 0 and d.scratch_solver_counts[SOLVER_DOWNDATES] + down >= _MAX_DOWNDATES:
             _make_hessian(m, d, dofs, rows)
             return
-        d.scratch_solver_counts[3] += down
+        d.scratch_solver_counts[SOLVER_DOWNDATES] += down
     for b in range(rows.shape[0]):
         i = rows[b]
         now_q = d.efc_state[i] == CNSTRSTATE_QUADRATIC
@@ -643,7 +627,7 @@ def _hessian_incremental(m, d, dofs, rows):
             if rank < nd:
                 _make_hessian(m, d, dofs, rows)
                 return
-    if d.scratch_solver_counts[2]:
+    if d.scratch_solver_counts[SOLVER_CONES]:
         _hessian_cone(m, d, dofs, rows)
 
 
@@ -735,7 +719,7 @@ def _friction_cost_dif(start, x, f, rf, D):
 def _eval(m, d, rows, alpha):
     """(cost(alpha) - cost(0), d cost / d alpha, d2 cost / d alpha2) along the search direction
     (PrimalEval), over the island's rows. Increments the evaluation counter."""
-    ne, nf = d.efc_counts[0], d.efc_counts[1]
+    ne, nf = d.efc_counts[COUNT_NE], d.efc_counts[COUNT_NF]
     se = d.scratch_solver_efc
     q = d.scratch_quad
     g = d.scratch_solver_gauss
@@ -787,7 +771,7 @@ def _eval(m, d, rows, alpha):
     d1 += 2 * t2
     if d1 <= 0:
         d1 = MINVAL  # not convex: should not occur (MuJoCo warns)
-    d.scratch_solver_counts[0] += 1
+    d.scratch_solver_counts[SOLVER_LS_EVALS] += 1
     return cost, d0, d1
 
 
@@ -887,7 +871,7 @@ def _line_search(m, d, dofs, rows, tolerance, ls_iterations, scale):
     side until the slope changes sign, then a bracketed search over the Newton points of the
     two ends and the midpoint. alpha = 0 means no improvement (the solver stops)."""
     sv = d.scratch_solver_nv
-    d.scratch_solver_counts[0] = 0
+    d.scratch_solver_counts[SOLVER_LS_EVALS] = 0
     snorm = math.sqrt(_island_dot(sv, _SEARCH, sv, _SEARCH, dofs))
     if snorm < MINVAL:
         return 0.0, 0.0
@@ -903,20 +887,20 @@ def _line_search(m, d, dofs, rows, tolerance, ls_iterations, scale):
     direction = 1.0 if p1d0 < 0 else -1.0
     # one-sided search
     p2a, p2c, p2d0, p2d1 = 0.0, p0c, p0d0, p0d1
-    while p1d0 * direction <= -gtol and d.scratch_solver_counts[0] < ls_iterations:
+    while p1d0 * direction <= -gtol and d.scratch_solver_counts[SOLVER_LS_EVALS] < ls_iterations:
         p2a, p2c, p2d0, p2d1 = p1a, p1c, p1d0, p1d1
         p1a -= p1d0 / p1d1
         p1c, p1d0, p1d1 = _eval(m, d, rows, p1a)
         if abs(p1d0) < gtol and p1c < 0:
             return p1a, -p1c
-    if d.scratch_solver_counts[0] >= ls_iterations:
+    if d.scratch_solver_counts[SOLVER_LS_EVALS] >= ls_iterations:
         return p1a, -p1c
     # bracketed search between p1 and p2
     n2a, n2c, n2d0, n2d1 = p1a, p1c, p1d0, p1d1
     n1a = p1a - p1d0 / p1d1
     n1c, n1d0, n1d1 = _eval(m, d, rows, n1a)
     cands = d.scratch_ls_points
-    while d.scratch_solver_counts[0] < ls_iterations:
+    while d.scratch_solver_counts[SOLVER_LS_EVALS] < ls_iterations:
         ma = 0.5 * (p1a + p2a)
         mc, md0, md1 = _eval(m, d, rows, ma)
         cands[0, 0], cands[0, 1], cands[0, 2], cands[0, 3] = n1a, n1c, n1d0, n1d1
@@ -1167,7 +1151,7 @@ def _island_dofs(m, d):
 @kernel
 def _solve_primal_islands(m, d, maxiter, newton, start):
     """Newton or CG over the whole model, or island by island (the default)."""
-    nv, nefc = m.nv, d.efc_counts[3]
+    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     dofs = d.scratch_island_dofs
     rows = d.scratch_efc_island[1]
@@ -1177,7 +1161,8 @@ def _solve_primal_islands(m, d, maxiter, newton, start):
             dofs[v] = v
         for i in range(nefc):
             rows[i] = i
-        d.scratch_solver_counts[1] = solve_primal(m, d, dofs[:nv], rows[:nefc], maxiter, newton, start)
+        iterations = solve_primal(m, d, dofs[:nv], rows[:nefc], maxiter, newton, start)
+        d.scratch_solver_counts[SOLVER_ITERATIONS] = iterations
         return
     # MuJoCo 4.0 solves each island on its own (its own scale and stopping), leaves the dofs
     # of no island at qacc_smooth, and copies back qacc, qfrc_constraint and efc_force but not
@@ -1199,7 +1184,7 @@ def _solve_primal_islands(m, d, maxiter, newton, start):
         total += solve_primal(m, d, dofs[adr[0, k]:adr[0, k] + adr[1, k]],
                               rows[r0:r0 + isl[ISLAND_NEFC, k]], maxiter, newton,
                               start if whole else _FROM_NOTHING)
-    d.scratch_solver_counts[1] = total
+    d.scratch_solver_counts[SOLVER_ITERATIONS] = total
     for v in range(nv):
         if d.scratch_tree[DOF_ISLAND, v] < 0:
             d.qacc[v] = d.qacc_smooth[v]
@@ -1211,10 +1196,10 @@ def _solve_primal_islands(m, d, maxiter, newton, start):
 @kernel
 def fwd_constraint_kernel(m, d):
     """efc_b, the solver's qacc, efc_force, efc_state and qfrc_constraint (mj_fwdConstraint)."""
-    nv, nefc = m.nv, d.efc_counts[3]
+    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
     for v in range(nv):
         d.qfrc_constraint[v] = 0.0
-    d.scratch_solver_counts[1] = 0
+    d.scratch_solver_counts[SOLVER_ITERATIONS] = 0
     if nefc == 0:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
@@ -1258,7 +1243,7 @@ def primal_islands(m, d, maxiter, newton, start):
 def pgs_from_warmstart(m, d, maxiter):
     """PGS from mj_constraint's warmstart: the forces the primal assigns to qacc_warmstart, kept
     if their dual cost is not positive (pgs_warmstart); cold: zero forces."""
-    nv, nefc = m.nv, d.efc_counts[3]
+    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
     if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_WARMSTART:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]

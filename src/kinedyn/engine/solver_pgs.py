@@ -49,12 +49,14 @@ from kinedyn.engine.types import (
     CNSTRSTATE_LINEARPOS,
     CNSTRSTATE_QUADRATIC,
     CNSTRSTATE_SATISFIED,
+    COUNT_NEFC,
     MINVAL,
     OPT_NOSLIP_TOLERANCE,
     OPT_TOLERANCE,
     SOL_PGS,
 )
 from kinedyn.engine.util_linalg3 import dot_mj, dot_nonzero
+from kinedyn.engine.util_solve import chol_factor
 
 # rows of Data.scratch_pgs_efc
 _ARINV, _PREV, _MOMENTUM = 0, 1, 2
@@ -216,7 +218,7 @@ def pgs_warmstart(m, d):
     """Keep the warmstart forces in efc_force (the primal forces at qacc_warmstart) only if
     their dual cost f'b + 1/2 f'AR f is not positive; else start from zero (warmstart()'s PGS
     branch in engine_forward.c)."""
-    nefc = d.efc_counts[3]
+    nefc = d.efc_counts[COUNT_NEFC]
     f = d.efc_force
     AR = d.scratch_efc_AR
     arf = d.scratch_pgs_efc[_MOMENTUM]
@@ -234,7 +236,7 @@ def pgs_warmstart(m, d):
 @handle_entry(needed=lambda m: m.opt.solver == SOL_PGS or m.opt.noslip_iterations > 0)
 def dual_finish(m, d):
     """qfrc_constraint = J' efc_force, qacc = qacc_smooth + M^-1 qfrc_constraint (mj_dualFinish)."""
-    nv, nefc = m.nv, d.efc_counts[3]
+    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
     J = d.efc_J
     res = d.qfrc_constraint
     for v in range(nv):
@@ -252,30 +254,6 @@ def dual_finish(m, d):
 
 
 # ---- elliptic cones -----------------------------------------------------------------------------
-
-
-@kernel
-def _chol_factor(a, n, mindiag):
-    """In-place Cholesky factor of a[:n, :n] (lower triangle), diagonals below mindiag raised
-    to it and their columns cleared; returns the rank (mju_cholFactor)."""
-    rank = n
-    for j in range(n):
-        tmp = a[j, j]
-        if j:
-            tmp -= dot_mj(a[j], a[j], j)
-        deficient = tmp < mindiag
-        if deficient:
-            tmp = mindiag
-            rank -= 1
-        a[j, j] = np.sqrt(tmp)
-        if deficient:
-            for i in range(j + 1, n):
-                a[i, j] = 0.0
-        else:
-            tmp = 1 / a[j, j]
-            for i in range(j + 1, n):
-                a[i, j] = (a[i, j] - dot_mj(a[i], a[j], j)) * tmp
-    return rank
 
 
 @kernel
@@ -402,7 +380,7 @@ def _qcqpn(res, ain, off, bin_, fr, cid, r, n, ala, b, tmp):
             for j in range(n):
                 ala[i, j] = ain[off + i, off + j] * fr[cid, i] * fr[cid, j]
             ala[i, i] += la
-        if _chol_factor(ala, n, 1e-10) < n:
+        if chol_factor(ala, n, 1e-10) < n:
             for i in range(n):
                 res[i] = 0.0
             return False
@@ -556,7 +534,7 @@ def _pgs_elliptic(d, i, dim, arinv_c):
 def _pgs(m, d, island, ne, nf, n, adr, listed, maxiter):
     """PGS over the n listed rows (solPGS); returns the sweeps run. The arrays the sweeps read
     are taken out of the handle once, before them."""
-    nefc = d.efc_counts[3]
+    nefc = d.efc_counts[COUNT_NEFC]
     rows = d.scratch_efc_island[1]
     force = d.efc_force
     efc_b = d.efc_b
@@ -701,7 +679,7 @@ def _noslip_block(d, i0, n, ac, sparse):
     without the regulariser, ac their block of AR - diag(R), the diagonal at least 1e-10, and
     bc (scratch_vec[_BC]) the residual less the block's own forces (noslip's residual,
     extractBlock and bc)."""
-    nefc = d.efc_counts[3]
+    nefc = d.efc_counts[COUNT_NEFC]
     force = d.efc_force
     AR = d.scratch_efc_AR
     R = d.efc_R
@@ -774,7 +752,7 @@ def _noslip_elliptic(d, i, dim, sparse):
 @kernel
 def _noslip(m, d, island, ne, nf, n, adr, listed, maxiter, sparse):
     """Noslip over the n listed rows (solNoSlip); returns the sweeps run."""
-    nefc = d.efc_counts[3]
+    nefc = d.efc_counts[COUNT_NEFC]
     rows = d.scratch_efc_island[1]
     force = d.efc_force
     floss = d.efc_frictionloss

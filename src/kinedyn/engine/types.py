@@ -442,3 +442,11 @@ OPT_CCD_TOLERANCE = 17  # the convex collider's tolerance
 OPT_WIND = 18         # 3 values: the medium's velocity (fluid forces)
 OPT_DENSITY, OPT_VISCOSITY = 21, 22  # the medium's density and viscosity (fluid forces)
 OPT_NREAL = 23
+
+
+# entries of Data.efc_counts: the live row and contact counts (Data.ne, .nf, .nl, .nefc, .ncon) and the
+# geom pairs or contacts the last collision or constraint stage found no room for (mjWARN_CONTACTFULL)
+COUNT_NE, COUNT_NF, COUNT_NL, COUNT_NEFC, COUNT_NCON, COUNT_DROPPED = range(6)
+# entries of Data.scratch_solver_counts: line-search evaluations, solver iterations, whether the rows have
+# elliptic cones, and rank-1 downdates since the Hessian's last full factor
+SOLVER_LS_EVALS, SOLVER_ITERATIONS, SOLVER_CONES, SOLVER_DOWNDATES = range(4)
