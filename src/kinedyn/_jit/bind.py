@@ -38,7 +38,7 @@ from numba.core.registry import CPUDispatcher
 
 from kinedyn._jit.cache import cache_dir, cache_lazily
 from kinedyn._jit.deps import unit_callees
-from kinedyn._jit.units import NotBound, Unit
+from kinedyn._jit.units import UNITS, NotBound, Unit
 
 HELPER_TIMEOUT = 1800  # seconds; a helper that hangs is abandoned, this process compiles the rest
 
@@ -71,10 +71,14 @@ def _callees(root):
 
 
 def needed_units(model, roots) -> list[Unit]:
-    """The units ``roots`` (units or jitted functions, called from Python) can reach for ``model``
-    (a root itself only if another root reaches it)."""
+    """The units to bind for ``model`` before ``roots`` (units or jitted functions, called from
+    Python) run: every unit a root reaches, skipping units whose ``needed(model)`` is false and
+    what only they reach (a root itself only if another root reaches it), and the units declared
+    ``prefetch`` for the model (``step``'s entry for the model's integrator: a model's first
+    ``forward`` binds it too, so that its first step compiles nothing of its own)."""
     found: dict[str, Unit] = {}
     stack = [callee for root in roots for callee in _callees(root)]
+    stack += [u for u in UNITS.values() if u.prefetch is not None and u.prefetch(model)]
     while stack:
         node = stack.pop()
         if node.name in found or (node.needed is not None and not node.needed(model)):
@@ -85,19 +89,28 @@ def needed_units(model, roots) -> list[Unit]:
 
 
 def bind(model, roots, model_type, data_type) -> None:
-    """Compile (in parallel) and bind every unit ``roots`` can reach for ``model``."""
-    todo = [u for u in needed_units(model, roots) if not u.is_bound]
-    if not todo:
+    """Compile (in parallel) and bind every unit ``roots`` can reach for ``model``; the roots that
+    are units with declared arguments are compiled in the same round (Python calls them with those
+    types), so that nothing is left to compile after it."""
+    units = [u for u in needed_units(model, roots) if not u.is_bound]
+    jobs = {u.name: (u, u.signature(model_type, data_type)) for u in units}
+    for root in roots:
+        if isinstance(root, Unit) and root.extra is not None and root.name not in jobs:
+            sig = root.signature(model_type, data_type)
+            if sig not in root.dispatcher.overloads:
+                jobs[root.name] = (root, sig)
+    if not jobs:
         return
-    sig_of = {u.name: u.signature(model_type, data_type) for u in todo}
-    helpers = _start_helpers([u for u in todo if not _is_cached(u, sig_of[u.name])], sig_of)
+    helpers = _start_helpers([job for job in jobs.values() if not _is_cached(*job)])
     try:
-        mine = [u for u in todo if u not in helpers.assigned]
-        for u in mine:
-            u.bind(model_type, data_type)
+        for unit, sig in jobs.values():
+            if unit not in helpers.assigned:
+                unit.dispatcher.compile(sig)
     finally:
         helpers.wait()
-    for u in todo:
+    for unit, sig in jobs.values():
+        unit.dispatcher.compile(sig)  # loads what a helper compiled
+    for u in units:
         u.bind(model_type, data_type)
 
 
@@ -166,7 +179,7 @@ def _is_cached(unit: Unit, sig) -> bool:
 
 
 def _size(unit: Unit) -> int:
-    """A rough compile cost: the bytecode of the unit and its static callees (memoised)."""
+    """A rough compile cost, to share the work out: the unit's bytecode."""
     return len(unit.dispatcher.py_func.__code__.co_code) + 200
 
 
@@ -188,37 +201,37 @@ def compile_jobs() -> int:
     if os.environ.get("KINEDYN_PARALLEL_COMPILE", "1") == "0":
         return 1
     try:
-        return max(1, int(os.environ.get("KINEDYN_COMPILE_JOBS", "0"))) if os.environ.get(
-            "KINEDYN_COMPILE_JOBS") else max(1, os.cpu_count() or 1)
+        return max(1, int(os.environ.get("KINEDYN_COMPILE_JOBS") or os.cpu_count() or 1))
     except ValueError:
         return 1
 
 
-def _start_helpers(cold: list[Unit], sig_of: dict) -> _Helpers:
-    """Hand all but one share of ``cold`` to helper processes (largest first, to the least loaded)."""
+def _start_helpers(cold: list) -> _Helpers:
+    """Hand all but one share of ``cold`` ((unit, signature) pairs) to helper processes, largest
+    first, each to the least loaded share; this process keeps the first share."""
     jobs = min(compile_jobs(), len(cold))
     if jobs < 2:
         return _Helpers()
-    shares: list[list[Unit]] = [[] for _ in range(jobs)]
+    shares: list[list] = [[] for _ in range(jobs)]
     loads = [0] * jobs
-    for u in sorted(cold, key=_size, reverse=True):
+    for unit, sig in sorted(cold, key=lambda job: _size(job[0]), reverse=True):
         k = loads.index(min(loads))
-        shares[k].append(u)
-        loads[k] += _size(u)
+        shares[k].append((unit, sig))
+        loads[k] += _size(unit)
     env = {**os.environ, "KINEDYN_COMPILE_PROGRESS": "0", "KINEDYN_PARALLEL_COMPILE": "0",
            "KINEDYN_CACHE_DIR": os.path.dirname(cache_dir())}
     processes, assigned = [], []
     for share in shares[1:]:
-        payload = base64.b64encode(pickle.dumps(
-            [(u.dispatcher.py_func.__module__, u.dispatcher.py_func.__qualname__, sig_of[u.name])
-             for u in share])).decode()
+        names = [(u.dispatcher.py_func.__module__, u.dispatcher.py_func.__qualname__, sig)
+                 for u, sig in share]
+        payload = base64.b64encode(pickle.dumps(names)).decode()
         try:
             processes.append(subprocess.Popen([sys.executable, "-m", "kinedyn._jit.bind", payload], env=env,
                                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                               stderr=subprocess.DEVNULL))
         except OSError:
             continue
-        assigned.extend(share)
+        assigned.extend(u for u, _ in share)
     return _Helpers(processes, assigned)
 
 

@@ -192,14 +192,16 @@ class FastEntry:
         return self.call(*args)
 
 
-def handle_entry(fn=None, *, returns: str = "none", args: str = "", needed=None):
+def handle_entry(fn=None, *, returns: str = "none", args: str = "", needed=None, prefetch=None):
     """A stage entry ``f(m, d, ...)`` reading the handles, compiled as a *unit*: on its own,
     called through its cell (:mod:`kinedyn._jit.units`), so no caller re-generates its code.
 
     ``returns`` and ``args`` declare the result and the arguments after ``(m, d)`` in Numba's
     notation (``"int64"``, ``"float64[::1]"``): callers are compiled against them without
     compiling the entry. ``needed(model)``, if given, says whether a model can call it at all;
-    the binder compiles it only for models that can.
+    the binder compiles it only for models that can. ``prefetch(model)``, if given and true,
+    has the binder compile the unit with the first units it binds for that model, whether or
+    not anything called so far reaches it (the step entry of the model's integrator).
 
     Cached, without reference counting (handle fields are borrowed, see
     ``_register_nrt_free``); an entry that allocates fails to compile, which keeps allocation
@@ -207,8 +209,8 @@ def handle_entry(fn=None, *, returns: str = "none", args: str = "", needed=None)
     MuJoCo's C (and the flags are stated, so an entry compiled on the way from another never
     inherits different ones)."""
     if fn is None:
-        return lambda f: handle_entry(f, returns=returns, args=args, needed=needed)
+        return lambda f: handle_entry(f, returns=returns, args=args, needed=needed, prefetch=prefetch)
     jitted = cached_njit(fn, _nrt=False, error_model="numpy")
     if config.DISABLE_JIT or list(inspect.signature(fn).parameters)[:2] != ["m", "d"]:
         return jitted  # an entry without the data handle is called from Python only: no cell
-    return Unit(jitted, returns=returns, args=args, needed=needed)
+    return Unit(jitted, returns=returns, args=args, needed=needed, prefetch=prefetch)

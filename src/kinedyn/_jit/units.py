@@ -82,7 +82,7 @@ class Unit(_Intrinsic):
     In compiled code it is an intrinsic: typing checks the call against the declared signature;
     lowering loads the cell and calls the address (see the module docstring)."""
 
-    def __init__(self, dispatcher, returns: str = "none", args: str = "", needed=None):
+    def __init__(self, dispatcher, returns: str = "none", args: str = "", needed=None, prefetch=None):
         func = dispatcher.py_func
         params = list(inspect.signature(func).parameters)
         if len(params) < 2 or params[:2] != ["m", "d"]:
@@ -96,6 +96,7 @@ class Unit(_Intrinsic):
                                 f"{len(self.extra)} declared")
             self.extra = None  # not declared: callable from Python only
         self.needed = needed
+        self.prefetch = prefetch
         self.signature_text = f"{returns}(M, D{', ' if args else ''}{args})"
         earlier = UNITS.get(self.name)
         if earlier is not None:  # its module reloaded: the new function takes over the cell, unbound

@@ -383,7 +383,7 @@ def _dropped_status(d, status):
 # One entry per integrator, so that a program compiles only the integrator it steps with:
 # RK4 holds four forward passes and implicitfast the free-body solve, each a large share of
 # the cold-start compile time of step_entry.
-@handle_entry(returns="int64", args="boolean")
+@handle_entry(returns="int64", args="boolean", prefetch=lambda m: m.opt.integrator == INT_EULER)
 def _step_euler_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -391,7 +391,7 @@ def _step_euler_entry(m, d, check):
     return _dropped_status(d, status)
 
 
-@handle_entry(returns="int64", args="boolean")
+@handle_entry(returns="int64", args="boolean", prefetch=lambda m: m.opt.integrator == INT_IMPLICITFAST)
 def _step_implicitfast_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
@@ -399,7 +399,7 @@ def _step_implicitfast_entry(m, d, check):
     return _dropped_status(d, status)
 
 
-@handle_entry(returns="int64", args="boolean")
+@handle_entry(returns="int64", args="boolean", prefetch=lambda m: m.opt.integrator == INT_RK4)
 def _step_rk4_entry(m, d, check):
     status = _checked_forward(m, d, check)
     if status == STATUS_OK:
