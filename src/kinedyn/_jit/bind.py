@@ -8,9 +8,10 @@ their cells (:mod:`kinedyn._jit.units`). Before its first call for a model, the 
    whose ``needed(model)`` is false (a collider for a geom-type pair the model cannot
    produce, a solver it does not select) -- nor what only such a unit calls;
 2. compiles those not bound yet, or loads them from the on-disk cache. They do not depend on
-   each other's code, so on a cold start they compile at the same time: a share in each of
-   ``KINEDYN_COMPILE_JOBS`` helper processes (default: one per core beyond the first) writing
-   to the cache, the rest here; this process then loads the helpers' share;
+   each other's code, so on a cold start they compile at the same time: this process and
+   ``KINEDYN_COMPILE_JOBS - 1`` helper processes (default: one per core beyond the first) go
+   down the same list, largest first, each taking the next unit no other has claimed, and
+   write to the cache; this process then loads the helpers' share;
 3. sets their cells.
 
 Each public entry binds once per process on its first call (``FastEntry``), and every model
@@ -29,8 +30,10 @@ import base64
 import importlib
 import os
 import pickle
+import shutil
 import subprocess
 import sys
+import tempfile
 import weakref
 
 from numba import config, njit, typeof
@@ -101,10 +104,12 @@ def bind(model, roots, model_type, data_type) -> None:
                 jobs[root.name] = (root, sig)
     if not jobs:
         return
-    helpers = _start_helpers([job for job in jobs.values() if not _is_cached(*job)])
+    cold = sorted((job for job in jobs.values() if not _is_cached(*job)), key=lambda job: _size(job[0]),
+                  reverse=True)
+    helpers = _start_helpers(cold)
     try:
-        for unit, sig in jobs.values():
-            if unit not in helpers.assigned:
+        for unit, sig in cold:
+            if helpers.claim(unit):
                 unit.dispatcher.compile(sig)
     finally:
         helpers.wait()
@@ -184,9 +189,16 @@ def _size(unit: Unit) -> int:
 
 
 class _Helpers:
-    def __init__(self, processes=(), assigned=()):
+    """Helper processes compiling the same list of units as this process, largest first: each
+    process takes the next unit no other has claimed (a file created exclusively in a shared
+    directory), so the work is shared out as it goes, whatever each unit costs."""
+
+    def __init__(self, processes=(), claims: str | None = None):
         self.processes = list(processes)
-        self.assigned = set(assigned)
+        self.claims = claims
+
+    def claim(self, unit) -> bool:
+        return self.claims is None or _claim(self.claims, unit.name)
 
     def wait(self) -> None:
         for p in self.processes:
@@ -194,6 +206,19 @@ class _Helpers:
                 p.wait(timeout=HELPER_TIMEOUT)
             except subprocess.TimeoutExpired:
                 p.kill()
+        if self.claims is not None:
+            shutil.rmtree(self.claims, ignore_errors=True)
+
+
+def _claim(claims: str, name: str) -> bool:
+    """Whether this process is the first to claim ``name`` in the directory ``claims``."""
+    try:
+        os.close(os.open(os.path.join(claims, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False
+    except OSError:  # the directory is gone (the caller finished): nothing left to claim
+        return False
 
 
 def compile_jobs() -> int:
@@ -207,38 +232,37 @@ def compile_jobs() -> int:
 
 
 def _start_helpers(cold: list) -> _Helpers:
-    """Hand all but one share of ``cold`` ((unit, signature) pairs) to helper processes, largest
-    first, each to the least loaded share; this process keeps the first share."""
+    """Start ``compile_jobs() - 1`` helper processes on ``cold`` ((unit, signature) pairs, in the
+    order to compile them); this process works on the same list (``_Helpers.claim``)."""
     jobs = min(compile_jobs(), len(cold))
     if jobs < 2:
         return _Helpers()
-    shares: list[list] = [[] for _ in range(jobs)]
-    loads = [0] * jobs
-    for unit, sig in sorted(cold, key=lambda job: _size(job[0]), reverse=True):
-        k = loads.index(min(loads))
-        shares[k].append((unit, sig))
-        loads[k] += _size(unit)
+    try:
+        claims = tempfile.mkdtemp(prefix="claims-", dir=os.path.dirname(cache_dir()))
+    except OSError:
+        return _Helpers()
     env = {**os.environ, "KINEDYN_COMPILE_PROGRESS": "0", "KINEDYN_PARALLEL_COMPILE": "0",
            "KINEDYN_CACHE_DIR": os.path.dirname(cache_dir())}
-    processes, assigned = [], []
-    for share in shares[1:]:
-        names = [(u.dispatcher.py_func.__module__, u.dispatcher.py_func.__qualname__, sig)
-                 for u, sig in share]
-        payload = base64.b64encode(pickle.dumps(names)).decode()
+    names = [(u.dispatcher.py_func.__module__, u.dispatcher.py_func.__qualname__, u.name, sig)
+             for u, sig in cold]
+    payload = base64.b64encode(pickle.dumps((claims, names))).decode()
+    processes = []
+    for _ in range(jobs - 1):
         try:
             processes.append(subprocess.Popen([sys.executable, "-m", "kinedyn._jit.bind", payload], env=env,
                                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                               stderr=subprocess.DEVNULL))
         except OSError:
-            continue
-        assigned.extend(u for u, _ in share)
-    return _Helpers(processes, assigned)
+            break
+    return _Helpers(processes, claims if processes else None)
 
 
 def _helper(payload: str) -> None:
-    for module, qualname, sig in pickle.loads(base64.b64decode(payload)):
-        obj = getattr(importlib.import_module(module), qualname)
-        (obj.dispatcher if isinstance(obj, Unit) else obj).compile(sig)
+    claims, names = pickle.loads(base64.b64decode(payload))
+    for module, qualname, name, sig in names:
+        if _claim(claims, name):
+            obj = getattr(importlib.import_module(module), qualname)
+            (obj.dispatcher if isinstance(obj, Unit) else obj).compile(sig)
 
 
 if __name__ == "__main__":
