@@ -48,6 +48,7 @@ HELPER_TIMEOUT = 1800  # seconds; a helper that hangs is abandoned, this process
 _MODELS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id(model handle) -> Model
 _ROOTS: dict = {}  # the entries called from Python so far (dict as an ordered set)
 _HANDLE_TYPES: list = []  # [(model handle type, data handle type)] once a call has shown them
+_BOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> {root: its binding state}
 
 
 def model_created(model) -> None:
@@ -124,11 +125,19 @@ def bind_call(root, args) -> None:
     handle types and the root, and bind what it needs for the args' model."""
     if config.DISABLE_JIT:
         return
+    model = _model_of(args[0])
+    # a root called again for an unchanged model (a batch call, say) has nothing to bind: what the
+    # units' needed() read is in the model's binding state
+    state = model.binding_state()
+    done = _BOUND.setdefault(model, {})
+    if done.get(root) == state:
+        return
     types = (typeof(args[0]), typeof(args[1]))
     if not _HANDLE_TYPES:
         _HANDLE_TYPES.append(types)
     _ROOTS[root] = None
-    bind(_model_of(args[0]), (root,), *types)
+    bind(model, (root,), *types)
+    done[root] = state
 
 
 def rebind(model, data) -> None:

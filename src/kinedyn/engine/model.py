@@ -497,6 +497,13 @@ class Model:
             object.__setattr__(self, name, view)
         object.__setattr__(self, "_layout", layout)
 
+    def binding_state(self) -> bytes:
+        """What decides which compiled units the model needs (kinedyn._jit.bind): the options and
+        which geoms take part in contacts. The same bytes mean the same units."""
+        o = self.opt
+        return b"".join((o._flags.tobytes(), o._real.tobytes(), self.geom_contype.tobytes(),
+                         self.geom_conaffinity.tobytes()))
+
     def _field(self, name: str) -> np.ndarray:
         """The array of field ``name`` itself (for a layout field, the writable one under the view)."""
         return self._layout[name] if name in LAYOUT_FIELDS else getattr(self, name)
