@@ -249,20 +249,16 @@ def _mul_j(m, d, res, r, vec, v0, nefc):
 
 
 @kernel
-def warmstart(m, d):
-    """qacc starts at qacc_warmstart or qacc_smooth, whichever has the lower total cost
-    (warmstart() in engine_forward.c); cold start (the warmstart flag off): qacc_smooth.
-
-    Returns _FROM_WARM when qacc is qacc_warmstart (then the solver's M qacc and J qacc - aref
-    are in scratch_solver_nv[_MA] and scratch_solver_efc[_JAREF]), else _FROM_SMOOTH (J qacc -
-    aref is efc_b)."""
-    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
+def _start_at_warmstart(m, d, nv, nefc):
+    """The start of mj_constraint's warmstart: qacc = qacc_warmstart and J qacc - aref in the
+    scratch row _JAREF (qacc_warmstart also in _SEARCH); False, with qacc = qacc_smooth and no
+    force instead, when the warmstart is disabled."""
     if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_WARMSTART:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
         for i in range(nefc):
             d.efc_force[i] = 0.0
-        return _FROM_SMOOTH
+        return False
     sv = d.scratch_solver_nv
     se = d.scratch_solver_efc
     for v in range(nv):
@@ -271,6 +267,22 @@ def warmstart(m, d):
     _mul_j(m, d, se, _JAREF, sv, _SEARCH, nefc)
     for i in range(nefc):
         se[_JAREF, i] -= d.efc_aref[i]
+    return True
+
+
+@kernel
+def warmstart(m, d):
+    """qacc starts at qacc_warmstart or qacc_smooth, whichever has the lower total cost
+    (warmstart() in engine_forward.c); cold start (the warmstart flag off): qacc_smooth.
+
+    Returns _FROM_WARM when qacc is qacc_warmstart (then the solver's M qacc and J qacc - aref
+    are in scratch_solver_nv[_MA] and scratch_solver_efc[_JAREF]), else _FROM_SMOOTH (J qacc -
+    aref is efc_b)."""
+    nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
+    if not _start_at_warmstart(m, d, nv, nefc):
+        return _FROM_SMOOTH
+    sv = d.scratch_solver_nv
+    se = d.scratch_solver_efc
     # costs only: the primal solvers compute qfrc_constraint themselves (on every dof a row
     # acts on; the others keep the zero fwd_constraint_kernel set)
     cost_warm = _rows_update(d, se[_JAREF], nefc, True, False)
@@ -1244,23 +1256,10 @@ def pgs_from_warmstart(m, d, maxiter):
     """PGS from mj_constraint's warmstart: the forces the primal assigns to qacc_warmstart, kept
     if their dual cost is not positive (pgs_warmstart); cold: zero forces."""
     nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
-    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_WARMSTART:
-        for v in range(nv):
-            d.qacc[v] = d.qacc_smooth[v]
-        for i in range(nefc):
-            d.efc_force[i] = 0.0
-    else:
-        sv = d.scratch_solver_nv
-        se = d.scratch_solver_efc
-        for v in range(nv):
-            d.qacc[v] = d.qacc_warmstart[v]
-            sv[_SEARCH, v] = d.qacc_warmstart[v]
-        _mul_j(m, d, se, _JAREF, sv, _SEARCH, nefc)
-        for i in range(nefc):
-            se[_JAREF, i] -= d.efc_aref[i]
+    if _start_at_warmstart(m, d, nv, nefc):
         # mj_constraintUpdate without its J' f: dual_finish below overwrites qfrc_constraint
         # and nothing before it reads it
-        _rows_update(d, se[_JAREF], nefc, False, False)
+        _rows_update(d, d.scratch_solver_efc[_JAREF], nefc, False, False)
         pgs_warmstart(m, d)
     solve_pgs(m, d, maxiter)
 
