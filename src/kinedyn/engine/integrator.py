@@ -491,8 +491,11 @@ def step(m, d, nstep: int = 1) -> None:
 
 def _step_after_rebind(m, d, one_step):
     """The step again after a NotBound: the model changed since it was bound (kinedyn._jit.bind).
-    A unit is missing only when a model's first call reaches it, which happens in the step's first
-    forward pass, before the state moves (RK4 included: its later stages call the same units)."""
+    The units a step calls are the same in every forward pass of a step, so a missing one shows in
+    its first pass, before the state moves, and the step can be repeated. One exception: with RK4,
+    a collider family the model did not need when it was bound (contacts enabled later for geoms of
+    a new type) whose first pair comes within range in a later stage of the step: that step then
+    restarts from the stage's state (a known limitation, docs/architecture.md)."""
     rebind(m, d)
     return one_step(m._handle, d._handle, True)
 
