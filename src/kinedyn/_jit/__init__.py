@@ -27,6 +27,9 @@ Numba's private API used, and why (each is also explained where it is used):
 * ``numba.core.extending._Intrinsic``, ``call_conv.call_function`` on a function pointer,
   ``llvmlite.binding.add_symbol`` (``units``): call a separately compiled unit through its cell.
 * ``numba.core.caching`` index keys (``bind``): whether a unit is already cached.
+* ``numba.core.dispatcher._FunctionCompiler._compile_core`` and
+  ``CPUCodeLibrary._finalize_final_module`` (``dispatch``): kernels compiled into libraries
+  that are only linked into units and never generate machine code of their own.
 * ``CPUDispatcher.get_call_template`` (``dispatch``): one compiled version per argument type.
 * ``Dispatcher.overloads[sig].entry_point`` (``dispatch.FastEntry``): call compiled code directly.
 * ``numba.np.arraymath`` import with a placeholder BLAS module (``cache``): start-up time.

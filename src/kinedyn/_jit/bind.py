@@ -41,6 +41,7 @@ from numba.core.registry import CPUDispatcher
 
 from kinedyn._jit.cache import cache_dir, cache_lazily
 from kinedyn._jit.deps import unit_callees
+from kinedyn._jit.handles import DataHandleType
 from kinedyn._jit.units import UNITS, NotBound, Unit
 
 HELPER_TIMEOUT = 1800  # seconds; a helper that hangs is abandoned, this process compiles the rest
@@ -133,6 +134,11 @@ def bind_call(root, args) -> None:
     if done.get(root) == state:
         return
     types = (typeof(args[0]), typeof(args[1]))
+    if not isinstance(types[1], DataHandleType):  # an entry taking the model handle and arrays
+        if not _HANDLE_TYPES:
+            raise RuntimeError(f"kinedyn: {root!r} needs units bound before any call with a Data; "
+                               "call kd.forward on a Data of this model first")
+        types = (types[0], _HANDLE_TYPES[0][1])
     if not _HANDLE_TYPES:
         _HANDLE_TYPES.append(types)
     _ROOTS[root] = None

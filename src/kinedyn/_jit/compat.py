@@ -29,6 +29,9 @@ PRIVATE_API = (
     ("numba.core.runtime._nrt_python", "meminfo_new", "handles: a handle's payload owned from Python"),
     ("numba.experimental.structref", "StructRefProxy._numba_box_", "handles: box a handle built in Python"),
     ("numba.core.extending", "_Intrinsic._register", "units: an intrinsic calling through a cell"),
+    ("numba.core.dispatcher", "_FunctionCompiler._compile_core", "dispatch: link-only kernels"),
+    ("numba.core.codegen", "JITCodeLibrary._finalize_final_module", "dispatch: no kernel machine code"),
+    ("numba.core.caching", "IndexDataCacheFile._load_index", "bind: whether a unit is cached"),
     ("numba.core.registry", "CPUDispatcher.get_call_template", "dispatch: one version per argument type"),
     ("numba.np.arraymath", None, "cache: imported early with a placeholder BLAS module"),
 )
