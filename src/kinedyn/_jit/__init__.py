@@ -48,13 +48,14 @@ from numba import config  # noqa: E402
 
 from kinedyn._jit.bind import bind_call, cached_njit, model_created, rebind  # noqa: E402
 from kinedyn._jit.dispatch import FastEntry, entry, handle_entry, kernel  # noqa: E402
+from kinedyn._jit.handles import handle_pointer  # noqa: E402
 from kinedyn._jit.progress import install as _install_compile_progress  # noqa: E402
 from kinedyn._jit.units import NotBound  # noqa: E402
 
 _install_compile_progress()
 
-__all__ = ["FastEntry", "NotBound", "bind_call", "cached_njit", "entry", "handle_entry", "jit_disabled",
-           "kernel", "model_created", "rebind"]
+__all__ = ["FastEntry", "NotBound", "bind_call", "cached_njit", "entry", "handle_entry", "handle_pointer",
+           "jit_disabled", "kernel", "model_created", "rebind"]
 
 
 def jit_disabled() -> bool:

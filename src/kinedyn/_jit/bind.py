@@ -94,16 +94,14 @@ def needed_units(model, roots) -> list[Unit]:
 
 
 def bind(model, roots, model_type, data_type) -> None:
-    """Compile (in parallel) and bind every unit ``roots`` can reach for ``model``; the roots that
-    are units with declared arguments are compiled in the same round (Python calls them with those
-    types), so that nothing is left to compile after it."""
+    """Compile (in parallel) and bind every unit ``roots`` can reach for ``model``, and the roots
+    that are units (Python calls them through their cells, ``dispatch.FastEntry``), so that nothing
+    is left to compile after it."""
     units = [u for u in needed_units(model, roots) if not u.is_bound]
+    # the roots too (Python calls them through their cells, dispatch.FastEntry)
+    units += [r for r in roots if isinstance(r, Unit) and r.extra is not None and not r.is_bound
+              and r not in units]
     jobs = {u.name: (u, u.signature(model_type, data_type)) for u in units}
-    for root in roots:
-        if isinstance(root, Unit) and root.extra is not None and root.name not in jobs:
-            sig = root.signature(model_type, data_type)
-            if sig not in root.dispatcher.overloads:
-                jobs[root.name] = (root, sig)
     if not jobs:
         return
     cold = sorted((job for job in jobs.values() if not _is_cached(*job)), key=lambda job: _size(job[0]),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from types import FunctionType
 
-from numba import config, types
+from numba import config, typeof, types
 from numba.core import compiler
 from numba.core.codegen import JITCodeLibrary
 from numba.core.dispatcher import _FunctionCompiler
@@ -23,7 +23,8 @@ from numba.core.registry import CPUDispatcher
 from kinedyn._jit.bind import bind_call, cached_njit
 from kinedyn._jit.cache import cache_lazily
 from kinedyn._jit.compat import UnsupportedNumbaError
-from kinedyn._jit.units import Unit
+from kinedyn._jit.handles import handle_at, handle_from_pointer, layout_key
+from kinedyn._jit.units import Unit, unit_name
 
 
 def _call_type(typ):
@@ -162,34 +163,76 @@ def entry(fn):
 
 
 class FastEntry:
-    """Call a jitted entry through its compiled entry point.
+    """Call a compiled entry ``f(m, d, ...)`` from Python for the price of a call with integers.
 
-    Numba's dispatcher types every argument and looks up the overload on each call,
-    about 0.9 µs for a (model, data) pair of handles. The public wrappers always pass
-    the same argument types, so after the first call (which binds the units the entry
-    needs, compiles or loads the entry through the dispatcher) ``call`` *is* the compiled
-    function: public wrappers call ``ENTRY.call(...)``, which skips even this object's own
-    Python frame. Models made later are bound for it when they are made (``bind.model_created``).
+    Public wrappers call ``ENTRY.call(m._ptr, d._ptr, ...)``: the handles' addresses
+    (``handles.handle_pointer``), not the handles. Numba's Python wrapper unboxes an int64 in
+    nanoseconds but a handle in about 0.15 µs, and its dispatcher types every argument on each
+    call. So the first call (which binds the units the entry needs for the model,
+    :func:`kinedyn._jit.bind.bind_call`) compiles or loads a *Python caller*: a small function
+    taking the two addresses and the entry's other arguments, turning the addresses back into
+    handles (``handles.handle_at``) and calling the entry (a unit: through its cell, so the
+    caller contains none of its code). From then on ``call`` *is* that caller's compiled Python
+    wrapper: no dispatcher, not even this object's own Python frame. Models made later are bound
+    for the entry when they are made (``bind.model_created``).
+
+    Under ``NUMBA_DISABLE_JIT=1`` the "addresses" are the handles themselves and ``call`` is the
+    entry as a plain function.
     """
 
     def __init__(self, entry):
         self.root = entry
-        self.dispatcher = entry.dispatcher if isinstance(entry, Unit) else entry
         self.call = self._first_call
 
-    def _first_call(self, *args):
-        bind_call(self.root, args)
-        result = self.dispatcher(*args)
-        if not config.DISABLE_JIT:
-            sig = tuple(self.dispatcher.typeof_pyval(a) for a in args)
-            try:
-                self.call = self.dispatcher.overloads[sig].entry_point
-            except (AttributeError, KeyError) as err:  # Numba moved its compiled-overload record
-                raise UnsupportedNumbaError(f"FastEntry: no compiled entry point: {err!r}") from err
+    def _first_call(self, m_ptr, d_ptr, *args):
+        if config.DISABLE_JIT:
+            self.call = self.root
+            return self.root(m_ptr, d_ptr, *args)
+        handles = (handle_from_pointer(m_ptr), handle_from_pointer(d_ptr))
+        bind_call(self.root, (*handles, *args))
+        caller = python_caller(self.root, typeof(handles[0]), typeof(handles[1]))
+        result = caller(m_ptr, d_ptr, *args)
+        sig = tuple(caller.typeof_pyval(a) for a in (m_ptr, d_ptr, *args))
+        try:
+            self.call = caller.overloads[sig].entry_point
+        except (AttributeError, KeyError) as err:  # Numba moved its compiled-overload record
+            raise UnsupportedNumbaError(f"FastEntry: no compiled entry point: {err!r}") from err
         return result
 
     def __call__(self, *args):
         return self.call(*args)
+
+
+def _caller_code(nargs: int):
+    """The code of a Python caller with ``nargs`` arguments after the two addresses (each caller
+    has its own globals, see ``python_caller``); explicit parameters, not ``*args``, so that the
+    compiled signature is the arguments' types as Python passes them."""
+    params = "".join(f", a{i}" for i in range(nargs))
+    source = (f"def from_python(m, d{params}):\n"
+              f"    return TARGET(handle_at(m, MODEL_LAYOUT), handle_at(d, DATA_LAYOUT){params})\n")
+    namespace: dict = {}
+    exec(compile(source, __file__, "exec"), namespace)  # noqa: S102 -- a fixed template
+    return namespace["from_python"].__code__
+
+
+_PYTHON_CALLERS: dict = {}
+
+
+def python_caller(target, model_type, data_type):
+    """The compiled function ``(model address, data address, *args) -> target(m, d, *args)`` for
+    handles of these types (see ``FastEntry``): one per entry and handle layout, cached on disk
+    under the entry's name, its signature (a unit's) and the layouts."""
+    key = (target, model_type, data_type)
+    if key not in _PYTHON_CALLERS:
+        py_func = target.dispatcher.py_func if isinstance(target, Unit) else target.py_func
+        namespace = {"__name__": __name__, "TARGET": target, "handle_at": handle_at,
+                     "MODEL_LAYOUT": layout_key(model_type), "DATA_LAYOUT": layout_key(data_type)}
+        nargs = len(inspect.signature(py_func).parameters) - 2
+        func = FunctionType(_caller_code(nargs), namespace, "from_python")
+        func.__qualname__ = f"{unit_name(py_func)}.from_python"
+        func.__module__ = __name__
+        _PYTHON_CALLERS[key] = cached_njit(func, _nrt=False, error_model="numpy")
+    return _PYTHON_CALLERS[key]
 
 
 def handle_entry(fn=None, *, returns: str = "none", args: str = "", needed=None, prefetch=None):

@@ -481,6 +481,9 @@ class Subject:
 
     def _kinedyn(self):
         m, d, qacc, out = self.m, self.d, self.qacc, np.zeros(self.nv)
+        # the out-arguments MuJoCo's calls take below: the same work on both sides (no allocation)
+        dense = np.zeros((self.nv, self.nv))
+        jacp, jacr = np.zeros((3, self.nv)), np.zeros((3, self.nv))
         kind, target = self._jacobian_target()
         jacobian = kd.jac_site if kind == "site" else kd.jac_body
 
@@ -503,7 +506,7 @@ class Subject:
             kd.kinematics(m, d)
             kd.com_pos(m, d)
             kd.crb(m, d)
-            kd.full_m(m, d)
+            kd.full_m(m, d, out=dense)
 
         cases = {
             "kinematics": Case(lambda: kd.kinematics(m, d)),
@@ -513,7 +516,7 @@ class Subject:
             "rne": Case(lambda: kd.bias_forces(m, d)),
             "rne_acc": Case(rne(True), set_qacc),
             "full_m": Case(full_m),
-            "jac_site": Case(lambda: jacobian(m, d, target), positions),
+            "jac_site": Case(lambda: jacobian(m, d, target, jacp, jacr), positions),
             "step": Case(lambda: kd.step(m, d), check=lambda: None if np.isfinite(d.qpos).all()
                          else "kinedyn's state went non-finite"),
         }

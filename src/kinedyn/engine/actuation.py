@@ -176,14 +176,14 @@ def _slider_crank(i, actuator_trnid, actuator_gear, actuator_cranklength, site_b
         dldax, dlday, dldaz = vx * c, vy * c, vz * c
     # Jacobian of the slider point and of its axis (mj_jacPointAxis), of the crank site
     jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
-               site_xpos[sid, 0], site_xpos[sid, 1], site_xpos[sid, 2], site_bodyid[sid], jac, _JS, _JR)
+               site_xpos[sid, 0], site_xpos[sid, 1], site_xpos[sid, 2], site_bodyid[sid], jac[_JS], jac[_JR])
     for v in range(nv):
         r0, r1, r2 = jac[_JR, 0, v], jac[_JR, 1, v], jac[_JR, 2, v]
         jac[_JA, 0, v] = r1 * az - r2 * ay
         jac[_JA, 1, v] = r2 * ax - r0 * az
         jac[_JA, 2, v] = r0 * ay - r1 * ax
     jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
-               site_xpos[cid, 0], site_xpos[cid, 1], site_xpos[cid, 2], site_bodyid[cid], jac, _JP, _JR)
+               site_xpos[cid, 0], site_xpos[cid, 1], site_xpos[cid, 2], site_bodyid[cid], jac[_JP], jac[_JR])
     gear0 = actuator_gear[i, 0]
     actuator_length[i] = length * gear0
     for v in range(nv):
@@ -210,7 +210,7 @@ def _site(i, actuator_trnid, actuator_gear, site_bodyid, site_quat, body_rootid,
     sid = actuator_trnid[i, 0]
     ref = actuator_trnid[i, 1]
     jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
-               site_xpos[sid, 0], site_xpos[sid, 1], site_xpos[sid, 2], site_bodyid[sid], jac, _JP, _JR)
+               site_xpos[sid, 0], site_xpos[sid, 1], site_xpos[sid, 2], site_bodyid[sid], jac[_JP], jac[_JR])
     actuator_length[i] = 0.0
     if ref < 0:
         # wrench: gear rotated to the world frame
@@ -239,7 +239,8 @@ def _site(i, actuator_trnid, actuator_gear, site_bodyid, site_quat, body_rootid,
         if d0 == d1:
             common = d0
     jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com, cdof,
-               site_xpos[ref, 0], site_xpos[ref, 1], site_xpos[ref, 2], site_bodyid[ref], jac, _JREFP, _JREFR)
+               site_xpos[ref, 0], site_xpos[ref, 1], site_xpos[ref, 2], site_bodyid[ref],
+               jac[_JREFP], jac[_JREFR])
     # relative Jacobians, shared ancestor chain cleared
     for k in range(3):
         for v in range(nv):

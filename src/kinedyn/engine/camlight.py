@@ -132,4 +132,4 @@ def camlight(m, d) -> None:
     light_xdir. Mirrors mj_camlight.
     """
     check_model_data(m, d, "camlight")
-    _CAMLIGHT.call(m._handle, d._handle)
+    _CAMLIGHT.call(m._ptr, d._ptr)

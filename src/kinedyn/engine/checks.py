@@ -140,6 +140,18 @@ def float_array(value, name: str, shape: tuple | None = None) -> np.ndarray:
     return arr
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
+def out_matrix(arr, name: str, rows: int, cols: int) -> np.ndarray:
+    """``out_array`` for a (rows, cols) output, with the common case (a fresh C-contiguous float64
+    array of that shape) checked first in a few attribute reads: per-call cost."""
+    if (arr.__class__ is np.ndarray and arr.shape == (rows, cols) and arr.strides == (8 * cols, 8)
+            and arr.dtype is _FLOAT64 and arr.flags.writeable):
+        return arr
+    return out_array(arr, name, (rows, cols))
+
+
 def out_array(arr, name: str, shape: tuple) -> np.ndarray:
     """Check an array a kernel writes into: a writeable C-contiguous float64 ndarray of ``shape``."""
     if not isinstance(arr, np.ndarray):

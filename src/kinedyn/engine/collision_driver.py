@@ -753,7 +753,7 @@ def contact_force_kernel(m, d, i, result):
     result[0] -= d.contact_adhesion[i]
 
 
-@handle_entry
+@handle_entry(args="int64, float64[::1]")
 def contact_force_entry(m, d, i, result):
     contact_force_kernel(m, d, i, result)
 
@@ -781,7 +781,7 @@ def collision(m, d) -> None:
     ``.solref``, ``.solreffriction``, ``.solimp``, ``.includemargin``, ``.exclude``, ...).
     """
     check_model_data(m, d, "collision")
-    _COLLISION.call(m._handle, d._handle)
+    _COLLISION.call(m._ptr, d._ptr)
     warn_if_contacts_dropped(m, d)
 
 
@@ -794,5 +794,5 @@ def contact_force(m, d, i: int) -> np.ndarray:
     if not 0 <= i < d.ncon:
         raise IndexError(f"contact {i} out of range: d.ncon = {d.ncon}")
     result = np.zeros(6)
-    _CONTACT_FORCE.call(m._handle, d._handle, i, result)
+    _CONTACT_FORCE.call(m._ptr, d._ptr, i, result)
     return result

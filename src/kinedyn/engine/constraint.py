@@ -208,12 +208,12 @@ def point_jacobians(m, d, jac, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2):
     if not _moves(m, b2):
         # b2's Jacobians are +0 (the world, a contact's floor): p1's minus +0 are p1's, bit for bit
         jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-                   d.subtree_com, d.cdof, p1x, p1y, p1z, b1, jac, _JDP, _JDR)
+                   d.subtree_com, d.cdof, p1x, p1y, p1z, b1, jac[_JDP], jac[_JDR])
         return
     jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-               d.subtree_com, d.cdof, p1x, p1y, p1z, b1, jac, _J0P, _J0R)
+               d.subtree_com, d.cdof, p1x, p1y, p1z, b1, jac[_J0P], jac[_J0R])
     jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-               d.subtree_com, d.cdof, p2x, p2y, p2z, b2, jac, _J1P, _J1R)
+               d.subtree_com, d.cdof, p2x, p2y, p2z, b2, jac[_J1P], jac[_J1R])
     nv = jac.shape[2]
     for k in range(3):
         for v in range(nv):

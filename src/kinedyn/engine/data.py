@@ -15,7 +15,7 @@ import numpy as np
 
 from kinedyn.engine.checks import assign_field, check_model_data, real_number
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
-from kinedyn.engine.handles import make_handle
+from kinedyn.engine.handles import handle_pointer, make_handle
 from kinedyn.engine.model import Model
 from kinedyn.engine.types import COUNT_NCON, COUNT_NE, COUNT_NEFC, COUNT_NF, COUNT_NL
 
@@ -91,6 +91,7 @@ class Data:
                 object.__setattr__(self, name, arr)
         object.__setattr__(self, "_time", time)
         object.__setattr__(self, "_handle", make_handle("data", {**arrays, "time": time}))
+        object.__setattr__(self, "_ptr", handle_pointer(self._handle))  # what public wrappers pass to kernels
 
     @property
     def model(self) -> Model:

@@ -140,13 +140,13 @@ def fwd_position(m, d) -> None:
     """Position-dependent stage: poses, com quantities, tendons, M and its factorisation, contacts,
     constraint rows, transmissions."""
     check_model_data(m, d, "fwd_position")
-    _FWD_POSITION.call(m._handle, d._handle)
+    _FWD_POSITION.call(m._ptr, d._ptr)
 
 
 def fwd_velocity(m, d) -> None:
     """Velocity-dependent stage: tendon and actuator velocities, cvel, passive forces, qfrc_bias."""
     check_model_data(m, d, "fwd_velocity")
-    _FWD_VELOCITY.call(m._handle, d._handle)
+    _FWD_VELOCITY.call(m._ptr, d._ptr)
 
 
 def forward(m, d) -> None:
@@ -169,10 +169,10 @@ def forward(m, d) -> None:
         forward_with_callbacks(m, d)
     else:
         try:
-            _FORWARD.call(m._handle, d._handle)
+            _FORWARD.call(m._ptr, d._ptr)
         except NotBound:  # the model changed since it was bound (kinedyn._jit.bind)
             rebind(m, d)
-            _FORWARD.call(m._handle, d._handle)
+            _FORWARD.call(m._ptr, d._ptr)
     if d.efc_counts[COUNT_DROPPED]:
         warn_if_contacts_dropped(m, d)
 
@@ -180,14 +180,14 @@ def forward(m, d) -> None:
 def forward_with_callbacks(m, d) -> None:
     """forward for models whose user-type actuators have Python callbacks: compiled stages
     around the actuation stage, which calls the callbacks."""
-    _FWD_POSITION(m._handle, d._handle)
-    _SENSOR_POS(m._handle, d._handle)
-    _FWD_VELOCITY(m._handle, d._handle)
-    _SENSOR_VEL(m._handle, d._handle)
+    _FWD_POSITION(m._ptr, d._ptr)
+    _SENSOR_POS(m._ptr, d._ptr)
+    _FWD_VELOCITY(m._ptr, d._ptr)
+    _SENSOR_VEL(m._ptr, d._ptr)
     fwd_actuation_with_callbacks(m, d)
-    _FWD_ACCELERATION(m._handle, d._handle)
-    _FWD_CONSTRAINT(m._handle, d._handle)
-    _SENSOR_ACC(m._handle, d._handle)
+    _FWD_ACCELERATION(m._ptr, d._ptr)
+    _FWD_CONSTRAINT(m._ptr, d._ptr)
+    _SENSOR_ACC(m._ptr, d._ptr)
 
 
 def fwd_acceleration(m, d) -> None:
@@ -197,7 +197,7 @@ def fwd_acceleration(m, d) -> None:
     Writes: qfrc_smooth, qacc_smooth, qacc. Mirrors mj_fwdAcceleration (no constraints).
     """
     check_model_data(m, d, "fwd_acceleration")
-    _FWD_ACCELERATION.call(m._handle, d._handle)
+    _FWD_ACCELERATION.call(m._ptr, d._ptr)
 
 
 def fwd_actuation(m, d) -> None:
@@ -221,4 +221,4 @@ def fwd_constraint(m, d) -> None:
     qfrc_smooth, qacc_warmstart. Mirrors mj_fwdConstraint.
     """
     check_model_data(m, d, "fwd_constraint")
-    _FWD_CONSTRAINT.call(m._handle, d._handle)
+    _FWD_CONSTRAINT.call(m._ptr, d._ptr)

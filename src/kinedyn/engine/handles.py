@@ -7,13 +7,22 @@ A public call passes two handles (model, data) to one jitted entry (see
 
 from __future__ import annotations
 
-from kinedyn._jit.handles import DataHandle, DataHandleType, ModelHandle, ModelHandleType, build_handle
+from kinedyn._jit.handles import (
+    DataHandle,
+    DataHandleType,
+    ModelHandle,
+    ModelHandleType,
+    build_handle,
+    handle_pointer,
+)
 from kinedyn.engine.fields import DATA_FIELDS, MODEL_FIELDS, SIZE_NAMES
 
 # what kernels see: sizes, every registry field, and the option arrays (see Option)
 MODEL_HANDLE_FIELDS = (*SIZE_NAMES, *(f.name for f in MODEL_FIELDS),
                        "opt_timestep", "opt_gravity", "opt_flags", "opt_real", "opt_magnetic")
 DATA_HANDLE_FIELDS = (*(f.name for f in DATA_FIELDS), "time")
+
+__all__ = ["DATA_HANDLE_FIELDS", "MODEL_HANDLE_FIELDS", "handle_pointer", "make_handle"]
 
 def make_handle(kind: str, values: dict):
     """Build a handle of ``kind`` ("model" or "data") from name -> array/scalar, in registry order."""

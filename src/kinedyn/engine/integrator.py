@@ -440,9 +440,9 @@ def _step_with_callbacks(m, d, check):
     forward_with_callbacks(m, d)
     status = _qacc_status(check, d.qacc)
     if status == STATUS_OK:
-        status = _FWDINV_STATUS(m._handle, d._handle)
+        status = _FWDINV_STATUS(m._ptr, d._ptr)
     if status == STATUS_OK:
-        _INTEGRATE(m._handle, d._handle)
+        _INTEGRATE(m._ptr, d._ptr)
         if d.efc_counts[COUNT_DROPPED]:
             status = STATUS_DROPPED
     return status
@@ -470,13 +470,13 @@ def step(m, d, nstep: int = 1) -> None:
         one_step = _STEP_BY_INTEGRATOR[m.opt._flags[0]].call
     if nstep == 1:  # the common call, without the loop: STATUS_OK (0) needs nothing more
         try:
-            status = one_step(m._handle, d._handle, True)
+            status = one_step(m._ptr, d._ptr, True)
         except NotBound:
             status = _step_after_rebind(m, d, one_step)
         if status:
             _after_step(m, d, one_step, status)
         return
-    mh, dh = m._handle, d._handle
+    mh, dh = m._ptr, d._ptr
     for _ in range(nstep):
         try:
             status = one_step(mh, dh, True)
@@ -497,7 +497,7 @@ def _step_after_rebind(m, d, one_step):
     a new type) whose first pair comes within range in a later stage of the step: that step then
     restarts from the stage's state (a known limitation, docs/architecture.md)."""
     rebind(m, d)
-    return one_step(m._handle, d._handle, True)
+    return one_step(m._ptr, d._ptr, True)
 
 
 def _after_step(m, d, one_step, status) -> None:
@@ -526,4 +526,4 @@ def _recover(m, d, one_step, status, stacklevel: int = 3) -> None:
         NonFiniteStateWarning, stacklevel=stacklevel)
     if autoreset:
         reset(m, d)
-    one_step(m._handle, d._handle, False)
+    one_step(m._ptr, d._ptr, False)

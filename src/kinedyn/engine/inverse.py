@@ -233,7 +233,10 @@ def inverse(m, d) -> None:
     """
     # the checks inline and the refusal found in compiled code: this wrapper is part of every call's
     # cost (an IntFlag test of m.opt.enableflags here cost as much as a fifth of the humanoid's inverse)
-    if getattr(d, "_model", None) is not m:
+    try:  # the try costs nothing unless d is not a Data
+        if d._model is not m:
+            bad_model_data(m, d, "inverse")
+    except AttributeError:
         bad_model_data(m, d, "inverse")
-    if _INVERSE.call(m._handle, d._handle):
+    if _INVERSE.call(m._ptr, d._ptr):
         check_discrete_inverse(m, "inverse")

@@ -85,7 +85,7 @@ def _bad(x):
     return False
 
 
-@handle_entry
+@handle_entry(returns="int64", args="float64")
 def _begin_step(m, d, decay):
     """evalAct's velocity decay, then mj_step1's state checks: a STATUS_* code."""
     qvel = d.qvel
@@ -98,7 +98,7 @@ def _begin_step(m, d, decay):
     return STATUS_OK
 
 
-@handle_entry
+@handle_entry(args="int64, float64, float64, float64[::1]")
 def _push(m, d, index, scale, maxforce, x):
     """qfrc_applied = moment * scale / |M^-1 moment|, its norm capped at maxforce when positive (evalAct).
 
@@ -123,7 +123,7 @@ def _push(m, d, index, scale, maxforce, x):
                 applied[v] = applied[v] * factor
 
 
-@handle_entry
+@handle_entry(returns="int64")
 def _check_acc(m, d):
     """mj_step2's check after the constraint solver: STATUS_BADQACC or STATUS_OK."""
     if _bad(d.qacc):
@@ -219,7 +219,7 @@ def _simulate(model, d, i: int, opt: dict) -> str | None:
 
     Returns None, or MuJoCo's reason for failing.
     """
-    mh, dh = model._handle, d._handle
+    mh, dh = model._ptr, d._ptr
     integrate = _IMPLICITFAST if model.opt.integrator == INT_IMPLICITFAST else _EULER
     time = d._time
     length = d.actuator_length

@@ -18,7 +18,7 @@ import numpy as np
 from kinedyn._jit import model_created
 from kinedyn.engine.checks import assign_field, integer, real_number
 from kinedyn.engine.fields import MODEL_FIELD, MODEL_FIELDS, SIZE_NAMES
-from kinedyn.engine.handles import make_handle
+from kinedyn.engine.handles import handle_pointer, make_handle
 from kinedyn.engine.types import (
     BIAS_USER,
     DYN_USER,
@@ -481,6 +481,7 @@ class Model:
         object.__setattr__(m, "_name_index", {k: {n: i for i, n in enumerate(v) if n}
                                               for k, v in names.items()})
         object.__setattr__(m, "_handle", m._make_handle())
+        object.__setattr__(m, "_ptr", handle_pointer(m._handle))  # what public wrappers pass to kernels
         model_created(m)
         return m
 
@@ -560,6 +561,7 @@ class Model:
             if not k.startswith("_") and k not in vars(m):
                 object.__setattr__(m, k, v)
         object.__setattr__(m, "_handle", m._make_handle())
+        object.__setattr__(m, "_ptr", handle_pointer(m._handle))  # what public wrappers pass to kernels
         model_created(m)
         if "_actuator_callbacks" in vars(self):
             m.set_actuator_callbacks(*self._actuator_callbacks)

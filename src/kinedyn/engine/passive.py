@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
 from kinedyn.engine.passive_fluid import fluid
 from kinedyn.engine.smooth_tendon import tendon_passive_entry
@@ -206,7 +206,11 @@ def passive(m, d) -> None:
     Writes: qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_adhesion, qfrc_gravcomp, qfrc_passive.
     Mirrors mj_passive.
     """
-    check_model_data(m, d, "passive")
-    _PASSIVE.call(m._handle, d._handle)
+    try:  # inline (per-call cost); the try costs nothing unless d is not a Data
+        if d._model is not m:
+            bad_model_data(m, d, "passive")
+    except AttributeError:
+        bad_model_data(m, d, "passive")
+    _PASSIVE.call(m._ptr, d._ptr)
 
 

@@ -518,7 +518,7 @@ def ray_kernel(m, d, px, py, pz, vx, vy, vz, geomgroup, flg_static, bodyexclude,
     return dist, gid, nx, ny, nz
 
 
-@handle_entry
+@handle_entry(args="float64[::1], float64[::1], float64[::1], boolean, int64, float64[::1], float64[:, ::1]")
 def _ray_entry(m, d, pnt, vec, geomgroup, flg_static, bodyexclude, out, scratch):
     r = ray_kernel(m, d, pnt[0], pnt[1], pnt[2], vec[0], vec[1], vec[2], geomgroup, flg_static,
                    bodyexclude, scratch[0], scratch[1])
@@ -550,7 +550,7 @@ def ray(m, d, pnt, vec, geomgroup=None, flg_static=True, bodyexclude=-1, normal=
     else:
         groups = (np.asarray(geomgroup).reshape(NGROUP) != 0).astype(float)
     out = np.zeros(5)
-    _RAY.call(m._handle, d._handle, pnt, vec, groups, bool(flg_static), int(bodyexclude), out,
+    _RAY.call(m._ptr, d._ptr, pnt, vec, groups, bool(flg_static), int(bodyexclude), out,
               np.zeros((2, 6)))
     if normal is not None:
         normal[:] = out[2:5]

@@ -293,4 +293,4 @@ def rne_post_constraint(m, d) -> None:
     them (MuJoCo computes them for acceleration-stage sensors or on this request).
     """
     check_model_data(m, d, "rne_post_constraint")
-    _RNE_POST.call(m._handle, d._handle)
+    _RNE_POST.call(m._ptr, d._ptr)

@@ -1011,16 +1011,16 @@ def sensor_pos(m, d) -> None:
 
     Reads the position stage (run ``fwd_position`` first). Writes their part of sensordata."""
     check_model_data(m, d, "sensor_pos")
-    _SENSOR_POS.call(m._handle, d._handle)
+    _SENSOR_POS.call(m._ptr, d._ptr)
 
 
 def sensor_vel(m, d) -> None:
     """Velocity-stage sensors and the kinetic energy (mj_sensorVel, mj_energyVel)."""
     check_model_data(m, d, "sensor_vel")
-    _SENSOR_VEL.call(m._handle, d._handle)
+    _SENSOR_VEL.call(m._ptr, d._ptr)
 
 
 def sensor_acc(m, d) -> None:
     """Acceleration-stage sensors (mj_sensorAcc); reads the constraint solver's result."""
     check_model_data(m, d, "sensor_acc")
-    _SENSOR_ACC.call(m._handle, d._handle)
+    _SENSOR_ACC.call(m._ptr, d._ptr)

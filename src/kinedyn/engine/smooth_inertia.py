@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.checks import check_model_data, float_array
+from kinedyn.engine.checks import bad_model_data, check_model_data, float_array, out_matrix
 from kinedyn.engine.util_poly import actuator_armature as actuator_armature_of
 from kinedyn.engine.util_spatial import mul_inert_vec, unsigned_index
 
@@ -221,8 +221,12 @@ def _mul_m_entry(m, d, res, vec):
     mul_m_kernel(res, d.M, vec, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
-@handle_entry
+@handle_entry(args="float64[:, ::1]")
 def _full_m_entry(m, d, dense):
+    # zeros outside M's sparsity pattern (mj_fullM clears dst first)
+    for i in range(m.nv):
+        for j in range(m.nv):
+            dense[i, j] = 0.0
     for i in range(m.nv):
         adr = m.M_rowadr[i]
         for k in range(m.M_rownnz[i]):
@@ -241,8 +245,12 @@ def crb(m, d) -> None:
 
     Reads: cinert, cdof. Writes: crb, M. Mirrors mj_crb.
     """
-    check_model_data(m, d, "crb")
-    _CRB.call(m._handle, d._handle)
+    try:  # inline (per-call cost); the try costs nothing unless d is not a Data
+        if d._model is not m:
+            bad_model_data(m, d, "crb")
+    except AttributeError:
+        bad_model_data(m, d, "crb")
+    _CRB.call(m._ptr, d._ptr)
 
 
 def factor_m(m, d) -> None:
@@ -251,7 +259,7 @@ def factor_m(m, d) -> None:
     Reads: M. Writes: qLD, qLDiagInv. Mirrors mj_factorM.
     """
     check_model_data(m, d, "factor_m")
-    _FACTOR_M.call(m._handle, d._handle)
+    _FACTOR_M.call(m._ptr, d._ptr)
 
 
 def solve_m(m, d, y: np.ndarray) -> np.ndarray:
@@ -279,9 +287,16 @@ def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
     return res
 
 
-def full_m(m, d) -> np.ndarray:
-    """Dense (nv, nv) joint-space inertia matrix from the tree-sparse M in ``d`` (mj_fullM)."""
-    check_model_data(m, d, "full_m")
-    dense = np.zeros((m.nv, m.nv))
-    _FULL_M.call(m._handle, d._handle, dense)
+def full_m(m, d, out=None) -> np.ndarray:
+    """Dense (nv, nv) joint-space inertia matrix from the tree-sparse M in ``d`` (mj_fullM).
+
+    ``out``: an optional (nv, nv) float64 array to write into (and return), as mj_fullM's ``dst``."""
+    try:  # inline (per-call cost); the try costs nothing unless d is not a Data
+        if d._model is not m:
+            bad_model_data(m, d, "full_m")
+    except AttributeError:
+        bad_model_data(m, d, "full_m")
+    nv = m.nv
+    dense = np.empty((nv, nv)) if out is None else out_matrix(out, "full_m: out", nv, nv)
+    _FULL_M.call(m._ptr, d._ptr, dense)
     return dense

@@ -9,7 +9,7 @@ kinematic tree (``subtree_com`` of the tree's root body), [rotation; translation
 from __future__ import annotations
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.types import (
     JNT_BALL,
     JNT_FREE,
@@ -332,8 +332,12 @@ def kinematics(m, d) -> None:
     Reads: qpos. Writes: xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos,
     geom_xmat, site_xpos, site_xmat. Mirrors mj_kinematics.
     """
-    check_model_data(m, d, "kinematics")
-    _KINEMATICS.call(m._handle, d._handle)
+    try:  # inline (per-call cost); the try costs nothing unless d is not a Data
+        if d._model is not m:
+            bad_model_data(m, d, "kinematics")
+    except AttributeError:
+        bad_model_data(m, d, "kinematics")
+    _KINEMATICS.call(m._ptr, d._ptr)
 
 
 def com_pos(m, d) -> None:
@@ -342,5 +346,9 @@ def com_pos(m, d) -> None:
     Reads: xmat, xipos, ximat, xanchor, xaxis. Writes: subtree_com, cinert, cdof.
     Mirrors mj_comPos.
     """
-    check_model_data(m, d, "com_pos")
-    _COM_POS.call(m._handle, d._handle)
+    try:  # inline (per-call cost); the try costs nothing unless d is not a Data
+        if d._model is not m:
+            bad_model_data(m, d, "com_pos")
+    except AttributeError:
+        bad_model_data(m, d, "com_pos")
+    _COM_POS.call(m._ptr, d._ptr)

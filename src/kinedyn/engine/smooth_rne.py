@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.checks import check_model_data, out_array
+from kinedyn.engine.checks import bad_model_data, check_model_data, out_array
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.types import DSBL_GRAVITY, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
 from kinedyn.engine.util_poly import actuator_armature
@@ -211,7 +211,7 @@ def com_vel_entry(m, d):
              d.qvel, d.cdof, d.cvel, d.cdof_dot)
 
 
-@handle_entry
+@handle_entry(args="boolean, float64[::1]")
 def rne_entry(m, d, flg_acc, result):
     _rne(m.body_parentid, m.body_dofnum, m.body_dofadr, m.dof_bodyid, m.opt_gravity,
          m.opt_flags[OPT_DISABLEFLAGS],
@@ -247,8 +247,12 @@ def com_vel(m, d) -> None:
 
     Reads: qvel, cdof. Writes: cvel, cdof_dot. Mirrors mj_comVel.
     """
-    check_model_data(m, d, "com_vel")
-    _COM_VEL.call(m._handle, d._handle)
+    try:  # inline (per-call cost); the try costs nothing unless d is not a Data
+        if d._model is not m:
+            bad_model_data(m, d, "com_vel")
+    except AttributeError:
+        bad_model_data(m, d, "com_vel")
+    _COM_VEL.call(m._ptr, d._ptr)
 
 
 def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | None = None) -> np.ndarray:
@@ -262,12 +266,16 @@ def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | N
 
     Returns ``out`` (allocated when None), shape (nv,).
     """
-    check_model_data(m, d, "rne")
+    try:  # inline (per-call cost); the try costs nothing unless d is not a Data
+        if d._model is not m:
+            bad_model_data(m, d, "rne")
+    except AttributeError:
+        bad_model_data(m, d, "rne")
     if out is None:
         out = np.empty(m.nv)
     else:
         out_array(out, "rne: out", (m.nv,))
-    _RNE.call(m._handle, d._handle, bool(flg_acc), out)
+    _RNE.call(m._ptr, d._ptr, bool(flg_acc), out)
     if armature and flg_acc:
         out += dof_armature_total(m) * d.qacc
     return out
@@ -297,7 +305,7 @@ def bias_forces(m, d) -> np.ndarray:
     ``d.qfrc_bias`` itself (not a copy), shape (nv,).
     """
     check_model_data(m, d, "bias_forces")
-    _BIAS_FORCES.call(m._handle, d._handle)
+    _BIAS_FORCES.call(m._ptr, d._ptr)
     return d.qfrc_bias
 
 

@@ -449,9 +449,9 @@ def _tendon(
                 ux, uy, uz, _ = _normalize3(wpnt[k + 1, 0] - wpnt[k, 0], wpnt[k + 1, 1] - wpnt[k, 1],
                                             wpnt[k + 1, 2] - wpnt[k, 2])
                 jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com,
-                           cdof, wpnt[k, 0], wpnt[k, 1], wpnt[k, 2], b0, jac, 0, 1)
+                           cdof, wpnt[k, 0], wpnt[k, 1], wpnt[k, 2], b0, jac[0], jac[1])
                 jac_kernel(body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid, subtree_com,
-                           cdof, wpnt[k + 1, 0], wpnt[k + 1, 1], wpnt[k + 1, 2], b1, jac, 2, 3)
+                           cdof, wpnt[k + 1, 0], wpnt[k + 1, 1], wpnt[k + 1, 2], b1, jac[2], jac[3])
                 inv = 1.0 / divisor
                 for v in range(nv):
                     t = (jac[2, 0, v] - jac[0, 0, v]) * ux + (jac[2, 1, v] - jac[0, 1, v]) * uy \

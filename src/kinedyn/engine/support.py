@@ -11,7 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.checks import check_model, check_model_data, float_array, out_array, real_number
+from kinedyn.engine.checks import (
+    bad_model_data,
+    check_model,
+    check_model_data,
+    float_array,
+    out_array,
+    out_matrix,
+    real_number,
+)
 from kinedyn.engine.types import JNT_BALL, JNT_FREE
 from kinedyn.engine.util_spatial import quat_integrate, sub_quat
 
@@ -22,15 +30,15 @@ def jac_kernel(
     body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
     # data in
     subtree_com, cdof, px, py, pz, body,
-    # data out: rows jp and jr of jac (n, 3, nv)
-    jac, jp, jr,
+    # data out: (3, nv) each
+    jacp, jacr,
 ):
-    """jac[jp], jac[jr] = translational and rotational Jacobians of world point p on body (mj_jac)."""
-    nv = jac.shape[2]
+    """jacp, jacr = translational and rotational Jacobians of world point p on body (mj_jac)."""
+    nv = jacp.shape[1]
     for k in range(3):
         for v in range(nv):
-            jac[jp, k, v] = 0.0
-            jac[jr, k, v] = 0.0
+            jacp[k, v] = 0.0
+            jacr[k, v] = 0.0
     r = body_rootid[body]
     ox = px - subtree_com[r, 0]
     oy = py - subtree_com[r, 1]
@@ -43,29 +51,29 @@ def jac_kernel(
     # backward pass over the dof ancestor chain
     v = body_dofadr[body] + body_dofnum[body] - 1
     while v >= 0:
-        jac[jr, 0, v] = cdof[v, 0]
-        jac[jr, 1, v] = cdof[v, 1]
-        jac[jr, 2, v] = cdof[v, 2]
+        jacr[0, v] = cdof[v, 0]
+        jacr[1, v] = cdof[v, 1]
+        jacr[2, v] = cdof[v, 2]
         # translation: cdof_lin + (cdof_rot x offset), the cross product formed first (mj_jac's
         # order: the sum is MuJoCo's bits)
-        jac[jp, 0, v] = cdof[v, 3] + (cdof[v, 1] * oz - cdof[v, 2] * oy)
-        jac[jp, 1, v] = cdof[v, 4] + (cdof[v, 2] * ox - cdof[v, 0] * oz)
-        jac[jp, 2, v] = cdof[v, 5] + (cdof[v, 0] * oy - cdof[v, 1] * ox)
+        jacp[0, v] = cdof[v, 3] + (cdof[v, 1] * oz - cdof[v, 2] * oy)
+        jacp[1, v] = cdof[v, 4] + (cdof[v, 2] * ox - cdof[v, 0] * oz)
+        jacp[2, v] = cdof[v, 5] + (cdof[v, 0] * oy - cdof[v, 1] * ox)
         v = dof_parentid[v]
 
 
-@handle_entry
-def _jac_entry(m, d, point, body, jac):
+@handle_entry(args="float64[::1], int64, float64[:, ::1], float64[:, ::1]")
+def _jac_entry(m, d, point, body, jacp, jacr):
     jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-               d.subtree_com, d.cdof, point[0], point[1], point[2], body, jac, 0, 1)
+               d.subtree_com, d.cdof, point[0], point[1], point[2], body, jacp, jacr)
 
 
 # frames jac_frame_entry knows: the point is read in compiled code, not passed from Python
 FRAME_BODY, FRAME_BODY_COM, FRAME_SITE = 0, 1, 2
 
 
-@handle_entry(args="int64, int64, float64[:, :, ::1]")
-def _jac_frame_entry(m, d, kind, i, jac):
+@handle_entry(args="int64, int64, float64[:, ::1], float64[:, ::1]")
+def _jac_frame_entry(m, d, kind, i, jacp, jacr):
     """Jacobians of body i's origin, body i's com or site i (mj_jacBody, mj_jacBodyCom, mj_jacSite)."""
     if kind == FRAME_SITE:
         body = m.site_bodyid[i]
@@ -77,7 +85,7 @@ def _jac_frame_entry(m, d, kind, i, jac):
         body = i
         point = d.xpos[i]
     jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-               d.subtree_com, d.cdof, point[0], point[1], point[2], body, jac, 0, 1)
+               d.subtree_com, d.cdof, point[0], point[1], point[2], body, jacp, jacr)
 
 
 _JAC = FastEntry(_jac_entry)
@@ -96,47 +104,65 @@ def _check_id(kind: str, i, n: int) -> int:
     return int(i)
 
 
-def jac(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
+def _outputs(m, jacp, jacr, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The (3, nv) arrays a Jacobian is written into: the caller's (checked), or new ones."""
+    nv = m.nv
+    jacp = np.empty((3, nv)) if jacp is None else out_matrix(jacp, f"{name}: jacp", 3, nv)
+    jacr = np.empty((3, nv)) if jacr is None else out_matrix(jacr, f"{name}: jacr", 3, nv)
+    return jacp, jacr
+
+
+def jac(m, d, point, body: int, jacp=None, jacr=None) -> tuple[np.ndarray, np.ndarray]:
     """Translational and rotational Jacobians, each (3, nv), of a world point moving with ``body``.
 
-    Mirrors mj_jac. Needs kinematics and com_pos (or forward) to have run.
+    Mirrors mj_jac. Needs kinematics and com_pos (or forward) to have run. ``jacp``, ``jacr``:
+    optional (3, nv) float64 arrays to write into (and return), as MuJoCo's out-arguments.
     """
     check_model_data(m, d, "jac")
     body = _check_id("body", body, m.nbody)
     point = float_array(point, "point", (3,))
-    jac = np.empty((2, 3, m.nv))
-    _JAC.call(m._handle, d._handle, point, body, jac)
-    return jac[0], jac[1]
+    jacp, jacr = _outputs(m, jacp, jacr, "jac")
+    _JAC.call(m._ptr, d._ptr, point, body, jacp, jacr)
+    return jacp, jacr
 
 
-def _jac_frame(m, d, kind: int, i: int) -> tuple[np.ndarray, np.ndarray]:
-    jac = np.empty((2, 3, m.nv))
-    _JAC_FRAME.call(m._handle, d._handle, kind, i, jac)
-    return jac[0], jac[1]
+def _jac_frame(m, d, kind: int, i: int, jacp, jacr, name: str) -> tuple[np.ndarray, np.ndarray]:
+    # the checks are inline (per-call cost: these are called in IK and control loops)
+    try:
+        if d._model is not m:
+            bad_model_data(m, d, name)
+    except AttributeError:
+        bad_model_data(m, d, name)
+    n = m.nsite if kind == FRAME_SITE else m.nbody
+    if type(i) is not int or not 0 <= i < n:
+        i = _check_id("site" if kind == FRAME_SITE else "body", i, n)
+    if jacp is None and jacr is None:
+        jacp, jacr = np.empty((3, m.nv)), np.empty((3, m.nv))
+    else:
+        jacp, jacr = _outputs(m, jacp, jacr, name)
+    _JAC_FRAME.call(m._ptr, d._ptr, kind, i, jacp, jacr)
+    return jacp, jacr
 
 
-def jac_body(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:
-    """Jacobians of the origin of the body frame (mj_jacBody)."""
-    check_model_data(m, d, "jac_body")
-    return _jac_frame(m, d, FRAME_BODY, _check_id("body", body, m.nbody))
+def jac_body(m, d, body: int, jacp=None, jacr=None) -> tuple[np.ndarray, np.ndarray]:
+    """Jacobians of the origin of the body frame (mj_jacBody); ``jacp``, ``jacr`` as in :func:`jac`."""
+    return _jac_frame(m, d, FRAME_BODY, body, jacp, jacr, "jac_body")
 
 
-def jac_body_com(m, d, body: int) -> tuple[np.ndarray, np.ndarray]:
-    """Jacobians of the body's centre of mass (mj_jacBodyCom)."""
-    check_model_data(m, d, "jac_body_com")
-    return _jac_frame(m, d, FRAME_BODY_COM, _check_id("body", body, m.nbody))
+def jac_body_com(m, d, body: int, jacp=None, jacr=None) -> tuple[np.ndarray, np.ndarray]:
+    """Jacobians of the body's centre of mass (mj_jacBodyCom); ``jacp``, ``jacr`` as in :func:`jac`."""
+    return _jac_frame(m, d, FRAME_BODY_COM, body, jacp, jacr, "jac_body_com")
 
 
-def jac_site(m, d, site: int) -> tuple[np.ndarray, np.ndarray]:
-    """Jacobians of a site (mj_jacSite)."""
-    check_model_data(m, d, "jac_site")
-    return _jac_frame(m, d, FRAME_SITE, _check_id("site", site, m.nsite))
+def jac_site(m, d, site: int, jacp=None, jacr=None) -> tuple[np.ndarray, np.ndarray]:
+    """Jacobians of a site (mj_jacSite); ``jacp``, ``jacr`` as in :func:`jac`."""
+    return _jac_frame(m, d, FRAME_SITE, site, jacp, jacr, "jac_site")
 
 
-def jac_point(m, d, point, body: int) -> tuple[np.ndarray, np.ndarray]:
+def jac_point(m, d, point, body: int, jacp=None, jacr=None) -> tuple[np.ndarray, np.ndarray]:
     """Alias of :func:`jac`: Jacobians of a world point attached to ``body``."""
     check_model_data(m, d, "jac_point")
-    return jac(m, d, point, body)
+    return jac(m, d, point, body, jacp, jacr)
 
 
 @kernel

@@ -141,10 +141,10 @@ def jacobian(m, d, kinds, ids, haspos, hasrot, sqrtw, dofs, jac, J):
         if kinds[i] == KIND_SITE:
             jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
                        d.subtree_com, d.cdof, d.site_xpos[b, 0], d.site_xpos[b, 1], d.site_xpos[b, 2],
-                       m.site_bodyid[b], jac, 0, 1)
+                       m.site_bodyid[b], jac[0], jac[1])
         else:
             jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-                       d.subtree_com, d.cdof, d.xpos[b, 0], d.xpos[b, 1], d.xpos[b, 2], b, jac, 0, 1)
+                       d.subtree_com, d.cdof, d.xpos[b, 0], d.xpos[b, 1], d.xpos[b, 2], b, jac[0], jac[1])
         w = sqrtw[i]
         if haspos[i]:
             for k in range(3):
