@@ -188,7 +188,7 @@ def rows(subject: Subject):
         mj = mj_calls.get(label)
         mj_call = mj_rne_chain if label == "rne from scratch" else (lambda mj=mj: mj(mjm, mjd))
         loop = _jit_loop(entry)
-        table.append((label, lambda fast=fast: fast(mh, dh), lambda n, loop=loop: loop(mh, dh, n),
+        table.append((label, lambda fast=fast: fast(m._ptr, d._ptr), lambda n, loop=loop: loop(mh, dh, n),
                       mj_call, pin_calls.get(label), c_call(label)))
         if label == "passive":  # rne after the velocity stage, through the public function
             table.append(("rne", lambda: kd.rne(m, d, False, out=out), None,

@@ -287,7 +287,7 @@ def _member_op(m, d, op, nstep, site, jac):
                 return done
         return nstep
     else:
-        _jac_frame_entry(m, d, FRAME_SITE, site, jac)
+        _jac_frame_entry(m, d, FRAME_SITE, site, jac[0], jac[1])
     return 0
 
 
