@@ -241,21 +241,34 @@ def rne_vel_columns(m, d, bmat, dof):
 
 
 @kernel
-def rne_vel_matrix(m, d, dof, dv):
-    """dv = d qfrc_rne / d qvel (dense; zero between dofs on different branches)."""
-    for i in range(m.nv):
-        for j in range(m.nv):
-            dv[i, j] = 0.0
+def rne_vel_matrix(m, d, dof, dv, scale, accumulate):
+    """dv = scale d qfrc_rne / d qvel (dense; zero between dofs on different branches, so on
+    MuJoCo's D pattern), or dv += that when ``accumulate``."""
+    if not accumulate:
+        for i in range(m.nv):
+            for j in range(m.nv):
+                dv[i, j] = 0.0
     for i in range(m.nv):
         r1 = _get(dof, i, _R1)
         r2 = _get(dof, i, _R2)
         j = i
         while j >= 0:
             # j before (or is) i: i's body is the deeper one for both entries
-            dv[i, j] = _dot(r1, _get(dof, j, _E)) + _dot(r2, row6(d.cdof, j))
+            dv[i, j] += scale * (_dot(r1, _get(dof, j, _E)) + _dot(r2, row6(d.cdof, j)))
             if j != i:
-                dv[j, i] = _dot(row6(d.cdof, j), _get(dof, i, _W))
+                dv[j, i] += scale * _dot(row6(d.cdof, j), _get(dof, i, _W))
             j = m.dof_parentid[j]
+
+
+@kernel
+def rne_vel(m, d, out, scale):
+    """out += scale * d qfrc_bias / d qvel at the state of the last forward pass (mjd_rne_vel;
+    cvel, cdof_dot and crb as forward left them)."""
+    body, bmat, dof = d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof
+    rne_partials(m, d, d.qacc, False, body, dof)
+    composite_b(m, d, bmat)
+    rne_vel_columns(m, d, bmat, dof)
+    rne_vel_matrix(m, d, dof, out, scale, True)
 
 
 @kernel
@@ -299,7 +312,7 @@ def _rne_derivs(m, d, body, bmat, dof, dq, dv, da):
     composite_b(m, d, bmat)
     subtree_forces(m, d, body)
     rne_vel_columns(m, d, bmat, dof)
-    rne_vel_matrix(m, d, dof, dv)
+    rne_vel_matrix(m, d, dof, dv, 1.0, False)
     rne_pos_matrix(m, d, body, bmat, dof, dq)
     for i in range(m.nv):
         for j in range(m.nv):
@@ -323,9 +336,9 @@ def _smooth_state(m, d):
 
 
 @handle_entry
-def rne_derivatives_entry(m, d, body, bmat, dof, dq, dv, da):
+def rne_derivatives_entry(m, d, dq, dv, da):
     _smooth_state(m, d)
-    _rne_derivs(m, d, body, bmat, dof, dq, dv, da)
+    _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, dq, dv, da)
 
 
 @kernel
@@ -340,11 +353,11 @@ def _solve_columns(m, d, a, scale, tmp):
 
 
 @handle_entry
-def forward_derivatives_entry(m, d, body, bmat, dof, dq, dv, da):
+def forward_derivatives_entry(m, d, dq, dv, da):
     """dqacc/dq = -M^-1 dtau/dq, dqacc/dqvel = -M^-1 dtau/dqvel at qacc, dqacc/dqfrc = M^-1
     (computeABADerivatives' identities)."""
     _smooth_state(m, d)
-    _rne_derivs(m, d, body, bmat, dof, dq, dv, da)
+    _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, dq, dv, da)
     factor_m_entry(m, d)
     tmp = d.scratch_nv_a
     _solve_columns(m, d, dq, -1.0, tmp)
@@ -356,10 +369,11 @@ def forward_derivatives_entry(m, d, body, bmat, dof, dq, dv, da):
 
 
 @handle_entry
-def inertia_regressor_entry(m, d, body, dof, loc, y):
+def inertia_regressor_entry(m, d, loc, y):
     """y[i, 10 b + c]: dof i's share of body b's parameter c in the rigid-body inverse dynamics."""
     _smooth_state(m, d)
-    rne_partials(m, d, d.qacc, True, body, dof)
+    body = d.scratch_rne_body
+    rne_partials(m, d, d.qacc, True, body, d.scratch_rne_dof)
     nv = m.nv
     for i in range(nv):
         for c in range(10 * m.nbody):
@@ -544,10 +558,6 @@ def _refuse(m, d, fname: str, forward: bool) -> None:
                          "rigid-body part alone (M qacc + qfrc_bias), or disable those terms")
 
 
-def _work(m):
-    return np.empty((m.nbody, _NBODY, 6)), np.empty((m.nbody, 6, 6)), np.empty((m.nv, _NDOF, 6))
-
-
 def rne_derivatives(m, d, rigid_body_only: bool = False) -> RNEDerivatives:
     """Analytical derivatives of the rigid-body inverse dynamics M(q) qacc + qfrc_bias(q, qvel)
     (gravity and the armature included) at d.qpos, d.qvel, d.qacc: Pinocchio's
@@ -563,8 +573,7 @@ def rne_derivatives(m, d, rigid_body_only: bool = False) -> RNEDerivatives:
         _refuse(m, d, "rne_derivatives", False)
     nv = m.nv
     dq, dv, da = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    body, bmat, dof = _work(m)
-    _RNE_DERIVATIVES.call(m._handle, d._handle, body, bmat, dof, dq, dv, da)
+    _RNE_DERIVATIVES.call(m._handle, d._handle, dq, dv, da)
     return RNEDerivatives(dq, dv, da)
 
 
@@ -583,8 +592,7 @@ def forward_derivatives(m, d, rigid_body_only: bool = False) -> ForwardDerivativ
         _refuse(m, d, "forward_derivatives", True)
     nv = m.nv
     dq, dv, da = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    body, bmat, dof = _work(m)
-    _FORWARD_DERIVATIVES.call(m._handle, d._handle, body, bmat, dof, dq, dv, da)
+    _FORWARD_DERIVATIVES.call(m._handle, d._handle, dq, dv, da)
     return ForwardDerivatives(dq, dv, da)
 
 
@@ -598,8 +606,7 @@ def inertia_regressor(m, d) -> np.ndarray:
     """
     check_model_data(m, d, "inertia_regressor")
     y = np.empty((m.nv, 10 * m.nbody))
-    body, _, dof = _work(m)
-    _INERTIA_REGRESSOR.call(m._handle, d._handle, body, dof, np.empty((6, 10)), y)
+    _INERTIA_REGRESSOR.call(m._handle, d._handle, np.empty((6, 10)), y)
     return y
 
 

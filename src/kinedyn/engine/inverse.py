@@ -30,6 +30,7 @@ from kinedyn.engine.derivative import (
     dof_damping_deriv,
     eulerdamp_active,
     free_body_mhat,
+    implicit_lu_entry,
     implicit_matrix,
 )
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
@@ -41,6 +42,7 @@ from kinedyn.engine.types import (
     COUNT_NEFC,
     ENBL_INVDISCRETE,
     INT_EULER,
+    INT_IMPLICIT,
     INT_IMPLICITFAST,
     INT_RK4,
     OPT_ENABLEFLAGS,
@@ -89,6 +91,15 @@ def discrete_acc(m, d, qacc):
                     for c in range(6):
                         s += a[r, c] * d.qacc[adr + c]
                     qfrc[adr + r] = s
+    elif integrator == INT_IMPLICIT:
+        # qfrc = (M - h qDeriv) qacc, the full unsymmetric product (mj_discreteAcc's qLU * qacc)
+        implicit_lu_entry(m, d)
+        a = d.scratch_lu
+        for r in range(nv):
+            s = 0.0
+            for c in range(nv):
+                s += a[r, c] * d.qacc[c]
+            qfrc[r] = s
     else:
         for v in range(nv):
             qacc[v] = d.qacc[v]
