@@ -14,6 +14,7 @@ from __future__ import annotations
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.actuation import activation_input, clamped_ctrl
 from kinedyn.engine.derivative_rne import rne_vel
+from kinedyn.engine.smooth_inertia import full_m_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
     DSBL_ACTUATION,
@@ -247,12 +248,7 @@ def implicit_lu_matrix(m, d, a):
     for i in range(m.nv):
         for j in range(m.nv):
             a[i, j] = 0.0
-    for i in range(m.nv):
-        adr = m.M_rowadr[i]
-        for k in range(m.M_rownnz[i]):
-            j = m.M_colind[adr + k]
-            a[i, j] = d.M[adr + k]
-            a[j, i] = d.M[adr + k]
+    full_m_kernel(a, d.M, m.M_rownnz, m.M_rowadr, m.M_colind)
     if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
         for v in range(m.nv):
             a[v, v] += h * dof_damping_deriv(m, d, v)

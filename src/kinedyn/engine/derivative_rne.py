@@ -43,7 +43,7 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
-from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, solve_ld
+from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, full_m_kernel, solve_ld
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.smooth_rne import com_vel_entry
 from kinedyn.engine.types import (
@@ -114,25 +114,19 @@ def _get(arr, i, r):
 
 
 @kernel(inline="always")
-def _mat_vec(mat, b, vec):
-    """mat[b] vec for a 6x6 matrix slice, vec a 6-tuple."""
-    return (_dot((mat[b, 0, 0], mat[b, 0, 1], mat[b, 0, 2], mat[b, 0, 3], mat[b, 0, 4], mat[b, 0, 5]), vec),
-            _dot((mat[b, 1, 0], mat[b, 1, 1], mat[b, 1, 2], mat[b, 1, 3], mat[b, 1, 4], mat[b, 1, 5]), vec),
-            _dot((mat[b, 2, 0], mat[b, 2, 1], mat[b, 2, 2], mat[b, 2, 3], mat[b, 2, 4], mat[b, 2, 5]), vec),
-            _dot((mat[b, 3, 0], mat[b, 3, 1], mat[b, 3, 2], mat[b, 3, 3], mat[b, 3, 4], mat[b, 3, 5]), vec),
-            _dot((mat[b, 4, 0], mat[b, 4, 1], mat[b, 4, 2], mat[b, 4, 3], mat[b, 4, 4], mat[b, 4, 5]), vec),
-            _dot((mat[b, 5, 0], mat[b, 5, 1], mat[b, 5, 2], mat[b, 5, 3], mat[b, 5, 4], mat[b, 5, 5]), vec))
+def _row_dot(mat, b, r, vec, transpose):
+    acc = 0.0
+    for c in range(6):
+        acc += (mat[b, c, r] if transpose else mat[b, r, c]) * vec[c]
+    return acc
 
 
 @kernel(inline="always")
-def _mat_t_vec(mat, b, vec):
-    """mat[b]^T vec for a 6x6 matrix slice, vec a 6-tuple."""
-    return (_dot((mat[b, 0, 0], mat[b, 1, 0], mat[b, 2, 0], mat[b, 3, 0], mat[b, 4, 0], mat[b, 5, 0]), vec),
-            _dot((mat[b, 0, 1], mat[b, 1, 1], mat[b, 2, 1], mat[b, 3, 1], mat[b, 4, 1], mat[b, 5, 1]), vec),
-            _dot((mat[b, 0, 2], mat[b, 1, 2], mat[b, 2, 2], mat[b, 3, 2], mat[b, 4, 2], mat[b, 5, 2]), vec),
-            _dot((mat[b, 0, 3], mat[b, 1, 3], mat[b, 2, 3], mat[b, 3, 3], mat[b, 4, 3], mat[b, 5, 3]), vec),
-            _dot((mat[b, 0, 4], mat[b, 1, 4], mat[b, 2, 4], mat[b, 3, 4], mat[b, 4, 4], mat[b, 5, 4]), vec),
-            _dot((mat[b, 0, 5], mat[b, 1, 5], mat[b, 2, 5], mat[b, 3, 5], mat[b, 4, 5], mat[b, 5, 5]), vec))
+def _mat_vec(mat, b, vec, transpose):
+    """mat[b] vec (or mat[b]^T vec) for a 6x6 matrix slice, vec a 6-tuple."""
+    return (_row_dot(mat, b, 0, vec, transpose), _row_dot(mat, b, 1, vec, transpose),
+            _row_dot(mat, b, 2, vec, transpose), _row_dot(mat, b, 3, vec, transpose),
+            _row_dot(mat, b, 4, vec, transpose), _row_dot(mat, b, 5, vec, transpose))
 
 
 @kernel
@@ -235,9 +229,9 @@ def rne_vel_columns(m, d, bmat, dof):
         s = row6(d.cdof, j)
         e = _cross(_add(_get(dof, j, _V0), _get(dof, j, _V1)), s)
         _set(dof, j, _E, e)
-        _set(dof, j, _W, _add(inert_vec(d.crb, b, e), _mat_vec(bmat, b, s)))
+        _set(dof, j, _W, _add(inert_vec(d.crb, b, e), _mat_vec(bmat, b, s, False)))
         _set(dof, j, _R1, inert_vec(d.crb, b, s))
-        _set(dof, j, _R2, _mat_t_vec(bmat, b, s))
+        _set(dof, j, _R2, _mat_vec(bmat, b, s, True))
 
 
 @kernel
@@ -282,7 +276,8 @@ def rne_pos_matrix(m, d, body, bmat, dof, dq):
         bb = _sub(_cross(_get(dof, j, _A0), s), _cross(u, v0))
         _set(dof, j, _U, u)
         _set(dof, j, _B, bb)
-        p = _add(_add(inert_vec(d.crb, b, bb), _mat_vec(bmat, b, u)), cross_force(s, _get(body, b, _FRC)))
+        p = _add(_add(inert_vec(d.crb, b, bb), _mat_vec(bmat, b, u, False)),
+                 cross_force(s, _get(body, b, _FRC)))
         _set(dof, j, _P, p)
     for i in range(m.nv):
         for j in range(m.nv):
@@ -317,12 +312,7 @@ def _rne_derivs(m, d, body, bmat, dof, dq, dv, da):
     for i in range(m.nv):
         for j in range(m.nv):
             da[i, j] = 0.0
-    for i in range(m.nv):
-        adr = m.M_rowadr[i]
-        for k in range(m.M_rownnz[i]):
-            j = m.M_colind[adr + k]
-            da[i, j] = d.M[adr + k]
-            da[j, i] = d.M[adr + k]
+    full_m_kernel(da, d.M, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
 @kernel
@@ -558,6 +548,17 @@ def _refuse(m, d, fname: str, forward: bool) -> None:
                          "rigid-body part alone (M qacc + qfrc_bias), or disable those terms")
 
 
+def _three_matrices(m, d, fname, rigid_body_only, fast, result):
+    """The checks, then ``fast`` filling three (nv, nv) matrices, as the named tuple ``result``."""
+    check_model_data(m, d, fname)
+    if not rigid_body_only:
+        _refuse(m, d, fname, result is ForwardDerivatives)
+    nv = m.nv
+    dq, dv, da = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+    fast.call(m._handle, d._handle, dq, dv, da)
+    return result(dq, dv, da)
+
+
 def rne_derivatives(m, d, rigid_body_only: bool = False) -> RNEDerivatives:
     """Analytical derivatives of the rigid-body inverse dynamics M(q) qacc + qfrc_bias(q, qvel)
     (gravity and the armature included) at d.qpos, d.qvel, d.qacc: Pinocchio's
@@ -568,13 +569,7 @@ def rne_derivatives(m, d, rigid_body_only: bool = False) -> RNEDerivatives:
     and no constraints; otherwise it raises ValueError naming them, unless ``rigid_body_only``.
     Writes the kinematic fields (as kd.kinematics, com_pos, crb, com_vel) from qpos and qvel.
     """
-    check_model_data(m, d, "rne_derivatives")
-    if not rigid_body_only:
-        _refuse(m, d, "rne_derivatives", False)
-    nv = m.nv
-    dq, dv, da = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    _RNE_DERIVATIVES.call(m._handle, d._handle, dq, dv, da)
-    return RNEDerivatives(dq, dv, da)
+    return _three_matrices(m, d, "rne_derivatives", rigid_body_only, _RNE_DERIVATIVES, RNEDerivatives)
 
 
 def forward_derivatives(m, d, rigid_body_only: bool = False) -> ForwardDerivatives:
@@ -587,13 +582,8 @@ def forward_derivatives(m, d, rigid_body_only: bool = False) -> ForwardDerivativ
     otherwise raises ValueError naming the others, unless ``rigid_body_only``. Writes the
     kinematic fields, M, qLD and qLDiagInv (the values forward leaves at this state).
     """
-    check_model_data(m, d, "forward_derivatives")
-    if not rigid_body_only:
-        _refuse(m, d, "forward_derivatives", True)
-    nv = m.nv
-    dq, dv, da = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    _FORWARD_DERIVATIVES.call(m._handle, d._handle, dq, dv, da)
-    return ForwardDerivatives(dq, dv, da)
+    return _three_matrices(m, d, "forward_derivatives", rigid_body_only, _FORWARD_DERIVATIVES,
+                           ForwardDerivatives)
 
 
 def inertia_regressor(m, d) -> np.ndarray:
