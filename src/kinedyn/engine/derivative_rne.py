@@ -43,7 +43,7 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
-from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, full_m_kernel, solve_ld
+from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, full_m_kernel
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.smooth_rne import com_vel_entry
 from kinedyn.engine.types import (
@@ -332,14 +332,32 @@ def rne_derivatives_entry(m, d, dq, dv, da):
 
 
 @kernel
-def _solve_columns(m, d, a, scale, tmp):
-    """a <- scale * M^-1 a, column by column, with the factor in d.qLD."""
-    for c in range(m.nv):
-        for r in range(m.nv):
-            tmp[r] = a[r, c]
-        solve_ld(tmp, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
-        for r in range(m.nv):
-            a[r, c] = scale * tmp[r]
+def _solve_rows(m, d, a, scale):
+    """a <- scale * M^-1 a for an (nv, nv) matrix, with the factor in d.qLD: mj_solveLD's steps
+    applied to whole rows of a at once (every column a right-hand side; contiguous row updates)."""
+    nv = m.nv
+    qld, colind = d.qLD, m.M_colind
+    # a <- L^-T a
+    for i in range(nv - 1, -1, -1):
+        start = m.M_rowadr[i]
+        for t in range(m.M_rownnz[i] - 1):
+            k = colind[start + t]
+            f = qld[start + t]
+            for c in range(nv):
+                a[k, c] -= f * a[i, c]
+    # a <- D^-1 a, the scale with it
+    for i in range(nv):
+        f = scale * d.qLDiagInv[i]
+        for c in range(nv):
+            a[i, c] *= f
+    # a <- L^-1 a
+    for i in range(nv):
+        start = m.M_rowadr[i]
+        for t in range(m.M_rownnz[i] - 1):
+            k = colind[start + t]
+            f = qld[start + t]
+            for c in range(nv):
+                a[i, c] -= f * a[k, c]
 
 
 @handle_entry
@@ -349,13 +367,12 @@ def forward_derivatives_entry(m, d, dq, dv, da):
     _smooth_state(m, d)
     _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, dq, dv, da)
     factor_m_entry(m, d)
-    tmp = d.scratch_nv_a
-    _solve_columns(m, d, dq, -1.0, tmp)
-    _solve_columns(m, d, dv, -1.0, tmp)
+    _solve_rows(m, d, dq, -1.0)
+    _solve_rows(m, d, dv, -1.0)
     for i in range(m.nv):
         for j in range(m.nv):
             da[i, j] = 1.0 if i == j else 0.0
-    _solve_columns(m, d, da, 1.0, tmp)
+    _solve_rows(m, d, da, 1.0)
 
 
 @handle_entry
