@@ -23,6 +23,8 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 import pytest
+from strategies import random_mjcf_text
+from strategies import random_state as tree_state
 from test_urdf import _drop_meshes, _erd_robots, _pinocchio_ready, _quat_matrix
 
 import kinedyn as kd
@@ -272,3 +274,44 @@ def test_refuses_terms_it_does_not_differentiate(attr, expected):
     kd.rne_derivatives(m, d, rigid_body_only=True)  # the rigid-body part on request
     with pytest.raises(TypeError, match="arguments swapped"):
         kd.rne_derivatives(d, m)
+
+
+@pytest.mark.parametrize("seed", [2, 9, 13])
+def test_random_trees_against_mujoco_rne_differences(seed):
+    """Random trees (strategies.random_mjcf_text: hinges, slides, balls, free joints, several joints
+    per body): centred differences of MuJoCo's mj_rne with acceleration (M qacc + bias without the
+    armature, whatever else the tree carries), and Y theta = that force."""
+    text = random_mjcf_text(seed)
+    m = kd.Model.from_xml_string(text)
+    mjm = mujoco.MjModel.from_xml_string(text)
+    mjd = mujoco.MjData(mjm)
+    rng = np.random.default_rng(seed)
+    q, v, _, _ = tree_state(rng, mjm)
+    a = rng.normal(size=mjm.nv)
+
+    def rne(qpos, qvel, qacc):
+        mjd.qpos[:], mjd.qvel[:], mjd.qacc[:] = qpos, qvel, qacc
+        mujoco.mj_fwdPosition(mjm, mjd)
+        mujoco.mj_fwdVelocity(mjm, mjd)
+        out = np.zeros(mjm.nv)
+        mujoco.mj_rne(mjm, mjd, 1, out)
+        return out
+
+    eps = 1e-5
+    fd = np.zeros((2, m.nv, m.nv))
+    for j in range(m.nv):
+        e = np.zeros(m.nv)
+        e[j] = eps
+        qp, qm = q.copy(), q.copy()
+        mujoco.mj_integratePos(mjm, qp, e, 1.0)
+        mujoco.mj_integratePos(mjm, qm, -e, 1.0)
+        fd[0, :, j] = rne(qp, v, a) - rne(qm, v, a)
+        fd[1, :, j] = rne(q, v + e, a) - rne(q, v - e, a)
+    fd /= 2 * eps
+    d = kd.Data(m)
+    d.qpos[:], d.qvel[:], d.qacc[:] = q, v, a
+    ours = kd.rne_derivatives(m, d, rigid_body_only=True)
+    for k in range(2):
+        np.testing.assert_allclose(ours[k], fd[k], rtol=0, atol=1e-7 * max(1.0, np.abs(fd[k]).max()),
+                                   err_msg=ours._fields[k])
+    _close(kd.inertia_regressor(m, d) @ kd.inertia_parameters(m), rne(q, v, a), "Y theta")
