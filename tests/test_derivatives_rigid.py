@@ -276,7 +276,7 @@ def test_refuses_terms_it_does_not_differentiate(attr, expected):
         kd.rne_derivatives(d, m)
 
 
-@pytest.mark.parametrize("seed", [2, 9, 13])
+@pytest.mark.parametrize("seed", [9, 24, 35])
 def test_random_trees_against_mujoco_rne_differences(seed):
     """Random trees (strategies.random_mjcf_text: hinges, slides, balls, free joints, several joints
     per body): centred differences of MuJoCo's mj_rne with acceleration (M qacc + bias without the
