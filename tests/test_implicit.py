@@ -161,3 +161,30 @@ def test_compiled_only_when_used_and_fluid_refused():
     with pytest.raises(kd.ModelError, match="integrator"):
         kd.Model.from_xml_string('<mujoco><option integrator="implicit" density="1"/><worldbody><body>'
                                  '<freejoint/><geom size="1"/></body></worldbody></mujoco>')
+
+
+def test_lengthrange_and_a_model_switched_to_implicit():
+    """The compiler's length-range simulation steps with the model's integrator (mj_setLengthRange
+    calls mj_step2): implicit's lengths equal MuJoCo's. A model switched to implicit after its
+    first inverse binds the implicit units on its next inverse (invdiscrete)."""
+    import re
+
+    text = (Path(__file__).parent / "models" / "muscle_spatial_tendon.xml").read_text()
+    text = re.sub(r"<mujoco([^>]*)>", r'<mujoco\1><option integrator="implicit"/><compiler><lengthrange '
+                  r'mode="all" useexisting="false"/></compiler>', text, count=1)
+    m, mjm = kd.Model.from_xml_string(text), mujoco.MjModel.from_xml_string(text)
+    np.testing.assert_allclose(m.actuator_lengthrange, mjm.actuator_lengthrange, rtol=1e-9, atol=1e-12)
+    text = random_mjcf_text(24)
+    m, mjm = kd.Model.from_xml_string(text), mujoco.MjModel.from_xml_string(text)
+    d, mjd = kd.Data(m), mujoco.MjData(mjm)
+    kd.inverse(m, d)
+    m.opt.integrator = IMPLICIT
+    m.opt.enableflags |= kd.EnableBit.INVDISCRETE
+    mjm.opt.integrator = int(IMPLICIT)
+    mjm.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_INVDISCRETE)
+    rng = np.random.default_rng(0)
+    qpos, qvel, ctrl, act = random_state(rng, mjm)
+    set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl, act, qacc=rng.normal(size=mjm.nv))
+    kd.inverse(m, d)
+    mujoco.mj_inverse(mjm, mjd)
+    assert_fields(m, d, mjm, mjd, names=("qfrc_inverse",))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from kinedyn._jit import FastEntry, entry, handle_entry, kernel
+from kinedyn._jit import FastEntry, NotBound, entry, handle_entry, kernel, rebind
 from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.derivative import (
     _is_free_body,
@@ -246,5 +246,10 @@ def inverse(m, d) -> None:
     # cost (an IntFlag test of m.opt.enableflags here cost as much as a fifth of the humanoid's inverse)
     if getattr(d, "_model", None) is not m:
         bad_model_data(m, d, "inverse")
-    if _INVERSE.call(m._handle, d._handle):
+    try:
+        refused = _INVERSE.call(m._handle, d._handle)
+    except NotBound:  # the model changed since it was bound (an integrator switched to implicit)
+        rebind(m, d)
+        refused = _INVERSE.call(m._handle, d._handle)
+    if refused:
         check_discrete_inverse(m, "inverse")
