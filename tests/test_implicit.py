@@ -114,6 +114,10 @@ def test_contacts_and_forward():
     qpos = np.array(mjm.qpos0)
     qpos[2] = 1.2
     set_same_state(m, d, mjm, mjd, qpos, np.zeros(mjm.nv))
+    kd.step(m, d)
+    mujoco.mj_step(mjm, mjd)
+    assert mjd.ncon > 0 and d.ncon == mjd.ncon
+    assert_fields(m, d, mjm, mjd, names=("qpos", "qvel"))  # one step with contacts: 1e-9
     seen = 0
     for _ in range(150):
         kd.step(m, d)
