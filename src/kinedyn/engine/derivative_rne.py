@@ -545,16 +545,14 @@ def untreated_terms(m, d=None, forward: bool = False) -> list[str]:
 
 
 def _may_collide(m) -> bool:
-    """Whether some two geoms on different bodies pass the contype/conaffinity test."""
+    """Whether some two geoms on different bodies pass the contype/conaffinity test (MuJoCo's
+    other filters, parent-child and exclusions, are not applied: a conservative answer)."""
     if m.ngeom < 2:
         return False
     ct, ca, body = m.geom_contype, m.geom_conaffinity, m.geom_bodyid
-    for i in range(m.ngeom):
-        hit = ((ct[i] & ca) | (ca[i] & ct)) != 0
-        hit &= body != body[i]
-        if np.any(hit[i + 1:]):
-            return True
-    return False
+    hit = ((ct[:, None] & ca[None, :]) | (ca[:, None] & ct[None, :])) != 0
+    hit &= body[:, None] != body[None, :]
+    return bool(np.any(hit))
 
 
 def _refuse(m, d, fname: str, forward: bool) -> None:
