@@ -325,7 +325,7 @@ def _smooth_state(m, d):
     com_vel_entry(m, d)
 
 
-@handle_entry
+@handle_entry(args="float64[:, ::1], float64[:, ::1], float64[:, ::1]")
 def rne_derivatives_entry(m, d, dq, dv, da):
     _smooth_state(m, d)
     _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, dq, dv, da)
@@ -360,7 +360,7 @@ def _solve_rows(m, d, a, scale):
                 a[i, c] -= f * a[k, c]
 
 
-@handle_entry
+@handle_entry(args="float64[:, ::1], float64[:, ::1], float64[:, ::1]")
 def forward_derivatives_entry(m, d, dq, dv, da):
     """dqacc/dq = -M^-1 dtau/dq, dqacc/dqvel = -M^-1 dtau/dqvel at qacc, dqacc/dqfrc = M^-1
     (computeABADerivatives' identities)."""
@@ -375,7 +375,7 @@ def forward_derivatives_entry(m, d, dq, dv, da):
     _solve_rows(m, d, da, 1.0)
 
 
-@handle_entry
+@handle_entry(args="float64[:, ::1], float64[:, ::1]")
 def inertia_regressor_entry(m, d, loc, y):
     """y[i, 10 b + c]: dof i's share of body b's parameter c in the rigid-body inverse dynamics."""
     _smooth_state(m, d)
