@@ -465,7 +465,7 @@ ERRORS = [
      "unknown default class"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody>\n<actuator>\n"
      "<motor name='m' joint='k'/></actuator></mujoco>", "motor 'm'", "joint", 3, "unknown joint 'k'"),
-    ("<mujoco><option\n integrator='implicit'/></mujoco>", "option", "integrator", 1, "not supported yet"),
+    ("<mujoco><option\n integrator='discrete'/></mujoco>", "option", "integrator", 1, "not supported yet"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
      "<motor joint='j' delay='0.1'/></actuator></mujoco>", "motor", "delay", 2, "delay is not simulated"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"

@@ -112,7 +112,7 @@ def test_time_and_option_writes_reach_the_kernels():
         with pytest.raises(ValueError):
             m.opt.timestep = 0.0
         with pytest.raises(ValueError):
-            m.opt.integrator = 2  # implicit (not implicitfast) is not supported
+            m.opt.integrator = 4  # no such integrator
     finally:
         m.opt.timestep = m_saved
 

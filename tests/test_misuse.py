@@ -405,7 +405,7 @@ def test_option_assignment(models):
     with pytest.raises(TypeError, match="gravity"):
         m.opt.gravity = ["a", "b", "c"]
     with pytest.raises(ValueError, match="integrator"):
-        m.opt.integrator = 2
+        m.opt.integrator = 4
     with pytest.raises(TypeError, match="integrator"):
         m.opt.integrator = 1.0
     for name in ("disableflags", "enableflags"):

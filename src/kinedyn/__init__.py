@@ -24,6 +24,12 @@ from kinedyn.engine.actuation import transmission
 from kinedyn.engine.camlight import camlight
 from kinedyn.engine.collision_driver import collision, contact_force
 from kinedyn.engine.data import Data, reset, reset_data_keyframe
+from kinedyn.engine.derivative_rne import (
+    forward_derivatives,
+    inertia_parameters,
+    inertia_regressor,
+    rne_derivatives,
+)
 from kinedyn.engine.forward import (
     forward,
     fwd_acceleration,
@@ -104,7 +110,10 @@ __all__ = [
     # pipeline
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_constraint", "fwd_position", "fwd_velocity",
     "inverse",
-    "inverse_actuation", "reset", "reset_data_keyframe", "step",
+    "inverse_actuation",
+    # derivatives
+    "forward_derivatives", "inertia_parameters", "inertia_regressor", "rne_derivatives",
+    "reset", "reset_data_keyframe", "step",
     # stages
     "bias_forces", "camlight", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m",
     "full_m",

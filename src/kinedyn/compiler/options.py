@@ -64,10 +64,11 @@ class OptionsMixin:
                 self.opt[key] = list(a[key])
         if "integrator" in a:
             name = a["integrator"]
-            if name not in ("Euler", "RK4", "implicitfast"):
-                raise node.error(f"integrator '{name}' is not supported yet (use Euler, RK4 or implicitfast)",
-                                 "integrator")
+            if name not in ("Euler", "RK4", "implicit", "implicitfast"):
+                raise node.error(f"integrator '{name}' is not supported yet (use Euler, RK4, implicit or "
+                                 "implicitfast)", "integrator")
             self.opt["integrator"] = int({"Euler": IntegratorType.EULER, "RK4": IntegratorType.RK4,
+                                          "implicit": IntegratorType.IMPLICIT,
                                           "implicitfast": IntegratorType.IMPLICITFAST}[name])
         if not self.opt["timestep"] > 0:
             raise node.error("timestep must be positive", "timestep")
@@ -123,7 +124,7 @@ class OptionsMixin:
     def _check_fluid_integrator(self) -> None:
         """Fluid forces need Euler or RK4 (FLUID_IMPLICIT), on the last <option>."""
         fluid = self.opt["density"] or self.opt["viscosity"]
-        if fluid and self.opt["integrator"] == IntegratorType.IMPLICITFAST:
+        if fluid and self.opt["integrator"] in (IntegratorType.IMPLICIT, IntegratorType.IMPLICITFAST):
             node = self.sections["option"][-1]
             raise node.error(FLUID_IMPLICIT, "integrator")
 

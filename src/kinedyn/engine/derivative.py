@@ -4,12 +4,17 @@
 * ``implicit_matrix``: M - h D, implicitfast's system matrix (mjd_smooth_vel, gathered into M).
 * ``free_body_mhat``: the local 6x6 system with the gyroscopic bias derivative that
   implicitfast uses for a lone free body (mjd_freeMhat); ``_free_body_implicit`` solves it.
+* ``implicit_lu_matrix``: M - h qDeriv with the full mjd_smooth_vel (flg_bias = 1): the damping
+  and actuator terms of ``implicit_matrix`` on the D pattern and the velocity derivative of the
+  RNE bias (mjd_rne_vel, from ``derivative_rne``): the ``implicit`` integrator's unsymmetric system.
 """
 
 from __future__ import annotations
 
-from kinedyn._jit import kernel
+from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.actuation import activation_input, clamped_ctrl
+from kinedyn.engine.derivative_rne import rne_vel
+from kinedyn.engine.smooth_inertia import full_m_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
     DSBL_ACTUATION,
@@ -18,6 +23,7 @@ from kinedyn.engine.types import (
     DYN_NONE,
     GAIN_AFFINE,
     GAIN_MUSCLE,
+    INT_IMPLICIT,
     JNT_FREE,
     OPT_DISABLEFLAGS,
     TRN_TENDON,
@@ -213,6 +219,57 @@ def implicit_matrix(m, d, qh):
                 for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
                     c = m.M_colind[adr]
                     qh[adr] -= h * deriv * mom[r] * mom[c]
+
+
+@kernel
+def _add_outer_d(a, vec, scale, dof_parentid):
+    """a += scale vec vec^T on MuJoCo's D pattern (each dof with its ancestors and descendants)."""
+    for r in range(vec.shape[0]):
+        if vec[r] == 0.0:
+            continue
+        c = r
+        while c >= 0:
+            a[r, c] += scale * vec[r] * vec[c]
+            if c != r:
+                a[c, r] += scale * vec[c] * vec[r]
+            c = dof_parentid[c]
+
+
+@kernel
+def implicit_lu_matrix(m, d, a):
+    """a (nv, nv) = M - h qDeriv, qDeriv = d(qfrc_actuator + qfrc_passive - qfrc_bias)/d qvel
+    on MuJoCo's D pattern (mjd_smooth_vel with flg_bias, M gathered as mj_implicitSkip does).
+
+    The damping and actuator terms are implicitfast's (``implicit_matrix``), but on the whole D
+    pattern, not M's: M leaves out the entries it knows are zero (a free body's translation
+    block), which qDeriv's outer products need not be. Then + h d qfrc_bias / d qvel
+    (mjd_rne_vel, from derivative_rne), zero off the D pattern."""
+    h = m.opt_timestep[0]
+    for i in range(m.nv):
+        for j in range(m.nv):
+            a[i, j] = 0.0
+    full_m_kernel(a, d.M, m.M_rownnz, m.M_rowadr, m.M_colind)
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
+        for v in range(m.nv):
+            a[v, v] += h * dof_damping_deriv(m, d, v)
+        for t in range(m.ntendon):
+            damping = tendon_damping_deriv(m, d, t)
+            if damping != 0.0:
+                _add_outer_d(a, d.ten_J[t], h * damping, m.dof_parentid)
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
+        for i in range(m.nu):
+            deriv = _actuator_force_vel(m, d, i)
+            if deriv != 0.0:
+                _add_outer_d(a, d.actuator_moment[i], -h * deriv, m.dof_parentid)
+    rne_vel(m, d, a, h)
+
+
+# a unit of its own, compiled only for models with the implicit integrator: the step and the
+# discrete-time inverse of every other model reach it but never call it
+@handle_entry(needed=lambda m: m.opt.integrator == INT_IMPLICIT)
+def implicit_lu_entry(m, d):
+    """d.scratch_lu = M - h qDeriv (``implicit_lu_matrix``)."""
+    implicit_lu_matrix(m, d, d.scratch_lu)
 
 
 @kernel

@@ -9,6 +9,10 @@
 * implicitfast (``mj_implicit``) solves (M - h D) qacc = qfrc_smooth, where D is the
   symmetric part of d qfrc_smooth / d qvel from joint and tendon damping and actuators
   with velocity-dependent gain or bias (no Coriolis terms).
+* implicit (``mj_implicit`` with mjINT_IMPLICIT) solves (M - h qDeriv) qacc = qfrc_smooth +
+  qfrc_constraint with the full qDeriv = d qfrc_smooth / d qvel, the velocity derivative of
+  the RNE bias (Coriolis and centrifugal) included: unsymmetric, factored by MuJoCo's sparse LU
+  (util_solve.factor_lu_tree) on the D pattern.
 
 Activations advance with ``next_activation`` (exact for filterexact, clamped to
 actrange); quaternions advance on the manifold (``integrate_pos``).
@@ -16,6 +20,7 @@ actrange); quaternions advance on the manifold (``integrate_pos``).
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -30,6 +35,7 @@ from kinedyn.engine.derivative import (
     _is_free_body,
     dof_damping_deriv,
     eulerdamp_active,
+    implicit_lu_entry,
     implicit_matrix,
 )
 from kinedyn.engine.forward import (
@@ -45,6 +51,7 @@ from kinedyn.engine.types import (
     DYN_INTEGRATOR,
     ENBL_FWDINV,
     INT_EULER,
+    INT_IMPLICIT,
     INT_IMPLICITFAST,
     INT_RK4,
     JNT_BALL,
@@ -55,6 +62,7 @@ from kinedyn.engine.types import (
     OPT_INTEGRATOR,
     DisableBit,
 )
+from kinedyn.engine.util_solve import factor_lu_tree, solve_lu_tree
 from kinedyn.engine.util_spatial import copy
 from kinedyn.errors import NonFiniteStateWarning
 
@@ -154,6 +162,23 @@ def _implicitfast(m, d):
     for j in range(m.njnt):
         if _is_free_body(m, j):
             _free_body_implicit(m, d, j, qacc)
+    _advance(m, d, d.act_dot, qacc, d.qvel)
+
+
+@handle_entry(needed=lambda m: m.opt.integrator == INT_IMPLICIT)
+def _implicit(m, d):
+    # qLU = M - h qDeriv with the bias derivative, factored without pivoting as MuJoCo does
+    implicit_lu_entry(m, d)
+    a = d.scratch_lu
+    qacc = d.scratch_nv_a
+    _total_force(d, qacc)
+    if factor_lu_tree(a, m.dof_parentid, m.nv):
+        solve_lu_tree(a, qacc, m.nv)
+    else:
+        # a pivot below MINVAL (MuJoCo stops with mjERROR): a non-finite qacc, which the next
+        # step's check reports and resets
+        for v in range(m.nv):
+            qacc[v] = math.nan
     _advance(m, d, d.act_dot, qacc, d.qvel)
 
 
@@ -367,6 +392,8 @@ def step_entry(m, d, check):
         status = _step_rk4_entry(m, d, check)
     elif integrator == INT_IMPLICITFAST:
         status = _step_implicitfast_entry(m, d, check)
+    elif integrator == INT_IMPLICIT:
+        status = _step_implicit_entry(m, d, check)
     else:
         status = _step_euler_entry(m, d, check)  # INT_EULER
     return STATUS_OK if status == STATUS_DROPPED else status
@@ -399,6 +426,17 @@ def _step_implicitfast_entry(m, d, check):
     return _dropped_status(d, status)
 
 
+# a unit of its own, needed only with the implicit integrator: a model that never uses it compiles
+# none of its kernels (the bias derivative, the LU factor), step_entry (the batch kernels) included
+@handle_entry(returns="int64", args="boolean", prefetch=lambda m: m.opt.integrator == INT_IMPLICIT,
+              needed=lambda m: m.opt.integrator == INT_IMPLICIT)
+def _step_implicit_entry(m, d, check):
+    status = _checked_forward(m, d, check)
+    if status == STATUS_OK:
+        _implicit(m, d)
+    return _dropped_status(d, status)
+
+
 @handle_entry(returns="int64", args="boolean", prefetch=lambda m: m.opt.integrator == INT_RK4)
 def _step_rk4_entry(m, d, check):
     status = _checked_forward(m, d, check)
@@ -412,15 +450,19 @@ def _step_rk4_entry(m, d, check):
 _STEP_BY_INTEGRATOR = tuple(
     {INT_EULER: FastEntry(_step_euler_entry),
      INT_RK4: FastEntry(_step_rk4_entry),
+     INT_IMPLICIT: FastEntry(_step_implicit_entry),
      INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry)}.get(i)
-    for i in range(max(INT_EULER, INT_RK4, INT_IMPLICITFAST) + 1))
+    for i in range(max(INT_EULER, INT_RK4, INT_IMPLICIT, INT_IMPLICITFAST) + 1))
 
 
 @handle_entry
 def _integrate_entry(m, d):
-    """The integrator part of step_entry, after a forward pass done elsewhere (Euler, implicitfast)."""
+    """The integrator part of step_entry, after a forward pass done elsewhere (Euler, implicitfast,
+    implicit)."""
     if m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICITFAST:
         _implicitfast(m, d)
+    elif m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICIT:
+        _implicit(m, d)
     else:
         _euler(m, d)
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 
-from kinedyn._jit import FastEntry, entry, handle_entry, kernel
+from kinedyn._jit import FastEntry, NotBound, entry, handle_entry, kernel, rebind
 from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.derivative import (
     _is_free_body,
     dof_damping_deriv,
     eulerdamp_active,
     free_body_mhat,
+    implicit_lu_entry,
     implicit_matrix,
 )
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
@@ -41,6 +42,7 @@ from kinedyn.engine.types import (
     COUNT_NEFC,
     ENBL_INVDISCRETE,
     INT_EULER,
+    INT_IMPLICIT,
     INT_IMPLICITFAST,
     INT_RK4,
     OPT_ENABLEFLAGS,
@@ -89,6 +91,15 @@ def discrete_acc(m, d, qacc):
                     for c in range(6):
                         s += a[r, c] * d.qacc[adr + c]
                     qfrc[adr + r] = s
+    elif integrator == INT_IMPLICIT:
+        # qfrc = (M - h qDeriv) qacc, the full unsymmetric product (mj_discreteAcc's qLU * qacc)
+        implicit_lu_entry(m, d)
+        a = d.scratch_lu
+        for r in range(nv):
+            s = 0.0
+            for c in range(nv):
+                s += a[r, c] * d.qacc[c]
+            qfrc[r] = s
     else:
         for v in range(nv):
             qacc[v] = d.qacc[v]
@@ -238,5 +249,10 @@ def inverse(m, d) -> None:
             bad_model_data(m, d, "inverse")
     except AttributeError:
         bad_model_data(m, d, "inverse")
-    if _INVERSE.call(m._ptr, d._ptr):
+    try:
+        refused = _INVERSE.call(m._ptr, d._ptr)
+    except NotBound:  # the model changed since it was bound (an integrator switched to implicit)
+        rebind(m, d)
+        refused = _INVERSE.call(m._ptr, d._ptr)
+    if refused:
         check_discrete_inverse(m, "inverse")

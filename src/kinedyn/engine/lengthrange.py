@@ -55,11 +55,21 @@ from kinedyn.engine.integrator import (
     STATUS_BADQVEL,
     STATUS_OK,
     _euler,
+    _implicit,
     _implicitfast,
 )
 from kinedyn.engine.smooth_inertia import solve_ld
 from kinedyn.engine.solver import fwd_constraint_entry
-from kinedyn.engine.types import INT_IMPLICITFAST, MAXVAL, MINVAL, BiasType, DisableBit, GainType, TrnType
+from kinedyn.engine.types import (
+    INT_IMPLICIT,
+    INT_IMPLICITFAST,
+    MAXVAL,
+    MINVAL,
+    BiasType,
+    DisableBit,
+    GainType,
+    TrnType,
+)
 from kinedyn.engine.util_linalg3 import dot_mj
 from kinedyn.errors import ModelError
 
@@ -143,9 +153,10 @@ _ACTUATION = FastEntry(fwd_actuation_entry)
 _ACCELERATION = FastEntry(fwd_acceleration_entry)
 _CONSTRAINT = FastEntry(fwd_constraint_entry)
 _CHECK_ACC = FastEntry(_check_acc)
-# mj_step2 integrates with Euler, or implicitfast; a model with RK4 takes Euler steps here
+# mj_step2 integrates with Euler, implicit or implicitfast; a model with RK4 takes Euler steps here
 _EULER = FastEntry(_euler)
 _IMPLICITFAST = FastEntry(_implicitfast)
+_IMPLICIT = FastEntry(_implicit)
 _FORWARD = FastEntry(forward_entry)
 
 
@@ -220,7 +231,7 @@ def _simulate(model, d, i: int, opt: dict) -> str | None:
     Returns None, or MuJoCo's reason for failing.
     """
     mh, dh = model._ptr, d._ptr
-    integrate = _IMPLICITFAST if model.opt.integrator == INT_IMPLICITFAST else _EULER
+    integrate = {INT_IMPLICITFAST: _IMPLICITFAST, INT_IMPLICIT: _IMPLICIT}.get(model.opt.integrator, _EULER)
     time = d._time
     length = d.actuator_length
     x = np.zeros(model.nv)

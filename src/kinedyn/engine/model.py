@@ -68,8 +68,9 @@ LAYOUT_FIELDS = frozenset(
 
 
 # the velocity derivatives of the fluid forces (mjd_passive_vel's fluid part) are not computed
-FLUID_IMPLICIT = ("fluid forces (density or viscosity > 0) with the implicitfast integrator are not "
-                  "simulated (their velocity derivatives are not computed): use Euler or RK4")
+FLUID_IMPLICIT = ("fluid forces (density or viscosity > 0) with the implicit or implicitfast integrator are "
+                  "not simulated (their velocity derivatives are not computed): use Euler or RK4")
+_IMPLICIT_INTEGRATORS = (IntegratorType.IMPLICIT, IntegratorType.IMPLICITFAST)
 
 
 def _flag_bits(name: str, value) -> int:
@@ -193,9 +194,11 @@ class Option:
     @integrator.setter
     def integrator(self, value: int) -> None:
         value = integer("integrator", value)
-        if value not in (IntegratorType.EULER, IntegratorType.RK4, IntegratorType.IMPLICITFAST):
-            raise ValueError(f"integrator {value} is not supported (Euler=0, RK4=1, implicitfast=3)")
-        if value == IntegratorType.IMPLICITFAST and self._fluid():
+        if value not in (IntegratorType.EULER, IntegratorType.RK4, IntegratorType.IMPLICIT,
+                         IntegratorType.IMPLICITFAST):
+            raise ValueError(f"integrator {value} is not supported "
+                             "(Euler=0, RK4=1, implicit=2, implicitfast=3)")
+        if value in _IMPLICIT_INTEGRATORS and self._fluid():
             raise ValueError(FLUID_IMPLICIT)
         self._flags[0] = value
 
@@ -214,7 +217,7 @@ class Option:
         value = real_number(name, value)
         if not math.isfinite(value):
             raise ValueError(f"{name} must be finite, got {value}")
-        if value and self._flags[0] == IntegratorType.IMPLICITFAST:
+        if value and self._flags[0] in _IMPLICIT_INTEGRATORS:
             raise ValueError(FLUID_IMPLICIT)
         self._real[slot] = value
 

@@ -221,18 +221,24 @@ def _mul_m_entry(m, d, res, vec):
     mul_m_kernel(res, d.M, vec, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
+@kernel
+def full_m_kernel(dense, M, M_rownnz, M_rowadr, M_colind):
+    """dense[i, j] = dense[j, i] = M's entries (mj_fullM); entries outside M's pattern untouched."""
+    for i in range(M_rownnz.shape[0]):
+        adr = M_rowadr[i]
+        for k in range(M_rownnz[i]):
+            j = M_colind[adr + k]
+            dense[i, j] = M[adr + k]
+            dense[j, i] = M[adr + k]
+
+
 @handle_entry(args="float64[:, ::1]")
 def _full_m_entry(m, d, dense):
-    # zeros outside M's sparsity pattern (mj_fullM clears dst first)
+    # zeros outside M's sparsity pattern first, as mj_fullM clears dst
     for i in range(m.nv):
         for j in range(m.nv):
             dense[i, j] = 0.0
-    for i in range(m.nv):
-        adr = m.M_rowadr[i]
-        for k in range(m.M_rownnz[i]):
-            j = m.M_colind[adr + k]
-            dense[i, j] = d.M[adr + k]
-            dense[j, i] = d.M[adr + k]
+    full_m_kernel(dense, d.M, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
 _FULL_M = FastEntry(_full_m_entry)

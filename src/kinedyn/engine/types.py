@@ -116,7 +116,7 @@ class BiasType(enum.IntEnum):
 
 
 class IntegratorType(enum.IntEnum):
-    """mjtIntegrator. ``IMPLICIT`` and ``DISCRETE`` are not supported yet."""
+    """mjtIntegrator. ``DISCRETE`` is not supported yet."""
 
     EULER = 0
     RK4 = 1
@@ -366,6 +366,7 @@ GEOM_MESH = int(GeomType.MESH)
 INT_EULER = int(IntegratorType.EULER)
 INT_RK4 = int(IntegratorType.RK4)
 INT_IMPLICITFAST = int(IntegratorType.IMPLICITFAST)
+INT_IMPLICIT = int(IntegratorType.IMPLICIT)
 
 DSBL_GRAVITY = int(DisableBit.GRAVITY)
 DSBL_SPRING = int(DisableBit.SPRING)

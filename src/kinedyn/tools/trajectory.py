@@ -418,7 +418,8 @@ def inverse_dynamics(m, t, qpos, method: str = "fd", qfrc_applied=None, xfrc_app
     first. For Euler with joint damping integrated implicitly ((M + h B) qacc = ...,
     B the diagonal of the dampers' velocity derivatives (dof_damping, its polynomial terms and
     the actuators' damping), h = m.opt.timestep) that adds h B qacc when nothing else depends
-    on qacc; for implicitfast it covers its damping and actuator velocity derivatives. RK4
+    on qacc; for implicitfast it covers its damping and actuator velocity derivatives, for
+    implicit those and the velocity derivative of the bias forces (Coriolis). RK4
     has no discrete inverse (ValueError). A model whose ``m.opt.enableflags`` already has
     ``invdiscrete`` gets the discrete forces either way, since ``inverse`` follows the flag.
 
