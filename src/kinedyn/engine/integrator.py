@@ -22,7 +22,7 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, NotBound, entry, handle_entry, kernel, rebind
 from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
-from kinedyn.engine.checks import bad_model_data
+from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, warn_if_contacts_dropped
 from kinedyn.engine.data import reset
 from kinedyn.engine.derivative import (
@@ -426,6 +426,21 @@ def _integrate_entry(m, d):
 
 
 _INTEGRATE = FastEntry(_integrate_entry)
+
+
+def integrate(m, d) -> None:
+    """The integrator alone, after a forward pass made elsewhere: mj_step2's last part.
+
+    Advances time, qpos, qvel and act from d.qacc and d.act_dot with Euler, or with implicitfast
+    when the model uses it. As in mj_step2, a model with RK4 is advanced by Euler here (RK4 needs
+    forward passes of its own; use ``step``).
+    """
+    check_model_data(m, d, "integrate")
+    try:
+        _INTEGRATE.call(m._handle, d._handle)
+    except NotBound:  # the model changed since it was bound (kinedyn._jit.bind)
+        rebind(m, d)
+        _INTEGRATE.call(m._handle, d._handle)
 
 
 def _step_with_callbacks(m, d, check):
