@@ -127,5 +127,5 @@ __all__ = [
     "mj_mulM", "mj_name2id", "mj_passive", "mj_resetData", "mj_resetDataKeyframe", "mj_rne",
     "mj_rnePostConstraint", "mj_sensorAcc", "mj_sensorPos", "mj_sensorVel", "mj_setState", "mj_solveM",
     "mj_stateSize", "mj_step", "mj_step1", "mj_step2", "mj_tendon", "mj_transmission", "mjd_inverseFD",
-    "mjd_transitionFD", *ENUMS,
-]
+    "mjd_transitionFD",
+]  # and the mjt* enumerations (ENUMS), made on first use

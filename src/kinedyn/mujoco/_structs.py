@@ -146,7 +146,10 @@ def _accessor_method(kind: str):
         if found is None:
             named = getattr(self._kd_model, method)(key)  # KeyError naming the closest names
             table = self._tables[kind]
-            found = cache[(kind, key)] = _Accessor(self, kind, named.id, named.name, table)
+            found = cache.get((kind, named.id))  # the same object by name and by id
+            if found is None:
+                found = cache[(kind, named.id)] = _Accessor(self, kind, named.id, named.name, table)
+            cache[(kind, key)] = found
         return found
     accessor.__name__ = method
     return accessor
