@@ -175,6 +175,12 @@ def test_functions_with_out_arguments(pair):
         mujoco.mj_contactForce(mm, md, i, a)
         kmj.mj_contactForce(km, kd_, i, b)
         assert _close(a, b, atol=1e-9)
+    for objtype, objid in ((1, 1), (2, 3), (5, 3), (6, 1)):   # body, xbody, geom, site
+        for local in (0, 1):
+            a, b = np.zeros(6), np.zeros(6)
+            mujoco.mj_objectVelocity(mm, md, objtype, objid, a, local)
+            kmj.mj_objectVelocity(km, kd_, objtype, objid, b, local)
+            assert _close(a, b), (objtype, objid, local)
     assert len(kd_.contact) == md.ncon and kd_.contact.frame.shape == md.contact.frame.shape
     assert [c.geom1 for c in kd_.contact] == list(md.contact.geom1)
     with pytest.raises(ValueError, match="entries"):
@@ -236,6 +242,31 @@ def test_stepping_resets_inverse_and_statistics(pair):
     assert np.array_equal(kd_.qpos, mm.qpos0) and kd_.time == 0
     assert km.stat.meanmass == pytest.approx(mm.stat.meanmass, rel=1e-12)
     assert km.stat.meaninertia == pytest.approx(mm.stat.meaninertia, rel=1e-9)
+
+
+def test_warnings_are_counted_as_mujocos():
+    """A diverging simulation: the same mjtWarning counted at the same step (then reset), as MuJoCo."""
+    import warnings
+
+    xml = """<mujoco><option timestep="0.03"><flag contact="disable"/></option><worldbody>
+      <body><joint name="a" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -.3" size=".02"/>
+        <body pos="0 0 -.3"><joint axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -.3" size=".02"/></body>
+      </body></worldbody></mujoco>"""
+    first = []
+    for mod in (mujoco, kmj):
+        m = mod.MjModel.from_xml_string(xml)
+        d = mod.MjData(m)
+        d.qvel[:] = [30.0, -30.0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i in range(2000):
+                mod.mj_step(m, d)
+                if d.warning.number.any():
+                    first.append((i, int(np.flatnonzero(d.warning.number)[0]), d.warning[5].lastinfo))
+                    break
+    assert len(first) == 2 and first[0] == first[1]
+    assert first[0][1] == kmj.mjtWarning.mjWARN_BADQACC
 
 
 def test_rollout_matches_mujocos(pair):

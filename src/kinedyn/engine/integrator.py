@@ -53,6 +53,9 @@ from kinedyn.engine.types import (
     OPT_DISABLEFLAGS,
     OPT_ENABLEFLAGS,
     OPT_INTEGRATOR,
+    WARN_BADQACC,
+    WARN_BADQPOS,
+    WARN_BADQVEL,
     DisableBit,
 )
 from kinedyn.engine.util_spatial import copy
@@ -65,6 +68,7 @@ STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC, STATUS_FWDINV = 0, 1,
 # dropped contacts (efc_counts[COUNT_DROPPED]): step's Python wrapper then needs no read of its own
 STATUS_DROPPED = -1
 _STATUS_FIELD = {STATUS_BADQPOS: "qpos", STATUS_BADQVEL: "qvel", STATUS_BADQACC: "qacc"}
+_STATUS_WARNING = {STATUS_BADQPOS: WARN_BADQPOS, STATUS_BADQVEL: WARN_BADQVEL, STATUS_BADQACC: WARN_BADQACC}
 
 # RK4 tableau: A (stage weights, lower triangular), B (final weights); C = row sums of A
 RK4_A = np.array([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
@@ -541,4 +545,8 @@ def _recover(m, d, one_step, status, stacklevel: int = 3) -> None:
         NonFiniteStateWarning, stacklevel=stacklevel)
     if autoreset:
         reset(m, d)
+    # counted after the reset, as mj_checkPos/Vel/Acc count theirs (the reset clears the counters)
+    kind = _STATUS_WARNING[status]
+    d.warning_counts[0, kind] += 1
+    d.warning_counts[1, kind] = index
     one_step(m._handle, d._handle, False)

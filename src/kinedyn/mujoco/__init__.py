@@ -52,6 +52,7 @@ from kinedyn.mujoco._functions import (
     mj_makeM,
     mj_mulM,
     mj_name2id,
+    mj_objectVelocity,
     mj_passive,
     mj_resetData,
     mj_resetDataKeyframe,
@@ -72,7 +73,7 @@ from kinedyn.mujoco._functions import (
     mjd_transitionFD,
 )
 from kinedyn.mujoco._rendering import RenderingNotSupported, is_rendering_name
-from kinedyn.mujoco._structs import MjContactList, MjData, MjModel, MjStatistic
+from kinedyn.mujoco._structs import MjContactList, MjData, MjModel, MjStatistic, MjWarningStatList
 
 # the MuJoCo release whose numbers kinedyn reproduces (client code compares it with Version(...))
 __version__ = "4.0.0"
@@ -119,12 +120,14 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "MjContactList", "MjData", "MjModel", "MjStatistic", "RenderingNotSupported", "install", "rollout",
+    "MjContactList", "MjData", "MjModel", "MjStatistic", "MjWarningStatList", "RenderingNotSupported",
+    "install", "rollout",
     "mj_camlight", "mj_collision", "mj_comPos", "mj_comVel", "mj_contactForce", "mj_crb",
     "mj_differentiatePos", "mj_factorM", "mj_forward", "mj_fullM", "mj_fwdAcceleration", "mj_fwdActuation",
     "mj_fwdConstraint", "mj_fwdPosition", "mj_fwdVelocity", "mj_getState", "mj_id2name", "mj_integratePos",
     "mj_inverse", "mj_jac", "mj_jacBody", "mj_jacBodyCom", "mj_jacSite", "mj_kinematics", "mj_makeM",
-    "mj_mulM", "mj_name2id", "mj_passive", "mj_resetData", "mj_resetDataKeyframe", "mj_rne",
+    "mj_mulM", "mj_name2id", "mj_objectVelocity", "mj_passive", "mj_resetData", "mj_resetDataKeyframe",
+    "mj_rne",
     "mj_rnePostConstraint", "mj_sensorAcc", "mj_sensorPos", "mj_sensorVel", "mj_setState", "mj_solveM",
     "mj_stateSize", "mj_step", "mj_step1", "mj_step2", "mj_tendon", "mj_transmission", "mjd_inverseFD",
     "mjd_transitionFD",

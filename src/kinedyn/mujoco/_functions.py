@@ -175,6 +175,35 @@ def mj_differentiatePos(m, qvel, dt: float, qpos1, qpos2) -> None:
     _fill(qvel, differentiate_pos(m._kd_model, qpos1, qpos2, dt), "qvel")
 
 
+# mjtObj value -> (Data position field, Data frame field, the object's body: a Model field or None for
+# the body itself) of the objects mj_objectVelocity takes
+_OBJ_FRAME = {1: ("xipos", "ximat", None), 2: ("xpos", "xmat", None),
+              5: ("geom_xpos", "geom_xmat", "geom_bodyid"), 6: ("site_xpos", "site_xmat", "site_bodyid"),
+              7: ("cam_xpos", "cam_xmat", "cam_bodyid")}
+
+
+def mj_objectVelocity(m, d, objtype: int, objid: int, res, flg_local: int) -> None:
+    """6D velocity [rotation; translation] of an object's frame (body inertial frame, body frame,
+    geom, site or camera), in the world frame or, with ``flg_local``, the object's own
+    (mj_objectVelocity): from the Jacobians of the frame's origin on its body."""
+    where = _OBJ_FRAME.get(int(objtype))
+    if where is None:
+        raise ValueError(f"mj_objectVelocity: object type {int(objtype)} is not a body, xbody, geom, site "
+                         "or camera")
+    km, kd_ = m._kd_model, d._kd_data
+    pos_field, mat_field, body_field = where
+    n = len(getattr(kd_, pos_field))
+    if not 0 <= objid < n:
+        raise ValueError(f"mj_objectVelocity: object id {objid} out of range [0, {n})")
+    body = objid if body_field is None else int(getattr(km, body_field)[objid])
+    pos, mat = getattr(kd_, pos_field)[objid], getattr(kd_, mat_field)[objid]
+    jacp, jacr = jac(km, kd_, pos, body)
+    lin, ang = jacp @ kd_.qvel, jacr @ kd_.qvel
+    if flg_local:
+        lin, ang = mat.T @ lin, mat.T @ ang
+    _fill(res, np.concatenate((ang, lin)), "res")
+
+
 # ---- names ------------------------------------------------------------------------------------------
 
 # mjtObj value -> the native Model's kind of named object (kinds kinedyn keeps names of)

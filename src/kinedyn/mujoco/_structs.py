@@ -36,9 +36,8 @@ _MODEL_ARRAYS = tuple(spec.name for spec in MODEL_FIELDS)
 _DATA_SHAPE = {spec.name: spec.shape for spec in DATA_FIELDS if spec.stage != "scratch"}
 _MODEL_SHAPE = {spec.name: spec.shape for spec in MODEL_FIELDS}
 
-# mjNISLAND and mjNWARNING of MuJoCo 4.0 (the lengths of d.solver_niter and d.warning)
+# mjNISLAND of MuJoCo 4.0 (the length of d.solver_niter)
 NISLAND = 20
-NWARNING = 8
 
 
 def _mj_view(arr: np.ndarray, width) -> np.ndarray:
@@ -213,7 +212,9 @@ def _visual() -> _Namespace:
     offscreen size). kinedyn does not render, so nothing reads them."""
     return _Namespace(global_=_Namespace(cameraid=-1, orthographic=0, fovy=45.0, ipd=0.068, azimuth=90.0,
                                          elevation=-45.0, linewidth=1.0, glow=0.3, realtime=1.0,
-                                         offwidth=640, offheight=480, ellipsoidinertia=0, bvactive=1))
+                                         offwidth=640, offheight=480, ellipsoidinertia=0, bvactive=1),
+                      quality=_Namespace(), headlight=_Namespace(), map=_Namespace(), scale=_Namespace(),
+                      rgba=_Namespace())
 
 
 class MjModel:
@@ -302,17 +303,41 @@ _add_accessors(MjModel, model=True)
 
 # ---- MjData ---------------------------------------------------------------------------------------
 
-class WarningStat:
-    """One entry of ``d.warning`` (MuJoCo's mjWarningStat)."""
+class MjWarningStat:
+    """One entry of ``d.warning`` (MuJoCo's mjWarningStat): views of the native counters."""
 
-    __slots__ = ("lastinfo", "number")
+    def __init__(self, counts: np.ndarray, i: int):
+        self.__dict__["_counts"], self.__dict__["_i"] = counts, i
 
-    def __init__(self):
-        self.lastinfo = 0
-        self.number = 0
+    number = property(lambda self: int(self._counts[0, self._i]),
+                      lambda self, v: self._counts[0].__setitem__(self._i, v))
+    lastinfo = property(lambda self: int(self._counts[1, self._i]),
+                        lambda self, v: self._counts[1].__setitem__(self._i, v))
 
     def __repr__(self):
         return f"<MjWarningStat lastinfo={self.lastinfo} number={self.number}>"
+
+
+class MjWarningStatList:
+    """``d.warning``: per mjtWarning, ``number`` (how many times) and ``lastinfo`` (the last
+    offending index), as arrays (``d.warning.number``) or entry by entry (``d.warning[i]``).
+    kinedyn counts the warnings it raises: bad qpos/qvel/qacc in ``mj_step`` (which also warn
+    with ``NonFiniteStateWarning``) and dropped contacts (``ContactFullWarning``)."""
+
+    def __init__(self, counts: np.ndarray):
+        self._counts = counts
+
+    number = property(lambda self: self._counts[0])
+    lastinfo = property(lambda self: self._counts[1])
+
+    def __len__(self):
+        return self._counts.shape[1]
+
+    def __getitem__(self, i):
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"warning index {i} out of range ({n})")
+        return MjWarningStat(self._counts, i % n)
 
 
 class _Contact:
@@ -377,7 +402,7 @@ class MjData:
         d["_kd_data"] = data
         d["_model"] = model
         d["_accessors"] = {}
-        d["warning"] = tuple(WarningStat() for _ in range(NWARNING))
+        d["warning"] = MjWarningStatList(data.warning_counts)
 
     @property
     def kd(self) -> Data:
