@@ -157,7 +157,7 @@ def test_functions_with_out_arguments(pair):
     (mm, md), (km, kd_) = pair
     nv = mm.nv
     for fn, args in (("mj_jacSite", (1,)), ("mj_jacBody", (2,)), ("mj_jacBodyCom", (3,)),
-                     ("mj_jac", (np.array([0.6, 0.1, 0.4]), 2))):
+                     ("mj_jacGeom", (2,)), ("mj_jac", (np.array([0.6, 0.1, 0.4]), 2))):
         a = [np.zeros((3, nv)), np.zeros((3, nv))]
         b = [np.zeros((3, nv)), np.zeros((3, nv))]
         getattr(mujoco, fn)(mm, md, *a, *args)
@@ -181,6 +181,15 @@ def test_functions_with_out_arguments(pair):
             mujoco.mj_objectVelocity(mm, md, objtype, objid, a, local)
             kmj.mj_objectVelocity(km, kd_, objtype, objid, b, local)
             assert _close(a, b), (objtype, objid, local)
+    ids = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    pnt, vec = np.array([0.0, 0.0, 2.0]), np.array([0.05, 0.0, -1.0])
+    assert kmj.mj_ray(km, kd_, pnt, vec, None, 1, -1, ids[0]) == pytest.approx(
+        mujoco.mj_ray(mm, md, pnt, vec, None, 1, -1, ids[1]), rel=1e-12)
+    assert ids[0][0] == ids[1][0]
+    assert kmj.mj_getTotalmass(km) == pytest.approx(mujoco.mj_getTotalmass(mm), rel=1e-12)
+    copied = kmj.MjData(km)
+    kmj.mj_copyData(copied, km, kd_)
+    assert np.array_equal(copied.qacc, kd_.qacc) and copied.time == kd_.time and copied.ncon == kd_.ncon
     assert len(kd_.contact) == md.ncon and kd_.contact.frame.shape == md.contact.frame.shape
     assert [c.geom1 for c in kd_.contact] == list(md.contact.geom1)
     with pytest.raises(ValueError, match="entries"):

@@ -15,6 +15,7 @@ from kinedyn.engine.camlight import camlight
 from kinedyn.engine.checks import float_array
 from kinedyn.engine.collision_driver import collision, contact_force
 from kinedyn.engine.data import reset, reset_data_keyframe
+from kinedyn.engine.fields import DATA_FIELDS
 from kinedyn.engine.forward import (
     forward,
     fwd_acceleration,
@@ -26,6 +27,7 @@ from kinedyn.engine.forward import (
 from kinedyn.engine.integrator import integrate, step
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.passive import passive
+from kinedyn.engine.ray import ray
 from kinedyn.engine.rne_post import rne_post_constraint
 from kinedyn.engine.sensor import sensor_acc, sensor_pos, sensor_vel
 from kinedyn.engine.smooth_inertia import crb, factor_m, full_m, mul_m, solve_m
@@ -147,6 +149,16 @@ def mj_jacSite(m, d, jacp, jacr, site: int) -> None:
     _fill(jacr, r, "jacr")
 
 
+def mj_jacGeom(m, d, jacp, jacr, geom: int) -> None:
+    """Jacobians of a geom's centre on its body (mj_jacGeom)."""
+    km, kd_ = m._kd_model, d._kd_data
+    if not 0 <= geom < km.ngeom:
+        raise ValueError(f"mj_jacGeom: geom id {geom} out of range [0, {km.ngeom})")
+    p, r = jac(km, kd_, kd_.geom_xpos[geom], int(km.geom_bodyid[geom]))
+    _fill(jacp, p, "jacp")
+    _fill(jacr, r, "jacr")
+
+
 def mj_fullM(m, d, dst) -> None:
     _fill(dst, full_m(m._kd_model, d._kd_data), "dst")
 
@@ -165,6 +177,36 @@ def mj_rne(m, d, flg_acc, result) -> None:
 
 def mj_contactForce(m, d, id: int, result) -> None:  # noqa: A002  (MuJoCo's argument name)
     _fill(result, contact_force(m._kd_model, d._kd_data, id), "result")
+
+
+def mj_ray(m, d, pnt, vec, geomgroup, flg_static, bodyexclude: int, geomid, normal=None) -> float:
+    """Distance to the nearest geom along the ray; the geom's id into ``geomid[0]`` (mj_ray)."""
+    dist, gid = ray(m._kd_model, d._kd_data, pnt, vec, geomgroup, bool(flg_static), int(bodyexclude), normal)
+    if geomid is not None:
+        geomid[0] = gid
+    return dist
+
+
+def mj_getTotalmass(m) -> float:
+    return float(m._kd_model.body_mass.sum())
+
+
+def mj_copyData(dest, m, src) -> None:
+    """Copy every field of ``src`` into ``dest`` (Data of the same model), as mj_copyData."""
+    if dest.model is not m or src.model is not m:
+        raise ValueError("mj_copyData(dest, m, src): dest and src must be MjData of this model")
+    for spec in DATA_FIELDS:
+        dest._kd_data._array(spec.name)[...] = src._kd_data._array(spec.name)
+    dest._kd_data._time[...] = src._kd_data._time
+    dest._kd_data.warning_counts[...] = src._kd_data.warning_counts
+
+
+def mj_version() -> int:
+    return 4000000
+
+
+def mj_versionString() -> str:
+    return "4.0.0"
 
 
 def mj_integratePos(m, qpos, qvel, dt: float) -> None:
