@@ -304,7 +304,7 @@ def test_refused_names_say_why(pair):
     with pytest.raises(kmj.RenderingNotSupported, match="kd.viewer"):
         kmj.mjv_updateScene(km, kd_)
     with pytest.raises(kmj.RenderingNotSupported, match="viewer"):
-        kmj._rendering.launch_passive(km, kd_)
+        kmj.viewer.launch_passive(km, kd_)
     with pytest.raises(kinedyn.ModelError, match="MJCF"):
         kmj.MjModel.from_binary_path("model.mjb")
     with pytest.raises(AttributeError, match="kd.Spec"):

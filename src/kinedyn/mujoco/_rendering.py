@@ -10,7 +10,7 @@ from __future__ import annotations
 
 VIEWER_HINT = ("kinedyn does not render with MuJoCo's OpenGL renderer or run its native viewer; use "
                "kinedyn's browser viewer on the native objects: kd.viewer.show(m.kd, d.kd), "
-               "kd.viewer.launch_passive(m.kd, d.kd) or `kinedyn view model.xml` (docs/viewer.md); with "
+               "kd.viewer.play(m.kd, trajectory) or `kinedyn view model.xml` (docs/viewer.md); with "
                "gymnasium, make the environments with render_mode=None")
 
 
