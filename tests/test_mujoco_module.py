@@ -9,6 +9,7 @@ the process), both at once; the rest compares in this process, ``kinedyn.mujoco`
 from __future__ import annotations
 
 import copy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -97,6 +98,37 @@ def test_gymnasium_environments_match_mujoco():
         assert c["flags_equal"], env_id
         resets += c["resets"]
     assert resets > 50  # the episodes end and restart
+
+
+def test_install_replaces_mujoco_and_its_submodules():
+    """In a fresh process: install() after the real mujoco was imported warns, then `import mujoco`,
+    `mujoco.rollout` and the rendering submodules resolve to kinedyn.mujoco."""
+    code = """if True:
+        import sys, warnings
+        import mujoco as real
+        import kinedyn.mujoco
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kinedyn.mujoco.install()
+        assert any("imported before" in str(w.message) for w in caught), caught
+        import mujoco
+        import mujoco.rollout
+        from mujoco import _enums
+        from mujoco.egl import GLContext
+        assert mujoco is kinedyn.mujoco and mujoco is not real
+        assert mujoco.rollout.rollout is kinedyn.mujoco.rollout.rollout and _enums.mjtGeom.mjGEOM_BOX == 6
+        try:
+            GLContext(64, 64)
+        except kinedyn.mujoco.RenderingNotSupported as err:
+            assert "kd.viewer" in str(err)
+        else:
+            raise AssertionError("GLContext did not refuse")
+        kinedyn.mujoco.install()  # again: nothing to do
+        print("ok")
+    """
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:]
 
 
 def test_fields_have_mujocos_names_and_shapes(pair):
