@@ -13,6 +13,8 @@ scalar fields, as MuJoCo's), made on first use and kept.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from kinedyn.engine.checks import assign_field
@@ -180,9 +182,10 @@ class MjStatistic:
         self.meanmass = float(masses.mean()) if masses.size else 0.0
         self._model = model
 
-    @property
+    @functools.cached_property
     def meaninertia(self) -> float:
-        # MuJoCo (mj_setConst): the mean of the mass matrix's diagonal, armature included, at qpos0
+        # MuJoCo (mj_setConst): the mean of the mass matrix's diagonal, armature included, at qpos0;
+        # computed once, on first read, as MuJoCo computes it once when compiling
         m = self._model
         if m.nv == 0:
             return 1.0
