@@ -173,8 +173,9 @@ class MjStatistic:
     """``m.stat``: the model statistics MuJoCo's compiler computes and kinedyn reproduces.
 
     ``meanmass`` and ``meaninertia`` are MuJoCo's (mean body mass; mean diagonal of the mass
-    matrix at qpos0). ``extent``, ``center`` and ``meansize`` (used by MuJoCo's renderer and
-    its default visual scales) are not computed: reading them raises AttributeError.
+    matrix at qpos0), as MuJoCo's compiler computes them: kinedyn's reader does not keep an MJCF
+    ``<statistic>`` override of them. ``extent``, ``center`` and ``meansize`` (used by MuJoCo's
+    renderer and its default visual scales) are not computed: reading them raises AttributeError.
     """
 
     def __init__(self, model: Model):

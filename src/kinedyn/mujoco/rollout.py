@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinedyn.tools import batch
-
 _CTRL = 64  # mjtState.mjSTATE_CTRL
 
 
@@ -34,6 +32,9 @@ def rollout(model, data, initial_state, control=None, *, control_spec: int = _CT
                                   "kinedyn.mujoco")
     if initial_warmstart is not None:
         raise NotImplementedError("rollout initial_warmstart is not supported by kinedyn.mujoco")
+    # imported here: the batch kernels bring in Numba's parallel machinery, which `import mujoco`
+    # (every gymnasium process) should not pay for unless it rolls out
+    from kinedyn.tools import batch  # noqa: PLC0415
     result = batch.rollout(model.kd, initial_state, control, nstep=nstep)
     out_state, out_sensor = result.state, result.sensordata
     if state is not None:
