@@ -74,7 +74,8 @@ def test_no_import_cycles():
     assert cycles == [], f"import cycles: {cycles}"
 
 
-@pytest.mark.parametrize("layer", ["engine", "compiler", "xml", "tools", "ik", "viewer", "cli", "_jit"])
+@pytest.mark.parametrize("layer", ["engine", "compiler", "xml", "tools", "ik", "viewer", "cli", "mujoco",
+                                   "_jit"])
 def test_every_layer_is_a_package_with_a_docstring(layer):
     init = ROOT / "src" / "kinedyn" / layer / "__init__.py"
     assert init.exists()

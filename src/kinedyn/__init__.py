@@ -9,7 +9,8 @@ The package, bottom to top (imports only point down; ``tests/test_layout.py`` ch
 * ``spec``      ``kd.Spec``, building a model in Python (MJCF export).
 * ``models``    the bundled models.
 * ``viewer``    plots and animations; ``ik`` and ``tools``: built on the engine.
-* ``cli``       the ``kinedyn`` command.
+* ``cli``       the ``kinedyn`` command; ``mujoco``: ``kinedyn.mujoco``, MuJoCo's Python API over
+                Model and Data (imported only on request: ``import kinedyn.mujoco``).
 
 This module re-exports the public names, as ``mujoco`` does. ``kd.trajectory`` and ``kd.batch``
 (imported on first use) are the modules ``kinedyn.tools.trajectory`` and ``kinedyn.tools.batch``

@@ -89,6 +89,7 @@ from kinedyn.engine.types import (
     OPT_O_MARGIN,
     OPT_O_SOLIMP,
     OPT_O_SOLREF,
+    WARN_CONTACTFULL,
 )
 from kinedyn.engine.types import SensorType as _SensorType
 from kinedyn.engine.util_spatial import make_frame
@@ -762,6 +763,10 @@ def warn_if_contacts_dropped(m, d, stacklevel: int = 3) -> None:
     """A ContactFullWarning when the last collision or constraint stage dropped contacts."""
     dropped = int(d.efc_counts[COUNT_DROPPED])
     if dropped:
+        counts = getattr(d, "warning_counts", None)  # a BatchData member's row Data has one too
+        if counts is not None:
+            counts[0, WARN_CONTACTFULL] += 1
+            counts[1, WARN_CONTACTFULL] = dropped
         warnings.warn(f"{dropped} geom pair(s) or contact(s) found no room in the contact arrays "
                       f"(nconmax = {m.nconmax}, nefcmax = {m.nefcmax}) at time {d.time:g} and were dropped; "
                       "raise <size nconmax=...>", ContactFullWarning, stacklevel=stacklevel)

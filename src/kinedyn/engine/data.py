@@ -17,7 +17,7 @@ from kinedyn.engine.checks import assign_field, check_model_data, real_number
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import handle_pointer, make_handle
 from kinedyn.engine.model import Model
-from kinedyn.engine.types import COUNT_NCON, COUNT_NE, COUNT_NEFC, COUNT_NF, COUNT_NL
+from kinedyn.engine.types import COUNT_NCON, COUNT_NE, COUNT_NEFC, COUNT_NF, COUNT_NL, NWARNING
 
 # fields with one entry per constraint row or per contact: Data shows their first nefc rows or
 # ncon contacts (MuJoCo's d.efc_* and d.contact sizes), the kernels write the whole buffer
@@ -90,6 +90,9 @@ class Data:
             if name not in ROW_FIELDS:
                 object.__setattr__(self, name, arr)
         object.__setattr__(self, "_time", time)
+        # MuJoCo's d.warning: [number, lastinfo] per mjtWarning, counted by the Python wrappers that
+        # raise the matching Python warning (step's recovery, dropped contacts); kernels never see it
+        object.__setattr__(self, "warning_counts", np.zeros((2, NWARNING), dtype=np.int64))
         object.__setattr__(self, "_handle", make_handle("data", {**arrays, "time": time}))
         object.__setattr__(self, "_ptr", handle_pointer(self._handle))  # what public wrappers pass to kernels
 
@@ -165,6 +168,7 @@ class Data:
         other = object.__new__(Data)
         other._bind(self._model, {spec.name: self._array(spec.name).copy() for spec in DATA_FIELDS},
                     self._time.copy())
+        other.warning_counts[...] = self.warning_counts
         return other
 
     def __repr__(self) -> str:
@@ -198,6 +202,7 @@ def _reset(m: Model, d: Data, key, fname: str) -> None:
     for spec in DATA_FIELDS:
         d._array(spec.name)[...] = 0
     d.time = 0.0
+    d.warning_counts[...] = 0
     d.qpos[:] = m.qpos0
     d.eq_active[:] = m.eq_active0
     reset_mocap(m, d.mocap_pos, d.mocap_quat)

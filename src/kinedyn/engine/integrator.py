@@ -27,7 +27,7 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, NotBound, entry, handle_entry, kernel, rebind
 from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
-from kinedyn.engine.checks import bad_model_data
+from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, warn_if_contacts_dropped
 from kinedyn.engine.data import reset
 from kinedyn.engine.derivative import (
@@ -60,6 +60,9 @@ from kinedyn.engine.types import (
     OPT_DISABLEFLAGS,
     OPT_ENABLEFLAGS,
     OPT_INTEGRATOR,
+    WARN_BADQACC,
+    WARN_BADQPOS,
+    WARN_BADQVEL,
     DisableBit,
 )
 from kinedyn.engine.util_solve import factor_lu_tree, solve_lu_tree
@@ -73,6 +76,7 @@ STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC, STATUS_FWDINV = 0, 1,
 # dropped contacts (efc_counts[COUNT_DROPPED]): step's Python wrapper then needs no read of its own
 STATUS_DROPPED = -1
 _STATUS_FIELD = {STATUS_BADQPOS: "qpos", STATUS_BADQVEL: "qvel", STATUS_BADQACC: "qacc"}
+_STATUS_WARNING = {STATUS_BADQPOS: WARN_BADQPOS, STATUS_BADQVEL: WARN_BADQVEL, STATUS_BADQACC: WARN_BADQACC}
 
 # RK4 tableau: A (stage weights, lower triangular), B (final weights); C = row sums of A
 RK4_A = np.array([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
@@ -470,6 +474,21 @@ def _integrate_entry(m, d):
 _INTEGRATE = FastEntry(_integrate_entry)
 
 
+def integrate(m, d) -> None:
+    """The integrator alone, after a forward pass made elsewhere: mj_step2's last part.
+
+    Advances time, qpos, qvel and act from d.qacc and d.act_dot with Euler, or with implicitfast
+    when the model uses it. As in mj_step2, a model with RK4 is advanced by Euler here (RK4 needs
+    forward passes of its own; use ``step``).
+    """
+    check_model_data(m, d, "integrate")
+    try:
+        _INTEGRATE.call(m._ptr, d._ptr)
+    except NotBound:  # the model changed since it was bound (kinedyn._jit.bind)
+        rebind(m, d)
+        _INTEGRATE.call(m._ptr, d._ptr)
+
+
 def _step_with_callbacks(m, d, check):
     """step_entry for models with user-actuator callbacks: forward runs the callbacks from Python."""
     if m.opt.integrator == INT_RK4:
@@ -568,4 +587,8 @@ def _recover(m, d, one_step, status, stacklevel: int = 3) -> None:
         NonFiniteStateWarning, stacklevel=stacklevel)
     if autoreset:
         reset(m, d)
+    # counted after the reset, as mj_checkPos/Vel/Acc count theirs (the reset clears the counters)
+    kind = _STATUS_WARNING[status]
+    d.warning_counts[0, kind] += 1
+    d.warning_counts[1, kind] = index
     one_step(m._ptr, d._ptr, False)

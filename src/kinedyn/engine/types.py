@@ -451,3 +451,8 @@ COUNT_NE, COUNT_NF, COUNT_NL, COUNT_NEFC, COUNT_NCON, COUNT_DROPPED = range(6)
 # entries of Data.scratch_solver_counts: line-search evaluations, solver iterations, whether the rows have
 # elliptic cones, and rank-1 downdates since the Hessian's last full factor
 SOLVER_LS_EVALS, SOLVER_ITERATIONS, SOLVER_CONES, SOLVER_DOWNDATES = range(4)
+
+# MuJoCo's warning counters (mjData.warning, indexed by mjtWarning): the ones kinedyn counts, where it
+# raises the matching Python warning (Data.warning_counts)
+WARN_CONTACTFULL, WARN_BADQPOS, WARN_BADQVEL, WARN_BADQACC = 1, 3, 4, 5
+NWARNING = 7  # mjNWARNING

@@ -1,0 +1,204 @@
+"""MuJoCo 4.0's ``mjt*`` enumerations: names and integer values, for code that reads them
+(``mujoco.mjtObj.mjOBJ_BODY``, ``mujoco.mjtState.mjSTATE_FULLPHYSICS``).
+
+They are API constants, listed here as data: ``ENUMS`` maps each enumeration to its members, in
+MuJoCo's order, as "NAME" (the next value: 0, 1, 2, ...) or "NAME=value". Each becomes an ``IntEnum``
+on first use (most programs read two or three of them). tests/test_mujoco_module.py checks every
+name and value against the ``mujoco`` wheel.
+"""
+
+from __future__ import annotations
+
+import enum
+
+ENUMS = {
+    "mjtActuator": ("mjACTUATOR_GENERAL mjACTUATOR_MOTOR mjACTUATOR_POSITION mjACTUATOR_VELOCITY "
+                    "mjACTUATOR_INTVELOCITY mjACTUATOR_DAMPER mjACTUATOR_CYLINDER mjACTUATOR_MUSCLE "
+                    "mjACTUATOR_ADHESION mjACTUATOR_PID mjACTUATOR_ORIENTATION mjACTUATOR_DCMOTOR"),
+    "mjtAlignFree": "mjALIGNFREE_FALSE mjALIGNFREE_TRUE mjALIGNFREE_AUTO",
+    "mjtBias": "mjBIAS_NONE mjBIAS_AFFINE mjBIAS_MUSCLE mjBIAS_DCMOTOR mjBIAS_SO3 mjBIAS_USER",
+    "mjtBuiltin": "mjBUILTIN_NONE mjBUILTIN_GRADIENT mjBUILTIN_CHECKER mjBUILTIN_FLAT",
+    "mjtButton": "mjBUTTON_NONE mjBUTTON_LEFT mjBUTTON_RIGHT mjBUTTON_MIDDLE",
+    "mjtCTimer": ("mjCTIMER_TOTAL mjCTIMER_ASSETS mjCTIMER_TEXTURE mjCTIMER_MESH_LOAD "
+                  "mjCTIMER_MESH_HULL mjCTIMER_MESH_POLYGON mjCTIMER_MESH_INERTIA mjCTIMER_MESH_BVH "
+                  "mjCTIMER_MESH_OCTREE mjNCTIMER"),
+    "mjtCamLight": ("mjCAMLIGHT_FIXED mjCAMLIGHT_TRACK mjCAMLIGHT_TRACKCOM mjCAMLIGHT_TARGETBODY "
+                    "mjCAMLIGHT_TARGETBODYCOM"),
+    "mjtCamOutBit": ("mjCAMOUT_RGB=1 mjCAMOUT_DEPTH mjCAMOUT_DIST=4 mjCAMOUT_NORMAL=8 "
+                     "mjCAMOUT_SEG=16 mjNCAMOUT=5"),
+    "mjtCamera": "mjCAMERA_FREE mjCAMERA_TRACKING mjCAMERA_FIXED mjCAMERA_USER",
+    "mjtCatBit": "mjCAT_STATIC=1 mjCAT_DYNAMIC mjCAT_DECOR=4 mjCAT_ALL=7",
+    "mjtColorSpace": "mjCOLORSPACE_AUTO mjCOLORSPACE_LINEAR mjCOLORSPACE_SRGB",
+    "mjtConDataField": ("mjCONDATA_FOUND mjCONDATA_FORCE mjCONDATA_TORQUE mjCONDATA_DIST "
+                        "mjCONDATA_POS mjCONDATA_NORMAL mjCONDATA_TANGENT mjCONDATA_LINVEL "
+                        "mjCONDATA_ANGVEL mjNCONDATA"),
+    "mjtCone": "mjCONE_PYRAMIDAL mjCONE_ELLIPTIC",
+    "mjtConflict": "mjCONFLICT_WARNING mjCONFLICT_MERGE mjCONFLICT_ERROR",
+    "mjtConstraint": ("mjCNSTR_EQUALITY mjCNSTR_FRICTION_DOF mjCNSTR_FRICTION_TENDON "
+                      "mjCNSTR_LIMIT_JOINT mjCNSTR_LIMIT_TENDON mjCNSTR_CONTACT_FRICTIONLESS "
+                      "mjCNSTR_CONTACT_PYRAMIDAL mjCNSTR_CONTACT_ELLIPTIC"),
+    "mjtConstraintState": ("mjCNSTRSTATE_SATISFIED mjCNSTRSTATE_QUADRATIC mjCNSTRSTATE_LINEARNEG "
+                           "mjCNSTRSTATE_LINEARPOS mjCNSTRSTATE_CONE"),
+    "mjtCtrlChart": "mjCHART_EXPMAP=1 mjCHART_QUAT",
+    "mjtCtrlInput": ("mjINPUT_POS=1 mjINPUT_VEL mjINPUT_FF=4 mjINPUT_VOLTAGE=8 mjINPUT_NONE=16 "
+                     "mjINPUT_PRESSURE=32"),
+    "mjtDataType": "mjDATATYPE_REAL mjDATATYPE_POSITIVE mjDATATYPE_AXIS mjDATATYPE_QUATERNION",
+    "mjtDepthMap": "mjDEPTH_ZERONEAR mjDEPTH_ZEROFAR",
+    "mjtDisableBit": ("mjDSBL_CONSTRAINT=1 mjDSBL_EQUALITY mjDSBL_FRICTIONLOSS=4 mjDSBL_LIMIT=8 "
+                      "mjDSBL_CONTACT=16 mjDSBL_SPRING=32 mjDSBL_DAMPER=64 mjDSBL_GRAVITY=128 "
+                      "mjDSBL_CLAMPCTRL=256 mjDSBL_WARMSTART=512 mjDSBL_FILTERPARENT=1024 "
+                      "mjDSBL_ACTUATION=2048 mjDSBL_REFSAFE=4096 mjDSBL_SENSOR=8192 "
+                      "mjDSBL_MIDPHASE=16384 mjDSBL_EULERDAMP=32768 mjDSBL_AUTORESET=65536 "
+                      "mjDSBL_NATIVECCD=131072 mjDSBL_ISLAND=262144 mjDSBL_MULTICCD=524288 "
+                      "mjNDISABLE=20"),
+    "mjtDyn": ("mjDYN_NONE mjDYN_INTEGRATOR mjDYN_FILTER mjDYN_FILTEREXACT mjDYN_MUSCLE "
+               "mjDYN_DCMOTOR mjDYN_PID mjDYN_USER"),
+    "mjtEmbed": "mjEMBED_FALSE mjEMBED_TRUE mjEMBED_AUTO",
+    "mjtEnableBit": ("mjENBL_OVERRIDE=1 mjENBL_ENERGY mjENBL_FWDINV=4 mjENBL_INVDISCRETE=8 "
+                     "mjENBL_SLEEP=16 mjENBL_DIAGEXACT=32 mjENBL_IPC=64 mjENBL_SPECULATIVE=128 "
+                     "mjNENABLE=8"),
+    "mjtEq": ("mjEQ_CONNECT mjEQ_WELD mjEQ_JOINT mjEQ_TENDON mjEQ_FLEX mjEQ_FLEXVERT mjEQ_FLEXSTRAIN "
+              "mjEQ_DISTANCE"),
+    "mjtEvent": ("mjEVENT_NONE mjEVENT_MOVE mjEVENT_PRESS mjEVENT_RELEASE mjEVENT_SCROLL mjEVENT_KEY "
+                 "mjEVENT_RESIZE mjEVENT_REDRAW mjEVENT_FILESDROP"),
+    "mjtFlexSection": "mjFLEXSECTION_CIRCLE mjFLEXSECTION_BOX",
+    "mjtFlexSelf": "mjFLEXSELF_NONE mjFLEXSELF_NARROW mjFLEXSELF_BVH mjFLEXSELF_SAP mjFLEXSELF_AUTO",
+    "mjtFont": "mjFONT_NORMAL mjFONT_SHADOW mjFONT_BIG",
+    "mjtFontScale": ("mjFONTSCALE_50=50 mjFONTSCALE_100=100 mjFONTSCALE_150=150 mjFONTSCALE_200=200 "
+                     "mjFONTSCALE_250=250 mjFONTSCALE_300=300"),
+    "mjtFrame": ("mjFRAME_NONE mjFRAME_BODY mjFRAME_GEOM mjFRAME_SITE mjFRAME_CAMERA mjFRAME_LIGHT "
+                 "mjFRAME_CONTACT mjFRAME_WORLD mjNFRAME"),
+    "mjtFramebuffer": "mjFB_WINDOW mjFB_OFFSCREEN",
+    "mjtGain": ("mjGAIN_FIXED mjGAIN_AFFINE mjGAIN_MUSCLE mjGAIN_DCMOTOR mjGAIN_SO3 mjGAIN_PID "
+                "mjGAIN_USER"),
+    "mjtGeom": ("mjGEOM_PLANE mjGEOM_HFIELD mjGEOM_SPHERE mjGEOM_CAPSULE mjGEOM_ELLIPSOID "
+                "mjGEOM_CYLINDER mjGEOM_BOX mjGEOM_MESH mjGEOM_SDF mjNGEOMTYPES mjGEOM_ARROW=100 "
+                "mjGEOM_ARROW1 mjGEOM_ARROW2 mjGEOM_LINE mjGEOM_LINEBOX mjGEOM_FLEX mjGEOM_SKIN "
+                "mjGEOM_LABEL mjGEOM_TRIANGLE mjGEOM_NONE=1001"),
+    "mjtGeomInertia": "mjINERTIA_VOLUME mjINERTIA_SHELL",
+    "mjtGridPos": ("mjGRID_TOPLEFT mjGRID_TOPRIGHT mjGRID_BOTTOMLEFT mjGRID_BOTTOMRIGHT mjGRID_TOP "
+                   "mjGRID_BOTTOM mjGRID_LEFT mjGRID_RIGHT"),
+    "mjtInertiaFromGeom": "mjINERTIAFROMGEOM_FALSE mjINERTIAFROMGEOM_TRUE mjINERTIAFROMGEOM_AUTO",
+    "mjtIntegrator": "mjINT_EULER mjINT_RK4 mjINT_IMPLICIT mjINT_IMPLICITFAST mjINT_DISCRETE",
+    "mjtItem": ("mjITEM_END=-2 mjITEM_SECTION mjITEM_SEPARATOR mjITEM_STATIC mjITEM_BUTTON "
+                "mjITEM_CHECKINT mjITEM_CHECKBYTE mjITEM_RADIO mjITEM_RADIOLINE mjITEM_SELECT "
+                "mjITEM_SLIDERINT mjITEM_SLIDERNUM mjITEM_EDITINT mjITEM_EDITNUM mjITEM_EDITFLOAT "
+                "mjITEM_EDITTXT mjNITEM"),
+    "mjtJacobian": "mjJAC_DENSE mjJAC_SPARSE mjJAC_AUTO",
+    "mjtJoint": "mjJNT_FREE mjJNT_BALL mjJNT_SLIDE mjJNT_HINGE",
+    "mjtLRMode": "mjLRMODE_NONE mjLRMODE_MUSCLE mjLRMODE_MUSCLEUSER mjLRMODE_ALL",
+    "mjtLabel": ("mjLABEL_NONE mjLABEL_BODY mjLABEL_JOINT mjLABEL_GEOM mjLABEL_SITE mjLABEL_CAMERA "
+                 "mjLABEL_LIGHT mjLABEL_TENDON mjLABEL_ACTUATOR mjLABEL_CONSTRAINT mjLABEL_FLEX "
+                 "mjLABEL_SKIN mjLABEL_SELECTION mjLABEL_SELPNT mjLABEL_CONTACTPOINT "
+                 "mjLABEL_CONTACTFORCE mjLABEL_ISLAND mjNLABEL"),
+    "mjtLightType": "mjLIGHT_SPOT mjLIGHT_DIRECTIONAL mjLIGHT_POINT mjLIGHT_IMAGE",
+    "mjtLimited": "mjLIMITED_FALSE mjLIMITED_TRUE mjLIMITED_AUTO",
+    "mjtLogLevel": "mjLOG_DEBUG mjLOG_INFO mjLOG_WARNING mjLOG_ERROR",
+    "mjtLogTopic": "mjTOPIC_NONE mjTOPIC_TIME_STP mjTOPIC_TIME_CMP mjTOPIC_SLEEP mjNTOPIC=3",
+    "mjtMark": "mjMARK_NONE mjMARK_EDGE mjMARK_CROSS mjMARK_RANDOM",
+    "mjtMeshBuiltin": ("mjMESH_BUILTIN_NONE mjMESH_BUILTIN_SPHERE mjMESH_BUILTIN_HEMISPHERE "
+                       "mjMESH_BUILTIN_CONE mjMESH_BUILTIN_SUPERSPHERE mjMESH_BUILTIN_SUPERTORUS "
+                       "mjMESH_BUILTIN_WEDGE mjMESH_BUILTIN_PLATE mjMESH_BUILTIN_GRID "
+                       "mjMESH_BUILTIN_BOX mjMESH_BUILTIN_CYLINDER mjMESH_BUILTIN_ELLIPSOID "
+                       "mjMESH_BUILTIN_SQUARE mjMESH_BUILTIN_DISC"),
+    "mjtMeshInertia": ("mjMESH_INERTIA_CONVEX mjMESH_INERTIA_EXACT mjMESH_INERTIA_LEGACY "
+                       "mjMESH_INERTIA_SHELL"),
+    "mjtMouse": ("mjMOUSE_NONE mjMOUSE_ROTATE_V mjMOUSE_ROTATE_H mjMOUSE_MOVE_V mjMOUSE_MOVE_H "
+                 "mjMOUSE_ZOOM mjMOUSE_MOVE_V_REL mjMOUSE_MOVE_H_REL mjMOUSE_TURN_V mjMOUSE_TURN_H"),
+    "mjtObj": ("mjOBJ_UNKNOWN mjOBJ_BODY mjOBJ_XBODY mjOBJ_JOINT mjOBJ_DOF mjOBJ_GEOM mjOBJ_SITE "
+               "mjOBJ_CAMERA mjOBJ_LIGHT mjOBJ_FLEX mjOBJ_MESH mjOBJ_SKIN mjOBJ_HFIELD mjOBJ_TEXTURE "
+               "mjOBJ_MATERIAL mjOBJ_PAIR mjOBJ_EXCLUDE mjOBJ_EQUALITY mjOBJ_TENDON mjOBJ_ACTUATOR "
+               "mjOBJ_SENSOR mjOBJ_NUMERIC mjOBJ_TEXT mjOBJ_TUPLE mjOBJ_KEY mjOBJ_PLUGIN mjNOBJECT "
+               "mjOBJ_FRAME=100 mjOBJ_DEFAULT mjOBJ_MODEL"),
+    "mjtOrientation": ("mjORIENTATION_QUAT mjORIENTATION_AXISANGLE mjORIENTATION_XYAXES "
+                       "mjORIENTATION_ZAXIS mjORIENTATION_EULER"),
+    "mjtPassthrough": "mjPASSTHROUGH_NONE mjPASSTHROUGH_TEXTURES",
+    "mjtPertBit": "mjPERT_TRANSLATE=1 mjPERT_ROTATE",
+    "mjtPluginCapabilityBit": ("mjPLUGIN_ACTUATOR=1 mjPLUGIN_SENSOR mjPLUGIN_PASSIVE=4 "
+                               "mjPLUGIN_SDF=8"),
+    "mjtProjection": "mjPROJ_PERSPECTIVE mjPROJ_ORTHOGRAPHIC",
+    "mjtRayDataField": ("mjRAYDATA_DIST mjRAYDATA_DIR mjRAYDATA_ORIGIN mjRAYDATA_POINT "
+                        "mjRAYDATA_NORMAL mjRAYDATA_DEPTH mjNRAYDATA"),
+    "mjtRndFlag": ("mjRND_SHADOW mjRND_WIREFRAME mjRND_REFLECTION mjRND_ADDITIVE mjRND_SKYBOX "
+                   "mjRND_FOG mjRND_HAZE mjRND_DEPTH mjRND_SEGMENT mjRND_IDCOLOR mjRND_CULL_FACE "
+                   "mjRND_POST_PROCESSING mjNRNDFLAG"),
+    "mjtSDFType": "mjSDFTYPE_SINGLE mjSDFTYPE_INTERSECTION mjSDFTYPE_MIDSURFACE mjSDFTYPE_COLLISION",
+    "mjtSameFrame": ("mjSAMEFRAME_NONE mjSAMEFRAME_BODY mjSAMEFRAME_INERTIA mjSAMEFRAME_BODYROT "
+                     "mjSAMEFRAME_INERTIAROT"),
+    "mjtScaling": "mjSCALING_SIMILAR mjSCALING_GEOMETRY",
+    "mjtSection": "mjSECT_CLOSED mjSECT_OPEN mjSECT_FIXED",
+    "mjtSensor": ("mjSENS_TOUCH mjSENS_ACCELEROMETER mjSENS_VELOCIMETER mjSENS_GYRO mjSENS_FORCE "
+                  "mjSENS_TORQUE mjSENS_MAGNETOMETER mjSENS_RANGEFINDER mjSENS_CAMPROJECTION "
+                  "mjSENS_JOINTPOS mjSENS_JOINTVEL mjSENS_TENDONPOS mjSENS_TENDONVEL "
+                  "mjSENS_ACTUATORPOS mjSENS_ACTUATORVEL mjSENS_ACTUATORFRC mjSENS_JOINTACTFRC "
+                  "mjSENS_TENDONACTFRC mjSENS_BALLQUAT mjSENS_BALLANGVEL mjSENS_JOINTLIMITPOS "
+                  "mjSENS_JOINTLIMITVEL mjSENS_JOINTLIMITFRC mjSENS_TENDONLIMITPOS "
+                  "mjSENS_TENDONLIMITVEL mjSENS_TENDONLIMITFRC mjSENS_FRAMEPOS mjSENS_FRAMEQUAT "
+                  "mjSENS_FRAMEXAXIS mjSENS_FRAMEYAXIS mjSENS_FRAMEZAXIS mjSENS_FRAMELINVEL "
+                  "mjSENS_FRAMEANGVEL mjSENS_FRAMELINACC mjSENS_FRAMEANGACC mjSENS_SUBTREECOM "
+                  "mjSENS_SUBTREELINVEL mjSENS_SUBTREEANGMOM mjSENS_INSIDESITE mjSENS_GEOMDIST "
+                  "mjSENS_GEOMNORMAL mjSENS_GEOMFROMTO mjSENS_CONTACT mjSENS_E_POTENTIAL "
+                  "mjSENS_E_KINETIC mjSENS_CLOCK mjSENS_TACTILE mjSENS_PLUGIN mjSENS_USER"),
+    "mjtSleepPolicy": ("mjSLEEP_AUTO mjSLEEP_AUTO_NEVER mjSLEEP_AUTO_ALLOWED mjSLEEP_NEVER "
+                       "mjSLEEP_ALLOWED mjSLEEP_INIT"),
+    "mjtSleepState": "mjS_STATIC=-1 mjS_ASLEEP mjS_AWAKE",
+    "mjtSolver": "mjSOL_PGS mjSOL_CG mjSOL_NEWTON",
+    "mjtStage": "mjSTAGE_NONE mjSTAGE_POS mjSTAGE_VEL mjSTAGE_ACC",
+    "mjtState": ("mjSTATE_TIME=1 mjSTATE_QPOS mjSTATE_QVEL=4 mjSTATE_ACT=8 mjSTATE_HISTORY=16 "
+                 "mjSTATE_WARMSTART=32 mjSTATE_CTRL=64 mjSTATE_QFRC_APPLIED=128 "
+                 "mjSTATE_XFRC_APPLIED=256 mjSTATE_EQ_ACTIVE=512 mjSTATE_MOCAP_POS=1024 "
+                 "mjSTATE_MOCAP_QUAT=2048 mjSTATE_USERDATA=4096 mjSTATE_PLUGIN=8192 "
+                 "mjSTATE_PLASTIC=16384 mjNSTATE=15 mjSTATE_PHYSICS=16414 mjSTATE_FULLPHYSICS=24607 "
+                 "mjSTATE_USER=8128 mjSTATE_INTEGRATION=32767"),
+    "mjtStereo": "mjSTEREO_NONE mjSTEREO_QUADBUFFERED mjSTEREO_SIDEBYSIDE",
+    "mjtTendon": "mjTENDON_FIXED mjTENDON_SPATIAL",
+    "mjtTexture": "mjTEXTURE_2D mjTEXTURE_CUBE mjTEXTURE_SKYBOX",
+    "mjtTextureRole": ("mjTEXROLE_USER mjTEXROLE_RGB mjTEXROLE_OCCLUSION mjTEXROLE_ROUGHNESS "
+                       "mjTEXROLE_METALLIC mjTEXROLE_NORMAL mjTEXROLE_OPACITY mjTEXROLE_EMISSIVE "
+                       "mjTEXROLE_RGBA mjTEXROLE_ORM mjNTEXROLE"),
+    "mjtTimer": ("mjTIMER_STEP mjTIMER_FORWARD mjTIMER_INVERSE mjTIMER_POSITION mjTIMER_VELOCITY "
+                 "mjTIMER_ACTUATION mjTIMER_CONSTRAINT mjTIMER_ADVANCE mjTIMER_POS_KINEMATICS "
+                 "mjTIMER_POS_INERTIA mjTIMER_POS_COLLISION mjTIMER_POS_MAKE mjTIMER_POS_PROJECT "
+                 "mjTIMER_COL_BROAD mjTIMER_COL_NARROW mjNTIMER"),
+    "mjtTrn": ("mjTRN_JOINT mjTRN_JOINTINPARENT mjTRN_SLIDERCRANK mjTRN_TENDON mjTRN_SITE mjTRN_BODY "
+               "mjTRN_SO3 mjTRN_UNDEFINED=1000"),
+    "mjtVisFlag": ("mjVIS_CONVEXHULL mjVIS_TEXTURE mjVIS_JOINT mjVIS_CAMERA mjVIS_ACTUATOR "
+                   "mjVIS_ACTIVATION mjVIS_LIGHT mjVIS_TENDON mjVIS_RANGEFINDER mjVIS_CONSTRAINT "
+                   "mjVIS_INERTIA mjVIS_SCLINERTIA mjVIS_PERTFORCE mjVIS_PERTOBJ mjVIS_CONTACTPOINT "
+                   "mjVIS_ISLAND mjVIS_CONTACTFORCE mjVIS_CONTACTSPLIT mjVIS_TRANSPARENT "
+                   "mjVIS_AUTOCONNECT mjVIS_COM mjVIS_SELECT mjVIS_STATIC mjVIS_SKIN mjVIS_FLEXVERT "
+                   "mjVIS_FLEXEDGE mjVIS_FLEXFACE mjVIS_FLEXSKIN mjVIS_BODYBVH mjVIS_MESHBVH "
+                   "mjVIS_SDFITER mjNVISFLAG"),
+    "mjtWarning": ("mjWARN_INERTIA mjWARN_CONTACTFULL mjWARN_CNSTRFULL mjWARN_BADQPOS mjWARN_BADQVEL "
+                   "mjWARN_BADQACC mjWARN_BADCTRL mjNWARNING"),
+    "mjtWrap": "mjWRAP_NONE mjWRAP_JOINT mjWRAP_PULLEY mjWRAP_SITE mjWRAP_SPHERE mjWRAP_CYLINDER",
+}
+
+
+def _members(spec: str) -> list[tuple[str, int]]:
+    members, value = [], 0
+    for token in spec.split():
+        name, _, given = token.partition("=")
+        value = int(given) if given else value
+        members.append((name, value))
+        value += 1
+    return members
+
+
+_MADE: dict[str, type[enum.IntEnum]] = {}
+
+
+def make(name: str) -> type[enum.IntEnum]:
+    """The IntEnum ``name`` (made once)."""
+    made = _MADE.get(name)
+    if made is None:
+        made = _MADE[name] = enum.IntEnum(name, _members(ENUMS[name]), module=__name__)
+    return made
+
+
+def __getattr__(name: str):
+    if name in ENUMS:
+        return make(name)
+    raise AttributeError(f"module 'mujoco._enums' has no attribute '{name}'")
+
+
