@@ -79,15 +79,17 @@ def pin_state(pm, m, rng):
     return q, v, a, pq, T, c
 
 
-def assert_matches_pinocchio(m, path: Path, nstate: int = 2, seed: int = 0, root_joint=None) -> None:
+def assert_matches_pinocchio(m, path: Path, nstate: int = 2, seed: int = 0, root_joint=None) -> float:
     """kd.full_m and M qacc + qfrc_bias equal Pinocchio's crba and rnea (1e-9 of the largest entry),
-    through the change of coordinates of :func:`pin_state`; ``root_joint`` as Pinocchio's."""
+    through the change of coordinates of :func:`pin_state`; ``root_joint`` as Pinocchio's. Returns
+    the largest difference relative to its quantity's largest entry."""
     pm = pin.buildModelFromUrdf(str(path), *([root_joint] if root_joint is not None else []))
     pm.gravity = pin.Motion(np.r_[m.opt.gravity, 0.0, 0.0, 0.0])  # the <mujoco><option> gravity
     pdata = pm.createData()
     assert pm.nv == m.nv
     d = kd.Data(m)
     rng = np.random.default_rng(seed)
+    worst = 0.0
     for _ in range(nstate):
         q, v, a, pq, T, c = pin_state(pm, m, rng)
         d.qpos[:], d.qvel[:] = q, v
@@ -95,10 +97,15 @@ def assert_matches_pinocchio(m, path: Path, nstate: int = 2, seed: int = 0, root
         M = kd.full_m(m, d)
         pM = pin.crba(pm, pdata, pq)
         pM = np.triu(pM) + np.triu(pM, 1).T
-        np.testing.assert_allclose(M, T.T @ pM @ T, rtol=0, atol=1e-9 * max(1.0, np.abs(pM).max()))
+        theirs = T.T @ pM @ T
+        np.testing.assert_allclose(M, theirs, rtol=0, atol=1e-9 * max(1.0, np.abs(pM).max()), err_msg="M")
         tau = T.T @ pin.rnea(pm, pdata, pq, T @ v, T @ a + c)
         ours = M @ a + d.qfrc_bias
-        np.testing.assert_allclose(ours, tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+        np.testing.assert_allclose(ours, tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()),
+                                   err_msg="inverse dynamics")
+        worst = max(worst, np.abs(M - theirs).max() / max(np.abs(theirs).max(), 1e-300),
+                    np.abs(ours - tau).max() / max(np.abs(tau).max(), 1e-300))
+    return float(worst)
 
 
 def pinocchio_ready(path: Path) -> Path:
