@@ -146,8 +146,10 @@ CORPUS: tuple[Entry, ...] = (
     Entry("myo-legs", "myosuite", _MYO + "leg/myolegs.xml", "musculoskeletal"),
     Entry("myo-torso", "myosuite", _MYO + "torso/myotorso.xml", "musculoskeletal"),
     Entry("myo-body", "myosuite", _MYO + "body/myobody.xml", "musculoskeletal"),
-    Entry("myo-arm_bionic_bimanual", "myosuite-envs", "myosuite/envs/myo/assets/arm/myoarm_bionic_bimanual.xml",
-          "musculoskeletal + prosthetic hand"),
+    # ... and a task scene of its environments: includes from four simhive folders (myosuite 3.0 names
+    # their assets from the included files' folders, tests/test_include.py)
+    Entry("myo-arm_bionic_bimanual", "myosuite-envs",
+          "myosuite/envs/myo/assets/arm/myoarm_bionic_bimanual.xml", "musculoskeletal + prosthetic hand"),
     # example-robot-data (Gepetto/Pinocchio): ROS URDFs
     Entry("erd-a1", "example-robot-data", _ERD + "a1_description/urdf/a1.urdf", "quadruped"),
     Entry("erd-go2", "example-robot-data", _ERD + "go2_description/urdf/go2.urdf", "quadruped"),
@@ -322,8 +324,9 @@ def check_pinocchio(entry: Entry, workdir: Path) -> Outcome:
     warnings recorded), its M and inverse dynamics are compared with Pinocchio's on two random
     states (pinocchio_ref, 1e-9), and ROLLOUT steps from qpos0 must stay finite. A model MuJoCo
     loads is reported (its reference is MuJoCo)."""
-    import kinedyn as kd
     from pinocchio_ref import assert_matches_pinocchio, pinocchio_ready
+
+    import kinedyn as kd
 
     out = Outcome(entry)
     start = time.perf_counter()
