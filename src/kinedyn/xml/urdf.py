@@ -30,8 +30,11 @@ MuJoCo's URDF semantics, reproduced here:
 
 Beyond MuJoCo: ``package://NAME/...`` and ``file://`` mesh URIs are resolved as ROS
 tools and Pinocchio do (see :func:`resolve_mesh_path`), and what MuJoCo ignores
-silently but a user would rely on (a ``<mimic>`` naming no joint, a mesh file that
-is missing) is a :class:`~kinedyn.errors.ModelError`.
+silently but a user would rely on (a mesh file that is missing) is a
+:class:`~kinedyn.errors.ModelError`. A ``<mimic>`` naming no joint is ignored, as by MuJoCo
+and Pinocchio, with a warning (``missing_mimic="warn"``, what ``Model.from_urdf`` does unless
+``inertia="strict"``). Inertias MuJoCo's compiler refuses are the compiler's affair
+(``Compiler.inertia_policy``: loaded as given for a URDF).
 """
 
 from __future__ import annotations
