@@ -231,7 +231,7 @@ REFUSED: dict[str, str] = {
 MISMATCHED: dict[str, str] = {
     # romeo's grippers are moving links without mass or inertia (loaded as given, as Pinocchio reads
     # them): M is singular, Pinocchio's M and RNE match, but forward dynamics is undefined and its
-    # contacts blow up (NonFiniteStateWarning; mass_floor/inertia="nearest_pd" are the user's repairs)
+    # contacts blow up (NonFiniteStateWarning; from_urdf's mass_floor and inertia_floor repair it)
     "erd-romeo": "rollout",
 }
 

@@ -545,14 +545,15 @@ def test_unphysical_inertias_load_as_pinocchio_reads_them(tmp_path, capsys):
     no_mimic = _write(tmp_path, UNPHYSICAL.replace('<mimic joint="missing" multiplier="2"/>', ""), "b.urdf")
     with pytest.raises(kd.ModelError, match="inertia must have positive eigenvalues"):
         kd.Model.from_urdf(no_mimic, inertia="strict")
-    for bad in ({"inertia": "fix"}, {"mass_floor": -1.0}, {"mass_floor": float("nan")}):
+    for bad in ({"inertia": "fix"}, {"mass_floor": -1.0}, {"mass_floor": float("nan")},
+                {"inertia_floor": "1"}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             kd.Model.from_urdf(path, **bad)
 
 
 def test_inertia_repairs_match_mujocos_options(tmp_path):
-    """``inertia="balance"`` is MuJoCo's balanceinertia and ``mass_floor`` its boundmass (compared
-    with MuJoCo given those <compiler> options); ``"nearest_pd"`` raises the moments that are not
+    """``inertia="balance"`` is MuJoCo's balanceinertia, ``mass_floor`` and ``inertia_floor`` its
+    boundmass and boundinertia (compared with MuJoCo given those <compiler> options); ``"nearest_pd"`` raises the moments that are not
     positive to 1e-6 of the largest and leaves the rest; what a repair leaves is still warned."""
     triangle = UNPHYSICAL.replace('<mimic joint="missing" multiplier="2"/>', "").replace(
         _inertial("1.1", 0.02, 0.03, 0.01, 0.03, 0, 0), I2).replace(_inertial("0", 0, 0, 0), I2)
@@ -572,6 +573,10 @@ def test_inertia_repairs_match_mujocos_options(tmp_path):
     with pytest.raises(ValueError, match="mjMINVAL"):  # MuJoCo too: its inertia stays zero
         mujoco.MjModel.from_xml_path(str(mujoco_path))
     assert m.body_mass[m.names["body"].index("ghost2")] == 0.01 and "ghost2" in unphysical[0]
+    m, unphysical, _ = _load_warned(path=path, mass_floor=0.01, inertia_floor=1e-4)
+    assert not unphysical
+    mujoco_path = _write(tmp_path, _compiler(massless, 'boundmass="0.01" boundinertia="1e-4"'), "b2.urdf")
+    assert_model_fields(m, mujoco.MjModel.from_xml_path(str(mujoco_path)))
 
     path = _write(tmp_path, UNPHYSICAL, "pd.urdf")
     m, unphysical, _ = _load_warned(path=path, inertia="nearest_pd")

@@ -81,7 +81,7 @@ INERTIA_OPTIONS = ("as_given", "strict", "balance", "nearest_pd")
 
 def compile_urdf(text: str | bytes, path: str | Path | None = None, allow_unsupported: bool = False,
                  package_dirs=None, floating_base: bool = False, inertia: str = "as_given",
-                 mass_floor: float = 0.0):
+                 mass_floor: float = 0.0, inertia_floor: float = 0.0):
     """Compile URDF ``text`` into a Model with MuJoCo's URDF semantics (see kinedyn.xml.urdf).
 
     Args:
@@ -92,28 +92,32 @@ def compile_urdf(text: str | bytes, path: str | Path | None = None, allow_unsupp
       floating_base: a free joint ``root_joint`` on the root link (see ``kinedyn.xml.urdf.read_urdf``).
       inertia: what to do with an inertia MuJoCo's compiler refuses (see ``Model.from_urdf``).
       mass_floor: every body's mass raised to at least this (MuJoCo's ``boundmass`` rule).
+      inertia_floor: every body's principal moments raised to at least this (``boundinertia``).
     """
     return _compile_urdf_tree(parse_xml(text), path, allow_unsupported, package_dirs, floating_base,
-                              inertia, mass_floor)
+                              inertia, mass_floor, inertia_floor)
 
 
 def _compile_urdf_tree(root: Node, path, allow_unsupported: bool, package_dirs, floating_base: bool = False,
-                       inertia: str = "as_given", mass_floor: float = 0.0):
+                       inertia: str = "as_given", mass_floor: float = 0.0, inertia_floor: float = 0.0):
     if inertia not in INERTIA_OPTIONS:
         raise ValueError(f"inertia={inertia!r}: expected one of {', '.join(map(repr, INERTIA_OPTIONS))}")
-    if not (isinstance(mass_floor, (int, float)) and mass_floor >= 0 and mass_floor < float("inf")):
-        raise ValueError(f"mass_floor={mass_floor!r}: expected a finite number >= 0")
+    for name, floor in (("mass_floor", mass_floor), ("inertia_floor", inertia_floor)):
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor < float("inf"):
+            raise ValueError(f"{name}={floor!r}: expected a finite number >= 0")
     strict = inertia == "strict"
     urdf = translate_urdf(root, path, package_dirs, floating_base,
                           missing_mimic="error" if strict else "warn")
     return _compile(urdf.root, path, allow_unsupported, fusestatic=urdf.fusestatic,
-                    inertia_policy="refuse" if strict else inertia, mass_floor=float(mass_floor))
+                    inertia_policy="refuse" if strict else inertia,
+                    floors=(float(mass_floor), float(inertia_floor)))
 
 
 def _compile(root: Node, path, allow_unsupported: bool, fusestatic: bool = False,
-             inertia_policy: str = "refuse", mass_floor: float = 0.0):
+             inertia_policy: str = "refuse", floors: tuple[float, float] = (0.0, 0.0)):
     compiler = Compiler(root, allow_unsupported, fusestatic=fusestatic)
-    compiler.inertia_policy, compiler.mass_floor = inertia_policy, mass_floor
+    compiler.inertia_policy = inertia_policy
+    compiler.mass_floor, compiler.inertia_floor = floors
     compiler.model_dir = Path(path).resolve().parent if path is not None else None
     model = compiler.run()
     check_finite(model, compiler)

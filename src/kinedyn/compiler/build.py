@@ -71,6 +71,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         # it); "balance" (balanceinertia) or "nearest_pd" (principal moments raised to a floor) first
         self.inertia_policy = "refuse"
         self.mass_floor = 0.0  # a URDF's mass floor: boundmass's rule, set by the loader
+        self.inertia_floor = 0.0  # ... and principal-inertia floor: boundinertia's rule
         self.unphysical: dict[str, list[str]] = {}  # body name -> what is unphysical (warned once)
         # <option>
         self.opt = dict(timestep=0.002, gravity=[0.0, 0.0, -9.81], wind=[0.0, 0.0, 0.0],
@@ -219,7 +220,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
             parts.append(f"{len(bodies)} bodies have inertias MuJoCo's compiler refuses, loaded as given (as "
                          f"Pinocchio reads them): {listed}. Their mass matrix and inverse dynamics are "
                          "computed; forward dynamics needs a positive-definite mass matrix. Repairs: "
-                         "inertia='balance', inertia='nearest_pd', mass_floor=...")
+                         "inertia='balance', inertia='nearest_pd', mass_floor=..., inertia_floor=...")
         if zeroed:
             parts.append(f"The mass matrix at qpos0 is singular: {', '.join(zeroed)} set to 0 where infinite")
         parts.extend(f"{what[0].upper()}{what[1:]} (MuJoCo refuses it)"

@@ -116,8 +116,9 @@ class ElementsMixin:
             as_given = self.inertia_policy != "refuse"
             if not as_given or max(self.boundmass, self.mass_floor) > 0:
                 body.mass = max(body.mass, self.boundmass, self.mass_floor)
-            if not as_given or self.boundinertia > 0:
-                body.inertia = [max(i, self.boundinertia) for i in body.inertia]
+            bound = max(self.boundinertia, self.inertia_floor)
+            if not as_given or bound > 0:
+                body.inertia = [max(i, bound) for i in body.inertia]
             if self.inertia_policy == "nearest_pd" and explicit:
                 body.inertia = nearest_pd(body.inertia)
             if body.mass < 0 or min(body.inertia) < 0:

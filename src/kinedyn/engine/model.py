@@ -429,7 +429,7 @@ class Model:
     @classmethod
     def from_urdf(cls, path: str | Path, package_dirs=None, *, floating_base: bool = False,
                   allow_unsupported: bool = False, inertia: str = "as_given",
-                  mass_floor: float = 0.0) -> Model:
+                  mass_floor: float = 0.0, inertia_floor: float = 0.0) -> Model:
         """Compile a URDF file with MuJoCo 4.0's URDF semantics.
 
         Args:
@@ -458,6 +458,9 @@ class Model:
             missing joint is ignored with a warning (an error under ``"strict"``).
           mass_floor: every link's mass raised to at least this (MuJoCo's ``boundmass``), e.g. for
             massless moving links.
+          inertia_floor: every link's principal moments raised to at least this (MuJoCo's
+            ``boundinertia``); with ``mass_floor``, what makes M positive definite for a robot
+            whose moving links have no mass or inertia (romeo's grippers).
         """
         path = Path(path)
         try:
@@ -466,7 +469,7 @@ class Model:
             raise RuntimeError("no URDF compiler: import kinedyn, not only kinedyn.engine") from None
         return compile_urdf(_read_model_file(path), path=path, allow_unsupported=allow_unsupported,
                             package_dirs=package_dirs, floating_base=floating_base, inertia=inertia,
-                            mass_floor=mass_floor)
+                            mass_floor=mass_floor, inertia_floor=inertia_floor)
 
     @classmethod
     def from_xml_string(cls, xml: str, *, allow_unsupported: bool = False,
