@@ -553,8 +553,9 @@ def test_unphysical_inertias_load_as_pinocchio_reads_them(tmp_path, capsys):
 
 def test_inertia_repairs_match_mujocos_options(tmp_path):
     """``inertia="balance"`` is MuJoCo's balanceinertia, ``mass_floor`` and ``inertia_floor`` its
-    boundmass and boundinertia (compared with MuJoCo given those <compiler> options); ``"nearest_pd"`` raises the moments that are not
-    positive to 1e-6 of the largest and leaves the rest; what a repair leaves is still warned."""
+    boundmass and boundinertia (compared with MuJoCo given those <compiler> options);
+    ``"nearest_pd"`` raises the moments that are not positive to 1e-6 of the largest and leaves
+    the rest; what a repair leaves is still warned."""
     triangle = UNPHYSICAL.replace('<mimic joint="missing" multiplier="2"/>', "").replace(
         _inertial("1.1", 0.02, 0.03, 0.01, 0.03, 0, 0), I2).replace(_inertial("0", 0, 0, 0), I2)
     path = _write(tmp_path, triangle)
