@@ -146,7 +146,9 @@ def _locked(path: Path):
 
 
 def _download(pkg: Package, into: Path) -> Path:
-    kind = ["--no-binary", ":all:"] if pkg.sdist else ["--only-binary", ":all:"]
+    # a source archive: only that package from source (its build requirements, which pip fetches to
+    # read its metadata, may be wheels)
+    kind = ["--no-binary", pkg.name] if pkg.sdist else ["--only-binary", ":all:"]
     cmd = [sys.executable, "-m", "pip", "download", f"{pkg.name}=={pkg.version}", "--no-deps", *kind,
            "--disable-pip-version-check", "--no-input", "-q", "-d", str(into)]
     try:
