@@ -105,18 +105,23 @@ def main(argv=None) -> int:
     if args.markdown:
         print("| model | package | format | kind | nq/nv/nu | loads | matches | max rel err | first error |")
         print("|---|---|---|---|---|---|---|---|---|")
+        # a URDF MuJoCo refuses is compared with Pinocchio (M, RNE; corpus.check_pinocchio): "URDF (P)"
         for o in rows:
             e = o.entry
             first = o.summary().replace("|", "\\|").replace("`", "'")[:160]
             first = f"`{first}`" if first else ""
             version = PACKAGES[e.package].version
-            print(f"| {e.name} | {e.package} {version} | {e.format} | {e.kind} | {o.sizes} "
+            fmt = f"{e.format} (P)" if e.reference == "pinocchio" else e.format
+            print(f"| {e.name} | {e.package} {version} | {fmt} | {e.kind} | {o.sizes} "
                   f"| {'y' if o.loads else 'n'} | {'-' if not o.loads else 'y' if o.matches else 'n'} "
                   f"| {f'{o.max_rel:.1e}' if o.loads else ''} | {first} |")
     loads = sum(o.loads for o in rows)
-    matches = sum(o.matches for o in rows)
+    matches = sum(o.matches for o in rows if o.entry.reference == "mujoco")
+    pin_rows = [o for o in rows if o.entry.reference == "pinocchio"]
+    pin = (f" ({len(pin_rows)} URDFs MuJoCo refuses: {sum(o.matches for o in pin_rows)} match Pinocchio "
+           "and roll out)") if pin_rows else ""
     print(f"\n{_revision()}: {len(rows)} models ({sum(o.entry.format == 'MJCF' for o in rows)} MJCF, "
-          f"{sum(o.entry.format == 'URDF' for o in rows)} URDF): {loads} load, {matches} match MuJoCo; "
+          f"{sum(o.entry.format == 'URDF' for o in rows)} URDF): {loads} load, {matches} match MuJoCo{pin}; "
           f"{time.perf_counter() - start:.0f} s")
     causes = collections.Counter(cause(o.error) for o in rows if not o.loads)
     if causes:

@@ -43,12 +43,16 @@ from kinedyn.engine.fields import DATA_FIELDS, MODEL_FIELDS
 @dataclass(frozen=True)
 class Entry:
     """One corpus model: ``name`` (the test id), its package (a key of thirdparty.PACKAGES), its
-    path inside the unzipped wheel, and what it is."""
+    path inside the unpacked wheel, and what it is. ``reference`` is "mujoco" (MuJoCo 4.0 loads it:
+    everything is compared with MuJoCo), or "pinocchio" for a URDF MuJoCo refuses (a non-physical
+    inertia, a mesh format it cannot read) and kinedyn loads as given: M and inverse dynamics are
+    compared with Pinocchio's, and a short rollout must stay finite (:func:`check_pinocchio`)."""
 
     name: str
     package: str
     path: str
     kind: str
+    reference: str = "mujoco"
 
     @property
     def format(self) -> str:
@@ -61,6 +65,7 @@ _RS = "robosuite/models/assets/"
 _MYO = "myosuite/simhive/myo_sim/"
 _ERD = "cmeel.prefix/share/example-robot-data/robots/"
 _MJL = "mjlab/asset_zoo/robots/"
+_OA = "openarm_mujoco-2.3.0/v2/"
 
 CORPUS: tuple[Entry, ...] = (
     # dm_control: the control suite, the locomotion walkers, the Kinova arm and hand
@@ -141,6 +146,10 @@ CORPUS: tuple[Entry, ...] = (
     Entry("myo-legs", "myosuite", _MYO + "leg/myolegs.xml", "musculoskeletal"),
     Entry("myo-torso", "myosuite", _MYO + "torso/myotorso.xml", "musculoskeletal"),
     Entry("myo-body", "myosuite", _MYO + "body/myobody.xml", "musculoskeletal"),
+    # ... and a task scene of its environments: includes from four simhive folders (myosuite 3.0 names
+    # their assets from the included files' folders, tests/test_include.py)
+    Entry("myo-arm_bionic_bimanual", "myosuite-envs",
+          "myosuite/envs/myo/assets/arm/myoarm_bionic_bimanual.xml", "musculoskeletal + prosthetic hand"),
     # example-robot-data (Gepetto/Pinocchio): ROS URDFs
     Entry("erd-a1", "example-robot-data", _ERD + "a1_description/urdf/a1.urdf", "quadruped"),
     Entry("erd-go2", "example-robot-data", _ERD + "go2_description/urdf/go2.urdf", "quadruped"),
@@ -167,6 +176,23 @@ CORPUS: tuple[Entry, ...] = (
     Entry("erd-double_pendulum", "example-robot-data",
           _ERD + "double_pendulum_description/urdf/double_pendulum_continuous.urdf", "toy"),
     Entry("erd-iris", "example-robot-data", _ERD + "iris_description/robots/iris.urdf", "aerial"),
+    # ... and those MuJoCo refuses, loaded as given (Pinocchio's M and RNE): one or more per cause
+    *(Entry(f"erd-{name}", "example-robot-data", _ERD + path, kind, "pinocchio") for name, path, kind in (
+        ("go1", "go1_description/urdf/go1.urdf", "quadruped"),          # not positive definite
+        ("b1", "b1_description/urdf/b1.urdf", "quadruped"),
+        ("anymal", "anymal_b_simple_description/robots/anymal.urdf", "quadruped"),
+        ("hyq", "hyq_description/robots/hyq_no_sensors.urdf", "quadruped"),
+        ("finger_edu", "finger_edu_description/robots/finger_edu.urdf", "finger"),
+        ("tiago", "tiago_description/robots/tiago.urdf", "mobile manipulator"),
+        ("allegro", "allegro_hand_description/urdf/allegro_left_hand.urdf", "hand"),  # A + B < C
+        ("anymal_c", "anymal_c_simple_description/urdf/anymal.urdf", "quadruped"),
+        ("pr2", "pr2_description/urdf/pr2.urdf", "mobile manipulator"),
+        ("romeo_small", "romeo_description/urdf/romeo_small.urdf", "humanoid"),
+        ("human", "human_description/robots/human.urdf", "humanoid"),  # moving bodies without mass
+        ("romeo", "romeo_description/urdf/romeo.urdf", "humanoid"),
+        ("alex_psyonic", "alex_description/urdf/alex_psyonic_hands.urdf", "humanoid"),  # a missing mimic
+        ("alex_nub", "alex_description/urdf/alex_nub_hands.urdf", "humanoid"),  # a mesh without volume
+    )),
     # mjlab's asset zoo (MuJoCo Menagerie derivatives), ALOHA, the HIL-SERL Panda, airo's URDFs
     Entry("mjlab-g1", "mjlab", _MJL + "unitree_g1/xmls/g1.xml", "humanoid"),
     Entry("mjlab-go1", "mjlab", _MJL + "unitree_go1/xmls/go1.xml", "quadruped"),
@@ -179,6 +205,9 @@ CORPUS: tuple[Entry, ...] = (
     Entry("airo-ur5e", "airo-models", "airo_models/arms/ur5e/ur5e.urdf", "arm"),
     Entry("airo-robotiq_2f_85", "airo-models", "airo_models/grippers/robotiq_2f_85/urdf/robotiq_2f_85.urdf",
           "gripper"),
+    # OpenArm (Enactic): bimanual arms on a pedestal and in a work cell, attached with an empty prefix
+    Entry("openarm-bottle", "openarm-mujoco", _OA + "pedestal/bottle_scene.xml", "dual arm"),
+    Entry("openarm-bottle_cell", "openarm-mujoco", _OA + "cell/bottle_cell_scene.xml", "dual arm"),
 )
 ENTRY = {e.name: e for e in CORPUS}
 assert len(ENTRY) == len(CORPUS), "duplicate corpus names"
@@ -199,7 +228,12 @@ REFUSED: dict[str, str] = {
 # five steps, times a 2e4 force). rs-baxter_arm_urdf matches bit for bit (docs/corpus.md: its qacc
 # was once 1.7e-12 off relative to the field). dmc-dog and dmc-dog_v2 match since session 12
 # (MuJoCo 4.0's sparse Newton: its numeric factor, J' f and refactoring rule).
-MISMATCHED: dict[str, str] = {}
+MISMATCHED: dict[str, str] = {
+    # romeo's grippers are moving links without mass or inertia (loaded as given, as Pinocchio reads
+    # them): M is singular, Pinocchio's M and RNE match, but forward dynamics is undefined and its
+    # contacts blow up (NonFiniteStateWarning; from_urdf's mass_floor and inertia_floor repair it)
+    "erd-romeo": "rollout",
+}
 
 # the work per model: forward on one random state and on SIMULATED states MuJoCo visits
 # (SIM_STEPS steps apart), then ROLLOUT steps of kd.step from the last one compared with mj_step
@@ -285,14 +319,66 @@ def _max_rel(m, d, mjm, mjd, data: bool) -> float:
     return worst
 
 
+def check_pinocchio(entry: Entry, workdir: Path) -> Outcome:
+    """A URDF MuJoCo refuses (``Entry.reference == "pinocchio"``): kinedyn loads it as given (its
+    warnings recorded), its M and inverse dynamics are compared with Pinocchio's on two random
+    states (pinocchio_ref, 1e-9), and ROLLOUT steps from qpos0 must stay finite. A model MuJoCo
+    loads is reported (its reference is MuJoCo)."""
+    from pinocchio_ref import assert_matches_pinocchio, pinocchio_ready
+
+    import kinedyn as kd
+
+    out = Outcome(entry)
+    start = time.perf_counter()
+    path = prepared_path(package_root(entry.package) / entry.path, workdir)
+    try:
+        mujoco.MjModel.from_xml_path(str(path))
+    except ValueError:
+        pass
+    else:
+        out.stage, out.report = "reference", "MuJoCo 4.0 loads it: list it with reference 'mujoco'"
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m = kd.Model.from_xml_path(path)
+        out.warnings = [str(w.message).splitlines()[0] for w in caught]
+    except Exception as err:  # noqa: BLE001 - a refusal or a crash: reported, never matching
+        text = str(err).strip().splitlines()
+        out.error = f"{type(err).__name__}: {text[0] if text else ''}"
+        out.seconds = time.perf_counter() - start
+        return out
+    out.loads = True
+    out.sizes = f"{m.nq}/{m.nv}/{m.nu}"
+    try:
+        out.max_rel = assert_matches_pinocchio(m, pinocchio_ready(path), nstate=2, seed=len(entry.name))
+    except AssertionError as err:
+        if not out.report:
+            what = "qfrc_inverse" if "inverse dynamics" in str(err) else "M"
+            out.stage, out.report = "pinocchio", f"{what}: differs from Pinocchio's: {str(err).strip()}"
+        out.max_rel = float("inf")
+    d = kd.Data(m)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(ROLLOUT):
+            kd.step(m, d)
+            if caught and not out.report:  # NonFiniteStateWarning: the state went non-finite and was reset
+                out.stage = f"{ROLLOUT}-step rollout"
+                out.report = f"rollout: step {k + 1}: {str(caught[0].message).splitlines()[0]}"
+    out.seconds = time.perf_counter() - start
+    return out
+
+
 def check(entry: Entry, workdir: Path) -> Outcome:
     """Load ``entry`` in MuJoCo and kinedyn and compare them; never raises for a kinedyn mismatch.
 
     Raises :class:`thirdparty.Unavailable` when the package cannot be fetched, and MuJoCo's
-    ValueError when MuJoCo refuses the model (the corpus only lists models MuJoCo loads).
+    ValueError when MuJoCo refuses the model (the corpus only lists models MuJoCo loads, but for
+    the URDFs whose reference is Pinocchio: :func:`check_pinocchio`).
     """
     import kinedyn as kd
 
+    if entry.reference == "pinocchio":
+        return check_pinocchio(entry, workdir)
     out = Outcome(entry)
     start = time.perf_counter()
     path, mjm = load_mujoco(entry, workdir)
@@ -390,5 +476,6 @@ def verdict(out: Outcome) -> str | None:
                     f"MISMATCHED expects {MISMATCHED[name]!r}")
         return None
     if out.report:
-        return f"{name} differs from MuJoCo at {out.stage}:\n{out.report}"
+        reference = "Pinocchio" if out.entry.reference == "pinocchio" else "MuJoCo"
+        return f"{name} differs from {reference} at {out.stage}:\n{out.report}"
     return None

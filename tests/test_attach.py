@@ -252,3 +252,38 @@ def test_attached_meshes_use_their_models_directories_and_classes(tmp_path):
           <worldbody><attach model="r" prefix="a_"/><frame pos="1 0 0"><attach model="r" prefix="b_"/></frame></worldbody></mujoco>"""})
     m, _ = _both(main)
     assert abs(m.body_mass[1] - 40) < 1e-5
+
+
+def test_attached_classes_keep_their_defaults_when_their_names_clash(tmp_path):
+    # issue 26 (openarm's bottle scenes): an empty prefix brings the attached file's "visual" and
+    # its "main" in under names this model already has, and a cell model that attaches the same
+    # arm file twice brings that file's classes in twice. MuJoCo 4.0 accepts both and each
+    # attached element keeps its own file's defaults.
+    arm = """<mujoco model="arm">
+      <default><geom density="300" friction=".7"/>
+        <default class="visual"><geom group="3" contype="0" conaffinity="0"/></default>
+      </default>
+      <worldbody><body name="link"><joint axis="0 1 0"/>
+        <geom name="col" size=".05"/><geom name="vis" class="visual" size=".04" pos="0 0 .1"/>
+      </body></worldbody></mujoco>"""
+    cell = """<mujoco model="cell">
+      <default><geom density="2000"/><default class="visual"><geom group="1" conaffinity="0"/></default></default>
+      <asset><model name="arm" file="arm.xml"/></asset>
+      <worldbody><geom name="cellvis" class="visual" size=".1"/>
+        <frame pos=".5 0 0"><attach model="arm" prefix="left_"/></frame>
+        <frame pos="-.5 0 0"><attach model="arm" prefix="right_"/></frame>
+        <body name="table" pos="0 1 0"><freejoint/><geom name="top" size=".2"/></body>
+      </worldbody></mujoco>"""
+    main = _write(tmp_path, {"arm.xml": arm, "cell.xml": cell, "main.xml": """<mujoco model="scene">
+      <default><geom density="50" friction=".3"/>
+        <default class="visual"><geom group="2" contype="0"/></default>
+      </default>
+      <asset><model name="cell" file="cell.xml"/><model name="arm" file="arm.xml"/></asset>
+      <worldbody><geom name="floor" type="plane" size="2 2 .1"/><geom name="mark" class="visual" size=".01"/>
+        <attach model="cell" prefix=""/>
+        <frame pos="0 0 1"><attach model="arm" prefix=""/></frame>
+      </worldbody></mujoco>"""})
+    m, mjm = _both(main)
+    geoms = {mjm.geom(i).name: i for i in range(mjm.ngeom)}
+    assert [int(m.geom_group[geoms[g]]) for g in ("mark", "cellvis", "left_vis", "vis")] == [2, 1, 3, 3]
+    assert m.body_mass[mjm.body("table").id] == pytest.approx(2000 * 4 / 3 * 3.141592653589793 * .2 ** 3)

@@ -39,7 +39,9 @@ def test_corpus_covers_the_brief():
     assert not set(REFUSED) & set(MISMATCHED)
     for pkg in PACKAGES.values():
         assert len(pkg.sha256) == 64 and int(pkg.sha256, 16) >= 0
-        assert pkg.wheel.endswith(".whl") and pkg.version in pkg.wheel
+        assert pkg.wheel.endswith((".whl", ".tar.gz")) and pkg.version in pkg.wheel
+    assert {e.reference for e in CORPUS} == {"mujoco", "pinocchio"}
+    assert all(e.format == "URDF" for e in CORPUS if e.reference == "pinocchio")
 
 
 # ---- fetching: a fake wheel stands in for pip (no network) --------------------------------------
@@ -129,6 +131,56 @@ def test_offline_skips_with_the_reason(monkeypatch, tmp_path):
     monkeypatch.setenv("KINEDYN_THIRDPARTY", "off")
     with pytest.raises(pytest.skip.Exception, match="KINEDYN_THIRDPARTY=off"):
         require("fake-robots")
+
+
+def test_required_mode_fails_instead_of_skipping(monkeypatch, tmp_path):
+    """``KINEDYN_THIRDPARTY=required`` (.ci/run sets it): a package that cannot be fetched fails the
+    test with pip's reason, so a green CI always means the corpus ran."""
+    _install_fake(monkeypatch, tmp_path)
+
+    def offline(p, into):
+        raise Unavailable(f"pip download {p.name}=={p.version} failed (offline?): no route")
+
+    monkeypatch.setattr(thirdparty, "_download", offline)
+    monkeypatch.setenv("KINEDYN_THIRDPARTY", "required")
+    with pytest.raises(pytest.fail.Exception, match="offline.*KINEDYN_THIRDPARTY=required"):
+        require("fake-robots")
+    ci = (Path(__file__).parents[1] / ".ci" / "run").read_text()
+    assert "export KINEDYN_THIRDPARTY=required" in ci
+
+
+def test_source_archive_members_are_unpacked_safely(monkeypatch, tmp_path):
+    """A package published only as a source archive (openarm-mujoco): its members under the pinned
+    prefixes are unpacked, Python files, links and paths leaving the cache are not."""
+    import io
+    import tarfile
+
+    src = tmp_path / "fake_robots-1.0.tar.gz"
+    with tarfile.open(src, "w:gz") as t:
+        for name, data in (("fake_robots-1.0/models/arm.xml", b"<mujoco/>"),
+                           ("fake_robots-1.0/models/setup.py", b""), ("fake_robots-1.0/other.xml", b"")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("fake_robots-1.0/models/evil")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        t.addfile(link)
+    digest = hashlib.sha256(src.read_bytes()).hexdigest()
+    pkg = Package("fake-robots", "1.0", src.name, digest, ("fake_robots-1.0/models/",))
+    assert pkg.sdist and pkg.key == "fake-robots-1.0"
+    monkeypatch.setitem(PACKAGES, pkg.name, pkg)
+    monkeypatch.setenv("KINEDYN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("KINEDYN_THIRDPARTY", raising=False)
+
+    def download(p, into):
+        into.mkdir(parents=True, exist_ok=True)
+        (into / p.wheel).write_bytes(src.read_bytes())
+        return into / p.wheel
+
+    monkeypatch.setattr(thirdparty, "_download", download)
+    root = package_root("fake-robots")
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() or p.is_symlink())
+    assert files == [".complete", "fake_robots-1.0/models/arm.xml"]
 
 
 def test_urdf_mesh_paths_are_resolved_into_a_copy(tmp_path):

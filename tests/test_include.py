@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 import mujoco
+import numpy as np
 import pytest
 from oracle import assert_model_fields
 
@@ -249,3 +250,64 @@ def test_dm_control_suite_with_includes(name):
     assert '<include file="./common/' in path.read_text()
     m, mjm = _load_both(path)
     _same_model(m, mjm)
+
+
+def _png(size: int) -> bytes:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\x80\x40\x20" * size for _ in range(size))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def _tetra(s: float) -> str:
+    return f"v 0 0 0\nv {s} 0 0\nv 0 {s} 0\nv 0 0 {s}\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"
+
+
+def test_included_files_name_their_assets_from_their_own_folder(tmp_path):
+    # issue 26 (myosuite 3's myoarm_bionic_bimanual.xml includes YCB_sim/includes/assets_*.xml,
+    # whose texture and mesh are "../textures/..", "../meshes/.."): MuJoCo 4.0 looks for an
+    # included element's asset file under meshdir/texturedir first, then in the included file's
+    # own folder (relative to the main model's, without meshdir); a nested include in its own.
+    _write(tmp_path, {
+        "main.xml": """<mujoco><compiler meshdir="md" texturedir="td"/>
+          <include file="ycb/includes/assets.xml"/>
+          <worldbody><body><freejoint/><geom type="mesh" mesh="own"/><geom type="mesh" mesh="main" pos="1 0 0"/>
+            <geom type="mesh" mesh="both" pos="2 0 0"/><geom type="mesh" mesh="nested" pos="3 0 0" material="m"/></body></worldbody>
+        </mujoco>""",
+        "ycb/includes/assets.xml": """<mujocoinclude><asset>
+          <texture name="t" type="2d" file="../textures/box.png"/><material name="m" texture="t"/>
+          <mesh name="own" file="../meshes/own.obj"/><mesh name="main" file="main.obj"/>
+          <mesh name="both" file="both.obj"/></asset><include file="deeper/more.xml"/></mujocoinclude>""",
+        "ycb/includes/deeper/more.xml": """<mujocoinclude><asset><mesh name="nested" file="n.obj"/>
+          <texture name="t2" type="2d" file="../../textures/box.png"/></asset></mujocoinclude>""",
+        "ycb/meshes/own.obj": _tetra(1), "md/main.obj": _tetra(2), "ycb/includes/deeper/n.obj": _tetra(3),
+        "md/both.obj": _tetra(4), "ycb/includes/both.obj": _tetra(5),
+        # where MuJoCo does not look: under meshdir joined with the included file's folder
+        "md/ycb/meshes/nested.obj": _tetra(6),
+    })
+    (tmp_path / "ycb/textures").mkdir()
+    (tmp_path / "ycb/textures/box.png").write_bytes(_png(4))
+    m, mjm = _load_both(tmp_path / "main.xml")
+    _same_model(m, mjm)
+    both = mjm.mesh("both")
+    verts = mjm.mesh_vert[both.vertadr[0]:both.vertadr[0] + both.vertnum[0]]
+    diameter = np.linalg.norm(verts[:, None] - verts[None], axis=-1).max()
+    assert diameter == pytest.approx(4 * np.sqrt(2), rel=1e-6)  # md/both.obj: meshdir first
+    # found nowhere: refused as by MuJoCo
+    (tmp_path / "ycb/textures/box.png").rename(tmp_path / "box.png")
+    with pytest.raises(ValueError, match="Error opening file"):
+        mujoco.MjModel.from_xml_path(str(tmp_path / "main.xml"))
+    with pytest.raises(ModelError, match="Error opening file '../textures/box.png'"):
+        kd.Model.from_xml_path(tmp_path / "main.xml")
+    (tmp_path / "ycb/includes/deeper/more.xml").write_text(
+        '<mujocoinclude><asset><mesh name="nested" file="../meshes/nested.obj"/></asset></mujocoinclude>')
+    (tmp_path / "box.png").rename(tmp_path / "ycb/textures/box.png")
+    with pytest.raises(ValueError, match="Error opening file"):
+        mujoco.MjModel.from_xml_path(str(tmp_path / "main.xml"))
+    with pytest.raises(ModelError, match="nested.obj"):
+        kd.Model.from_xml_path(tmp_path / "main.xml")

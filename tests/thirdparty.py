@@ -1,9 +1,10 @@
 """Third-party robot models, fetched at a pinned version from the wheels their authors publish on PyPI.
 
-Nothing here is committed to the repository: a package's wheel is downloaded once
-(``pip download NAME==VERSION --no-deps``), its sha256 checked against the pin below, the
-members we need unzipped into the cache, and the model paths returned from there. The cache is
-``$KINEDYN_CACHE_DIR/thirdparty`` (else ``~/.cache/kinedyn/thirdparty``)::
+Nothing here is committed to the repository: a package's wheel (or its source archive, for a
+package published only so) is downloaded once (``pip download NAME==VERSION --no-deps``), its
+sha256 checked against the pin below, the members we need unpacked into the cache, and the model
+paths returned from there. The cache is ``$KINEDYN_CACHE_DIR/thirdparty`` (else
+``~/.cache/kinedyn/thirdparty``)::
 
     <cache>/<name>-<version>/            the unzipped members, published by one rename
     <cache>/<name>-<version>/.complete   written last, inside the staging directory
@@ -15,7 +16,9 @@ directory is never modified afterwards: a test that must edit a file copies it f
 (:func:`prepared_path` writes URDFs with resolved mesh paths into a directory the caller owns).
 
 Offline, or when pip fails, :func:`package_root` raises :class:`Unavailable` with pip's reason;
-:func:`require` turns that into ``pytest.skip``. ``KINEDYN_THIRDPARTY=off`` skips without trying.
+:func:`require` turns that into ``pytest.skip``, or into a failure with ``KINEDYN_THIRDPARTY=required``
+(which .ci/run sets: CI must not pass without the corpus). ``KINEDYN_THIRDPARTY=off`` skips without
+trying.
 
 Used by tests/corpus.py (the corpus of models and its checks) and bench/corpus.py.
 """
@@ -29,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -42,20 +46,31 @@ except ImportError:  # pragma: no cover - Windows: no lock, the atomic rename st
 
 @dataclass(frozen=True)
 class Package:
-    """One pinned PyPI wheel: the file pip downloads, its sha256, and the member prefixes we unzip."""
+    """One pinned PyPI file: the wheel (or, for a package published only as one, the source
+    archive ``.tar.gz``) pip downloads, its sha256, and the member prefixes we unpack."""
 
     name: str
     version: str
     wheel: str
     sha256: str
-    members: tuple[str, ...]  # zip member prefixes to extract (the models and their assets)
+    members: tuple[str, ...]  # member prefixes to extract (the models and their assets)
+    part: str = ""  # a second set of members of the same file, unpacked into a cache of its own
+
+    @property
+    def label(self) -> str:
+        """The key of :data:`PACKAGES` (``corpus.Entry.package``): the name, and the part if any."""
+        return f"{self.name}-{self.part}" if self.part else self.name
 
     @property
     def key(self) -> str:
-        return f"{self.name}-{self.version}"
+        return f"{self.name}-{self.version}" + (f"-{self.part}" if self.part else "")
+
+    @property
+    def sdist(self) -> bool:
+        return self.wheel.endswith(".tar.gz")
 
 
-PACKAGES: dict[str, Package] = {p.name: p for p in (
+PACKAGES: dict[str, Package] = {p.label: p for p in (
     Package("dm-control", "1.0.50", "dm_control-1.0.50-py3-none-any.whl",
             "5434e1e51ff69016867426da7df6064b18d140e4d0a628f879bbcf0e7d0a586d",
             ("dm_control/suite/", "dm_control/locomotion/walkers/assets/", "dm_control/third_party/")),
@@ -69,6 +84,11 @@ PACKAGES: dict[str, Package] = {p.name: p for p in (
     Package("myosuite", "2.12.2", "myosuite-2.12.2-py3-none-any.whl",
             "bec0133d9d4ba0249aeccdd7de632eead4749436ffb4e5a3c44a8f9cedafd9ea",
             ("myosuite/simhive/myo_sim/",)),
+    # the task scenes of myosuite's environments, which include models of several simhive folders
+    Package("myosuite", "2.12.2", "myosuite-2.12.2-py3-none-any.whl",
+            "bec0133d9d4ba0249aeccdd7de632eead4749436ffb4e5a3c44a8f9cedafd9ea",
+            ("myosuite/envs/myo/assets/arm/", "myosuite/simhive/myo_sim/", "myosuite/simhive/YCB_sim/",
+             "myosuite/simhive/MPL_sim/", "myosuite/simhive/furniture_sim/"), part="envs"),
     Package("example-robot-data", "6.0.0", "example_robot_data-6.0.0-0-py3-none-any.whl",
             "424092a8093411ac2cd4ccc0572382bfc6b5eb4833aa984ef5e671dd67cd0a6e",
             ("cmeel.prefix/share/example-robot-data/robots/",)),
@@ -84,6 +104,10 @@ PACKAGES: dict[str, Package] = {p.name: p for p in (
     Package("airo-models", "0.0.12", "airo_models-0.0.12-py3-none-any.whl",
             "e809f7a97d117454c98be3e7f2cc9593a649dc9e6ca910b7dd1cbb6fb67e6d4a",
             ("airo_models/arms/", "airo_models/grippers/")),
+    # published as a source archive only: its MJCF files, unpacked without building anything
+    Package("openarm-mujoco", "2.3.0", "openarm_mujoco-2.3.0.tar.gz",
+            "2e32cfac261d3f4dcbb5ebfa7e2ba2d7205dd5a9655798cff13170a0cf1b5339",
+            ("openarm_mujoco-2.3.0/v2/",)),
 )}
 
 COMPLETE = ".complete"
@@ -122,8 +146,11 @@ def _locked(path: Path):
 
 
 def _download(pkg: Package, into: Path) -> Path:
-    cmd = [sys.executable, "-m", "pip", "download", f"{pkg.name}=={pkg.version}", "--no-deps",
-           "--only-binary", ":all:", "--disable-pip-version-check", "--no-input", "-q", "-d", str(into)]
+    # a source archive: only that package from source (its build requirements, which pip fetches to
+    # read its metadata, may be wheels)
+    kind = ["--no-binary", pkg.name] if pkg.sdist else ["--only-binary", ":all:"]
+    cmd = [sys.executable, "-m", "pip", "download", f"{pkg.name}=={pkg.version}", "--no-deps", *kind,
+           "--disable-pip-version-check", "--no-input", "-q", "-d", str(into)]
     try:
         run = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=PIP_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired) as err:
@@ -141,6 +168,14 @@ def _download(pkg: Package, into: Path) -> Path:
 
 
 def _extract(pkg: Package, wheel: Path, into: Path) -> None:
+    if pkg.sdist:
+        with tarfile.open(wheel, "r:gz") as t:
+            members = [m for m in t.getmembers() if m.name.startswith(pkg.members) and m.isfile()
+                       and not m.name.endswith((".py", ".pyc"))]
+            if not members:
+                raise Unavailable(f"{pkg.wheel} has no member under {pkg.members}")
+            t.extractall(into, members=members, filter="data")  # no links, no paths out of ``into``
+        return
     with zipfile.ZipFile(wheel) as z:
         names = [n for n in z.namelist() if n.startswith(pkg.members) and not n.endswith((".py", ".pyc"))]
         if not names:
@@ -149,8 +184,14 @@ def _extract(pkg: Package, wheel: Path, into: Path) -> None:
             z.extract(n, into)
 
 
+def _published(pkg: Package, dest: Path) -> bool:
+    """``dest`` is complete and holds every member prefix of the pin (a pin that gained members
+    since its cache was published is fetched again)."""
+    return (dest / COMPLETE).is_file() and all((dest / m).exists() for m in pkg.members)
+
+
 def package_root(name: str) -> Path:
-    """The unzipped members of package ``name`` (a key of :data:`PACKAGES`), fetched if needed.
+    """The unpacked members of package ``name`` (a key of :data:`PACKAGES`), fetched if needed.
 
     Raises :class:`Unavailable` when it cannot be fetched.
     """
@@ -158,14 +199,14 @@ def package_root(name: str) -> Path:
     if os.environ.get("KINEDYN_THIRDPARTY", "").lower() in ("off", "0", "no"):
         raise Unavailable("third-party models are off (KINEDYN_THIRDPARTY=off)")
     dest = cache_dir() / pkg.key
-    if (dest / COMPLETE).is_file():
+    if _published(pkg, dest):
         return dest
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise Unavailable(f"cannot create the cache {dest.parent}: {err}") from err
     with _locked(dest.parent / f".{pkg.key}.lock"):
-        if (dest / COMPLETE).is_file():  # another process published it while we waited
+        if _published(pkg, dest):  # another process published it while we waited
             return dest
         staging = Path(tempfile.mkdtemp(prefix=f".{pkg.key}-", dir=dest.parent))
         try:
@@ -173,21 +214,31 @@ def package_root(name: str) -> Path:
             tree = staging / "tree"
             _extract(pkg, wheel, tree)
             (tree / COMPLETE).write_text(f"{pkg.wheel} sha256 {pkg.sha256}\n")
-            if dest.exists():  # a half-published leftover without .complete (cannot happen by rename)
-                shutil.rmtree(dest)
+            if dest.exists():  # published for an older pin's members (or a leftover): set aside, replaced
+                os.replace(dest, staging / "old")
             os.replace(tree, dest)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return dest
 
 
+def required() -> bool:
+    """``KINEDYN_THIRDPARTY=required`` (set by .ci/run): a package that cannot be fetched fails the
+    test instead of skipping it, so that a green run always means the corpus ran."""
+    return os.environ.get("KINEDYN_THIRDPARTY", "").lower() == "required"
+
+
 def require(name: str) -> Path:
-    """:func:`package_root`, or ``pytest.skip`` with the reason when it cannot be fetched."""
+    """:func:`package_root`, or ``pytest.skip`` with the reason when it cannot be fetched
+    (``pytest.fail`` under :func:`required`)."""
     try:
         return package_root(name)
     except Unavailable as err:
         import pytest
 
+        if required():
+            pytest.fail(f"{err} (KINEDYN_THIRDPARTY=required: the third-party models must be fetched)",
+                        pytrace=False)
         pytest.skip(str(err))
 
 

@@ -78,7 +78,13 @@ from kinedyn.engine.types import (
     SolverType,
     TrnType,
 )
-from kinedyn.errors import ContactFullWarning, ModelError, NonFiniteStateWarning, UnsimulatedFeatureWarning
+from kinedyn.errors import (
+    ContactFullWarning,
+    ModelError,
+    NonFiniteStateWarning,
+    UnphysicalInertiaWarning,
+    UnsimulatedFeatureWarning,
+)
 from kinedyn.tools import trajectory
 from kinedyn.tools.inverse_actuation import inverse_actuation
 
@@ -107,7 +113,7 @@ __all__ = [
     "DisableBit", "EqType",
     "JacobianType", "ObjType", "SensorType", "SolverType", "DynType", "EnableBit", "GainType", "GeomType",
     "IntegratorType", "JointType", "Model", "ModelError", "NonFiniteStateWarning", "Option",
-    "Spec", "TrnType", "UnsimulatedFeatureWarning",
+    "Spec", "TrnType", "UnphysicalInertiaWarning", "UnsimulatedFeatureWarning",
     # pipeline
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_constraint", "fwd_position", "fwd_velocity",
     "inverse",

@@ -40,6 +40,13 @@ class UnsimulatedFeatureWarning(UserWarning):
     """The model uses a feature that changes the physics but is not simulated yet."""
 
 
+class UnphysicalInertiaWarning(UserWarning):
+    """A URDF's inertias that MuJoCo's compiler refuses (not positive definite, violating
+    A + B >= C, a moving body without mass) were loaded as given, as Pinocchio reads them; the
+    message names the bodies and what is unphysical (``Model.from_urdf``'s ``inertia`` option
+    repairs them instead)."""
+
+
 class ContactFullWarning(RuntimeWarning):
     """Contacts or their constraint rows did not fit the model's capacity (``Model.nconmax``,
     ``Model.nefcmax``) and were dropped, as MuJoCo drops them when its arena is full

@@ -75,8 +75,13 @@ def compile_mjcf(text: str | bytes, path: str | Path | None = None, allow_unsupp
     return _compile(root, path, allow_unsupported)
 
 
+# Model.from_urdf's inertia options: the compiler's inertia_policy
+INERTIA_OPTIONS = ("as_given", "strict", "balance", "nearest_pd")
+
+
 def compile_urdf(text: str | bytes, path: str | Path | None = None, allow_unsupported: bool = False,
-                 package_dirs=None, floating_base: bool = False):
+                 package_dirs=None, floating_base: bool = False, inertia: str = "as_given",
+                 mass_floor: float = 0.0, inertia_floor: float = 0.0):
     """Compile URDF ``text`` into a Model with MuJoCo's URDF semantics (see kinedyn.xml.urdf).
 
     Args:
@@ -85,21 +90,39 @@ def compile_urdf(text: str | bytes, path: str | Path | None = None, allow_unsupp
       allow_unsupported: as for :func:`compile_mjcf`.
       package_dirs: folders searched first for ``package://`` packages.
       floating_base: a free joint ``root_joint`` on the root link (see ``kinedyn.xml.urdf.read_urdf``).
+      inertia: what to do with an inertia MuJoCo's compiler refuses (see ``Model.from_urdf``).
+      mass_floor: every body's mass raised to at least this (MuJoCo's ``boundmass`` rule).
+      inertia_floor: every body's principal moments raised to at least this (``boundinertia``).
     """
-    return _compile_urdf_tree(parse_xml(text), path, allow_unsupported, package_dirs, floating_base)
+    return _compile_urdf_tree(parse_xml(text), path, allow_unsupported, package_dirs, floating_base,
+                              inertia, mass_floor, inertia_floor)
 
 
-def _compile_urdf_tree(root: Node, path, allow_unsupported: bool, package_dirs, floating_base: bool = False):
-    urdf = translate_urdf(root, path, package_dirs, floating_base)
-    return _compile(urdf.root, path, allow_unsupported, fusestatic=urdf.fusestatic)
+def _compile_urdf_tree(root: Node, path, allow_unsupported: bool, package_dirs, floating_base: bool = False,
+                       inertia: str = "as_given", mass_floor: float = 0.0, inertia_floor: float = 0.0):
+    if inertia not in INERTIA_OPTIONS:
+        raise ValueError(f"inertia={inertia!r}: expected one of {', '.join(map(repr, INERTIA_OPTIONS))}")
+    for name, floor in (("mass_floor", mass_floor), ("inertia_floor", inertia_floor)):
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor < float("inf"):
+            raise ValueError(f"{name}={floor!r}: expected a finite number >= 0")
+    strict = inertia == "strict"
+    urdf = translate_urdf(root, path, package_dirs, floating_base,
+                          missing_mimic="error" if strict else "warn")
+    return _compile(urdf.root, path, allow_unsupported, fusestatic=urdf.fusestatic,
+                    inertia_policy="refuse" if strict else inertia,
+                    floors=(float(mass_floor), float(inertia_floor)))
 
 
-def _compile(root: Node, path, allow_unsupported: bool, fusestatic: bool = False):
+def _compile(root: Node, path, allow_unsupported: bool, fusestatic: bool = False,
+             inertia_policy: str = "refuse", floors: tuple[float, float] = (0.0, 0.0)):
     compiler = Compiler(root, allow_unsupported, fusestatic=fusestatic)
+    compiler.inertia_policy = inertia_policy
+    compiler.mass_floor, compiler.inertia_floor = floors
     compiler.model_dir = Path(path).resolve().parent if path is not None else None
     model = compiler.run()
     check_finite(model, compiler)
     set_const(model, compiler.body_simple)
+    compiler.warn_unphysical(model)  # a URDF's inertias loaded as given (after set_const: invweight0)
     auto_spring_damper(model, compiler)  # joint springdamper, from dof_invweight0
     set_length_range(model, compiler.lropt, compiler.actuator_nodes)
     check_finite(model, compiler)  # set_const's values at qpos0 can overflow too

@@ -37,7 +37,7 @@ from kinedyn.engine.constraint import efc_capacity
 from kinedyn.engine.fields import MODEL_FIELDS
 from kinedyn.engine.model import Model
 from kinedyn.engine.types import MINVAL, IntegratorType, JointType, SolverType
-from kinedyn.errors import ModelError, UnsimulatedFeatureWarning
+from kinedyn.errors import ModelError, UnphysicalInertiaWarning, UnsimulatedFeatureWarning
 from kinedyn.xml.mjcf import UNSUPPORTED_ELEMENTS, Node, typed_attrs
 
 # sections that take no attributes (MuJoCo's schema)
@@ -66,6 +66,13 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         self.boundmass = 0.0
         self.boundinertia = 0.0
         self.balanceinertia = False
+        # what to do with an inertia MuJoCo's compiler refuses (not positive definite, A + B < C,
+        # a moving body without mass): "refuse" (MuJoCo, MJCF); "as_given" (URDF, as Pinocchio reads
+        # it); "balance" (balanceinertia) or "nearest_pd" (principal moments raised to a floor) first
+        self.inertia_policy = "refuse"
+        self.mass_floor = 0.0  # a URDF's mass floor: boundmass's rule, set by the loader
+        self.inertia_floor = 0.0  # ... and principal-inertia floor: boundinertia's rule
+        self.unphysical: dict[str, list[str]] = {}  # body name -> what is unphysical (warned once)
         # <option>
         self.opt = dict(timestep=0.002, gravity=[0.0, 0.0, -9.81], wind=[0.0, 0.0, 0.0],
                         magnetic=[0.0, -0.5, 0.0], density=0.0,
@@ -123,7 +130,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         self.classes = dflt.parse_defaults(self.sections.get("default", []))
         self.meshes = meshes.read_assets(self.sections, self.classes, self.model_dir)
         for mesh in self.meshes:  # MuJoCo compiles every mesh asset before the bodies
-            mesh.processed = meshes.compile_mesh(mesh)
+            mesh.processed = self._compile_mesh(mesh)
         self.hfields = hfields.read_hfields(self.sections, *meshes.mesh_dir(self.sections), self.model_dir)
         for node in self.sections.get("worldbody", []):
             if node.attrib:
@@ -151,6 +158,22 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         self._unsimulated()
         return self._assemble(model_name)
 
+    def _compile_mesh(self, mesh):
+        """meshes.compile_mesh; a URDF loaded as given takes a mesh whose volume is too small (a flat
+        or open surface, which MuJoCo refuses) as a shell, as MuJoCo's message advises: a link's
+        <inertial> gives its mass, the mesh only its geom frame and shape."""
+        try:
+            return meshes.compile_mesh(mesh)
+        except ModelError as err:
+            if self.inertia_policy == "refuse" or "volume is too small" not in str(err):
+                raise
+        mesh.attrs = dict(mesh.attrs, inertia="shell")
+        processed = meshes.compile_mesh(mesh)
+        what = f"mesh '{mesh.name}': volume too small, its inertia computed as a shell"
+        if what not in self.unphysical.setdefault("(meshes)", []):
+            self.unphysical["(meshes)"].append(what)
+        return processed
+
     # ---- unsimulated features -------------------------------------------------------------------
 
     def _report(self, message: str, node: Node | None = None, attribute: str | None = None) -> None:
@@ -167,6 +190,42 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
             where = f" (element <{node.tag}>{attr}, line {node.line})"
         if message + where not in self.unsimulated:
             self.unsimulated.append(message + where)
+
+    def _unphysical(self, body, what: str, error: ModelError) -> None:
+        """An inertia MuJoCo's compiler refuses: ``error`` under the "refuse" policy, else recorded
+        for the one :class:`UnphysicalInertiaWarning` (the model keeps it as given)."""
+        if self.inertia_policy == "refuse":
+            raise error
+        items = self.unphysical.setdefault(body.name or f"body {body.id}", [])
+        if what not in items:
+            items.append(what)
+
+    def warn_unphysical(self, model) -> None:
+        """After set_const: the one warning about the inertias loaded as given. A singular mass
+        matrix (a moving body without mass) leaves the ``*_invweight0`` of what it moves infinite:
+        they are set to 0 (no constraint regularisation from them), and the warning says so."""
+        if not self.unphysical:
+            return
+        zeroed = []
+        for name in ("body_invweight0", "dof_invweight0", "tendon_invweight0"):
+            arr = getattr(model, name)
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                arr[bad] = 0.0
+                zeroed.append(name)
+        bodies = {k: v for k, v in self.unphysical.items() if k != "(meshes)"}
+        parts = []
+        if bodies:
+            listed = "; ".join(f"{name}: {', '.join(what)}" for name, what in bodies.items())
+            parts.append(f"{len(bodies)} bodies have inertias MuJoCo's compiler refuses, loaded as given (as "
+                         f"Pinocchio reads them): {listed}. Their mass matrix and inverse dynamics are "
+                         "computed; forward dynamics needs a positive-definite mass matrix. Repairs: "
+                         "inertia='balance', inertia='nearest_pd', mass_floor=..., inertia_floor=...")
+        if zeroed:
+            parts.append(f"The mass matrix at qpos0 is singular: {', '.join(zeroed)} set to 0 where infinite")
+        parts.extend(f"{what[0].upper()}{what[1:]} (MuJoCo refuses it)"
+                     for what in self.unphysical.get("(meshes)", []))
+        warnings.warn(". ".join(parts), UnphysicalInertiaWarning, stacklevel=6)
 
     def _unsimulated(self) -> None:
         for message in self.unsimulated:

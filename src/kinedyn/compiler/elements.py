@@ -68,10 +68,13 @@ class ElementsMixin:
                 if "diaginertia" in ia:
                     raise inode.error("fullinertia and diagonal inertia cannot both be specified",
                                       "fullinertia")
-                res = inr.full_inertia(ia["fullinertia"], frame)
-                if res is None:
-                    raise inode.error("error 'inertia must have positive eigenvalues' in fullinertia",
-                                      "fullinertia")
+                lenient = self.inertia_policy != "refuse"
+                res = inr.full_inertia(ia["fullinertia"], frame, lenient=lenient)
+                if res is not None and self.inertia_policy == "nearest_pd":
+                    res = nearest_pd(res[0]), res[1]
+                if res is None or res[0][2] < 1e-14:
+                    self._unphysical(body, "inertia not positive definite", inode.error(
+                        "error 'inertia must have positive eigenvalues' in fullinertia", "fullinertia"))
                 body.inertia, body.iquat = res
             else:
                 body.inertia = list(ia.get("diaginertia", [0.0, 0.0, 0.0]))
@@ -109,17 +112,27 @@ class ElementsMixin:
             body.iquat = list(body.quat)
 
         if body.id > 0:
-            body.mass = max(body.mass, self.boundmass)
-            body.inertia = [max(i, self.boundinertia) for i in body.inertia]
+            # (a zero bound would turn a negative value loaded as given into 0: as given, no bound)
+            as_given = self.inertia_policy != "refuse"
+            if not as_given or max(self.boundmass, self.mass_floor) > 0:
+                body.mass = max(body.mass, self.boundmass, self.mass_floor)
+            bound = max(self.boundinertia, self.inertia_floor)
+            if not as_given or bound > 0:
+                body.inertia = [max(i, bound) for i in body.inertia]
+            if self.inertia_policy == "nearest_pd" and explicit:
+                body.inertia = nearest_pd(body.inertia)
             if body.mass < 0 or min(body.inertia) < 0:
-                raise (body.inertial[0].error("mass and inertia cannot be negative", "mass")
-                       if explicit else body.error("mass and inertia cannot be negative"))
+                self._unphysical(body, "negative mass" if body.mass < 0 else "negative principal inertia",
+                                 body.inertial[0].error("mass and inertia cannot be negative", "mass")
+                                 if explicit else body.error("mass and inertia cannot be negative"))
             i0, i1, i2 = body.inertia
             if i0 + i1 < i2 or i0 + i2 < i1 or i1 + i2 < i0:
-                if self.balanceinertia:
+                if self.balanceinertia or self.inertia_policy == "balance":
                     body.inertia = [(i0 + i1 + i2) / 3.0] * 3
                 else:
-                    raise body.error("inertia must satisfy A + B >= C; use 'balanceinertia' to fix")
+                    self._unphysical(
+                        body, f"principal inertia {i0:.3g} {i1:.3g} {i2:.3g} violates A + B >= C",
+                        body.error("inertia must satisfy A + B >= C; use 'balanceinertia' to fix"))
 
         if body.frame is not None:
             body.pos, body.quat = fr.frame_accum(body.frame.pos, body.frame.quat, body.pos, body.quat)
@@ -589,7 +602,8 @@ class ElementsMixin:
                 valid[c.id] for c in b.children if not c.joints)
         for b in self.bodies[1:]:
             if b.joints and not valid[b.id]:
-                raise b.error("mass and inertia of moving bodies must be larger than mjMINVAL")
+                self._unphysical(b, "moving body without mass or inertia (below mjMINVAL)",
+                                 b.error("mass and inertia of moving bodies must be larger than mjMINVAL"))
 
     def _geom_site_arrays(self, arr: dict) -> dict[str, int]:
         """The geom_*, mesh_*, hfield_* and site_* arrays and the *_sameframe flags into ``arr``
@@ -645,3 +659,17 @@ def _check_size(node: Node, gtype: int, size: list) -> None:
         if size[i] <= 0:
             raise node.error(f"size {i} must be positive in {node.tag}", "size")
 
+
+# principal moments under this fraction of a body's largest are raised to it by inertia="nearest_pd"
+PD_FLOOR = 1e-6
+
+
+def nearest_pd(inertia: list[float]) -> list[float]:
+    """The principal moments of the positive-definite inertia nearest (Frobenius norm, the same
+    principal axes) to one that is not (a moment under 1e-14, MuJoCo's test): each moment under
+    ``PD_FLOOR`` times the largest magnitude (MINVAL at least) raised to it, the others left as they
+    are; a positive-definite one is unchanged. A + B >= C is not enforced ("balance" does that)."""
+    if min(inertia) >= 1e-14:  # MuJoCo's test of a positive-definite fullinertia
+        return list(inertia)
+    floor = max(PD_FLOOR * max(abs(i) for i in inertia), MINVAL)
+    return [max(i, floor) for i in inertia]

@@ -45,7 +45,7 @@ def fuse_static(compiler) -> None:
             continue
         par = body.parent
         if par is not world and body.mass >= MINVAL:
-            _accumulate_inertia(par, body)
+            _accumulate_inertia(compiler, par, body)
         for child in body.children:
             child.pos, child.quat = fr.frame_accum(body.pos, body.quat, child.pos, child.quat)
             child.parent = par
@@ -89,7 +89,7 @@ def _referenced_names(compiler) -> set[str]:
     return referenced
 
 
-def _accumulate_inertia(par, body) -> None:
+def _accumulate_inertia(compiler, par, body) -> None:
     """Add ``body``'s mass and inertia (in ``par``'s frame) to ``par`` (mjCBody::AccumulateInertia)."""
     ipos, iquat = fr.frame_accum(body.pos, body.quat, body.ipos, body.iquat)
     mass = par.mass + body.mass
@@ -102,7 +102,8 @@ def _accumulate_inertia(par, body) -> None:
     # association, read off libmujoco.so.4.0.0; InertiaFromGeom's running sum rounds otherwise)
     parts = [inr.about(m, pos, quat, inertia, com) for m, pos, quat, inertia in
              ((par.mass, par.ipos, par.iquat, par.inertia), (body.mass, ipos, iquat, body.inertia))]
-    res = inr.full_inertia([a + b for a, b in zip(*parts, strict=True)])
-    if res is None:
-        raise body.error("error 'inertia must have positive eigenvalues' in fusing static body inertias")
+    res = inr.full_inertia([a + b for a, b in zip(*parts, strict=True)], lenient=True)
+    if res[0][2] < 1e-14:
+        compiler._unphysical(par, "fused inertia not positive definite", body.error(
+            "error 'inertia must have positive eigenvalues' in fusing static body inertias"))
     par.mass, par.ipos, par.iquat, par.inertia = mass, com, res[1], res[0]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinedyn.xml.mjcf import Node, typed_attrs
+from kinedyn.xml.mjcf import Node, asset_path, typed_attrs
 
 PNG = "image/png"
 MAX_ELEVATIONS = 1 << 27  # a larger grid is refused rather than exhausting memory
@@ -133,11 +133,7 @@ def _content_type(hf: HFieldAsset, fname: str) -> str:
 
 def _load_file(hf: HFieldAsset, fname: str, meshdir: str, base: Path) -> tuple[int, int, np.ndarray]:
     ctype = _content_type(hf, fname)
-    path = Path(fname)
-    if not path.is_absolute():
-        path = Path(meshdir) / path
-        if not path.is_absolute():
-            path = base / path
+    path, _ = asset_path(hf.node, meshdir, fname, base)
     try:
         raw = path.read_bytes()
     except OSError as err:

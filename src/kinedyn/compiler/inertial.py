@@ -223,8 +223,9 @@ def mul_rmrt(r, a) -> list[float]:
             for i in range(3) for j in range(3)]
 
 
-def full_inertia(full6, frame=None) -> tuple[list[float], list[float]] | None:
-    """Principal inertia and frame quaternion of [xx yy zz xy xz yz]; None if not positive definite.
+def full_inertia(full6, frame=None, lenient: bool = False) -> tuple[list[float], list[float]] | None:
+    """Principal inertia and frame quaternion of [xx yy zz xy xz yz]; None if not positive definite
+    (``lenient``: the principal moments whatever their sign, as a URDF loaded as given needs).
 
     ``frame``: the quaternion of the frame the matrix is given in (a URDF inertial's rpy). As
     MuJoCo 4.0's mjCBody::Compile (read off libmujoco.so.4.0.0): the 3x3 matrix is turned into
@@ -236,7 +237,7 @@ def full_inertia(full6, frame=None) -> tuple[list[float], list[float]] | None:
         r = mul_rmrt(quat2mat(frame), [xx, xy, xz, xy, yy, yz, xz, yz, zz])
         xx, yy, zz, xy, xz, yz = r[0], r[4], r[8], r[1], r[2], r[5]
     eigval, quat = eig3([xx, xy, xz, xy, yy, yz, xz, yz, zz])
-    if eigval[2] < 1e-14:
+    if eigval[2] < 1e-14 and not lenient:
         return None
     return eigval, quat
 

@@ -38,7 +38,7 @@ from kinedyn.compiler import inertial as inr
 from kinedyn.compiler import qhull
 from kinedyn.engine.types import GeomType
 from kinedyn.xml import mesh_files
-from kinedyn.xml.mjcf import Node, typed_attrs
+from kinedyn.xml.mjcf import Node, asset_path, typed_attrs
 
 MINVAL = 1e-15  # mjMINVAL
 INERTIA_MODES = ("convex", "exact", "legacy", "shell")
@@ -159,11 +159,7 @@ def read_assets(sections: dict, classes: dict, model_dir: Path | None) -> list[M
                 if not name:
                     stem = fname.replace("\\", "/").rsplit("/", 1)[-1]
                     name = stem.rsplit(".", 1)[0] if "." in stem else stem
-                path = Path(fname)
-                if not path.is_absolute():
-                    path = Path(meshdir) / path
-                    if not path.is_absolute():
-                        path = base / path
+                path, _ = asset_path(node, meshdir, fname, base)
             if not name:  # mjCModel::CheckEmptyNames
                 raise node.error("empty name in mesh", "name")
             if name in names:

@@ -419,7 +419,9 @@ class Model:
         that feature, with one ``UnsimulatedFeatureWarning`` per feature. ``strict`` is
         deprecated and has no effect (refusing is the default). ``floating_base=True`` adds a
         free joint at the root link of a URDF file (as :meth:`from_urdf`); for an MJCF file it
-        raises ValueError. For the other URDF options (``package_dirs``) use :meth:`from_urdf`.
+        raises ValueError. A URDF's inertias MuJoCo's compiler refuses are loaded as given, as by
+        :meth:`from_urdf` (whose ``package_dirs``, ``inertia`` and ``mass_floor`` options are
+        there only).
         """
         allow_unsupported = _unsupported_policy(allow_unsupported, strict)
         path = Path(path)
@@ -429,7 +431,8 @@ class Model:
 
     @classmethod
     def from_urdf(cls, path: str | Path, package_dirs=None, *, floating_base: bool = False,
-                  allow_unsupported: bool = False) -> Model:
+                  allow_unsupported: bool = False, inertia: str = "as_given",
+                  mass_floor: float = 0.0, inertia_floor: float = 0.0) -> Model:
         """Compile a URDF file with MuJoCo 4.0's URDF semantics.
 
         Args:
@@ -445,6 +448,22 @@ class Model:
             coordinates follow MuJoCo (``qpos`` position then quaternion w, x, y, z;
             ``qvel`` world linear velocity then body angular velocity).
           allow_unsupported: as for :meth:`from_xml_path`.
+          inertia: what to do with a link inertia MuJoCo's compiler refuses (not positive
+            definite, principal moments violating A + B >= C, a moving link without mass):
+            ``"as_given"`` (the default) loads it as written, as Pinocchio does, with one
+            ``UnphysicalInertiaWarning`` naming the links and what is unphysical (M and inverse
+            dynamics are Pinocchio's; forward dynamics needs M positive definite);
+            ``"balance"`` applies MuJoCo's ``balanceinertia`` (moments violating A + B >= C
+            replaced by their mean); ``"nearest_pd"`` raises the principal moments that are not
+            positive to 1e-6 of the link's largest (the nearest positive-definite inertia with the
+            same axes); ``"strict"`` refuses as MuJoCo 4.0 does (ModelError). With the repairs, what
+            they leave unphysical is loaded as given and warned about. A ``<mimic>`` naming a
+            missing joint is ignored with a warning (an error under ``"strict"``).
+          mass_floor: every link's mass raised to at least this (MuJoCo's ``boundmass``), e.g. for
+            massless moving links.
+          inertia_floor: every link's principal moments raised to at least this (MuJoCo's
+            ``boundinertia``); with ``mass_floor``, what makes M positive definite for a robot
+            whose moving links have no mass or inertia (romeo's grippers).
         """
         path = Path(path)
         try:
@@ -452,7 +471,8 @@ class Model:
         except KeyError:
             raise RuntimeError("no URDF compiler: import kinedyn, not only kinedyn.engine") from None
         return compile_urdf(_read_model_file(path), path=path, allow_unsupported=allow_unsupported,
-                            package_dirs=package_dirs, floating_base=floating_base)
+                            package_dirs=package_dirs, floating_base=floating_base, inertia=inertia,
+                            mass_floor=mass_floor, inertia_floor=inertia_floor)
 
     @classmethod
     def from_xml_string(cls, xml: str, *, allow_unsupported: bool = False,

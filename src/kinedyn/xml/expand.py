@@ -13,8 +13,9 @@ file and line they came from:
   as MuJoCo does; two spellings through ``..`` of the main directory or a symbolic link are two
   files, to MuJoCo too) is "already included", which also ends every cycle. A model given as a
   string has no directory: its relative includes are read from the current working directory,
-  as by ``mujoco.MjModel.from_xml_string``. ``meshdir``/``texturedir`` keep their meaning: asset
-  files are found relative to the main model's directory, whatever file declares them.
+  as by ``mujoco.MjModel.from_xml_string``. An included file's asset files (meshes, textures,
+  height fields) are looked for under ``meshdir``/``texturedir`` of the main model first, then
+  in the included file's own folder (``Node.include_dir``, ``mjcf.asset_path``), as MuJoCo 4.0 does.
 * ``<asset><model name file>`` and ``<attach model body|frame prefix>`` (xml_native_reader.cc
   ``Body``, ``mjs_attach``): the attached model is read (its includes, attachments and
   replicates expanded, relative to its own file) and its body, frame or whole world put in a
@@ -52,7 +53,7 @@ import math
 import os
 from pathlib import Path
 
-from kinedyn.xml.mjcf import Node, parse_floats, parse_ints, parse_xml
+from kinedyn.xml.mjcf import Node, asset_path, parse_floats, parse_ints, parse_xml
 
 __all__ = ["expand"]
 
@@ -162,6 +163,8 @@ class _Includes:
         doc = parse_xml(data, file=label)  # its errors name the included file and its line
         if not doc.children:
             raise node.error(f"Empty include file '{file}'", "file")
+        for n in _preorder(doc):  # its asset files may be named from its own folder (mjcf.asset_path)
+            n.include_dir = next_dir
         return doc.children, next_dir
 
 
@@ -212,7 +215,7 @@ def _reference_kind(node: Node, attr: str) -> str | None:
 def _copy(node: Node, rename, memo: dict | None = None) -> Node:
     """A deep copy of ``node``; ``rename(copy)`` edits each copied element's attributes; ``memo``
     (if given) maps ``id(original)`` to the copy of every element."""
-    top = Node(node.tag, dict(node.attrib), node.line, file=node.file)
+    top = Node(node.tag, dict(node.attrib), node.line, file=node.file, include_dir=node.include_dir)
     todo = [(node, top)]
     while todo:
         src, dst = todo.pop()
@@ -220,10 +223,21 @@ def _copy(node: Node, rename, memo: dict | None = None) -> Node:
             memo[id(src)] = dst
         rename(dst)
         for c in src.children:
-            new = Node(c.tag, dict(c.attrib), c.line, file=c.file)
+            new = Node(c.tag, dict(c.attrib), c.line, file=c.file, include_dir=c.include_dir)
             dst.children.append(new)
             todo.append((c, new))
     return top
+
+
+def _class_names(sections) -> set[str]:
+    """The class names the ``<default>`` sections declare ("main" for a top-level one without)."""
+    out: set[str] = set()
+    for section in sections:
+        out.add(section.attrib.get("class", "main"))
+        for n in _preorder(section):
+            if n.tag == "default" and n.attrib.get("class"):
+                out.add(n.attrib["class"])
+    return out
 
 
 def _preorder(root: Node):
@@ -561,14 +575,15 @@ class _Attachments:
             if kind is not None and n.attrib.get("name"):
                 names.setdefault(kind, set()).add(n.attrib["name"])
             todo.extend(n.children)
-        assets = self._assets(child, prefix, child_dir, theirs)
+        assets = self._assets(child, prefix, child_dir, theirs, classes)
 
         def rename(n: Node) -> None:
             if n.attrib.get("name"):
                 n.attrib["name"] = prefix + n.attrib["name"]
             _prefix_element(n, prefix, names, classes, assets)
 
-        frame = Node("frame", {"childclass": prefix + (context or "main")}, node.line, file=node.file)
+        frame = Node("frame", {"childclass": classes.get(context or "main", prefix + (context or "main"))},
+                     node.line, file=node.file)
         memo: dict[int, Node] = {}  # the attached model's elements -> their copies here
         frame.children = [_copy(c, rename, memo) for c in content]
         if convert:
@@ -615,7 +630,7 @@ class _Attachments:
         def rename(n: Node) -> None:
             if n.attrib.get("name"):
                 n.attrib["name"] = prefix + n.attrib["name"]
-            _prefix_element(n, prefix, names, set(), set())
+            _prefix_element(n, prefix, names, {}, set())
 
         frame = Node("frame", {"childclass": context or "main"}, node.line, file=node.file)
         frame.children = [_copy(found, rename)]
@@ -635,25 +650,29 @@ class _Attachments:
                 sections[-1].children.extend(copies)
         return frame
 
-    def _defaults(self, child: Node, prefix: str) -> tuple[set[str], list[Node]]:
-        """The attached model's classes, renamed, as roots of their own; returns their old names
-        and the copied sections.
+    def _defaults(self, child: Node, prefix: str) -> tuple[dict[str, str], list[Node]]:
+        """The attached model's classes, renamed, as roots of their own; returns their names here
+        by their old names, and the copied sections.
 
         Its own top-level sections become one root class ``prefix + "main"``; the roots of the
-        models it attached itself stay roots (renamed again)."""
+        models it attached itself stay roots (renamed again). A class keeps its own defaults even
+        where its prefixed name is already a class here (an empty prefix, or the same file's
+        defaults brought in twice): MuJoCo 4.0 keeps each attached spec's classes apart and
+        accepts that, so the later one is given a name of its own (``visual~2``)."""
         sections = [c for c in child.children if c.tag == "default"]
-        classes = {"main"}
-        for section in sections:
-            todo = [section]
-            while todo:
-                n = todo.pop()
-                if n.tag == "default" and n.attrib.get("class"):
-                    classes.add(n.attrib["class"])
-                todo.extend(n.children)
+        taken = _class_names(c for c in self.root.children if c.tag == "default") | {"main"}
+        classes: dict[str, str] = {}
+        for old in ["main", *sorted(_class_names(sections) - {"main"})]:
+            new, k = prefix + old, 1
+            while new in taken:
+                k += 1
+                new = f"{prefix}{old}~{k}"
+            taken.add(new)
+            classes[old] = new
 
         def rename(n: Node) -> None:
             if n.tag == "default":
-                n.attrib["class"] = prefix + n.attrib.get("class", "main")
+                n.attrib["class"] = classes[n.attrib.get("class", "main")]
             for attr in _ASSET_REFS:
                 if attr in n.attrib:
                     n.attrib[attr] = prefix + n.attrib[attr]
@@ -673,7 +692,8 @@ class _Attachments:
                 copies.append(copy)
         return classes, copies
 
-    def _assets(self, child: Node, prefix: str, child_dir: str, settings: dict) -> set[str]:
+    def _assets(self, child: Node, prefix: str, child_dir: str, settings: dict,
+                classes: dict[str, str]) -> set[str]:
         """The attached model's assets (all of them, as MuJoCo 4.0), renamed; their files made
         absolute with that model's directories. Returns their old names."""
         names: set[str] = set()
@@ -691,7 +711,7 @@ class _Attachments:
                     sub = settings.get(_ASSET_DIRS[n.tag] or "", "") or settings["assetdir"]
                     for attr in _TEXTURE_FILES:
                         if copy.attrib.get(attr):
-                            path = os.path.join(child_dir, sub, copy.attrib[attr])
+                            path, _ = asset_path(n, sub, copy.attrib[attr], child_dir)
                             copy.attrib[attr] = os.path.abspath(path)
                 out.append(copy)
         for copy in out:
@@ -699,9 +719,9 @@ class _Attachments:
                 if attr in copy.attrib and copy.attrib[attr] in names:
                     copy.attrib[attr] = prefix + copy.attrib[attr]
             if copy.attrib.get("class"):
-                copy.attrib["class"] = prefix + copy.attrib["class"]
+                copy.attrib["class"] = classes.get(copy.attrib["class"], prefix + copy.attrib["class"])
             elif copy.tag in ("mesh", "material", "texture"):  # the attached model's own "main"
-                copy.attrib["class"] = prefix + "main"
+                copy.attrib["class"] = classes["main"]
         if out:
             mine = [c for c in self.root.children if c.tag == "asset"]
             if not mine:
@@ -710,7 +730,7 @@ class _Attachments:
             mine[-1].children.extend(out)
         return names
 
-    def _sections(self, child: Node, prefix: str, names: dict, classes: set, assets: set,
+    def _sections(self, child: Node, prefix: str, names: dict, classes: dict, assets: set,
                   whole: bool, memo: dict[int, Node]) -> None:
         """The attached model's elements outside the tree that refer only to what is attached
         (all of them when the whole model is), renamed, at the end of this model's sections;
@@ -842,11 +862,12 @@ def _layout(model: Node) -> tuple[list[tuple[Node, tuple[int, int]]], list[Node]
     return joints, actuators
 
 
-def _prefix_element(n: Node, prefix: str, names: dict, classes: set, assets: set) -> None:
-    """References of one copied element of an attached model, prefixed (its name: by the caller)."""
+def _prefix_element(n: Node, prefix: str, names: dict, classes: dict, assets: set) -> None:
+    """References of one copied element of an attached model, prefixed (its name: by the caller);
+    ``classes`` maps the attached model's class names to theirs here (:meth:`_Attachments._defaults`)."""
     for attr in ("class", "childclass"):
         if n.attrib.get(attr) in classes:
-            n.attrib[attr] = prefix + n.attrib[attr]
+            n.attrib[attr] = classes[n.attrib[attr]]
     for attr in _ASSET_REFS:
         if n.attrib.get(attr) in assets:
             n.attrib[attr] = prefix + n.attrib[attr]

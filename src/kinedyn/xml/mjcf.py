@@ -11,8 +11,10 @@ attribute and line.
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kinedyn.errors import ModelError
 
@@ -194,6 +196,9 @@ class Node:
     # a URDF <inertial>: its orientation (the origin's rpy) is the frame its fullinertia is given in,
     # as mjXURDF sets a body's iquat and fullinertia together (MJCF's schema allows one of them)
     inertia_frame: bool = False
+    # an element of an <include>d file: that file's directory relative to the main model's
+    # ("" in the main file); MuJoCo 4.0 also looks for its asset files there (asset_path)
+    include_dir: str = ""
 
     @property
     def label(self) -> str:
@@ -206,6 +211,32 @@ class Node:
 
     def find_all(self, tag: str) -> list[Node]:
         return [c for c in self.children if c.tag == tag]
+
+
+def asset_path(node: Node, directory: str, file: str, base: Path | str) -> tuple[Path, bool]:
+    """Where the asset file ``file`` of ``node`` (a mesh, texture, height field or skin) is, and
+    whether it exists there.
+
+    MuJoCo 4.0 looks first under the compiler's directory (``meshdir``/``texturedir``, else
+    ``assetdir``), ``directory/file``; then, for an element of an included file, in that file's
+    own folder, ``<the included file's directory>/file`` (without the compiler's directory), so
+    that an included file may name its assets relative to itself. Both are taken from ``base``
+    (the main model's folder; "" for the working directory); an absolute ``file`` is used as it
+    is (measured on MuJoCo 4.0 with files placed at each candidate: tests/test_include.py).
+    When neither exists the last tried is returned
+    (MuJoCo's "Error opening file" names it).
+    """
+    if os.path.isabs(file):
+        return Path(file), os.path.isfile(file)
+    tries = [os.path.join(directory, file)]
+    if node.include_dir:
+        tries.append(os.path.join(node.include_dir, file))
+    for path in tries:
+        # the name is simplified as text ("a/../b" is "b" even where a/ does not exist), as MuJoCo does
+        full = Path(os.path.normpath(os.path.join(base, path)))
+        if full.is_file():
+            return full, True
+    return full, False
 
 
 # tinyxml2 (MuJoCo's XML parser) refuses documents nested this deep (TINYXML2_MAX_ELEMENT_DEPTH):

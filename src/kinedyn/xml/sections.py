@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from kinedyn.xml.mjcf import _DEC_RE, _HEX_RE, _INT_RE, _SPECIAL_RE, Node, _split
+from kinedyn.xml.mjcf import _DEC_RE, _HEX_RE, _INT_RE, _SPECIAL_RE, Node, _split, asset_path
 
 _B = ("e", ("false", "true"))
 _F4 = "f4"
@@ -242,5 +242,5 @@ def _check_texture_file(root: Node, node: Node, model_dir: str) -> None:
     directory = dirs["texturedir"] or dirs["assetdir"]
     for attr in _TEXTURE_FILES:
         file = node.attrib.get(attr)
-        if file and not os.path.isfile(os.path.join(model_dir, directory, file)):
+        if file and not asset_path(node, directory, file, model_dir)[1]:
             raise node.error(f"Error opening file '{file}'", attr)

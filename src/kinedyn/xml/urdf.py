@@ -30,8 +30,11 @@ MuJoCo's URDF semantics, reproduced here:
 
 Beyond MuJoCo: ``package://NAME/...`` and ``file://`` mesh URIs are resolved as ROS
 tools and Pinocchio do (see :func:`resolve_mesh_path`), and what MuJoCo ignores
-silently but a user would rely on (a ``<mimic>`` naming no joint, a mesh file that
-is missing) is a :class:`~kinedyn.errors.ModelError`.
+silently but a user would rely on (a mesh file that is missing) is a
+:class:`~kinedyn.errors.ModelError`. A ``<mimic>`` naming no joint is ignored, as by MuJoCo
+and Pinocchio, with a warning (``missing_mimic="warn"``, what ``Model.from_urdf`` does unless
+``inertia="strict"``). Inertias MuJoCo's compiler refuses are the compiler's affair
+(``Compiler.inertia_policy``: loaded as given for a URDF).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,10 +90,12 @@ def read_urdf(text: str | bytes, path: str | Path | None = None,
 
 
 def translate_urdf(root: Node, path: str | Path | None = None, package_dirs=None,
-                   floating_base: bool = False) -> UrdfModel:
-    """:func:`read_urdf` of an already parsed document."""
+                   floating_base: bool = False, missing_mimic: str = "error") -> UrdfModel:
+    """:func:`read_urdf` of an already parsed document. ``missing_mimic``: a ``<mimic>`` naming no
+    joint is a ModelError ("error") or, as MuJoCo and Pinocchio load it, ignored with a
+    ``UserWarning`` naming it ("warn")."""
     return _Translator(root, Path(path).resolve() if path is not None else None, _as_list(package_dirs),
-                       floating_base).run()
+                       floating_base, missing_mimic).run()
 
 
 def _as_list(dirs) -> list[Path]:
@@ -231,8 +237,11 @@ def resolve_mesh_path(filename: str, urdf_path: Path | None, meshdir: str | None
 class _Translator:
     """One URDF document -> MJCF nodes (mjXURDF::Parse, in its order of work)."""
 
-    def __init__(self, root: Node, path: Path | None, package_dirs: list[Path], floating_base: bool = False):
+    def __init__(self, root: Node, path: Path | None, package_dirs: list[Path], floating_base: bool = False,
+                 missing_mimic: str = "error"):
         self.root = root
+        self.missing_mimic = missing_mimic
+        self.missing_mimics: list[str] = []  # with missing_mimic="warn": warned once, at the end
         self.floating_base = floating_base
         self.path = path
         self.package_dirs = package_dirs
@@ -321,6 +330,11 @@ class _Translator:
                 eq = self._mimic(jnode, mimic, joint_names)
                 if eq is not None:
                     equalities.append(eq)
+        if self.missing_mimics:
+            # stacklevel: run < translate_urdf < _compile_urdf_tree < compile_* < Model.from_* < caller
+            warnings.warn(f"{len(self.missing_mimics)} <mimic> name a joint the URDF does not have and are "
+                          f"ignored, as by MuJoCo and Pinocchio (those joints move freely): "
+                          f"{'; '.join(self.missing_mimics)}", UserWarning, stacklevel=6)
         if self.mesh_nodes:
             out.children.append(Node("asset", {}, root.line, self.mesh_nodes))
         out.children.append(world)
@@ -564,8 +578,12 @@ class _Translator:
         jtype = joint_names[name][1]
         target = _attr(mimic, "joint", required=True)
         if target not in joint_names:
-            raise mimic.error(f"mimic joint '{target}' does not exist (MuJoCo would ignore the mimic)",
-                              "joint")
+            if self.missing_mimic == "error":
+                raise mimic.error(f"mimic joint '{target}' does not exist (MuJoCo would ignore the mimic)",
+                                  "joint")
+            # MuJoCo's reader and Pinocchio load the file without this coupling: so does kinedyn, saying so
+            self.missing_mimics.append(f"'{name}' mimics '{target}' (line {mimic.line})")
+            return None
         ok = ("revolute", "continuous", "prismatic")
         if jtype not in ok or joint_names[target][1] not in ok:
             if jtype == "fixed":
