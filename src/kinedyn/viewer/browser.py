@@ -458,7 +458,10 @@ class Viewer:
             self.sim_step = gui.add_button("Step")
             keys = ["qpos0"] + [m.id2name("key", k) or f"key {k}" for k in range(m.nkey)]
             self._key_labels = dict(zip(keys, [None, *range(m.nkey)], strict=True))
-            self.sim_key = gui.add_dropdown("keyframe", keys, initial_value=keys[0], disabled=m.nkey == 0)
+            # the keyframe the Data starts in, if it is one (kinedyn view --key)
+            start = next((k for k in range(m.nkey) if np.array_equal(self.d.qpos, m.key_qpos[k])), None)
+            self.sim_key = gui.add_dropdown("keyframe", keys, disabled=m.nkey == 0,
+                                            initial_value=keys[0 if start is None else start + 1])
             self.sim_reset = gui.add_button("Reset")
             self.sim_speed = gui.add_dropdown("speed", SPEEDS, initial_value="1x")
             self.perturb_text = gui.add_markdown("*click a body to grab it, then drag its handle*")
