@@ -18,8 +18,9 @@ on top of the engine's ``ray``, ``jac`` and ``solve_m``:
   ``d.xfrc_applied`` of the body, which the next ``step`` applies.
 
 The Model has no ``<visual>`` fields yet, so ``k`` and ``k_rot`` are MuJoCo's defaults (100 and
-500) unless the Model has them (``m.vis.map.stiffness``). MuJoCo takes ``sqrtf`` of both
-(single precision); so does :func:`apply_perturb_force`, to give MuJoCo's numbers to the last bit.
+500) unless the Model has them (``m.vis.map.stiffness``). MuJoCo's source writes ``sqrtf`` of
+both, but its build computes the square root in double precision (the test against
+``mujoco.mjv_applyPerturbForce`` agrees to the last bit only so); so does this module.
 """
 
 from __future__ import annotations
@@ -120,10 +121,10 @@ def apply_perturb_force(m, d, pert: Perturb) -> None:
     force = -stiffness * pert.localmass * diff
     arm = selpos - d.xipos[b]
     point_vel = np.cross(rot, arm) + lin
-    force = force - float(np.sqrt(np.float32(stiffness))) * pert.localmass * point_vel
+    force = force - float(np.sqrt(stiffness)) * pert.localmass * point_vel
     torque = np.cross(arm, force)
     axis = _normalize3(diff)
-    torque = torque - float(np.sqrt(np.float32(stiffness_rot))) * inertia * float(axis @ rot) * axis
+    torque = torque - float(np.sqrt(stiffness_rot)) * inertia * float(axis @ rot) * axis
     d.xfrc_applied[b, :3] = force
     d.xfrc_applied[b, 3:] = torque
     pert.force = force
