@@ -713,9 +713,8 @@ class Viewer:
         handle = self.server.scene.add_transform_controls("/kinedyn/perturb/handle", scale=0.3 * self.extent,
                                                           disable_rotations=True, position=np.asarray(point),
                                                           depth_test=False)
-        handle.on_drag_start(lambda _: self._drag(True))
-        handle.on_update(lambda _: self._drag(None))
-        handle.on_drag_end(lambda _: self._drag(False))
+        # the phases of a drag: "start" when the mouse takes the handle, "update", "end" at release
+        handle.on_update(lambda event: self._drag({"start": True, "end": False}.get(event.phase)))
         self._pert_handle = handle
 
     def _drag(self, active) -> None:
@@ -759,7 +758,8 @@ class Viewer:
             return
         sc = self.server.scene
         spring = np.array([[selpos, pert.refselpos]], dtype=np.float32)
-        drawn = [sc.add_line_segments("/kinedyn/perturb/spring", spring, colors=PERTURB_RGB, line_width=2.0)]
+        drawn = [sc.add_line_segments("/kinedyn/perturb/spring", spring, colors=PERTURB_RGB,
+                                        thickness=2.0, thickness_units="screen")]
         weight = float(np.sum(self.m.body_mass)) * max(float(np.linalg.norm(self.m.opt.gravity)), 1.0)
         tip = selpos + 0.5 * self.extent / weight * pert.force
         if np.linalg.norm(tip - selpos) > 1e-6 * self.extent:
