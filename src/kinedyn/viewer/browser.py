@@ -571,7 +571,9 @@ class Viewer:
                         zip(self.history.chosen, ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                                   "#8c564b"), strict=False)))
             with self.plot_folder:
-                self.plot = self.server.gui.add_uplot((t, *values.T), series, aspect=1.6)
+                # x is simulated seconds, not uPlot's default of a Unix date
+                self.plot = self.server.gui.add_uplot((t, *values.T), series, aspect=1.6,
+                                                      scales={"x": uplot.Scale(time=False, auto=True)})
 
     def _update_plot(self) -> None:
         if self.plot is None:
@@ -652,8 +654,8 @@ class Viewer:
                     if stepped:
                         self._draw_poses(self.d)
                         self.history.sample(self.d)
-                    elif self._pert_drawn or (self.sim.perturb is not None and self._pert_handle is not None):
-                        self._draw_perturbation(self.d)
+                    elif self.sim.perturb is not None and self._pert_handle is not None:
+                        self._draw_perturbation(self.d)  # paused: the cursor may still move
                 if start >= next_status:
                     next_status = start + 1.0 / STATUS_RATE
                     self.sim_status.content = self._status_text()
@@ -745,28 +747,33 @@ class Viewer:
 
     def _draw_perturbation(self, d) -> None:
         """While dragging: the spring from the grabbed point to the cursor and the force as an arrow
-        (scaled as the contact forces); when not dragging the handle rides on the grabbed point."""
-        for handle in self._pert_drawn:
-            handle.remove()
-        self._pert_drawn = ()
+        (scaled as the contact forces); when not dragging the handle rides on the grabbed point.
+        The two are made once and moved after (no flicker from removing and adding them)."""
         pert = self._current_perturb()
-        if pert is None or self._pert_handle is None:
+        if pert is None or self._pert_handle is None or not pert.active:
+            for handle in self._pert_drawn:
+                handle.visible = False
+            if pert is not None and self._pert_handle is not None:
+                selpos = perturb.selection_point(d, pert)
+                if not np.allclose(self._pert_handle.position, selpos, rtol=0, atol=1e-6 * self.extent):
+                    self._pert_handle.position = selpos
             return
         selpos = perturb.selection_point(d, pert)
-        if not pert.active:
-            self._pert_handle.position = selpos
-            return
-        sc = self.server.scene
-        spring = np.array([[selpos, pert.refselpos]], dtype=np.float32)
-        drawn = [sc.add_line_segments("/kinedyn/perturb/spring", spring, colors=PERTURB_RGB,
-                                        thickness=2.0, thickness_units="screen")]
         weight = float(np.sum(self.m.body_mass)) * max(float(np.linalg.norm(self.m.opt.gravity)), 1.0)
         tip = selpos + 0.5 * self.extent / weight * pert.force
-        if np.linalg.norm(tip - selpos) > 1e-6 * self.extent:
-            drawn.append(sc.add_arrows("/kinedyn/perturb/force", np.array([[selpos, tip]], dtype=np.float32),
-                                       colors=PERTURB_RGB, shaft_radius=0.006 * self.extent,
-                                       head_radius=0.015 * self.extent, head_length=0.035 * self.extent))
-        self._pert_drawn = tuple(drawn)
+        spring = np.array([[selpos, pert.refselpos]], dtype=np.float32)
+        arrow = np.array([[selpos, tip]], dtype=np.float32)
+        if not self._pert_drawn:
+            sc = self.server.scene
+            self._pert_drawn = (
+                sc.add_line_segments("/kinedyn/perturb/spring", spring, colors=PERTURB_RGB, thickness=2.0,
+                                     thickness_units="screen"),
+                sc.add_arrows("/kinedyn/perturb/force", arrow, colors=PERTURB_RGB,
+                              shaft_radius=0.006 * self.extent, head_radius=0.015 * self.extent,
+                              head_length=0.035 * self.extent))
+        for handle, points in zip(self._pert_drawn, (spring, arrow), strict=True):
+            handle.points = points
+            handle.visible = True
 
     # ------------------------------------------------------------------ passive viewer (launch_passive)
 
