@@ -301,6 +301,9 @@ class Viewer:
             self.time_slider = None
         if self.live:
             self._build_simulation_gui()
+        elif self.passive:
+            with gui.add_folder("Drag"):
+                self._build_perturb_gui()
         with gui.add_folder("Show"):
             self.frames_box = gui.add_checkbox("body frames", any(h.visible for h in self.body_frames))
             self.sites_box = gui.add_checkbox("sites", any(h.visible for h in self.site_handles),
@@ -464,14 +467,17 @@ class Viewer:
                                             initial_value=keys[0 if start is None else start + 1])
             self.sim_reset = gui.add_button("Reset")
             self.sim_speed = gui.add_dropdown("speed", SPEEDS, initial_value="1x")
-            self.perturb_text = gui.add_markdown("*click a body to grab it, then drag its handle*")
-            self.release_button = gui.add_button("Release", visible=False)
+            self._build_perturb_gui()
         self.sim_play.on_click(lambda _: self.play())
         self.sim_pause.on_click(lambda _: self.pause())
         self.sim_step.on_click(lambda _: self.single_step())
         self.sim_reset.on_click(lambda _: self.reset())
         self.sim_key.on_update(lambda _: self.reset())
         self.sim_speed.on_update(lambda _: self.sim.set_speed(float(self.sim_speed.value.rstrip("x"))))
+
+    def _build_perturb_gui(self) -> None:
+        self.perturb_text = self.server.gui.add_markdown("*click a body to grab it, then drag its handle*")
+        self.release_button = self.server.gui.add_button("Release", visible=False)
         self.release_button.on_click(lambda _: self.release())
 
     def _status_text(self) -> str:
