@@ -237,7 +237,8 @@ def toy_viewer(browser):
 
     m = kd.Model.from_xml_string(TOY)
     port = free_port()
-    viewer = Viewer(m, live=True, port=port, source=TOY)
+    # no environment map: Chromium's software WebGL would freeze the page ~15 s over its first frame
+    viewer = Viewer(m, live=True, port=port, source=TOY, environment=False)
     page, client = _open(browser, viewer)
     yield viewer, page, client
     page.close()
@@ -321,7 +322,7 @@ def test_launch_passive_sync_shows_the_datas_pose_and_closes_its_port(browser):
     kd.forward(m, d)
     port = free_port()
     frames = []
-    with kd.viewer.launch_passive(m, d, port=port, source=TOY) as v:
+    with kd.viewer.launch_passive(m, d, port=port, source=TOY, environment=False) as v:
         assert v.is_running()
         page, _ = _open(browser, v, frames)
         for _ in range(3):  # the user's loop: move the Data, sync, the page gets the pose

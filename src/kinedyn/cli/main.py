@@ -672,11 +672,13 @@ def add_viewer_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--frames", action="store_true", help="show the body frames")
     g.add_argument("--sites", action="store_true", help="show the sites")
     g.add_argument("--no-contacts", action="store_true", help="hide the contact points and forces")
+    g.add_argument("--no-environment", action="store_true",
+                   help="plain lights, no environment map (for a browser without a GPU: quicker first frame)")
 
 
 def viewer_options(args: argparse.Namespace) -> dict:
     return {"host": args.host, "port": args.port, "frames": args.frames, "sites": args.sites,
-            "contacts": not args.no_contacts}
+            "contacts": not args.no_contacts, "environment": not args.no_environment}
 
 
 def add_view(sub) -> None:

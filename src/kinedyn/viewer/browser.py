@@ -87,8 +87,14 @@ class Viewer:
         or an object with ``qpos`` and ``t``/``time`` attributes: adds the playback controls.
       source: the MJCF file (path) or text, for the colours while the Model has no visual fields.
       host, port: where to serve (default ``127.0.0.1:8080``; the next free port if taken).
-      frames, sites, contacts: show body frames, sites, contacts at the start.
+      frames, sites, contacts, com: show body frames, sites, contacts, the centre of mass at the start.
       title: the page's label.
+      live: simulate ``d`` (a new Data if None) with ``kd.step`` on the viewer's thread, with the
+        controls of MuJoCo's simulate (:func:`show`); ``controller(m, d)`` runs before each step;
+        ``run`` starts playing at once.
+      passive: draw the user's ``d`` on :meth:`sync` only (:func:`launch_passive`).
+      environment: light the scene with viser's environment map (False: its lights only, for a
+        browser without a GPU: software WebGL takes ~15 s over the map's first frame).
 
     ``viewer.url`` is the address; :meth:`serve_forever` blocks until Ctrl-C; :meth:`close` stops.
     """
@@ -96,7 +102,7 @@ class Viewer:
     def __init__(self, m, d=None, *, trajectory=None, time=None, source=None, host: str = "127.0.0.1",
                  port: int = 8080, frames: bool = False, sites: bool = False, contacts: bool = True,
                  com: bool = False, title: str = "kinedyn", live: bool = False, passive: bool = False,
-                 controller=None, run: bool = False):
+                 controller=None, run: bool = False, environment: bool = True):
         try:
             import viser
         except ImportError as err:  # pragma: no cover - depends on the install
@@ -133,6 +139,13 @@ class Viewer:
         self.appearance = scene.appearance(m, source)
         self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
         self.server.scene.set_up_direction("+z")
+        if not environment:
+            # no image-based lighting: a software WebGL (Chromium's SwiftShader, no GPU) spends
+            # ~15 s on the environment map's first frame, with the page frozen meanwhile
+            self.server.scene.configure_environment_map(hdri=None)
+            self.server.scene.add_light_ambient("/kinedyn/light/ambient", intensity=1.2)
+            self.server.scene.add_light_directional("/kinedyn/light/sun", intensity=2.0,
+                                                     wxyz=(0.88, 0.28, -0.36, 0.0))
         self._build_scene(frames, sites, contacts, com)
         centre = self._centre
         self.server.initial_camera.look_at = centre
