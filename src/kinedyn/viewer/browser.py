@@ -500,7 +500,7 @@ class Viewer:
         text = (f"**t = {self.d.time:.3f} s** ({state})  \nspeed {sim.speed:g}x, real-time factor {rtf}  \n"
                 f"recorded {len(sim.recording)} steps")
         if sim.error is not None:
-            text += f"  \n**controller error:** `{type(sim.error).__name__}: {sim.error}`"
+            text += f"  \n**stopped by an error:** `{type(sim.error).__name__}: {sim.error}`"
         return text
 
     def _build_actuator_gui(self) -> None:

@@ -177,7 +177,7 @@ class Simulation:
     :meth:`advance` is called by a loop (the viewer's, ~30 times a second): while playing it steps
     until the simulated time has caught up with the wall clock, within a budget of wall time,
     and returns how many steps it took. ``controller(m, d)`` runs before each step; an
-    exception in it pauses the simulation and is kept in :attr:`error`.
+    exception in it (or in the step) pauses the simulation and is kept in :attr:`error`.
     """
 
     def __init__(self, m, d, controller: Callable | None = None, record: bool = True):
@@ -254,7 +254,12 @@ class Simulation:
                     self.error = err
                     self.playing = False
                     return
-            step(m, d)
+            try:
+                step(m, d)
+            except Exception as err:  # noqa: BLE001 - shown on the page; the viewer stays up
+                self.error = err
+                self.playing = False
+                return
             if self.recording is not None:
                 self.recording.add(d)
 
