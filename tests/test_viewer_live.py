@@ -25,18 +25,18 @@ TOY = """
 <mujoco>
   <option gravity="0 0 0"/>
   <worldbody>
-    <body name="box" pos="0.3 0 0.3">
+    <body name="box" pos="-0.3 0 0.3">
       <freejoint/>
       <geom type="box" size="0.08 0.08 0.08" rgba="0.2 0.5 0.9 1"/>
     </body>
-    <body name="arm" pos="-0.3 0 0.45">
+    <body name="arm" pos="0.3 0 0.45">
       <joint name="hinge" type="hinge" axis="0 1 0" damping="0.05"/>
       <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03" rgba="0.9 0.4 0.2 1"/>
     </body>
   </worldbody>
   <actuator><motor name="motor" joint="hinge" ctrlrange="-2 2"/></actuator>
   <sensor><jointpos name="angle" joint="hinge"/></sensor>
-  <keyframe><key name="bent" qpos="0.3 0 0.3 1 0 0 0 0.5" ctrl="0.25"/></keyframe>
+  <keyframe><key name="bent" qpos="-0.3 0 0.3 1 0 0 0 0.5" ctrl="0.25"/></keyframe>
 </mujoco>"""
 
 
@@ -111,7 +111,7 @@ def test_a_pulled_simulation_steps_as_mujoco_pulled_by_its_viewer():
         md.xfrc_applied[:] = 0  # simulate: clear, apply the pull, step
         mujoco.mjv_applyPerturbForce(mm, md, pert)
         mujoco.mj_step(mm, md)
-    assert d.qpos[0] - 0.3 > 0.01  # pulled toward +x
+    assert d.qpos[0] - (-0.3) > 0.01  # pulled toward +x
     assert np.allclose(d.qpos, md.qpos, rtol=1e-9, atol=1e-12)
     assert np.allclose(d.qvel, md.qvel, rtol=1e-9, atol=1e-12)
 
@@ -207,7 +207,8 @@ def _received_positions(frames, name: str) -> list[np.ndarray]:
 
 
 def _open(browser, viewer, frames=None):
-    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    # small: the software renderer redraws the view on every pose update and pointer move
+    page = browser.new_page(viewport={"width": 720, "height": 540})
     if frames is not None:  # (a lambda: Playwright tags the handler object, which a bound builtin refuses)
         page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))  # noqa: PLW0108
     page.goto(viewer.url)
@@ -286,8 +287,7 @@ def test_an_actuator_slider_drives_the_joint(toy_viewer):
 
 def test_a_scripted_drag_pulls_the_grabbed_body(toy_viewer):
     viewer, page, client = toy_viewer
-    viewer.reset()
-    viewer.play()
+    viewer.reset()  # paused while the mouse works: the software renderer is idle, the mouse quick
     size = page.viewport_size
     box = viewer.d.xpos[1].copy()
     # click on the box: it is grabbed where the click's ray meets it
@@ -296,19 +296,21 @@ def test_a_scripted_drag_pulls_the_grabbed_body(toy_viewer):
     assert viewer.sim.perturb.body == 1
     grabbed = viewer.sim.perturb.refselpos.copy()
     assert wait_until(lambda: viewer._pert_handle is not None, 5, page)
-    page.wait_for_timeout(500)
-    # drag the handle's x arrow (red) 0.25 m along +x, holding it there a moment
+    page.wait_for_timeout(300)
+    # drag the handle's x arrow (red) 0.25 m along +x and hold it there while the simulation runs
     reach = 0.3 * viewer.extent * 0.6
     start = _project(client.camera, grabbed + [reach, 0, 0], size["width"], size["height"])
     end = _project(client.camera, grabbed + [reach + 0.25, 0, 0], size["width"], size["height"])
     page.mouse.move(*start)
     page.mouse.down()
-    for k in range(1, 11):
-        page.mouse.move(start[0] + k / 10 * (end[0] - start[0]), start[1] + k / 10 * (end[1] - start[1]))
-        page.wait_for_timeout(30)
+    for k in (1, 2):  # each move redraws in software (~0.5 s): two are enough for the drag
+        page.mouse.move(start[0] + k / 2 * (end[0] - start[0]), start[1] + k / 2 * (end[1] - start[1]))
     assert wait_until(lambda: viewer.sim.perturb.active, 5, page), "the drag did not start"
+    assert wait_until(lambda: viewer.sim.perturb.refselpos[0] > grabbed[0] + 0.15, 5, page), \
+        "the cursor point did not follow the mouse"
+    assert viewer.d.qpos[0] == box[0]  # paused: nothing moved yet
+    viewer.play()
     assert wait_until(lambda: viewer.d.qpos[0] > box[0] + 0.1, 20, page, poll=0.2), viewer.d.qpos[:3]
-    assert viewer.sim.perturb.refselpos[0] > grabbed[0] + 0.15  # the cursor point followed the mouse
     assert np.linalg.norm(viewer.sim.perturb.force) > 0
     page.mouse.up()
     assert wait_until(lambda: not viewer.sim.perturb.active, 5, page)
