@@ -254,26 +254,38 @@ class Viewer:
         # forces only for a Data given by the user (after forward or step); a posed or played frame
         # has run the position stage only, and its constraint forces would be stale
         found = scene.contacts(self.m, d, forces=d is self._given) if self.show_contacts else None
+        points = arrows = None
+        if found is not None and len(found.pos):
+            points = found.pos.astype(np.float32)
+            weight = float(np.sum(self.m.body_mass)) * max(float(np.linalg.norm(self.m.opt.gravity)), 1e-9)
+            scale = 0.5 * self.extent / weight  # the whole weight is half the model's size long
+            keep = np.linalg.norm(found.force, axis=1) > 0
+            if keep.any():
+                tips = found.pos + scale * found.force
+                arrows = np.stack([found.pos[keep], tips[keep]], axis=1).astype(np.float32)
+        # made once, then moved (a live simulation redraws 30 times a second: re-creating the
+        # nodes each frame would cost twice as much)
         sc = self.server.scene
-        for handle in (self.contact_points, self.contact_arrows):
-            if handle is not None:
-                handle.remove()
-        self.contact_points = self.contact_arrows = None
-        if found is None or len(found.pos) == 0:
-            return
-        self.contact_points = sc.add_point_cloud("/kinedyn/contact/points", found.pos.astype(np.float32),
-                                                 colors=(230, 60, 20), point_size=0.02 * self.extent,
-                                                 point_shape="circle")
-        weight = float(np.sum(self.m.body_mass)) * max(float(np.linalg.norm(self.m.opt.gravity)), 1e-9)
-        scale = 0.5 * self.extent / weight  # the whole weight is half the model's size long
-        tips = found.pos + scale * found.force
-        keep = np.linalg.norm(found.force, axis=1) > 0
-        if keep.any():
-            segments = np.stack([found.pos[keep], tips[keep]], axis=1).astype(np.float32)
-            self.contact_arrows = sc.add_arrows("/kinedyn/contact/forces", segments, colors=(230, 60, 20),
+        if points is None:
+            if self.contact_points is not None:
+                self.contact_points.visible = False
+        elif self.contact_points is None:
+            self.contact_points = sc.add_point_cloud("/kinedyn/contact/points", points, colors=(230, 60, 20),
+                                                     point_size=0.02 * self.extent, point_shape="circle")
+        else:
+            self.contact_points.points = points
+            self.contact_points.visible = True
+        if arrows is None:
+            if self.contact_arrows is not None:
+                self.contact_arrows.visible = False
+        elif self.contact_arrows is None:
+            self.contact_arrows = sc.add_arrows("/kinedyn/contact/forces", arrows, colors=(230, 60, 20),
                                                 shaft_radius=0.005 * self.extent,
                                                 head_radius=0.012 * self.extent,
                                                 head_length=0.03 * self.extent)
+        else:
+            self.contact_arrows.points = arrows
+            self.contact_arrows.visible = True
 
     def _show_data(self, d) -> None:
         """Draw a given Data as it is; without one (or before its first kinematics), qpos0."""
