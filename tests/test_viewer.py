@@ -231,7 +231,8 @@ def test_viewer_in_headless_chromium_draws_the_model_and_follows_the_time_slider
     qpos[:, 0] = np.linspace(0.0, 0.6, n)          # the torso slides along x ...
     qpos[:, 7] = np.linspace(0.0, 1.0, n)          # ... and a hip swings
     port = free_port()
-    viewer = Viewer(m, trajectory=(t, qpos), source=models.path("biped"), port=port)
+    # no environment map: software WebGL would freeze the page ~15 s over its first frame
+    viewer = Viewer(m, trajectory=(t, qpos), source=models.path("biped"), port=port, environment=False)
     try:
         assert viewer.url == f"http://127.0.0.1:{port}"
         with sync_playwright() as p:

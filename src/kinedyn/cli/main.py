@@ -672,24 +672,33 @@ def add_viewer_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--frames", action="store_true", help="show the body frames")
     g.add_argument("--sites", action="store_true", help="show the sites")
     g.add_argument("--no-contacts", action="store_true", help="hide the contact points and forces")
+    g.add_argument("--no-environment", action="store_true",
+                   help="plain lights, no environment map (for a browser without a GPU: quicker first frame)")
 
 
 def viewer_options(args: argparse.Namespace) -> dict:
     return {"host": args.host, "port": args.port, "frames": args.frames, "sites": args.sites,
-            "contacts": not args.no_contacts}
+            "contacts": not args.no_contacts, "environment": not args.no_environment}
 
 
 def add_view(sub) -> None:
-    p = sub.add_parser("view", help="look at a model (or play a trajectory) in the web browser",
+    p = sub.add_parser("view", help="simulate a model live (or play a trajectory) in the web browser",
                        description="Serve an interactive 3-D view of the model on localhost and print "
-                                   "its URL; Ctrl-C stops it. Joint sliders pose the model and show the "
-                                   "torques that hold the pose; with --trajectory (CSV time + qpos "
-                                   "columns, or NPZ 'time', 'qpos') a time slider plays it back. "
-                                   "Needs the viewer extra: pip install 'kinedyn[viewer]'.")
+                                   "its URL; Ctrl-C stops it. The model is simulated live (kd.step, in "
+                                   "real time): play/pause/step/reset, keyframes, speed, a slider per "
+                                   "actuator, click a body and drag its handle to pull it, a live plot, "
+                                   "recording to a trajectory file or a GIF. With --static, joint sliders "
+                                   "pose the model and show the torques that hold the pose; with "
+                                   "--trajectory (CSV time + qpos columns, or NPZ 'time', 'qpos') a time "
+                                   "slider plays it back. Needs the viewer extra: pip install "
+                                   "'kinedyn[viewer]'.")
     add_model_argument(p)
     p.add_argument("--trajectory", metavar="FILE",
                    help="CSV or NPZ trajectory to play (as `simulate` writes)")
     p.add_argument("--no-play", action="store_true", help="do not start playing the trajectory at once")
+    p.add_argument("--run", action="store_true", help="start the live simulation at once (else press Play)")
+    p.add_argument("--static", action="store_true",
+                   help="no simulation: pose the model with joint sliders (the holding torques)")
     add_key_option(p)
     add_viewer_options(p)
     p.set_defaults(func=cmd_view)
@@ -712,7 +721,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     else:
         d = kd.Data(m)
         kd.reset(m, d, key=args.key)
-        viewer.show(m, d, **options)
+        viewer.show(m, d, live=not args.static, run=args.run, **options)
     return EXIT_OK
 
 

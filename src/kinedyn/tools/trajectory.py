@@ -50,6 +50,7 @@ from kinedyn.tools.inverse_actuation import (
     solve_actuation,
 )
 from kinedyn.viewer import plotting
+from kinedyn.viewer.live import register_trajectory_writer
 
 METHODS = ("fd", "central", "spline")
 SPLINE_DEGREE = 5
@@ -169,6 +170,10 @@ def save_csv(path, t, qpos, m) -> None:
     check_model(m, "trajectory.save_csv")
     t, qpos = _check_samples(m, t, qpos, uniform=False)
     _write_csv(path, ["time", *qpos_names(m)], [t[:, None], qpos])
+
+
+# the live viewer's recordings are saved as this CSV too (the viewer layer cannot import tools)
+register_trajectory_writer(".csv", save_csv)
 
 
 def _write_csv(path, header: list[str], blocks: list[np.ndarray]) -> None:

@@ -1,14 +1,16 @@
 """Pictures of models and runs: the browser viewer (``show``, ``play``, ``Viewer``; module ``browser``),
 GIF animations with shaded geoms (``render``), matplotlib plots (``plotting``), and what they share
-(``scene``: meshes of the primitives, colours, contacts).
+(``scene``: meshes of the primitives, colours, contacts); the live simulation the viewer runs
+(``live``) and the mouse perturbation (``perturb``).
 
-``kd.viewer.show(m, d)`` and ``kd.viewer.play(m, trajectory)`` import the browser module (and viser)
+``kd.viewer.show(m, d)`` (live simulation), ``kd.viewer.launch_passive(m, d)`` and
+``kd.viewer.play(m, trajectory)`` import the browser module (and viser)
 on first use: ``import kinedyn`` stays light.
 """
 
 import importlib
 
-_LAZY = {name: "kinedyn.viewer.browser" for name in ("show", "play", "Viewer")}
+_LAZY = {name: "kinedyn.viewer.browser" for name in ("show", "play", "launch_passive", "Viewer")}
 
 
 def __getattr__(name):
@@ -17,4 +19,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'kinedyn.viewer' has no attribute '{name}'")
 
 
-__all__ = ["Viewer", "play", "show"]
+__all__ = ["Viewer", "launch_passive", "play", "show"]
