@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from kinedyn._jit import handle_entry, kernel
+from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
 from kinedyn.engine.support import jac_kernel
@@ -709,6 +709,9 @@ def fwd_actuation_entry(m, d):
                          d.qfrc_gravcomp, d.actuator_force, d.qfrc_actuator, d.scratch_ntendon)
 
 
+_TRANSMISSION = FastEntry(transmission_entry)
+
+
 def transmission(m, d) -> None:
     """Actuator lengths and moments.
 
@@ -716,4 +719,4 @@ def transmission(m, d) -> None:
     Writes: actuator_length, actuator_moment. Mirrors mj_transmission.
     """
     check_model_data(m, d, "transmission")
-    transmission_entry(m._handle, d._handle)
+    _TRANSMISSION.call(m._ptr, d._ptr)

@@ -125,6 +125,7 @@ def fwd_acceleration_entry(m, d):
 
 
 _FWD_ACCELERATION = FastEntry(fwd_acceleration_entry)
+_FWD_ACTUATION = FastEntry(fwd_actuation_entry)
 _FWD_CONSTRAINT = FastEntry(fwd_constraint_entry)
 
 
@@ -211,7 +212,7 @@ def fwd_actuation(m, d) -> None:
     if has_actuator_callbacks(m):
         fwd_actuation_with_callbacks(m, d)
     else:
-        fwd_actuation_entry(m._handle, d._handle)
+        _FWD_ACTUATION.call(m._ptr, d._ptr)
 
 
 def fwd_constraint(m, d) -> None:

@@ -216,7 +216,7 @@ def _solve_m_entry(m, d, x):
     solve_ld(x, d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
-@handle_entry
+@handle_entry(args="float64[::1], float64[::1]")
 def _mul_m_entry(m, d, res, vec):
     mul_m_kernel(res, d.M, vec, m.M_rownnz, m.M_rowadr, m.M_colind)
 
@@ -242,6 +242,8 @@ def _full_m_entry(m, d, dense):
 
 
 _FULL_M = FastEntry(_full_m_entry)
+_SOLVE_M = FastEntry(_solve_m_entry)
+_MUL_M = FastEntry(_mul_m_entry)
 _FACTOR_M = FastEntry(factor_m_entry)
 _CRB = FastEntry(crb_entry)
 
@@ -278,7 +280,7 @@ def solve_m(m, d, y: np.ndarray) -> np.ndarray:
     if x.ndim not in (1, 2) or x.shape[-1] != m.nv:
         raise ValueError(f"solve_m needs shape (nv,) or (n, nv) with nv={m.nv}, got {x.shape}")
     for row in x.reshape(-1, m.nv):
-        _solve_m_entry(m._handle, d._handle, row)
+        _SOLVE_M.call(m._ptr, d._ptr, row)
     return x
 
 
@@ -289,7 +291,7 @@ def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
     if vec.shape != (m.nv,):
         raise ValueError(f"mul_m needs shape ({m.nv},), got {vec.shape}")
     res = np.empty(m.nv)
-    _mul_m_entry(m._handle, d._handle, res, vec)
+    _MUL_M.call(m._ptr, d._ptr, res, vec)
     return res
 
 

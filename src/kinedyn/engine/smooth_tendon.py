@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from kinedyn._jit import handle_entry, kernel
+from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
@@ -584,6 +584,9 @@ def tendon_passive_entry(m, d):
                           d.qfrc_damper)
 
 
+_TENDON = FastEntry(tendon_entry)
+
+
 def tendon(m, d) -> None:
     """Tendon lengths and Jacobians.
 
@@ -591,4 +594,4 @@ def tendon(m, d) -> None:
     ten_wrapnum, wrap_xpos, wrap_obj. Mirrors mj_tendon.
     """
     check_model_data(m, d, "tendon")
-    tendon_entry(m._handle, d._handle)
+    _TENDON.call(m._ptr, d._ptr)
