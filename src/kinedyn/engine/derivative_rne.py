@@ -42,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.checks import check_model, check_model_data
 from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, full_m_kernel
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.smooth_rne import com_vel_entry
@@ -618,6 +618,7 @@ def inertia_regressor(m, d) -> np.ndarray:
 def inertia_parameters(m) -> np.ndarray:
     """theta, shape (10 nbody,), for :func:`inertia_regressor` from the model's body_mass, body_ipos,
     body_iquat and body_inertia: per body m, m c, I about the body origin (Ixx Ixy Iyy Ixz Iyz Izz)."""
+    check_model(m, "inertia_parameters")
     theta = np.zeros(10 * m.nbody)
     for b in range(1, m.nbody):
         mass, c = float(m.body_mass[b]), np.asarray(m.body_ipos[b], float)
