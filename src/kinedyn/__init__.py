@@ -83,7 +83,9 @@ __version__ = "0.1.0"
 # start-up time (IK's solvers; the batch kernels pull in Numba's parallel machinery; the model
 # builder's XML quoting pulls in urllib, http and ssl: 15-20 ms).
 _LAZY_SUBMODULES = {"batch": "kinedyn.tools.batch", "ik": "kinedyn.ik"}
-_LAZY_NAMES = {"Spec": "kinedyn.spec"}
+_LAZY_NAMES = {"Spec": "kinedyn.spec",
+               # the finite differences run on the batch kernels' threads (kinedyn.tools.derivatives)
+               "transition_fd": "kinedyn.tools.derivatives", "inverse_fd": "kinedyn.tools.derivatives"}
 
 
 def __getattr__(name):
@@ -104,7 +106,7 @@ __all__ = [
     # pipeline
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_constraint", "fwd_position", "fwd_velocity",
     "inverse",
-    "inverse_actuation", "reset", "reset_data_keyframe", "step",
+    "inverse_actuation", "inverse_fd", "transition_fd", "reset", "reset_data_keyframe", "step",
     # stages
     "bias_forces", "camlight", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m",
     "full_m",
