@@ -29,7 +29,6 @@ from __future__ import annotations
 from kinedyn._jit import cached_njit, entry
 from kinedyn.engine.actuation import fwd_actuation_entry
 from kinedyn.engine.forward import fwd_acceleration_entry, fwd_position_entry, fwd_velocity_entry
-from kinedyn.engine.inverse import inverse_acceleration, swap_discrete_qacc
 from kinedyn.engine.integrator import (
     STATUS_OK,
     _euler,
@@ -38,6 +37,7 @@ from kinedyn.engine.integrator import (
     _qacc_status,
     _state_status,
 )
+from kinedyn.engine.inverse import inverse_acceleration, swap_discrete_qacc
 from kinedyn.engine.sensor import (
     energy_pos_entry,
     energy_vel_entry,

@@ -109,7 +109,8 @@ def _nworker(nthread_used: int, ncol: int) -> int:
     return max(1, min(nthread_used, ncol))
 
 
-def transition_fd(m, d, eps: float = 1e-6, centered: bool = False, nthread: int | None = None) -> TransitionFD:
+def transition_fd(m, d, eps: float = 1e-6, centered: bool = False,
+                  nthread: int | None = None) -> TransitionFD:
     """Finite-difference derivatives of one step, ``(A, B, C, D)``: mjd_transitionFD.
 
     With x = [qpos, qvel, act] on the tangent space (qpos perturbed by ``integrate_pos`` along each
@@ -168,7 +169,8 @@ def inverse_fd(m, d, eps: float = 1e-6, actuation: bool = False, nthread: int | 
         raise ValueError("inverse_fd: d.qacc holds non-finite values")
     nv, ns, nc = m.nv, m.nsensordata, m.nC
     kind, index = _columns((COL_ACC, nv), (COL_VEL, nv), (COL_POS, nv))
-    out = [np.zeros((nv, nv)) for _ in range(3)] + [np.zeros((nv, ns)) for _ in range(3)] + [np.zeros((nv, nc))]
+    out = [np.zeros((nv, nv)) for _ in range(3)] + [np.zeros((nv, ns)) for _ in range(3)]
+    out.append(np.zeros((nv, nc)))
     with threads(nthread) as nthread_used:
         nwork = _nworker(nthread_used, kind.shape[0])
         work = _work_data(m, nwork)
