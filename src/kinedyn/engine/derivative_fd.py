@@ -6,12 +6,14 @@ here each *worker* runs a share of them on a work Data of its own, so the worker
 parallel (``kinedyn.tools.derivatives`` starts them, one per thread).
 
 A worker copies the caller's inputs into its work Data, runs the unperturbed step (or inverse)
-once, then its share of the perturbed ones, in MuJoCo's order: controls and activations
-skipping the position and velocity stages, velocities skipping the position stage, positions
-last with nothing skipped. Skipping a stage reuses the quantities the previous evaluation left
-in the work Data, which are those of the unperturbed state because every earlier evaluation of
-the worker had the same qpos (and, for the controls, the same qvel): the order is what makes
-MuJoCo's mj_stepSkip valid, and it is kept within each worker. Before each perturbed
+once, then takes columns from a shared counter until none is left (so a worker that is
+descheduled holds up no other), in MuJoCo's order: controls and activations skipping the
+position and velocity stages, velocities skipping the position stage, positions last with
+nothing skipped. Skipping a stage reuses the quantities the previous evaluation left in the
+work Data, which are those of the unperturbed state because every earlier evaluation of the
+worker had the same qpos (and, for the controls, the same qvel): the order is what makes
+MuJoCo's mj_stepSkip valid. A worker tracks which stages still hold the unperturbed state and
+skips no more than those, so a skip never changes a number. Before each perturbed
 evaluation the state, ctrl and the warmstart acceleration are restored (MuJoCo's mj_setState
 with mjSTATE_FULLPHYSICS | mjSTATE_CTRL | mjSTATE_WARMSTART); every other input is never
 changed by a step.
@@ -27,6 +29,7 @@ matrix does not depend on the perturbed quantity: always, except with polynomial
 from __future__ import annotations
 
 from kinedyn._jit import cached_njit, entry
+from kinedyn._jit.parallel import take_next
 from kinedyn.engine.actuation import fwd_actuation_entry
 from kinedyn.engine.forward import fwd_acceleration_entry, fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.integrator import (
@@ -209,36 +212,53 @@ def _in_range(x1, x2, lo, hi):
 
 
 @cached_njit
-def transition_worker(m, d, src, first, stride, eps, centered, kind, index, at, bt, ct, dt, buf, sbuf, dpos):
-    """Worker ``first`` of ``stride``: the unperturbed step, then columns first, first + stride, ...
-    of (kind, index); writes their rows of the transposed A, B, C, D (mjd_stepFD's layout).
-    ``buf`` (3, nq + nv + na) and ``sbuf`` (3, nsensordata): next states and sensors, unperturbed,
-    plus and minus. Returns a STATUS_* code (STATUS_OK, or the first bad step's)."""
+def _column_skip(col, valid):
+    """The stages a column's evaluation may skip: MuJoCo's choice (controls, activations and
+    accelerations: position and velocity; velocities: position; positions: none), limited to
+    the stages the worker's Data still holds at the unperturbed state (``valid``)."""
+    if col == COL_POS:
+        return SKIP_NONE
+    if col == COL_VEL:
+        return min(SKIP_POS, valid)
+    return min(SKIP_VEL, valid)
+
+
+@cached_njit
+def _still_valid(col, valid):
+    """The stages still at the unperturbed state after a column of kind ``col``."""
+    if col == COL_POS:
+        return SKIP_NONE
+    if col == COL_VEL:
+        return min(SKIP_POS, valid)
+    return valid
+
+
+@cached_njit
+def transition_worker(m, d, src, queue, eps, centered, kind, index, at, bt, ct, dt, buf, sbuf, dpos):
+    """One worker of mjd_stepFD: the unperturbed step, then the columns (kind, index) it takes from
+    ``queue`` (take_next: in increasing order, so it sees them in MuJoCo's order), writing their
+    rows of the transposed A, B, C, D (mjd_stepFD's layout). ``buf`` (3, nq + nv + na) and
+    ``sbuf`` (3, nsensordata): next states and sensors, unperturbed, plus and minus.
+    Returns a STATUS_* code (STATUS_OK, or the first bad step's)."""
     nv = m.nv
+    ncol = kind.shape[0]
     sensors = sbuf.shape[1] > 0
     copy_inputs(src, d)
     status = step_skip(m, d, SKIP_NONE, sensors)
     if status != STATUS_OK:
         return status
     _get_state(d, buf[0], sbuf[0], sensors)
-    for k in range(first, kind.shape[0], stride):
+    valid = SKIP_VEL  # the step left the position and velocity stages at the unperturbed state
+    k = take_next(queue)
+    while k < ncol:
         col, i = kind[k], index[k]
         plus, minus = True, centered
-        if col == COL_CTRL:
+        if col == COL_CTRL and m.actuator_ctrllimited[i]:
             # one-sided at the ends of ctrlrange (mjd_stepFD's nudge_fwd, nudge_back)
-            skip = SKIP_VEL
-            if m.actuator_ctrllimited[i]:
-                u, lo, hi = src.ctrl[i], m.actuator_ctrlrange[i, 0], m.actuator_ctrlrange[i, 1]
-                plus = _in_range(u, u + eps, lo, hi)
-                minus = (centered or not plus) and _in_range(u - eps, u, lo, hi)
-            else:
-                minus = centered
-        elif col == COL_ACT:
-            skip = SKIP_VEL
-        elif col == COL_VEL:
-            skip = SKIP_POS
-        else:
-            skip = SKIP_NONE
+            u, lo, hi = src.ctrl[i], m.actuator_ctrlrange[i, 0], m.actuator_ctrlrange[i, 1]
+            plus = _in_range(u, u + eps, lo, hi)
+            minus = (centered or not plus) and _in_range(u - eps, u, lo, hi)
+        skip = _column_skip(col, valid)
         for side in range(2):
             if (side == 0 and plus) or (side == 1 and minus):
                 _restore(src, d)
@@ -247,6 +267,7 @@ def transition_worker(m, d, src, first, stride, eps, centered, kind, index, at, 
                 if status != STATUS_OK:
                     return status
                 _get_state(d, buf[1 + side], sbuf[1 + side], sensors)
+        valid = _still_valid(col, valid)
         if col == COL_CTRL:
             row, srow = bt[i], dt[i]
         else:
@@ -265,6 +286,7 @@ def transition_worker(m, d, src, first, stride, eps, centered, kind, index, at, 
         else:
             row[:] = 0.0
             srow[:] = 0.0
+        k = take_next(queue)
     return STATUS_OK
 
 
@@ -282,34 +304,37 @@ def _inverse_out(m, d, actuation, force, sensor, sensors):
 
 
 @cached_njit
-def inverse_worker(m, d, src, first, stride, eps, actuation, kind, index,
+def inverse_worker(m, d, src, queue, eps, actuation, kind, index,
                    dfdq, dfdv, dfda, dsdq, dsdv, dsda, dmdq, buf, sbuf, mass, dpos):
-    """Worker ``first`` of ``stride`` of mjd_inverseFD (forward differences): the unperturbed
-    inverse, then columns first, first + stride, ... of (kind, index), writing their rows of the
-    transposed outputs. ``buf`` (2, nv), ``sbuf`` (2, nsensordata): forces and sensors,
-    unperturbed and nudged; ``mass`` (nC,): the unperturbed M."""
+    """One worker of mjd_inverseFD (forward differences): the unperturbed inverse, then the columns
+    it takes from ``queue``, writing their rows of the transposed outputs. ``buf`` (2, nv),
+    ``sbuf`` (2, nsensordata): forces and sensors, unperturbed and nudged; ``mass`` (nC,): the
+    unperturbed M."""
+    ncol = kind.shape[0]
     sensors = sbuf.shape[1] > 0
     copy_inputs(src, d)
     inverse_skip(m, d, SKIP_NONE, sensors)
     _inverse_out(m, d, actuation, buf[0], sbuf[0], sensors)
     mass[:] = d.M
-    for k in range(first, kind.shape[0], stride):
+    valid = SKIP_VEL
+    k = take_next(queue)
+    while k < ncol:
         col, i = kind[k], index[k]
         # the nudged input is put back after each column (the other inputs never change)
         d.qpos[:] = src.qpos
         d.qvel[:] = src.qvel
         d.qacc[:] = src.qacc
         _nudge(m, d, col, i, eps, dpos)
+        inverse_skip(m, d, _column_skip(col, valid), sensors)
+        valid = _still_valid(col, valid)
         if col == COL_ACC:
-            inverse_skip(m, d, SKIP_VEL, sensors)
             frow, srow = dfda[i], dsda[i]
         elif col == COL_VEL:
-            inverse_skip(m, d, SKIP_POS, sensors)
             frow, srow = dfdv[i], dsdv[i]
         else:
-            inverse_skip(m, d, SKIP_NONE, sensors)
             frow, srow = dfdq[i], dsdq[i]
             _diff(dmdq[i], mass, d.M, eps)
         _inverse_out(m, d, actuation, buf[1], sbuf[1], sensors)
         _diff(frow, buf[0], buf[1], eps)
         _diff(srow, sbuf[0], sbuf[1], eps)
+        k = take_next(queue)

@@ -2,11 +2,12 @@
 
 The replicas of MuJoCo's ``mjd_transitionFD`` and ``mjd_inverseFD`` (engine_derivative_fd.c).
 The perturbed evaluations are shared among threads, each on a work Data of its own (kept per
-model, as ``kd.batch.rollout`` keeps its own): worker w takes columns w, w + n, w + 2n, ... of
-MuJoCo's sequence (controls, activations, velocities, positions; for the inverse: accelerations,
-velocities, positions), so each worker sees them in MuJoCo's order and can skip the stages
-MuJoCo skips (``kinedyn.engine.derivative_fd``). Every column's numbers are those of the same
-evaluation in MuJoCo: the split changes no value. The caller's Data is read, never written.
+model, as ``kd.batch.rollout`` keeps its own): the workers take the columns of MuJoCo's sequence
+(controls, activations, velocities, positions; for the inverse: accelerations, velocities,
+positions) one at a time from a shared counter, so each worker sees its columns in MuJoCo's
+order and can skip the stages MuJoCo skips (``kinedyn.engine.derivative_fd``). Every column's
+numbers are those of the same evaluation in MuJoCo: the split changes no value. The caller's
+Data is read, never written.
 See docs/derivatives.md.
 """
 
@@ -29,8 +30,8 @@ from kinedyn.engine.derivative_fd import (
     transition_worker,
 )
 from kinedyn.engine.integrator import _STATUS_FIELD
-from kinedyn.engine.types import INT_EULER, INT_IMPLICITFAST, IntegratorType
-from kinedyn.tools.batch import _model_handles, _work_data
+from kinedyn.engine.types import INT_EULER, INT_IMPLICITFAST, OPT_INTEGRATOR, IntegratorType
+from kinedyn.tools.batch import _model_handles, _per_thread, _work_data
 
 __all__ = ["InverseFD", "TransitionFD", "inverse_fd", "transition_fd"]
 
@@ -59,21 +60,21 @@ class InverseFD(NamedTuple):
 
 
 @parallel_njit
-def _transition_columns(models, work, src, eps, centered, kind, index, at, bt, ct, dt, buf, sbuf, dpos,
+def _transition_columns(models, work, src, queue, eps, centered, kind, index, at, bt, ct, dt, buf, sbuf, dpos,
                         status):
     # the prange body is a plain call, as in kd.batch (Numba's parfor pass and long loop bodies)
     for w in prange(len(work)):
         k = np.int64(w)
-        status[k] = transition_worker(models[k], work[k], src, k, len(work), eps, centered, kind, index,
+        status[k] = transition_worker(models[k], work[k], src, queue, eps, centered, kind, index,
                                       at, bt, ct, dt, buf[k], sbuf[k], dpos[k])
 
 
 @parallel_njit
-def _inverse_columns(models, work, src, eps, actuation, kind, index, dfdq, dfdv, dfda, dsdq, dsdv, dsda,
-                     dmdq, buf, sbuf, mass, dpos):
+def _inverse_columns(models, work, src, queue, eps, actuation, kind, index, dfdq, dfdv, dfda, dsdq, dsdv,
+                     dsda, dmdq, buf, sbuf, mass, dpos):
     for w in prange(len(work)):
         k = np.int64(w)
-        inverse_worker(models[k], work[k], src, k, len(work), eps, actuation, kind, index,
+        inverse_worker(models[k], work[k], src, queue, eps, actuation, kind, index,
                        dfdq, dfdv, dfda, dsdq, dsdv, dsda, dmdq, buf[k], sbuf[k], mass[k], dpos[k])
 
 
@@ -84,29 +85,50 @@ def _columns(*blocks) -> tuple[np.ndarray, np.ndarray]:
     return kind, index
 
 
+def _plan(m, what: str, nthread, blocks):
+    """(work Data handles, model handles, kind, index, worker count) for ``what`` on ``m``, kept
+    per model and thread count with kd.batch's per-thread handles (a call then allocates only its
+    outputs and scratch)."""
+    with threads(nthread) as nthread_used:
+        pass
+    plans = _per_thread(m)["lists"]
+    key = (what, nthread_used)
+    plan = plans.get(key)
+    if plan is None:
+        kind, index = _columns(*blocks)
+        nwork = max(1, min(nthread_used, kind.shape[0]))
+        plan = (_work_data(m, nwork), _model_handles(m, nwork), kind, index, nwork)
+        plans[key] = plan
+    return plan
+
+
 def _check(m, d, eps, fname: str) -> float:
+    # (d's state is checked in the kernels, as kd.step checks it: a non-finite input makes the
+    # unperturbed step fail, which raises below)
     try:
         if d._model is not m:
             bad_model_data(m, d, fname)
     except AttributeError:
         bad_model_data(m, d, fname)
-    if m.opt.integrator not in (INT_EULER, INT_IMPLICITFAST):
+    integrator = m.opt._flags[OPT_INTEGRATOR]
+    if integrator != INT_EULER and integrator != INT_IMPLICITFAST:
         # MuJoCo refuses RK4 (mjERROR); kinedyn steps no other integrator yet
-        raise ValueError(f"{fname}: the {IntegratorType(m.opt.integrator).name} integrator is not supported "
+        raise ValueError(f"{fname}: the {IntegratorType(integrator).name} integrator is not supported "
                          "(MuJoCo's finite differences refuse RK4); use Euler or implicitfast")
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{fname}: eps must be a number, got {type(eps).__name__}")
-    eps = float(eps)
-    if not (np.isfinite(eps) and eps > 0.0):
+    if eps.__class__ is not float:
+        if isinstance(eps, bool) or not isinstance(eps, (int, np.floating, np.integer)):
+            raise TypeError(f"{fname}: eps must be a number, got {type(eps).__name__}")
+        eps = float(eps)
+    if not 0.0 < eps < np.inf:
         raise ValueError(f"{fname}: eps must be finite and positive, got {eps!r}")
-    for name in ("qpos", "qvel", "act", "ctrl"):
-        if not np.all(np.isfinite(getattr(d, name))):
-            raise ValueError(f"{fname}: d.{name} holds non-finite values")
     return eps
 
 
-def _nworker(nthread_used: int, ncol: int) -> int:
-    return max(1, min(nthread_used, ncol))
+def _raise_bad(status: np.ndarray, fname: str, eps: float) -> None:
+    bad = int(status[status != 0][0])
+    raise ValueError(f"{fname}: a step went non-finite or huge in {_STATUS_FIELD.get(bad, 'fwdinv')} (d's "
+                     f"state, ctrl or act is non-finite, or eps = {eps:g} is too large for the model); "
+                     "no derivative is returned")
 
 
 def transition_fd(m, d, eps: float = 1e-6, centered: bool = False,
@@ -127,29 +149,22 @@ def transition_fd(m, d, eps: float = 1e-6, centered: bool = False,
     Euler and implicitfast only; RK4 raises ValueError, as MuJoCo's mjERROR.
     """
     eps = _check(m, d, eps, "transition_fd")
-    centered = bool(centered)
     nv, na, nu, ns = m.nv, m.na, m.nu, m.nsensordata
     ndx = 2 * nv + na
-    kind, index = _columns((COL_CTRL, nu), (COL_ACT, na), (COL_VEL, nv), (COL_POS, nv))
+    work, models, kind, index, nwork = _plan(m, "transition_fd", nthread,
+                                             ((COL_CTRL, nu), (COL_ACT, na), (COL_VEL, nv), (COL_POS, nv)))
     at = np.zeros((ndx, ndx))
     bt = np.zeros((nu, ndx))
     ct = np.zeros((ndx, ns))
     dt = np.zeros((nu, ns))
-    with threads(nthread) as nthread_used:
-        nwork = _nworker(nthread_used, kind.shape[0])
-        work = _work_data(m, nwork)
-        bind_call(transition_worker, (m._handle, work[0]))  # the units a perturbed step reaches
-        buf = np.empty((nwork, 3, m.nq + nv + na))
-        sbuf = np.empty((nwork, 3, ns))
-        dpos = np.empty((nwork, nv))
-        status = np.zeros(nwork, dtype=np.int64)
-        _transition_columns(_model_handles(m, nwork), work, d._handle, eps, centered, kind, index,
-                            at, bt, ct, dt, buf, sbuf, dpos, status)
-    bad = status[status != 0]
-    if bad.size:
-        raise ValueError(f"transition_fd: a perturbed step went non-finite or huge in "
-                         f"{_STATUS_FIELD.get(int(bad[0]), 'fwdinv')} (the state, or eps = {eps:g}, "
-                         "is too large for the model); no derivative is returned")
+    status = np.zeros(nwork, dtype=np.int64)
+    bind_call(transition_worker, (m._handle, work[0]))  # the units a perturbed step reaches
+    with threads(nthread):
+        _transition_columns(models, work, d._handle, np.array([0], dtype=np.int64), eps, bool(centered),
+                            kind, index, at, bt, ct, dt, np.empty((nwork, 3, m.nq + nv + na)),
+                            np.empty((nwork, 3, ns)), np.empty((nwork, nv)), status)
+    if status.any():
+        _raise_bad(status, "transition_fd", eps)
     return TransitionFD(at.T.copy(), bt.T.copy(), ct.T.copy(), dt.T.copy())
 
 
@@ -168,14 +183,14 @@ def inverse_fd(m, d, eps: float = 1e-6, actuation: bool = False, nthread: int | 
     if not np.all(np.isfinite(d.qacc)):
         raise ValueError("inverse_fd: d.qacc holds non-finite values")
     nv, ns, nc = m.nv, m.nsensordata, m.nC
-    kind, index = _columns((COL_ACC, nv), (COL_VEL, nv), (COL_POS, nv))
+    work, models, kind, index, nwork = _plan(m, "inverse_fd", nthread,
+                                             ((COL_ACC, nv), (COL_VEL, nv), (COL_POS, nv)))
     out = [np.zeros((nv, nv)) for _ in range(3)] + [np.zeros((nv, ns)) for _ in range(3)]
     out.append(np.zeros((nv, nc)))
-    with threads(nthread) as nthread_used:
-        nwork = _nworker(nthread_used, kind.shape[0])
-        work = _work_data(m, nwork)
-        bind_call(inverse_worker, (m._handle, work[0]))
-        _inverse_columns(_model_handles(m, nwork), work, d._handle, eps, bool(actuation), kind, index, *out,
-                         np.empty((nwork, 2, nv)), np.empty((nwork, 2, ns)), np.empty((nwork, nc)),
+    bind_call(inverse_worker, (m._handle, work[0]))
+    with threads(nthread):
+        _inverse_columns(models, work, d._handle, np.array([0], dtype=np.int64), eps, bool(actuation), kind,
+                         index, *out, np.empty((nwork, 2, nv)), np.empty((nwork, 2, ns)),
+                         np.empty((nwork, nc)),
                          np.empty((nwork, nv)))
     return InverseFD(*out)
