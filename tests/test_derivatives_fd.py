@@ -7,7 +7,9 @@ better than that (the transition matrices to ~1e-18 on these models).
 Cases: gymnasium's humanoid standing on the floor (PGS; its RK4, which MuJoCo refuses, switched to
 Euler; free joint, contacts, ctrl at both ends of ctrlrange), the bundled biped on its soles
 (implicitfast, elliptic cones, position
-servos), and a small model with filter activations (na > 0), sensors and a ctrl at its limit.
+servos), and a small model with filter activations (na > 0), sensors and a ctrl at its limit, whose
+polynomial damper (Euler) and velocity-dependent gains (implicitfast) make the implicit matrix
+depend on qvel, act and ctrl: MuJoCo 4.0 makes it again there (no skipfactor reuse).
 """
 
 from __future__ import annotations
@@ -26,11 +28,13 @@ TOL = 1e-6   # of each matrix's largest entry
 SMALL = """<mujoco><option timestep="0.005"/>
 <worldbody><geom type="plane" size="5 5 .1"/>
  <body pos="0 0 .3"><freejoint/><site name="s"/><geom type="box" size=".1 .1 .1"/>
-  <body pos=".2 0 0"><joint name="h" type="hinge" axis="0 1 0" damping=".1"/>
+  <body pos=".2 0 0"><joint name="h" type="hinge" axis="0 1 0" damping=".1 .5 .2"/>
    <geom type="capsule" size=".03" fromto="0 0 0 .2 0 0"/></body></body>
 </worldbody>
 <actuator><motor joint="h" ctrllimited="true" ctrlrange="-1 1"/>
- <general joint="h" dyntype="filter" dynprm=".05" gainprm="5" biastype="affine" biasprm="0 -5 -.5"/>
+ <general joint="h" dyntype="filter" dynprm=".05" gaintype="affine" gainprm="5 0 .3" biastype="affine"
+  biasprm="0 -5 -.5"/>
+ <general joint="h" gaintype="affine" gainprm="2 0 .4"/>
 </actuator>
 <sensor><jointpos joint="h"/><framepos objtype="body" objname="world"/><accelerometer site="s"/>
  <touch site="s"/></sensor>
@@ -83,8 +87,8 @@ def biped():
 @pytest.fixture(scope="module", params=["euler", "implicitfast"])
 def small(request):
     integrator = kd.IntegratorType[request.param.upper()]
-    case = _settled(SMALL, 60, [1.0, 0.3], integrator)
-    assert case[0].na == 1 and case[0].nsensordata > 0 and case[3].ncon > 0
+    case = _settled(SMALL, 60, [1.0, 0.3, 0.5], integrator)
+    assert case[0].na == 1 and case[0].nu == 3 and case[0].nsensordata > 0 and case[3].ncon > 0
     return case
 
 

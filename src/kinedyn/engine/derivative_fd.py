@@ -18,12 +18,12 @@ evaluation the state, ctrl and the warmstart acceleration are restored (MuJoCo's
 with mjSTATE_FULLPHYSICS | mjSTATE_CTRL | mjSTATE_WARMSTART); every other input is never
 changed by a step.
 
-One difference from MuJoCo's mj_stepSkip: MuJoCo's Euler (with implicit damping) and
-implicitfast reuse the factorised implicit matrix of the previous evaluation when a stage is
-skipped (``skipfactor``); here the integrator builds it again. The two agree wherever that
-matrix does not depend on the perturbed quantity: always, except with polynomial dof dampers
-(a velocity column of Euler), and actuators whose velocity derivative depends on ctrl or act
-(affine gain with a velocity term, muscles) under implicitfast. docs/derivatives.md lists it.
+MuJoCo's mj_stepSkip can also reuse the factorised implicit matrix of the previous step
+(``skipfactor``). Checked against MuJoCo 4.0 (tests/test_derivatives_fd.py), its numbers are those
+of the matrix made again wherever that matrix depends on the perturbed quantity (a polynomial
+damper's on qvel under Euler, a velocity-dependent gain's on act under implicitfast). So here
+only Euler's control and activation steps reuse it, where it cannot differ; every other step
+makes it again.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ from kinedyn.engine.actuation import fwd_actuation_entry
 from kinedyn.engine.forward import fwd_acceleration_entry, fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.integrator import (
     STATUS_OK,
-    _euler,
     _fwdinv_status,
     _implicitfast,
     _qacc_status,
     _state_status,
+    euler_skip,
 )
 from kinedyn.engine.inverse import inverse_acceleration, swap_discrete_qacc
 from kinedyn.engine.sensor import (
@@ -51,7 +51,7 @@ from kinedyn.engine.sensor import (
 )
 from kinedyn.engine.solver import fwd_constraint_entry
 from kinedyn.engine.support import differentiate_pos_kernel, integrate_pos_kernel
-from kinedyn.engine.types import INT_IMPLICITFAST, OPT_INTEGRATOR
+from kinedyn.engine.types import ENBL_FWDINV, INT_IMPLICITFAST, OPT_ENABLEFLAGS, OPT_INTEGRATOR
 
 # mjtStage as mj_forwardSkip reads it: the stages below the given one are skipped
 SKIP_NONE, SKIP_POS, SKIP_VEL = 0, 1, 2
@@ -99,9 +99,14 @@ def step_skip(m, d, skipstage, sensors):
     if status != STATUS_OK:
         return status
     if m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICITFAST:
+        # M - h D is made again every step: D depends on ctrl and act (velocity-dependent gains),
+        # and MuJoCo 4.0's numbers are those of the matrix made again
         _implicitfast(m, d)
     else:
-        _euler(m, d)
+        # M + h diag(B) depends on qpos and qvel only: the controls' and activations' steps reuse
+        # the factor of the worker's previous step, the unperturbed one (no number changes); with
+        # fwdinv, the inverse run by the comparison may have overwritten it (inverse.discrete_acc)
+        euler_skip(m, d, skipstage >= SKIP_VEL and not m.opt_flags[OPT_ENABLEFLAGS] & ENBL_FWDINV)
     return STATUS_OK
 
 
