@@ -185,3 +185,28 @@ def test_misuse(small):
             kd.transition_fd(m, d)
     finally:
         m.opt.integrator = saved
+
+
+def test_linearize_along_mujoco_trajectory():
+    """kd.trajectory.linearize at every step of a MuJoCo simulation equals mjd_transitionFD there."""
+    mjm = mujoco.MjModel.from_xml_string(SMALL)
+    mjd = mujoco.MjData(mjm)
+    m = kd.Model.from_xml_string(SMALL)
+    rng = np.random.default_rng(0)
+    controls = np.clip(rng.normal(0.5, 0.6, size=(12, mjm.nu)), -1.2, 1.2)  # ctrl 0 at and past its limits
+    states, warmstart, expected = [], [], []
+    for u in controls:
+        mjd.ctrl[:] = u
+        states.append(np.concatenate(([mjd.time], mjd.qpos, mjd.qvel, mjd.act)))
+        warmstart.append(mjd.qacc_warmstart.copy())
+        expected.append(_mujoco_transition(mjm, mjd, False))
+        mujoco.mj_step(mjm, mjd)
+    ours = kd.trajectory.linearize(m, states, controls, warmstart=warmstart)
+    ndx = 2 * m.nv + m.na
+    assert ours.A.shape == (12, ndx, ndx) and ours.B.shape == (12, ndx, m.nu)
+    for t, theirs in enumerate(expected):
+        _assert_close([x[t] for x in ours], theirs, "ABCD", f"step {t}")
+    with pytest.raises(ValueError, match="method"):
+        kd.trajectory.linearize(m, states, controls, method="analytical")
+    with pytest.raises(ValueError, match="controls"):
+        kd.trajectory.linearize(m, states, controls[:-1])

@@ -17,9 +17,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kinedyn._jit import bind_call
-from kinedyn._jit.parallel import parallel_njit, prange, threads
+from kinedyn._jit import bind_call, cached_njit
+from kinedyn._jit.parallel import parallel_njit, prange, take_next, threads, typed_list
 from kinedyn.engine.checks import bad_model_data
+from kinedyn.engine.data import Data
 from kinedyn.engine.derivative_fd import (
     COL_ACC,
     COL_ACT,
@@ -33,7 +34,7 @@ from kinedyn.engine.integrator import _STATUS_FIELD
 from kinedyn.engine.types import INT_EULER, INT_IMPLICITFAST, OPT_INTEGRATOR, IntegratorType
 from kinedyn.tools.batch import _model_handles, _per_thread, _work_data
 
-__all__ = ["InverseFD", "TransitionFD", "inverse_fd", "transition_fd"]
+__all__ = ["InverseFD", "TransitionFD", "inverse_fd", "linearize_fd", "transition_fd"]
 
 
 class TransitionFD(NamedTuple):
@@ -110,11 +111,20 @@ def _check(m, d, eps, fname: str) -> float:
             bad_model_data(m, d, fname)
     except AttributeError:
         bad_model_data(m, d, fname)
+    check_integrator(m, fname)
+    return check_eps(eps, fname)
+
+
+def check_integrator(m, fname: str) -> None:
     integrator = m.opt._flags[OPT_INTEGRATOR]
     if integrator != INT_EULER and integrator != INT_IMPLICITFAST:
         # MuJoCo refuses RK4 (mjERROR); kinedyn steps no other integrator yet
         raise ValueError(f"{fname}: the {IntegratorType(integrator).name} integrator is not supported "
                          "(MuJoCo's finite differences refuse RK4); use Euler or implicitfast")
+
+
+def check_eps(eps, fname: str) -> float:
+    """eps as a float, or TypeError / ValueError unless it is a finite positive number."""
     if eps.__class__ is not float:
         if isinstance(eps, bool) or not isinstance(eps, (int, np.floating, np.integer)):
             raise TypeError(f"{fname}: eps must be a number, got {type(eps).__name__}")
@@ -194,3 +204,71 @@ def inverse_fd(m, d, eps: float = 1e-6, actuation: bool = False, nthread: int | 
                          np.empty((nwork, nc)),
                          np.empty((nwork, nv)))
     return InverseFD(*out)
+
+
+# ---------------------------------------------------------------------------------------
+# along a trajectory: one transition_fd per step, the steps shared among threads
+
+@cached_njit
+def _linearize_worker(m, d, src, steps, states, controls, warmstart, eps, centered, kind, index,
+                      at, bt, ct, dt, buf, sbuf, dpos, status):
+    """Steps taken from ``steps`` until none is left: src gets step t's state, ctrl and warmstart,
+    then one worker does every column of it on d (a private column counter)."""
+    nq, nv, na = m.nq, m.nv, m.na
+    queue = np.zeros(1, dtype=np.int64)
+    t = take_next(steps)
+    while t < states.shape[0]:
+        src.time[0] = states[t, 0]
+        src.qpos[:] = states[t, 1:1 + nq]
+        src.qvel[:] = states[t, 1 + nq:1 + nq + nv]
+        src.act[:] = states[t, 1 + nq + nv:1 + nq + nv + na]
+        src.ctrl[:] = controls[t]
+        src.qacc_warmstart[:] = warmstart[t]
+        queue[0] = 0
+        status[t] = transition_worker(m, d, src, queue, eps, centered, kind, index,
+                                      at[t], bt[t], ct[t], dt[t], buf, sbuf, dpos)
+        t = take_next(steps)
+
+
+@parallel_njit
+def _linearize_steps(models, work, srcs, steps, states, controls, warmstart, eps, centered, kind, index,
+                     at, bt, ct, dt, buf, sbuf, dpos, status):
+    for w in prange(len(work)):
+        k = np.int64(w)
+        _linearize_worker(models[k], work[k], srcs[k], steps, states, controls, warmstart, eps, centered,
+                          kind, index, at, bt, ct, dt, buf[k], sbuf[k], dpos[k], status)
+
+
+def linearize_fd(m, states: np.ndarray, controls: np.ndarray, warmstart: np.ndarray, eps: float,
+                 centered: bool, nthread) -> TransitionFD:
+    """``transition_fd`` at every step of a trajectory, the steps in parallel: A, B, C, D stacked
+    along a leading step axis. ``states`` (T, 1 + nq + nv + na) packed [time, qpos, qvel, act],
+    ``controls`` (T, nu), ``warmstart`` (T, nv), all C-contiguous float64 (checked by the caller,
+    kd.trajectory.linearize). Every other input is a new Data's (no applied forces, the mocap
+    bodies and equalities as the model defines them)."""
+    nv, na, nu, ns = m.nv, m.na, m.nu, m.nsensordata
+    ndx, nstep = 2 * nv + na, states.shape[0]
+    check_integrator(m, "trajectory.linearize")
+    kind, index = _columns((COL_CTRL, nu), (COL_ACT, na), (COL_VEL, nv), (COL_POS, nv))
+    at = np.zeros((nstep, ndx, ndx))
+    bt = np.zeros((nstep, nu, ndx))
+    ct = np.zeros((nstep, ndx, ns))
+    dt = np.zeros((nstep, nu, ns))
+    status = np.zeros(nstep, dtype=np.int64)
+    with threads(nthread) as nthread_used:
+        nwork = max(1, min(nthread_used, nstep))
+        work = _work_data(m, nwork)
+        srcs = typed_list([Data(m)._handle for _ in range(nwork)])
+        bind_call(_linearize_worker, (m._handle, work[0]))
+        _linearize_steps(_model_handles(m, nwork), work, srcs, np.zeros(1, dtype=np.int64), states, controls,
+                         warmstart, eps, bool(centered), kind, index, at, bt, ct, dt,
+                         np.empty((nwork, 3, m.nq + nv + na)), np.empty((nwork, 3, ns)),
+                         np.empty((nwork, nv)), status)
+    if status.any():
+        t = int(np.flatnonzero(status)[0])
+        raise ValueError(f"linearize: at step {t} a step went non-finite or huge in "
+                         f"{_STATUS_FIELD.get(int(status[t]), 'fwdinv')} (that state or control is "
+                         f"non-finite, or eps = {eps:g} is too large); no derivative is returned")
+    t = (0, 2, 1)
+    return TransitionFD(at.transpose(t).copy(), bt.transpose(t).copy(), ct.transpose(t).copy(),
+                        dt.transpose(t).copy())
