@@ -63,21 +63,31 @@ COL_ACC = 4
 
 
 @entry
-def forward_skip(m, d, skipstage, sensors):
-    """mj_forwardSkip: forward without the stages below ``skipstage``; ``sensors`` False skips
-    the sensors (the energy is still computed), as MuJoCo's skipsensor."""
+def _position_velocity(m, d, skipstage, sensors, inverse):
+    """The position and velocity stages of mj_forwardSkip / mj_inverseSkip (``inverse``: the
+    inverse's position sensors) not below ``skipstage``, each with its sensors, or with only the
+    energy when ``sensors`` is False (MuJoCo's skipsensor)."""
     if skipstage < SKIP_POS:
         fwd_position_entry(m, d)
-        if sensors:
-            sensor_pos_entry(m, d)
-        else:
+        if not sensors:
             energy_pos_entry(m, d)
+        elif inverse:
+            sensor_pos_inverse_entry(m, d)
+        else:
+            sensor_pos_entry(m, d)
     if skipstage < SKIP_VEL:
         fwd_velocity_entry(m, d)
         if sensors:
             sensor_vel_entry(m, d)
         else:
             energy_vel_entry(m, d)
+
+
+@entry
+def forward_skip(m, d, skipstage, sensors):
+    """mj_forwardSkip: forward without the stages below ``skipstage``; ``sensors`` False skips
+    the sensors (the energy is still computed), as MuJoCo's skipsensor."""
+    _position_velocity(m, d, skipstage, sensors, False)
     fwd_actuation_entry(m, d)
     fwd_acceleration_entry(m, d)
     fwd_constraint_entry(m, d)
@@ -113,18 +123,7 @@ def step_skip(m, d, skipstage, sensors):
 @entry
 def inverse_skip(m, d, skipstage, sensors):
     """mj_inverseSkip: inverse dynamics without the stages below ``skipstage``."""
-    if skipstage < SKIP_POS:
-        fwd_position_entry(m, d)
-        if sensors:
-            sensor_pos_inverse_entry(m, d)
-        else:
-            energy_pos_entry(m, d)
-    if skipstage < SKIP_VEL:
-        fwd_velocity_entry(m, d)
-        if sensors:
-            sensor_vel_entry(m, d)
-        else:
-            energy_vel_entry(m, d)
+    _position_velocity(m, d, skipstage, sensors, True)
     inverse_acceleration(m, d)
     if sensors:
         swap_discrete_qacc(m, d)

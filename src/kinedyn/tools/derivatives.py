@@ -1,4 +1,5 @@
-"""Finite-difference derivatives, parallel over columns: ``kd.transition_fd``, ``kd.inverse_fd``.
+"""Finite-difference derivatives on all cores: ``kd.transition_fd``, ``kd.inverse_fd`` and the
+linearisation of a trajectory (``kd.trajectory.linearize``, via ``linearize_fd``).
 
 The replicas of MuJoCo's ``mjd_transitionFD`` and ``mjd_inverseFD`` (engine_derivative_fd.c).
 The perturbed evaluations are shared among threads, each on a work Data of its own (kept per
@@ -7,8 +8,8 @@ model, as ``kd.batch.rollout`` keeps its own): the workers take the columns of M
 positions) one at a time from a shared counter, so each worker sees its columns in MuJoCo's
 order and can skip the stages MuJoCo skips (``kinedyn.engine.derivative_fd``). Every column's
 numbers are those of the same evaluation in MuJoCo: the split changes no value. The caller's
-Data is read, never written.
-See docs/derivatives.md.
+Data is read, never written. Along a trajectory the steps are shared instead, one worker per
+step. One parallel kernel (``_each_worker``) runs all three. See docs/derivatives.md.
 """
 
 from __future__ import annotations
@@ -60,23 +61,57 @@ class InverseFD(NamedTuple):
     DmDq: np.ndarray  #: (nv, nC): d M / d qpos_i in M's sparse layout (Model.M_rowadr, M_colind)
 
 
+# One parallel kernel serves every call (an operation code picks the worker), as in kd.batch:
+# each parallel function costs tens of seconds to compile the first time.
+OP_TRANSITION, OP_INVERSE, OP_LINEARIZE = 0, 1, 2
+
+
+@cached_njit
+def _member(op, m, d, srcs, w, queue, states, controls, warmstart, eps, flag, kind, index,
+            o1, o2, o3, o4, buf, sbuf, dpos, mass, status):
+    """Worker w's share of a call. OP_TRANSITION: A, B, C, D transposed in o1[0], o2[0], o3[0],
+    o4[0] from srcs[0] (status[w]); OP_INVERSE: DfD{q,v,a} in o1[0..2], DsD{q,v,a} in o3[0..2], DmDq
+    in o2[0] from srcs[0]; OP_LINEARIZE: the steps of ``states`` taken from ``queue``, one worker
+    per step, into o1[t]..o4[t] (status[t]), srcs[w] holding the step's inputs."""
+    if op == OP_TRANSITION:
+        status[w] = transition_worker(m, d, srcs[0], queue, eps, flag, kind, index,
+                                      o1[0], o2[0], o3[0], o4[0], buf, sbuf, dpos)
+    elif op == OP_INVERSE:
+        inverse_worker(m, d, srcs[0], queue, eps, flag, kind, index, o1[0], o1[1], o1[2], o3[0], o3[1], o3[2],
+                       o2[0], buf, sbuf, mass, dpos)
+    else:
+        _linearize_worker(m, d, srcs[w], queue, states, controls, warmstart, eps, flag, kind, index,
+                          o1, o2, o3, o4, buf, sbuf, dpos, status)
+
+
 @parallel_njit
-def _transition_columns(models, work, src, queue, eps, centered, kind, index, at, bt, ct, dt, buf, sbuf, dpos,
-                        status):
+def _each_worker(op, models, work, srcs, queue, states, controls, warmstart, eps, flag, kind, index,
+                 o1, o2, o3, o4, buf, sbuf, dpos, mass, status):
     # the prange body is a plain call, as in kd.batch (Numba's parfor pass and long loop bodies)
     for w in prange(len(work)):
         k = np.int64(w)
-        status[k] = transition_worker(models[k], work[k], src, queue, eps, centered, kind, index,
-                                      at, bt, ct, dt, buf[k], sbuf[k], dpos[k])
+        _member(op, models[k], work[k], srcs, k, queue, states, controls, warmstart, eps, flag, kind, index,
+                o1, o2, o3, o4, buf[k], sbuf[k], dpos[k], mass[k], status)
 
 
-@parallel_njit
-def _inverse_columns(models, work, src, queue, eps, actuation, kind, index, dfdq, dfdv, dfda, dsdq, dsdv,
-                     dsda, dmdq, buf, sbuf, mass, dpos):
-    for w in prange(len(work)):
-        k = np.int64(w)
-        inverse_worker(models[k], work[k], src, queue, eps, actuation, kind, index,
-                       dfdq, dfdv, dfda, dsdq, dsdv, dsda, dmdq, buf[k], sbuf[k], mass[k], dpos[k])
+def _run(op, m, work, models, srcs, kind, index, eps, flag, outs, nwork, nbuf, nthread, states=None,
+         controls=None, warmstart=None, nstatus=None):
+    """Bind and run ``op`` on ``nwork`` workers; the status array."""
+    nv = m.nv
+    if states is None:
+        states = controls = warmstart = _NO_STEPS
+    status = np.zeros(nstatus or nwork, dtype=np.int64)
+    bind_call(_member, (m._handle, work[0]))  # the units a perturbed step or inverse reaches
+    with threads(nthread):
+        _each_worker(op, models, work, srcs, np.zeros(1, dtype=np.int64), states, controls, warmstart, eps,
+                     bool(flag), kind, index, *outs, np.empty((nwork, 3, nbuf)),
+                     np.empty((nwork, 3, m.nsensordata)), np.empty((nwork, nv)),
+                     np.empty((nwork, m.nC if op == OP_INVERSE else 0)), status)
+    return status
+
+
+_NO_STEPS = np.zeros((0, 0))
+_NO_OUTPUT = np.zeros((0, 0, 0))
 
 
 def _columns(*blocks) -> tuple[np.ndarray, np.ndarray]:
@@ -163,18 +198,12 @@ def transition_fd(m, d, eps: float = 1e-6, centered: bool = False,
     ndx = 2 * nv + na
     work, models, kind, index, nwork = _plan(m, "transition_fd", nthread,
                                              ((COL_CTRL, nu), (COL_ACT, na), (COL_VEL, nv), (COL_POS, nv)))
-    at = np.zeros((ndx, ndx))
-    bt = np.zeros((nu, ndx))
-    ct = np.zeros((ndx, ns))
-    dt = np.zeros((nu, ns))
-    status = np.zeros(nwork, dtype=np.int64)
-    bind_call(transition_worker, (m._handle, work[0]))  # the units a perturbed step reaches
-    with threads(nthread):
-        _transition_columns(models, work, d._handle, np.array([0], dtype=np.int64), eps, bool(centered),
-                            kind, index, at, bt, ct, dt, np.empty((nwork, 3, m.nq + nv + na)),
-                            np.empty((nwork, 3, ns)), np.empty((nwork, nv)), status)
+    outs = (np.zeros((1, ndx, ndx)), np.zeros((1, nu, ndx)), np.zeros((1, ndx, ns)), np.zeros((1, nu, ns)))
+    status = _run(OP_TRANSITION, m, work, models, typed_list([d._handle]), kind, index, eps, centered, outs,
+                  nwork, m.nq + nv + na, nthread)
     if status.any():
         _raise_bad(status, "transition_fd", eps)
+    at, bt, ct, dt = (x[0] for x in outs)
     return TransitionFD(at.T.copy(), bt.T.copy(), ct.T.copy(), dt.T.copy())
 
 
@@ -195,15 +224,10 @@ def inverse_fd(m, d, eps: float = 1e-6, actuation: bool = False, nthread: int | 
     nv, ns, nc = m.nv, m.nsensordata, m.nC
     work, models, kind, index, nwork = _plan(m, "inverse_fd", nthread,
                                              ((COL_ACC, nv), (COL_VEL, nv), (COL_POS, nv)))
-    out = [np.zeros((nv, nv)) for _ in range(3)] + [np.zeros((nv, ns)) for _ in range(3)]
-    out.append(np.zeros((nv, nc)))
-    bind_call(inverse_worker, (m._handle, work[0]))
-    with threads(nthread):
-        _inverse_columns(models, work, d._handle, np.array([0], dtype=np.int64), eps, bool(actuation), kind,
-                         index, *out, np.empty((nwork, 2, nv)), np.empty((nwork, 2, ns)),
-                         np.empty((nwork, nc)),
-                         np.empty((nwork, nv)))
-    return InverseFD(*out)
+    dfd, dmdq, dsd = np.zeros((3, nv, nv)), np.zeros((1, nv, nc)), np.zeros((3, nv, ns))
+    _run(OP_INVERSE, m, work, models, typed_list([d._handle]), kind, index, eps, actuation,
+         (dfd, dmdq, dsd, _NO_OUTPUT), nwork, nv, nthread)
+    return InverseFD(*dfd, *dsd, dmdq[0])
 
 
 # ---------------------------------------------------------------------------------------
@@ -230,15 +254,6 @@ def _linearize_worker(m, d, src, steps, states, controls, warmstart, eps, center
         t = take_next(steps)
 
 
-@parallel_njit
-def _linearize_steps(models, work, srcs, steps, states, controls, warmstart, eps, centered, kind, index,
-                     at, bt, ct, dt, buf, sbuf, dpos, status):
-    for w in prange(len(work)):
-        k = np.int64(w)
-        _linearize_worker(models[k], work[k], srcs[k], steps, states, controls, warmstart, eps, centered,
-                          kind, index, at, bt, ct, dt, buf[k], sbuf[k], dpos[k], status)
-
-
 def linearize_fd(m, states: np.ndarray, controls: np.ndarray, warmstart: np.ndarray, eps: float,
                  centered: bool, nthread) -> TransitionFD:
     """``transition_fd`` at every step of a trajectory, the steps in parallel: A, B, C, D stacked
@@ -254,16 +269,12 @@ def linearize_fd(m, states: np.ndarray, controls: np.ndarray, warmstart: np.ndar
     bt = np.zeros((nstep, nu, ndx))
     ct = np.zeros((nstep, ndx, ns))
     dt = np.zeros((nstep, nu, ns))
-    status = np.zeros(nstep, dtype=np.int64)
     with threads(nthread) as nthread_used:
         nwork = max(1, min(nthread_used, nstep))
-        work = _work_data(m, nwork)
-        srcs = typed_list([Data(m)._handle for _ in range(nwork)])
-        bind_call(_linearize_worker, (m._handle, work[0]))
-        _linearize_steps(_model_handles(m, nwork), work, srcs, np.zeros(1, dtype=np.int64), states, controls,
-                         warmstart, eps, bool(centered), kind, index, at, bt, ct, dt,
-                         np.empty((nwork, 3, m.nq + nv + na)), np.empty((nwork, 3, ns)),
-                         np.empty((nwork, nv)), status)
+    work, models = _work_data(m, nwork), _model_handles(m, nwork)
+    srcs = typed_list([Data(m)._handle for _ in range(nwork)])  # new Data: no applied forces
+    status = _run(OP_LINEARIZE, m, work, models, srcs, kind, index, eps, centered, (at, bt, ct, dt), nwork,
+                  m.nq + nv + na, nthread, states, controls, warmstart, nstep)
     if status.any():
         t = int(np.flatnonzero(status)[0])
         raise ValueError(f"linearize: at step {t} a step went non-finite or huge in "
