@@ -210,3 +210,24 @@ def test_linearize_along_mujoco_trajectory():
         kd.trajectory.linearize(m, states, controls, method="analytical")
     with pytest.raises(ValueError, match="controls"):
         kd.trajectory.linearize(m, states, controls[:-1])
+
+
+def test_check_derivatives(humanoid):
+    m, d, _, _ = humanoid
+    nv = m.nv
+    report = kd.check_derivatives(m, d, eps=1e-6)
+    # its blocks are the disagreements of transition_fd's own evaluations
+    runs = [kd.transition_fd(m, d, 1e-6), kd.transition_fd(m, d, 1e-7), kd.transition_fd(m, d, 1e-6, True)]
+    block = [r.A[:nv, nv:2 * nv] for r in runs]
+    expected = max(np.abs(b - block[0]).max() for b in block[1:]) / np.abs(block[0]).max()
+    assert report.blocks["q/v"] == pytest.approx(expected, rel=1e-12)
+    assert set(report.blocks) == {"q/q", "q/v", "q/u", "v/q", "v/v", "v/u"}  # no act, no sensors
+    # eps = 1e-3 straddles the contacts' switches: some columns disagree
+    assert kd.check_derivatives(m, d, eps=1e-3).suspect
+    # a pendulum swinging freely is smooth at eps = 1e-6: nothing is suspect
+    pm = kd.models.load("pendulum")
+    pm.opt.integrator = kd.IntegratorType.EULER
+    pd = kd.Data(pm)
+    pd.qpos[:] = 0.5
+    quiet = kd.check_derivatives(pm, pd)
+    assert not quiet.suspect and max(quiet.blocks.values()) < 1e-3, str(quiet)

@@ -85,7 +85,8 @@ __version__ = "0.1.0"
 _LAZY_SUBMODULES = {"batch": "kinedyn.tools.batch", "ik": "kinedyn.ik"}
 _LAZY_NAMES = {"Spec": "kinedyn.spec",
                # the finite differences run on the batch kernels' threads (kinedyn.tools.derivatives)
-               "transition_fd": "kinedyn.tools.derivatives", "inverse_fd": "kinedyn.tools.derivatives"}
+               "transition_fd": "kinedyn.tools.derivatives", "inverse_fd": "kinedyn.tools.derivatives",
+               "check_derivatives": "kinedyn.tools.derivatives"}
 
 
 def __getattr__(name):
@@ -106,7 +107,9 @@ __all__ = [
     # pipeline
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_constraint", "fwd_position", "fwd_velocity",
     "inverse",
-    "inverse_actuation", "inverse_fd", "transition_fd", "reset", "reset_data_keyframe", "step",
+    "inverse_actuation", "reset", "reset_data_keyframe", "step",
+    # derivatives
+    "check_derivatives", "inverse_fd", "transition_fd",
     # stages
     "bias_forces", "camlight", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m",
     "full_m",

@@ -14,6 +14,7 @@ step. One parallel kernel (``_each_worker``) runs all three. See docs/derivative
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -35,7 +36,8 @@ from kinedyn.engine.integrator import _STATUS_FIELD
 from kinedyn.engine.types import INT_EULER, INT_IMPLICITFAST, OPT_INTEGRATOR, IntegratorType
 from kinedyn.tools.batch import _model_handles, _per_thread, _work_data
 
-__all__ = ["InverseFD", "TransitionFD", "inverse_fd", "linearize_fd", "transition_fd"]
+__all__ = ["DerivativeCheck", "InverseFD", "TransitionFD", "check_derivatives", "inverse_fd", "linearize_fd",
+           "transition_fd"]
 
 
 class TransitionFD(NamedTuple):
@@ -283,3 +285,84 @@ def linearize_fd(m, states: np.ndarray, controls: np.ndarray, warmstart: np.ndar
     t = (0, 2, 1)
     return TransitionFD(at.transpose(t).copy(), bt.transpose(t).copy(), ct.transpose(t).copy(),
                         dt.transpose(t).copy())
+
+
+# ---------------------------------------------------------------------------------------
+# how far finite differences can be trusted at a state
+
+_ROWS = ("q", "v", "a")  # blocks of the state: tangent-space qpos, qvel, act
+
+
+@dataclass(frozen=True)
+class DerivativeCheck:
+    """``kd.check_derivatives``'s report: how much three finite-difference evaluations of the step's
+    derivatives disagree, block by block and input by input.
+
+    Attributes:
+      eps: the step size checked.
+      blocks: block name -> largest disagreement relative to the block's largest entry (the
+        matrix's, for a block of zeros). Names are output + "/" + input: "q/v" is the next tangent
+        qpos against qvel (A's upper middle block), "s/u" the sensors against ctrl (D).
+      suspect: the inputs ("qpos[3] (joint 'hip')", "ctrl[0] (actuator 'knee')", ...) whose column
+        disagrees by more than ``rtol`` relative to the matrix's largest entry: a contact, constraint
+        or clamp switches within eps of the state along that input, or the step is strongly curved.
+      rtol: the threshold of ``suspect``.
+    """
+
+    eps: float
+    blocks: dict
+    suspect: list
+    rtol: float
+
+    def __str__(self) -> str:
+        lines = [f"finite differences at eps = {self.eps:g}: forward (eps, eps/10) and centred, "
+                 "largest disagreement per block"]
+        lines += [f"  {name:5} {value:9.2e}" for name, value in self.blocks.items()]
+        if self.suspect:
+            lines.append(f"inputs disagreeing by more than {self.rtol:g}: " + ", ".join(self.suspect))
+        else:
+            lines.append(f"no input disagrees by more than {self.rtol:g}")
+        return "\n".join(lines)
+
+
+def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
+                      nthread: int | None = None) -> DerivativeCheck:
+    """Where the finite-difference derivatives of the step can be trusted at d's state.
+
+    Computes ``transition_fd`` three times (forward with eps and eps/10, centred with eps) and
+    reports their largest disagreement per block of (A, B; C, D) and the inputs whose columns
+    disagree by more than ``rtol`` (relative to the matrix's largest entry). Where a contact appears,
+    a constraint changes state or a clamp engages within eps of the state, the finite differences
+    straddle the switch and disagree with each other: that is the error bar of any of them there.
+    (The comparison with analytical derivatives, stage by stage, is to come with them.)
+    """
+    from kinedyn.tools.trajectory import actuator_names, dof_names
+
+    eps = _check(m, d, eps, "check_derivatives")
+    rtol = check_eps(rtol, "check_derivatives (rtol)")
+    runs = [transition_fd(m, d, eps, False, nthread), transition_fd(m, d, eps / 10.0, False, nthread),
+            transition_fd(m, d, eps, True, nthread)]
+    nv = m.nv
+    rows = {"q": slice(0, nv), "v": slice(nv, 2 * nv), "a": slice(2 * nv, 2 * nv + m.na)}
+    # the state and sensor rows against the state and control columns
+    pairs = [(out, inp, "AB"[inp == "u"] if out != "s" else "CD"[inp == "u"])
+             for out in (*_ROWS, "s") for inp in (*_ROWS, "u")]
+    blocks = {}
+    for out, inp, which in pairs:
+        k = "ABCD".index(which)
+        r = slice(None) if out == "s" else rows[out]
+        c = slice(None) if inp == "u" else rows[inp]
+        ref = runs[0][k][r, c]
+        if ref.size == 0:
+            continue
+        scale = np.abs(ref).max() or np.abs(runs[0][k]).max() or 1.0
+        blocks[f"{out}/{inp}"] = max(float(np.abs(x[k][r, c] - ref).max()) for x in runs[1:]) / scale
+    names = ([f"qpos[{i}] ({n})" for i, n in enumerate(dof_names(m))]
+             + [f"qvel[{i}] ({n})" for i, n in enumerate(dof_names(m))]
+             + [f"act[{i}]" for i in range(m.na)])
+    suspect = []
+    for k, labels in ((0, names), (1, [f"ctrl[{i}] ({n})" for i, n in enumerate(actuator_names(m))])):
+        scale = np.abs(runs[0][k]).max() or 1.0
+        worst = np.max([np.abs(x[k] - runs[0][k]).max(axis=0) for x in runs[1:]], axis=0) / scale
+        suspect += [labels[j] for j in np.flatnonzero(worst > rtol)]
+    return DerivativeCheck(eps, blocks, suspect, rtol)
