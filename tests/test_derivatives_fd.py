@@ -178,6 +178,13 @@ def test_misuse(small):
         kd.inverse_fd(m, d, eps="1e-6")
     with pytest.raises(TypeError, match="swapped"):
         kd.transition_fd(d, m)
+    bad = kd.Data(m)
+    bad.qpos[:], bad.qvel[:] = d.qpos, d.qvel
+    bad.qvel[2] = np.nan
+    with pytest.raises(ValueError, match="qvel"):
+        kd.transition_fd(m, bad)
+    with pytest.raises(ValueError, match="qvel"):
+        kd.inverse_fd(m, bad)
     saved = m.opt.integrator
     m.opt.integrator = kd.IntegratorType.RK4
     try:

@@ -221,8 +221,10 @@ def inverse_fd(m, d, eps: float = 1e-6, actuation: bool = False, nthread: int | 
     eps = _check(m, d, eps, "inverse_fd")
     if m.opt.noslip_iterations:
         raise ValueError("inverse_fd: the noslip solver is not supported (as MuJoCo's mjd_inverseFD)")
-    if not np.all(np.isfinite(d.qacc)):
-        raise ValueError("inverse_fd: d.qacc holds non-finite values")
+    for name in ("qpos", "qvel", "qacc", "act", "ctrl"):
+        # (the inverse has no check of its own, as kd.step has: a NaN would run through silently)
+        if not np.isfinite(getattr(d, name)).all():
+            raise ValueError(f"inverse_fd: d.{name} holds non-finite values")
     nv, ns, nc = m.nv, m.nsensordata, m.nC
     work, models, kind, index, nwork = _plan(m, "inverse_fd", nthread,
                                              ((COL_ACC, nv), (COL_VEL, nv), (COL_POS, nv)))
