@@ -246,6 +246,10 @@ def transition_worker(m, d, src, queue, eps, centered, kind, index, at, bt, ct, 
     Returns a STATUS_* code (STATUS_OK, or the first bad step's)."""
     nv = m.nv
     ncol = kind.shape[0]
+    if queue[0] >= ncol:
+        # a thread that starts after the others took every column (descheduled under load) leaves
+        # at once rather than holding up the call with an unperturbed step of its own
+        return STATUS_OK
     sensors = sbuf.shape[1] > 0
     copy_inputs(src, d)
     status = step_skip(m, d, SKIP_NONE, sensors)
@@ -315,6 +319,8 @@ def inverse_worker(m, d, src, queue, eps, actuation, kind, index,
     ``sbuf`` (2, nsensordata): forces and sensors, unperturbed and nudged; ``mass`` (nC,): the
     unperturbed M."""
     ncol = kind.shape[0]
+    if queue[0] >= ncol:  # every column taken already (see transition_worker)
+        return
     sensors = sbuf.shape[1] > 0
     copy_inputs(src, d)
     inverse_skip(m, d, SKIP_NONE, sensors)
