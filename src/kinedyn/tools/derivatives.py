@@ -69,17 +69,17 @@ OP_TRANSITION, OP_INVERSE, OP_LINEARIZE = 0, 1, 2
 
 
 @cached_njit
-def _member(op, m, d, srcs, w, queue, states, controls, warmstart, eps, flag, kind, index,
+def _member(op, m, d, src, srcs, w, queue, states, controls, warmstart, eps, flag, kind, index,
             o1, o2, o3, o4, buf, sbuf, dpos, mass, status):
     """Worker w's share of a call. OP_TRANSITION: A, B, C, D transposed in o1[0], o2[0], o3[0],
-    o4[0] from srcs[0] (status[w]); OP_INVERSE: DfD{q,v,a} in o1[0..2], DsD{q,v,a} in o3[0..2], DmDq
-    in o2[0] from srcs[0]; OP_LINEARIZE: the steps of ``states`` taken from ``queue``, one worker
+    o4[0] from src (status[w]); OP_INVERSE: DfD{q,v,a} in o1[0..2], DsD{q,v,a} in o3[0..2], DmDq
+    in o2[0] from src; OP_LINEARIZE: the steps of ``states`` taken from ``queue``, one worker
     per step, into o1[t]..o4[t] (status[t]), srcs[w] holding the step's inputs."""
     if op == OP_TRANSITION:
-        status[w] = transition_worker(m, d, srcs[0], queue, eps, flag, kind, index,
+        status[w] = transition_worker(m, d, src, queue, eps, flag, kind, index,
                                       o1[0], o2[0], o3[0], o4[0], buf, sbuf, dpos)
     elif op == OP_INVERSE:
-        inverse_worker(m, d, srcs[0], queue, eps, flag, kind, index, o1[0], o1[1], o1[2], o3[0], o3[1], o3[2],
+        inverse_worker(m, d, src, queue, eps, flag, kind, index, o1[0], o1[1], o1[2], o3[0], o3[1], o3[2],
                        o2[0], buf, sbuf, mass, dpos)
     else:
         _linearize_worker(m, d, srcs[w], queue, states, controls, warmstart, eps, flag, kind, index,
@@ -87,26 +87,28 @@ def _member(op, m, d, srcs, w, queue, states, controls, warmstart, eps, flag, ki
 
 
 @parallel_njit
-def _each_worker(op, models, work, srcs, queue, states, controls, warmstart, eps, flag, kind, index,
+def _each_worker(op, models, work, src, srcs, queue, states, controls, warmstart, eps, flag, kind, index,
                  o1, o2, o3, o4, buf, sbuf, dpos, mass, status):
     # the prange body is a plain call, as in kd.batch (Numba's parfor pass and long loop bodies)
     for w in prange(len(work)):
         k = np.int64(w)
-        _member(op, models[k], work[k], srcs, k, queue, states, controls, warmstart, eps, flag, kind, index,
-                o1, o2, o3, o4, buf[k], sbuf[k], dpos[k], mass[k], status)
+        _member(op, models[k], work[k], src, srcs, k, queue, states, controls, warmstart, eps, flag, kind,
+                index, o1, o2, o3, o4, buf[k], sbuf[k], dpos[k], mass[k], status)
 
 
-def _run(op, m, work, models, srcs, kind, index, eps, flag, outs, nwork, nbuf, nthread, states=None,
+def _run(op, m, work, models, src, srcs, kind, index, eps, flag, outs, nwork, nbuf, nthread, states=None,
          controls=None, warmstart=None, nstatus=None):
-    """Bind and run ``op`` on ``nwork`` workers; the status array."""
+    """Bind and run ``op`` on ``nwork`` workers; the status array. ``src``: the caller's Data handle
+    (OP_TRANSITION, OP_INVERSE); ``srcs``: one Data handle per worker for OP_LINEARIZE (the other
+    operations pass ``work``, unread: a typed list costs ~10 µs to make)."""
     nv = m.nv
     if states is None:
         states = controls = warmstart = _NO_STEPS
     status = np.zeros(nstatus or nwork, dtype=np.int64)
     bind_call(_member, (m._handle, work[0]))  # the units a perturbed step or inverse reaches
     with threads(nthread):
-        _each_worker(op, models, work, srcs, np.zeros(1, dtype=np.int64), states, controls, warmstart, eps,
-                     bool(flag), kind, index, *outs, np.empty((nwork, 3, nbuf)),
+        _each_worker(op, models, work, src, srcs, np.zeros(1, dtype=np.int64), states, controls, warmstart,
+                     eps, bool(flag), kind, index, *outs, np.empty((nwork, 3, nbuf)),
                      np.empty((nwork, 3, m.nsensordata)), np.empty((nwork, nv)),
                      np.empty((nwork, m.nC if op == OP_INVERSE else 0)), status)
     return status
@@ -201,7 +203,7 @@ def transition_fd(m, d, eps: float = 1e-6, centered: bool = False,
     work, models, kind, index, nwork = _plan(m, "transition_fd", nthread,
                                              ((COL_CTRL, nu), (COL_ACT, na), (COL_VEL, nv), (COL_POS, nv)))
     outs = (np.zeros((1, ndx, ndx)), np.zeros((1, nu, ndx)), np.zeros((1, ndx, ns)), np.zeros((1, nu, ns)))
-    status = _run(OP_TRANSITION, m, work, models, typed_list([d._handle]), kind, index, eps, centered, outs,
+    status = _run(OP_TRANSITION, m, work, models, d._handle, work, kind, index, eps, centered, outs,
                   nwork, m.nq + nv + na, nthread)
     if status.any():
         _raise_bad(status, "transition_fd", eps)
@@ -229,7 +231,7 @@ def inverse_fd(m, d, eps: float = 1e-6, actuation: bool = False, nthread: int | 
     work, models, kind, index, nwork = _plan(m, "inverse_fd", nthread,
                                              ((COL_ACC, nv), (COL_VEL, nv), (COL_POS, nv)))
     dfd, dmdq, dsd = np.zeros((3, nv, nv)), np.zeros((1, nv, nc)), np.zeros((3, nv, ns))
-    _run(OP_INVERSE, m, work, models, typed_list([d._handle]), kind, index, eps, actuation,
+    _run(OP_INVERSE, m, work, models, d._handle, work, kind, index, eps, actuation,
          (dfd, dmdq, dsd, _NO_OUTPUT), nwork, nv, nthread)
     return InverseFD(*dfd, *dsd, dmdq[0])
 
@@ -277,8 +279,8 @@ def linearize_fd(m, states: np.ndarray, controls: np.ndarray, warmstart: np.ndar
         nwork = max(1, min(nthread_used, nstep))
     work, models = _work_data(m, nwork), _model_handles(m, nwork)
     srcs = typed_list([Data(m)._handle for _ in range(nwork)])  # new Data: no applied forces
-    status = _run(OP_LINEARIZE, m, work, models, srcs, kind, index, eps, centered, (at, bt, ct, dt), nwork,
-                  m.nq + nv + na, nthread, states, controls, warmstart, nstep)
+    status = _run(OP_LINEARIZE, m, work, models, srcs[0], srcs, kind, index, eps, centered, (at, bt, ct, dt),
+                  nwork, m.nq + nv + na, nthread, states, controls, warmstart, nstep)
     if status.any():
         t = int(np.flatnonzero(status)[0])
         raise ValueError(f"linearize: at step {t} a step went non-finite or huge in "
