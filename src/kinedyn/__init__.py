@@ -107,9 +107,10 @@ __all__ = [
     # pipeline
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_constraint", "fwd_position", "fwd_velocity",
     "inverse",
-    "inverse_actuation", "reset", "reset_data_keyframe", "step",
+    "inverse_actuation",
     # derivatives
     "check_derivatives", "inverse_fd", "transition_fd",
+    "reset", "reset_data_keyframe", "step",
     # stages
     "bias_forces", "camlight", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m",
     "full_m",
