@@ -6,10 +6,11 @@ Oracle: MuJoCo itself, on the same model text and on states MuJoCo's own simulat
 better than that (the transition matrices to ~1e-18 on these models).
 Cases: gymnasium's humanoid standing on the floor (PGS; its RK4, which MuJoCo refuses, switched to
 Euler; free joint, contacts, ctrl at both ends of ctrlrange), the bundled biped on its soles
-(implicitfast, elliptic cones, position
-servos), and a small model with filter activations (na > 0), sensors and a ctrl at its limit, whose
-polynomial damper (Euler) and velocity-dependent gains (implicitfast) make the implicit matrix
-depend on qvel, act and ctrl: MuJoCo 4.0 makes it again there (no skipfactor reuse).
+(implicitfast, elliptic cones, position servos), and a small model with filter activations
+(na > 0), sensors and a ctrl at its limit, whose polynomial damper (Euler) and velocity-dependent
+gains (implicitfast) make the implicit matrix depend on qvel, act and ctrl: MuJoCo 4.0 makes it
+again there (no skipfactor reuse). Also kd.trajectory.linearize along a MuJoCo simulation and
+kd.check_derivatives.
 """
 
 from __future__ import annotations
