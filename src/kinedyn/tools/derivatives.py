@@ -33,7 +33,14 @@ from kinedyn.engine.derivative_fd import (
     transition_worker,
 )
 from kinedyn.engine.integrator import _STATUS_FIELD
-from kinedyn.engine.types import INT_EULER, INT_IMPLICITFAST, OPT_INTEGRATOR, IntegratorType
+from kinedyn.engine.types import (
+    INT_EULER,
+    INT_IMPLICITFAST,
+    JNT_BALL,
+    JNT_FREE,
+    OPT_INTEGRATOR,
+    IntegratorType,
+)
 from kinedyn.tools.batch import _model_handles, _per_thread, _work_data
 
 __all__ = ["DerivativeCheck", "InverseFD", "TransitionFD", "check_derivatives", "inverse_fd", "linearize_fd",
@@ -297,6 +304,19 @@ def linearize_fd(m, states: np.ndarray, controls: np.ndarray, warmstart: np.ndar
 _ROWS = ("q", "v", "a")  # blocks of the state: tangent-space qpos, qvel, act
 
 
+def _dof_labels(m) -> list[str]:
+    """Each dof's joint name, with the dof's index within a free or ball joint (``root[3]``), as
+    kd.trajectory.dof_names (not imported: trajectory imports this module)."""
+    joints = m.names.get("jnt", [])
+    labels = []
+    for v in range(m.nv):
+        j = int(m.dof_jntid[v])
+        name = (joints[j] if j < len(joints) else "") or f"joint{j}"
+        multi = m.jnt_type[j] == JNT_FREE or m.jnt_type[j] == JNT_BALL
+        labels.append(f"{name}[{v - int(m.jnt_dofadr[j])}]" if multi else name)
+    return labels
+
+
 @dataclass(frozen=True)
 class DerivativeCheck:
     """``kd.check_derivatives``'s report: how much three finite-difference evaluations of the step's
@@ -340,8 +360,6 @@ def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
     straddle the switch and disagree with each other: that is the error bar of any of them there.
     (The comparison with analytical derivatives, stage by stage, is to come with them.)
     """
-    from kinedyn.tools.trajectory import actuator_names, dof_names
-
     eps = _check(m, d, eps, "check_derivatives")
     rtol = check_eps(rtol, "check_derivatives (rtol)")
     runs = [transition_fd(m, d, eps, False, nthread), transition_fd(m, d, eps / 10.0, False, nthread),
@@ -361,11 +379,14 @@ def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
             continue
         scale = np.abs(ref).max() or np.abs(runs[0][k]).max() or 1.0
         blocks[f"{out}/{inp}"] = max(float(np.abs(x[k][r, c] - ref).max()) for x in runs[1:]) / scale
-    names = ([f"qpos[{i}] ({n})" for i, n in enumerate(dof_names(m))]
-             + [f"qvel[{i}] ({n})" for i, n in enumerate(dof_names(m))]
-             + [f"act[{i}]" for i in range(m.na)])
+    dofs = _dof_labels(m)
+    names = ([f"qpos[{i}] ({n})" for i, n in enumerate(dofs)]
+             + [f"qvel[{i}] ({n})" for i, n in enumerate(dofs)] + [f"act[{i}]" for i in range(m.na)])
+    actuators = m.names.get("actuator", [])
+    controls = [f"ctrl[{i}] ({(actuators[i] if i < len(actuators) else '') or f'actuator{i}'})"
+                for i in range(m.nu)]
     suspect = []
-    for k, labels in ((0, names), (1, [f"ctrl[{i}] ({n})" for i, n in enumerate(actuator_names(m))])):
+    for k, labels in ((0, names), (1, controls)):
         scale = np.abs(runs[0][k]).max() or 1.0
         worst = np.max([np.abs(x[k] - runs[0][k]).max(axis=0) for x in runs[1:]], axis=0) / scale
         suspect += [labels[j] for j in np.flatnonzero(worst > rtol)]
