@@ -132,24 +132,6 @@ def inverse_skip(m, d, skipstage, sensors):
 
 
 @cached_njit
-def copy_inputs(src, d):
-    """Everything a step reads from the user into work Data d: the state, ctrl, the warmstart,
-    qacc (inverse's input), the applied forces, the mocap poses and the active equalities."""
-    d.time[0] = src.time[0]
-    d.qpos[:] = src.qpos
-    d.qvel[:] = src.qvel
-    d.act[:] = src.act
-    d.ctrl[:] = src.ctrl
-    d.qacc_warmstart[:] = src.qacc_warmstart
-    d.qacc[:] = src.qacc
-    d.qfrc_applied[:] = src.qfrc_applied
-    d.xfrc_applied[:, :] = src.xfrc_applied
-    d.mocap_pos[:, :] = src.mocap_pos
-    d.mocap_quat[:, :] = src.mocap_quat
-    d.eq_active[:] = src.eq_active
-
-
-@cached_njit
 def _restore(src, d):
     """What a step changes among its inputs, back to the caller's values (mj_setState)."""
     d.time[0] = src.time[0]
@@ -158,6 +140,19 @@ def _restore(src, d):
     d.act[:] = src.act
     d.ctrl[:] = src.ctrl
     d.qacc_warmstart[:] = src.qacc_warmstart
+
+
+@cached_njit
+def copy_inputs(src, d):
+    """Everything a step reads from the user into work Data d: the state, ctrl, the warmstart,
+    qacc (inverse's input), the applied forces, the mocap poses and the active equalities."""
+    _restore(src, d)
+    d.qacc[:] = src.qacc
+    d.qfrc_applied[:] = src.qfrc_applied
+    d.xfrc_applied[:, :] = src.xfrc_applied
+    d.mocap_pos[:, :] = src.mocap_pos
+    d.mocap_quat[:, :] = src.mocap_quat
+    d.eq_active[:] = src.eq_active
 
 
 @cached_njit
