@@ -41,7 +41,7 @@ from kinedyn.engine.types import (
     OPT_INTEGRATOR,
     IntegratorType,
 )
-from kinedyn.tools.batch import _model_handles, _per_thread, _work_data
+from kinedyn.tools.batch import _model_handles, _per_thread
 
 __all__ = ["DerivativeCheck", "InverseFD", "TransitionFD", "check_derivatives", "inverse_fd", "linearize_fd",
            "transition_fd"]
@@ -132,6 +132,20 @@ def _columns(*blocks) -> tuple[np.ndarray, np.ndarray]:
     return kind, index
 
 
+def _fd_work_data(m, n: int):
+    """A typed List of the handles of ``n`` work Data of ``m``, made once per model and count, as
+    kd.batch's rollout keeps its own; a pool apart from rollout's, so that a derivative leaves
+    nothing (a warmstart, say) in the Data a later rollout starts from."""
+    cached = _per_thread(m)
+    key = ("fd_data", n)
+    if key not in cached["lists"]:
+        pool = cached.setdefault("fd_data", [])
+        while len(pool) < n:
+            pool.append(Data(m)._handle)  # only the handle: see kd.batch._work_data
+        cached["lists"][key] = typed_list(pool[:n])
+    return cached["lists"][key]
+
+
 def _plan(m, what: str, nthread, blocks):
     """(work Data handles, model handles, kind, index, worker count) for ``what`` on ``m``, kept
     per model and thread count with kd.batch's per-thread handles (a call then allocates only its
@@ -144,7 +158,7 @@ def _plan(m, what: str, nthread, blocks):
     if plan is None:
         kind, index = _columns(*blocks)
         nwork = max(1, min(nthread_used, kind.shape[0]))
-        plan = (_work_data(m, nwork), _model_handles(m, nwork), kind, index, nwork)
+        plan = (_fd_work_data(m, nwork), _model_handles(m, nwork), kind, index, nwork)
         plans[key] = plan
     return plan
 
@@ -284,7 +298,7 @@ def linearize_fd(m, states: np.ndarray, controls: np.ndarray, warmstart: np.ndar
     dt = np.zeros((nstep, nu, ns))
     with threads(nthread) as nthread_used:
         nwork = max(1, min(nthread_used, nstep))
-    work, models = _work_data(m, nwork), _model_handles(m, nwork)
+    work, models = _fd_work_data(m, nwork), _model_handles(m, nwork)
     srcs = typed_list([Data(m)._handle for _ in range(nwork)])  # new Data: no applied forces
     status = _run(OP_LINEARIZE, m, work, models, srcs[0], srcs, kind, index, eps, centered, (at, bt, ct, dt),
                   nwork, m.nq + nv + na, nthread, states, controls, warmstart, nstep)
