@@ -239,3 +239,13 @@ def test_check_derivatives(humanoid):
     pd.qpos[:] = 0.5
     quiet = kd.check_derivatives(pm, pd)
     assert not quiet.suspect and max(quiet.blocks.values()) < 1e-3, str(quiet)
+
+
+def test_refuses_actuator_callbacks():
+    user = '<general joint="h" gaintype="user"/></actuator>'
+    m = kd.Model.from_xml_string(SMALL.replace("</actuator>", user))
+    m.set_actuator_callbacks(gain=lambda m, d, i: 1.0)
+    d = kd.Data(m)
+    for fd in (kd.transition_fd, kd.inverse_fd):
+        with pytest.raises(NotImplementedError, match="callbacks"):
+            fd(m, d)

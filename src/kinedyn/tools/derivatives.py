@@ -176,6 +176,11 @@ def _check(m, d, eps, fname: str) -> float:
 
 
 def check_integrator(m, fname: str) -> None:
+    """Refuse what the compiled perturbed steps cannot run: RK4 (as MuJoCo), Python callbacks."""
+    if m._has_actuator_callbacks:
+        raise NotImplementedError(f"{fname}: the model's user-actuator callbacks run from Python, and the "
+                                  "perturbed steps run compiled on threads; remove them "
+                                  "(m.set_actuator_callbacks()) or difference kd.step yourself")
     integrator = m.opt._flags[OPT_INTEGRATOR]
     if integrator != INT_EULER and integrator != INT_IMPLICITFAST:
         # MuJoCo refuses RK4 (mjERROR); kinedyn steps no other integrator yet
