@@ -75,6 +75,27 @@ def check(name: str, xml: str, rng: np.random.Generator) -> str:
     return f"{name}: nv={m.nv}, ncon={d.ncon}, nefc={d.nefc}"
 
 
+def check_derivatives_fd() -> str:
+    """kd.transition_fd (centred) and kd.inverse_fd uncompiled on CONTACT against MuJoCo's."""
+    m, d, mjm, mjd = load_pair(CONTACT, disable=False)
+    for _ in range(40):
+        mujoco.mj_step(mjm, mjd)
+    mujoco.mj_forward(mjm, mjd)
+    for f in ("qpos", "qvel", "act", "qacc_warmstart", "qacc"):
+        getattr(d, f)[:] = getattr(mjd, f)
+    d.time = mjd.time
+    ndx = 2 * mjm.nv + mjm.na
+    a, b = np.zeros((ndx, ndx)), np.zeros((ndx, mjm.nu))
+    ours = kd.transition_fd(m, d, centered=True)
+    mujoco.mjd_transitionFD(mjm, mjd, 1e-6, True, a, b, None, None)
+    assert np.abs(ours.A - a).max() <= 1e-6 * np.abs(a).max(), "transition_fd"
+    mujoco.mj_forward(mjm, mjd)
+    dfdq = np.zeros((mjm.nv, mjm.nv))
+    mujoco.mjd_inverseFD(mjm, mjd, 1e-6, False, dfdq, None, None, None, None, None, None)
+    assert np.abs(kd.inverse_fd(m, d).DfDq - dfdq).max() <= 1e-6 * np.abs(dfdq).max(), "inverse_fd"
+    return f"transition_fd, inverse_fd on contact: ncon={mjd.ncon}"
+
+
 def main() -> int:
     if not config.DISABLE_JIT:
         print("run with NUMBA_DISABLE_JIT=1", file=sys.stderr)
@@ -83,7 +104,8 @@ def main() -> int:
     for name, xml in MODELS.items():
         start = time.perf_counter()
         print(check(name, xml, rng), f"({time.perf_counter() - start:.3f} s)", flush=True)
-    print(f"{len(MODELS)} passed, 0 failed")
+    print(check_derivatives_fd(), flush=True)
+    print(f"{len(MODELS) + 1} passed, 0 failed")
     return 0
 
 

@@ -23,10 +23,10 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 import pytest
-from strategies import random_mjcf_text
-from strategies import random_state as tree_state
 from pinocchio_ref import pinocchio_ready as _pinocchio_ready
 from pinocchio_ref import quat_matrix as _quat_matrix
+from strategies import random_mjcf_text
+from strategies import random_state as tree_state
 from test_urdf import _drop_meshes, _erd_robots
 
 import kinedyn as kd

@@ -32,7 +32,8 @@ PENDING_PAGES: frozenset[str] = frozenset()  # nav pages written elsewhere and n
 
 # pages whose python blocks are executed
 EXECUTED_PAGES = ["getting-started.md", "coming-from-mujoco.md", "coming-from-pinocchio.md",
-                  "running-mujoco-code.md", "stages/jacobians.md", "stages/mass-matrix.md", "../README.md"]
+                  "running-mujoco-code.md", "stages/jacobians.md", "stages/mass-matrix.md", "derivatives.md",
+                  "../README.md"]
 
 NO_TEST_MARK = "<!-- no-test -->"
 _FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)

@@ -96,7 +96,10 @@ __version__ = "0.1.0"
 # start-up time (IK's solvers; the batch kernels pull in Numba's parallel machinery; the model
 # builder's XML quoting pulls in urllib, http and ssl: 15-20 ms).
 _LAZY_SUBMODULES = {"batch": "kinedyn.tools.batch", "ik": "kinedyn.ik"}
-_LAZY_NAMES = {"Spec": "kinedyn.spec"}
+_LAZY_NAMES = {"Spec": "kinedyn.spec",
+               # the finite differences run on the batch kernels' threads (kinedyn.tools.derivatives)
+               "transition_fd": "kinedyn.tools.derivatives", "inverse_fd": "kinedyn.tools.derivatives",
+               "check_derivatives": "kinedyn.tools.derivatives"}
 
 
 def __getattr__(name):
@@ -120,6 +123,7 @@ __all__ = [
     "inverse_actuation",
     # derivatives
     "forward_derivatives", "inertia_parameters", "inertia_regressor", "rne_derivatives",
+    "check_derivatives", "inverse_fd", "transition_fd",
     "reset", "reset_data_keyframe", "step",
     # stages
     "bias_forces", "camlight", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m",

@@ -136,21 +136,29 @@ def _advance(m, d, act_dot, qacc, qvel):
         d.qacc_warmstart[v] = d.qacc[v]
 
 
-@handle_entry
-def _euler(m, d):
+@kernel
+def euler_skip(m, d, skipfactor):
+    """mj_EulerSkip: with ``skipfactor`` the factorised M + h diag(B) of the previous Euler step on
+    this Data is reused (mjd_transitionFD's perturbed steps; engine.derivative_fd)."""
     qacc = d.scratch_nv_a
     if eulerdamp_active(m):
         # implicit in damping: (M + h diag(B)) qacc = qfrc_smooth, B = d(v k(v))/dv of the dampers
         qh = d.scratch_nC
-        copy(qh, d.M)
-        for v in range(m.nv):
-            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += m.opt_timestep[0] * dof_damping_deriv(m, d, v)
-        factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
+        if not skipfactor:
+            copy(qh, d.M)
+            for v in range(m.nv):
+                qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += m.opt_timestep[0] * dof_damping_deriv(m, d, v)
+            factor_i(qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
         _total_force(d, qacc)
         solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
     else:
         copy(qacc, d.qacc)
     _advance(m, d, d.act_dot, qacc, d.qvel)
+
+
+@handle_entry
+def _euler(m, d):
+    euler_skip(m, d, False)
 
 
 @handle_entry

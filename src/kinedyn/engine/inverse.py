@@ -160,13 +160,9 @@ def inverse_entry(m, d):
     fwd_velocity_entry(m, d)
     sensor_vel_entry(m, d)
     inverse_acceleration(m, d)
-    if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_INVDISCRETE:
-        # MuJoCo's acceleration sensors see the continuous-time qacc (mj_discreteAcc works in place)
-        _swap(d.qacc, d.scratch_inv_qacc)
-        sensor_acc_entry(m, d)
-        _swap(d.qacc, d.scratch_inv_qacc)
-    else:
-        sensor_acc_entry(m, d)
+    swap_discrete_qacc(m, d)
+    sensor_acc_entry(m, d)
+    swap_discrete_qacc(m, d)
     return INVERSE_DONE
 
 
@@ -174,6 +170,15 @@ def inverse_entry(m, d):
 def _swap(a, b):
     for i in range(a.shape[0]):
         a[i], b[i] = b[i], a[i]
+
+
+@kernel
+def swap_discrete_qacc(m, d):
+    """With the discrete-time inverse, swap d.qacc and its continuous-time counterpart: MuJoCo's
+    acceleration sensors see the continuous-time qacc (mj_discreteAcc works in place). Called
+    around the acceleration sensors; nothing otherwise."""
+    if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_INVDISCRETE:
+        _swap(d.qacc, d.scratch_inv_qacc)
 
 
 # a unit of its own: compiled only for models with the fwdinv flag (mj_step calls it then)

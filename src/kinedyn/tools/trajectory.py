@@ -636,3 +636,51 @@ def _advance_activation(m, d, ctrl: np.ndarray, h: float) -> None:
             d.act[a] = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
                                        m.actuator_actlimited[i], m.actuator_actrange[i], d.act[a],
                                        d.act_dot[a], h)
+
+
+# ---- linearisation along a trajectory ------------------------------------------------------------
+
+LINEARIZE_METHODS = ("fd",)
+
+
+def linearize(m, states, controls, method: str = "fd", eps: float = 1e-6, centered: bool = False,
+              warmstart=None, nthread: int | None = None):
+    """The step's derivatives at every step of a trajectory: ``(A, B, C, D)``, each with a leading
+    step axis: A (T, 2nv+na, 2nv+na), B (T, 2nv+na, nu), C (T, nsensordata, 2nv+na),
+    D (T, nsensordata, nu).
+
+    ``states`` (T, 1 + nq + nv + na): the packed state [time, qpos, qvel, act] (``kd.batch``'s
+    layout, mjSTATE_FULLPHYSICS) at which ``controls[t]`` (T, nu) is applied; ``warmstart``
+    (T, nv) the constraint solver's starting acceleration at each (``qacc_warmstart``; default
+    zeros; the previous step's ``qacc`` reproduces a simulation exactly). Applied forces are zero,
+    mocap bodies and equalities as the model defines them. Step t's matrices are exactly
+    ``kd.transition_fd`` at that state and control (``method="fd"``: MuJoCo's mjd_transitionFD,
+    forward or ``centered`` differences of size ``eps``); the steps run in parallel on ``nthread``
+    threads. ``method`` selects how the derivatives are computed: only "fd" for now (an analytical
+    method will be added under another name, with the same result layout).
+    """
+    check_model(m, "trajectory.linearize")
+    if method not in LINEARIZE_METHODS:
+        raise ValueError(f"trajectory.linearize: method must be one of {LINEARIZE_METHODS}, got {method!r}")
+    nstate = 1 + m.nq + m.nv + m.na
+    states = float_array(states, "trajectory.linearize: states")
+    if states.ndim != 2 or states.shape[1] != nstate:
+        raise ValueError(f"trajectory.linearize: states must have shape (T, {nstate}) = "
+                         f"[time, qpos, qvel, act] per step; got {states.shape}")
+    nstep = states.shape[0]
+    controls = float_array(controls, "trajectory.linearize: controls")
+    if controls.shape != (nstep, m.nu):
+        raise ValueError(f"trajectory.linearize: controls must have shape ({nstep}, {m.nu}); "
+                         f"got {controls.shape}")
+    if warmstart is None:
+        warmstart = np.zeros((nstep, m.nv))
+    warmstart = float_array(warmstart, "trajectory.linearize: warmstart")
+    if warmstart.shape != (nstep, m.nv):
+        raise ValueError(f"trajectory.linearize: warmstart must have shape ({nstep}, {m.nv}); "
+                         f"got {warmstart.shape}")
+    for name, arr in (("states", states), ("controls", controls), ("warmstart", warmstart)):
+        _finite(f"trajectory.linearize: {name}", arr)
+    from kinedyn.tools import derivatives  # the batch kernels' threads: imported on first use
+
+    eps = derivatives.check_eps(eps, "trajectory.linearize")
+    return derivatives.linearize_fd(m, states, controls, warmstart, eps, bool(centered), nthread)

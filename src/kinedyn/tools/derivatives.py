@@ -1,0 +1,413 @@
+"""Finite-difference derivatives on all cores: ``kd.transition_fd``, ``kd.inverse_fd`` and the
+linearisation of a trajectory (``kd.trajectory.linearize``, via ``linearize_fd``).
+
+The replicas of MuJoCo's ``mjd_transitionFD`` and ``mjd_inverseFD`` (engine_derivative_fd.c).
+The perturbed evaluations are shared among threads, each on a work Data of its own (kept per
+model, as ``kd.batch.rollout`` keeps its own): the workers take the columns of MuJoCo's sequence
+(controls, activations, velocities, positions; for the inverse: accelerations, velocities,
+positions) one at a time from a shared counter, so each worker sees its columns in MuJoCo's
+order and can skip the stages MuJoCo skips (``kinedyn.engine.derivative_fd``). Every column's
+numbers are those of the same evaluation in MuJoCo: the split changes no value. The caller's
+Data is read, never written. Along a trajectory the steps are shared instead, one worker per
+step. One parallel kernel (``_each_worker``) runs all three. See docs/derivatives.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from kinedyn._jit import bind_call, cached_njit
+from kinedyn._jit.parallel import parallel_njit, prange, take_next, threads, typed_list
+from kinedyn.engine.checks import bad_model_data
+from kinedyn.engine.data import Data
+from kinedyn.engine.derivative_fd import (
+    COL_ACC,
+    COL_ACT,
+    COL_CTRL,
+    COL_POS,
+    COL_VEL,
+    inverse_worker,
+    transition_worker,
+)
+from kinedyn.engine.integrator import _STATUS_FIELD
+from kinedyn.engine.types import (
+    INT_EULER,
+    INT_IMPLICIT,
+    INT_IMPLICITFAST,
+    JNT_BALL,
+    JNT_FREE,
+    OPT_INTEGRATOR,
+    IntegratorType,
+)
+from kinedyn.tools.batch import _model_handles, _per_thread
+
+__all__ = ["DerivativeCheck", "InverseFD", "TransitionFD", "check_derivatives", "inverse_fd", "linearize_fd",
+           "transition_fd"]
+
+
+class TransitionFD(NamedTuple):
+    """``kd.transition_fd``'s result, in control-theory layout (as mjd_transitionFD returns it):
+    d x_next = A dx + B du, d sensordata = C dx + D du, with x = [dqpos (tangent, nv), qvel, act]."""
+
+    A: np.ndarray  #: (2 nv + na, 2 nv + na)
+    B: np.ndarray  #: (2 nv + na, nu)
+    C: np.ndarray  #: (nsensordata, 2 nv + na)
+    D: np.ndarray  #: (nsensordata, nu)
+
+
+class InverseFD(NamedTuple):
+    """``kd.inverse_fd``'s result, in mjd_inverseFD's transposed layout: row i of each matrix is
+    the derivative with respect to input i (DfDq[i, j] = d qfrc_inverse[j] / d qpos_i)."""
+
+    DfDq: np.ndarray  #: (nv, nv)
+    DfDv: np.ndarray  #: (nv, nv)
+    DfDa: np.ndarray  #: (nv, nv)
+    DsDq: np.ndarray  #: (nv, nsensordata)
+    DsDv: np.ndarray  #: (nv, nsensordata)
+    DsDa: np.ndarray  #: (nv, nsensordata)
+    DmDq: np.ndarray  #: (nv, nC): d M / d qpos_i in M's sparse layout (Model.M_rowadr, M_colind)
+
+
+# One parallel kernel serves every call (an operation code picks the worker), as in kd.batch:
+# each parallel function costs tens of seconds to compile the first time.
+OP_TRANSITION, OP_INVERSE, OP_LINEARIZE = 0, 1, 2
+
+
+@cached_njit
+def _member(op, m, d, src, srcs, w, queue, states, controls, warmstart, eps, flag, kind, index,
+            o1, o2, o3, o4, buf, sbuf, dpos, mass, status):
+    """Worker w's share of a call. OP_TRANSITION: A, B, C, D transposed in o1[0], o2[0], o3[0],
+    o4[0] from src (status[w]); OP_INVERSE: DfD{q,v,a} in o1[0..2], DsD{q,v,a} in o3[0..2], DmDq
+    in o2[0] from src; OP_LINEARIZE: the steps of ``states`` taken from ``queue``, one worker
+    per step, into o1[t]..o4[t] (status[t]), srcs[w] holding the step's inputs."""
+    if op == OP_TRANSITION:
+        status[w] = transition_worker(m, d, src, queue, eps, flag, kind, index,
+                                      o1[0], o2[0], o3[0], o4[0], buf, sbuf, dpos)
+    elif op == OP_INVERSE:
+        inverse_worker(m, d, src, queue, eps, flag, kind, index, o1[0], o1[1], o1[2], o3[0], o3[1], o3[2],
+                       o2[0], buf, sbuf, mass, dpos)
+    else:
+        _linearize_worker(m, d, srcs[w], queue, states, controls, warmstart, eps, flag, kind, index,
+                          o1, o2, o3, o4, buf, sbuf, dpos, status)
+
+
+@parallel_njit
+def _each_worker(op, models, work, src, srcs, queue, states, controls, warmstart, eps, flag, kind, index,
+                 o1, o2, o3, o4, buf, sbuf, dpos, mass, status):
+    # the prange body is a plain call, as in kd.batch (Numba's parfor pass and long loop bodies)
+    for w in prange(len(work)):
+        k = np.int64(w)
+        _member(op, models[k], work[k], src, srcs, k, queue, states, controls, warmstart, eps, flag, kind,
+                index, o1, o2, o3, o4, buf[k], sbuf[k], dpos[k], mass[k], status)
+
+
+def _run(op, m, work, models, src, srcs, kind, index, eps, flag, outs, nwork, nbuf, nthread, states=None,
+         controls=None, warmstart=None, nstatus=None):
+    """Bind and run ``op`` on ``nwork`` workers; the status array. ``src``: the caller's Data handle
+    (OP_TRANSITION, OP_INVERSE); ``srcs``: one Data handle per worker for OP_LINEARIZE (the other
+    operations pass ``work``, unread: a typed list costs ~10 µs to make)."""
+    nv = m.nv
+    if states is None:
+        states = controls = warmstart = _NO_STEPS
+    status = np.zeros(nstatus or nwork, dtype=np.int64)
+    bind_call(_member, (m._handle, work[0]))  # the units a perturbed step or inverse reaches
+    with threads(nthread):
+        _each_worker(op, models, work, src, srcs, np.zeros(1, dtype=np.int64), states, controls, warmstart,
+                     eps, bool(flag), kind, index, *outs, np.empty((nwork, 3, nbuf)),
+                     np.empty((nwork, 3, m.nsensordata)), np.empty((nwork, nv)),
+                     np.empty((nwork, m.nC if op == OP_INVERSE else 0)), status)
+    return status
+
+
+_NO_STEPS = np.zeros((0, 0))
+_NO_OUTPUT = np.zeros((0, 0, 0))
+
+
+def _columns(*blocks) -> tuple[np.ndarray, np.ndarray]:
+    """(kind, index) of every column, blocks of (kind, count) in order."""
+    kind = np.concatenate([np.full(n, k, dtype=np.int64) for k, n in blocks])
+    index = np.concatenate([np.arange(n, dtype=np.int64) for _, n in blocks])
+    return kind, index
+
+
+def _fd_work_data(m, n: int):
+    """A typed List of the handles of ``n`` work Data of ``m``, made once per model and count, as
+    kd.batch's rollout keeps its own; a pool apart from rollout's, so that a derivative leaves
+    nothing (a warmstart, say) in the Data a later rollout starts from."""
+    cached = _per_thread(m)
+    key = ("fd_data", n)
+    if key not in cached["lists"]:
+        pool = cached.setdefault("fd_data", [])
+        while len(pool) < n:
+            pool.append(Data(m)._handle)  # only the handle: see kd.batch._work_data
+        cached["lists"][key] = typed_list(pool[:n])
+    return cached["lists"][key]
+
+
+def _plan(m, what: str, nthread, blocks):
+    """(work Data handles, model handles, kind, index, worker count) for ``what`` on ``m``, kept
+    per model and thread count with kd.batch's per-thread handles (a call then allocates only its
+    outputs and scratch)."""
+    with threads(nthread) as nthread_used:
+        pass
+    plans = _per_thread(m)["lists"]
+    key = (what, nthread_used)
+    plan = plans.get(key)
+    if plan is None:
+        kind, index = _columns(*blocks)
+        nwork = max(1, min(nthread_used, kind.shape[0]))
+        plan = (_fd_work_data(m, nwork), _model_handles(m, nwork), kind, index, nwork)
+        plans[key] = plan
+    return plan
+
+
+def _check(m, d, eps, fname: str) -> float:
+    # (d's state is checked in the kernels, as kd.step checks it: a non-finite input makes the
+    # unperturbed step fail, which raises below)
+    try:
+        if d._model is not m:
+            bad_model_data(m, d, fname)
+    except AttributeError:
+        bad_model_data(m, d, fname)
+    check_integrator(m, fname)
+    return check_eps(eps, fname)
+
+
+def check_integrator(m, fname: str) -> None:
+    """Refuse what the compiled perturbed steps cannot run: RK4 (as MuJoCo), Python callbacks."""
+    if m._has_actuator_callbacks:
+        raise NotImplementedError(f"{fname}: the model's user-actuator callbacks run from Python, and the "
+                                  "perturbed steps run compiled on threads; remove them "
+                                  "(m.set_actuator_callbacks()) or difference kd.step yourself")
+    integrator = m.opt._flags[OPT_INTEGRATOR]
+    if integrator not in (INT_EULER, INT_IMPLICIT, INT_IMPLICITFAST):
+        # MuJoCo refuses RK4 (mjERROR); kinedyn steps no other integrator yet
+        raise ValueError(f"{fname}: the {IntegratorType(integrator).name} integrator is not supported "
+                         "(MuJoCo's finite differences refuse RK4); use Euler, implicit or implicitfast")
+
+
+def check_eps(eps, fname: str) -> float:
+    """eps as a float, or TypeError / ValueError unless it is a finite positive number."""
+    if eps.__class__ is not float:
+        if isinstance(eps, bool) or not isinstance(eps, (int, np.floating, np.integer)):
+            raise TypeError(f"{fname}: eps must be a number, got {type(eps).__name__}")
+        eps = float(eps)
+    if not 0.0 < eps < np.inf:
+        raise ValueError(f"{fname}: eps must be finite and positive, got {eps!r}")
+    return eps
+
+
+def _raise_bad(status: np.ndarray, fname: str, eps: float) -> None:
+    bad = int(status[status != 0][0])
+    raise ValueError(f"{fname}: a step went non-finite or huge in {_STATUS_FIELD.get(bad, 'fwdinv')} (d's "
+                     f"state, ctrl or act is non-finite, or eps = {eps:g} is too large for the model); "
+                     "no derivative is returned")
+
+
+def transition_fd(m, d, eps: float = 1e-6, centered: bool = False,
+                  nthread: int | None = None) -> TransitionFD:
+    """Finite-difference derivatives of one step, ``(A, B, C, D)``: mjd_transitionFD.
+
+    With x = [qpos, qvel, act] on the tangent space (qpos perturbed by ``integrate_pos`` along each
+    dof, the next qpos differenced by ``differentiate_pos``: 2 nv + na coordinates) and u = ctrl::
+
+        x_next - x_next0 = A dx + B du,   sensordata - sensordata0 = C dx + D du
+
+    where sensordata is what the step's forward pass computes (at the current state). Forward
+    differences, or centred with ``centered=True``; a control at or within eps of its ctrlrange
+    edge is differenced one-sided inside the range (zero column if neither side fits), as MuJoCo.
+    Every perturbed step starts from d's state, ctrl and qacc_warmstart. ``d`` is not modified.
+    C and D have nsensordata rows (none for a model without sensors). Runs the 1 + (nu + na + 2 nv)
+    (centred: twice as many) steps on ``nthread`` threads (default: Numba's count).
+    Euler and implicitfast only; RK4 raises ValueError, as MuJoCo's mjERROR.
+    """
+    eps = _check(m, d, eps, "transition_fd")
+    nv, na, nu, ns = m.nv, m.na, m.nu, m.nsensordata
+    ndx = 2 * nv + na
+    work, models, kind, index, nwork = _plan(m, "transition_fd", nthread,
+                                             ((COL_CTRL, nu), (COL_ACT, na), (COL_VEL, nv), (COL_POS, nv)))
+    outs = (np.zeros((1, ndx, ndx)), np.zeros((1, nu, ndx)), np.zeros((1, ndx, ns)), np.zeros((1, nu, ns)))
+    status = _run(OP_TRANSITION, m, work, models, d._handle, work, kind, index, eps, centered, outs,
+                  nwork, m.nq + nv + na, nthread)
+    if status.any():
+        _raise_bad(status, "transition_fd", eps)
+    at, bt, ct, dt = (x[0] for x in outs)
+    return TransitionFD(at.T.copy(), bt.T.copy(), ct.T.copy(), dt.T.copy())
+
+
+def inverse_fd(m, d, eps: float = 1e-6, actuation: bool = False, nthread: int | None = None) -> InverseFD:
+    """Finite-difference derivatives of inverse dynamics: mjd_inverseFD.
+
+    Forward differences of ``qfrc_inverse`` (minus ``qfrc_actuator`` with ``actuation=True``,
+    MuJoCo's flg_actuation), the sensors and M with respect to qacc, qvel and qpos (qpos on the
+    tangent space, as ``transition_fd``), at d's qpos, qvel and qacc. Returns
+    ``(DfDq, DfDv, DfDa, DsDq, DsDv, DsDa, DmDq)`` in MuJoCo's transposed layout: row i is the
+    derivative with respect to input i. ``d`` is not modified. RK4 raises ValueError, as MuJoCo.
+    """
+    eps = _check(m, d, eps, "inverse_fd")
+    if m.opt.noslip_iterations:
+        raise ValueError("inverse_fd: the noslip solver is not supported (as MuJoCo's mjd_inverseFD)")
+    for name in ("qpos", "qvel", "qacc", "act", "ctrl"):
+        # (the inverse has no check of its own, as kd.step has: a NaN would run through silently)
+        if not np.isfinite(getattr(d, name)).all():
+            raise ValueError(f"inverse_fd: d.{name} holds non-finite values")
+    nv, ns, nc = m.nv, m.nsensordata, m.nC
+    work, models, kind, index, nwork = _plan(m, "inverse_fd", nthread,
+                                             ((COL_ACC, nv), (COL_VEL, nv), (COL_POS, nv)))
+    dfd, dmdq, dsd = np.zeros((3, nv, nv)), np.zeros((1, nv, nc)), np.zeros((3, nv, ns))
+    _run(OP_INVERSE, m, work, models, d._handle, work, kind, index, eps, actuation,
+         (dfd, dmdq, dsd, _NO_OUTPUT), nwork, nv, nthread)
+    return InverseFD(*dfd, *dsd, dmdq[0])
+
+
+# ---------------------------------------------------------------------------------------
+# along a trajectory: one transition_fd per step, the steps shared among threads
+
+@cached_njit
+def _linearize_worker(m, d, src, steps, states, controls, warmstart, eps, centered, kind, index,
+                      at, bt, ct, dt, buf, sbuf, dpos, status):
+    """Steps taken from ``steps`` until none is left: src gets step t's state, ctrl and warmstart,
+    then one worker does every column of it on d (a private column counter)."""
+    nq, nv, na = m.nq, m.nv, m.na
+    queue = np.zeros(1, dtype=np.int64)
+    t = take_next(steps)
+    while t < states.shape[0]:
+        src.time[0] = states[t, 0]
+        src.qpos[:] = states[t, 1:1 + nq]
+        src.qvel[:] = states[t, 1 + nq:1 + nq + nv]
+        src.act[:] = states[t, 1 + nq + nv:1 + nq + nv + na]
+        src.ctrl[:] = controls[t]
+        src.qacc_warmstart[:] = warmstart[t]
+        queue[0] = 0
+        status[t] = transition_worker(m, d, src, queue, eps, centered, kind, index,
+                                      at[t], bt[t], ct[t], dt[t], buf, sbuf, dpos)
+        t = take_next(steps)
+
+
+def linearize_fd(m, states: np.ndarray, controls: np.ndarray, warmstart: np.ndarray, eps: float,
+                 centered: bool, nthread) -> TransitionFD:
+    """``transition_fd`` at every step of a trajectory, the steps in parallel: A, B, C, D stacked
+    along a leading step axis. ``states`` (T, 1 + nq + nv + na) packed [time, qpos, qvel, act],
+    ``controls`` (T, nu), ``warmstart`` (T, nv), all C-contiguous float64 (checked by the caller,
+    kd.trajectory.linearize). Every other input is a new Data's (no applied forces, the mocap
+    bodies and equalities as the model defines them)."""
+    nv, na, nu, ns = m.nv, m.na, m.nu, m.nsensordata
+    ndx, nstep = 2 * nv + na, states.shape[0]
+    check_integrator(m, "trajectory.linearize")
+    kind, index = _columns((COL_CTRL, nu), (COL_ACT, na), (COL_VEL, nv), (COL_POS, nv))
+    at = np.zeros((nstep, ndx, ndx))
+    bt = np.zeros((nstep, nu, ndx))
+    ct = np.zeros((nstep, ndx, ns))
+    dt = np.zeros((nstep, nu, ns))
+    with threads(nthread) as nthread_used:
+        nwork = max(1, min(nthread_used, nstep))
+    work, models = _fd_work_data(m, nwork), _model_handles(m, nwork)
+    srcs = typed_list([Data(m)._handle for _ in range(nwork)])  # new Data: no applied forces
+    status = _run(OP_LINEARIZE, m, work, models, srcs[0], srcs, kind, index, eps, centered, (at, bt, ct, dt),
+                  nwork, m.nq + nv + na, nthread, states, controls, warmstart, nstep)
+    if status.any():
+        t = int(np.flatnonzero(status)[0])
+        raise ValueError(f"linearize: at step {t} a step went non-finite or huge in "
+                         f"{_STATUS_FIELD.get(int(status[t]), 'fwdinv')} (that state or control is "
+                         f"non-finite, or eps = {eps:g} is too large); no derivative is returned")
+    t = (0, 2, 1)
+    return TransitionFD(at.transpose(t).copy(), bt.transpose(t).copy(), ct.transpose(t).copy(),
+                        dt.transpose(t).copy())
+
+
+# ---------------------------------------------------------------------------------------
+# how far finite differences can be trusted at a state
+
+_ROWS = ("q", "v", "a")  # blocks of the state: tangent-space qpos, qvel, act
+
+
+def _dof_labels(m) -> list[str]:
+    """Each dof's joint name, with the dof's index within a free or ball joint (``root[3]``), as
+    kd.trajectory.dof_names (not imported: trajectory imports this module)."""
+    joints = m.names.get("jnt", [])
+    labels = []
+    for v in range(m.nv):
+        j = int(m.dof_jntid[v])
+        name = (joints[j] if j < len(joints) else "") or f"joint{j}"
+        multi = m.jnt_type[j] == JNT_FREE or m.jnt_type[j] == JNT_BALL
+        labels.append(f"{name}[{v - int(m.jnt_dofadr[j])}]" if multi else name)
+    return labels
+
+
+@dataclass(frozen=True)
+class DerivativeCheck:
+    """``kd.check_derivatives``'s report: how much three finite-difference evaluations of the step's
+    derivatives disagree, block by block and input by input.
+
+    Attributes:
+      eps: the step size checked.
+      blocks: block name -> largest disagreement relative to the block's largest entry (the
+        matrix's, for a block of zeros). Names are output + "/" + input: "q/v" is the next tangent
+        qpos against qvel (A's upper middle block), "s/u" the sensors against ctrl (D).
+      suspect: the inputs ("qpos[3] (joint 'hip')", "ctrl[0] (actuator 'knee')", ...) whose column
+        disagrees by more than ``rtol`` relative to the matrix's largest entry: a contact, constraint
+        or clamp switches within eps of the state along that input, or the step is strongly curved.
+      rtol: the threshold of ``suspect``.
+    """
+
+    eps: float
+    blocks: dict
+    suspect: list
+    rtol: float
+
+    def __str__(self) -> str:
+        lines = [f"finite differences at eps = {self.eps:g}: forward (eps, eps/10) and centred, "
+                 "largest disagreement per block"]
+        lines += [f"  {name:5} {value:9.2e}" for name, value in self.blocks.items()]
+        if self.suspect:
+            lines.append(f"inputs disagreeing by more than {self.rtol:g}: " + ", ".join(self.suspect))
+        else:
+            lines.append(f"no input disagrees by more than {self.rtol:g}")
+        return "\n".join(lines)
+
+
+def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
+                      nthread: int | None = None) -> DerivativeCheck:
+    """Where the finite-difference derivatives of the step can be trusted at d's state.
+
+    Computes ``transition_fd`` three times (forward with eps and eps/10, centred with eps) and
+    reports their largest disagreement per block of (A, B; C, D) and the inputs whose columns
+    disagree by more than ``rtol`` (relative to the matrix's largest entry). Where a contact appears,
+    a constraint changes state or a clamp engages within eps of the state, the finite differences
+    straddle the switch and disagree with each other: that is the error bar of any of them there.
+    (The comparison with analytical derivatives, stage by stage, is to come with them.)
+    """
+    eps = _check(m, d, eps, "check_derivatives")
+    rtol = check_eps(rtol, "check_derivatives (rtol)")
+    runs = [transition_fd(m, d, eps, False, nthread), transition_fd(m, d, eps / 10.0, False, nthread),
+            transition_fd(m, d, eps, True, nthread)]
+    nv = m.nv
+    rows = {"q": slice(0, nv), "v": slice(nv, 2 * nv), "a": slice(2 * nv, 2 * nv + m.na)}
+    # the state and sensor rows against the state and control columns
+    pairs = [(out, inp, "AB"[inp == "u"] if out != "s" else "CD"[inp == "u"])
+             for out in (*_ROWS, "s") for inp in (*_ROWS, "u")]
+    blocks = {}
+    for out, inp, which in pairs:
+        k = "ABCD".index(which)
+        r = slice(None) if out == "s" else rows[out]
+        c = slice(None) if inp == "u" else rows[inp]
+        ref = runs[0][k][r, c]
+        if ref.size == 0:
+            continue
+        scale = np.abs(ref).max() or np.abs(runs[0][k]).max() or 1.0
+        blocks[f"{out}/{inp}"] = max(float(np.abs(x[k][r, c] - ref).max()) for x in runs[1:]) / scale
+    dofs = _dof_labels(m)
+    names = ([f"qpos[{i}] ({n})" for i, n in enumerate(dofs)]
+             + [f"qvel[{i}] ({n})" for i, n in enumerate(dofs)] + [f"act[{i}]" for i in range(m.na)])
+    actuators = m.names.get("actuator", [])
+    controls = [f"ctrl[{i}] ({(actuators[i] if i < len(actuators) else '') or f'actuator{i}'})"
+                for i in range(m.nu)]
+    suspect = []
+    for k, labels in ((0, names), (1, controls)):
+        scale = np.abs(runs[0][k]).max() or 1.0
+        worst = np.max([np.abs(x[k] - runs[0][k]).max(axis=0) for x in runs[1:]], axis=0) / scale
+        suspect += [labels[j] for j in np.flatnonzero(worst > rtol)]
+    return DerivativeCheck(eps, blocks, suspect, rtol)
