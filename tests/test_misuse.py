@@ -49,6 +49,7 @@ PAIR_CALLS: dict[str, tuple] = {
     "jac": (np.zeros(3), 1), "jac_point": (np.zeros(3), 1), "jac_body": (1,), "jac_body_com": (1,),
     "jac_site": (0,), "ray": (np.zeros(3), np.array([0.0, 0.0, -1.0])),
     "rne_derivatives": (), "forward_derivatives": (), "inertia_regressor": (),
+    "transition_fd": (), "inverse_fd": (), "check_derivatives": (),
 }
 # functions of (m, arrays): called as f(m, *args())
 MODEL_CALLS: dict[str, object] = {
@@ -75,6 +76,7 @@ OTHER_MODEL_CALLS: dict[str, object] = {
     "trajectory.save_csv": lambda m: ("/nonexistent/never-written.csv", np.zeros(1),
                                       np.zeros((1, BIPED_NQ)), m),
     "trajectory.load": lambda m: ("/nonexistent/never-read.csv", m),
+    "trajectory.linearize": lambda m: (m, np.zeros((2, 1 + BIPED_NQ + BIPED_NV)), np.zeros((2, m.nu))),
     "ik.solve": lambda m: (m, ik.Target(site=0, pos=[0, 0, 0])),
     "ik.residual": lambda m: (m, ik.Target(site=0, pos=[0, 0, 0])),
 }
