@@ -329,6 +329,25 @@ def test_rollout_matches_mujocos(pair):
     assert _close(ours_sensor, sensor, rtol=1e-8, atol=1e-10)
 
 
+def test_finite_difference_derivatives_match_mujocos(pair):
+    """mjd_transitionFD and mjd_inverseFD through the adapter, into MuJoCo's out-arguments (None
+    skips one), on the contact state of the fixture."""
+    (mm, md), (km, kd_) = pair
+    nx, nu, ns, nv = 2 * mm.nv + mm.na, mm.nu, mm.nsensordata, mm.nv
+    ours = [np.zeros((nx, nx)), np.zeros((nx, nu)), np.zeros((ns, nx)), None]
+    theirs = [np.zeros((nx, nx)), np.zeros((nx, nu)), np.zeros((ns, nx)), None]
+    kmj.mjd_transitionFD(km, kd_, 1e-6, True, *ours)
+    mujoco.mjd_transitionFD(mm, md, 1e-6, True, *theirs)
+    for a, b in zip(ours[:3], theirs[:3], strict=True):
+        assert np.abs(a - b).max() <= 1e-6 * np.abs(b).max()
+    shapes = ((nv, nv),) * 3 + ((nv, ns),) * 3 + ((nv, mm.nC),)
+    ours, theirs = [np.zeros(sh) for sh in shapes], [np.zeros(sh) for sh in shapes]
+    kmj.mjd_inverseFD(km, kd_, 1e-6, False, *ours)
+    mujoco.mjd_inverseFD(mm, md, 1e-6, False, *theirs)
+    for a, b in zip(ours, theirs, strict=True):
+        assert np.abs(a - b).max() <= 1e-6 * max(np.abs(b).max(), 1e-12)
+
+
 def test_refused_names_say_why(pair):
     (_, _), (km, kd_) = pair
     with pytest.raises(kmj.RenderingNotSupported, match="kd.viewer"):
