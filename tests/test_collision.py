@@ -338,6 +338,34 @@ def test_adhesion_actuator_grips_through_contacts(tmp_path):
 # ---- capacity and API -----------------------------------------------------------------------------
 
 
+# A capsule arm lying on a post's top face, touching it at zero distance at every angle: the
+# colliders give |dist| ~ 1e-17 of either sign, and MuJoCo keeps or drops the pair by the rounding
+# of its midphase's box test (the world body has two geoms, so the pair goes through mj_collideTree).
+# The situation of MuJoCo's tutorial "bat and pinata" at its step 22.
+TOUCHING_ARM = """<mujoco><worldbody>
+ <geom name="floor" type="plane" size="1 1 .1" pos="0 0 -0.5"/>
+ <geom name="post" type="cylinder" fromto="0 0 -.5 0 0 -.1" size=".04"/>
+ <body name="arm" pos="0 0 -.1">
+   <joint name="swing" type="hinge" axis="0 0 1"/>
+   <geom name="arm" type="capsule" fromto="0 0 .05 .3 0 .05" size=".05"/>
+ </body></worldbody></mujoco>"""
+
+
+def test_zero_distance_contacts_follow_the_midphase_box_test():
+    """At 360 arm angles, the same contacts as MuJoCo: before kinedyn applied mj_collideOBB's leaf
+    test, 16 of them had a capsule-cylinder contact at dist ~ -1e-17 that MuJoCo drops."""
+    m, d, mjm, mjd = load_pair(TOUCHING_ARM, disable=False)
+    outcomes = set()
+    for angle in np.linspace(0.0, 2 * np.pi, 361)[:-1]:
+        d.qpos[0] = mjd.qpos[0] = angle
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert d.ncon == mjd.ncon, f"angle {angle}: ncon {d.ncon}, MuJoCo {mjd.ncon}"
+        np.testing.assert_allclose(d.contact.dist, mjd.contact.dist, rtol=0, atol=1e-15)
+        outcomes.add(mjd.ncon)
+    assert outcomes == {0, 1}  # both of MuJoCo's decisions occur
+
+
 def test_contact_capacity_drops_with_a_warning():
     xml = STACK.format(cone="pyramidal", solver="Newton")
     xml = xml.replace("<worldbody>", '<size nconmax="3"/><worldbody>')

@@ -93,7 +93,7 @@ def test_gymnasium_environments_match_mujoco():
     resets = 0
     for env_id in gym_run.ENVS:
         assert str(ours[f"{env_id}/model_type"]) == "kinedyn.mujoco._structs.MjModel"
-        c = gym_run.compare(ours, theirs, env_id, gym_run.COMPARED_STEPS.get(env_id, nsteps))
+        c = gym_run.compare(ours, theirs, env_id, nsteps)
         assert c["obs"] <= 1e-6 and c["reward"] <= 1e-6, (env_id, c)
         assert c["flags_equal"], env_id
         resets += c["resets"]

@@ -22,7 +22,10 @@ contacts in MuJoCo 4.0's order:
    (geom[0], geom[1]) as mj_collideTree's caller does; else (midphase disabled) in loop order.
    Each pair passes the bitmask test and the bounding-sphere test (mj_filterSphere: centres
    within rbound1 + rbound2 + margin + gap; a plane against the other's bounding sphere), and
-   is ordered so that geom[0] has the lower type.
+   is ordered so that geom[0] has the lower type. With the midphase on, a pair of a body pair
+   that is not two single-geom bodies must also pass mj_collideTree's leaf test, the oriented
+   bounding boxes within margin + gap (mj_collideOBB, :func:`_obbs_apart`): geoms touching at
+   zero distance whose boxes round to just apart make no contact in MuJoCo either.
 4. **Narrowphase**: the collider of the type pair (:func:`collide`) writes distance, position
    and normal (frame row 0, a tangent hint in row 1) for every contact within the pair's
    ``margin + gap``; then mj_setContact's parameters (:func:`set_contact_params`): condim,
@@ -78,6 +81,7 @@ from kinedyn.engine.types import (
     GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
+    MAXVAL,
     MINMU,
     MINVAL,
     OPT_CCD_ITERATIONS,
@@ -638,6 +642,53 @@ def _sort_contacts_by_geoms(d, start, end):
             j -= 1
 
 
+@kernel
+def _obbs_apart(m, d, g1, g2, margin):
+    """True when the oriented bounding boxes of geoms g1 and g2 (geom_aabb in their frames) are
+    further apart than ``margin`` along one of the six face normals: the leaf test of MuJoCo's
+    midphase (mj_collideOBB with geom boxes, separating-axis test of Gottschalk et al. on the
+    faces only). Its rounding, not the colliders', decides for geoms that touch at zero distance.
+    A box infinite along all three axes never separates, and the faces of a box are not tested
+    against a box infinite along any axis (a plane)."""
+    a1, a2 = m.geom_aabb[g1], m.geom_aabb[g2]
+    inf1 = (a1[3] >= MAXVAL, a1[4] >= MAXVAL, a1[5] >= MAXVAL)
+    inf2 = (a2[3] >= MAXVAL, a2[4] >= MAXVAL, a2[5] >= MAXVAL)
+    if (inf1[0] and inf1[1] and inf1[2]) or (inf2[0] and inf2[1] and inf2[2]):
+        return False
+    infinite1 = inf1[0] or inf1[1] or inf1[2]
+    infinite2 = inf2[0] or inf2[1] or inf2[2]
+    r1, r2 = d.geom_xmat[g1], d.geom_xmat[g2]
+    p1, p2 = d.geom_xpos[g1], d.geom_xpos[g2]
+    # box centres in world coordinates: xmat @ local centre, then + xpos
+    c10 = r1[0, 0] * a1[0] + r1[0, 1] * a1[1] + r1[0, 2] * a1[2]
+    c11 = r1[1, 0] * a1[0] + r1[1, 1] * a1[1] + r1[1, 2] * a1[2]
+    c12 = r1[2, 0] * a1[0] + r1[2, 1] * a1[1] + r1[2, 2] * a1[2]
+    c10, c11, c12 = c10 + p1[0], c11 + p1[1], c12 + p1[2]
+    c20 = r2[0, 0] * a2[0] + r2[0, 1] * a2[1] + r2[0, 2] * a2[2]
+    c21 = r2[1, 0] * a2[0] + r2[1, 1] * a2[1] + r2[1, 2] * a2[2]
+    c22 = r2[2, 0] * a2[0] + r2[2, 1] * a2[1] + r2[2, 2] * a2[2]
+    c20, c21, c22 = c20 + p2[0], c21 + p2[1], c22 + p2[2]
+    for j in range(2):
+        # the faces of box j, unless the other box is infinite
+        if (infinite2 if j == 0 else infinite1):
+            continue
+        rj = r1 if j == 0 else r2
+        for k in range(3):
+            # face normal k of box j: column k of its xmat
+            n0, n1, n2 = rj[0, k], rj[1, k], rj[2, k]
+            proj1 = c10 * n0 + c11 * n1 + c12 * n2
+            proj2 = c20 * n0 + c21 * n1 + c22 * n2
+            rad1 = (abs(a1[3] * (r1[0, 0] * n0 + r1[1, 0] * n1 + r1[2, 0] * n2))
+                    + abs(a1[4] * (r1[0, 1] * n0 + r1[1, 1] * n1 + r1[2, 1] * n2))
+                    + abs(a1[5] * (r1[0, 2] * n0 + r1[1, 2] * n1 + r1[2, 2] * n2)))
+            rad2 = (abs(a2[3] * (r2[0, 0] * n0 + r2[1, 0] * n1 + r2[2, 0] * n2))
+                    + abs(a2[4] * (r2[0, 1] * n0 + r2[1, 1] * n1 + r2[2, 1] * n2))
+                    + abs(a2[5] * (r2[0, 2] * n0 + r2[1, 2] * n1 + r2[2, 2] * n2)))
+            if rad1 + rad2 + margin < abs(proj2 - proj1):
+                return True
+    return False
+
+
 @kernel(inline="always")
 def _collide_body_pair(m, d, b1, b2, pair_start, pair_end, midphase):
     """The dynamic geom pairs of bodies b1 < b2 (the single pair, the midphase or all-to-all)."""
@@ -650,8 +701,12 @@ def _collide_body_pair(m, d, b1, b2, pair_start, pair_end, midphase):
     start = d.efc_counts[COUNT_NCON]
     for g1 in range(adr1, adr1 + n1):
         for g2 in range(adr2, adr2 + n2):
-            if _keep_geom_pair(m, d, g1, g2, -1, pair_start, pair_end):
-                _narrowphase(m, d, g1, g2, -1)
+            if not _keep_geom_pair(m, d, g1, g2, -1, pair_start, pair_end):
+                continue
+            # mj_collideTree's leaf test (the two single-geom bodies above skip it, as in MuJoCo)
+            if midphase and _obbs_apart(m, d, g1, g2, pair_margin(m, g1, g2, -1) + pair_gap(m, g1, g2, -1)):
+                continue
+            _narrowphase(m, d, g1, g2, -1)
     end = d.efc_counts[COUNT_NCON]
     if midphase:
         _sort_contacts_by_geoms(d, start, end)

@@ -83,6 +83,19 @@ RK4_A = np.array([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
 RK4_B = np.array([1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0])
 
 
+# c(t) = (1 - (t/2) cot(t/2)) / t^2 of the RKMK correction as MuJoCo 4.0.0 evaluates it for
+# t^2 < _RKMK_SERIES_TT: a polynomial in t^2, highest power first (Horner). Its coefficients are
+# near the Taylor series' (1/12, 1/720, 1/30240, ...) but not equal to them: they are the values
+# in libmujoco.so.4.0.0, which bit-identical steps need (see _rkmk_stage_rates).
+_RKMK_C = np.array([float.fromhex(x) for x in (
+    "0x1.bb4461c12159bp-47", "0x1.63f584ed94b16p-42", "0x1.d96c3e373ff92p-37",
+    "0x1.226d7efb1cba7p-31", "0x1.66a9947cefd5bp-26", "0x1.bbd7762ca65dcp-21",
+    "0x1.1566abc3ad7b2p-15", "0x1.6c16c16c1379bp-10", "0x1.5555555555559p-4")])
+_RKMK_SERIES_TT = 1.75 * 1.75
+_PI_SQUARED = np.pi * np.pi
+_TWO_PI = 2.0 * np.pi
+
+
 @kernel
 def _first_bad(x):
     for i in range(x.shape[0]):
@@ -204,11 +217,15 @@ def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
     theta' = dexp^-1_{-theta}(w) = w + 1/2 theta x w + c(t) theta x (theta x w),
     c(t) = (1 - (t/2) cot(t/2)) / t^2, t = |theta| (the exact inverse of the right-trivialised
     exponential's differential). MuJoCo 4.0.0's RK4 combines these rates instead of the raw w
-    (changelog 4.0.0, commit 9a7f240f0; its source is not public yet). Found by black-box
-    comparison with mj_step: this form (exact c, principal-log theta, corrected rates inside
-    theta) agrees to ~1e-16 per step, while the truncated series (1/12 instead of c) misses by
-    7e-9 at |theta| ~ 0.3, raw rates inside theta by 7e-12 at h = 2 ms, and the opposite sign
-    of the 1/2 term by 1e-8.
+    (changelog 4.0.0, commit 9a7f240f0; its C source is not public yet).
+
+    Bit-identity with mj_RungeKutta needs MuJoCo's exact evaluation, read from the instructions
+    of libmujoco.so.4.0.0 (the source being unavailable): the wrap test on t^2 > pi^2 (not on
+    t > pi), the wrap as t - 2 pi floor(t / 2pi + 1/2), and c(t) from the degree-8 polynomial
+    in t^2 below (``_RKMK_C``, Horner order) whenever t^2 < 1.75^2, the closed form only
+    above. The closed form in the polynomial's range differs from it in the last bit for ~1% of
+    gymnasium Humanoid's steps, which then shows in a free joint's quaternion (test_integrate.py
+    ``test_rk4_free_body_bitwise``).
     """
     for j in range(jnt_type.shape[0]):
         if jnt_type[j] == JNT_FREE:
@@ -223,16 +240,15 @@ def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
         tt = t0 * t0 + t1 * t1 + t2 * t2
         if tt == 0.0:
             continue
-        t = np.sqrt(tt)
-        if t > np.pi:
+        if tt > _PI_SQUARED:
             # the stage rotation's principal logarithm: exp(theta) is unchanged by whole turns,
             # and MuJoCo 4.0.0 corrects with the angle in (-pi, pi] (its steps past pi match only so)
-            scale = (t - 2.0 * np.pi * np.floor(t / (2.0 * np.pi) + 0.5)) / t
+            t = np.sqrt(tt)
+            scale = (t - _TWO_PI * np.floor(t / _TWO_PI + 0.5)) / t
             t0 *= scale
             t1 *= scale
             t2 *= scale
             tt = t0 * t0 + t1 * t1 + t2 * t2
-            t = np.sqrt(tt)
         w0, w1, w2 = rate[adr], rate[adr + 1], rate[adr + 2]
         # theta x w, then theta x (theta x w)
         c0 = t1 * w2 - t2 * w1
@@ -241,10 +257,13 @@ def _rkmk_stage_rates(jnt_type, jnt_dofadr, vel, h, rate):
         d0 = t1 * c2 - t2 * c1
         d1 = t2 * c0 - t0 * c2
         d2 = t0 * c1 - t1 * c0
-        if t < 1e-4:
-            # series 1/12 + t^2/720: the closed form loses all digits to cancellation here
-            coef = 1.0 / 12.0 + tt / 720.0
+        if tt < _RKMK_SERIES_TT:
+            # polynomial in t^2: the closed form loses digits to cancellation at small t
+            coef = _RKMK_C[0]
+            for k in range(1, _RKMK_C.shape[0]):
+                coef = coef * tt + _RKMK_C[k]
         else:
+            t = np.sqrt(tt)
             coef = (1.0 - 0.5 * t / np.tan(0.5 * t)) / tt
         rate[adr] = w0 + 0.5 * c0 + coef * d0
         rate[adr + 1] = w1 + 0.5 * c1 + coef * d1
