@@ -61,7 +61,7 @@ def measure(name: str, samples: int, nstep: int) -> dict[str, float]:
     if s.mujoco is None:
         raise SystemExit("mujoco is not installed")
     m, d, mjm, mjd = s.m, s.d, s.mjm, s.mjd
-    kd_loop = _kd_step_loop(_STEP_BY_INTEGRATOR[int(m.opt.integrator)].dispatcher)
+    kd_loop = _kd_step_loop(_STEP_BY_INTEGRATOR[int(m.opt.integrator)].root)
     mj_loop = _mj_step_loop(s.mujoco)
     step, mj_step = kd.step, s.mujoco.mj_step
 
