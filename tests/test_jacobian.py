@@ -167,3 +167,47 @@ def test_jacobian_ids_are_checked():
         kd.jac_body(m, d, "torso")
     with pytest.raises(ValueError):
         kd.jac_point(m, d, np.zeros(2), 0)
+
+
+def test_out_arguments_are_written_checked_and_match_mujoco():
+    """jac_site / jac_body / jac / full_m write into the caller's arrays (MuJoCo's out-arguments),
+    equal to MuJoCo's; arrays of the wrong shape, dtype, layout or writeability raise, also after the
+    same call with good arrays (the checks are remembered per array object, not per shape)."""
+    m = kd.models.load("biped")
+    d = kd.Data(m)
+    mjm = mujoco.MjModel.from_xml_path(str(kd.models.path("biped")))
+    mjd = mujoco.MjData(mjm)
+    rng = np.random.default_rng(3)
+    d.qpos[:] = m.qpos0 + 0.1 * rng.standard_normal(m.nq)
+    mjd.qpos[:] = d.qpos
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    nv = m.nv
+    jacp, jacr, mjp, mjr = (np.full((3, nv), np.nan) for _ in range(4))
+    for site in range(m.nsite):
+        assert kd.jac_site(m, d, site, jacp, jacr)[0] is jacp
+        mujoco.mj_jacSite(mjm, mjd, mjp, mjr, site)
+        np.testing.assert_allclose(jacp, mjp, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(jacr, mjr, rtol=1e-9, atol=1e-12)
+    for body in range(m.nbody):
+        kd.jac_body(m, d, body, jacp, jacr)
+        mujoco.mj_jacBody(mjm, mjd, mjp, mjr, body)
+        np.testing.assert_allclose(jacp, mjp, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(jacr, mjr, rtol=1e-9, atol=1e-12)
+    point = np.array([0.1, -0.2, 0.7])
+    kd.jac(m, d, point, 3, jacp, jacr)
+    mujoco.mj_jac(mjm, mjd, mjp, mjr, point, 3)
+    np.testing.assert_allclose(jacp, mjp, rtol=1e-9, atol=1e-12)
+    dense, mjdense = np.full((nv, nv), np.nan), np.zeros((nv, nv))
+    assert kd.full_m(m, d, out=dense) is dense
+    mujoco.mj_fullM(mjm, mjd, mjdense)
+    np.testing.assert_allclose(dense, mjdense, rtol=1e-9, atol=1e-12)
+    readonly = np.zeros((3, nv))
+    readonly.flags.writeable = False
+    for bad, error in ((np.zeros((3, nv + 1)), ValueError), (np.zeros((nv, 3)).T, ValueError),
+                       (np.zeros(3 * nv), ValueError), (np.zeros((3, nv), np.float32), ValueError),
+                       (readonly, ValueError), ([[0.0] * nv] * 3, TypeError)):
+        with pytest.raises(error, match="jacp"):
+            kd.jac_site(m, d, 0, bad, jacr)
+    with pytest.raises(ValueError, match="full_m: out"):
+        kd.full_m(m, d, out=np.zeros((nv, nv + 1)))

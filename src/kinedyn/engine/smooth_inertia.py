@@ -295,6 +295,10 @@ def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
     return res
 
 
+# (nv, out) of the last call whose out-array passed the checks (see support._CHECKED_OUTPUTS)
+_CHECKED_OUT: list = [(-1, None)]  # a list: updated in place, no `global`
+
+
 def full_m(m, d, out=None) -> np.ndarray:
     """Dense (nv, nv) joint-space inertia matrix from the tree-sparse M in ``d`` (mj_fullM).
 
@@ -305,6 +309,12 @@ def full_m(m, d, out=None) -> np.ndarray:
     except AttributeError:
         bad_model_data(m, d, "full_m")
     nv = m.nv
-    dense = np.empty((nv, nv)) if out is None else out_matrix(out, "full_m: out", nv, nv)
+    if out is None:
+        dense = np.empty((nv, nv))
+    elif _CHECKED_OUT[0][1] is out and _CHECKED_OUT[0][0] == nv:
+        dense = out
+    else:
+        dense = out_matrix(out, "full_m: out", nv, nv)
+        _CHECKED_OUT[0] = (nv, out)
     _FULL_M.call(m._ptr, d._ptr, dense)
     return dense
