@@ -255,6 +255,10 @@ def com_vel(m, d) -> None:
     _COM_VEL.call(m._ptr, d._ptr)
 
 
+# (nv, out) of the last call whose out-array passed the checks (see support._CHECKED_OUTPUTS)
+_CHECKED_OUT: list = [(-1, None)]
+
+
 def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | None = None) -> np.ndarray:
     """Recursive Newton-Euler: M(q) qacc + C(q, qvel), or C(q, qvel) alone when ``flg_acc`` is False.
 
@@ -273,9 +277,10 @@ def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | N
         bad_model_data(m, d, "rne")
     if out is None:
         out = np.empty(m.nv)
-    else:
+    elif not (_CHECKED_OUT[0][1] is out and _CHECKED_OUT[0][0] == m.nv):
         out_array(out, "rne: out", (m.nv,))
-    _RNE.call(m._ptr, d._ptr, bool(flg_acc), out)
+        _CHECKED_OUT[0] = (m.nv, out)
+    _RNE.call(m._ptr, d._ptr, flg_acc is True or bool(flg_acc), out)
     if armature and flg_acc:
         out += dof_armature_total(m) * d.qacc
     return out
