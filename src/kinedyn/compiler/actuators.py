@@ -407,8 +407,6 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
     for attr, active in (("damping", any(spec["damping"])), ("armature", bool(spec["armature"]))):
         if active and trntype not in (TrnType.JOINT, TrnType.JOINTINPARENT, TrnType.TENDON):
             raise node.error(f"{attr} requires joint or tendon transmission in actuator", attr)
-    if spec["armature"] and trntype == TrnType.TENDON:
-        report("actuator armature on a tendon (tendon armature) is not simulated", node, "armature")
     out["damping"], out["dampingpoly"] = spec["damping"][0], list(spec["damping"][1:3])
     out["trnid"] = target_id
     out["trnid2"] = target_id2
