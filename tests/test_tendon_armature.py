@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 import pytest
 from mujoco import rollout as mj_rollout
+from numba import config
 from oracle import assert_fields, assert_model_fields, load_pair, set_same_state
 from strategies import random_state
 
@@ -153,6 +154,7 @@ def test_rollout_matches_mujoco_rollout(pair):
     np.testing.assert_allclose(ours.state, theirs, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.skipif(config.DISABLE_JIT, reason="no units to bind without the JIT")
 def test_units_only_for_models_with_tendon_armature(pair):
     def names(model):
         return {u.name.rsplit(".", 1)[1] for u in needed_units(model, (forward.forward_entry,))}
@@ -165,11 +167,14 @@ def test_units_only_for_models_with_tendon_armature(pair):
 
 @pytest.mark.parametrize("tendon, message", [
     ('<spatial armature="-1"><site site="s0"/><site site="s1"/></spatial>', "tendon armature cannot be negative"),
+    ('<fixed armature="-1"><joint joint="a" coef="1"/></fixed>', "tendon armature cannot be negative"),
     ('<spatial armature="1"><site site="s0"/><geom geom="g"/><site site="s1"/></spatial>',
      "geom wrapping not supported by tendon armature"),
+    ('<spatial name="t"><site site="s0"/><geom geom="g"/><site site="s1"/></spatial></tendon><actuator>'
+     '<motor tendon="t" armature="1"/></actuator><tendon>', "geom wrapping not supported"),
 ])
 def test_refused_as_mujoco(tendon, message):
-    xml = f"""<mujoco><worldbody><body><joint/><geom name="g" size=".1"/><site name="s0" pos="0 0 .2"/>
+    xml = f"""<mujoco><worldbody><body><joint name="a"/><geom name="g" size=".1"/><site name="s0" pos="0 0 .2"/>
       <body pos="0 0 .5"><joint/><geom size=".1"/><site name="s1" pos="0 .2 0"/></body></body></worldbody>
       <tendon>{tendon}</tendon></mujoco>"""
     with pytest.raises(ValueError, match=message):

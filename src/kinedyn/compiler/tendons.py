@@ -72,9 +72,9 @@ class TendonsMixin:
                     raise node.error(f"tendon '{name}' (id = {tid}): joint {k} is repeated")
                 wraps.append((jid, sa["coef"]))
                 wtypes.append(int(WrapType.JOINT))
-            # tendon armature (mjCTendon::Compile): checked on spatial paths only, as MuJoCo 4.0;
-            # its M and bias terms need the derivative of the path, which geom wrapping lacks
-            if spatial and a["armature"] < 0:
+            # tendon armature (mjCTendon::Compile): not negative; its bias term needs the derivative
+            # of the path, which geom wrapping lacks
+            if a["armature"] < 0:
                 raise node.error(f"tendon '{name}' (id = {tid}): tendon armature cannot be negative",
                                  "armature")
             if spatial and a["armature"] > 0 and any(t in (WrapType.SPHERE, WrapType.CYLINDER)
