@@ -31,7 +31,7 @@ from kinedyn.tools import batch
 # a limited joint and a floor the chain's end touches
 MODEL = """
 <mujoco>
-  <option timestep="0.002" integrator="{integrator}"/>
+  <option timestep="0.002" integrator="{integrator}"><flag energy="enable" {flags}/></option>
   <worldbody>
     <geom type="plane" size="2 2 0.1" pos="0 0 -0.45"/>
     <site name="w0" pos="0 0.1 0.1"/>
@@ -81,7 +81,7 @@ INTEGRATORS = ("Euler", "implicit", "implicitfast", "RK4")
 
 @pytest.fixture(scope="module")
 def pair():
-    return load_pair(MODEL.format(integrator="Euler"), disable=False)
+    return load_pair(MODEL.format(integrator="Euler", flags=""), disable=False)
 
 
 def _state(mjm, seed):
@@ -100,7 +100,7 @@ def test_model_matches_mujoco(pair):
 def test_the_armature_changes_mujoco(pair):
     """On MuJoCo alone: without the tendons' armature M and qfrc_bias differ (the tests below can fail)."""
     _, _, mjm, mjd = pair
-    plain = mujoco.MjModel.from_xml_string(MODEL.format(integrator="Euler"))
+    plain = mujoco.MjModel.from_xml_string(MODEL.format(integrator="Euler", flags=""))
     plain.tendon_armature[:] = 0.0
     plain.actuator_armature[:] = 0.0
     pd = mujoco.MjData(plain)
@@ -131,13 +131,18 @@ def test_forward_and_inverse_match_mujoco(pair):
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_step_matches_mujoco(integrator):
-    m, d, mjm, mjd = load_pair(MODEL.format(integrator=integrator), disable=False)
+    # with the discrete-time inverse (M and the implicit integrators' derivatives) where MuJoCo has it
+    flags = "" if integrator == "RK4" else 'invdiscrete="enable"'
+    m, d, mjm, mjd = load_pair(MODEL.format(integrator=integrator, flags=flags), disable=False)
     set_same_state(m, d, mjm, mjd, *_state(mjm, 7))
     for _ in range(30):
         kd.step(m, d)
         mujoco.mj_step(mjm, mjd)
     assert mjd.warning[mujoco.mjtWarning.mjWARN_BADQACC].number == 0
-    assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "qacc", "qfrc_bias", "M", "efc_force"))
+    assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "qacc", "qfrc_bias", "M", "efc_force", "energy"))
+    kd.inverse(m, d)
+    mujoco.mj_inverse(mjm, mjd)
+    assert_fields(m, d, mjm, mjd, names=("qfrc_inverse",))
 
 
 def test_rollout_matches_mujoco_rollout(pair):
@@ -161,7 +166,7 @@ def test_units_only_for_models_with_tendon_armature(pair):
 
     units = {"tendon_armature_entry", "tendon_bias_entry"}
     assert units <= names(pair[0])
-    plain = kd.Model.from_xml_string(MODEL.format(integrator="Euler").replace("armature=", "damping="))
+    plain = kd.Model.from_xml_string(MODEL.format(integrator="Euler", flags="").replace("armature=", "damping="))
     assert not units & names(plain)
 
 
