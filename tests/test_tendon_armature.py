@@ -21,6 +21,7 @@ from oracle import assert_fields, assert_model_fields, load_pair, set_same_state
 from strategies import random_state
 
 import kinedyn as kd
+import kinedyn.mujoco as kmj
 from kinedyn._jit.bind import needed_units
 from kinedyn.engine import forward
 from kinedyn.tools import batch
@@ -157,6 +158,20 @@ def test_rollout_matches_mujoco_rollout(pair):
     ours = batch.rollout(m, state0, control, nthread=2)
     theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, control)
     np.testing.assert_allclose(ours.state, theirs, rtol=1e-9, atol=1e-9)
+
+
+def test_mujoco_adapter_make_m(pair):
+    """kinedyn.mujoco's mj_makeM is mj_crb plus the tendon armature, as MuJoCo's."""
+    xml = MODEL.format(integrator="Euler", flags="")
+    _, _, mjm, _ = pair
+    km = kmj.MjModel.from_xml_string(xml)
+    mjd, kmd = mujoco.MjData(mjm), kmj.MjData(km)
+    qpos = _state(mjm, 4)[0]
+    for lib, model, data in ((mujoco, mjm, mjd), (kmj, km, kmd)):
+        data.qpos[:] = qpos
+        for stage in (lib.mj_kinematics, lib.mj_comPos, lib.mj_tendon, lib.mj_makeM):
+            stage(model, data)
+    np.testing.assert_allclose(np.asarray(kmd.M), mjd.M, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.skipif(config.DISABLE_JIT, reason="no units to bind without the JIT")

@@ -28,7 +28,8 @@ import math
 
 import numpy as np
 
-from kinedyn._jit import handle_entry, kernel
+from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.constraint import _jac_dot_point
 from kinedyn.engine.types import MINVAL, TRN_TENDON, WRAP_JOINT, WRAP_PULLEY, TrnType
 from kinedyn.engine.util_poly import actuator_armature
@@ -172,3 +173,15 @@ def tendon_bias_entry(m, d, qfrc):
             for v in range(m.nv):
                 if J[k, v] != 0.0:
                     qfrc[v] += coef * J[k, v]
+
+
+_TENDON_ARMATURE = FastEntry(tendon_armature_entry)
+
+
+def tendon_armature(m, d) -> None:
+    """Add each tendon's armature term ``a ten_J' ten_J`` to M (after ``crb``; nothing without
+    tendon armature). Reads: ten_J, M. Writes: M. Mirrors mj_tendonArmature; ``forward``'s
+    position stage calls it, as mj_makeM."""
+    check_model_data(m, d, "tendon_armature")
+    if has_tendon_armature(m):
+        _TENDON_ARMATURE.call(m._ptr, d._ptr)
