@@ -27,7 +27,7 @@ from kinedyn.engine import forward
 from kinedyn.tools import batch
 
 # a hinge-slide-ball chain with a fixed tendon (armature, a limit) and a spatial tendon with a pulley
-# (armature, and an actuator's armature on it); a simple body (slides from the world) on a spatial
+# (armature, and two actuators' armature on it); a simple body (slides from the world) on a spatial
 # tendon with armature, so demoted; a spatial tendon between two trees (the couplings MuJoCo drops);
 # a limited joint and a floor the chain's end touches
 MODEL = """
@@ -72,6 +72,7 @@ MODEL = """
   </tendon>
   <actuator>
     <motor tendon="sp" armature="0.1" gear="2"/>
+    <motor tendon="sp" armature="0.05" gear="-1.5"/>
     <motor tendon="f"/>
   </actuator>
 </mujoco>
@@ -96,6 +97,7 @@ def test_model_matches_mujoco(pair):
     # the simple body's two slides are coupled by its tendon's armature: demoted, so row y keeps x
     y = mjm.jnt_dofadr[mujoco.mj_name2id(mjm, mujoco.mjtObj.mjOBJ_JOINT, "y")]
     assert m.M_rownnz[y] == 2
+    assert m.tendon_actuatorid[1] == -2  # two actuators on "sp": their armature found by a scan
 
 
 def test_the_armature_changes_mujoco(pair):
