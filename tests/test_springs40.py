@@ -127,12 +127,9 @@ def test_refused_as_mujoco(joint, actuator, message):
 @pytest.mark.parametrize("xml, message", [
     ('<worldbody><body><joint name="a" springyield="0.1" stiffness="1"/><geom size=".1"/></body></worldbody>',
      "joint plasticity"),
-    ('<worldbody><body><joint name="a"/><geom size=".1"/></body></worldbody><tendon><fixed name="t">'
-     '<joint joint="a" coef="1"/></fixed></tendon><actuator><motor tendon="t" armature="1"/></actuator>',
-     "tendon armature"),
 ])
 def test_unsimulated_refused(xml, message):
-    """What kinedyn does not simulate (plasticity, tendon armature) is refused, never dropped."""
+    """What kinedyn does not simulate (plasticity) is refused, never dropped."""
     xml = f"<mujoco>{xml}</mujoco>"
     mujoco.MjModel.from_xml_string(xml)  # MuJoCo 4.0 simulates it
     with pytest.raises(kd.ModelError, match=message):

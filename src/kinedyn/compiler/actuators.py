@@ -17,7 +17,18 @@ import math
 import numpy as np
 
 from kinedyn.compiler import defaults as dflt
-from kinedyn.engine.types import NBIAS, NDYN, NGAIN, NPOLY, BiasType, DynType, GainType, JointType, TrnType
+from kinedyn.engine.types import (
+    NBIAS,
+    NDYN,
+    NGAIN,
+    NPOLY,
+    BiasType,
+    DynType,
+    GainType,
+    JointType,
+    TrnType,
+    WrapType,
+)
 from kinedyn.xml.mjcf import ACTUATOR_TAGS, Node, typed_attrs
 
 LIMITED = {"false": 0, "true": 1, "auto": 2}
@@ -407,8 +418,12 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
     for attr, active in (("damping", any(spec["damping"])), ("armature", bool(spec["armature"]))):
         if active and trntype not in (TrnType.JOINT, TrnType.JOINTINPARENT, TrnType.TENDON):
             raise node.error(f"{attr} requires joint or tendon transmission in actuator", attr)
-    if spec["armature"] and trntype == TrnType.TENDON:
-        report("actuator armature on a tendon (tendon armature) is not simulated", node, "armature")
+    # MuJoCo 4.0 compiles an armature on a tendon that wraps a geom, then stops in its first
+    # mj_forward (mj_tendonDot: "geom wrapping not supported"), so its compiler's mj_setConst fails
+    if spec["armature"] and trntype == TrnType.TENDON and any(
+            w in (WrapType.SPHERE, WrapType.CYLINDER) for w in tendons[target_id]["wtypes"]):
+        raise node.error("engine error: geom wrapping not supported by tendon armature (an actuator's "
+                         "armature on a tendon that wraps a geom)", "armature")
     out["damping"], out["dampingpoly"] = spec["damping"][0], list(spec["damping"][1:3])
     out["trnid"] = target_id
     out["trnid2"] = target_id2

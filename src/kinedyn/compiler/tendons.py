@@ -72,8 +72,15 @@ class TendonsMixin:
                     raise node.error(f"tendon '{name}' (id = {tid}): joint {k} is repeated")
                 wraps.append((jid, sa["coef"]))
                 wtypes.append(int(WrapType.JOINT))
-            if a["armature"]:
-                self._report("tendon armature is not simulated", node, "armature")
+            # tendon armature (mjCTendon::Compile): not negative; its bias term needs the derivative
+            # of the path, which geom wrapping lacks
+            if a["armature"] < 0:
+                raise node.error(f"tendon '{name}' (id = {tid}): tendon armature cannot be negative",
+                                 "armature")
+            if spatial and a["armature"] > 0 and any(t in (WrapType.SPHERE, WrapType.CYLINDER)
+                                                     for t in wtypes):
+                raise node.error(f"tendon '{name}' (id = {tid}): geom wrapping not supported by tendon "
+                                 "armature", "armature")
             if a["springyield"]:
                 self._report("tendon plasticity (springyield) is not simulated", node, "springyield")
             # limited="auto": limited when a range is given, which needs autolimits (checklimited)
@@ -102,6 +109,7 @@ class TendonsMixin:
                 node=node, name=name, wraps=wraps, wtypes=wtypes, group=a["group"], limited=int(limited),
                 actfrclimited=int(frclimited), range=rng, actfrcrange=frc, margin=a["margin"],
                 stiffness=a["stiffness"][0], damping=a["damping"][0], frictionloss=a["frictionloss"],
+                armature=a["armature"],
                 stiffnesspoly=list(a["stiffness"][1:3]), dampingpoly=list(a["damping"][1:3]),
                 lengthspring=spring, solref_lim=list(a["solreflimit"]), solimp_lim=list(a["solimplimit"]),
                 solref_fri=list(a["solreffriction"]), solimp_fri=list(a["solimpfriction"])))
@@ -190,7 +198,7 @@ class TendonsMixin:
         arr["tendon_damping"] = tcol("damping")
         arr["tendon_stiffnesspoly"] = tcol("stiffnesspoly", NPOLY)
         arr["tendon_dampingpoly"] = tcol("dampingpoly", NPOLY)
-        arr["tendon_armature"] = np.zeros(ntendon)  # a tendon armature is refused (_tendons)
+        arr["tendon_armature"] = tcol("armature")
         arr["tendon_frictionloss"] = tcol("frictionloss")
         arr["tendon_solref_lim"] = tcol("solref_lim", NREF)
         arr["tendon_solimp_lim"] = tcol("solimp_lim", NIMP)

@@ -20,7 +20,7 @@ from kinedyn.compiler import frames as fr
 from kinedyn.compiler import hfield as hfields
 from kinedyn.compiler import mesh as meshes
 from kinedyn.compiler.contacts import GEOM_CONTACT_DEFAULTS
-from kinedyn.engine.types import MINVAL, NIMP, NPOLY, NREF, GeomType, JointType
+from kinedyn.engine.types import MINVAL, NIMP, NPOLY, NREF, GeomType, JointType, WrapType
 from kinedyn.errors import ModelError
 from kinedyn.xml.mjcf import UNSUPPORTED_ELEMENTS, Node, typed_attrs
 
@@ -411,6 +411,15 @@ class TreeMixin:
         # order, then i itself; rows of "simple" dofs hold only the diagonal, because MuJoCo 4.0
         # keeps M diagonal for bodies whose inertia cannot couple them to their ancestors
         self.body_simple = _body_simple(bodies)
+        # a body on the path of a tendon with armature is not simple (mjCModel::FinalizeSimple):
+        # the tendon's armature couples its dofs, so its rows of M need their ancestors
+        for t in self.tendons:
+            if t["armature"] > 0:
+                for (obj, _), wtype in zip(t["wraps"], t["wtypes"], strict=True):
+                    if wtype == WrapType.SITE:
+                        self.body_simple[self.sites[obj].body.id] = 0
+                    elif wtype in (WrapType.SPHERE, WrapType.CYLINDER):
+                        self.body_simple[self.geoms[obj].body.id] = 0
         simplenum = _dof_simplenum(self.body_simple, dof_bodyid)
         rownnz, rowadr, colind = [], [], []
         for i in range(nv):

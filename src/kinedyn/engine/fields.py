@@ -244,7 +244,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("tendon_damping", ("ntendon",), F, "viscous damping coefficient (the linear coefficient a)"),
     _m("tendon_dampingpoly", ("ntendon", 2), F,
        "higher-order damping coefficients [b, c]: damper force -(a v + b v abs(v) + c v^3)"),
-    _m("tendon_armature", ("ntendon",), F, "inertia of the tendon's velocity (kinedyn: always 0)"),
+    _m("tendon_armature", ("ntendon",), F, "inertia of the tendon's velocity: armature ten_J'ten_J in M"),
     _m("tendon_frictionloss", ("ntendon",), F, "dry friction: a friction-loss constraint row"),
     _m("tendon_lengthspring", ("ntendon", 2), F,
        "spring rest-length deadband [low, high]; the length at qpos_spring when not given"),

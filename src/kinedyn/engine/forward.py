@@ -3,10 +3,12 @@
 Orchestration only; the math lives in the stage modules. The stages run in
 MuJoCo's order and each reads what the previous ones wrote:
 
-    position      kinematics, com_pos, camlight, tendon, crb, factor_m, collision, make_constraint,
-                  transmission; then the position sensors and the potential energy (engine.sensor)
-    velocity      ten_velocity, actuator_velocity, com_vel + rne (qfrc_bias, one pass), passive,
-                  reference_constraint; then the velocity sensors and the kinetic energy
+    position      kinematics, com_pos, camlight, tendon, crb (+ tendon armature), factor_m,
+                  collision, make_constraint, transmission; then the position sensors and the
+                  potential energy (engine.sensor)
+    velocity      ten_velocity, actuator_velocity, com_vel + rne (qfrc_bias, one pass; + the
+                  tendon armature's bias), passive, reference_constraint; then the velocity
+                  sensors and the kinetic energy
     actuation     fwd_actuation
     acceleration  fwd_acceleration (qacc_smooth = M^-1 qfrc_smooth)
     constraint    fwd_constraint (the solver: qacc, efc_force, qfrc_constraint); then the
@@ -36,6 +38,8 @@ from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, solve_ld
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.smooth_rne import com_vel_bias_entry
 from kinedyn.engine.smooth_tendon import ten_velocity_entry, tendon_entry
+from kinedyn.engine.smooth_tendon_armature import tendon_armature_entry, tendon_bias_entry
+from kinedyn.engine.smooth_tendon_armature import used as tendon_armature_used
 from kinedyn.engine.solver import fwd_constraint_entry
 from kinedyn.engine.support import xfrc_accumulate
 from kinedyn.engine.types import OPT_DISABLEFLAGS
@@ -48,6 +52,8 @@ def fwd_position_entry(m, d):
     camlight_entry(m, d)
     tendon_entry(m, d)
     crb_entry(m, d)
+    if tendon_armature_used(m):  # mj_makeM: mj_crb, then mj_tendonArmature
+        tendon_armature_entry(m, d)
     factor_m_entry(m, d)
     collision_entry(m, d)
     make_constraint_entry(m, d)
@@ -61,6 +67,8 @@ def fwd_velocity_entry(m, d):
     # mj_comVel, mj_passive, mj_rne in MuJoCo's order, but with comVel and rne fused into one
     # pass over the bodies (passive reads neither cvel nor qfrc_bias)
     com_vel_bias_entry(m, d)
+    if tendon_armature_used(m):  # mj_tendonBias, after mj_rne
+        tendon_bias_entry(m, d, d.qfrc_bias)
     passive_entry(m, d)
     reference_constraint_entry(m, d)
 

@@ -138,8 +138,8 @@ def inverse_acceleration(m, d):
         qacc = d.scratch_inv_qacc
         discrete_acc(m, d, qacc)
     inv_constraint(m, d, qacc)
-    # qfrc_inverse = M qacc + bias - passive - constraint (the bias: mj_rne without acceleration,
-    # which is qfrc_bias of the velocity stage; no tendon armature in kinedyn models)
+    # qfrc_inverse = M qacc + bias - passive - constraint (the bias: mj_rne without acceleration
+    # plus mj_tendonBias, which is qfrc_bias of the velocity stage)
     mul_m_kernel(d.qfrc_inverse, d.M, qacc, m.M_rownnz, m.M_rowadr, m.M_colind)
     for v in range(m.nv):
         d.qfrc_inverse[v] += d.qfrc_bias[v] - d.qfrc_passive[v] - d.qfrc_constraint[v]

@@ -34,6 +34,7 @@ from kinedyn.engine.smooth_inertia import crb, factor_m, full_m, mul_m, solve_m
 from kinedyn.engine.smooth_kinematics import com_pos, kinematics
 from kinedyn.engine.smooth_rne import com_vel, rne
 from kinedyn.engine.smooth_tendon import tendon
+from kinedyn.engine.smooth_tendon_armature import tendon_armature
 from kinedyn.engine.support import differentiate_pos, integrate_pos, jac, jac_body, jac_body_com, jac_site
 
 # ---- simulation -------------------------------------------------------------------------------------
@@ -104,7 +105,14 @@ mj_comVel = _stage(com_vel)
 mj_tendon = _stage(tendon)
 mj_transmission = _stage(transmission)
 mj_crb = _stage(crb)
-mj_makeM = mj_crb
+
+
+def mj_makeM(m, d) -> None:
+    """mj_crb, then the tendons' armature (mj_makeM)."""
+    crb(m._kd_model, d._kd_data)
+    tendon_armature(m._kd_model, d._kd_data)
+
+
 mj_factorM = _stage(factor_m)
 mj_collision = _stage(collision)
 mj_camlight = _stage(camlight)
