@@ -231,8 +231,7 @@ def test_an_edit_recompiles_what_it_changes_and_nothing_else(package_copy, tmp_p
     flipped = _run(package_copy, root)
     assert "kinematics_entry" in flipped["compiled"]
     assert flipped["xquat"] != first["xquat"]
-    helper.write_text(original)
-    back = _run(package_copy, root)
-    assert back["xquat"] == first["xquat"]
+    # (undoing the edit recompiles the same units again -- an entry keeps the last stamp only -- and
+    # was left out: it doubled the suite's longest test on a cold cache for what the flip shows)
     # nothing was written next to the sources
     assert not list(package_copy.rglob("*.nbi")) and not list(package_copy.rglob("*.nbc"))
