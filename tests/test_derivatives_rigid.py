@@ -214,6 +214,24 @@ MJCF = """<mujoco><option gravity="0.3 -0.2 -9.81"/>
 </worldbody></mujoco>"""
 
 
+def _centred_differences(mjm, force, q, v, a, nblocks: int, eps: float = 1e-5) -> np.ndarray:
+    """Centred differences (step eps) of force(qpos, qvel, qacc) in qpos (on the tangent space,
+    mj_integratePos), qvel and, with nblocks 3, qacc: (nblocks, nv, nv), column j for dof j."""
+    nv = mjm.nv
+    fd = np.zeros((nblocks, nv, nv))
+    for j in range(nv):
+        e = np.zeros(nv)
+        e[j] = eps
+        qp, qm = q.copy(), q.copy()
+        mujoco.mj_integratePos(mjm, qp, e, 1.0)
+        mujoco.mj_integratePos(mjm, qm, -e, 1.0)
+        fd[0, :, j] = force(qp, v, a) - force(qm, v, a)
+        fd[1, :, j] = force(q, v + e, a) - force(q, v - e, a)
+        if nblocks == 3:
+            fd[2, :, j] = force(q, v, a + e) - force(q, v, a - e)
+    return fd / (2 * eps)
+
+
 def test_mjcf_joints_against_mujoco_differences():
     """Ball joints, a free joint, two joints on one body, armature, two trees: centred differences
     of mj_inverse (step 1e-5, error ~1e-10 here), and Y theta = qfrc_inverse - armature qacc."""
@@ -230,18 +248,7 @@ def test_mjcf_joints_against_mujoco_differences():
         mujoco.mj_inverse(mjm, mjd)
         return mjd.qfrc_inverse.copy()
 
-    eps = 1e-5
-    fd = np.zeros((3, m.nv, m.nv))
-    for j in range(m.nv):
-        e = np.zeros(m.nv)
-        e[j] = eps
-        qp, qm = q.copy(), q.copy()
-        mujoco.mj_integratePos(mjm, qp, e, 1.0)
-        mujoco.mj_integratePos(mjm, qm, -e, 1.0)
-        fd[0, :, j] = inverse(qp, v, a) - inverse(qm, v, a)
-        fd[1, :, j] = inverse(q, v + e, a) - inverse(q, v - e, a)
-        fd[2, :, j] = inverse(q, v, a + e) - inverse(q, v, a - e)
-    fd /= 2 * eps
+    fd = _centred_differences(mjm, inverse, q, v, a, 3)
     d = kd.Data(m)
     d.qpos[:], d.qvel[:], d.qacc[:] = q, v, a
     ours = kd.rne_derivatives(m, d)  # nothing left out: no refusal
@@ -299,17 +306,7 @@ def test_random_trees_against_mujoco_rne_differences(seed):
         mujoco.mj_rne(mjm, mjd, 1, out)
         return out
 
-    eps = 1e-5
-    fd = np.zeros((2, m.nv, m.nv))
-    for j in range(m.nv):
-        e = np.zeros(m.nv)
-        e[j] = eps
-        qp, qm = q.copy(), q.copy()
-        mujoco.mj_integratePos(mjm, qp, e, 1.0)
-        mujoco.mj_integratePos(mjm, qm, -e, 1.0)
-        fd[0, :, j] = rne(qp, v, a) - rne(qm, v, a)
-        fd[1, :, j] = rne(q, v + e, a) - rne(q, v - e, a)
-    fd /= 2 * eps
+    fd = _centred_differences(mjm, rne, q, v, a, 2)
     d = kd.Data(m)
     d.qpos[:], d.qvel[:], d.qacc[:] = q, v, a
     ours = kd.rne_derivatives(m, d, rigid_body_only=True)
