@@ -250,6 +250,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         # mj_setConst
         arr["body_invweight0"] = np.zeros((sizes["nbody"], 2))
         arr["dof_invweight0"] = np.zeros(sizes["nv"])
+        arr["dof_M0"] = np.zeros(sizes["nv"])
         arr["tendon_invweight0"] = np.zeros(sizes["ntendon"])
         sensor_arrays, sensor_sizes = sens.sensor_arrays(self.sensors)
         arr.update(sensor_arrays)

@@ -432,6 +432,7 @@ class TreeMixin:
             rowadr.append(len(colind))
             rownnz.append(len(row))
             colind.extend(row)
+        arr["dof_simplenum"] = np.array(simplenum, dtype=np.int32)
         arr["M_rownnz"] = np.array(rownnz, dtype=np.int32)
         arr["M_rowadr"] = np.array(rowadr, dtype=np.int32)
         arr["M_colind"] = np.array(colind, dtype=np.int32)

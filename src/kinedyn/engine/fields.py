@@ -136,6 +136,9 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("dof_solref", ("nv", 2), F, "friction-loss constraint solref (the joint's solreffriction)"),
     _m("dof_solimp", ("nv", 5), F, "friction-loss constraint solimp (the joint's solimpfriction)"),
     _m("dof_invweight0", ("nv",), F, "inverse inertia of the dof's joint at qpos0 (mj_setConst)"),
+    _m("dof_simplenum", ("nv",), I,
+       "> 0 for a dof of a simple body (the consecutive simple dofs from it on): M holds only its diagonal"),
+    _m("dof_M0", ("nv",), F, "M's diagonal at qpos0, armature included (mj_setM0): a simple dof's M"),
     # tree-sparse mass matrix layout (MuJoCo 4.0 CSR: row i holds i's ancestor dofs, diagonal last)
     _m("M_rownnz", ("nv",), I, "non-zeros in row i of the lower triangle of M"),
     _m("M_rowadr", ("nv",), I, "start of row i in M and qLD"),

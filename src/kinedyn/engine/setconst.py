@@ -25,7 +25,8 @@ import numpy as np
 from kinedyn._jit import cached_njit, kernel
 from kinedyn.engine.data import Data
 from kinedyn.engine.forward import forward
-from kinedyn.engine.smooth_inertia import _solve_m_entry, dot_sparse
+from kinedyn.engine.smooth_inertia import _solve_m_entry, dot_sparse, set_m0_entry
+from kinedyn.engine.smooth_kinematics import com_pos, kinematics
 from kinedyn.engine.types import (
     EQ_CONNECT,
     EQ_WELD,
@@ -164,6 +165,10 @@ def set_const(model, body_simple) -> None:
     for mode in modes:
         mode[:] = 0
     try:
+        # dof_M0 first, from the kinematics at qpos0: the simple dofs' M in every later pass (mj_setM0)
+        kinematics(model, d)
+        com_pos(model, d)
+        set_m0_entry(model._handle, d._handle)
         _forward_unconstrained(model, d)
     finally:
         for mode, values in zip(modes, saved, strict=True):

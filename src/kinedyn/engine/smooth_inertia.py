@@ -25,6 +25,8 @@ from kinedyn.engine.util_spatial import mul_inert_vec, unsigned_index
 def _crb(
     # model
     body_parentid, dof_bodyid, dof_parentid, dof_armature, M_rownnz, M_rowadr,
+    # model: the simple dofs' constant diagonal, used when use_m0 (not while computing it: set_m0_entry)
+    dof_simplenum, dof_M0, use_m0,
     # model: the armature actuators add to their joints (util_poly.actuator_armature)
     dof_jntid, jnt_actuatorid, actuator_armature, actuator_gear, actuator_trnid, actuator_trntype,
     # data in
@@ -53,6 +55,11 @@ def _crb(
     # Each stored entry is written exactly once, so M needs no zero fill first.
     for i in range(nv):
         start = M_rowadr[i]
+        if use_m0 and dof_simplenum[i]:
+            # a simple dof (its body's inertia is diagonal in the dof's frame): M's constant diagonal,
+            # computed once at qpos0 (mj_crb reads dof_M0; the same value to rounding, MuJoCo's bits)
+            M[start] = dof_M0[i]
+            continue
         adr = start + M_rownnz[i] - 1
         mul_inert_vec(buf, 0, crb, unsigned_index(dof_bodyid[i]), cdof, i)
         # crb_i cdof_i in locals, not read from buf: the compiler cannot rule out that stores
@@ -193,8 +200,21 @@ def mul_m_kernel(res, M, vec, M_rownnz, M_rowadr, M_colind):
 @handle_entry
 def crb_entry(m, d):
     _crb(m.body_parentid, m.dof_bodyid, m.dof_parentid, m.dof_armature, m.M_rownnz, m.M_rowadr,
+         m.dof_simplenum, m.dof_M0, True,
          m.dof_jntid, m.jnt_actuatorid, m.actuator_armature, m.actuator_gear, m.actuator_trnid,
          m.actuator_trntype, d.cinert, d.cdof, d.crb, d.M, d.scratch_vec)
+
+
+@handle_entry
+def set_m0_entry(m, d):
+    """dof_M0 = M's diagonal at d's state (qpos0), every dof computed as a general one (mj_setM0:
+    armature + cdof_i . (crb_i cdof_i), in the order mj_crb sums it)."""
+    _crb(m.body_parentid, m.dof_bodyid, m.dof_parentid, m.dof_armature, m.M_rownnz, m.M_rowadr,
+         m.dof_simplenum, m.dof_M0, False,
+         m.dof_jntid, m.jnt_actuatorid, m.actuator_armature, m.actuator_gear, m.actuator_trnid,
+         m.actuator_trntype, d.cinert, d.cdof, d.crb, d.M, d.scratch_vec)
+    for i in range(m.nv):
+        m.dof_M0[i] = d.M[m.M_rowadr[i] + m.M_rownnz[i] - 1]
 
 
 @kernel(inline="always")
