@@ -404,3 +404,30 @@ def test_height_field_rangefinders(terrain):
         assert_close("sensordata", d.sensordata, mjd.sensordata)
         hits += mjd.sensordata[0] >= 0
     assert hits > 3
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "RK4", "implicitfast"])
+def test_height_field_rangefinders_after_steps(integrator):
+    """Stepped together from the same state, the scanner sweeping (undamped) over the terrain
+    and the tile falling through it: after every mj_step, the rangefinders' sensordata (from
+    the step's forward pass at its start state) and the state as MuJoCo's, every integrator."""
+    xml = _terrain_scene().replace('damping=".1"', 'damping="0"')
+    xml = xml.replace("<asset>", f'<option integrator="{integrator}"/>\n  <asset>', 1)
+    m, mjm = kd.Model.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
+    d, mjd = kd.Data(m), mujoco.MjData(mjm)
+    d.qvel[:] = mjd.qvel[:] = [0.5, -0.3, 0.2, 1.0, -2.0, 0.5, 12.0, 9.0]
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    seen, gid = {}, np.zeros(1, np.int32)
+    for k in range(100):
+        site_pos, site_z = mjd.site_xpos[1].copy(), mjd.site_xmat[1].reshape(3, 3)[:, 2].copy()
+        mujoco.mj_ray(mjm, mjd, site_pos, site_z, None, 1, 2, gid)  # which geom the slant sensor sees
+        mujoco.mj_step(mjm, mjd)
+        kd.step(m, d)
+        assert_close(f"step {k} sensordata", d.sensordata, mjd.sensordata)
+        assert_close(f"step {k} qpos", d.qpos, mjd.qpos)
+        for key in (("down", mjd.sensordata[0] >= 0), ("slant", int(gid[0]))):
+            seen[key] = seen.get(key, 0) + 1
+    # both sensors hit and miss; the slant one sees the ground and the falling tile
+    assert all(seen.get(k, 0) >= 10 for k in (("down", True), ("down", False),
+                                              ("slant", -1), ("slant", 0), ("slant", 1))), seen
