@@ -363,15 +363,22 @@ def test_height_field_rays(terrain):
     assert hit.get(0, 0) > 300 and hit.get(1, 0) > 60 and hit.get(-1, 0) > 60, hit
 
 
-def test_height_field_rays_through_grid_lines(terrain):
-    """Vertical rays through grid points, cell edges and diagonals, and rays along the field's
-    border walls, with the geom poses MuJoCo's bit for bit (ties in the triangle tests)."""
+def _at_mujoco_poses(terrain):
+    """The terrain at qpos0 with MuJoCo's geom poses copied in, bit for bit (so that ties in the
+    triangle tests fall the same way)."""
     m, d, mjm, mjd = terrain
     d.qpos[:] = mjd.qpos[:] = mjm.qpos0
     kd.forward(m, d)
     mujoco.mj_forward(mjm, mjd)
     d.geom_xpos[:] = mjd.geom_xpos
     d.geom_xmat[:] = mjd.geom_xmat.reshape(-1, 3, 3)
+    return m, d, mjm, mjd
+
+
+def test_height_field_rays_through_grid_lines(terrain):
+    """Vertical rays through grid points, cell edges and diagonals, and rays along the field's
+    border walls, with the geom poses MuJoCo's bit for bit (ties in the triangle tests)."""
+    m, d, mjm, mjd = _at_mujoco_poses(terrain)
     size, nrow, ncol = m.hfield_size[0], m.hfield_nrow[0], m.hfield_ncol[0]
     xs = np.linspace(-size[0], size[0], ncol)
     ys = np.linspace(-size[1], size[1], nrow)
@@ -394,6 +401,39 @@ def test_height_field_rays_through_grid_lines(terrain):
     assert count > 300
 
 
+def test_height_field_grazing_rays(terrain):
+    """Rays skimming the terrain: nearly level in the field's frame (tilts down to 1e-6 rad, and
+    exactly level), at heights inside the elevations' box, crossing many cells in one segment;
+    and rays along a cell's diagonal or edge lying in the triangle's plane."""
+    m, d, mjm, mjd = _at_mujoco_poses(terrain)
+    rng = np.random.default_rng(10)
+    size, pos, mat = m.hfield_size[0], d.geom_xpos[0], d.geom_xmat[0]
+    hit = {}
+    for j in range(240):
+        ang = rng.uniform(0, 2 * np.pi)
+        tilt = 0.0 if j % 4 == 0 else 10.0 ** rng.uniform(-6, -1) * rng.choice([-1.0, 1.0])
+        u = np.array([np.cos(ang) * np.cos(tilt), np.sin(ang) * np.cos(tilt), np.sin(tilt)])
+        start = np.array([-1.6 * size[0] * np.cos(ang), -1.6 * size[1] * np.sin(ang),
+                          rng.uniform(0.02, 1.02) * size[2]])
+        start[:2] += rng.uniform(-0.5, 0.5, 2) * size[:2]
+        ours, theirs = _both(m, d, mjm, mjd, pos + mat @ start, mat @ u)
+        _check(ours, theirs, f"grazing ray {j}")
+        hit[theirs[1]] = hit.get(theirs[1], 0) + 1
+    # along grid edges and diagonals, in the plane of the cell's triangles
+    nrow, ncol = m.hfield_nrow[0], m.hfield_ncol[0]
+    elev = m.hfield_data[m.hfield_adr[0]:m.hfield_adr[0] + nrow * ncol].astype(float) * size[2]
+    dx, dy = 2 * size[0] / (ncol - 1), 2 * size[1] / (nrow - 1)
+    for r in range(nrow - 1):
+        for c in range(ncol - 1):
+            a = np.array([c * dx - size[0], r * dy - size[1], elev[r * ncol + c]])
+            for rr, cc in ((r, c + 1), (r + 1, c), (r + 1, c + 1)):
+                b = np.array([cc * dx - size[0], rr * dy - size[1], elev[rr * ncol + cc]])
+                ours, theirs = _both(m, d, mjm, mjd, pos + mat @ (2 * a - b), mat @ (b - a))
+                _check(ours, theirs, f"in-plane ray {r} {c} -> {rr} {cc}")
+                hit[theirs[1]] = hit.get(theirs[1], 0) + 1
+    assert hit.get(0, 0) > 100 and hit.get(-1, 0) > 10, hit
+
+
 def test_height_field_rangefinders(terrain):
     m, d, mjm, mjd = terrain
     hits = 0
@@ -404,3 +444,30 @@ def test_height_field_rangefinders(terrain):
         assert_close("sensordata", d.sensordata, mjd.sensordata)
         hits += mjd.sensordata[0] >= 0
     assert hits > 3
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "RK4", "implicitfast"])
+def test_height_field_rangefinders_after_steps(integrator):
+    """Stepped together from the same state, the scanner sweeping (undamped) over the terrain
+    and the tile falling through it: after every mj_step, the rangefinders' sensordata (from
+    the step's forward pass at its start state) and the state as MuJoCo's, every integrator."""
+    xml = _terrain_scene().replace('damping=".1"', 'damping="0"')
+    xml = xml.replace("<asset>", f'<option integrator="{integrator}"/>\n  <asset>', 1)
+    m, mjm = kd.Model.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
+    d, mjd = kd.Data(m), mujoco.MjData(mjm)
+    d.qvel[:] = mjd.qvel[:] = [0.5, -0.3, 0.2, 1.0, -2.0, 0.5, 12.0, 9.0]
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    seen, gid = {}, np.zeros(1, np.int32)
+    for k in range(100):
+        site_pos, site_z = mjd.site_xpos[1].copy(), mjd.site_xmat[1].reshape(3, 3)[:, 2].copy()
+        mujoco.mj_ray(mjm, mjd, site_pos, site_z, None, 1, 2, gid)  # which geom the slant sensor sees
+        mujoco.mj_step(mjm, mjd)
+        kd.step(m, d)
+        assert_close(f"step {k} sensordata", d.sensordata, mjd.sensordata)
+        assert_close(f"step {k} qpos", d.qpos, mjd.qpos)
+        for key in (("down", mjd.sensordata[0] >= 0), ("slant", int(gid[0]))):
+            seen[key] = seen.get(key, 0) + 1
+    # both sensors hit and miss; the slant one sees the ground and the falling tile
+    assert all(seen.get(k, 0) >= 10 for k in (("down", True), ("down", False),
+                                              ("slant", -1), ("slant", 0), ("slant", 1))), seen
