@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.checks import bad_model_data, check_model_data, float_array, out_matrix
+from kinedyn.engine.checks import OutArgument, bad_model_data, check_model_data, float_array
 from kinedyn.engine.util_poly import actuator_armature as actuator_armature_of
 from kinedyn.engine.util_spatial import mul_inert_vec, unsigned_index
 
@@ -315,8 +315,7 @@ def mul_m(m, d, vec: np.ndarray) -> np.ndarray:
     return res
 
 
-# (nv, out) of the last call whose out-array passed the checks (see support._CHECKED_OUTPUTS)
-_CHECKED_OUT: list = [(-1, None)]  # a list: updated in place, no `global`
+_FULL_M_OUT = OutArgument("full_m: out")
 
 
 def full_m(m, d, out=None) -> np.ndarray:
@@ -329,12 +328,6 @@ def full_m(m, d, out=None) -> np.ndarray:
     except AttributeError:
         bad_model_data(m, d, "full_m")
     nv = m.nv
-    if out is None:
-        dense = np.empty((nv, nv))
-    elif _CHECKED_OUT[0][1] is out and _CHECKED_OUT[0][0] == nv:
-        dense = out
-    else:
-        dense = out_matrix(out, "full_m: out", nv, nv)
-        _CHECKED_OUT[0] = (nv, out)
+    dense = np.empty((nv, nv)) if out is None else _FULL_M_OUT.check(out, (nv, nv))
     _FULL_M.call(m._ptr, d._ptr, dense)
     return dense

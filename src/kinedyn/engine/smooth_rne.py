@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.checks import bad_model_data, check_model_data, out_array
+from kinedyn.engine.checks import OutArgument, bad_model_data, check_model_data
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.types import DSBL_GRAVITY, JNT_BALL, JNT_FREE, OPT_DISABLEFLAGS
 from kinedyn.engine.util_poly import actuator_armature
@@ -255,8 +255,7 @@ def com_vel(m, d) -> None:
     _COM_VEL.call(m._ptr, d._ptr)
 
 
-# (nv, out) of the last call whose out-array passed the checks (see support._CHECKED_OUTPUTS)
-_CHECKED_OUT: list = [(-1, None)]
+_RNE_OUT = OutArgument("rne: out")
 
 
 def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | None = None) -> np.ndarray:
@@ -277,9 +276,8 @@ def rne(m, d, flg_acc: bool = False, armature: bool = False, out: np.ndarray | N
         bad_model_data(m, d, "rne")
     if out is None:
         out = np.empty(m.nv)
-    elif not (_CHECKED_OUT[0][1] is out and _CHECKED_OUT[0][0] == m.nv):
-        out_array(out, "rne: out", (m.nv,))
-        _CHECKED_OUT[0] = (m.nv, out)
+    else:
+        _RNE_OUT.check(out, (m.nv,))
     _RNE.call(m._ptr, d._ptr, flg_acc is True or bool(flg_acc), out)
     if armature and flg_acc:
         out += dof_armature_total(m) * d.qacc

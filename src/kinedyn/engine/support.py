@@ -12,12 +12,12 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import (
+    OutArgument,
     bad_model_data,
     check_model,
     check_model_data,
     float_array,
     out_array,
-    out_matrix,
     real_number,
 )
 from kinedyn.engine.types import JNT_BALL, JNT_FREE
@@ -104,23 +104,14 @@ def _check_id(kind: str, i, n: int) -> int:
     return int(i)
 
 
-# (nv, jacp, jacr) of the last call whose out-arrays passed the checks. A control loop passes the
-# same two arrays on every call, and checking them costs more than the Jacobian (~0.2 µs each): an
-# array keeps its buffer, so the same objects for the same nv are still safe to write (3, nv) into.
-_CHECKED_OUTPUTS: list = [(-1, None, None)]  # a list: updated in place, no `global`
+_JACP, _JACR = OutArgument("jacp"), OutArgument("jacr")
 
 
-def _outputs(m, jacp, jacr, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _outputs(m, jacp, jacr) -> tuple[np.ndarray, np.ndarray]:
     """The (3, nv) arrays a Jacobian is written into: the caller's (checked), or new ones."""
-    nv = m.nv
-    last = _CHECKED_OUTPUTS[0]
-    if last[1] is jacp and last[2] is jacr and last[0] == nv:
-        return jacp, jacr
-    if jacp is None and jacr is None:
-        return np.empty((3, nv)), np.empty((3, nv))
-    jacp = np.empty((3, nv)) if jacp is None else out_matrix(jacp, f"{name}: jacp", 3, nv)
-    jacr = np.empty((3, nv)) if jacr is None else out_matrix(jacr, f"{name}: jacr", 3, nv)
-    _CHECKED_OUTPUTS[0] = (nv, jacp, jacr)
+    shape = (3, m.nv)
+    jacp = np.empty(shape) if jacp is None else _JACP.check(jacp, shape)
+    jacr = np.empty(shape) if jacr is None else _JACR.check(jacr, shape)
     return jacp, jacr
 
 
@@ -133,7 +124,7 @@ def jac(m, d, point, body: int, jacp=None, jacr=None) -> tuple[np.ndarray, np.nd
     check_model_data(m, d, "jac")
     body = _check_id("body", body, m.nbody)
     point = float_array(point, "point", (3,))
-    jacp, jacr = _outputs(m, jacp, jacr, "jac")
+    jacp, jacr = _outputs(m, jacp, jacr)
     _JAC.call(m._ptr, d._ptr, point, body, jacp, jacr)
     return jacp, jacr
 
@@ -148,11 +139,7 @@ def _jac_frame(m, d, kind: int, i: int, jacp, jacr, name: str) -> tuple[np.ndarr
     n = m.nsite if kind == FRAME_SITE else m.nbody
     if type(i) is not int or not 0 <= i < n:
         i = _check_id("site" if kind == FRAME_SITE else "body", i, n)
-    last = _CHECKED_OUTPUTS[0]
-    if jacp is None and jacr is None:
-        jacp, jacr = np.empty((3, m.nv)), np.empty((3, m.nv))
-    elif not (last[1] is jacp and last[2] is jacr and last[0] == m.nv):
-        jacp, jacr = _outputs(m, jacp, jacr, name)
+    jacp, jacr = _outputs(m, jacp, jacr)
     _JAC_FRAME.call(m._ptr, d._ptr, kind, i, jacp, jacr)
     return jacp, jacr
 
