@@ -26,7 +26,6 @@ from kinedyn._jit import cached_njit, kernel
 from kinedyn.engine.data import Data
 from kinedyn.engine.forward import forward
 from kinedyn.engine.smooth_inertia import _solve_m_entry, dot_sparse, set_m0_entry
-from kinedyn.engine.smooth_kinematics import com_pos, kinematics
 from kinedyn.engine.types import (
     EQ_CONNECT,
     EQ_WELD,
@@ -165,11 +164,14 @@ def set_const(model, body_simple) -> None:
     for mode in modes:
         mode[:] = 0
     try:
-        # dof_M0 first, from the kinematics at qpos0: the simple dofs' M in every later pass (mj_setM0)
-        kinematics(model, d)
-        com_pos(model, d)
-        set_m0_entry(model._handle, d._handle)
         _forward_unconstrained(model, d)
+        # dof_M0 from the composite inertias at qpos0 (mj_setM0), then, if some dofs are simple
+        # (their M diagonal is dof_M0, unknown in the pass above), the pass again. (Not kinematics
+        # and com_pos first, as set0 orders it: those calls made the cold start bind the stages in
+        # two rounds, ~5 s on the humanoid, for the same numbers.)
+        set_m0_entry(model._handle, d._handle)
+        if model.dof_simplenum.any():
+            _forward_unconstrained(model, d)
     finally:
         for mode, values in zip(modes, saved, strict=True):
             mode[:] = values
