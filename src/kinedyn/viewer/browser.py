@@ -840,8 +840,10 @@ class Viewer:
 
     def serve_forever(self) -> None:
         """Print the URL and serve until Ctrl-C (or :meth:`close` from another thread); then stop."""
-        print(f"kinedyn viewer: {self.url}  (Ctrl-C to stop)", flush=True)
         try:
+            # the print is inside the try: a Ctrl-C sent as soon as the URL is read can land while
+            # the print itself returns (seen in CI)
+            print(f"kinedyn viewer: {self.url}  (Ctrl-C to stop)", flush=True)
             while not self._stop.wait(0.2):
                 pass
         except KeyboardInterrupt:
