@@ -79,10 +79,53 @@ def pin_state(pm, m, rng):
     return q, v, a, pq, T, c
 
 
-def assert_matches_pinocchio(m, path: Path, nstate: int = 2, seed: int = 0, root_joint=None) -> float:
+def _close(ours, ref, what: str) -> float:
+    """Assert ours == ref at 1e-9 of ref's largest entry; the difference relative to that entry."""
+    scale = max(1.0, np.abs(ref).max())
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-9 * scale, err_msg=what)
+    return float(np.abs(ours - ref).max() / max(np.abs(ref).max(), 1e-300))
+
+
+def _derivatives_match(m, d, pm, pdata, pq, T, v, a) -> float:
+    """kd.rne_derivatives, kd.forward_derivatives and kd.inertia_regressor (Y theta) against
+    Pinocchio's computeRNEADerivatives, computeABADerivatives and computeJointTorqueRegressor, for
+    a constant map T (hinges and slides: a permutation), so that every Pinocchio matrix X becomes
+    T^T X T. Pinocchio fills the upper triangle of M and M^-1 only."""
+    d.qacc[:] = a
+    worst = 0.0
+    rne = kd.rne_derivatives(m, d, rigid_body_only=True)
+    pdq, pdv, pda = pin.computeRNEADerivatives(pm, pdata, pq, T @ v, T @ a)
+    pda = np.triu(pda) + np.triu(pda, 1).T
+    for ours, ref, what in zip(rne, (pdq, pdv, pda), rne._fields, strict=True):
+        worst = max(worst, _close(ours, T.T @ ref @ T, what))
+    tau = T.T @ pin.rnea(pm, pdata, pq, T @ v, T @ a)
+    worst = max(worst, _close(kd.inertia_regressor(m, d) @ kd.inertia_parameters(m), tau, "Y theta"))
+    fwd = kd.forward_derivatives(m, d, rigid_body_only=True)  # at the force that gives qacc = a
+    pdq, pdv, pdt = pin.computeABADerivatives(pm, pdata, pq, T @ v, T @ tau)
+    pdt = np.triu(pdt) + np.triu(pdt, 1).T
+    if not (np.isfinite(pdq).all() and np.isfinite(pdv).all() and np.isfinite(pdt).all()):
+        # Pinocchio's ABA divides by each joint's articulated inertia, which a joint carrying only
+        # massless links lacks (NaN there). Where M, with the rest of the tree, is still regular,
+        # the reference is the implicit-function form of Pinocchio's own RNEA derivatives,
+        # dqacc/dx = -M^-1 dtau/dx, dqacc/dtau = M^-1; where M is singular the forward dynamics is
+        # not defined (MuJoCo refuses such models; kinedyn floors the pivots as mj_factorI does)
+        if np.linalg.cond(pda) > 1e12:
+            return worst
+        minv = np.linalg.inv(pda)
+        rq, rv, _ = pin.computeRNEADerivatives(pm, pdata, pq, T @ v, T @ a)
+        pdq, pdv, pdt = -minv @ rq, -minv @ rv, minv
+    for ours, ref, what in zip(fwd, (pdq, pdv, pdt), fwd._fields, strict=True):
+        worst = max(worst, _close(ours, T.T @ ref @ T, what))
+    return worst
+
+
+def assert_matches_pinocchio(m, path: Path, nstate: int = 2, seed: int = 0, root_joint=None,
+                             derivatives: bool = False) -> float:
     """kd.full_m and M qacc + qfrc_bias equal Pinocchio's crba and rnea (1e-9 of the largest entry),
-    through the change of coordinates of :func:`pin_state`; ``root_joint`` as Pinocchio's. Returns
-    the largest difference relative to its quantity's largest entry."""
+    through the change of coordinates of :func:`pin_state`; ``root_joint`` as Pinocchio's. With
+    ``derivatives``, on models of hinges and slides only (a constant change of coordinates), also
+    the rigid-body derivatives (issue 25, item 3) through :func:`_derivatives_match`. Returns the
+    largest difference relative to its quantity's largest entry."""
     pm = pin.buildModelFromUrdf(str(path), *([root_joint] if root_joint is not None else []))
     pm.gravity = pin.Motion(np.r_[m.opt.gravity, 0.0, 0.0, 0.0])  # the <mujoco><option> gravity
     pdata = pm.createData()
@@ -105,6 +148,9 @@ def assert_matches_pinocchio(m, path: Path, nstate: int = 2, seed: int = 0, root
                                    err_msg="inverse dynamics")
         worst = max(worst, np.abs(M - theirs).max() / max(np.abs(theirs).max(), 1e-300),
                     np.abs(ours - tau).max() / max(np.abs(tau).max(), 1e-300))
+        if derivatives:
+            assert not np.any(c), "derivatives: only for hinges and slides (a constant map)"
+            worst = max(worst, _derivatives_match(m, d, pm, pdata, pq, T, v, a))
     return float(worst)
 
 

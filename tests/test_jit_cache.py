@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 import types
 from pathlib import Path
 
@@ -231,7 +232,30 @@ def test_an_edit_recompiles_what_it_changes_and_nothing_else(package_copy, tmp_p
     flipped = _run(package_copy, root)
     assert "kinematics_entry" in flipped["compiled"]
     assert flipped["xquat"] != first["xquat"]
-    # (undoing the edit recompiles the same units again -- an entry keeps the last stamp only -- and
-    # was left out: it doubled the suite's longest test on a cold cache for what the flip shows)
+    # undoing the edit finds the older machine code again: each version has its own entry
+    _edit(helper, "(aw * bx - ax * bw) + (ay * bz - az * by),", "(aw * bx + ax * bw) + (ay * bz - az * by),")
+    undone = _run(package_copy, root)
+    assert undone["compiled"] == [] and undone["xquat"] == first["xquat"]
     # nothing was written next to the sources
     assert not list(package_copy.rglob("*.nbi")) and not list(package_copy.rglob("*.nbc"))
+
+
+def test_entries_unused_for_long_are_pruned_once_a_day(tmp_path):
+    """Versions of a function that edits left behind are deleted after PRUNE_AFTER_DAYS without a
+    load; an entry in use (loaded: its index file touched) and other files are kept."""
+    old = time.time() - (cache.PRUNE_AFTER_DAYS + 1) * 86400
+    names = {"engine.f.kernel-kaaaa.py311": old, "engine.f.kernel-kbbbb.py311": time.time()}
+    for base, mtime in names.items():
+        for f in (tmp_path / f"{base}.nbi", tmp_path / f"{base}.1.nbc", tmp_path / f"{base}.2.nbc"):
+            f.write_bytes(b"x")
+            os.utime(f, (mtime, mtime))
+    (tmp_path / "notes.txt").write_text("kept")
+    cache._prune_entries(tmp_path)
+    left = sorted(f.name for f in tmp_path.iterdir())
+    assert left == [".pruned", "engine.f.kernel-kbbbb.py311.1.nbc", "engine.f.kernel-kbbbb.py311.2.nbc",
+                    "engine.f.kernel-kbbbb.py311.nbi", "notes.txt"]
+    # at most once a day: a second call within the day deletes nothing
+    for f in (tmp_path / "engine.f.kernel-kbbbb.py311.nbi",):
+        os.utime(f, (old, old))
+    cache._prune_entries(tmp_path)
+    assert (tmp_path / "engine.f.kernel-kbbbb.py311.nbi").exists()

@@ -633,7 +633,7 @@ ERD_REFUSED = {
 # what test_example_robot_data finds: (load, equal MuJoCo's model, loaded as given, equal Pinocchio's M
 # and RNE); a change fails the test: update after checking why. The 69 less the 67 compared with
 # Pinocchio: ur3.urdf has no link (Pinocchio refuses it), hector's quadrotor and iris have no joint.
-ERD_COUNTS = (69, 48, 21, 66)
+ERD_COUNTS = (69, 48, 21, 66, 66)
 # links without <inertial> that have collision geoms: MuJoCo's URDF reader gives them the geoms' mass
 # (inertiafromgeom="auto"), Pinocchio none (romeo_laas_small's *Collision_shape links: 11.2 kg of
 # cylinders on each hip), so they are compared with Pinocchio with <compiler inertiafromgeom="false">
@@ -655,11 +655,12 @@ def test_example_robot_data(tmp_path):
     equals MuJoCo's where MuJoCo loads it (and nothing is warned), the others are loaded as given
     with an UnphysicalInertiaWarning (or the missing-mimic warning) and refused with MuJoCo's reason
     under ``inertia="strict"``; M and inverse dynamics equal Pinocchio's on a random state for every
-    file Pinocchio loads (fixed base, as both load a URDF without a floating joint)."""
+    file Pinocchio loads (fixed base, as both load a URDF without a floating joint), and so do the
+    rigid-body derivatives and the torque regressor for every one without a planar joint."""
     robots = _erd_robots()
     urdfs = sorted(robots.rglob("*.urdf"))
     assert len(urdfs) == 69
-    loaded = matched_mujoco = as_given = matched_pin = 0
+    loaded = matched_mujoco = as_given = matched_pin = matched_deriv = 0
     for urdf in urdfs:
         rel = str(urdf.relative_to(robots))
         primitive = tmp_path / urdf.name
@@ -695,11 +696,16 @@ def test_example_robot_data(tmp_path):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", kd.UnphysicalInertiaWarning)
                     m = kd.Model.from_urdf(primitive)
-            assert_matches_pinocchio(m, pinocchio_ready(primitive), nstate=1, seed=len(rel))
+            # a URDF planar joint's map to Pinocchio depends on the state: derivatives only without
+            planar = any(n.endswith("_TX") for n in m.names["jnt"])
+            assert_matches_pinocchio(m, pinocchio_ready(primitive), nstate=1, seed=len(rel),
+                                     derivatives=not planar)
             matched_pin += 1
+            matched_deriv += not planar
     print(f"example-robot-data: {len(urdfs)} URDFs, {loaded} load, {matched_mujoco} equal MuJoCo's model, "
-          f"{as_given} loaded as given, {matched_pin} equal Pinocchio's M and RNE")
-    assert (loaded, matched_mujoco, as_given, matched_pin) == ERD_COUNTS
+          f"{as_given} loaded as given, {matched_pin} equal Pinocchio's M and RNE, {matched_deriv} "
+          "also its RNEA and ABA derivatives and torque regressor")
+    assert (loaded, matched_mujoco, as_given, matched_pin, matched_deriv) == ERD_COUNTS
 
 
 def _compiler(text: str, attrs: str) -> str:
@@ -722,7 +728,7 @@ def test_robosuite_urdfs_match_pinocchio(tmp_path):
             warnings.simplefilter("error", kd.UnphysicalInertiaWarning)
             m = kd.Model.from_urdf(path)
         assert m.nv, urdf.name
-        assert_matches_pinocchio(m, pinocchio_ready(path), nstate=1, seed=m.nv)
+        assert_matches_pinocchio(m, pinocchio_ready(path), nstate=1, seed=m.nv, derivatives=True)
 
 
 def test_example_robot_data_with_meshes(tmp_path):

@@ -8,8 +8,10 @@ code (:func:`kinedyn._jit.deps.stamp`): its code and that of every function comp
 it, the constants they read, and the names and signatures of the units it calls through
 their cells. An edit recompiles exactly the functions whose machine code it changes: a
 comment or a docstring changes none, an edit to a collider changes that collider's unit, not
-the pipeline above it. Undoing an edit does not find the older code again (an entry keeps the
-last stamp only).
+the pipeline above it. The stamp is part of the entry's file name, so versions of a function
+sit side by side: undoing an edit finds the older code again, and two checkouts (or branches,
+or worktrees) of kinedyn that share a cache never overwrite each other's entries. Entries not
+loaded for PRUNE_AFTER_DAYS are deleted (checked at most once a day).
 
 **Where.** ``$KINEDYN_CACHE_DIR``, else ``$NUMBA_CACHE_DIR/kinedyn``, else
 ``$XDG_CACHE_HOME/kinedyn`` (``~/.cache/kinedyn``); a temporary directory if that cannot
@@ -31,6 +33,7 @@ or its import-time behaviour; the reason is given at each use.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import shutil
@@ -88,7 +91,28 @@ def cache_dir() -> str:
         path.mkdir(parents=True, exist_ok=True)
     if fresh:
         _prune(root, keep=path)
+    _prune_entries(path)
     return str(path)
+
+
+def _prune_entries(path: Path) -> None:
+    """At most once a day (a marker file's age): delete the entries of ``path`` (index and data
+    files) that were neither written nor loaded for PRUNE_AFTER_DAYS: the versions of functions
+    that edits left behind. A load marks its index file (``_LazyFunctionCache.load_overload``)."""
+    marker = path / ".pruned"
+    now = time.time()
+    try:
+        if marker.exists() and now - marker.stat().st_mtime < 86400:
+            return
+        marker.touch()
+        cutoff = now - PRUNE_AFTER_DAYS * 86400
+        for index in path.glob("*.nbi"):  # an entry: NAME.nbi and its data files NAME.<i>.nbc
+            if index.stat().st_mtime < cutoff:
+                for data in path.glob(glob.escape(index.stem) + ".*.nbc"):
+                    data.unlink(missing_ok=True)
+                index.unlink(missing_ok=True)
+    except OSError:
+        return
 
 
 def _prune(root: Path, keep: Path) -> None:
@@ -124,7 +148,11 @@ class _StampLocator(_CacheLocator):
         return stamp(self._py_func)
 
     def get_disambiguator(self):
-        return "k"
+        # the stamp in the file name: each version of the function has its own entry (see the
+        # module docstring); Numba's index check of the stamp then never fails
+        from kinedyn._jit.deps import stamp
+
+        return "k" + stamp(self._py_func)[:16]
 
     @classmethod
     def from_function(cls, py_func, py_file):
@@ -207,7 +235,13 @@ class _LazyFunctionCache:
         cache = self._function_cache()
         rtsys.initialize(target_context)
         with cache._guard_against_spurious_io_errors():
-            return cache._load_overload(sig, target_context)
+            loaded = cache._load_overload(sig, target_context)
+        if loaded is not None:  # in use: kept by _prune_entries
+            try:
+                os.utime(cache._cache_file._index_path)
+            except OSError:
+                pass
+        return loaded
 
 
 def cache_lazily(dispatcher):
