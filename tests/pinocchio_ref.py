@@ -79,6 +79,9 @@ def pin_state(pm, m, rng):
     return q, v, a, pq, T, c
 
 
+SINGULAR_M: list = []  # models whose ABA derivatives _derivatives_match could not compare (M singular)
+
+
 def _close(ours, ref, what: str) -> float:
     """Assert ours == ref at 1e-9 of ref's largest entry; the difference relative to that entry."""
     scale = max(1.0, np.abs(ref).max())
@@ -110,6 +113,7 @@ def _derivatives_match(m, d, pm, pdata, pq, T, v, a) -> float:
         # dqacc/dx = -M^-1 dtau/dx, dqacc/dtau = M^-1; where M is singular the forward dynamics is
         # not defined (MuJoCo refuses such models; kinedyn floors the pivots as mj_factorI does)
         if np.linalg.cond(pda) > 1e12:
+            SINGULAR_M.append(m)
             return worst
         minv = np.linalg.inv(pda)
         rq, rv, _ = pin.computeRNEADerivatives(pm, pdata, pq, T @ v, T @ a)
