@@ -21,8 +21,9 @@ import numpy as np
 
 from kinedyn._jit import bind_call, cached_njit
 from kinedyn._jit.parallel import parallel_njit, prange, take_next, threads, typed_list
-from kinedyn.engine.checks import bad_model_data
+from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.data import Data
+from kinedyn.engine.derivative_transition import step_derivatives, unsupported
 from kinedyn.engine.derivative_fd import (
     COL_ACC,
     COL_ACT,
@@ -32,6 +33,7 @@ from kinedyn.engine.derivative_fd import (
     inverse_worker,
     transition_worker,
 )
+from kinedyn.engine.forward import forward
 from kinedyn.engine.integrator import _STATUS_FIELD
 from kinedyn.engine.types import (
     INT_EULER,
@@ -44,8 +46,8 @@ from kinedyn.engine.types import (
 )
 from kinedyn.tools.batch import _model_handles, _per_thread
 
-__all__ = ["DerivativeCheck", "InverseFD", "TransitionFD", "check_derivatives", "inverse_fd", "linearize_fd",
-           "transition_fd"]
+__all__ = ["DerivativeCheck", "InverseFD", "TransitionDerivatives", "TransitionFD", "check_derivatives",
+           "inverse_fd", "linearize_fd", "transition_derivatives", "transition_fd"]
 
 
 class TransitionFD(NamedTuple):
@@ -56,6 +58,12 @@ class TransitionFD(NamedTuple):
     B: np.ndarray  #: (2 nv + na, nu)
     C: np.ndarray  #: (nsensordata, 2 nv + na)
     D: np.ndarray  #: (nsensordata, nu)
+
+
+class TransitionDerivatives(TransitionFD):
+    """``kd.transition_derivatives``'s result: A, B, C, D as :class:`TransitionFD`, computed
+    analytically. ``fd_sensor_rows``: the rows of C and D filled by finite differences
+    (``sensors="fd"``; empty otherwise)."""
 
 
 class InverseFD(NamedTuple):
@@ -411,3 +419,54 @@ def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
         worst = np.max([np.abs(x[k] - runs[0][k]).max(axis=0) for x in runs[1:]], axis=0) / scale
         suspect += [labels[j] for j in np.flatnonzero(worst > rtol)]
     return DerivativeCheck(eps, blocks, suspect, rtol)
+
+
+# ---------------------------------------------------------------------------------------
+# analytical derivatives of one step
+
+_SENSOR_MODES = ("analytical", "fd", "none")
+
+
+def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6) -> TransitionDerivatives:
+    """Analytical derivatives of one step, ``(A, B, C, D)``, in ``transition_fd``'s layout and
+    meaning (mjd_transitionFD's): x = [dqpos (tangent, nv), qvel, act], u = ctrl.
+
+    Differentiates the rigid-body dynamics, the actuators (hinge/slide joint and fixed-tendon
+    transmissions; fixed, affine and muscle gain and bias; integrator, filter, filterexact and
+    muscle activation dynamics, actearly; ctrlrange, actrange and forcerange clamps), the springs
+    and dampers of hinge and slide joints (polynomial ones too) and fixed-tendon dampers, and
+    the Euler (eulerdamp included) or implicitfast update on the tangent space. At a clamp's edge
+    the value inside the range is returned; strictly clamped, zero. Whatever else the model uses
+    at this state (constraint rows, RK4/implicit, spatial tendons, fluid, ...) raises ValueError
+    naming it. ``sensors``: "analytical" differentiates joint/tendon/actuator pos, vel and force
+    sensors and refuses the others; "fd" fills the others' rows of C and D by finite differences
+    (``transition_fd`` with ``eps``; listed in the result's ``fd_sensor_rows``); "none" returns
+    C and D with no rows. ``d`` is not modified. See docs/derivatives.md.
+    """
+    check_model_data(m, d, "transition_derivatives")
+    if sensors not in _SENSOR_MODES:
+        raise ValueError(f"transition_derivatives: sensors must be one of {_SENSOR_MODES}, got {sensors!r}")
+    for name in ("qpos", "qvel", "act", "ctrl", "qfrc_applied"):
+        if not np.isfinite(getattr(d, name)).all():
+            raise ValueError(f"transition_derivatives: d.{name} holds non-finite values")
+    w = d.copy()
+    forward(m, w)
+    missing = unsupported(m, w, sensors == "analytical")
+    if missing:
+        raise ValueError("transition_derivatives: not differentiated analytically here: " + "; ".join(missing))
+    a, b, c, dd, _ = step_derivatives(m, w, sensors != "none")
+    fd_rows = []
+    if sensors == "none":
+        c, dd = np.zeros((0, a.shape[0])), np.zeros((0, m.nu))
+    elif sensors == "fd":
+        from kinedyn.engine.derivative_transition import SENSORS_COVERED
+        for s in range(m.nsensor):
+            if int(m.sensor_type[s]) not in SENSORS_COVERED:
+                adr = int(m.sensor_adr[s])
+                fd_rows += range(adr, adr + int(m.sensor_dim[s]))
+        if fd_rows:
+            fd = transition_fd(m, d, eps)
+            c[fd_rows], dd[fd_rows] = fd.C[fd_rows], fd.D[fd_rows]
+    out = TransitionDerivatives(a, b, c, dd)
+    out.fd_sensor_rows = fd_rows
+    return out
