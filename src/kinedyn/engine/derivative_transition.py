@@ -98,7 +98,8 @@ def unsupported(m, d, sensors: bool = True) -> list[str]:
     if integrator == INT_IMPLICITFAST:
         for j in range(m.njnt):
             if _lone_free_body(m, j):
-                out.append(f"joint {j}: a lone free body under implicitfast (its gyroscopic block, mjd_freeMhat)")
+                out.append(f"joint {j}: a lone free body under implicitfast "
+                           "(its gyroscopic block, mjd_freeMhat)")
     if not flags & DSBL_CONSTRAINT and d.nefc > 0:
         out.append(f"{d.nefc} active constraint rows (contacts, limits, equalities, friction loss)")
     if m._has_actuator_callbacks:
@@ -113,7 +114,8 @@ def unsupported(m, d, sensors: bool = True) -> list[str]:
         out.append("tendon armature")
     if not flags & DSBL_SPRING:
         for j in range(m.njnt):
-            if m.jnt_type[j] in (JNT_BALL, JNT_FREE) and (m.jnt_stiffness[j] or np.any(m.jnt_stiffnesspoly[j])):
+            stiff = m.jnt_stiffness[j] or np.any(m.jnt_stiffnesspoly[j])
+            if m.jnt_type[j] in (JNT_BALL, JNT_FREE) and stiff:
                 out.append(f"joint {j}: the spring of a ball or free joint")
         if np.any(m.tendon_stiffness) or np.any(m.tendon_stiffnesspoly):
             out.append("tendon springs")
@@ -126,7 +128,8 @@ def unsupported(m, d, sensors: bool = True) -> list[str]:
             out.append("joint actuatorfrcrange")
         for i in range(m.nu):
             trn, tid = int(m.actuator_trntype[i]), int(m.actuator_trnid[i, 0])
-            ok = (trn in (TRN_JOINT, TRN_JOINTINPARENT) and m.jnt_type[tid] not in (JNT_BALL, JNT_FREE)) \
+            ok = (trn in (TRN_JOINT, TRN_JOINTINPARENT)
+                  and m.jnt_type[tid] not in (JNT_BALL, JNT_FREE)) \
                 or (trn == TRN_TENDON and _fixed_tendon(m, tid) and not m.tendon_actfrclimited[tid])
             if not ok:
                 out.append(f"actuator {i}: its transmission (only hinge/slide joints and fixed tendons "
@@ -319,7 +322,8 @@ def _actuators(m, d):
         length, vel = float(d.actuator_length[i]), float(d.actuator_velocity[i])
         gt, bt = int(m.actuator_gaintype[i]), int(m.actuator_biastype[i])
         if gt == GAIN_AFFINE:
-            gain = m.actuator_gainprm[i, 0] + m.actuator_gainprm[i, 1] * length + m.actuator_gainprm[i, 2] * vel
+            prm = m.actuator_gainprm[i]
+            gain = prm[0] + prm[1] * length + prm[2] * vel
             g_l, g_v = m.actuator_gainprm[i, 1], m.actuator_gainprm[i, 2]
         elif gt == GAIN_MUSCLE:
             gain, g_l, g_v = _muscle_gain(m, i, length, vel)
@@ -368,7 +372,8 @@ def _tendon_damping(m):
     for i in range(m.nu):
         if m.actuator_trntype[i] == TRN_TENDON:
             t = int(m.actuator_trnid[i, 0])
-            coef[t] += m.actuator_gear[i, 0] ** 2 * np.array([m.actuator_damping[i], *m.actuator_dampingpoly[i]])
+            g2 = m.actuator_gear[i, 0] ** 2
+            coef[t] += g2 * np.array([m.actuator_damping[i], *m.actuator_dampingpoly[i]])
     return coef
 
 

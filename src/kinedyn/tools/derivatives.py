@@ -23,7 +23,6 @@ from kinedyn._jit import bind_call, cached_njit
 from kinedyn._jit.parallel import parallel_njit, prange, take_next, threads, typed_list
 from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.data import Data
-from kinedyn.engine.derivative_transition import step_derivatives, unsupported
 from kinedyn.engine.derivative_fd import (
     COL_ACC,
     COL_ACT,
@@ -33,6 +32,7 @@ from kinedyn.engine.derivative_fd import (
     inverse_worker,
     transition_worker,
 )
+from kinedyn.engine.derivative_transition import step_derivatives, unsupported
 from kinedyn.engine.forward import forward
 from kinedyn.engine.integrator import _STATUS_FIELD
 from kinedyn.engine.types import (
@@ -453,7 +453,8 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6)
     forward(m, w)
     missing = unsupported(m, w, sensors == "analytical")
     if missing:
-        raise ValueError("transition_derivatives: not differentiated analytically here: " + "; ".join(missing))
+        raise ValueError("transition_derivatives: not differentiated analytically here: "
+                         + "; ".join(missing))
     a, b, c, dd, _ = step_derivatives(m, w, sensors != "none")
     fd_rows = []
     if sensors == "none":
