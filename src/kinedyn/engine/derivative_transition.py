@@ -71,6 +71,9 @@ SENSORS_COVERED = frozenset({
 })
 
 
+_DYN_COVERED = (DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE)
+
+
 def _fixed_tendon(m, t) -> bool:
     adr, num = int(m.tendon_adr[t]), int(m.tendon_num[t])
     return bool(np.all(m.wrap_type[adr:adr + num] == WRAP_JOINT))
@@ -134,7 +137,7 @@ def unsupported(m, d, sensors: bool = True) -> list[str]:
             if not ok:
                 out.append(f"actuator {i}: its transmission (only hinge/slide joints and fixed tendons "
                            "without actuatorfrcrange are covered)")
-            if m.actuator_dyntype[i] not in (DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE) \
+            if m.actuator_dyntype[i] not in _DYN_COVERED \
                     or m.actuator_gaintype[i] not in (GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE) \
                     or m.actuator_biastype[i] not in (BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE):
                 out.append(f"actuator {i}: user dynamics, gain or bias")
