@@ -425,6 +425,17 @@ def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
 # analytical derivatives of one step
 
 _SENSOR_MODES = ("analytical", "fd", "none")
+# what a step reads besides the model (as transition_fd's perturbed steps take them from d)
+_INPUTS = ("qpos", "qvel", "act", "ctrl", "qacc_warmstart", "qfrc_applied", "xfrc_applied", "mocap_pos",
+           "mocap_quat", "eq_active")
+
+
+def _work_data(m) -> Data:
+    """A Data of ``m`` kept for transition_derivatives (per model and thread, as kd.batch's)."""
+    cached = _per_thread(m)
+    if "td_work" not in cached:
+        cached["td_work"] = Data(m)
+    return cached["td_work"]
 
 
 def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6) -> TransitionDerivatives:
@@ -449,7 +460,10 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6)
     for name in ("qpos", "qvel", "act", "ctrl", "qfrc_applied"):
         if not np.isfinite(getattr(d, name)).all():
             raise ValueError(f"transition_derivatives: d.{name} holds non-finite values")
-    w = d.copy()
+    w = _work_data(m)
+    for name in _INPUTS:
+        getattr(w, name)[...] = getattr(d, name)
+    w.time = d.time
     forward(m, w)
     missing = unsupported(m, w, sensors == "analytical")
     if missing:
