@@ -38,8 +38,8 @@ SMALL = """<mujoco><option timestep="0.005"/>
   </body></body>
 </worldbody>
 <actuator><motor joint="h" ctrllimited="true" ctrlrange="-1 1"/>
- <general name="f" joint="h" dyntype="filter" dynprm=".05" gaintype="affine" gainprm="5 0 .3" biastype="affine"
-  biasprm="0 -5 -.5"/>
+ <general name="f" joint="h" dyntype="filter" dynprm=".05" gaintype="affine" gainprm="5 0 .3"
+  biastype="affine" biasprm="0 -5 -.5"/>
  <general joint="h" gaintype="affine" gainprm="2 0 .4" forcerange="-.5 .5"/>
 </actuator>
 <sensor><jointpos joint="h"/><jointvel joint="h"/><actuatorfrc actuator="f"/><jointactuatorfrc joint="h"/>
@@ -143,7 +143,8 @@ def test_refusals():
     with pytest.raises(ValueError, match="non-finite"):
         kd.transition_derivatives(m, d)
     # a contact row: the box on a floor
-    floor = kd.Model.from_xml_string(SMALL.replace("<worldbody>", '<worldbody><geom type="plane" size="5 5 .1"/>'))
+    plane = '<worldbody><geom type="plane" size="5 5 .1"/>'
+    floor = kd.Model.from_xml_string(SMALL.replace("<worldbody>", plane))
     fd = kd.Data(floor)
     fd.qpos[2] = 0.05
     with pytest.raises(ValueError, match="constraint rows"):
@@ -152,7 +153,8 @@ def test_refusals():
     spatial = kd.Model.from_xml_path(str(MODELS / "muscle_spatial_tendon.xml"))
     with pytest.raises(ValueError, match="spatial tendon|transmission"):
         kd.transition_derivatives(spatial, kd.Data(spatial))
-    with_acc = kd.Model.from_xml_string(SMALL.replace("<sensor>", '<sensor><framepos objtype="body" objname="world"/>'))
+    frame = '<sensor><framepos objtype="body" objname="world"/>'
+    with_acc = kd.Model.from_xml_string(SMALL.replace("<sensor>", frame))
     with pytest.raises(ValueError, match="FRAMEPOS"):
         kd.transition_derivatives(with_acc, kd.Data(with_acc))
 
