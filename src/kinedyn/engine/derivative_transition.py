@@ -22,7 +22,8 @@ Where the derivative is one-sided (a ctrl, act or force exactly at the edge of i
 value inside the range is returned, as mjd_transitionFD's one-sided differences see it; a clamp
 strictly engaged gives zero. Anything else the model uses is refused with a ValueError naming it
 (``unsupported``): never a wrong number. All of it is dense linear algebra on (nv, nv) blocks and
-a few per-actuator scalars, done in NumPy: the kernels it calls are derivative_rne's and forward's.
+a few per-actuator scalars, in one unit (``transition_derivatives_entry``: forward, then the chain
+rule), compiled the first time transition_derivatives is called; it calls derivative_rne's kernels.
 """
 
 from __future__ import annotations
@@ -31,16 +32,20 @@ import math
 
 import numpy as np
 
-from kinedyn.engine.derivative_rne import rne_derivatives
+from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.derivative import eulerdamp_active
+from kinedyn.engine.derivative_rne import _rne_derivs
+from kinedyn.engine.forward import forward_entry
+from kinedyn.engine.smooth_inertia import full_m_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
     BIAS_MUSCLE,
     BIAS_NONE,
+    COUNT_NEFC,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
     DSBL_CONSTRAINT,
     DSBL_DAMPER,
-    DSBL_EULERDAMP,
     DSBL_SPRING,
     DYN_FILTER,
     DYN_FILTEREXACT,
@@ -55,6 +60,8 @@ from kinedyn.engine.types import (
     JNT_BALL,
     JNT_FREE,
     MINVAL,
+    OPT_DISABLEFLAGS,
+    OPT_INTEGRATOR,
     TRN_JOINT,
     TRN_JOINTINPARENT,
     TRN_TENDON,
@@ -62,6 +69,7 @@ from kinedyn.engine.types import (
     IntegratorType,
     SensorType,
 )
+from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
 
 # sensors differentiated here: their value is linear in qpos/qvel, or an actuator quantity
 SENSORS_COVERED = frozenset({
@@ -158,16 +166,17 @@ def unsupported(m, d, sensors: bool = True) -> list[str]:
 # ---------------------------------------------------------------------------------------
 # scalar partials (each mirrors a function of actuation.py / util_muscle.py)
 
+@kernel
 def _muscle_norm(m, i, prm):
-    """(F0, l0, normalised length) of muscle actuator i (mju_muscleGain's preamble)."""
+    """(F0, l0) of muscle actuator i (mju_muscleGain's preamble)."""
     force = prm[i, 2]
     if force < 0.0:
         force = prm[i, 3] / max(MINVAL, m.actuator_acc0[i])
-    lr = m.actuator_lengthrange[i]
-    l0 = (lr[1] - lr[0]) / max(MINVAL, prm[i, 1] - prm[i, 0])
-    return force, l0
+    lr = m.actuator_lengthrange
+    return force, (lr[i, 1] - lr[i, 0]) / max(MINVAL, prm[i, 1] - prm[i, 0])
 
 
+@kernel
 def _fl(x, lmin, lmax):
     """(FL, dFL/dx): mju_muscleGainLength and its derivative."""
     if not lmin <= x <= lmax:
@@ -190,18 +199,20 @@ def _fl(x, lmin, lmax):
     return 0.5 * y * y, -y / w
 
 
+@kernel
 def _fv(x, fvmax):
     """(FV, dFV/dx) of the normalised velocity (mju_muscleGain)."""
     y = fvmax - 1.0
     if x <= -1.0:
         return 0.0, 0.0
     if x <= 0.0:
-        return (x + 1.0) ** 2, 2.0 * x + 2.0
+        return (x + 1.0) * (x + 1.0), 2.0 * x + 2.0
     if x <= y:
-        return fvmax - (y - x) ** 2 / max(MINVAL, y), 2.0 * (y - x) / max(MINVAL, y)
+        return fvmax - (y - x) * (y - x) / max(MINVAL, y), 2.0 * (y - x) / max(MINVAL, y)
     return fvmax, 0.0
 
 
+@kernel
 def _muscle_gain(m, i, length, vel):
     """(gain, d gain/d length, d gain/d vel) of a muscle (mju_muscleGain)."""
     prm = m.actuator_gainprm
@@ -213,30 +224,32 @@ def _muscle_gain(m, i, length, vel):
     return -force * fl * fv, -force * dfl * fv / max(MINVAL, l0), -force * fl * dfv / vscale
 
 
-def _muscle_bias(m, i, length):
-    """(bias, d bias/d length) of a muscle (mju_muscleBias)."""
+@kernel
+def _muscle_bias_length(m, i, length):
+    """d mju_muscleBias / d length."""
     prm = m.actuator_biasprm
     force, l0 = _muscle_norm(m, i, prm)
     nl = prm[i, 0] + (length - m.actuator_lengthrange[i, 0]) / max(MINVAL, l0)
     b = 0.5 * (1.0 + prm[i, 5])
     w = max(MINVAL, b - 1.0)
-    fpmax = prm[i, 7]
     if nl <= 1.0:
-        return 0.0, 0.0
+        return 0.0
     if nl <= b:
-        x = (nl - 1.0) / w
-        return -force * fpmax * 0.5 * x * x, -force * fpmax * x / w / max(MINVAL, l0)
-    x = (nl - b) / w
-    return -force * fpmax * (0.5 + x), -force * fpmax / w / max(MINVAL, l0)
+        return -force * prm[i, 7] * (nl - 1.0) / w / w / max(MINVAL, l0)
+    return -force * prm[i, 7] / w / max(MINVAL, l0)
 
 
+@kernel
 def _sigmoid(x):
     """(mju_sigmoid, its derivative)."""
-    if x <= 0.0 or x >= 1.0:
-        return (0.0 if x <= 0.0 else 1.0), 0.0
-    return x * x * x * (3.0 * x * (2.0 * x - 5.0) + 10.0), 30.0 * x * x * (x - 1.0) ** 2
+    if x <= 0.0:
+        return 0.0, 0.0
+    if x >= 1.0:
+        return 1.0, 0.0
+    return x * x * x * (3.0 * x * (2.0 * x - 5.0) + 10.0), 30.0 * x * x * (x - 1.0) * (x - 1.0)
 
 
+@kernel
 def _muscle_dynamics(m, i, ctrl, act):
     """(d act_dot/d ctrl, d act_dot/d act) of mju_muscleDynamics (ctrl the clamped control)."""
     prm = m.actuator_dynprm
@@ -249,11 +262,13 @@ def _muscle_dynamics(m, i, ctrl, act):
     tau_deact, dtau_deact = prm[i, 1] / s, -prm[i, 1] * 1.5 * dac / (s * s)
     width = prm[i, 2]
     dctrl = cc - act
+    dtau_du = 0.0
     if width < MINVAL:
+        # the timescale switches where dctrl changes sign: the side MuJoCo's value takes
         if dctrl > 0.0:
-            tau, dtau_da, dtau_du = tau_act, dtau_act, 0.0
+            tau, dtau_da = tau_act, dtau_act
         else:
-            tau, dtau_da, dtau_du = tau_deact, dtau_deact, 0.0
+            tau, dtau_da = tau_deact, dtau_deact
     else:
         sg, dsg = _sigmoid(dctrl / width + 0.5)
         tau = tau_deact + (tau_act - tau_deact) * sg
@@ -265,289 +280,471 @@ def _muscle_dynamics(m, i, ctrl, act):
     return (dc_du * tau - dctrl * dtau_du) / (tau * tau), (-tau - dctrl * dtau_da) / (tau * tau)
 
 
-def _actuators(m, d):
-    """Per actuator: the moment row, df/dl, df/dv, and the force's and the next activation's
-    partials in ctrl and act. Returns (mom, fl, fv, fu, fa, anext_u, anext_a, deriv_v_u, deriv_v_a),
-    the last two the partials of df/dv (implicitfast's system matrix) in ctrl and act."""
-    nu, na = m.nu, m.na
-    h = float(m.opt.timestep)
-    flags = int(m.opt.disableflags)
-    fl, fv = np.zeros(nu), np.zeros(nu)
-    fu = np.zeros(nu)                       # df_i / d ctrl_i
-    fa = np.zeros((nu, na))                 # df_i / d act
-    an_u = np.zeros((na, nu))               # d act_next / d ctrl
-    an_a = np.eye(na)                       # d act_next / d act
-    dv_u, dv_a = np.zeros(nu), np.zeros((nu, na))
-    if nu == 0 or flags & DSBL_ACTUATION:
-        return np.zeros((nu, m.nv)), fl, fv, fu, fa, an_u, an_a, dv_u, dv_a
-    mom = np.asarray(d.actuator_moment)
+# rows of the per-actuator partials ``au`` (nu) and ``aa`` (nu, na)
+_FL, _FV, _FU, _DVU = 0, 1, 2, 3     # df/dl, df/dv, df/dctrl, d(df/dv)/dctrl
+_FA, _DVA = 0, 1                      # df/dact, d(df/dv)/dact
+
+
+@kernel
+def _actuator_partials(m, d, au, aa, a_mat, b_mat):
+    """Per actuator the force's partials in its length and velocity, ctrl and act (au, aa), and the
+    next activation's rows of A and B (mj_fwdActuation, mj_nextActivation)."""
+    nu, nv = m.nu, m.nv
+    h = m.opt_timestep[0]
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    for r in range(au.shape[0]):
+        for i in range(nu):
+            au[r, i] = 0.0
+    for r in range(aa.shape[0]):
+        for i in range(nu):
+            for k in range(m.na):
+                aa[r, i, k] = 0.0
+    for k in range(m.na):
+        a_mat[2 * nv + k, 2 * nv + k] = 1.0
+    if flags & DSBL_ACTUATION:
+        return
     for i in range(nu):
-        c = float(d.ctrl[i])
+        c = d.ctrl[i]
         dc = 1.0
         if m.actuator_ctrllimited[i] and not flags & DSBL_CLAMPCTRL:
-            lo, hi = m.actuator_ctrlrange[i]
+            lo, hi = m.actuator_ctrlrange[i, 0], m.actuator_ctrlrange[i, 1]
             if not lo <= c <= hi:
                 dc = 0.0
             c = min(max(c, lo), hi)
-        dyn = int(m.actuator_dyntype[i])
+        dyn = m.actuator_dyntype[i]
         # the input: the control, or the activation (actearly: the next one)
-        inp_u, inp_a = dc, None
+        inp, inp_u, inp_a, k = c, dc, 0.0, -1
         if dyn != DYN_NONE:
-            k = int(m.actuator_actadr[i] + m.actuator_actnum[i] - 1)
-            a = float(d.act[k])
+            k = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
+            a = d.act[k]
             if dyn == DYN_INTEGRATOR:
                 adot_u, adot_a = dc, 0.0
             elif dyn == DYN_MUSCLE:
                 adot_u, adot_a = _muscle_dynamics(m, i, c, a)
             else:  # filter, filterexact
-                tau = max(MINVAL, float(m.actuator_dynprm[i, 0]))
+                tau = max(MINVAL, m.actuator_dynprm[i, 0])
                 adot_u, adot_a = dc / tau, -1.0 / tau
+            s = h
             if dyn == DYN_FILTEREXACT:
-                tau = max(MINVAL, float(m.actuator_dynprm[i, 0]))
+                tau = max(MINVAL, m.actuator_dynprm[i, 0])
                 s = tau * (1.0 - math.exp(-h / tau))
-                nxt = a + d.act_dot[k] * s
-            else:
-                s = h
-                nxt = a + d.act_dot[k] * h
-            nu_, na_ = s * adot_u, 1.0 + s * adot_a
-            if m.actuator_actlimited[i] and not m.actuator_actrange[i, 0] <= nxt <= m.actuator_actrange[i, 1]:
-                nu_, na_ = 0.0, 0.0
-            an_u[k, i], an_a[k, k] = nu_, na_
+            nxt = a + d.act_dot[k] * s
+            n_u, n_a = s * adot_u, 1.0 + s * adot_a
+            if m.actuator_actlimited[i]:
+                lo, hi = m.actuator_actrange[i, 0], m.actuator_actrange[i, 1]
+                if not lo <= nxt <= hi:
+                    n_u, n_a = 0.0, 0.0
+                nxt = min(max(nxt, lo), hi)
+            b_mat[2 * nv + k, i] = n_u
+            a_mat[2 * nv + k, 2 * nv + k] = n_a
             if m.actuator_actearly[i]:
-                inp = min(max(nxt, m.actuator_actrange[i, 0]), m.actuator_actrange[i, 1]) \
-                    if m.actuator_actlimited[i] else nxt
-                inp_u, inp_a = nu_, (k, na_)
+                inp, inp_u, inp_a = nxt, n_u, n_a
             else:
-                inp = a
-                inp_u, inp_a = 0.0, (k, 1.0)
-        else:
-            inp = c
-        length, vel = float(d.actuator_length[i]), float(d.actuator_velocity[i])
-        gt, bt = int(m.actuator_gaintype[i]), int(m.actuator_biastype[i])
+                inp, inp_u, inp_a = a, 0.0, 1.0
+        length, vel = d.actuator_length[i], d.actuator_velocity[i]
+        gt, bt = m.actuator_gaintype[i], m.actuator_biastype[i]
         if gt == GAIN_AFFINE:
-            prm = m.actuator_gainprm[i]
-            gain = prm[0] + prm[1] * length + prm[2] * vel
+            gain = m.actuator_gainprm[i, 0] + m.actuator_gainprm[i, 1] * length \
+                + m.actuator_gainprm[i, 2] * vel
             g_l, g_v = m.actuator_gainprm[i, 1], m.actuator_gainprm[i, 2]
         elif gt == GAIN_MUSCLE:
             gain, g_l, g_v = _muscle_gain(m, i, length, vel)
         else:
             gain, g_l, g_v = m.actuator_gainprm[i, 0], 0.0, 0.0
+        b_l, b_v = 0.0, 0.0
         if bt == BIAS_AFFINE:
             b_l, b_v = m.actuator_biasprm[i, 1], m.actuator_biasprm[i, 2]
         elif bt == BIAS_MUSCLE:
-            b_l, b_v = _muscle_bias(m, i, length)[1], 0.0
-        else:
-            b_l, b_v = 0.0, 0.0
+            b_l = _muscle_bias_length(m, i, length)
         if m.actuator_forcelimited[i]:
             f = d.actuator_force[i]
             if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:
                 continue   # held at its forcerange: no derivative in anything
-        fl[i] = g_l * inp + b_l
-        fv[i] = g_v * inp + b_v
-        fu[i] = gain * inp_u
-        dv_u[i] = g_v * inp_u
-        if inp_a is not None:
-            fa[i, inp_a[0]] = gain * inp_a[1]
-            dv_a[i, inp_a[0]] = g_v * inp_a[1]
-    return mom, fl, fv, fu, fa, an_u, an_a, dv_u, dv_a
+        au[_FL, i] = g_l * inp + b_l
+        au[_FV, i] = g_v * inp + b_v
+        au[_FU, i] = gain * inp_u
+        au[_DVU, i] = g_v * inp_u
+        if k >= 0:
+            aa[_FA, i, k] = gain * inp_a
+            aa[_DVA, i, k] = g_v * inp_a
 
 
-def _dof_damping(m):
-    """(a, b, c) per dof: the damping polynomial with the actuators' share (dof_damping_coefs)."""
-    coef = np.zeros((m.nv, 3))
-    coef[:, 0] = m.dof_damping
-    coef[:, 1:] = m.dof_dampingpoly
-    for i in range(m.nu):
-        if m.actuator_trntype[i] in (TRN_JOINT, TRN_JOINTINPARENT):
-            j = int(m.actuator_trnid[i, 0])
-            g2 = m.actuator_gear[i, 0] ** 2
-            if m.jnt_type[j] in (JNT_BALL, JNT_FREE):
+@kernel
+def _damper(a, b, c, v):
+    """(d(v k(v))/dv, its derivative in v) of a damping polynomial (mjd_xPolyForce, odd)."""
+    av = abs(v)
+    sgn = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+    return a + 2.0 * b * av + 3.0 * c * v * v, 2.0 * b * sgn + 6.0 * c * v
+
+
+@kernel
+def _in_m(m, r, c):
+    """Whether (r, c) is in M's sparsity: one is the other's ancestor dof (or itself)."""
+    if c > r:
+        r, c = c, r
+    while r > c:
+        r = m.dof_parentid[r]
+    return r == c
+
+
+@kernel
+def _force_partials(m, d, au, aa, rhs):
+    """rhs[:, x] = d(qfrc_actuator + qfrc_passive)/d[q, v, act, ctrl] (before the rigid body)."""
+    nv, na, nu = m.nv, m.na, m.nu
+    ndx = 2 * nv + na
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    for r in range(nv):
+        for c in range(rhs.shape[1]):
+            rhs[r, c] = 0.0
+    mom = d.actuator_moment
+    for i in range(nu):
+        fl, fv, fu = au[_FL, i], au[_FV, i], au[_FU, i]
+        for r in range(nv):
+            mr = mom[i, r]
+            if mr == 0.0:
                 continue
-            v = int(m.jnt_dofadr[j])
-            coef[v] += g2 * np.array([m.actuator_damping[i], *m.actuator_dampingpoly[i]])
-    return coef
+            for c in range(nv):
+                mc = mom[i, c]
+                if mc != 0.0:
+                    rhs[r, c] += mr * fl * mc
+                    rhs[r, nv + c] += mr * fv * mc
+            for k in range(na):
+                rhs[r, 2 * nv + k] += mr * aa[_FA, i, k]
+            rhs[r, ndx + i] += mr * fu
+    if not flags & DSBL_DAMPER:
+        for v in range(nv):
+            damping, p0, p1 = dof_damping_poly(m, v)
+            dd, _ = _damper(damping, p0, p1, d.qvel[v])
+            rhs[v, nv + v] -= dd
+        for t in range(m.ntendon):
+            damping, p0, p1 = tendon_damping_poly(m, t)
+            dd, _ = _damper(damping, p0, p1, d.ten_velocity[t])
+            if dd != 0.0:
+                for r in range(nv):
+                    for c in range(nv):
+                        rhs[r, nv + c] -= d.ten_J[t, r] * dd * d.ten_J[t, c]
+    if not flags & DSBL_SPRING:
+        for j in range(m.njnt):
+            if m.jnt_type[j] == JNT_BALL or m.jnt_type[j] == JNT_FREE:
+                continue
+            adr = m.jnt_qposadr[j]
+            x = d.qpos[adr] - m.qpos_spring[adr]
+            v = m.jnt_dofadr[j]
+            rhs[v, v] -= poly_force_deriv(m.jnt_stiffness[j], m.jnt_stiffnesspoly[j, 0],
+                                          m.jnt_stiffnesspoly[j, 1], x, False)
 
 
-def _tendon_damping(m):
-    coef = np.zeros((m.ntendon, 3))
-    coef[:, 0] = m.tendon_damping
-    coef[:, 1:] = m.tendon_dampingpoly
-    for i in range(m.nu):
-        if m.actuator_trntype[i] == TRN_TENDON:
-            t = int(m.actuator_trnid[i, 0])
-            g2 = m.actuator_gear[i, 0] ** 2
-            coef[t] += g2 * np.array([m.actuator_damping[i], *m.actuator_dampingpoly[i]])
-    return coef
+@kernel
+def _system(m, d, au, aa, k, rhs, qacc, col):
+    """k = the integrator's system matrix, qacc = its solution k^-1 (qfrc_smooth + qfrc_constraint),
+    and rhs -= d(k) qacc (the dampers' and the actuators' velocity terms); Euler without its
+    damping: k = M and qacc = d.qacc."""
+    nv, na, nu = m.nv, m.na, m.nu
+    ndx = 2 * nv + na
+    h = m.opt_timestep[0]
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    for r in range(nv):
+        for c in range(nv):
+            k[r, c] = 0.0
+    full_m_kernel(k, d.M, m.M_rownnz, m.M_rowadr, m.M_colind)
+    implicitfast = m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICITFAST
+    if not implicitfast and not eulerdamp_active(m):
+        for v in range(nv):
+            qacc[v] = d.qacc[v]
+        return
+    damp = not flags & DSBL_DAMPER
+    if damp:
+        for v in range(nv):
+            damping, p0, p1 = dof_damping_poly(m, v)
+            dd, _ = _damper(damping, p0, p1, d.qvel[v])
+            k[v, v] += h * dd
+    if implicitfast:
+        if damp:
+            for t in range(m.ntendon):
+                damping, p0, p1 = tendon_damping_poly(m, t)
+                dd, _ = _damper(damping, p0, p1, d.ten_velocity[t])
+                if dd != 0.0:
+                    for r in range(nv):
+                        for c in range(nv):
+                            if _in_m(m, r, c):
+                                k[r, c] += h * dd * d.ten_J[t, r] * d.ten_J[t, c]
+        for i in range(nu):
+            fv = au[_FV, i]
+            if fv != 0.0:
+                for r in range(nv):
+                    for c in range(nv):
+                        if _in_m(m, r, c):
+                            k[r, c] -= h * fv * d.actuator_moment[i, r] * d.actuator_moment[i, c]
+    for v in range(nv):
+        col[v, 0] = d.qfrc_smooth[v] + d.qfrc_constraint[v]
+    # qacc = k^-1 f, on a copy of k (kept for the derivatives' solve)
+    lu = d.scratch_lu
+    for r in range(nv):
+        for c in range(nv):
+            lu[r, c] = k[r, c]
+    _solve(lu, col, nv)
+    for v in range(nv):
+        qacc[v] = col[v, 0]
+    if damp:
+        for v in range(nv):
+            damping, p0, p1 = dof_damping_poly(m, v)
+            _, ddd = _damper(damping, p0, p1, d.qvel[v])
+            rhs[v, nv + v] -= h * ddd * qacc[v]
+    if implicitfast:
+        if damp:
+            for t in range(m.ntendon):
+                damping, p0, p1 = tendon_damping_poly(m, t)
+                _, ddd = _damper(damping, p0, p1, d.ten_velocity[t])
+                if ddd != 0.0:
+                    for r in range(nv):
+                        acc = 0.0
+                        for c in range(nv):
+                            if _in_m(m, r, c):
+                                acc += d.ten_J[t, r] * d.ten_J[t, c] * qacc[c]
+                        for c in range(nv):
+                            rhs[r, nv + c] -= h * ddd * acc * d.ten_J[t, c]
+        for i in range(nu):
+            for r in range(nv):
+                acc = 0.0
+                for c in range(nv):
+                    if _in_m(m, r, c):
+                        acc += d.actuator_moment[i, r] * d.actuator_moment[i, c] * qacc[c]
+                if acc == 0.0:
+                    continue
+                rhs[r, ndx + i] += h * acc * au[_DVU, i]
+                for a in range(na):
+                    rhs[r, 2 * nv + a] += h * acc * aa[_DVA, i, a]
 
 
-def _damper(coef, v):
-    """(d(v k(v))/dv, its derivative in v) of damping polynomials ``coef`` at velocities ``v``
-    (mjd_xPolyForce with |v|)."""
-    a, b, c = coef[:, 0], coef[:, 1], coef[:, 2]
-    return a + 2 * b * np.abs(v) + 3 * c * v * v, 2 * b * np.sign(v) + 6 * c * v
+@kernel
+def _eliminate(a, x, n):
+    """Gaussian elimination with partial pivoting of a (n, n) and the columns of x (n, ncol) to
+    upper-triangular form, both in place."""
+    for k in range(n):
+        p = k
+        for r in range(k + 1, n):
+            if abs(a[r, k]) > abs(a[p, k]):
+                p = r
+        if p != k:
+            for c in range(n):
+                a[k, c], a[p, c] = a[p, c], a[k, c]
+            for c in range(x.shape[1]):
+                x[k, c], x[p, c] = x[p, c], x[k, c]
+        for r in range(k + 1, n):
+            f = a[r, k] / a[k, k]
+            if f == 0.0:
+                continue
+            for c in range(k, n):
+                a[r, c] -= f * a[k, c]
+            for c in range(x.shape[1]):
+                x[r, c] -= f * x[k, c]
 
 
-def _m_mask(m):
-    """M's sparsity (both triangles) as a boolean (nv, nv) matrix."""
-    mask = np.zeros((m.nv, m.nv), dtype=bool)
-    for r in range(m.nv):
-        cols = m.M_colind[m.M_rowadr[r]:m.M_rowadr[r] + m.M_rownnz[r]]
-        mask[r, cols] = True
-        mask[cols, r] = True
-    return mask
+@kernel
+def _solve(a, x, n):
+    """x <- a^-1 x for x (n, ncol); a (n, n) is overwritten."""
+    _eliminate(a, x, n)
+    for k in range(n - 1, -1, -1):
+        for c in range(k + 1, n):
+            f = a[k, c]
+            if f != 0.0:
+                for j in range(x.shape[1]):
+                    x[k, j] -= f * x[c, j]
+        inv = 1.0 / a[k, k]
+        for j in range(x.shape[1]):
+            x[k, j] *= inv
 
 
-def _so3(phi):
-    """(R(phi), Jr(phi)): the rotation by axis-angle phi and SO(3)'s right Jacobian at phi."""
-    th = float(np.linalg.norm(phi))
-    k = np.array([[0.0, -phi[2], phi[1]], [phi[2], 0.0, -phi[0]], [-phi[1], phi[0], 0.0]])
-    k2 = k @ k
+@kernel(inline="always")
+def _skew(p0, p1, p2, r, c):
+    """[p]x[r, c]."""
+    if r == c:
+        return 0.0
+    if r == 0:
+        return -p2 if c == 1 else p1
+    if r == 1:
+        return p2 if c == 0 else -p0
+    return -p1 if c == 0 else p0
+
+
+@kernel
+def _tangent_rows(m, a_mat, b_mat, qvel_next, adr):
+    """Rows adr..adr+3 of A and B for a ball (or a free joint's rotation) integrated by
+    q' = q exp(phi), phi = h w': d' = R(phi)^T d + h Jr(phi) dw', the velocity rows h dw'."""
+    nv = m.nv
+    h = m.opt_timestep[0]
+    p0, p1, p2 = h * qvel_next[adr], h * qvel_next[adr + 1], h * qvel_next[adr + 2]
+    th2 = p0 * p0 + p1 * p1 + p2 * p2
+    th = math.sqrt(th2)
     if th < 1e-8:
-        return np.eye(3) + k + 0.5 * k2, np.eye(3) - 0.5 * k + k2 / 6.0
-    s, c = math.sin(th), math.cos(th)
-    rot = np.eye(3) + s / th * k + (1 - c) / th ** 2 * k2
-    jr = np.eye(3) - (1 - c) / th ** 2 * k + (th - s) / th ** 3 * k2
-    return rot, jr
+        a1, a2, b1, b2 = 1.0, 0.5, 0.5, 1.0 / 6.0
+    else:
+        sn, cs = math.sin(th), math.cos(th)
+        a1, a2, b1, b2 = sn / th, (1.0 - cs) / th2, (1.0 - cs) / th2, (th - sn) / (th2 * th)
+    p = (p0, p1, p2)
+    for r in range(3):
+        jr0 = jr1 = jr2 = 0.0
+        for t in range(3):
+            # Jr = I - b1 K + b2 K^2, K^2 = p p^T - th^2 I
+            jr = (1.0 if r == t else 0.0) - b1 * _skew(p0, p1, p2, r, t) \
+                + b2 * (p[r] * p[t] - (th2 if r == t else 0.0))
+            if t == 0:
+                jr0 = jr
+            elif t == 1:
+                jr1 = jr
+            else:
+                jr2 = jr
+        row = adr + r
+        for c in range(a_mat.shape[1]):
+            a_mat[row, c] = h * (jr0 * a_mat[nv + adr, c] + jr1 * a_mat[nv + adr + 1, c]
+                                 + jr2 * a_mat[nv + adr + 2, c])
+        for c in range(b_mat.shape[1]):
+            b_mat[row, c] = h * (jr0 * b_mat[nv + adr, c] + jr1 * b_mat[nv + adr + 1, c]
+                                 + jr2 * b_mat[nv + adr + 2, c])
+        for c in range(3):
+            # R^T = I - a1 K + a2 K^2 (K^T = -K)
+            a_mat[row, adr + c] += (1.0 if r == c else 0.0) - a1 * _skew(p0, p1, p2, r, c) \
+                + a2 * (p[r] * p[c] - (th2 if r == c else 0.0))
+
+
+@kernel
+def _step_rows(m, d, x, qacc, a_mat, b_mat):
+    """A and B's qpos and qvel rows from x = dqacc/d[q, v, act, ctrl] (mj_Euler's update)."""
+    nv, na = m.nv, m.na
+    ndx = 2 * nv + na
+    h = m.opt_timestep[0]
+    for r in range(nv):
+        for c in range(ndx):
+            a_mat[nv + r, c] = h * x[r, c]
+        a_mat[nv + r, nv + r] += 1.0
+        for c in range(m.nu):
+            b_mat[nv + r, c] = h * x[r, ndx + c]
+        for c in range(ndx):
+            a_mat[r, c] = h * a_mat[nv + r, c]
+        a_mat[r, r] += 1.0
+        for c in range(m.nu):
+            b_mat[r, c] = h * b_mat[nv + r, c]
+    qvel_next = d.scratch_nv_a
+    for v in range(nv):
+        qvel_next[v] = d.qvel[v] + h * qacc[v]
+    for j in range(m.njnt):
+        t = m.jnt_type[j]
+        if t == JNT_BALL:
+            _tangent_rows(m, a_mat, b_mat, qvel_next, m.jnt_dofadr[j])
+        elif t == JNT_FREE:
+            _tangent_rows(m, a_mat, b_mat, qvel_next, m.jnt_dofadr[j] + 3)
+
+
+@kernel
+def _sensor_rows(m, d, au, aa, c_mat, d_mat):
+    """C, D for the covered sensors (SENSORS_COVERED); a row whose value sits at its cutoff is zero."""
+    nv, na = m.nv, m.na
+    ndx = 2 * nv + na
+    act_on = not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION
+    for r in range(c_mat.shape[0]):
+        for c in range(ndx):
+            c_mat[r, c] = 0.0
+        for c in range(m.nu):
+            d_mat[r, c] = 0.0
+    mom = d.actuator_moment
+    for s in range(m.nsensor):
+        t, obj, adr = m.sensor_type[s], m.sensor_objid[s], m.sensor_adr[s]
+        if t == _JOINTPOS:
+            c_mat[adr, m.jnt_dofadr[obj]] = 1.0
+        elif t == _JOINTVEL:
+            c_mat[adr, nv + m.jnt_dofadr[obj]] = 1.0
+        elif t == _TENDONPOS or t == _TENDONVEL:
+            off = 0 if t == _TENDONPOS else nv
+            for c in range(nv):
+                c_mat[adr, off + c] = d.ten_J[obj, c]
+        elif t == _ACTUATORPOS or t == _ACTUATORVEL:
+            off = 0 if t == _ACTUATORPOS else nv
+            for c in range(nv):
+                c_mat[adr, off + c] = mom[obj, c]
+        elif t == _ACTUATORFRC and act_on:
+            for c in range(nv):
+                c_mat[adr, c] = au[_FL, obj] * mom[obj, c]
+                c_mat[adr, nv + c] = au[_FV, obj] * mom[obj, c]
+            for k in range(na):
+                c_mat[adr, 2 * nv + k] = aa[_FA, obj, k]
+            d_mat[adr, obj] = au[_FU, obj]
+        elif t == _JOINTACTFRC and act_on:
+            # qfrc_actuator at the joint's dof: the moments' column v times each force's partials
+            v = m.jnt_dofadr[obj]
+            for i in range(m.nu):
+                mv = mom[i, v]
+                if mv == 0.0:
+                    continue
+                for c in range(nv):
+                    c_mat[adr, c] += mv * au[_FL, i] * mom[i, c]
+                    c_mat[adr, nv + c] += mv * au[_FV, i] * mom[i, c]
+                for k in range(na):
+                    c_mat[adr, 2 * nv + k] += mv * aa[_FA, i, k]
+                d_mat[adr, i] += mv * au[_FU, i]
+        cutoff = m.sensor_cutoff[s]
+        if cutoff > 0.0 and abs(d.sensordata[adr]) >= cutoff:
+            for c in range(ndx):
+                c_mat[adr, c] = 0.0
+            for c in range(m.nu):
+                d_mat[adr, c] = 0.0
+
+
+_JOINTPOS, _JOINTVEL = int(SensorType.JOINTPOS), int(SensorType.JOINTVEL)
+_TENDONPOS, _TENDONVEL = int(SensorType.TENDONPOS), int(SensorType.TENDONVEL)
+_ACTUATORPOS, _ACTUATORVEL = int(SensorType.ACTUATORPOS), int(SensorType.ACTUATORVEL)
+_ACTUATORFRC, _JOINTACTFRC = int(SensorType.ACTUATORFRC), int(SensorType.JOINTACTFRC)
+
+
+_MAT = "float64[:, ::1]"
+_MAT3 = "float64[:, :, ::1]"
+
+
+@handle_entry(returns="int64", args=", ".join((_MAT, _MAT, _MAT, _MAT, _MAT, _MAT3, _MAT, _MAT3, _MAT)))
+def transition_derivatives_entry(m, d, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, mats, col):
+    """A, B (and C, D when c_mat has rows) of one step at d's state: forward, then the chain rule
+    (module docstring). Returns d.nefc after forward: the caller refuses constraint rows (the
+    matrices are then not meaningful). ``mats``: (3, nv, nv) scratch (K, dtau/dq, dtau/dv)."""
+    forward_entry(m, d)
+    nefc = d.efc_counts[COUNT_NEFC]
+    if nefc > 0:
+        return nefc
+    nv = m.nv
+    ndx = 2 * nv + m.na
+    for r in range(ndx):
+        for c in range(ndx):
+            a_mat[r, c] = 0.0
+        for c in range(m.nu):
+            b_mat[r, c] = 0.0
+    _actuator_partials(m, d, au, aa, a_mat, b_mat)
+    _force_partials(m, d, au, aa, rhs)
+    if c_mat.shape[0] > 0:
+        _sensor_rows(m, d, au, aa, c_mat, d_mat)
+    k, tq, tv = mats[0], mats[1], mats[2]
+    qacc = d.scratch_nv_b
+    _system(m, d, au, aa, k, rhs, qacc, col)
+    # the rigid body at the integrator's acceleration: d(M qacc + qfrc_bias)/d(q, v)
+    for v in range(nv):
+        d.qacc[v] = qacc[v]
+    _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv, d.scratch_lu)
+    for r in range(nv):
+        for c in range(nv):
+            rhs[r, c] -= tq[r, c]
+            rhs[r, nv + c] -= tv[r, c]
+    _solve(k, rhs, nv)
+    _step_rows(m, d, rhs, qacc, a_mat, b_mat)
+    return 0
+
+
+_TRANSITION_DERIVATIVES = FastEntry(transition_derivatives_entry)
 
 
 def step_derivatives(m, w, sensors: bool):
-    """(A, B, C, D, qacc) of one step from w's state; w is a work Data that forward has run on
-    (it is written: qacc, the kinematic fields). C, D only when ``sensors`` (else None)."""
+    """(A, B, C, D) of one step from w's state (w: a work Data, written: forward's fields, qacc),
+    or None if forward finds constraint rows. C, D have no rows unless ``sensors``."""
     nv, na, nu = m.nv, m.na, m.nu
     ndx = 2 * nv + na
-    h = float(m.opt.timestep)
-    flags = int(m.opt.disableflags)
-    integrator = int(m.opt.integrator)
-    mom, fl, fv, fu, fa, an_u, an_a, dv_u, dv_a = _actuators(m, w)
-
-    # the smooth forces' partials (actuators and passive), x = [q, v, act], u = ctrl
-    dfq = mom.T @ (fl[:, None] * mom)
-    dfv = mom.T @ (fv[:, None] * mom)
-    dfa = mom.T @ fa
-    dfu = mom.T * fu[None, :]
-    act_rows = (dfq.copy(), dfv.copy(), dfa, dfu)   # qfrc_actuator's alone, for its sensors
-    qvel = np.asarray(w.qvel)
-    dof_coef = _dof_damping(m)
-    if not flags & DSBL_DAMPER:
-        dd, _ = _damper(dof_coef, qvel)
-        dfv[np.diag_indices(nv)] -= dd
-        if m.ntendon:
-            tc = _tendon_damping(m)
-            tj = np.asarray(w.ten_J)
-            td, _ = _damper(tc, np.asarray(w.ten_velocity))
-            dfv -= tj.T @ (td[:, None] * tj)
-    if not flags & DSBL_SPRING:
-        for j in range(m.njnt):
-            if m.jnt_type[j] in (JNT_BALL, JNT_FREE):
-                continue
-            a, (b, c) = m.jnt_stiffness[j], m.jnt_stiffnesspoly[j]
-            x = w.qpos[m.jnt_qposadr[j]] - m.qpos_spring[m.jnt_qposadr[j]]
-            dfq[m.jnt_dofadr[j], m.jnt_dofadr[j]] -= a + 2 * b * x + 3 * c * x * x
-
-    # the integrator's system K qacc = qfrc_smooth, and dK qacc on the right-hand side
-    mfull = np.zeros((nv, nv))
-    for r in range(nv):
-        adr = slice(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r])
-        mfull[r, m.M_colind[adr]] = w.M[adr]
-        mfull[m.M_colind[adr], r] = w.M[adr]
-    damp = not flags & DSBL_DAMPER
-    eulerdamp = integrator == INT_EULER and damp and not flags & DSBL_EULERDAMP and (
-        np.any(m.dof_damping) or np.any(m.dof_dampingpoly[:, :2]) or np.any(m.jnt_actuatorid != -1))
-    k = mfull
-    dkv = np.zeros((nv, nv))    # d(K qacc)/dv, without M
-    dku = np.zeros((nv, nu))
-    dka = np.zeros((nv, na))
-    if eulerdamp or integrator == INT_IMPLICITFAST:
-        dd, ddd = _damper(dof_coef, qvel) if damp else (np.zeros(nv), np.zeros(nv))
-        k = mfull + h * np.diag(dd)
-        if integrator == INT_IMPLICITFAST:
-            mask = _m_mask(m)
-            if damp and m.ntendon:
-                tc = _tendon_damping(m)
-                tj = np.asarray(w.ten_J)
-                td, tdd = _damper(tc, np.asarray(w.ten_velocity))
-                k = k + h * mask * (tj.T @ (td[:, None] * tj))
-            k = k - h * mask * (mom.T @ (fv[:, None] * mom))
-        qacc = np.linalg.solve(k, np.asarray(w.qfrc_smooth) + np.asarray(w.qfrc_constraint))
-        dkv[np.diag_indices(nv)] = h * ddd * qacc
-        if integrator == INT_IMPLICITFAST:
-            if damp and m.ntendon:
-                for t in range(m.ntendon):
-                    if tdd[t]:
-                        dkv += h * tdd[t] * np.outer((mask * np.outer(tj[t], tj[t])) @ qacc, tj[t])
-            for i in range(nu):
-                col = -h * (mask * np.outer(mom[i], mom[i])) @ qacc
-                dku[:, i] += col * dv_u[i]
-                dka += np.outer(col, dv_a[i])
-    else:
-        qacc = np.array(w.qacc)
-    w.qacc[:] = qacc
-    tau_q, tau_v, _ = rne_derivatives(m, w, rigid_body_only=True)
-    kinv = np.linalg.inv(k)
-    dqacc_q = kinv @ (dfq - tau_q)
-    dqacc_v = kinv @ (dfv - tau_v - dkv)
-    dqacc_a = kinv @ (dfa - dka)
-    dqacc_u = kinv @ (dfu - dku)
-
-    # Euler's update of qvel, act and (on the tangent space) qpos
-    a_mat = np.zeros((ndx, ndx))
-    b_mat = np.zeros((ndx, nu))
-    vq, vv, va = slice(0, nv), slice(nv, 2 * nv), slice(2 * nv, ndx)
-    a_mat[vv, vq] = h * dqacc_q
-    a_mat[vv, vv] = np.eye(nv) + h * dqacc_v
-    a_mat[vv, va] = h * dqacc_a
-    b_mat[vv] = h * dqacc_u
-    if na:
-        a_mat[va, va] = an_a
-        b_mat[va] = an_u
-    vnext = qvel + h * qacc
-    # position rows: identity plus h times the new velocity's rows, per joint
-    a_mat[vq, vq] = np.eye(nv)
-    a_mat[vq] += h * a_mat[vv]
-    b_mat[vq] = h * b_mat[vv]
-    for j in range(m.njnt):
-        t = int(m.jnt_type[j])
-        if t not in (JNT_BALL, JNT_FREE):
-            continue
-        r = int(m.jnt_dofadr[j]) + (3 if t == JNT_FREE else 0)
-        rows = slice(r, r + 3)
-        rot, jr = _so3(h * vnext[rows])
-        a_mat[rows] = h * jr @ a_mat[nv + r:nv + r + 3]
-        a_mat[rows, r:r + 3] += rot.T
-        b_mat[rows] = h * jr @ b_mat[nv + r:nv + r + 3]
-    if not sensors:
-        return a_mat, b_mat, None, None, qacc
-    c_mat, d_mat = _sensor_rows(m, w, mom, fl, fv, fu, fa, *act_rows)
-    return a_mat, b_mat, c_mat, d_mat, qacc
-
-
-def _sensor_rows(m, w, mom, fl, fv, fu, fa, dfq, dfv, dfa, dfu):
-    """C, D for the covered sensors (SENSORS_COVERED); a row whose value sits at its cutoff is zero."""
-    nv, na, nu = m.nv, m.na, m.nu
-    c_mat = np.zeros((m.nsensordata, 2 * nv + na))
-    d_mat = np.zeros((m.nsensordata, nu))
-    act_on = not int(m.opt.disableflags) & DSBL_ACTUATION
-    for s in range(m.nsensor):
-        t, obj, adr = int(m.sensor_type[s]), int(m.sensor_objid[s]), int(m.sensor_adr[s])
-        if t in (SensorType.JOINTPOS, SensorType.JOINTVEL):
-            c_mat[adr, (0 if t == SensorType.JOINTPOS else nv) + int(m.jnt_dofadr[obj])] = 1.0
-        elif t in (SensorType.TENDONPOS, SensorType.TENDONVEL):
-            off = 0 if t == SensorType.TENDONPOS else nv
-            c_mat[adr, off:off + nv] = w.ten_J[obj]
-        elif t in (SensorType.ACTUATORPOS, SensorType.ACTUATORVEL):
-            off = 0 if t == SensorType.ACTUATORPOS else nv
-            c_mat[adr, off:off + nv] = w.actuator_moment[obj]
-        elif t == SensorType.ACTUATORFRC and act_on:
-            c_mat[adr, :nv] = fl[obj] * mom[obj]
-            c_mat[adr, nv:2 * nv] = fv[obj] * mom[obj]
-            c_mat[adr, 2 * nv:] = fa[obj]
-            d_mat[adr, obj] = fu[obj]
-        elif t == SensorType.JOINTACTFRC and act_on:
-            v = int(m.jnt_dofadr[obj])
-            c_mat[adr, :nv], c_mat[adr, nv:2 * nv], c_mat[adr, 2 * nv:] = dfq[v], dfv[v], dfa[v]
-            d_mat[adr] = dfu[v]
-        cutoff = m.sensor_cutoff[s]
-        if cutoff > 0 and abs(w.sensordata[adr]) >= cutoff:
-            c_mat[adr] = 0.0
-            d_mat[adr] = 0.0
-    return c_mat, d_mat
+    ns = m.nsensordata if sensors else 0
+    out = (np.empty((ndx, ndx)), np.empty((ndx, nu)), np.empty((ns, ndx)), np.empty((ns, nu)))
+    nefc = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, *out, np.empty((4, nu)), np.empty((2, nu, na)),
+                                        np.empty((nv, ndx + nu)), np.empty((3, nv, nv)), np.empty((nv, 1)))
+    return None if nefc else out

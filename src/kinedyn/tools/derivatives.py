@@ -469,7 +469,11 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6)
     if missing:
         raise ValueError("transition_derivatives: not differentiated analytically here: "
                          + "; ".join(missing))
-    a, b, c, dd, _ = step_derivatives(m, w, sensors != "none")
+    out = step_derivatives(m, w, sensors != "none")
+    if out is None:
+        raise ValueError(f"transition_derivatives: not differentiated analytically here: {w.nefc} active "
+                         "constraint rows (contacts, limits, equalities, friction loss)")
+    a, b, c, dd = out
     fd_rows = []
     if sensors == "none":
         c, dd = np.zeros((0, a.shape[0])), np.zeros((0, m.nu))
