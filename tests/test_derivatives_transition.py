@@ -169,3 +169,18 @@ def test_sensor_modes():
     none = kd.transition_derivatives(m, d, sensors="none")
     assert none.C.shape == (0, 2 * m.nv + m.na)
     np.testing.assert_array_equal(none.A, filled.A)
+
+
+def test_check_derivatives_stages():
+    m, d, _, _ = _case(SMALL, 40, [1.0, 0.4, 0.9])
+    report = kd.check_derivatives(m, d)
+    assert not report.refused and not report.analytical_suspect, str(report)
+    assert max(report.analytical.values()) < 1e-6 and set(report.analytical) == set(report.blocks)
+    assert any("ctrlrange" in s for s in report.switches) and any("forcerange" in s for s in report.switches)
+    plane = '<worldbody><geom type="plane" size="5 5 .1"/>'
+    floor = kd.Model.from_xml_string(SMALL.replace("<worldbody>", plane))
+    fd = kd.Data(floor)
+    fd.qpos[2] = 0.05
+    report = kd.check_derivatives(floor, fd)
+    assert "constraint rows" in report.refused and not report.analytical
+    assert any(s.startswith("constraint:") for s in report.switches), str(report)

@@ -97,9 +97,34 @@ def _lone_free_body(m, j) -> bool:
     return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
 
 
+# the model arrays ``unsupported`` reads (besides the options): a change to any of them re-checks
+_CHECKED = ("jnt_type", "jnt_stiffness", "jnt_stiffnesspoly", "tendon_stiffness", "tendon_stiffnesspoly",
+            "tendon_damping", "tendon_dampingpoly", "tendon_actuatorid", "tendon_armature",
+            "tendon_actfrclimited",
+            "body_gravcomp", "jnt_actgravcomp", "jnt_actfrclimited", "actuator_trntype", "actuator_trnid",
+            "actuator_dyntype", "actuator_gaintype", "actuator_biastype", "actuator_actnum", "sensor_type",
+            "sensor_objid", "wrap_type")
+
+
+def unsupported_cached(m, d, sensors: bool, cache: dict) -> list[str]:
+    """``unsupported`` for the model's part, remembered in ``cache`` under the options and a
+    digest of the arrays it reads, plus the state's part (xfrc_applied; the constraint rows are
+    checked by the unit after its forward pass)."""
+    opt = m.opt
+    key = (sensors, int(opt.integrator), int(opt.disableflags), float(opt.density), float(opt.viscosity),
+           bool(m._has_actuator_callbacks), hash(b"".join(getattr(m, name).tobytes() for name in _CHECKED)))
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = unsupported(m, None, sensors)
+    if d.xfrc_applied.any():
+        return [*found, "xfrc_applied"]
+    return found
+
+
 def unsupported(m, d, sensors: bool = True) -> list[str]:
     """What at this model and state ``transition_derivatives`` does not differentiate, by name
-    (empty when it covers everything). ``d`` after a forward pass (for its constraint rows)."""
+    (empty when it covers everything). ``d`` after a forward pass (for its constraint rows and
+    xfrc_applied), or None for the model's part alone."""
     flags = int(m.opt.disableflags)
     out = []
     integrator = int(m.opt.integrator)
@@ -111,7 +136,7 @@ def unsupported(m, d, sensors: bool = True) -> list[str]:
             if _lone_free_body(m, j):
                 out.append(f"joint {j}: a lone free body under implicitfast "
                            "(its gyroscopic block, mjd_freeMhat)")
-    if not flags & DSBL_CONSTRAINT and d.nefc > 0:
+    if d is not None and not flags & DSBL_CONSTRAINT and d.nefc > 0:
         out.append(f"{d.nefc} active constraint rows (contacts, limits, equalities, friction loss)")
     if m._has_actuator_callbacks:
         out.append("user-actuator callbacks")
@@ -119,7 +144,7 @@ def unsupported(m, d, sensors: bool = True) -> list[str]:
         out.append("gravity compensation")
     if m.opt.density > 0 or m.opt.viscosity > 0:
         out.append("fluid forces")
-    if np.any(d.xfrc_applied):
+    if d is not None and np.any(d.xfrc_applied):
         out.append("xfrc_applied")
     if np.any(m.tendon_armature):
         out.append("tendon armature")

@@ -14,7 +14,7 @@ step. One parallel kernel (``_each_worker``) runs all three. See docs/derivative
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -32,7 +32,7 @@ from kinedyn.engine.derivative_fd import (
     inverse_worker,
     transition_worker,
 )
-from kinedyn.engine.derivative_transition import step_derivatives, unsupported
+from kinedyn.engine.derivative_transition import step_derivatives, unsupported_cached
 from kinedyn.engine.forward import forward
 from kinedyn.engine.integrator import _STATUS_FIELD
 from kinedyn.engine.types import (
@@ -365,6 +365,17 @@ class DerivativeCheck:
     blocks: dict
     suspect: list
     rtol: float
+    #: block name -> largest difference between transition_derivatives and the centred differences,
+    #: relative as ``blocks`` (empty when the analytical derivatives were refused)
+    analytical: dict = field(default_factory=dict)
+    #: inputs whose analytical column differs from the centred one by more than ``rtol`` and by
+    #: more than the finite differences' own disagreement there
+    analytical_suspect: list = field(default_factory=list)
+    #: why transition_derivatives refused this model or state ("" if it did not)
+    refused: str = ""
+    #: the switches within eps of the state, stage by stage: clamps at their edge, contacts at
+    #: their margin, active constraint rows, an unconverged solver
+    switches: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"finite differences at eps = {self.eps:g}: forward (eps, eps/10) and centred, "
@@ -374,6 +385,16 @@ class DerivativeCheck:
             lines.append(f"inputs disagreeing by more than {self.rtol:g}: " + ", ".join(self.suspect))
         else:
             lines.append(f"no input disagrees by more than {self.rtol:g}")
+        if self.refused:
+            lines.append(f"analytical: refused ({self.refused})")
+        else:
+            lines.append("analytical against centred differences, per block")
+            lines += [f"  {name:5} {value:9.2e}" for name, value in self.analytical.items()]
+            if self.analytical_suspect:
+                lines.append("analytical and finite differences disagree on: "
+                             + ", ".join(self.analytical_suspect))
+        if self.switches:
+            lines.append("switches within eps: " + "; ".join(self.switches))
         return "\n".join(lines)
 
 
@@ -386,7 +407,11 @@ def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
     disagree by more than ``rtol`` (relative to the matrix's largest entry). Where a contact appears,
     a constraint changes state or a clamp engages within eps of the state, the finite differences
     straddle the switch and disagree with each other: that is the error bar of any of them there.
-    (The comparison with analytical derivatives, stage by stage, is to come with them.)
+    Where ``transition_derivatives`` applies, its matrices are compared with the centred
+    differences too (``analytical``, ``analytical_suspect``; else ``refused`` says why), and
+    ``switches`` lists what switches within eps of the state: controls at their ctrlrange,
+    forces at their forcerange, activations reaching their actrange, contacts at their margin,
+    active constraint rows and a solver stopped at its iteration limit.
     """
     eps = _check(m, d, eps, "check_derivatives")
     rtol = check_eps(rtol, "check_derivatives (rtol)")
@@ -414,11 +439,68 @@ def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
     controls = [f"ctrl[{i}] ({(actuators[i] if i < len(actuators) else '') or f'actuator{i}'})"
                 for i in range(m.nu)]
     suspect = []
+    spread = []
     for k, labels in ((0, names), (1, controls)):
         scale = np.abs(runs[0][k]).max() or 1.0
         worst = np.max([np.abs(x[k] - runs[0][k]).max(axis=0) for x in runs[1:]], axis=0) / scale
+        spread.append(worst)
         suspect += [labels[j] for j in np.flatnonzero(worst > rtol)]
-    return DerivativeCheck(eps, blocks, suspect, rtol)
+    # the analytical derivatives against the centred differences, where they apply
+    analytical, analytical_suspect, refused = {}, [], ""
+    try:
+        exact = transition_derivatives(m, d, sensors="fd")
+    except ValueError as err:
+        refused = str(err).split(": ", 1)[-1]
+    else:
+        centred = runs[2]
+        for out, inp, which in pairs:
+            k = "ABCD".index(which)
+            r = slice(None) if out == "s" else rows[out]
+            c = slice(None) if inp == "u" else rows[inp]
+            ref = centred[k][r, c]
+            if ref.size:
+                scale = np.abs(ref).max() or np.abs(centred[k]).max() or 1.0
+                analytical[f"{out}/{inp}"] = float(np.abs(exact[k][r, c] - ref).max()) / scale
+        for k, labels in ((0, names), (1, controls)):
+            scale = np.abs(centred[k]).max() or 1.0
+            diff = np.abs(exact[k] - centred[k]).max(axis=0) / scale
+            analytical_suspect += [labels[j] for j in np.flatnonzero((diff > rtol) & (diff > spread[k]))]
+    return DerivativeCheck(eps, blocks, suspect, rtol, analytical, analytical_suspect, refused,
+                           _switches(m, d, eps, controls))
+
+
+def _switches(m, d, eps: float, controls: list) -> list:
+    """The switches within eps of d's state, by stage (see DerivativeCheck.switches)."""
+    w = _work_data(m)
+    for name in _INPUTS:
+        getattr(w, name)[...] = getattr(d, name)
+    w.time = d.time
+    forward(m, w)
+    out = []
+    for i in range(m.nu):
+        if m.actuator_ctrllimited[i]:
+            lo, hi = m.actuator_ctrlrange[i]
+            if min(abs(d.ctrl[i] - lo), abs(d.ctrl[i] - hi)) <= eps or not lo <= d.ctrl[i] <= hi:
+                out.append(f"actuation: {controls[i]} at or beyond its ctrlrange")
+        if m.actuator_forcelimited[i]:
+            lo, hi = m.actuator_forcerange[i]
+            if w.actuator_force[i] <= lo or w.actuator_force[i] >= hi:
+                out.append(f"actuation: {controls[i]}'s force held at its forcerange")
+        if m.actuator_actlimited[i] and m.actuator_actadr[i] >= 0:
+            k = int(m.actuator_actadr[i] + m.actuator_actnum[i] - 1)
+            lo, hi = m.actuator_actrange[i]
+            nxt = w.act[k] + m.opt.timestep * w.act_dot[k]
+            if min(abs(nxt - lo), abs(nxt - hi)) <= eps or not lo <= nxt <= hi:
+                out.append(f"activation: act[{k}] next step at or beyond its actrange")
+    for c in range(w.ncon):
+        if abs(w.contact_dist[c] - w.contact_includemargin[c]) <= eps:
+            out.append(f"contact {c}: distance at its margin (onset)")
+    if w.nefc:
+        out.append(f"constraint: {w.nefc} active rows ({w.ncon} contacts)")
+        niter = int(w.scratch_solver_counts[1])   # the last solve's iterations
+        if niter >= m.opt.iterations:
+            out.append(f"solver: stopped at its iteration limit ({niter}): not converged")
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -460,15 +542,15 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6)
     for name in ("qpos", "qvel", "act", "ctrl", "qfrc_applied"):
         if not np.isfinite(getattr(d, name)).all():
             raise ValueError(f"transition_derivatives: d.{name} holds non-finite values")
+    checked = _per_thread(m).setdefault("td_checked", {})
+    missing = unsupported_cached(m, d, sensors == "analytical", checked)
+    if missing:
+        raise ValueError("transition_derivatives: not differentiated analytically here: "
+                         + "; ".join(missing))
     w = _work_data(m)
     for name in _INPUTS:
         getattr(w, name)[...] = getattr(d, name)
     w.time = d.time
-    forward(m, w)
-    missing = unsupported(m, w, sensors == "analytical")
-    if missing:
-        raise ValueError("transition_derivatives: not differentiated analytically here: "
-                         + "; ".join(missing))
     out = step_derivatives(m, w, sensors != "none")
     if out is None:
         raise ValueError(f"transition_derivatives: not differentiated analytically here: {w.nefc} active "
