@@ -33,10 +33,10 @@ import math
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.derivative import eulerdamp_active
-from kinedyn.engine.derivative_rne import _rne_derivs
+from kinedyn.engine.derivative import dof_damping_deriv, eulerdamp_active, implicit_matrix
+from kinedyn.engine.derivative_rne import _rne_derivs, solve_ld_rows
 from kinedyn.engine.forward import forward_entry
-from kinedyn.engine.smooth_inertia import full_m_kernel
+from kinedyn.engine.smooth_inertia import factor_i, solve_ld
 from kinedyn.engine.types import (
     BIAS_AFFINE,
     BIAS_MUSCLE,
@@ -460,63 +460,40 @@ def _force_partials(m, d, au, aa, rhs):
 
 
 @kernel
-def _system(m, d, au, aa, k, rhs, qacc, col):
-    """k = the integrator's system matrix, qacc = its solution k^-1 (qfrc_smooth + qfrc_constraint),
-    and rhs -= d(k) qacc (the dampers' and the actuators' velocity terms); Euler without its
-    damping: k = M and qacc = d.qacc."""
+def _system(m, d, au, aa, rhs, qacc):
+    """The integrator's system K qacc = qfrc_smooth + qfrc_constraint, factorised in M's layout
+    (K = M for Euler without its damping, M + h diag(B) with it, implicitfast's M - h D: all on
+    M's sparsity); returns (qLD, qLDiagInv) of K, qacc solved, and rhs -= d(K) qacc (the
+    dampers' and the actuators' velocity terms)."""
     nv, na, nu = m.nv, m.na, m.nu
     ndx = 2 * nv + na
     h = m.opt_timestep[0]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
-    for r in range(nv):
-        for c in range(nv):
-            k[r, c] = 0.0
-    full_m_kernel(k, d.M, m.M_rownnz, m.M_rowadr, m.M_colind)
     implicitfast = m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICITFAST
     if not implicitfast and not eulerdamp_active(m):
         for v in range(nv):
             qacc[v] = d.qacc[v]
-        return
-    damp = not flags & DSBL_DAMPER
-    if damp:
-        for v in range(nv):
-            damping, p0, p1 = dof_damping_poly(m, v)
-            dd, _ = _damper(damping, p0, p1, d.qvel[v])
-            k[v, v] += h * dd
+        return d.qLD, d.qLDiagInv
+    qh, diaginv = d.scratch_nC, d.scratch_nv_a
     if implicitfast:
-        if damp:
-            for t in range(m.ntendon):
-                damping, p0, p1 = tendon_damping_poly(m, t)
-                dd, _ = _damper(damping, p0, p1, d.ten_velocity[t])
-                if dd != 0.0:
-                    for r in range(nv):
-                        for c in range(nv):
-                            if _in_m(m, r, c):
-                                k[r, c] += h * dd * d.ten_J[t, r] * d.ten_J[t, c]
-        for i in range(nu):
-            fv = au[_FV, i]
-            if fv != 0.0:
-                for r in range(nv):
-                    for c in range(nv):
-                        if _in_m(m, r, c):
-                            k[r, c] -= h * fv * d.actuator_moment[i, r] * d.actuator_moment[i, c]
+        implicit_matrix(m, d, qh)
+    else:
+        # Euler's (M + h diag(B)), as mj_EulerSkip
+        for k in range(qh.shape[0]):
+            qh[k] = d.M[k]
+        for v in range(nv):
+            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * dof_damping_deriv(m, d, v)
+    factor_i(qh, diaginv, m.M_rownnz, m.M_rowadr, m.M_colind)
     for v in range(nv):
-        col[v, 0] = d.qfrc_smooth[v] + d.qfrc_constraint[v]
-    # qacc = k^-1 f, on a copy of k (kept for the derivatives' solve)
-    lu = d.scratch_lu
-    for r in range(nv):
-        for c in range(nv):
-            lu[r, c] = k[r, c]
-    _solve(lu, col, nv)
-    for v in range(nv):
-        qacc[v] = col[v, 0]
-    if damp:
+        qacc[v] = d.qfrc_smooth[v] + d.qfrc_constraint[v]
+    solve_ld(qacc, qh, diaginv, m.M_rownnz, m.M_rowadr, m.M_colind)
+    if not flags & DSBL_DAMPER:
         for v in range(nv):
             damping, p0, p1 = dof_damping_poly(m, v)
             _, ddd = _damper(damping, p0, p1, d.qvel[v])
             rhs[v, nv + v] -= h * ddd * qacc[v]
     if implicitfast:
-        if damp:
+        if not flags & DSBL_DAMPER:
             for t in range(m.ntendon):
                 damping, p0, p1 = tendon_damping_poly(m, t)
                 _, ddd = _damper(damping, p0, p1, d.ten_velocity[t])
@@ -529,6 +506,8 @@ def _system(m, d, au, aa, k, rhs, qacc, col):
                         for c in range(nv):
                             rhs[r, nv + c] -= h * ddd * acc * d.ten_J[t, c]
         for i in range(nu):
+            if au[_DVU, i] == 0.0 and not _any_row(aa, _DVA, i):
+                continue
             for r in range(nv):
                 acc = 0.0
                 for c in range(nv):
@@ -539,45 +518,15 @@ def _system(m, d, au, aa, k, rhs, qacc, col):
                 rhs[r, ndx + i] += h * acc * au[_DVU, i]
                 for a in range(na):
                     rhs[r, 2 * nv + a] += h * acc * aa[_DVA, i, a]
+    return qh, diaginv
 
 
 @kernel
-def _eliminate(a, x, n):
-    """Gaussian elimination with partial pivoting of a (n, n) and the columns of x (n, ncol) to
-    upper-triangular form, both in place."""
-    for k in range(n):
-        p = k
-        for r in range(k + 1, n):
-            if abs(a[r, k]) > abs(a[p, k]):
-                p = r
-        if p != k:
-            for c in range(n):
-                a[k, c], a[p, c] = a[p, c], a[k, c]
-            for c in range(x.shape[1]):
-                x[k, c], x[p, c] = x[p, c], x[k, c]
-        for r in range(k + 1, n):
-            f = a[r, k] / a[k, k]
-            if f == 0.0:
-                continue
-            for c in range(k, n):
-                a[r, c] -= f * a[k, c]
-            for c in range(x.shape[1]):
-                x[r, c] -= f * x[k, c]
-
-
-@kernel
-def _solve(a, x, n):
-    """x <- a^-1 x for x (n, ncol); a (n, n) is overwritten."""
-    _eliminate(a, x, n)
-    for k in range(n - 1, -1, -1):
-        for c in range(k + 1, n):
-            f = a[k, c]
-            if f != 0.0:
-                for j in range(x.shape[1]):
-                    x[k, j] -= f * x[c, j]
-        inv = 1.0 / a[k, k]
-        for j in range(x.shape[1]):
-            x[k, j] *= inv
+def _any_row(aa, r, i):
+    for k in range(aa.shape[2]):
+        if aa[r, i, k] != 0.0:
+            return True
+    return False
 
 
 @kernel(inline="always")
@@ -724,11 +673,11 @@ _MAT = "float64[:, ::1]"
 _MAT3 = "float64[:, :, ::1]"
 
 
-@handle_entry(returns="int64", args=", ".join((_MAT, _MAT, _MAT, _MAT, _MAT, _MAT3, _MAT, _MAT3, _MAT)))
-def transition_derivatives_entry(m, d, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, mats, col):
+@handle_entry(returns="int64", args=", ".join((_MAT, _MAT, _MAT, _MAT, _MAT, _MAT3, _MAT, _MAT3)))
+def transition_derivatives_entry(m, d, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, mats):
     """A, B (and C, D when c_mat has rows) of one step at d's state: forward, then the chain rule
     (module docstring). Returns d.nefc after forward: the caller refuses constraint rows (the
-    matrices are then not meaningful). ``mats``: (3, nv, nv) scratch (K, dtau/dq, dtau/dv)."""
+    matrices are then not meaningful). ``mats``: (2, nv, nv) scratch (dtau/dq, dtau/dv)."""
     forward_entry(m, d)
     nefc = d.efc_counts[COUNT_NEFC]
     if nefc > 0:
@@ -744,9 +693,9 @@ def transition_derivatives_entry(m, d, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, 
     _force_partials(m, d, au, aa, rhs)
     if c_mat.shape[0] > 0:
         _sensor_rows(m, d, au, aa, c_mat, d_mat)
-    k, tq, tv = mats[0], mats[1], mats[2]
+    tq, tv = mats[0], mats[1]
     qacc = d.scratch_nv_b
-    _system(m, d, au, aa, k, rhs, qacc, col)
+    qld, diaginv = _system(m, d, au, aa, rhs, qacc)
     # the rigid body at the integrator's acceleration: d(M qacc + qfrc_bias)/d(q, v)
     for v in range(nv):
         d.qacc[v] = qacc[v]
@@ -755,7 +704,7 @@ def transition_derivatives_entry(m, d, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, 
         for c in range(nv):
             rhs[r, c] -= tq[r, c]
             rhs[r, nv + c] -= tv[r, c]
-    _solve(k, rhs, nv)
+    solve_ld_rows(m, qld, diaginv, rhs, 1.0)
     _step_rows(m, d, rhs, qacc, a_mat, b_mat)
     return 0
 
@@ -763,13 +712,17 @@ def transition_derivatives_entry(m, d, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, 
 _TRANSITION_DERIVATIVES = FastEntry(transition_derivatives_entry)
 
 
-def step_derivatives(m, w, sensors: bool):
+def step_derivatives(m, w, sensors: bool, scratch: dict):
     """(A, B, C, D) of one step from w's state (w: a work Data, written: forward's fields, qacc),
-    or None if forward finds constraint rows. C, D have no rows unless ``sensors``."""
+    or None if forward finds constraint rows. C, D have no rows unless ``sensors``. ``scratch``:
+    a dict the caller keeps per model, for the unit's work arrays."""
     nv, na, nu = m.nv, m.na, m.nu
     ndx = 2 * nv + na
     ns = m.nsensordata if sensors else 0
     out = (np.empty((ndx, ndx)), np.empty((ndx, nu)), np.empty((ns, ndx)), np.empty((ns, nu)))
-    nefc = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, *out, np.empty((4, nu)), np.empty((2, nu, na)),
-                                        np.empty((nv, ndx + nu)), np.empty((3, nv, nv)), np.empty((nv, 1)))
+    work = scratch.get((nv, na, nu))
+    if work is None:
+        work = scratch[(nv, na, nu)] = (np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)),
+                                        np.empty((2, nv, nv)))
+    nefc = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, *out, *work)
     return None if nefc else out

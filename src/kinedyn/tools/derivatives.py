@@ -551,7 +551,7 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6)
     for name in _INPUTS:
         getattr(w, name)[...] = getattr(d, name)
     w.time = d.time
-    out = step_derivatives(m, w, sensors != "none")
+    out = step_derivatives(m, w, sensors != "none", checked)
     if out is None:
         raise ValueError(f"transition_derivatives: not differentiated analytically here: {w.nefc} active "
                          "constraint rows (contacts, limits, equalities, friction loss)")
