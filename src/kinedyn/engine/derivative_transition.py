@@ -669,6 +669,14 @@ _ACTUATORPOS, _ACTUATORVEL = int(SensorType.ACTUATORPOS), int(SensorType.ACTUATO
 _ACTUATORFRC, _JOINTACTFRC = int(SensorType.ACTUATORFRC), int(SensorType.JOINTACTFRC)
 
 
+@kernel
+def _finite(x):
+    for i in range(x.shape[0]):
+        if not math.isfinite(x[i]):
+            return False
+    return True
+
+
 _MAT = "float64[:, ::1]"
 _MAT3 = "float64[:, :, ::1]"
 
@@ -676,8 +684,12 @@ _MAT3 = "float64[:, :, ::1]"
 @handle_entry(returns="int64", args=", ".join((_MAT, _MAT, _MAT, _MAT, _MAT, _MAT3, _MAT, _MAT3)))
 def transition_derivatives_entry(m, d, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, mats):
     """A, B (and C, D when c_mat has rows) of one step at d's state: forward, then the chain rule
-    (module docstring). Returns d.nefc after forward: the caller refuses constraint rows (the
-    matrices are then not meaningful). ``mats``: (2, nv, nv) scratch (dtau/dq, dtau/dv)."""
+    (module docstring). Returns 0, or -1 for a non-finite qpos, qvel, act, ctrl or qfrc_applied,
+    or d.nefc after forward: the caller refuses constraint rows (the matrices are then not
+    meaningful). ``mats``: (2, nv, nv) scratch (dtau/dq, dtau/dv)."""
+    if not (_finite(d.qpos) and _finite(d.qvel) and _finite(d.act) and _finite(d.ctrl)
+            and _finite(d.qfrc_applied)):
+        return -1
     forward_entry(m, d)
     nefc = d.efc_counts[COUNT_NEFC]
     if nefc > 0:
@@ -713,9 +725,10 @@ _TRANSITION_DERIVATIVES = FastEntry(transition_derivatives_entry)
 
 
 def step_derivatives(m, w, sensors: bool, scratch: dict):
-    """(A, B, C, D) of one step from w's state (w: a work Data, written: forward's fields, qacc),
-    or None if forward finds constraint rows. C, D have no rows unless ``sensors``. ``scratch``:
-    a dict the caller keeps per model, for the unit's work arrays."""
+    """(status, (A, B, C, D)) of one step from w's state (w: a work Data, written: forward's
+    fields, qacc); status as transition_derivatives_entry's (nonzero: the matrices are void).
+    C, D have no rows unless ``sensors``. ``scratch``: a dict the caller keeps per model, for the
+    unit's work arrays."""
     nv, na, nu = m.nv, m.na, m.nu
     ndx = 2 * nv + na
     ns = m.nsensordata if sensors else 0
@@ -724,5 +737,5 @@ def step_derivatives(m, w, sensors: bool, scratch: dict):
     if work is None:
         work = scratch[(nv, na, nu)] = (np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)),
                                         np.empty((2, nv, nv)))
-    nefc = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, *out, *work)
-    return None if nefc else out
+    status = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, *out, *work)
+    return status, out

@@ -539,23 +539,27 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6)
     check_model_data(m, d, "transition_derivatives")
     if sensors not in _SENSOR_MODES:
         raise ValueError(f"transition_derivatives: sensors must be one of {_SENSOR_MODES}, got {sensors!r}")
-    for name in ("qpos", "qvel", "act", "ctrl", "qfrc_applied"):
-        if not np.isfinite(getattr(d, name)).all():
-            raise ValueError(f"transition_derivatives: d.{name} holds non-finite values")
     checked = _per_thread(m).setdefault("td_checked", {})
     missing = unsupported_cached(m, d, sensors == "analytical", checked)
     if missing:
         raise ValueError("transition_derivatives: not differentiated analytically here: "
                          + "; ".join(missing))
     w = _work_data(m)
-    for name in _INPUTS:
-        getattr(w, name)[...] = getattr(d, name)
+    # the inputs a step without constraint rows and xfrc_applied (both refused) reads
+    w.qpos[:], w.qvel[:], w.act[:], w.ctrl[:] = d.qpos, d.qvel, d.act, d.ctrl
+    w.qfrc_applied[:] = d.qfrc_applied
+    if m.nmocap:
+        w.mocap_pos[...], w.mocap_quat[...] = d.mocap_pos, d.mocap_quat
+    if m.neq:
+        w.eq_active[:] = d.eq_active
     w.time = d.time
-    out = step_derivatives(m, w, sensors != "none", checked)
-    if out is None:
-        raise ValueError(f"transition_derivatives: not differentiated analytically here: {w.nefc} active "
+    status, (a, b, c, dd) = step_derivatives(m, w, sensors != "none", checked)
+    if status < 0:
+        raise ValueError("transition_derivatives: d's qpos, qvel, act, ctrl or qfrc_applied holds non-finite "
+                         "values")
+    if status:
+        raise ValueError(f"transition_derivatives: not differentiated analytically here: {status} active "
                          "constraint rows (contacts, limits, equalities, friction loss)")
-    a, b, c, dd = out
     fd_rows = []
     if sensors == "none":
         c, dd = np.zeros((0, a.shape[0])), np.zeros((0, m.nu))
