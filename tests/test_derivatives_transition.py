@@ -153,10 +153,18 @@ def test_refusals():
     spatial = kd.Model.from_xml_path(str(MODELS / "muscle_spatial_tendon.xml"))
     with pytest.raises(ValueError, match="spatial tendon|transmission"):
         kd.transition_derivatives(spatial, kd.Data(spatial))
-    frame = '<sensor><framepos objtype="body" objname="world"/>'
+    frame = '<sensor><framelinvel objtype="body" objname="world"/>'
     with_acc = kd.Model.from_xml_string(SMALL.replace("<sensor>", frame))
-    with pytest.raises(ValueError, match="FRAMEPOS"):
+    with pytest.raises(ValueError, match="FRAMELINVEL"):
         kd.transition_derivatives(with_acc, kd.Data(with_acc))
+
+
+def test_frame_sensors():
+    frames = ('<sensor><framepos objtype="site" objname="s"/><framepos objtype="body" objname="tip"/>'
+              '<framepos objtype="xbody" objname="tip"/><framepos objtype="geom" objname="g"/>')
+    xml = SMALL.replace('<geom type="box"', '<site name="s" pos=".1 0 .05"/><geom name="g" type="box"')
+    xml = xml.replace('<body pos=".2 0 0"><joint name="b"', '<body name="tip" pos=".2 0 0"><joint name="b"')
+    _check(_case(xml.replace("<sensor>", frames), 40, [0.7, 0.4, 0.1]), "frames")
 
 
 def test_sensor_modes():

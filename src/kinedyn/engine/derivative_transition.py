@@ -37,6 +37,7 @@ from kinedyn.engine.derivative import dof_damping_deriv, eulerdamp_active, impli
 from kinedyn.engine.derivative_rne import _rne_derivs, solve_ld_rows
 from kinedyn.engine.forward import forward_entry
 from kinedyn.engine.smooth_inertia import factor_i, solve_ld
+from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
     BIAS_MUSCLE,
@@ -67,6 +68,7 @@ from kinedyn.engine.types import (
     TRN_TENDON,
     WRAP_JOINT,
     IntegratorType,
+    ObjType,
     SensorType,
 )
 from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
@@ -75,8 +77,10 @@ from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_
 SENSORS_COVERED = frozenset({
     SensorType.JOINTPOS, SensorType.JOINTVEL, SensorType.TENDONPOS, SensorType.TENDONVEL,
     SensorType.ACTUATORPOS, SensorType.ACTUATORVEL, SensorType.ACTUATORFRC, SensorType.JOINTACTFRC,
-    SensorType.CLOCK,
+    SensorType.CLOCK, SensorType.FRAMEPOS,
 })
+# frame sensors' objects differentiated (FRAMEPOS without a reference frame)
+_FRAME_OBJECTS = (int(ObjType.BODY), int(ObjType.XBODY), int(ObjType.GEOM), int(ObjType.SITE))
 
 
 _DYN_COVERED = (DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE)
@@ -185,6 +189,9 @@ def unsupported(m, d, sensors: bool = True) -> list[str]:
             elif m.sensor_type[s] in (SensorType.TENDONPOS, SensorType.TENDONVEL) \
                     and not _fixed_tendon(m, int(m.sensor_objid[s])):
                 out.append(f"sensor {s}: on a spatial tendon")
+            elif m.sensor_type[s] == SensorType.FRAMEPOS and (m.sensor_refid[s] >= 0
+                                                              or m.sensor_objtype[s] not in _FRAME_OBJECTS):
+                out.append(f"sensor {s}: FRAMEPOS with a reference frame or of a camera")
     return out
 
 
@@ -655,18 +662,39 @@ def _sensor_rows(m, d, au, aa, c_mat, d_mat):
                 for k in range(na):
                     c_mat[adr, 2 * nv + k] += mv * aa[_FA, i, k]
                 d_mat[adr, i] += mv * au[_FU, i]
+        elif t == _FRAMEPOS:
+            # the point's translational Jacobian (mj_jac) is its tangent-space derivative; the
+            # rotational one goes to the velocity columns for the moment, then is cleared
+            ot = m.sensor_objtype[s]
+            if ot == _OBJ_BODY:
+                b, p = obj, d.xipos[obj]
+            elif ot == _OBJ_XBODY:
+                b, p = obj, d.xpos[obj]
+            elif ot == _OBJ_GEOM:
+                b, p = m.geom_bodyid[obj], d.geom_xpos[obj]
+            else:
+                b, p = m.site_bodyid[obj], d.site_xpos[obj]
+            jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+                       d.subtree_com, d.cdof, p[0], p[1], p[2], b, c_mat[adr:adr + 3, 0:nv],
+                       c_mat[adr:adr + 3, nv:2 * nv])
+            for r in range(adr, adr + 3):
+                for c in range(nv, 2 * nv):
+                    c_mat[r, c] = 0.0
         cutoff = m.sensor_cutoff[s]
-        if cutoff > 0.0 and abs(d.sensordata[adr]) >= cutoff:
-            for c in range(ndx):
-                c_mat[adr, c] = 0.0
-            for c in range(m.nu):
-                d_mat[adr, c] = 0.0
+        for r in range(adr, adr + m.sensor_dim[s]):
+            if cutoff > 0.0 and abs(d.sensordata[r]) >= cutoff:
+                for c in range(ndx):
+                    c_mat[r, c] = 0.0
+                for c in range(m.nu):
+                    d_mat[r, c] = 0.0
 
 
 _JOINTPOS, _JOINTVEL = int(SensorType.JOINTPOS), int(SensorType.JOINTVEL)
 _TENDONPOS, _TENDONVEL = int(SensorType.TENDONPOS), int(SensorType.TENDONVEL)
 _ACTUATORPOS, _ACTUATORVEL = int(SensorType.ACTUATORPOS), int(SensorType.ACTUATORVEL)
 _ACTUATORFRC, _JOINTACTFRC = int(SensorType.ACTUATORFRC), int(SensorType.JOINTACTFRC)
+_FRAMEPOS = int(SensorType.FRAMEPOS)
+_OBJ_BODY, _OBJ_XBODY, _OBJ_GEOM = int(ObjType.BODY), int(ObjType.XBODY), int(ObjType.GEOM)
 
 
 @kernel
