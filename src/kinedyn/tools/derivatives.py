@@ -532,7 +532,8 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6)
     the value inside the range is returned; strictly clamped, zero. Whatever else the model uses
     at this state (constraint rows, RK4/implicit, spatial tendons, fluid, ...) raises ValueError
     naming it. ``sensors``: "analytical" differentiates joint/tendon/actuator pos, vel and force
-    sensors, clock and framepos (no reference frame) and refuses the others; "fd" fills the others' rows of C and D by finite differences
+    sensors, clock and framepos (no reference frame) and refuses the others; "fd" fills the
+    others' rows of C and D by finite differences
     (``transition_fd`` with ``eps``; listed in the result's ``fd_sensor_rows``); "none" returns
     C and D with no rows. ``d`` is not modified. See docs/derivatives.md.
     """
