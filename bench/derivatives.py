@@ -3,8 +3,10 @@
     python -m bench.derivatives [--models humanoid humanoid-floor] [--repeats 30] [--nthread N]
 
 Times ``kd.transition_fd`` against ``mujoco.mjd_transitionFD`` (A and B; forward and centred
-differences) and ``kd.inverse_fd`` against ``mujoco.mjd_inverseFD`` (all outputs) at one state per
-model: for "-floor" models the standing state of ``kinedyn bench`` (MuJoCo settled from qpos0),
+differences), ``kd.inverse_fd`` against ``mujoco.mjd_inverseFD`` (all outputs), and the analytical
+``kd.transition_derivatives`` (A and B; ``sensors="none"``) against ``mjd_transitionFD`` with
+forward differences (issue 25's target: 10x faster), at one state per model: for "-floor" models
+the standing state of ``kinedyn bench`` (MuJoCo settled from qpos0),
 else a few MuJoCo steps from qpos0 (contacts and constraints off, as ``kinedyn bench``). The
 gymnasium models' RK4 is switched to Euler: mjd_transitionFD refuses RK4. Wall-clock time, the
 best of ``--repeats`` calls each; kinedyn runs on ``--nthread`` threads (default: Numba's count),
@@ -94,6 +96,26 @@ def bench_model(name: str, repeats: int, nthread) -> None:
     t_kd = _best(lambda: kd.inverse_fd(m, d, 1e-6, nthread=nthread), repeats)
     t_mj = _best(lambda: mujoco.mjd_inverseFD(mjm, mjd, 1e-6, False, *out), repeats)
     _row(name, "inverse_fd", t_kd, t_mj, _rel(kd.inverse_fd(m, d, 1e-6), out))
+    bench_analytical(name, m, d, mjm, mjd, repeats)
+
+
+def bench_analytical(name, m, d, mjm, mjd, repeats: int) -> None:
+    """transition_derivatives against mjd_transitionFD (forward differences); the difference is
+    relative to MuJoCo's centred differences. A model or state it refuses is reported as such."""
+    import mujoco
+
+    ndx = 2 * m.nv + m.na
+    try:
+        ours = kd.transition_derivatives(m, d, sensors="none")
+    except ValueError as err:
+        print(f"{name:16} {'transition_derivatives':28} refused: {str(err).split(': ', 2)[-1][:90]}")
+        return
+    A, B = np.zeros((ndx, ndx)), np.zeros((ndx, m.nu))
+    mujoco.mjd_transitionFD(mjm, mjd, 1e-6, True, A, B, None, None)
+    rel = _rel(ours[:2], (A, B))
+    t_kd = _best(lambda: kd.transition_derivatives(m, d, sensors="none"), repeats)
+    t_mj = _best(lambda: mujoco.mjd_transitionFD(mjm, mjd, 1e-6, False, A, B, None, None), repeats)
+    _row(name, "transition_derivatives", t_kd, t_mj, rel)
 
 
 def main(argv=None) -> None:

@@ -49,7 +49,7 @@ PAIR_CALLS: dict[str, tuple] = {
     "jac": (np.zeros(3), 1), "jac_point": (np.zeros(3), 1), "jac_body": (1,), "jac_body_com": (1,),
     "jac_site": (0,), "ray": (np.zeros(3), np.array([0.0, 0.0, -1.0])),
     "rne_derivatives": (), "forward_derivatives": (), "inertia_regressor": (),
-    "transition_fd": (), "inverse_fd": (), "check_derivatives": (),
+    "transition_fd": (), "inverse_fd": (), "check_derivatives": (), "transition_derivatives": (),
 }
 # functions of (m, arrays): called as f(m, *args())
 MODEL_CALLS: dict[str, object] = {

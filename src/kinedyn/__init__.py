@@ -99,7 +99,8 @@ _LAZY_SUBMODULES = {"batch": "kinedyn.tools.batch", "ik": "kinedyn.ik"}
 _LAZY_NAMES = {"Spec": "kinedyn.spec",
                # the finite differences run on the batch kernels' threads (kinedyn.tools.derivatives)
                "transition_fd": "kinedyn.tools.derivatives", "inverse_fd": "kinedyn.tools.derivatives",
-               "check_derivatives": "kinedyn.tools.derivatives"}
+               "check_derivatives": "kinedyn.tools.derivatives",
+               "transition_derivatives": "kinedyn.tools.derivatives"}
 
 
 def __getattr__(name):
@@ -123,7 +124,7 @@ __all__ = [
     "inverse_actuation",
     # derivatives
     "forward_derivatives", "inertia_parameters", "inertia_regressor", "rne_derivatives",
-    "check_derivatives", "inverse_fd", "transition_fd",
+    "check_derivatives", "inverse_fd", "transition_derivatives", "transition_fd",
     "reset", "reset_data_keyframe", "step",
     # stages
     "bias_forces", "camlight", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m",

@@ -333,22 +333,30 @@ def rne_derivatives_entry(m, d, dq, dv, da):
 
 @kernel
 def _solve_rows(m, d, a, scale):
-    """a <- scale * M^-1 a for an (nv, nv) matrix, with the factor in d.qLD: mj_solveLD's steps
-    applied to whole rows of a at once (every column a right-hand side; contiguous row updates)."""
+    """a <- scale * M^-1 a for an (nv, nv) matrix, with the factor in d.qLD."""
+    solve_ld_rows(m, d.qLD, d.qLDiagInv, a, scale)
+
+
+@kernel
+def solve_ld_rows(m, qld, diaginv, a, scale):
+    """a <- scale * (L^T D L)^-1 a for an (nv, ncol) a, the factor ``qld`` in M's layout (factor_i):
+    mj_solveLD's steps applied to whole rows of a at once (every column a right-hand side;
+    contiguous row updates)."""
     nv = m.nv
-    qld, colind = d.qLD, m.M_colind
+    ncol = a.shape[1]
+    colind = m.M_colind
     # a <- L^-T a
     for i in range(nv - 1, -1, -1):
         start = m.M_rowadr[i]
         for t in range(m.M_rownnz[i] - 1):
             k = colind[start + t]
             f = qld[start + t]
-            for c in range(nv):
+            for c in range(ncol):
                 a[k, c] -= f * a[i, c]
     # a <- D^-1 a, the scale with it
     for i in range(nv):
-        f = scale * d.qLDiagInv[i]
-        for c in range(nv):
+        f = scale * diaginv[i]
+        for c in range(ncol):
             a[i, c] *= f
     # a <- L^-1 a
     for i in range(nv):
@@ -356,7 +364,7 @@ def _solve_rows(m, d, a, scale):
         for t in range(m.M_rownnz[i] - 1):
             k = colind[start + t]
             f = qld[start + t]
-            for c in range(nv):
+            for c in range(ncol):
                 a[i, c] -= f * a[k, c]
 
 

@@ -14,14 +14,14 @@ step. One parallel kernel (``_each_worker``) runs all three. See docs/derivative
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from kinedyn._jit import bind_call, cached_njit
 from kinedyn._jit.parallel import parallel_njit, prange, take_next, threads, typed_list
-from kinedyn.engine.checks import bad_model_data
+from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.data import Data
 from kinedyn.engine.derivative_fd import (
     COL_ACC,
@@ -32,6 +32,8 @@ from kinedyn.engine.derivative_fd import (
     inverse_worker,
     transition_worker,
 )
+from kinedyn.engine.derivative_transition import step_derivatives, unsupported_cached
+from kinedyn.engine.forward import forward
 from kinedyn.engine.integrator import _STATUS_FIELD
 from kinedyn.engine.types import (
     INT_EULER,
@@ -44,8 +46,8 @@ from kinedyn.engine.types import (
 )
 from kinedyn.tools.batch import _model_handles, _per_thread
 
-__all__ = ["DerivativeCheck", "InverseFD", "TransitionFD", "check_derivatives", "inverse_fd", "linearize_fd",
-           "transition_fd"]
+__all__ = ["DerivativeCheck", "InverseFD", "TransitionDerivatives", "TransitionFD", "check_derivatives",
+           "inverse_fd", "linearize_fd", "transition_derivatives", "transition_fd"]
 
 
 class TransitionFD(NamedTuple):
@@ -56,6 +58,12 @@ class TransitionFD(NamedTuple):
     B: np.ndarray  #: (2 nv + na, nu)
     C: np.ndarray  #: (nsensordata, 2 nv + na)
     D: np.ndarray  #: (nsensordata, nu)
+
+
+class TransitionDerivatives(TransitionFD):
+    """``kd.transition_derivatives``'s result: A, B, C, D as :class:`TransitionFD`, computed
+    analytically. ``fd_sensor_rows``: the rows of C and D filled by finite differences
+    (``sensors="fd"``; empty otherwise)."""
 
 
 class InverseFD(NamedTuple):
@@ -357,6 +365,17 @@ class DerivativeCheck:
     blocks: dict
     suspect: list
     rtol: float
+    #: block name -> largest difference between transition_derivatives and the centred differences,
+    #: relative as ``blocks`` (empty when the analytical derivatives were refused)
+    analytical: dict = field(default_factory=dict)
+    #: inputs whose analytical column differs from the centred one by more than ``rtol`` and by
+    #: more than the finite differences' own disagreement there
+    analytical_suspect: list = field(default_factory=list)
+    #: why transition_derivatives refused this model or state ("" if it did not)
+    refused: str = ""
+    #: the switches within eps of the state, stage by stage: clamps at their edge, contacts at
+    #: their margin, active constraint rows, an unconverged solver
+    switches: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"finite differences at eps = {self.eps:g}: forward (eps, eps/10) and centred, "
@@ -366,6 +385,16 @@ class DerivativeCheck:
             lines.append(f"inputs disagreeing by more than {self.rtol:g}: " + ", ".join(self.suspect))
         else:
             lines.append(f"no input disagrees by more than {self.rtol:g}")
+        if self.refused:
+            lines.append(f"analytical: refused ({self.refused})")
+        else:
+            lines.append("analytical against centred differences, per block")
+            lines += [f"  {name:5} {value:9.2e}" for name, value in self.analytical.items()]
+            if self.analytical_suspect:
+                lines.append("analytical and finite differences disagree on: "
+                             + ", ".join(self.analytical_suspect))
+        if self.switches:
+            lines.append("switches within eps: " + "; ".join(self.switches))
         return "\n".join(lines)
 
 
@@ -378,7 +407,11 @@ def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
     disagree by more than ``rtol`` (relative to the matrix's largest entry). Where a contact appears,
     a constraint changes state or a clamp engages within eps of the state, the finite differences
     straddle the switch and disagree with each other: that is the error bar of any of them there.
-    (The comparison with analytical derivatives, stage by stage, is to come with them.)
+    Where ``transition_derivatives`` applies, its matrices are compared with the centred
+    differences too (``analytical``, ``analytical_suspect``; else ``refused`` says why), and
+    ``switches`` lists what switches within eps of the state: controls at their ctrlrange,
+    forces at their forcerange, activations reaching their actrange, contacts at their margin,
+    active constraint rows and a solver stopped at its iteration limit.
     """
     eps = _check(m, d, eps, "check_derivatives")
     rtol = check_eps(rtol, "check_derivatives (rtol)")
@@ -406,8 +439,140 @@ def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
     controls = [f"ctrl[{i}] ({(actuators[i] if i < len(actuators) else '') or f'actuator{i}'})"
                 for i in range(m.nu)]
     suspect = []
+    spread = []
     for k, labels in ((0, names), (1, controls)):
         scale = np.abs(runs[0][k]).max() or 1.0
         worst = np.max([np.abs(x[k] - runs[0][k]).max(axis=0) for x in runs[1:]], axis=0) / scale
+        spread.append(worst)
         suspect += [labels[j] for j in np.flatnonzero(worst > rtol)]
-    return DerivativeCheck(eps, blocks, suspect, rtol)
+    # the analytical derivatives against the centred differences, where they apply
+    analytical, analytical_suspect, refused = {}, [], ""
+    try:
+        exact = transition_derivatives(m, d, sensors="fd")
+    except ValueError as err:
+        refused = str(err).split(": ", 1)[-1]
+    else:
+        centred = runs[2]
+        for out, inp, which in pairs:
+            k = "ABCD".index(which)
+            r = slice(None) if out == "s" else rows[out]
+            c = slice(None) if inp == "u" else rows[inp]
+            ref = centred[k][r, c]
+            if ref.size:
+                scale = np.abs(ref).max() or np.abs(centred[k]).max() or 1.0
+                analytical[f"{out}/{inp}"] = float(np.abs(exact[k][r, c] - ref).max()) / scale
+        for k, labels in ((0, names), (1, controls)):
+            scale = np.abs(centred[k]).max() or 1.0
+            diff = np.abs(exact[k] - centred[k]).max(axis=0) / scale
+            analytical_suspect += [labels[j] for j in np.flatnonzero((diff > rtol) & (diff > spread[k]))]
+    return DerivativeCheck(eps, blocks, suspect, rtol, analytical, analytical_suspect, refused,
+                           _switches(m, d, eps, controls))
+
+
+def _switches(m, d, eps: float, controls: list) -> list:
+    """The switches within eps of d's state, by stage (see DerivativeCheck.switches)."""
+    w = _work_data(m)
+    for name in _INPUTS:
+        getattr(w, name)[...] = getattr(d, name)
+    w.time = d.time
+    forward(m, w)
+    out = []
+    for i in range(m.nu):
+        if m.actuator_ctrllimited[i]:
+            lo, hi = m.actuator_ctrlrange[i]
+            if min(abs(d.ctrl[i] - lo), abs(d.ctrl[i] - hi)) <= eps or not lo <= d.ctrl[i] <= hi:
+                out.append(f"actuation: {controls[i]} at or beyond its ctrlrange")
+        if m.actuator_forcelimited[i]:
+            lo, hi = m.actuator_forcerange[i]
+            if w.actuator_force[i] <= lo or w.actuator_force[i] >= hi:
+                out.append(f"actuation: {controls[i]}'s force held at its forcerange")
+        if m.actuator_actlimited[i] and m.actuator_actadr[i] >= 0:
+            k = int(m.actuator_actadr[i] + m.actuator_actnum[i] - 1)
+            lo, hi = m.actuator_actrange[i]
+            nxt = w.act[k] + m.opt.timestep * w.act_dot[k]
+            if min(abs(nxt - lo), abs(nxt - hi)) <= eps or not lo <= nxt <= hi:
+                out.append(f"activation: act[{k}] next step at or beyond its actrange")
+    for c in range(w.ncon):
+        if abs(w.contact_dist[c] - w.contact_includemargin[c]) <= eps:
+            out.append(f"contact {c}: distance at its margin (onset)")
+    if w.nefc:
+        out.append(f"constraint: {w.nefc} active rows ({w.ncon} contacts)")
+        niter = int(w.scratch_solver_counts[1])   # the last solve's iterations
+        if niter >= m.opt.iterations:
+            out.append(f"solver: stopped at its iteration limit ({niter}): not converged")
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# analytical derivatives of one step
+
+_SENSOR_MODES = ("analytical", "fd", "none")
+# what a step reads besides the model (as transition_fd's perturbed steps take them from d)
+_INPUTS = ("qpos", "qvel", "act", "ctrl", "qacc_warmstart", "qfrc_applied", "xfrc_applied", "mocap_pos",
+           "mocap_quat", "eq_active")
+
+
+def _work_data(m) -> Data:
+    """A Data of ``m`` kept for transition_derivatives (per model and thread, as kd.batch's)."""
+    cached = _per_thread(m)
+    if "td_work" not in cached:
+        cached["td_work"] = Data(m)
+    return cached["td_work"]
+
+
+def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6) -> TransitionDerivatives:
+    """Analytical derivatives of one step, ``(A, B, C, D)``, in ``transition_fd``'s layout and
+    meaning (mjd_transitionFD's): x = [dqpos (tangent, nv), qvel, act], u = ctrl.
+
+    Differentiates the rigid-body dynamics, the actuators (hinge/slide joint and fixed-tendon
+    transmissions; fixed, affine and muscle gain and bias; integrator, filter, filterexact and
+    muscle activation dynamics, actearly; ctrlrange, actrange and forcerange clamps), the springs
+    and dampers of hinge and slide joints (polynomial ones too) and fixed-tendon dampers, and
+    the Euler (eulerdamp included) or implicitfast update on the tangent space. At a clamp's edge
+    the value inside the range is returned; strictly clamped, zero. Whatever else the model uses
+    at this state (constraint rows, RK4/implicit, spatial tendons, fluid, ...) raises ValueError
+    naming it. ``sensors``: "analytical" differentiates joint/tendon/actuator pos, vel and force
+    sensors, clock and framepos (no reference frame) and refuses the others; "fd" fills the
+    others' rows of C and D by finite differences
+    (``transition_fd`` with ``eps``; listed in the result's ``fd_sensor_rows``); "none" returns
+    C and D with no rows. ``d`` is not modified. See docs/derivatives.md.
+    """
+    check_model_data(m, d, "transition_derivatives")
+    if sensors not in _SENSOR_MODES:
+        raise ValueError(f"transition_derivatives: sensors must be one of {_SENSOR_MODES}, got {sensors!r}")
+    checked = _per_thread(m).setdefault("td_checked", {})
+    missing = unsupported_cached(m, d, sensors == "analytical", checked)
+    if missing:
+        raise ValueError("transition_derivatives: not differentiated analytically here: "
+                         + "; ".join(missing))
+    w = _work_data(m)
+    # the inputs a step without constraint rows and xfrc_applied (both refused) reads
+    w.qpos[:], w.qvel[:], w.act[:], w.ctrl[:] = d.qpos, d.qvel, d.act, d.ctrl
+    w.qfrc_applied[:] = d.qfrc_applied
+    if m.nmocap:
+        w.mocap_pos[...], w.mocap_quat[...] = d.mocap_pos, d.mocap_quat
+    if m.neq:
+        w.eq_active[:] = d.eq_active
+    w.time = d.time
+    status, (a, b, c, dd) = step_derivatives(m, w, sensors != "none", checked)
+    if status < 0:
+        raise ValueError("transition_derivatives: d's qpos, qvel, act, ctrl or qfrc_applied holds non-finite "
+                         "values")
+    if status:
+        raise ValueError(f"transition_derivatives: not differentiated analytically here: {status} active "
+                         "constraint rows (contacts, limits, equalities, friction loss)")
+    fd_rows = []
+    if sensors == "none":
+        c, dd = np.zeros((0, a.shape[0])), np.zeros((0, m.nu))
+    elif sensors == "fd":
+        from kinedyn.engine.derivative_transition import SENSORS_COVERED
+        for s in range(m.nsensor):
+            if int(m.sensor_type[s]) not in SENSORS_COVERED:
+                adr = int(m.sensor_adr[s])
+                fd_rows += range(adr, adr + int(m.sensor_dim[s]))
+        if fd_rows:
+            fd = transition_fd(m, d, eps)
+            c[fd_rows], dd[fd_rows] = fd.C[fd_rows], fd.D[fd_rows]
+    out = TransitionDerivatives(a, b, c, dd)
+    out.fd_sensor_rows = fd_rows
+    return out
