@@ -288,8 +288,9 @@ def mj_id2name(m, type: int, id: int) -> str | None:  # noqa: A002
 # ---- state ------------------------------------------------------------------------------------------
 
 # mjtState bits in MuJoCo's order, with the Data field each packs; None: kinedyn keeps no such state
-# (history: actuator delays; userdata; plugin; plastic: spring plasticity), so its size is 0
-_STATE_BITS = ((1, "time"), (2, "qpos"), (4, "qvel"), (8, "act"), (16, None), (32, "qacc_warmstart"),
+# (userdata; plugin; plastic: spring plasticity), so its size is 0; history holds the actuators'
+# control buffers only (sensor history is refused by the compiler)
+_STATE_BITS = ((1, "time"), (2, "qpos"), (4, "qvel"), (8, "act"), (16, "history"), (32, "qacc_warmstart"),
                (64, "ctrl"), (128, "qfrc_applied"), (256, "xfrc_applied"), (512, "eq_active"),
                (1024, "mocap_pos"), (2048, "mocap_quat"), (4096, None), (8192, None), (16384, None))
 _NSTATE_BITS = 1 << len(_STATE_BITS)
@@ -310,6 +311,7 @@ def mj_stateSize(m, sig: int) -> int:
     if not 0 <= sig < _NSTATE_BITS:
         raise ValueError(f"invalid state signature {sig} (a combination of mjtState bits, < {_NSTATE_BITS})")
     sizes = {"time": 1, "qpos": kd_model.nq, "qvel": kd_model.nv, "act": kd_model.na,
+             "history": kd_model.nhistory,
              "qacc_warmstart": kd_model.nv, "ctrl": kd_model.nu, "qfrc_applied": kd_model.nv,
              "xfrc_applied": 6 * kd_model.nbody, "eq_active": kd_model.neq, "mocap_pos": 3 * kd_model.nmocap,
              "mocap_quat": 4 * kd_model.nmocap}
