@@ -135,6 +135,21 @@ def test_forward_reads_the_buffers_at_any_time(pair):
         assert_fields(m, d, mjm, mjd, stage="actuation")
     delayed = m.actuator_delay != 0
     assert delayed.sum() == 5
+    # mj_readCtrl: each actuator's buffer at time - delay, with its own and every other reading
+    from kinedyn import mujoco as kmj
+    km = kmj.MjModel.from_xml_string(XML)
+    kdata = kmj.MjData(km)
+    kdata._kd_data.history[:] = d.history
+    kdata._kd_data.ctrl[:] = mjd.ctrl[:] = d.ctrl
+    for i in range(m.nu):
+        for time, interp in ((0.0137, -1), (0.031, 0), (0.0449, 1), (0.0351, 2), (0.5, 2), (-1.0, 1)):
+            theirs = mujoco.mj_readCtrl(mjm, mjd, i, time, interp)
+            assert_close(f"read_ctrl {i} {time} {interp}", kd.read_ctrl(m, d, i, time, interp), theirs)
+            assert kmj.mj_readCtrl(km, kdata, i, time, interp) == kd.read_ctrl(m, d, i, time, interp)
+    with pytest.raises(ValueError, match="interp"):
+        kd.read_ctrl(m, d, 0, 0.0, 3)
+    with pytest.raises(IndexError):
+        kd.read_ctrl(m, d, m.nu, 0.0)
 
 
 def test_copy_carries_the_buffers(pair):

@@ -20,9 +20,12 @@ The units are compiled only for models with a history buffer (``needed=``).
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-from kinedyn._jit import handle_entry, kernel
+from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn.engine.checks import check_model_data, real_number
 from kinedyn.engine.types import MINVAL
 
 # interp: actuator_history[:, 1] (MuJoCo's mj_readCtrl / mju_historyRead argument)
@@ -185,3 +188,32 @@ def reset_history(m, history: np.ndarray) -> None:
         history[..., adr + 1] = n - 1
         history[..., adr + 2:adr + 2 + n] = -(n - np.arange(n)) * h
         history[..., adr + 2 + n:adr + 2 + 2 * n] = 0.0
+
+
+@handle_entry(args="int64, float64, int64, float64[::1]", needed=lambda m: m.nhistory > 0)
+def read_ctrl_entry(m, d, i, time, interp, result):
+    result[0] = read_ctrl_kernel(m, d, i, time, interp)
+
+
+_READ_CTRL = FastEntry(read_ctrl_entry)
+
+
+def read_ctrl(m, d, i: int, time: float, interp: int = -1) -> float:
+    """Actuator ``i``'s control at ``time - actuator_delay[i]`` from its history buffer
+    (mj_readCtrl): what the actuation stage reads at ``time`` for a delayed actuator. ``interp``:
+    0 zero-order hold, 1 linear, 2 cubic, -1 the actuator's own (``actuator_history[i, 1]``).
+    An actuator without a buffer returns ``d.ctrl[i]``."""
+    check_model_data(m, d, "read_ctrl")
+    i = operator.index(i)
+    if not 0 <= i < m.nu:
+        raise IndexError(f"actuator {i} out of range: nu = {m.nu}")
+    time = real_number("time", time)
+    interp = operator.index(interp)
+    if not -1 <= interp <= INTERP_CUBIC:
+        raise ValueError(f"interp must be -1 (the actuator's), 0 (zoh), 1 (linear) or 2 (cubic), "
+                         f"got {interp}")
+    if m.actuator_history[i, 0] == 0:
+        return float(d.ctrl[i])
+    result = np.zeros(1)
+    _READ_CTRL.call(m._ptr, d._ptr, i, time, interp, result)
+    return float(result[0])

@@ -24,6 +24,7 @@ from kinedyn.engine.forward import (
     fwd_position,
     fwd_velocity,
 )
+from kinedyn.engine.history import read_ctrl
 from kinedyn.engine.integrator import integrate, step
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.passive import passive
@@ -185,6 +186,11 @@ def mj_rne(m, d, flg_acc, result) -> None:
 
 def mj_contactForce(m, d, id: int, result) -> None:  # noqa: A002  (MuJoCo's argument name)
     _fill(result, contact_force(m._kd_model, d._kd_data, id), "result")
+
+
+def mj_readCtrl(m, d, id: int, time: float, interp: int) -> float:  # noqa: A002  (MuJoCo's name)
+    """Actuator ``id``'s control at ``time - delay`` from its history buffer (mj_readCtrl)."""
+    return read_ctrl(m._kd_model, d._kd_data, id, time, interp)
 
 
 def mj_ray(m, d, pnt, vec, geomgroup, flg_static, bodyexclude: int, geomid, normal=None) -> float:
