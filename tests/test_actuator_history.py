@@ -143,9 +143,10 @@ def test_forward_reads_the_buffers_at_any_time(pair):
     kdata._kd_data.ctrl[:] = mjd.ctrl[:] = d.ctrl
     for i in range(m.nu):
         for time, interp in ((0.0137, -1), (0.031, 0), (0.0449, 1), (0.0351, 2), (0.5, 2), (-1.0, 1)):
-            theirs = mujoco.mj_readCtrl(mjm, mjd, i, time, interp)
-            assert_close(f"read_ctrl {i} {time} {interp}", kd.read_ctrl(m, d, i, time, interp), theirs)
-            assert kmj.mj_readCtrl(km, kdata, i, time, interp) == kd.read_ctrl(m, d, i, time, interp)
+            theirs = mujoco.mj_readCtrl(mjm, mjd, i, time, np.zeros(1), interp)[0]
+            ours = kd.read_ctrl(m, d, i, time, interp)
+            assert_close(f"read_ctrl {i} {time} {interp}", ours, theirs)
+            assert kmj.mj_readCtrl(km, kdata, i, time, np.zeros(1), interp)[0] == ours
     with pytest.raises(ValueError, match="interp"):
         kd.read_ctrl(m, d, 0, 0.0, 3)
     with pytest.raises(IndexError):

@@ -188,9 +188,12 @@ def mj_contactForce(m, d, id: int, result) -> None:  # noqa: A002  (MuJoCo's arg
     _fill(result, contact_force(m._kd_model, d._kd_data, id), "result")
 
 
-def mj_readCtrl(m, d, id: int, time: float, interp: int) -> float:  # noqa: A002  (MuJoCo's name)
-    """Actuator ``id``'s control at ``time - delay`` from its history buffer (mj_readCtrl)."""
-    return read_ctrl(m._kd_model, d._kd_data, id, time, interp)
+def mj_readCtrl(m, d, id: int, time: float, result, interp: int):  # noqa: A002  (MuJoCo's name)
+    """Actuator ``id``'s control at ``time - delay`` from its history buffer into ``result[0]``;
+    returns ``result`` (mj_readCtrl as MuJoCo 4.0's Python binding)."""
+    value = read_ctrl(m._kd_model, d._kd_data, id, time, interp)
+    _fill(result, np.array([value]), "result")
+    return result
 
 
 def mj_ray(m, d, pnt, vec, geomgroup, flg_static, bodyexclude: int, geomid, normal=None) -> float:
