@@ -19,8 +19,9 @@ from kinedyn.tools import batch
 # Two hinges under gravity (contacts and limits off). Every reading of the buffers appears:
 # linear, cubic (a delay between samples: 0.025 s at h = 0.01) and zero-order hold; a delay longer
 # than the buffer (0.05 s over 3 samples: the oldest value), a buffer nothing reads (the position
-# servo), a delayed filter (act) and integrator (intvelocity), and a default class carrying the
-# three attributes to a shortcut.
+# servo), a delayed filter (act) and integrator (intvelocity), a delayed damper (a velocity-dependent
+# gain: the implicit integrators' derivative uses ctrl itself, not the delayed control, as MuJoCo)
+# and a default class carrying the three attributes to a shortcut.
 XML = """
 <mujoco>
   <option timestep="0.01"/>
@@ -45,8 +46,9 @@ XML = """
     <intvelocity name="iv" joint="j2" kp="3" actrange="-1 1" nsample="3" delay="0.05"/>
     <velocity name="vel" class="late" joint="j1"/>
     <motor name="now" joint="j2"/>
+    <damper name="damp" joint="j1" kv="0.3" ctrlrange="0 1" nsample="2" delay="0.02"/>
   </actuator>
-  <keyframe><key name="k" time="0.3" qpos="0.2 -0.1" act="0.1 -0.2" ctrl="1 2 3 4 5 6 7"/></keyframe>
+  <keyframe><key name="k" time="0.3" qpos="0.2 -0.1" act="0.1 -0.2" ctrl="1 2 3 4 5 6 7 0.5"/></keyframe>
 </mujoco>
 """
 STEPS = 40
@@ -72,7 +74,7 @@ def test_compiled_fields_and_reset(pair):
     m, d, mjm, mjd = pair
     compared = assert_model_fields(m, mjm)
     assert {"nhistory", "actuator_history", "actuator_historyadr", "actuator_delay"} <= set(compared)
-    assert m.nhistory == sum(2 + 2 * n for n in (3, 2, 4, 2, 3, 2))
+    assert m.nhistory == sum(2 + 2 * n for n in (3, 2, 4, 2, 3, 2, 2))
     # the default class's attributes reached the shortcut
     assert m.actuator_history[m.actuator("vel").id].tolist() == [2, 1]
     # a new Data and a reset start the buffers as mj_resetData: times -n h ... -h, values 0
@@ -134,7 +136,7 @@ def test_forward_reads_the_buffers_at_any_time(pair):
         mujoco.mj_forward(mjm, mjd)
         assert_fields(m, d, mjm, mjd, stage="actuation")
     delayed = m.actuator_delay != 0
-    assert delayed.sum() == 5
+    assert delayed.sum() == 6
     # mj_readCtrl: each actuator's buffer at time - delay, with its own and every other reading
     from kinedyn import mujoco as kmj
     km = kmj.MjModel.from_xml_string(XML)

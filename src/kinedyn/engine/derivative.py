@@ -343,9 +343,11 @@ def _actuator_force_vel(m, d, i):
 
 @kernel
 def _clamped_ctrl(m, d, i):
-    """actuation.clamped_ctrl of d.ctrl."""
+    """actuation.clamped_ctrl of the control the forward pass read: d.ctrl, or with history buffers
+    the delayed controls it read from them (scratch_ctrl_delayed), as MuJoCo 4.0.0's derivative."""
+    ctrl = d.scratch_ctrl_delayed if m.nhistory > 0 else d.ctrl
     return clamped_ctrl(m.actuator_ctrllimited, m.actuator_ctrlrange, m.opt_flags[OPT_DISABLEFLAGS],
-                        d.ctrl, i)
+                        ctrl, i)
 
 
 @kernel
