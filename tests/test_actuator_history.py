@@ -120,6 +120,32 @@ def test_steps_match_mujoco(pair, integrator):
         m.opt.integrator, mjm.opt.integrator = saved
 
 
+def test_discrete_inverse_reads_the_delayed_controls(pair):
+    """implicitfast with invdiscrete: the inverse's velocity derivative of the delayed damper's
+    gain reads the delayed control at d.time, also with no forward pass before it."""
+    m, d, mjm, mjd = pair
+    saved = m.opt.integrator, m.opt.enableflags, int(mjm.opt.integrator), int(mjm.opt.enableflags)
+    m.opt.integrator = kd.IntegratorType.IMPLICITFAST
+    mjm.opt.integrator = int(m.opt.integrator)
+    m.opt.enableflags = saved[1] | kd.EnableBit.INVDISCRETE
+    mjm.opt.enableflags = saved[3] | int(mujoco.mjtEnableBit.mjENBL_INVDISCRETE)
+    try:
+        kd.reset(m, d)
+        mujoco.mj_resetData(mjm, mjd)
+        controls = _controls(m.nu, 9, seed=4)
+        for u in controls[:8]:
+            d.ctrl[:] = mjd.ctrl[:] = u
+            kd.step(m, d)
+            mujoco.mj_step(mjm, mjd)
+        d.ctrl[:] = mjd.ctrl[:] = controls[8]
+        d.qacc[:] = mjd.qacc[:] = np.array([0.3, -0.2])
+        kd.inverse(m, d)
+        mujoco.mj_inverse(mjm, mjd)
+        assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)
+    finally:
+        m.opt.integrator, m.opt.enableflags, mjm.opt.integrator, mjm.opt.enableflags = saved
+
+
 def test_forward_reads_the_buffers_at_any_time(pair):
     """Off the sample times the delayed controls are interpolated (or held), and a delay reaching
     past either end of a buffer reads its oldest or newest value."""
