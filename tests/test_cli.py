@@ -124,11 +124,11 @@ def test_bad_model_file(tmp_path, command, content, fragments):
 def test_unsimulated_feature_is_refused_unless_allowed(tmp_path):
     path = tmp_path / "model.xml"
     path.write_text("<mujoco><worldbody><body><joint name='j'/><geom size='.1'/></body></worldbody>\n"
-                    "<actuator><motor joint='j' delay='0.1' nsample='5'/></actuator></mujoco>")
-    assert_usage_error(kinedyn("info", path, cwd=tmp_path), "delay", "line 2", "allow_unsupported")
+                    "<actuator><pid joint='j' kp='5'/></actuator></mujoco>")
+    assert_usage_error(kinedyn("info", path, cwd=tmp_path), "pid", "line 2", "allow_unsupported")
     proc = kinedyn("info", path, "--allow-unsupported", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "delay is not simulated" in proc.stderr
+    assert "<pid> actuators are not simulated" in proc.stderr
 
 
 def test_misspelled_bundled_model_suggests_the_name():

@@ -401,7 +401,6 @@ def test_fluid_gravcomp_and_equality_are_simulated():
 
 _ARM = "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody>"
 UNSIMULATED = [
-    (f"<mujoco>{_ARM}<actuator><motor joint='j' delay='0.5'/></actuator></mujoco>", "motor", "delay", 1),
     (f"<mujoco>{_ARM}<actuator><pid joint='j'/><motor joint='j'/></actuator></mujoco>", "pid", None, 1),
     ("<mujoco><worldbody><body><joint springyield='1' stiffness='1'/><geom size='1'/></body></worldbody>"
      "</mujoco>", "joint", "springyield", 1),
@@ -465,7 +464,7 @@ ERRORS = [
      "<motor name='m' joint='k'/></actuator></mujoco>", "motor 'm'", "joint", 3, "unknown joint 'k'"),
     ("<mujoco><option\n integrator='discrete'/></mujoco>", "option", "integrator", 1, "not supported yet"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
-     "<motor joint='j' delay='0.1'/></actuator></mujoco>", "motor", "delay", 2, "delay is not simulated"),
+     "<motor joint='j' delay='0.1'/></actuator></mujoco>", "motor", "delay", 2, "without a history buffer"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
      "<dcmotor joint='j'/></actuator></mujoco>", "dcmotor", None, 2, "allow_unsupported=True"),
     ("<mujoco><worldbody><body>\n<joint armature='1' stiffness='1' springyield='0.1'/><geom size='1'/></body>"

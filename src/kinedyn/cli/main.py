@@ -753,7 +753,8 @@ def add_rollout(sub) -> None:
                                    "pip install 'kinedyn[ray]'.")
     add_model_argument(p)
     p.add_argument("--states", required=True, metavar="NPZ",
-                   help="initial states (nbatch, 1 + nq + nv + na) = [time, qpos, qvel, act]: an array "
+                   help="initial states (nbatch, 1 + nq + nv + na + nhistory) = [time, qpos, qvel, act, "
+                        "history]: an array "
                         "'initial_state' or 'state' (or the file's only array)")
     p.add_argument("--controls", metavar="NPZ",
                    help="ctrl per step (nbatch or 1, nstep, nu): an array 'control' or 'ctrl' (or the only "

@@ -41,14 +41,17 @@ COMMON_ATTRS = {"group", "ctrlrange", "ctrllimited", "forcelimited", "forcerange
                 "armature"}
 
 # MuJoCo 4.0 actuator attributes kinedyn does not simulate, reported (Compiler._report: ModelError
-# naming the attribute, unless allow_unsupported) when they would change the dynamics; nsample and
-# interp alone only keep a control history that nothing reads without a delay
-_UNSIMULATED = {"delay": "delay",
-                "input": "inputs (multi-input actuators)",
+# naming the attribute, unless allow_unsupported) when they would change the dynamics
+_UNSIMULATED = {"input": "inputs (multi-input actuators)",
                 "velrange": "velocity input (multi-input actuators)",
                 "ffrange": "feedforward input (multi-input actuators)"}
 
 _DECLARED_INPUTS = ("pos", "vel", "pressure")
+
+# <actuator interp>: actuator_history[:, 1] (mj_readCtrl's interp argument)
+INTERP = {"zoh": 0, "linear": 1, "cubic": 2}
+# MuJoCo's bound on nsample: the ring buffer's cursor is stored as an mjtNum, exact as a float to 2^24
+MAX_NSAMPLE = 16777216
 
 # "user": values from Python callbacks registered with Model.set_actuator_callbacks
 _DYN = {"none": DynType.NONE, "integrator": DynType.INTEGRATOR, "filter": DynType.FILTER,
@@ -66,6 +69,7 @@ def new_spec() -> dict:
         gear=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], ctrlrange=[0.0, 0.0], forcerange=[0.0, 0.0],
         actrange=[0.0, 0.0], lengthrange=[0.0, 0.0], ctrllimited=2, forcelimited=2, actlimited=2,
         group=0, actearly=0, actdim=-1, inheritrange=0.0, cranklength=0.0, damping=[0.0] * 3, armature=0.0,
+        nsample=0, interp=0, delay=0.0,
         trntype=None, target=None, target_attr=None, refsite=None, slidersite=None)
 
 
@@ -112,6 +116,13 @@ def _apply_common(spec: dict, attrs: dict, node: Node, report=_refuse) -> None:
         spec["armature"] = attrs["armature"]
     if "cranklength" in attrs:
         spec["cranklength"] = attrs["cranklength"]
+    # the control history (ring buffer) and the delay read from it
+    if "nsample" in attrs:
+        spec["nsample"] = attrs["nsample"]
+    if "interp" in attrs:
+        spec["interp"] = INTERP[attrs["interp"]]
+    if "delay" in attrs:
+        spec["delay"] = attrs["delay"]
 
 
 def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool = True,
@@ -424,6 +435,15 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
             w in (WrapType.SPHERE, WrapType.CYLINDER) for w in tendons[target_id]["wtypes"]):
         raise node.error("engine error: geom wrapping not supported by tendon armature (an actuator's "
                          "armature on a tendon that wraps a geom)", "armature")
+    # control history and delay (mjCActuator::Compile's checks)
+    if spec["delay"] > 0 and spec["nsample"] <= 0:
+        raise node.error("setting delay > 0 without a history buffer (nsample)", "delay")
+    if spec["nsample"] > MAX_NSAMPLE:
+        raise node.error(f"at most 2^24 samples in history buffer, got {spec['nsample']}", "nsample")
+    if spec["nsample"] < 0:
+        # MuJoCo 4.0 compiles a negative nsample into actuator_history without a buffer and then
+        # writes outside its history array in mj_step: refused here (docs/deviations.md)
+        raise node.error(f"nsample cannot be negative, got {spec['nsample']}", "nsample")
     out["damping"], out["dampingpoly"] = spec["damping"][0], list(spec["damping"][1:3])
     out["trnid"] = target_id
     out["trnid2"] = target_id2
@@ -518,4 +538,14 @@ class ActuatorsMixin:
         arr["actuator_acc0"] = np.zeros(nu)
         arr["actuator_length0"] = np.zeros(nu)
         arr["actuator_lengthrange"] = acol("lengthrange", 2)
-        return dict(nu=nu, na=sum(a["actdim"] for a in self.actuators))
+        # history buffers [user, cursor, times (nsample), values (nsample)], one after the other
+        arr["actuator_history"] = np.array([[a["nsample"], a["interp"]] for a in acts],
+                                           dtype=np.int32).reshape(nu, 2)
+        arr["actuator_historyadr"] = np.full(nu, -1, dtype=np.int32)
+        nhistory = 0
+        for i, a in enumerate(acts):
+            if a["nsample"] > 0:
+                arr["actuator_historyadr"][i] = nhistory
+                nhistory += 2 + 2 * a["nsample"]
+        arr["actuator_delay"] = acol("delay")  # the timestep is positive (options.py): buffers can start
+        return dict(nu=nu, na=sum(a["actdim"] for a in self.actuators), nhistory=nhistory)

@@ -31,6 +31,7 @@ import math
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
+from kinedyn.engine.history import delayed_ctrl
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -695,12 +696,17 @@ def _body_transmission(m, d, i):
 def fwd_actuation_entry(m, d):
     # fwd_actuation_kernel's two parts, inlined here (see there)
     d.qfrc_actuator[:] = 0.0
+    ctrl = d.ctrl
+    if m.nhistory > 0:
+        # delayed actuators read their control from the history buffer (mj_readCtrl)
+        delayed_ctrl(m, d)
+        ctrl = d.scratch_ctrl_delayed
     if _actuator_forces(m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_actadr,
                         m.actuator_actnum, m.actuator_ctrllimited, m.actuator_ctrlrange,
                         m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
                         m.actuator_gainprm, m.actuator_biasprm, m.opt_flags[OPT_DISABLEFLAGS],
                         m.opt_timestep[0], m.actuator_trntype, m.actuator_trnid, m.actuator_lengthrange,
-                        m.actuator_acc0, m.actuator_gear, m.jnt_type, d.ctrl, d.act, d.actuator_length,
+                        m.actuator_acc0, m.actuator_gear, m.jnt_type, ctrl, d.act, d.actuator_length,
                         d.actuator_velocity,
                         d.act_dot, d.actuator_force, d.scratch_nu, d.scratch_user, True):
         _actuator_limits(m.actuator_forcelimited, m.actuator_forcerange, m.actuator_trntype, m.actuator_trnid,

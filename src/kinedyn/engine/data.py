@@ -16,6 +16,7 @@ import numpy as np
 from kinedyn.engine.checks import assign_field, check_model_data, real_number
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import handle_pointer, make_handle
+from kinedyn.engine.history import reset_history
 from kinedyn.engine.model import Model
 from kinedyn.engine.types import COUNT_NCON, COUNT_NE, COUNT_NEFC, COUNT_NF, COUNT_NL, NWARNING
 
@@ -81,6 +82,7 @@ class Data:
         self.qpos[:] = model.qpos0
         self.eq_active[:] = model.eq_active0
         reset_mocap(model, self.mocap_pos, self.mocap_quat)
+        reset_history(model, self.history)
 
     def _bind(self, model: Model, arrays: dict[str, np.ndarray], time: np.ndarray) -> None:
         """Attach the model and the arrays, and build the kernel handle over exactly these arrays."""
@@ -190,8 +192,9 @@ def reset(m: Model, d: Data, key: int | str | None = None) -> None:
     """Reset ``d`` to the model's default state, or to keyframe ``key`` (id or name).
 
     Mirrors mj_resetData / mj_resetDataKeyframe: every field is zeroed, then
-    qpos = qpos0, mocap_pos/mocap_quat = the mocap bodies' body_pos/body_quat (or the
-    keyframe's time, qpos, qvel, act, ctrl, mpos and mquat).
+    qpos = qpos0, mocap_pos/mocap_quat = the mocap bodies' body_pos/body_quat, the control
+    history buffers start (engine.history.reset_history) (and the keyframe's time, qpos, qvel,
+    act, ctrl, mpos and mquat are set).
     """
     _reset(m, d, key, "reset")
 
@@ -206,6 +209,7 @@ def _reset(m: Model, d: Data, key, fname: str) -> None:
     d.qpos[:] = m.qpos0
     d.eq_active[:] = m.eq_active0
     reset_mocap(m, d.mocap_pos, d.mocap_quat)
+    reset_history(m, d.history)
     if k is not None:
         d.time = m.key_time[k]
         d.qpos[:] = m.key_qpos[k]

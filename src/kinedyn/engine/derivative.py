@@ -14,6 +14,7 @@ from __future__ import annotations
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.actuation import activation_input, clamped_ctrl
 from kinedyn.engine.derivative_rne import rne_vel
+from kinedyn.engine.history import read_ctrl_kernel
 from kinedyn.engine.smooth_inertia import full_m_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -343,9 +344,15 @@ def _actuator_force_vel(m, d, i):
 
 @kernel
 def _clamped_ctrl(m, d, i):
-    """actuation.clamped_ctrl of d.ctrl."""
+    """actuation.clamped_ctrl of the control the actuation stage reads: d.ctrl, or for a delayed
+    actuator its history buffer at time - delay (mj_readCtrl), as MuJoCo 4.0.0's derivative reads
+    it (also in an inverse with invdiscrete that no forward pass preceded)."""
+    ctrl = d.ctrl
+    if m.nhistory > 0 and m.actuator_delay[i] != 0.0:
+        ctrl = d.scratch_ctrl_delayed
+        ctrl[i] = read_ctrl_kernel(m, d, i, d.time[0], m.actuator_history[i, 1])
     return clamped_ctrl(m.actuator_ctrllimited, m.actuator_ctrlrange, m.opt_flags[OPT_DISABLEFLAGS],
-                        d.ctrl, i)
+                        ctrl, i)
 
 
 @kernel

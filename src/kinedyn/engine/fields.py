@@ -66,7 +66,7 @@ def _m(name, shape, dtype, doc, mujoco=True):
 SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
               "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint", "nsensor",
               "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert",
-              "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam", "nlight")
+              "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam", "nlight", "nhistory")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -286,6 +286,10 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("actuator_acc0", ("nu",), F, "acceleration from a unit force at qpos0"),
     _m("actuator_length0", ("nu",), F, "actuator length at qpos0"),
     _m("actuator_lengthrange", ("nu", 2), F, "feasible range of the actuator length"),
+    # control history buffers and delays (engine.history; MuJoCo 4.0's actuator nsample/interp/delay)
+    _m("actuator_history", ("nu", 2), I, "history buffer: [nsample, interp (0 zoh, 1 linear, 2 cubic)]"),
+    _m("actuator_historyadr", ("nu",), I, "address of the actuator's buffer in Data.history; -1: none"),
+    _m("actuator_delay", ("nu",), F, "delay of the control in seconds; 0: ctrl is used as it is"),
     # equality constraints
     _m("eq_type", ("neq",), I, "constraint type (EqType: connect, weld, joint, tendon)"),
     _m("eq_obj1id", ("neq",), I, "first object: body or site (connect, weld), joint, tendon"),
@@ -377,6 +381,9 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("qvel", ("nv",), "state", "joint velocities"),
     _d("act", ("na",), "state", "actuator activations"),
     _d("ctrl", ("nu",), "state", "controls"),
+    _d("history", ("nhistory",), "state",
+       "history buffers of the actuators with nsample > 0: [user, cursor, times (nsample), "
+       "values (nsample)] each, at actuator_historyadr (a ring: cursor is the newest sample)"),
     _d("qfrc_applied", ("nv",), "state", "applied generalised force"),
     _d("eq_active", ("neq",), "state", "which equality constraints are enforced (from eq_active0 at reset)",
        dtype=B),
@@ -519,6 +526,8 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("scratch_nv_a", ("nv",), "scratch", "dof temporary", False),
     _d("scratch_nv_b", ("nv",), "scratch", "dof temporary", False),
     _d("scratch_nu", ("nu",), "scratch", "clamped controls", False),
+    _d("scratch_ctrl_delayed", ("nu",), "scratch",
+       "controls as the actuators read them: ctrl, or the history at time - delay", False),
     _d("scratch_jac", (6, 3, "nv"), "scratch", "point/axis Jacobians for site and slider-crank transmissions",
        False),
     _d("scratch_wrap", (4, 3), "scratch", "points of one site-geom-site piece of a spatial tendon", False),

@@ -43,6 +43,7 @@ from kinedyn.engine.forward import (
     forward_skip_sensor_entry,
     forward_with_callbacks,
 )
+from kinedyn.engine.history import advance_history
 from kinedyn.engine.inverse import check_discrete_inverse, compare_fwd_inv
 from kinedyn.engine.smooth_inertia import factor_i, solve_ld
 from kinedyn.engine.support import integrate_pos_kernel
@@ -119,6 +120,9 @@ def _advance(m, d, act_dot, qacc, qvel):
     combination for RK4.
     """
     h = m.opt_timestep[0]
+    # control history buffers take ctrl at the pre-step time
+    if m.nhistory > 0:
+        advance_history(m, d)
     # activations, unless actuation is disabled
     if m.na > 0 and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):

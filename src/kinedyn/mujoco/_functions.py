@@ -24,6 +24,7 @@ from kinedyn.engine.forward import (
     fwd_position,
     fwd_velocity,
 )
+from kinedyn.engine.history import read_ctrl
 from kinedyn.engine.integrator import integrate, step
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.passive import passive
@@ -187,6 +188,14 @@ def mj_contactForce(m, d, id: int, result) -> None:  # noqa: A002  (MuJoCo's arg
     _fill(result, contact_force(m._kd_model, d._kd_data, id), "result")
 
 
+def mj_readCtrl(m, d, id: int, time: float, result, interp: int):  # noqa: A002  (MuJoCo's name)
+    """Actuator ``id``'s control at ``time - delay`` from its history buffer into ``result[0]``;
+    returns ``result`` (mj_readCtrl as MuJoCo 4.0's Python binding)."""
+    value = read_ctrl(m._kd_model, d._kd_data, id, time, interp)
+    _fill(result, np.array([value]), "result")
+    return result
+
+
 def mj_ray(m, d, pnt, vec, geomgroup, flg_static, bodyexclude: int, geomid, normal=None) -> float:
     """Distance to the nearest geom along the ray; the geom's id into ``geomid[0]`` (mj_ray)."""
     dist, gid = ray(m._kd_model, d._kd_data, pnt, vec, geomgroup, bool(flg_static), int(bodyexclude), normal)
@@ -288,8 +297,9 @@ def mj_id2name(m, type: int, id: int) -> str | None:  # noqa: A002
 # ---- state ------------------------------------------------------------------------------------------
 
 # mjtState bits in MuJoCo's order, with the Data field each packs; None: kinedyn keeps no such state
-# (history: actuator delays; userdata; plugin; plastic: spring plasticity), so its size is 0
-_STATE_BITS = ((1, "time"), (2, "qpos"), (4, "qvel"), (8, "act"), (16, None), (32, "qacc_warmstart"),
+# (userdata; plugin; plastic: spring plasticity), so its size is 0; history holds the actuators'
+# control buffers only (sensor history is refused by the compiler)
+_STATE_BITS = ((1, "time"), (2, "qpos"), (4, "qvel"), (8, "act"), (16, "history"), (32, "qacc_warmstart"),
                (64, "ctrl"), (128, "qfrc_applied"), (256, "xfrc_applied"), (512, "eq_active"),
                (1024, "mocap_pos"), (2048, "mocap_quat"), (4096, None), (8192, None), (16384, None))
 _NSTATE_BITS = 1 << len(_STATE_BITS)
@@ -310,6 +320,7 @@ def mj_stateSize(m, sig: int) -> int:
     if not 0 <= sig < _NSTATE_BITS:
         raise ValueError(f"invalid state signature {sig} (a combination of mjtState bits, < {_NSTATE_BITS})")
     sizes = {"time": 1, "qpos": kd_model.nq, "qvel": kd_model.nv, "act": kd_model.na,
+             "history": kd_model.nhistory,
              "qacc_warmstart": kd_model.nv, "ctrl": kd_model.nu, "qfrc_applied": kd_model.nv,
              "xfrc_applied": 6 * kd_model.nbody, "eq_active": kd_model.neq, "mocap_pos": 3 * kd_model.nmocap,
              "mocap_quat": 4 * kd_model.nmocap}

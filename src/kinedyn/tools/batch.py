@@ -9,12 +9,12 @@ Two ways in:
   ``jac_site`` run the single-state jitted entries (``forward_entry``,
   ``step_entry``, ...) on every member in a Numba ``prange`` loop.
 * ``rollout(m, initial_state, control, nstep)`` mirrors ``mujoco.rollout.rollout``:
-  open-loop trajectories from packed initial states ``[time, qpos, qvel, act]``
-  (MuJoCo's ``mjSTATE_FULLPHYSICS`` for models without plugins, history or
-  plasticity) under per-step controls. Like MuJoCo's rollout it keeps one work
-  ``Data`` per thread and the states in the output array, so a batch of 10,000
-  rollouts needs two ``Data``, not 10,000; the work ``Data`` are kept for the next
-  call on the same model.
+  open-loop trajectories from packed initial states ``[time, qpos, qvel, act, history]``
+  (MuJoCo's ``mjSTATE_FULLPHYSICS`` for models without plugins or plasticity; ``history``
+  holds the actuators' control buffers, empty without them) under per-step controls.
+  Like MuJoCo's rollout it keeps one work ``Data`` per thread and the states in the
+  output array, so a batch of 10,000 rollouts needs two ``Data``, not 10,000; the work
+  ``Data`` are kept for the next call on the same model.
 
 ``nthread`` picks the number of threads (``numba.set_num_threads`` for the call,
 restored afterwards); by default Numba's current setting (all cores unless
@@ -36,6 +36,7 @@ from kinedyn.engine.checks import check_model, check_model_batch, float_array
 from kinedyn.engine.data import Data, reset_mocap
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.forward import forward_entry
+from kinedyn.engine.history import reset_history
 from kinedyn.engine.integrator import STATUS_OK, step_entry
 from kinedyn.engine.inverse import check_discrete_inverse, inverse_entry
 from kinedyn.engine.model import Model
@@ -56,27 +57,30 @@ __all__ = ["BatchData", "Rollout", "forward", "get_state", "inverse", "jac_site"
 
 
 # ---------------------------------------------------------------------------------------
-# packed state: [time, qpos, qvel, act] (mj_getState / mj_setState with mjSTATE_FULLPHYSICS)
+# packed state: [time, qpos, qvel, act, history] (mj_getState / mj_setState with mjSTATE_FULLPHYSICS)
 
 def state_size(m: Model) -> int:
-    """Length of a packed state ``[time, qpos, qvel, act]``: ``1 + nq + nv + na``.
+    """Length of a packed state ``[time, qpos, qvel, act, history]``: ``1 + nq + nv + na + nhistory``.
 
     Equals ``mujoco.mj_stateSize(mjm, mjtState.mjSTATE_FULLPHYSICS)`` for every model
-    kinedyn compiles (they have no plugin, history or plasticity state).
+    kinedyn compiles (they have no plugin or plasticity state; ``nhistory`` is the size of the
+    actuators' control history buffers, 0 without them).
     """
     check_model(m, "state_size")
-    return 1 + m.nq + m.nv + m.na
+    return 1 + m.nq + m.nv + m.na + m.nhistory
 
 
 def _state_slices(m: Model) -> dict[str, slice]:
-    """Where time, qpos, qvel and act sit in a packed state."""
+    """Where time, qpos, qvel, act and history sit in a packed state."""
+    end = 1 + m.nq + m.nv + m.na
     return {"time": slice(0, 1), "qpos": slice(1, 1 + m.nq),
             "qvel": slice(1 + m.nq, 1 + m.nq + m.nv),
-            "act": slice(1 + m.nq + m.nv, 1 + m.nq + m.nv + m.na)}
+            "act": slice(1 + m.nq + m.nv, end),
+            "history": slice(end, end + m.nhistory)}
 
 
 def get_state(m: Model, bd: BatchData) -> np.ndarray:
-    """Packed states ``(nbatch, 1 + nq + nv + na)`` of every member (mj_getState, FULLPHYSICS)."""
+    """Packed states ``(nbatch, state_size(m))`` of every member (mj_getState, FULLPHYSICS)."""
     _check_batch(m, bd, "get_state")
     out = np.empty((bd.nbatch, state_size(m)))
     for name, where in _state_slices(m).items():
@@ -85,7 +89,8 @@ def get_state(m: Model, bd: BatchData) -> np.ndarray:
 
 
 def set_state(m: Model, bd: BatchData, state) -> None:
-    """Set time, qpos, qvel and act of every member from packed states (mj_setState, FULLPHYSICS).
+    """Set time, qpos, qvel, act and history of every member from packed states (mj_setState,
+    FULLPHYSICS).
 
     ``state`` is ``(nbatch, nstate)`` or one ``(nstate,)`` state for all members.
     """
@@ -105,7 +110,7 @@ def _as_states(m: Model, state, argname: str) -> np.ndarray:
     nstate = state_size(m)
     if state.ndim != 2 or state.shape[1] != nstate:
         raise ValueError(f"{argname} must have shape (nbatch, {nstate}) or ({nstate},) "
-                         f"= [time, qpos, qvel, act]; got {np.shape(state)}")
+                         f"= [time, qpos, qvel, act, history]; got {np.shape(state)}")
     # non-finite states are not rejected: like kd.step, the first step warns and resets
     return np.ascontiguousarray(state)
 
@@ -144,6 +149,7 @@ class BatchData:
         self.qpos[:] = model.qpos0
         self.eq_active[:] = model.eq_active0
         reset_mocap(model, self.mocap_pos, self.mocap_quat)
+        reset_history(model, self.history)
 
     @property
     def model(self) -> Model:
@@ -363,8 +369,9 @@ class Rollout:
     """Result of :func:`rollout`.
 
     Attributes:
-      state: ``(nbatch, nstep, 1 + nq + nv + na)`` packed states *after* each step,
-        laid out as ``mujoco.rollout``'s ``state`` output (mjSTATE_FULLPHYSICS).
+      state: ``(nbatch, nstep, 1 + nq + nv + na + nhistory)`` packed states *after* each step,
+        laid out as ``mujoco.rollout``'s ``state`` output (mjSTATE_FULLPHYSICS; the history
+        buffers are ``state[..., 1 + nq + nv + na:]``).
       time, qpos, qvel, act: views of ``state``: ``(nbatch, nstep)``,
         ``(nbatch, nstep, nq)``, ``(nbatch, nstep, nv)``, ``(nbatch, nstep, na)``.
       thread: ``(nbatch,)`` the Numba thread id that ran each trajectory.
@@ -387,13 +394,13 @@ def _rollout_one(m, d, s0, control, state, sensordata):
     """One trajectory on work Data d; returns the first bad step, or -1.
 
     Per step, as mujoco's rollout: set ctrl, step (with the non-finite checks), store
-    [time, qpos, qvel, act] and sensordata. ``control`` is (nstep or 1, nu), ``state``
+    [time, qpos, qvel, act, history] and sensordata. ``control`` is (nstep or 1, nu), ``state``
     (nstep, nstate), ``sensordata`` (nstep, nsensordata).
     The state arrays are read out of the handle once (each read is an atomic
     reference-count pair) and the rows indexed in place, without row views.
     """
-    nq, nv, na, nu = m.nq, m.nv, m.na, m.nu
-    time, qpos, qvel, act, ctrl = d.time, d.qpos, d.qvel, d.act, d.ctrl
+    nq, nv, na, nu, nh = m.nq, m.nv, m.na, m.nu, m.nhistory
+    time, qpos, qvel, act, ctrl, history = d.time, d.qpos, d.qvel, d.act, d.ctrl, d.history
     time[0] = s0[0]
     for k in range(nq):
         qpos[k] = s0[1 + k]
@@ -401,6 +408,8 @@ def _rollout_one(m, d, s0, control, state, sensordata):
         qvel[k] = s0[1 + nq + k]
     for k in range(na):
         act[k] = s0[1 + nq + nv + k]
+    for k in range(nh):
+        history[k] = s0[1 + nq + nv + na + k]
     # user inputs other than ctrl are zero, as in mujoco's rollout with a ctrl-only control_spec
     d.qfrc_applied[:] = 0.0
     d.xfrc_applied[:, :] = 0.0
@@ -417,6 +426,8 @@ def _rollout_one(m, d, s0, control, state, sensordata):
             state[t, 1 + nq + k] = qvel[k]
         for k in range(na):
             state[t, 1 + nq + nv + k] = act[k]
+        for k in range(nh):
+            state[t, 1 + nq + nv + na + k] = history[k]
         if sensordata.shape[1]:
             sensordata[t, :] = d.sensordata
     return -1
@@ -486,8 +497,8 @@ def rollout(m: Model, initial_state, control=None, nstep: int | None = None,
 
     Args:
       m: the model.
-      initial_state: ``(nbatch, 1 + nq + nv + na)`` packed ``[time, qpos, qvel, act]``
-        (MuJoCo's mjSTATE_FULLPHYSICS), or one ``(nstate,)`` state.
+      initial_state: ``(nbatch, 1 + nq + nv + na + nhistory)`` packed ``[time, qpos, qvel, act,
+        history]`` (MuJoCo's mjSTATE_FULLPHYSICS), or one ``(nstate,)`` state.
       control: ``ctrl`` per step, ``(nbatch or 1, nstep or 1, nu)``; leading axes may be
         left out (``(nstep, nu)``, ``(nu,)``) and length-1 axes broadcast. ``None``: zero.
       nstep: number of steps; by default ``control.shape[-2]``.
@@ -531,10 +542,10 @@ def _finish_bad_trajectory(m, state0, control, state, sensordata, i, t):
     before = state0[i if state0.shape[0] > 1 else 0] if t == 0 else state[i, t - 1]
     where = _state_slices(m)
     d.time = before[0]
-    for name in ("qpos", "qvel", "act"):
+    for name in ("qpos", "qvel", "act", "history"):
         getattr(d, name)[:] = before[where[name]]
     d.ctrl[:] = control[i if control.shape[0] > 1 else 0, t if control.shape[1] > 1 else 0]
     integrator.step(m, d)
-    after = np.concatenate(([d.time], d.qpos, d.qvel, d.act))
+    after = np.concatenate(([d.time], d.qpos, d.qvel, d.act, d.history))
     state[i, t:] = after
     sensordata[i, t:] = d.sensordata

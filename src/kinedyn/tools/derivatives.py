@@ -197,6 +197,14 @@ def check_integrator(m, fname: str) -> None:
                          "(MuJoCo's finite differences refuse RK4); use Euler, implicit or implicitfast")
 
 
+def check_no_history(m, fname: str) -> None:
+    """MuJoCo's step derivatives refuse models with control history buffers (mjERROR "delays are
+    not supported"): the state would have to include the buffers."""
+    if m.nhistory:
+        raise ValueError(f"{fname}: delays are not supported (the model has control history buffers, "
+                         "actuator nsample > 0), as in MuJoCo's mjd_transitionFD")
+
+
 def check_eps(eps, fname: str) -> float:
     """eps as a float, or TypeError / ValueError unless it is a finite positive number."""
     if eps.__class__ is not float:
@@ -230,9 +238,11 @@ def transition_fd(m, d, eps: float = 1e-6, centered: bool = False,
     Every perturbed step starts from d's state, ctrl and qacc_warmstart. ``d`` is not modified.
     C and D have nsensordata rows (none for a model without sensors). Runs the 1 + (nu + na + 2 nv)
     (centred: twice as many) steps on ``nthread`` threads (default: Numba's count).
-    Euler and implicitfast only; RK4 raises ValueError, as MuJoCo's mjERROR.
+    Euler and implicitfast only; RK4 and models with control history buffers (``nsample``) raise
+    ValueError, as MuJoCo's mjERROR.
     """
     eps = _check(m, d, eps, "transition_fd")
+    check_no_history(m, "transition_fd")
     nv, na, nu, ns = m.nv, m.na, m.nu, m.nsensordata
     ndx = 2 * nv + na
     work, models, kind, index, nwork = _plan(m, "transition_fd", nthread,
@@ -305,6 +315,7 @@ def linearize_fd(m, states: np.ndarray, controls: np.ndarray, warmstart: np.ndar
     nv, na, nu, ns = m.nv, m.na, m.nu, m.nsensordata
     ndx, nstep = 2 * nv + na, states.shape[0]
     check_integrator(m, "trajectory.linearize")
+    check_no_history(m, "trajectory.linearize")
     kind, index = _columns((COL_CTRL, nu), (COL_ACT, na), (COL_VEL, nv), (COL_POS, nv))
     at = np.zeros((nstep, ndx, ndx))
     bt = np.zeros((nstep, nu, ndx))
