@@ -9,7 +9,8 @@ islands (:mod:`kinedyn.engine.island`) and builds AR = J M^-1 J' + diag(R)
 velocity and reference acceleration (``reference_constraint``, ``mj_referenceConstraint``).
 The solvers (:mod:`kinedyn.engine.solver`, :mod:`kinedyn.engine.solver_pgs`) read them.
 
-Rows come in MuJoCo's order: equality (connect 3 rows, weld 6, joint and tendon 1), friction
+Rows come in MuJoCo's order: equality (connect 3 rows, weld 6, joint and tendon 1, flex one per
+non-rigid edge), friction
 loss (dofs, then tendons), limits (joints, lower side first, then tendons), contacts. A row
 whose Jacobian is all zero is dropped (but never a contact row). The Jacobian is kept dense
 ((nefc, nv)); MuJoCo switches to a sparse layout for nv >= 60 with the same values.
