@@ -79,12 +79,67 @@ def test_rope_with_edge_springs_steps(integrator):
     _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
 
 
+# three pendulums (separate trees) joined by a cable through points offset in their frames
+OFFSETS = """<mujoco><option timestep="0.002"/><worldbody>
+  <body name="a" pos="0 0 1"><joint type="hinge" axis="0 1 0"/>
+    <inertial pos="0.1 0 0" mass="0.3" diaginertia="1e-3 2e-3 3e-3"/></body>
+  <body name="b" pos="0.3 0 1" euler="0 20 0"><joint type="hinge" axis="0 1 0"/>
+    <joint type="hinge" axis="1 0 0"/><inertial pos="0.1 0 0" mass="0.2" diaginertia="1e-3 2e-3 3e-3"/></body>
+  <body name="c" pos="0.6 0.05 1"><joint type="ball"/>
+    <inertial pos="0 0 -0.1" mass="0.25" diaginertia="2e-3 2e-3 1e-3"/></body>
+</worldbody><deformable><flex name="cable" dim="1" body="a b c"
+  vertex="0.2 0 0  0.05 0.02 -0.1  0 0 -0.2" element="0 1 1 2">
+  <contact contype="0" conaffinity="0"/></flex></deformable>
+<equality><flex flex="cable"/></equality></mujoco>"""
+
+
+def test_vertex_offsets_in_rotating_bodies():
+    mm, km = _pair(OFFSETS)
+    _close(km.flex_vert, mm.flex_vert.reshape(-1, 3))
+    _close(km.flexedge_length0, mm.flexedge_length0)
+    _close(km.flexedge_invweight0, mm.flexedge_invweight0)
+    md, kdd = mujoco.MjData(mm), kd.Data(km)
+    for _ in range(200):
+        mujoco.mj_step(mm, md)
+        kd.step(km, kdd)
+    _close(kdd.flexvert_xpos, md.flexvert_xpos)
+    _close(kdd.qpos, md.qpos, rtol=1e-9, atol=1e-10)
+    _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
+
+
+# a <flexcomp> cable: one end pinned to a body, moved and turned by pos and quat
+FLEXCOMP = """<mujoco><option timestep="0.002"/><worldbody>
+  <body name="holder" pos="0 0 1">
+    <flexcomp name="cable" type="grid" dim="1" count="6 1 1" spacing="0.05 0.05 0.05" mass="0.3"
+        inertiabox="0.01" pos="0.1 0 0" quat="0.9 0 0.3 0.1">
+      <pin id="0"/><edge equality="true" solref="0.01 1"/><contact contype="0" conaffinity="0"/>
+    </flexcomp>
+  </body>
+</worldbody></mujoco>"""
+
+
+def test_flexcomp_cable():
+    mm, km = _pair(FLEXCOMP)
+    assert km.nbody == mm.nbody and km.neq == mm.neq == 1
+    for name in ("body_pos", "body_mass", "body_inertia", "body_parentid", "jnt_type", "flex_vert",
+                 "flex_vertbodyid", "flex_edge", "flexedge_length0", "flexedge_invweight0", "eq_solref"):
+        _close(np.asarray(getattr(km, name), float).ravel(), np.asarray(getattr(mm, name), float).ravel())
+    md, kdd = mujoco.MjData(mm), kd.Data(km)
+    for _ in range(200):
+        mujoco.mj_step(mm, md)
+        kd.step(km, kdd)
+    _close(kdd.qpos, md.qpos, rtol=1e-9, atol=1e-10)
+    _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("xml, what", [
     (rope().replace('dim="1"', 'dim="2"'), "2-D flexes"),
     (rope().replace('contype="0" conaffinity="0"', 'contype="1"'), "flex collisions"),
-    (rope().replace('element=', 'vertex="0 0 0 0 0 0 0 0 0 0 0 0 0 0 0" element='), "'vertex'"),
+    (rope().replace('element=', 'node="b0" element='), "'node'"),
     (rope(equality=False, extra='<equality><flexvert flex="rope"/></equality>'), "<flexvert>"),
+    (rope(stiffness=10.0), "edge stiffness"),
     (rope(integrator="implicitfast", damping=0.1, equality=False), "edge damping"),
+    (FLEXCOMP.replace('dim="1"', 'dim="2"'), "type=.grid. dim=.1."),
 ])
 def test_unbuilt_flex_features_are_refused(xml, what):
     with pytest.raises(kd.ModelError, match=what):

@@ -100,6 +100,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         self.contact_excludes: list[tuple[Node, str, str]] = []
         self.equalities: list[dict] = []
         self.flexes: list[dict] = []
+        self.flexcomps: list = []  # (<flex> node, <flexcomp> node, edge attributes), see compiler.flexes
         # the constraint solver's <option> attributes that were given (Option has the defaults)
         self.solver_opt: dict = {}
         self.body_simple: list[int] = []  # set by _assemble, read by setconst (invweight0)
@@ -149,6 +150,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
             self._discard_visual_geoms()
         for node in self.sections.get("tendon", []):
             self._tendons(node)
+        self._make_flexcomps()
         for node in self.sections.get("deformable", []):
             self._deformable(node)
         for node in self.sections.get("equality", []):

@@ -298,7 +298,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("eq_data", ("neq", 12), F,
        "numeric data: connect [anchor1, anchor2]; weld [anchor2, anchor1, relpose quat, torquescale, "
        "relpose computed]; joint and tendon: polynomial coefficients"),
-    # flexes (compiler.flexes; engine.smooth_flex): 1-D flexes of vertices at body origins
+    # flexes (compiler.flexes; engine.smooth_flex): 1-D flexes
     _m("flex_dim", ("nflex",), I, "dimension: 1 (cable; the only one built)"),
     _m("flex_vertadr", ("nflex",), I, "first vertex of the flex"),
     _m("flex_vertnum", ("nflex",), I, "number of vertices"),
@@ -310,7 +310,8 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("flex_edgestiffness", ("nflex",), F, "edge spring stiffness"),
     _m("flex_edgedamping", ("nflex",), F, "edge damping"),
     _m("flex_rigid", ("nflex",), B, "all vertices in one body: no edge forces or rows"),
-    _m("flex_vertbodyid", ("nflexvert",), I, "body of each vertex (the vertex is at its origin)"),
+    _m("flex_vertbodyid", ("nflexvert",), I, "body of each vertex"),
+    _m("flex_vert", ("nflexvert", 3), F, "vertex position in its body's frame (0: the body's origin)"),
     _m("flex_edge", ("nflexedge", 2), I, "the two vertices of each edge (flex-local ids)"),
     _m("flexedge_rigid", ("nflexedge",), B, "both vertices welded to one body: no force, no row"),
     _m("flexedge_length0", ("nflexedge",), F, "edge length at qpos0 (mj_setConst)"),

@@ -2,9 +2,9 @@
 
 Mirrors ``mj_flex`` (engine_core_smooth.c), the flex-edge part of ``mj_fwdVelocity``
 (engine_forward.c) and the flexedge-level spring-dampers of ``mj_passive``
-(engine_passive.c), for the flexes kinedyn builds: non-interpolated flexes whose vertices sit
-at their bodies' origins (``flex_centered``; see docs/deviations.md "Flexes" for what is
-refused). For edge e from vertex v1 to v2 (bodies b1, b2):
+(engine_passive.c), for the flexes kinedyn builds: 1-D non-interpolated flexes, each vertex at
+its body's origin or at an offset in its body's frame (``flex_vert``; docs/deviations.md
+"Flexes" lists what is refused). For edge e from vertex v1 to v2 (bodies b1, b2):
 
     flexedge_length[e] = |x2 - x1|,     u = (x2 - x1) / |x2 - x1|
     flexedge_J[e]      = u' (Jp(b2, x2) - Jp(b1, x1))          (mj_jacDifPair, then chain rule)
@@ -38,8 +38,15 @@ def _flex_edges(m, d, ignore_rigid):
     xpos = d.flexvert_xpos
     for i in range(m.nflexvert):
         b = m.flex_vertbodyid[i]
-        for k in range(3):
-            xpos[i, k] = d.xpos[b, k]
+        vx, vy, vz = m.flex_vert[i, 0], m.flex_vert[i, 1], m.flex_vert[i, 2]
+        if vx == 0.0 and vy == 0.0 and vz == 0.0:
+            for k in range(3):
+                xpos[i, k] = d.xpos[b, k]
+        else:
+            # a vertex offset in its body's frame: xmat vert + xpos
+            xm = d.xmat
+            for k in range(3):
+                xpos[i, k] = (xm[b, k, 0] * vx + xm[b, k, 1] * vy + xm[b, k, 2] * vz) + d.xpos[b, k]
     J = d.flexedge_J
     for e in range(m.nflexedge):
         for v in range(nv):

@@ -170,7 +170,7 @@ ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "dam
 
 # elements MuJoCo 4.0 knows that we do not simulate yet: ModelError "not supported yet"
 UNSUPPORTED_ELEMENTS = {
-    "orientation", "pid", "dcmotor", "plugin", "replicate", "attach", "composite", "flexcomp",
+    "orientation", "pid", "dcmotor", "plugin", "replicate", "attach", "composite",
     "extension", "include", "model",
 }
 
