@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn.compiler import defaults as dflt
-from kinedyn.engine.types import MINVAL, IntegratorType
+from kinedyn.engine.types import MINVAL
 from kinedyn.xml.mjcf import Node, typed_attrs
 
 _FLEX = dict(name="s", dim="i", body="s", element="s", radius="f", group="i", rgba="f4", flatskin="s",
@@ -241,11 +241,6 @@ class FlexesMixin:
         if any(f["stiffness"] and f["id"] in constrained for f in fl):
             f = next(f for f in fl if f["stiffness"] and f["id"] in constrained)
             raise f["node"].error("flex constraints and edge stiffness cannot both be present")
-        implicit = self.opt["integrator"] in (int(IntegratorType.IMPLICIT), int(IntegratorType.IMPLICITFAST))
-        for f in fl:
-            if f["damping"] and implicit:
-                raise f["node"].error("flex edge damping with the implicit and implicitfast integrators "
-                                      "(its term in qDeriv) is not supported yet: use Euler or RK4")
         nvert = [len(f["vertbody"]) for f in fl]
         nedge = [len(f["edges"]) for f in fl]
         i32 = np.int32

@@ -14,6 +14,12 @@ its body's origin or at an offset in its body's frame (``flex_vert``; docs/devia
 A rigid flex (all vertices in one body) skips its edges; a flex with neither an edge equality,
 edge stiffness, edge damping nor flex damping skips the Jacobians (MuJoCo's ``skipjacobian``),
 so its edge velocities are zero. The units are reached only by models with flexes.
+
+The implicit integrators take the edge damping explicitly: MuJoCo 4.0.0 (the wheel the tests
+compare with) puts no flex term in qDeriv for these flexes; the rope of tests/test_flex.py with
+edge damping matches it to ~1e-14 under implicit and implicitfast this way. (MuJoCo's later
+sources add ``-damping J'J`` per edge in mjd_passive_vel; adding it here left qvel 0.1 off
+4.0.0's.)
 """
 
 from __future__ import annotations
