@@ -288,7 +288,7 @@ ERRORS = [
     ('<connect body1="a" anchor="0 0 0" active="maybe"/>', "connect", "active", "invalid keyword", True),
     ('<distance geom1="a" geom2="b"/>', "distance", None, "unrecognized element", True),
     ('<flexvert flex="f"/>', "flexvert", None, "flexes", True),
-    ('<flex flex="f"/>', "flex", None, "flexes", True),
+    ('<flex flex="f"/>', "flex", "flex", "unknown element 'f' in equality constraint", True),
     ('<flexstrain flex="f"/>', "flexstrain", None, "flexes", True),
 ]
 

@@ -28,6 +28,7 @@ from kinedyn.compiler.actuators import ActuatorsMixin
 from kinedyn.compiler.contacts import ContactCompiler
 from kinedyn.compiler.elements import ElementsMixin
 from kinedyn.compiler.equalities import EqualitiesMixin
+from kinedyn.compiler.flexes import FlexesMixin
 from kinedyn.compiler.fuse import fuse_static
 from kinedyn.compiler.keyframes import KeyframesMixin
 from kinedyn.compiler.options import OptionsMixin
@@ -46,7 +47,7 @@ _SECTIONS_WITHOUT_ATTRIBUTES = {"visual", "asset", "custom", "contact", "equalit
 
 
 class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesMixin, ActuatorsMixin,
-               KeyframesMixin):
+               KeyframesMixin, FlexesMixin):
     """One compilation of one MJCF document (see module docstring for the order of work)."""
 
     def __init__(self, root: Node, allow_unsupported: bool = False, fusestatic: bool = False):
@@ -98,6 +99,8 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         self.sections: dict[str, list[Node]] = {}
         self.contact_excludes: list[tuple[Node, str, str]] = []
         self.equalities: list[dict] = []
+        self.flexes: list[dict] = []
+        self.flexcomps: list = []  # (<flex> node, <flexcomp> node, edge attributes), see compiler.flexes
         # the constraint solver's <option> attributes that were given (Option has the defaults)
         self.solver_opt: dict = {}
         self.body_simple: list[int] = []  # set by _assemble, read by setconst (invweight0)
@@ -114,7 +117,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         for child in root.children:
             self.sections.setdefault(child.tag, []).append(child)
         known = {"compiler", "option", "size", "statistic", "visual", "default", "asset", "worldbody",
-                 "contact", "equality", "tendon", "actuator", "sensor", "custom", "keyframe"}
+                 "contact", "equality", "tendon", "actuator", "sensor", "custom", "keyframe", "deformable"}
         for child in root.children:
             if child.tag in UNSUPPORTED_ELEMENTS:
                 raise child.error(f"<{child.tag}> is not supported yet")
@@ -147,6 +150,9 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
             self._discard_visual_geoms()
         for node in self.sections.get("tendon", []):
             self._tendons(node)
+        self._make_flexcomps()
+        for node in self.sections.get("deformable", []):
+            self._deformable(node)
         for node in self.sections.get("equality", []):
             self._equalities(node)
         for node in self.sections.get("actuator", []):
@@ -247,6 +253,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         sizes.update(ncam=len(self.cameras), nlight=len(self.lights))
         sizes.update(self.contacts.arrays(arr))
         sizes.update(self._equality_arrays(arr))
+        sizes.update(self._flex_arrays(arr))
         # mj_setConst
         arr["body_invweight0"] = np.zeros((sizes["nbody"], 2))
         arr["dof_invweight0"] = np.zeros(sizes["nv"])
@@ -256,7 +263,8 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         arr.update(sensor_arrays)
         sizes.update(sensor_sizes)
         sizes["nefcmax"] = efc_capacity(sizes["njnt"], sizes["nv"], sizes["ntendon"], arr["eq_type"],
-                                        contact_rows=self.contacts.contact_rows)
+                                        contact_rows=self.contacts.contact_rows,
+                                        flex_rows=self._flex_rows())
         # the dual solvers' dense matrix (nefcmax squared) only for models that use them
         dual = (self.solver_opt.get("solver", SolverType.NEWTON) == SolverType.PGS
                 or self.solver_opt.get("noslip_iterations", 0) > 0)

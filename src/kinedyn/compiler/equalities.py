@@ -20,7 +20,8 @@ _EQUALITY_DEFAULTS = dict(active="true", solref=dflt.SOLREF, solimp=dflt.SOLIMP)
 _EQ_DATA0 = (0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
 # equality elements: their schema entry (mjcf.SCHEMA) and type
 _EQUALITY_TAGS = {"connect": ("connect", EqType.CONNECT), "weld": ("weld", EqType.WELD),
-                  "joint": ("equality_joint", EqType.JOINT), "tendon": ("equality_tendon", EqType.TENDON)}
+                  "joint": ("equality_joint", EqType.JOINT), "tendon": ("equality_tendon", EqType.TENDON),
+                  "flex": ("equality_flex", EqType.FLEX)}
 
 
 class EqualitiesMixin:
@@ -35,9 +36,9 @@ class EqualitiesMixin:
         names = {e["name"] for e in self.equalities if e["name"]}
         for node in section.children:
             tag = node.tag
-            if tag in ("flex", "flexvert", "flexstrain"):
-                raise node.error(f"<{tag}> equality constraints act on flexes, which kinedyn does not "
-                                 "support")
+            if tag in ("flexvert", "flexstrain"):
+                raise node.error(f"<{tag}> equality constraints (2-D and interpolated flexes) are not "
+                                 "supported yet")
             if tag not in _EQUALITY_TAGS:
                 raise node.error("Schema violation: unrecognized element")
             if node.children:
@@ -50,7 +51,9 @@ class EqualitiesMixin:
             a = dflt.merge(schema, dflt.merge("equality", _EQUALITY_DEFAULTS, cls.equality), attrs)
             eid = len(self.equalities)
             data = list(_EQ_DATA0)
-            if eqtype in (EqType.CONNECT, EqType.WELD):
+            if eqtype == EqType.FLEX:
+                objtype, refs = ObjType.UNKNOWN, []  # MuJoCo leaves eq_objtype 0 for flex equalities
+            elif eqtype in (EqType.CONNECT, EqType.WELD):
                 objtype, refs = self._connect_or_weld(node, a, eqtype, data)
             else:
                 kind = "joint" if eqtype == EqType.JOINT else "tendon"
@@ -60,7 +63,10 @@ class EqualitiesMixin:
                 refs = [(f"{kind}{k}", a[f"{kind}{k}"]) for k in (1, 2) if f"{kind}{k}" in a]
                 poly = a.get("polycoef", [])
                 data[:len(poly)] = poly
-            obj1, obj2 = self._equality_objects(node, eid, eqtype, objtype, refs)
+            if eqtype == EqType.FLEX:
+                obj1, obj2 = self._flex_equality(node, a), -1
+            else:
+                obj1, obj2 = self._equality_objects(node, eid, eqtype, objtype, refs)
             name = a.get("name", "")
             if name:
                 if name in names:

@@ -188,6 +188,13 @@ class TreeMixin:
             if tag in _LEAF_ELEMENTS and child.children:
                 # MuJoCo's schema: these take no child elements (geom's <plugin> is not supported)
                 raise child.children[0].error("Schema violation: unrecognized element")
+            if tag == "flexcomp":
+                # a 1-D grid flexcomp: its vertex bodies join this body's children (compiler.flexes)
+                for sub_node in self._flexcomp(child, body, frame):
+                    sub = Body(sub_node, typed_attrs(sub_node), body, None)
+                    body.children.append(sub)
+                    stack.append((iter(sub_node.children), sub, None, self.classes["main"]))
+                continue
             if tag == "body":
                 attrs = typed_attrs(child)
                 sub_context = context

@@ -9,7 +9,8 @@ islands (:mod:`kinedyn.engine.island`) and builds AR = J M^-1 J' + diag(R)
 velocity and reference acceleration (``reference_constraint``, ``mj_referenceConstraint``).
 The solvers (:mod:`kinedyn.engine.solver`, :mod:`kinedyn.engine.solver_pgs`) read them.
 
-Rows come in MuJoCo's order: equality (connect 3 rows, weld 6, joint and tendon 1), friction
+Rows come in MuJoCo's order: equality (connect 3 rows, weld 6, joint and tendon 1, flex one per
+non-rigid edge), friction
 loss (dofs, then tendons), limits (joints, lower side first, then tendons), contacts. A row
 whose Jacobian is all zero is dropped (but never a contact row). The Jacobian is kept dense
 ((nefc, nv)); MuJoCo switches to a sparse layout for nv >= 60 with the same values.
@@ -53,6 +54,7 @@ from kinedyn.engine.types import (
     DSBL_LIMIT,
     DSBL_REFSAFE,
     EQ_CONNECT,
+    EQ_FLEX,
     EQ_JOINT,
     EQ_WELD,
     JAC_AUTO,
@@ -88,7 +90,7 @@ MAX_CONTACT_ROWS = 10
 
 
 def efc_capacity(njnt: int, nv: int, ntendon: int, eq_type, nconmax: int = 0,
-                 contact_rows: int | None = None) -> int:
+                 contact_rows: int | None = None, flex_rows: int = 0) -> int:
     """Rows the efc_* arrays hold (Model.nefcmax).
 
     Every row a model can make whatever its state and its mutable fields (eq_active,
@@ -96,9 +98,11 @@ def efc_capacity(njnt: int, nv: int, ntendon: int, eq_type, nconmax: int = 0,
     6 per weld, 1 per other equality, one friction row per dof and per tendon, two limit
     rows per joint and per tendon, and ``contact_rows`` for contacts (default: up to
     MAX_CONTACT_ROWS per contact). Contact rows beyond the capacity are dropped with a
-    warning (see _instantiate_contact).
+    warning (see _instantiate_contact). ``flex_rows``: the edges of the flexes that flex
+    equalities constrain (one row each, counted here instead of 1 per equality).
     """
-    ne = sum(3 if t == EQ_CONNECT else 6 if t == EQ_WELD else 1 for t in eq_type)
+    ne = sum(3 if t == EQ_CONNECT else 6 if t == EQ_WELD else 0 if t == EQ_FLEX else 1 for t in eq_type)
+    ne += flex_rows
     if contact_rows is None:
         contact_rows = MAX_CONTACT_ROWS * nconmax
     return ne + nv + ntendon + 2 * njnt + 2 * ntendon + contact_rows
@@ -257,6 +261,18 @@ def _instantiate_equality(m, d):
                 d.efc_pos[n + 3] = ex * ts
                 d.efc_pos[n + 4] = ey * ts
                 d.efc_pos[n + 5] = ez * ts
+            continue
+        if etype == EQ_FLEX:
+            # one row per non-rigid edge of the flex: length - length0, Jacobian flexedge_J
+            f = m.eq_obj1id[i]
+            for e in range(m.flex_edgeadr[f], m.flex_edgeadr[f] + m.flex_edgenum[f]):
+                if m.flexedge_rigid[e]:
+                    continue
+                n = d.efc_counts[COUNT_NEFC]
+                for v in range(nv):
+                    J[n, v] = d.flexedge_J[e, v]
+                _add_rows(d, 1, CNSTR_EQUALITY, i, d.flexedge_length[e] - m.flexedge_length0[e],
+                          0.0, 0.0, 0.0, 0.0, True)
             continue
         # joint or tendon: y - y0 = poly(x - x0), the polynomial's coefficients in eq_data[0:5]
         o1 = m.eq_obj1id[i]
@@ -469,12 +485,21 @@ def _diag_approx(m, d, nefc):
     """efc_diagA = the row's approximate inverse inertia from the *_invweight0 fields (mj_diagApprox)."""
     weldcnt = 0
     dA = d.efc_diagA
+    flexedge = -1  # the edge of a flex equality's row (rows follow the flex's non-rigid edges)
     for i in range(nefc):
         cid = d.efc_id[i]
         t = d.efc_type[i]
         if t == CNSTR_EQUALITY:
             etype = m.eq_type[cid]
-            if etype == EQ_CONNECT or etype == EQ_WELD:
+            if etype == EQ_FLEX:
+                f = m.eq_obj1id[cid]
+                if i == 0 or d.efc_type[i - 1] != CNSTR_EQUALITY or d.efc_id[i - 1] != cid:
+                    flexedge = m.flex_edgeadr[f] - 1
+                flexedge += 1
+                while m.flexedge_rigid[flexedge]:
+                    flexedge += 1
+                dA[i] = m.flexedge_invweight0[flexedge]
+            elif etype == EQ_CONNECT or etype == EQ_WELD:
                 b1 = m.eq_obj1id[cid]
                 b2 = m.eq_obj2id[cid]
                 if m.eq_objtype[cid] != OBJ_BODY:

@@ -66,7 +66,8 @@ def _m(name, shape, dtype, doc, mujoco=True):
 SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
               "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint", "nsensor",
               "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert",
-              "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam", "nlight", "nhistory")
+              "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam", "nlight", "nhistory", "nflex",
+              "nflexvert", "nflexedge")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -301,6 +302,24 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("eq_data", ("neq", 12), F,
        "numeric data: connect [anchor1, anchor2]; weld [anchor2, anchor1, relpose quat, torquescale, "
        "relpose computed]; joint and tendon: polynomial coefficients"),
+    # flexes (compiler.flexes; engine.smooth_flex): 1-D flexes
+    _m("flex_dim", ("nflex",), I, "dimension: 1 (cable; the only one built)"),
+    _m("flex_vertadr", ("nflex",), I, "first vertex of the flex"),
+    _m("flex_vertnum", ("nflex",), I, "number of vertices"),
+    _m("flex_edgeadr", ("nflex",), I, "first edge of the flex"),
+    _m("flex_edgenum", ("nflex",), I, "number of edges"),
+    _m("flex_contype", ("nflex",), I, "contact type (0: flex collisions are not built)"),
+    _m("flex_conaffinity", ("nflex",), I, "contact affinity (0: flex collisions are not built)"),
+    _m("flex_edgeequality", ("nflex",), I, "1 when an <equality><flex> constrains the edge lengths"),
+    _m("flex_edgestiffness", ("nflex",), F, "edge spring stiffness"),
+    _m("flex_edgedamping", ("nflex",), F, "edge damping"),
+    _m("flex_rigid", ("nflex",), B, "all vertices in one body: no edge forces or rows"),
+    _m("flex_vertbodyid", ("nflexvert",), I, "body of each vertex"),
+    _m("flex_vert", ("nflexvert", 3), F, "vertex position in its body's frame (0: the body's origin)"),
+    _m("flex_edge", ("nflexedge", 2), I, "the two vertices of each edge (flex-local ids)"),
+    _m("flexedge_rigid", ("nflexedge",), B, "both vertices welded to one body: no force, no row"),
+    _m("flexedge_length0", ("nflexedge",), F, "edge length at qpos0 (mj_setConst)"),
+    _m("flexedge_invweight0", ("nflexedge",), F, "inverse inertia of the edge at qpos0 (mj_setConst)"),
     # sensors (compiler.sensors; computed by engine.sensor), outputs packed in sensordata
     _m("sensor_type", ("nsensor",), I, "sensor type (SensorType)"),
     _m("sensor_datatype", ("nsensor",), I, "numeric data type: 0 real, 1 positive, 2 axis, 3 quaternion"),
@@ -429,6 +448,10 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
        "object of each path point: -1 site, geom id for a tangent point, -2 pulley", dtype=I),
     _d("ten_J", ("ntendon", "nv"), "position",
        "tendon Jacobian d length / d qvel (dense; MuJoCo stores it sparse)"),
+    _d("flexvert_xpos", ("nflexvert", 3), "position", "Cartesian vertex positions"),
+    _d("flexedge_length", ("nflexedge",), "position", "edge lengths"),
+    _d("flexedge_J", ("nflexedge", "nv"), "position",
+       "edge Jacobian d length / d qvel (dense; MuJoCo stores it sparse)", False),
     _d("actuator_length", ("nu",), "position", "actuator lengths"),
     _d("actuator_moment", ("nu", "nv"), "position", "actuator moments (dense; MuJoCo stores it sparse)"),
     # velocity stage: ten_velocity, actuator_velocity, com_vel, passive, rne
@@ -436,6 +459,7 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("cdof_dot", ("nv", 6), "velocity", "time derivative of cdof, [rot; lin]"),
     _d("ten_velocity", ("ntendon",), "velocity", "tendon velocities: ten_J qvel"),
     _d("actuator_velocity", ("nu",), "velocity", "actuator velocities"),
+    _d("flexedge_velocity", ("nflexedge",), "velocity", "edge velocities: flexedge_J qvel"),
     _d("qfrc_spring", ("nv",), "velocity", "passive spring force"),
     _d("qfrc_damper", ("nv",), "velocity", "passive damper force"),
     _d("qfrc_gravcomp", ("nv",), "velocity",

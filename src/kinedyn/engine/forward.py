@@ -34,6 +34,7 @@ from kinedyn.engine.sensor import (
     sensor_pos_entry,
     sensor_vel_entry,
 )
+from kinedyn.engine.smooth_flex import flex_entry, flex_velocity_entry
 from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, solve_ld
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
 from kinedyn.engine.smooth_rne import com_vel_bias_entry
@@ -50,6 +51,8 @@ def fwd_position_entry(m, d):
     kinematics_entry(m, d)
     com_pos_entry(m, d)
     camlight_entry(m, d)
+    if m.nflex > 0:  # mj_flex, between mj_camlight and mj_tendon
+        flex_entry(m, d)
     tendon_entry(m, d)
     crb_entry(m, d)
     if tendon_armature_used(m):  # mj_makeM: mj_crb, then mj_tendonArmature
@@ -62,6 +65,8 @@ def fwd_position_entry(m, d):
 
 @entry
 def fwd_velocity_entry(m, d):
+    if m.nflex > 0:  # flexedge_velocity, before the tendon velocities (mj_fwdVelocity)
+        flex_velocity_entry(m, d)
     ten_velocity_entry(m, d)
     actuator_velocity_kernel(m.opt_flags[OPT_DISABLEFLAGS], d.actuator_moment, d.qvel, d.actuator_velocity)
     # mj_comVel, mj_passive, mj_rne in MuJoCo's order, but with comVel and rne fused into one

@@ -38,6 +38,7 @@ from kinedyn.engine.types import (
     CNSTR_LIMIT_JOINT,
     COUNT_NEFC,
     EQ_CONNECT,
+    EQ_FLEX,
     EQ_WELD,
     OBJ_SITE,
 )
@@ -126,7 +127,9 @@ def make_islands(m, d):
     for i in range(nefc):
         ctype = efc_type[i]
         cid = efc_id[i]
-        if i > 0 and ctype == efc_type[i - 1] and cid == efc_id[i - 1]:
+        # (not a flex equality: each of its rows, one per edge, has its own trees)
+        if (i > 0 and ctype == efc_type[i - 1] and cid == efc_id[i - 1]
+                and not (ctype == CNSTR_EQUALITY and m.eq_type[cid] == EQ_FLEX)):
             efc_island[i] = efc_island[i - 1]
             continue
         # connect and weld: the trees of their two bodies (treeIterInit's special case)
@@ -151,7 +154,7 @@ def make_islands(m, d):
             _merge(parent, t1, -1)
             efc_island[i] = t1
         else:
-            # tendons, joint and tendon equalities (and, later, flex rows): every tree with a
+            # tendons, joint, tendon and flex equalities: every tree with a
             # nonzero in the Jacobian row (treeNext's generic scan)
             t1 = -1
             for v in range(nv):

@@ -21,6 +21,7 @@ from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
 from kinedyn.engine.passive_fluid import fluid
+from kinedyn.engine.smooth_flex import flex_passive_entry
 from kinedyn.engine.smooth_tendon import tendon_passive_entry
 from kinedyn.engine.support import apply_ft
 from kinedyn.engine.types import (
@@ -119,7 +120,9 @@ def passive_entry(m, d):
     _dof_dampers(m.dof_jntid, m.jnt_actuatorid, m.dof_damping, m.dof_dampingpoly, m.actuator_damping,
                  m.actuator_dampingpoly, m.actuator_gear, m.actuator_trnid, m.actuator_trntype,
                  m.opt_flags[OPT_DISABLEFLAGS], d.qvel, d.qfrc_damper)
-    # tendon spring-dampers join the joint ones before the sum, as in mj_springdamper / mj_passive
+    # flex-edge and tendon spring-dampers join the joint ones before the sum, in mj_passive's order
+    if m.nflex > 0:
+        flex_passive_entry(m, d)
     tendon_passive_entry(m, d)
     for v in range(m.nv):
         d.qfrc_passive[v] = d.qfrc_spring[v] + d.qfrc_damper[v]

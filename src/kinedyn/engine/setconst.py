@@ -25,6 +25,7 @@ import numpy as np
 from kinedyn._jit import cached_njit, kernel
 from kinedyn.engine.data import Data
 from kinedyn.engine.forward import forward
+from kinedyn.engine.smooth_flex import flex_setconst_entry
 from kinedyn.engine.smooth_inertia import _solve_m_entry, dot_sparse, set_m0_entry
 from kinedyn.engine.types import (
     EQ_CONNECT,
@@ -178,6 +179,8 @@ def set_const(model, body_simple) -> None:
     _set_camlight0(model, d)
     model.tendon_length0[:] = d.ten_length
     _set_invweight0(model, d, body_simple)
+    if model.nflex:
+        _set_flex0(model, d, body_simple)
     _set_eq_data(model, d)
     if model.ntendon:
         _set_spring(model)
@@ -285,6 +288,28 @@ def _set_invweight0(model, d, body_simple) -> None:
 
     if model.ntendon:
         model.tendon_invweight0[:] = _inverse_inertia_diagonal(model, d, d.ten_J)
+
+
+def _set_flex0(model, d, body_simple) -> None:
+    """flexedge_length0 and flexedge_invweight0 at qpos0 (set0): the edges of every flex, rigid
+    ones included, then per edge 0 if rigid, the mean of the two inverse masses if both bodies
+    are simple with only slide joints, else J M^-1 J' for the edge Jacobian."""
+    flex_setconst_entry(model._handle, d._handle)
+    model.flexedge_length0[:] = d.flexedge_length
+    inv = model.flexedge_invweight0
+    general = []
+    for f in range(model.nflex):
+        vadr = model.flex_vertadr[f]
+        for e in range(model.flex_edgeadr[f], model.flex_edgeadr[f] + model.flex_edgenum[f]):
+            b1, b2 = (model.flex_vertbodyid[vadr + v] for v in model.flex_edge[e])
+            if model.flexedge_rigid[e]:
+                inv[e] = 0.0
+            elif body_simple[b1] == 2 and body_simple[b2] == 2:
+                inv[e] = (1 / model.body_mass[b1] + 1 / model.body_mass[b2]) / 2
+            else:
+                general.append(e)
+    if general and model.nv:
+        inv[general] = _inverse_inertia_diagonal(model, d, d.flexedge_J[general])
 
 
 def _inverse_inertia_diagonal(model, d, rows: np.ndarray) -> np.ndarray:

@@ -395,6 +395,7 @@ EQ_CONNECT = int(EqType.CONNECT)
 EQ_WELD = int(EqType.WELD)
 EQ_JOINT = int(EqType.JOINT)
 EQ_TENDON = int(EqType.TENDON)
+EQ_FLEX = int(EqType.FLEX)
 OBJ_BODY = int(ObjType.BODY)
 OBJ_SITE = int(ObjType.SITE)
 

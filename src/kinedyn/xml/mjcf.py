@@ -148,6 +148,7 @@ SCHEMA: dict[str, dict] = {
                    torquescale="f"),
     "equality_joint": _kinds(**_EQUALITY, joint1="s", joint2="s", polycoef="f1-5"),
     "equality_tendon": _kinds(**_EQUALITY, tendon1="s", tendon2="s", polycoef="f1-5"),
+    "equality_flex": _kinds(**_EQUALITY, flex="s"),
     "equality": _kinds(active=_BOOL, solref="f1-2", solimp="f1-5"),
     # <contact>: explicit geom pairs (and <default><pair>) and excluded body pairs
     "pair": _kinds(name="s", **{"class": "s"}, geom1="s", geom2="s", condim="i", friction="f1-5",
@@ -169,8 +170,8 @@ ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "dam
 
 # elements MuJoCo 4.0 knows that we do not simulate yet: ModelError "not supported yet"
 UNSUPPORTED_ELEMENTS = {
-    "orientation", "pid", "dcmotor", "plugin", "replicate", "attach", "composite", "flexcomp",
-    "deformable", "extension", "include", "model",
+    "orientation", "pid", "dcmotor", "plugin", "replicate", "attach", "composite",
+    "extension", "include", "model",
 }
 
 

@@ -1,0 +1,139 @@
+"""Flexes: vertex positions, edge lengths, Jacobians and velocities, edge spring-dampers.
+
+Mirrors ``mj_flex`` (engine_core_smooth.c), the flex-edge part of ``mj_fwdVelocity``
+(engine_forward.c) and the flexedge-level spring-dampers of ``mj_passive``
+(engine_passive.c), for the flexes kinedyn builds: 1-D non-interpolated flexes, each vertex at
+its body's origin or at an offset in its body's frame (``flex_vert``; docs/deviations.md
+"Flexes" lists what is refused). For edge e from vertex v1 to v2 (bodies b1, b2):
+
+    flexedge_length[e] = |x2 - x1|,     u = (x2 - x1) / |x2 - x1|
+    flexedge_J[e]      = u' (Jp(b2, x2) - Jp(b1, x1))          (mj_jacDifPair, then chain rule)
+    flexedge_velocity  = flexedge_J qvel
+    qfrc_spring       += flexedge_J' k (length0 - length),  qfrc_damper += flexedge_J' (-b velocity)
+
+A rigid flex (all vertices in one body) skips its edges; a flex with neither an edge equality,
+edge stiffness, edge damping nor flex damping skips the Jacobians (MuJoCo's ``skipjacobian``),
+so its edge velocities are zero. The units are reached only by models with flexes.
+
+The implicit integrators take the edge damping explicitly: MuJoCo 4.0.0 (the wheel the tests
+compare with) puts no flex term in qDeriv for these flexes; the rope of tests/test_flex.py with
+edge damping matches it to ~1e-14 under implicit and implicitfast this way. (MuJoCo's later
+sources add ``-damping J'J`` per edge in mjd_passive_vel; adding it here left qvel 0.1 off
+4.0.0's.)
+"""
+
+from __future__ import annotations
+
+import math
+
+from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine.support import jac_kernel
+from kinedyn.engine.types import DSBL_DAMPER, DSBL_SPRING, MINVAL, OPT_DISABLEFLAGS
+
+
+def used(m) -> bool:
+    """Whether the model has flexes (the flex units are compiled and called only then)."""
+    return m.nflex > 0
+
+
+@kernel
+def _flex_edges(m, d, ignore_rigid):
+    """flexvert_xpos, flexedge_length and flexedge_J of every flex (mj_flex); ``ignore_rigid``
+    treats rigid flexes as deformable (set0 does so for flexedge_length0)."""
+    nv = m.nv
+    xpos = d.flexvert_xpos
+    for i in range(m.nflexvert):
+        b = m.flex_vertbodyid[i]
+        vx, vy, vz = m.flex_vert[i, 0], m.flex_vert[i, 1], m.flex_vert[i, 2]
+        if vx == 0.0 and vy == 0.0 and vz == 0.0:
+            for k in range(3):
+                xpos[i, k] = d.xpos[b, k]
+        else:
+            # a vertex offset in its body's frame: xmat vert + xpos
+            xm = d.xmat
+            for k in range(3):
+                xpos[i, k] = (xm[b, k, 0] * vx + xm[b, k, 1] * vy + xm[b, k, 2] * vz) + d.xpos[b, k]
+    J = d.flexedge_J
+    for e in range(m.nflexedge):
+        for v in range(nv):
+            J[e, v] = 0.0
+    jac = d.scratch_cjac
+    for f in range(m.nflex):
+        if m.flex_rigid[f] and not ignore_rigid:
+            continue
+        skipjacobian = (m.flex_edgeequality[f] != 1 and m.flex_edgedamping[f] == 0.0
+                        and m.flex_edgestiffness[f] == 0.0)
+        vbase = m.flex_vertadr[f]
+        for e in range(m.flex_edgeadr[f], m.flex_edgeadr[f] + m.flex_edgenum[f]):
+            v1 = vbase + m.flex_edge[e, 0]
+            v2 = vbase + m.flex_edge[e, 1]
+            ux = xpos[v2, 0] - xpos[v1, 0]
+            uy = xpos[v2, 1] - xpos[v1, 1]
+            uz = xpos[v2, 2] - xpos[v1, 2]
+            # mju_normalize3: the length, and the unit vector (left as is when the length is tiny)
+            length = math.sqrt(ux * ux + uy * uy + uz * uz)
+            d.flexedge_length[e] = length
+            if length < MINVAL:
+                ux, uy, uz = 1.0, 0.0, 0.0
+            else:
+                ux, uy, uz = ux / length, uy / length, uz / length
+            if skipjacobian:
+                continue
+            b1 = m.flex_vertbodyid[v1]
+            b2 = m.flex_vertbodyid[v2]
+            jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+                       d.subtree_com, d.cdof, xpos[v1, 0], xpos[v1, 1], xpos[v1, 2], b1, jac[0], jac[1])
+            jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+                       d.subtree_com, d.cdof, xpos[v2, 0], xpos[v2, 1], xpos[v2, 2], b2, jac[2], jac[3])
+            # mju_mulMatTVec(J, jac2 - jac1, u): the sum over the three rows in order
+            for v in range(nv):
+                J[e, v] = ((jac[2, 0, v] - jac[0, 0, v]) * ux + (jac[2, 1, v] - jac[0, 1, v]) * uy
+                           + (jac[2, 2, v] - jac[0, 2, v]) * uz)
+
+
+@handle_entry(needed=used)
+def flex_entry(m, d):
+    """The flex part of the position stage (mj_flex, after mj_camlight)."""
+    _flex_edges(m, d, False)
+
+
+@handle_entry(needed=used)
+def flex_velocity_entry(m, d):
+    """flexedge_velocity = flexedge_J qvel, zero for rigid flexes (mj_fwdVelocity)."""
+    nv = m.nv
+    for f in range(m.nflex):
+        for e in range(m.flex_edgeadr[f], m.flex_edgeadr[f] + m.flex_edgenum[f]):
+            vel = 0.0
+            if not m.flex_rigid[f]:
+                for v in range(nv):
+                    vel += d.flexedge_J[e, v] * d.qvel[v]
+            d.flexedge_velocity[e] = vel
+
+
+@handle_entry(needed=used)
+def flex_passive_entry(m, d):
+    """Flexedge-level spring-dampers into qfrc_spring and qfrc_damper (mj_passive): along each
+    non-rigid edge k (length0 - length) and -b velocity, mapped by flexedge_J'."""
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    nv = m.nv
+    for f in range(m.nflex):
+        stiffness = 0.0 if flags & DSBL_SPRING else m.flex_edgestiffness[f]
+        damping = 0.0 if flags & DSBL_DAMPER else m.flex_edgedamping[f]
+        if m.flex_rigid[f] or (stiffness == 0.0 and damping == 0.0):
+            continue
+        for e in range(m.flex_edgeadr[f], m.flex_edgeadr[f] + m.flex_edgenum[f]):
+            if m.flexedge_rigid[e]:
+                continue
+            frc_spring = stiffness * (m.flexedge_length0[e] - d.flexedge_length[e])
+            frc_damper = -damping * d.flexedge_velocity[e]
+            for v in range(nv):
+                j = d.flexedge_J[e, v]
+                if j != 0.0:
+                    d.qfrc_spring[v] += j * frc_spring
+                    d.qfrc_damper[v] += j * frc_damper
+
+
+@handle_entry(needed=used)
+def flex_setconst_entry(m, d):
+    """Edge lengths and Jacobians at d's state with rigid flexes treated as deformable (set0)."""
+    _flex_edges(m, d, True)

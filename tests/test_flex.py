@@ -1,0 +1,145 @@
+"""1-D flexes (cables) against MuJoCo 4.0: compiled flex fields, edge lengths, the flex equality
+rows and edge spring-dampers, forward and a few hundred steps of a swinging rope."""
+
+import numpy as np
+import pytest
+
+import kinedyn as kd
+
+mujoco = pytest.importorskip("mujoco")
+
+
+def rope(n=5, equality=True, stiffness=0.0, damping=0.0, integrator="Euler", extra=""):
+    """A rope of n vertex bodies hanging from a static first body, bent so that it swings."""
+    bodies = ['<body name="b0" pos="0 0 1"/>']
+    for i in range(1, n):
+        bodies.append(f'<body name="b{i}" pos="{0.1 * i} 0.01 {1 - 0.02 * i * i}">'
+                      '<joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 1 0"/>'
+                      '<joint type="slide" axis="0 0 1"/>'
+                      f'<inertial pos="0 0 0" mass="{0.1 + 0.01 * i}" diaginertia="1e-4 1e-4 1e-4"/></body>')
+    names = " ".join(f"b{i}" for i in range(n))
+    elem = " ".join(f"{i} {i + 1}" for i in range(n - 1))
+    eq = '<equality><flex flex="rope" solref="0.01 1"/></equality>' if equality else ""
+    return (f'<mujoco><option integrator="{integrator}" timestep="0.002"/><worldbody>{"".join(bodies)}'
+            f'</worldbody><deformable><flex name="rope" dim="1" body="{names}" element="{elem}">'
+            f'<edge stiffness="{stiffness}" damping="{damping}"/><contact contype="0" conaffinity="0"/>'
+            f'</flex></deformable>{eq}{extra}</mujoco>')
+
+
+def _pair(xml):
+    return mujoco.MjModel.from_xml_string(xml), kd.Model.from_xml_string(xml)
+
+
+def _close(a, b, rtol=1e-9, atol=1e-9):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
+
+
+def test_flex_fields_and_forward():
+    mm, km = _pair(rope())
+    for name in ("flex_dim", "flex_vertadr", "flex_vertnum", "flex_edgeadr", "flex_edgenum", "flex_edge",
+                 "flex_vertbodyid", "flexedge_rigid", "flex_rigid", "flex_edgeequality",
+                 "flexedge_length0", "flexedge_invweight0", "eq_type", "eq_obj1id", "eq_objtype"):
+        _close(np.asarray(getattr(km, name), float).ravel(), np.asarray(getattr(mm, name), float).ravel())
+    md, kdd = mujoco.MjData(mm), kd.Data(km)
+    md.qvel[:] = kdd.qvel[:] = np.linspace(-0.3, 0.4, mm.nv)
+    mujoco.mj_forward(mm, md)
+    kd.forward(km, kdd)
+    _close(kdd.flexvert_xpos, md.flexvert_xpos)
+    _close(kdd.flexedge_length, md.flexedge_length)
+    _close(kdd.flexedge_velocity, md.flexedge_velocity)
+    assert kdd.efc_counts[0] == md.ne == 4
+    nefc = md.nefc
+    _close(kdd.efc_J[:nefc], md.efc_J.reshape(nefc, mm.nv))
+    _close(kdd.efc_pos[:nefc], md.efc_pos)
+    _close(kdd.qacc, md.qacc)
+    _close(kdd.qfrc_constraint, md.qfrc_constraint)
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "RK4", "implicit", "implicitfast"])
+def test_rope_with_edge_constraints_steps(integrator):
+    mm, km = _pair(rope(integrator=integrator))
+    md, kdd = mujoco.MjData(mm), kd.Data(km)
+    for _ in range(300):
+        mujoco.mj_step(mm, md)
+        kd.step(km, kdd)
+    _close(kdd.qpos, md.qpos, rtol=1e-9, atol=1e-10)
+    _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "RK4", "implicit", "implicitfast"])
+def test_rope_with_edge_springs_steps(integrator):
+    mm, km = _pair(rope(equality=False, stiffness=200.0, damping=0.5, integrator=integrator))
+    md, kdd = mujoco.MjData(mm), kd.Data(km)
+    for _ in range(300):
+        mujoco.mj_step(mm, md)
+        kd.step(km, kdd)
+    _close(kdd.qfrc_spring, md.qfrc_spring, rtol=1e-8, atol=1e-9)
+    _close(kdd.qfrc_damper, md.qfrc_damper, rtol=1e-8, atol=1e-9)
+    _close(kdd.qpos, md.qpos, rtol=1e-9, atol=1e-10)
+    _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
+
+
+# three pendulums (separate trees) joined by a cable through points offset in their frames
+OFFSETS = """<mujoco><option timestep="0.002"/><worldbody>
+  <body name="a" pos="0 0 1"><joint type="hinge" axis="0 1 0"/>
+    <inertial pos="0.1 0 0" mass="0.3" diaginertia="1e-3 2e-3 3e-3"/></body>
+  <body name="b" pos="0.3 0 1" euler="0 20 0"><joint type="hinge" axis="0 1 0"/>
+    <joint type="hinge" axis="1 0 0"/><inertial pos="0.1 0 0" mass="0.2" diaginertia="1e-3 2e-3 3e-3"/></body>
+  <body name="c" pos="0.6 0.05 1"><joint type="ball"/>
+    <inertial pos="0 0 -0.1" mass="0.25" diaginertia="2e-3 2e-3 1e-3"/></body>
+</worldbody><deformable><flex name="cable" dim="1" body="a b c"
+  vertex="0.2 0 0  0.05 0.02 -0.1  0 0 -0.2" element="0 1 1 2">
+  <contact contype="0" conaffinity="0"/></flex></deformable>
+<equality><flex flex="cable"/></equality></mujoco>"""
+
+
+def test_vertex_offsets_in_rotating_bodies():
+    mm, km = _pair(OFFSETS)
+    _close(km.flex_vert, mm.flex_vert.reshape(-1, 3))
+    _close(km.flexedge_length0, mm.flexedge_length0)
+    _close(km.flexedge_invweight0, mm.flexedge_invweight0)
+    md, kdd = mujoco.MjData(mm), kd.Data(km)
+    for _ in range(200):
+        mujoco.mj_step(mm, md)
+        kd.step(km, kdd)
+    _close(kdd.flexvert_xpos, md.flexvert_xpos)
+    _close(kdd.qpos, md.qpos, rtol=1e-9, atol=1e-10)
+    _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
+
+
+# a <flexcomp> cable: one end pinned to a body, moved and turned by pos and quat
+FLEXCOMP = """<mujoco><option timestep="0.002"/><worldbody>
+  <body name="holder" pos="0 0 1">
+    <flexcomp name="cable" type="grid" dim="1" count="6 1 1" spacing="0.05 0.05 0.05" mass="0.3"
+        inertiabox="0.01" pos="0.1 0 0" quat="0.9 0 0.3 0.1">
+      <pin id="0"/><edge equality="true" solref="0.01 1"/><contact contype="0" conaffinity="0"/>
+    </flexcomp>
+  </body>
+</worldbody></mujoco>"""
+
+
+def test_flexcomp_cable():
+    mm, km = _pair(FLEXCOMP)
+    assert km.nbody == mm.nbody and km.neq == mm.neq == 1
+    for name in ("body_pos", "body_mass", "body_inertia", "body_parentid", "jnt_type", "flex_vert",
+                 "flex_vertbodyid", "flex_edge", "flexedge_length0", "flexedge_invweight0", "eq_solref"):
+        _close(np.asarray(getattr(km, name), float).ravel(), np.asarray(getattr(mm, name), float).ravel())
+    md, kdd = mujoco.MjData(mm), kd.Data(km)
+    for _ in range(200):
+        mujoco.mj_step(mm, md)
+        kd.step(km, kdd)
+    _close(kdd.qpos, md.qpos, rtol=1e-9, atol=1e-10)
+    _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("xml, what", [
+    (rope().replace('dim="1"', 'dim="2"'), "2-D flexes"),
+    (rope().replace('contype="0" conaffinity="0"', 'contype="1"'), "flex collisions"),
+    (rope().replace('element=', 'node="b0" element='), "'node'"),
+    (rope(equality=False, extra='<equality><flexvert flex="rope"/></equality>'), "<flexvert>"),
+    (rope(stiffness=10.0), "edge stiffness"),
+    (FLEXCOMP.replace('dim="1"', 'dim="2"'), "type=.grid. dim=.1."),
+])
+def test_unbuilt_flex_features_are_refused(xml, what):
+    with pytest.raises(kd.ModelError, match=what):
+        kd.Model.from_xml_string(xml)
