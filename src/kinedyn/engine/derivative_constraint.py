@@ -6,7 +6,10 @@ of the convex problem the solvers minimise (mj_constraintUpdate: -D jar on a qua
 a satisfied one, +-frictionloss on friction loss's linear zones, the elliptic cone's middle-zone
 law). ``inverse`` evaluates it at a given qacc (mj_invConstraint); ``forward``'s qacc is where
 M qacc + bias - smooth forces - J' f = 0. So, the zone of every row held as the optimum defines it
-(``d.efc_state``) and the contact set held, the derivatives of the force are
+(the zone tests of mj_constraintUpdate at d.qacc, as the inverse makes them: not forward's
+efc_state, which is that of the solver's last update before its last step; MuJoCo 4.0's too, seen
+on a pyramidal contact state: 3 rows satisfied after mj_forward, 28 after mj_inverse at the same
+qacc, forces equal to 3e-12) and the contact set held, the derivatives of the force are
 
     h  = -d qfrc_constraint / d qacc = J' C J,  C = -df/djar, block diagonal: D on quadratic rows,
          0 on satisfied and linear ones, an elliptic contact's cone Hessian in the middle zone
@@ -44,7 +47,7 @@ from kinedyn.engine.constraint import reference_constraint_kernel
 from kinedyn.engine.derivative_rne import _may_collide
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.smooth_rne import com_vel_entry
-from kinedyn.engine.solver import cone_coordinates, cone_forces, cone_hessian_block
+from kinedyn.engine.solver import cone_coordinates, cone_forces, cone_hessian_block, constraint_update
 from kinedyn.engine.support import integrate_pos_kernel
 from kinedyn.engine.types import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -69,12 +72,13 @@ from kinedyn.engine.types import (
 )
 
 # rows of the float scratch fbuf (_NROW, max(nq, nv, nefcmax))
-_QPOS, _QVEL, _BASE, _PLUS, _MINUS, _JAR, _FORCE, _SAVED, _AREF_P, _AREF_M, _DPOS = range(11)
-_Y = 11  # 6 rows: a block's C times its J rows
+_QPOS, _QVEL, _BASE, _PLUS, _MINUS, _JAR, _FORCE, _SAVED, _AREF_P, _AREF_M, _DPOS, _QFRC = range(12)
+_Y = 12  # 6 rows: a block's C times its J rows
 _NROW = _Y + 6
-# columns of the int scratch ibuf (nefcmax, _NICOL): the base rows' state, type, id, contact geoms
-_STATE, _TYPE, _ID, _G0, _G1 = range(5)
-_NICOL = 5
+# columns of the int scratch ibuf (nefcmax, _NICOL): the base rows' zone at d.qacc, type, id, contact
+# geoms, and d.efc_state as the caller left it
+_STATE, _TYPE, _ID, _G0, _G1, _SAVED_STATE = range(6)
+_NICOL = 6
 
 # constraint_derivatives_entry's status
 STATUS_OK, STATUS_ROWS_CHANGE, STATUS_NOSLIP = 0, 1, 2
@@ -334,7 +338,7 @@ def _position_columns(m, d, eps, ibuf, fbuf, gq, nefc):
 @kernel
 def constraint_force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf):
     """gq, gv, h (each (nv, nv), rows force components) of qfrc_constraint at d's state and
-    d.qacc, every row's zone held at d.efc_state (see the module docstring). d must hold the
+    d.qacc, every row's zone held as d.qacc puts it (see the module docstring). d must hold the
     position and velocity stages at its state (after forward or inverse); it is restored.
     Scratch: fbuf (_NROW, >= max(nq, nv, nefcmax)), ibuf (nefcmax, _NICOL), hbuf (nconmax + 1, 6, 6)
     (``work_shapes``). Returns a STATUS_*."""
@@ -349,7 +353,16 @@ def constraint_force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf):
         return STATUS_OK
     if m.opt_flags[OPT_NOSLIP_ITERATIONS] > 0:
         return STATUS_NOSLIP
-    # the base: state, rows, forces and cone Hessians to restore
+    # what the caller's d holds and the work below changes: forces, states, cone Hessians
+    for i in range(nefc):
+        ibuf[i, _SAVED_STATE] = d.efc_state[i]
+        fbuf[_SAVED, i] = d.efc_force[i]
+    for v in range(nv):
+        fbuf[_QFRC, v] = d.qfrc_constraint[v]
+    # the zones at d.qacc (mj_constraintUpdate's tests, as the inverse makes them: forward's
+    # efc_state may be the solver's previous iterate's, see the module docstring), then the base rows
+    _jar(d, fbuf[_JAR], d.qacc, nefc)
+    constraint_update(m, d, fbuf[_JAR], False)
     for i in range(nefc):
         ibuf[i, _STATE] = d.efc_state[i]
         ibuf[i, _TYPE] = d.efc_type[i]
@@ -357,7 +370,6 @@ def constraint_force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf):
         if _is_contact(d.efc_type[i]):
             ibuf[i, _G0] = d.contact_geom[d.efc_id[i], 0]
             ibuf[i, _G1] = d.contact_geom[d.efc_id[i], 1]
-        fbuf[_SAVED, i] = d.efc_force[i]
     ncon = d.efc_counts[COUNT_NCON]
     for c in range(ncon):
         for a in range(6):
@@ -375,8 +387,10 @@ def constraint_force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf):
     fwd_position_entry(m, d)
     fwd_velocity_entry(m, d)
     for i in range(nefc):
-        d.efc_state[i] = ibuf[i, _STATE]
+        d.efc_state[i] = ibuf[i, _SAVED_STATE]
         d.efc_force[i] = fbuf[_SAVED, i]
+    for v in range(nv):
+        d.qfrc_constraint[v] = fbuf[_QFRC, v]
     for c in range(ncon):
         for a in range(6):
             for b in range(6):
@@ -422,10 +436,10 @@ class ConstraintDerivatives(NamedTuple):
     dqfrc_dqacc: np.ndarray
 
 
-def constraint_derivatives(m, d, eps: float = 1e-6) -> ConstraintDerivatives:
+def constraint_derivatives(m, d, eps: float = 1e-7) -> ConstraintDerivatives:
     """Derivatives of the constraint force ``qfrc_constraint = J' f(J qacc - aref)`` with respect to
     qpos (on MuJoCo's tangent space), qvel and qacc, at d's state and d.qacc, every row's zone held
-    as ``d.efc_state`` gives it (run ``kd.forward`` or ``kd.inverse`` first). Returns
+    as it is at d.qacc (run ``kd.forward`` or ``kd.inverse`` first: the rows and aref of d are used). Returns
     ``(dqfrc_dq, dqfrc_dv, dqfrc_dqacc)``, each (nv, nv), rows the force components.
 
     dqfrc_dqacc = -J' C J (C the force law's Jacobian: the Newton Hessian's constraint term) and
