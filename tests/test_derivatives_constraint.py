@@ -8,16 +8,17 @@ forward qacc there:
   qfrc_constraint, so DfDq' - rne.dqfrc_dq = -dqfrc_dq etc., the rigid part from
   ``kd.rne_derivatives(rigid_body_only=True)`` (checked against Pinocchio in
   test_derivatives_rigid.py). MuJoCo is evaluated at eps 1e-8, 1e-7, 1e-6 (qpos) and 1e-6, 1e-5,
-  1e-4 (qvel, qacc): Richardson extrapolation of neighbouring pairs removes the forward differences' first-order error, the disagreement of
-  the two extrapolations estimates what is left, and the tolerance is 10x that estimate plus a
-  rounding floor, column by column. A column whose tolerance exceeds 1e-6 of the largest entry
-  straddles a switch and is not judged (at least 80% must be judged): see ``_check``.
+  1e-4 (qvel, qacc): Richardson extrapolation of neighbouring pairs removes the forward
+  differences' first-order error, the disagreement of the two extrapolations estimates what is
+  left, and the tolerance is 10x that estimate plus a rounding floor, column by column. A column
+  whose tolerance exceeds 1e-6 of the largest entry straddles a switch and is not judged (at
+  least 80% must be judged): see ``_check``.
 * Central differences of kinedyn's own ``kd.inverse`` (not zone-held) at the same steps,
   judged the same way.
 
-Cases: joint/ball/slide limits, dof and (spatial, fixed) tendon friction loss, tendon limit,
-connect, joint and tendon equalities; contacts on a plane of spheres, capsules and boxes and between
-them (plane-sphere, plane-capsule, plane-box, sphere-capsule, capsule-capsule), frictionless
+Cases (rows present at the states used): hinge, ball and slide joint limits and a spatial tendon's
+limit, dof and tendon friction loss in both linear zones, connect, joint (polynomial) and tendon
+equalities; contacts plane-sphere, plane-capsule, plane-box and capsule-capsule, frictionless
 (condim 1), pyramidal (condim 4) and elliptic (condim 3 and 6) cones, with rows in the satisfied,
 quadratic and (elliptic) middle-cone zones.
 """
