@@ -17,8 +17,8 @@ forward qacc there:
   judged the same way.
 
 Cases (rows present at the states used): hinge, ball and slide joint limits and a spatial tendon's
-limit, dof and tendon friction loss in both linear zones, connect, joint (polynomial) and tendon
-equalities; contacts plane-sphere, plane-capsule, plane-box and capsule-capsule, frictionless
+limit, dof and tendon friction loss in both linear zones, connect, weld (body and site, torquescale),
+joint (polynomial) and tendon equalities; contacts plane-sphere, plane-capsule, plane-box and capsule-capsule, frictionless
 (condim 1), pyramidal (condim 4) and elliptic (condim 3 and 6) cones, with rows in the satisfied,
 quadratic and (elliptic) middle-cone zones.
 """
@@ -90,9 +90,30 @@ _DROP = """
 </mujoco>
 """
 
+_WELD = """
+<mujoco>
+  <option timestep="0.005"/>
+  <worldbody>
+    <body name="p" pos="0 0 1"><freejoint/>
+      <geom type="box" size="0.1 0.05 0.03" contype="0" conaffinity="0"/>
+      <site name="sp" pos="0.1 0 0" euler="10 0 0"/>
+    </body>
+    <body name="q" pos="0.3 0 1"><joint type="ball"/>
+      <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.03" contype="0" conaffinity="0"/>
+      <site name="sq" pos="0.2 0 0"/>
+    </body>
+  </worldbody>
+  <equality>
+    <weld body1="p" body2="q" torquescale="0.5"/>
+    <weld site1="sp" site2="sq"/>
+  </equality>
+</mujoco>
+"""
+
 # (model text, MuJoCo steps from the random initial velocity, zones that must occur)
 CASES = {
     "chain": (_CHAIN, 50, {"QUADRATIC", "LINEARNEG", "LINEARPOS"}),
+    "weld": (_WELD, 30, {"QUADRATIC"}),
     "frictionless": (_DROP.format(cone="elliptic", condim=1), 40, {"QUADRATIC"}),
     "pyramidal4": (_DROP.format(cone="pyramidal", condim=4), 80, {"QUADRATIC", "SATISFIED"}),
     "elliptic3": (_DROP.format(cone="elliptic", condim=3), 60, {"QUADRATIC", "CONE"}),
