@@ -19,8 +19,8 @@ forward qacc there:
 Cases (rows present at the states used): hinge, ball and slide joint limits and a spatial tendon's
 limit, dof and tendon friction loss in both linear zones, connect, weld (body and site, torquescale),
 joint (polynomial) and tendon equalities; contacts plane-sphere, plane-capsule, plane-box and
-capsule-capsule, frictionless (condim 1), pyramidal (condim 4) and elliptic (condim 3 and 6) cones, with rows in the satisfied,
-quadratic and (elliptic) middle-cone zones.
+capsule-capsule, frictionless (condim 1), pyramidal (condim 4) and elliptic (condim 3 and 6)
+cones, with rows in the satisfied, quadratic and (elliptic) middle-cone zones.
 """
 
 from __future__ import annotations
