@@ -13,6 +13,8 @@ best of ``--repeats`` calls each; kinedyn runs on ``--nthread`` threads (default
 MuJoCo's functions are single-threaded. ``--cpu`` times the process's CPU time instead (time spent
 descheduled is not counted; meant for ``--nthread 1`` on a loaded machine). Also prints the
 largest difference between the two libraries' matrices relative to MuJoCo's largest entry.
+``kd.constraint_derivatives`` (the constraint force's derivatives, which mjd_inverseFD's matrices
+hold) is timed against mjd_inverseFD too; its difference column compares d/dqacc.
 Measures only: no asserts.
 """
 
@@ -96,6 +98,13 @@ def bench_model(name: str, repeats: int, nthread) -> None:
     t_kd = _best(lambda: kd.inverse_fd(m, d, 1e-6, nthread=nthread), repeats)
     t_mj = _best(lambda: mujoco.mjd_inverseFD(mjm, mjd, 1e-6, False, *out), repeats)
     _row(name, "inverse_fd", t_kd, t_mj, _rel(kd.inverse_fd(m, d, 1e-6), out))
+    # the constraint force's derivatives (kinedyn) against the inverse's finite differences (MuJoCo),
+    # which hold them; the difference column: d/dqacc, J' C J against DfDa' - M
+    kd.inverse(m, d)  # d's rows and aref at MuJoCo's qacc
+    t_kd = _best(lambda: kd.constraint_derivatives(m, d), repeats)
+    mass = kd.full_m(m, d)
+    h = -kd.constraint_derivatives(m, d).dqfrc_dqacc
+    _row(name, "constraint_derivatives", t_kd, t_mj, _rel([h], [out[2].T - mass]))
     bench_analytical(name, m, d, mjm, mjd, repeats)
 
 

@@ -25,6 +25,7 @@ from kinedyn.engine.actuation import transmission
 from kinedyn.engine.camlight import camlight
 from kinedyn.engine.collision_driver import collision, contact_force
 from kinedyn.engine.data import Data, reset, reset_data_keyframe
+from kinedyn.engine.derivative_constraint import ConstraintDerivatives, constraint_derivatives
 from kinedyn.engine.derivative_rne import (
     forward_derivatives,
     inertia_parameters,
@@ -125,6 +126,7 @@ __all__ = [
     "inverse_actuation",
     # derivatives
     "forward_derivatives", "inertia_parameters", "inertia_regressor", "rne_derivatives",
+    "ConstraintDerivatives", "constraint_derivatives",
     "check_derivatives", "inverse_fd", "transition_derivatives", "transition_fd",
     "reset", "reset_data_keyframe", "step",
     # stages

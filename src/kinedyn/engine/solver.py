@@ -163,13 +163,7 @@ def _elliptic_update(d, jar, i, want_cost, cone_hessian):
     fr = d.contact_friction
     D = d.efc_D
     force, state = d.efc_force, d.efc_state
-    u0 = jar[i] * mu
-    tt = 0.0
-    for j in range(1, dim):
-        u = jar[i + j] * fr[cid, j - 1]
-        tt += u * u
-    N = u0
-    T = math.sqrt(tt)
+    N, T = cone_coordinates(fr[cid], jar, i, dim, mu)
     s = 0.0
     if N >= mu * T or (T <= 0 and N >= 0):
         for j in range(dim):
@@ -181,13 +175,10 @@ def _elliptic_update(d, jar, i, want_cost, cone_hessian):
                 s += 0.5 * D[i + j] * jar[i + j] * jar[i + j]
         result = CNSTRSTATE_QUADRATIC
     else:
-        dm = D[i] / (mu * mu * (1 + mu * mu))
+        dm = cone_forces(force, fr[cid], D, jar, i, dim, mu, N, T)
         nmt = N - mu * T
         if want_cost:
             s += 0.5 * dm * nmt * nmt
-        force[i] = -dm * nmt * mu
-        for j in range(1, dim):
-            force[i + j] = -force[i] / T * (jar[i + j] * fr[cid, j - 1]) * fr[cid, j - 1]
         result = CNSTRSTATE_CONE
         if cone_hessian:
             _cone_hessian(d, jar, i, cid, dim, mu, N, T, dm)
@@ -197,32 +188,59 @@ def _elliptic_update(d, jar, i, want_cost, cone_hessian):
 
 
 @kernel
+def cone_coordinates(fr, jar, i, dim, mu):
+    """(N, T) of the elliptic contact whose rows start at i, fr its friction coefficients: the
+    cone made circular, U_0 = mu jar_0, U_j = fr_j jar_j, N = U_0, T = |U_1..|."""
+    tt = 0.0
+    for j in range(1, dim):
+        u = jar[i + j] * fr[j - 1]
+        tt += u * u
+    return jar[i] * mu, math.sqrt(tt)
+
+
+@kernel
+def cone_forces(force, fr, D, jar, i, dim, mu, N, T):
+    """The middle-zone forces of the elliptic contact at rows i.. (the gradient of 1/2 Dm (N - mu T)^2);
+    returns Dm = D_0 / (mu^2 (1 + mu^2))."""
+    dm = D[i] / (mu * mu * (1 + mu * mu))
+    force[i] = -dm * (N - mu * T) * mu
+    for j in range(1, dim):
+        force[i + j] = -force[i] / T * (jar[i + j] * fr[j - 1]) * fr[j - 1]
+    return dm
+
+
+@kernel
 def _cone_hessian(d, jar, i, cid, dim, mu, N, T, dm):
     """contact.H: the Hessian of the middle-zone cost in the contact's rows (mj_constraintUpdate)."""
-    H = d.contact_H
-    fr = d.contact_friction
+    cone_hessian_block(d.contact_H[cid], d.contact_friction[cid], jar, i, dim, mu, N, T, dm)
+
+
+@kernel
+def cone_hessian_block(H, fr, jar, i, dim, mu, N, T, dm):
+    """H (6, 6) = the Hessian in jar of the middle-zone cost 1/2 Dm (N - mu T)^2 of the elliptic
+    contact at rows i.., fr its friction coefficients (MuJoCo's contact.H)."""
     for a in range(6):
         for b in range(6):
-            H[cid, a, b] = 0.0
-    H[cid, 0, 0] = 1.0
+            H[a, b] = 0.0
+    H[0, 0] = 1.0
     scl = -mu / T
     for j in range(1, dim):
-        H[cid, 0, j] = scl * (jar[i + j] * fr[cid, j - 1])
+        H[0, j] = scl * (jar[i + j] * fr[j - 1])
     scl = mu * N / (T * T * T)
     for k in range(1, dim):
-        uk = jar[i + k] * fr[cid, k - 1]
+        uk = jar[i + k] * fr[k - 1]
         for j in range(k, dim):
-            H[cid, k, j] = scl * (jar[i + j] * fr[cid, j - 1]) * uk
+            H[k, j] = scl * (jar[i + j] * fr[j - 1]) * uk
     scl = mu * mu - mu * N / T
     for j in range(1, dim):
-        H[cid, j, j] += scl
+        H[j, j] += scl
     for k in range(dim):
-        sk = dm * (mu if k == 0 else fr[cid, k - 1])
+        sk = dm * (mu if k == 0 else fr[k - 1])
         for j in range(k, dim):
-            H[cid, k, j] *= sk * (mu if j == 0 else fr[cid, j - 1])
+            H[k, j] *= sk * (mu if j == 0 else fr[j - 1])
     for k in range(dim):
         for j in range(k + 1, dim):
-            H[cid, j, k] = H[cid, k, j]
+            H[j, k] = H[k, j]
 
 
 @kernel

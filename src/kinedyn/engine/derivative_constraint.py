@@ -1,0 +1,482 @@
+"""Derivatives of the constraint force at the solver's optimum (issue 25: the constraint part of
+the analytical step derivatives).
+
+MuJoCo's constraint force is J(q)' f(jar), jar = J(q) qacc - aref(q, qvel), f each row's force law
+of the convex problem the solvers minimise (mj_constraintUpdate: -D jar on a quadratic row, 0 on
+a satisfied one, +-frictionloss on friction loss's linear zones, the elliptic cone's middle-zone
+law). ``inverse`` evaluates it at a given qacc (mj_invConstraint); ``forward``'s qacc is where
+M qacc + bias - smooth forces - J' f = 0. So, the zone of every row held as the optimum defines it
+(the zone tests of mj_constraintUpdate at d.qacc, as the inverse makes them: not forward's
+efc_state, which is that of the solver's last update before its last step; MuJoCo 4.0's too, seen
+on a pyramidal contact state: 3 rows satisfied after mj_forward, 28 after mj_inverse at the same
+qacc, forces equal to 3e-12) and the contact set held, the derivatives of the force are
+
+    h  = -d qfrc_constraint / d qacc = J' C J,  C = -df/djar, block diagonal: D on quadratic rows,
+         0 on satisfied and linear ones, an elliptic contact's cone Hessian in the middle zone
+         (the term Newton's Hessian adds, mj_constraintUpdate's contact.H)
+    gv =  d qfrc_constraint / d qvel   = -J' C (d jar / d qvel),   d jar/d qvel = B J + d(J̇ qvel)/d qvel
+    gq =  d qfrc_constraint / d qpos   (qvel and qacc fixed; on mj_integratePos's tangent space)
+
+and the implicit function theorem gives forward's: (M + h) dqacc = d(smooth forces) - d(bias)
++ gq dq + gv dv.
+
+h is exact. gv is exact: analytical (B J, B = efc_KBIP[:, 1]) for every row, and the J̇ qvel term
+of connect and weld rows (mj_referenceConstraint since MuJoCo 3.7), which is a quadratic form in
+qvel, by a central difference in qvel, exact for a quadratic up to rounding. gq is a central
+difference of the held-zone force along each tangent direction: the position stage (kinematics,
+tendons, collision, rows, impedance) and the rows' velocity and aref are made again at
+qpos (+) eps e_j and the force evaluated with every row's zone held. The colliding features are
+held by requiring the same rows (types, ids, each contact's geom pair and order); where a row
+appears or disappears within eps (a contact at its margin, a limit at its range) that side is
+dropped and the difference is one-sided, towards the side with the base state's rows.
+
+The work runs on the caller's Data and restores it: after the perturbations the position and
+velocity stages are run again at the base state (they are deterministic: every field they write
+comes back bit for bit) and what they clear (efc_force, efc_state, contact_H) is put back.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from kinedyn._jit import FastEntry, NotBound, handle_entry, kernel, rebind
+from kinedyn.engine.checks import bad_model_data
+from kinedyn.engine.constraint import reference_constraint_kernel
+from kinedyn.engine.derivative_rne import _may_collide
+from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
+from kinedyn.engine.smooth_rne import com_vel_entry
+from kinedyn.engine.solver import cone_coordinates, cone_forces, cone_hessian_block, constraint_update
+from kinedyn.engine.support import integrate_pos_kernel
+from kinedyn.engine.types import (
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_FRICTIONLESS,
+    CNSTR_CONTACT_PYRAMIDAL,
+    CNSTR_EQUALITY,
+    CNSTRSTATE_CONE,
+    CNSTRSTATE_LINEARNEG,
+    CNSTRSTATE_LINEARPOS,
+    CNSTRSTATE_QUADRATIC,
+    COUNT_NCON,
+    COUNT_NE,
+    COUNT_NEFC,
+    DSBL_CONSTRAINT,
+    DSBL_EQUALITY,
+    DSBL_FRICTIONLOSS,
+    DSBL_LIMIT,
+    EQ_CONNECT,
+    EQ_WELD,
+    OPT_NOSLIP_ITERATIONS,
+    EnableBit,
+)
+
+# rows of the float scratch fbuf (_NROW, max(nq, nv, nefcmax))
+_QPOS, _QVEL, _BASE, _PLUS, _MINUS, _JAR, _FORCE, _SAVED, _AREF_P, _AREF_M, _DPOS, _QFRC = range(12)
+_Y = 12  # 6 rows: a block's C times its J rows
+_NROW = _Y + 6
+# columns of the int scratch ibuf (nefcmax, _NICOL): the base rows' zone at d.qacc, type, id, contact
+# geoms, and d.efc_state as the caller left it
+_STATE, _TYPE, _ID, _G0, _G1, _SAVED_STATE = range(6)
+_NICOL = 6
+
+# constraint_derivatives_entry's status
+STATUS_OK, STATUS_ROWS_CHANGE, STATUS_NOSLIP = 0, 1, 2
+
+
+@kernel
+def _is_contact(t):
+    return t == CNSTR_CONTACT_FRICTIONLESS or t == CNSTR_CONTACT_PYRAMIDAL or t == CNSTR_CONTACT_ELLIPTIC
+
+
+@kernel
+def _has_jdotv(m, d, i):
+    """Whether row i belongs to a connect or weld constraint (aref carries -J̇ qvel)."""
+    return d.efc_type[i] == CNSTR_EQUALITY and (m.eq_type[d.efc_id[i]] == EQ_CONNECT
+                                                or m.eq_type[d.efc_id[i]] == EQ_WELD)
+
+
+@kernel
+def _jar(d, jar, qacc, nefc):
+    """jar = J qacc - aref."""
+    J = d.efc_J
+    nv = J.shape[1]
+    for i in range(nefc):
+        s = 0.0
+        for v in range(nv):
+            s += J[i, v] * qacc[v]
+        jar[i] = s - d.efc_aref[i]
+
+
+@kernel
+def _held_force(d, ibuf, jar, force, nefc):
+    """force = each row's force law at jar with the zone held at ibuf's state (the branches of
+    mj_constraintUpdate, the zone tests left out)."""
+    i = 0
+    while i < nefc:
+        st = ibuf[i, _STATE]
+        if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
+            cid = d.efc_id[i]
+            dim = d.contact_dim[cid]
+            if st == CNSTRSTATE_CONE:
+                mu = d.contact_mu[cid]
+                N, T = cone_coordinates(d.contact_friction[cid], jar, i, dim, mu)
+                cone_forces(force, d.contact_friction[cid], d.efc_D, jar, i, dim, mu, N, T)
+            else:
+                for j in range(dim):
+                    force[i + j] = -d.efc_D[i + j] * jar[i + j] if st == CNSTRSTATE_QUADRATIC else 0.0
+            i += dim
+            continue
+        if st == CNSTRSTATE_QUADRATIC:
+            force[i] = -d.efc_D[i] * jar[i]
+        elif st == CNSTRSTATE_LINEARNEG:
+            force[i] = d.efc_frictionloss[i]
+        elif st == CNSTRSTATE_LINEARPOS:
+            force[i] = -d.efc_frictionloss[i]
+        else:
+            force[i] = 0.0
+        i += 1
+
+
+@kernel
+def _mul_jt(d, out, vec, nefc):
+    """out = J' vec."""
+    J = d.efc_J
+    nv = J.shape[1]
+    for v in range(nv):
+        out[v] = 0.0
+    for i in range(nefc):
+        x = vec[i]
+        if x != 0.0:
+            for v in range(nv):
+                out[v] += J[i, v] * x
+
+
+@kernel
+def _held_qfrc(d, ibuf, qacc, fbuf, out, nefc):
+    """out = J' f_held(J qacc - aref) at d's rows."""
+    _jar(d, fbuf[_JAR], qacc, nefc)
+    _held_force(d, ibuf, fbuf[_JAR], fbuf[_FORCE], nefc)
+    _mul_jt(d, out, fbuf[_FORCE], nefc)
+
+
+@kernel
+def _same_rows(d, ibuf, nefc):
+    """Whether d's rows are the base rows: the same count, types and ids, each contact row on the
+    same geom pair (the collider's contacts in the same order)."""
+    if d.efc_counts[COUNT_NEFC] != nefc:
+        return False
+    for i in range(nefc):
+        t = d.efc_type[i]
+        if t != ibuf[i, _TYPE] or d.efc_id[i] != ibuf[i, _ID]:
+            return False
+        if _is_contact(t):
+            c = d.efc_id[i]
+            if d.contact_geom[c, 0] != ibuf[i, _G0] or d.contact_geom[c, 1] != ibuf[i, _G1]:
+                return False
+    return True
+
+
+@kernel
+def _block_c(d, ibuf, fbuf, i, H):
+    """The block of C = -df/djar at row i: its size (1, or an elliptic contact's dim), H[:n, :n]
+    filled. Quadratic rows D, satisfied and linear rows 0, a cone contact its cone Hessian."""
+    st = ibuf[i, _STATE]
+    if d.efc_type[i] == CNSTR_CONTACT_ELLIPTIC:
+        cid = d.efc_id[i]
+        dim = d.contact_dim[cid]
+        if st == CNSTRSTATE_CONE:
+            mu = d.contact_mu[cid]
+            jar = fbuf[_JAR]
+            N, T = cone_coordinates(d.contact_friction[cid], jar, i, dim, mu)
+            dm = d.efc_D[i] / (mu * mu * (1 + mu * mu))
+            cone_hessian_block(H, d.contact_friction[cid], jar, i, dim, mu, N, T, dm)
+        else:
+            for a in range(dim):
+                for b in range(dim):
+                    H[a, b] = d.efc_D[i + a] if (a == b and st == CNSTRSTATE_QUADRATIC) else 0.0
+        return dim
+    H[0, 0] = d.efc_D[i] if st == CNSTRSTATE_QUADRATIC else 0.0
+    return 1
+
+
+@kernel
+def _hessian_and_velocity(m, d, ibuf, fbuf, hbuf, gv, h, nefc):
+    """h = J' C J and gv = -J' C B J, block by block (C at the base jar, in fbuf[_JAR])."""
+    nv = m.nv
+    J = d.efc_J
+    B = d.efc_KBIP
+    for a in range(nv):
+        for b in range(nv):
+            h[a, b] = 0.0
+            gv[a, b] = 0.0
+    blk = hbuf[hbuf.shape[0] - 1]  # the last 6x6 of hbuf: scratch
+    y = fbuf[_Y:_Y + 6]
+    i = 0
+    while i < nefc:
+        n = _block_c(d, ibuf, fbuf, i, blk)
+        nz = False
+        for a in range(n):
+            for b in range(n):
+                if blk[a, b] != 0.0:
+                    nz = True
+        if nz:
+            # y = C_blk J_blk, then h += J_blk' y and gv -= J_blk' C_blk B_blk J_blk
+            for a in range(n):
+                for v in range(nv):
+                    s = 0.0
+                    for b in range(n):
+                        s += blk[a, b] * J[i + b, v]
+                    y[a, v] = s
+            for a in range(n):
+                for c in range(nv):
+                    jac = J[i + a, c]
+                    if jac == 0.0:
+                        continue
+                    for v in range(nv):
+                        h[c, v] += jac * y[a, v]
+            for a in range(n):
+                for v in range(nv):
+                    s = 0.0
+                    for b in range(n):
+                        s += blk[a, b] * B[i + b, 1] * J[i + b, v]
+                    y[a, v] = s
+            for a in range(n):
+                for c in range(nv):
+                    jac = J[i + a, c]
+                    if jac == 0.0:
+                        continue
+                    for v in range(nv):
+                        gv[c, v] -= jac * y[a, v]
+        i += n
+
+
+@kernel
+def _jdotv_velocity(m, d, fbuf, gv, nefc):
+    """gv's J̇ qvel part on the connect and weld rows: d aref / d qvel by a central difference
+    (aref is a quadratic form in qvel, so exact up to rounding), less its -B J part already in gv.
+    Runs the velocity quantities aref needs (com_vel, reference_constraint) at the perturbed qvel;
+    the caller restores them."""
+    nv = m.nv
+    ne = d.efc_counts[COUNT_NE]
+    any_jdot = False
+    for i in range(ne):
+        if _has_jdotv(m, d, i):
+            any_jdot = True
+    if not any_jdot:
+        return
+    J = d.efc_J
+    vmax = 0.0
+    for v in range(nv):
+        vmax = max(vmax, abs(d.qvel[v]))
+    step = 1.0 + vmax
+    for k in range(nv):
+        for sgn in range(2):
+            for v in range(nv):
+                d.qvel[v] = fbuf[_QVEL, v]
+            d.qvel[k] += step if sgn == 0 else -step
+            com_vel_entry(m, d)
+            reference_constraint_kernel(m, d)
+            row = _AREF_P if sgn == 0 else _AREF_M
+            for i in range(ne):
+                fbuf[row, i] = d.efc_aref[i]
+        # equality rows are quadratic: C = D; djar/dv = -daref/dv, whose -B J part gv has
+        for i in range(ne):
+            if not _has_jdotv(m, d, i):
+                continue
+            extra = -(fbuf[_AREF_P, i] - fbuf[_AREF_M, i]) / (2.0 * step) - d.efc_KBIP[i, 1] * J[i, k]
+            w = d.efc_D[i] * extra
+            for c in range(nv):
+                gv[c, k] -= J[i, c] * w
+    for v in range(nv):
+        d.qvel[v] = fbuf[_QVEL, v]
+
+
+@kernel
+def _position_columns(m, d, eps, ibuf, fbuf, gq, nefc):
+    """gq by central differences of the held-zone force over the tangent space; STATUS_*."""
+    nq, nv = m.nq, m.nv
+    status = STATUS_OK
+    dpos = fbuf[_DPOS, :nv]
+    for k in range(nv):
+        ok_p = False
+        ok_m = False
+        for sgn in range(2):
+            for q in range(nq):
+                d.qpos[q] = fbuf[_QPOS, q]
+            for v in range(nv):
+                dpos[v] = 0.0
+            dpos[k] = 1.0
+            integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, dpos,
+                                 eps if sgn == 0 else -eps, d.scratch_quat, d.scratch_vec)
+            fwd_position_entry(m, d)
+            com_vel_entry(m, d)
+            reference_constraint_kernel(m, d)
+            if _same_rows(d, ibuf, nefc):
+                row = _PLUS if sgn == 0 else _MINUS
+                _held_qfrc(d, ibuf, d.qacc, fbuf, fbuf[row, :nv], nefc)
+                if sgn == 0:
+                    ok_p = True
+                else:
+                    ok_m = True
+        for v in range(nv):
+            if ok_p and ok_m:
+                gq[v, k] = (fbuf[_PLUS, v] - fbuf[_MINUS, v]) / (2.0 * eps)
+            elif ok_p:
+                gq[v, k] = (fbuf[_PLUS, v] - fbuf[_BASE, v]) / eps
+            elif ok_m:
+                gq[v, k] = (fbuf[_BASE, v] - fbuf[_MINUS, v]) / eps
+            else:
+                gq[v, k] = 0.0
+        if not (ok_p or ok_m):
+            status = STATUS_ROWS_CHANGE
+    for q in range(nq):
+        d.qpos[q] = fbuf[_QPOS, q]
+    return status
+
+
+@kernel
+def constraint_force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf):
+    """gq, gv, h (each (nv, nv), rows force components) of qfrc_constraint at d's state and
+    d.qacc, every row's zone held as d.qacc puts it (see the module docstring). d must hold the
+    position and velocity stages at its state (after forward or inverse); it is restored.
+    Scratch: fbuf (_NROW, >= max(nq, nv, nefcmax)), ibuf (nefcmax, _NICOL), hbuf (nconmax + 1, 6, 6)
+    (``work_shapes``). Returns a STATUS_*."""
+    nv = m.nv
+    nefc = d.efc_counts[COUNT_NEFC]
+    if nefc == 0:
+        for a in range(nv):
+            for b in range(nv):
+                gq[a, b] = 0.0
+                gv[a, b] = 0.0
+                h[a, b] = 0.0
+        return STATUS_OK
+    if m.opt_flags[OPT_NOSLIP_ITERATIONS] > 0:
+        return STATUS_NOSLIP
+    # what the caller's d holds and the work below changes: forces, states, cone Hessians
+    for i in range(nefc):
+        ibuf[i, _SAVED_STATE] = d.efc_state[i]
+        fbuf[_SAVED, i] = d.efc_force[i]
+    for v in range(nv):
+        fbuf[_QFRC, v] = d.qfrc_constraint[v]
+    # the zones at d.qacc (mj_constraintUpdate's tests, as the inverse makes them: forward's
+    # efc_state may be the solver's previous iterate's, see the module docstring), then the base rows
+    _jar(d, fbuf[_JAR], d.qacc, nefc)
+    constraint_update(m, d, fbuf[_JAR], False)
+    for i in range(nefc):
+        ibuf[i, _STATE] = d.efc_state[i]
+        ibuf[i, _TYPE] = d.efc_type[i]
+        ibuf[i, _ID] = d.efc_id[i]
+        if _is_contact(d.efc_type[i]):
+            ibuf[i, _G0] = d.contact_geom[d.efc_id[i], 0]
+            ibuf[i, _G1] = d.contact_geom[d.efc_id[i], 1]
+    ncon = d.efc_counts[COUNT_NCON]
+    for c in range(ncon):
+        for a in range(6):
+            for b in range(6):
+                hbuf[c, a, b] = d.contact_H[c, a, b]
+    for q in range(m.nq):
+        fbuf[_QPOS, q] = d.qpos[q]
+    for v in range(nv):
+        fbuf[_QVEL, v] = d.qvel[v]
+    _held_qfrc(d, ibuf, d.qacc, fbuf, fbuf[_BASE, :nv], nefc)  # leaves the base jar in fbuf[_JAR]
+    _hessian_and_velocity(m, d, ibuf, fbuf, hbuf, gv, h, nefc)
+    _jdotv_velocity(m, d, fbuf, gv, nefc)
+    status = _position_columns(m, d, eps, ibuf, fbuf, gq, nefc)
+    # back to the base state: the position and velocity stages again, then what they clear
+    fwd_position_entry(m, d)
+    fwd_velocity_entry(m, d)
+    for i in range(nefc):
+        d.efc_state[i] = ibuf[i, _SAVED_STATE]
+        d.efc_force[i] = fbuf[_SAVED, i]
+    for v in range(nv):
+        d.qfrc_constraint[v] = fbuf[_QFRC, v]
+    for c in range(ncon):
+        for a in range(6):
+            for b in range(6):
+                d.contact_H[c, a, b] = hbuf[c, a, b]
+    return status
+
+
+def _may_have_rows(m) -> bool:
+    """Whether the model can make constraint rows at some state (a conservative answer)."""
+    flags = int(m.opt.disableflags)
+    if flags & DSBL_CONSTRAINT:
+        return False
+    return bool((m.neq and not flags & DSBL_EQUALITY)
+                or (not flags & DSBL_LIMIT and (np.any(m.jnt_limited) or np.any(m.tendon_limited)))
+                or (not flags & DSBL_FRICTIONLOSS
+                    and (np.any(m.dof_frictionloss) or np.any(m.tendon_frictionloss)))
+                or m.npair or _may_collide(m))
+
+
+@handle_entry(returns="int64",
+              args="float64, float64[:, ::1], float64[:, ::1], float64[:, ::1], float64[:, ::1], "
+                   "int64[:, ::1], float64[:, :, ::1]",
+              needed=_may_have_rows)
+def constraint_derivatives_entry(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf):
+    return constraint_force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf)
+
+
+_CONSTRAINT_DERIVATIVES = FastEntry(constraint_derivatives_entry)
+
+
+def work_shapes(m, d) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int]]:
+    """The shapes of constraint_derivatives_entry's scratch arrays (fbuf, ibuf, hbuf) for d."""
+    nefcmax = d.efc_J.shape[0]
+    return ((_NROW, max(m.nq, m.nv, nefcmax, 1)), (max(nefcmax, 1), _NICOL), (d.contact_H.shape[0] + 1, 6, 6))
+
+
+class ConstraintDerivatives(NamedTuple):
+    """Derivatives of qfrc_constraint (rows: force components; columns: MuJoCo's tangent space),
+    every row's zone and the contact set held as at the state."""
+
+    dqfrc_dq: np.ndarray
+    dqfrc_dv: np.ndarray
+    dqfrc_dqacc: np.ndarray
+
+
+def constraint_derivatives(m, d, eps: float = 1e-7) -> ConstraintDerivatives:
+    """Derivatives of the constraint force ``qfrc_constraint = J' f(J qacc - aref)`` with respect to
+    qpos (on MuJoCo's tangent space), qvel and qacc, at d's state and d.qacc, every row's zone held
+    as it is at d.qacc (run ``kd.forward`` or ``kd.inverse`` first: the rows and aref of d are used). Returns
+    ``(dqfrc_dq, dqfrc_dv, dqfrc_dqacc)``, each (nv, nv), rows the force components.
+
+    dqfrc_dqacc = -J' C J (C the force law's Jacobian: the Newton Hessian's constraint term) and
+    dqfrc_dv are exact; dqfrc_dq is a central difference with step ``eps`` of the force with the
+    zones and the contact set held (one-sided where a row appears or disappears within eps).
+    d is left as it was. Raises ValueError for the noslip solver, the discrete-time inverse flag,
+    or a q column along which the constraint rows change both ways. See docs/derivatives.md.
+    """
+    try:
+        if d._model is not m:
+            bad_model_data(m, d, "constraint_derivatives")
+    except AttributeError:
+        bad_model_data(m, d, "constraint_derivatives")
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)):
+        raise TypeError(f"constraint_derivatives: eps must be a number, got {type(eps).__name__}")
+    eps = float(eps)
+    if not 0.0 < eps < np.inf:
+        raise ValueError(f"constraint_derivatives: eps must be finite and positive, got {eps!r}")
+    if m.opt.noslip_iterations > 0:
+        raise ValueError("constraint_derivatives: the noslip solver (noslip_iterations > 0) changes the "
+                         "forces after the optimum; its derivatives are not covered")
+    if m.opt.enableflags & EnableBit.INVDISCRETE:
+        raise ValueError("constraint_derivatives: with the discrete-time inverse (enable flag invdiscrete) "
+                         "the rows' zones are those of another acceleration than d.qacc; clear the flag")
+    nv = m.nv
+    gq, gv, h = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+    fs, ishape, hs = work_shapes(m, d)
+    args = (eps, gq, gv, h, np.empty(fs), np.empty(ishape, dtype=np.int64), np.empty(hs))
+    try:
+        status = _CONSTRAINT_DERIVATIVES.call(m._ptr, d._ptr, *args)
+    except NotBound:
+        rebind(m, d)
+        status = _CONSTRAINT_DERIVATIVES.call(m._ptr, d._ptr, *args)
+    if status == STATUS_ROWS_CHANGE:
+        raise ValueError("constraint_derivatives: along some qpos direction the constraint rows change "
+                         f"on both sides within eps={eps} (a contact or limit switching); try a smaller eps")
+    if status == STATUS_NOSLIP:
+        raise ValueError("constraint_derivatives: the noslip solver is not covered")
+    np.negative(h, out=h)
+    return ConstraintDerivatives(gq, gv, h)
