@@ -51,6 +51,7 @@ PAIR_CALLS: dict[str, tuple] = {
     "jac_site": (0,), "ray": (np.zeros(3), np.array([0.0, 0.0, -1.0])),
     "rne_derivatives": (), "forward_derivatives": (), "inertia_regressor": (),
     "transition_fd": (), "inverse_fd": (), "check_derivatives": (), "transition_derivatives": (),
+    "constraint_derivatives": (),
 }
 # functions of (m, arrays): called as f(m, *args())
 MODEL_CALLS: dict[str, object] = {
