@@ -66,7 +66,7 @@ def _m(name, shape, dtype, doc, mujoco=True):
 SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
               "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint", "nsensor",
               "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert",
-              "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam", "nlight")
+              "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam", "nlight", "ntree")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -139,6 +139,16 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("dof_simplenum", ("nv",), I,
        "> 0 for a dof of a simple body (the consecutive simple dofs from it on): M holds only its diagonal"),
     _m("dof_M0", ("nv",), F, "M's diagonal at qpos0, armature included (mj_setM0): a simple dof's M"),
+    # kinematic trees: the dof trees under the world (a tree starts at each dof without a parent);
+    # the unit sleeping works on (mjModel's tree_*)
+    _m("body_treeid", ("nbody",), I, "tree of the body's weld group; -1 for bodies without dofs there"),
+    _m("dof_treeid", ("nv",), I, "tree the dof belongs to"),
+    _m("tree_bodyadr", ("ntree",), I, "first body of the tree"),
+    _m("tree_bodynum", ("ntree",), I, "number of bodies of the tree"),
+    _m("tree_dofadr", ("ntree",), I, "first dof of the tree"),
+    _m("tree_dofnum", ("ntree",), I, "number of dofs of the tree"),
+    _m("tree_sleep_policy", ("ntree",), I,
+       "sleep policy (SleepPolicy): the root body's sleep=, else the compiler's AUTO_NEVER/AUTO_ALLOWED"),
     # tree-sparse mass matrix layout (MuJoCo 4.0 CSR: row i holds i's ancestor dofs, diagonal last)
     _m("M_rownnz", ("nv",), I, "non-zeros in row i of the lower triangle of M"),
     _m("M_rowadr", ("nv",), I, "start of row i in M and qLD"),
