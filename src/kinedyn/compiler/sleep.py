@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinedyn.engine.types import SleepPolicy, TrnType, WrapType
+from kinedyn.engine.types import EnableBit, IntegratorType, SensorType, SleepPolicy, TrnType, WrapType
 
 
 def _wrap_tree(m, w: int) -> int:
@@ -84,3 +84,50 @@ def resolve_sleep_policy(m, bodies) -> None:
                 raise bodies[m.tree_bodyadr[t]].error(message, "sleep")
 
     policy[policy == auto] = int(SleepPolicy.AUTO_ALLOWED)
+
+
+def check_sleep_supported(m, flag_node) -> None:
+    """With ``<flag sleep="enable"/>``: ModelError on that element for what kinedyn's sleeping
+    (engine.sleep) does not reproduce yet. MuJoCo skips a sleeping tree's work and keeps its last
+    values; kinedyn recomputes them, which gives MuJoCo's numbers only where those values cannot
+    change while the tree sleeps."""
+    if flag_node is None or not m.opt.enableflags & EnableBit.SLEEP:
+        return
+    missing = []
+    if m.opt.integrator == IntegratorType.RK4:
+        missing.append("the RK4 integrator")
+    if m.ntendon:
+        missing.append("tendons")
+    if m.neq:
+        missing.append("equality constraints")
+    if m.npair:
+        missing.append("explicit contact <pair>s")
+    if np.any(m.jnt_limited) or np.any(m.dof_frictionloss > 0):
+        missing.append("joint limits and friction loss")
+    if m.opt.density or m.opt.viscosity:
+        missing.append("fluid forces")
+    acc = [i for i in range(m.nsensor) if m.sensor_needstage[i] == 3 or m.sensor_type[i] == SensorType.USER]
+    if acc:
+        missing.append("acceleration-stage and user sensors")
+    may_sleep = (SleepPolicy.AUTO_ALLOWED, SleepPolicy.ALLOWED, SleepPolicy.INIT)
+    if any(m.tree_sleep_policy[t] in may_sleep for t in _actuated_trees(m)):
+        missing.append("actuators on trees that may sleep")
+    if np.any(m.tree_sleep_policy == SleepPolicy.INIT):
+        missing.append('trees that start asleep (sleep="init")')
+    if missing:
+        raise flag_node.error("sleeping bodies (<flag sleep=\"enable\"/>) are simulated by kinedyn without "
+                              + ", ".join(missing) + " (docs/deviations.md)", "sleep")
+
+
+def _actuated_trees(m) -> set[int]:
+    trees = set()
+    for i in range(m.nu):
+        trntype, tid = int(m.actuator_trntype[i]), int(m.actuator_trnid[i, 0])
+        if trntype in (TrnType.JOINT, TrnType.JOINTINPARENT):
+            trees.add(int(m.body_treeid[m.jnt_bodyid[tid]]))
+        elif trntype in (TrnType.SITE, TrnType.SLIDERCRANK):
+            trees.add(int(m.body_treeid[m.site_bodyid[tid]]))
+        elif trntype == TrnType.BODY:
+            trees.add(int(m.body_treeid[tid]))
+    trees.discard(-1)
+    return trees

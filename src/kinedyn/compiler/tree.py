@@ -473,7 +473,7 @@ def _tree_arrays(arr: dict, bodies) -> int:
             policy[t] = int(given)
     arr.update(body_treeid=body_treeid, dof_treeid=dof_treeid, tree_bodyadr=tree_bodyadr,
                tree_bodynum=tree_bodynum, tree_dofadr=tree_dofadr, tree_dofnum=tree_dofnum,
-               tree_sleep_policy=policy)
+               tree_sleep_policy=policy, dof_length=np.ones(len(dof_treeid)))  # (set_const)
     return ntree
 
 

@@ -255,9 +255,9 @@ class Option:
     @enableflags.setter
     def enableflags(self, value: int) -> None:
         value = _flag_bits("enableflags", value)
-        if value & EnableBit.SLEEP:
-            raise ValueError("EnableBit.SLEEP: sleeping bodies are not simulated by kinedyn (MuJoCo would "
-                             "freeze resting bodies)")
+        if (value ^ int(self._flags[2])) & EnableBit.SLEEP:
+            raise ValueError("EnableBit.SLEEP cannot be switched on a compiled model (the compiler checks "
+                             "what sleeping covers): set <flag sleep=\"enable\"/> in the MJCF")
         self._flags[2] = value
 
     def _choice(self, slot, enum_type, name, value) -> None:

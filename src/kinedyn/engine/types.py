@@ -400,6 +400,7 @@ DSBL_MULTICCD = int(DisableBit.MULTICCD)
 ENBL_OVERRIDE = int(EnableBit.OVERRIDE)
 ENBL_FWDINV = int(EnableBit.FWDINV)
 ENBL_INVDISCRETE = int(EnableBit.INVDISCRETE)
+ENBL_SLEEP = int(EnableBit.SLEEP)
 
 JAC_SPARSE = int(JacobianType.SPARSE)
 JAC_AUTO = int(JacobianType.AUTO)
