@@ -49,6 +49,7 @@ from kinedyn.engine.inverse import check_discrete_inverse, compare_fwd_inv
 from kinedyn.engine.sensor import sensor_acc_entry, sensor_vel_entry
 from kinedyn.engine.sleep import S_ASLEEP, S_AWAKE, sleep_entry, update_sleep_entry
 from kinedyn.engine.sleep import enabled as sleep_enabled
+from kinedyn.engine.sleep import needed as sleep_needed
 from kinedyn.engine.smooth_inertia import factor_i, solve_ld
 from kinedyn.engine.solver import fwd_constraint_entry
 from kinedyn.engine.support import integrate_pos_kernel
@@ -144,7 +145,7 @@ def _advance(m, d, act_dot, qacc, qvel):
                 adr = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
                 d.act[adr] = wrap_setpoint(d.act[adr], d.actuator_length[i], period)
     if sleep_enabled(m):
-        _advance_sleeping(m, d, qacc, qvel, h)
+        _advance_sleeping_entry(m, d, qacc, qvel, h)
     else:
         # velocities, then positions with the new (or the given) velocities: semi-implicit Euler
         new_qvel = d.qvel   # one handle read, outside the loop
@@ -158,8 +159,9 @@ def _advance(m, d, act_dot, qacc, qvel):
         d.qacc_warmstart[v] = d.qacc[v]
 
 
-@kernel
-def _advance_sleeping(m, d, qacc, qvel, h):
+# a unit of its own, needed only by models that sleep
+@handle_entry(needed=sleep_needed, args="float64[::1], float64[::1], float64")
+def _advance_sleeping_entry(m, d, qacc, qvel, h):
     """mj_advance with sleeping enabled: mj_sleep first; if it put trees to sleep (their qvel now
     zero) the velocity-dependent stages run again (mj_forwardSkip from the velocity stage) and
     the sleep arrays are updated; then only the awake trees move."""
