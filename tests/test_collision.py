@@ -434,8 +434,10 @@ def test_batch_rollout_with_contacts_matches_mujoco_rollout():
 
 
 def test_sleeping_bodies_are_refused():
+    # sleeping is simulated (tests/test_sleep.py) except for what the compiler refuses, e.g. RK4
     with pytest.raises(kd.ModelError, match="sleep"):
-        kd.Model.from_xml_string('<mujoco><option><flag sleep="enable"/></option><worldbody/></mujoco>')
+        kd.Model.from_xml_string('<mujoco><option integrator="RK4"><flag sleep="enable"/></option>'
+                                 '<worldbody/></mujoco>')
     m = kd.Model.from_xml_string(STACK.format(cone="pyramidal", solver="Newton"))
     with pytest.raises(ValueError, match="SLEEP"):
         m.opt.enableflags = int(kd.EnableBit.SLEEP)

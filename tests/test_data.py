@@ -38,6 +38,9 @@ def test_new_data_is_qpos0_and_zeros(seed):
         assert value.dtype == spec.dtype, spec.name
         if spec.name == "eq_active":
             np.testing.assert_array_equal(value, m.eq_active0)
+        elif spec.name in ("tree_asleep", "tree_awake", "body_awake"):
+            # the sleep state: every tree awake, as MuJoCo's new data
+            np.testing.assert_array_equal(value, getattr(mjd, spec.name), err_msg=spec.name)
         elif spec.name != "qpos":
             assert not value.any(), f"{spec.name} is not zero in a new Data"
     np.testing.assert_array_equal(d.qpos, mjd.qpos)  # MuJoCo's new data starts at qpos0 too
@@ -162,6 +165,9 @@ def test_reset_matches_mj_resetData(seed):
     for spec in DATA_FIELDS:
         if spec.name == "eq_active":
             np.testing.assert_array_equal(d.eq_active, m.eq_active0)
+        elif spec.name in ("tree_asleep", "tree_awake", "body_awake"):
+            # the sleep state: every tree awake, as mj_resetData leaves it
+            np.testing.assert_array_equal(d._array(spec.name), getattr(mjd, spec.name), err_msg=spec.name)
         elif spec.name != "qpos":
             assert not d._array(spec.name).any(), f"{spec.name} not cleared by reset"
 

@@ -77,6 +77,7 @@ from kinedyn.engine.types import (
     JointType,
     ObjType,
     SensorType,
+    SleepPolicy,
     SolverType,
     TrnType,
 )
@@ -119,7 +120,7 @@ __all__ = [
     "DisableBit", "EqType",
     "JacobianType", "ObjType", "SensorType", "SolverType", "DynType", "EnableBit", "GainType", "GeomType",
     "IntegratorType", "JointType", "Model", "ModelError", "NonFiniteStateWarning", "Option",
-    "Spec", "TrnType", "UnphysicalInertiaWarning", "UnsimulatedFeatureWarning",
+    "SleepPolicy", "Spec", "TrnType", "UnphysicalInertiaWarning", "UnsimulatedFeatureWarning",
     # pipeline
     "forward", "fwd_acceleration", "fwd_actuation", "fwd_constraint", "fwd_position", "fwd_velocity",
     "inverse",

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from kinedyn.compiler import frames
 from kinedyn.compiler.build import Compiler, auto_spring_damper, check_finite
+from kinedyn.compiler.sleep import check_sleep_supported, resolve_sleep_policy
 from kinedyn.engine.lengthrange import set_length_range
 from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const
@@ -120,6 +121,8 @@ def _compile(root: Node, path, allow_unsupported: bool, fusestatic: bool = False
     compiler.mass_floor, compiler.inertia_floor = floors
     compiler.model_dir = Path(path).resolve().parent if path is not None else None
     model = compiler.run()
+    resolve_sleep_policy(model, compiler.bodies)
+    check_sleep_supported(model, compiler.sleep_flag)
     check_finite(model, compiler)
     set_const(model, compiler.body_simple)
     compiler.warn_unphysical(model)  # a URDF's inertias loaded as given (after set_const: invweight0)

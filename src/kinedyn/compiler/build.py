@@ -78,6 +78,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         self.opt = dict(timestep=0.002, gravity=[0.0, 0.0, -9.81], wind=[0.0, 0.0, 0.0],
                         magnetic=[0.0, -0.5, 0.0], density=0.0,
                         viscosity=0.0, integrator=int(IntegratorType.EULER), disableflags=0, enableflags=0)
+        self.sleep_flag = None  # the last <flag> element with a sleep= attribute (compiler.sleep)
         self.classes: dict[str, dflt.DefaultClass] = {}
         self.world = Body(None, {}, None, None)
         self.bodies: list[Body] = []

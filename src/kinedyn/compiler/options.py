@@ -89,10 +89,8 @@ class OptionsMixin:
                 else:
                     bits, family = 1 << FLAG_BITS_ENABLE.index(name), "enableflags"
                 on = (value == "disable") if family == "disableflags" else (value == "enable")
-                if name == "sleep" and on:
-                    raise child.error("sleeping bodies (<flag sleep=\"enable\"/>) are not simulated by "
-                                      "kinedyn: MuJoCo would freeze resting bodies, which changes the "
-                                      "dynamics", "sleep")
+                if name == "sleep":  # what sleeping does not cover yet is refused on it (compiler.sleep)
+                    self.sleep_flag = child
                 self.opt[family] = (self.opt[family] | bits) if on else (self.opt[family] & ~bits)
 
     def _solver_options(self, node: Node, a: dict) -> None:

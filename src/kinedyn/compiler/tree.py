@@ -20,7 +20,7 @@ from kinedyn.compiler import frames as fr
 from kinedyn.compiler import hfield as hfields
 from kinedyn.compiler import mesh as meshes
 from kinedyn.compiler.contacts import GEOM_CONTACT_DEFAULTS
-from kinedyn.engine.types import MINVAL, NIMP, NPOLY, NREF, GeomType, JointType, WrapType
+from kinedyn.engine.types import MINVAL, NIMP, NPOLY, NREF, GeomType, JointType, SleepPolicy, WrapType
 from kinedyn.errors import ModelError
 from kinedyn.xml.mjcf import UNSUPPORTED_ELEMENTS, Node, typed_attrs
 
@@ -444,7 +444,44 @@ class TreeMixin:
         arr["M_rowadr"] = np.array(rowadr, dtype=np.int32)
         arr["M_colind"] = np.array(colind, dtype=np.int32)
         nC = len(colind)
-        return dict(nbody=nbody, njnt=njnt, nq=nq, nv=nv, nC=nC, nmocap=nmocap)
+        ntree = _tree_arrays(arr, bodies)
+        return dict(nbody=nbody, njnt=njnt, nq=nq, nv=nv, nC=nC, nmocap=nmocap, ntree=ntree)
+
+
+# <body sleep="..."> keywords -> SleepPolicy (mjCBody::sleep; "auto" is the default)
+_BODY_SLEEP = {"auto": SleepPolicy.AUTO, "never": SleepPolicy.NEVER, "allowed": SleepPolicy.ALLOWED,
+               "init": SleepPolicy.INIT}
+
+
+def _tree_arrays(arr: dict, bodies) -> int:
+    """The kinematic trees (mjCModel::CopyTree and mj_setConst): a tree starts at each dof without
+    a parent; a body belongs to the tree of its weld group's first dof. The sleep policy a root
+    body gives (mjCModel::CopyTree's check: only the first body of a movable tree may set one) is
+    kept; AUTO is resolved once actuators and tendons are known (compiler.sleep). Returns ntree."""
+    dof_parentid, weldid = arr["dof_parentid"], arr["body_weldid"]
+    dofnum, dofadr = arr["body_dofnum"], arr["body_dofadr"]
+    dof_treeid = np.cumsum(np.asarray(dof_parentid) == -1, dtype=np.int32) - 1
+    ntree = int(dof_treeid[-1]) + 1 if len(dof_treeid) else 0
+    body_treeid = np.array([dof_treeid[dofadr[w]] if dofnum[w] else -1 for w in weldid], dtype=np.int32)
+    tree_bodynum = np.bincount(body_treeid[body_treeid >= 0], minlength=ntree).astype(np.int32)
+    tree_dofnum = np.bincount(dof_treeid, minlength=ntree).astype(np.int32)
+    tree_bodyadr = np.zeros(ntree, dtype=np.int32)
+    tree_dofadr = np.zeros(ntree, dtype=np.int32)
+    for t in range(ntree):  # first body, first dof (bodies and dofs of a tree are consecutive)
+        tree_bodyadr[t] = np.flatnonzero(body_treeid == t)[0]
+        tree_dofadr[t] = np.flatnonzero(dof_treeid == t)[0]
+    policy = np.full(ntree, int(SleepPolicy.AUTO), dtype=np.int32)
+    for b in bodies[1:]:
+        given = _BODY_SLEEP[b.attrs.get("sleep", "auto")]
+        if given != SleepPolicy.AUTO:
+            t = body_treeid[b.id]
+            if t == -1 or t == body_treeid[b.id - 1]:
+                raise b.error("sleep policy only allowed for movable root bodies", "sleep")
+            policy[t] = int(given)
+    arr.update(body_treeid=body_treeid, dof_treeid=dof_treeid, tree_bodyadr=tree_bodyadr,
+               tree_bodynum=tree_bodynum, tree_dofadr=tree_dofadr, tree_dofnum=tree_dofnum,
+               tree_sleep_policy=policy, dof_length=np.ones(len(dof_treeid)))  # (set_const)
+    return ntree
 
 
 def _null_pose(pos, quat) -> bool:

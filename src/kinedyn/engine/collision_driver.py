@@ -63,6 +63,8 @@ from kinedyn.engine.collision_primitive import (
     collide_sphere_cylinder,
     collide_sphere_sphere,
 )
+from kinedyn.engine.sleep import collision_filtered as sleep_filtered
+from kinedyn.engine.sleep import enabled as sleep_enabled
 from kinedyn.engine.types import (
     CONE_ELLIPTIC,
     COUNT_DROPPED,
@@ -747,6 +749,7 @@ def collision_kernel(m, d):
     spheres = d.scratch_body_sphere
     _body_spheres(m, d, spheres)
     override_margin = m.opt_real[OPT_O_MARGIN] if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_OVERRIDE else 0.0
+    sleeping = sleep_enabled(m)
     for b1 in range(nbody):
         if m.body_contype[b1] == 0 and m.body_conaffinity[b1] == 0:
             continue
@@ -754,6 +757,8 @@ def collision_kernel(m, d):
             if m.body_contype[b2] == 0 and m.body_conaffinity[b2] == 0:
                 continue
             if _body_pair_filtered(m, b1, b2, filterparent):
+                continue
+            if sleeping and sleep_filtered(d, m.body_weldid[b1], m.body_weldid[b2], b1, b2):
                 continue
             signature = (b1 << 16) + b2
             pair_start = pairadr

@@ -18,6 +18,7 @@ from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import handle_pointer, make_handle
 from kinedyn.engine.history import reset_history
 from kinedyn.engine.model import Model
+from kinedyn.engine.sleep import AWAKE
 from kinedyn.engine.types import COUNT_NCON, COUNT_NE, COUNT_NEFC, COUNT_NF, COUNT_NL, NWARNING
 
 # fields with one entry per constraint row or per contact: Data shows their first nefc rows or
@@ -83,6 +84,7 @@ class Data:
         self.eq_active[:] = model.eq_active0
         reset_mocap(model, self.mocap_pos, self.mocap_quat)
         reset_history(model, self.history)
+        reset_sleep(model, self)
 
     def _bind(self, model: Model, arrays: dict[str, np.ndarray], time: np.ndarray) -> None:
         """Attach the model and the arrays, and build the kernel handle over exactly these arrays."""
@@ -188,6 +190,15 @@ def reset_mocap(m: Model, mocap_pos: np.ndarray, mocap_quat: np.ndarray) -> None
     mocap_quat[..., ids, :] = m.body_quat[bodies]
 
 
+def reset_sleep(m: Model, d: Data) -> None:
+    """The sleep state at reset (mj_resetData): every tree fully awake; bodies of trees and mocap
+    bodies awake, the other dof-less bodies static (engine.sleep). ``d`` may be a BatchData."""
+    d.tree_asleep[:] = AWAKE
+    d.tree_awake[:] = 1
+    moving = (m.body_treeid >= 0) | (m.body_mocapid[m.body_rootid] >= 0)
+    d.body_awake[:] = np.where(moving, 1, -1)
+
+
 def reset(m: Model, d: Data, key: int | str | None = None) -> None:
     """Reset ``d`` to the model's default state, or to keyframe ``key`` (id or name).
 
@@ -210,6 +221,7 @@ def _reset(m: Model, d: Data, key, fname: str) -> None:
     d.eq_active[:] = m.eq_active0
     reset_mocap(m, d.mocap_pos, d.mocap_quat)
     reset_history(m, d.history)
+    reset_sleep(m, d)
     if k is not None:
         d.time = m.key_time[k]
         d.qpos[:] = m.key_qpos[k]

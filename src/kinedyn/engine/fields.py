@@ -67,7 +67,7 @@ SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendo
               "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint", "nsensor",
               "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert",
               "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam", "nlight", "nhistory", "nflex",
-              "nflexvert", "nflexedge")
+              "nflexvert", "nflexedge", "ntree")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -140,6 +140,18 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("dof_simplenum", ("nv",), I,
        "> 0 for a dof of a simple body (the consecutive simple dofs from it on): M holds only its diagonal"),
     _m("dof_M0", ("nv",), F, "M's diagonal at qpos0, armature included (mj_setM0): a simple dof's M"),
+    # kinematic trees: the dof trees under the world (a tree starts at each dof without a parent);
+    # the unit sleeping works on (mjModel's tree_*)
+    _m("body_treeid", ("nbody",), I, "tree of the body's weld group; -1 for bodies without dofs there"),
+    _m("dof_treeid", ("nv",), I, "tree the dof belongs to"),
+    _m("tree_bodyadr", ("ntree",), I, "first body of the tree"),
+    _m("tree_bodynum", ("ntree",), I, "number of bodies of the tree"),
+    _m("tree_dofadr", ("ntree",), I, "first dof of the tree"),
+    _m("tree_dofnum", ("ntree",), I, "number of dofs of the tree"),
+    _m("dof_length", ("nv",), F,
+       "length scale of the dof: 1 if translational, else its body's size at qpos0 (mj_setConst)"),
+    _m("tree_sleep_policy", ("ntree",), I,
+       "sleep policy (SleepPolicy): the root body's sleep=, else the compiler's AUTO_NEVER/AUTO_ALLOWED"),
     # tree-sparse mass matrix layout (MuJoCo 4.0 CSR: row i holds i's ancestor dofs, diagonal last)
     _m("M_rownnz", ("nv",), I, "non-zeros in row i of the lower triangle of M"),
     _m("M_rowadr", ("nv",), I, "start of row i in M and qLD"),
@@ -413,6 +425,13 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("mocap_pos", ("nmocap", 3), "state", "positions of the mocap bodies (world frame; body_pos at reset)"),
     _d("mocap_quat", ("nmocap", 4), "state",
        "orientations of the mocap bodies (world frame, normalised when used; body_quat at reset)"),
+    # sleeping (EnableBit.SLEEP; engine.sleep)
+    _d("tree_asleep", ("ntree",), "state",
+       "< 0: awake (counts up to -1 while under sleep_tolerance); >= 0: asleep, the next tree of its "
+       "island's cycle", dtype=I),
+    _d("tree_awake", ("ntree",), "position", "1 if the tree is awake, 0 asleep (mj_updateSleep)", dtype=I),
+    _d("body_awake", ("nbody",), "position", "-1 static, 0 asleep, 1 awake (SleepState; mj_updateSleep)",
+       dtype=I),
     # position stage: kinematics, com_pos, tendon, crb, factor_m, transmission
     _d("xpos", ("nbody", 3), "position", "Cartesian position of the body frame"),
     _d("xquat", ("nbody", 4), "position", "Cartesian orientation of the body frame"),
@@ -634,6 +653,12 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
        "per island: ne, nf, nefc, first position in the row list, solver iterations", False, dtype=I),
     _d("scratch_efc_island", (2, "nefcmax"), "scratch",
        "island of each row; the rows listed island by island", False, dtype=I),
+    _d("scratch_sleep", ("nbody", 7), "scratch", "sleeping bodies' xpos and xquat before kinematics", False),
+    _d("scratch_sleep_trees", ("ntree",), "scratch", "trees island by island (mj_sleep's map_itree2tree)",
+       False, dtype=I),
+    _d("scratch_sleep_qpos", ("nq",), "scratch", "sleeping trees' qpos kept through the integration", False),
+    _d("scratch_sleep_qacc", ("nv",), "scratch", "the integrator's qacc kept through mj_sleep's new forward",
+       False),
     _d("scratch_nisland", (1,), "scratch", "number of constraint islands (0: islands off)", False, dtype=I),
     _d("scratch_inv_qacc", ("nv",), "scratch", "inverse's continuous-time qacc (invdiscrete)", False),
     _d("scratch_inv_nv", (3, "nv"), "scratch",

@@ -34,6 +34,8 @@ from kinedyn.engine.sensor import (
     sensor_pos_entry,
     sensor_vel_entry,
 )
+from kinedyn.engine.sleep import enabled as sleep_enabled
+from kinedyn.engine.sleep import save_poses_entry, wake_after_kinematics_entry, wake_collision_entry
 from kinedyn.engine.smooth_flex import flex_entry, flex_velocity_entry
 from kinedyn.engine.smooth_inertia import crb_entry, factor_m_entry, solve_ld
 from kinedyn.engine.smooth_kinematics import com_pos_entry, kinematics_entry
@@ -48,7 +50,12 @@ from kinedyn.engine.types import OPT_DISABLEFLAGS
 
 @entry
 def fwd_position_entry(m, d):
+    sleeping = sleep_enabled(m)
+    if sleeping:  # mj_kinematics: a sleeping tree whose pose changed wakes (engine.sleep)
+        save_poses_entry(m, d)
     kinematics_entry(m, d)
+    if sleeping:
+        wake_after_kinematics_entry(m, d)
     com_pos_entry(m, d)
     camlight_entry(m, d)
     if m.nflex > 0:  # mj_flex, between mj_camlight and mj_tendon
@@ -59,6 +66,8 @@ def fwd_position_entry(m, d):
         tendon_armature_entry(m, d)
     factor_m_entry(m, d)
     collision_entry(m, d)
+    if sleeping and wake_collision_entry(m, d):  # touched sleeping trees woke: collide again
+        collision_entry(m, d)
     make_constraint_entry(m, d)
     transmission_entry(m, d)
 

@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from kinedyn._jit import FastEntry, NotBound, entry, handle_entry, kernel, rebind
-from kinedyn.engine.actuation import next_activation, wrap_period, wrap_setpoint
+from kinedyn.engine.actuation import fwd_actuation_entry, next_activation, wrap_period, wrap_setpoint
 from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, warn_if_contacts_dropped
 from kinedyn.engine.data import reset
@@ -42,10 +42,17 @@ from kinedyn.engine.forward import (
     forward_entry,
     forward_skip_sensor_entry,
     forward_with_callbacks,
+    fwd_acceleration_entry,
+    fwd_velocity_entry,
 )
 from kinedyn.engine.history import advance_history
 from kinedyn.engine.inverse import check_discrete_inverse, compare_fwd_inv
+from kinedyn.engine.sensor import sensor_acc_entry, sensor_vel_entry
+from kinedyn.engine.sleep import S_ASLEEP, S_AWAKE, sleep_entry, update_sleep_entry
+from kinedyn.engine.sleep import enabled as sleep_enabled
+from kinedyn.engine.sleep import needed as sleep_needed
 from kinedyn.engine.smooth_inertia import factor_i, solve_ld
+from kinedyn.engine.solver import fwd_constraint_entry
 from kinedyn.engine.support import integrate_pos_kernel
 from kinedyn.engine.types import (
     DSBL_ACTUATION,
@@ -141,16 +148,54 @@ def _advance(m, d, act_dot, qacc, qvel):
             if period > 0.0:
                 adr = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
                 d.act[adr] = wrap_setpoint(d.act[adr], d.actuator_length[i], period)
-    # velocities, then positions with the new (or the given) velocities: semi-implicit Euler
-    new_qvel = d.qvel   # one handle read, outside the loop
-    for v in range(m.nv):
-        new_qvel[v] += h * qacc[v]
-    integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, qvel, h,
-                         d.scratch_quat, d.scratch_vec)
+    if sleep_enabled(m):
+        _advance_sleeping_entry(m, d, qacc, qvel, h)
+    else:
+        # velocities, then positions with the new (or the given) velocities: semi-implicit Euler
+        new_qvel = d.qvel   # one handle read, outside the loop
+        for v in range(m.nv):
+            new_qvel[v] += h * qacc[v]
+        integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, qvel, h,
+                             d.scratch_quat, d.scratch_vec)
     d.time[0] += h
     # the next step's constraint solver starts from this step's forward acceleration
     for v in range(m.nv):
         d.qacc_warmstart[v] = d.qacc[v]
+
+
+# a unit of its own, needed only by models that sleep
+@handle_entry(needed=sleep_needed, args="float64[::1], float64[::1], float64")
+def _advance_sleeping_entry(m, d, qacc, qvel, h):
+    """mj_advance with sleeping enabled: mj_sleep first; if it put trees to sleep (their qvel now
+    zero) the velocity-dependent stages run again (mj_forwardSkip from the velocity stage) and
+    the sleep arrays are updated; then only the awake trees move."""
+    kept = d.scratch_sleep_qacc  # the integrator's qacc, which the new forward must not touch
+    for v in range(m.nv):
+        kept[v] = qacc[v]
+    if sleep_entry(m, d):
+        fwd_velocity_entry(m, d)
+        sensor_vel_entry(m, d)
+        fwd_actuation_entry(m, d)
+        fwd_acceleration_entry(m, d)
+        fwd_constraint_entry(m, d)
+        sensor_acc_entry(m, d)
+        update_sleep_entry(m, d)
+    for v in range(m.nv):
+        if d.body_awake[m.dof_bodyid[v]] == S_AWAKE:
+            d.qvel[v] += h * kept[v]
+    # joints of sleeping bodies keep their qpos bit for bit (the integration would renormalise
+    # their quaternions)
+    held = d.scratch_sleep_qpos
+    for k in range(m.nq):
+        held[k] = d.qpos[k]
+    integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, qvel, h,
+                         d.scratch_quat, d.scratch_vec)
+    for j in range(m.njnt):
+        if d.body_awake[m.jnt_bodyid[j]] == S_ASLEEP:
+            adr = m.jnt_qposadr[j]
+            nq = m.jnt_qposadr[j + 1] - adr if j + 1 < m.njnt else m.nq - adr
+            for k in range(adr, adr + nq):
+                d.qpos[k] = held[k]
 
 
 @kernel

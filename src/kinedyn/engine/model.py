@@ -40,6 +40,7 @@ from kinedyn.engine.types import (
     OPT_O_MARGIN,
     OPT_O_SOLIMP,
     OPT_O_SOLREF,
+    OPT_SLEEP_TOLERANCE,
     OPT_SOLVER,
     OPT_TOLERANCE,
     OPT_VISCOSITY,
@@ -64,7 +65,7 @@ LAYOUT_FIELDS = frozenset(
     f.name for f in MODEL_FIELDS
     if f.dtype == np.int32 and not f.name.endswith("_group")
     and f.name not in ("geom_contype", "geom_conaffinity", "geom_condim", "actuator_gaintype",
-                       "actuator_biastype", "site_type"))
+                       "actuator_biastype", "site_type", "tree_sleep_policy"))
 
 
 # the velocity derivatives of the fluid forces (mjd_passive_vel's fluid part) are not computed
@@ -100,6 +101,8 @@ class Option:
       o_margin, o_solref, o_solimp, o_friction: contact overrides (``EnableBit.OVERRIDE``).
       ccd_iterations, ccd_tolerance: the general convex collider's (GJK/EPA) iteration cap and
         tolerance.
+      sleep_tolerance: the velocity under which a tree may fall asleep (MuJoCo's sleeping,
+        ``EnableBit.SLEEP``, which kinedyn does not simulate).
     """
 
     # no other attributes: a misspelt option (m.opt.timestpe = ...) raises instead of doing nothing
@@ -112,7 +115,7 @@ class Option:
         ("noslip_iterations", 0), ("impratio", 1.0), ("tolerance", 1e-8), ("ls_tolerance", 0.01),
         ("noslip_tolerance", 1e-6), ("o_margin", 0.0), ("o_solref", (0.02, 1.0)),
         ("o_solimp", (0.9, 0.95, 0.001, 0.5, 2.0)), ("o_friction", (1.0, 1.0, 0.005, 0.0001, 0.0001)),
-        ("ccd_iterations", 35), ("ccd_tolerance", 1e-6))
+        ("ccd_iterations", 35), ("ccd_tolerance", 1e-6), ("sleep_tolerance", 1e-3))
 
     def __init__(self, timestep=0.002, gravity=(0.0, 0.0, -9.81), integrator=0,
                  disableflags=0, enableflags=0, wind=(0.0, 0.0, 0.0), density=0.0, viscosity=0.0,
@@ -252,9 +255,9 @@ class Option:
     @enableflags.setter
     def enableflags(self, value: int) -> None:
         value = _flag_bits("enableflags", value)
-        if value & EnableBit.SLEEP:
-            raise ValueError("EnableBit.SLEEP: sleeping bodies are not simulated by kinedyn (MuJoCo would "
-                             "freeze resting bodies)")
+        if (value ^ int(self._flags[2])) & EnableBit.SLEEP:
+            raise ValueError("EnableBit.SLEEP cannot be switched on a compiled model (the compiler checks "
+                             "what sleeping covers): set <flag sleep=\"enable\"/> in the MJCF")
         self._flags[2] = value
 
     def _choice(self, slot, enum_type, name, value) -> None:
@@ -332,6 +335,8 @@ class Option:
         self._count(OPT_CCD_ITERATIONS, "ccd_iterations", value)
     ccd_tolerance = property(lambda self: float(self._real[OPT_CCD_TOLERANCE]),
                              lambda self, v: self._nonneg(OPT_CCD_TOLERANCE, "ccd_tolerance", v))
+    sleep_tolerance = property(lambda self: float(self._real[OPT_SLEEP_TOLERANCE]),
+                               lambda self, v: self._nonneg(OPT_SLEEP_TOLERANCE, "sleep_tolerance", v))
     o_solref = property(lambda self: self._real[OPT_O_SOLREF:OPT_O_SOLREF + 2],
                         lambda self, v: self._vector(OPT_O_SOLREF, 2, "o_solref", v))
     o_solimp = property(lambda self: self._real[OPT_O_SOLIMP:OPT_O_SOLIMP + 5],

@@ -177,6 +177,7 @@ def set_const(model, body_simple) -> None:
         for mode, values in zip(modes, saved, strict=True):
             mode[:] = values
     _set_camlight0(model, d)
+    _set_dof_length(model, d)
     model.tendon_length0[:] = d.ten_length
     _set_invweight0(model, d, body_simple)
     if model.nflex:
@@ -200,6 +201,31 @@ def set_const(model, body_simple) -> None:
             inv_mass = float(d.actuator_moment[i] @ x[i])
             mass = 1.0 / inv_mass if inv_mass > 0 else 0.0
             model.actuator_biasprm[i, 2] = -dampratio * 2.0 * math.sqrt(kp * mass)
+
+
+def _set_dof_length(model, d) -> None:
+    """dof_length (mj_setConst's body sizes at qpos0): a body's size is the largest distance from
+    its com to its own and its children's joint anchors, and to the far side of its geoms'
+    bounding spheres (at least 1e-5); a rotational dof takes its body's size, a translational
+    dof 1."""
+    size = np.zeros(model.nbody)
+    for j in range(model.njnt):
+        b = model.jnt_bodyid[j]
+        for i in (b, model.body_parentid[b]):
+            size[i] = max(size[i], float(np.sqrt(np.sum((d.xipos[i] - d.xanchor[j]) ** 2))))
+    size[0] = 0.0
+    for i in range(1, model.nbody):
+        for g in range(model.body_geomadr[i], model.body_geomadr[i] + model.body_geomnum[i]):
+            if model.geom_rbound[g] > 0:
+                dist = float(np.sqrt(np.sum((d.xipos[i] - d.geom_xpos[g]) ** 2)))
+                size[i] = max(size[i], model.geom_rbound[g] + dist)
+        size[i] = max(size[i], 1e-5)
+    for v in range(model.nv):
+        j = model.dof_jntid[v]
+        jtype = model.jnt_type[j]
+        rotational = jtype in (JointType.BALL, JointType.HINGE) or (
+            jtype == JointType.FREE and v - model.jnt_dofadr[j] >= 3)
+        model.dof_length[v] = size[model.dof_bodyid[v]] if rotational else 1.0
 
 
 def _forward_unconstrained(model, d) -> None:

@@ -159,6 +159,18 @@ class EnableBit(enum.IntFlag):
     SLEEP = 16
 
 
+class SleepPolicy(enum.IntEnum):
+    """mjtSleepPolicy: a tree's ``tree_sleep_policy``. The compiler turns AUTO into AUTO_NEVER or
+    AUTO_ALLOWED; NEVER, ALLOWED and INIT are the root body's ``sleep=``."""
+
+    AUTO = 0
+    AUTO_NEVER = 1
+    AUTO_ALLOWED = 2
+    NEVER = 3
+    ALLOWED = 4
+    INIT = 5
+
+
 class EqType(enum.IntEnum):
     """mjtEq: equality constraint types (FLEX and later are not supported)."""
 
@@ -388,6 +400,7 @@ DSBL_MULTICCD = int(DisableBit.MULTICCD)
 ENBL_OVERRIDE = int(EnableBit.OVERRIDE)
 ENBL_FWDINV = int(EnableBit.FWDINV)
 ENBL_INVDISCRETE = int(EnableBit.INVDISCRETE)
+ENBL_SLEEP = int(EnableBit.SLEEP)
 
 JAC_SPARSE = int(JacobianType.SPARSE)
 JAC_AUTO = int(JacobianType.AUTO)
@@ -443,7 +456,8 @@ OPT_O_FRICTION = 12   # 5 values
 OPT_CCD_TOLERANCE = 17  # the convex collider's tolerance
 OPT_WIND = 18         # 3 values: the medium's velocity (fluid forces)
 OPT_DENSITY, OPT_VISCOSITY = 21, 22  # the medium's density and viscosity (fluid forces)
-OPT_NREAL = 23
+OPT_SLEEP_TOLERANCE = 23  # the velocity under which a tree may fall asleep (EnableBit.SLEEP)
+OPT_NREAL = 24
 
 
 # entries of Data.efc_counts: the live row and contact counts (Data.ne, .nf, .nl, .nefc, .ncon) and the

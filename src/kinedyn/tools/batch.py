@@ -33,7 +33,7 @@ from kinedyn._jit import bind_call, cached_njit
 from kinedyn._jit.parallel import get_thread_id, parallel_njit, prange, take_next, threads, typed_list
 from kinedyn.engine import integrator
 from kinedyn.engine.checks import check_model, check_model_batch, float_array
-from kinedyn.engine.data import Data, reset_mocap
+from kinedyn.engine.data import Data, reset_mocap, reset_sleep
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.forward import forward_entry
 from kinedyn.engine.history import reset_history
@@ -150,6 +150,7 @@ class BatchData:
         self.eq_active[:] = model.eq_active0
         reset_mocap(model, self.mocap_pos, self.mocap_quat)
         reset_history(model, self.history)
+        reset_sleep(model, self)
 
     @property
     def model(self) -> Model:
