@@ -17,7 +17,7 @@ from kinedyn.engine.checks import assign_field, check_model_data, real_number
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.handles import handle_pointer, make_handle
 from kinedyn.engine.model import Model
-from kinedyn.engine.types import COUNT_NCON, COUNT_NE, COUNT_NEFC, COUNT_NF, COUNT_NL, NWARNING
+from kinedyn.engine.types import COUNT_NCON, COUNT_NE, COUNT_NEFC, COUNT_NF, COUNT_NL, NWARNING, JointType
 
 # fields with one entry per constraint row or per contact: Data shows their first nefc rows or
 # ncon contacts (MuJoCo's d.efc_* and d.contact sizes), the kernels write the whole buffer
@@ -81,6 +81,7 @@ class Data:
         self.qpos[:] = model.qpos0
         self.eq_active[:] = model.eq_active0
         reset_mocap(model, self.mocap_pos, self.mocap_quat)
+        plastic_reset(model, self.plastic)
 
     def _bind(self, model: Model, arrays: dict[str, np.ndarray], time: np.ndarray) -> None:
         """Attach the model and the arrays, and build the kernel handle over exactly these arrays."""
@@ -186,12 +187,26 @@ def reset_mocap(m: Model, mocap_pos: np.ndarray, mocap_quat: np.ndarray) -> None
     mocap_quat[..., ids, :] = m.body_quat[bodies]
 
 
+def plastic_reset(m: Model, plastic: np.ndarray) -> None:
+    """The plastic state at reset (mj_resetData): each yielding joint's spring reference from
+    qpos_spring (4 numbers for a ball joint's quaternion, else 1), each yielding tendon's
+    lengthspring pair. ``plastic`` may carry leading batch axes."""
+    for j in np.flatnonzero(m.jnt_plasticadr >= 0):
+        adr, qadr = m.jnt_plasticadr[j], m.jnt_qposadr[j]
+        width = 4 if m.jnt_type[j] == JointType.BALL else 1
+        plastic[..., adr:adr + width] = m.qpos_spring[qadr:qadr + width]
+    for t in np.flatnonzero(m.tendon_plasticadr >= 0):
+        adr = m.tendon_plasticadr[t]
+        plastic[..., adr:adr + 2] = m.tendon_lengthspring[t]
+
+
 def reset(m: Model, d: Data, key: int | str | None = None) -> None:
     """Reset ``d`` to the model's default state, or to keyframe ``key`` (id or name).
 
     Mirrors mj_resetData / mj_resetDataKeyframe: every field is zeroed, then
     qpos = qpos0, mocap_pos/mocap_quat = the mocap bodies' body_pos/body_quat (or the
-    keyframe's time, qpos, qvel, act, ctrl, mpos and mquat).
+    keyframe's time, qpos, qvel, act, ctrl, mpos, mquat and plastic); plastic = the springs' rest
+    positions (``plastic_reset``).
     """
     _reset(m, d, key, "reset")
 
@@ -206,6 +221,7 @@ def _reset(m: Model, d: Data, key, fname: str) -> None:
     d.qpos[:] = m.qpos0
     d.eq_active[:] = m.eq_active0
     reset_mocap(m, d.mocap_pos, d.mocap_quat)
+    plastic_reset(m, d.plastic)
     if k is not None:
         d.time = m.key_time[k]
         d.qpos[:] = m.key_qpos[k]
@@ -214,6 +230,7 @@ def _reset(m: Model, d: Data, key, fname: str) -> None:
         d.ctrl[:] = m.key_ctrl[k]
         d.mocap_pos[:] = m.key_mpos[k]
         d.mocap_quat[:] = m.key_mquat[k]
+        d.plastic[:] = m.key_plastic[k]
 
 
 def reset_data_keyframe(m: Model, d: Data, key: int | str) -> None:
