@@ -9,9 +9,9 @@ Two ways in:
   ``jac_site`` run the single-state jitted entries (``forward_entry``,
   ``step_entry``, ...) on every member in a Numba ``prange`` loop.
 * ``rollout(m, initial_state, control, nstep)`` mirrors ``mujoco.rollout.rollout``:
-  open-loop trajectories from packed initial states ``[time, qpos, qvel, act]``
-  (MuJoCo's ``mjSTATE_FULLPHYSICS`` for models without plugins, history or
-  plasticity) under per-step controls. Like MuJoCo's rollout it keeps one work
+  open-loop trajectories from packed initial states ``[time, qpos, qvel, act, plastic]``
+  (MuJoCo's ``mjSTATE_FULLPHYSICS`` for models without plugins or history) under
+  per-step controls. Like MuJoCo's rollout it keeps one work
   ``Data`` per thread and the states in the output array, so a batch of 10,000
   rollouts needs two ``Data``, not 10,000; the work ``Data`` are kept for the next
   call on the same model.
@@ -56,27 +56,29 @@ __all__ = ["BatchData", "Rollout", "forward", "get_state", "inverse", "jac_site"
 
 
 # ---------------------------------------------------------------------------------------
-# packed state: [time, qpos, qvel, act] (mj_getState / mj_setState with mjSTATE_FULLPHYSICS)
+# packed state: [time, qpos, qvel, act, plastic] (mj_getState / mj_setState with mjSTATE_FULLPHYSICS)
 
 def state_size(m: Model) -> int:
-    """Length of a packed state ``[time, qpos, qvel, act]``: ``1 + nq + nv + na``.
+    """Length of a packed state ``[time, qpos, qvel, act, plastic]``: ``1 + nq + nv + na + nplastic``.
 
     Equals ``mujoco.mj_stateSize(mjm, mjtState.mjSTATE_FULLPHYSICS)`` for every model
-    kinedyn compiles (they have no plugin, history or plasticity state).
+    kinedyn compiles (they have no plugin or history state; ``plastic`` is the springs' plasticity,
+    empty without ``springyield``).
     """
     check_model(m, "state_size")
-    return 1 + m.nq + m.nv + m.na
+    return 1 + m.nq + m.nv + m.na + m.nplastic
 
 
 def _state_slices(m: Model) -> dict[str, slice]:
-    """Where time, qpos, qvel and act sit in a packed state."""
+    """Where time, qpos, qvel, act and plastic sit in a packed state."""
+    nxa = 1 + m.nq + m.nv + m.na
     return {"time": slice(0, 1), "qpos": slice(1, 1 + m.nq),
             "qvel": slice(1 + m.nq, 1 + m.nq + m.nv),
-            "act": slice(1 + m.nq + m.nv, 1 + m.nq + m.nv + m.na)}
+            "act": slice(1 + m.nq + m.nv, nxa), "plastic": slice(nxa, nxa + m.nplastic)}
 
 
 def get_state(m: Model, bd: BatchData) -> np.ndarray:
-    """Packed states ``(nbatch, 1 + nq + nv + na)`` of every member (mj_getState, FULLPHYSICS)."""
+    """Packed states ``(nbatch, state_size(m))`` of every member (mj_getState, FULLPHYSICS)."""
     _check_batch(m, bd, "get_state")
     out = np.empty((bd.nbatch, state_size(m)))
     for name, where in _state_slices(m).items():
@@ -85,7 +87,7 @@ def get_state(m: Model, bd: BatchData) -> np.ndarray:
 
 
 def set_state(m: Model, bd: BatchData, state) -> None:
-    """Set time, qpos, qvel and act of every member from packed states (mj_setState, FULLPHYSICS).
+    """Set time, qpos, qvel, act and plastic of every member from packed states (mj_setState, FULLPHYSICS).
 
     ``state`` is ``(nbatch, nstate)`` or one ``(nstate,)`` state for all members.
     """
@@ -105,7 +107,7 @@ def _as_states(m: Model, state, argname: str) -> np.ndarray:
     nstate = state_size(m)
     if state.ndim != 2 or state.shape[1] != nstate:
         raise ValueError(f"{argname} must have shape (nbatch, {nstate}) or ({nstate},) "
-                         f"= [time, qpos, qvel, act]; got {np.shape(state)}")
+                         f"= [time, qpos, qvel, act, plastic]; got {np.shape(state)}")
     # non-finite states are not rejected: like kd.step, the first step warns and resets
     return np.ascontiguousarray(state)
 
@@ -363,7 +365,7 @@ class Rollout:
     """Result of :func:`rollout`.
 
     Attributes:
-      state: ``(nbatch, nstep, 1 + nq + nv + na)`` packed states *after* each step,
+      state: ``(nbatch, nstep, state_size(m))`` packed states *after* each step,
         laid out as ``mujoco.rollout``'s ``state`` output (mjSTATE_FULLPHYSICS).
       time, qpos, qvel, act: views of ``state``: ``(nbatch, nstep)``,
         ``(nbatch, nstep, nq)``, ``(nbatch, nstep, nv)``, ``(nbatch, nstep, na)``.
@@ -387,7 +389,7 @@ def _rollout_one(m, d, s0, control, state, sensordata):
     """One trajectory on work Data d; returns the first bad step, or -1.
 
     Per step, as mujoco's rollout: set ctrl, step (with the non-finite checks), store
-    [time, qpos, qvel, act] and sensordata. ``control`` is (nstep or 1, nu), ``state``
+    [time, qpos, qvel, act, plastic] and sensordata. ``control`` is (nstep or 1, nu), ``state``
     (nstep, nstate), ``sensordata`` (nstep, nsensordata).
     The state arrays are read out of the handle once (each read is an atomic
     reference-count pair) and the rows indexed in place, without row views.
@@ -401,6 +403,10 @@ def _rollout_one(m, d, s0, control, state, sensordata):
         qvel[k] = s0[1 + nq + k]
     for k in range(na):
         act[k] = s0[1 + nq + nv + k]
+    plastic = d.plastic
+    nxa = 1 + nq + nv + na
+    for k in range(plastic.shape[0]):
+        plastic[k] = s0[nxa + k]
     # user inputs other than ctrl are zero, as in mujoco's rollout with a ctrl-only control_spec
     d.qfrc_applied[:] = 0.0
     d.xfrc_applied[:, :] = 0.0
@@ -417,6 +423,8 @@ def _rollout_one(m, d, s0, control, state, sensordata):
             state[t, 1 + nq + k] = qvel[k]
         for k in range(na):
             state[t, 1 + nq + nv + k] = act[k]
+        for k in range(plastic.shape[0]):
+            state[t, nxa + k] = plastic[k]
         if sensordata.shape[1]:
             sensordata[t, :] = d.sensordata
     return -1
@@ -486,7 +494,7 @@ def rollout(m: Model, initial_state, control=None, nstep: int | None = None,
 
     Args:
       m: the model.
-      initial_state: ``(nbatch, 1 + nq + nv + na)`` packed ``[time, qpos, qvel, act]``
+      initial_state: ``(nbatch, state_size(m))`` packed ``[time, qpos, qvel, act, plastic]``
         (MuJoCo's mjSTATE_FULLPHYSICS), or one ``(nstate,)`` state.
       control: ``ctrl`` per step, ``(nbatch or 1, nstep or 1, nu)``; leading axes may be
         left out (``(nstep, nu)``, ``(nu,)``) and length-1 axes broadcast. ``None``: zero.
