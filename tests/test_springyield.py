@@ -126,6 +126,18 @@ def test_step_matches_mujoco(integrator):
     assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "plastic", "qfrc_spring", "energy", "ten_length", "ten_J"))
 
 
+def test_disabled_springs_keep_the_plastic_state():
+    """With <flag spring="disable"/> the plastic state stays where it is, as MuJoCo's."""
+    xml = MODEL.format(integrator="Euler").replace('<flag energy="enable"/>', '<flag spring="disable"/>')
+    m, d, mjm, mjd = load_pair(xml, disable=False)
+    d.qvel[:] = mjd.qvel[:] = QVEL
+    for _ in range(50):
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+    assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "plastic"))
+    np.testing.assert_array_equal(d.plastic, kd.Data(m).plastic)
+
+
 def test_rollout_matches_mujoco_rollout(pair):
     m, _, mjm, _ = pair
     nbatch, nstep = 2, 60

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import handle_entry, kernel
-from kinedyn.engine.types import JNT_BALL
+from kinedyn.engine.types import DSBL_SPRING, JNT_BALL, OPT_DISABLEFLAGS
 from kinedyn.engine.util_spatial import normalize4, quat_integrate, sub_quat
 
 
@@ -55,7 +55,10 @@ def has_plastic(m) -> bool:
 
 @handle_entry(args="float64[::1]", needed=has_plastic)
 def plastic_update_entry(m, d, qvel):
-    """Move d.plastic after the state was advanced; ``qvel`` is the velocity qpos moved with."""
+    """Move d.plastic after the state was advanced; ``qvel`` is the velocity qpos moved with.
+    With springs disabled it stays (so MuJoCo 4.0 does), whatever the springs' stiffness."""
+    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SPRING:
+        return
     h = m.opt_timestep[0]
     plastic = d.plastic
     qpos = d.qpos
