@@ -21,7 +21,7 @@ from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
 from kinedyn.engine.passive_fluid import fluid
-from kinedyn.engine.passive_plastic import spring_ref
+from kinedyn.engine.passive_plastic import rotation_from_ref, spring_ref
 from kinedyn.engine.smooth_tendon import tendon_passive_entry
 from kinedyn.engine.support import apply_ft
 from kinedyn.engine.types import (
@@ -35,10 +35,6 @@ from kinedyn.engine.types import (
     OPT_DISABLEFLAGS,
 )
 from kinedyn.engine.util_poly import dof_damping_coefs, poly_force
-from kinedyn.engine.util_spatial import (
-    normalize4,
-    sub_quat,
-)
 
 
 @kernel(inline="always")
@@ -53,7 +49,7 @@ def _passive(
     # scratch: quaternion and vector rows
     sq, sv,
 ):
-    QPOS, QSPRING, QTMP, DIF = 0, 1, 2, 0
+    DIF = 0
     njnt = jnt_type.shape[0]
     qfrc_spring[:] = 0.0
     qfrc_damper[:] = 0.0
@@ -82,13 +78,8 @@ def _passive(
                 padr += 3
                 dadr += 3
             if jtype == JNT_FREE or jtype == JNT_BALL:
-                # rotation from the spring orientation to the current one, as a 3-vector
-                for k in range(4):
-                    sq[QPOS, k] = qpos[padr + k]
-                    sq[QSPRING, k] = ref[radr + k]
-                normalize4(sq, QPOS)
-                sub_quat(sv, DIF, sq, QPOS, sq, QSPRING, sq, QTMP)
-                r = math.sqrt(sv[DIF, 0] * sv[DIF, 0] + sv[DIF, 1] * sv[DIF, 1] + sv[DIF, 2] * sv[DIF, 2])
+                # rotation from the spring orientation to the current one, as a 3-vector (sv[0])
+                r = rotation_from_ref(qpos, padr, ref, radr, sq, sv)
                 k_r = poly_force(stiffness, p0, p1, r, False)
                 for k in range(3):
                     qfrc_spring[dadr + k] = -k_r * sv[DIF, k]

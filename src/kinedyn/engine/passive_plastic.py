@@ -48,6 +48,19 @@ def tendon_deadband(tendon_plasticadr, plastic, tendon_lengthspring, t):
     return tendon_lengthspring[t, 0], tendon_lengthspring[t, 1]
 
 
+@kernel(inline="always")
+def rotation_from_ref(qpos, padr, ref, radr, sq, sv):
+    """The rotation vector from the rest quaternion ref[radr:radr+4] to the normalised
+    qpos[padr:padr+4] (mju_subQuat), into sv[0]; its norm. Leaves the quaternions in sq[0]
+    (qpos) and sq[1] (rest); uses sq[2]."""
+    for k in range(4):
+        sq[0, k] = qpos[padr + k]
+        sq[1, k] = ref[radr + k]
+    normalize4(sq, 0)
+    sub_quat(sv, 0, sq, 0, sq, 1, sq, 2)
+    return math.sqrt(sv[0, 0] * sv[0, 0] + sv[0, 1] * sv[0, 1] + sv[0, 2] * sv[0, 2])
+
+
 def has_plastic(m) -> bool:
     """Whether the model has any spring with a yield (the update unit is needed)."""
     return m.nplastic > 0
@@ -63,7 +76,7 @@ def plastic_update_entry(m, d, qvel):
     plastic = d.plastic
     qpos = d.qpos
     sq, sv = d.scratch_quat, d.scratch_vec
-    QPOS, QREF, QTMP, DIF = 0, 1, 2, 0
+    QREF, QTMP, DIF = 1, 2, 0
     for j in range(m.njnt):
         adr = m.jnt_plasticadr[j]
         if adr < 0:
@@ -72,12 +85,7 @@ def plastic_update_entry(m, d, qvel):
         padr = m.jnt_qposadr[j]
         if m.jnt_type[j] == JNT_BALL:
             # rotation vector from the rest orientation to the current one (as the spring reads it)
-            for k in range(4):
-                sq[QPOS, k] = qpos[padr + k]
-                sq[QREF, k] = plastic[adr + k]
-            normalize4(sq, QPOS)
-            sub_quat(sv, DIF, sq, QPOS, sq, QREF, sq, QTMP)
-            r = math.sqrt(sv[DIF, 0] * sv[DIF, 0] + sv[DIF, 1] * sv[DIF, 1] + sv[DIF, 2] * sv[DIF, 2])
+            r = rotation_from_ref(qpos, padr, plastic, adr, sq, sv)
             if r > y:
                 # turn the rest orientation by the excess along the same axis
                 quat_integrate(sq, QREF, sv, DIF, (r - y) / r, sq, QTMP)
