@@ -67,7 +67,6 @@ def _passive(
             padr = jnt_qposadr[j]
             dadr = jnt_dofadr[j]
             jtype = jnt_type[j]
-            ref, radr = spring_ref(jnt_plasticadr, plastic, qpos_spring, j, padr)
             if jtype == JNT_FREE:
                 for k in range(3):
                     sv[DIF, k] = qpos[padr + k] - qpos_spring[padr + k]
@@ -77,6 +76,8 @@ def _passive(
                     qfrc_spring[dadr + k] = -k_r * sv[DIF, k]
                 padr += 3
                 dadr += 3
+            # the rest position: qpos_spring, or the plastic state of a spring with a yield
+            ref, radr = spring_ref(jnt_plasticadr, plastic, qpos_spring, j, padr)
             if jtype == JNT_FREE or jtype == JNT_BALL:
                 # rotation from the spring orientation to the current one, as a 3-vector (sv[0])
                 r = rotation_from_ref(qpos, padr, ref, radr, sq, sv)
