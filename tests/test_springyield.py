@@ -151,19 +151,3 @@ def test_rollout_matches_mujoco_rollout(pair):
     np.testing.assert_allclose(ours.state, theirs, rtol=1e-9, atol=1e-12)
     assert np.abs(theirs[:, -1, -mjm.nplastic:] - state0[:, -mjm.nplastic:]).max() > 1e-3
 
-
-def test_transition_fd_restores_the_plastic_state():
-    """kd.transition_fd at a state where the springs yield: each perturbed step starts from the
-    caller's plastic state (MuJoCo's mj_setState with FULLPHYSICS), so A matches mjd_transitionFD."""
-    m, d, mjm, mjd = load_pair(MODEL.format(integrator="Euler"), disable=False)
-    d.qvel[:] = mjd.qvel[:] = QVEL
-    for _ in range(40):
-        kd.step(m, d)
-        mujoco.mj_step(mjm, mjd)
-    plastic = d.plastic.copy()
-    ndx = 2 * mjm.nv + mjm.na
-    theirs = np.zeros((ndx, ndx))
-    mujoco.mjd_transitionFD(mjm, mjd, 1e-6, False, theirs, None, None, None)
-    ours = kd.transition_fd(m, d, eps=1e-6)[0]
-    assert np.abs(ours - theirs).max() <= 1e-6 * np.abs(theirs).max()
-    np.testing.assert_array_equal(d.plastic, plastic)
