@@ -402,11 +402,6 @@ def test_fluid_gravcomp_and_equality_are_simulated():
 _ARM = "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody>"
 UNSIMULATED = [
     (f"<mujoco>{_ARM}<actuator><pid joint='j'/><motor joint='j'/></actuator></mujoco>", "pid", None, 1),
-    ("<mujoco><worldbody><body><joint springyield='1' stiffness='1'/><geom size='1'/></body></worldbody>"
-     "</mujoco>", "joint", "springyield", 1),
-    ("<mujoco><worldbody><body><joint name='j' stiffness='1' springyield='0.1'/><geom size='1'/></body>"
-     "</worldbody><tendon><fixed armature='1'><joint joint='j' coef='1'/></fixed></tendon></mujoco>", "joint",
-     "springyield", 1),  # the tendon armature is simulated: one warning
 ]
 
 
@@ -467,8 +462,6 @@ ERRORS = [
      "<motor joint='j' delay='0.1'/></actuator></mujoco>", "motor", "delay", 2, "without a history buffer"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
      "<dcmotor joint='j'/></actuator></mujoco>", "dcmotor", None, 2, "allow_unsupported=True"),
-    ("<mujoco><worldbody><body>\n<joint armature='1' stiffness='1' springyield='0.1'/><geom size='1'/></body>"
-     "</worldbody></mujoco>", "joint", "springyield", 2, "plasticity"),
     ("<mujoco><worldbody><body>\n<geom type='hfield'/></body></worldbody></mujoco>", "geom", "type", 2,
      "must have valid hfieldid"),
     ("<mujoco><worldbody><body><joint type='slide' name='s'/><geom name='g' type='box' size='1 1 1'/>"

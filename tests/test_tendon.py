@@ -292,7 +292,8 @@ TENDON_ONLY = """<mujoco>{option}<worldbody><body><joint name="j" type="slide"/>
     ('<spatial name="s"><site site="x"/><site site="y"/></spatial>', "", "site 'x' not found", "site", "site"),
     ('<fixed name="t" armature="-0.1"><joint joint="j" coef="1"/></fixed>', "", "tendon armature cannot be negative",
      "fixed 't'", "armature"),
-    ('<fixed name="t" springyield="1"><joint joint="j" coef="1"/></fixed>', "", "springyield", "fixed 't'", "springyield"),
+    ('<fixed name="t" springyield="-1"><joint joint="j" coef="1"/></fixed>', "", "springyield cannot be negative",
+     "fixed 't'", "springyield"),
     ('<fixed name="t"></fixed>', "", "path cannot be empty", "fixed 't'", None),
     ('<fixed name="t"><joint joint="k" coef="1"/></fixed>', "", "joint 'k' not found", "joint", "joint"),
     ('<fixed name="t"><joint joint="b" coef="1"/></fixed>', "", "must be slide or hinge", "joint", "joint"),
@@ -314,9 +315,8 @@ TENDON_ONLY = """<mujoco>{option}<worldbody><body><joint name="j" type="slide"/>
 ])
 def test_errors(tendon, actuator, fragment, element, attribute):
     xml = TENDON_ONLY.format(option="", tendon=tendon, actuator=actuator)
-    if "springyield" not in fragment:  # MuJoCo has plasticity
-        with pytest.raises(ValueError):
-            mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnsimulatedFeatureWarning)
         with pytest.raises(ModelError, match=fragment) as info:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from kinedyn.compiler import frames
 from kinedyn.compiler.build import Compiler, auto_spring_damper, check_finite
+from kinedyn.compiler.keyframes import fill_key_plastic
 from kinedyn.compiler.sleep import check_sleep_supported, resolve_sleep_policy
 from kinedyn.engine.lengthrange import set_length_range
 from kinedyn.engine.model import register_compiler
@@ -125,6 +126,7 @@ def _compile(root: Node, path, allow_unsupported: bool, fusestatic: bool = False
     check_sleep_supported(model, compiler.sleep_flag)
     check_finite(model, compiler)
     set_const(model, compiler.body_simple)
+    fill_key_plastic(model, compiler)
     compiler.warn_unphysical(model)  # a URDF's inertias loaded as given (after set_const: invweight0)
     auto_spring_damper(model, compiler)  # joint springdamper, from dof_invweight0
     set_length_range(model, compiler.lropt, compiler.actuator_nodes)

@@ -248,6 +248,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         sizes = self._tree_arrays(arr)
         sizes.update(self._geom_site_arrays(arr))
         sizes.update(self._tendon_arrays(arr))
+        sizes.update(_plastic_layout(arr))
         sizes.update(self._actuator_arrays(arr, sizes))
         sizes.update(self._keyframe_arrays(arr, sizes))
         arr.update(self._camlight_arrays())
@@ -283,6 +284,24 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         model = Model._assemble(sizes, arr, self._model_option(), names)
         object.__setattr__(model, "model_name", model_name)
         return model
+
+
+def _plastic_layout(arr: dict) -> dict[str, int]:
+    """jnt_plasticadr, tendon_plasticadr and nplastic: the plastic state of the springs with a yield,
+    joints first, then tendons (MuJoCo 4.0's layout): a hinge's or slide's rest position (1), a ball's
+    rest quaternion (4), a tendon's lengthspring pair (2); -1 for elastic springs."""
+    nplastic = 0
+    adrs = {}
+    for kind, widths in (("jnt", [4 if t == JointType.BALL else 1 for t in arr["jnt_type"]]),
+                         ("tendon", [2] * len(arr["tendon_springyield"]))):
+        adr = np.full(len(widths), -1, dtype=np.int32)
+        for i, width in enumerate(widths):
+            if arr[f"{kind}_springyield"][i] > 0:
+                adr[i] = nplastic
+                nplastic += width
+        adrs[f"{kind}_plasticadr"] = adr
+    arr.update(adrs)
+    return dict(nplastic=nplastic)
 
 
 def auto_spring_damper(model, compiler: Compiler) -> None:

@@ -532,8 +532,14 @@ class ElementsMixin:
         springdamper = list(a["springdamper"])
         if (springdamper[0] or springdamper[1]) and min(springdamper) <= 0:
             raise node.error("when defined, springdamper values must be positive in joint", "springdamper")
-        if a.get("springyield"):
-            self._report("joint plasticity (springyield) is not simulated", node, "springyield")
+        # spring plasticity (mjCJoint::Compile): a yield is an angle for hinge and ball joints
+        springyield = a.get("springyield") or 0.0
+        if springyield < 0:
+            raise node.error("springyield cannot be negative in joint", "springyield")
+        if springyield and jtype == JointType.FREE:
+            raise node.error("springyield should not be defined in free joint", "springyield")
+        if springyield and self.degree and jtype in (JointType.HINGE, JointType.BALL):
+            springyield *= math.pi / 180.0
         rng = list(a["range"])
         limited = act.LIMITED[a["limited"]]
         if jtype == JointType.FREE:
@@ -586,6 +592,7 @@ class ElementsMixin:
         joint.compiled = dict(limited=int(is_limited), actfrclimited=int(is_frclimited), range=rng,
                               actfrcrange=frc, axis=axis, pos=pos, ref=ref, springref=springref,
                               group=a["group"], stiffness=a["stiffness"][0], damping=a["damping"][0],
+                              springyield=springyield,
                               stiffnesspoly=list(a["stiffness"][1:3]), dampingpoly=list(a["damping"][1:3]),
                               armature=a["armature"], frictionloss=a["frictionloss"], margin=a["margin"],
                               solref=list(a["solreflimit"]), solimp=list(a["solimplimit"]),

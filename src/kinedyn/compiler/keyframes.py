@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from kinedyn.compiler import frames as fr
+from kinedyn.engine.data import plastic_reset
 from kinedyn.engine.types import MINVAL, JointType
 from kinedyn.xml.mjcf import Node, parse_ints, typed_attrs
 
@@ -78,8 +79,17 @@ class KeyframesMixin:
         key_mquat = np.tile(np.array([b.quat for b in mocap_bodies], dtype=float).reshape(nmocap, 4),
                             (nkey, 1, 1))
         key_names = []
+        # the plastic state a keyframe gives: its defaults need lengthspring, set later by set_const
+        # (fill_key_plastic)
+        nplastic = sizes["nplastic"]
+        self.key_plastic_given = []
         for k, (node, a) in enumerate(self.keys):
             key_names.append(a.get("name", ""))
+            if a.get("plastic"):
+                if len(a["plastic"]) > nplastic:
+                    raise node.error(f"keyframe '{a.get('name', '')}': invalid plastic size, expected "
+                                     f"{nplastic}, got {len(a['plastic'])}", "plastic")
+                self.key_plastic_given.append((k, list(a["plastic"])))
             key_time[k] = a.get("time", 0.0)
             for attr, dst, n in (("qpos", key_qpos, nq), ("qvel", key_qvel, nv), ("act", key_act, na),
                                  ("ctrl", key_ctrl, nu)):
@@ -116,6 +126,16 @@ class KeyframesMixin:
                     elif abs(norm - 1) > MINVAL:
                         key_qpos[k, adr:adr + 4] = q / norm
         arr.update(key_time=key_time, key_qpos=key_qpos, key_qvel=key_qvel, key_act=key_act,
-                   key_ctrl=key_ctrl, key_mpos=key_mpos, key_mquat=key_mquat)
+                   key_ctrl=key_ctrl, key_mpos=key_mpos, key_mquat=key_mquat,
+                   key_plastic=np.zeros((nkey, nplastic)))
         self.key_names = key_names
         return dict(nkey=nkey)
+
+
+def fill_key_plastic(model, compiler) -> None:
+    """key_plastic after set_const: each keyframe's plastic state defaults to the state at reset
+    (qpos_spring, the resolved tendon_lengthspring); a short vector sets the leading entries."""
+    for k in range(model.nkey):
+        plastic_reset(model, model.key_plastic[k])
+    for k, values in compiler.key_plastic_given:
+        model.key_plastic[k, :len(values)] = values

@@ -81,8 +81,8 @@ class TendonsMixin:
                                                      for t in wtypes):
                 raise node.error(f"tendon '{name}' (id = {tid}): geom wrapping not supported by tendon "
                                  "armature", "armature")
-            if a["springyield"]:
-                self._report("tendon plasticity (springyield) is not simulated", node, "springyield")
+            if a["springyield"] < 0:
+                raise node.error("springyield cannot be negative in tendon", "springyield")
             # limited="auto": limited when a range is given, which needs autolimits (checklimited)
             rng, frc = list(a["range"]), list(a["actuatorfrcrange"])
             for key, attr, values in (("limited", "range", rng),
@@ -109,7 +109,7 @@ class TendonsMixin:
                 node=node, name=name, wraps=wraps, wtypes=wtypes, group=a["group"], limited=int(limited),
                 actfrclimited=int(frclimited), range=rng, actfrcrange=frc, margin=a["margin"],
                 stiffness=a["stiffness"][0], damping=a["damping"][0], frictionloss=a["frictionloss"],
-                armature=a["armature"],
+                armature=a["armature"], springyield=a["springyield"],
                 stiffnesspoly=list(a["stiffness"][1:3]), dampingpoly=list(a["damping"][1:3]),
                 lengthspring=spring, solref_lim=list(a["solreflimit"]), solimp_lim=list(a["solimplimit"]),
                 solref_fri=list(a["solreffriction"]), solimp_fri=list(a["solimpfriction"])))
@@ -205,6 +205,7 @@ class TendonsMixin:
         arr["tendon_solref_fri"] = tcol("solref_fri", NREF)
         arr["tendon_solimp_fri"] = tcol("solimp_fri", NIMP)
         arr["tendon_lengthspring"] = tcol("lengthspring", 2)  # -1 -1 resolved by set_const
+        arr["tendon_springyield"] = tcol("springyield")
         arr["tendon_length0"] = np.zeros(ntendon)  # set_const
         arr["wrap_type"] = np.array([w for t in tendons for w in t["wtypes"]], dtype=np.int32)
         arr["wrap_objid"] = np.array([w[0] for t in tendons for w in t["wraps"]], dtype=np.int32)

@@ -399,6 +399,7 @@ class TreeMixin:
         arr["jnt_axis"] = jcol("axis", 3)
         arr["jnt_stiffness"] = jcol("stiffness")
         arr["jnt_stiffnesspoly"] = jcol("stiffnesspoly", NPOLY)
+        arr["jnt_springyield"] = jcol("springyield")
         arr["jnt_range"] = jcol("range", 2)
         arr["jnt_actfrcrange"] = jcol("actfrcrange", 2)
         arr["jnt_margin"] = jcol("margin")

@@ -19,7 +19,7 @@ from kinedyn.engine.handles import handle_pointer, make_handle
 from kinedyn.engine.history import reset_history
 from kinedyn.engine.model import Model
 from kinedyn.engine.sleep import AWAKE
-from kinedyn.engine.types import COUNT_NCON, COUNT_NE, COUNT_NEFC, COUNT_NF, COUNT_NL, NWARNING
+from kinedyn.engine.types import COUNT_NCON, COUNT_NE, COUNT_NEFC, COUNT_NF, COUNT_NL, NWARNING, JointType
 
 # fields with one entry per constraint row or per contact: Data shows their first nefc rows or
 # ncon contacts (MuJoCo's d.efc_* and d.contact sizes), the kernels write the whole buffer
@@ -85,6 +85,7 @@ class Data:
         reset_mocap(model, self.mocap_pos, self.mocap_quat)
         reset_history(model, self.history)
         reset_sleep(model, self)
+        plastic_reset(model, self.plastic)
 
     def _bind(self, model: Model, arrays: dict[str, np.ndarray], time: np.ndarray) -> None:
         """Attach the model and the arrays, and build the kernel handle over exactly these arrays."""
@@ -199,13 +200,27 @@ def reset_sleep(m: Model, d: Data) -> None:
     d.body_awake[:] = np.where(moving, 1, -1)
 
 
+def plastic_reset(m: Model, plastic: np.ndarray) -> None:
+    """The plastic state at reset (mj_resetData): each yielding joint's spring reference from
+    qpos_spring (4 numbers for a ball joint's quaternion, else 1), each yielding tendon's
+    lengthspring pair. ``plastic`` may carry leading batch axes."""
+    for j in np.flatnonzero(m.jnt_plasticadr >= 0):
+        adr, qadr = m.jnt_plasticadr[j], m.jnt_qposadr[j]
+        width = 4 if m.jnt_type[j] == JointType.BALL else 1
+        plastic[..., adr:adr + width] = m.qpos_spring[qadr:qadr + width]
+    for t in np.flatnonzero(m.tendon_plasticadr >= 0):
+        adr = m.tendon_plasticadr[t]
+        plastic[..., adr:adr + 2] = m.tendon_lengthspring[t]
+
+
 def reset(m: Model, d: Data, key: int | str | None = None) -> None:
     """Reset ``d`` to the model's default state, or to keyframe ``key`` (id or name).
 
     Mirrors mj_resetData / mj_resetDataKeyframe: every field is zeroed, then
     qpos = qpos0, mocap_pos/mocap_quat = the mocap bodies' body_pos/body_quat, the control
-    history buffers start (engine.history.reset_history) (and the keyframe's time, qpos, qvel,
-    act, ctrl, mpos and mquat are set).
+    history buffers start (engine.history.reset_history), plastic = the springs' rest positions
+    (``plastic_reset``) (and the keyframe's time, qpos, qvel, act, ctrl, mpos, mquat and plastic
+    are set).
     """
     _reset(m, d, key, "reset")
 
@@ -222,6 +237,7 @@ def _reset(m: Model, d: Data, key, fname: str) -> None:
     reset_mocap(m, d.mocap_pos, d.mocap_quat)
     reset_history(m, d.history)
     reset_sleep(m, d)
+    plastic_reset(m, d.plastic)
     if k is not None:
         d.time = m.key_time[k]
         d.qpos[:] = m.key_qpos[k]
@@ -230,6 +246,7 @@ def _reset(m: Model, d: Data, key, fname: str) -> None:
         d.ctrl[:] = m.key_ctrl[k]
         d.mocap_pos[:] = m.key_mpos[k]
         d.mocap_quat[:] = m.key_mquat[k]
+        d.plastic[:] = m.key_plastic[k]
 
 
 def reset_data_keyframe(m: Model, d: Data, key: int | str) -> None:

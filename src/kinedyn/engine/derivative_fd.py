@@ -141,6 +141,7 @@ def _restore(src, d):
     d.qpos[:] = src.qpos
     d.qvel[:] = src.qvel
     d.act[:] = src.act
+    d.plastic[:] = src.plastic  # springs' plasticity: a step moves it (mjSTATE_PLASTIC, in FULLPHYSICS)
     d.ctrl[:] = src.ctrl
     d.qacc_warmstart[:] = src.qacc_warmstart
 

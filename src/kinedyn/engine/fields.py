@@ -67,7 +67,7 @@ SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendo
               "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint", "nsensor",
               "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert",
               "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam", "nlight", "nhistory", "nflex",
-              "nflexvert", "nflexedge", "ntree")
+              "nflexvert", "nflexedge", "ntree", "nplastic")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -116,6 +116,9 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("jnt_pos", ("njnt", 3), F, "anchor position in the body frame"),
     _m("jnt_axis", ("njnt", 3), F, "axis in the body frame (unit)"),
     _m("jnt_stiffness", ("njnt",), F, "spring stiffness (the linear coefficient a)"),
+    _m("jnt_springyield", ("njnt",), F,
+       "plastic yield of the spring: the largest displacement it holds (0: elastic)"),
+    _m("jnt_plasticadr", ("njnt",), I, "address of the joint's spring reference in plastic (-1: elastic)"),
     _m("jnt_stiffnesspoly", ("njnt", 2), F,
        "higher-order stiffness coefficients [b, c]: spring force -(a x + b x^2 + c x^3)"),
     _m("jnt_actuatorid", ("njnt",), I,
@@ -255,6 +258,10 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("tendon_actuatorid", ("ntendon",), I,
        "actuator adding damping or armature to the tendon: -1 none, -2 several (scan the actuators)"),
     _m("tendon_stiffness", ("ntendon",), F, "spring stiffness (the linear coefficient a)"),
+    _m("tendon_springyield", ("ntendon",), F,
+       "plastic yield of the spring beyond its deadband (0: elastic)"),
+    _m("tendon_plasticadr", ("ntendon",), I,
+       "address of the tendon's deadband pair in plastic (-1: elastic)"),
     _m("tendon_stiffnesspoly", ("ntendon", 2), F,
        "higher-order stiffness coefficients [b, c]: spring force -(a x + b x^2 + c x^3)"),
     _m("tendon_damping", ("ntendon",), F, "viscous damping coefficient (the linear coefficient a)"),
@@ -358,6 +365,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("key_ctrl", ("nkey", "nu"), F, "keyframe ctrl"),
     _m("key_mpos", ("nkey", "nmocap", 3), F, "keyframe mocap_pos"),
     _m("key_mquat", ("nkey", "nmocap", 4), F, "keyframe mocap_quat"),
+    _m("key_plastic", ("nkey", "nplastic"), F, "keyframe plastic"),
     # cameras (mjCCamera; their world frames are computed by engine.camlight)
     _m("cam_mode", ("ncam",), I, "how the camera moves (CamLightMode: fixed, track, trackcom, targetbody, "
        "targetbodycom)"),
@@ -423,6 +431,9 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("xfrc_applied", ("nbody", 6), "state",
        "applied Cartesian force and torque at each body com, [force; torque]"),
     _d("mocap_pos", ("nmocap", 3), "state", "positions of the mocap bodies (world frame; body_pos at reset)"),
+    _d("plastic", ("nplastic",), "state",
+       "spring plasticity: the moved rest positions of springs with a yield (jnt_plasticadr, "
+       "tendon_plasticadr); qpos_spring and tendon_lengthspring at reset, moved by step"),
     _d("mocap_quat", ("nmocap", 4), "state",
        "orientations of the mocap bodies (world frame, normalised when used; body_quat at reset)"),
     # sleeping (EnableBit.SLEEP; engine.sleep)
@@ -598,6 +609,8 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("scratch_rk_dq", (4, "nv"), "scratch", "RK4 stage velocities", False),
     _d("scratch_rk_dv", (4, "nv"), "scratch", "RK4 stage accelerations", False),
     _d("scratch_rk_da", (4, "na"), "scratch", "RK4 stage activation rates", False),
+    _d("scratch_rk_tenlen", ("ntendon",), "scratch", "ten_length at the RK4 start state", False),
+    _d("scratch_rk_tenJ", ("ntendon", "nv"), "scratch", "ten_J at the RK4 start state", False),
     _d("scratch_cjac", (6, 3, "nv"), "scratch", "the Jacobians of an equality constraint's two points",
        False),
     _d("scratch_solver_nv", (10, "nv"), "scratch",

@@ -47,6 +47,7 @@ from kinedyn.engine.forward import (
 )
 from kinedyn.engine.history import advance_history
 from kinedyn.engine.inverse import check_discrete_inverse, compare_fwd_inv
+from kinedyn.engine.passive_plastic import plastic_update_entry
 from kinedyn.engine.sensor import sensor_acc_entry, sensor_vel_entry
 from kinedyn.engine.sleep import S_ASLEEP, S_AWAKE, sleep_entry, update_sleep_entry
 from kinedyn.engine.sleep import enabled as sleep_enabled
@@ -157,6 +158,9 @@ def _advance(m, d, act_dot, qacc, qvel):
             new_qvel[v] += h * qacc[v]
         integrate_pos_kernel(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, d.qpos, qvel, h,
                              d.scratch_quat, d.scratch_vec)
+    # springs with a yield: their rest positions follow the new positions (passive_plastic)
+    if m.nplastic > 0:
+        plastic_update_entry(m, d, qvel)
     d.time[0] += h
     # the next step's constraint solver starts from this step's forward acceleration
     for v in range(m.nv):
@@ -353,6 +357,14 @@ def _rk4(m, d, a_tab, b_tab):
     for k in range(na):
         a0[k] = act[k]
         da[0, k] = act_dot[k]
+    # MuJoCo 4.0 ends the step with the start state's tendon lengths and Jacobians (the stages'
+    # are overwritten): the plastic update of the tendons reads them (passive_plastic)
+    ten_length, ten_J = d.ten_length, d.ten_J
+    len0, jac0 = d.scratch_rk_tenlen, d.scratch_rk_tenJ
+    for t in range(ten_length.shape[0]):
+        len0[t] = ten_length[t]
+        for v in range(nv):
+            jac0[t, v] = ten_J[t, v]
     for i in range(1, 4):
         # X_i = X_0 (+) h sum_j A[i-1, j] F_j
         for v in range(nv):
@@ -407,6 +419,10 @@ def _rk4(m, d, a_tab, b_tab):
         qvel[v] = v0[v]
     for k in range(na):
         act[k] = a0[k]
+    for t in range(ten_length.shape[0]):
+        ten_length[t] = len0[t]
+        for v in range(nv):
+            ten_J[t, v] = jac0[t, v]
     _advance(m, d, act_rate, acc, vel)
     # MuJoCo 4.0 leaves the combined acceleration in qacc (the warmstart keeps the last stage's)
     for v in range(nv):

@@ -21,6 +21,7 @@ from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
 from kinedyn.engine.passive_fluid import fluid
+from kinedyn.engine.passive_plastic import rotation_from_ref, spring_ref
 from kinedyn.engine.smooth_flex import flex_passive_entry
 from kinedyn.engine.smooth_tendon import tendon_passive_entry
 from kinedyn.engine.support import apply_ft
@@ -35,29 +36,27 @@ from kinedyn.engine.types import (
     OPT_DISABLEFLAGS,
 )
 from kinedyn.engine.util_poly import dof_damping_coefs, poly_force
-from kinedyn.engine.util_spatial import (
-    normalize4,
-    sub_quat,
-)
 
 
 @kernel(inline="always")
 def _passive(
     # model
-    jnt_type, jnt_qposadr, jnt_dofadr, jnt_stiffness, jnt_stiffnesspoly, qpos_spring, disableflags,
+    jnt_type, jnt_qposadr, jnt_dofadr, jnt_stiffness, jnt_stiffnesspoly, qpos_spring, jnt_plasticadr,
+    disableflags,
     # data in
-    qpos,
+    qpos, plastic,
     # data out (qfrc_passive is summed by passive_entry, after the tendon forces)
     qfrc_spring, qfrc_damper, qfrc_passive,
     # scratch: quaternion and vector rows
     sq, sv,
 ):
-    QPOS, QSPRING, QTMP, DIF = 0, 1, 2, 0
+    DIF = 0
     njnt = jnt_type.shape[0]
     qfrc_spring[:] = 0.0
     qfrc_damper[:] = 0.0
 
-    # joint springs: qfrc_spring = -k(x) x, x = qpos - qpos_spring, on the manifold for quaternions;
+    # joint springs: qfrc_spring = -k(x) x, x = qpos - qpos_spring (or the plastic rest position of
+    # a spring with a yield: passive_plastic), on the manifold for quaternions;
     # k(x) = stiffness + poly[0] x + poly[1] x^2 with x the norm of the translation or rotation
     # vector for free and ball joints (mju_polyForce)
     if not disableflags & DSBL_SPRING:
@@ -78,19 +77,16 @@ def _passive(
                     qfrc_spring[dadr + k] = -k_r * sv[DIF, k]
                 padr += 3
                 dadr += 3
+            # the rest position: qpos_spring, or the plastic state of a spring with a yield
+            ref, radr = spring_ref(jnt_plasticadr, plastic, qpos_spring, j, padr)
             if jtype == JNT_FREE or jtype == JNT_BALL:
-                # rotation from the spring orientation to the current one, as a 3-vector
-                for k in range(4):
-                    sq[QPOS, k] = qpos[padr + k]
-                    sq[QSPRING, k] = qpos_spring[padr + k]
-                normalize4(sq, QPOS)
-                sub_quat(sv, DIF, sq, QPOS, sq, QSPRING, sq, QTMP)
-                r = math.sqrt(sv[DIF, 0] * sv[DIF, 0] + sv[DIF, 1] * sv[DIF, 1] + sv[DIF, 2] * sv[DIF, 2])
+                # rotation from the spring orientation to the current one, as a 3-vector (sv[0])
+                r = rotation_from_ref(qpos, padr, ref, radr, sq, sv)
                 k_r = poly_force(stiffness, p0, p1, r, False)
                 for k in range(3):
                     qfrc_spring[dadr + k] = -k_r * sv[DIF, k]
             else:
-                x = qpos[padr] - qpos_spring[padr]
+                x = qpos[padr] - ref[radr]
                 qfrc_spring[dadr] = -x * poly_force(stiffness, p0, p1, x, False)
 
 
@@ -115,8 +111,8 @@ def _dof_dampers(dof_jntid, jnt_actuatorid, dof_damping, dof_dampingpoly, actuat
 @handle_entry
 def passive_entry(m, d):
     _passive(m.jnt_type, m.jnt_qposadr, m.jnt_dofadr, m.jnt_stiffness, m.jnt_stiffnesspoly, m.qpos_spring,
-             m.opt_flags[OPT_DISABLEFLAGS], d.qpos, d.qfrc_spring, d.qfrc_damper, d.qfrc_passive,
-             d.scratch_quat, d.scratch_vec)
+             m.jnt_plasticadr, m.opt_flags[OPT_DISABLEFLAGS], d.qpos, d.plastic, d.qfrc_spring, d.qfrc_damper,
+             d.qfrc_passive, d.scratch_quat, d.scratch_vec)
     _dof_dampers(m.dof_jntid, m.jnt_actuatorid, m.dof_damping, m.dof_dampingpoly, m.actuator_damping,
                  m.actuator_dampingpoly, m.actuator_gear, m.actuator_trnid, m.actuator_trntype,
                  m.opt_flags[OPT_DISABLEFLAGS], d.qvel, d.qfrc_damper)

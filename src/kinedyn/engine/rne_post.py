@@ -32,6 +32,7 @@ from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.collision_driver import contact_force_kernel
 from kinedyn.engine.constraint import _weld_quats, equality_anchors
+from kinedyn.engine.passive_plastic import tendon_deadband
 from kinedyn.engine.smooth_rne import _rne_body, _rne_world
 from kinedyn.engine.smooth_tendon import _normalize3
 from kinedyn.engine.types import (
@@ -139,7 +140,7 @@ def _tendon_force(m, d, t):
     force = 0.0
     if not flags & DSBL_SPRING:
         length = d.ten_length[t]
-        lower, upper = m.tendon_lengthspring[t, 0], m.tendon_lengthspring[t, 1]
+        lower, upper = tendon_deadband(m.tendon_plasticadr, d.plastic, m.tendon_lengthspring, t)
         x = length - upper if length > upper else (length - lower if length < lower else 0.0)
         force -= x * poly_force(m.tendon_stiffness[t], m.tendon_stiffnesspoly[t, 0],
                                 m.tendon_stiffnesspoly[t, 1], x, False)

@@ -27,6 +27,7 @@ import numpy as np
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.collision_driver import INTO_SENSOR_SCRATCH, collide_into, contact_force_kernel
+from kinedyn.engine.passive_plastic import spring_ref, tendon_deadband
 from kinedyn.engine.ray import rangefinder_kernel, ray_geom
 from kinedyn.engine.rne_post import rne_post_constraint_entry
 from kinedyn.engine.types import (
@@ -324,13 +325,15 @@ def energy_pos_kernel(m, d):
                     x2 += (d.qpos[a + i] - m.qpos_spring[a + i]) ** 2
                 e += poly_potential(k, p0, p1, math.sqrt(x2))
                 a += 3
+            # the rest position: qpos_spring, or the plastic state of a spring with a yield
+            ref, radr = spring_ref(m.jnt_plasticadr, d.plastic, m.qpos_spring, j, a)
             if jt == JNT_FREE or jt == JNT_BALL:
-                e += poly_potential(k, p0, p1, math.sqrt(_quat_vel_norm2(d.qpos, a, m.qpos_spring, a)))
+                e += poly_potential(k, p0, p1, math.sqrt(_quat_vel_norm2(d.qpos, a, ref, radr)))
             else:
-                e += poly_potential(k, p0, p1, d.qpos[a] - m.qpos_spring[a])
+                e += poly_potential(k, p0, p1, d.qpos[a] - ref[radr])
         for t in range(m.ntendon):
             length = d.ten_length[t]
-            lo, hi = m.tendon_lengthspring[t, 0], m.tendon_lengthspring[t, 1]
+            lo, hi = tendon_deadband(m.tendon_plasticadr, d.plastic, m.tendon_lengthspring, t)
             x = length - hi if length > hi else (length - lo if length < lo else 0.0)
             e += poly_potential(m.tendon_stiffness[t], m.tendon_stiffnesspoly[t, 0],
                                 m.tendon_stiffnesspoly[t, 1], x)

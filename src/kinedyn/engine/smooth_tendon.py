@@ -24,6 +24,7 @@ import math
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.passive_plastic import tendon_deadband
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     DSBL_DAMPER,
@@ -515,7 +516,8 @@ def ten_velocity_kernel(ten_J, qvel, ten_velocity):
 
 
 @kernel(inline="always")
-def tendon_passive_kernel(tendon_stiffness, tendon_stiffnesspoly, tendon_lengthspring, tendon_damping,
+def tendon_passive_kernel(tendon_stiffness, tendon_stiffnesspoly, tendon_lengthspring, tendon_plasticadr,
+                          plastic, tendon_damping,
                           tendon_dampingpoly, tendon_actuatorid, actuator_damping, actuator_dampingpoly,
                           actuator_gear, actuator_trnid, actuator_trntype, disableflags, ten_length,
                           ten_velocity, ten_J, qfrc_spring, qfrc_damper):
@@ -539,10 +541,9 @@ def tendon_passive_kernel(tendon_stiffness, tendon_stiffnesspoly, tendon_lengths
                                                    actuator_trnid, actuator_trntype)
         if stiffness == 0.0 and s0 == 0.0 and s1 == 0.0 and damping == 0.0 and d0 == 0.0 and d1 == 0.0:
             continue
-        # spring: deadband between lengthspring[0] and lengthspring[1]
+        # spring: deadband between lengthspring[0] and lengthspring[1] (moved by plasticity)
         length = ten_length[i]
-        lower = tendon_lengthspring[i, 0]
-        upper = tendon_lengthspring[i, 1]
+        lower, upper = tendon_deadband(tendon_plasticadr, plastic, tendon_lengthspring, i)
         if length > upper:
             x = length - upper
         elif length < lower:
@@ -578,10 +579,10 @@ def ten_velocity_entry(m, d):
 @handle_entry
 def tendon_passive_entry(m, d):
     tendon_passive_kernel(m.tendon_stiffness, m.tendon_stiffnesspoly, m.tendon_lengthspring,
-                          m.tendon_damping, m.tendon_dampingpoly, m.tendon_actuatorid, m.actuator_damping,
-                          m.actuator_dampingpoly, m.actuator_gear, m.actuator_trnid, m.actuator_trntype,
-                          m.opt_flags[OPT_DISABLEFLAGS], d.ten_length, d.ten_velocity, d.ten_J, d.qfrc_spring,
-                          d.qfrc_damper)
+                          m.tendon_plasticadr, d.plastic, m.tendon_damping, m.tendon_dampingpoly,
+                          m.tendon_actuatorid, m.actuator_damping, m.actuator_dampingpoly, m.actuator_gear,
+                          m.actuator_trnid, m.actuator_trntype, m.opt_flags[OPT_DISABLEFLAGS], d.ten_length,
+                          d.ten_velocity, d.ten_J, d.qfrc_spring, d.qfrc_damper)
 
 
 _TENDON = FastEntry(tendon_entry)

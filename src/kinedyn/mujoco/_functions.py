@@ -297,11 +297,11 @@ def mj_id2name(m, type: int, id: int) -> str | None:  # noqa: A002
 # ---- state ------------------------------------------------------------------------------------------
 
 # mjtState bits in MuJoCo's order, with the Data field each packs; None: kinedyn keeps no such state
-# (userdata; plugin; plastic: spring plasticity), so its size is 0; history holds the actuators'
-# control buffers only (sensor history is refused by the compiler)
+# (userdata; plugin), so its size is 0; history holds the actuators' control buffers only (sensor
+# history is refused by the compiler)
 _STATE_BITS = ((1, "time"), (2, "qpos"), (4, "qvel"), (8, "act"), (16, "history"), (32, "qacc_warmstart"),
                (64, "ctrl"), (128, "qfrc_applied"), (256, "xfrc_applied"), (512, "eq_active"),
-               (1024, "mocap_pos"), (2048, "mocap_quat"), (4096, None), (8192, None), (16384, None))
+               (1024, "mocap_pos"), (2048, "mocap_quat"), (4096, None), (8192, None), (16384, "plastic"))
 _NSTATE_BITS = 1 << len(_STATE_BITS)
 
 

@@ -2,7 +2,7 @@
 
 ``rollout(model, data, initial_state, control)`` returns ``(state, sensordata)`` shaped
 ``(nbatch, nstep, nstate)`` and ``(nbatch, nstep, nsensordata)`` as MuJoCo's module does; the
-states are mjSTATE_FULLPHYSICS (``[time, qpos, qvel, act]`` for every model kinedyn compiles).
+states are mjSTATE_FULLPHYSICS (``[time, qpos, qvel, act, plastic]`` for every model kinedyn compiles).
 """
 
 from __future__ import annotations

@@ -9,12 +9,12 @@ Two ways in:
   ``jac_site`` run the single-state jitted entries (``forward_entry``,
   ``step_entry``, ...) on every member in a Numba ``prange`` loop.
 * ``rollout(m, initial_state, control, nstep)`` mirrors ``mujoco.rollout.rollout``:
-  open-loop trajectories from packed initial states ``[time, qpos, qvel, act, history]``
-  (MuJoCo's ``mjSTATE_FULLPHYSICS`` for models without plugins or plasticity; ``history``
-  holds the actuators' control buffers, empty without them) under per-step controls.
-  Like MuJoCo's rollout it keeps one work ``Data`` per thread and the states in the
-  output array, so a batch of 10,000 rollouts needs two ``Data``, not 10,000; the work
-  ``Data`` are kept for the next call on the same model.
+  open-loop trajectories from packed initial states ``[time, qpos, qvel, act, history, plastic]``
+  (MuJoCo's ``mjSTATE_FULLPHYSICS`` for models without plugins; ``history`` holds the
+  actuators' control buffers, ``plastic`` the springs' plasticity, each empty without them)
+  under per-step controls. Like MuJoCo's rollout it keeps one work ``Data`` per thread and
+  the states in the output array, so a batch of 10,000 rollouts needs two ``Data``, not
+  10,000; the work ``Data`` are kept for the next call on the same model.
 
 ``nthread`` picks the number of threads (``numba.set_num_threads`` for the call,
 restored afterwards); by default Numba's current setting (all cores unless
@@ -33,7 +33,7 @@ from kinedyn._jit import bind_call, cached_njit
 from kinedyn._jit.parallel import get_thread_id, parallel_njit, prange, take_next, threads, typed_list
 from kinedyn.engine import integrator
 from kinedyn.engine.checks import check_model, check_model_batch, float_array
-from kinedyn.engine.data import Data, reset_mocap, reset_sleep
+from kinedyn.engine.data import Data, plastic_reset, reset_mocap, reset_sleep
 from kinedyn.engine.fields import DATA_FIELD, DATA_FIELDS, SIZE_NAMES
 from kinedyn.engine.forward import forward_entry
 from kinedyn.engine.history import reset_history
@@ -57,26 +57,29 @@ __all__ = ["BatchData", "Rollout", "forward", "get_state", "inverse", "jac_site"
 
 
 # ---------------------------------------------------------------------------------------
-# packed state: [time, qpos, qvel, act, history] (mj_getState / mj_setState with mjSTATE_FULLPHYSICS)
+# packed state: [time, qpos, qvel, act, history, plastic] (mj_getState / mj_setState with
+# mjSTATE_FULLPHYSICS)
 
 def state_size(m: Model) -> int:
-    """Length of a packed state ``[time, qpos, qvel, act, history]``: ``1 + nq + nv + na + nhistory``.
+    """Length of a packed state ``[time, qpos, qvel, act, history, plastic]``:
+    ``1 + nq + nv + na + nhistory + nplastic``.
 
     Equals ``mujoco.mj_stateSize(mjm, mjtState.mjSTATE_FULLPHYSICS)`` for every model
-    kinedyn compiles (they have no plugin or plasticity state; ``nhistory`` is the size of the
-    actuators' control history buffers, 0 without them).
+    kinedyn compiles (they have no plugin state; ``nhistory`` is the size of the actuators'
+    control history buffers, ``nplastic`` of the springs' plasticity, each 0 without them).
     """
     check_model(m, "state_size")
-    return 1 + m.nq + m.nv + m.na + m.nhistory
+    return 1 + m.nq + m.nv + m.na + m.nhistory + m.nplastic
 
 
 def _state_slices(m: Model) -> dict[str, slice]:
-    """Where time, qpos, qvel, act and history sit in a packed state."""
+    """Where time, qpos, qvel, act, history and plastic sit in a packed state."""
     end = 1 + m.nq + m.nv + m.na
     return {"time": slice(0, 1), "qpos": slice(1, 1 + m.nq),
             "qvel": slice(1 + m.nq, 1 + m.nq + m.nv),
             "act": slice(1 + m.nq + m.nv, end),
-            "history": slice(end, end + m.nhistory)}
+            "history": slice(end, end + m.nhistory),
+            "plastic": slice(end + m.nhistory, end + m.nhistory + m.nplastic)}
 
 
 def get_state(m: Model, bd: BatchData) -> np.ndarray:
@@ -89,8 +92,8 @@ def get_state(m: Model, bd: BatchData) -> np.ndarray:
 
 
 def set_state(m: Model, bd: BatchData, state) -> None:
-    """Set time, qpos, qvel, act and history of every member from packed states (mj_setState,
-    FULLPHYSICS).
+    """Set time, qpos, qvel, act, history and plastic of every member from packed states
+    (mj_setState, FULLPHYSICS).
 
     ``state`` is ``(nbatch, nstate)`` or one ``(nstate,)`` state for all members.
     """
@@ -110,7 +113,7 @@ def _as_states(m: Model, state, argname: str) -> np.ndarray:
     nstate = state_size(m)
     if state.ndim != 2 or state.shape[1] != nstate:
         raise ValueError(f"{argname} must have shape (nbatch, {nstate}) or ({nstate},) "
-                         f"= [time, qpos, qvel, act, history]; got {np.shape(state)}")
+                         f"= [time, qpos, qvel, act, history, plastic]; got {np.shape(state)}")
     # non-finite states are not rejected: like kd.step, the first step warns and resets
     return np.ascontiguousarray(state)
 
@@ -151,6 +154,7 @@ class BatchData:
         reset_mocap(model, self.mocap_pos, self.mocap_quat)
         reset_history(model, self.history)
         reset_sleep(model, self)
+        plastic_reset(model, self.plastic)
 
     @property
     def model(self) -> Model:
@@ -370,9 +374,9 @@ class Rollout:
     """Result of :func:`rollout`.
 
     Attributes:
-      state: ``(nbatch, nstep, 1 + nq + nv + na + nhistory)`` packed states *after* each step,
+      state: ``(nbatch, nstep, state_size(m))`` packed states *after* each step,
         laid out as ``mujoco.rollout``'s ``state`` output (mjSTATE_FULLPHYSICS; the history
-        buffers are ``state[..., 1 + nq + nv + na:]``).
+        buffers and the plastic state follow act).
       time, qpos, qvel, act: views of ``state``: ``(nbatch, nstep)``,
         ``(nbatch, nstep, nq)``, ``(nbatch, nstep, nv)``, ``(nbatch, nstep, na)``.
       thread: ``(nbatch,)`` the Numba thread id that ran each trajectory.
@@ -395,7 +399,8 @@ def _rollout_one(m, d, s0, control, state, sensordata):
     """One trajectory on work Data d; returns the first bad step, or -1.
 
     Per step, as mujoco's rollout: set ctrl, step (with the non-finite checks), store
-    [time, qpos, qvel, act, history] and sensordata. ``control`` is (nstep or 1, nu), ``state``
+    [time, qpos, qvel, act, history, plastic] and sensordata. ``control`` is (nstep or 1, nu),
+    ``state``
     (nstep, nstate), ``sensordata`` (nstep, nsensordata).
     The state arrays are read out of the handle once (each read is an atomic
     reference-count pair) and the rows indexed in place, without row views.
@@ -411,6 +416,10 @@ def _rollout_one(m, d, s0, control, state, sensordata):
         act[k] = s0[1 + nq + nv + k]
     for k in range(nh):
         history[k] = s0[1 + nq + nv + na + k]
+    plastic = d.plastic
+    nxa = 1 + nq + nv + na + nh
+    for k in range(plastic.shape[0]):
+        plastic[k] = s0[nxa + k]
     # user inputs other than ctrl are zero, as in mujoco's rollout with a ctrl-only control_spec
     d.qfrc_applied[:] = 0.0
     d.xfrc_applied[:, :] = 0.0
@@ -429,6 +438,8 @@ def _rollout_one(m, d, s0, control, state, sensordata):
             state[t, 1 + nq + nv + k] = act[k]
         for k in range(nh):
             state[t, 1 + nq + nv + na + k] = history[k]
+        for k in range(plastic.shape[0]):
+            state[t, nxa + k] = plastic[k]
         if sensordata.shape[1]:
             sensordata[t, :] = d.sensordata
     return -1
@@ -498,8 +509,8 @@ def rollout(m: Model, initial_state, control=None, nstep: int | None = None,
 
     Args:
       m: the model.
-      initial_state: ``(nbatch, 1 + nq + nv + na + nhistory)`` packed ``[time, qpos, qvel, act,
-        history]`` (MuJoCo's mjSTATE_FULLPHYSICS), or one ``(nstate,)`` state.
+      initial_state: ``(nbatch, state_size(m))`` packed ``[time, qpos, qvel, act, history,
+        plastic]`` (MuJoCo's mjSTATE_FULLPHYSICS), or one ``(nstate,)`` state.
       control: ``ctrl`` per step, ``(nbatch or 1, nstep or 1, nu)``; leading axes may be
         left out (``(nstep, nu)``, ``(nu,)``) and length-1 axes broadcast. ``None``: zero.
       nstep: number of steps; by default ``control.shape[-2]``.
@@ -543,10 +554,10 @@ def _finish_bad_trajectory(m, state0, control, state, sensordata, i, t):
     before = state0[i if state0.shape[0] > 1 else 0] if t == 0 else state[i, t - 1]
     where = _state_slices(m)
     d.time = before[0]
-    for name in ("qpos", "qvel", "act", "history"):
+    for name in ("qpos", "qvel", "act", "history", "plastic"):
         getattr(d, name)[:] = before[where[name]]
     d.ctrl[:] = control[i if control.shape[0] > 1 else 0, t if control.shape[1] > 1 else 0]
     integrator.step(m, d)
-    after = np.concatenate(([d.time], d.qpos, d.qvel, d.act, d.history))
+    after = np.concatenate(([d.time], d.qpos, d.qvel, d.act, d.history, d.plastic))
     state[i, t:] = after
     sensordata[i, t:] = d.sensordata

@@ -163,7 +163,8 @@ SCHEMA: dict[str, dict] = {
     # <asset><hfield> (compiler.hfield)
     "hfield": _kinds(name="s", content_type="s", file="s", nrow="i", ncol="i", size="f4", elevation="f*"),
     "keyframe": {},
-    "key": _kinds(name="s", time="f", qpos="f*", qvel="f*", act="f*", mpos="f*", mquat="f*", ctrl="f*"),
+    "key": _kinds(name="s", time="f", qpos="f*", qvel="f*", act="f*", mpos="f*", mquat="f*", ctrl="f*",
+                 plastic="f*"),
 }
 
 ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder",

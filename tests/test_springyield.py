@@ -1,0 +1,153 @@
+# ruff: noqa: E501  (MJCF literals read better unwrapped)
+"""Spring plasticity (MuJoCo 4.0's joint and tendon ``springyield``) vs MuJoCo.
+
+Oracle: MuJoCo 4.0 on the same MJCF, at the oracle's tolerance: the compiled model (jnt_springyield
+in radians for hinge and ball joints, jnt_plasticadr, tendon_plasticadr, key_plastic), the plastic
+state at reset and at a keyframe, ``forward`` and ``inverse`` from a moved plastic state (the springs
+and the energy read it), ``step`` under Euler, implicit, implicitfast and RK4 (the plastic state
+moved after each step), and ``batch.rollout`` against ``mujoco.rollout`` (the packed state carries
+plastic). A check on MuJoCo itself that the plastic state moves keeps the comparisons from passing
+on a feature that does nothing.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+from mujoco import rollout as mj_rollout
+from oracle import assert_fields, assert_model_fields, load_pair
+
+import kinedyn as kd
+from kinedyn.tools import batch
+
+# a hinge (polynomial stiffness, springref), a ball and a slide yielding, a spatial tendon with a
+# deadband and a fixed tendon with its length at qpos_spring, both yielding; a keyframe giving part of
+# the plastic state
+MODEL = """
+<mujoco>
+  <option timestep="0.002" integrator="{integrator}"><flag energy="enable"/></option>
+  <worldbody>
+    <site name="o" pos="0 0 0.3"/>
+    <body>
+      <joint name="h" type="hinge" axis="0 1 0" stiffness="5 1 2" springref="5" springyield="10" damping="0.1"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.05"/>
+      <body pos="0.3 0 0">
+        <joint name="b" type="ball" stiffness="3" springyield="12" damping="0.02"/>
+        <geom type="sphere" size="0.05" pos="0.2 0 0"/>
+      </body>
+      <body pos="0.3 0 0">
+        <joint name="s" type="slide" axis="1 0 0" stiffness="3" springyield="0.05"/>
+        <geom type="sphere" size="0.05" pos="0.1 0 0.1"/>
+        <site name="a"/>
+      </body>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="t" stiffness="10" springlength="0.2 0.3" springyield="0.02"><site site="o"/><site site="a"/></spatial>
+    <fixed name="f" stiffness="2" springyield="0.05"><joint joint="h" coef="1"/><joint joint="s" coef="-2"/></fixed>
+  </tendon>
+  <keyframe><key name="k" qpos="0.3 1 0 0 0 0.1" plastic="0.25 0.8 0.6"/></keyframe>
+</mujoco>
+"""
+
+INTEGRATORS = ("Euler", "implicit", "implicitfast", "RK4")
+QVEL = np.array([1.0, 2.0, -1.0, 0.5, 3.0])
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return load_pair(MODEL.format(integrator="Euler"), disable=False)
+
+
+def test_model_matches_mujoco(pair):
+    m, d, mjm, mjd = pair
+    assert_model_fields(m, mjm)
+    assert m.nplastic == mjm.nplastic == 10
+    np.testing.assert_array_equal(d.plastic, mjd.plastic)  # at reset: qpos_spring, lengthspring
+
+
+def test_plasticity_moves_mujoco():
+    """On MuJoCo alone: the plastic state moves and changes the springs (the tests below can fail)."""
+    mjm = mujoco.MjModel.from_xml_string(MODEL.format(integrator="Euler"))
+    mjd = mujoco.MjData(mjm)
+    mjd.qvel[:] = QVEL
+    start = mjd.plastic.copy()
+    for _ in range(100):
+        mujoco.mj_step(mjm, mjd)
+    moved = np.abs(mjd.plastic - start)
+    for adr in (*mjm.jnt_plasticadr, *mjm.tendon_plasticadr):
+        assert moved[adr:adr + 2].max() > 1e-3
+    elastic = mujoco.MjModel.from_xml_string(MODEL.format(integrator="Euler"))
+    elastic.jnt_springyield[:] = 1e9
+    elastic.tendon_springyield[:] = 1e9
+    ed = mujoco.MjData(elastic)
+    ed.qvel[:] = QVEL
+    for _ in range(100):
+        mujoco.mj_step(elastic, ed)
+    assert np.abs(ed.qpos - mjd.qpos).max() > 1e-3
+
+
+def test_keyframe_and_reset(pair):
+    m, d, mjm, mjd = pair
+    kd.reset(m, d, "k")
+    mujoco.mj_resetDataKeyframe(mjm, mjd, 0)
+    np.testing.assert_array_equal(d.plastic, mjd.plastic)
+    kd.reset(m, d)
+    mujoco.mj_resetData(mjm, mjd)
+    np.testing.assert_array_equal(d.plastic, mjd.plastic)
+
+
+def test_forward_and_inverse_read_the_plastic_state(pair):
+    m, d, mjm, mjd = pair
+    rng = np.random.default_rng(2)
+    for data in (d, mjd):
+        data.qpos[:] = [0.2, 0.9, 0.1, -0.2, 0.3, 0.05]
+        data.qvel[:] = QVEL
+    plastic = mjd.plastic + rng.normal(scale=0.1, size=mjm.nplastic)
+    plastic[1:5] /= np.linalg.norm(plastic[1:5])
+    d.plastic[:], mjd.plastic[:] = plastic, plastic
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    assert_fields(m, d, mjm, mjd, names=("qfrc_spring", "qfrc_passive", "qacc", "energy", "ten_length"))
+    d.qacc[:] = mjd.qacc[:] = rng.normal(size=mjm.nv)
+    kd.inverse(m, d)
+    mujoco.mj_inverse(mjm, mjd)
+    assert_fields(m, d, mjm, mjd, names=("qfrc_inverse",))
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_step_matches_mujoco(integrator):
+    m, d, mjm, mjd = load_pair(MODEL.format(integrator=integrator), disable=False)
+    d.qvel[:] = mjd.qvel[:] = QVEL
+    for _ in range(150):
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+    assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "plastic", "qfrc_spring", "energy", "ten_length", "ten_J"))
+
+
+def test_disabled_springs_keep_the_plastic_state():
+    """With <flag spring="disable"/> the plastic state stays where it is, as MuJoCo's."""
+    xml = MODEL.format(integrator="Euler").replace('<flag energy="enable"/>', '<flag spring="disable"/>')
+    m, d, mjm, mjd = load_pair(xml, disable=False)
+    d.qvel[:] = mjd.qvel[:] = QVEL
+    for _ in range(50):
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+    assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "plastic"))
+    np.testing.assert_array_equal(d.plastic, kd.Data(m).plastic)
+
+
+def test_rollout_matches_mujoco_rollout(pair):
+    m, _, mjm, _ = pair
+    nbatch, nstep = 2, 60
+    assert batch.state_size(m) == mujoco.mj_stateSize(mjm, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    bd = batch.BatchData(m, nbatch)
+    bd.qvel[0], bd.qvel[1] = QVEL, -QVEL
+    state0 = batch.get_state(m, bd)
+    ours = batch.rollout(m, state0, np.zeros((nbatch, nstep, 0)), nthread=2)
+    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0,
+                                   np.zeros((nbatch, nstep, 0)))
+    np.testing.assert_allclose(ours.state, theirs, rtol=1e-9, atol=1e-12)
+    assert np.abs(theirs[:, -1, -mjm.nplastic:] - state0[:, -mjm.nplastic:]).max() > 1e-3
+
