@@ -357,14 +357,18 @@ def _rk4(m, d, a_tab, b_tab):
     for k in range(na):
         a0[k] = act[k]
         da[0, k] = act_dot[k]
-    # MuJoCo 4.0 ends the step with the start state's tendon lengths and Jacobians (the stages'
-    # are overwritten): the plastic update of the tendons reads them (passive_plastic)
+    # with plasticity, MuJoCo 4.0 ends the step with the start state's tendon lengths and
+    # Jacobians (the stages' are overwritten): the plastic update of the tendons reads them
+    # (passive_plastic); without, the last stage's stay (measured on the 4.0.0 wheel, with and
+    # without springyield on the same model)
+    plastic = m.nplastic > 0
     ten_length, ten_J = d.ten_length, d.ten_J
     len0, jac0 = d.scratch_rk_tenlen, d.scratch_rk_tenJ
-    for t in range(ten_length.shape[0]):
-        len0[t] = ten_length[t]
-        for v in range(nv):
-            jac0[t, v] = ten_J[t, v]
+    if plastic:
+        for t in range(ten_length.shape[0]):
+            len0[t] = ten_length[t]
+            for v in range(nv):
+                jac0[t, v] = ten_J[t, v]
     for i in range(1, 4):
         # X_i = X_0 (+) h sum_j A[i-1, j] F_j
         for v in range(nv):
@@ -419,10 +423,11 @@ def _rk4(m, d, a_tab, b_tab):
         qvel[v] = v0[v]
     for k in range(na):
         act[k] = a0[k]
-    for t in range(ten_length.shape[0]):
-        ten_length[t] = len0[t]
-        for v in range(nv):
-            ten_J[t, v] = jac0[t, v]
+    if plastic:
+        for t in range(ten_length.shape[0]):
+            ten_length[t] = len0[t]
+            for v in range(nv):
+                ten_J[t, v] = jac0[t, v]
     _advance(m, d, act_rate, acc, vel)
     # MuJoCo 4.0 leaves the combined acceleration in qacc (the warmstart keeps the last stage's)
     for v in range(nv):

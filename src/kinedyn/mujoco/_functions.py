@@ -323,7 +323,7 @@ def mj_stateSize(m, sig: int) -> int:
              "history": kd_model.nhistory,
              "qacc_warmstart": kd_model.nv, "ctrl": kd_model.nu, "qfrc_applied": kd_model.nv,
              "xfrc_applied": 6 * kd_model.nbody, "eq_active": kd_model.neq, "mocap_pos": 3 * kd_model.nmocap,
-             "mocap_quat": 4 * kd_model.nmocap}
+             "mocap_quat": 4 * kd_model.nmocap, "plastic": kd_model.nplastic}
     return sum(sizes[field] for bit, field in _STATE_BITS if sig & bit and field is not None)
 
 
