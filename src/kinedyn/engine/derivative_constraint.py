@@ -422,9 +422,11 @@ _CONSTRAINT_DERIVATIVES = FastEntry(constraint_derivatives_entry)
 
 
 def work_shapes(m, d) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int]]:
-    """The shapes of constraint_derivatives_entry's scratch arrays (fbuf, ibuf, hbuf) for d."""
-    nefcmax = d.efc_J.shape[0]
-    return ((_NROW, max(m.nq, m.nv, nefcmax, 1)), (max(nefcmax, 1), _NICOL), (d.contact_H.shape[0] + 1, 6, 6))
+    """The shapes of constraint_derivatives_entry's scratch arrays (fbuf, ibuf, hbuf) for d's model,
+    from the capacities of its rows and contacts (d's efc_* and contact arrays show only the
+    current rows, which a later forward pass may outnumber)."""
+    nefcmax = m.nefcmax
+    return ((_NROW, max(m.nq, m.nv, nefcmax, 1)), (max(nefcmax, 1), _NICOL), (m.nconmax + 1, 6, 6))
 
 
 class ConstraintDerivatives(NamedTuple):
