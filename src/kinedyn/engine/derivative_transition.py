@@ -18,6 +18,15 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   rotation, q' = q exp(h w'): d' = R(h w')^T d + h Jr(h w') dw', Jr the right Jacobian of SO(3)),
   and the activation update (mj_nextActivation, with its actrange clamp).
 
+* the constraint force at the solver's optimum (``derivative_constraint``: G_q, G_v and
+  H = -d qfrc_constraint/d qacc, every row's zone and the contact set held): forward's qacc
+  satisfies M qacc + bias = f + qfrc_constraint(q, v, qacc), hence (M + H) dqacc_fwd =
+  df - d(M qacc + bias) + G_q dq + G_v dv (the implicit function theorem on MuJoCo's convex
+  problem). Plain Euler steps with that qacc; with eulerdamp or implicitfast the integrator's
+  system K qacc = qfrc_smooth + qfrc_constraint takes d qfrc_constraint = G_q dq + G_v dv -
+  H dqacc_fwd. (G_q is a central difference of the held-zone force, see that module: the one
+  part of the step not differentiated analytically yet.)
+
 Where the derivative is one-sided (a ctrl, act or force exactly at the edge of its range), the
 value inside the range is returned, as mjd_transitionFD's one-sided differences see it; a clamp
 strictly engaged gives zero. Anything else the model uses is refused with a ValueError naming it
@@ -34,9 +43,10 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.derivative import dof_damping_deriv, eulerdamp_active, implicit_matrix
+from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
 from kinedyn.engine.derivative_rne import _rne_derivs, solve_ld_rows
 from kinedyn.engine.forward import forward_entry
-from kinedyn.engine.smooth_inertia import factor_i, solve_ld
+from kinedyn.engine.smooth_inertia import factor_i, full_m_kernel, solve_ld
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -72,6 +82,7 @@ from kinedyn.engine.types import (
     SensorType,
 )
 from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
+from kinedyn.engine.util_solve import chol_factor
 
 # sensors differentiated here: their value is linear in qpos/qvel, or an actuator quantity
 SENSORS_COVERED = frozenset({
@@ -140,8 +151,8 @@ def unsupported(m, d, sensors: bool = True) -> list[str]:
             if _lone_free_body(m, j):
                 out.append(f"joint {j}: a lone free body under implicitfast "
                            "(its gyroscopic block, mjd_freeMhat)")
-    if d is not None and not flags & DSBL_CONSTRAINT and d.nefc > 0:
-        out.append(f"{d.nefc} active constraint rows (contacts, limits, equalities, friction loss)")
+    if not flags & DSBL_CONSTRAINT and int(m.opt.noslip_iterations) > 0:
+        out.append("the noslip solver (it changes the forces after the optimum)")
     if m._has_actuator_callbacks:
         out.append("user-actuator callbacks")
     if np.any(m.body_gravcomp) or np.any(m.jnt_actgravcomp):
@@ -709,19 +720,67 @@ _MAT = "float64[:, ::1]"
 _MAT3 = "float64[:, :, ::1]"
 
 
-@handle_entry(returns="int64", args=", ".join((_MAT, _MAT, _MAT, _MAT, _MAT, _MAT3, _MAT, _MAT3)))
-def transition_derivatives_entry(m, d, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, mats):
+@kernel
+def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
+    """rhs_f <- dqacc_fwd/d[q, v, act, ctrl]: (M + H)^-1 (rhs + [G_q, G_v, 0, 0] - d(M qacc +
+    bias)/d[q, v]) at forward's qacc (rhs: the smooth forces' partials; mats[2:5]: G_q, G_v, H;
+    the dense M + H factorised by Cholesky in kdense). mats[0:2] are used as scratch."""
+    nv = m.nv
+    tq, tv, gq, gv, hc = mats[0], mats[1], mats[2], mats[3], mats[4]
+    _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv, d.scratch_lu)
+    for r in range(nv):
+        for c in range(rhs.shape[1]):
+            rhs_f[r, c] = rhs[r, c]
+        for c in range(nv):
+            rhs_f[r, c] += gq[r, c] - tq[r, c]
+            rhs_f[r, nv + c] += gv[r, c] - tv[r, c]
+    for r in range(nv):
+        for c in range(nv):
+            kdense[r, c] = 0.0
+    full_m_kernel(kdense, d.M, m.M_rownnz, m.M_rowadr, m.M_colind)  # M's pattern only
+    for r in range(nv):
+        for c in range(nv):
+            kdense[r, c] += hc[r, c]
+    chol_factor(kdense, nv, MINVAL)
+    # forward and back substitution, every column of rhs_f at once
+    ncol = rhs_f.shape[1]
+    for i in range(nv):
+        for k in range(i):
+            f = kdense[i, k]
+            for c in range(ncol):
+                rhs_f[i, c] -= f * rhs_f[k, c]
+        inv = 1.0 / kdense[i, i]
+        for c in range(ncol):
+            rhs_f[i, c] *= inv
+    for i in range(nv - 1, -1, -1):
+        for k in range(i + 1, nv):
+            f = kdense[k, i]
+            for c in range(ncol):
+                rhs_f[i, c] -= f * rhs_f[k, c]
+        inv = 1.0 / kdense[i, i]
+        for c in range(ncol):
+            rhs_f[i, c] *= inv
+
+
+@handle_entry(returns="int64", args=", ".join(("float64", _MAT, _MAT, _MAT, _MAT, _MAT, _MAT3, _MAT, _MAT3,
+                                               _MAT, _MAT, _MAT, "int64[:, ::1]", _MAT3)))
+def transition_derivatives_entry(m, d, eps, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, mats, rhs_f, kdense,
+                                 fbuf, ibuf, hbuf):
     """A, B (and C, D when c_mat has rows) of one step at d's state: forward, then the chain rule
-    (module docstring). Returns 0, or -1 for a non-finite qpos, qvel, act, ctrl or qfrc_applied,
-    or d.nefc after forward: the caller refuses constraint rows (the matrices are then not
-    meaningful). ``mats``: (2, nv, nv) scratch (dtau/dq, dtau/dv)."""
+    (module docstring). Returns 0, -1 for a non-finite qpos, qvel, act, ctrl or qfrc_applied, or
+    1 + the constraint derivatives' status when they fail (the matrices are then not meaningful).
+    ``mats``: (5, nv, nv) scratch (dtau/dq, dtau/dv, G_q, G_v, H); ``rhs_f`` (like rhs), ``kdense``
+    (nv, nv), and the constraint derivatives' fbuf, ibuf, hbuf (derivative_constraint.work_shapes)
+    for states with constraint rows; ``eps`` their position step."""
     if not (_finite(d.qpos) and _finite(d.qvel) and _finite(d.act) and _finite(d.ctrl)
             and _finite(d.qfrc_applied)):
         return -1
     forward_entry(m, d)
-    nefc = d.efc_counts[COUNT_NEFC]
-    if nefc > 0:
-        return nefc
+    constrained = d.efc_counts[COUNT_NEFC] > 0
+    if constrained:
+        status = constraint_derivatives_entry(m, d, eps, mats[2], mats[3], mats[4], fbuf, ibuf, hbuf)
+        if status != STATUS_OK:
+            return 1 + status
     nv = m.nv
     ndx = 2 * nv + m.na
     for r in range(ndx):
@@ -734,8 +793,26 @@ def transition_derivatives_entry(m, d, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, 
     if c_mat.shape[0] > 0:
         _sensor_rows(m, d, au, aa, c_mat, d_mat)
     tq, tv = mats[0], mats[1]
+    if constrained:
+        _constrained_forward(m, d, rhs, rhs_f, mats, kdense)
     qacc = d.scratch_nv_b
     qld, diaginv = _system(m, d, au, aa, rhs, qacc)
+    if constrained and not (m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICITFAST or eulerdamp_active(m)):
+        # plain Euler steps with forward's qacc: its derivative is the step's
+        _step_rows(m, d, rhs_f, qacc, a_mat, b_mat)
+        return 0
+    if constrained:
+        # K dqacc = ... + d qfrc_constraint, = G_q dq + G_v dv - H dqacc_fwd
+        gq, gv, hc = mats[2], mats[3], mats[4]
+        for r in range(nv):
+            for c in range(nv):
+                rhs[r, c] += gq[r, c]
+                rhs[r, nv + c] += gv[r, c]
+            for k in range(nv):
+                f = hc[r, k]
+                if f != 0.0:
+                    for c in range(rhs.shape[1]):
+                        rhs[r, c] -= f * rhs_f[k, c]
     # the rigid body at the integrator's acceleration: d(M qacc + qfrc_bias)/d(q, v)
     for v in range(nv):
         d.qacc[v] = qacc[v]
@@ -752,7 +829,7 @@ def transition_derivatives_entry(m, d, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, 
 _TRANSITION_DERIVATIVES = FastEntry(transition_derivatives_entry)
 
 
-def step_derivatives(m, w, sensors: bool, scratch: dict):
+def step_derivatives(m, w, sensors: bool, scratch: dict, eps: float = 1e-7):
     """(status, (A, B, C, D)) of one step from w's state (w: a work Data, written: forward's
     fields, qacc); status as transition_derivatives_entry's (nonzero: the matrices are void).
     C, D have no rows unless ``sensors``. ``scratch``: a dict the caller keeps per model, for the
@@ -763,7 +840,10 @@ def step_derivatives(m, w, sensors: bool, scratch: dict):
     out = (np.empty((ndx, ndx)), np.empty((ndx, nu)), np.empty((ns, ndx)), np.empty((ns, nu)))
     work = scratch.get((nv, na, nu))
     if work is None:
-        work = scratch[(nv, na, nu)] = (np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)),
-                                        np.empty((2, nv, nv)))
-    status = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, *out, *work)
+        fshape, ishape, hshape = work_shapes(m, w)
+        work = scratch[(nv, na, nu)] = (
+            np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((5, nv, nv)),
+            np.empty((nv, ndx + nu)), np.empty((nv, nv)), np.empty(fshape), np.empty(ishape, dtype=np.int64),
+            np.empty(hshape))
+    status = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, eps, *out, *work)
     return status, out

@@ -531,7 +531,8 @@ def _work_data(m) -> Data:
     return cached["td_work"]
 
 
-def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6) -> TransitionDerivatives:
+def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6,
+                           constraint_eps: float = 1e-7) -> TransitionDerivatives:
     """Analytical derivatives of one step, ``(A, B, C, D)``, in ``transition_fd``'s layout and
     meaning (mjd_transitionFD's): x = [dqpos (tangent, nv), qvel, act], u = ctrl.
 
@@ -539,39 +540,45 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6)
     transmissions; fixed, affine and muscle gain and bias; integrator, filter, filterexact and
     muscle activation dynamics, actearly; ctrlrange, actrange and forcerange clamps), the springs
     and dampers of hinge and slide joints (polynomial ones too) and fixed-tendon dampers, and
-    the Euler (eulerdamp included) or implicitfast update on the tangent space. At a clamp's edge
-    the value inside the range is returned; strictly clamped, zero. Whatever else the model uses
-    at this state (constraint rows, RK4/implicit, spatial tendons, fluid, ...) raises ValueError
-    naming it. ``sensors``: "analytical" differentiates joint/tendon/actuator pos, vel and force
-    sensors, clock and framepos (no reference frame) and refuses the others; "fd" fills the
-    others' rows of C and D by finite differences
+    the Euler (eulerdamp included) or implicitfast update on the tangent space, and the constraint
+    force at the solver's optimum with every row's zone and the contact set held
+    (``constraint_derivatives``; its position derivative is a central difference of step
+    ``constraint_eps``). At a clamp's edge the value inside the range is returned; strictly
+    clamped, zero. Whatever else the model uses at this state (RK4/implicit, spatial tendons,
+    fluid, noslip, ...) raises ValueError naming it. ``sensors``: "analytical" differentiates
+    joint/tendon/actuator pos, vel and force sensors, clock and framepos (no reference frame)
+    and refuses the others; "fd" fills the others' rows of C and D by finite differences
     (``transition_fd`` with ``eps``; listed in the result's ``fd_sensor_rows``); "none" returns
     C and D with no rows. ``d`` is not modified. See docs/derivatives.md.
     """
     check_model_data(m, d, "transition_derivatives")
     if sensors not in _SENSOR_MODES:
         raise ValueError(f"transition_derivatives: sensors must be one of {_SENSOR_MODES}, got {sensors!r}")
+    constraint_eps = check_eps(constraint_eps, "transition_derivatives (constraint_eps)")
     checked = _per_thread(m).setdefault("td_checked", {})
     missing = unsupported_cached(m, d, sensors == "analytical", checked)
     if missing:
         raise ValueError("transition_derivatives: not differentiated analytically here: "
                          + "; ".join(missing))
     w = _work_data(m)
-    # the inputs a step without constraint rows and xfrc_applied (both refused) reads
+    # the inputs a step without xfrc_applied (refused) reads; the warmstart: the solver's optimum
+    # does not depend on it, but where it stops within its tolerance does, as in transition_fd
     w.qpos[:], w.qvel[:], w.act[:], w.ctrl[:] = d.qpos, d.qvel, d.act, d.ctrl
     w.qfrc_applied[:] = d.qfrc_applied
+    w.qacc_warmstart[:] = d.qacc_warmstart
     if m.nmocap:
         w.mocap_pos[...], w.mocap_quat[...] = d.mocap_pos, d.mocap_quat
     if m.neq:
         w.eq_active[:] = d.eq_active
     w.time = d.time
-    status, (a, b, c, dd) = step_derivatives(m, w, sensors != "none", checked)
+    status, (a, b, c, dd) = step_derivatives(m, w, sensors != "none", checked, constraint_eps)
     if status < 0:
         raise ValueError("transition_derivatives: d's qpos, qvel, act, ctrl or qfrc_applied holds non-finite "
                          "values")
     if status:
-        raise ValueError(f"transition_derivatives: not differentiated analytically here: {status} active "
-                         "constraint rows (contacts, limits, equalities, friction loss)")
+        raise ValueError("transition_derivatives: the constraint rows change on both sides of a position "
+                         f"step of {constraint_eps:g} (a contact or limit appears on one side and another "
+                         "disappears on the other): the derivative is not defined at this state")
     fd_rows = []
     if sensors == "none":
         c, dd = np.zeros((0, a.shape[0])), np.zeros((0, m.nu))
