@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from kinedyn._jit import FastEntry, handle_entry, kernel
+from kinedyn._jit import FastEntry, NotBound, handle_entry, kernel, rebind
 from kinedyn.engine.derivative import dof_damping_deriv, eulerdamp_active, implicit_matrix
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
 from kinedyn.engine.derivative_rne import _rne_derivs, solve_ld_rows
@@ -845,5 +845,9 @@ def step_derivatives(m, w, sensors: bool, scratch: dict, eps: float = 1e-7):
             np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((5, nv, nv)),
             np.empty((nv, ndx + nu)), np.empty((nv, nv)), np.empty(fshape), np.empty(ishape, dtype=np.int64),
             np.empty(hshape))
-    status = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, eps, *out, *work)
+    try:
+        status = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, eps, *out, *work)
+    except NotBound:  # the model changed since it was bound (a solver switched, say): as forward
+        rebind(m, w)
+        status = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, eps, *out, *work)
     return status, out
