@@ -13,12 +13,12 @@ Python, per step. Measures only: no assertion.
 from __future__ import annotations
 
 import argparse
-import time
 
 import mujoco
 import numpy as np
 
 import kinedyn as kd
+from bench.timing import cpu_per_call
 
 
 def scene(nbody: int, sleep: bool) -> str:
@@ -31,16 +31,6 @@ def scene(nbody: int, sleep: bool) -> str:
     flag = '<flag sleep="enable"/>' if sleep else ""
     return (f'<mujoco><option>{flag}</option><worldbody><geom type="plane" size="10 10 .1"/>'
             + "".join(bodies) + "</worldbody></mujoco>")
-
-
-def _per_step(step, steps: int, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.process_time()
-        for _ in range(steps):
-            step()
-        best = min(best, time.process_time() - t0)
-    return best / steps
 
 
 def main(argv=None) -> None:
@@ -71,10 +61,10 @@ def main(argv=None) -> None:
     da.qpos[:] = d.qpos
     mda.qpos[:] = md.qpos
     rows = {
-        ("kinedyn", "awake"): _per_step(lambda: kd.step(ma, da), args.steps, args.repeats),
-        ("kinedyn", "asleep"): _per_step(lambda: kd.step(m, d), args.steps, args.repeats),
-        ("mujoco", "awake"): _per_step(lambda: mujoco.mj_step(mma, mda), args.steps, args.repeats),
-        ("mujoco", "asleep"): _per_step(lambda: mujoco.mj_step(mm, md), args.steps, args.repeats),
+        ("kinedyn", "awake"): cpu_per_call(lambda: kd.step(ma, da), args.steps, args.repeats),
+        ("kinedyn", "asleep"): cpu_per_call(lambda: kd.step(m, d), args.steps, args.repeats),
+        ("mujoco", "awake"): cpu_per_call(lambda: mujoco.mj_step(mma, mda), args.steps, args.repeats),
+        ("mujoco", "asleep"): cpu_per_call(lambda: mujoco.mj_step(mm, md), args.steps, args.repeats),
     }
     print(f"{'':<8} {'awake us/step':>14} {'asleep us/step':>15} {'awake/asleep':>13}")
     for who in ("kinedyn", "mujoco"):

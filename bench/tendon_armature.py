@@ -12,12 +12,12 @@ Euler and RK4. Measures only: no assertion.
 from __future__ import annotations
 
 import argparse
-import time
 
 import mujoco
 import numpy as np
 
 import kinedyn as kd
+from bench.timing import cpu_per_call
 
 MODEL = """
 <mujoco>
@@ -61,16 +61,6 @@ MODEL = """
 """
 
 
-def _per_step(step, steps: int, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.process_time()
-        for _ in range(steps):
-            step()
-        best = min(best, time.process_time() - t0)
-    return best / steps
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=2000)
@@ -85,8 +75,8 @@ def main(argv=None) -> None:
             qvel = np.random.default_rng(0).normal(size=m.nv) * 0.3
             d.qvel[:], mjd.qvel[:] = qvel, qvel
             kd.step(m, d)  # binds and compiles first
-            ours = _per_step(lambda m=m, d=d: kd.step(m, d), args.steps, args.repeats)
-            theirs = _per_step(lambda m=mjm, d=mjd: mujoco.mj_step(m, d), args.steps, args.repeats)
+            ours = cpu_per_call(lambda m=m, d=d: kd.step(m, d), args.steps, args.repeats)
+            theirs = cpu_per_call(lambda m=mjm, d=mjd: mujoco.mj_step(m, d), args.steps, args.repeats)
             print(f"{integrator:<10} {a:>8} {ours * 1e6:16.2f} {theirs * 1e6:15.2f}")
 
 
