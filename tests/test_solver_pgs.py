@@ -24,8 +24,8 @@ from oracle import (
 )
 
 import kinedyn as kd
-from kinedyn.engine.solver_pgs import _chol_solve, pcg32_next, solve_noslip, solve_pgs
-from kinedyn.engine.util_solve import chol_factor
+from kinedyn.engine.solver_pgs import pcg32_next, solve_noslip, solve_pgs
+from kinedyn.engine.util_solve import chol_factor, chol_solve
 
 pytestmark = pytest.mark.filterwarnings("ignore::kinedyn.errors.UnsimulatedFeatureWarning")
 
@@ -567,7 +567,7 @@ def test_qcqp_cholesky_solve_is_mujocos():
         theirs = np.zeros(n)
         mujoco.mju_cholSolve(theirs, theirs_l, b)
         ours = np.zeros(n)
-        _chol_solve(ours, theirs_l, b, n)
+        chol_solve(ours, theirs_l, b, n)
         np.testing.assert_array_equal(ours, theirs)
 
 

@@ -47,7 +47,13 @@ from kinedyn.engine.constraint import reference_constraint_kernel
 from kinedyn.engine.derivative_rne import _may_collide
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.smooth_rne import com_vel_entry
-from kinedyn.engine.solver import cone_coordinates, cone_forces, cone_hessian_block, constraint_update
+from kinedyn.engine.solver import (
+    _mul_jt,
+    cone_coordinates,
+    cone_forces,
+    cone_hessian_block,
+    constraint_update,
+)
 from kinedyn.engine.support import integrate_pos_kernel
 from kinedyn.engine.types import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -136,20 +142,6 @@ def _held_force(d, ibuf, jar, force, nefc):
         else:
             force[i] = 0.0
         i += 1
-
-
-@kernel
-def _mul_jt(d, out, vec, nefc):
-    """out = J' vec."""
-    J = d.efc_J
-    nv = J.shape[1]
-    for v in range(nv):
-        out[v] = 0.0
-    for i in range(nefc):
-        x = vec[i]
-        if x != 0.0:
-            for v in range(nv):
-                out[v] += J[i, v] * x
 
 
 @kernel

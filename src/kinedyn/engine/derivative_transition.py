@@ -82,7 +82,7 @@ from kinedyn.engine.types import (
     SensorType,
 )
 from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
-from kinedyn.engine.util_solve import chol_factor
+from kinedyn.engine.util_solve import chol_factor, chol_solve
 
 # sensors differentiated here: their value is linear in qpos/qvel, or an actuator quantity
 SENSORS_COVERED = frozenset({
@@ -724,7 +724,8 @@ _MAT3 = "float64[:, :, ::1]"
 def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
     """rhs_f <- dqacc_fwd/d[q, v, act, ctrl]: (M + H)^-1 (rhs + [G_q, G_v, 0, 0] - d(M qacc +
     bias)/d[q, v]) at forward's qacc (rhs: the smooth forces' partials; mats[2:5]: G_q, G_v, H;
-    the dense M + H factorised by Cholesky in kdense). mats[0:2] are used as scratch."""
+    the dense M + H factorised by Cholesky in kdense, util_solve's chol_factor and chol_solve).
+    mats[0:2] are used as scratch."""
     nv = m.nv
     tq, tv, gq, gv, hc = mats[0], mats[1], mats[2], mats[3], mats[4]
     _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv, d.scratch_lu)
@@ -742,24 +743,14 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
         for c in range(nv):
             kdense[r, c] += hc[r, c]
     chol_factor(kdense, nv, MINVAL)
-    # forward and back substitution, every column of rhs_f at once
-    ncol = rhs_f.shape[1]
-    for i in range(nv):
-        for k in range(i):
-            f = kdense[i, k]
-            for c in range(ncol):
-                rhs_f[i, c] -= f * rhs_f[k, c]
-        inv = 1.0 / kdense[i, i]
-        for c in range(ncol):
-            rhs_f[i, c] *= inv
-    for i in range(nv - 1, -1, -1):
-        for k in range(i + 1, nv):
-            f = kdense[k, i]
-            for c in range(ncol):
-                rhs_f[i, c] -= f * rhs_f[k, c]
-        inv = 1.0 / kdense[i, i]
-        for c in range(ncol):
-            rhs_f[i, c] *= inv
+    # each column of rhs_f through mju_cholSolve (tq's first row, consumed above, holds it)
+    col = tq[0]
+    for c in range(rhs_f.shape[1]):
+        for r in range(nv):
+            col[r] = rhs_f[r, c]
+        chol_solve(col, kdense, col, nv)
+        for r in range(nv):
+            rhs_f[r, c] = col[r]
 
 
 @handle_entry(returns="int64", args=", ".join(("float64", _MAT, _MAT, _MAT, _MAT, _MAT, _MAT3, _MAT, _MAT3,

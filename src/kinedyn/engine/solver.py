@@ -24,7 +24,6 @@ from kinedyn.engine import solver_sparse
 from kinedyn.engine.constraint import is_sparse, mul_j_rows
 from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NEFC, ISLAND_NITER
 from kinedyn.engine.smooth_inertia import mul_m_kernel, solve_ld
-from kinedyn.engine.solver_pgs import _chol_solve as _dense_chol_solve
 from kinedyn.engine.solver_pgs import dual_finish, pgs_warmstart, solve_noslip, solve_pgs
 from kinedyn.engine.types import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -57,7 +56,7 @@ from kinedyn.engine.types import (
     SOLVER_LS_EVALS,
 )
 from kinedyn.engine.util_linalg3 import dot_mj, dot_pattern
-from kinedyn.engine.util_solve import chol_factor
+from kinedyn.engine.util_solve import chol_factor, chol_solve
 from kinedyn.engine.util_spatial import unsigned_index
 
 # MuJoCo 4.0's sparse Newton refactors once this many rows have left QUADRATIC since its factor
@@ -458,7 +457,7 @@ def _chol_solve(L, x, n):
     """x <- (L L')^-1 x in place, L dense lower triangular (mju_cholSolve, with solver_pgs's
     arithmetic: the forward sums in mju_dot's order, the back substitution subtracting from the
     last row up as MuJoCo 4.0 does)."""
-    _dense_chol_solve(x, L, x, n)
+    chol_solve(x, L, x, n)
 
 
 @kernel

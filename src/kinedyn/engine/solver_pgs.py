@@ -56,7 +56,7 @@ from kinedyn.engine.types import (
     SOL_PGS,
 )
 from kinedyn.engine.util_linalg3 import dot_mj, dot_nonzero
-from kinedyn.engine.util_solve import chol_factor
+from kinedyn.engine.util_solve import chol_factor, chol_solve
 
 # rows of Data.scratch_pgs_efc
 _ARINV, _PREV, _MOMENTUM = 0, 1, 2
@@ -257,22 +257,6 @@ def dual_finish(m, d):
 
 
 @kernel
-def _chol_solve(res, a, vec, n):
-    """res = (L L')^-1 vec with L = a's lower triangle (mju_cholSolve). The back substitution
-    subtracts from the last row up (MuJoCo 4.0's order; 3.12's source went from row i+1 down)."""
-    for i in range(n):
-        res[i] = vec[i]
-    for i in range(n):
-        if i:
-            res[i] -= dot_mj(a[i], res, i)
-        res[i] /= a[i, i]
-    for i in range(n - 1, -1, -1):
-        for j in range(n - 1, i, -1):
-            res[i] -= a[j, i] * res[j]
-        res[i] /= a[i, i]
-
-
-@kernel
 def _qcqp2(res, ain, off, bin_, fr, cid, r):
     """min 1/2 x'Ax + x'b subject to sum (x_k / fr_k)^2 <= r^2 in two dimensions, by Newton
     on the multiplier of the scaled problem (mju_QCQP2); True when the constraint is active."""
@@ -384,13 +368,13 @@ def _qcqpn(res, ain, off, bin_, fr, cid, r, n, ala, b, tmp):
             for i in range(n):
                 res[i] = 0.0
             return False
-        _chol_solve(res, ala, b, n)
+        chol_solve(res, ala, b, n)
         for i in range(n):
             res[i] = -res[i]
         val = dot_mj(res, res, n) - r * r
         if val < 1e-10:
             break
-        _chol_solve(tmp, ala, res, n)
+        chol_solve(tmp, ala, res, n)
         deriv = -2.0 * dot_mj(res, tmp, n)
         delta = -val / deriv
         if delta < 1e-10:

@@ -42,6 +42,23 @@ def chol_factor(a, n, mindiag):
 
 
 @kernel
+def chol_solve(res, a, vec, n):
+    """res = (L L')^-1 vec with L = a's lower triangle from chol_factor (mju_cholSolve). The back
+    substitution subtracts from the last row up (MuJoCo 4.0's order; 3.12's source went from row
+    i+1 down). res may be vec."""
+    for i in range(n):
+        res[i] = vec[i]
+    for i in range(n):
+        if i:
+            res[i] -= dot_mj(a[i], res, i)
+        res[i] /= a[i, i]
+    for i in range(n - 1, -1, -1):
+        for j in range(n - 1, i, -1):
+            res[i] -= a[j, i] * res[j]
+        res[i] /= a[i, i]
+
+
+@kernel
 def factor_lu_tree(a, dof_parentid, n):
     """In place a = (I + U) L, no pivoting, eliminating from the last dof to the first, with only
     the entries of each dof's ancestor chain touched: no fill-in outside the D pattern
