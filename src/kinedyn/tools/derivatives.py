@@ -35,6 +35,7 @@ from kinedyn.engine.derivative_fd import (
 from kinedyn.engine.derivative_transition import step_derivatives, unsupported_cached
 from kinedyn.engine.forward import forward
 from kinedyn.engine.integrator import _STATUS_FIELD
+from kinedyn.engine.inverse import inverse
 from kinedyn.engine.types import (
     INT_EULER,
     INT_IMPLICIT,
@@ -511,7 +512,28 @@ def _switches(m, d, eps: float, controls: list) -> list:
         niter = int(w.scratch_solver_counts[1])   # the last solve's iterations
         if niter >= m.opt.iterations:
             out.append(f"solver: stopped at its iteration limit ({niter}): not converged")
+        gap = _optimum_gap(m, w)
+        if gap > OPTIMUM_RTOL:
+            out.append(f"solver: its constraint force is {gap:.1e} (relative) from the optimum's at its "
+                       "qacc: the analytical derivatives are the optimum's, the differences where the "
+                       "solver stops")
     return out
+
+
+# how far (relative) forward's constraint force may be from the optimum's at the same qacc before
+# check_derivatives names the solver: a solver stopped by its tolerance (PGS's improvement test,
+# say) can be far from the optimum while under its iteration limit
+OPTIMUM_RTOL = 1e-6
+
+
+def _optimum_gap(m, w) -> float:
+    """|qfrc_constraint(forward) - qfrc_constraint(inverse at forward's qacc)| relative to the
+    larger of the two: zero at the solver's optimum (MuJoCo's solver_fwdinv[0], mj_compareFwdInv).
+    Leaves w with the inverse's outputs."""
+    forward_force = w.qfrc_constraint.copy()
+    inverse(m, w)
+    scale = max(np.abs(forward_force).max(), np.abs(w.qfrc_constraint).max(), 1e-300)
+    return float(np.abs(forward_force - w.qfrc_constraint).max() / scale)
 
 
 # ---------------------------------------------------------------------------------------
