@@ -151,3 +151,25 @@ def test_rollout_matches_mujoco_rollout(pair):
     np.testing.assert_allclose(ours.state, theirs, rtol=1e-9, atol=1e-12)
     assert np.abs(theirs[:, -1, -mjm.nplastic:] - state0[:, -mjm.nplastic:]).max() > 1e-3
 
+
+
+def test_linearize_reads_the_plastic_state(pair):
+    """trajectory.linearize takes the packed state with its plastic part (kd.batch's layout) and
+    gives transition_fd's matrices at each state, plastic state included; the plastic state moves
+    the springs, so a linearisation that dropped it would differ."""
+    m, _, _, _ = pair
+    bd = batch.BatchData(m, 1)
+    bd.qvel[0] = QVEL
+    run = batch.rollout(m, batch.get_state(m, bd), np.zeros((1, 40, 0)))
+    states = run.state[0, ::20]
+    lin = kd.trajectory.linearize(m, states, np.zeros((len(states), 0)))
+    slices = batch._state_slices(m)
+    for t, state in enumerate(states):
+        d = kd.Data(m)
+        for name in ("qpos", "qvel", "act", "plastic"):
+            getattr(d, name)[:] = state[slices[name]]
+        np.testing.assert_array_equal(lin.A[t], kd.transition_fd(m, d).A)
+    d.plastic[:] = 0.0
+    assert np.abs(kd.transition_fd(m, d).A - lin.A[-1]).max() > 1e-6
+    with pytest.raises(ValueError, match="plastic"):
+        kd.trajectory.linearize(m, states[:, :-1], np.zeros((len(states), 0)))

@@ -298,6 +298,7 @@ def _linearize_worker(m, d, src, steps, states, controls, warmstart, eps, center
         src.qpos[:] = states[t, 1:1 + nq]
         src.qvel[:] = states[t, 1 + nq:1 + nq + nv]
         src.act[:] = states[t, 1 + nq + nv:1 + nq + nv + na]
+        src.plastic[:] = states[t, 1 + nq + nv + na:]   # (no history: refused)
         src.ctrl[:] = controls[t]
         src.qacc_warmstart[:] = warmstart[t]
         queue[0] = 0
@@ -309,7 +310,8 @@ def _linearize_worker(m, d, src, steps, states, controls, warmstart, eps, center
 def linearize_fd(m, states: np.ndarray, controls: np.ndarray, warmstart: np.ndarray, eps: float,
                  centered: bool, nthread) -> TransitionFD:
     """``transition_fd`` at every step of a trajectory, the steps in parallel: A, B, C, D stacked
-    along a leading step axis. ``states`` (T, 1 + nq + nv + na) packed [time, qpos, qvel, act],
+    along a leading step axis. ``states`` (T, 1 + nq + nv + na + nplastic) packed [time, qpos, qvel, act,
+    plastic],
     ``controls`` (T, nu), ``warmstart`` (T, nv), all C-contiguous float64 (checked by the caller,
     kd.trajectory.linearize). Every other input is a new Data's (no applied forces, the mocap
     bodies and equalities as the model defines them)."""

@@ -649,8 +649,9 @@ def linearize(m, states, controls, method: str = "fd", eps: float = 1e-6, center
     step axis: A (T, 2nv+na, 2nv+na), B (T, 2nv+na, nu), C (T, nsensordata, 2nv+na),
     D (T, nsensordata, nu).
 
-    ``states`` (T, 1 + nq + nv + na): the packed state [time, qpos, qvel, act] (``kd.batch``'s
-    layout, mjSTATE_FULLPHYSICS) at which ``controls[t]`` (T, nu) is applied; ``warmstart``
+    ``states`` (T, 1 + nq + nv + na + nplastic): the packed state [time, qpos, qvel, act, plastic]
+    (``kd.batch``'s layout, mjSTATE_FULLPHYSICS; models with control history are refused) at
+    which ``controls[t]`` (T, nu) is applied; ``warmstart``
     (T, nv) the constraint solver's starting acceleration at each (``qacc_warmstart``; default
     zeros; the previous step's ``qacc`` reproduces a simulation exactly). Applied forces are zero,
     mocap bodies and equalities as the model defines them. Step t's matrices are exactly
@@ -662,11 +663,15 @@ def linearize(m, states, controls, method: str = "fd", eps: float = 1e-6, center
     check_model(m, "trajectory.linearize")
     if method not in LINEARIZE_METHODS:
         raise ValueError(f"trajectory.linearize: method must be one of {LINEARIZE_METHODS}, got {method!r}")
-    nstate = 1 + m.nq + m.nv + m.na
+    from kinedyn.tools import derivatives  # the batch kernels' threads: imported on first use
+
+    derivatives.check_no_history(m, "trajectory.linearize")
+    nstate = 1 + m.nq + m.nv + m.na + m.nplastic
     states = float_array(states, "trajectory.linearize: states")
     if states.ndim != 2 or states.shape[1] != nstate:
+        plastic = ", plastic" if m.nplastic else ""
         raise ValueError(f"trajectory.linearize: states must have shape (T, {nstate}) = "
-                         f"[time, qpos, qvel, act] per step; got {states.shape}")
+                         f"[time, qpos, qvel, act{plastic}] per step; got {states.shape}")
     nstep = states.shape[0]
     controls = float_array(controls, "trajectory.linearize: controls")
     if controls.shape != (nstep, m.nu):
@@ -680,7 +685,5 @@ def linearize(m, states, controls, method: str = "fd", eps: float = 1e-6, center
                          f"got {warmstart.shape}")
     for name, arr in (("states", states), ("controls", controls), ("warmstart", warmstart)):
         _finite(f"trajectory.linearize: {name}", arr)
-    from kinedyn.tools import derivatives  # the batch kernels' threads: imported on first use
-
     eps = derivatives.check_eps(eps, "trajectory.linearize")
     return derivatives.linearize_fd(m, states, controls, warmstart, eps, bool(centered), nthread)
