@@ -173,3 +173,54 @@ def test_linearize_reads_the_plastic_state(pair):
     assert np.abs(kd.transition_fd(m, d).A - lin.A[-1]).max() > 1e-6
     with pytest.raises(ValueError, match="plastic"):
         kd.trajectory.linearize(m, states[:, :-1], np.zeros((len(states), 0)))
+
+
+def _mujoco_step_differences(mjm, mjd, eps):
+    """A by forward differences of MuJoCo's own mj_step, each perturbed step started from the
+    full physics state (plastic included), ctrl and warmstart: what mjd_transitionFD defines."""
+    spec = (mujoco.mjtState.mjSTATE_FULLPHYSICS | mujoco.mjtState.mjSTATE_CTRL
+            | mujoco.mjtState.mjSTATE_WARMSTART)
+    start = np.zeros(mujoco.mj_stateSize(mjm, spec))
+    mujoco.mj_getState(mjm, mjd, start, spec)
+    work, nv = mujoco.MjData(mjm), mjm.nv
+
+    def step(column):
+        mujoco.mj_setState(mjm, work, start, spec)
+        if column is not None and column < nv:
+            mujoco.mj_integratePos(mjm, work.qpos, np.eye(nv)[column] * eps, 1.0)
+        elif column is not None:
+            work.qvel[column - nv] += eps
+        mujoco.mj_step(mjm, work)
+        return work.qpos.copy(), work.qvel.copy()
+
+    qpos0, qvel0 = step(None)
+    A = np.zeros((2 * nv, 2 * nv))
+    for column in range(2 * nv):
+        qpos, qvel = step(column)
+        tangent = np.zeros(nv)
+        mujoco.mj_differentiatePos(mjm, tangent, eps, qpos0, qpos)
+        A[:nv, column] = tangent
+        A[nv:, column] = (qvel - qvel0) / eps
+    return A
+
+
+def test_transition_fd_restores_the_plastic_state(pair):
+    """kd.transition_fd starts every perturbed step from the plastic state too, and equals the
+    differences of MuJoCo's own steps. MuJoCo 4.0's mjd_transitionFD does not restore it between
+    its perturbed steps: at this state (no spring yields within eps) its A has entries ~1e5-1e6,
+    which scale as 1/eps (docs/deviations.md)."""
+    m, _, mjm, _ = pair
+    mjd = mujoco.MjData(mjm)
+    mjd.qvel[:] = 0.05 * QVEL
+    for _ in range(30):
+        mujoco.mj_step(mjm, mjd)
+    d = kd.Data(m)
+    for name in ("qpos", "qvel", "plastic", "qacc_warmstart"):
+        getattr(d, name)[:] = getattr(mjd, name)
+    ours = kd.transition_fd(m, d).A
+    theirs = _mujoco_step_differences(mjm, mjd, 1e-6)
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9 * np.abs(theirs).max())
+    assert np.abs(theirs).max() < 100
+    mj_fd = np.zeros_like(theirs)
+    mujoco.mjd_transitionFD(mjm, mjd, 1e-6, 0, mj_fd, None, None, None)
+    assert np.abs(mj_fd).max() > 1e4   # MuJoCo's own function: the plastic state not restored
