@@ -12,7 +12,7 @@ from numba.typed import List
 
 from kinedyn._jit.bind import cached_njit
 
-__all__ = ["get_thread_id", "parallel_njit", "prange", "take_next", "threads", "typed_list"]
+__all__ = ["get_thread_id", "parallel_njit", "prange", "take_next", "thread_count", "threads", "typed_list"]
 
 get_thread_id = numba.get_thread_id
 
@@ -35,19 +35,29 @@ def typed_list(items: list):
     return out
 
 
-@contextmanager
-def threads(nthread):
-    """Run the enclosed parallel kernels on ``nthread`` threads (all of Numba's when None)."""
+def thread_count(nthread) -> int:
+    """The count ``threads(nthread)`` runs on (Numba's current count when None), checked."""
     if nthread is None:
-        yield numba.get_num_threads()
-        return
+        return numba.get_num_threads()
     if not isinstance(nthread, (int, np.integer)) or not 1 <= nthread <= config.NUMBA_NUM_THREADS:
         raise ValueError(f"nthread must be an integer in [1, {config.NUMBA_NUM_THREADS}] "
                          f"(NUMBA_NUM_THREADS), got {nthread!r}")
-    previous = numba.get_num_threads()
-    numba.set_num_threads(int(nthread))
+    return int(nthread)
+
+
+@contextmanager
+def threads(nthread):
+    """Run the enclosed parallel kernels on ``nthread`` threads (all of Numba's when None).
+    Numba's count is set only when it differs (each set or get costs ~1-2 µs, which a
+    derivative of a small model notices)."""
+    count = thread_count(nthread)
+    previous = count if nthread is None else numba.get_num_threads()
+    if previous == count:
+        yield count
+        return
+    numba.set_num_threads(count)
     try:
-        yield int(nthread)
+        yield count
     finally:
         numba.set_num_threads(previous)
 

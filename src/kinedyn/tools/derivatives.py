@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from kinedyn._jit import bind_call, cached_njit
-from kinedyn._jit.parallel import parallel_njit, prange, take_next, threads, typed_list
+from kinedyn._jit.parallel import parallel_njit, prange, take_next, thread_count, threads, typed_list
 from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.data import Data
 from kinedyn.engine.derivative_fd import (
@@ -118,17 +118,27 @@ def _run(op, m, work, models, src, srcs, kind, index, eps, flag, outs, nwork, nb
     """Bind and run ``op`` on ``nwork`` workers; the status array. ``src``: the caller's Data handle
     (OP_TRANSITION, OP_INVERSE); ``srcs``: one Data handle per worker for OP_LINEARIZE (the other
     operations pass ``work``, unread: a typed list costs ~10 µs to make)."""
-    nv = m.nv
     if states is None:
         states = controls = warmstart = _NO_STEPS
     status = np.zeros(nstatus or nwork, dtype=np.int64)
     bind_call(_member, (m._handle, work[0]))  # the units a perturbed step or inverse reaches
     with threads(nthread):
         _each_worker(op, models, work, src, srcs, np.zeros(1, dtype=np.int64), states, controls, warmstart,
-                     eps, bool(flag), kind, index, *outs, np.empty((nwork, 3, nbuf)),
-                     np.empty((nwork, 3, m.nsensordata)), np.empty((nwork, nv)),
-                     np.empty((nwork, m.nC if op == OP_INVERSE else 0)), status)
+                     eps, bool(flag), kind, index, *outs, *_scratch(m, op, nwork, nbuf), status)
     return status
+
+
+def _scratch(m, op, nwork: int, nbuf: int) -> tuple:
+    """The workers' scratch (state buffers, sensor buffers, a tangent vector, M's values), kept
+    per model with the work Data: every entry is written before it is read."""
+    cached = _per_thread(m)["lists"]
+    key = ("fd_scratch", op == OP_INVERSE, nwork, nbuf)
+    scratch = cached.get(key)
+    if scratch is None:
+        scratch = (np.empty((nwork, 3, nbuf)), np.empty((nwork, 3, m.nsensordata)), np.empty((nwork, m.nv)),
+                   np.empty((nwork, m.nC if op == OP_INVERSE else 0)))
+        cached[key] = scratch
+    return scratch
 
 
 _NO_STEPS = np.zeros((0, 0))
@@ -160,8 +170,7 @@ def _plan(m, what: str, nthread, blocks):
     """(work Data handles, model handles, kind, index, worker count) for ``what`` on ``m``, kept
     per model and thread count with kd.batch's per-thread handles (a call then allocates only its
     outputs and scratch)."""
-    with threads(nthread) as nthread_used:
-        pass
+    nthread_used = thread_count(nthread)
     plans = _per_thread(m)["lists"]
     key = (what, nthread_used)
     plan = plans.get(key)
