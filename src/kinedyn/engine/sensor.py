@@ -934,6 +934,62 @@ def _needs_rne_post(m):
     return False
 
 
+# The loop over a stage's sensors and the energy are units of their own, compiled only for a model
+# that has sensors of that stage (user sensors included) or the energy flag: a model without them
+# compiles none of their kernels (subtree velocities, frames, the energy terms).
+
+def _has_stage_sensors(stage):
+    """``needed`` of a stage's sensor loop: the model has a sensor of that stage (user ones too)."""
+    return lambda m: bool((m.sensor_needstage == stage).any())
+
+
+def _energy_enabled(m) -> bool:
+    return bool(int(m.opt.enableflags) & ENBL_ENERGY)
+
+
+@kernel
+def _stage_has_sensors(m, stage):
+    """What _has_stage_sensors(stage) tells the binder, in compiled code: whether the stage's unit
+    is bound for this model."""
+    for i in range(m.nsensor):
+        if m.sensor_needstage[i] == stage:
+            return True
+    return False
+
+
+@handle_entry(needed=_has_stage_sensors(STAGE_POS))
+def _pos_sensors(m, d):
+    _sensors(m, d, STAGE_POS)
+
+
+@handle_entry(needed=_has_stage_sensors(STAGE_VEL))
+def _vel_sensors(m, d):
+    _sensors(m, d, STAGE_VEL)
+
+
+@handle_entry(needed=_has_stage_sensors(STAGE_ACC))
+def _acc_sensors(m, d):
+    if _needs_rne_post(m):
+        rne_post_constraint_entry(m, d)
+    _sensors(m, d, STAGE_ACC)
+
+
+@handle_entry(needed=_energy_enabled)
+def _energy_pos(m, d):
+    energy_pos_kernel(m, d)
+
+
+@handle_entry(needed=_energy_enabled)
+def _energy_vel(m, d):
+    energy_vel_kernel(m, d)
+
+
+@kernel
+def _sensors_on(m, stage):
+    """Whether the sensors of ``stage`` run: the model has some and they are not disabled."""
+    return m.nsensor > 0 and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR and _stage_has_sensors(m, stage)
+
+
 @kernel
 def _pos_stage(m, d, sensors, inverse):
     """The position sensors (if ``sensors`` and not disabled), then the potential energy:
@@ -941,11 +997,11 @@ def _pos_stage(m, d, sensors, inverse):
     leaves it as it is."""
     flags = d.scratch_sensor_flags
     flags[FLG_ENERGYPOS] = 0
-    if sensors and m.nsensor and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR:
-        _sensors(m, d, STAGE_POS)
+    if sensors and _sensors_on(m, STAGE_POS):
+        _pos_sensors(m, d)
     if not flags[FLG_ENERGYPOS]:
         if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_ENERGY:
-            energy_pos_kernel(m, d)
+            _energy_pos(m, d)
         elif not inverse:
             d.energy[0] = 0.0
             d.energy[1] = 0.0
@@ -958,10 +1014,10 @@ def _vel_stage(m, d, sensors):
     flags = d.scratch_sensor_flags
     flags[FLG_SUBTREEVEL] = 0
     flags[FLG_ENERGYVEL] = 0
-    if sensors and m.nsensor and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR:
-        _sensors(m, d, STAGE_VEL)
+    if sensors and _sensors_on(m, STAGE_VEL):
+        _vel_sensors(m, d)
     if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_ENERGY and not flags[FLG_ENERGYVEL]:
-        energy_vel_kernel(m, d)
+        _energy_vel(m, d)
 
 
 @handle_entry
@@ -997,11 +1053,8 @@ def energy_vel_entry(m, d):
 @handle_entry
 def sensor_acc_entry(m, d):
     """The acceleration sensors, after rne_post_constraint when one needs it (mj_sensorAcc)."""
-    if m.nsensor == 0 or m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SENSOR:
-        return
-    if _needs_rne_post(m):
-        rne_post_constraint_entry(m, d)
-    _sensors(m, d, STAGE_ACC)
+    if _sensors_on(m, STAGE_ACC):
+        _acc_sensors(m, d)
 
 
 _SENSOR_POS = FastEntry(sensor_pos_entry)
