@@ -13,6 +13,13 @@ from __future__ import annotations
 
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.actuation import activation_input, clamped_ctrl
+from kinedyn.engine.derivative_fluid import (
+    add_fluid_vel,
+    fluid_vel_active,
+    fluid_vel_entry,
+    fluid_vel_m_entry,
+    lone_free_body,
+)
 from kinedyn.engine.derivative_rne import rne_vel
 from kinedyn.engine.history import read_ctrl_kernel
 from kinedyn.engine.smooth_inertia import full_m_kernel
@@ -44,13 +51,7 @@ from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_
 @kernel
 def _is_free_body(m, j):
     """A free joint that is its body's only joint, on a body with no children (mj_isFreeBody)."""
-    if m.jnt_type[j] != JNT_FREE:
-        return False
-    b = m.jnt_bodyid[j]
-    if m.body_jntnum[b] != 1 or m.body_subtreemass[b] != m.body_mass[b]:
-        return False
-    # no other dof in the tree: the next body (if any) must start a new tree
-    return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
+    return m.jnt_type[j] == JNT_FREE and lone_free_body(m, m.jnt_bodyid[j])
 
 
 @kernel
@@ -135,6 +136,10 @@ def free_body_mhat(m, d, j):
                 for r in range(6):
                     for c in range(6):
                         a[r, c] -= h * deriv * mom[adr + r] * mom[adr + c]
+    # the body's fluid forces, their B unsymmetric (mjd_ellipsoidFluid skips the symmetrisation
+    # for a lone free body)
+    if fluid_vel_active(m):
+        fluid_vel_entry(m, d, a, -h, adr, b, b + 1)
     # bias (gyroscopic) derivative
     mass = m.body_mass[b]
     rmat = d.xmat[b]
@@ -220,6 +225,9 @@ def implicit_matrix(m, d, qh):
                 for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
                     c = m.M_colind[adr]
                     qh[adr] -= h * deriv * mom[r] * mom[c]
+    # fluid forces (mjd_passive_vel), lone free bodies left to their local solve
+    if fluid_vel_active(m):
+        fluid_vel_m_entry(m, d, qh, -h)
 
 
 @kernel
@@ -262,6 +270,7 @@ def implicit_lu_matrix(m, d, a):
             deriv = _actuator_force_vel(m, d, i)
             if deriv != 0.0:
                 _add_outer_d(a, d.actuator_moment[i], -h * deriv, m.dof_parentid)
+    add_fluid_vel(m, d, a, -h)
     rne_vel(m, d, a, h)
 
 
