@@ -87,7 +87,7 @@ class Option:
       disableflags: ``DisableBit`` bits.
       enableflags: ``EnableBit`` bits.
       wind, density, viscosity: the medium of the fluid forces (velocity (3,), density,
-        viscosity); both zero: no fluid forces. With fluid forces the integrator is Euler or RK4.
+        viscosity); both zero: no fluid forces.
       magnetic: (3,) global magnetic flux (the magnetometer sensor's input).
       solver, cone, jacobian: ``SolverType``, ``ConeType``, ``JacobianType`` values.
       iterations, tolerance: the constraint solver's iteration cap and tolerance.
