@@ -2,6 +2,7 @@
 
 * ``actuator_force_vel``: d actuator_force / d actuator_velocity (mjd_actuator_vel).
 * ``implicit_matrix``: M - h D, implicitfast's system matrix (mjd_smooth_vel, gathered into M).
+  Every matrix here includes the fluid forces' derivatives (``derivative_fluid``) in a medium.
 * ``free_body_mhat``: the local 6x6 system with the gyroscopic bias derivative that
   implicitfast uses for a lone free body (mjd_freeMhat); ``_free_body_implicit`` solves it.
 * ``implicit_lu_matrix``: M - h qDeriv with the full mjd_smooth_vel (flg_bias = 1): the damping
@@ -92,7 +93,8 @@ def free_body_mhat(m, d, j):
     implicitfast drops the Coriolis derivative from the global symmetric system; for a
     lone free body MuJoCo restores it on the body's 6x6 block, unsymmetric. The block is
     M plus h times the dof and tendon damping and minus h times the actuator velocity
-    derivatives (the qDeriv block of mjd_smooth_vel), plus h times the bias derivative.
+    derivatives and the body's fluid derivative, unsymmetrised (the qDeriv block of
+    mjd_smooth_vel), plus h times the bias derivative.
     With R = xmat, s = xipos - xpos, w = R w_local and I_w the world inertia about the com,
     the bias derivative w.r.t. the rotational dofs has blocks
         d f / d w_local   = -mass K R,                 K = s w^T - (w.s) E + [w x s]x
@@ -191,9 +193,9 @@ def _free_body_implicit(m, d, j, qacc):
 def implicit_matrix(m, d, qh):
     """qh = M - h D in M's tree-sparse lower-triangle layout: implicitfast's system matrix.
 
-    D is the symmetric part of d qfrc_smooth / d qvel from joint and tendon damping and from
-    actuators with velocity-dependent gain or bias (mjd_smooth_vel without the bias
-    derivative), restricted to M's sparsity as MuJoCo gathers it (mapD2M).
+    D is the symmetric part of d qfrc_smooth / d qvel from joint and tendon damping, from
+    actuators with velocity-dependent gain or bias and from the fluid forces (mjd_smooth_vel
+    without the bias derivative), restricted to M's sparsity as MuJoCo gathers it (mapD2M).
     """
     h = m.opt_timestep[0]
     for k in range(qh.shape[0]):
@@ -249,7 +251,8 @@ def implicit_lu_matrix(m, d, a):
     """a (nv, nv) = M - h qDeriv, qDeriv = d(qfrc_actuator + qfrc_passive - qfrc_bias)/d qvel
     on MuJoCo's D pattern (mjd_smooth_vel with flg_bias, M gathered as mj_implicitSkip does).
 
-    The damping and actuator terms are implicitfast's (``implicit_matrix``), but on the whole D
+    The damping, actuator and fluid terms are implicitfast's (``implicit_matrix``; the fluid
+    blocks unsymmetrised), but on the whole D
     pattern, not M's: M leaves out the entries it knows are zero (a free body's translation
     block), which qDeriv's outer products need not be. Then + h d qfrc_bias / d qvel
     (mjd_rne_vel, from derivative_rne), zero off the D pattern."""
