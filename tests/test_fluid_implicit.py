@@ -14,7 +14,13 @@ Oracle: MuJoCo on the same MJCF (``oracle.load_pair``, constraints off).
   MuJoCo's state, qpos/qvel/act compared at the oracle's 1e-9 after each; then 200 free-running
   steps at test_fluid's 1e-6 (round-off compounds);
 * forward with each integrator (every field), and the discrete-time inverse (invdiscrete), which
-  goes through the same M - h qDeriv, at 1e-9.
+  goes through the same M - h qDeriv, at 1e-9; ``kd.batch.rollout`` against ``mujoco.rollout``
+  at 1e-9 (test_batch's bar);
+* slow and resting bodies: MuJoCo 4.0.0 drops the density terms of the lift and drag
+  derivatives below a speed of mjMINVAL and clamps none of their quotients above it (measured
+  with the wheel: the clamps of its published mjd_viscous_drag would change a thin geom's
+  derivative at ordinary speeds), so qDeriv's fluid part at speeds ~1e-9 is compared at 1e-9
+  of its own size, and at rest it is zero.
 
 Models: test_fluid's fish (a free body with children: ellipsoid geoms, hinged fins, an inertia-box
 tail, wind), a scene written here (two lone free bodies, one by the ellipsoid model and one by
@@ -28,6 +34,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from mujoco import rollout as mj_rollout
 from oracle import assert_fields, gym_model_path, load_pair, set_same_state
 from strategies import random_state
 from test_fluid import FISH, MEDIA
@@ -209,3 +216,39 @@ def test_medium_given_at_run_time_and_units_compiled_only_when_used():
     with pytest.raises(ValueError, match="implicit"):
         m.opt.integrator = kd.IntegratorType.RK4
         fluid_qderiv(m, d)
+
+
+def test_slow_and_resting_bodies():
+    """At speeds ~1e-9 (no viscosity, no wind, so only the density terms) qDeriv's fluid part
+    is MuJoCo's to 1e-9 of its size; at rest it is zero on both sides."""
+    m, d, mjm, mjd = _pair("scene", "implicit")
+    for opt in (m.opt, mjm.opt):
+        opt.viscosity, opt.wind = 0.0, np.zeros(3)
+    rng = np.random.default_rng(5)
+    qpos, qvel, _, _ = random_state(rng, mjm)
+    for scale in (1e-9, 0.0):
+        set_same_state(m, d, mjm, mjd, qpos, scale * qvel)
+        kd.forward(m, d)
+        ours = fluid_qderiv(m, d)
+        theirs = _mujoco_fluid_qderiv(mjm, mjd, qpos, scale * qvel)
+        if scale:
+            size = np.abs(theirs).max()
+            assert 0.0 < size < 1e-3
+            assert np.abs(ours - theirs).max() <= 1e-9 * size
+        else:
+            assert not ours.any() and not theirs.any()
+
+
+def test_batch_rollout_matches_mujoco():
+    m, _, mjm, _ = _pair("fish", "implicitfast")
+    rng = np.random.default_rng(6)
+    nbatch, nstep = 3, 40
+    state0 = np.empty((nbatch, kd.batch.state_size(m)))
+    for i in range(nbatch):
+        qpos, qvel, _, act = random_state(rng, mjm)
+        state0[i] = np.r_[0.0, qpos, 0.3 * qvel, act]
+    control = rng.uniform(-1, 1, size=(nbatch, nstep, m.nu))
+    ours = kd.batch.rollout(m, state0, control, nthread=2)
+    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, control)
+    err = np.abs(ours.state - theirs) / (1.0 + np.abs(theirs))
+    assert err.max() <= 1e-9, f"{err.max():.1e}"
