@@ -33,7 +33,6 @@ from strategies import random_state
 from thirdparty import require
 
 import kinedyn as kd
-from kinedyn.errors import ModelError
 
 FISH = """
 <mujoco>
@@ -182,18 +181,3 @@ def test_medium_set_at_run_time_and_passive_disabled():
     mujoco.mj_forward(mjm, mjd)
     assert not d.qfrc_fluid.any() and not d.qfrc_passive.any()
     assert_fields(m, d, mjm, mjd, stage="velocity")
-
-
-def test_fluid_with_implicitfast_is_refused():
-    # the velocity derivatives of the fluid forces (implicitfast) are not computed: refused
-    with pytest.raises(ModelError, match="implicitfast") as info:
-        kd.Model.from_xml_string(_fish(integrator="implicitfast"))
-    assert (info.value.element, info.value.attribute) == ("option", "integrator")
-    m = kd.Model.from_xml_string(_fish())
-    with pytest.raises(ValueError, match="implicitfast"):
-        m.opt.integrator = kd.IntegratorType.IMPLICITFAST
-    m.opt.density = m.opt.viscosity = 0.0
-    m.opt.integrator = kd.IntegratorType.IMPLICITFAST
-    with pytest.raises(ValueError, match="implicitfast"):
-        m.opt.viscosity = 0.1
-    assert m.opt.viscosity == 0.0

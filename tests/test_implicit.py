@@ -148,7 +148,7 @@ def test_batch_rollout_matches_mujoco(source):
     assert err.max() <= 1e-9, f"{source}: {err.max():.1e}"
 
 
-def test_compiled_only_when_used_and_fluid_refused():
+def test_compiled_only_when_used():
     from kinedyn._jit.bind import needed_units
     from kinedyn.engine.integrator import step_entry
     from kinedyn.engine.inverse import inverse_entry
@@ -159,12 +159,11 @@ def test_compiled_only_when_used_and_fluid_refused():
     m.opt.integrator = IMPLICIT
     names = {u.name for u in needed_units(m, [step_entry, inverse_entry])}
     assert any("_step_implicit_entry" in n for n in names) and any("implicit_lu_entry" in n for n in names)
-    # the fluid forces' velocity derivatives are not computed: refused, as with implicitfast
-    with pytest.raises(ValueError, match="implicit"):
-        m.opt.density = 1.2
-    with pytest.raises(kd.ModelError, match="integrator"):
-        kd.Model.from_xml_string('<mujoco><option integrator="implicit" density="1"/><worldbody><body>'
-                                 '<freejoint/><geom size="1"/></body></worldbody></mujoco>')
+    # a medium adds the fluid forces' velocity derivatives (test_fluid_implicit)
+    assert not any("fluid_vel" in n for n in names), names
+    m.opt.density = 1.2
+    names = {u.name for u in needed_units(m, [step_entry, inverse_entry])}
+    assert any("fluid_vel_entry" in n for n in names), names
 
 
 def test_lengthrange_and_a_model_switched_to_implicit():

@@ -238,7 +238,6 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         for message in self.unsimulated:
             # stacklevel: _unsimulated < run < compile_mjcf < Model.from_xml_* < caller
             warnings.warn(message, UnsimulatedFeatureWarning, stacklevel=5)
-        self._check_fluid_integrator()
 
     # ---- arrays ---------------------------------------------------------------------------------
 

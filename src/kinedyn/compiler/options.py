@@ -8,7 +8,7 @@ and the constraint solver's settings, which become the model's :class:`~kinedyn.
 
 from __future__ import annotations
 
-from kinedyn.engine.model import FLUID_IMPLICIT, Option
+from kinedyn.engine.model import Option
 from kinedyn.engine.types import ConeType, DisableBit, IntegratorType, JacobianType, SolverType
 from kinedyn.xml.mjcf import FLAG_BITS_DISABLE, FLAG_BITS_ENABLE, Node, typed_attrs
 
@@ -118,13 +118,6 @@ class OptionsMixin:
             except ValueError as err:
                 raise node.error(f"{err} (kinedyn's constraint solver cannot use it)", key) from None
             self.solver_opt[key] = value
-
-    def _check_fluid_integrator(self) -> None:
-        """Fluid forces need Euler or RK4 (FLUID_IMPLICIT), on the last <option>."""
-        fluid = self.opt["density"] or self.opt["viscosity"]
-        if fluid and self.opt["integrator"] in (IntegratorType.IMPLICIT, IntegratorType.IMPLICITFAST):
-            node = self.sections["option"][-1]
-            raise node.error(FLUID_IMPLICIT, "integrator")
 
     def _model_option(self) -> Option:
         """The compiled model's Option: <option>'s values, the solver settings given, and the

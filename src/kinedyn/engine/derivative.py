@@ -2,6 +2,7 @@
 
 * ``actuator_force_vel``: d actuator_force / d actuator_velocity (mjd_actuator_vel).
 * ``implicit_matrix``: M - h D, implicitfast's system matrix (mjd_smooth_vel, gathered into M).
+  Every matrix here includes the fluid forces' derivatives (``derivative_fluid``) in a medium.
 * ``free_body_mhat``: the local 6x6 system with the gyroscopic bias derivative that
   implicitfast uses for a lone free body (mjd_freeMhat); ``_free_body_implicit`` solves it.
 * ``implicit_lu_matrix``: M - h qDeriv with the full mjd_smooth_vel (flg_bias = 1): the damping
@@ -13,6 +14,13 @@ from __future__ import annotations
 
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.actuation import activation_input, clamped_ctrl
+from kinedyn.engine.derivative_fluid import (
+    add_fluid_vel,
+    fluid_vel_active,
+    fluid_vel_entry,
+    fluid_vel_m_entry,
+    lone_free_body,
+)
 from kinedyn.engine.derivative_rne import rne_vel
 from kinedyn.engine.history import read_ctrl_kernel
 from kinedyn.engine.smooth_inertia import full_m_kernel
@@ -44,13 +52,7 @@ from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_
 @kernel
 def _is_free_body(m, j):
     """A free joint that is its body's only joint, on a body with no children (mj_isFreeBody)."""
-    if m.jnt_type[j] != JNT_FREE:
-        return False
-    b = m.jnt_bodyid[j]
-    if m.body_jntnum[b] != 1 or m.body_subtreemass[b] != m.body_mass[b]:
-        return False
-    # no other dof in the tree: the next body (if any) must start a new tree
-    return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
+    return m.jnt_type[j] == JNT_FREE and lone_free_body(m, m.jnt_bodyid[j])
 
 
 @kernel
@@ -91,7 +93,8 @@ def free_body_mhat(m, d, j):
     implicitfast drops the Coriolis derivative from the global symmetric system; for a
     lone free body MuJoCo restores it on the body's 6x6 block, unsymmetric. The block is
     M plus h times the dof and tendon damping and minus h times the actuator velocity
-    derivatives (the qDeriv block of mjd_smooth_vel), plus h times the bias derivative.
+    derivatives and the body's fluid derivative, unsymmetrised (the qDeriv block of
+    mjd_smooth_vel), plus h times the bias derivative.
     With R = xmat, s = xipos - xpos, w = R w_local and I_w the world inertia about the com,
     the bias derivative w.r.t. the rotational dofs has blocks
         d f / d w_local   = -mass K R,                 K = s w^T - (w.s) E + [w x s]x
@@ -135,6 +138,10 @@ def free_body_mhat(m, d, j):
                 for r in range(6):
                     for c in range(6):
                         a[r, c] -= h * deriv * mom[adr + r] * mom[adr + c]
+    # the body's fluid forces, their B unsymmetric (mjd_ellipsoidFluid skips the symmetrisation
+    # for a lone free body)
+    if fluid_vel_active(m):
+        fluid_vel_entry(m, d, a, -h, adr, b, b + 1)
     # bias (gyroscopic) derivative
     mass = m.body_mass[b]
     rmat = d.xmat[b]
@@ -186,9 +193,9 @@ def _free_body_implicit(m, d, j, qacc):
 def implicit_matrix(m, d, qh):
     """qh = M - h D in M's tree-sparse lower-triangle layout: implicitfast's system matrix.
 
-    D is the symmetric part of d qfrc_smooth / d qvel from joint and tendon damping and from
-    actuators with velocity-dependent gain or bias (mjd_smooth_vel without the bias
-    derivative), restricted to M's sparsity as MuJoCo gathers it (mapD2M).
+    D is the symmetric part of d qfrc_smooth / d qvel from joint and tendon damping, from
+    actuators with velocity-dependent gain or bias and from the fluid forces (mjd_smooth_vel
+    without the bias derivative), restricted to M's sparsity as MuJoCo gathers it (mapD2M).
     """
     h = m.opt_timestep[0]
     for k in range(qh.shape[0]):
@@ -220,6 +227,9 @@ def implicit_matrix(m, d, qh):
                 for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
                     c = m.M_colind[adr]
                     qh[adr] -= h * deriv * mom[r] * mom[c]
+    # fluid forces (mjd_passive_vel), lone free bodies left to their local solve
+    if fluid_vel_active(m):
+        fluid_vel_m_entry(m, d, qh, -h)
 
 
 @kernel
@@ -241,7 +251,8 @@ def implicit_lu_matrix(m, d, a):
     """a (nv, nv) = M - h qDeriv, qDeriv = d(qfrc_actuator + qfrc_passive - qfrc_bias)/d qvel
     on MuJoCo's D pattern (mjd_smooth_vel with flg_bias, M gathered as mj_implicitSkip does).
 
-    The damping and actuator terms are implicitfast's (``implicit_matrix``), but on the whole D
+    The damping, actuator and fluid terms are implicitfast's (``implicit_matrix``; the fluid
+    blocks unsymmetrised), but on the whole D
     pattern, not M's: M leaves out the entries it knows are zero (a free body's translation
     block), which qDeriv's outer products need not be. Then + h d qfrc_bias / d qvel
     (mjd_rne_vel, from derivative_rne), zero off the D pattern."""
@@ -262,6 +273,7 @@ def implicit_lu_matrix(m, d, a):
             deriv = _actuator_force_vel(m, d, i)
             if deriv != 0.0:
                 _add_outer_d(a, d.actuator_moment[i], -h * deriv, m.dof_parentid)
+    add_fluid_vel(m, d, a, -h)
     rne_vel(m, d, a, h)
 
 

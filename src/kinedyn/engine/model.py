@@ -68,10 +68,6 @@ LAYOUT_FIELDS = frozenset(
                        "actuator_biastype", "site_type", "tree_sleep_policy"))
 
 
-# the velocity derivatives of the fluid forces (mjd_passive_vel's fluid part) are not computed
-FLUID_IMPLICIT = ("fluid forces (density or viscosity > 0) with the implicit or implicitfast integrator are "
-                  "not simulated (their velocity derivatives are not computed): use Euler or RK4")
-_IMPLICIT_INTEGRATORS = (IntegratorType.IMPLICIT, IntegratorType.IMPLICITFAST)
 
 
 def _flag_bits(name: str, value) -> int:
@@ -91,7 +87,7 @@ class Option:
       disableflags: ``DisableBit`` bits.
       enableflags: ``EnableBit`` bits.
       wind, density, viscosity: the medium of the fluid forces (velocity (3,), density,
-        viscosity); both zero: no fluid forces. With fluid forces the integrator is Euler or RK4.
+        viscosity); both zero: no fluid forces.
       magnetic: (3,) global magnetic flux (the magnetometer sensor's input).
       solver, cone, jacobian: ``SolverType``, ``ConeType``, ``JacobianType`` values.
       iterations, tolerance: the constraint solver's iteration cap and tolerance.
@@ -201,12 +197,7 @@ class Option:
                          IntegratorType.IMPLICITFAST):
             raise ValueError(f"integrator {value} is not supported "
                              "(Euler=0, RK4=1, implicit=2, implicitfast=3)")
-        if value in _IMPLICIT_INTEGRATORS and self._fluid():
-            raise ValueError(FLUID_IMPLICIT)
         self._flags[0] = value
-
-    def _fluid(self) -> bool:
-        return bool(self._real[OPT_DENSITY] or self._real[OPT_VISCOSITY])
 
     @property
     def wind(self) -> np.ndarray:
@@ -220,8 +211,6 @@ class Option:
         value = real_number(name, value)
         if not math.isfinite(value):
             raise ValueError(f"{name} must be finite, got {value}")
-        if value and self._flags[0] in _IMPLICIT_INTEGRATORS:
-            raise ValueError(FLUID_IMPLICIT)
         self._real[slot] = value
 
     @property

@@ -56,7 +56,7 @@ def _mat_vec(R, x, y, z):
 
 
 @kernel(inline="always")
-def _frame_velocity(m, d, b, pos, R):
+def frame_velocity(m, d, b, pos, R):
     """(angular, linear) velocity, in the frame (pos, R) attached to body b, of that frame
     relative to the wind: mj_objectVelocity(flg_local=1) minus R' wind."""
     root = m.body_rootid[b]
@@ -83,16 +83,47 @@ def _apply_local(m, d, R, pos, b, t0, t1, t2, f0, f1, f2):
     apply_ft(m, d, fx, fy, fz, tx, ty, tz, pos[0], pos[1], pos[2], b, d.qfrc_fluid)
 
 
-@kernel
-def _inertia_box(m, d, b, density, viscosity):
-    """mj_inertiaBoxFluidModel for body b."""
+@kernel(inline="always")
+def inertia_box_sides(m, b):
+    """The sides of the box of uniform density with body b's mass and inertia (the inertia box)."""
     inertia = m.body_inertia[b]
     mass = m.body_mass[b]
     bx = math.sqrt(max(MINVAL, inertia[1] + inertia[2] - inertia[0]) / mass * 6.0)
     by = math.sqrt(max(MINVAL, inertia[0] + inertia[2] - inertia[1]) / mass * 6.0)
     bz = math.sqrt(max(MINVAL, inertia[0] + inertia[1] - inertia[2]) / mass * 6.0)
+    return bx, by, bz
+
+
+@kernel(inline="always")
+def geom_semiaxes(m, g):
+    """The semi-axes of the ellipsoid that stands for geom g (mju_geomSemiAxes)."""
+    size = m.geom_size[g]
+    gtype = m.geom_type[g]
+    if gtype == GEOM_SPHERE:
+        return size[0], size[0], size[0]
+    if gtype == GEOM_CAPSULE:
+        return size[0], size[0], size[1] + size[0]
+    if gtype == GEOM_CYLINDER:
+        return size[0], size[0], size[1]
+    return size[0], size[1], size[2]
+
+
+@kernel(inline="always")
+def uses_ellipsoid(m, b):
+    """Whether body b takes the ellipsoid model: one of its geoms has it on (geom_fluid[0] > 0);
+    else the inertia box."""
+    for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]):
+        if m.geom_fluid[g, 0] > 0:
+            return True
+    return False
+
+
+@kernel
+def _inertia_box(m, d, b, density, viscosity):
+    """mj_inertiaBoxFluidModel for body b."""
+    bx, by, bz = inertia_box_sides(m, b)
     R = d.ximat[b]
-    w0, w1, w2, v0, v1, v2 = _frame_velocity(m, d, b, d.xipos[b], R)
+    w0, w1, w2, v0, v1, v2 = frame_velocity(m, d, b, d.xipos[b], R)
     t0 = t1 = t2 = f0 = f1 = f2 = 0.0
     if viscosity > 0:
         diam = (bx + by + bz) / 3.0
@@ -117,14 +148,14 @@ def _cross(a0, a1, a2, b0, b1, b2):
 
 
 @kernel(inline="always")
-def _pow4(x):
+def pow4(x):
     return (x * x) * (x * x)
 
 
 @kernel(inline="always")
-def _max_moment(s0, s1, s2):
+def max_moment(s0, s1, s2):
     """8/15 pi s0 max(s1, s2)^4: the largest moment of the ellipsoid about axis 0."""
-    return 8.0 / 15.0 * PI * s0 * _pow4(max(s1, s2))
+    return 8.0 / 15.0 * PI * s0 * pow4(max(s1, s2))
 
 
 @kernel
@@ -136,20 +167,9 @@ def _ellipsoid(m, d, b, density, viscosity):
         if scale == 0.0:
             continue
         blunt, slender, angdrag, kutta, magnus = prm[1], prm[2], prm[3], prm[4], prm[5]
-        size = m.geom_size[g]
-        gtype = m.geom_type[g]
-        if gtype == GEOM_SPHERE:
-            s0 = s1 = s2 = size[0]
-        elif gtype == GEOM_CAPSULE:
-            s0 = s1 = size[0]
-            s2 = size[1] + size[0]
-        elif gtype == GEOM_CYLINDER:
-            s0 = s1 = size[0]
-            s2 = size[1]
-        else:
-            s0, s1, s2 = size[0], size[1], size[2]
+        s0, s1, s2 = geom_semiaxes(m, g)
         R = d.geom_xmat[g]
-        w0, w1, w2, v0, v1, v2 = _frame_velocity(m, d, b, d.geom_xpos[g], R)
+        w0, w1, w2, v0, v1, v2 = frame_velocity(m, d, b, d.geom_xpos[g], R)
 
         # added mass (mj_addedMassForces without accelerations): torques p x v + L x w, force p x w
         p0, p1, p2 = density * prm[6] * v0, density * prm[7] * v1, density * prm[8] * v2
@@ -170,8 +190,8 @@ def _ellipsoid(m, d, b, density, viscosity):
         mg0, mg1, mg2 = _cross(w0, w1, w2, v0, v1, v2)
         mg0, mg1, mg2 = mg0 * mg, mg1 * mg, mg2 * mg
         # projected area along the velocity, and the cosine of the velocity with its normal
-        proj_denom = (_pow4(s1 * s2) * (v0 * v0) + _pow4(s2 * s0) * (v1 * v1)
-                      + _pow4(s0 * s1) * (v2 * v2))
+        proj_denom = (pow4(s1 * s2) * (v0 * v0) + pow4(s2 * s0) * (v1 * v1)
+                      + pow4(s0 * s1) * (v2 * v2))
         q0, q1, q2 = s1 * s2 * v0, s2 * s0 * v1, s0 * s1 * v2
         proj_num = q0 * q0 + q1 * q1 + q2 * q2
         a_proj = PI * math.sqrt(proj_denom / max(MINVAL, proj_num))
@@ -186,8 +206,8 @@ def _ellipsoid(m, d, b, density, viscosity):
         eq_d = 2.0 / 3.0 * (s0 + s1 + s2)
         lin_visc = 3.0 * PI * eq_d
         ang_visc = PI * eq_d * eq_d * eq_d
-        i_max = 8.0 / 15.0 * PI * d_mid * _pow4(d_max)
-        i0, i1, i2 = _max_moment(s0, s1, s2), _max_moment(s1, s2, s0), _max_moment(s2, s0, s1)
+        i_max = 8.0 / 15.0 * PI * d_mid * pow4(d_max)
+        i0, i1, i2 = max_moment(s0, s1, s2), max_moment(s1, s2, s0), max_moment(s2, s0, s1)
         m0 = w0 * (angdrag * i0 + slender * (i_max - i0))
         m1 = w1 * (angdrag * i1 + slender * (i_max - i1))
         m2 = w2 * (angdrag * i2 + slender * (i_max - i2))
@@ -225,12 +245,7 @@ def fluid_forces(m, d):
     for b in range(m.body_mass.shape[0]):
         if m.body_mass[b] < MINVAL:
             continue
-        ellipsoid = False
-        for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]):
-            if m.geom_fluid[g, 0] > 0:
-                ellipsoid = True
-                break
-        if ellipsoid:
+        if uses_ellipsoid(m, b):
             _ellipsoid(m, d, b, density, viscosity)
         else:
             _inertia_box(m, d, b, density, viscosity)
