@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.island import make_islands
 from kinedyn.engine.support import jac_kernel
@@ -785,8 +787,8 @@ def make_constraint_kernel(m, d):
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     if flags & DSBL_CONSTRAINT:
         return
-    if not (flags & DSBL_EQUALITY):
-        _instantiate_equality(m, d)
+    if not (flags & DSBL_EQUALITY) and m.neq > 0:
+        _equality_rows(m, d)
     if not (flags & DSBL_FRICTIONLOSS):
         _instantiate_friction(m, d)
     if not (flags & DSBL_LIMIT):
@@ -983,9 +985,47 @@ def reference_constraint_kernel(m, d):
     mul_j_rows(d, d.efc_vel, d.qvel, nefc, is_sparse(m))
     for i in range(nefc):
         d.efc_aref[i] = -K[i, 1] * d.efc_vel[i] - K[i, 0] * K[i, 2] * (d.efc_pos[i] - d.efc_margin[i])
+    if any_adhesive_contact(d):
+        _adhesion_reference_entry(m, d)
+    if d.efc_counts[COUNT_NE] > 0 and m.neq > 0:
+        _jdotv_entry(m, d)
+
+
+# The equality rows, their J̇ qvel, and the adhesion's reference are units of their own, compiled only
+# for models with equality constraints / adhesion (``needed``; the guards above and in
+# make_constraint_kernel are the same tests in compiled code).
+
+def _has_equality(m) -> bool:
+    return m.neq > 0
+
+
+def has_adhesion(m) -> bool:
+    return bool(np.any(m.geom_adhesion != 0.0) or np.any(m.pair_adhesion != 0.0))
+
+
+@handle_entry(needed=_has_equality)
+def _equality_rows(m, d):
+    _instantiate_equality(m, d)
+
+
+@handle_entry(needed=_has_equality)
+def _jdotv_entry(m, d):
+    _subtract_jdotv(m, d)
+
+
+@handle_entry(needed=has_adhesion)
+def _adhesion_reference_entry(m, d):
     _adhesion_reference(m, d)
-    if d.efc_counts[COUNT_NE] > 0:
-        _subtract_jdotv(m, d)
+
+
+@kernel
+def any_adhesive_contact(d):
+    """Whether a contact carries adhesion: only then is the adhesion unit bound (a contact's
+    adhesion is its geoms' or its pair's)."""
+    for i in range(d.efc_counts[COUNT_NCON]):
+        if d.contact_adhesion[i] != 0.0:
+            return True
+    return False
 
 
 @kernel

@@ -585,6 +585,7 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("scratch_jac", (6, 3, "nv"), "scratch", "point/axis Jacobians for site and slider-crank transmissions",
        False),
     _d("scratch_wrap", (4, 3), "scratch", "points of one site-geom-site piece of a spatial tendon", False),
+    _d("scratch_wrap_out", (7,), "scratch", "a wrap around a geom: its length and two tangent points", False),
     _d("scratch_user", (4, "nu"), "scratch",
        "user-type actuator values from Python callbacks: dyn, gain, bias rows; row 3 bits say which are set",
        False),

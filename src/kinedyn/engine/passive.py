@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import bad_model_data
-from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
+from kinedyn.engine.constraint import JAC_DIFF_POS, any_adhesive_contact, has_adhesion, point_jacobians
 from kinedyn.engine.passive_fluid import fluid
 from kinedyn.engine.passive_plastic import rotation_from_ref, spring_ref
 from kinedyn.engine.smooth_flex import flex_passive_entry
@@ -130,7 +132,7 @@ def passive_entry(m, d):
             d.qfrc_gravcomp[v] = 0.0
         _adhesion(m, d)
         return
-    has_gravcomp = _gravcomp(m, d)
+    has_gravcomp = _gravcomp_entry(m, d) if _any_gravcomp(m) else _zero_gravcomp(m, d)
     if fluid(m, d):
         for v in range(m.nv):
             d.qfrc_passive[v] += d.qfrc_fluid[v]
@@ -141,6 +143,48 @@ def passive_entry(m, d):
         for v in range(m.nv):
             if not m.jnt_actgravcomp[m.dof_jntid[v]]:
                 d.qfrc_passive[v] += d.qfrc_gravcomp[v]
+
+
+# Gravity compensation and adhesion are units of their own, compiled only for models that have
+# them (``needed``): the guards below are the same tests in compiled code.
+
+def _has_gravcomp(m) -> bool:
+    return bool(np.any(m.body_gravcomp != 0.0))
+
+
+@kernel
+def _any_gravcomp(m):
+    for b in range(1, m.body_gravcomp.shape[0]):
+        if m.body_gravcomp[b] != 0.0:
+            return True
+    return False
+
+
+@kernel
+def _zero_gravcomp(m, d):
+    for v in range(m.nv):
+        d.qfrc_gravcomp[v] = 0.0
+    return False
+
+
+@handle_entry(returns="boolean", needed=_has_gravcomp)
+def _gravcomp_entry(m, d):
+    return _gravcomp(m, d)
+
+
+@handle_entry(returns="boolean", needed=has_adhesion)
+def _adhesion_entry(m, d):
+    return _adhesion_forces(m, d)
+
+
+@kernel
+def _adhesion(m, d):
+    """qfrc_adhesion (below); whether any contact adheres."""
+    if any_adhesive_contact(d):
+        return _adhesion_entry(m, d)
+    for v in range(m.nv):
+        d.qfrc_adhesion[v] = 0.0
+    return False
 
 
 @kernel
@@ -164,7 +208,7 @@ def _gravcomp(m, d):
 
 
 @kernel
-def _adhesion(m, d):
+def _adhesion_forces(m, d):
     """qfrc_adhesion = sum over adhesive contacts (not excluded beyond the gap) of
     -adhesion * J_n', J_n the contact normal's Jacobian (frame row 0 times the difference of the
     point Jacobians of geom[1]'s and geom[0]'s bodies); whether there was any (mj_adhesion).

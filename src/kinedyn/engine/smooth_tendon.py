@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.passive_plastic import tendon_deadband
@@ -353,8 +355,25 @@ def _to_local(x, center, rot):
 
 
 # Inlined into its entry, as actuation._transmission (its arrays are not passed one by one).
-@kernel(inline="always")
+def _has_wrap_geoms(m) -> bool:
+    """``needed`` of the wrapping unit: some spatial tendon wraps around a sphere or a cylinder."""
+    return bool(np.any((m.wrap_type == WRAP_SPHERE) | (m.wrap_type == WRAP_CYLINDER)))
+
+
+@handle_entry(args="int64, int64, int64, int64, int64, float64[::1]", needed=_has_wrap_geoms)
+def _wrap_geom_entry(m, d, s0, s1, geom, wraptype, side, out):
+    """wrap_geom for the piece site s0 - geom - site s1 into out[:7] (length, then the two tangent
+    points): a unit of its own, so a model whose tendons wrap around no geom compiles none of it."""
+    has_side = side >= 0
+    wlen, w0x, w0y, w0z, w1x, w1y, w1z = wrap_geom(
+        d.site_xpos[s0], d.site_xpos[s1], d.geom_xpos[geom], d.geom_xmat[geom], m.geom_size[geom, 0],
+        wraptype, d.site_xpos[side if has_side else s0], has_side)
+    out[0], out[1], out[2], out[3], out[4], out[5], out[6] = wlen, w0x, w0y, w0z, w1x, w1y, w1z
+
+
+@kernel
 def _tendon(
+    m, d,
     # model
     tendon_adr, tendon_num, wrap_type, wrap_objid, wrap_prm, jnt_qposadr, jnt_dofadr,
     site_bodyid, geom_bodyid, geom_size, body_rootid, body_dofnum, body_dofadr, body_parentid, dof_parentid,
@@ -418,10 +437,10 @@ def _tendon(
                 geom = s1
                 s1 = wrap_objid[adr + j + 2]
                 side = int(round(wrap_prm[adr + j + 1]))
-                has_side = side >= 0
-                wlen, w0x, w0y, w0z, w1x, w1y, w1z = wrap_geom(
-                    site_xpos[s0], site_xpos[s1], geom_xpos[geom], geom_xmat[geom], geom_size[geom, 0],
-                    type1, site_xpos[side if has_side else s0], has_side)
+                wrapped_out = d.scratch_wrap_out
+                _wrap_geom_entry(m, d, s0, s1, geom, type1, side, wrapped_out)
+                wlen, w0x, w0y, w0z = wrapped_out[0], wrapped_out[1], wrapped_out[2], wrapped_out[3]
+                w1x, w1y, w1z = wrapped_out[4], wrapped_out[5], wrapped_out[6]
             for c in range(3):
                 wpnt[0, c] = site_xpos[s0, c]
             if wlen < 0.0:
@@ -564,7 +583,7 @@ def tendon_passive_kernel(tendon_stiffness, tendon_stiffnesspoly, tendon_lengths
 
 @handle_entry
 def tendon_entry(m, d):
-    _tendon(m.tendon_adr, m.tendon_num, m.wrap_type, m.wrap_objid, m.wrap_prm, m.jnt_qposadr,
+    _tendon(m, d, m.tendon_adr, m.tendon_num, m.wrap_type, m.wrap_objid, m.wrap_prm, m.jnt_qposadr,
             m.jnt_dofadr, m.site_bodyid, m.geom_bodyid, m.geom_size, m.body_rootid, m.body_dofnum,
             m.body_dofadr, m.body_parentid, m.dof_parentid, d.qpos, d.site_xpos, d.geom_xpos, d.geom_xmat,
             d.subtree_com, d.cdof, d.ten_length, d.ten_J, d.ten_wrapadr, d.ten_wrapnum, d.wrap_xpos,
