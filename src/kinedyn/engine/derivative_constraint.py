@@ -44,6 +44,7 @@ import numpy as np
 from kinedyn._jit import FastEntry, NotBound, handle_entry, kernel, rebind
 from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.constraint import reference_constraint_kernel
+from kinedyn.engine.derivative_collision import DDIST, NG, TC, chain_capacity, contact_row_derivatives
 from kinedyn.engine.derivative_rne import _may_collide
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.smooth_rne import com_vel_entry
@@ -60,6 +61,10 @@ from kinedyn.engine.types import (
     CNSTR_CONTACT_FRICTIONLESS,
     CNSTR_CONTACT_PYRAMIDAL,
     CNSTR_EQUALITY,
+    CNSTR_FRICTION_DOF,
+    CNSTR_FRICTION_TENDON,
+    CNSTR_LIMIT_JOINT,
+    CNSTR_LIMIT_TENDON,
     CNSTRSTATE_CONE,
     CNSTRSTATE_LINEARNEG,
     CNSTRSTATE_LINEARPOS,
@@ -72,19 +77,28 @@ from kinedyn.engine.types import (
     DSBL_FRICTIONLOSS,
     DSBL_LIMIT,
     EQ_CONNECT,
+    EQ_JOINT,
+    EQ_TENDON,
     EQ_WELD,
+    JNT_HINGE,
+    JNT_SLIDE,
+    MINVAL,
     OPT_NOSLIP_ITERATIONS,
+    WRAP_JOINT,
     EnableBit,
 )
 
-# rows of the float scratch fbuf (_NROW, max(nq, nv, nefcmax))
+# rows of the float scratch fbuf (_NROW, max(nq, nv, nefcmax, chain capacity^2))
 _QPOS, _QVEL, _BASE, _PLUS, _MINUS, _JAR, _FORCE, _SAVED, _AREF_P, _AREF_M, _DPOS, _QFRC = range(12)
 _Y = 12  # 6 rows: a block's C times its J rows
-_NROW = _Y + 6
-# columns of the int scratch ibuf (nefcmax, _NICOL): the base rows' zone at d.qacc, type, id, contact
-# geoms, and d.efc_state as the caller left it
-_STATE, _TYPE, _ID, _G0, _G1, _SAVED_STATE = range(6)
-_NICOL = 6
+_DJAR = _Y + 6  # 6 rows: d jar / dq of a block's rows (analytical G_q)
+_GEO = _DJAR + 6  # derivative_collision's rows
+_NROW = _GEO + NG
+# columns of the int scratch ibuf (max(nefcmax, chain capacity), _NICOL): the base rows' zone at
+# d.qacc, type, id, contact geoms, d.efc_state as the caller left it, whether G_q's part of the row
+# is analytical (else a difference), and a contact's chain of dofs (derivative_collision's idx)
+_STATE, _TYPE, _ID, _G0, _G1, _SAVED_STATE, _COVERED, _CHAIN = range(8)
+_NICOL = 8
 
 # constraint_derivatives_entry's status
 STATUS_OK, STATUS_ROWS_CHANGE, STATUS_NOSLIP = 0, 1, 2
@@ -145,10 +159,15 @@ def _held_force(d, ibuf, jar, force, nefc):
 
 
 @kernel
-def _held_qfrc(d, ibuf, qacc, fbuf, out, nefc):
-    """out = J' f_held(J qacc - aref) at d's rows."""
+def _held_qfrc(d, ibuf, qacc, fbuf, out, nefc, uncovered):
+    """out = J' f_held(J qacc - aref) at d's rows (only the rows G_q's analytical part does not
+    cover when ``uncovered``)."""
     _jar(d, fbuf[_JAR], qacc, nefc)
     _held_force(d, ibuf, fbuf[_JAR], fbuf[_FORCE], nefc)
+    if uncovered:
+        for i in range(nefc):
+            if ibuf[i, _COVERED]:
+                fbuf[_FORCE, i] = 0.0
     _mul_jt(d, out, fbuf[_FORCE], nefc)
 
 
@@ -285,8 +304,216 @@ def _jdotv_velocity(m, d, fbuf, gv, nefc):
 
 
 @kernel
+def _fixed_tendon(m, t):
+    """Whether tendon t is fixed (joint wraps only: a length linear in qpos, ten_J constant)."""
+    return m.wrap_type[m.tendon_adr[t]] == WRAP_JOINT
+
+
+@kernel
+def _single_row_kind(m, d, i):
+    """How row i's Jacobian and position depend on qpos, for the rows G_q treats analytically
+    one by one: (covered, has_pos, tau, w_kind, w_id): position derivative = the row's J when
+    has_pos (limits, joint and tendon couplings; friction loss has pos 0), J's derivative
+    tau w w' (w = e_dof for w_kind 1, ten_J[w_id] for 2; a coupling's polynomial term)."""
+    t = d.efc_type[i]
+    cid = d.efc_id[i]
+    if t == CNSTR_FRICTION_DOF:
+        return True, False, 0.0, 0, 0
+    if t == CNSTR_LIMIT_JOINT:
+        jt = m.jnt_type[cid]
+        return jt == JNT_HINGE or jt == JNT_SLIDE, True, 0.0, 0, 0
+    if t == CNSTR_LIMIT_TENDON or t == CNSTR_FRICTION_TENDON:
+        return _fixed_tendon(m, cid), t == CNSTR_LIMIT_TENDON, 0.0, 0, 0
+    if t == CNSTR_EQUALITY:
+        et = m.eq_type[cid]
+        if et != EQ_JOINT and et != EQ_TENDON:
+            return False, False, 0.0, 0, 0
+        o1 = m.eq_obj1id[cid]
+        o2 = m.eq_obj2id[cid]
+        if et == EQ_TENDON and not _fixed_tendon(m, o1):
+            return False, False, 0.0, 0, 0
+        if o2 < 0:
+            return True, True, 0.0, 0, 0
+        if et == EQ_TENDON and not _fixed_tendon(m, o2):
+            return False, False, 0.0, 0, 0
+        # pos = y - c0 - poly(x), J = dy/dq - poly'(x) dx/dq: J's derivative -poly''(x) (dx/dq)(dx/dq)'
+        c = m.eq_data
+        if et == EQ_JOINT:
+            x = d.qpos[m.jnt_qposadr[o2]] - m.qpos0[m.jnt_qposadr[o2]]
+        else:
+            x = d.ten_length[o2] - m.tendon_length0[o2]
+        tau = -(2 * c[cid, 2] + 6 * c[cid, 3] * x + 12 * c[cid, 4] * x * x)
+        if et == EQ_JOINT:
+            return True, True, tau, 1, m.jnt_dofadr[o2]
+        return True, True, tau, 2, o2
+    return False, False, 0.0, 0, 0
+
+
+@kernel
+def _w(d, w_kind, w_id, v):
+    if w_kind == 1:
+        return 1.0 if v == w_id else 0.0
+    if w_kind == 2:
+        return d.ten_J[w_id, v]
+    return 0.0
+
+
+@kernel
+def _scale_rate(d, i):
+    """d ln D / d pos of row i's block: D = 1/R, R = (1 - imp)/imp diagA (each row of a contact
+    scaled alike: impratio, the pyramid's 2 mu^2), so -d ln R = imp' / (imp (1 - imp));
+    0 where R is clamped at MINVAL."""
+    imp = d.efc_KBIP[i, 2]
+    if d.efc_R[i] <= MINVAL or imp <= 0.0 or imp >= 1.0:
+        return 0.0
+    return d.efc_KBIP[i, 3] / (imp * (1.0 - imp))
+
+
+@kernel
+def _single_row_gq(m, d, ibuf, fbuf, hbuf, gq, i):
+    """Row i's part of G_q when it is covered one by one (_single_row_kind); whether it was."""
+    covered, has_pos, tau, w_kind, w_id = _single_row_kind(m, d, i)
+    if not covered:
+        return False
+    if not has_pos and tau == 0.0:
+        return True  # J and pos constant: the row's force does not depend on qpos
+    nv = m.nv
+    J = d.efc_J
+    K, B = d.efc_KBIP[i, 0], d.efc_KBIP[i, 1]
+    imp, impp = d.efc_KBIP[i, 2], d.efc_KBIP[i, 3]
+    blk = hbuf[hbuf.shape[0] - 1]
+    _block_c(d, ibuf, fbuf, i, blk)
+    cii = blk[0, 0]
+    f = fbuf[_FORCE, i]
+    st = ibuf[i, _STATE]
+    scaled = st != CNSTRSTATE_LINEARNEG and st != CNSTRSTATE_LINEARPOS
+    rate = _scale_rate(d, i) if scaled else 0.0
+    wa = 0.0
+    if tau != 0.0:
+        for v in range(nv):
+            wv = _w(d, w_kind, w_id, v)
+            wa += wv * (d.qacc[v] + B * d.qvel[v])
+    kpos = K * (imp + impp * (d.efc_pos[i] - d.efc_margin[i]))
+    df = fbuf[_DJAR]
+    for k in range(nv):
+        dpos = J[i, k] if has_pos else 0.0
+        wk = _w(d, w_kind, w_id, k) if tau != 0.0 else 0.0
+        djar = tau * wk * wa + kpos * dpos
+        df[k] = -cii * djar + f * rate * dpos
+    for v in range(nv):
+        jv = J[i, v]
+        tw = tau * f * _w(d, w_kind, w_id, v) if tau != 0.0 else 0.0
+        for k in range(nv):
+            s = jv * df[k]
+            if tw != 0.0:
+                s += tw * _w(d, w_kind, w_id, k)
+            gq[v, k] += s
+    return True
+
+
+@kernel
+def _contact_t(gb, ctype, r, out, fric):
+    """d J / dq of a contact's row r (a pyramid edge: normal +- mu_k tangent k) at gb's out."""
+    if ctype == CNSTR_CONTACT_PYRAMIDAL:
+        j = r // 2
+        mu = fric[j] if r % 2 == 0 else -fric[j]
+        return gb[TC, out] + mu * gb[TC + 1 + j, out]
+    return gb[TC + r, out]
+
+
+@kernel
+def _contact_gq(m, d, ibuf, fbuf, hbuf, gq, i):
+    """The part of G_q of the contact whose rows start at i (derivative_collision's geometry and
+    Jacobian derivatives); its row count, negated when the contact is not covered."""
+    ctype = d.efc_type[i]
+    c = d.efc_id[i]
+    dim = d.contact_dim[c]
+    rows = 1 if ctype == CNSTR_CONTACT_FRICTIONLESS else (
+        2 * (dim - 1) if ctype == CNSTR_CONTACT_PYRAMIDAL else dim)
+    gb = fbuf[_GEO:_GEO + NG]
+    idx = ibuf[:, _CHAIN]
+    nc = contact_row_derivatives(m, d, c, idx, gb)
+    if nc < 0:
+        return -rows
+    if nc == 0:
+        return rows
+    nv = m.nv
+    J = d.efc_J
+    fric = d.contact_friction[c]
+    imp, impp = d.efc_KBIP[i, 2], d.efc_KBIP[i, 3]
+    rate = _scale_rate(d, i)
+    djar = fbuf[_DJAR:_DJAR + 6]
+    # djar_r = dJ_r qacc + B_r dJ_r qvel + K_r (imp dpos_r + imp' dpos (pos_r - margin_r))
+    for r in range(rows):
+        K, B = d.efc_KBIP[i + r, 0], d.efc_KBIP[i + r, 1]
+        dpos_r = ctype != CNSTR_CONTACT_ELLIPTIC or r == 0
+        for kk in range(nc):
+            s = 0.0
+            for a in range(nc):
+                v = idx[a]
+                s += _contact_t(gb, ctype, r, a * nc + kk, fric) * (d.qacc[v] + B * d.qvel[v])
+            dp = gb[DDIST, kk]
+            s += K * (impp * dp * (d.efc_pos[i + r] - d.efc_margin[i + r]) + (imp * dp if dpos_r else 0.0))
+            djar[r, kk] = s
+    # df = -C djar + f d ln D (C block by block: an elliptic contact whole, else row by row)
+    blk = hbuf[hbuf.shape[0] - 1]
+    y = fbuf[_Y:_Y + 6]
+    r0 = 0
+    while r0 < rows:
+        n = _block_c(d, ibuf, fbuf, i + r0, blk)
+        for a in range(n):
+            f = fbuf[_FORCE, i + r0 + a]
+            for kk in range(nc):
+                s = f * rate * gb[DDIST, kk]
+                for b in range(n):
+                    s -= blk[a, b] * djar[r0 + b, kk]
+                y[r0 + a, kk] = s
+        r0 += n
+    # G_q[:, k] += sum_r dJ_r' f_r + J_r' df_r
+    for r in range(rows):
+        f = fbuf[_FORCE, i + r]
+        for kk in range(nc):
+            k = idx[kk]
+            dfr = y[r, kk]
+            if dfr != 0.0:
+                for v in range(nv):
+                    gq[v, k] += J[i + r, v] * dfr
+            if f != 0.0:
+                for a in range(nc):
+                    gq[idx[a], k] += _contact_t(gb, ctype, r, a * nc + kk, fric) * f
+    return rows
+
+
+@kernel
+def _analytic_position(m, d, ibuf, fbuf, hbuf, gq, nefc):
+    """gq = the analytical part of G_q, row block by row block (the base force and jar in fbuf);
+    ibuf[:, _COVERED] marks the rows it covers. Returns whether some row is left to differences."""
+    nv = m.nv
+    for a in range(nv):
+        for b in range(nv):
+            gq[a, b] = 0.0
+    rest = False
+    i = 0
+    while i < nefc:
+        if _is_contact(d.efc_type[i]):
+            n = _contact_gq(m, d, ibuf, fbuf, hbuf, gq, i)
+            ok = n > 0
+            n = abs(n)
+        else:
+            n = 1
+            ok = _single_row_gq(m, d, ibuf, fbuf, hbuf, gq, i)
+        for r in range(i, i + n):
+            ibuf[r, _COVERED] = 1 if ok else 0
+        if not ok:
+            rest = True
+        i += n
+    return rest
+
+
+@kernel
 def _position_columns(m, d, eps, ibuf, fbuf, gq, nefc):
-    """gq by central differences of the held-zone force over the tangent space; STATUS_*."""
+    """gq += central differences of the held-zone force of the rows not marked _COVERED, over the
+    tangent space (fbuf[_BASE] holds their base force); STATUS_*."""
     nq, nv = m.nq, m.nv
     status = STATUS_OK
     dpos = fbuf[_DPOS, :nv]
@@ -306,20 +533,18 @@ def _position_columns(m, d, eps, ibuf, fbuf, gq, nefc):
             reference_constraint_kernel(m, d)
             if _same_rows(d, ibuf, nefc):
                 row = _PLUS if sgn == 0 else _MINUS
-                _held_qfrc(d, ibuf, d.qacc, fbuf, fbuf[row, :nv], nefc)
+                _held_qfrc(d, ibuf, d.qacc, fbuf, fbuf[row, :nv], nefc, True)
                 if sgn == 0:
                     ok_p = True
                 else:
                     ok_m = True
         for v in range(nv):
             if ok_p and ok_m:
-                gq[v, k] = (fbuf[_PLUS, v] - fbuf[_MINUS, v]) / (2.0 * eps)
+                gq[v, k] += (fbuf[_PLUS, v] - fbuf[_MINUS, v]) / (2.0 * eps)
             elif ok_p:
-                gq[v, k] = (fbuf[_PLUS, v] - fbuf[_BASE, v]) / eps
+                gq[v, k] += (fbuf[_PLUS, v] - fbuf[_BASE, v]) / eps
             elif ok_m:
-                gq[v, k] = (fbuf[_BASE, v] - fbuf[_MINUS, v]) / eps
-            else:
-                gq[v, k] = 0.0
+                gq[v, k] += (fbuf[_BASE, v] - fbuf[_MINUS, v]) / eps
         if not (ok_p or ok_m):
             status = STATUS_ROWS_CHANGE
     for q in range(nq):
@@ -329,6 +554,12 @@ def _position_columns(m, d, eps, ibuf, fbuf, gq, nefc):
 
 @kernel
 def constraint_force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf):
+    """As _force_derivatives, G_q analytical where covered (see the module docstring)."""
+    return _force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf, True)
+
+
+@kernel
+def _force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf, analytic):
     """gq, gv, h (each (nv, nv), rows force components) of qfrc_constraint at d's state and
     d.qacc, every row's zone held as d.qacc puts it (see the module docstring). d must hold the
     position and velocity stages at its state (after forward or inverse); it is restored.
@@ -371,10 +602,24 @@ def constraint_force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf):
         fbuf[_QPOS, q] = d.qpos[q]
     for v in range(nv):
         fbuf[_QVEL, v] = d.qvel[v]
-    _held_qfrc(d, ibuf, d.qacc, fbuf, fbuf[_BASE, :nv], nefc)  # leaves the base jar in fbuf[_JAR]
+    # the base force and jar (fbuf[_FORCE], fbuf[_JAR]), then h, gv and G_q's analytical part
+    _held_qfrc(d, ibuf, d.qacc, fbuf, fbuf[_BASE, :nv], nefc, False)
     _hessian_and_velocity(m, d, ibuf, fbuf, hbuf, gv, h, nefc)
+    if analytic:
+        rest = _analytic_position(m, d, ibuf, fbuf, hbuf, gq, nefc)
+    else:
+        rest = True
+        for a in range(nv):
+            for b in range(nv):
+                gq[a, b] = 0.0
+        for i in range(nefc):
+            ibuf[i, _COVERED] = 0
+    if rest:  # the base force of the rows left to differences
+        _held_qfrc(d, ibuf, d.qacc, fbuf, fbuf[_BASE, :nv], nefc, True)
     _jdotv_velocity(m, d, fbuf, gv, nefc)
-    status = _position_columns(m, d, eps, ibuf, fbuf, gq, nefc)
+    status = STATUS_OK
+    if rest:
+        status = _position_columns(m, d, eps, ibuf, fbuf, gq, nefc)
     # back to the base state: the position and velocity stages again, then what they clear
     fwd_position_entry(m, d)
     fwd_velocity_entry(m, d)
@@ -410,7 +655,17 @@ def constraint_derivatives_entry(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf):
     return constraint_force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf)
 
 
+@handle_entry(returns="int64",
+              args="float64, float64[:, ::1], float64[:, ::1], float64[:, ::1], float64[:, ::1], "
+                   "int64[:, ::1], float64[:, :, ::1]",
+              needed=_may_have_rows)
+def constraint_derivatives_fd_entry(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf):
+    """As constraint_derivatives_entry with G_q wholly by differences (method="fd": the check)."""
+    return _force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf, False)
+
+
 _CONSTRAINT_DERIVATIVES = FastEntry(constraint_derivatives_entry)
+_CONSTRAINT_DERIVATIVES_FD = FastEntry(constraint_derivatives_fd_entry)
 
 
 def work_shapes(m, d) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int]]:
@@ -418,7 +673,9 @@ def work_shapes(m, d) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int,
     from the capacities of its rows and contacts (d's efc_* and contact arrays show only the
     current rows, which a later forward pass may outnumber)."""
     nefcmax = m.nefcmax
-    return ((_NROW, max(m.nq, m.nv, nefcmax, 1)), (max(nefcmax, 1), _NICOL), (m.nconmax + 1, 6, 6))
+    chain = chain_capacity(m)
+    return ((_NROW, max(m.nq, m.nv, nefcmax, chain * chain, 1)), (max(nefcmax, chain, 1), _NICOL),
+            (m.nconmax + 1, 6, 6))
 
 
 class ConstraintDerivatives(NamedTuple):
@@ -430,7 +687,7 @@ class ConstraintDerivatives(NamedTuple):
     dqfrc_dqacc: np.ndarray
 
 
-def constraint_derivatives(m, d, eps: float = 1e-7) -> ConstraintDerivatives:
+def constraint_derivatives(m, d, eps: float = 1e-7, method: str = "analytic") -> ConstraintDerivatives:
     """Derivatives of the constraint force ``qfrc_constraint = J' f(J qacc - aref)`` with respect to
     qpos (on MuJoCo's tangent space), qvel and qacc, at d's state and d.qacc, every row's zone held
     as it is at d.qacc (run ``kd.forward`` or ``kd.inverse`` first: the rows and aref of d are used). Returns
@@ -450,6 +707,9 @@ def constraint_derivatives(m, d, eps: float = 1e-7) -> ConstraintDerivatives:
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)):
         raise TypeError(f"constraint_derivatives: eps must be a number, got {type(eps).__name__}")
     eps = float(eps)
+    if method not in ("analytic", "fd"):
+        raise ValueError(f'constraint_derivatives: method must be "analytic" or "fd", got {method!r}')
+    entry = _CONSTRAINT_DERIVATIVES if method == "analytic" else _CONSTRAINT_DERIVATIVES_FD
     if not 0.0 < eps < np.inf:
         raise ValueError(f"constraint_derivatives: eps must be finite and positive, got {eps!r}")
     if m.opt.noslip_iterations > 0:
@@ -463,10 +723,10 @@ def constraint_derivatives(m, d, eps: float = 1e-7) -> ConstraintDerivatives:
     fs, ishape, hs = work_shapes(m, d)
     args = (eps, gq, gv, h, np.empty(fs), np.empty(ishape, dtype=np.int64), np.empty(hs))
     try:
-        status = _CONSTRAINT_DERIVATIVES.call(m._ptr, d._ptr, *args)
+        status = entry.call(m._ptr, d._ptr, *args)
     except NotBound:
         rebind(m, d)
-        status = _CONSTRAINT_DERIVATIVES.call(m._ptr, d._ptr, *args)
+        status = entry.call(m._ptr, d._ptr, *args)
     if status == STATUS_ROWS_CHANGE:
         raise ValueError("constraint_derivatives: along some qpos direction the constraint rows change "
                          f"on both sides within eps={eps} (a contact or limit switching); try a smaller eps")

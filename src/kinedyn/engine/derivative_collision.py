@@ -1,0 +1,408 @@
+"""Derivatives of a contact's geometry and rows in qpos, the colliding features held (issue 25: the
+contact part of the constraint force's position derivative, derivative_constraint's G_q).
+
+A contact's rows are F (Jp(b2, p) - Jp(b1, p)) (and F (Jr(b2) - Jr(b1)) for condim 4 and 6), p the
+contact position, F the frame (rows: normal, tangents from mju_makeFrame), b1, b2 the bodies of the
+contact's geoms; its distance enters the rows' position and impedance. Along dof k of MuJoCo's
+tangent space (mj_integratePos) each geom moves rigidly with its body, and the collider's features
+(which capsule end, which box corner, whether a sphere meets a capsule's side or its end) are held,
+so p, F and the distance are smooth functions of the two geoms' poses. This module differentiates:
+
+* the geometry, collider by collider, written from MuJoCo's formulas (engine_collision_primitive.c,
+  mirrored in collision_primitive): a point (a sphere's centre, a capsule's end, a box corner)
+  against a plane (mjc_PlaneSphere, mjc_PlaneCapsule, mjc_PlaneBox), and two sphere centres
+  (mjc_SphereSphere, mjc_SphereCapsule: the capsule's point nearest the sphere, sliding along its
+  axis or held at an end); the frame by the same Gram-Schmidt step as mju_makeFrame, from the
+  normal and the collider's tangent hint (the capsule's axis for plane-capsule, else the fixed
+  axis mju_makeFrame picks);
+* the point Jacobians: with S_i the motion of dof i, a point Jacobian's column i at a point p
+  held in space changes along dof k by w_k x Jp_i - w_i x Jp_k when k moves i's axis (k an
+  ancestor of i in the dof tree, or both in one ball joint or one free joint's rotation: the
+  motion S_k x S_i of derivative_rne), and by w_i x dp/dq_k as p moves; the rotational column by
+  w_k x w_i.
+
+A contact is covered when its collider is one of these, the stored position and normal are
+reproduced from the geoms (so the features found are the collider's), and it has no adhesion
+(whose reference term scales with R). Other contacts (boxes against boxes, meshes, convex
+colliders, height fields, flex) are left to derivative_constraint's difference, row by row.
+
+Only the dofs that move one of the two bodies matter: every quantity is kept on that chain, ``nc``
+columns listed in ``idx`` (dof numbers), in the rows of a scratch array ``gb`` (``_NG`` rows of width
+>= nc * nc, see ``chain_capacity``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kinedyn._jit import kernel
+from kinedyn.engine.derivative_rne import dof_groups
+from kinedyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_PLANE, GEOM_SPHERE
+
+# rows of gb
+_GV = 0  # 12 rows: each geom's (s = 0, 1) velocity at its centre (3) and angular velocity (3)
+DP = 12  # 3 rows: d contact_pos / dq
+DF = 15  # 9 rows: d frame[r, x] / dq at row DF + 3 r + x
+DDIST = 24  # d dist / dq
+_JB = 25  # 12 rows: each body's point Jacobian at p (3) and rotational Jacobian (3), compressed
+_DJ = 37  # 6 rows (nc * nc): d (Jp(b2) - Jp(b1)) [x, a] / dq_kk at a * nc + kk, then the rotational
+TC = 43  # 6 rows (nc * nc): d Jc_r[a] / dq_kk of the frame rows r (n, t1, t2, spin, roll1, roll2)
+NG = 49
+
+# how much the stored contact may differ from the one rebuilt here before the features are deemed
+# different (a relative tolerance on positions, an absolute one on the unit normal)
+_MATCH = 1e-9
+
+
+@kernel
+def _c3(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@kernel
+def _body_with_dofs(m, b):
+    while b > 0 and m.body_dofnum[b] == 0:
+        b = m.body_parentid[b]
+    return b
+
+
+@kernel
+def chain_dofs(m, b, idx, nc):
+    """Add the dofs that move body b (its dof ancestor chain) to idx[:nc]; the new count."""
+    b = _body_with_dofs(m, b)
+    if b == 0:
+        return nc
+    v = m.body_dofadr[b] + m.body_dofnum[b] - 1
+    while v >= 0:
+        found = False
+        for a in range(nc):
+            if idx[a] == v:
+                found = True
+        if not found:
+            idx[nc] = v
+            nc += 1
+        v = m.dof_parentid[v]
+    return nc
+
+
+def chain_capacity(m) -> int:
+    """The most columns a contact's chain can have: twice the longest dof chain of a body."""
+    longest = 0
+    for b in range(m.nbody):
+        n = 0
+        bb = b
+        while bb > 0:
+            n += int(m.body_dofnum[bb])
+            bb = int(m.body_parentid[bb])
+        longest = max(longest, n)
+    return max(2 * longest, 1)
+
+
+@kernel
+def _in_chain(m, b, v):
+    """Whether dof v moves body b."""
+    b = _body_with_dofs(m, b)
+    if b == 0:
+        return False
+    u = m.body_dofadr[b] + m.body_dofnum[b] - 1
+    while u >= 0:
+        if u == v:
+            return True
+        u = m.dof_parentid[u]
+    return False
+
+
+@kernel
+def _moves_axis(m, k, i):
+    """Whether perturbing dof k moves dof i's axis: k a proper ancestor of i in the dof tree, or
+    both in one rotational group (a ball, a free joint's rotations: body-frame axes)."""
+    if k == i:
+        return False
+    fk, nk, rk = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, k)
+    if rk and fk <= i < fk + nk:
+        return True
+    u = m.dof_parentid[i]
+    while u >= 0:
+        if u == k:
+            return True
+        u = m.dof_parentid[u]
+    return False
+
+
+@kernel
+def _body_columns(m, d, b, px, py, pz, idx, nc, gb, row):
+    """gb[row:row+3, a] = Jp(b, p) column idx[a], gb[row+3:row+6, a] = Jr(b) column (mj_jac)."""
+    r = m.body_rootid[b]
+    ox, oy, oz = px - d.subtree_com[r, 0], py - d.subtree_com[r, 1], pz - d.subtree_com[r, 2]
+    for a in range(nc):
+        v = idx[a]
+        if _in_chain(m, b, v):
+            wx, wy, wz = d.cdof[v, 0], d.cdof[v, 1], d.cdof[v, 2]
+            cx, cy, cz = _c3(wx, wy, wz, ox, oy, oz)
+            gb[row, a] = d.cdof[v, 3] + cx
+            gb[row + 1, a] = d.cdof[v, 4] + cy
+            gb[row + 2, a] = d.cdof[v, 5] + cz
+            gb[row + 3, a] = wx
+            gb[row + 4, a] = wy
+            gb[row + 5, a] = wz
+        else:
+            for x in range(6):
+                gb[row + x, a] = 0.0
+
+
+@kernel
+def _point_vel(d, gb, s, g, cx, cy, cz, a):
+    """Velocity along column a of the point c held to geom g (side s: gb's rows for it)."""
+    r = _GV + 6 * s
+    wx, wy, wz = gb[r + 3, a], gb[r + 4, a], gb[r + 5, a]
+    ex, ey, ez = _c3(wx, wy, wz, cx - d.geom_xpos[g, 0], cy - d.geom_xpos[g, 1], cz - d.geom_xpos[g, 2])
+    return gb[r, a] + ex, gb[r + 1, a] + ey, gb[r + 2, a] + ez
+
+
+@kernel
+def _ang_vel(gb, s, a):
+    r = _GV + 6 * s + 3
+    return gb[r, a], gb[r + 1, a], gb[r + 2, a]
+
+
+@kernel
+def _frame(d, c, nc, gb, nx, ny, nz, hx, hy, hz, hint, s_hint):
+    """The frame's derivative (rows DF) from the normal's (rows DF..DF+3, filled by the caller), as
+    mju_makeFrame builds it: t1 = the hint less its normal part, normalised (the hint is the axis of
+    geom side s_hint when ``hint``, else the fixed axis makeFrame picks), t2 = n x t1. Returns
+    whether the rebuilt frame is the stored one."""
+    if not hint:
+        hx, hy, hz = 0.0, 0.0, 0.0
+        if -0.5 < ny < 0.5:
+            hy = 1.0
+        else:
+            hz = 1.0
+    nh = nx * hx + ny * hy + nz * hz
+    ux, uy, uz = hx - nh * nx, hy - nh * ny, hz - nh * nz
+    lu = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if lu < 1e-6:
+        return False
+    t1x, t1y, t1z = ux / lu, uy / lu, uz / lu
+    t2x, t2y, t2z = _c3(nx, ny, nz, t1x, t1y, t1z)
+    fr = d.contact_frame[c]
+    if (abs(fr[1, 0] - t1x) + abs(fr[1, 1] - t1y) + abs(fr[1, 2] - t1z) > 1e3 * _MATCH
+            or abs(fr[2, 0] - t2x) + abs(fr[2, 1] - t2y) + abs(fr[2, 2] - t2z) > 1e3 * _MATCH):
+        return False
+    for a in range(nc):
+        dnx, dny, dnz = gb[DF, a], gb[DF + 1, a], gb[DF + 2, a]
+        dhx, dhy, dhz = 0.0, 0.0, 0.0
+        if hint:
+            wx, wy, wz = _ang_vel(gb, s_hint, a)
+            dhx, dhy, dhz = _c3(wx, wy, wz, hx, hy, hz)
+        dnh = dnx * hx + dny * hy + dnz * hz + nx * dhx + ny * dhy + nz * dhz
+        dux = dhx - dnh * nx - nh * dnx
+        duy = dhy - dnh * ny - nh * dny
+        duz = dhz - dnh * nz - nh * dnz
+        tu = t1x * dux + t1y * duy + t1z * duz
+        d1x, d1y, d1z = (dux - t1x * tu) / lu, (duy - t1y * tu) / lu, (duz - t1z * tu) / lu
+        ax, ay, az = _c3(dnx, dny, dnz, t1x, t1y, t1z)
+        bx, by, bz = _c3(nx, ny, nz, d1x, d1y, d1z)
+        gb[DF + 3, a], gb[DF + 4, a], gb[DF + 5, a] = d1x, d1y, d1z
+        gb[DF + 6, a], gb[DF + 7, a], gb[DF + 8, a] = ax + bx, ay + by, az + bz
+    return True
+
+
+@kernel
+def _matches(d, c, px, py, pz, dist, nx, ny, nz):
+    """Whether the contact rebuilt here is contact c as stored (position, distance, normal)."""
+    scale = 1.0 + abs(px) + abs(py) + abs(pz)
+    fr = d.contact_frame[c]
+    return (abs(d.contact_pos[c, 0] - px) + abs(d.contact_pos[c, 1] - py) + abs(d.contact_pos[c, 2] - pz)
+            <= _MATCH * scale and abs(d.contact_dist[c] - dist) <= _MATCH * scale
+            and abs(fr[0, 0] - nx) + abs(fr[0, 1] - ny) + abs(fr[0, 2] - nz) <= 1e3 * _MATCH)
+
+
+@kernel
+def _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, radius, hint):
+    """Geom g2's point c (a sphere's centre, radius; a capsule's end; a box corner, radius 0)
+    against plane g1 (mjraw_PlaneSphere): dist = n.(c - o) - radius, pos = c + n (-dist/2 - radius).
+    Fills DP, DF, DDIST; whether the stored contact is this one."""
+    nx, ny, nz = d.geom_xmat[g1, 0, 2], d.geom_xmat[g1, 1, 2], d.geom_xmat[g1, 2, 2]
+    ox, oy, oz = d.geom_xpos[g1, 0], d.geom_xpos[g1, 1], d.geom_xpos[g1, 2]
+    dist = (cx - ox) * nx + (cy - oy) * ny + (cz - oz) * nz - radius
+    s = -dist / 2 - radius
+    if not _matches(d, c, cx + nx * s, cy + ny * s, cz + nz * s, dist, nx, ny, nz):
+        return False
+    for a in range(nc):
+        wx, wy, wz = _ang_vel(gb, 0, a)
+        dnx, dny, dnz = _c3(wx, wy, wz, nx, ny, nz)
+        vx, vy, vz = _point_vel(d, gb, 1, g2, cx, cy, cz, a)
+        r = _GV
+        dd = (dnx * (cx - ox) + dny * (cy - oy) + dnz * (cz - oz)
+              + nx * (vx - gb[r, a]) + ny * (vy - gb[r + 1, a]) + nz * (vz - gb[r + 2, a]))
+        gb[DDIST, a] = dd
+        gb[DP, a] = vx + dnx * s - nx * dd / 2
+        gb[DP + 1, a] = vy + dny * s - ny * dd / 2
+        gb[DP + 2, a] = vz + dnz * s - nz * dd / 2
+        gb[DF, a], gb[DF + 1, a], gb[DF + 2, a] = dnx, dny, dnz
+    ax, ay, az = d.geom_xmat[g2, 0, 2], d.geom_xmat[g2, 1, 2], d.geom_xmat[g2, 2, 2]
+    return _frame(d, c, nc, gb, nx, ny, nz, ax, ay, az, hint, 1)
+
+
+@kernel
+def _sphere_sphere(m, d, c, nc, gb, g1, g2, c1x, c1y, c1z, r1, c2x, c2y, c2z, r2, slide):
+    """Spheres at c1 (held to geom g1) and c2 (radius r2) (mjraw_SphereSphere): n = (c2 - c1)/L,
+    dist = L - r1 - r2, pos = c1 + n (r1 + dist/2). With ``slide`` c2 is the point of capsule g2's
+    axis nearest c1 (mjc_SphereCapsule inside the segment): c2 = x2 + u (u.(c1 - x2)) u, u the axis;
+    else c2 is held to g2. Fills DP, DF, DDIST; whether the stored contact is this one."""
+    vx, vy, vz = c2x - c1x, c2y - c1y, c2z - c1z
+    L = math.sqrt(vx * vx + vy * vy + vz * vz)
+    if L < 1e-9:
+        return False
+    nx, ny, nz = vx / L, vy / L, vz / L
+    dist = L - r1 - r2
+    s = r1 + dist / 2
+    if not _matches(d, c, c1x + nx * s, c1y + ny * s, c1z + nz * s, dist, nx, ny, nz):
+        return False
+    gx, gy, gz = d.geom_xpos[g2, 0], d.geom_xpos[g2, 1], d.geom_xpos[g2, 2]
+    ux, uy, uz = d.geom_xmat[g2, 0, 2], d.geom_xmat[g2, 1, 2], d.geom_xmat[g2, 2, 2]
+    x = ux * (c1x - gx) + uy * (c1y - gy) + uz * (c1z - gz)
+    for a in range(nc):
+        p1x, p1y, p1z = _point_vel(d, gb, 0, g1, c1x, c1y, c1z, a)
+        if slide:
+            # c2 = g + x u: dc2 = dg + dx u + x du, dx = du.(c1 - g) + u.(dc1 - dg)
+            dgx, dgy, dgz = gb[_GV + 6, a], gb[_GV + 7, a], gb[_GV + 8, a]
+            wx, wy, wz = _ang_vel(gb, 1, a)
+            dux, duy, duz = _c3(wx, wy, wz, ux, uy, uz)
+            dx = (dux * (c1x - gx) + duy * (c1y - gy) + duz * (c1z - gz)
+                  + ux * (p1x - dgx) + uy * (p1y - dgy) + uz * (p1z - dgz))
+            p2x, p2y, p2z = dgx + dx * ux + x * dux, dgy + dx * uy + x * duy, dgz + dx * uz + x * duz
+        else:
+            p2x, p2y, p2z = _point_vel(d, gb, 1, g2, c2x, c2y, c2z, a)
+        dvx, dvy, dvz = p2x - p1x, p2y - p1y, p2z - p1z
+        dL = nx * dvx + ny * dvy + nz * dvz
+        dnx, dny, dnz = (dvx - nx * dL) / L, (dvy - ny * dL) / L, (dvz - nz * dL) / L
+        gb[DDIST, a] = dL
+        gb[DP, a] = p1x + dnx * s + nx * dL / 2
+        gb[DP + 1, a] = p1y + dny * s + ny * dL / 2
+        gb[DP + 2, a] = p1z + dnz * s + nz * dL / 2
+        gb[DF, a], gb[DF + 1, a], gb[DF + 2, a] = dnx, dny, dnz
+    return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
+
+
+@kernel
+def _geometry(m, d, c, nc, gb):
+    """DP, DF, DDIST of contact c by its collider; whether the collider is covered and the stored
+    contact was rebuilt from the geoms."""
+    g1 = d.contact_geom[c, 0]
+    g2 = d.contact_geom[c, 1]
+    if g1 < 0 or g2 < 0:
+        return False
+    t1 = m.geom_type[g1]
+    t2 = m.geom_type[g2]
+    xp = d.geom_xpos
+    xm = d.geom_xmat
+    size = m.geom_size
+    if t1 == GEOM_PLANE and t2 == GEOM_SPHERE:
+        return _point_plane(m, d, c, nc, gb, g1, g2, xp[g2, 0], xp[g2, 1], xp[g2, 2], size[g2, 0], False)
+    if t1 == GEOM_PLANE and t2 == GEOM_CAPSULE:
+        # the end nearest the stored position (the collider's +axis end first, then -axis)
+        half = size[g2, 1]
+        for side in (1.0, -1.0):
+            ex = xp[g2, 0] + side * half * xm[g2, 0, 2]
+            ey = xp[g2, 1] + side * half * xm[g2, 1, 2]
+            ez = xp[g2, 2] + side * half * xm[g2, 2, 2]
+            if _point_plane(m, d, c, nc, gb, g1, g2, ex, ey, ez, size[g2, 0], True):
+                return True
+        return False
+    if t1 == GEOM_PLANE and t2 == GEOM_BOX:
+        for i in range(8):
+            lx = size[g2, 0] if i & 1 else -size[g2, 0]
+            ly = size[g2, 1] if i & 2 else -size[g2, 1]
+            lz = size[g2, 2] if i & 4 else -size[g2, 2]
+            cx = xm[g2, 0, 0] * lx + xm[g2, 0, 1] * ly + xm[g2, 0, 2] * lz + xp[g2, 0]
+            cy = xm[g2, 1, 0] * lx + xm[g2, 1, 1] * ly + xm[g2, 1, 2] * lz + xp[g2, 1]
+            cz = xm[g2, 2, 0] * lx + xm[g2, 2, 1] * ly + xm[g2, 2, 2] * lz + xp[g2, 2]
+            if _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False):
+                return True
+        return False
+    if t1 == GEOM_SPHERE and t2 == GEOM_SPHERE:
+        return _sphere_sphere(m, d, c, nc, gb, g1, g2, xp[g1, 0], xp[g1, 1], xp[g1, 2], size[g1, 0],
+                              xp[g2, 0], xp[g2, 1], xp[g2, 2], size[g2, 0], False)
+    if t1 == GEOM_SPHERE and t2 == GEOM_CAPSULE:
+        ux, uy, uz = xm[g2, 0, 2], xm[g2, 1, 2], xm[g2, 2, 2]
+        half = size[g2, 1]
+        x = ux * (xp[g1, 0] - xp[g2, 0]) + uy * (xp[g1, 1] - xp[g2, 1]) + uz * (xp[g1, 2] - xp[g2, 2])
+        slide = -half < x < half
+        x = min(max(x, -half), half)
+        return _sphere_sphere(m, d, c, nc, gb, g1, g2, xp[g1, 0], xp[g1, 1], xp[g1, 2], size[g1, 0],
+                              xp[g2, 0] + ux * x, xp[g2, 1] + uy * x, xp[g2, 2] + uz * x, size[g2, 0], slide)
+    return False
+
+
+@kernel
+def contact_row_derivatives(m, d, c, idx, gb):
+    """For contact c: idx[:nc] the dofs moving its two bodies, and gb[TC + r, a * nc + kk] =
+    d Jc_r[idx[a]] / dq_idx[kk] for the frame rows r = 0..5 (Jc_r = F_r (Jp(b2, p) - Jp(b1, p)),
+    F_{r-3} (Jr(b2) - Jr(b1)) for r >= 3), gb[DDIST, kk] = d dist / dq_idx[kk]. Returns nc, or -1
+    when the contact is not covered (see the module docstring)."""
+    if d.contact_adhesion[c] != 0.0:
+        return -1
+    g1 = d.contact_geom[c, 0]
+    g2 = d.contact_geom[c, 1]
+    if g1 < 0 or g2 < 0:
+        return -1
+    bodies = (m.geom_bodyid[g1], m.geom_bodyid[g2])
+    nc = chain_dofs(m, bodies[0], idx, 0)
+    nc = chain_dofs(m, bodies[1], idx, nc)
+    if nc > 0 and gb.shape[1] < nc * nc:
+        return -1
+    for s in range(2):
+        g = d.contact_geom[c, s]
+        _body_columns(m, d, bodies[s], d.geom_xpos[g, 0], d.geom_xpos[g, 1], d.geom_xpos[g, 2],
+                      idx, nc, gb, _GV + 6 * s)
+    if not _geometry(m, d, c, nc, gb):
+        return -1
+    px, py, pz = d.contact_pos[c, 0], d.contact_pos[c, 1], d.contact_pos[c, 2]
+    for s in range(2):
+        _body_columns(m, d, bodies[s], px, py, pz, idx, nc, gb, _JB + 6 * s)
+    # dJ of Jp(b2, p) - Jp(b1, p) and Jr(b2) - Jr(b1), column a (dof i), along kk (dof k)
+    for a in range(nc):
+        i = idx[a]
+        for kk in range(nc):
+            k = idx[kk]
+            out = a * nc + kk
+            for x in range(6):
+                gb[_DJ + x, out] = 0.0
+            for s in range(2):
+                r = _JB + 6 * s
+                sign = 1.0 if s == 1 else -1.0
+                wix, wiy, wiz = gb[r + 3, a], gb[r + 4, a], gb[r + 5, a]
+                if wix == 0.0 and wiy == 0.0 and wiz == 0.0 and gb[r, a] == 0.0 and gb[r + 1, a] == 0.0 \
+                        and gb[r + 2, a] == 0.0:
+                    continue  # i does not move this body
+                # p moving: w_i x dp
+                ex, ey, ez = _c3(wix, wiy, wiz, gb[DP, kk], gb[DP + 1, kk], gb[DP + 2, kk])
+                if _moves_axis(m, k, i):
+                    wkx, wky, wkz = gb[r + 3, kk], gb[r + 4, kk], gb[r + 5, kk]
+                    ax, ay, az = _c3(wkx, wky, wkz, gb[r, a], gb[r + 1, a], gb[r + 2, a])
+                    bx, by, bz = _c3(wix, wiy, wiz, gb[r, kk], gb[r + 1, kk], gb[r + 2, kk])
+                    ex += ax - bx
+                    ey += ay - by
+                    ez += az - bz
+                    rx, ry, rz = _c3(wkx, wky, wkz, wix, wiy, wiz)
+                    gb[_DJ + 3, out] += sign * rx
+                    gb[_DJ + 4, out] += sign * ry
+                    gb[_DJ + 5, out] += sign * rz
+                gb[_DJ, out] += sign * ex
+                gb[_DJ + 1, out] += sign * ey
+                gb[_DJ + 2, out] += sign * ez
+    # the frame rows: dJc_r = dF_r (J2 - J1) + F_r d(J2 - J1)
+    fr = d.contact_frame[c]
+    for r in range(6):
+        f = r % 3
+        src = _JB if r < 3 else _JB + 3
+        for a in range(nc):
+            for kk in range(nc):
+                out = a * nc + kk
+                t = 0.0
+                for x in range(3):
+                    dif = gb[src + 6 + x, a] - gb[src + x, a]
+                    t += gb[DF + 3 * f + x, kk] * dif + fr[f, x] * gb[_DJ + 3 * (r // 3) + x, out]
+                gb[TC + r, out] = t
+    return nc
