@@ -245,11 +245,53 @@ def _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, radius, hint):
 
 
 @kernel
-def _sphere_sphere(m, d, c, nc, gb, g1, g2, c1x, c1y, c1z, r1, c2x, c2y, c2z, r2, slide):
-    """Spheres at c1 (held to geom g1) and c2 (radius r2) (mjraw_SphereSphere): n = (c2 - c1)/L,
-    dist = L - r1 - r2, pos = c1 + n (r1 + dist/2). With ``slide`` c2 is the point of capsule g2's
-    axis nearest c1 (mjc_SphereCapsule inside the segment): c2 = x2 + u (u.(c1 - x2)) u, u the axis;
-    else c2 is held to g2. Fills DP, DF, DDIST; whether the stored contact is this one."""
+def _axis_point(d, g, capsule, half, px, py, pz):
+    """(x, interior, c): the point c of geom g that one of its spheres is centred at, nearest p: a
+    sphere's centre (x = 0), or the capsule's axis point g + x u, x clamped to [-half, half]
+    (interior when strictly inside: the point slides along the axis; else an end is held)."""
+    gx, gy, gz = d.geom_xpos[g, 0], d.geom_xpos[g, 1], d.geom_xpos[g, 2]
+    if not capsule:
+        return 0.0, False, gx, gy, gz
+    ux, uy, uz = d.geom_xmat[g, 0, 2], d.geom_xmat[g, 1, 2], d.geom_xmat[g, 2, 2]
+    x = min(max(ux * (px - gx) + uy * (py - gy) + uz * (pz - gz), -half), half)
+    return x, abs(x) < half * (1 - 1e-9), gx + ux * x, gy + uy * x, gz + uz * x
+
+
+@kernel
+def _slide_vel(d, gb, s, g, x, qx, qy, qz, dqx, dqy, dqz, a):
+    """Velocity of the point g + x u of capsule g's axis u nearest the point q moving at dq:
+    dg + dx u + x du, dx = du.(q - g) + u.(dq - dg)."""
+    gx, gy, gz = d.geom_xpos[g, 0], d.geom_xpos[g, 1], d.geom_xpos[g, 2]
+    ux, uy, uz = d.geom_xmat[g, 0, 2], d.geom_xmat[g, 1, 2], d.geom_xmat[g, 2, 2]
+    r = _GV + 6 * s
+    dgx, dgy, dgz = gb[r, a], gb[r + 1, a], gb[r + 2, a]
+    wx, wy, wz = _ang_vel(gb, s, a)
+    dux, duy, duz = _c3(wx, wy, wz, ux, uy, uz)
+    dx = (dux * (qx - gx) + duy * (qy - gy) + duz * (qz - gz)
+          + ux * (dqx - dgx) + uy * (dqy - dgy) + uz * (dqz - dgz))
+    return dgx + dx * ux + x * dux, dgy + dx * uy + x * duy, dgz + dx * uz + x * duz
+
+
+@kernel
+def _two_spheres(m, d, c, nc, gb, g1, g2, cap1, cap2):
+    """Spheres at c1 of geom g1 and c2 of g2 (mjraw_SphereSphere: n = (c2 - c1)/L, dist = L - r1 -
+    r2, pos = c1 + n (r1 + dist/2)), each a sphere's centre or a point of a capsule's axis
+    (mjc_SphereCapsule, mjc_CapsuleCapsule), the points read back from the stored contact: an
+    axis point strictly inside its segment slides (the nearest point to the other, or for two
+    capsules the lines' closest pair), an end is held. Fills DP, DF, DDIST; whether the stored
+    contact is this one."""
+    r1 = m.geom_size[g1, 0]
+    r2 = m.geom_size[g2, 0]
+    half1 = m.geom_size[g1, 1] if cap1 else 0.0
+    half2 = m.geom_size[g2, 1] if cap2 else 0.0
+    fr = d.contact_frame[c]
+    h = r1 + d.contact_dist[c] / 2
+    q1x, q1y, q1z = d.contact_pos[c, 0] - fr[0, 0] * h, d.contact_pos[c, 1] - fr[0, 1] * h, \
+        d.contact_pos[c, 2] - fr[0, 2] * h
+    ll = d.contact_dist[c] + r1 + r2
+    q2x, q2y, q2z = q1x + fr[0, 0] * ll, q1y + fr[0, 1] * ll, q1z + fr[0, 2] * ll
+    x1, in1, c1x, c1y, c1z = _axis_point(d, g1, cap1, half1, q1x, q1y, q1z)
+    x2, in2, c2x, c2y, c2z = _axis_point(d, g2, cap2, half2, q2x, q2y, q2z)
     vx, vy, vz = c2x - c1x, c2y - c1y, c2z - c1z
     L = math.sqrt(vx * vx + vy * vy + vz * vz)
     if L < 1e-9:
@@ -259,20 +301,41 @@ def _sphere_sphere(m, d, c, nc, gb, g1, g2, c1x, c1y, c1z, r1, c2x, c2y, c2z, r2
     s = r1 + dist / 2
     if not _matches(d, c, c1x + nx * s, c1y + ny * s, c1z + nz * s, dist, nx, ny, nz):
         return False
-    gx, gy, gz = d.geom_xpos[g2, 0], d.geom_xpos[g2, 1], d.geom_xpos[g2, 2]
-    ux, uy, uz = d.geom_xmat[g2, 0, 2], d.geom_xmat[g2, 1, 2], d.geom_xmat[g2, 2, 2]
-    x = ux * (c1x - gx) + uy * (c1y - gy) + uz * (c1z - gz)
+    u1x, u1y, u1z = d.geom_xmat[g1, 0, 2], d.geom_xmat[g1, 1, 2], d.geom_xmat[g1, 2, 2]
+    u2x, u2y, u2z = d.geom_xmat[g2, 0, 2], d.geom_xmat[g2, 1, 2], d.geom_xmat[g2, 2, 2]
+    bb = u1x * u2x + u1y * u2y + u1z * u2z
+    if in1 and in2 and 1 - bb * bb < 1e-6:
+        return False  # nearly parallel axes: the collider's parallel branch, not covered
     for a in range(nc):
-        p1x, p1y, p1z = _point_vel(d, gb, 0, g1, c1x, c1y, c1z, a)
-        if slide:
-            # c2 = g + x u: dc2 = dg + dx u + x du, dx = du.(c1 - g) + u.(dc1 - dg)
-            dgx, dgy, dgz = gb[_GV + 6, a], gb[_GV + 7, a], gb[_GV + 8, a]
-            wx, wy, wz = _ang_vel(gb, 1, a)
-            dux, duy, duz = _c3(wx, wy, wz, ux, uy, uz)
-            dx = (dux * (c1x - gx) + duy * (c1y - gy) + duz * (c1z - gz)
-                  + ux * (p1x - dgx) + uy * (p1y - dgy) + uz * (p1z - dgz))
-            p2x, p2y, p2z = dgx + dx * ux + x * dux, dgy + dx * uy + x * duy, dgz + dx * uz + x * duz
+        if in1 and in2:
+            # w = c2 - c1 normal to both axes: solve for dx1, dx2
+            dg1x, dg1y, dg1z = gb[_GV, a], gb[_GV + 1, a], gb[_GV + 2, a]
+            dg2x, dg2y, dg2z = gb[_GV + 6, a], gb[_GV + 7, a], gb[_GV + 8, a]
+            w1x, w1y, w1z = _ang_vel(gb, 0, a)
+            w2x, w2y, w2z = _ang_vel(gb, 1, a)
+            du1x, du1y, du1z = _c3(w1x, w1y, w1z, u1x, u1y, u1z)
+            du2x, du2y, du2z = _c3(w2x, w2y, w2z, u2x, u2y, u2z)
+            ex = dg2x - dg1x + x2 * du2x - x1 * du1x
+            ey = dg2y - dg1y + x2 * du2y - x1 * du1y
+            ez = dg2z - dg1z + x2 * du2z - x1 * du1z
+            rr1 = ex * u1x + ey * u1y + ez * u1z + vx * du1x + vy * du1y + vz * du1z
+            rr2 = ex * u2x + ey * u2y + ez * u2z + vx * du2x + vy * du2y + vz * du2z
+            dx2 = (bb * rr1 - rr2) / (1 - bb * bb)
+            dx1 = rr1 + bb * dx2
+            p1x = dg1x + dx1 * u1x + x1 * du1x
+            p1y = dg1y + dx1 * u1y + x1 * du1y
+            p1z = dg1z + dx1 * u1z + x1 * du1z
+            p2x = dg2x + dx2 * u2x + x2 * du2x
+            p2y = dg2y + dx2 * u2y + x2 * du2y
+            p2z = dg2z + dx2 * u2z + x2 * du2z
+        elif in1:
+            p2x, p2y, p2z = _point_vel(d, gb, 1, g2, c2x, c2y, c2z, a)
+            p1x, p1y, p1z = _slide_vel(d, gb, 0, g1, x1, c2x, c2y, c2z, p2x, p2y, p2z, a)
+        elif in2:
+            p1x, p1y, p1z = _point_vel(d, gb, 0, g1, c1x, c1y, c1z, a)
+            p2x, p2y, p2z = _slide_vel(d, gb, 1, g2, x2, c1x, c1y, c1z, p1x, p1y, p1z, a)
         else:
+            p1x, p1y, p1z = _point_vel(d, gb, 0, g1, c1x, c1y, c1z, a)
             p2x, p2y, p2z = _point_vel(d, gb, 1, g2, c2x, c2y, c2z, a)
         dvx, dvy, dvz = p2x - p1x, p2y - p1y, p2z - p1z
         dL = nx * dvx + ny * dvy + nz * dvz
@@ -321,17 +384,8 @@ def _geometry(m, d, c, nc, gb):
             if _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False):
                 return True
         return False
-    if t1 == GEOM_SPHERE and t2 == GEOM_SPHERE:
-        return _sphere_sphere(m, d, c, nc, gb, g1, g2, xp[g1, 0], xp[g1, 1], xp[g1, 2], size[g1, 0],
-                              xp[g2, 0], xp[g2, 1], xp[g2, 2], size[g2, 0], False)
-    if t1 == GEOM_SPHERE and t2 == GEOM_CAPSULE:
-        ux, uy, uz = xm[g2, 0, 2], xm[g2, 1, 2], xm[g2, 2, 2]
-        half = size[g2, 1]
-        x = ux * (xp[g1, 0] - xp[g2, 0]) + uy * (xp[g1, 1] - xp[g2, 1]) + uz * (xp[g1, 2] - xp[g2, 2])
-        slide = -half < x < half
-        x = min(max(x, -half), half)
-        return _sphere_sphere(m, d, c, nc, gb, g1, g2, xp[g1, 0], xp[g1, 1], xp[g1, 2], size[g1, 0],
-                              xp[g2, 0] + ux * x, xp[g2, 1] + uy * x, xp[g2, 2] + uz * x, size[g2, 0], slide)
+    if (t1 == GEOM_SPHERE or t1 == GEOM_CAPSULE) and (t2 == GEOM_SPHERE or t2 == GEOM_CAPSULE):
+        return _two_spheres(m, d, c, nc, gb, g1, g2, t1 == GEOM_CAPSULE, t2 == GEOM_CAPSULE)
     return False
 
 
