@@ -267,7 +267,7 @@ def _jdotv_velocity(m, d, fbuf, gv, nefc):
     """gv's J̇ qvel part on the connect and weld rows: d aref / d qvel by a central difference
     (aref is a quadratic form in qvel, so exact up to rounding), less its -B J part already in gv.
     Runs the velocity quantities aref needs (com_vel, reference_constraint) at the perturbed qvel;
-    the caller restores them."""
+    the caller restores them. Returns whether it did (there are such rows)."""
     nv = m.nv
     ne = d.efc_counts[COUNT_NE]
     any_jdot = False
@@ -275,7 +275,7 @@ def _jdotv_velocity(m, d, fbuf, gv, nefc):
         if _has_jdotv(m, d, i):
             any_jdot = True
     if not any_jdot:
-        return
+        return False
     J = d.efc_J
     vmax = 0.0
     for v in range(nv):
@@ -301,6 +301,7 @@ def _jdotv_velocity(m, d, fbuf, gv, nefc):
                 gv[c, k] -= J[i, c] * w
     for v in range(nv):
         d.qvel[v] = fbuf[_QVEL, v]
+    return True
 
 
 @kernel
@@ -616,13 +617,16 @@ def _force_derivatives(m, d, eps, gq, gv, h, fbuf, ibuf, hbuf, analytic):
             ibuf[i, _COVERED] = 0
     if rest:  # the base force of the rows left to differences
         _held_qfrc(d, ibuf, d.qacc, fbuf, fbuf[_BASE, :nv], nefc, True)
-    _jdotv_velocity(m, d, fbuf, gv, nefc)
+    perturbed = _jdotv_velocity(m, d, fbuf, gv, nefc)
     status = STATUS_OK
     if rest:
         status = _position_columns(m, d, eps, ibuf, fbuf, gq, nefc)
-    # back to the base state: the position and velocity stages again, then what they clear
-    fwd_position_entry(m, d)
-    fwd_velocity_entry(m, d)
+        perturbed = True
+    # back to the base state: the position and velocity stages again if they were run elsewhere,
+    # then what they and the zone tests clear
+    if perturbed:
+        fwd_position_entry(m, d)
+        fwd_velocity_entry(m, d)
     for i in range(nefc):
         d.efc_state[i] = ibuf[i, _SAVED_STATE]
         d.efc_force[i] = fbuf[_SAVED, i]
