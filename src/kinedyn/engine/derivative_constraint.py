@@ -37,6 +37,7 @@ comes back bit for bit) and what they clear (efc_force, efc_state, contact_H) is
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -80,6 +81,7 @@ from kinedyn.engine.types import (
     EQ_JOINT,
     EQ_TENDON,
     EQ_WELD,
+    JNT_BALL,
     JNT_HINGE,
     JNT_SLIDE,
     MINVAL,
@@ -87,6 +89,7 @@ from kinedyn.engine.types import (
     WRAP_JOINT,
     EnableBit,
 )
+from kinedyn.engine.util_linalg3 import skew_entry
 
 # rows of the float scratch fbuf (_NROW, max(nq, nv, nefcmax, chain capacity^2))
 _QPOS, _QVEL, _BASE, _PLUS, _MINUS, _JAR, _FORCE, _SAVED, _AREF_P, _AREF_M, _DPOS, _QFRC = range(12)
@@ -310,34 +313,51 @@ def _fixed_tendon(m, t):
     return m.wrap_type[m.tendon_adr[t]] == WRAP_JOINT
 
 
+# how a row's Jacobian depends on qpos (_single_row_kind): constant, tau w w' (w = e_dof or a fixed
+# tendon's ten_J: a coupling's polynomial), or a ball limit's axis
+_T_NONE, _T_DOF, _T_TENDON, _T_BALL = 0, 1, 2, 3
+
+
 @kernel
 def _single_row_kind(m, d, i):
-    """How row i's Jacobian and position depend on qpos, for the rows G_q treats analytically
-    one by one: (covered, has_pos, tau, w_kind, w_id): position derivative = the row's J when
-    has_pos (limits, joint and tendon couplings; friction loss has pos 0), J's derivative
-    tau w w' (w = e_dof for w_kind 1, ten_J[w_id] for 2; a coupling's polynomial term)."""
+    """How row i's Jacobian and position depend on qpos, for the rows G_q treats one by one:
+    (covered, has_pos, kind, wid, tau, ax, ay, az). The position's derivative is the row's J when
+    has_pos (limits, joint and tendon couplings; friction loss has pos 0). J's derivative dJ[v]/dq_k:
+    _T_DOF, _T_TENDON: tau w[v] w[k], w = e_wid or ten_J[wid] (a coupling pos = y - c0 - poly(x),
+    J = dy/dq - poly'(x) dx/dq, tau = -poly''(x)); _T_BALL: the ball limit's J = -a (a the unit axis
+    of the rotation vector r = theta a of the joint's quaternion, mju_quat2Vel; pos = rmax -
+    theta): on the tangent space q exp(delta) moves r by J_r(r)^-1 delta, so d theta = a.delta and
+    da = (tau (I - a a') + [a]x / 2) delta, tau = cot(theta/2) / 2, on the dofs wid..wid+2."""
     t = d.efc_type[i]
     cid = d.efc_id[i]
     if t == CNSTR_FRICTION_DOF:
-        return True, False, 0.0, 0, 0
+        return True, False, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
     if t == CNSTR_LIMIT_JOINT:
         jt = m.jnt_type[cid]
-        return jt == JNT_HINGE or jt == JNT_SLIDE, True, 0.0, 0, 0
+        if jt == JNT_HINGE or jt == JNT_SLIDE:
+            return True, True, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
+        if jt != JNT_BALL:
+            return False, False, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
+        adr = m.jnt_dofadr[cid]
+        theta = max(m.jnt_range[cid, 0], m.jnt_range[cid, 1]) - d.efc_pos[i]
+        if not 1e-6 < theta < math.pi - 1e-6:
+            return False, False, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
+        return (True, True, _T_BALL, adr, 0.5 / math.tan(0.5 * theta),
+                -d.efc_J[i, adr], -d.efc_J[i, adr + 1], -d.efc_J[i, adr + 2])
     if t == CNSTR_LIMIT_TENDON or t == CNSTR_FRICTION_TENDON:
-        return _fixed_tendon(m, cid), t == CNSTR_LIMIT_TENDON, 0.0, 0, 0
+        return _fixed_tendon(m, cid), t == CNSTR_LIMIT_TENDON, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
     if t == CNSTR_EQUALITY:
         et = m.eq_type[cid]
         if et != EQ_JOINT and et != EQ_TENDON:
-            return False, False, 0.0, 0, 0
+            return False, False, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
         o1 = m.eq_obj1id[cid]
         o2 = m.eq_obj2id[cid]
         if et == EQ_TENDON and not _fixed_tendon(m, o1):
-            return False, False, 0.0, 0, 0
+            return False, False, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
         if o2 < 0:
-            return True, True, 0.0, 0, 0
+            return True, True, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
         if et == EQ_TENDON and not _fixed_tendon(m, o2):
-            return False, False, 0.0, 0, 0
-        # pos = y - c0 - poly(x), J = dy/dq - poly'(x) dx/dq: J's derivative -poly''(x) (dx/dq)(dx/dq)'
+            return False, False, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
         c = m.eq_data
         if et == EQ_JOINT:
             x = d.qpos[m.jnt_qposadr[o2]] - m.qpos0[m.jnt_qposadr[o2]]
@@ -345,17 +365,26 @@ def _single_row_kind(m, d, i):
             x = d.ten_length[o2] - m.tendon_length0[o2]
         tau = -(2 * c[cid, 2] + 6 * c[cid, 3] * x + 12 * c[cid, 4] * x * x)
         if et == EQ_JOINT:
-            return True, True, tau, 1, m.jnt_dofadr[o2]
-        return True, True, tau, 2, o2
-    return False, False, 0.0, 0, 0
+            return True, True, _T_DOF, m.jnt_dofadr[o2], tau, 0.0, 0.0, 0.0
+        return True, True, _T_TENDON, o2, tau, 0.0, 0.0, 0.0
+    return False, False, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
 
 
 @kernel
-def _w(d, w_kind, w_id, v):
-    if w_kind == 1:
-        return 1.0 if v == w_id else 0.0
-    if w_kind == 2:
-        return d.ten_J[w_id, v]
+def _row_t(d, kind, wid, tau, ax, ay, az, v, k):
+    """dJ[v] / dq_k of a row of _single_row_kind's kind."""
+    if kind == _T_DOF:
+        return tau if (v == wid and k == wid) else 0.0
+    if kind == _T_TENDON:
+        return tau * d.ten_J[wid, v] * d.ten_J[wid, k]
+    if kind == _T_BALL:
+        a = v - wid
+        b = k - wid
+        if a < 0 or a > 2 or b < 0 or b > 2:
+            return 0.0
+        axis = (ax, ay, az)
+        # J = -a: dJ = -(tau (I - a a') + [a]x / 2)
+        return -(tau * ((1.0 if a == b else 0.0) - axis[a] * axis[b]) + 0.5 * skew_entry(axis, a, b))
     return 0.0
 
 
@@ -372,11 +401,13 @@ def _scale_rate(d, i):
 
 @kernel
 def _single_row_gq(m, d, ibuf, fbuf, hbuf, gq, i):
-    """Row i's part of G_q when it is covered one by one (_single_row_kind); whether it was."""
-    covered, has_pos, tau, w_kind, w_id = _single_row_kind(m, d, i)
+    """Row i's part of G_q when it is covered one by one (_single_row_kind); whether it was.
+    With a = qacc + B qvel: djar = dJ a + K (imp + imp' (pos - margin)) dpos, df = -C djar +
+    f d ln D, and G_q += dJ' f + J' df."""
+    covered, has_pos, kind, wid, tau, ax, ay, az = _single_row_kind(m, d, i)
     if not covered:
         return False
-    if not has_pos and tau == 0.0:
+    if not has_pos and kind == _T_NONE:
         return True  # J and pos constant: the row's force does not depend on qpos
     nv = m.nv
     J = d.efc_J
@@ -389,25 +420,21 @@ def _single_row_gq(m, d, ibuf, fbuf, hbuf, gq, i):
     st = ibuf[i, _STATE]
     scaled = st != CNSTRSTATE_LINEARNEG and st != CNSTRSTATE_LINEARPOS
     rate = _scale_rate(d, i) if scaled else 0.0
-    wa = 0.0
-    if tau != 0.0:
-        for v in range(nv):
-            wv = _w(d, w_kind, w_id, v)
-            wa += wv * (d.qacc[v] + B * d.qvel[v])
     kpos = K * (imp + impp * (d.efc_pos[i] - d.efc_margin[i]))
     df = fbuf[_DJAR]
     for k in range(nv):
         dpos = J[i, k] if has_pos else 0.0
-        wk = _w(d, w_kind, w_id, k) if tau != 0.0 else 0.0
-        djar = tau * wk * wa + kpos * dpos
+        djar = kpos * dpos
+        if kind != _T_NONE:
+            for v in range(nv):
+                djar += _row_t(d, kind, wid, tau, ax, ay, az, v, k) * (d.qacc[v] + B * d.qvel[v])
         df[k] = -cii * djar + f * rate * dpos
     for v in range(nv):
         jv = J[i, v]
-        tw = tau * f * _w(d, w_kind, w_id, v) if tau != 0.0 else 0.0
         for k in range(nv):
             s = jv * df[k]
-            if tw != 0.0:
-                s += tw * _w(d, w_kind, w_id, k)
+            if kind != _T_NONE:
+                s += _row_t(d, kind, wid, tau, ax, ay, az, v, k) * f
             gq[v, k] += s
     return True
 
