@@ -47,7 +47,9 @@ DDIST = 24  # d dist / dq
 _JB = 25  # 12 rows: each body's point Jacobian at p (3) and rotational Jacobian (3), compressed
 _DJ = 37  # 6 rows (nc * nc): d (Jp(b2) - Jp(b1)) [x, a] / dq_kk at a * nc + kk, then the rotational
 TC = 43  # 6 rows (nc * nc): d Jc_r[a] / dq_kk of the frame rows r (n, t1, t2, spin, roll1, roll2)
-NG = 49
+TQ = 49  # 3 rows (nc * nc): d J_r[a] / dq_kk of a connect's rows (Jp(b1, p1) - Jp(b2, p2))
+JDV = 52  # 3 rows (nc): d (J̇ qvel)_r / dq_kk of a connect's rows
+NG = 55
 
 # how much the stored contact may differ from the one rebuilt here before the features are deemed
 # different (a relative tolerance on positions, an absolute one on the unit normal)
@@ -459,4 +461,98 @@ def contact_row_derivatives(m, d, c, idx, gb):
                     dif = gb[src + 6 + x, a] - gb[src + x, a]
                     t += gb[DF + 3 * f + x, kk] * dif + fr[f, x] * gb[_DJ + 3 * (r // 3) + x, out]
                 gb[TC + r, out] = t
+    return nc
+
+
+# ---- points held to their bodies: connect constraints ---------------------------------------------
+
+
+@kernel
+def _primes(m, gb, jrow, idx, nc, sign):
+    """For the point p held to the body whose columns are gb[jrow:jrow+6] (P: Jp(p), W: Jr), the
+    derivatives P'[a, j] = dP_a/dq_j = [j moves a] (W_j x P_a - W_a x P_j) + W_a x P_j (p moving
+    with the body) and W'[a, j] = [j moves a] W_j x W_a, into gb[TC:TC+6] (a * nc + j); and
+    gb[TQ + x] += sign P'."""
+    for a in range(nc):
+        pa = (gb[jrow, a], gb[jrow + 1, a], gb[jrow + 2, a])
+        wa = (gb[jrow + 3, a], gb[jrow + 4, a], gb[jrow + 5, a])
+        for j in range(nc):
+            out = a * nc + j
+            pj = (gb[jrow, j], gb[jrow + 1, j], gb[jrow + 2, j])
+            wj = (gb[jrow + 3, j], gb[jrow + 4, j], gb[jrow + 5, j])
+            if _moves_axis(m, idx[j], idx[a]):  # (the W_a x P_j terms cancel)
+                ex, ey, ez = _c3(wj[0], wj[1], wj[2], pa[0], pa[1], pa[2])
+                rx, ry, rz = _c3(wj[0], wj[1], wj[2], wa[0], wa[1], wa[2])
+            else:
+                ex, ey, ez = _c3(wa[0], wa[1], wa[2], pj[0], pj[1], pj[2])
+                rx, ry, rz = 0.0, 0.0, 0.0
+            gb[TC, out], gb[TC + 1, out], gb[TC + 2, out] = ex, ey, ez
+            gb[TC + 3, out], gb[TC + 4, out], gb[TC + 5, out] = rx, ry, rz
+            gb[TQ, out] += sign * ex
+            gb[TQ + 1, out] += sign * ey
+            gb[TQ + 2, out] += sign * ez
+
+
+@kernel
+def _jdotv_primes(m, d, gb, jrow, idx, nc, sign):
+    """gb[JDV + x, j] += sign d(J̇_p qvel)/dq_j for the point of _primes (its P', W' in gb[TC:]).
+    J̇_p qvel = sum_{a,k} v_a v_k dP_a/dq_k (mj_jacDot's cdof_dot: each axis moved by the dofs
+    before it, the point by all), differentiated term by term with the same first derivatives."""
+    for j in range(nc):
+        sx, sy, sz = 0.0, 0.0, 0.0
+        for a in range(nc):
+            va = d.qvel[idx[a]]
+            if va == 0.0:
+                continue
+            pa = (gb[jrow, a], gb[jrow + 1, a], gb[jrow + 2, a])
+            wa = (gb[jrow + 3, a], gb[jrow + 4, a], gb[jrow + 5, a])
+            aj = a * nc + j
+            paj = (gb[TC, aj], gb[TC + 1, aj], gb[TC + 2, aj])
+            waj = (gb[TC + 3, aj], gb[TC + 4, aj], gb[TC + 5, aj])
+            for k in range(nc):
+                vk = d.qvel[idx[k]]
+                if vk == 0.0:
+                    continue
+                pk = (gb[jrow, k], gb[jrow + 1, k], gb[jrow + 2, k])
+                wk = (gb[jrow + 3, k], gb[jrow + 4, k], gb[jrow + 5, k])
+                kj = k * nc + j
+                pkj = (gb[TC, kj], gb[TC + 1, kj], gb[TC + 2, kj])
+                wkj = (gb[TC + 3, kj], gb[TC + 4, kj], gb[TC + 5, kj])
+                # d/dq_j of dP_a/dq_k: of W_k x P_a when k moves a, else of W_a x P_k
+                if _moves_axis(m, idx[k], idx[a]):
+                    tx, ty, tz = _c3(wkj[0], wkj[1], wkj[2], pa[0], pa[1], pa[2])
+                    ux, uy, uz = _c3(wk[0], wk[1], wk[2], paj[0], paj[1], paj[2])
+                else:
+                    tx, ty, tz = _c3(waj[0], waj[1], waj[2], pk[0], pk[1], pk[2])
+                    ux, uy, uz = _c3(wa[0], wa[1], wa[2], pkj[0], pkj[1], pkj[2])
+                tx, ty, tz = tx + ux, ty + uy, tz + uz
+                vv = va * vk
+                sx += vv * tx
+                sy += vv * ty
+                sz += vv * tz
+        gb[JDV, j] += sign * sx
+        gb[JDV + 1, j] += sign * sy
+        gb[JDV + 2, j] += sign * sz
+
+
+@kernel
+def connect_row_derivatives(m, d, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2, idx, gb):
+    """For a connect's rows J = Jp(b1, p1) - Jp(b2, p2) (anchors held to their bodies): idx[:nc]
+    the dofs moving the bodies, gb[TQ + r, a * nc + j] = d J_r[idx[a]] / dq_idx[j] and
+    gb[JDV + r, j] = d (J̇ qvel)_r / dq_idx[j]. Returns nc (-1 when gb is too small)."""
+    nc = chain_dofs(m, b1, idx, 0)
+    nc = chain_dofs(m, b2, idx, nc)
+    if gb.shape[1] < nc * nc:
+        return -1
+    _body_columns(m, d, b1, p1x, p1y, p1z, idx, nc, gb, _JB)
+    _body_columns(m, d, b2, p2x, p2y, p2z, idx, nc, gb, _JB + 6)
+    for r in range(3):
+        for a in range(nc * nc):
+            gb[TQ + r, a] = 0.0
+        for a in range(nc):
+            gb[JDV + r, a] = 0.0
+    for s in range(2):
+        sign = 1.0 if s == 0 else -1.0
+        _primes(m, gb, _JB + 6 * s, idx, nc, sign)
+        _jdotv_primes(m, d, gb, _JB + 6 * s, idx, nc, sign)
     return nc

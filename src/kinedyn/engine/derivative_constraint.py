@@ -44,8 +44,17 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, NotBound, handle_entry, kernel, rebind
 from kinedyn.engine.checks import bad_model_data
-from kinedyn.engine.constraint import reference_constraint_kernel
-from kinedyn.engine.derivative_collision import DDIST, NG, TC, chain_capacity, contact_row_derivatives
+from kinedyn.engine.constraint import equality_anchors, reference_constraint_kernel
+from kinedyn.engine.derivative_collision import (
+    DDIST,
+    JDV,
+    NG,
+    TC,
+    TQ,
+    chain_capacity,
+    connect_row_derivatives,
+    contact_row_derivatives,
+)
 from kinedyn.engine.derivative_rne import _may_collide
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.smooth_rne import com_vel_entry
@@ -513,6 +522,58 @@ def _contact_gq(m, d, ibuf, fbuf, hbuf, gq, i):
 
 
 @kernel
+def _connect_gq(m, d, ibuf, fbuf, hbuf, gq, i):
+    """The part of G_q of the connect whose rows start at i: J = Jp(b1, p1) - Jp(b2, p2), pos =
+    p1 - p2 (its derivative J), the impedance of the block from |pos| (mj_makeImpedance), aref
+    with -J̇ qvel (mj_referenceConstraint); 3, or -3 when not covered."""
+    eq = d.efc_id[i]
+    p1x, p1y, p1z, p2x, p2y, p2z, b1, b2 = equality_anchors(m, d, eq)
+    gb = fbuf[_GEO:_GEO + NG]
+    idx = ibuf[:, _CHAIN]
+    nc = connect_row_derivatives(m, d, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2, idx, gb)
+    if nc < 0:
+        return -3
+    if nc == 0:
+        return 3
+    nv = m.nv
+    J = d.efc_J
+    imp, impp = d.efc_KBIP[i, 2], d.efc_KBIP[i, 3]
+    rate = _scale_rate(d, i)
+    norm = math.sqrt(d.efc_pos[i] ** 2 + d.efc_pos[i + 1] ** 2 + d.efc_pos[i + 2] ** 2)
+    dnorm = fbuf[_DJAR + 3]  # d|pos| / dq_idx[j]
+    for j in range(nc):
+        s = 0.0
+        if norm > 0.0:
+            for r in range(3):
+                s += d.efc_pos[i + r] * J[i + r, idx[j]]
+            s /= norm
+        dnorm[j] = s
+    # djar_r = dJ_r (qacc + B qvel) + K (imp dpos_r + imp' d|pos| pos_r) + d(J̇ qvel)_r
+    for r in range(3):
+        K, B = d.efc_KBIP[i + r, 0], d.efc_KBIP[i + r, 1]
+        for j in range(nc):
+            t = 0.0
+            for a in range(nc):
+                v = idx[a]
+                t += gb[TQ + r, a * nc + j] * (d.qacc[v] + B * d.qvel[v])
+            fbuf[_DJAR + r, j] = (t + K * (imp * J[i + r, idx[j]] + impp * dnorm[j] * d.efc_pos[i + r])
+                                  + gb[JDV + r, j])
+    blk = hbuf[hbuf.shape[0] - 1]
+    for r in range(3):
+        _block_c(d, ibuf, fbuf, i + r, blk)
+        f = fbuf[_FORCE, i + r]
+        for j in range(nc):
+            k = idx[j]
+            dfr = -blk[0, 0] * fbuf[_DJAR + r, j] + f * rate * dnorm[j]
+            for v in range(nv):
+                gq[v, k] += J[i + r, v] * dfr
+            if f != 0.0:
+                for a in range(nc):
+                    gq[idx[a], k] += gb[TQ + r, a * nc + j] * f
+    return 3
+
+
+@kernel
 def _analytic_position(m, d, ibuf, fbuf, hbuf, gq, nefc):
     """gq = the analytical part of G_q, row block by row block (the base force and jar in fbuf);
     ibuf[:, _COVERED] marks the rows it covers. Returns whether some row is left to differences."""
@@ -527,6 +588,13 @@ def _analytic_position(m, d, ibuf, fbuf, hbuf, gq, nefc):
             n = _contact_gq(m, d, ibuf, fbuf, hbuf, gq, i)
             ok = n > 0
             n = abs(n)
+        elif d.efc_type[i] == CNSTR_EQUALITY and m.eq_type[d.efc_id[i]] == EQ_CONNECT:
+            n = _connect_gq(m, d, ibuf, fbuf, hbuf, gq, i)
+            ok = n > 0
+            n = abs(n)
+        elif d.efc_type[i] == CNSTR_EQUALITY and m.eq_type[d.efc_id[i]] == EQ_WELD:
+            n = 6
+            ok = False
         else:
             n = 1
             ok = _single_row_gq(m, d, ibuf, fbuf, hbuf, gq, i)
