@@ -49,7 +49,10 @@ _DJ = 37  # 6 rows (nc * nc): d (Jp(b2) - Jp(b1)) [x, a] / dq_kk at a * nc + kk,
 TC = 43  # 6 rows (nc * nc): d Jc_r[a] / dq_kk of the frame rows r (n, t1, t2, spin, roll1, roll2)
 TQ = 49  # 3 rows (nc * nc): d J_r[a] / dq_kk of a connect's rows (Jp(b1, p1) - Jp(b2, p2))
 JDV = 52  # 3 rows (nc): d (J̇ qvel)_r / dq_kk of a connect's rows
-NG = 55
+WD = 55  # 3 rows (nc * nc): d (Jr(b1) - Jr(b2))[a] / dq_kk (a weld's)
+JDVR = 58  # 3 rows (nc): d (J̇r(b1) qvel - J̇r(b2) qvel) / dq_kk
+DOM = 61  # 6 rows (nc): d w_s / dq_kk, w_s = Jr(b_s) qvel the angular velocity of body s = 0, 1
+NG = 67
 
 # how much the stored contact may differ from the one rebuilt here before the features are deemed
 # different (a relative tolerance on positions, an absolute one on the unit normal)
@@ -491,14 +494,26 @@ def _primes(m, gb, jrow, idx, nc, sign):
             gb[TQ, out] += sign * ex
             gb[TQ + 1, out] += sign * ey
             gb[TQ + 2, out] += sign * ez
+            gb[WD, out] += sign * rx
+            gb[WD + 1, out] += sign * ry
+            gb[WD + 2, out] += sign * rz
 
 
 @kernel
-def _jdotv_primes(m, d, gb, jrow, idx, nc, sign):
+def _jdotv_primes(m, d, gb, jrow, idx, nc, sign, side):
     """gb[JDV + x, j] += sign d(J̇_p qvel)/dq_j for the point of _primes (its P', W' in gb[TC:]).
     J̇_p qvel = sum_{a,k} v_a v_k dP_a/dq_k (mj_jacDot's cdof_dot: each axis moved by the dofs
-    before it, the point by all), differentiated term by term with the same first derivatives."""
+    before it, the point by all), differentiated term by term with the same first derivatives;
+    likewise gb[JDVR + x, j] += sign d(J̇_r qvel)/dq_j (J̇_r qvel = sum v_a v_k dW_a/dq_k), and
+    gb[DOM + 3 side + x, j] = d(Jr qvel)/dq_j."""
     for j in range(nc):
+        om = (0.0, 0.0, 0.0)
+        for a in range(nc):
+            va = d.qvel[idx[a]]
+            aj = a * nc + j
+            om = (om[0] + va * gb[TC + 3, aj], om[1] + va * gb[TC + 4, aj], om[2] + va * gb[TC + 5, aj])
+        gb[DOM + 3 * side, j], gb[DOM + 3 * side + 1, j], gb[DOM + 3 * side + 2, j] = om
+        rot = (0.0, 0.0, 0.0)
         sx, sy, sz = 0.0, 0.0, 0.0
         for a in range(nc):
             va = d.qvel[idx[a]]
@@ -519,27 +534,35 @@ def _jdotv_primes(m, d, gb, jrow, idx, nc, sign):
                 pkj = (gb[TC, kj], gb[TC + 1, kj], gb[TC + 2, kj])
                 wkj = (gb[TC + 3, kj], gb[TC + 4, kj], gb[TC + 5, kj])
                 # d/dq_j of dP_a/dq_k: of W_k x P_a when k moves a, else of W_a x P_k
+                vv = va * vk
                 if _moves_axis(m, idx[k], idx[a]):
                     tx, ty, tz = _c3(wkj[0], wkj[1], wkj[2], pa[0], pa[1], pa[2])
                     ux, uy, uz = _c3(wk[0], wk[1], wk[2], paj[0], paj[1], paj[2])
+                    # and of dW_a/dq_k = W_k x W_a
+                    rx, ry, rz = _c3(wkj[0], wkj[1], wkj[2], wa[0], wa[1], wa[2])
+                    qx, qy, qz = _c3(wk[0], wk[1], wk[2], waj[0], waj[1], waj[2])
+                    rot = (rot[0] + vv * (rx + qx), rot[1] + vv * (ry + qy), rot[2] + vv * (rz + qz))
                 else:
                     tx, ty, tz = _c3(waj[0], waj[1], waj[2], pk[0], pk[1], pk[2])
                     ux, uy, uz = _c3(wa[0], wa[1], wa[2], pkj[0], pkj[1], pkj[2])
                 tx, ty, tz = tx + ux, ty + uy, tz + uz
-                vv = va * vk
                 sx += vv * tx
                 sy += vv * ty
                 sz += vv * tz
         gb[JDV, j] += sign * sx
         gb[JDV + 1, j] += sign * sy
         gb[JDV + 2, j] += sign * sz
+        gb[JDVR, j] += sign * rot[0]
+        gb[JDVR + 1, j] += sign * rot[1]
+        gb[JDVR + 2, j] += sign * rot[2]
 
 
 @kernel
 def connect_row_derivatives(m, d, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2, idx, gb):
     """For a connect's rows J = Jp(b1, p1) - Jp(b2, p2) (anchors held to their bodies): idx[:nc]
     the dofs moving the bodies, gb[TQ + r, a * nc + j] = d J_r[idx[a]] / dq_idx[j] and
-    gb[JDV + r, j] = d (J̇ qvel)_r / dq_idx[j]. Returns nc (-1 when gb is too small)."""
+    gb[JDV + r, j] = d (J̇ qvel)_r / dq_idx[j]; for a weld's rotation also WD, JDVR, DOM (see
+    their rows). Returns nc (-1 when gb is too small)."""
     nc = chain_dofs(m, b1, idx, 0)
     nc = chain_dofs(m, b2, idx, nc)
     if gb.shape[1] < nc * nc:
@@ -549,10 +572,19 @@ def connect_row_derivatives(m, d, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2, idx, gb)
     for r in range(3):
         for a in range(nc * nc):
             gb[TQ + r, a] = 0.0
+            gb[WD + r, a] = 0.0
         for a in range(nc):
             gb[JDV + r, a] = 0.0
+            gb[JDVR + r, a] = 0.0
     for s in range(2):
         sign = 1.0 if s == 0 else -1.0
         _primes(m, gb, _JB + 6 * s, idx, nc, sign)
-        _jdotv_primes(m, d, gb, _JB + 6 * s, idx, nc, sign)
+        _jdotv_primes(m, d, gb, _JB + 6 * s, idx, nc, sign, s)
     return nc
+
+
+@kernel
+def body_rot_column(gb, s, a):
+    """Jr(b_s)'s column a (after connect_row_derivatives), as a 3-tuple."""
+    r = _JB + 6 * s + 3
+    return gb[r, a], gb[r + 1, a], gb[r + 2, a]

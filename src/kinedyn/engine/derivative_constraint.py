@@ -44,13 +44,22 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, NotBound, handle_entry, kernel, rebind
 from kinedyn.engine.checks import bad_model_data
-from kinedyn.engine.constraint import equality_anchors, reference_constraint_kernel
+from kinedyn.engine.constraint import (
+    _jac_dot_point,
+    _weld_quats,
+    equality_anchors,
+    reference_constraint_kernel,
+)
 from kinedyn.engine.derivative_collision import (
     DDIST,
+    DOM,
     JDV,
+    JDVR,
     NG,
     TC,
     TQ,
+    WD,
+    body_rot_column,
     chain_capacity,
     connect_row_derivatives,
     contact_row_derivatives,
@@ -94,11 +103,13 @@ from kinedyn.engine.types import (
     JNT_HINGE,
     JNT_SLIDE,
     MINVAL,
+    OBJ_BODY,
     OPT_NOSLIP_ITERATIONS,
     WRAP_JOINT,
     EnableBit,
 )
 from kinedyn.engine.util_linalg3 import skew_entry
+from kinedyn.engine.util_spatial import quat_product
 
 # rows of the float scratch fbuf (_NROW, max(nq, nv, nefcmax, chain capacity^2))
 _QPOS, _QVEL, _BASE, _PLUS, _MINUS, _JAR, _FORCE, _SAVED, _AREF_P, _AREF_M, _DPOS, _QFRC = range(12)
@@ -522,44 +533,152 @@ def _contact_gq(m, d, ibuf, fbuf, hbuf, gq, i):
 
 
 @kernel
-def _connect_gq(m, d, ibuf, fbuf, hbuf, gq, i):
-    """The part of G_q of the connect whose rows start at i: J = Jp(b1, p1) - Jp(b2, p2), pos =
-    p1 - p2 (its derivative J), the impedance of the block from |pos| (mj_makeImpedance), aref
-    with -J̇ qvel (mj_referenceConstraint); 3, or -3 when not covered."""
+def _qm(a, b):
+    return quat_product(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3])
+
+
+@kernel
+def _qrate(w, q):
+    """0.5 (0, w) q: the rate of a frame's quaternion q turning at world angular velocity w."""
+    return _qm((0.0, 0.5 * w[0], 0.5 * w[1], 0.5 * w[2]), q)
+
+
+@kernel
+def _weld_t1(f2, w2, dw, q1):
+    """conj(0.5 (0, w2) f2) (0, dw) q1: _subtract_jdotv's first product-rule term (mju_derivQuat's
+    rate 0.5 (0, w) f of a frame turning at world angular velocity w; linear in each argument, as
+    are the next two)."""
+    a = _qrate(w2, f2)
+    return _qm(_qm((a[0], -a[1], -a[2], -a[3]), (0.0, dw[0], dw[1], dw[2])), q1)
+
+
+@kernel
+def _weld_t2(c2, jdr, q1):
+    return _qm(_qm(c2, (0.0, jdr[0], jdr[1], jdr[2])), q1)
+
+
+@kernel
+def _weld_t3(c2, dw, f1, w1, rp):
+    d1 = _qm(_qrate(w1, f1), rp)
+    return _qm(_qm(c2, (0.0, dw[0], dw[1], dw[2])), d1)
+
+
+@kernel
+def _add4(a, b):
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]
+
+
+@kernel
+def _sub3(a, b):
+    return a[0] - b[0], a[1] - b[1], a[2] - b[2]
+
+
+@kernel
+def _weld_rotation(m, d, eq, b1, b2, idx, nc, gb):
+    """A weld's rotation rows J_rot[v] = ts/2 vec(c2 (0, Jr1 - Jr2)[v] q1) (c2 = conj(q2), q1 with
+    relpose; mj_instantiateEquality) and aref's -J̇ qvel there (_subtract_jdotv, 3 terms):
+    gb[TC + r, a * nc + j] = d J_rot,r[idx[a]] / dq_j, gb[JDVR + r, j] = d (J̇ qvel)_rot,r / dq_j.
+    Along dof j the frames turn at Jr(b_s)[j]: d q1 = 0.5 (0, W1_j) q1, d c2 = -0.5 c2 (0, W2_j);
+    each term being multilinear, its derivative is the sum over its arguments of the term with
+    that argument differentiated."""
+    ts = m.eq_data[eq, 10]
+    qw, qx, qy, qz, cw, cx, cy, cz = _weld_quats(m, d, eq, b1, b2)
+    q1 = (qw, qx, qy, qz)
+    c2 = (cw, cx, cy, cz)
+    if m.eq_objtype[eq] == OBJ_BODY:
+        xq = d.xquat
+        f1 = (xq[b1, 0], xq[b1, 1], xq[b1, 2], xq[b1, 3])
+        f2 = (xq[b2, 0], xq[b2, 1], xq[b2, 2], xq[b2, 3])
+        rp = (m.eq_data[eq, 6], m.eq_data[eq, 7], m.eq_data[eq, 8], m.eq_data[eq, 9])
+    else:
+        f1 = q1
+        f2 = (cw, -cx, -cy, -cz)
+        rp = (1.0, 0.0, 0.0, 0.0)
+    cv = d.cvel
+    w1 = (cv[b1, 0], cv[b1, 1], cv[b1, 2])
+    w2 = (cv[b2, 0], cv[b2, 1], cv[b2, 2])
+    dw = _sub3(w1, w2)
+    p1x, p1y, p1z, p2x, p2y, p2z, _, _ = equality_anchors(m, d, eq)
+    jdv = d.scratch_vec
+    _jac_dot_point(m, d, jdv, 0, p1x, p1y, p1z, b1, True)
+    _jac_dot_point(m, d, jdv, 1, p2x, p2y, p2z, b2, True)
+    jdr = (jdv[0, 3] - jdv[1, 3], jdv[0, 4] - jdv[1, 4], jdv[0, 5] - jdv[1, 5])
+    for j in range(nc):
+        wj1 = body_rot_column(gb, 0, j)
+        wj2 = body_rot_column(gb, 1, j)
+        dq1 = _qrate(wj1, q1)
+        dc = _qm(c2, (0.0, -0.5 * wj2[0], -0.5 * wj2[1], -0.5 * wj2[2]))
+        df1 = _qrate(wj1, f1)
+        df2 = _qrate(wj2, f2)
+        dw1 = (gb[DOM, j], gb[DOM + 1, j], gb[DOM + 2, j])
+        dw2 = (gb[DOM + 3, j], gb[DOM + 4, j], gb[DOM + 5, j])
+        ddw = _sub3(dw1, dw2)
+        djdr = (gb[JDVR, j], gb[JDVR + 1, j], gb[JDVR + 2, j])
+        t = _add4(_add4(_weld_t1(df2, w2, dw, q1), _weld_t1(f2, dw2, dw, q1)),
+                  _add4(_weld_t1(f2, w2, ddw, q1), _weld_t1(f2, w2, dw, dq1)))
+        t = _add4(t, _add4(_add4(_weld_t2(dc, jdr, q1), _weld_t2(c2, djdr, q1)), _weld_t2(c2, jdr, dq1)))
+        t = _add4(t, _add4(_add4(_weld_t3(dc, dw, f1, w1, rp), _weld_t3(c2, ddw, f1, w1, rp)),
+                           _add4(_weld_t3(c2, dw, df1, w1, rp), _weld_t3(c2, dw, f1, dw1, rp))))
+        for r in range(3):
+            gb[JDVR + r, j] = 0.5 * ts * t[1 + r]
+        for a in range(nc):
+            ja = _sub3(body_rot_column(gb, 0, a), body_rot_column(gb, 1, a))
+            out = a * nc + j
+            dja = (gb[WD, out], gb[WD + 1, out], gb[WD + 2, out])
+            u = _add4(_add4(_weld_t2(dc, ja, q1), _weld_t2(c2, dja, q1)), _weld_t2(c2, ja, dq1))
+            for r in range(3):
+                gb[TC + r, out] = 0.5 * ts * u[1 + r]
+
+
+@kernel
+def _equality_gq(m, d, ibuf, fbuf, hbuf, gq, i, weld):
+    """The part of G_q of the connect (3 rows) or weld (6) whose rows start at i: the translation
+    rows J = Jp(b1, p1) - Jp(b2, p2), pos = p1 - p2, a weld's rotation rows (_weld_rotation), pos's
+    derivative J; the impedance of the block from |pos| (mj_makeImpedance); aref with -J̇ qvel
+    (mj_referenceConstraint). Returns the row count, negated when not covered."""
+    n = 6 if weld else 3
     eq = d.efc_id[i]
     p1x, p1y, p1z, p2x, p2y, p2z, b1, b2 = equality_anchors(m, d, eq)
     gb = fbuf[_GEO:_GEO + NG]
     idx = ibuf[:, _CHAIN]
     nc = connect_row_derivatives(m, d, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2, idx, gb)
     if nc < 0:
-        return -3
+        return -n
     if nc == 0:
-        return 3
+        return n
+    if weld:
+        _weld_rotation(m, d, eq, b1, b2, idx, nc, gb)
     nv = m.nv
     J = d.efc_J
     imp, impp = d.efc_KBIP[i, 2], d.efc_KBIP[i, 3]
     rate = _scale_rate(d, i)
-    norm = math.sqrt(d.efc_pos[i] ** 2 + d.efc_pos[i + 1] ** 2 + d.efc_pos[i + 2] ** 2)
-    dnorm = fbuf[_DJAR + 3]  # d|pos| / dq_idx[j]
+    norm = 0.0
+    for r in range(n):
+        norm += d.efc_pos[i + r] ** 2
+    norm = math.sqrt(norm)
+    dnorm = fbuf[_PLUS]  # d|pos| / dq_idx[j]
     for j in range(nc):
         s = 0.0
         if norm > 0.0:
-            for r in range(3):
+            for r in range(n):
                 s += d.efc_pos[i + r] * J[i + r, idx[j]]
             s /= norm
         dnorm[j] = s
     # djar_r = dJ_r (qacc + B qvel) + K (imp dpos_r + imp' d|pos| pos_r) + d(J̇ qvel)_r
-    for r in range(3):
+    for r in range(n):
+        trow = TQ + r if r < 3 else TC + r - 3
+        jrow = JDV + r if r < 3 else JDVR + r - 3
         K, B = d.efc_KBIP[i + r, 0], d.efc_KBIP[i + r, 1]
         for j in range(nc):
             t = 0.0
             for a in range(nc):
                 v = idx[a]
-                t += gb[TQ + r, a * nc + j] * (d.qacc[v] + B * d.qvel[v])
+                t += gb[trow, a * nc + j] * (d.qacc[v] + B * d.qvel[v])
             fbuf[_DJAR + r, j] = (t + K * (imp * J[i + r, idx[j]] + impp * dnorm[j] * d.efc_pos[i + r])
-                                  + gb[JDV + r, j])
+                                  + gb[jrow, j])
     blk = hbuf[hbuf.shape[0] - 1]
-    for r in range(3):
+    for r in range(n):
+        trow = TQ + r if r < 3 else TC + r - 3
         _block_c(d, ibuf, fbuf, i + r, blk)
         f = fbuf[_FORCE, i + r]
         for j in range(nc):
@@ -569,8 +688,8 @@ def _connect_gq(m, d, ibuf, fbuf, hbuf, gq, i):
                 gq[v, k] += J[i + r, v] * dfr
             if f != 0.0:
                 for a in range(nc):
-                    gq[idx[a], k] += gb[TQ + r, a * nc + j] * f
-    return 3
+                    gq[idx[a], k] += gb[trow, a * nc + j] * f
+    return n
 
 
 @kernel
@@ -588,13 +707,11 @@ def _analytic_position(m, d, ibuf, fbuf, hbuf, gq, nefc):
             n = _contact_gq(m, d, ibuf, fbuf, hbuf, gq, i)
             ok = n > 0
             n = abs(n)
-        elif d.efc_type[i] == CNSTR_EQUALITY and m.eq_type[d.efc_id[i]] == EQ_CONNECT:
-            n = _connect_gq(m, d, ibuf, fbuf, hbuf, gq, i)
+        elif d.efc_type[i] == CNSTR_EQUALITY and (m.eq_type[d.efc_id[i]] == EQ_CONNECT
+                                                  or m.eq_type[d.efc_id[i]] == EQ_WELD):
+            n = _equality_gq(m, d, ibuf, fbuf, hbuf, gq, i, m.eq_type[d.efc_id[i]] == EQ_WELD)
             ok = n > 0
             n = abs(n)
-        elif d.efc_type[i] == CNSTR_EQUALITY and m.eq_type[d.efc_id[i]] == EQ_WELD:
-            n = 6
-            ok = False
         else:
             n = 1
             ok = _single_row_gq(m, d, ibuf, fbuf, hbuf, gq, i)
