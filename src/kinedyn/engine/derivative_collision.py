@@ -37,7 +37,7 @@ import math
 
 from kinedyn._jit import kernel
 from kinedyn.engine.derivative_rne import dof_groups
-from kinedyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_PLANE, GEOM_SPHERE
+from kinedyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_PLANE, GEOM_SPHERE, WRAP_PULLEY, WRAP_SITE
 
 # rows of gb
 _GV = 0  # 12 rows: each geom's (s = 0, 1) velocity at its centre (3) and angular velocity (3)
@@ -52,7 +52,8 @@ JDV = 52  # 3 rows (nc): d (J̇ qvel)_r / dq_kk of a connect's rows
 WD = 55  # 3 rows (nc * nc): d (Jr(b1) - Jr(b2))[a] / dq_kk (a weld's)
 JDVR = 58  # 3 rows (nc): d (J̇r(b1) qvel - J̇r(b2) qvel) / dq_kk
 DOM = 61  # 6 rows (nc): d w_s / dq_kk, w_s = Jr(b_s) qvel the angular velocity of body s = 0, 1
-NG = 67
+TT = 67  # nc * nc: d ten_J[idx[a]] / dq_kk of a spatial tendon
+NG = 68
 
 # how much the stored contact may differ from the one rebuilt here before the features are deemed
 # different (a relative tolerance on positions, an absolute one on the unit normal)
@@ -90,17 +91,27 @@ def chain_dofs(m, b, idx, nc):
     return nc
 
 
+def _chain_set(m, b) -> set:
+    out = set()
+    while b > 0:
+        out.update(range(int(m.body_dofadr[b]), int(m.body_dofadr[b] + m.body_dofnum[b])))
+        b = int(m.body_parentid[b])
+    return out
+
+
 def chain_capacity(m) -> int:
-    """The most columns a contact's chain can have: twice the longest dof chain of a body."""
-    longest = 0
-    for b in range(m.nbody):
-        n = 0
-        bb = b
-        while bb > 0:
-            n += int(m.body_dofnum[bb])
-            bb = int(m.body_parentid[bb])
-        longest = max(longest, n)
-    return max(2 * longest, 1)
+    """The most columns a chain can have: twice the longest dof chain of a body (a contact, a
+    connect or weld), or the dofs moving the sites of a spatial tendon."""
+    longest = max((len(_chain_set(m, b)) for b in range(m.nbody)), default=0)
+    cap = 2 * longest
+    for t in range(m.ntendon):
+        adr, num = int(m.tendon_adr[t]), int(m.tendon_num[t])
+        dofs = set()
+        for k in range(adr, adr + num):
+            if int(m.wrap_type[k]) == WRAP_SITE:
+                dofs |= _chain_set(m, int(m.site_bodyid[m.wrap_objid[k]]))
+        cap = max(cap, len(dofs))
+    return max(cap, 1)
 
 
 @kernel
@@ -588,3 +599,68 @@ def body_rot_column(gb, s, a):
     """Jr(b_s)'s column a (after connect_row_derivatives), as a 3-tuple."""
     r = _JB + 6 * s + 3
     return gb[r, a], gb[r + 1, a], gb[r + 2, a]
+
+
+# ---- spatial tendons through sites ---------------------------------------------------------------
+
+
+@kernel
+def tendon_row_derivatives(m, d, t, idx, gb):
+    """For spatial tendon t whose path runs through sites and pulleys only: idx[:nc] the dofs moving
+    its sites, gb[TT, a * nc + j] = d ten_J[idx[a]] / dq_idx[j]. ten_J sums u' (Jp(b1, p1) - Jp(b0,
+    p0)) / divisor over the straight pieces between sites on different bodies (mj_tendon), u the
+    unit vector p0 -> p1 of length L: its derivative du' dJ + u' d(dJ), du = (I - u u')(dp1 -
+    dp0) / L, the sites held to their bodies. Returns nc, or -1 (a geom wrap: not covered)."""
+    adr = m.tendon_adr[t]
+    num = m.tendon_num[t]
+    nc = 0
+    for k in range(adr, adr + num):
+        if m.wrap_type[k] == WRAP_SITE:
+            nc = chain_dofs(m, m.site_bodyid[m.wrap_objid[k]], idx, nc)
+        elif m.wrap_type[k] != WRAP_PULLEY:
+            return -1
+    if gb.shape[1] < nc * nc:
+        return -1
+    for a in range(nc * nc):
+        gb[TT, a] = 0.0
+    divisor = 1.0
+    for j in range(adr, adr + num - 1):
+        if m.wrap_type[j] == WRAP_PULLEY:
+            divisor = m.wrap_prm[j]
+            continue
+        if m.wrap_type[j + 1] == WRAP_PULLEY:
+            continue
+        s0 = m.wrap_objid[j]
+        s1 = m.wrap_objid[j + 1]
+        b0 = m.site_bodyid[s0]
+        b1 = m.site_bodyid[s1]
+        if b0 == b1:
+            continue
+        p0 = d.site_xpos[s0]
+        p1 = d.site_xpos[s1]
+        ux, uy, uz = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
+        L = math.sqrt(ux * ux + uy * uy + uz * uz)
+        if L < 1e-12:
+            return -1
+        ux, uy, uz = ux / L, uy / L, uz / L
+        _body_columns(m, d, b0, p0[0], p0[1], p0[2], idx, nc, gb, _JB)
+        _body_columns(m, d, b1, p1[0], p1[1], p1[2], idx, nc, gb, _JB + 6)
+        inv = 1.0 / divisor
+        # du'(J1 - J0): du_j = (I - u u')(P1_j - P0_j) / L
+        for jj in range(nc):
+            ex = gb[_JB + 6, jj] - gb[_JB, jj]
+            ey = gb[_JB + 7, jj] - gb[_JB + 1, jj]
+            ez = gb[_JB + 8, jj] - gb[_JB + 2, jj]
+            ue = ux * ex + uy * ey + uz * ez
+            dux, duy, duz = (ex - ue * ux) / L, (ey - ue * uy) / L, (ez - ue * uz) / L
+            for a in range(nc):
+                gb[TT, a * nc + jj] += inv * (dux * (gb[_JB + 6, a] - gb[_JB, a])
+                                              + duy * (gb[_JB + 7, a] - gb[_JB + 1, a])
+                                              + duz * (gb[_JB + 8, a] - gb[_JB + 2, a]))
+        # u' d(J1 - J0), each site held to its body (_primes' P' in gb[TC:TC+3])
+        for side in range(2):
+            sign = 1.0 if side == 1 else -1.0
+            _primes(m, gb, _JB + 6 * side, idx, nc, 0.0)
+            for a in range(nc * nc):
+                gb[TT, a] += sign * inv * (ux * gb[TC, a] + uy * gb[TC + 1, a] + uz * gb[TC + 2, a])
+    return nc

@@ -58,11 +58,13 @@ from kinedyn.engine.derivative_collision import (
     NG,
     TC,
     TQ,
+    TT,
     WD,
     body_rot_column,
     chain_capacity,
     connect_row_derivatives,
     contact_row_derivatives,
+    tendon_row_derivatives,
 )
 from kinedyn.engine.derivative_rne import _may_collide
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
@@ -693,6 +695,51 @@ def _equality_gq(m, d, ibuf, fbuf, hbuf, gq, i, weld):
 
 
 @kernel
+def _tendon_gq(m, d, ibuf, fbuf, hbuf, gq, i):
+    """Row i's part of G_q for a spatial tendon's limit or friction loss through sites
+    (derivative_collision.tendon_row_derivatives): J = sign ten_J, pos's derivative J for a limit;
+    whether it is covered."""
+    t = d.efc_id[i]
+    gb = fbuf[_GEO:_GEO + NG]
+    idx = ibuf[:, _CHAIN]
+    nc = tendon_row_derivatives(m, d, t, idx, gb)
+    if nc < 0:
+        return False
+    J = d.efc_J
+    nv = m.nv
+    # J = sign ten_J (a limit's side; +1 for friction loss)
+    num = 0.0
+    den = 0.0
+    for v in range(nv):
+        num += J[i, v] * d.ten_J[t, v]
+        den += d.ten_J[t, v] * d.ten_J[t, v]
+    sign = 1.0 if den == 0.0 or num >= 0.0 else -1.0
+    has_pos = d.efc_type[i] == CNSTR_LIMIT_TENDON
+    K, B = d.efc_KBIP[i, 0], d.efc_KBIP[i, 1]
+    imp, impp = d.efc_KBIP[i, 2], d.efc_KBIP[i, 3]
+    blk = hbuf[hbuf.shape[0] - 1]
+    _block_c(d, ibuf, fbuf, i, blk)
+    f = fbuf[_FORCE, i]
+    st = ibuf[i, _STATE]
+    rate = _scale_rate(d, i) if (st != CNSTRSTATE_LINEARNEG and st != CNSTRSTATE_LINEARPOS) else 0.0
+    kpos = K * (imp + impp * (d.efc_pos[i] - d.efc_margin[i]))
+    for j in range(nc):
+        k = idx[j]
+        dpos = J[i, k] if has_pos else 0.0
+        djar = kpos * dpos
+        for a in range(nc):
+            v = idx[a]
+            djar += sign * gb[TT, a * nc + j] * (d.qacc[v] + B * d.qvel[v])
+        df = -blk[0, 0] * djar + f * rate * dpos
+        for v in range(nv):
+            gq[v, k] += J[i, v] * df
+        if f != 0.0:
+            for a in range(nc):
+                gq[idx[a], k] += sign * gb[TT, a * nc + j] * f
+    return True
+
+
+@kernel
 def _analytic_position(m, d, ibuf, fbuf, hbuf, gq, nefc):
     """gq = the analytical part of G_q, row block by row block (the base force and jar in fbuf);
     ibuf[:, _COVERED] marks the rows it covers. Returns whether some row is left to differences."""
@@ -715,6 +762,9 @@ def _analytic_position(m, d, ibuf, fbuf, hbuf, gq, nefc):
         else:
             n = 1
             ok = _single_row_gq(m, d, ibuf, fbuf, hbuf, gq, i)
+            t = d.efc_type[i]
+            if not ok and (t == CNSTR_LIMIT_TENDON or t == CNSTR_FRICTION_TENDON):
+                ok = _tendon_gq(m, d, ibuf, fbuf, hbuf, gq, i)
         for r in range(i, i + n):
             ibuf[r, _COVERED] = 1 if ok else 0
         if not ok:
