@@ -115,17 +115,20 @@ def chain_capacity(m) -> int:
 
 
 @kernel
-def _in_chain(m, b, v):
-    """Whether dof v moves body b."""
-    b = _body_with_dofs(m, b)
-    if b == 0:
-        return False
-    u = m.body_dofadr[b] + m.body_dofnum[b] - 1
+def _reaches(m, u, v):
+    """Whether dof v is u or one of its ancestors in the dof tree (u < 0: none)."""
     while u >= 0:
         if u == v:
             return True
         u = m.dof_parentid[u]
     return False
+
+
+@kernel
+def _in_chain(m, b, v):
+    """Whether dof v moves body b."""
+    b = _body_with_dofs(m, b)
+    return b > 0 and _reaches(m, m.body_dofadr[b] + m.body_dofnum[b] - 1, v)
 
 
 @kernel
@@ -135,14 +138,7 @@ def _moves_axis(m, k, i):
     if k == i:
         return False
     fk, nk, rk = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, k)
-    if rk and fk <= i < fk + nk:
-        return True
-    u = m.dof_parentid[i]
-    while u >= 0:
-        if u == k:
-            return True
-        u = m.dof_parentid[u]
-    return False
+    return (rk and fk <= i < fk + nk) or _reaches(m, m.dof_parentid[i], k)
 
 
 @kernel
@@ -482,18 +478,22 @@ def contact_row_derivatives(m, d, c, idx, gb):
 
 
 @kernel
+def _motion(gb, row, c):
+    """(gb[row:row+3, c], gb[row+3:row+6, c]) as two 3-tuples: a column's translation and rotation."""
+    return (gb[row, c], gb[row + 1, c], gb[row + 2, c]), (gb[row + 3, c], gb[row + 4, c], gb[row + 5, c])
+
+
+@kernel
 def _primes(m, gb, jrow, idx, nc, sign):
     """For the point p held to the body whose columns are gb[jrow:jrow+6] (P: Jp(p), W: Jr), the
     derivatives P'[a, j] = dP_a/dq_j = [j moves a] (W_j x P_a - W_a x P_j) + W_a x P_j (p moving
     with the body) and W'[a, j] = [j moves a] W_j x W_a, into gb[TC:TC+6] (a * nc + j); and
     gb[TQ + x] += sign P'."""
     for a in range(nc):
-        pa = (gb[jrow, a], gb[jrow + 1, a], gb[jrow + 2, a])
-        wa = (gb[jrow + 3, a], gb[jrow + 4, a], gb[jrow + 5, a])
+        pa, wa = _motion(gb, jrow, a)
         for j in range(nc):
             out = a * nc + j
-            pj = (gb[jrow, j], gb[jrow + 1, j], gb[jrow + 2, j])
-            wj = (gb[jrow + 3, j], gb[jrow + 4, j], gb[jrow + 5, j])
+            pj, wj = _motion(gb, jrow, j)
             if _moves_axis(m, idx[j], idx[a]):  # (the W_a x P_j terms cancel)
                 ex, ey, ez = _c3(wj[0], wj[1], wj[2], pa[0], pa[1], pa[2])
                 rx, ry, rz = _c3(wj[0], wj[1], wj[2], wa[0], wa[1], wa[2])
@@ -530,20 +530,14 @@ def _jdotv_primes(m, d, gb, jrow, idx, nc, sign, side):
             va = d.qvel[idx[a]]
             if va == 0.0:
                 continue
-            pa = (gb[jrow, a], gb[jrow + 1, a], gb[jrow + 2, a])
-            wa = (gb[jrow + 3, a], gb[jrow + 4, a], gb[jrow + 5, a])
-            aj = a * nc + j
-            paj = (gb[TC, aj], gb[TC + 1, aj], gb[TC + 2, aj])
-            waj = (gb[TC + 3, aj], gb[TC + 4, aj], gb[TC + 5, aj])
+            pa, wa = _motion(gb, jrow, a)
+            paj, waj = _motion(gb, TC, a * nc + j)
             for k in range(nc):
                 vk = d.qvel[idx[k]]
                 if vk == 0.0:
                     continue
-                pk = (gb[jrow, k], gb[jrow + 1, k], gb[jrow + 2, k])
-                wk = (gb[jrow + 3, k], gb[jrow + 4, k], gb[jrow + 5, k])
-                kj = k * nc + j
-                pkj = (gb[TC, kj], gb[TC + 1, kj], gb[TC + 2, kj])
-                wkj = (gb[TC + 3, kj], gb[TC + 4, kj], gb[TC + 5, kj])
+                pk, wk = _motion(gb, jrow, k)
+                pkj, wkj = _motion(gb, TC, k * nc + j)
                 # d/dq_j of dP_a/dq_k: of W_k x P_a when k moves a, else of W_a x P_k
                 vv = va * vk
                 if _moves_axis(m, idx[k], idx[a]):
