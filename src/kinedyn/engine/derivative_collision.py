@@ -572,6 +572,14 @@ def connect_row_derivatives(m, d, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2, idx, gb)
     nc = chain_dofs(m, b2, idx, nc)
     if gb.shape[1] < nc * nc:
         return -1
+    for a in range(nc):
+        # mj_jacDot turns a ball's axes with its body's whole velocity: with a joint after the
+        # ball in the same body that is not the motion S_k x S_i written here (left to differences)
+        v = idx[a]
+        first, n, rot = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, v)
+        b = m.dof_bodyid[v]
+        if rot and first + n < m.body_dofadr[b] + m.body_dofnum[b]:
+            return -1
     _body_columns(m, d, b1, p1x, p1y, p1z, idx, nc, gb, _JB)
     _body_columns(m, d, b2, p2x, p2y, p2z, idx, nc, gb, _JB + 6)
     for r in range(3):
