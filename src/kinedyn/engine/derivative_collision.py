@@ -53,7 +53,8 @@ WD = 55  # 3 rows (nc * nc): d (Jr(b1) - Jr(b2))[a] / dq_kk (a weld's)
 JDVR = 58  # 3 rows (nc): d (J̇r(b1) qvel - J̇r(b2) qvel) / dq_kk
 DOM = 61  # 6 rows (nc): d w_s / dq_kk, w_s = Jr(b_s) qvel the angular velocity of body s = 0, 1
 TT = 67  # nc * nc: d ten_J[idx[a]] / dq_kk of a spatial tendon
-NG = 68
+_ANC = 68  # nc * nc: 1 where dof idx[kk] moves dof idx[a]'s axis (_moves_axis), at a * nc + kk
+NG = 69
 
 # how much the stored contact may differ from the one rebuilt here before the features are deemed
 # different (a relative tolerance on positions, an absolute one on the unit normal)
@@ -139,6 +140,14 @@ def _moves_axis(m, k, i):
         return False
     fk, nk, rk = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, k)
     return (rk and fk <= i < fk + nk) or _reaches(m, m.dof_parentid[i], k)
+
+
+@kernel
+def _fill_moves(m, idx, nc, gb):
+    """gb[_ANC]: the _moves_axis table of the chain, read by the loops below."""
+    for a in range(nc):
+        for k in range(nc):
+            gb[_ANC, a * nc + k] = 1.0 if _moves_axis(m, idx[k], idx[a]) else 0.0
 
 
 @kernel
@@ -424,14 +433,13 @@ def contact_row_derivatives(m, d, c, idx, gb):
                       idx, nc, gb, _GV + 6 * s)
     if not _geometry(m, d, c, nc, gb):
         return -1
+    _fill_moves(m, idx, nc, gb)
     px, py, pz = d.contact_pos[c, 0], d.contact_pos[c, 1], d.contact_pos[c, 2]
     for s in range(2):
         _body_columns(m, d, bodies[s], px, py, pz, idx, nc, gb, _JB + 6 * s)
     # dJ of Jp(b2, p) - Jp(b1, p) and Jr(b2) - Jr(b1), column a (dof i), along kk (dof k)
     for a in range(nc):
-        i = idx[a]
         for kk in range(nc):
-            k = idx[kk]
             out = a * nc + kk
             for x in range(6):
                 gb[_DJ + x, out] = 0.0
@@ -444,7 +452,7 @@ def contact_row_derivatives(m, d, c, idx, gb):
                     continue  # i does not move this body
                 # p moving: w_i x dp
                 ex, ey, ez = _c3(wix, wiy, wiz, gb[DP, kk], gb[DP + 1, kk], gb[DP + 2, kk])
-                if _moves_axis(m, k, i):
+                if gb[_ANC, out] != 0.0:
                     wkx, wky, wkz = gb[r + 3, kk], gb[r + 4, kk], gb[r + 5, kk]
                     ax, ay, az = _c3(wkx, wky, wkz, gb[r, a], gb[r + 1, a], gb[r + 2, a])
                     bx, by, bz = _c3(wix, wiy, wiz, gb[r, kk], gb[r + 1, kk], gb[r + 2, kk])
@@ -494,7 +502,7 @@ def _primes(m, gb, jrow, idx, nc, sign):
         for j in range(nc):
             out = a * nc + j
             pj, wj = _motion(gb, jrow, j)
-            if _moves_axis(m, idx[j], idx[a]):  # (the W_a x P_j terms cancel)
+            if gb[_ANC, out] != 0.0:  # j moves a (the W_a x P_j terms cancel)
                 ex, ey, ez = _c3(wj[0], wj[1], wj[2], pa[0], pa[1], pa[2])
                 rx, ry, rz = _c3(wj[0], wj[1], wj[2], wa[0], wa[1], wa[2])
             else:
@@ -540,7 +548,7 @@ def _jdotv_primes(m, d, gb, jrow, idx, nc, sign, side):
                 pkj, wkj = _motion(gb, TC, k * nc + j)
                 # d/dq_j of dP_a/dq_k: of W_k x P_a when k moves a, else of W_a x P_k
                 vv = va * vk
-                if _moves_axis(m, idx[k], idx[a]):
+                if gb[_ANC, a * nc + k] != 0.0:
                     tx, ty, tz = _c3(wkj[0], wkj[1], wkj[2], pa[0], pa[1], pa[2])
                     ux, uy, uz = _c3(wk[0], wk[1], wk[2], paj[0], paj[1], paj[2])
                     # and of dW_a/dq_k = W_k x W_a
@@ -580,6 +588,7 @@ def connect_row_derivatives(m, d, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2, idx, gb)
         b = m.dof_bodyid[v]
         if rot and first + n < m.body_dofadr[b] + m.body_dofnum[b]:
             return -1
+    _fill_moves(m, idx, nc, gb)
     _body_columns(m, d, b1, p1x, p1y, p1z, idx, nc, gb, _JB)
     _body_columns(m, d, b2, p2x, p2y, p2z, idx, nc, gb, _JB + 6)
     for r in range(3):
@@ -625,6 +634,7 @@ def tendon_row_derivatives(m, d, t, idx, gb):
         return -1
     for a in range(nc * nc):
         gb[TT, a] = 0.0
+    _fill_moves(m, idx, nc, gb)
     divisor = 1.0
     for j in range(adr, adr + num - 1):
         if m.wrap_type[j] == WRAP_PULLEY:
