@@ -22,17 +22,27 @@ and the implicit function theorem gives forward's: (M + h) dqacc = d(smooth forc
 
 h is exact. gv is exact: analytical (B J, B = efc_KBIP[:, 1]) for every row, and the J̇ qvel term
 of connect and weld rows (mj_referenceConstraint since MuJoCo 3.7), which is a quadratic form in
-qvel, by a central difference in qvel, exact for a quadratic up to rounding. gq is a central
-difference of the held-zone force along each tangent direction: the position stage (kinematics,
-tendons, collision, rows, impedance) and the rows' velocity and aref are made again at
-qpos (+) eps e_j and the force evaluated with every row's zone held. The colliding features are
-held by requiring the same rows (types, ids, each contact's geom pair and order); where a row
-appears or disappears within eps (a contact at its margin, a limit at its range) that side is
-dropped and the difference is one-sided, towards the side with the base state's rows.
+qvel, by a central difference in qvel, exact for a quadratic up to rounding.
 
-The work runs on the caller's Data and restores it: after the perturbations the position and
-velocity stages are run again at the base state (they are deterministic: every field they write
-comes back bit for bit) and what they clear (efc_force, efc_state, contact_H) is put back.
+gq is analytical row block by row block (_analytic_position): d(J' f) = dJ' f + J' df, df = -C djar
++ f d ln D (f linear in D on quadratic rows and in the cone's middle zone; R = (1 - imp)/imp diagA,
+diagA constant, so d ln D = imp' dpos / (imp (1 - imp))), djar = dJ (qacc + B qvel) + K (imp dpos
++ imp' dpos_imp (pos - margin)) + d(J̇ qvel). Covered: hinge, slide and ball limits, friction loss,
+fixed tendons, joint and tendon couplings (_single_row_gq), spatial tendons through sites
+(_tendon_gq), connect and weld (_equality_gq), and contacts whose geometry derivative_collision
+writes (plane, sphere, capsule and box pairs but box-box; _contact_gq). The rows not covered
+(marked in ibuf[:, _COVERED]) get their part by a central difference of their held-zone force
+along each tangent direction (_position_columns): the position stage (kinematics, tendons,
+collision, rows, impedance) and the rows' velocity and aref are made again at qpos (+) eps e_j.
+The colliding features are held by requiring the same rows (types, ids, each contact's geom pair
+and order); where a row appears or disappears within eps (a contact at its margin, a limit at its
+range) that side is dropped and the difference is one-sided, towards the side with the base
+state's rows. The entry for method="fd" takes every row's part by that difference.
+
+The work runs on the caller's Data and restores it: after perturbations (differences, the J̇
+qvel term) the position and velocity stages are run again at the base state (they are
+deterministic: every field they write comes back bit for bit), and what they and the zone tests
+clear (efc_force, efc_state, qfrc_constraint, contact_H) is put back.
 """
 
 from __future__ import annotations
@@ -960,8 +970,11 @@ def constraint_derivatives(m, d, eps: float = 1e-7, method: str = "analytic") ->
     ``(dqfrc_dq, dqfrc_dv, dqfrc_dqacc)``, each (nv, nv), rows the force components.
 
     dqfrc_dqacc = -J' C J (C the force law's Jacobian: the Newton Hessian's constraint term) and
-    dqfrc_dv are exact; dqfrc_dq is a central difference with step ``eps`` of the force with the
-    zones and the contact set held (one-sided where a row appears or disappears within eps).
+    dqfrc_dv are exact; dqfrc_dq is analytical for the rows it covers (limits, friction loss,
+    equalities, spatial tendons through sites, contacts between planes, spheres, capsules and boxes
+    but box-box), the colliding features held, and for the other rows a central difference with
+    step ``eps`` of their force with the zones and the contact set held (one-sided where a row
+    appears or disappears within eps). ``method="fd"`` takes all of dqfrc_dq by that difference.
     d is left as it was. Raises ValueError for the noslip solver, the discrete-time inverse flag,
     or a q column along which the constraint rows change both ways. See docs/derivatives.md.
     """
