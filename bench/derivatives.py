@@ -14,7 +14,8 @@ MuJoCo's functions are single-threaded. ``--cpu`` times the process's CPU time i
 descheduled is not counted; meant for ``--nthread 1`` on a loaded machine). Also prints the
 largest difference between the two libraries' matrices relative to MuJoCo's largest entry.
 ``kd.constraint_derivatives`` (the constraint force's derivatives, which mjd_inverseFD's matrices
-hold) is timed against mjd_inverseFD too; its difference column compares d/dqacc.
+hold) is timed against mjd_inverseFD too, analytical and with ``method="fd"`` (G_q by central
+differences); its difference column compares d/dqacc.
 Measures only: no asserts.
 """
 
@@ -106,6 +107,9 @@ def bench_model(name: str, repeats: int, nthread) -> None:
         mass = kd.full_m(m, d)
         h = -kd.constraint_derivatives(m, d).dqfrc_dqacc
         _row(name, "constraint_derivatives", t_kd, t_mj, _rel([h], [out[2].T - mass]))
+        # G_q wholly by central differences (the method before the analytical G_q): the gain
+        t_fd = _best(lambda: kd.constraint_derivatives(m, d, method="fd"), repeats)
+        _row(name, "constraint_derivatives fd", t_fd, t_mj, _rel([h], [out[2].T - mass]))
     bench_analytical(name, m, d, mjm, mjd, repeats)
 
 

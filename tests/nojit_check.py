@@ -93,7 +93,13 @@ def check_derivatives_fd() -> str:
     dfdq = np.zeros((mjm.nv, mjm.nv))
     mujoco.mjd_inverseFD(mjm, mjd, 1e-6, False, dfdq, None, None, None, None, None, None)
     assert np.abs(kd.inverse_fd(m, d).DfDq - dfdq).max() <= 1e-6 * np.abs(dfdq).max(), "inverse_fd"
-    return f"transition_fd, inverse_fd on contact: ncon={mjd.ncon}"
+    # the analytical position derivative of the constraint force (plane-box contacts, a hinge
+    # limit) against its central difference
+    kd.forward(m, d)
+    gq = kd.constraint_derivatives(m, d).dqfrc_dq
+    fd = kd.constraint_derivatives(m, d, method="fd").dqfrc_dq
+    assert np.abs(gq - fd).max() <= 1e-6 * np.abs(fd).max(), "constraint_derivatives"
+    return f"transition_fd, inverse_fd, constraint_derivatives on contact: ncon={mjd.ncon}"
 
 
 def main() -> int:

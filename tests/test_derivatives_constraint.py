@@ -15,12 +15,16 @@ forward qacc there:
   least 80% must be judged): see ``_check``.
 * Central differences of kinedyn's own ``kd.inverse`` (not zone-held) at the same steps,
   judged the same way.
+* For dqfrc_dq, which is analytical where derivative_constraint covers the rows: its own
+  zone-held central difference (``method="fd"``).
 
 Cases (rows present at the states used): hinge, ball and slide joint limits and a spatial tendon's
 limit, dof and tendon friction loss in both linear zones, connect, weld (body and site, torquescale),
-joint (polynomial) and tendon equalities; contacts plane-sphere, plane-capsule, plane-box and
-capsule-capsule, frictionless (condim 1), pyramidal (condim 4) and elliptic (condim 3 and 6)
-cones, with rows in the satisfied, quadratic and (elliptic) middle-cone zones.
+joint (polynomial) and tendon equalities; contacts plane-sphere, plane-capsule, plane-box,
+sphere-sphere, sphere-capsule and capsule-capsule (crossing and parallel), box-box (left to
+differences), frictionless
+(condim 1), pyramidal (condim 4) and elliptic (condim 3 and 6) cones, with rows in the satisfied,
+quadratic and (elliptic) middle-cone zones.
 """
 
 from __future__ import annotations
@@ -110,6 +114,40 @@ _WELD = """
 </mujoco>
 """
 
+# spheres and capsules meeting each other: sphere-sphere, sphere-capsule (the capsule's side),
+# capsule-capsule across (the lines' closest points) and side by side (the parallel branch)
+_TOUCH = """
+<mujoco>
+  <option timestep="0.004" cone="{cone}"/>
+  <default><geom friction="0.4 0.02 0.01" condim="{condim}"/></default>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body pos="0 0 0.1"><freejoint/><geom type="sphere" size="0.1"/></body>
+    <body pos="0.05 0.02 0.29"><freejoint/><geom type="sphere" size="0.1"/></body>
+    <body pos="0.5 0 0.1" euler="0 90 10"><freejoint/><geom type="capsule" size="0.05 0.2"/></body>
+    <body pos="0.5 0.05 0.17"><freejoint/><geom type="sphere" size="0.08"/></body>
+    <body pos="-0.2 -0.5 0.1" euler="0 90 30"><freejoint/><geom type="capsule" size="0.05 0.15"/></body>
+    <body pos="-0.2 -0.45 0.19" euler="0 90 100"><freejoint/><geom type="capsule" size="0.05 0.15"/></body>
+    <body pos="-0.6 -0.45 0.1" euler="0 90 0"><freejoint/><geom type="capsule" size="0.05 0.15"/></body>
+    <body pos="-0.45 -0.45 0.19" euler="0 90 0"><freejoint/><geom type="capsule" size="0.05 0.15"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+# a box on a box on the floor: box-box contacts (not covered analytically: their rows' part of G_q
+# is left to differences) next to plane-box ones (covered)
+_BOXES = """
+<mujoco>
+  <option timestep="0.004"/>
+  <default><geom friction="0.6" condim="3"/></default>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body pos="0 0 0.1"><freejoint/><geom type="box" size="0.2 0.15 0.1"/></body>
+    <body pos="0.02 0.01 0.29" euler="0 0 20"><freejoint/><geom type="box" size="0.1 0.1 0.09"/></body>
+  </worldbody>
+</mujoco>
+"""
+
 # (model text, MuJoCo steps from the random initial velocity, zones that must occur)
 CASES = {
     "chain": (_CHAIN, 50, {"QUADRATIC", "LINEARNEG", "LINEARPOS"}),
@@ -118,7 +156,12 @@ CASES = {
     "pyramidal4": (_DROP.format(cone="pyramidal", condim=4), 80, {"QUADRATIC", "SATISFIED"}),
     "elliptic3": (_DROP.format(cone="elliptic", condim=3), 60, {"QUADRATIC", "CONE"}),
     "elliptic6": (_DROP.format(cone="elliptic", condim=6), 80, {"QUADRATIC", "CONE"}),
+    "touch": (_TOUCH.format(cone="elliptic", condim=3), 3, {"CONE"}),
+    "boxes": (_BOXES, 5, {"QUADRATIC"}),
 }
+# the cases whose rows G_q covers wholly analytically (boxes: its box-box contacts are left to
+# differences)
+ANALYTIC = {"chain", "weld", "frictionless", "pyramidal4", "elliptic3", "elliptic6", "touch"}
 
 
 def _state(xml: str, nsteps: int):
@@ -264,6 +307,8 @@ def test_refusals():
     kd.forward(m, d)
     with pytest.raises(ValueError, match="eps"):
         kd.constraint_derivatives(m, d, eps=0.0)
+    with pytest.raises(ValueError, match="method"):
+        kd.constraint_derivatives(m, d, method="exact")
     with pytest.raises(TypeError):
         kd.constraint_derivatives(m, d, eps="1e-6")
     with pytest.raises(ValueError):
@@ -271,3 +316,24 @@ def test_refusals():
     m.opt.enableflags = m.opt.enableflags | kd.EnableBit.INVDISCRETE
     with pytest.raises(ValueError, match="invdiscrete"):
         kd.constraint_derivatives(m, d)
+
+
+def test_analytical_position_derivative(case):
+    """G_q analytical (derivative_collision's contact geometry, the rows' own q-dependence) against
+    its central difference (method="fd", step 1e-7: seen to agree to ~2e-8 of the largest entry
+    on these stiff contacts); where every row is covered, no difference is taken at all (the
+    result does not depend on eps)."""
+    name, m, d, _, _, cd = case
+    fd = kd.constraint_derivatives(m, d, method="fd")
+    scale = np.abs(fd.dqfrc_dq).max()
+    err = np.abs(cd.dqfrc_dq - fd.dqfrc_dq).max() / scale
+    assert err < 2e-7, f"{name}: analytical G_q off its central difference by {err:.3g} of the largest entry"
+    assert np.array_equal(cd.dqfrc_dv, fd.dqfrc_dv) and np.array_equal(cd.dqfrc_dqacc, fd.dqfrc_dqacc)
+    other = kd.constraint_derivatives(m, d, eps=3e-6).dqfrc_dq
+    assert np.array_equal(other, cd.dqfrc_dq) == (name in ANALYTIC), (
+        f"{name}: G_q {'uses' if name in ANALYTIC else 'does not use'} differences")
+    pairs = {tuple(sorted(int(m.geom_type[g]) for g in pair)) for pair in d.contact_geom[:d.ncon]}
+    if name == "touch":
+        assert {(2, 2), (2, 3), (3, 3)} <= pairs, pairs
+    if name == "boxes":
+        assert {(0, 6), (6, 6)} <= pairs, pairs

@@ -1,0 +1,678 @@
+"""Derivatives of a contact's geometry and rows in qpos, the colliding features held (issue 25: the
+contact part of the constraint force's position derivative, derivative_constraint's G_q).
+
+A contact's rows are F (Jp(b2, p) - Jp(b1, p)) (and F (Jr(b2) - Jr(b1)) for condim 4 and 6), p the
+contact position, F the frame (rows: normal, tangents from mju_makeFrame), b1, b2 the bodies of the
+contact's geoms; its distance enters the rows' position and impedance. Along dof k of MuJoCo's
+tangent space (mj_integratePos) each geom moves rigidly with its body, and the collider's features
+(which capsule end, which box corner, whether a sphere meets a capsule's side or its end) are held,
+so p, F and the distance are smooth functions of the two geoms' poses. This module differentiates:
+
+* the geometry, collider by collider, written from MuJoCo's formulas (engine_collision_primitive.c,
+  mirrored in collision_primitive): a point (a sphere's centre, a capsule's end, a box corner)
+  against a plane (mjc_PlaneSphere, mjc_PlaneCapsule, mjc_PlaneBox), and two sphere centres
+  (mjc_SphereSphere, mjc_SphereCapsule: the capsule's point nearest the sphere, sliding along its
+  axis or held at an end); the frame by the same Gram-Schmidt step as mju_makeFrame, from the
+  normal and the collider's tangent hint (the capsule's axis for plane-capsule, else the fixed
+  axis mju_makeFrame picks);
+* the point Jacobians: with S_i the motion of dof i, a point Jacobian's column i at a point p
+  held in space changes along dof k by w_k x Jp_i - w_i x Jp_k when k moves i's axis (k an
+  ancestor of i in the dof tree, or both in one ball joint or one free joint's rotation: the
+  motion S_k x S_i of derivative_rne), and by w_i x dp/dq_k as p moves; the rotational column by
+  w_k x w_i.
+
+A contact is covered when its collider is one of these, the stored position and normal are
+reproduced from the geoms (so the features found are the collider's), and it has no adhesion
+(whose reference term scales with R). Other contacts (boxes against boxes, meshes, convex
+colliders, height fields, flex) are left to derivative_constraint's difference, row by row.
+
+Only the dofs that move one of the two bodies matter: every quantity is kept on that chain, ``nc``
+columns listed in ``idx`` (dof numbers), in the rows of a scratch array ``gb`` (``_NG`` rows of width
+>= nc * nc, see ``chain_capacity``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kinedyn._jit import kernel
+from kinedyn.engine.derivative_rne import dof_groups
+from kinedyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_PLANE, GEOM_SPHERE, WRAP_PULLEY, WRAP_SITE
+
+# rows of gb
+_GV = 0  # 12 rows: each geom's (s = 0, 1) velocity at its centre (3) and angular velocity (3)
+DP = 12  # 3 rows: d contact_pos / dq
+DF = 15  # 9 rows: d frame[r, x] / dq at row DF + 3 r + x
+DDIST = 24  # d dist / dq
+_JB = 25  # 12 rows: each body's point Jacobian at p (3) and rotational Jacobian (3), compressed
+_DJ = 37  # 6 rows (nc * nc): d (Jp(b2) - Jp(b1)) [x, a] / dq_kk at a * nc + kk, then the rotational
+TC = 43  # 6 rows (nc * nc): d Jc_r[a] / dq_kk of the frame rows r (n, t1, t2, spin, roll1, roll2)
+TQ = 49  # 3 rows (nc * nc): d J_r[a] / dq_kk of a connect's rows (Jp(b1, p1) - Jp(b2, p2))
+JDV = 52  # 3 rows (nc): d (J̇ qvel)_r / dq_kk of a connect's rows
+WD = 55  # 3 rows (nc * nc): d (Jr(b1) - Jr(b2))[a] / dq_kk (a weld's)
+JDVR = 58  # 3 rows (nc): d (J̇r(b1) qvel - J̇r(b2) qvel) / dq_kk
+DOM = 61  # 6 rows (nc): d w_s / dq_kk, w_s = Jr(b_s) qvel the angular velocity of body s = 0, 1
+TT = 67  # nc * nc: d ten_J[idx[a]] / dq_kk of a spatial tendon
+_ANC = 68  # nc * nc: 1 where dof idx[kk] moves dof idx[a]'s axis (_moves_axis), at a * nc + kk
+NG = 69
+
+# how much the stored contact may differ from the one rebuilt here before the features are deemed
+# different (a relative tolerance on positions, an absolute one on the unit normal)
+_MATCH = 1e-9
+
+
+@kernel
+def _c3(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@kernel
+def _body_with_dofs(m, b):
+    while b > 0 and m.body_dofnum[b] == 0:
+        b = m.body_parentid[b]
+    return b
+
+
+@kernel
+def chain_dofs(m, b, idx, nc):
+    """Add the dofs that move body b (its dof ancestor chain) to idx[:nc]; the new count."""
+    b = _body_with_dofs(m, b)
+    if b == 0:
+        return nc
+    v = m.body_dofadr[b] + m.body_dofnum[b] - 1
+    while v >= 0:
+        found = False
+        for a in range(nc):
+            if idx[a] == v:
+                found = True
+        if not found:
+            idx[nc] = v
+            nc += 1
+        v = m.dof_parentid[v]
+    return nc
+
+
+def _chain_set(m, b) -> set:
+    out = set()
+    while b > 0:
+        out.update(range(int(m.body_dofadr[b]), int(m.body_dofadr[b] + m.body_dofnum[b])))
+        b = int(m.body_parentid[b])
+    return out
+
+
+def chain_capacity(m) -> int:
+    """The most columns a chain can have: twice the longest dof chain of a body (a contact, a
+    connect or weld), or the dofs moving the sites of a spatial tendon."""
+    longest = max((len(_chain_set(m, b)) for b in range(m.nbody)), default=0)
+    cap = 2 * longest
+    for t in range(m.ntendon):
+        adr, num = int(m.tendon_adr[t]), int(m.tendon_num[t])
+        dofs = set()
+        for k in range(adr, adr + num):
+            if int(m.wrap_type[k]) == WRAP_SITE:
+                dofs |= _chain_set(m, int(m.site_bodyid[m.wrap_objid[k]]))
+        cap = max(cap, len(dofs))
+    return max(cap, 1)
+
+
+@kernel
+def _reaches(m, u, v):
+    """Whether dof v is u or one of its ancestors in the dof tree (u < 0: none)."""
+    while u >= 0:
+        if u == v:
+            return True
+        u = m.dof_parentid[u]
+    return False
+
+
+@kernel
+def _in_chain(m, b, v):
+    """Whether dof v moves body b."""
+    b = _body_with_dofs(m, b)
+    return b > 0 and _reaches(m, m.body_dofadr[b] + m.body_dofnum[b] - 1, v)
+
+
+@kernel
+def _moves_axis(m, k, i):
+    """Whether perturbing dof k moves dof i's axis: k a proper ancestor of i in the dof tree, or
+    both in one rotational group (a ball, a free joint's rotations: body-frame axes)."""
+    if k == i:
+        return False
+    fk, nk, rk = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, k)
+    return (rk and fk <= i < fk + nk) or _reaches(m, m.dof_parentid[i], k)
+
+
+@kernel
+def _fill_moves(m, idx, nc, gb):
+    """gb[_ANC]: the _moves_axis table of the chain, read by the loops below."""
+    for a in range(nc):
+        for k in range(nc):
+            gb[_ANC, a * nc + k] = 1.0 if _moves_axis(m, idx[k], idx[a]) else 0.0
+
+
+@kernel
+def _body_columns(m, d, b, px, py, pz, idx, nc, gb, row):
+    """gb[row:row+3, a] = Jp(b, p) column idx[a], gb[row+3:row+6, a] = Jr(b) column (mj_jac)."""
+    r = m.body_rootid[b]
+    ox, oy, oz = px - d.subtree_com[r, 0], py - d.subtree_com[r, 1], pz - d.subtree_com[r, 2]
+    for a in range(nc):
+        v = idx[a]
+        if _in_chain(m, b, v):
+            wx, wy, wz = d.cdof[v, 0], d.cdof[v, 1], d.cdof[v, 2]
+            cx, cy, cz = _c3(wx, wy, wz, ox, oy, oz)
+            gb[row, a] = d.cdof[v, 3] + cx
+            gb[row + 1, a] = d.cdof[v, 4] + cy
+            gb[row + 2, a] = d.cdof[v, 5] + cz
+            gb[row + 3, a] = wx
+            gb[row + 4, a] = wy
+            gb[row + 5, a] = wz
+        else:
+            for x in range(6):
+                gb[row + x, a] = 0.0
+
+
+@kernel
+def _point_vel(d, gb, s, g, cx, cy, cz, a):
+    """Velocity along column a of the point c held to geom g (side s: gb's rows for it)."""
+    r = _GV + 6 * s
+    wx, wy, wz = gb[r + 3, a], gb[r + 4, a], gb[r + 5, a]
+    ex, ey, ez = _c3(wx, wy, wz, cx - d.geom_xpos[g, 0], cy - d.geom_xpos[g, 1], cz - d.geom_xpos[g, 2])
+    return gb[r, a] + ex, gb[r + 1, a] + ey, gb[r + 2, a] + ez
+
+
+@kernel
+def _ang_vel(gb, s, a):
+    r = _GV + 6 * s + 3
+    return gb[r, a], gb[r + 1, a], gb[r + 2, a]
+
+
+@kernel
+def _frame(d, c, nc, gb, nx, ny, nz, hx, hy, hz, hint, s_hint):
+    """The frame's derivative (rows DF) from the normal's (rows DF..DF+3, filled by the caller), as
+    mju_makeFrame builds it: t1 = the hint less its normal part, normalised (the hint is the axis of
+    geom side s_hint when ``hint``, else the fixed axis makeFrame picks), t2 = n x t1. Returns
+    whether the rebuilt frame is the stored one."""
+    if not hint:
+        hx, hy, hz = 0.0, 0.0, 0.0
+        if -0.5 < ny < 0.5:
+            hy = 1.0
+        else:
+            hz = 1.0
+    nh = nx * hx + ny * hy + nz * hz
+    ux, uy, uz = hx - nh * nx, hy - nh * ny, hz - nh * nz
+    lu = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if lu < 1e-6:
+        return False
+    t1x, t1y, t1z = ux / lu, uy / lu, uz / lu
+    t2x, t2y, t2z = _c3(nx, ny, nz, t1x, t1y, t1z)
+    fr = d.contact_frame[c]
+    if (abs(fr[1, 0] - t1x) + abs(fr[1, 1] - t1y) + abs(fr[1, 2] - t1z) > 1e3 * _MATCH
+            or abs(fr[2, 0] - t2x) + abs(fr[2, 1] - t2y) + abs(fr[2, 2] - t2z) > 1e3 * _MATCH):
+        return False
+    for a in range(nc):
+        dnx, dny, dnz = gb[DF, a], gb[DF + 1, a], gb[DF + 2, a]
+        dhx, dhy, dhz = 0.0, 0.0, 0.0
+        if hint:
+            wx, wy, wz = _ang_vel(gb, s_hint, a)
+            dhx, dhy, dhz = _c3(wx, wy, wz, hx, hy, hz)
+        dnh = dnx * hx + dny * hy + dnz * hz + nx * dhx + ny * dhy + nz * dhz
+        dux = dhx - dnh * nx - nh * dnx
+        duy = dhy - dnh * ny - nh * dny
+        duz = dhz - dnh * nz - nh * dnz
+        tu = t1x * dux + t1y * duy + t1z * duz
+        d1x, d1y, d1z = (dux - t1x * tu) / lu, (duy - t1y * tu) / lu, (duz - t1z * tu) / lu
+        ax, ay, az = _c3(dnx, dny, dnz, t1x, t1y, t1z)
+        bx, by, bz = _c3(nx, ny, nz, d1x, d1y, d1z)
+        gb[DF + 3, a], gb[DF + 4, a], gb[DF + 5, a] = d1x, d1y, d1z
+        gb[DF + 6, a], gb[DF + 7, a], gb[DF + 8, a] = ax + bx, ay + by, az + bz
+    return True
+
+
+@kernel
+def _matches(d, c, px, py, pz, dist, nx, ny, nz):
+    """Whether the contact rebuilt here is contact c as stored (position, distance, normal)."""
+    scale = 1.0 + abs(px) + abs(py) + abs(pz)
+    fr = d.contact_frame[c]
+    return (abs(d.contact_pos[c, 0] - px) + abs(d.contact_pos[c, 1] - py) + abs(d.contact_pos[c, 2] - pz)
+            <= _MATCH * scale and abs(d.contact_dist[c] - dist) <= _MATCH * scale
+            and abs(fr[0, 0] - nx) + abs(fr[0, 1] - ny) + abs(fr[0, 2] - nz) <= 1e3 * _MATCH)
+
+
+@kernel
+def _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, radius, hint):
+    """Geom g2's point c (a sphere's centre, radius; a capsule's end; a box corner, radius 0)
+    against plane g1 (mjraw_PlaneSphere): dist = n.(c - o) - radius, pos = c + n (-dist/2 - radius).
+    Fills DP, DF, DDIST; whether the stored contact is this one."""
+    nx, ny, nz = d.geom_xmat[g1, 0, 2], d.geom_xmat[g1, 1, 2], d.geom_xmat[g1, 2, 2]
+    ox, oy, oz = d.geom_xpos[g1, 0], d.geom_xpos[g1, 1], d.geom_xpos[g1, 2]
+    dist = (cx - ox) * nx + (cy - oy) * ny + (cz - oz) * nz - radius
+    s = -dist / 2 - radius
+    if not _matches(d, c, cx + nx * s, cy + ny * s, cz + nz * s, dist, nx, ny, nz):
+        return False
+    for a in range(nc):
+        wx, wy, wz = _ang_vel(gb, 0, a)
+        dnx, dny, dnz = _c3(wx, wy, wz, nx, ny, nz)
+        vx, vy, vz = _point_vel(d, gb, 1, g2, cx, cy, cz, a)
+        r = _GV
+        dd = (dnx * (cx - ox) + dny * (cy - oy) + dnz * (cz - oz)
+              + nx * (vx - gb[r, a]) + ny * (vy - gb[r + 1, a]) + nz * (vz - gb[r + 2, a]))
+        gb[DDIST, a] = dd
+        gb[DP, a] = vx + dnx * s - nx * dd / 2
+        gb[DP + 1, a] = vy + dny * s - ny * dd / 2
+        gb[DP + 2, a] = vz + dnz * s - nz * dd / 2
+        gb[DF, a], gb[DF + 1, a], gb[DF + 2, a] = dnx, dny, dnz
+    ax, ay, az = d.geom_xmat[g2, 0, 2], d.geom_xmat[g2, 1, 2], d.geom_xmat[g2, 2, 2]
+    return _frame(d, c, nc, gb, nx, ny, nz, ax, ay, az, hint, 1)
+
+
+@kernel
+def _axis_point(d, g, capsule, half, px, py, pz):
+    """(x, interior, c): the point c of geom g that one of its spheres is centred at, nearest p: a
+    sphere's centre (x = 0), or the capsule's axis point g + x u, x clamped to [-half, half]
+    (interior when strictly inside: the point slides along the axis; else an end is held)."""
+    gx, gy, gz = d.geom_xpos[g, 0], d.geom_xpos[g, 1], d.geom_xpos[g, 2]
+    if not capsule:
+        return 0.0, False, gx, gy, gz
+    ux, uy, uz = d.geom_xmat[g, 0, 2], d.geom_xmat[g, 1, 2], d.geom_xmat[g, 2, 2]
+    x = min(max(ux * (px - gx) + uy * (py - gy) + uz * (pz - gz), -half), half)
+    return x, abs(x) < half * (1 - 1e-9), gx + ux * x, gy + uy * x, gz + uz * x
+
+
+@kernel
+def _slide_vel(d, gb, s, g, x, qx, qy, qz, dqx, dqy, dqz, a):
+    """Velocity of the point g + x u of capsule g's axis u nearest the point q moving at dq:
+    dg + dx u + x du, dx = du.(q - g) + u.(dq - dg)."""
+    gx, gy, gz = d.geom_xpos[g, 0], d.geom_xpos[g, 1], d.geom_xpos[g, 2]
+    ux, uy, uz = d.geom_xmat[g, 0, 2], d.geom_xmat[g, 1, 2], d.geom_xmat[g, 2, 2]
+    r = _GV + 6 * s
+    dgx, dgy, dgz = gb[r, a], gb[r + 1, a], gb[r + 2, a]
+    wx, wy, wz = _ang_vel(gb, s, a)
+    dux, duy, duz = _c3(wx, wy, wz, ux, uy, uz)
+    dx = (dux * (qx - gx) + duy * (qy - gy) + duz * (qz - gz)
+          + ux * (dqx - dgx) + uy * (dqy - dgy) + uz * (dqz - dgz))
+    return dgx + dx * ux + x * dux, dgy + dx * uy + x * duy, dgz + dx * uz + x * duz
+
+
+@kernel
+def _two_spheres(m, d, c, nc, gb, g1, g2, cap1, cap2):
+    """Spheres at c1 of geom g1 and c2 of g2 (mjraw_SphereSphere: n = (c2 - c1)/L, dist = L - r1 -
+    r2, pos = c1 + n (r1 + dist/2)), each a sphere's centre or a point of a capsule's axis
+    (mjc_SphereCapsule, mjc_CapsuleCapsule), the points read back from the stored contact: an
+    axis point strictly inside its segment slides (the nearest point to the other, or for two
+    capsules the lines' closest pair), an end is held. Fills DP, DF, DDIST; whether the stored
+    contact is this one."""
+    r1 = m.geom_size[g1, 0]
+    r2 = m.geom_size[g2, 0]
+    half1 = m.geom_size[g1, 1] if cap1 else 0.0
+    half2 = m.geom_size[g2, 1] if cap2 else 0.0
+    fr = d.contact_frame[c]
+    h = r1 + d.contact_dist[c] / 2
+    q1x, q1y, q1z = d.contact_pos[c, 0] - fr[0, 0] * h, d.contact_pos[c, 1] - fr[0, 1] * h, \
+        d.contact_pos[c, 2] - fr[0, 2] * h
+    ll = d.contact_dist[c] + r1 + r2
+    q2x, q2y, q2z = q1x + fr[0, 0] * ll, q1y + fr[0, 1] * ll, q1z + fr[0, 2] * ll
+    x1, in1, c1x, c1y, c1z = _axis_point(d, g1, cap1, half1, q1x, q1y, q1z)
+    x2, in2, c2x, c2y, c2z = _axis_point(d, g2, cap2, half2, q2x, q2y, q2z)
+    vx, vy, vz = c2x - c1x, c2y - c1y, c2z - c1z
+    L = math.sqrt(vx * vx + vy * vy + vz * vz)
+    if L < 1e-9:
+        return False
+    nx, ny, nz = vx / L, vy / L, vz / L
+    dist = L - r1 - r2
+    s = r1 + dist / 2
+    if not _matches(d, c, c1x + nx * s, c1y + ny * s, c1z + nz * s, dist, nx, ny, nz):
+        return False
+    u1x, u1y, u1z = d.geom_xmat[g1, 0, 2], d.geom_xmat[g1, 1, 2], d.geom_xmat[g1, 2, 2]
+    u2x, u2y, u2z = d.geom_xmat[g2, 0, 2], d.geom_xmat[g2, 1, 2], d.geom_xmat[g2, 2, 2]
+    bb = u1x * u2x + u1y * u2y + u1z * u2z
+    if in1 and in2 and 1 - bb * bb < 1e-6:
+        return False  # nearly parallel axes: the collider's parallel branch, not covered
+    for a in range(nc):
+        if in1 and in2:
+            # w = c2 - c1 normal to both axes: solve for dx1, dx2
+            dg1x, dg1y, dg1z = gb[_GV, a], gb[_GV + 1, a], gb[_GV + 2, a]
+            dg2x, dg2y, dg2z = gb[_GV + 6, a], gb[_GV + 7, a], gb[_GV + 8, a]
+            w1x, w1y, w1z = _ang_vel(gb, 0, a)
+            w2x, w2y, w2z = _ang_vel(gb, 1, a)
+            du1x, du1y, du1z = _c3(w1x, w1y, w1z, u1x, u1y, u1z)
+            du2x, du2y, du2z = _c3(w2x, w2y, w2z, u2x, u2y, u2z)
+            ex = dg2x - dg1x + x2 * du2x - x1 * du1x
+            ey = dg2y - dg1y + x2 * du2y - x1 * du1y
+            ez = dg2z - dg1z + x2 * du2z - x1 * du1z
+            rr1 = ex * u1x + ey * u1y + ez * u1z + vx * du1x + vy * du1y + vz * du1z
+            rr2 = ex * u2x + ey * u2y + ez * u2z + vx * du2x + vy * du2y + vz * du2z
+            dx2 = (bb * rr1 - rr2) / (1 - bb * bb)
+            dx1 = rr1 + bb * dx2
+            p1x = dg1x + dx1 * u1x + x1 * du1x
+            p1y = dg1y + dx1 * u1y + x1 * du1y
+            p1z = dg1z + dx1 * u1z + x1 * du1z
+            p2x = dg2x + dx2 * u2x + x2 * du2x
+            p2y = dg2y + dx2 * u2y + x2 * du2y
+            p2z = dg2z + dx2 * u2z + x2 * du2z
+        elif in1:
+            p2x, p2y, p2z = _point_vel(d, gb, 1, g2, c2x, c2y, c2z, a)
+            p1x, p1y, p1z = _slide_vel(d, gb, 0, g1, x1, c2x, c2y, c2z, p2x, p2y, p2z, a)
+        elif in2:
+            p1x, p1y, p1z = _point_vel(d, gb, 0, g1, c1x, c1y, c1z, a)
+            p2x, p2y, p2z = _slide_vel(d, gb, 1, g2, x2, c1x, c1y, c1z, p1x, p1y, p1z, a)
+        else:
+            p1x, p1y, p1z = _point_vel(d, gb, 0, g1, c1x, c1y, c1z, a)
+            p2x, p2y, p2z = _point_vel(d, gb, 1, g2, c2x, c2y, c2z, a)
+        dvx, dvy, dvz = p2x - p1x, p2y - p1y, p2z - p1z
+        dL = nx * dvx + ny * dvy + nz * dvz
+        dnx, dny, dnz = (dvx - nx * dL) / L, (dvy - ny * dL) / L, (dvz - nz * dL) / L
+        gb[DDIST, a] = dL
+        gb[DP, a] = p1x + dnx * s + nx * dL / 2
+        gb[DP + 1, a] = p1y + dny * s + ny * dL / 2
+        gb[DP + 2, a] = p1z + dnz * s + nz * dL / 2
+        gb[DF, a], gb[DF + 1, a], gb[DF + 2, a] = dnx, dny, dnz
+    return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
+
+
+@kernel
+def _geometry(m, d, c, nc, gb):
+    """DP, DF, DDIST of contact c by its collider; whether the collider is covered and the stored
+    contact was rebuilt from the geoms."""
+    g1 = d.contact_geom[c, 0]
+    g2 = d.contact_geom[c, 1]
+    if g1 < 0 or g2 < 0:
+        return False
+    t1 = m.geom_type[g1]
+    t2 = m.geom_type[g2]
+    xp = d.geom_xpos
+    xm = d.geom_xmat
+    size = m.geom_size
+    if t1 == GEOM_PLANE and t2 == GEOM_SPHERE:
+        return _point_plane(m, d, c, nc, gb, g1, g2, xp[g2, 0], xp[g2, 1], xp[g2, 2], size[g2, 0], False)
+    if t1 == GEOM_PLANE and t2 == GEOM_CAPSULE:
+        # the end nearest the stored position (the collider's +axis end first, then -axis)
+        half = size[g2, 1]
+        for side in (1.0, -1.0):
+            ex = xp[g2, 0] + side * half * xm[g2, 0, 2]
+            ey = xp[g2, 1] + side * half * xm[g2, 1, 2]
+            ez = xp[g2, 2] + side * half * xm[g2, 2, 2]
+            if _point_plane(m, d, c, nc, gb, g1, g2, ex, ey, ez, size[g2, 0], True):
+                return True
+        return False
+    if t1 == GEOM_PLANE and t2 == GEOM_BOX:
+        for i in range(8):
+            lx = size[g2, 0] if i & 1 else -size[g2, 0]
+            ly = size[g2, 1] if i & 2 else -size[g2, 1]
+            lz = size[g2, 2] if i & 4 else -size[g2, 2]
+            cx = xm[g2, 0, 0] * lx + xm[g2, 0, 1] * ly + xm[g2, 0, 2] * lz + xp[g2, 0]
+            cy = xm[g2, 1, 0] * lx + xm[g2, 1, 1] * ly + xm[g2, 1, 2] * lz + xp[g2, 1]
+            cz = xm[g2, 2, 0] * lx + xm[g2, 2, 1] * ly + xm[g2, 2, 2] * lz + xp[g2, 2]
+            if _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False):
+                return True
+        return False
+    if (t1 == GEOM_SPHERE or t1 == GEOM_CAPSULE) and (t2 == GEOM_SPHERE or t2 == GEOM_CAPSULE):
+        return _two_spheres(m, d, c, nc, gb, g1, g2, t1 == GEOM_CAPSULE, t2 == GEOM_CAPSULE)
+    return False
+
+
+@kernel
+def contact_row_derivatives(m, d, c, idx, gb):
+    """For contact c: idx[:nc] the dofs moving its two bodies, and gb[TC + r, a * nc + kk] =
+    d Jc_r[idx[a]] / dq_idx[kk] for the frame rows r = 0..5 (Jc_r = F_r (Jp(b2, p) - Jp(b1, p)),
+    F_{r-3} (Jr(b2) - Jr(b1)) for r >= 3), gb[DDIST, kk] = d dist / dq_idx[kk]. Returns nc, or -1
+    when the contact is not covered (see the module docstring)."""
+    if d.contact_adhesion[c] != 0.0:
+        return -1
+    g1 = d.contact_geom[c, 0]
+    g2 = d.contact_geom[c, 1]
+    if g1 < 0 or g2 < 0:
+        return -1
+    bodies = (m.geom_bodyid[g1], m.geom_bodyid[g2])
+    nc = chain_dofs(m, bodies[0], idx, 0)
+    nc = chain_dofs(m, bodies[1], idx, nc)
+    if nc > 0 and gb.shape[1] < nc * nc:
+        return -1
+    for s in range(2):
+        g = d.contact_geom[c, s]
+        _body_columns(m, d, bodies[s], d.geom_xpos[g, 0], d.geom_xpos[g, 1], d.geom_xpos[g, 2],
+                      idx, nc, gb, _GV + 6 * s)
+    if not _geometry(m, d, c, nc, gb):
+        return -1
+    _fill_moves(m, idx, nc, gb)
+    px, py, pz = d.contact_pos[c, 0], d.contact_pos[c, 1], d.contact_pos[c, 2]
+    for s in range(2):
+        _body_columns(m, d, bodies[s], px, py, pz, idx, nc, gb, _JB + 6 * s)
+    # dJ of Jp(b2, p) - Jp(b1, p) and Jr(b2) - Jr(b1), column a (dof i), along kk (dof k)
+    for a in range(nc):
+        for kk in range(nc):
+            out = a * nc + kk
+            for x in range(6):
+                gb[_DJ + x, out] = 0.0
+            for s in range(2):
+                r = _JB + 6 * s
+                sign = 1.0 if s == 1 else -1.0
+                wix, wiy, wiz = gb[r + 3, a], gb[r + 4, a], gb[r + 5, a]
+                if wix == 0.0 and wiy == 0.0 and wiz == 0.0 and gb[r, a] == 0.0 and gb[r + 1, a] == 0.0 \
+                        and gb[r + 2, a] == 0.0:
+                    continue  # i does not move this body
+                # p moving: w_i x dp
+                ex, ey, ez = _c3(wix, wiy, wiz, gb[DP, kk], gb[DP + 1, kk], gb[DP + 2, kk])
+                if gb[_ANC, out] != 0.0:
+                    wkx, wky, wkz = gb[r + 3, kk], gb[r + 4, kk], gb[r + 5, kk]
+                    ax, ay, az = _c3(wkx, wky, wkz, gb[r, a], gb[r + 1, a], gb[r + 2, a])
+                    bx, by, bz = _c3(wix, wiy, wiz, gb[r, kk], gb[r + 1, kk], gb[r + 2, kk])
+                    ex += ax - bx
+                    ey += ay - by
+                    ez += az - bz
+                    rx, ry, rz = _c3(wkx, wky, wkz, wix, wiy, wiz)
+                    gb[_DJ + 3, out] += sign * rx
+                    gb[_DJ + 4, out] += sign * ry
+                    gb[_DJ + 5, out] += sign * rz
+                gb[_DJ, out] += sign * ex
+                gb[_DJ + 1, out] += sign * ey
+                gb[_DJ + 2, out] += sign * ez
+    # the frame rows: dJc_r = dF_r (J2 - J1) + F_r d(J2 - J1)
+    fr = d.contact_frame[c]
+    for r in range(6):
+        f = r % 3
+        src = _JB if r < 3 else _JB + 3
+        for a in range(nc):
+            for kk in range(nc):
+                out = a * nc + kk
+                t = 0.0
+                for x in range(3):
+                    dif = gb[src + 6 + x, a] - gb[src + x, a]
+                    t += gb[DF + 3 * f + x, kk] * dif + fr[f, x] * gb[_DJ + 3 * (r // 3) + x, out]
+                gb[TC + r, out] = t
+    return nc
+
+
+# ---- points held to their bodies: connect constraints ---------------------------------------------
+
+
+@kernel
+def _motion(gb, row, c):
+    """(gb[row:row+3, c], gb[row+3:row+6, c]) as two 3-tuples: a column's translation and rotation."""
+    return (gb[row, c], gb[row + 1, c], gb[row + 2, c]), (gb[row + 3, c], gb[row + 4, c], gb[row + 5, c])
+
+
+@kernel
+def _primes(m, gb, jrow, idx, nc, sign):
+    """For the point p held to the body whose columns are gb[jrow:jrow+6] (P: Jp(p), W: Jr), the
+    derivatives P'[a, j] = dP_a/dq_j = [j moves a] (W_j x P_a - W_a x P_j) + W_a x P_j (p moving
+    with the body) and W'[a, j] = [j moves a] W_j x W_a, into gb[TC:TC+6] (a * nc + j); and
+    gb[TQ + x] += sign P'."""
+    for a in range(nc):
+        pa, wa = _motion(gb, jrow, a)
+        for j in range(nc):
+            out = a * nc + j
+            pj, wj = _motion(gb, jrow, j)
+            if gb[_ANC, out] != 0.0:  # j moves a (the W_a x P_j terms cancel)
+                ex, ey, ez = _c3(wj[0], wj[1], wj[2], pa[0], pa[1], pa[2])
+                rx, ry, rz = _c3(wj[0], wj[1], wj[2], wa[0], wa[1], wa[2])
+            else:
+                ex, ey, ez = _c3(wa[0], wa[1], wa[2], pj[0], pj[1], pj[2])
+                rx, ry, rz = 0.0, 0.0, 0.0
+            gb[TC, out], gb[TC + 1, out], gb[TC + 2, out] = ex, ey, ez
+            gb[TC + 3, out], gb[TC + 4, out], gb[TC + 5, out] = rx, ry, rz
+            gb[TQ, out] += sign * ex
+            gb[TQ + 1, out] += sign * ey
+            gb[TQ + 2, out] += sign * ez
+            gb[WD, out] += sign * rx
+            gb[WD + 1, out] += sign * ry
+            gb[WD + 2, out] += sign * rz
+
+
+@kernel
+def _jdotv_primes(m, d, gb, jrow, idx, nc, sign, side):
+    """gb[JDV + x, j] += sign d(J̇_p qvel)/dq_j for the point of _primes (its P', W' in gb[TC:]).
+    J̇_p qvel = sum_{a,k} v_a v_k dP_a/dq_k (mj_jacDot's cdof_dot: each axis moved by the dofs
+    before it, the point by all), differentiated term by term with the same first derivatives;
+    likewise gb[JDVR + x, j] += sign d(J̇_r qvel)/dq_j (J̇_r qvel = sum v_a v_k dW_a/dq_k), and
+    gb[DOM + 3 side + x, j] = d(Jr qvel)/dq_j."""
+    for j in range(nc):
+        om = (0.0, 0.0, 0.0)
+        for a in range(nc):
+            va = d.qvel[idx[a]]
+            aj = a * nc + j
+            om = (om[0] + va * gb[TC + 3, aj], om[1] + va * gb[TC + 4, aj], om[2] + va * gb[TC + 5, aj])
+        gb[DOM + 3 * side, j], gb[DOM + 3 * side + 1, j], gb[DOM + 3 * side + 2, j] = om
+        rot = (0.0, 0.0, 0.0)
+        sx, sy, sz = 0.0, 0.0, 0.0
+        for a in range(nc):
+            va = d.qvel[idx[a]]
+            if va == 0.0:
+                continue
+            pa, wa = _motion(gb, jrow, a)
+            paj, waj = _motion(gb, TC, a * nc + j)
+            for k in range(nc):
+                vk = d.qvel[idx[k]]
+                if vk == 0.0:
+                    continue
+                pk, wk = _motion(gb, jrow, k)
+                pkj, wkj = _motion(gb, TC, k * nc + j)
+                # d/dq_j of dP_a/dq_k: of W_k x P_a when k moves a, else of W_a x P_k
+                vv = va * vk
+                if gb[_ANC, a * nc + k] != 0.0:
+                    tx, ty, tz = _c3(wkj[0], wkj[1], wkj[2], pa[0], pa[1], pa[2])
+                    ux, uy, uz = _c3(wk[0], wk[1], wk[2], paj[0], paj[1], paj[2])
+                    # and of dW_a/dq_k = W_k x W_a
+                    rx, ry, rz = _c3(wkj[0], wkj[1], wkj[2], wa[0], wa[1], wa[2])
+                    qx, qy, qz = _c3(wk[0], wk[1], wk[2], waj[0], waj[1], waj[2])
+                    rot = (rot[0] + vv * (rx + qx), rot[1] + vv * (ry + qy), rot[2] + vv * (rz + qz))
+                else:
+                    tx, ty, tz = _c3(waj[0], waj[1], waj[2], pk[0], pk[1], pk[2])
+                    ux, uy, uz = _c3(wa[0], wa[1], wa[2], pkj[0], pkj[1], pkj[2])
+                tx, ty, tz = tx + ux, ty + uy, tz + uz
+                sx += vv * tx
+                sy += vv * ty
+                sz += vv * tz
+        gb[JDV, j] += sign * sx
+        gb[JDV + 1, j] += sign * sy
+        gb[JDV + 2, j] += sign * sz
+        gb[JDVR, j] += sign * rot[0]
+        gb[JDVR + 1, j] += sign * rot[1]
+        gb[JDVR + 2, j] += sign * rot[2]
+
+
+@kernel
+def connect_row_derivatives(m, d, p1x, p1y, p1z, b1, p2x, p2y, p2z, b2, idx, gb):
+    """For a connect's rows J = Jp(b1, p1) - Jp(b2, p2) (anchors held to their bodies): idx[:nc]
+    the dofs moving the bodies, gb[TQ + r, a * nc + j] = d J_r[idx[a]] / dq_idx[j] and
+    gb[JDV + r, j] = d (J̇ qvel)_r / dq_idx[j]; for a weld's rotation also WD, JDVR, DOM (see
+    their rows). Returns nc (-1 when gb is too small)."""
+    nc = chain_dofs(m, b1, idx, 0)
+    nc = chain_dofs(m, b2, idx, nc)
+    if gb.shape[1] < nc * nc:
+        return -1
+    for a in range(nc):
+        # mj_jacDot turns a ball's axes with its body's whole velocity: with a joint after the
+        # ball in the same body that is not the motion S_k x S_i written here (left to differences)
+        v = idx[a]
+        first, n, rot = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, v)
+        b = m.dof_bodyid[v]
+        if rot and first + n < m.body_dofadr[b] + m.body_dofnum[b]:
+            return -1
+    _fill_moves(m, idx, nc, gb)
+    _body_columns(m, d, b1, p1x, p1y, p1z, idx, nc, gb, _JB)
+    _body_columns(m, d, b2, p2x, p2y, p2z, idx, nc, gb, _JB + 6)
+    for r in range(3):
+        for a in range(nc * nc):
+            gb[TQ + r, a] = 0.0
+            gb[WD + r, a] = 0.0
+        for a in range(nc):
+            gb[JDV + r, a] = 0.0
+            gb[JDVR + r, a] = 0.0
+    for s in range(2):
+        sign = 1.0 if s == 0 else -1.0
+        _primes(m, gb, _JB + 6 * s, idx, nc, sign)
+        _jdotv_primes(m, d, gb, _JB + 6 * s, idx, nc, sign, s)
+    return nc
+
+
+@kernel
+def body_rot_column(gb, s, a):
+    """Jr(b_s)'s column a (after connect_row_derivatives), as a 3-tuple."""
+    r = _JB + 6 * s + 3
+    return gb[r, a], gb[r + 1, a], gb[r + 2, a]
+
+
+# ---- spatial tendons through sites ---------------------------------------------------------------
+
+
+@kernel
+def tendon_row_derivatives(m, d, t, idx, gb):
+    """For spatial tendon t whose path runs through sites and pulleys only: idx[:nc] the dofs moving
+    its sites, gb[TT, a * nc + j] = d ten_J[idx[a]] / dq_idx[j]. ten_J sums u' (Jp(b1, p1) - Jp(b0,
+    p0)) / divisor over the straight pieces between sites on different bodies (mj_tendon), u the
+    unit vector p0 -> p1 of length L: its derivative du' dJ + u' d(dJ), du = (I - u u')(dp1 -
+    dp0) / L, the sites held to their bodies. Returns nc, or -1 (a geom wrap: not covered)."""
+    adr = m.tendon_adr[t]
+    num = m.tendon_num[t]
+    nc = 0
+    for k in range(adr, adr + num):
+        if m.wrap_type[k] == WRAP_SITE:
+            nc = chain_dofs(m, m.site_bodyid[m.wrap_objid[k]], idx, nc)
+        elif m.wrap_type[k] != WRAP_PULLEY:
+            return -1
+    if gb.shape[1] < nc * nc:
+        return -1
+    for a in range(nc * nc):
+        gb[TT, a] = 0.0
+    _fill_moves(m, idx, nc, gb)
+    divisor = 1.0
+    for j in range(adr, adr + num - 1):
+        if m.wrap_type[j] == WRAP_PULLEY:
+            divisor = m.wrap_prm[j]
+            continue
+        if m.wrap_type[j + 1] == WRAP_PULLEY:
+            continue
+        s0 = m.wrap_objid[j]
+        s1 = m.wrap_objid[j + 1]
+        b0 = m.site_bodyid[s0]
+        b1 = m.site_bodyid[s1]
+        if b0 == b1:
+            continue
+        p0 = d.site_xpos[s0]
+        p1 = d.site_xpos[s1]
+        ux, uy, uz = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
+        L = math.sqrt(ux * ux + uy * uy + uz * uz)
+        if L < 1e-12:
+            return -1
+        ux, uy, uz = ux / L, uy / L, uz / L
+        _body_columns(m, d, b0, p0[0], p0[1], p0[2], idx, nc, gb, _JB)
+        _body_columns(m, d, b1, p1[0], p1[1], p1[2], idx, nc, gb, _JB + 6)
+        inv = 1.0 / divisor
+        # du'(J1 - J0): du_j = (I - u u')(P1_j - P0_j) / L
+        for jj in range(nc):
+            ex = gb[_JB + 6, jj] - gb[_JB, jj]
+            ey = gb[_JB + 7, jj] - gb[_JB + 1, jj]
+            ez = gb[_JB + 8, jj] - gb[_JB + 2, jj]
+            ue = ux * ex + uy * ey + uz * ez
+            dux, duy, duz = (ex - ue * ux) / L, (ey - ue * uy) / L, (ez - ue * uz) / L
+            for a in range(nc):
+                gb[TT, a * nc + jj] += inv * (dux * (gb[_JB + 6, a] - gb[_JB, a])
+                                              + duy * (gb[_JB + 7, a] - gb[_JB + 1, a])
+                                              + duz * (gb[_JB + 8, a] - gb[_JB + 2, a]))
+        # u' d(J1 - J0), each site held to its body (_primes' P' in gb[TC:TC+3])
+        for side in range(2):
+            sign = 1.0 if side == 1 else -1.0
+            _primes(m, gb, _JB + 6 * side, idx, nc, 0.0)
+            for a in range(nc * nc):
+                gb[TT, a] += sign * inv * (ux * gb[TC, a] + uy * gb[TC + 1, a] + uz * gb[TC + 2, a])
+    return nc
