@@ -96,7 +96,7 @@ def _check(case, label, bar=1e-9, agree=FD_AGREE):
     return ours
 
 
-@pytest.mark.parametrize("integrator", ["EULER", "IMPLICITFAST"])
+@pytest.mark.parametrize("integrator", ["EULER", "IMPLICITFAST", "IMPLICIT"])
 def test_free_ball_hinge(integrator):
     case = _case(SMALL, 40, [0.7, 0.4, 0.1], kd.IntegratorType[integrator])
     ours = _check(case, integrator)
@@ -130,6 +130,31 @@ def test_humanoid():
     # and the same as kinedyn's own finite differences
     fd = kd.transition_fd(case[0], case[1], 1e-6, centered=True)
     assert np.abs(ours.A - fd.A).max() <= 1e-8 * np.abs(fd.A).max()
+
+
+# gravity compensation: two bodies partly compensated, the hinge's share through its actuators
+# (actuatorgravcomp); the free body spins, so the implicit integrator's bias curvature is exercised
+GRAVCOMP = SMALL.replace('<body pos=".2 0 0"><joint name="h"',
+                         '<body pos=".2 0 0" gravcomp=".7"><joint name="h"') \
+    .replace('springref=".1"/>', 'springref=".1" actuatorgravcomp="true"/>') \
+    .replace('<body pos=".2 0 0"><joint name="b"', '<body pos=".2 0 0" gravcomp="1.3"><joint name="b"')
+
+
+@pytest.mark.parametrize("integrator", ["EULER", "IMPLICIT"])
+def test_gravcomp(integrator):
+    case = _case(GRAVCOMP, 40, [0.7, 0.4, 0.1], kd.IntegratorType[integrator])
+    m, d = case[0], case[1]
+    assert m.body_gravcomp.sum() == 2.0 and m.jnt_actgravcomp.any()
+    kd.forward(m, d)
+    assert np.abs(d.qfrc_gravcomp).max() > 0.1
+    _check(case, f"gravcomp {integrator}")
+
+
+def test_humanoid_implicit():
+    """The full mjd_smooth_vel (the RNE bias's velocity derivative) on a 27-dof tree."""
+    xml = gym_model_path("humanoid").read_text()
+    off = int(kd.DisableBit.CONTACT | kd.DisableBit.LIMIT)
+    _check(_case(xml, 30, 0.2, kd.IntegratorType.IMPLICIT, off), "humanoid implicit")
 
 
 def test_refusals():

@@ -121,7 +121,7 @@ _OBJ_SITE = int(ObjType.SITE)
  R_SPATIAL_TENDON, R_JNT_ACTFRC, R_TRANSMISSION, R_USER, R_MULTI_ACT, R_MUSCLE_IMPLICIT,
  R_ACTGRAVCOMP) = range(1, 16)
 R_SENSOR = 20
-R_SENSOR_TYPE, R_SENSOR_SPATIAL, R_SENSOR_FRAME, R_SENSOR_ACTGRAVCOMP = 20, 21, 22, 23
+R_SENSOR_TYPE, R_SENSOR_SPATIAL, R_SENSOR_FRAME = 20, 21, 22
 
 
 def refusal_text(m, code: int, i: int) -> str:
@@ -131,8 +131,7 @@ def refusal_text(m, code: int, i: int) -> str:
     if code >= R_SENSOR:
         what = {R_SENSOR_TYPE: f"type {SensorType(int(m.sensor_type[i])).name}",
                 R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon",
-                R_SENSOR_FRAME: "FRAMEPOS with a reference frame or of a camera",
-                R_SENSOR_ACTGRAVCOMP: "JOINTACTFRC of a joint with actuatorgravcomp"}[code]
+                R_SENSOR_FRAME: "FRAMEPOS with a reference frame or of a camera"}[code]
         return f"sensor {i}: {what}"
     return {R_LONE_FREE: f"joint {i}: a lone free body under implicitfast (its gyroscopic block, "
                          "mjd_freeMhat)",
@@ -248,8 +247,6 @@ def _refusals(m, xfrc_applied, sensors, codes):
                     m.sensor_objtype[s] == _OBJ_BODY or m.sensor_objtype[s] == _OBJ_XBODY
                     or m.sensor_objtype[s] == _OBJ_GEOM or m.sensor_objtype[s] == _OBJ_SITE)):
                 _refuse(codes, R_SENSOR_FRAME, s)
-            elif t == _JOINTACTFRC and m.jnt_actgravcomp[obj]:
-                _refuse(codes, R_SENSOR_ACTGRAVCOMP, s)
 
 
 def refusal_capacity(m) -> int:
@@ -740,8 +737,10 @@ def _step_rows(m, d, x, qacc, a_mat, b_mat):
 
 
 @kernel
-def _sensor_rows(m, d, au, aa, c_mat, d_mat):
-    """C, D for the covered sensors (SENSORS_COVERED); a row whose value sits at its cutoff is zero."""
+def _sensor_rows(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav):
+    """C, D for the covered sensors (SENSORS_COVERED); a row whose value sits at its cutoff is zero.
+    ``dgrav``: d qfrc_gravcomp / d qpos where ``gravcomp`` acts (a JOINTACTFRC of a joint with
+    actuatorgravcomp includes its share)."""
     nv, na = m.nv, m.na
     ndx = 2 * nv + na
     act_on = not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION
@@ -785,6 +784,9 @@ def _sensor_rows(m, d, au, aa, c_mat, d_mat):
                 for k in range(na):
                     c_mat[adr, 2 * nv + k] += mv * aa[_FA, i, k]
                 d_mat[adr, i] += mv * au[_FU, i]
+            if gravcomp and m.jnt_actgravcomp[obj]:
+                for c in range(nv):
+                    c_mat[adr, c] += dgrav[v, c]
         elif t == _FRAMEPOS:
             # the point's translational Jacobian (mj_jac) is its tangent-space derivative; the
             # rotational one goes to the velocity columns for the moment, then is cleared
@@ -866,20 +868,24 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
 
 @kernel
 def _gravcomp_partials(m, d, rhs, body):
-    """rhs[:, :nv] += d qfrc_gravcomp / d qpos (passive and actuatorgravcomp parts: the sum is the
-    same), where mj_gravcomp acts: the force f_k = -gravcomp_k mass_k g at each body's com,
-    constant in the world, mapped by the com's Jacobian. With o the com frame's point, M and R
-    the summed gravcomp mass and first moment (about o) of a body's subtree, the subtree's wrench
-    about o is W = (g x R, -M g), and a tangent step along S_j = (w_j, v_j) moves the coms of the
-    bodies after j, changing the torque by T_j(b) = v_j x (-M_b g) - (w_j x R_b) x g. So
-    d tau_i/d q_j = (S_j x S_i) . W_bi + w_i . T_j(bi) where j moves i's axis (its ancestor, or
-    the same ball/free rotation group), and w_i . T_j(bj) where j lies after i. ``body``
-    (nbody, 2, 6) scratch: [b, 0, 0] M_b, [b, 0, 1:4] R_b."""
+    """rhs = d qfrc_gravcomp / d qpos, (nv, nv), the passive and actuatorgravcomp parts together;
+    returns whether gravity compensation acts (mj_gravcomp's conditions). The force
+    f_k = -gravcomp_k mass_k g at each body's com, constant in the world, is mapped by the com's
+    Jacobian. With o the com frame's point, M and R the summed gravcomp mass and first moment
+    (about o) of a body's subtree, the subtree's wrench about o is W = (g x R, -M g). A tangent
+    step along S_j = (w_j, v_j) moves the coms of the bodies after j, changing that torque by
+    T_j(b) = v_j x (-M_b g) - (w_j x R_b) x g. So d tau_i/d q_j = (S_j x S_i) . W_bi
+    + w_i . T_j(bi) where j moves i's axis (its ancestor, or the same ball/free rotation group),
+    and w_i . T_j(bj) where j lies after i. ``body`` (nbody, 2, 6) scratch: [b, 0, 0] M_b,
+    [b, 0, 1:4] R_b."""
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     g = m.opt_gravity
     if flags & DSBL_GRAVITY or (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]) == 0.0 \
             or (flags & DSBL_SPRING and flags & DSBL_DAMPER) or not _any_nonzero(m.body_gravcomp):
-        return
+        return False
+    for r in range(m.nv):
+        for c in range(m.nv):
+            rhs[r, c] = 0.0
     for b in range(m.nbody):
         for k in range(4):
             body[b, 0, k] = 0.0
@@ -908,6 +914,7 @@ def _gravcomp_partials(m, d, rhs, body):
                     t = _gravcomp_torque(d.cdof, body, g, i, bi)
                     rhs[j, i] += d.cdof[j, 0] * t[0] + d.cdof[j, 1] * t[1] + d.cdof[j, 2] * t[2]
             j = m.dof_parentid[j]
+    return True
 
 
 @kernel(inline="always")
@@ -997,10 +1004,14 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
             b_mat[r, c] = 0.0
     _actuator_partials(m, d, au, aa, a_mat, b_mat)
     _force_partials(m, d, au, aa, rhs)
-    _gravcomp_partials(m, d, rhs, d.scratch_rne_body)
-    if c_mat.shape[0] > 0:
-        _sensor_rows(m, d, au, aa, c_mat, d_mat)
     tq, tv = mats[0], mats[1]
+    gravcomp = _gravcomp_partials(m, d, tq, d.scratch_rne_body)
+    if gravcomp:
+        for r in range(nv):
+            for c in range(nv):
+                rhs[r, c] += tq[r, c]
+    if c_mat.shape[0] > 0:
+        _sensor_rows(m, d, au, aa, c_mat, d_mat, gravcomp, tq)
     if constrained:
         _constrained_forward(m, d, rhs, rhs_f, mats, kdense)
     qacc = d.scratch_nv_b
