@@ -301,14 +301,21 @@ def rne_pos_matrix(m, d, body, bmat, dof, dq):
 
 
 @kernel
-def _rne_derivs(m, d, body, bmat, dof, dq, dv, da):
-    """The three derivatives at d.qpos, d.qvel, d.qacc, the kinematics, crb and com_vel done."""
+def rne_derivs_qv(m, d, body, bmat, dof, dq, dv):
+    """d qfrc_rne / d qpos and / d qvel at d.qpos, d.qvel, d.qacc, the kinematics, crb and com_vel
+    done (``_rne_derivs`` without the mass matrix)."""
     rne_partials(m, d, d.qacc, True, body, dof)
     composite_b(m, d, bmat)
     subtree_forces(m, d, body)
     rne_vel_columns(m, d, bmat, dof)
     rne_vel_matrix(m, d, dof, dv, 1.0, False)
     rne_pos_matrix(m, d, body, bmat, dof, dq)
+
+
+@kernel
+def _rne_derivs(m, d, body, bmat, dof, dq, dv, da):
+    """The three derivatives at d.qpos, d.qvel, d.qacc, the kinematics, crb and com_vel done."""
+    rne_derivs_qv(m, d, body, bmat, dof, dq, dv)
     for i in range(m.nv):
         for j in range(m.nv):
             da[i, j] = 0.0

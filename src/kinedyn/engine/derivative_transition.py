@@ -51,7 +51,7 @@ from kinedyn.engine.derivative import (
     rne_vel,
 )
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
-from kinedyn.engine.derivative_rne import _rne_derivs, dof_groups, solve_ld_rows
+from kinedyn.engine.derivative_rne import dof_groups, rne_derivs_qv, solve_ld_rows
 from kinedyn.engine.forward import forward_entry, forward_skip_sensor_entry
 from kinedyn.engine.smooth_inertia import factor_i, full_m_kernel, solve_ld
 from kinedyn.engine.smooth_rne import com_vel_entry
@@ -627,7 +627,7 @@ def _bias_curvature(m, d, rhs, qacc, mats):
         for v in range(nv):
             d.qvel[v] = saved[v] + sign * qacc[v]
         com_vel_entry(m, d)
-        _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv, d.scratch_lu)
+        rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
         for r in range(nv):
             for c in range(nv):
                 rhs[r, c] -= 0.5 * sign * h * tq[r, c]
@@ -841,7 +841,7 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
     mats[0:2] are used as scratch."""
     nv = m.nv
     tq, tv, gq, gv, hc = mats[0], mats[1], mats[2], mats[3], mats[4]
-    _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv, d.scratch_lu)
+    rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
     for r in range(nv):
         for c in range(rhs.shape[1]):
             rhs_f[r, c] = rhs[r, c]
@@ -997,7 +997,8 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
             return 1 + status
     nv = m.nv
     ndx = 2 * nv + m.na
-    for r in range(ndx):
+    # the activation rows (_step_rows writes every entry of the others)
+    for r in range(2 * nv, ndx):
         for c in range(ndx):
             a_mat[r, c] = 0.0
         for c in range(m.nu):
@@ -1038,7 +1039,7 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
     # the rigid body at the integrator's acceleration: d(M qacc + qfrc_bias)/d(q, v)
     for v in range(nv):
         d.qacc[v] = qacc[v]
-    _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv, d.scratch_lu)
+    rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
     for r in range(nv):
         for c in range(nv):
             rhs[r, c] -= tq[r, c]

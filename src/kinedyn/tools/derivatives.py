@@ -14,6 +14,7 @@ step. One parallel kernel (``_each_worker``) runs all three. See docs/derivative
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -532,13 +533,16 @@ _INPUTS = ("qpos", "qvel", "act", "ctrl", "qacc_warmstart", "qfrc_applied", "xfr
 _SENSOR_MODES = {"none": 0, "analytical": 1, "fd": 2}   # derivative_transition's _SENSORS_*
 
 
+# per model: (work Data, the unit's scratch arrays) for transition_derivatives
+_TD_WORK: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _td_work(m) -> tuple:
     """(work Data, the unit's scratch arrays) kept per model for transition_derivatives."""
-    cached = _per_thread(m)
-    work = cached.get("td_work")
+    work = _TD_WORK.get(m)
     if work is None:
         w = Data(m)
-        work = cached["td_work"] = (w, work_arrays(m, w))
+        work = _TD_WORK[m] = (w, work_arrays(m, w))
     return work
 
 
