@@ -181,9 +181,10 @@ def test_refusals():
     spatial = kd.Model.from_xml_path(str(MODELS / "muscle_spatial_tendon.xml"))
     with pytest.raises(ValueError, match="spatial tendon|transmission"):
         kd.transition_derivatives(spatial, kd.Data(spatial))
-    frame = '<sensor><framelinvel objtype="body" objname="world"/>'
+    frame = '<sensor><framelinacc objtype="body" objname="world"/><framepos objtype="body" objname="world" ' \
+        'reftype="body" refname="world"/>'
     with_acc = kd.Model.from_xml_string(SMALL.replace("<sensor>", frame))
-    with pytest.raises(ValueError, match="FRAMELINVEL"):
+    with pytest.raises(ValueError, match="FRAMELINACC.*sensor 1: a frame sensor with a reference frame"):
         kd.transition_derivatives(with_acc, kd.Data(with_acc))
 
 
@@ -195,8 +196,31 @@ def test_frame_sensors():
     _check(_case(xml.replace("<sensor>", frames), 40, [0.7, 0.4, 0.1]), "frames")
 
 
+MOTION_SENSORS = (
+    '<sensor><framequat objtype="site" objname="s"/><framequat objtype="body" objname="tip"/>'
+    '<framexaxis objtype="geom" objname="g"/><frameyaxis objtype="xbody" objname="tip"/>'
+    '<framezaxis objtype="site" objname="t"/><framelinvel objtype="site" objname="t"/>'
+    '<framelinvel objtype="body" objname="tip"/><frameangvel objtype="xbody" objname="tip"/>'
+    '<frameangvel objtype="geom" objname="g"/><velocimeter site="t"/><gyro site="t"/>'
+    '<ballquat joint="b"/><ballangvel joint="b"/><subtreecom body="world"/><subtreecom body="tip"/>')
+
+
+@pytest.mark.parametrize("integrator", ["EULER", "IMPLICIT"])
+def test_motion_sensors(integrator):
+    """Orientation, velocity and com sensors (no reference frame), on a site of the ball's body
+    (t), the free body's site and geom, and the bodies after the hinge."""
+    xml = SMALL.replace('<geom type="box"', '<site name="s" pos=".1 0 .05"/><geom name="g" type="box"')
+    xml = xml.replace('<body pos=".2 0 0"><joint name="b"', '<body name="tip" pos=".2 0 0"><joint name="b"')
+    xml = xml.replace('fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"/><site name="t" pos=".05 .1 .02" '
+                      'euler="20 -30 40"/>')
+    ours = _check(_case(xml.replace("<sensor>", MOTION_SENSORS), 40, [0.7, 0.4, 0.1],
+                        kd.IntegratorType[integrator]), f"motion sensors {integrator}")
+    nv = 9
+    assert np.abs(ours.C[:, :nv]).max() > 0.1 and np.abs(ours.C[:, nv:2 * nv]).max() > 0.1
+
+
 def test_sensor_modes():
-    xml = SMALL.replace("<sensor>", '<sensor><subtreecom body="world"/>')
+    xml = SMALL.replace("<sensor>", '<sensor><subtreelinvel body="world"/>')
     m, d, _, _ = _case(xml, 20, [0.2, 0.1, 0.0])
     filled = kd.transition_derivatives(m, d, sensors="fd")
     assert filled.fd_sensor_rows == [0, 1, 2]

@@ -51,7 +51,7 @@ from kinedyn.engine.derivative import (
     rne_vel,
 )
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
-from kinedyn.engine.derivative_rne import dof_groups, rne_derivs_qv, solve_ld_rows
+from kinedyn.engine.derivative_rne import _V0, dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
 from kinedyn.engine.forward import forward_entry, forward_skip_sensor_entry
 from kinedyn.engine.smooth_inertia import factor_i, full_m_kernel, solve_ld
 from kinedyn.engine.smooth_rne import com_vel_entry
@@ -97,17 +97,19 @@ from kinedyn.engine.types import (
 from kinedyn.engine.util_linalg3 import cross3
 from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
 from kinedyn.engine.util_solve import chol_factor, chol_solve, factor_lu_tree, solve_lu_tree
-from kinedyn.engine.util_spatial import cross_motion, row6
+from kinedyn.engine.util_spatial import cross_motion, quat_product, row6
 
 # sensors differentiated here: their value is linear in qpos/qvel, or an actuator quantity
 SENSORS_COVERED = frozenset({
     SensorType.JOINTPOS, SensorType.JOINTVEL, SensorType.TENDONPOS, SensorType.TENDONVEL,
     SensorType.ACTUATORPOS, SensorType.ACTUATORVEL, SensorType.ACTUATORFRC, SensorType.JOINTACTFRC,
-    SensorType.CLOCK, SensorType.FRAMEPOS,
+    SensorType.CLOCK, SensorType.FRAMEPOS, SensorType.FRAMEQUAT, SensorType.FRAMEXAXIS, SensorType.FRAMEYAXIS,
+    SensorType.FRAMEZAXIS, SensorType.FRAMELINVEL, SensorType.FRAMEANGVEL, SensorType.VELOCIMETER,
+    SensorType.GYRO, SensorType.BALLQUAT, SensorType.BALLANGVEL, SensorType.SUBTREECOM,
 })
 _SENSOR_COVERED = np.zeros(max(int(t) for t in SensorType) + 1, dtype=np.bool_)
 _SENSOR_COVERED[[int(t) for t in SENSORS_COVERED]] = True
-# frame sensors' objects differentiated (FRAMEPOS without a reference frame)
+# frame sensors' objects differentiated (bodies, geoms and sites, without a reference frame)
 _OBJ_BODY, _OBJ_XBODY, _OBJ_GEOM = int(ObjType.BODY), int(ObjType.XBODY), int(ObjType.GEOM)
 _OBJ_SITE = int(ObjType.SITE)
 
@@ -131,7 +133,7 @@ def refusal_text(m, code: int, i: int) -> str:
     if code >= R_SENSOR:
         what = {R_SENSOR_TYPE: f"type {SensorType(int(m.sensor_type[i])).name}",
                 R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon",
-                R_SENSOR_FRAME: "FRAMEPOS with a reference frame or of a camera"}[code]
+                R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera"}[code]
         return f"sensor {i}: {what}"
     return {R_LONE_FREE: f"joint {i}: a lone free body under implicitfast (its gyroscopic block, "
                          "mjd_freeMhat)",
@@ -243,7 +245,7 @@ def _refusals(m, xfrc_applied, sensors, codes):
                 _refuse(codes, R_SENSOR_TYPE, s)
             elif t == _TENDONVEL and not _fixed_tendon(m, obj):
                 _refuse(codes, R_SENSOR_SPATIAL, s)
-            elif t == _FRAMEPOS and (m.sensor_refid[s] >= 0 or not (
+            elif _FRAMEPOS <= t <= _FRAMEANGVEL and (m.sensor_refid[s] >= 0 or not (
                     m.sensor_objtype[s] == _OBJ_BODY or m.sensor_objtype[s] == _OBJ_XBODY
                     or m.sensor_objtype[s] == _OBJ_GEOM or m.sensor_objtype[s] == _OBJ_SITE)):
                 _refuse(codes, R_SENSOR_FRAME, s)
@@ -737,10 +739,135 @@ def _step_rows(m, d, x, qacc, a_mat, b_mat):
 
 
 @kernel
-def _sensor_rows(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav):
+def _object_point(m, d, ot, obj):
+    """(body, position) of a frame sensor's object (mj_objectVelocity's point)."""
+    if ot == _OBJ_BODY:
+        return obj, d.xipos[obj]
+    if ot == _OBJ_XBODY:
+        return obj, d.xpos[obj]
+    if ot == _OBJ_GEOM:
+        return m.geom_bodyid[obj], d.geom_xpos[obj]
+    return m.site_bodyid[obj], d.site_xpos[obj]
+
+
+@kernel
+def _frame_rows(m, d, s, c_mat, jac):
+    """C's rows of a frame sensor without a reference frame (positions, axes, quaternion, linear
+    and angular velocity) or of a site's velocimeter or gyro, from the object's Jacobian (mj_jac:
+    jacp, jacr its columns' point and angular velocities) and, for velocities, the derivative of
+    the body's com-frame velocity v_b along a tangent step S_i of a dof moving it:
+    S_i x (v_b - v0_i), v0_i the velocity before i's joint (derivative_rne's rne_partials)."""
+    nv = m.nv
+    t, obj, adr = m.sensor_type[s], m.sensor_objid[s], m.sensor_adr[s]
+    ot = m.sensor_objtype[s]
+    if t == _VELOCIMETER or t == _GYRO:
+        ot = _OBJ_SITE
+    b, p = _object_point(m, d, ot, obj)
+    jp, jr = jac[0:3], jac[3:6]
+    jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+               d.subtree_com, d.cdof, p[0], p[1], p[2], b, jp, jr)
+    if t == _FRAMEPOS:
+        for r in range(3):
+            for c in range(nv):
+                c_mat[adr + r, c] = jp[r, c]
+    elif t == _FRAMEXAXIS or t == _FRAMEYAXIS or t == _FRAMEZAXIS:
+        # d axis = (jacr dq) x axis
+        ax = (d.sensordata[adr], d.sensordata[adr + 1], d.sensordata[adr + 2])
+        for c in range(nv):
+            x = cross3((jr[0, c], jr[1, c], jr[2, c]), ax)
+            for r in range(3):
+                c_mat[adr + r, c] = x[r]
+    elif t == _FRAMEQUAT:
+        # d quat = (0, jacr dq) quat / 2, the angular velocity in the world frame
+        q = (d.sensordata[adr], d.sensordata[adr + 1], d.sensordata[adr + 2], d.sensordata[adr + 3])
+        for c in range(nv):
+            x = quat_product(0.0, jr[0, c], jr[1, c], jr[2, c], q[0], q[1], q[2], q[3])
+            for r in range(4):
+                c_mat[adr + r, c] = 0.5 * x[r]
+    else:
+        body, dof = d.scratch_rne_body, d.scratch_rne_dof
+        rne_partials(m, d, d.qacc, False, body, dof)
+        o = d.subtree_com[m.body_rootid[b]]
+        rp = (p[0] - o[0], p[1] - o[1], p[2] - o[2])
+        vb = row6(d.cvel, b)
+        w = (vb[0], vb[1], vb[2])
+        vp = cross3(w, rp)
+        vp = (vb[3] + vp[0], vb[4] + vp[1], vb[5] + vp[2])
+        linear = t == _FRAMELINVEL or t == _VELOCIMETER
+        local = t == _VELOCIMETER or t == _GYRO
+        x = vp if linear else w
+        for c in range(nv):
+            if jr[0, c] == 0.0 and jr[1, c] == 0.0 and jr[2, c] == 0.0 and jp[0, c] == 0.0 \
+                    and jp[1, c] == 0.0 and jp[2, c] == 0.0:
+                continue   # dof c does not move the object
+            wi = (d.cdof[c, 0], d.cdof[c, 1], d.cdof[c, 2])
+            vi = (d.cdof[c, 3], d.cdof[c, 4], d.cdof[c, 5])
+            uw = (w[0] - dof[c, _V0, 0], w[1] - dof[c, _V0, 1], w[2] - dof[c, _V0, 2])
+            ul = (vb[3] - dof[c, _V0, 3], vb[4] - dof[c, _V0, 4], vb[5] - dof[c, _V0, 5])
+            dw = cross3(wi, uw)
+            if linear:
+                # d v_p = lin(S_i x u) + (w_i x uw) x rp + w x (point velocity of p under S_i)
+                a1, a2 = cross3(wi, ul), cross3(vi, uw)
+                a3 = cross3(dw, rp)
+                a4 = cross3(w, (jp[0, c], jp[1, c], jp[2, c]))
+                dx = (a1[0] + a2[0] + a3[0] + a4[0], a1[1] + a2[1] + a3[1] + a4[1],
+                      a1[2] + a2[2] + a3[2] + a4[2])
+            else:
+                dx = dw
+            if local:
+                # x_local = R' x: d x_local = R' (dx - w_i' x x), w_i' = jacr's column
+                e = cross3((jr[0, c], jr[1, c], jr[2, c]), x)
+                dx = (dx[0] - e[0], dx[1] - e[1], dx[2] - e[2])
+            for r in range(3):
+                c_mat[adr + r, c] = dx[r]
+        for c in range(nv):
+            for r in range(3):
+                c_mat[adr + r, nv + c] = jp[r, c] if linear else jr[r, c]
+        if local:
+            mat = d.site_xmat[obj]
+            for c in range(2 * nv):
+                y0, y1, y2 = c_mat[adr, c], c_mat[adr + 1, c], c_mat[adr + 2, c]
+                for r in range(3):
+                    c_mat[adr + r, c] = mat[0, r] * y0 + mat[1, r] * y1 + mat[2, r] * y2
+
+
+@kernel
+def _subtree_com_rows(m, d, b, c_mat, adr):
+    """d subtree_com[b] / d qpos: dof i of body bi moves the coms of bi's subtree, so the share
+    M_x / M_b of the point velocity at subtree_com[x] under S_i, x = b where bi is b or one of its
+    ancestors, else bi (within b's subtree; other dofs do not move it)."""
+    mb = m.body_subtreemass[b]
+    if mb < MINVAL:
+        return
+    for i in range(m.nv):
+        bi = m.dof_bodyid[i]
+        x = -1
+        k = b
+        while k > 0:
+            if k == bi:
+                x = b
+                break
+            k = m.body_parentid[k]
+        if x < 0:
+            k = bi
+            while k > 0 and k != b:
+                k = m.body_parentid[k]
+            if k != b:
+                continue
+            x = bi
+        o = d.subtree_com[m.body_rootid[bi]]
+        c = d.subtree_com[x]
+        pv = cross3((d.cdof[i, 0], d.cdof[i, 1], d.cdof[i, 2]), (c[0] - o[0], c[1] - o[1], c[2] - o[2]))
+        f = m.body_subtreemass[x] / mb
+        for r in range(3):
+            c_mat[adr + r, i] = f * (d.cdof[i, 3 + r] + pv[r])
+
+
+@kernel
+def _sensor_rows(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav, jac):
     """C, D for the covered sensors (SENSORS_COVERED); a row whose value sits at its cutoff is zero.
     ``dgrav``: d qfrc_gravcomp / d qpos where ``gravcomp`` acts (a JOINTACTFRC of a joint with
-    actuatorgravcomp includes its share)."""
+    actuatorgravcomp includes its share). ``jac``: (6, nv) scratch."""
     nv, na = m.nv, m.na
     ndx = 2 * nv + na
     act_on = not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION
@@ -787,24 +914,24 @@ def _sensor_rows(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav):
             if gravcomp and m.jnt_actgravcomp[obj]:
                 for c in range(nv):
                     c_mat[adr, c] += dgrav[v, c]
-        elif t == _FRAMEPOS:
-            # the point's translational Jacobian (mj_jac) is its tangent-space derivative; the
-            # rotational one goes to the velocity columns for the moment, then is cleared
-            ot = m.sensor_objtype[s]
-            if ot == _OBJ_BODY:
-                b, p = obj, d.xipos[obj]
-            elif ot == _OBJ_XBODY:
-                b, p = obj, d.xpos[obj]
-            elif ot == _OBJ_GEOM:
-                b, p = m.geom_bodyid[obj], d.geom_xpos[obj]
-            else:
-                b, p = m.site_bodyid[obj], d.site_xpos[obj]
-            jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-                       d.subtree_com, d.cdof, p[0], p[1], p[2], b, c_mat[adr:adr + 3, 0:nv],
-                       c_mat[adr:adr + 3, nv:2 * nv])
-            for r in range(adr, adr + 3):
-                for c in range(nv, 2 * nv):
-                    c_mat[r, c] = 0.0
+        elif t == _FRAMEPOS or t == _FRAMEXAXIS or t == _FRAMEYAXIS or t == _FRAMEZAXIS or t == _FRAMEQUAT \
+                or t == _FRAMELINVEL or t == _FRAMEANGVEL or t == _VELOCIMETER or t == _GYRO:
+            _frame_rows(m, d, s, c_mat, jac)
+        elif t == _BALLQUAT:
+            # q' = q exp(eps e_k / 2): d q / d e_k = q (0, e_k) / 2 (mj_integratePos), q normalised
+            v = m.jnt_dofadr[obj]
+            q = (d.sensordata[adr], d.sensordata[adr + 1], d.sensordata[adr + 2], d.sensordata[adr + 3])
+            for k in range(3):
+                dq = quat_product(q[0], q[1], q[2], q[3], 0.0, 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0,
+                                  1.0 if k == 2 else 0.0)
+                for r in range(4):
+                    c_mat[adr + r, v + k] = 0.5 * dq[r]
+        elif t == _BALLANGVEL:
+            v = m.jnt_dofadr[obj]
+            for k in range(3):
+                c_mat[adr + k, nv + v + k] = 1.0
+        elif t == _SUBTREECOM:
+            _subtree_com_rows(m, d, obj, c_mat, adr)
         cutoff = m.sensor_cutoff[s]
         for r in range(adr, adr + m.sensor_dim[s]):
             if cutoff > 0.0 and abs(d.sensordata[r]) >= cutoff:
@@ -818,7 +945,13 @@ _JOINTPOS, _JOINTVEL = int(SensorType.JOINTPOS), int(SensorType.JOINTVEL)
 _TENDONPOS, _TENDONVEL = int(SensorType.TENDONPOS), int(SensorType.TENDONVEL)
 _ACTUATORPOS, _ACTUATORVEL = int(SensorType.ACTUATORPOS), int(SensorType.ACTUATORVEL)
 _ACTUATORFRC, _JOINTACTFRC = int(SensorType.ACTUATORFRC), int(SensorType.JOINTACTFRC)
-_FRAMEPOS = int(SensorType.FRAMEPOS)
+_FRAMEPOS, _FRAMEQUAT = int(SensorType.FRAMEPOS), int(SensorType.FRAMEQUAT)
+_FRAMEXAXIS, _FRAMEYAXIS = int(SensorType.FRAMEXAXIS), int(SensorType.FRAMEYAXIS)
+_FRAMEZAXIS = int(SensorType.FRAMEZAXIS)
+_FRAMELINVEL, _FRAMEANGVEL = int(SensorType.FRAMELINVEL), int(SensorType.FRAMEANGVEL)
+_VELOCIMETER, _GYRO = int(SensorType.VELOCIMETER), int(SensorType.GYRO)
+_BALLQUAT, _BALLANGVEL = int(SensorType.BALLQUAT), int(SensorType.BALLANGVEL)
+_SUBTREECOM = int(SensorType.SUBTREECOM)
 
 @kernel
 def _finite(x):
@@ -951,9 +1084,9 @@ STATUS_NONFINITE, STATUS_REFUSED, STATUS_PIVOT = -1, -2, -3
 
 @handle_entry(returns="int64", args=", ".join((
     "float64", "int64", _MAT, _MAT, _MAT, _MAT, _MAT, _MAT3, _MAT, _MAT3, _MAT, _MAT, _MAT, "int64[:, ::1]",
-    _MAT3, "int64[:, ::1]", _VEC, _VEC, _VEC, _VEC, _VEC, _VEC, _MAT, _VEC)))
+    _MAT3, _MAT, "int64[:, ::1]", _VEC, _VEC, _VEC, _VEC, _VEC, _VEC, _MAT, _VEC)))
 def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, mats, rhs_f,
-                                 kdense, fbuf, ibuf, hbuf, codes, qpos, qvel, act, ctrl, qfrc_applied,
+                                 kdense, fbuf, ibuf, hbuf, jac, codes, qpos, qvel, act, ctrl, qfrc_applied,
                                  qacc_warmstart, xfrc_applied, time):
     """A, B (and C, D when c_mat has rows) of one step from the state (qpos ... time: the caller's
     Data's arrays, copied into d, a work Data; d's mocap and equality states as the caller set
@@ -965,7 +1098,7 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
     then not meaningful). ``mats``: (7, nv, nv) scratch (dtau/dq, dtau/dv, G_q, G_v, H, implicit's
     LU, rows); ``rhs_f`` (like rhs), ``kdense`` (nv, nv), and the constraint derivatives' fbuf,
     ibuf, hbuf (derivative_constraint.work_shapes) for states with constraint rows; ``eps`` their
-    position step."""
+    position step; ``jac`` (6, nv) the frame sensors' Jacobians."""
     _refusals(m, xfrc_applied, mode != _SENSORS_NONE, codes)
     if codes[0, 0] > 0:
         if mode != _SENSORS_FD:
@@ -1012,7 +1145,7 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
             for c in range(nv):
                 rhs[r, c] += tq[r, c]
     if c_mat.shape[0] > 0:
-        _sensor_rows(m, d, au, aa, c_mat, d_mat, gravcomp, tq)
+        _sensor_rows(m, d, au, aa, c_mat, d_mat, gravcomp, tq, jac)
     if constrained:
         _constrained_forward(m, d, rhs, rhs_f, mats, kdense)
     qacc = d.scratch_nv_b
@@ -1057,13 +1190,13 @@ _TRANSITION_DERIVATIVES = FastEntry(transition_derivatives_entry)
 
 def work_arrays(m, w) -> tuple:
     """The unit's scratch arrays for model ``m`` (w: a Data of it), to keep and pass on every call:
-    au, aa, rhs, mats, rhs_f, kdense, fbuf, ibuf, hbuf, codes."""
+    au, aa, rhs, mats, rhs_f, kdense, fbuf, ibuf, hbuf, jac, codes."""
     nv, na, nu = m.nv, m.na, m.nu
     ndx = 2 * nv + na
     fshape, ishape, hshape = work_shapes(m, w)
     return (np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((7, nv, nv)),
             np.empty((nv, ndx + nu)), np.empty((nv, nv)), np.empty(fshape), np.empty(ishape, dtype=np.int64),
-            np.empty(hshape), np.zeros((refusal_capacity(m), 2), dtype=np.int64))
+            np.empty(hshape), np.zeros((6, nv)), np.zeros((refusal_capacity(m), 2), dtype=np.int64))
 
 
 def step_derivatives(m, w, mode: int, work: tuple, out: tuple, src, eps: float = 1e-7) -> int:
