@@ -205,6 +205,20 @@ MOTION_SENSORS = (
     '<ballquat joint="b"/><ballangvel joint="b"/><subtreecom body="world"/><subtreecom body="tip"/>')
 
 
+def test_spatial_tendon_length():
+    """tendonpos of a spatial tendon: its Jacobian ten_J (the velocity's sensor would need its
+    Hessian: refused)."""
+    xml = SMALL.replace('<geom type="box"', '<site name="s" pos=".1 0 .05"/><geom type="box"')
+    xml = xml.replace('fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"/><site name="t" pos="0 .2 .1"/>')
+    tendon = '<tendon><spatial name="sp"><site site="s"/><site site="t"/></spatial></tendon>'
+    xml = xml.replace("<actuator>", tendon + "<actuator>").replace("<sensor>", '<sensor><tendonpos tendon="sp"/>')
+    ours = _check(_case(xml, 40, [0.7, 0.4, 0.1]), "spatial tendonpos")
+    assert np.abs(ours.C[0, :9]).max() > 0.05
+    m = kd.Model.from_xml_string(xml.replace("<sensor>", '<sensor><tendonvel tendon="sp"/>'))
+    with pytest.raises(ValueError, match="sensor 0: TENDONVEL of a spatial tendon"):
+        kd.transition_derivatives(m, kd.Data(m))
+
+
 @pytest.mark.parametrize("integrator", ["EULER", "IMPLICIT"])
 def test_motion_sensors(integrator):
     """Orientation, velocity and com sensors (no reference frame), on a site of the ball's body
