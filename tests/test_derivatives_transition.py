@@ -211,7 +211,8 @@ def test_spatial_tendon_length():
     xml = SMALL.replace('<geom type="box"', '<site name="s" pos=".1 0 .05"/><geom type="box"')
     xml = xml.replace('fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"/><site name="t" pos="0 .2 .1"/>')
     tendon = '<tendon><spatial name="sp"><site site="s"/><site site="t"/></spatial></tendon>'
-    xml = xml.replace("<actuator>", tendon + "<actuator>").replace("<sensor>", '<sensor><tendonpos tendon="sp"/>')
+    xml = xml.replace("<actuator>", tendon + "<actuator>")
+    xml = xml.replace("<sensor>", '<sensor><tendonpos tendon="sp"/>')
     ours = _check(_case(xml, 40, [0.7, 0.4, 0.1]), "spatial tendonpos")
     assert np.abs(ours.C[0, :9]).max() > 0.05
     m = kd.Model.from_xml_string(xml.replace("<sensor>", '<sensor><tendonvel tendon="sp"/>'))
