@@ -537,12 +537,13 @@ _SENSOR_MODES = {"none": 0, "analytical": 1, "fd": 2}   # derivative_transition'
 _TD_WORK: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _td_work(m) -> tuple:
-    """(work Data, the unit's scratch arrays) kept per model for transition_derivatives."""
+def _td_work(m) -> list:
+    """[work Data, the unit's scratch arrays, the last ``out`` checked] kept per model for
+    transition_derivatives."""
     work = _TD_WORK.get(m)
     if work is None:
         w = Data(m)
-        work = _TD_WORK[m] = (w, work_arrays(m, w))
+        work = _TD_WORK[m] = [w, work_arrays(m, w), None]
     return work
 
 
@@ -587,16 +588,23 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6,
     if m._has_actuator_callbacks:
         raise ValueError("transition_derivatives: not differentiated analytically here: "
                          "user-actuator callbacks")
+    state = _td_work(m)
+    w, work = state[0], state[1]
     ndx = 2 * m.nv + m.na
     ns = m.nsensordata if mode else 0
     if out is None:
-        out = (np.empty((ndx, ndx)), np.empty((ndx, m.nu)), np.empty((ns, ndx)), np.empty((ns, m.nu)))
-    else:
+        out = TransitionDerivatives(np.empty((ndx, ndx)), np.empty((ndx, m.nu)), np.empty((ns, ndx)),
+                                    np.empty((ns, m.nu)))
+    elif out is not state[2] or out[2].shape[0] != ns:
+        # a tuple's arrays cannot be swapped nor resized while it holds them: the last checked
+        # (a result passed back, as a control loop does) need not be checked again
         if len(out) != 4:
             raise ValueError("transition_derivatives: out must be (A, B, C, D)")
-        out = tuple(_out_matrix(x, shape, name) for x, shape, name in
-                    zip(out, ((ndx, ndx), (ndx, m.nu), (ns, ndx), (ns, m.nu)), "ABCD", strict=True))
-    w, work = _td_work(m)
+        shapes = ((ndx, ndx), (ndx, m.nu), (ns, ndx), (ns, m.nu))
+        for x, shape, name in zip(out, shapes, "ABCD", strict=True):
+            _out_matrix(x, shape, name)
+        if not isinstance(out, TransitionDerivatives):
+            out = TransitionDerivatives(*out)
     if m.nmocap:
         w.mocap_pos[...], w.mocap_quat[...] = d.mocap_pos, d.mocap_quat
     if m.neq:
@@ -615,7 +623,7 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6,
         raise ValueError("transition_derivatives: the constraint rows change on both sides of a position "
                          f"step of {constraint_eps:g} (a contact or limit appears on one side and another "
                          "disappears on the other): the derivative is not defined at this state")
-    result = TransitionDerivatives(*out)
+    result = state[2] = out
     if mode == 2 and codes[0, 0]:
         fd_rows = []
         for _, s in codes[1:codes[0, 0] + 1]:
