@@ -246,6 +246,22 @@ def test_sensor_modes():
     np.testing.assert_array_equal(none.A, filled.A)
 
 
+def test_out_and_a_model_changed_in_place():
+    m, d, _, _ = _case(SMALL, 20, [0.2, 0.1, 0.0])
+    first = kd.transition_derivatives(m, d)
+    again = kd.transition_derivatives(m, d, out=first)
+    assert again is first
+    fresh = kd.transition_derivatives(m, d)
+    np.testing.assert_array_equal(fresh.A, first.A)
+    np.testing.assert_array_equal(fresh.D, first.D)
+    with pytest.raises(ValueError, match="out C must be"):
+        kd.transition_derivatives(m, d, sensors="none", out=first)
+    # a refused feature written into a model array in place is still seen (checked every call)
+    m.jnt_stiffness[2] = 1.0
+    with pytest.raises(ValueError, match="joint 2: the spring of a ball"):
+        kd.transition_derivatives(m, d, out=first)
+
+
 def test_check_derivatives_stages():
     m, d, _, _ = _case(SMALL, 40, [1.0, 0.4, 0.9])
     report = kd.check_derivatives(m, d)
