@@ -10,10 +10,12 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   transmission's length and velocity, in the input, and the input's in ctrl and act (clamps,
   actearly, filter/filterexact/integrator/muscle activation dynamics);
 * the passive springs and dampers of hinge and slide joints (polynomial ones too, mj_springdamper)
-  and the dampers of fixed tendons;
+  and the dampers of fixed tendons; gravity compensation (mj_gravcomp, ``_gravcomp_partials``);
 * the integrator's system matrix K (M for Euler; M + h diag(B) with eulerdamp; implicitfast's
-  M - h D gathered into M's sparsity as mj_implicitSkip does): K qacc = f, hence
-  K dqacc = df - dK qacc, with the last term from the damper and actuator derivatives;
+  M - h D gathered into M's sparsity as mj_implicitSkip does; implicit's M - h qDeriv with the
+  RNE bias's velocity derivative, LU-factored): K qacc = f, hence K dqacc = df - dK qacc, with
+  the last term from the damper and actuator derivatives and, for implicit, the bias's
+  (``_bias_curvature``);
 * the position update on MuJoCo's tangent space (mj_integratePos; for a ball or a free joint's
   rotation, q' = q exp(h w'): d' = R(h w')^T d + h Jr(h w') dw', Jr the right Jacobian of SO(3)),
   and the activation update (mj_nextActivation, with its actrange clamp).
@@ -22,16 +24,20 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   H = -d qfrc_constraint/d qacc, every row's zone and the contact set held): forward's qacc
   satisfies M qacc + bias = f + qfrc_constraint(q, v, qacc), hence (M + H) dqacc_fwd =
   df - d(M qacc + bias) + G_q dq + G_v dv (the implicit function theorem on MuJoCo's convex
-  problem). Plain Euler steps with that qacc; with eulerdamp or implicitfast the integrator's
+  problem). Plain Euler steps with that qacc; with eulerdamp, implicit or implicitfast the integrator's
   system K qacc = qfrc_smooth + qfrc_constraint takes d qfrc_constraint = G_q dq + G_v dv -
   H dqacc_fwd. (G_q is a central difference of the held-zone force, see that module: the one
   part of the step not differentiated analytically yet.)
 
+* the sensors whose value is a function of the position and velocity stages' kinematics
+  (``_sensor_rows``, ``_frame_rows``, ``_subtree_com_rows``).
+
 Where the derivative is one-sided (a ctrl, act or force exactly at the edge of its range), the
 value inside the range is returned, as mjd_transitionFD's one-sided differences see it; a clamp
 strictly engaged gives zero. Anything else the model uses is refused with a ValueError naming it
-(``unsupported``): never a wrong number. All of it is dense linear algebra on (nv, nv) blocks and
-a few per-actuator scalars, in one unit (``transition_derivatives_entry``: forward, then the chain
+(``_refusals``, run by the unit on every call): never a wrong number. All of it is dense linear
+algebra on (nv, nv) blocks and a few per-actuator scalars, in one unit
+(``transition_derivatives_entry``: the refusals, the state copied in, forward, then the chain
 rule), compiled the first time transition_derivatives is called; it calls derivative_rne's kernels.
 """
 
