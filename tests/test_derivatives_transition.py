@@ -150,6 +150,17 @@ def test_gravcomp(integrator):
     _check(case, f"gravcomp {integrator}")
 
 
+def test_fixed_tendon_spring():
+    """A fixed tendon's polynomial spring beyond its deadband, with a damper, under implicitfast."""
+    tendon = ('<tendon><fixed name="ft" stiffness="3 1 2" damping=".2" springlength="-.01 .01">'
+              '<joint joint="h" coef="2"/></fixed></tendon>')
+    xml = SMALL.replace("<actuator>", tendon + "<actuator>")
+    xml = xml.replace("<sensor>", '<sensor><tendonpos tendon="ft"/>')
+    case = _case(xml, 40, [0.7, 0.4, 0.1], kd.IntegratorType.IMPLICITFAST)
+    assert abs(case[3].ten_length[0]) > 0.02   # beyond the deadband: the spring acts
+    _check(case, "fixed tendon spring")
+
+
 def test_humanoid_implicit():
     """The full mjd_smooth_vel (the RNE bias's velocity derivative) on a 27-dof tree."""
     xml = gym_model_path("humanoid").read_text()

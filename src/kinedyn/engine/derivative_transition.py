@@ -127,7 +127,7 @@ _OBJ_SITE = int(ObjType.SITE)
 # differences with sensors="fd".
 (R_INTEGRATOR, R_LONE_FREE, R_NOSLIP, R_FLUID, R_XFRC, R_TENDON_ARMATURE, R_BALL_SPRING, R_TENDON_SPRING,
  R_SPATIAL_TENDON, R_JNT_ACTFRC, R_TRANSMISSION, R_USER, R_MULTI_ACT, R_MUSCLE_IMPLICIT,
- R_ACTGRAVCOMP) = range(1, 16)
+ R_ACTGRAVCOMP, R_PLASTIC) = range(1, 17)
 R_SENSOR = 20
 R_SENSOR_TYPE, R_SENSOR_SPATIAL, R_SENSOR_FRAME = 20, 21, 22
 
@@ -148,7 +148,8 @@ def refusal_text(m, code: int, i: int) -> str:
             R_XFRC: "xfrc_applied",
             R_TENDON_ARMATURE: "tendon armature",
             R_BALL_SPRING: f"joint {i}: the spring of a ball or free joint",
-            R_TENDON_SPRING: "tendon springs",
+            R_TENDON_SPRING: f"tendon {i}: the spring of a spatial tendon or with plasticity",
+            R_PLASTIC: f"joint {i}: a spring with plasticity",
             R_SPATIAL_TENDON: f"tendon {i}: a spatial tendon with damping or an actuator (its length's "
                               "Hessian)",
             R_JNT_ACTFRC: "joint actuatorfrcrange",
@@ -210,11 +211,15 @@ def _refusals(m, xfrc_applied, sensors, codes):
         _refuse(codes, R_TENDON_ARMATURE, 0)
     if not flags & DSBL_SPRING:
         for j in range(m.njnt):
-            if (m.jnt_type[j] == JNT_BALL or m.jnt_type[j] == JNT_FREE) \
-                    and (m.jnt_stiffness[j] != 0.0 or _any_nonzero(m.jnt_stiffnesspoly[j])):
+            stiff = m.jnt_stiffness[j] != 0.0 or _any_nonzero(m.jnt_stiffnesspoly[j])
+            if (m.jnt_type[j] == JNT_BALL or m.jnt_type[j] == JNT_FREE) and stiff:
                 _refuse(codes, R_BALL_SPRING, j)
-        if _any_nonzero(m.tendon_stiffness) or _any_nonzero(m.tendon_stiffnesspoly):
-            _refuse(codes, R_TENDON_SPRING, 0)
+            if stiff and m.jnt_plasticadr[j] >= 0:
+                _refuse(codes, R_PLASTIC, j)
+        for t in range(m.ntendon):
+            if m.tendon_stiffness[t] != 0.0 or _any_nonzero(m.tendon_stiffnesspoly[t]):
+                if not _fixed_tendon(m, t) or m.tendon_plasticadr[t] >= 0:
+                    _refuse(codes, R_TENDON_SPRING, t)
     for t in range(m.ntendon):
         if not _fixed_tendon(m, t) and (m.tendon_damping[t] != 0.0 or _any_nonzero(m.tendon_dampingpoly[t])
                                         or m.tendon_actuatorid[t] != -1):
@@ -259,7 +264,7 @@ def _refusals(m, xfrc_applied, sensors, codes):
 
 def refusal_capacity(m) -> int:
     """Rows ``_refusals`` can write (the count's row included): every check at most once per element."""
-    return 16 + m.njnt * 3 + m.ntendon + 4 * m.nu + m.nsensor
+    return 16 + 4 * m.njnt + 2 * m.ntendon + 4 * m.nu + m.nsensor
 
 
 # ---------------------------------------------------------------------------------------
@@ -523,6 +528,20 @@ def _force_partials(m, d, au, aa, rhs):
                     for c in range(nv):
                         rhs[r, nv + c] -= d.ten_J[t, r] * dd * d.ten_J[t, c]
     if not flags & DSBL_SPRING:
+        # fixed-tendon springs beyond their lengthspring deadband: -x k(x) along ten_J (constant);
+        # at the deadband's edge the inside value, zero
+        for t in range(m.ntendon):
+            length = d.ten_length[t]
+            lower, upper = m.tendon_lengthspring[t, 0], m.tendon_lengthspring[t, 1]
+            if lower <= length <= upper:
+                continue
+            x = length - upper if length > upper else length - lower
+            kx = poly_force_deriv(m.tendon_stiffness[t], m.tendon_stiffnesspoly[t, 0],
+                                  m.tendon_stiffnesspoly[t, 1], x, False)
+            if kx != 0.0:
+                for r in range(nv):
+                    for c in range(nv):
+                        rhs[r, c] -= d.ten_J[t, r] * kx * d.ten_J[t, c]
         for j in range(m.njnt):
             if m.jnt_type[j] == JNT_BALL or m.jnt_type[j] == JNT_FREE:
                 continue
