@@ -577,7 +577,7 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6,
     sensors="none"), as a control loop reuses them; else new ones. ``d`` is not modified. See
     docs/derivatives.md.
     """
-    if d._model is not m:
+    if getattr(d, "_model", None) is not m:
         bad_model_data(m, d, "transition_derivatives")
     mode = _SENSOR_MODES.get(sensors) if sensors.__class__ is str else None
     if mode is None:
