@@ -59,6 +59,7 @@ from kinedyn.engine.derivative import (
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
 from kinedyn.engine.derivative_rne import _V0, dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
 from kinedyn.engine.forward import forward_entry, forward_skip_sensor_entry
+from kinedyn.engine.passive_plastic import rotation_from_ref
 from kinedyn.engine.smooth_inertia import factor_i, full_m_kernel, solve_ld
 from kinedyn.engine.smooth_rne import com_vel_entry
 from kinedyn.engine.support import jac_kernel
@@ -147,7 +148,6 @@ def refusal_text(m, code: int, i: int) -> str:
             R_FLUID: "fluid forces",
             R_XFRC: "xfrc_applied",
             R_TENDON_ARMATURE: "tendon armature",
-            R_BALL_SPRING: f"joint {i}: the spring of a ball or free joint",
             R_TENDON_SPRING: f"tendon {i}: the spring of a spatial tendon or with plasticity",
             R_PLASTIC: f"joint {i}: a spring with plasticity",
             R_SPATIAL_TENDON: f"tendon {i}: a spatial tendon with damping or an actuator (its length's "
@@ -212,8 +212,6 @@ def _refusals(m, xfrc_applied, sensors, codes):
     if not flags & DSBL_SPRING:
         for j in range(m.njnt):
             stiff = m.jnt_stiffness[j] != 0.0 or _any_nonzero(m.jnt_stiffnesspoly[j])
-            if (m.jnt_type[j] == JNT_BALL or m.jnt_type[j] == JNT_FREE) and stiff:
-                _refuse(codes, R_BALL_SPRING, j)
             if stiff and m.jnt_plasticadr[j] >= 0:
                 _refuse(codes, R_PLASTIC, j)
         for t in range(m.ntendon):
@@ -544,12 +542,59 @@ def _force_partials(m, d, au, aa, rhs):
                         rhs[r, c] -= d.ten_J[t, r] * kx * d.ten_J[t, c]
         for j in range(m.njnt):
             if m.jnt_type[j] == JNT_BALL or m.jnt_type[j] == JNT_FREE:
+                _ball_spring_partials(m, d, j, rhs)
                 continue
             adr = m.jnt_qposadr[j]
             x = d.qpos[adr] - m.qpos_spring[adr]
             v = m.jnt_dofadr[j]
             rhs[v, v] -= poly_force_deriv(m.jnt_stiffness[j], m.jnt_stiffnesspoly[j, 0],
                                           m.jnt_stiffnesspoly[j, 1], x, False)
+
+
+@kernel(inline="always")
+def _vector_spring(rhs, adr, x0, x1, x2, k, p0, p1, jr):
+    """rhs[adr:adr+3, adr:adr+3] += d(-k(|x|) x)/dx · jr, k(r) = k + p0 r + p1 r^2 (mju_polyForce
+    of the vector's norm), jr the derivative of x in the dofs (3x3, as a 9-tuple by rows)."""
+    r = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    kr = k + p0 * r + p1 * r * r
+    dk = (p0 + 2.0 * p1 * r) / r if r > 0.0 else 0.0   # k'(r) / r: x x' k'(r) / r
+    x = (x0, x1, x2)
+    for a in range(3):
+        for b in range(3):
+            acc = 0.0
+            for c in range(3):
+                dfdx = -kr * (1.0 if a == c else 0.0) - dk * x[a] * x[c]
+                acc += dfdx * jr[3 * c + b]
+            rhs[adr + a, adr + b] += acc
+
+
+@kernel
+def _ball_spring_partials(m, d, j, rhs):
+    """The q-derivative of a ball or free joint's spring (mj_springdamper): -k(|x|) x with x the
+    translation from qpos_spring (free joints, world frame: dx = dq) and the rotation vector
+    x = log(q_spring^-1 q) (mju_subQuat): a tangent step q exp(δ) moves it by J_r^-1(x) δ, the
+    inverse right Jacobian of SO(3), I + [x]/2 + (1/θ² - (1 + cos θ)/(2 θ sin θ)) [x]², θ = |x|."""
+    k, p0, p1 = m.jnt_stiffness[j], m.jnt_stiffnesspoly[j, 0], m.jnt_stiffnesspoly[j, 1]
+    if k == 0.0 and p0 == 0.0 and p1 == 0.0:
+        return
+    padr, dadr = m.jnt_qposadr[j], m.jnt_dofadr[j]
+    if m.jnt_type[j] == JNT_FREE:
+        x = (d.qpos[padr] - m.qpos_spring[padr], d.qpos[padr + 1] - m.qpos_spring[padr + 1],
+             d.qpos[padr + 2] - m.qpos_spring[padr + 2])
+        _vector_spring(rhs, dadr, x[0], x[1], x[2], k, p0, p1, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
+        padr += 3
+        dadr += 3
+    sv = d.scratch_vec
+    th = rotation_from_ref(d.qpos, padr, m.qpos_spring, padr, d.scratch_quat, sv)
+    x0, x1, x2 = sv[0, 0], sv[0, 1], sv[0, 2]
+    if th < 1e-6:
+        c2 = 1.0 / 12.0
+    else:
+        c2 = 1.0 / (th * th) - (1.0 + math.cos(th)) / (2.0 * th * math.sin(th))
+    jr = (1.0 + c2 * (x0 * x0 - th * th), -0.5 * x2 + c2 * x0 * x1, 0.5 * x1 + c2 * x0 * x2,
+          0.5 * x2 + c2 * x1 * x0, 1.0 + c2 * (x1 * x1 - th * th), -0.5 * x0 + c2 * x1 * x2,
+          -0.5 * x1 + c2 * x2 * x0, 0.5 * x0 + c2 * x2 * x1, 1.0 + c2 * (x2 * x2 - th * th))
+    _vector_spring(rhs, dadr, x0, x1, x2, k, p0, p1, jr)
 
 
 @kernel
