@@ -9,8 +9,9 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
 * the actuators: force f = gain(l, v) * input + bias(l, v) (mj_fwdActuation), its partials in the
   transmission's length and velocity, in the input, and the input's in ctrl and act (clamps,
   actearly, filter/filterexact/integrator/muscle activation dynamics);
-* the passive springs and dampers of hinge and slide joints (polynomial ones too, mj_springdamper)
-  and the dampers of fixed tendons; gravity compensation (mj_gravcomp, ``_gravcomp_partials``);
+* the passive springs and dampers of joints (polynomial ones too, mj_springdamper; ball and free
+  joints' through the inverse right Jacobian of SO(3), ``_ball_spring_partials``), the springs
+  and dampers of fixed tendons; gravity compensation (mj_gravcomp, ``_gravcomp_partials``);
 * the integrator's system matrix K (M for Euler; M + h diag(B) with eulerdamp; implicitfast's
   M - h D gathered into M's sparsity as mj_implicitSkip does; implicit's M - h qDeriv with the
   RNE bias's velocity derivative, LU-factored): K qacc = f, hence K dqacc = df - dK qacc, with
