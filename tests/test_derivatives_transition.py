@@ -278,6 +278,11 @@ def test_out_and_a_model_changed_in_place():
     np.testing.assert_array_equal(fresh.D, first.D)
     with pytest.raises(ValueError, match="out C must be"):
         kd.transition_derivatives(m, d, sensors="none", out=first)
+    # gravity compensation switched on in place: its unit, not bound for this model, is bound then
+    a0 = first.A.copy()
+    m.body_gravcomp[2] = 0.5
+    assert np.abs(kd.transition_derivatives(m, d).A - a0).max() > 1e-3
+    m.body_gravcomp[2] = 0.0
     # a refused feature written into a model array in place is still seen (checked every call)
     m.jnt_actfrclimited[1] = True
     with pytest.raises(ValueError, match="joint actuatorfrcrange"):

@@ -11,12 +11,12 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   actearly, filter/filterexact/integrator/muscle activation dynamics);
 * the passive springs and dampers of joints (polynomial ones too, mj_springdamper; ball and free
   joints' through the inverse right Jacobian of SO(3), ``_ball_spring_partials``), the springs
-  and dampers of fixed tendons; gravity compensation (mj_gravcomp, ``_gravcomp_partials``);
+  and dampers of fixed tendons; gravity compensation (mj_gravcomp, ``gravcomp_partials_entry``);
 * the integrator's system matrix K (M for Euler; M + h diag(B) with eulerdamp; implicitfast's
   M - h D gathered into M's sparsity as mj_implicitSkip does; implicit's M - h qDeriv with the
   RNE bias's velocity derivative, LU-factored): K qacc = f, hence K dqacc = df - dK qacc, with
   the last term from the damper and actuator derivatives and, for implicit, the bias's
-  (``_bias_curvature``);
+  (``bias_curvature_entry``);
 * the position update on MuJoCo's tangent space (mj_integratePos; for a ball or a free joint's
   rotation, q' = q exp(h w'): d' = R(h w')^T d + h Jr(h w') dw', Jr the right Jacobian of SO(3)),
   and the activation update (mj_nextActivation, with its actrange clamp).
@@ -31,7 +31,7 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   part of the step not differentiated analytically yet.)
 
 * the sensors whose value is a function of the position and velocity stages' kinematics
-  (``_sensor_rows``, ``_frame_rows``, ``_subtree_com_rows``).
+  (``sensor_rows_entry``, ``_frame_rows``, ``_subtree_com_rows``).
 
 Where the derivative is one-sided (a ctrl, act or force exactly at the edge of its range), the
 value inside the range is returned, as mjd_transitionFD's one-sided differences see it; a clamp
@@ -53,7 +53,7 @@ from kinedyn.engine.derivative import (
     _is_free_body,
     dof_damping_deriv,
     eulerdamp_active,
-    implicit_lu_matrix,
+    implicit_lu_entry,
     implicit_matrix,
     rne_vel,
 )
@@ -603,8 +603,8 @@ def _system(m, d, au, aa, rhs, qacc, mats):
     """The integrator's system K qacc = qfrc_smooth + qfrc_constraint: K = M for Euler without its
     damping, M + h diag(B) with it, implicitfast's M - h D (all factorised in M's layout, returned
     as (qLD, qLDiagInv)), or implicit's M - h qDeriv (mj_implicitSkip with the RNE bias: LU-factorised
-    in mats[5], factor_lu_tree). qacc solved, and rhs -= d(K) qacc: the dampers' and the actuators'
-    velocity terms, and for implicit the bias's (``_bias_curvature``). Returns (qLD, qLDiagInv, ok),
+    in d.scratch_lu, factor_lu_tree). qacc solved, and rhs -= d(K) qacc: the dampers' and the actuators'
+    velocity terms, and for implicit the bias's (``bias_curvature_entry``). Returns (qLD, qLDiagInv, ok),
     ok False where implicit's LU meets a zero pivot (MuJoCo's mjERROR)."""
     nv, na, nu = m.nv, m.na, m.nu
     ndx = 2 * nv + na
@@ -620,11 +620,11 @@ def _system(m, d, au, aa, rhs, qacc, mats):
     for v in range(nv):
         qacc[v] = d.qfrc_smooth[v] + d.qfrc_constraint[v]
     if implicit:
-        lu = mats[5]
-        implicit_lu_matrix(m, d, lu)
-        if not factor_lu_tree(lu, m.dof_parentid, nv):
+        # units compiled only for models with the implicit integrator
+        implicit_lu_entry(m, d)
+        if not factor_lu_tree(d.scratch_lu, m.dof_parentid, nv):
             return qh, diaginv, False
-        solve_lu_tree(lu, qacc, nv)
+        solve_lu_tree(d.scratch_lu, qacc, nv)
     else:
         if implicitfast:
             implicit_matrix(m, d, qh)
@@ -670,20 +670,21 @@ def _system(m, d, au, aa, rhs, qacc, mats):
                 for a in range(na):
                     rhs[r, 2 * nv + a] += h * acc * aa[_DVA, i, a]
     if implicit:
-        _bias_curvature(m, d, rhs, qacc, mats)
+        bias_curvature_entry(m, d, rhs, qacc, mats)
     return qh, diaginv, True
 
 
-@kernel
-def _bias_curvature(m, d, rhs, qacc, mats):
+@handle_entry(args="float64[:, ::1], float64[::1], float64[:, :, ::1]",
+              needed=lambda m: m.opt.integrator == INT_IMPLICIT)
+def bias_curvature_entry(m, d, rhs, qacc, mats):
     """rhs -= h d(B(q, v) a)/d[q, v], a = qacc, B = d qfrc_bias/d qvel (mjd_rne_vel, the bias part
     of implicit's qDeriv). Without gravity the bias c(q, v) is a quadratic form Γ(q; v, v), so
     B(q, v) a = 2 Γ(q; v, a): its v-derivative is B(q, a) (mjd_rne_vel at velocity a), its
     q-derivative (∂c/∂q(q, v + a) - ∂c/∂q(q, v - a)) / 2 (gravity cancels), both exact. Uses
-    mats[0], mats[1] and mats[6][0]; leaves d's qvel and com_vel as they were, d.qacc zero."""
+    mats[0], mats[1] and mats[5][0]; leaves d's qvel and com_vel as they were, d.qacc zero."""
     nv = m.nv
     h = m.opt_timestep[0]
-    tq, tv, saved = mats[0], mats[1], mats[6][0]
+    tq, tv, saved = mats[0], mats[1], mats[5][0]
     for v in range(nv):
         saved[v] = d.qvel[v]
         d.qvel[v] = qacc[v]
@@ -934,8 +935,9 @@ def _subtree_com_rows(m, d, b, c_mat, adr):
             c_mat[adr + r, i] = f * (d.cdof[i, 3 + r] + pv[r])
 
 
-@kernel
-def _sensor_rows(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav, jac):
+@handle_entry(args="float64[:, ::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1], boolean, "
+                   "float64[:, ::1], float64[:, ::1]", needed=lambda m: m.nsensor > 0)
+def sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav, jac):
     """C, D for the covered sensors (SENSORS_COVERED); a row whose value sits at its cutoff is zero.
     ``dgrav``: d qfrc_gravcomp / d qpos where ``gravcomp`` acts (a JOINTACTFRC of a joint with
     actuatorgravcomp includes its share). ``jac``: (6, nv) scratch."""
@@ -1070,8 +1072,9 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
             rhs_f[r, c] = col[r]
 
 
-@kernel
-def _gravcomp_partials(m, d, rhs, body):
+@handle_entry(returns="boolean", args="float64[:, ::1], float64[:, :, ::1]",
+              needed=lambda m: bool(m.body_gravcomp.any()))
+def gravcomp_partials_entry(m, d, rhs, body):
     """rhs = d qfrc_gravcomp / d qpos, (nv, nv), the passive and actuatorgravcomp parts together;
     returns whether gravity compensation acts (mj_gravcomp's conditions). The force
     f_k = -gravcomp_k mass_k g at each body's com, constant in the world, is mapped by the com's
@@ -1123,7 +1126,7 @@ def _gravcomp_partials(m, d, rhs, body):
 
 @kernel(inline="always")
 def _gravcomp_torque(cdof, body, g, j, b):
-    """T_j(b) = v_j x (-M_b g) - (w_j x R_b) x g (``_gravcomp_partials``)."""
+    """T_j(b) = v_j x (-M_b g) - (w_j x R_b) x g (``gravcomp_partials_entry``)."""
     mb = body[b, 0, 0]
     f = (-mb * g[0], -mb * g[1], -mb * g[2])
     w = (cdof[j, 0], cdof[j, 1], cdof[j, 2])
@@ -1166,9 +1169,9 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
     sensors="fd" the not-differentiated sensors are listed there and 0 returned);
     STATUS_NONFINITE for a non-finite qpos, qvel, act, ctrl or qfrc_applied; STATUS_PIVOT where
     implicit's LU fails; or 1 + the constraint derivatives' status when they fail (the matrices are
-    then not meaningful). ``mats``: (7, nv, nv) scratch (dtau/dq, dtau/dv, G_q, G_v, H, implicit's
-    LU, rows); ``rhs_f`` (like rhs), ``kdense`` (nv, nv), and the constraint derivatives' fbuf,
-    ibuf, hbuf (derivative_constraint.work_shapes) for states with constraint rows; ``eps`` their
+    then not meaningful). ``mats``: (6, nv, nv) scratch (dtau/dq, dtau/dv, G_q, G_v, H, rows);
+    ``rhs_f`` (like rhs), ``kdense`` (nv, nv), and the constraint derivatives' fbuf, ibuf, hbuf
+    (derivative_constraint.work_shapes) for states with constraint rows; ``eps`` their
     position step; ``jac`` (6, nv) the frame sensors' Jacobians."""
     _refusals(m, xfrc_applied, mode != _SENSORS_NONE, codes)
     if codes[0, 0] > 0:
@@ -1210,13 +1213,14 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
     _actuator_partials(m, d, au, aa, a_mat, b_mat)
     _force_partials(m, d, au, aa, rhs)
     tq, tv = mats[0], mats[1]
-    gravcomp = _gravcomp_partials(m, d, tq, d.scratch_rne_body)
+    # a unit compiled only for models with gravity compensation
+    gravcomp = _any_nonzero(m.body_gravcomp) and gravcomp_partials_entry(m, d, tq, d.scratch_rne_body)
     if gravcomp:
         for r in range(nv):
             for c in range(nv):
                 rhs[r, c] += tq[r, c]
     if c_mat.shape[0] > 0:
-        _sensor_rows(m, d, au, aa, c_mat, d_mat, gravcomp, tq, jac)
+        sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, tq, jac)
     if constrained:
         _constrained_forward(m, d, rhs, rhs_f, mats, kdense)
     qacc = d.scratch_nv_b
@@ -1249,7 +1253,7 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
             rhs[r, c] -= tq[r, c]
             rhs[r, nv + c] -= tv[r, c]
     if integrator == INT_IMPLICIT:
-        _solve_lu_rows(mats[5], rhs, mats[6][0])
+        _solve_lu_rows(d.scratch_lu, rhs, mats[5][0])
     else:
         solve_ld_rows(m, qld, diaginv, rhs, 1.0)
     _step_rows(m, d, rhs, qacc, a_mat, b_mat)
@@ -1265,7 +1269,7 @@ def work_arrays(m, w) -> tuple:
     nv, na, nu = m.nv, m.na, m.nu
     ndx = 2 * nv + na
     fshape, ishape, hshape = work_shapes(m, w)
-    return (np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((7, nv, nv)),
+    return (np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((6, nv, nv)),
             np.empty((nv, ndx + nu)), np.empty((nv, nv)), np.empty(fshape), np.empty(ishape, dtype=np.int64),
             np.empty(hshape), np.zeros((6, nv)), np.zeros((refusal_capacity(m), 2), dtype=np.int64))
 
