@@ -4,8 +4,9 @@
 
 Times ``kd.transition_fd`` against ``mujoco.mjd_transitionFD`` (A and B; forward and centred
 differences), ``kd.inverse_fd`` against ``mujoco.mjd_inverseFD`` (all outputs), and the analytical
-``kd.transition_derivatives`` (A and B; ``sensors="none"``) against ``mjd_transitionFD`` with
-forward differences (issue 25's target: 10x faster), at one state per model: for "-floor" models
+``kd.transition_derivatives`` (A and B; ``sensors="none"``; allocating its outputs, and with
+``out=`` reusing them) against ``mjd_transitionFD`` with forward differences (issue 25's target:
+10x faster), at one state per model: for "-floor" models
 the standing state of ``kinedyn bench`` (MuJoCo settled from qpos0),
 else a few MuJoCo steps from qpos0 (contacts and constraints off, as ``kinedyn bench``). The
 gymnasium models' RK4 is switched to Euler: mjd_transitionFD refuses RK4. Wall-clock time, the
@@ -130,6 +131,9 @@ def bench_analytical(name, m, d, mjm, mjd, repeats: int) -> None:
     t_kd = _best(lambda: kd.transition_derivatives(m, d, sensors="none"), repeats)
     t_mj = _best(lambda: mujoco.mjd_transitionFD(mjm, mjd, 1e-6, False, A, B, None, None), repeats)
     _row(name, "transition_derivatives", t_kd, t_mj, rel)
+    # the outputs reused (a result passed back as out=, as a control loop does; MuJoCo's are too)
+    t_kd = _best(lambda: kd.transition_derivatives(m, d, sensors="none", out=ours), repeats)
+    _row(name, "transition_derivatives out=", t_kd, t_mj, rel)
 
 
 def main(argv=None) -> None:

@@ -96,7 +96,7 @@ def _check(case, label, bar=1e-9, agree=FD_AGREE):
     return ours
 
 
-@pytest.mark.parametrize("integrator", ["EULER", "IMPLICITFAST"])
+@pytest.mark.parametrize("integrator", ["EULER", "IMPLICITFAST", "IMPLICIT"])
 def test_free_ball_hinge(integrator):
     case = _case(SMALL, 40, [0.7, 0.4, 0.1], kd.IntegratorType[integrator])
     ours = _check(case, integrator)
@@ -132,6 +132,53 @@ def test_humanoid():
     assert np.abs(ours.A - fd.A).max() <= 1e-8 * np.abs(fd.A).max()
 
 
+# gravity compensation: two bodies partly compensated, the hinge's share through its actuators
+# (actuatorgravcomp); the free body spins, so the implicit integrator's bias curvature is exercised
+GRAVCOMP = SMALL.replace('<body pos=".2 0 0"><joint name="h"',
+                         '<body pos=".2 0 0" gravcomp=".7"><joint name="h"') \
+    .replace('springref=".1"/>', 'springref=".1" actuatorgravcomp="true"/>') \
+    .replace('<body pos=".2 0 0"><joint name="b"', '<body pos=".2 0 0" gravcomp="1.3"><joint name="b"')
+
+
+@pytest.mark.parametrize("integrator", ["EULER", "IMPLICIT"])
+def test_gravcomp(integrator):
+    case = _case(GRAVCOMP, 40, [0.7, 0.4, 0.1], kd.IntegratorType[integrator])
+    m, d = case[0], case[1]
+    assert m.body_gravcomp.sum() == 2.0 and m.jnt_actgravcomp.any()
+    kd.forward(m, d)
+    assert np.abs(d.qfrc_gravcomp).max() > 0.1
+    _check(case, f"gravcomp {integrator}")
+
+
+@pytest.mark.parametrize("integrator", ["EULER", "IMPLICIT"])
+def test_ball_and_free_springs(integrator):
+    """Polynomial springs on the free joint (translation and rotation) and the ball."""
+    xml = SMALL.replace("<freejoint/>", '<joint type="free" stiffness="4 2 1"/>').replace(
+        'type="ball" damping=".3"/>', 'type="ball" damping=".3" stiffness="3 .5 1"/>')
+    case = _case(xml, 40, [0.7, 0.4, 0.1], kd.IntegratorType[integrator])
+    spring = np.abs(case[3].qfrc_spring)   # dofs: free 0-5, hinge 6, ball 7-9
+    assert spring[0:3].max() > 0.1 and spring[3:6].max() > 0.1 and spring[7:10].max() > 0.01
+    _check(case, f"ball and free springs {integrator}")
+
+
+def test_fixed_tendon_spring():
+    """A fixed tendon's polynomial spring beyond its deadband, with a damper, under implicitfast."""
+    tendon = ('<tendon><fixed name="ft" stiffness="3 1 2" damping=".2" springlength="-.01 .01">'
+              '<joint joint="h" coef="2"/></fixed></tendon>')
+    xml = SMALL.replace("<actuator>", tendon + "<actuator>")
+    xml = xml.replace("<sensor>", '<sensor><tendonpos tendon="ft"/>')
+    case = _case(xml, 40, [0.7, 0.4, 0.1], kd.IntegratorType.IMPLICITFAST)
+    assert abs(case[3].ten_length[0]) > 0.02   # beyond the deadband: the spring acts
+    _check(case, "fixed tendon spring")
+
+
+def test_humanoid_implicit():
+    """The full mjd_smooth_vel (the RNE bias's velocity derivative) on a 27-dof tree."""
+    xml = gym_model_path("humanoid").read_text()
+    off = int(kd.DisableBit.CONTACT | kd.DisableBit.LIMIT)
+    _check(_case(xml, 30, 0.2, kd.IntegratorType.IMPLICIT, off), "humanoid implicit")
+
+
 def test_refusals():
     m = kd.Model.from_xml_string(SMALL)
     d = kd.Data(m)
@@ -156,9 +203,10 @@ def test_refusals():
     spatial = kd.Model.from_xml_path(str(MODELS / "muscle_spatial_tendon.xml"))
     with pytest.raises(ValueError, match="spatial tendon|transmission"):
         kd.transition_derivatives(spatial, kd.Data(spatial))
-    frame = '<sensor><framelinvel objtype="body" objname="world"/>'
+    frame = '<sensor><framelinacc objtype="body" objname="world"/><framepos objtype="body" objname="world" ' \
+        'reftype="body" refname="world"/>'
     with_acc = kd.Model.from_xml_string(SMALL.replace("<sensor>", frame))
-    with pytest.raises(ValueError, match="FRAMELINVEL"):
+    with pytest.raises(ValueError, match="FRAMELINACC.*sensor 1: a frame sensor with a reference frame"):
         kd.transition_derivatives(with_acc, kd.Data(with_acc))
 
 
@@ -170,8 +218,46 @@ def test_frame_sensors():
     _check(_case(xml.replace("<sensor>", frames), 40, [0.7, 0.4, 0.1]), "frames")
 
 
+MOTION_SENSORS = (
+    '<sensor><framequat objtype="site" objname="s"/><framequat objtype="body" objname="tip"/>'
+    '<framexaxis objtype="geom" objname="g"/><frameyaxis objtype="xbody" objname="tip"/>'
+    '<framezaxis objtype="site" objname="t"/><framelinvel objtype="site" objname="t"/>'
+    '<framelinvel objtype="body" objname="tip"/><frameangvel objtype="xbody" objname="tip"/>'
+    '<frameangvel objtype="geom" objname="g"/><velocimeter site="t"/><gyro site="t"/>'
+    '<ballquat joint="b"/><ballangvel joint="b"/><subtreecom body="world"/><subtreecom body="tip"/>')
+
+
+def test_spatial_tendon_length():
+    """tendonpos of a spatial tendon: its Jacobian ten_J (the velocity's sensor would need its
+    Hessian: refused)."""
+    xml = SMALL.replace('<geom type="box"', '<site name="s" pos=".1 0 .05"/><geom type="box"')
+    xml = xml.replace('fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"/><site name="t" pos="0 .2 .1"/>')
+    tendon = '<tendon><spatial name="sp"><site site="s"/><site site="t"/></spatial></tendon>'
+    xml = xml.replace("<actuator>", tendon + "<actuator>")
+    xml = xml.replace("<sensor>", '<sensor><tendonpos tendon="sp"/>')
+    ours = _check(_case(xml, 40, [0.7, 0.4, 0.1]), "spatial tendonpos")
+    assert np.abs(ours.C[0, :9]).max() > 0.05
+    m = kd.Model.from_xml_string(xml.replace("<sensor>", '<sensor><tendonvel tendon="sp"/>'))
+    with pytest.raises(ValueError, match="sensor 0: TENDONVEL of a spatial tendon"):
+        kd.transition_derivatives(m, kd.Data(m))
+
+
+@pytest.mark.parametrize("integrator", ["EULER", "IMPLICIT"])
+def test_motion_sensors(integrator):
+    """Orientation, velocity and com sensors (no reference frame), on a site of the ball's body
+    (t), the free body's site and geom, and the bodies after the hinge."""
+    xml = SMALL.replace('<geom type="box"', '<site name="s" pos=".1 0 .05"/><geom name="g" type="box"')
+    xml = xml.replace('<body pos=".2 0 0"><joint name="b"', '<body name="tip" pos=".2 0 0"><joint name="b"')
+    xml = xml.replace('fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"/><site name="t" pos=".05 .1 .02" '
+                      'euler="20 -30 40"/>')
+    ours = _check(_case(xml.replace("<sensor>", MOTION_SENSORS), 40, [0.7, 0.4, 0.1],
+                        kd.IntegratorType[integrator]), f"motion sensors {integrator}")
+    nv = 9
+    assert np.abs(ours.C[:, :nv]).max() > 0.1 and np.abs(ours.C[:, nv:2 * nv]).max() > 0.1
+
+
 def test_sensor_modes():
-    xml = SMALL.replace("<sensor>", '<sensor><subtreecom body="world"/>')
+    xml = SMALL.replace("<sensor>", '<sensor><subtreelinvel body="world"/>')
     m, d, _, _ = _case(xml, 20, [0.2, 0.1, 0.0])
     filled = kd.transition_derivatives(m, d, sensors="fd")
     assert filled.fd_sensor_rows == [0, 1, 2]
@@ -180,6 +266,27 @@ def test_sensor_modes():
     none = kd.transition_derivatives(m, d, sensors="none")
     assert none.C.shape == (0, 2 * m.nv + m.na)
     np.testing.assert_array_equal(none.A, filled.A)
+
+
+def test_out_and_a_model_changed_in_place():
+    m, d, _, _ = _case(SMALL, 20, [0.2, 0.1, 0.0])
+    first = kd.transition_derivatives(m, d)
+    again = kd.transition_derivatives(m, d, out=first)
+    assert again is first
+    fresh = kd.transition_derivatives(m, d)
+    np.testing.assert_array_equal(fresh.A, first.A)
+    np.testing.assert_array_equal(fresh.D, first.D)
+    with pytest.raises(ValueError, match="out C must be"):
+        kd.transition_derivatives(m, d, sensors="none", out=first)
+    # gravity compensation switched on in place: its unit, not bound for this model, is bound then
+    a0 = first.A.copy()
+    m.body_gravcomp[2] = 0.5
+    assert np.abs(kd.transition_derivatives(m, d).A - a0).max() > 1e-3
+    m.body_gravcomp[2] = 0.0
+    # a refused feature written into a model array in place is still seen (checked every call)
+    m.jnt_actfrclimited[1] = True
+    with pytest.raises(ValueError, match="joint actuatorfrcrange"):
+        kd.transition_derivatives(m, d, out=first)
 
 
 def test_check_derivatives_stages():

@@ -178,24 +178,63 @@ def rne_partials(m, d, qacc, flg_acc, body, dof):
         _set(body, b, _ACC, acc)
 
 
+@kernel(inline="always")
+def _unit_cross(k, a0, a1, a2):
+    """e_k x a for a unit axis e_k (k in 0..2) and a 3-vector a."""
+    if k == 0:
+        return 0.0, -a2, a1
+    if k == 1:
+        return a2, 0.0, -a0
+    return -a1, a0, 0.0
+
+
+@kernel(inline="always")
+def _inert_col(c, k):
+    """Column k of the 6x6 com-based inertia in cinert layout c (mju_mulInertVec of e_k)."""
+    if k == 0:
+        return c[0], c[3], c[4], 0.0, -c[8], c[7]
+    if k == 1:
+        return c[3], c[1], c[5], c[8], 0.0, -c[6]
+    if k == 2:
+        return c[4], c[5], c[2], -c[7], c[6], 0.0
+    if k == 3:
+        return 0.0, c[8], -c[7], c[9], 0.0, 0.0
+    if k == 4:
+        return -c[8], 0.0, c[6], 0.0, c[9], 0.0
+    return c[7], -c[6], 0.0, 0.0, 0.0, c[9]
+
+
 @kernel
 def composite_b(m, d, bmat):
     """bmat[b] = sum over b's subtree of B_k, B_k u = I_k (u x v_k) + u x* (I_k v_k) + v_k x* (I_k u)
-    (Carpentier & Mansard's B_i, as a 6x6 matrix per body, world at zero)."""
-    for b in range(m.nbody):
-        for r in range(6):
-            for c in range(6):
-                bmat[b, r, c] = 0.0
+    (Carpentier & Mansard's B_i, as a 6x6 matrix per body, world at zero), column by column with
+    u the unit vectors: u x v_k and u x* h are then a cross product with a unit axis, I_k u a
+    column of I_k."""
+    for r in range(6):
+        for c in range(6):
+            bmat[0, r, c] = 0.0
     for b in range(1, m.nbody):
         vel = row6(d.cvel, b)
         h = inert_vec(d.cinert, b, vel)
-        for c in range(6):
-            u = (1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0, 1.0 if c == 2 else 0.0,
-                 1.0 if c == 3 else 0.0, 1.0 if c == 4 else 0.0, 1.0 if c == 5 else 0.0)
-            col = _add(_add(inert_vec(d.cinert, b, _cross(u, vel)), cross_force(u, h)),
-                       cross_force(vel, inert_vec(d.cinert, b, u)))
+        ci = d.cinert[b]
+        for k in range(6):
+            if k < 3:
+                # u = (e_k, 0): u x v = (e_k x w, e_k x v_lin); u x* h = (e_k x h_rot, e_k x h_lin)
+                a = _unit_cross(k, vel[0], vel[1], vel[2])
+                bl = _unit_cross(k, vel[3], vel[4], vel[5])
+                x = (a[0], a[1], a[2], bl[0], bl[1], bl[2])
+                f1 = _unit_cross(k, h[0], h[1], h[2])
+                f2 = _unit_cross(k, h[3], h[4], h[5])
+                uh = (f1[0], f1[1], f1[2], f2[0], f2[1], f2[2])
+            else:
+                # u = (0, e_k): u x v = (0, e_k x w); u x* h = (e_k x h_lin, 0)
+                a = _unit_cross(k - 3, vel[0], vel[1], vel[2])
+                x = (0.0, 0.0, 0.0, a[0], a[1], a[2])
+                f1 = _unit_cross(k - 3, h[3], h[4], h[5])
+                uh = (f1[0], f1[1], f1[2], 0.0, 0.0, 0.0)
+            col = _add(_add(inert_vec(d.cinert, b, x), uh), cross_force(vel, _inert_col(ci, k)))
             for r in range(6):
-                bmat[b, r, c] = col[r]
+                bmat[b, r, k] = col[r]
     for b in range(m.nbody - 1, 0, -1):
         p = m.body_parentid[b]
         if p > 0:
@@ -301,14 +340,21 @@ def rne_pos_matrix(m, d, body, bmat, dof, dq):
 
 
 @kernel
-def _rne_derivs(m, d, body, bmat, dof, dq, dv, da):
-    """The three derivatives at d.qpos, d.qvel, d.qacc, the kinematics, crb and com_vel done."""
+def rne_derivs_qv(m, d, body, bmat, dof, dq, dv):
+    """d qfrc_rne / d qpos and / d qvel at d.qpos, d.qvel, d.qacc, the kinematics, crb and com_vel
+    done (``_rne_derivs`` without the mass matrix)."""
     rne_partials(m, d, d.qacc, True, body, dof)
     composite_b(m, d, bmat)
     subtree_forces(m, d, body)
     rne_vel_columns(m, d, bmat, dof)
     rne_vel_matrix(m, d, dof, dv, 1.0, False)
     rne_pos_matrix(m, d, body, bmat, dof, dq)
+
+
+@kernel
+def _rne_derivs(m, d, body, bmat, dof, dq, dv, da):
+    """The three derivatives at d.qpos, d.qvel, d.qacc, the kinematics, crb and com_vel done."""
+    rne_derivs_qv(m, d, body, bmat, dof, dq, dv)
     for i in range(m.nv):
         for j in range(m.nv):
             da[i, j] = 0.0

@@ -9,11 +9,14 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
 * the actuators: force f = gain(l, v) * input + bias(l, v) (mj_fwdActuation), its partials in the
   transmission's length and velocity, in the input, and the input's in ctrl and act (clamps,
   actearly, filter/filterexact/integrator/muscle activation dynamics);
-* the passive springs and dampers of hinge and slide joints (polynomial ones too, mj_springdamper)
-  and the dampers of fixed tendons;
+* the passive springs and dampers of joints (polynomial ones too, mj_springdamper; ball and free
+  joints' through the inverse right Jacobian of SO(3), ``_ball_spring_partials``), the springs
+  and dampers of fixed tendons; gravity compensation (mj_gravcomp, ``gravcomp_partials_entry``);
 * the integrator's system matrix K (M for Euler; M + h diag(B) with eulerdamp; implicitfast's
-  M - h D gathered into M's sparsity as mj_implicitSkip does): K qacc = f, hence
-  K dqacc = df - dK qacc, with the last term from the damper and actuator derivatives;
+  M - h D gathered into M's sparsity as mj_implicitSkip does; implicit's M - h qDeriv with the
+  RNE bias's velocity derivative, LU-factored): K qacc = f, hence K dqacc = df - dK qacc, with
+  the last term from the damper and actuator derivatives and, for implicit, the bias's
+  (``bias_curvature_entry``);
 * the position update on MuJoCo's tangent space (mj_integratePos; for a ball or a free joint's
   rotation, q' = q exp(h w'): d' = R(h w')^T d + h Jr(h w') dw', Jr the right Jacobian of SO(3)),
   and the activation update (mj_nextActivation, with its actrange clamp).
@@ -22,16 +25,20 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   H = -d qfrc_constraint/d qacc, every row's zone and the contact set held): forward's qacc
   satisfies M qacc + bias = f + qfrc_constraint(q, v, qacc), hence (M + H) dqacc_fwd =
   df - d(M qacc + bias) + G_q dq + G_v dv (the implicit function theorem on MuJoCo's convex
-  problem). Plain Euler steps with that qacc; with eulerdamp or implicitfast the integrator's
+  problem). Plain Euler steps with that qacc; with eulerdamp, implicit or implicitfast the integrator's
   system K qacc = qfrc_smooth + qfrc_constraint takes d qfrc_constraint = G_q dq + G_v dv -
   H dqacc_fwd. (G_q is a central difference of the held-zone force, see that module: the one
   part of the step not differentiated analytically yet.)
 
+* the sensors whose value is a function of the position and velocity stages' kinematics
+  (``sensor_rows_entry``, ``_frame_rows``, ``_subtree_com_rows``).
+
 Where the derivative is one-sided (a ctrl, act or force exactly at the edge of its range), the
 value inside the range is returned, as mjd_transitionFD's one-sided differences see it; a clamp
 strictly engaged gives zero. Anything else the model uses is refused with a ValueError naming it
-(``unsupported``): never a wrong number. All of it is dense linear algebra on (nv, nv) blocks and
-a few per-actuator scalars, in one unit (``transition_derivatives_entry``: forward, then the chain
+(``_refusals``, run by the unit on every call): never a wrong number. All of it is dense linear
+algebra on (nv, nv) blocks and a few per-actuator scalars, in one unit
+(``transition_derivatives_entry``: the refusals, the state copied in, forward, then the chain
 rule), compiled the first time transition_derivatives is called; it calls derivative_rne's kernels.
 """
 
@@ -42,11 +49,20 @@ import math
 import numpy as np
 
 from kinedyn._jit import FastEntry, NotBound, handle_entry, kernel, rebind
-from kinedyn.engine.derivative import dof_damping_deriv, eulerdamp_active, implicit_matrix
+from kinedyn.engine.derivative import (
+    _is_free_body,
+    dof_damping_deriv,
+    eulerdamp_active,
+    implicit_lu_entry,
+    implicit_matrix,
+    rne_vel,
+)
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
-from kinedyn.engine.derivative_rne import _rne_derivs, solve_ld_rows
-from kinedyn.engine.forward import forward_entry
+from kinedyn.engine.derivative_rne import _V0, dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
+from kinedyn.engine.forward import forward_entry, forward_skip_sensor_entry
+from kinedyn.engine.passive_plastic import rotation_from_ref
 from kinedyn.engine.smooth_inertia import factor_i, full_m_kernel, solve_ld
+from kinedyn.engine.smooth_rne import com_vel_entry
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -57,6 +73,7 @@ from kinedyn.engine.types import (
     DSBL_CLAMPCTRL,
     DSBL_CONSTRAINT,
     DSBL_DAMPER,
+    DSBL_GRAVITY,
     DSBL_SPRING,
     DYN_FILTER,
     DYN_FILTEREXACT,
@@ -67,12 +84,16 @@ from kinedyn.engine.types import (
     GAIN_FIXED,
     GAIN_MUSCLE,
     INT_EULER,
+    INT_IMPLICIT,
     INT_IMPLICITFAST,
     JNT_BALL,
     JNT_FREE,
     MINVAL,
+    OPT_DENSITY,
     OPT_DISABLEFLAGS,
     OPT_INTEGRATOR,
+    OPT_NOSLIP_ITERATIONS,
+    OPT_VISCOSITY,
     TRN_JOINT,
     TRN_JOINTINPARENT,
     TRN_TENDON,
@@ -81,129 +102,168 @@ from kinedyn.engine.types import (
     ObjType,
     SensorType,
 )
+from kinedyn.engine.util_linalg3 import cross3
 from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
-from kinedyn.engine.util_solve import chol_factor, chol_solve
+from kinedyn.engine.util_solve import chol_factor, chol_solve, factor_lu_tree, solve_lu_tree
+from kinedyn.engine.util_spatial import cross_motion, quat_product, row6
 
 # sensors differentiated here: their value is linear in qpos/qvel, or an actuator quantity
 SENSORS_COVERED = frozenset({
     SensorType.JOINTPOS, SensorType.JOINTVEL, SensorType.TENDONPOS, SensorType.TENDONVEL,
     SensorType.ACTUATORPOS, SensorType.ACTUATORVEL, SensorType.ACTUATORFRC, SensorType.JOINTACTFRC,
-    SensorType.CLOCK, SensorType.FRAMEPOS,
+    SensorType.CLOCK, SensorType.FRAMEPOS, SensorType.FRAMEQUAT, SensorType.FRAMEXAXIS, SensorType.FRAMEYAXIS,
+    SensorType.FRAMEZAXIS, SensorType.FRAMELINVEL, SensorType.FRAMEANGVEL, SensorType.VELOCIMETER,
+    SensorType.GYRO, SensorType.BALLQUAT, SensorType.BALLANGVEL, SensorType.SUBTREECOM,
 })
-# frame sensors' objects differentiated (FRAMEPOS without a reference frame)
-_FRAME_OBJECTS = (int(ObjType.BODY), int(ObjType.XBODY), int(ObjType.GEOM), int(ObjType.SITE))
+_SENSOR_COVERED = np.zeros(max(int(t) for t in SensorType) + 1, dtype=np.bool_)
+_SENSOR_COVERED[[int(t) for t in SENSORS_COVERED]] = True
+# frame sensors' objects differentiated (bodies, geoms and sites, without a reference frame)
+_OBJ_BODY, _OBJ_XBODY, _OBJ_GEOM = int(ObjType.BODY), int(ObjType.XBODY), int(ObjType.GEOM)
+_OBJ_SITE = int(ObjType.SITE)
 
 
-_DYN_COVERED = (DYN_NONE, DYN_INTEGRATOR, DYN_FILTER, DYN_FILTEREXACT, DYN_MUSCLE)
+# What the unit refuses, as (code, index) rows written by ``_refusals`` (compiled: checked on
+# every call, so a model array changed in place is still caught, at no cost worth measuring);
+# the wrapper turns them into the ValueError's text (``refusal_text``). Codes from R_SENSOR on
+# are the sensors not differentiated: refused with sensors="analytical", filled by finite
+# differences with sensors="fd".
+(R_INTEGRATOR, R_LONE_FREE, R_NOSLIP, R_FLUID, R_XFRC, R_TENDON_ARMATURE, R_BALL_SPRING, R_TENDON_SPRING,
+ R_SPATIAL_TENDON, R_JNT_ACTFRC, R_TRANSMISSION, R_USER, R_MULTI_ACT, R_MUSCLE_IMPLICIT,
+ R_ACTGRAVCOMP, R_PLASTIC) = range(1, 17)
+R_SENSOR = 20
+R_SENSOR_TYPE, R_SENSOR_SPATIAL, R_SENSOR_FRAME = 20, 21, 22
 
 
-def _fixed_tendon(m, t) -> bool:
-    adr, num = int(m.tendon_adr[t]), int(m.tendon_num[t])
-    return bool(np.all(m.wrap_type[adr:adr + num] == WRAP_JOINT))
+def refusal_text(m, code: int, i: int) -> str:
+    """The message of one refusal row (``_refusals``)."""
+    if code == R_INTEGRATOR:
+        return f"the {IntegratorType(i).name} integrator (Euler, implicit and implicitfast are covered)"
+    if code >= R_SENSOR:
+        what = {R_SENSOR_TYPE: f"type {SensorType(int(m.sensor_type[i])).name}",
+                R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon",
+                R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera"}[code]
+        return f"sensor {i}: {what}"
+    return {R_LONE_FREE: f"joint {i}: a lone free body under implicitfast (its gyroscopic block, "
+                         "mjd_freeMhat)",
+            R_NOSLIP: "the noslip solver (it changes the forces after the optimum)",
+            R_FLUID: "fluid forces",
+            R_XFRC: "xfrc_applied",
+            R_TENDON_ARMATURE: "tendon armature",
+            R_TENDON_SPRING: f"tendon {i}: the spring of a spatial tendon or with plasticity",
+            R_PLASTIC: f"joint {i}: a spring with plasticity",
+            R_SPATIAL_TENDON: f"tendon {i}: a spatial tendon with damping or an actuator (its length's "
+                              "Hessian)",
+            R_JNT_ACTFRC: "joint actuatorfrcrange",
+            R_TRANSMISSION: f"actuator {i}: its transmission (only hinge/slide joints and fixed tendons "
+                            "without actuatorfrcrange are covered)",
+            R_USER: f"actuator {i}: user dynamics, gain or bias",
+            R_MULTI_ACT: f"actuator {i}: several activations",
+            R_MUSCLE_IMPLICIT: f"actuator {i}: a muscle under implicit or implicitfast (the second "
+                               "derivative of its gain)",
+            R_ACTGRAVCOMP: f"joint {i}: actuatorgravcomp with the actuators off"}[code]
 
 
-def _lone_free_body(m, j) -> bool:
-    """mj_isFreeBody: implicitfast solves such a body with its gyroscopic derivative."""
-    if m.jnt_type[j] != JNT_FREE:
-        return False
-    b = int(m.jnt_bodyid[j])
-    if m.body_jntnum[b] != 1 or m.body_subtreemass[b] != m.body_mass[b]:
-        return False
-    return b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]
+@kernel
+def _fixed_tendon(m, t):
+    for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
+        if m.wrap_type[w] != WRAP_JOINT:
+            return False
+    return True
 
 
-# the model arrays ``unsupported`` reads (besides the options): a change to any of them re-checks
-_CHECKED = ("jnt_type", "jnt_stiffness", "jnt_stiffnesspoly", "tendon_stiffness", "tendon_stiffnesspoly",
-            "tendon_damping", "tendon_dampingpoly", "tendon_actuatorid", "tendon_armature",
-            "tendon_actfrclimited",
-            "body_gravcomp", "jnt_actgravcomp", "jnt_actfrclimited", "actuator_trntype", "actuator_trnid",
-            "actuator_dyntype", "actuator_gaintype", "actuator_biastype", "actuator_actnum", "sensor_type",
-            "sensor_objid", "wrap_type")
+@kernel
+def _refuse(codes, code, i):
+    n = codes[0, 0] + 1
+    if n < codes.shape[0]:
+        codes[n, 0], codes[n, 1] = code, i
+        codes[0, 0] = n
 
 
-def unsupported_cached(m, d, sensors: bool, cache: dict) -> list[str]:
-    """``unsupported`` for the model's part, remembered in ``cache`` under the options and a
-    digest of the arrays it reads, plus the state's part (xfrc_applied; the constraint rows are
-    checked by the unit after its forward pass)."""
-    opt = m.opt
-    key = (sensors, int(opt.integrator), int(opt.disableflags), float(opt.density), float(opt.viscosity),
-           bool(m._has_actuator_callbacks), hash(b"".join(getattr(m, name).tobytes() for name in _CHECKED)))
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = unsupported(m, None, sensors)
-    if d.xfrc_applied.any():
-        return [*found, "xfrc_applied"]
-    return found
+@kernel
+def _any_nonzero(x):
+    for k in range(x.size):
+        if x.flat[k] != 0.0:
+            return True
+    return False
 
 
-def unsupported(m, d, sensors: bool = True) -> list[str]:
-    """What at this model and state ``transition_derivatives`` does not differentiate, by name
-    (empty when it covers everything). ``d`` after a forward pass (for its constraint rows and
-    xfrc_applied), or None for the model's part alone."""
-    flags = int(m.opt.disableflags)
-    out = []
-    integrator = int(m.opt.integrator)
-    if integrator not in (INT_EULER, INT_IMPLICITFAST):
-        out.append(f"the {IntegratorType(integrator).name} integrator (Euler and implicitfast are covered; "
-                   "implicit needs the q-derivative of mjd_rne_vel, RK4 the chain through its stages)")
+@kernel
+def _refusals(m, xfrc_applied, sensors, codes):
+    """Rows (code, index) from codes[1] on of what ``transition_derivatives`` does not
+    differentiate at this model and applied force (codes[0, 0] their count); the sensor rows
+    (codes >= R_SENSOR) only if ``sensors``. The constraint rows are checked after forward."""
+    codes[0, 0] = 0
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    integrator = m.opt_flags[OPT_INTEGRATOR]
+    implicit = integrator == INT_IMPLICIT or integrator == INT_IMPLICITFAST
+    if integrator != INT_EULER and not implicit:
+        _refuse(codes, R_INTEGRATOR, integrator)
     if integrator == INT_IMPLICITFAST:
         for j in range(m.njnt):
-            if _lone_free_body(m, j):
-                out.append(f"joint {j}: a lone free body under implicitfast "
-                           "(its gyroscopic block, mjd_freeMhat)")
-    if not flags & DSBL_CONSTRAINT and int(m.opt.noslip_iterations) > 0:
-        out.append("the noslip solver (it changes the forces after the optimum)")
-    if m._has_actuator_callbacks:
-        out.append("user-actuator callbacks")
-    if np.any(m.body_gravcomp) or np.any(m.jnt_actgravcomp):
-        out.append("gravity compensation")
-    if m.opt.density > 0 or m.opt.viscosity > 0:
-        out.append("fluid forces")
-    if d is not None and np.any(d.xfrc_applied):
-        out.append("xfrc_applied")
-    if np.any(m.tendon_armature):
-        out.append("tendon armature")
+            if _is_free_body(m, j):
+                _refuse(codes, R_LONE_FREE, j)
+    if not flags & DSBL_CONSTRAINT and m.opt_flags[OPT_NOSLIP_ITERATIONS] > 0:
+        _refuse(codes, R_NOSLIP, 0)
+    if m.opt_real[OPT_DENSITY] > 0.0 or m.opt_real[OPT_VISCOSITY] > 0.0:
+        _refuse(codes, R_FLUID, 0)
+    if _any_nonzero(xfrc_applied):
+        _refuse(codes, R_XFRC, 0)
+    if _any_nonzero(m.tendon_armature):
+        _refuse(codes, R_TENDON_ARMATURE, 0)
     if not flags & DSBL_SPRING:
         for j in range(m.njnt):
-            stiff = m.jnt_stiffness[j] or np.any(m.jnt_stiffnesspoly[j])
-            if m.jnt_type[j] in (JNT_BALL, JNT_FREE) and stiff:
-                out.append(f"joint {j}: the spring of a ball or free joint")
-        if np.any(m.tendon_stiffness) or np.any(m.tendon_stiffnesspoly):
-            out.append("tendon springs")
+            stiff = m.jnt_stiffness[j] != 0.0 or _any_nonzero(m.jnt_stiffnesspoly[j])
+            if stiff and m.jnt_plasticadr[j] >= 0:
+                _refuse(codes, R_PLASTIC, j)
+        for t in range(m.ntendon):
+            if m.tendon_stiffness[t] != 0.0 or _any_nonzero(m.tendon_stiffnesspoly[t]):
+                if not _fixed_tendon(m, t) or m.tendon_plasticadr[t] >= 0:
+                    _refuse(codes, R_TENDON_SPRING, t)
     for t in range(m.ntendon):
-        if not _fixed_tendon(m, t) and (m.tendon_damping[t] or np.any(m.tendon_dampingpoly[t])
+        if not _fixed_tendon(m, t) and (m.tendon_damping[t] != 0.0 or _any_nonzero(m.tendon_dampingpoly[t])
                                         or m.tendon_actuatorid[t] != -1):
-            out.append(f"tendon {t}: a spatial tendon with damping or an actuator (its length's Hessian)")
-    if m.nu and not flags & DSBL_ACTUATION:
-        if np.any(m.jnt_actfrclimited):
-            out.append("joint actuatorfrcrange")
+            _refuse(codes, R_SPATIAL_TENDON, t)
+    act_on = m.nu > 0 and not flags & DSBL_ACTUATION
+    for j in range(m.njnt):
+        if m.jnt_actgravcomp[j] and not act_on:
+            _refuse(codes, R_ACTGRAVCOMP, j)
+    if act_on:
+        if _any_nonzero(m.jnt_actfrclimited):
+            _refuse(codes, R_JNT_ACTFRC, 0)
         for i in range(m.nu):
-            trn, tid = int(m.actuator_trntype[i]), int(m.actuator_trnid[i, 0])
-            ok = (trn in (TRN_JOINT, TRN_JOINTINPARENT)
-                  and m.jnt_type[tid] not in (JNT_BALL, JNT_FREE)) \
-                or (trn == TRN_TENDON and _fixed_tendon(m, tid) and not m.tendon_actfrclimited[tid])
+            trn, tid = m.actuator_trntype[i], m.actuator_trnid[i, 0]
+            if trn == TRN_JOINT or trn == TRN_JOINTINPARENT:
+                ok = m.jnt_type[tid] != JNT_BALL and m.jnt_type[tid] != JNT_FREE
+            else:
+                ok = trn == TRN_TENDON and _fixed_tendon(m, tid) and not m.tendon_actfrclimited[tid]
             if not ok:
-                out.append(f"actuator {i}: its transmission (only hinge/slide joints and fixed tendons "
-                           "without actuatorfrcrange are covered)")
-            if m.actuator_dyntype[i] not in _DYN_COVERED \
-                    or m.actuator_gaintype[i] not in (GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE) \
-                    or m.actuator_biastype[i] not in (BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE):
-                out.append(f"actuator {i}: user dynamics, gain or bias")
+                _refuse(codes, R_TRANSMISSION, i)
+            dyn, gt, bt = m.actuator_dyntype[i], m.actuator_gaintype[i], m.actuator_biastype[i]
+            dyn_ok = dyn == DYN_NONE or dyn == DYN_INTEGRATOR or dyn == DYN_FILTER \
+                or dyn == DYN_FILTEREXACT or dyn == DYN_MUSCLE
+            gain_ok = gt == GAIN_FIXED or gt == GAIN_AFFINE or gt == GAIN_MUSCLE
+            if not (dyn_ok and gain_ok and (bt == BIAS_NONE or bt == BIAS_AFFINE or bt == BIAS_MUSCLE)):
+                _refuse(codes, R_USER, i)
             if m.actuator_actnum[i] > 1:
-                out.append(f"actuator {i}: several activations")
-            if integrator == INT_IMPLICITFAST and m.actuator_gaintype[i] == GAIN_MUSCLE:
-                out.append(f"actuator {i}: a muscle under implicitfast (the second derivative of its gain)")
+                _refuse(codes, R_MULTI_ACT, i)
+            if implicit and gt == GAIN_MUSCLE:
+                _refuse(codes, R_MUSCLE_IMPLICIT, i)
     if sensors:
         for s in range(m.nsensor):
-            if int(m.sensor_type[s]) not in SENSORS_COVERED:
-                out.append(f"sensor {s}: type {SensorType(int(m.sensor_type[s])).name}")
-            elif m.sensor_type[s] in (SensorType.TENDONPOS, SensorType.TENDONVEL) \
-                    and not _fixed_tendon(m, int(m.sensor_objid[s])):
-                out.append(f"sensor {s}: on a spatial tendon")
-            elif m.sensor_type[s] == SensorType.FRAMEPOS and (m.sensor_refid[s] >= 0
-                                                              or m.sensor_objtype[s] not in _FRAME_OBJECTS):
-                out.append(f"sensor {s}: FRAMEPOS with a reference frame or of a camera")
-    return out
+            t, obj = m.sensor_type[s], m.sensor_objid[s]
+            if t >= _SENSOR_COVERED.shape[0] or not _SENSOR_COVERED[t]:
+                _refuse(codes, R_SENSOR_TYPE, s)
+            elif t == _TENDONVEL and not _fixed_tendon(m, obj):
+                _refuse(codes, R_SENSOR_SPATIAL, s)
+            elif _FRAMEPOS <= t <= _FRAMEANGVEL and (m.sensor_refid[s] >= 0 or not (
+                    m.sensor_objtype[s] == _OBJ_BODY or m.sensor_objtype[s] == _OBJ_XBODY
+                    or m.sensor_objtype[s] == _OBJ_GEOM or m.sensor_objtype[s] == _OBJ_SITE)):
+                _refuse(codes, R_SENSOR_FRAME, s)
+
+
+def refusal_capacity(m) -> int:
+    """Rows ``_refusals`` can write (the count's row included): every check at most once per element."""
+    return 16 + 4 * m.njnt + 2 * m.ntendon + 4 * m.nu + m.nsensor
 
 
 # ---------------------------------------------------------------------------------------
@@ -467,8 +527,23 @@ def _force_partials(m, d, au, aa, rhs):
                     for c in range(nv):
                         rhs[r, nv + c] -= d.ten_J[t, r] * dd * d.ten_J[t, c]
     if not flags & DSBL_SPRING:
+        # fixed-tendon springs beyond their lengthspring deadband: -x k(x) along ten_J (constant);
+        # at the deadband's edge the inside value, zero
+        for t in range(m.ntendon):
+            length = d.ten_length[t]
+            lower, upper = m.tendon_lengthspring[t, 0], m.tendon_lengthspring[t, 1]
+            if lower <= length <= upper:
+                continue
+            x = length - upper if length > upper else length - lower
+            kx = poly_force_deriv(m.tendon_stiffness[t], m.tendon_stiffnesspoly[t, 0],
+                                  m.tendon_stiffnesspoly[t, 1], x, False)
+            if kx != 0.0:
+                for r in range(nv):
+                    for c in range(nv):
+                        rhs[r, c] -= d.ten_J[t, r] * kx * d.ten_J[t, c]
         for j in range(m.njnt):
             if m.jnt_type[j] == JNT_BALL or m.jnt_type[j] == JNT_FREE:
+                _ball_spring_partials(m, d, j, rhs)
                 continue
             adr = m.jnt_qposadr[j]
             x = d.qpos[adr] - m.qpos_spring[adr]
@@ -477,40 +552,98 @@ def _force_partials(m, d, au, aa, rhs):
                                           m.jnt_stiffnesspoly[j, 1], x, False)
 
 
+@kernel(inline="always")
+def _vector_spring(rhs, adr, x0, x1, x2, k, p0, p1, jr):
+    """rhs[adr:adr+3, adr:adr+3] += d(-k(|x|) x)/dx · jr, k(r) = k + p0 r + p1 r^2 (mju_polyForce
+    of the vector's norm), jr the derivative of x in the dofs (3x3, as a 9-tuple by rows)."""
+    r = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    kr = k + p0 * r + p1 * r * r
+    dk = (p0 + 2.0 * p1 * r) / r if r > 0.0 else 0.0   # k'(r) / r: x x' k'(r) / r
+    x = (x0, x1, x2)
+    for a in range(3):
+        for b in range(3):
+            acc = 0.0
+            for c in range(3):
+                dfdx = -kr * (1.0 if a == c else 0.0) - dk * x[a] * x[c]
+                acc += dfdx * jr[3 * c + b]
+            rhs[adr + a, adr + b] += acc
+
+
 @kernel
-def _system(m, d, au, aa, rhs, qacc):
-    """The integrator's system K qacc = qfrc_smooth + qfrc_constraint, factorised in M's layout
-    (K = M for Euler without its damping, M + h diag(B) with it, implicitfast's M - h D: all on
-    M's sparsity); returns (qLD, qLDiagInv) of K, qacc solved, and rhs -= d(K) qacc (the
-    dampers' and the actuators' velocity terms)."""
+def _ball_spring_partials(m, d, j, rhs):
+    """The q-derivative of a ball or free joint's spring (mj_springdamper): -k(|x|) x with x the
+    translation from qpos_spring (free joints, world frame: dx = dq) and the rotation vector
+    x = log(q_spring^-1 q) (mju_subQuat): a tangent step q exp(δ) moves it by J_r^-1(x) δ, the
+    inverse right Jacobian of SO(3), I + [x]/2 + (1/θ² - (1 + cos θ)/(2 θ sin θ)) [x]², θ = |x|."""
+    k, p0, p1 = m.jnt_stiffness[j], m.jnt_stiffnesspoly[j, 0], m.jnt_stiffnesspoly[j, 1]
+    if k == 0.0 and p0 == 0.0 and p1 == 0.0:
+        return
+    padr, dadr = m.jnt_qposadr[j], m.jnt_dofadr[j]
+    if m.jnt_type[j] == JNT_FREE:
+        x = (d.qpos[padr] - m.qpos_spring[padr], d.qpos[padr + 1] - m.qpos_spring[padr + 1],
+             d.qpos[padr + 2] - m.qpos_spring[padr + 2])
+        _vector_spring(rhs, dadr, x[0], x[1], x[2], k, p0, p1, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
+        padr += 3
+        dadr += 3
+    sv = d.scratch_vec
+    th = rotation_from_ref(d.qpos, padr, m.qpos_spring, padr, d.scratch_quat, sv)
+    x0, x1, x2 = sv[0, 0], sv[0, 1], sv[0, 2]
+    if th < 1e-6:
+        c2 = 1.0 / 12.0
+    else:
+        c2 = 1.0 / (th * th) - (1.0 + math.cos(th)) / (2.0 * th * math.sin(th))
+    jr = (1.0 + c2 * (x0 * x0 - th * th), -0.5 * x2 + c2 * x0 * x1, 0.5 * x1 + c2 * x0 * x2,
+          0.5 * x2 + c2 * x1 * x0, 1.0 + c2 * (x1 * x1 - th * th), -0.5 * x0 + c2 * x1 * x2,
+          -0.5 * x1 + c2 * x2 * x0, 0.5 * x0 + c2 * x2 * x1, 1.0 + c2 * (x2 * x2 - th * th))
+    _vector_spring(rhs, dadr, x0, x1, x2, k, p0, p1, jr)
+
+
+@kernel
+def _system(m, d, au, aa, rhs, qacc, mats):
+    """The integrator's system K qacc = qfrc_smooth + qfrc_constraint: K = M for Euler without its
+    damping, M + h diag(B) with it, implicitfast's M - h D (all factorised in M's layout, returned
+    as (qLD, qLDiagInv)), or implicit's M - h qDeriv (mj_implicitSkip with the RNE bias: LU-factorised
+    in d.scratch_lu, factor_lu_tree). qacc solved, and rhs -= d(K) qacc: the dampers' and the actuators'
+    velocity terms, and for implicit the bias's (``bias_curvature_entry``). Returns (qLD, qLDiagInv, ok),
+    ok False where implicit's LU meets a zero pivot (MuJoCo's mjERROR)."""
     nv, na, nu = m.nv, m.na, m.nu
     ndx = 2 * nv + na
     h = m.opt_timestep[0]
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     implicitfast = m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICITFAST
-    if not implicitfast and not eulerdamp_active(m):
+    implicit = m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICIT
+    if not implicitfast and not implicit and not eulerdamp_active(m):
         for v in range(nv):
             qacc[v] = d.qacc[v]
-        return d.qLD, d.qLDiagInv
+        return d.qLD, d.qLDiagInv, True
     qh, diaginv = d.scratch_nC, d.scratch_nv_a
-    if implicitfast:
-        implicit_matrix(m, d, qh)
-    else:
-        # Euler's (M + h diag(B)), as mj_EulerSkip
-        for k in range(qh.shape[0]):
-            qh[k] = d.M[k]
-        for v in range(nv):
-            qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * dof_damping_deriv(m, d, v)
-    factor_i(qh, diaginv, m.M_rownnz, m.M_rowadr, m.M_colind)
     for v in range(nv):
         qacc[v] = d.qfrc_smooth[v] + d.qfrc_constraint[v]
-    solve_ld(qacc, qh, diaginv, m.M_rownnz, m.M_rowadr, m.M_colind)
+    if implicit:
+        # units compiled only for models with the implicit integrator
+        implicit_lu_entry(m, d)
+        if not factor_lu_tree(d.scratch_lu, m.dof_parentid, nv):
+            return qh, diaginv, False
+        solve_lu_tree(d.scratch_lu, qacc, nv)
+    else:
+        if implicitfast:
+            implicit_matrix(m, d, qh)
+        else:
+            # Euler's (M + h diag(B)), as mj_EulerSkip
+            for k in range(qh.shape[0]):
+                qh[k] = d.M[k]
+            for v in range(nv):
+                qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * dof_damping_deriv(m, d, v)
+        factor_i(qh, diaginv, m.M_rownnz, m.M_rowadr, m.M_colind)
+        solve_ld(qacc, qh, diaginv, m.M_rownnz, m.M_rowadr, m.M_colind)
     if not flags & DSBL_DAMPER:
         for v in range(nv):
             damping, p0, p1 = dof_damping_poly(m, v)
             _, ddd = _damper(damping, p0, p1, d.qvel[v])
             rhs[v, nv + v] -= h * ddd * qacc[v]
-    if implicitfast:
+    if implicitfast or implicit:
+        # the outer products on M's pattern (implicitfast) or the D pattern (implicit): both the
+        # pairs of dofs on one ancestor chain, which ``_in_m`` tests
         if not flags & DSBL_DAMPER:
             for t in range(m.ntendon):
                 damping, p0, p1 = tendon_damping_poly(m, t)
@@ -536,7 +669,57 @@ def _system(m, d, au, aa, rhs, qacc):
                 rhs[r, ndx + i] += h * acc * au[_DVU, i]
                 for a in range(na):
                     rhs[r, 2 * nv + a] += h * acc * aa[_DVA, i, a]
-    return qh, diaginv
+    if implicit:
+        bias_curvature_entry(m, d, rhs, qacc, mats)
+    return qh, diaginv, True
+
+
+@handle_entry(args="float64[:, ::1], float64[::1], float64[:, :, ::1]",
+              needed=lambda m: m.opt.integrator == INT_IMPLICIT)
+def bias_curvature_entry(m, d, rhs, qacc, mats):
+    """rhs -= h d(B(q, v) a)/d[q, v], a = qacc, B = d qfrc_bias/d qvel (mjd_rne_vel, the bias part
+    of implicit's qDeriv). Without gravity the bias c(q, v) is a quadratic form Γ(q; v, v), so
+    B(q, v) a = 2 Γ(q; v, a): its v-derivative is B(q, a) (mjd_rne_vel at velocity a), its
+    q-derivative (∂c/∂q(q, v + a) - ∂c/∂q(q, v - a)) / 2 (gravity cancels), both exact. Uses
+    mats[0], mats[1] and mats[5][0]; leaves d's qvel and com_vel as they were, d.qacc zero."""
+    nv = m.nv
+    h = m.opt_timestep[0]
+    tq, tv, saved = mats[0], mats[1], mats[5][0]
+    for v in range(nv):
+        saved[v] = d.qvel[v]
+        d.qvel[v] = qacc[v]
+        d.qacc[v] = 0.0
+    com_vel_entry(m, d)
+    for r in range(nv):
+        for c in range(nv):
+            tv[r, c] = 0.0
+    rne_vel(m, d, tv, 1.0)
+    for r in range(nv):
+        for c in range(nv):
+            rhs[r, nv + c] -= h * tv[r, c]
+    for sign in (1.0, -1.0):
+        for v in range(nv):
+            d.qvel[v] = saved[v] + sign * qacc[v]
+        com_vel_entry(m, d)
+        rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
+        for r in range(nv):
+            for c in range(nv):
+                rhs[r, c] -= 0.5 * sign * h * tq[r, c]
+    for v in range(nv):
+        d.qvel[v] = saved[v]
+    com_vel_entry(m, d)
+
+
+@kernel
+def _solve_lu_rows(lu, a, col):
+    """a <- K^-1 a column by column, K LU-factorised by factor_lu_tree (mju_solveLUSparse)."""
+    nv = a.shape[0]
+    for c in range(a.shape[1]):
+        for r in range(nv):
+            col[r] = a[r, c]
+        solve_lu_tree(lu, col, nv)
+        for r in range(nv):
+            a[r, c] = col[r]
 
 
 @kernel
@@ -628,8 +811,136 @@ def _step_rows(m, d, x, qacc, a_mat, b_mat):
 
 
 @kernel
-def _sensor_rows(m, d, au, aa, c_mat, d_mat):
-    """C, D for the covered sensors (SENSORS_COVERED); a row whose value sits at its cutoff is zero."""
+def _object_point(m, d, ot, obj):
+    """(body, position) of a frame sensor's object (mj_objectVelocity's point)."""
+    if ot == _OBJ_BODY:
+        return obj, d.xipos[obj]
+    if ot == _OBJ_XBODY:
+        return obj, d.xpos[obj]
+    if ot == _OBJ_GEOM:
+        return m.geom_bodyid[obj], d.geom_xpos[obj]
+    return m.site_bodyid[obj], d.site_xpos[obj]
+
+
+@kernel
+def _frame_rows(m, d, s, c_mat, jac):
+    """C's rows of a frame sensor without a reference frame (positions, axes, quaternion, linear
+    and angular velocity) or of a site's velocimeter or gyro, from the object's Jacobian (mj_jac:
+    jacp, jacr its columns' point and angular velocities) and, for velocities, the derivative of
+    the body's com-frame velocity v_b along a tangent step S_i of a dof moving it:
+    S_i x (v_b - v0_i), v0_i the velocity before i's joint (derivative_rne's rne_partials)."""
+    nv = m.nv
+    t, obj, adr = m.sensor_type[s], m.sensor_objid[s], m.sensor_adr[s]
+    ot = m.sensor_objtype[s]
+    if t == _VELOCIMETER or t == _GYRO:
+        ot = _OBJ_SITE
+    b, p = _object_point(m, d, ot, obj)
+    jp, jr = jac[0:3], jac[3:6]
+    jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+               d.subtree_com, d.cdof, p[0], p[1], p[2], b, jp, jr)
+    if t == _FRAMEPOS:
+        for r in range(3):
+            for c in range(nv):
+                c_mat[adr + r, c] = jp[r, c]
+    elif t == _FRAMEXAXIS or t == _FRAMEYAXIS or t == _FRAMEZAXIS:
+        # d axis = (jacr dq) x axis
+        ax = (d.sensordata[adr], d.sensordata[adr + 1], d.sensordata[adr + 2])
+        for c in range(nv):
+            x = cross3((jr[0, c], jr[1, c], jr[2, c]), ax)
+            for r in range(3):
+                c_mat[adr + r, c] = x[r]
+    elif t == _FRAMEQUAT:
+        # d quat = (0, jacr dq) quat / 2, the angular velocity in the world frame
+        q = (d.sensordata[adr], d.sensordata[adr + 1], d.sensordata[adr + 2], d.sensordata[adr + 3])
+        for c in range(nv):
+            x = quat_product(0.0, jr[0, c], jr[1, c], jr[2, c], q[0], q[1], q[2], q[3])
+            for r in range(4):
+                c_mat[adr + r, c] = 0.5 * x[r]
+    else:
+        body, dof = d.scratch_rne_body, d.scratch_rne_dof
+        rne_partials(m, d, d.qacc, False, body, dof)
+        o = d.subtree_com[m.body_rootid[b]]
+        rp = (p[0] - o[0], p[1] - o[1], p[2] - o[2])
+        vb = row6(d.cvel, b)
+        w = (vb[0], vb[1], vb[2])
+        vp = cross3(w, rp)
+        vp = (vb[3] + vp[0], vb[4] + vp[1], vb[5] + vp[2])
+        linear = t == _FRAMELINVEL or t == _VELOCIMETER
+        local = t == _VELOCIMETER or t == _GYRO
+        x = vp if linear else w
+        for c in range(nv):
+            if jr[0, c] == 0.0 and jr[1, c] == 0.0 and jr[2, c] == 0.0 and jp[0, c] == 0.0 \
+                    and jp[1, c] == 0.0 and jp[2, c] == 0.0:
+                continue   # dof c does not move the object
+            wi = (d.cdof[c, 0], d.cdof[c, 1], d.cdof[c, 2])
+            vi = (d.cdof[c, 3], d.cdof[c, 4], d.cdof[c, 5])
+            uw = (w[0] - dof[c, _V0, 0], w[1] - dof[c, _V0, 1], w[2] - dof[c, _V0, 2])
+            ul = (vb[3] - dof[c, _V0, 3], vb[4] - dof[c, _V0, 4], vb[5] - dof[c, _V0, 5])
+            dw = cross3(wi, uw)
+            if linear:
+                # d v_p = lin(S_i x u) + (w_i x uw) x rp + w x (point velocity of p under S_i)
+                a1, a2 = cross3(wi, ul), cross3(vi, uw)
+                a3 = cross3(dw, rp)
+                a4 = cross3(w, (jp[0, c], jp[1, c], jp[2, c]))
+                dx = (a1[0] + a2[0] + a3[0] + a4[0], a1[1] + a2[1] + a3[1] + a4[1],
+                      a1[2] + a2[2] + a3[2] + a4[2])
+            else:
+                dx = dw
+            if local:
+                # x_local = R' x: d x_local = R' (dx - w_i' x x), w_i' = jacr's column
+                e = cross3((jr[0, c], jr[1, c], jr[2, c]), x)
+                dx = (dx[0] - e[0], dx[1] - e[1], dx[2] - e[2])
+            for r in range(3):
+                c_mat[adr + r, c] = dx[r]
+        for c in range(nv):
+            for r in range(3):
+                c_mat[adr + r, nv + c] = jp[r, c] if linear else jr[r, c]
+        if local:
+            mat = d.site_xmat[obj]
+            for c in range(2 * nv):
+                y0, y1, y2 = c_mat[adr, c], c_mat[adr + 1, c], c_mat[adr + 2, c]
+                for r in range(3):
+                    c_mat[adr + r, c] = mat[0, r] * y0 + mat[1, r] * y1 + mat[2, r] * y2
+
+
+@kernel
+def _subtree_com_rows(m, d, b, c_mat, adr):
+    """d subtree_com[b] / d qpos: dof i of body bi moves the coms of bi's subtree, so the share
+    M_x / M_b of the point velocity at subtree_com[x] under S_i, x = b where bi is b or one of its
+    ancestors, else bi (within b's subtree; other dofs do not move it)."""
+    mb = m.body_subtreemass[b]
+    if mb < MINVAL:
+        return
+    for i in range(m.nv):
+        bi = m.dof_bodyid[i]
+        x = -1
+        k = b
+        while k > 0:
+            if k == bi:
+                x = b
+                break
+            k = m.body_parentid[k]
+        if x < 0:
+            k = bi
+            while k > 0 and k != b:
+                k = m.body_parentid[k]
+            if k != b:
+                continue
+            x = bi
+        o = d.subtree_com[m.body_rootid[bi]]
+        c = d.subtree_com[x]
+        pv = cross3((d.cdof[i, 0], d.cdof[i, 1], d.cdof[i, 2]), (c[0] - o[0], c[1] - o[1], c[2] - o[2]))
+        f = m.body_subtreemass[x] / mb
+        for r in range(3):
+            c_mat[adr + r, i] = f * (d.cdof[i, 3 + r] + pv[r])
+
+
+@handle_entry(args="float64[:, ::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1], boolean, "
+                   "float64[:, ::1], float64[:, ::1]", needed=lambda m: m.nsensor > 0)
+def sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav, jac):
+    """C, D for the covered sensors (SENSORS_COVERED); a row whose value sits at its cutoff is zero.
+    ``dgrav``: d qfrc_gravcomp / d qpos where ``gravcomp`` acts (a JOINTACTFRC of a joint with
+    actuatorgravcomp includes its share). ``jac``: (6, nv) scratch."""
     nv, na = m.nv, m.na
     ndx = 2 * nv + na
     act_on = not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION
@@ -673,24 +984,27 @@ def _sensor_rows(m, d, au, aa, c_mat, d_mat):
                 for k in range(na):
                     c_mat[adr, 2 * nv + k] += mv * aa[_FA, i, k]
                 d_mat[adr, i] += mv * au[_FU, i]
-        elif t == _FRAMEPOS:
-            # the point's translational Jacobian (mj_jac) is its tangent-space derivative; the
-            # rotational one goes to the velocity columns for the moment, then is cleared
-            ot = m.sensor_objtype[s]
-            if ot == _OBJ_BODY:
-                b, p = obj, d.xipos[obj]
-            elif ot == _OBJ_XBODY:
-                b, p = obj, d.xpos[obj]
-            elif ot == _OBJ_GEOM:
-                b, p = m.geom_bodyid[obj], d.geom_xpos[obj]
-            else:
-                b, p = m.site_bodyid[obj], d.site_xpos[obj]
-            jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
-                       d.subtree_com, d.cdof, p[0], p[1], p[2], b, c_mat[adr:adr + 3, 0:nv],
-                       c_mat[adr:adr + 3, nv:2 * nv])
-            for r in range(adr, adr + 3):
-                for c in range(nv, 2 * nv):
-                    c_mat[r, c] = 0.0
+            if gravcomp and m.jnt_actgravcomp[obj]:
+                for c in range(nv):
+                    c_mat[adr, c] += dgrav[v, c]
+        elif t == _FRAMEPOS or t == _FRAMEXAXIS or t == _FRAMEYAXIS or t == _FRAMEZAXIS or t == _FRAMEQUAT \
+                or t == _FRAMELINVEL or t == _FRAMEANGVEL or t == _VELOCIMETER or t == _GYRO:
+            _frame_rows(m, d, s, c_mat, jac)
+        elif t == _BALLQUAT:
+            # q' = q exp(eps e_k / 2): d q / d e_k = q (0, e_k) / 2 (mj_integratePos), q normalised
+            v = m.jnt_dofadr[obj]
+            q = (d.sensordata[adr], d.sensordata[adr + 1], d.sensordata[adr + 2], d.sensordata[adr + 3])
+            for k in range(3):
+                dq = quat_product(q[0], q[1], q[2], q[3], 0.0, 1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0,
+                                  1.0 if k == 2 else 0.0)
+                for r in range(4):
+                    c_mat[adr + r, v + k] = 0.5 * dq[r]
+        elif t == _BALLANGVEL:
+            v = m.jnt_dofadr[obj]
+            for k in range(3):
+                c_mat[adr + k, nv + v + k] = 1.0
+        elif t == _SUBTREECOM:
+            _subtree_com_rows(m, d, obj, c_mat, adr)
         cutoff = m.sensor_cutoff[s]
         for r in range(adr, adr + m.sensor_dim[s]):
             if cutoff > 0.0 and abs(d.sensordata[r]) >= cutoff:
@@ -704,9 +1018,13 @@ _JOINTPOS, _JOINTVEL = int(SensorType.JOINTPOS), int(SensorType.JOINTVEL)
 _TENDONPOS, _TENDONVEL = int(SensorType.TENDONPOS), int(SensorType.TENDONVEL)
 _ACTUATORPOS, _ACTUATORVEL = int(SensorType.ACTUATORPOS), int(SensorType.ACTUATORVEL)
 _ACTUATORFRC, _JOINTACTFRC = int(SensorType.ACTUATORFRC), int(SensorType.JOINTACTFRC)
-_FRAMEPOS = int(SensorType.FRAMEPOS)
-_OBJ_BODY, _OBJ_XBODY, _OBJ_GEOM = int(ObjType.BODY), int(ObjType.XBODY), int(ObjType.GEOM)
-
+_FRAMEPOS, _FRAMEQUAT = int(SensorType.FRAMEPOS), int(SensorType.FRAMEQUAT)
+_FRAMEXAXIS, _FRAMEYAXIS = int(SensorType.FRAMEXAXIS), int(SensorType.FRAMEYAXIS)
+_FRAMEZAXIS = int(SensorType.FRAMEZAXIS)
+_FRAMELINVEL, _FRAMEANGVEL = int(SensorType.FRAMELINVEL), int(SensorType.FRAMEANGVEL)
+_VELOCIMETER, _GYRO = int(SensorType.VELOCIMETER), int(SensorType.GYRO)
+_BALLQUAT, _BALLANGVEL = int(SensorType.BALLQUAT), int(SensorType.BALLANGVEL)
+_SUBTREECOM = int(SensorType.SUBTREECOM)
 
 @kernel
 def _finite(x):
@@ -718,6 +1036,7 @@ def _finite(x):
 
 _MAT = "float64[:, ::1]"
 _MAT3 = "float64[:, :, ::1]"
+_VEC = "float64[::1]"
 
 
 @kernel
@@ -728,7 +1047,7 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
     mats[0:2] are used as scratch."""
     nv = m.nv
     tq, tv, gq, gv, hc = mats[0], mats[1], mats[2], mats[3], mats[4]
-    _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv, d.scratch_lu)
+    rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
     for r in range(nv):
         for c in range(rhs.shape[1]):
             rhs_f[r, c] = rhs[r, c]
@@ -753,20 +1072,131 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
             rhs_f[r, c] = col[r]
 
 
-@handle_entry(returns="int64", args=", ".join(("float64", _MAT, _MAT, _MAT, _MAT, _MAT, _MAT3, _MAT, _MAT3,
-                                               _MAT, _MAT, _MAT, "int64[:, ::1]", _MAT3)))
-def transition_derivatives_entry(m, d, eps, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, mats, rhs_f, kdense,
-                                 fbuf, ibuf, hbuf):
-    """A, B (and C, D when c_mat has rows) of one step at d's state: forward, then the chain rule
-    (module docstring). Returns 0, -1 for a non-finite qpos, qvel, act, ctrl or qfrc_applied, or
-    1 + the constraint derivatives' status when they fail (the matrices are then not meaningful).
-    ``mats``: (5, nv, nv) scratch (dtau/dq, dtau/dv, G_q, G_v, H); ``rhs_f`` (like rhs), ``kdense``
-    (nv, nv), and the constraint derivatives' fbuf, ibuf, hbuf (derivative_constraint.work_shapes)
-    for states with constraint rows; ``eps`` their position step."""
-    if not (_finite(d.qpos) and _finite(d.qvel) and _finite(d.act) and _finite(d.ctrl)
-            and _finite(d.qfrc_applied)):
-        return -1
-    forward_entry(m, d)
+@handle_entry(returns="boolean", args="float64[:, ::1], float64[:, :, ::1]",
+              needed=lambda m: bool(m.body_gravcomp.any()))
+def gravcomp_partials_entry(m, d, rhs, body):
+    """rhs = d qfrc_gravcomp / d qpos, (nv, nv), the passive and actuatorgravcomp parts together;
+    returns whether gravity compensation acts (mj_gravcomp's conditions). The force
+    f_k = -gravcomp_k mass_k g at each body's com, constant in the world, is mapped by the com's
+    Jacobian. With o the com frame's point, M and R the summed gravcomp mass and first moment
+    (about o) of a body's subtree, the subtree's wrench about o is W = (g x R, -M g). A tangent
+    step along S_j = (w_j, v_j) moves the coms of the bodies after j, changing that torque by
+    T_j(b) = v_j x (-M_b g) - (w_j x R_b) x g. So d tau_i/d q_j = (S_j x S_i) . W_bi
+    + w_i . T_j(bi) where j moves i's axis (its ancestor, or the same ball/free rotation group),
+    and w_i . T_j(bj) where j lies after i. ``body`` (nbody, 2, 6) scratch: [b, 0, 0] M_b,
+    [b, 0, 1:4] R_b."""
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    g = m.opt_gravity
+    if flags & DSBL_GRAVITY or (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]) == 0.0 \
+            or (flags & DSBL_SPRING and flags & DSBL_DAMPER) or not _any_nonzero(m.body_gravcomp):
+        return False
+    for r in range(m.nv):
+        for c in range(m.nv):
+            rhs[r, c] = 0.0
+    for b in range(m.nbody):
+        for k in range(4):
+            body[b, 0, k] = 0.0
+    for b in range(1, m.nbody):
+        mu = m.body_mass[b] * m.body_gravcomp[b]
+        o = d.subtree_com[m.body_rootid[b]]
+        body[b, 0, 0] += mu
+        for k in range(3):
+            body[b, 0, 1 + k] += mu * (d.xipos[b, k] - o[k])
+    for b in range(m.nbody - 1, 0, -1):
+        p = m.body_parentid[b]
+        if p > 0:
+            for k in range(4):
+                body[p, 0, k] += body[b, 0, k]
+    for i in range(m.nv):
+        bi = m.dof_bodyid[i]
+        first, n, rot = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, i)
+        j = i
+        while j >= 0:
+            rhs[i, j] += _gravcomp_moved(d.cdof, body, g, j, i, bi)
+            if j != i:
+                if rot and first <= j < first + n:
+                    rhs[j, i] += _gravcomp_moved(d.cdof, body, g, i, j, m.dof_bodyid[j])
+                else:
+                    # i (after j) moves the coms of its body's subtree, not j's axis
+                    t = _gravcomp_torque(d.cdof, body, g, i, bi)
+                    rhs[j, i] += d.cdof[j, 0] * t[0] + d.cdof[j, 1] * t[1] + d.cdof[j, 2] * t[2]
+            j = m.dof_parentid[j]
+    return True
+
+
+@kernel(inline="always")
+def _gravcomp_torque(cdof, body, g, j, b):
+    """T_j(b) = v_j x (-M_b g) - (w_j x R_b) x g (``gravcomp_partials_entry``)."""
+    mb = body[b, 0, 0]
+    f = (-mb * g[0], -mb * g[1], -mb * g[2])
+    w = (cdof[j, 0], cdof[j, 1], cdof[j, 2])
+    v = (cdof[j, 3], cdof[j, 4], cdof[j, 5])
+    wr = cross3(w, (body[b, 0, 1], body[b, 0, 2], body[b, 0, 3]))
+    t1 = cross3(v, f)
+    t2 = cross3(wr, g)
+    return t1[0] - t2[0], t1[1] - t2[1], t1[2] - t2[2]
+
+
+@kernel(inline="always")
+def _gravcomp_moved(cdof, body, g, j, i, b):
+    """d tau_i / d q_j where j moves i's axis and the coms of b (i's body) and after it."""
+    mb = body[b, 0, 0]
+    r = (body[b, 0, 1], body[b, 0, 2], body[b, 0, 3])
+    torque = cross3(g, r)
+    force = (-mb * g[0], -mb * g[1], -mb * g[2])
+    sj = row6(cdof, j)
+    sx = cross_motion(sj, cdof, i)
+    t = _gravcomp_torque(cdof, body, g, j, b)
+    return (sx[0] * torque[0] + sx[1] * torque[1] + sx[2] * torque[2]
+            + sx[3] * force[0] + sx[4] * force[1] + sx[5] * force[2]
+            + cdof[i, 0] * t[0] + cdof[i, 1] * t[1] + cdof[i, 2] * t[2])
+
+
+_SENSORS_NONE, _SENSORS_ANALYTICAL, _SENSORS_FD = 0, 1, 2
+STATUS_NONFINITE, STATUS_REFUSED, STATUS_PIVOT = -1, -2, -3
+
+
+@handle_entry(returns="int64", args=", ".join((
+    "float64", "int64", _MAT, _MAT, _MAT, _MAT, _MAT, _MAT3, _MAT, _MAT3, _MAT, _MAT, _MAT, "int64[:, ::1]",
+    _MAT3, _MAT, "int64[:, ::1]", _VEC, _VEC, _VEC, _VEC, _VEC, _VEC, _MAT, _VEC)))
+def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au, aa, rhs, mats, rhs_f,
+                                 kdense, fbuf, ibuf, hbuf, jac, codes, qpos, qvel, act, ctrl, qfrc_applied,
+                                 qacc_warmstart, xfrc_applied, time):
+    """A, B (and C, D when c_mat has rows) of one step from the state (qpos ... time: the caller's
+    Data's arrays, copied into d, a work Data; d's mocap and equality states as the caller set
+    them): forward, then the chain rule (module docstring). ``mode``: the sensors (_SENSORS_*).
+    Returns 0; STATUS_REFUSED with codes[0, 0] rows of ``_refusals`` from codes[1] (with
+    sensors="fd" the not-differentiated sensors are listed there and 0 returned);
+    STATUS_NONFINITE for a non-finite qpos, qvel, act, ctrl or qfrc_applied; STATUS_PIVOT where
+    implicit's LU fails; or 1 + the constraint derivatives' status when they fail (the matrices are
+    then not meaningful). ``mats``: (6, nv, nv) scratch (dtau/dq, dtau/dv, G_q, G_v, H, rows);
+    ``rhs_f`` (like rhs), ``kdense`` (nv, nv), and the constraint derivatives' fbuf, ibuf, hbuf
+    (derivative_constraint.work_shapes) for states with constraint rows; ``eps`` their
+    position step; ``jac`` (6, nv) the frame sensors' Jacobians."""
+    _refusals(m, xfrc_applied, mode != _SENSORS_NONE, codes)
+    if codes[0, 0] > 0:
+        if mode != _SENSORS_FD:
+            return STATUS_REFUSED
+        for k in range(1, codes[0, 0] + 1):
+            if codes[k, 0] < R_SENSOR:
+                return STATUS_REFUSED
+    if not (_finite(qpos) and _finite(qvel) and _finite(act) and _finite(ctrl) and _finite(qfrc_applied)):
+        return STATUS_NONFINITE
+    for k in range(m.nq):
+        d.qpos[k] = qpos[k]
+    for k in range(m.nv):
+        d.qvel[k] = qvel[k]
+        d.qfrc_applied[k] = qfrc_applied[k]
+        d.qacc_warmstart[k] = qacc_warmstart[k]
+    for k in range(m.na):
+        d.act[k] = act[k]
+    for k in range(m.nu):
+        d.ctrl[k] = ctrl[k]
+    d.time[0] = time[0]
+    if c_mat.shape[0] > 0:
+        forward_entry(m, d)
+    else:
+        forward_skip_sensor_entry(m, d)
     constrained = d.efc_counts[COUNT_NEFC] > 0
     if constrained:
         status = constraint_derivatives_entry(m, d, eps, mats[2], mats[3], mats[4], fbuf, ibuf, hbuf)
@@ -774,21 +1204,31 @@ def transition_derivatives_entry(m, d, eps, a_mat, b_mat, c_mat, d_mat, au, aa, 
             return 1 + status
     nv = m.nv
     ndx = 2 * nv + m.na
-    for r in range(ndx):
+    # the activation rows (_step_rows writes every entry of the others)
+    for r in range(2 * nv, ndx):
         for c in range(ndx):
             a_mat[r, c] = 0.0
         for c in range(m.nu):
             b_mat[r, c] = 0.0
     _actuator_partials(m, d, au, aa, a_mat, b_mat)
     _force_partials(m, d, au, aa, rhs)
-    if c_mat.shape[0] > 0:
-        _sensor_rows(m, d, au, aa, c_mat, d_mat)
     tq, tv = mats[0], mats[1]
+    # a unit compiled only for models with gravity compensation
+    gravcomp = _any_nonzero(m.body_gravcomp) and gravcomp_partials_entry(m, d, tq, d.scratch_rne_body)
+    if gravcomp:
+        for r in range(nv):
+            for c in range(nv):
+                rhs[r, c] += tq[r, c]
+    if c_mat.shape[0] > 0:
+        sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, tq, jac)
     if constrained:
         _constrained_forward(m, d, rhs, rhs_f, mats, kdense)
     qacc = d.scratch_nv_b
-    qld, diaginv = _system(m, d, au, aa, rhs, qacc)
-    if constrained and not (m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICITFAST or eulerdamp_active(m)):
+    qld, diaginv, ok = _system(m, d, au, aa, rhs, qacc, mats)
+    if not ok:
+        return STATUS_PIVOT
+    integrator = m.opt_flags[OPT_INTEGRATOR]
+    if constrained and integrator == INT_EULER and not eulerdamp_active(m):
         # plain Euler steps with forward's qacc: its derivative is the step's
         _step_rows(m, d, rhs_f, qacc, a_mat, b_mat)
         return 0
@@ -807,12 +1247,15 @@ def transition_derivatives_entry(m, d, eps, a_mat, b_mat, c_mat, d_mat, au, aa, 
     # the rigid body at the integrator's acceleration: d(M qacc + qfrc_bias)/d(q, v)
     for v in range(nv):
         d.qacc[v] = qacc[v]
-    _rne_derivs(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv, d.scratch_lu)
+    rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
     for r in range(nv):
         for c in range(nv):
             rhs[r, c] -= tq[r, c]
             rhs[r, nv + c] -= tv[r, c]
-    solve_ld_rows(m, qld, diaginv, rhs, 1.0)
+    if integrator == INT_IMPLICIT:
+        _solve_lu_rows(d.scratch_lu, rhs, mats[5][0])
+    else:
+        solve_ld_rows(m, qld, diaginv, rhs, 1.0)
     _step_rows(m, d, rhs, qacc, a_mat, b_mat)
     return 0
 
@@ -820,25 +1263,25 @@ def transition_derivatives_entry(m, d, eps, a_mat, b_mat, c_mat, d_mat, au, aa, 
 _TRANSITION_DERIVATIVES = FastEntry(transition_derivatives_entry)
 
 
-def step_derivatives(m, w, sensors: bool, scratch: dict, eps: float = 1e-7):
-    """(status, (A, B, C, D)) of one step from w's state (w: a work Data, written: forward's
-    fields, qacc); status as transition_derivatives_entry's (nonzero: the matrices are void).
-    C, D have no rows unless ``sensors``. ``scratch``: a dict the caller keeps per model, for the
-    unit's work arrays."""
+def work_arrays(m, w) -> tuple:
+    """The unit's scratch arrays for model ``m`` (w: a Data of it), to keep and pass on every call:
+    au, aa, rhs, mats, rhs_f, kdense, fbuf, ibuf, hbuf, jac, codes."""
     nv, na, nu = m.nv, m.na, m.nu
     ndx = 2 * nv + na
-    ns = m.nsensordata if sensors else 0
-    out = (np.empty((ndx, ndx)), np.empty((ndx, nu)), np.empty((ns, ndx)), np.empty((ns, nu)))
-    work = scratch.get((nv, na, nu))
-    if work is None:
-        fshape, ishape, hshape = work_shapes(m, w)
-        work = scratch[(nv, na, nu)] = (
-            np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((5, nv, nv)),
+    fshape, ishape, hshape = work_shapes(m, w)
+    return (np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((6, nv, nv)),
             np.empty((nv, ndx + nu)), np.empty((nv, nv)), np.empty(fshape), np.empty(ishape, dtype=np.int64),
-            np.empty(hshape))
+            np.empty(hshape), np.zeros((6, nv)), np.zeros((refusal_capacity(m), 2), dtype=np.int64))
+
+
+def step_derivatives(m, w, mode: int, work: tuple, out: tuple, src, eps: float = 1e-7) -> int:
+    """Run the unit: A, B, C, D of one step from ``src``'s state (a Data of m: read only) into
+    ``out``, on the work Data ``w`` (written: forward's fields, qacc) with ``work`` (work_arrays).
+    Returns the unit's status (nonzero: the matrices are void)."""
+    args = (eps, mode, *out, *work, src.qpos, src.qvel, src.act, src.ctrl, src.qfrc_applied,
+            src.qacc_warmstart, src.xfrc_applied, src._time)
     try:
-        status = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, eps, *out, *work)
+        return _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, *args)
     except NotBound:  # the model changed since it was bound (a solver switched, say): as forward
         rebind(m, w)
-        status = _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, eps, *out, *work)
-    return status, out
+        return _TRANSITION_DERIVATIVES.call(m._ptr, w._ptr, *args)

@@ -14,6 +14,7 @@ step. One parallel kernel (``_each_worker``) runs all three. See docs/derivative
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from kinedyn._jit import bind_call, cached_njit
 from kinedyn._jit.parallel import parallel_njit, prange, take_next, thread_count, threads, typed_list
-from kinedyn.engine.checks import bad_model_data, check_model_data
+from kinedyn.engine.checks import bad_model_data
 from kinedyn.engine.data import Data
 from kinedyn.engine.derivative_fd import (
     COL_ACC,
@@ -32,7 +33,14 @@ from kinedyn.engine.derivative_fd import (
     inverse_worker,
     transition_worker,
 )
-from kinedyn.engine.derivative_transition import step_derivatives, unsupported_cached
+from kinedyn.engine.derivative_transition import (
+    STATUS_NONFINITE,
+    STATUS_PIVOT,
+    STATUS_REFUSED,
+    refusal_text,
+    step_derivatives,
+    work_arrays,
+)
 from kinedyn.engine.forward import forward
 from kinedyn.engine.integrator import _STATUS_FIELD
 from kinedyn.engine.inverse import inverse
@@ -65,6 +73,8 @@ class TransitionDerivatives(TransitionFD):
     """``kd.transition_derivatives``'s result: A, B, C, D as :class:`TransitionFD`, computed
     analytically. ``fd_sensor_rows``: the rows of C and D filled by finite differences
     (``sensors="fd"``; empty otherwise)."""
+
+    fd_sensor_rows: tuple | list = ()
 
 
 class InverseFD(NamedTuple):
@@ -494,7 +504,7 @@ def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
 
 def _switches(m, d, eps: float, controls: list) -> list:
     """The switches within eps of d's state, by stage (see DerivativeCheck.switches)."""
-    w = _work_data(m)
+    w = _td_work(m)[0]
     for name in _INPUTS:
         getattr(w, name)[...] = getattr(d, name)
     w.time = d.time
@@ -550,80 +560,110 @@ def _optimum_gap(m, w) -> float:
 # ---------------------------------------------------------------------------------------
 # analytical derivatives of one step
 
-_SENSOR_MODES = ("analytical", "fd", "none")
 # what a step reads besides the model (as transition_fd's perturbed steps take them from d)
 _INPUTS = ("qpos", "qvel", "act", "ctrl", "qacc_warmstart", "qfrc_applied", "xfrc_applied", "mocap_pos",
            "mocap_quat", "eq_active")
+_SENSOR_MODES = {"none": 0, "analytical": 1, "fd": 2}   # derivative_transition's _SENSORS_*
 
 
-def _work_data(m) -> Data:
-    """A Data of ``m`` kept for transition_derivatives (per model and thread, as kd.batch's)."""
-    cached = _per_thread(m)
-    if "td_work" not in cached:
-        cached["td_work"] = Data(m)
-    return cached["td_work"]
+# per model: (work Data, the unit's scratch arrays) for transition_derivatives
+_TD_WORK: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _td_work(m) -> list:
+    """[work Data, the unit's scratch arrays, the last ``out`` checked] kept per model for
+    transition_derivatives."""
+    work = _TD_WORK.get(m)
+    if work is None:
+        w = Data(m)
+        work = _TD_WORK[m] = [w, work_arrays(m, w), None]
+    return work
+
+
+def _out_matrix(x, shape, name: str) -> np.ndarray:
+    if not (x.__class__ is np.ndarray and x.dtype == np.float64 and x.shape == shape and x.flags.c_contiguous
+            and x.flags.writeable):
+        raise ValueError(f"transition_derivatives: out {name} must be a writeable C-contiguous float64 array "
+                         f"of shape {shape}")
+    return x
 
 
 def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6,
-                           constraint_eps: float = 1e-7) -> TransitionDerivatives:
+                           constraint_eps: float = 1e-7, out=None) -> TransitionDerivatives:
     """Analytical derivatives of one step, ``(A, B, C, D)``, in ``transition_fd``'s layout and
     meaning (mjd_transitionFD's): x = [dqpos (tangent, nv), qvel, act], u = ctrl.
 
     Differentiates the rigid-body dynamics, the actuators (hinge/slide joint and fixed-tendon
     transmissions; fixed, affine and muscle gain and bias; integrator, filter, filterexact and
-    muscle activation dynamics, actearly; ctrlrange, actrange and forcerange clamps), the springs
-    and dampers of hinge and slide joints (polynomial ones too) and fixed-tendon dampers, and
-    the Euler (eulerdamp included) or implicitfast update on the tangent space, and the constraint
-    force at the solver's optimum with every row's zone and the contact set held
-    (``constraint_derivatives``; its position derivative is a central difference of step
+    muscle activation dynamics, actearly; ctrlrange, actrange and forcerange clamps), joint
+    springs and dampers (polynomial ones too), fixed-tendon springs and dampers and gravity
+    compensation, the Euler (eulerdamp included), implicit or implicitfast update on the tangent
+    space, and the constraint force at the solver's optimum with every row's zone and the contact
+    set held (``constraint_derivatives``; its position derivative is a central difference of step
     ``constraint_eps``). At a clamp's edge the value inside the range is returned; strictly
-    clamped, zero. Whatever else the model uses at this state (RK4/implicit, spatial tendons,
-    fluid, noslip, ...) raises ValueError naming it. ``sensors``: "analytical" differentiates
-    joint/tendon/actuator pos, vel and force sensors, clock and framepos (no reference frame)
-    and refuses the others; "fd" fills the others' rows of C and D by finite differences
+    clamped, zero. Whatever else the model uses at this state (RK4, spatial tendons, fluid,
+    noslip, ...) raises ValueError naming it. ``sensors``: "analytical" differentiates
+    joint/tendon/actuator pos, vel and force sensors, clock, subtreecom, velocimeter, gyro and
+    the frame position, orientation and velocity sensors (no reference frame) and refuses the
+    others; "fd" fills the others' rows of C and D by finite differences
     (``transition_fd`` with ``eps``; listed in the result's ``fd_sensor_rows``); "none" returns
-    C and D with no rows. ``d`` is not modified. See docs/derivatives.md.
+    C and D with no rows. ``out``: (A, B, C, D) arrays to write into (C, D with no rows for
+    sensors="none"), as a control loop reuses them; else new ones. ``d`` is not modified. See
+    docs/derivatives.md.
     """
-    check_model_data(m, d, "transition_derivatives")
-    if sensors not in _SENSOR_MODES:
-        raise ValueError(f"transition_derivatives: sensors must be one of {_SENSOR_MODES}, got {sensors!r}")
-    constraint_eps = check_eps(constraint_eps, "transition_derivatives (constraint_eps)")
-    checked = _per_thread(m).setdefault("td_checked", {})
-    missing = unsupported_cached(m, d, sensors == "analytical", checked)
-    if missing:
+    if getattr(d, "_model", None) is not m:
+        bad_model_data(m, d, "transition_derivatives")
+    mode = _SENSOR_MODES.get(sensors) if sensors.__class__ is str else None
+    if mode is None:
+        raise ValueError(f"transition_derivatives: sensors must be one of {tuple(_SENSOR_MODES)}, "
+                         f"got {sensors!r}")
+    if constraint_eps.__class__ is not float or not 0.0 < constraint_eps < np.inf:
+        constraint_eps = check_eps(constraint_eps, "transition_derivatives (constraint_eps)")
+    if m._has_actuator_callbacks:
         raise ValueError("transition_derivatives: not differentiated analytically here: "
-                         + "; ".join(missing))
-    w = _work_data(m)
-    # the inputs a step without xfrc_applied (refused) reads; the warmstart: the solver's optimum
-    # does not depend on it, but where it stops within its tolerance does, as in transition_fd
-    w.qpos[:], w.qvel[:], w.act[:], w.ctrl[:] = d.qpos, d.qvel, d.act, d.ctrl
-    w.qfrc_applied[:] = d.qfrc_applied
-    w.qacc_warmstart[:] = d.qacc_warmstart
+                         "user-actuator callbacks")
+    state = _td_work(m)
+    w, work = state[0], state[1]
+    ndx = 2 * m.nv + m.na
+    ns = m.nsensordata if mode else 0
+    if out is None:
+        out = TransitionDerivatives(np.empty((ndx, ndx)), np.empty((ndx, m.nu)), np.empty((ns, ndx)),
+                                    np.empty((ns, m.nu)))
+    elif out is not state[2] or out[2].shape[0] != ns:
+        # a tuple's arrays cannot be swapped nor resized while it holds them: the last checked
+        # (a result passed back, as a control loop does) need not be checked again
+        if len(out) != 4:
+            raise ValueError("transition_derivatives: out must be (A, B, C, D)")
+        shapes = ((ndx, ndx), (ndx, m.nu), (ns, ndx), (ns, m.nu))
+        for x, shape, name in zip(out, shapes, "ABCD", strict=True):
+            _out_matrix(x, shape, name)
+        if not isinstance(out, TransitionDerivatives):
+            out = TransitionDerivatives(*out)
     if m.nmocap:
         w.mocap_pos[...], w.mocap_quat[...] = d.mocap_pos, d.mocap_quat
     if m.neq:
         w.eq_active[:] = d.eq_active
-    w.time = d.time
-    status, (a, b, c, dd) = step_derivatives(m, w, sensors != "none", checked, constraint_eps)
-    if status < 0:
+    status = step_derivatives(m, w, mode, work, out, d, constraint_eps)
+    codes = work[-1]
+    if status == STATUS_REFUSED:
+        missing = [refusal_text(m, int(c), int(i)) for c, i in codes[1:codes[0, 0] + 1]]
+        raise ValueError("transition_derivatives: not differentiated analytically here: "
+                         + "; ".join(missing))
+    if status in (STATUS_NONFINITE, STATUS_PIVOT):
         raise ValueError("transition_derivatives: d's qpos, qvel, act, ctrl or qfrc_applied holds non-finite "
-                         "values")
+                         "values" if status == STATUS_NONFINITE else
+                         "transition_derivatives: the implicit integrator's matrix M - h qDeriv is singular")
     if status:
         raise ValueError("transition_derivatives: the constraint rows change on both sides of a position "
                          f"step of {constraint_eps:g} (a contact or limit appears on one side and another "
                          "disappears on the other): the derivative is not defined at this state")
-    fd_rows = []
-    if sensors == "none":
-        c, dd = np.zeros((0, a.shape[0])), np.zeros((0, m.nu))
-    elif sensors == "fd":
-        from kinedyn.engine.derivative_transition import SENSORS_COVERED
-        for s in range(m.nsensor):
-            if int(m.sensor_type[s]) not in SENSORS_COVERED:
-                adr = int(m.sensor_adr[s])
-                fd_rows += range(adr, adr + int(m.sensor_dim[s]))
-        if fd_rows:
-            fd = transition_fd(m, d, eps)
-            c[fd_rows], dd[fd_rows] = fd.C[fd_rows], fd.D[fd_rows]
-    out = TransitionDerivatives(a, b, c, dd)
-    out.fd_sensor_rows = fd_rows
-    return out
+    result = state[2] = out
+    if mode == 2 and codes[0, 0]:
+        fd_rows = []
+        for _, s in codes[1:codes[0, 0] + 1]:
+            adr = int(m.sensor_adr[s])
+            fd_rows += range(adr, adr + int(m.sensor_dim[s]))
+        fd = transition_fd(m, d, eps)
+        result.C[fd_rows], result.D[fd_rows] = fd.C[fd_rows], fd.D[fd_rows]
+        result.fd_sensor_rows = fd_rows
+    return result
