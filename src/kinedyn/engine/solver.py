@@ -38,9 +38,11 @@ from kinedyn.engine.types import (
     COUNT_NF,
     DSBL_ISLAND,
     DSBL_WARMSTART,
+    INT_DISCRETE,
     MINVAL,
     OPT_CONE,
     OPT_DISABLEFLAGS,
+    OPT_INTEGRATOR,
     OPT_ITERATIONS,
     OPT_LS_ITERATIONS,
     OPT_LS_TOLERANCE,
@@ -1232,6 +1234,12 @@ def fwd_constraint_kernel(m, d):
     if nefc == 0:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
+        return
+    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:
+        # the solve in the discrete integrator's metric is not reproduced (engine.metric): no
+        # acceleration rather than a wrong one; step raises (integrator.STATUS_DISCRETE_ROWS)
+        for v in range(nv):
+            d.qacc[v] = math.nan
         return
     # efc_b = J qacc_smooth - aref
     mul_j_rows(d, d.efc_b, d.qacc_smooth, nefc, is_sparse(m))
