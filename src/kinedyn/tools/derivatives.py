@@ -35,6 +35,7 @@ from kinedyn.engine.derivative_fd import (
 from kinedyn.engine.derivative_transition import step_derivatives, unsupported_cached
 from kinedyn.engine.forward import forward
 from kinedyn.engine.integrator import _STATUS_FIELD
+from kinedyn.engine.inverse import check_discrete_inverse
 from kinedyn.engine.types import (
     INT_EULER,
     INT_IMPLICIT,
@@ -266,6 +267,7 @@ def inverse_fd(m, d, eps: float = 1e-6, actuation: bool = False, nthread: int | 
     derivative with respect to input i. ``d`` is not modified. RK4 raises ValueError, as MuJoCo.
     """
     eps = _check(m, d, eps, "inverse_fd")
+    check_discrete_inverse(m, "inverse_fd")  # the inverse in the discrete integrator's metric
     if m.opt.noslip_iterations:
         raise ValueError("inverse_fd: the noslip solver is not supported (as MuJoCo's mjd_inverseFD)")
     for name in ("qpos", "qvel", "qacc", "act", "ctrl"):
