@@ -37,6 +37,7 @@ from kinedyn.engine.forward import forward
 from kinedyn.engine.integrator import _STATUS_FIELD
 from kinedyn.engine.inverse import check_discrete_inverse
 from kinedyn.engine.types import (
+    INT_DISCRETE,
     INT_EULER,
     INT_IMPLICIT,
     INT_IMPLICITFAST,
@@ -192,10 +193,11 @@ def check_integrator(m, fname: str) -> None:
                                   "perturbed steps run compiled on threads; remove them "
                                   "(m.set_actuator_callbacks()) or difference kd.step yourself")
     integrator = m.opt._flags[OPT_INTEGRATOR]
-    if integrator not in (INT_EULER, INT_IMPLICIT, INT_IMPLICITFAST):
-        # MuJoCo refuses RK4 (mjERROR); kinedyn steps no other integrator yet
+    if integrator not in (INT_EULER, INT_IMPLICIT, INT_IMPLICITFAST, INT_DISCRETE):
+        # MuJoCo refuses RK4 (mjERROR)
         raise ValueError(f"{fname}: the {IntegratorType(integrator).name} integrator is not supported "
-                         "(MuJoCo's finite differences refuse RK4); use Euler, implicit or implicitfast")
+                         "(MuJoCo's finite differences refuse RK4); use Euler, implicit, implicitfast or "
+                         "discrete")
 
 
 def check_no_history(m, fname: str) -> None:
