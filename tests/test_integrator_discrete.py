@@ -5,7 +5,10 @@ Oracle: mj_forward / mj_step / mujoco.rollout / mjd_transitionFD on the same MJC
 kinedyn reproduces: joint springs and dampers on hinge, slide, ball and free joints, a fixed and a
 spatial tendon with springs and dampers (rank-1 terms: the PCG solve), position, velocity and
 general affine actuators (one with filter dynamics, one held at its forcerange, one on a ball
-joint's dof). Tolerance: 1e-9 relative per step (the forward pass agrees to the last bits; the
+joint's dof), and a spinning lone free body with an asymmetric inertia (its 6x6 block is solved
+again with the gyroscopic derivative, as under implicitfast).
+
+Tolerance: 1e-9 relative per step (the forward pass agrees to the last bits; the
 100-step rollouts to ~1e-15).
 
 What kinedyn does not reproduce is refused: constraint rows (at compile when possible, at run
@@ -39,7 +42,8 @@ MODEL = f"""<mujoco><option integrator="discrete" timestep="0.01" SOLVER FLAGS/>
  </body>
  <body pos="0 1 0"><joint name="b" type="ball" stiffness="3" damping="0.1"/>
   <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03" {NO_CONTACT}/></body>
- <body pos="0 2 0"><freejoint name="f"/><geom type="box" size="0.1 0.1 0.1" {NO_CONTACT}/></body>
+ <body pos="0 2 0"><joint name="f" type="free" stiffness="2" damping="0.05"/>
+  <geom type="box" size="0.1 0.2 0.3" {NO_CONTACT}/></body>
 </worldbody>
 <tendon>
  <fixed name="t0" stiffness="40" damping="0.5" springlength="0.1">
@@ -205,6 +209,9 @@ def test_refuses_what_it_does_not_reproduce():
              + "</worldbody></mujoco>", "constraint rows")
     _refused(head.format('density="1.2"') + body.format("", NO_CONTACT) + "</worldbody></mujoco>",
              "fluid forces")
+    _refused(head.format("") + f'<body><freejoint name="f"/><geom size="0.1" {NO_CONTACT}/></body>'
+             '</worldbody><actuator><motor joint="f" gear="0 0 1 0 0 0"/></actuator></mujoco>',
+             "lone free body")
     # contacts possible, but every constraint disabled: loads
     kd.Model.from_xml_string('<mujoco><option integrator="discrete"><flag constraint="disable"/></option>'
                              '<worldbody><geom type="plane" size="1 1 0.1"/>' + body.format("", "")

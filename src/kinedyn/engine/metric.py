@@ -41,9 +41,13 @@ import numpy as np
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.derivative import (
     _actuator_force_vel,
+    _is_free_body,
+    _solve_dense,
     actuator_deriv_skipped,
     actuator_input,
     dof_damping_deriv,
+    free_body_bias_deriv,
+    free_body_m_block,
     tendon_damping_deriv,
 )
 from kinedyn.engine.passive_plastic import rotation_from_ref
@@ -68,6 +72,8 @@ from kinedyn.engine.types import (
     DynType,
     EnableBit,
     GainType,
+    TrnType,
+    WrapType,
 )
 from kinedyn.engine.util_poly import poly_force_deriv
 
@@ -318,6 +324,28 @@ def discrete_acceleration_entry(m, d):
         d.qacc[v] = d.qacc_smooth[v]
 
 
+@handle_entry(needed=used)
+def discrete_free_bodies_entry(m, d):
+    """After the constraint stage (no rows): each lone free body's 6x6 block of qacc again, with
+    the gyroscopic derivative h d qfrc_bias/d qvel (unsymmetric, so outside the metric), as
+    implicitfast does. MuJoCo 4.0.0 leaves qacc_smooth as the metric solve made it (measured).
+    No tendon or actuator acts on these bodies (``unsupported``): the block is decoupled from the
+    other dofs. Reads the metric's diagonal and shift from discrete_acceleration_entry."""
+    diag, shift = d.scratch_efm[_DIAG], d.scratch_efm[_SHIFT]
+    qacc = d.qacc
+    for j in range(m.njnt):
+        if _is_free_body(m, j):
+            free_body_m_block(m, d, j)
+            a = d.scratch_free_mhat
+            adr = m.jnt_dofadr[j]
+            for r in range(6):
+                a[r, r] += diag[adr + r]
+            free_body_bias_deriv(m, d, j)
+            for r in range(6):
+                qacc[adr + r] = d.qfrc_smooth[adr + r] + shift[adr + r]
+            _solve_dense(a, qacc[adr:adr + 6])
+
+
 @kernel
 def _tendon_possible(m, t):
     """mj_effTendonPossible: a spring (springs enabled) or a damper (dampers enabled)."""
@@ -350,7 +378,46 @@ def unsupported(m) -> list[str]:
         missing.append("muscle actuators")
     if np.any(m.actuator_gaintype == GainType.USER) or np.any(m.actuator_biastype == BiasType.USER):
         missing.append("user actuators")
+    if _acted_free_bodies(m):
+        missing.append("tendons or actuators acting on a lone free body (its gyroscopic block)")
     return missing
+
+
+def _acted_free_bodies(m) -> list[int]:
+    """The lone free bodies (derivative._is_free_body) that a tendon or an actuator acts on."""
+    free = set()
+    for j in range(m.njnt):
+        b = int(m.jnt_bodyid[j])
+        if m.jnt_type[j] == JNT_FREE and m.body_jntnum[b] == 1 and m.body_subtreemass[b] == m.body_mass[b] \
+                and (b + 1 >= m.nbody or m.body_rootid[b + 1] != m.body_rootid[b]):
+            free.add(b)
+    if not free:
+        return []
+    acted = set()
+    tendon_bodies = []
+    for t in range(m.ntendon):
+        bodies = set()
+        for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
+            kind, obj = m.wrap_type[w], m.wrap_objid[w]
+            if kind == WrapType.JOINT:
+                bodies.add(int(m.jnt_bodyid[obj]))
+            elif kind == WrapType.SITE:
+                bodies.add(int(m.site_bodyid[obj]))
+            elif kind in (WrapType.SPHERE, WrapType.CYLINDER):
+                bodies.add(int(m.geom_bodyid[obj]))
+        tendon_bodies.append(bodies)
+        acted |= bodies
+    for i in range(m.nu):
+        kind, obj = m.actuator_trntype[i], m.actuator_trnid[i, 0]
+        if kind in (TrnType.JOINT, TrnType.JOINTINPARENT):
+            acted.add(int(m.jnt_bodyid[obj]))
+        elif kind in (TrnType.SITE, TrnType.SLIDERCRANK):
+            acted.add(int(m.site_bodyid[obj]))
+        elif kind == TrnType.BODY:
+            acted.add(int(obj))
+        elif kind == TrnType.TENDON:
+            acted |= tendon_bodies[obj]
+    return sorted(free & acted)
 
 
 def _constraint_rows_possible(m) -> bool:
