@@ -212,6 +212,12 @@ def test_refuses_what_it_does_not_reproduce():
     _refused(head.format("") + f'<body><freejoint name="f"/><geom size="0.1" {NO_CONTACT}/></body>'
              '</worldbody><actuator><motor joint="f" gear="0 0 1 0 0 0"/></actuator></mujoco>',
              "lone free body")
+    # the compiler's length-range simulation would step with this integrator
+    with pytest.raises(kd.ModelError, match='integrator="discrete"'):
+        lengthrange = '<mujoco><compiler><lengthrange mode="all"/></compiler>'
+        kd.Model.from_xml_string(head.format("").replace("<mujoco>", lengthrange)
+                                 + body.format('name="j"', NO_CONTACT)
+                                 + '</worldbody><actuator><motor joint="j"/></actuator></mujoco>')
     # contacts possible, but every constraint disabled: loads
     kd.Model.from_xml_string('<mujoco><option integrator="discrete"><flag constraint="disable"/></option>'
                              '<worldbody><geom type="plane" size="1 1 0.1"/>' + body.format("", "")
