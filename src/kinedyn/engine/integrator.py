@@ -630,6 +630,8 @@ def _step_with_callbacks(m, d, check):
     if status != STATUS_OK:
         return status
     forward_with_callbacks(m, d)
+    if m.opt._flags[0] == INT_DISCRETE and d.efc_counts[COUNT_NEFC]:
+        raise ValueError(DISCRETE_ROWS)
     status = _qacc_status(check, d.qacc)
     if status == STATUS_OK:
         status = _FWDINV_STATUS(m._ptr, d._ptr)
