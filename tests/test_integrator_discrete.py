@@ -154,6 +154,27 @@ def test_stiff_servo_beyond_the_explicit_limit():
     assert abs(d.qpos[0] - 0.5) < 1e-3  # settled at the setpoint
 
 
+@pytest.mark.parametrize("integrator", ["discrete", "implicitfast"])
+def test_saturated_joint_actuatorfrcrange_leaves_the_metric(integrator):
+    """Actuators whose joint's summed force is clamped by its actuatorfrcrange have no length or
+    velocity derivative (MuJoCo 4.0.0's mjd_actuatorDerivSkip): not in the metric (discrete), not
+    in M - hD (implicitfast)."""
+    text = f"""<mujoco><option integrator="{integrator}" timestep="0.01"/><worldbody><body>
+      <joint name="j" type="hinge" axis="0 1 0" actuatorfrcrange="-0.5 0.5"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03" {NO_CONTACT}/></body></worldbody>
+      <actuator><position joint="j" kp="50" kv="2"/><velocity joint="j" kv="1"/></actuator></mujoco>"""
+    m, mjm = kd.Model.from_xml_string(text), mujoco.MjModel.from_xml_string(text)
+    d, mjd = kd.Data(m), mujoco.MjData(mjm)
+    for data in (d, mjd):
+        data.qvel[0] = 1.0
+        data.ctrl[:] = [0.8, 0.4]
+    for k in range(20):
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+        _close(d.qvel, mjd.qvel, f"step {k} qvel")
+    assert abs(d.qfrc_actuator[0]) == 0.5  # held at the bound
+
+
 def test_batch_rollout_matches_mujoco_rollout(newton):
     m, mjm = newton
     nbatch, nstep = 3, 40

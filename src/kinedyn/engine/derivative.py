@@ -27,6 +27,8 @@ from kinedyn.engine.types import (
     INT_IMPLICIT,
     JNT_FREE,
     OPT_DISABLEFLAGS,
+    TRN_JOINT,
+    TRN_JOINTINPARENT,
     TRN_TENDON,
 )
 from kinedyn.engine.util_linalg3 import (
@@ -345,6 +347,15 @@ def actuator_deriv_skipped(m, d, i):
         hi = m.tendon_actfrcrange[t, 1]
         if total <= lo + 4e-16 * abs(lo) or total >= hi - 4e-16 * abs(hi):
             return True
+    # and a joint actuator whose joint's summed actuator force was clamped to its actuatorfrcrange
+    # (fwd_actuation clamps qfrc_actuator at the joint's first dof; measured on MuJoCo 4.0.0's
+    # discrete and implicitfast integrators)
+    if m.actuator_trntype[i] == TRN_JOINT or m.actuator_trntype[i] == TRN_JOINTINPARENT:
+        j = m.actuator_trnid[i, 0]
+        if m.jnt_actfrclimited[j]:
+            f = d.qfrc_actuator[m.jnt_dofadr[j]]
+            if f <= m.jnt_actfrcrange[j, 0] or f >= m.jnt_actfrcrange[j, 1]:
+                return True
     return False
 
 
