@@ -5,8 +5,9 @@ Oracle: mj_forward / mj_step / mujoco.rollout / mjd_transitionFD on the same MJC
 kinedyn reproduces: joint springs and dampers on hinge, slide, ball and free joints, a fixed and a
 spatial tendon with springs and dampers (rank-1 terms: the PCG solve), position, velocity and
 general affine actuators (one with filter dynamics, one held at its forcerange, one on a ball
-joint's dof), and a spinning lone free body with an asymmetric inertia (its 6x6 block is solved
-again with the gyroscopic derivative, as under implicitfast).
+joint's dof), a spinning lone free body with an asymmetric inertia (its 6x6 block is solved
+again with the gyroscopic derivative, as under implicitfast), and acceleration sensors (which
+read the step map).
 
 Tolerance: 1e-9 relative per step (the forward pass agrees to the last bits; the
 100-step rollouts to ~1e-15).
@@ -57,6 +58,8 @@ MODEL = f"""<mujoco><option integrator="discrete" timestep="0.01" SOLVER FLAGS/>
  <position tendon="t0" kp="20" forcerange="-0.5 0.5" forcelimited="true"/>
  <velocity joint="b" gear="0 1 0" kv="2"/>
 </actuator>
+<sensor><accelerometer site="s1"/><framelinacc objtype="site" objname="s0"/><jointactuatorfrc joint="j1"/>
+</sensor>
 </mujoco>"""
 
 # (solver, flags): PGS leaves the tendon and actuator terms out of the metric (mj_effCouplings)
@@ -121,7 +124,7 @@ def test_forward_matches_mujoco(newton):
     mujoco.mj_forward(mjm, mjd)
     # the tendon and actuator terms are in this state's metric: MuJoCo solves by PCG
     assert mjd.efm_active and mjd.nefmT == 2 and mjd.nefmA == 3
-    for name in ("qfrc_smooth", "qacc_smooth", "qacc", "act_dot", "actuator_force"):
+    for name in ("qfrc_smooth", "qacc_smooth", "qacc", "act_dot", "actuator_force", "sensordata"):
         _close(getattr(d, name), getattr(mjd, name), name)
 
 
@@ -133,7 +136,7 @@ def test_step_rollout_matches_mujoco(variant, newton):
     for k in range(nstep):
         kd.step(m, d)
         mujoco.mj_step(mjm, mjd)
-        for name in ("qpos", "qvel", "qacc", "act"):
+        for name in ("qpos", "qvel", "qacc", "act", "sensordata"):
             _close(getattr(d, name), getattr(mjd, name), f"{variant} step {k} {name}")
 
 
