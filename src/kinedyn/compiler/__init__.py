@@ -42,6 +42,7 @@ from kinedyn.engine.metric import unsupported as discrete_unsupported
 from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const
 from kinedyn.engine.types import IntegratorType
+from kinedyn.errors import ModelError
 from kinedyn.xml.expand import expand
 from kinedyn.xml.mjcf import Node, parse_xml
 from kinedyn.xml.sections import check_sections
@@ -144,9 +145,12 @@ def check_discrete_supported(model, compiler) -> None:
         return
     missing = discrete_unsupported(model)
     if missing:
-        node = compiler.sections["option"][-1]
-        raise node.error('<option integrator="discrete"> is simulated by kinedyn without '
-                         + ", ".join(missing) + " (docs/deviations.md)", "integrator")
+        message = ('<option integrator="discrete"> is simulated by kinedyn without '
+                   + ", ".join(missing) + " (docs/deviations.md)")
+        options = compiler.sections.get("option")
+        if not options:
+            raise ModelError(message)
+        raise options[-1].error(message, "integrator")
 
 
 register_compiler("mjcf", compile_mjcf)
