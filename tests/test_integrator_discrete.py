@@ -253,6 +253,11 @@ def test_refuses_switch_inverse_and_rows_at_run_time(newton):
     d, _ = _start(m, mjm)
     with pytest.raises(ValueError, match="inverse"):
         kd.inverse(m, d)
+    with pytest.raises(ValueError, match="inverse"):
+        kd.inverse_fd(m, d)
+    kd.forward(m, d)
+    with pytest.raises(ValueError, match="DISCRETE integrator"):
+        kd.transition_derivatives(m, d)  # analytical: not covered (transition_fd is, above)
     euler = kd.Model.from_xml_string(MODEL.replace("discrete", "Euler").replace(" SOLVER FLAGS", ""))
     with pytest.raises(ValueError, match="discrete"):
         euler.opt.integrator = kd.IntegratorType.DISCRETE
