@@ -100,35 +100,20 @@ def free_body_mhat(m, d, j):
         d tau / d w_local = R^T (-mass [s]x K + [w]x I_w - [I_w w]x) R.
     The 3x3 matrices live in scratch rows, the 3-vectors in locals.
     """
-    free_body_m_block(m, d, j)
-    _free_body_damping(m, d, j)
-    free_body_bias_deriv(m, d, j)
-
-
-@kernel
-def free_body_m_block(m, d, j):
-    """d.scratch_free_mhat = the M block of free joint j's 6 dofs."""
+    h = m.opt_timestep[0]
+    b = m.jnt_bodyid[j]
     adr = m.jnt_dofadr[j]
     a = d.scratch_free_mhat
     for r in range(6):
         for c in range(6):
             a[r, c] = 0.0
-    # M block (symmetric, from the lower triangle)
+    # M block (symmetric, from the lower triangle) and damping
     for r in range(6):
         row = m.M_rowadr[adr + r]
         for k in range(m.M_rownnz[adr + r]):
             c = m.M_colind[row + k] - adr
             a[r, c] = d.M[row + k]
             a[c, r] = d.M[row + k]
-
-
-@kernel
-def _free_body_damping(m, d, j):
-    """d.scratch_free_mhat += h (dof and tendon damping - actuator velocity derivatives) on free
-    joint j's block."""
-    h = m.opt_timestep[0]
-    adr = m.jnt_dofadr[j]
-    a = d.scratch_free_mhat
     if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
         for r in range(6):
             a[r, r] += h * dof_damping_deriv(m, d, adr + r)
@@ -152,16 +137,6 @@ def _free_body_damping(m, d, j):
                 for r in range(6):
                     for c in range(6):
                         a[r, c] -= h * deriv * mom[adr + r] * mom[adr + c]
-
-
-@kernel
-def free_body_bias_deriv(m, d, j):
-    """d.scratch_free_mhat += h d qfrc_bias / d qvel on free joint j's block (the gyroscopic
-    derivative, see free_body_mhat)."""
-    h = m.opt_timestep[0]
-    b = m.jnt_bodyid[j]
-    adr = m.jnt_dofadr[j]
-    a = d.scratch_free_mhat
     # bias (gyroscopic) derivative
     mass = m.body_mass[b]
     rmat = d.xmat[b]

@@ -46,8 +46,7 @@ from kinedyn.engine.derivative import (
     actuator_deriv_skipped,
     actuator_input,
     dof_damping_deriv,
-    free_body_bias_deriv,
-    free_body_m_block,
+    free_body_mhat,
     tendon_damping_deriv,
 )
 from kinedyn.engine.passive_plastic import rotation_from_ref
@@ -333,14 +332,19 @@ def discrete_free_bodies_entry(m, d):
     other dofs. Reads the metric's diagonal and shift from discrete_acceleration_entry."""
     diag, shift = d.scratch_efm[_DIAG], d.scratch_efm[_SHIFT]
     qacc = d.qacc
+    h = m.opt_timestep[0]
+    damper = not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER
     for j in range(m.njnt):
         if _is_free_body(m, j):
-            free_body_m_block(m, d, j)
+            # implicitfast's block M + h (damping) + h d qfrc_bias/d qvel (no tendon, actuator or
+            # fluid term reaches it here), its damping replaced by the metric's diagonal
+            free_body_mhat(m, d, j)
             a = d.scratch_free_mhat
             adr = m.jnt_dofadr[j]
             for r in range(6):
+                if damper:
+                    a[r, r] -= h * dof_damping_deriv(m, d, adr + r)
                 a[r, r] += diag[adr + r]
-            free_body_bias_deriv(m, d, j)
             for r in range(6):
                 qacc[adr + r] = d.qfrc_smooth[adr + r] + shift[adr + r]
             _solve_dense(a, qacc[adr:adr + 6])

@@ -197,14 +197,16 @@ class Option:
     @integrator.setter
     def integrator(self, value: int) -> None:
         value = integer("integrator", value)
-        if value == IntegratorType.DISCRETE and self._flags[0] != value:
-            # what it covers depends on the model, which the compiler checks (engine.metric)
-            raise ValueError('the discrete integrator (4) is chosen in the model file, <option '
-                             'integrator="discrete">, where kinedyn checks that it reproduces the model')
+        if value == IntegratorType.DISCRETE:
+            if self._flags[0] != value:
+                # what it covers depends on the model, which the compiler checks (engine.metric)
+                raise ValueError('the discrete integrator (4) is chosen in the model file, <option '
+                                 'integrator="discrete">, where kinedyn checks that it reproduces the model')
+            return
         if value not in (IntegratorType.EULER, IntegratorType.RK4, IntegratorType.IMPLICIT,
-                         IntegratorType.IMPLICITFAST, IntegratorType.DISCRETE):
+                         IntegratorType.IMPLICITFAST):
             raise ValueError(f"integrator {value} is not supported "
-                             "(Euler=0, RK4=1, implicit=2, implicitfast=3, discrete=4)")
+                             "(Euler=0, RK4=1, implicit=2, implicitfast=3)")
         if value in _IMPLICIT_INTEGRATORS and self._fluid():
             raise ValueError(FLUID_IMPLICIT)
         self._flags[0] = value
