@@ -29,9 +29,14 @@ The solve: the backbone qH = M + the diagonal + each rank-1 term's diagonal is f
 MuJoCo runs a preconditioned conjugate gradient on M-hat with qH as the preconditioner, from 0,
 until |r|^2 < tolerance^2 |rhs|^2 or opt.iterations (mj_effSolve); ``_pcg`` does the same.
 
+A lone free body's 6x6 block of qacc (not of qacc_smooth) is then solved again with the
+gyroscopic derivative added to its M-hat block, after the constraint stage
+(``discrete_free_bodies_entry``, as implicitfast's local solve).
+
 What kinedyn does not reproduce (refused by ``unsupported``): constraint rows (the solver in the
-metric, implicit solref rows, refsafe), flexes, fluid forces, muscle actuators, sleeping, springs
-with a yield, the fwdinv flag and the inverse dynamics in the metric.
+metric, implicit solref rows, refsafe), flexes, fluid forces, muscle and user actuators, tendons
+or actuators on a lone free body, sleeping, springs with a yield, the fwdinv flag; the inverse
+dynamics in the metric (inverse refuses) and the PCG's iteration-cap warning (mjWARN_INERTIA).
 """
 
 from __future__ import annotations
