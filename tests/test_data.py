@@ -115,7 +115,7 @@ def test_time_and_option_writes_reach_the_kernels():
         with pytest.raises(ValueError):
             m.opt.timestep = 0.0
         with pytest.raises(ValueError):
-            m.opt.integrator = 4  # no such integrator
+            m.opt.integrator = 5  # no such integrator
     finally:
         m.opt.timestep = m_saved
 

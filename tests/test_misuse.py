@@ -411,6 +411,8 @@ def test_option_assignment(models):
     with pytest.raises(TypeError, match="gravity"):
         m.opt.gravity = ["a", "b", "c"]
     with pytest.raises(ValueError, match="integrator"):
+        m.opt.integrator = 5
+    with pytest.raises(ValueError, match="model file"):  # discrete: chosen where it is checked
         m.opt.integrator = 4
     with pytest.raises(TypeError, match="integrator"):
         m.opt.integrator = 1.0

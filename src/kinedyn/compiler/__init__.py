@@ -38,8 +38,11 @@ from kinedyn.compiler.build import Compiler, auto_spring_damper, check_finite
 from kinedyn.compiler.keyframes import fill_key_plastic
 from kinedyn.compiler.sleep import check_sleep_supported, resolve_sleep_policy
 from kinedyn.engine.lengthrange import set_length_range
+from kinedyn.engine.metric import unsupported as discrete_unsupported
 from kinedyn.engine.model import register_compiler
 from kinedyn.engine.setconst import set_const
+from kinedyn.engine.types import IntegratorType
+from kinedyn.errors import ModelError
 from kinedyn.xml.expand import expand
 from kinedyn.xml.mjcf import Node, parse_xml
 from kinedyn.xml.sections import check_sections
@@ -124,6 +127,7 @@ def _compile(root: Node, path, allow_unsupported: bool, fusestatic: bool = False
     model = compiler.run()
     resolve_sleep_policy(model, compiler.bodies)
     check_sleep_supported(model, compiler.sleep_flag)
+    check_discrete_supported(model, compiler)
     check_finite(model, compiler)
     set_const(model, compiler.body_simple)
     fill_key_plastic(model, compiler)
@@ -132,6 +136,21 @@ def _compile(root: Node, path, allow_unsupported: bool, fusestatic: bool = False
     set_length_range(model, compiler.lropt, compiler.actuator_nodes)
     check_finite(model, compiler)  # set_const's values at qpos0 can overflow too
     return model
+
+
+def check_discrete_supported(model, compiler) -> None:
+    """With ``<option integrator="discrete">``: ModelError on that element for what kinedyn's
+    discrete integrator (engine.metric) does not reproduce yet."""
+    if model.opt.integrator != IntegratorType.DISCRETE:
+        return
+    missing = discrete_unsupported(model)
+    if missing:
+        message = ('<option integrator="discrete"> is simulated by kinedyn without '
+                   + ", ".join(missing) + " (docs/deviations.md)")
+        options = compiler.sections.get("option")
+        if not options:
+            raise ModelError(message)
+        raise options[-1].error(message, "integrator")
 
 
 register_compiler("mjcf", compile_mjcf)

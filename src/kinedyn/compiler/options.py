@@ -64,12 +64,10 @@ class OptionsMixin:
                 self.opt[key] = list(a[key])
         if "integrator" in a:
             name = a["integrator"]
-            if name not in ("Euler", "RK4", "implicit", "implicitfast"):
-                raise node.error(f"integrator '{name}' is not supported yet (use Euler, RK4, implicit or "
-                                 "implicitfast)", "integrator")
             self.opt["integrator"] = int({"Euler": IntegratorType.EULER, "RK4": IntegratorType.RK4,
                                           "implicit": IntegratorType.IMPLICIT,
-                                          "implicitfast": IntegratorType.IMPLICITFAST}[name])
+                                          "implicitfast": IntegratorType.IMPLICITFAST,
+                                          "discrete": IntegratorType.DISCRETE}[name])
         if not self.opt["timestep"] > 0:
             raise node.error("timestep must be positive", "timestep")
         self._solver_options(node, a)

@@ -32,7 +32,8 @@ module                 what                                                    M
 ``solver_pgs``         PGS and noslip                                          engine_solver.c
 ``forward``            the forward pipeline and its stages                     engine_forward.c
 ``derivative``         derivatives the implicit integrator needs               engine_derivative.c
-``integrator``         step: Euler, implicitfast, RK4                          engine_forward.c
+``metric``             the discrete integrator's metric M + hD + h²K           engine_metric.c
+``integrator``         step: Euler, implicit(fast), discrete, RK4              engine_forward.c
 ``inverse``            inverse dynamics                                        engine_inverse.c
 ``rne_post``           cacc, cfrc_int, cfrc_ext after the constraint forces    engine_core_smooth.c
 ``setconst``           compile-time constants that need the pipeline           engine_setconst.c

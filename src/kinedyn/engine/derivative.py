@@ -35,6 +35,8 @@ from kinedyn.engine.types import (
     INT_IMPLICIT,
     JNT_FREE,
     OPT_DISABLEFLAGS,
+    TRN_JOINT,
+    TRN_JOINTINPARENT,
     TRN_TENDON,
 )
 from kinedyn.engine.util_linalg3 import (
@@ -311,13 +313,14 @@ def _solve_dense(a, x):
 
 
 @kernel
-def _actuator_force_vel(m, d, i):
-    """d actuator_force / d actuator_velocity: affine and muscle gain, affine bias (mjd_actuator_vel)."""
+def actuator_deriv_skipped(m, d, i):
+    """Whether actuator i's force is held at a bound, so that it does not change with velocity or
+    length (mjd_actuatorDerivSkip): its forcerange, or its tendon's actuatorfrcrange."""
     # a force held at its forcerange does not change with velocity
     if m.actuator_forcelimited[i]:
         f = d.actuator_force[i]
         if f <= m.actuator_forcerange[i, 0] or f >= m.actuator_forcerange[i, 1]:
-            return 0.0
+            return True
     # likewise a tendon actuator whose tendon's summed actuator force is held at its
     # actuatorfrcrange (observed in MuJoCo 4.0.0's implicitfast; the forces were scaled
     # onto the bound by fwd_actuation, so "at the bound" is tested to a few ulps)
@@ -330,17 +333,38 @@ def _actuator_force_vel(m, d, i):
         lo = m.tendon_actfrcrange[t, 0]
         hi = m.tendon_actfrcrange[t, 1]
         if total <= lo + 4e-16 * abs(lo) or total >= hi - 4e-16 * abs(hi):
-            return 0.0
+            return True
+    # and a joint actuator whose joint's summed actuator force was clamped to its actuatorfrcrange
+    # (fwd_actuation clamps qfrc_actuator at the joint's first dof; measured on MuJoCo 4.0.0's
+    # discrete and implicitfast integrators)
+    if m.actuator_trntype[i] == TRN_JOINT or m.actuator_trntype[i] == TRN_JOINTINPARENT:
+        j = m.actuator_trnid[i, 0]
+        if m.jnt_actfrclimited[j]:
+            f = d.qfrc_actuator[m.jnt_dofadr[j]]
+            if f <= m.jnt_actfrcrange[j, 0] or f >= m.jnt_actfrcrange[j, 1]:
+                return True
+    return False
+
+
+@kernel
+def actuator_input(m, d, i):
+    """What actuator i's gain multiplies: the clamped control without dynamics, else the activation."""
+    if m.actuator_dyntype[i] == DYN_NONE:
+        # the clamped control, as fwd_actuation uses (MuJoCo 4.0.0's implicitfast does too)
+        return _clamped_ctrl(m, d, i)
+    return _activation_input(m, d, i)
+
+
+@kernel
+def _actuator_force_vel(m, d, i):
+    """d actuator_force / d actuator_velocity: affine and muscle gain, affine bias (mjd_actuator_vel)."""
+    if actuator_deriv_skipped(m, d, i):
+        return 0.0
     deriv = 0.0
     if m.actuator_biastype[i] == BIAS_AFFINE:
         deriv = m.actuator_biasprm[i, 2]
     if m.actuator_gaintype[i] == GAIN_AFFINE and m.actuator_gainprm[i, 2] != 0.0:
-        if m.actuator_dyntype[i] == DYN_NONE:
-            # the clamped control, as fwd_actuation uses (MuJoCo 4.0.0's implicitfast does too)
-            inp = _clamped_ctrl(m, d, i)
-        else:
-            inp = _activation_input(m, d, i)
-        deriv += m.actuator_gainprm[i, 2] * inp
+        deriv += m.actuator_gainprm[i, 2] * actuator_input(m, d, i)
     elif m.actuator_gaintype[i] == GAIN_MUSCLE:
         # muscle gain velocity derivative (mjd_muscleGain_vel) times the activation
         gain_vel = muscle_gain_vel(d.actuator_length[i], d.actuator_velocity[i], m.actuator_lengthrange, i,

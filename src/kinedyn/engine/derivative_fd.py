@@ -34,6 +34,7 @@ from kinedyn.engine.actuation import fwd_actuation_entry
 from kinedyn.engine.forward import fwd_acceleration_entry, fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.integrator import (
     STATUS_OK,
+    _discrete,
     _fwdinv_status,
     _implicit,
     _implicitfast,
@@ -52,7 +53,14 @@ from kinedyn.engine.sensor import (
 )
 from kinedyn.engine.solver import fwd_constraint_entry
 from kinedyn.engine.support import differentiate_pos_kernel, integrate_pos_kernel
-from kinedyn.engine.types import ENBL_FWDINV, INT_IMPLICIT, INT_IMPLICITFAST, OPT_ENABLEFLAGS, OPT_INTEGRATOR
+from kinedyn.engine.types import (
+    ENBL_FWDINV,
+    INT_DISCRETE,
+    INT_IMPLICIT,
+    INT_IMPLICITFAST,
+    OPT_ENABLEFLAGS,
+    OPT_INTEGRATOR,
+)
 
 # mjtStage as mj_forwardSkip reads it: the stages below the given one are skipped
 SKIP_NONE, SKIP_POS, SKIP_VEL = 0, 1, 2
@@ -98,7 +106,7 @@ def forward_skip(m, d, skipstage, sensors):
 
 @entry
 def step_skip(m, d, skipstage, sensors):
-    """mj_stepSkip for Euler, implicit and implicitfast (the callers refuse other integrators): the
+    """mj_stepSkip for Euler, implicit, implicitfast and discrete (the callers refuse other integrators): the
     checks of mj_step, forward_skip, then the integrator. A STATUS_* code of engine.integrator."""
     status = _state_status(True, d.qpos, d.qvel)
     if status != STATUS_OK:
@@ -115,6 +123,8 @@ def step_skip(m, d, skipstage, sensors):
         _implicitfast(m, d)
     elif m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICIT:
         _implicit(m, d)  # its LU factor depends on qvel, ctrl and act too: made again every step
+    elif m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:
+        _discrete(m, d)  # qacc is the step map, solved by the forward pass in the metric
     else:
         # M + h diag(B) depends on qpos and qvel only: the controls' and activations' steps reuse
         # the factor of the worker's previous step, the unperturbed one (no number changes); with

@@ -10,7 +10,8 @@ MuJoCo's order and each reads what the previous ones wrote:
                   tendon armature's bias), passive, reference_constraint; then the velocity
                   sensors and the kinetic energy
     actuation     fwd_actuation
-    acceleration  fwd_acceleration (qacc_smooth = M^-1 qfrc_smooth)
+    acceleration  fwd_acceleration (qacc_smooth = M^-1 qfrc_smooth; under the discrete integrator
+                  in the effective metric, engine.metric)
     constraint    fwd_constraint (the solver: qacc, efc_force, qfrc_constraint); then the
                   acceleration sensors
 
@@ -26,6 +27,7 @@ from kinedyn.engine.camlight import camlight_entry
 from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, collision_entry, warn_if_contacts_dropped
 from kinedyn.engine.constraint import make_constraint_entry, reference_constraint_entry
+from kinedyn.engine.metric import discrete_acceleration_entry
 from kinedyn.engine.passive import passive_entry
 from kinedyn.engine.sensor import (
     energy_pos_entry,
@@ -45,7 +47,7 @@ from kinedyn.engine.smooth_tendon_armature import tendon_armature_entry, tendon_
 from kinedyn.engine.smooth_tendon_armature import used as tendon_armature_used
 from kinedyn.engine.solver import fwd_constraint_entry
 from kinedyn.engine.support import xfrc_accumulate
-from kinedyn.engine.types import OPT_DISABLEFLAGS
+from kinedyn.engine.types import INT_DISCRETE, OPT_DISABLEFLAGS, OPT_INTEGRATOR
 
 
 @entry
@@ -144,6 +146,8 @@ def fwd_acceleration_entry(m, d):
                       d.qfrc_passive, d.qfrc_bias, d.qfrc_applied, d.qfrc_actuator, d.xfrc_applied, d.xipos,
                       d.subtree_com, d.cdof, d.qLD, d.qLDiagInv,
                       d.qfrc_smooth, d.qacc_smooth, d.qacc)
+    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:  # in the effective metric (engine.metric)
+        discrete_acceleration_entry(m, d)
 
 
 _FWD_ACCELERATION = FastEntry(fwd_acceleration_entry)

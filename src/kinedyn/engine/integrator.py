@@ -47,6 +47,7 @@ from kinedyn.engine.forward import (
 )
 from kinedyn.engine.history import advance_history
 from kinedyn.engine.inverse import check_discrete_inverse, compare_fwd_inv
+from kinedyn.engine.metric import used as metric_used
 from kinedyn.engine.passive_plastic import plastic_update_entry
 from kinedyn.engine.sensor import sensor_acc_entry, sensor_vel_entry
 from kinedyn.engine.sleep import S_ASLEEP, S_AWAKE, sleep_entry, update_sleep_entry
@@ -56,9 +57,11 @@ from kinedyn.engine.smooth_inertia import factor_i, solve_ld
 from kinedyn.engine.solver import fwd_constraint_entry
 from kinedyn.engine.support import integrate_pos_kernel
 from kinedyn.engine.types import (
+    COUNT_NEFC,
     DSBL_ACTUATION,
     DYN_INTEGRATOR,
     ENBL_FWDINV,
+    INT_DISCRETE,
     INT_EULER,
     INT_IMPLICIT,
     INT_IMPLICITFAST,
@@ -81,6 +84,10 @@ from kinedyn.errors import NonFiniteStateWarning
 # status codes returned by the step kernel: which state field went bad, or (STATUS_FWDINV) that
 # the fwdinv comparison needs the discrete inverse with RK4, which MuJoCo refuses (mjERROR)
 STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC, STATUS_FWDINV = 0, 1, 2, 3, 4
+# the discrete integrator met constraint rows, whose solve in its metric kinedyn does not reproduce
+STATUS_DISCRETE_ROWS = 5
+DISCRETE_ROWS = ('integrator="discrete" with constraint rows (contacts, limits, equalities, friction loss) '
+                 "is not reproduced by kinedyn (docs/deviations.md): this forward pass made some")
 # returned by the per-integrator entries instead of STATUS_OK when the step's last forward pass
 # dropped contacts (efc_counts[COUNT_DROPPED]): step's Python wrapper then needs no read of its own
 STATUS_DROPPED = -1
@@ -241,6 +248,13 @@ def _implicitfast(m, d):
         if _is_free_body(m, j):
             _free_body_implicit(m, d, j, qacc)
     _advance(m, d, d.act_dot, qacc, d.qvel)
+
+
+@handle_entry(needed=metric_used)
+def _discrete(m, d):
+    # mj_discrete: qacc is already the step map (v+ - v)/h, solved in the effective metric by
+    # the forward pass (engine.metric): advance with it as the Euler step does
+    _advance(m, d, d.act_dot, d.qacc, d.qvel)
 
 
 @handle_entry(needed=lambda m: m.opt.integrator == INT_IMPLICIT)
@@ -495,6 +509,8 @@ def step_entry(m, d, check):
         status = _step_implicitfast_entry(m, d, check)
     elif integrator == INT_IMPLICIT:
         status = _step_implicit_entry(m, d, check)
+    elif integrator == INT_DISCRETE:
+        status = _step_discrete_entry(m, d, check)
     else:
         status = _step_euler_entry(m, d, check)  # INT_EULER
     return STATUS_OK if status == STATUS_DROPPED else status
@@ -538,6 +554,21 @@ def _step_implicit_entry(m, d, check):
     return _dropped_status(d, status)
 
 
+@handle_entry(returns="int64", args="boolean", prefetch=metric_used, needed=metric_used)
+def _step_discrete_entry(m, d, check):
+    status = _state_status(check, d.qpos, d.qvel)
+    if status != STATUS_OK:
+        return status
+    forward_entry(m, d)
+    # rows: their solve in the metric is not reproduced (the forward pass left qacc NaN)
+    if d.efc_counts[COUNT_NEFC] > 0:
+        return STATUS_DISCRETE_ROWS
+    status = _qacc_status(check, d.qacc)
+    if status == STATUS_OK:
+        _discrete(m, d)
+    return _dropped_status(d, status)
+
+
 @handle_entry(returns="int64", args="boolean", prefetch=lambda m: m.opt.integrator == INT_RK4)
 def _step_rk4_entry(m, d, check):
     status = _checked_forward(m, d, check)
@@ -552,8 +583,9 @@ _STEP_BY_INTEGRATOR = tuple(
     {INT_EULER: FastEntry(_step_euler_entry),
      INT_RK4: FastEntry(_step_rk4_entry),
      INT_IMPLICIT: FastEntry(_step_implicit_entry),
-     INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry)}.get(i)
-    for i in range(max(INT_EULER, INT_RK4, INT_IMPLICIT, INT_IMPLICITFAST) + 1))
+     INT_IMPLICITFAST: FastEntry(_step_implicitfast_entry),
+     INT_DISCRETE: FastEntry(_step_discrete_entry)}.get(i)
+    for i in range(max(INT_EULER, INT_RK4, INT_IMPLICIT, INT_IMPLICITFAST, INT_DISCRETE) + 1))
 
 
 @handle_entry
@@ -564,6 +596,8 @@ def _integrate_entry(m, d):
         _implicitfast(m, d)
     elif m.opt_flags[OPT_INTEGRATOR] == INT_IMPLICIT:
         _implicit(m, d)
+    elif m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:
+        _discrete(m, d)
     else:
         _euler(m, d)
 
@@ -596,6 +630,8 @@ def _step_with_callbacks(m, d, check):
     if status != STATUS_OK:
         return status
     forward_with_callbacks(m, d)
+    if m.opt._flags[0] == INT_DISCRETE and d.efc_counts[COUNT_NEFC]:
+        raise ValueError(DISCRETE_ROWS)
     status = _qacc_status(check, d.qacc)
     if status == STATUS_OK:
         status = _FWDINV_STATUS(m._ptr, d._ptr)
@@ -674,6 +710,8 @@ def _recover(m, d, one_step, status, stacklevel: int = 3) -> None:
     and step on unchecked, as mj_step does (mj_checkPos, mj_checkVel, mj_checkAcc)."""
     if status == STATUS_FWDINV:
         check_discrete_inverse(m, "step (fwdinv)")
+    if status == STATUS_DISCRETE_ROWS:
+        raise ValueError(DISCRETE_ROWS)
     field = _STATUS_FIELD[status]
     bad = getattr(d, field)
     index = int(np.flatnonzero(~(np.abs(bad) <= MAXVAL))[0])

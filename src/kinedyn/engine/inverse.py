@@ -41,6 +41,7 @@ from kinedyn.engine.support import xfrc_accumulate
 from kinedyn.engine.types import (
     COUNT_NEFC,
     ENBL_INVDISCRETE,
+    INT_DISCRETE,
     INT_EULER,
     INT_IMPLICIT,
     INT_IMPLICITFAST,
@@ -151,8 +152,11 @@ INVERSE_DONE, INVERSE_REFUSED = 0, 1
 
 @handle_entry(returns="int64")
 def inverse_entry(m, d):
-    """mj_inverse; INVERSE_REFUSED, computing nothing, for the discrete inverse with RK4."""
+    """mj_inverse; INVERSE_REFUSED, computing nothing, for the discrete inverse with RK4 and under
+    the discrete integrator (its inverse in the effective metric is not reproduced)."""
     if m.opt_flags[OPT_ENABLEFLAGS] & ENBL_INVDISCRETE and m.opt_flags[OPT_INTEGRATOR] == INT_RK4:
+        return INVERSE_REFUSED
+    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:
         return INVERSE_REFUSED
     # mj_inverseSkip: the sensors of each stage after it, as forward's
     fwd_position_entry(m, d)
@@ -236,6 +240,9 @@ def check_discrete_inverse(m, what: str) -> None:
     if m.opt.enableflags & EnableBit.INVDISCRETE and m.opt.integrator == IntegratorType.RK4:
         raise ValueError(f"{what}: discrete inverse dynamics (EnableBit.INVDISCRETE) is not supported by "
                          "the RK4 integrator, as in MuJoCo; clear the flag or use Euler or implicitfast")
+    if m.opt.integrator == IntegratorType.DISCRETE:
+        raise ValueError(f'{what}: inverse dynamics under integrator="discrete" (in its effective metric) '
+                         "is not reproduced by kinedyn (docs/deviations.md)")
 
 
 def inverse(m, d) -> None:

@@ -68,6 +68,7 @@ from kinedyn.engine.types import (
     BiasType,
     DisableBit,
     GainType,
+    IntegratorType,
     TrnType,
 )
 from kinedyn.engine.util_linalg3 import dot_mj
@@ -207,6 +208,15 @@ def set_length_range(model, lropt: dict, nodes: list) -> None:
         todo.append(i)
     if not todo:
         return
+    if model.opt.integrator == IntegratorType.DISCRETE:
+        # MuJoCo's simulation would step with the discrete integrator, whose steps with the
+        # simulation's forces kinedyn has not compared (engine.metric)
+        node = nodes[todo[0]] if todo[0] < len(nodes) else None
+        error = ('the length-range simulation under <option integrator="discrete"> is not reproduced '
+                 "by kinedyn: give the actuator a lengthrange, or compute it under another integrator")
+        if node is not None:
+            raise node.error(error, "lengthrange")
+        raise ModelError(f"{error} (actuator {todo[0]})")
 
     saved = model.opt.disableflags, model.opt.timestep
     model.opt.disableflags = LR_DISABLEFLAGS

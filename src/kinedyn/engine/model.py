@@ -193,6 +193,12 @@ class Option:
     @integrator.setter
     def integrator(self, value: int) -> None:
         value = integer("integrator", value)
+        if value == IntegratorType.DISCRETE:
+            if self._flags[0] != value:
+                # what it covers depends on the model, which the compiler checks (engine.metric)
+                raise ValueError('the discrete integrator (4) is chosen in the model file, <option '
+                                 'integrator="discrete">, where kinedyn checks that it reproduces the model')
+            return
         if value not in (IntegratorType.EULER, IntegratorType.RK4, IntegratorType.IMPLICIT,
                          IntegratorType.IMPLICITFAST):
             raise ValueError(f"integrator {value} is not supported "

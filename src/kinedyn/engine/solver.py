@@ -23,6 +23,7 @@ from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine import solver_sparse
 from kinedyn.engine.constraint import is_sparse, mul_j_rows
 from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NEFC, ISLAND_NITER
+from kinedyn.engine.metric import discrete_free_bodies_entry
 from kinedyn.engine.smooth_inertia import mul_m_kernel, solve_ld
 from kinedyn.engine.solver_pgs import dual_finish, pgs_warmstart, solve_noslip, solve_pgs
 from kinedyn.engine.types import (
@@ -38,9 +39,11 @@ from kinedyn.engine.types import (
     COUNT_NF,
     DSBL_ISLAND,
     DSBL_WARMSTART,
+    INT_DISCRETE,
     MINVAL,
     OPT_CONE,
     OPT_DISABLEFLAGS,
+    OPT_INTEGRATOR,
     OPT_ITERATIONS,
     OPT_LS_ITERATIONS,
     OPT_LS_TOLERANCE,
@@ -1232,6 +1235,14 @@ def fwd_constraint_kernel(m, d):
     if nefc == 0:
         for v in range(nv):
             d.qacc[v] = d.qacc_smooth[v]
+        if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:  # lone free bodies' gyroscopic block
+            discrete_free_bodies_entry(m, d)
+        return
+    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:
+        # the solve in the discrete integrator's metric is not reproduced (engine.metric): no
+        # acceleration rather than a wrong one; step raises (integrator.STATUS_DISCRETE_ROWS)
+        for v in range(nv):
+            d.qacc[v] = math.nan
         return
     # efc_b = J qacc_smooth - aref
     mul_j_rows(d, d.efc_b, d.qacc_smooth, nefc, is_sparse(m))

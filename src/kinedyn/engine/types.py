@@ -116,12 +116,14 @@ class BiasType(enum.IntEnum):
 
 
 class IntegratorType(enum.IntEnum):
-    """mjtIntegrator. ``DISCRETE`` is not supported yet."""
+    """mjtIntegrator. ``DISCRETE``: MuJoCo 4.0's step map in the effective metric, for models
+    without constraint rows (engine.metric)."""
 
     EULER = 0
     RK4 = 1
     IMPLICIT = 2
     IMPLICITFAST = 3
+    DISCRETE = 4
 
 
 class DisableBit(enum.IntFlag):
@@ -379,6 +381,7 @@ INT_EULER = int(IntegratorType.EULER)
 INT_RK4 = int(IntegratorType.RK4)
 INT_IMPLICITFAST = int(IntegratorType.IMPLICITFAST)
 INT_IMPLICIT = int(IntegratorType.IMPLICIT)
+INT_DISCRETE = int(IntegratorType.DISCRETE)
 
 DSBL_GRAVITY = int(DisableBit.GRAVITY)
 DSBL_SPRING = int(DisableBit.SPRING)

@@ -45,6 +45,7 @@ from kinedyn.engine.forward import forward
 from kinedyn.engine.integrator import _STATUS_FIELD
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.types import (
+    INT_DISCRETE,
     INT_EULER,
     INT_IMPLICIT,
     INT_IMPLICITFAST,
@@ -211,10 +212,11 @@ def check_integrator(m, fname: str) -> None:
                                   "perturbed steps run compiled on threads; remove them "
                                   "(m.set_actuator_callbacks()) or difference kd.step yourself")
     integrator = m.opt._flags[OPT_INTEGRATOR]
-    if integrator not in (INT_EULER, INT_IMPLICIT, INT_IMPLICITFAST):
-        # MuJoCo refuses RK4 (mjERROR); kinedyn steps no other integrator yet
+    if integrator not in (INT_EULER, INT_IMPLICIT, INT_IMPLICITFAST, INT_DISCRETE):
+        # MuJoCo refuses RK4 (mjERROR)
         raise ValueError(f"{fname}: the {IntegratorType(integrator).name} integrator is not supported "
-                         "(MuJoCo's finite differences refuse RK4); use Euler, implicit or implicitfast")
+                         "(MuJoCo's finite differences refuse RK4); use Euler, implicit, implicitfast or "
+                         "discrete")
 
 
 def check_no_history(m, fname: str) -> None:
@@ -286,6 +288,9 @@ def inverse_fd(m, d, eps: float = 1e-6, actuation: bool = False, nthread: int | 
     derivative with respect to input i. ``d`` is not modified. RK4 raises ValueError, as MuJoCo.
     """
     eps = _check(m, d, eps, "inverse_fd")
+    if m.opt.integrator == IntegratorType.DISCRETE:  # the inverse in the discrete integrator's metric
+        raise ValueError('inverse_fd: inverse dynamics under integrator="discrete" is not reproduced by '
+                         "kinedyn (docs/deviations.md)")
     if m.opt.noslip_iterations:
         raise ValueError("inverse_fd: the noslip solver is not supported (as MuJoCo's mjd_inverseFD)")
     for name in ("qpos", "qvel", "qacc", "act", "ctrl"):
