@@ -27,8 +27,8 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   df - d(M qacc + bias) + G_q dq + G_v dv (the implicit function theorem on MuJoCo's convex
   problem). Plain Euler steps with that qacc; with eulerdamp, implicit or implicitfast the integrator's
   system K qacc = qfrc_smooth + qfrc_constraint takes d qfrc_constraint = G_q dq + G_v dv -
-  H dqacc_fwd. (G_q is a central difference of the held-zone force, see that module: the one
-  part of the step not differentiated analytically yet.)
+  H dqacc_fwd. (G_q is analytical for the rows and contact geometries derivative_collision
+  covers, a central difference of the held-zone force for the others: see that module.)
 
 * the sensors whose value is a function of the position and velocity stages' kinematics
   (``sensor_rows_entry``, ``_frame_rows``, ``_subtree_com_rows``).
