@@ -50,6 +50,7 @@ from kinedyn.engine.types import (
     GAIN_AFFINE,
     GAIN_FIXED,
     GAIN_MUSCLE,
+    GAIN_PID,
     GAIN_USER,
     JNT_BALL,
     JNT_FREE,
@@ -67,6 +68,7 @@ from kinedyn.engine.types import (
     TRN_TENDON,
 )
 from kinedyn.engine.util_muscle import muscle_bias, muscle_dynamics, muscle_gain
+from kinedyn.engine.util_pid import has_pid, pid_actuation
 from kinedyn.engine.util_spatial import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
 
 
@@ -440,31 +442,36 @@ def _actuator_forces(
 
     # force = gain * input + bias
     for i in range(nu):
-        if actuator_gaintype[i] == GAIN_AFFINE:  # gainprm = [const, kp, kv]
-            gain = actuator_gainprm[i, 0] + actuator_gainprm[i, 1] * actuator_length[i] \
-                + actuator_gainprm[i, 2] * actuator_velocity[i]
-        elif actuator_gaintype[i] == GAIN_MUSCLE:
-            gain = muscle_gain(actuator_length[i], actuator_velocity[i], actuator_lengthrange, i,
-                               actuator_acc0[i], actuator_gainprm, i)
-        elif actuator_gaintype[i] == GAIN_USER:  # mjcb_act_gain, 1 without a callback
-            gain = user[1, i] if _user_set(user, i, USER_GAIN) else 1.0
-        else:  # GAIN_FIXED: gainprm = [gain]
-            gain = actuator_gainprm[i, 0]
-
-        if actuator_dyntype[i] == DYN_NONE:
-            inp = ctrl[i]
+        if actuator_gaintype[i] == GAIN_PID:
+            # a pid controller: the affine bias below; its inputs and states (and act_dot) are added
+            # by the stage entry (util_pid.pid_actuation, a unit only models with pid compile)
+            force = 0.0
         else:
-            inp = activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr, actuator_actnum,
-                                   actuator_actlimited, actuator_actrange, actuator_actearly, act, act_dot,
-                                   timestep, i)
-        # rotational setpoint: the representative nearest the length
-        if wrap_setpoints:
-            period = wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype,
-                                 actuator_gainprm, actuator_biasprm, actuator_trntype, actuator_trnid,
-                                 actuator_gear, jnt_type, i)
-            if period > 0.0:
-                inp = wrap_setpoint(inp, actuator_length[i], period)
-        force = gain * inp
+            if actuator_gaintype[i] == GAIN_AFFINE:  # gainprm = [const, kp, kv]
+                gain = actuator_gainprm[i, 0] + actuator_gainprm[i, 1] * actuator_length[i] \
+                    + actuator_gainprm[i, 2] * actuator_velocity[i]
+            elif actuator_gaintype[i] == GAIN_MUSCLE:
+                gain = muscle_gain(actuator_length[i], actuator_velocity[i], actuator_lengthrange, i,
+                                   actuator_acc0[i], actuator_gainprm, i)
+            elif actuator_gaintype[i] == GAIN_USER:  # mjcb_act_gain, 1 without a callback
+                gain = user[1, i] if _user_set(user, i, USER_GAIN) else 1.0
+            else:  # GAIN_FIXED: gainprm = [gain]
+                gain = actuator_gainprm[i, 0]
+
+            if actuator_dyntype[i] == DYN_NONE:
+                inp = ctrl[i]
+            else:
+                inp = activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr,
+                                       actuator_actnum, actuator_actlimited, actuator_actrange,
+                                       actuator_actearly, act, act_dot, timestep, i)
+            # rotational setpoint: the representative nearest the length
+            if wrap_setpoints:
+                period = wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype,
+                                     actuator_gainprm, actuator_biasprm, actuator_trntype, actuator_trnid,
+                                     actuator_gear, jnt_type, i)
+                if period > 0.0:
+                    inp = wrap_setpoint(inp, actuator_length[i], period)
+            force = gain * inp
 
         if actuator_biastype[i] == BIAS_AFFINE:  # biasprm = [const, kp, kv]
             force += actuator_biasprm[i, 0] + actuator_biasprm[i, 1] * actuator_length[i] \
@@ -709,6 +716,8 @@ def fwd_actuation_entry(m, d):
                         m.actuator_acc0, m.actuator_gear, m.jnt_type, ctrl, d.act, d.actuator_length,
                         d.actuator_velocity,
                         d.act_dot, d.actuator_force, d.scratch_nu, d.scratch_user, True):
+        if has_pid(m.actuator_gaintype):
+            pid_actuation(m, d)  # reads the clamped controls _actuator_forces left in scratch_nu
         _actuator_limits(m.actuator_forcelimited, m.actuator_forcerange, m.actuator_trntype, m.actuator_trnid,
                          m.tendon_actfrclimited, m.tendon_actfrcrange, m.jnt_type, m.jnt_dofadr,
                          m.jnt_actgravcomp, m.jnt_actfrclimited, m.jnt_actfrcrange, d.actuator_moment,

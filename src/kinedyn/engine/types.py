@@ -94,6 +94,7 @@ class DynType(enum.IntEnum):
     FILTER = 2
     FILTEREXACT = 3
     MUSCLE = 4
+    PID = 6  # MuJoCo 4.0's <pid> states: [slew (slewmax > 0), integral (ki > 0)]
     USER = 7
 
 
@@ -103,6 +104,7 @@ class GainType(enum.IntEnum):
     FIXED = 0
     AFFINE = 1
     MUSCLE = 2
+    PID = 5  # MuJoCo 4.0's <pid>: kp, kv from the affine bias, ki = gainprm[0]
     USER = 6
 
 
@@ -354,11 +356,13 @@ DYN_INTEGRATOR = int(DynType.INTEGRATOR)
 DYN_FILTER = int(DynType.FILTER)
 DYN_FILTEREXACT = int(DynType.FILTEREXACT)
 DYN_MUSCLE = int(DynType.MUSCLE)
+DYN_PID = int(DynType.PID)
 DYN_USER = int(DynType.USER)
 
 GAIN_FIXED = int(GainType.FIXED)
 GAIN_AFFINE = int(GainType.AFFINE)
 GAIN_MUSCLE = int(GainType.MUSCLE)
+GAIN_PID = int(GainType.PID)
 GAIN_USER = int(GainType.USER)
 
 BIAS_NONE = int(BiasType.NONE)

@@ -66,6 +66,7 @@ from kinedyn.engine.types import (
     DYN_FILTEREXACT,
     DYN_MUSCLE,
     DYN_NONE,
+    GAIN_PID,
     JNT_BALL,
     JNT_FREE,
     MAXVAL,
@@ -320,6 +321,9 @@ def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuati
     step's control that reaches it. Without, delayed actuators keep d.act.
     """
     nu = m.nu
+    if np.any(m.actuator_gaintype == GAIN_PID):
+        # the pid part of the force is added by the forward stage only (engine.util_pid)
+        raise ValueError("inverse actuation of models with pid actuators is not supported")
     disabled = bool(m.opt.disableflags & DSBL_ACTUATION)
     delayed = delayed_actuators(m)
     plan = delayed & (act_range is not None)

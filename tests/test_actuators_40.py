@@ -1,0 +1,223 @@
+"""MuJoCo 4.0's new actuator layout and actuators, compared with MuJoCo 4.0.
+
+* The control/output layout (``actuator_ctrladr``, ``actuator_ctrlnum``, ``actuator_ctrlspec``,
+  ``actuator_outadr``, ``actuator_outnum``; sizes ``nactuator`` and ``nout``) of single-control
+  actuators: every shortcut's input signature, one inherited from a default and discarded by a
+  changed gaintype.
+* ``<pid>`` with one control (input "pos", "vel" or "ff"): kp, kv, dampratio, ki with imax
+  anti-windup, slewmax, through the shortcut, a default class and ``<general>``; forward, step
+  under every integrator, inverse, a delayed pid and ``kd.batch.rollout`` against
+  ``mujoco.rollout``; the compile errors MuJoCo gives.
+* What is still refused, by name: multi-control signatures (the pid default "pos vel"),
+  ``<dcmotor>``, ``<orientation>``, and pid with actrange, actearly or a ball joint.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+from mujoco import rollout as mj_rollout
+from oracle import assert_close, assert_fields, assert_model_fields, load_pair
+
+import kinedyn as kd
+from kinedyn.errors import ModelError
+from kinedyn.tools import batch
+
+BODY = """<worldbody><body pos="0 0 1"><joint name="j" axis="0 1 0" range="-1 2"/>
+<geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04" mass="1"/>
+<body pos="0.3 0 0"><joint name="k" axis="0 1 0"/>
+<geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04" mass="1"/></body></body></worldbody>"""
+
+
+def _xml(actuators: str, default: str = "", option: str = "") -> str:
+    return f"<mujoco>{option}<default>{default}</default>{BODY}<actuator>{actuators}</actuator></mujoco>"
+
+
+LAYOUT = _xml(
+    """<motor joint="j"/><position joint="j"/><velocity joint="j"/>
+    <intvelocity joint="j" actrange="-1 1"/><cylinder joint="j"/><general joint="j" input="pressure"/>
+    <general joint="j" class="c"/><general joint="j" class="c" gaintype="affine"/><motor joint="j" class="c"/>
+    <damper joint="j" ctrlrange="0 1"/><general joint="k" gaintype="affine" input="pos"/>
+    <general joint="k" input=""/><muscle joint="j"/><adhesion body="world" ctrlrange="0 1"/>""",
+    default='<default class="c"><general input="vel"/></default>')
+
+
+def test_layout_of_single_control_actuators():
+    m, mjm = kd.Model.from_xml_string(LAYOUT), mujoco.MjModel.from_xml_string(LAYOUT)
+    compared = assert_model_fields(m, mjm)
+    assert {"nactuator", "nout", "actuator_ctrladr", "actuator_ctrlnum", "actuator_ctrlspec",
+            "actuator_outadr", "actuator_outnum"} <= set(compared)
+    assert m.nu == m.nactuator == m.nout == 14
+    # pos, vel, pressure; a class's "vel" kept, then discarded by gaintype="affine" and by motor
+    assert m.actuator_ctrlspec.tolist()[:11] == [0, 1, 2, 2, 32, 32, 2, 0, 0, 0, 1]
+
+
+@pytest.mark.parametrize(("actuator", "attr", "message"), [
+    ('<general joint="j" input="ff"/>', "input", "fixed and affine gains take one input"),
+    ('<general joint="j" input="pos vel"/>', "input", "fixed and affine gains take one input"),
+    ('<general joint="j" gaintype="muscle" input="pos"/>', "input", "not available for muscle"),
+])
+def test_bad_input_signatures(actuator, attr, message):
+    xml = _xml(actuator)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match=message) as err:
+        kd.Model.from_xml_string(xml)
+    assert err.value.attribute == attr and err.value.line is not None
+
+
+# Two hinges under gravity, seven single-control pids: position and velocity setpoints and a
+# feedforward; an integral whose imax the run reaches (anti-windup), a slew limit the controls
+# exceed (slewmax h = 0.04 per step), both states together with a damping ratio, a delayed pid,
+# one from a default class with inheritrange, and <general> with pid dynamics and gain.
+PID = _xml(
+    """<pid name="pos" joint="j" kp="5" kv="1" input="pos" ctrlrange="-1 1"/>
+    <pid name="vel" joint="k" kp="1" kv="0.2" input="vel"/>
+    <pid name="ff" joint="k" kp="3" input="ff" ctrlrange="-2 2" ffrange="-1.5 1.5"/>
+    <pid name="integral" joint="j" kp="5" ki="20" imax="0.05" input="pos"/>
+    <pid name="slew" joint="k" kp="2" slewmax="4" input="pos"/>
+    <pid name="both" joint="j" kp="5" slewmax="4" ki="3" imax="0.5" input="pos" dampratio="0.5"/>
+    <pid name="late" joint="k" kp="2" ki="1" input="pos" nsample="3" delay="0.02" interp="linear"/>
+    <pid name="cls" class="servo" joint="j" input="pos"/>
+    <general name="gen" joint="k" dyntype="pid" gaintype="pid" biastype="affine" gainprm="2"
+             biasprm="0 -2 -0.1" dynprm="0.2 3" input="pos"/>""",
+    default='<default class="servo"><pid kp="8" ki="1" kv="0.3" inheritrange="0.5"/></default>',
+    option='<option timestep="0.01"/>')
+INTEGRATORS = ("euler", "implicitfast", "implicit", "rk4")
+STEPS = 40
+
+
+@pytest.fixture(scope="module")
+def pid():
+    return load_pair(PID)
+
+
+def test_pid_compiles_as_mujoco(pid):
+    m, _, mjm, _ = pid
+    compared = assert_model_fields(m, mjm)
+    assert {"actuator_ctrlspec", "actuator_dynprm", "actuator_biasprm", "actuator_actnum"} <= set(compared)
+    assert m.nu == 9 and m.na == 8
+    # ctrlspec: pos, vel, ff; the damping ratio resolved to -kv at qpos0; the class's range inherited
+    assert m.actuator_ctrlspec.tolist()[:3] == [1, 2, 4]
+    assert m.actuator_biasprm[m.actuator("both").id, 2] < 0
+    lo, hi = m.jnt_range[0]
+    np.testing.assert_allclose(m.actuator_ctrlrange[m.actuator("cls").id],
+                               [0.5 * (lo + hi) - 0.25 * (hi - lo), 0.5 * (lo + hi) + 0.25 * (hi - lo)])
+
+
+def _controls(nu, steps, seed=0):
+    return np.random.default_rng(seed).normal(size=(steps, nu))
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_pid_steps_match_mujoco(pid, integrator):
+    m, d, mjm, mjd = pid
+    saved = m.opt.integrator, int(mjm.opt.integrator)
+    m.opt.integrator = kd.IntegratorType[integrator.upper()]
+    mjm.opt.integrator = int(m.opt.integrator)
+    integral = m.actuator_actadr[m.actuator("integral").id]
+    held = 0
+    try:
+        kd.reset(m, d)
+        mujoco.mj_resetData(mjm, mjd)
+        for t, u in enumerate(_controls(m.nu, STEPS)):
+            d.ctrl[:] = mjd.ctrl[:] = u
+            kd.step(m, d)
+            mujoco.mj_step(mjm, mjd)
+            for name in ("qpos", "qvel", "act", "act_dot", "history", "actuator_force", "qfrc_actuator"):
+                assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
+            held += abs(d.act[integral]) >= 0.05 and d.act_dot[integral] == 0.0
+        assert held, "the run never reached the integral's imax"
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd)
+        d.qacc[:] = mjd.qacc[:] = np.array([0.3, -0.7])
+        kd.inverse(m, d)
+        mujoco.mj_inverse(mjm, mjd)
+        assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)
+    finally:
+        m.opt.integrator, mjm.opt.integrator = saved
+
+
+def test_pid_batch_rollout_matches_mujoco_rollout(pid):
+    m, _, mjm, mjd = pid
+    full = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    mujoco.mj_resetData(mjm, mjd)
+    state0 = np.empty((2, batch.state_size(m)))
+    for i in range(2):
+        for u in _controls(m.nu, 5 + i, seed=10 + i):
+            mjd.ctrl[:] = u
+            mujoco.mj_step(mjm, mjd)
+        mujoco.mj_getState(mjm, mjd, state0[i], full)
+    control = np.random.default_rng(3).normal(size=(2, 25, m.nu))
+    ours = kd.batch.rollout(m, state0, control, nthread=2)
+    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, control)
+    assert_close("rollout state", ours.state, theirs)
+
+
+def test_models_without_pid_compile_no_pid_unit(pid):
+    from kinedyn._jit.bind import needed_units
+    from kinedyn.engine.integrator import step_entry
+
+    def names(m):
+        return {u.name.rsplit(".", 1)[1] for u in needed_units(m, [step_entry])}
+
+    assert "pid_actuation" not in names(kd.Model.from_xml_string(LAYOUT))
+    assert "pid_actuation" in names(pid[0])
+
+
+@pytest.mark.parametrize(("actuator", "attr", "message"), [
+    ('<pid joint="j" ki="1" input="ff"/>', "input", "pid controller states require the pos input"),
+    ('<pid joint="j" input="none"/>', "input", "pid inputs are a subset of"),
+    ('<pid joint="j" input="vel pos"/>', "input", "canonical order"),
+    ('<pid joint="j" slewmax="-1" input="pos"/>', "slewmax", "slewmax cannot be negative"),
+    ('<pid joint="j" imax="-1" ki="1" input="pos"/>', "imax", "must be non-negative"),
+    ('<pid joint="j" kv="1" dampratio="1" input="pos"/>', "dampratio", "cannot both be defined"),
+    ('<general joint="j" dyntype="pid" gainprm="2" input="pos"/>', "dyntype", "requires gaintype 'pid'"),
+    ('<general joint="j" gaintype="pid" input="pos"/>', "biastype", "requires biastype 'affine'"),
+    ('<general joint="j" gaintype="pid" biastype="affine" input="pos"/>', "gainprm",
+     "requires dyntype 'pid'"),
+])
+def test_pid_errors_as_mujoco(actuator, attr, message):
+    xml = _xml(actuator)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match=message) as err:
+        kd.Model.from_xml_string(xml)
+    assert err.value.attribute == attr and err.value.line is not None
+
+
+@pytest.mark.parametrize(("actuator", "element", "attr"), [
+    ('<pid joint="j" kp="5"/>', "pid", None),  # the default signature "pos vel": two controls
+    ('<pid joint="j" input="pos vel ff"/>', "pid", "input"),
+    ('<general joint="j" gaintype="pid" biastype="affine" gainprm="0" input="pos ff"/>', "general",
+     "input"),
+    ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
+     'actrange="-1 1"/>', "general", "actrange"),
+    ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
+     'actearly="true"/>', "general", "actearly"),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2"/>', "dcmotor", None),
+])
+def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
+    xml = _xml(actuator)
+    mujoco.MjModel.from_xml_string(xml)  # MuJoCo 4.0 simulates these
+    with pytest.raises(ModelError, match="allow_unsupported=True") as err:
+        kd.Model.from_xml_string(xml)
+    assert err.value.element.split()[0] == element and err.value.attribute == attr
+    assert err.value.line is not None
+
+
+def test_pid_on_a_ball_joint_is_refused():
+    xml = ('<mujoco><worldbody><body><joint name="b" type="ball"/><geom size=".1" pos=".2 0 0"/></body>'
+           '</worldbody><actuator><pid joint="b" input="pos"/></actuator></mujoco>')
+    mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match="ball or free joint") as err:
+        kd.Model.from_xml_string(xml)
+    assert err.value.attribute == "joint"
+
+
+def test_inverse_actuation_refuses_pid(pid):
+    m, d, _, _ = pid
+    with pytest.raises(ValueError, match="pid"):
+        kd.inverse_actuation(m, d, qacc=np.zeros(m.nv))
