@@ -8,8 +8,12 @@
   anti-windup, slewmax, through the shortcut, a default class and ``<general>``; forward, step
   under every integrator, inverse, a delayed pid and ``kd.batch.rollout`` against
   ``mujoco.rollout``; the compile errors MuJoCo gives.
-* What is still refused, by name: multi-control signatures (the pid default "pos vel"),
-  ``<dcmotor>``, ``<orientation>``, and pid with actrange, actearly or a ball joint.
+* ``<dcmotor>``, voltage-commanded: motorconst (one or two constants), resistance, nominal,
+  saturation (torque or current), cogging, from a default class; every integrator (the implicit
+  ones with the back-EMF velocity derivative), inverse, batch rollout.
+* What is still refused, by name: multi-control signatures (the pid default "pos vel"), the dcmotor's
+  states (inductance, thermal, lugre), its controller and inputs other than voltage,
+  ``<orientation>``, and pid with actrange, actearly or a ball joint.
 """
 
 from __future__ import annotations
@@ -197,7 +201,15 @@ def test_pid_errors_as_mujoco(actuator, attr, message):
      'actrange="-1 1"/>', "general", "actrange"),
     ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
      'actearly="true"/>', "general", "actearly"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2"/>', "dcmotor", None),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" inductance="0.001 0"/>', "dcmotor", "inductance"),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" thermal="1 2 0 0.004 25 25"/>', "dcmotor",
+     "thermal"),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1"/>', "dcmotor",
+     "lugre"),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos" controller="1 0 0.1 0 0 0"/>',
+     "dcmotor", "controller"),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos"/>', "dcmotor", "input"),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="none"/>', "dcmotor", "input"),
 ])
 def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
     xml = _xml(actuator)
@@ -208,13 +220,92 @@ def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
     assert err.value.line is not None
 
 
-def test_pid_on_a_ball_joint_is_refused():
-    xml = ('<mujoco><worldbody><body><joint name="b" type="ball"/><geom size=".1" pos=".2 0 0"/></body>'
-           '</worldbody><actuator><pid joint="b" input="pos"/></actuator></mujoco>')
-    mujoco.MjModel.from_xml_string(xml)
-    with pytest.raises(ModelError, match="ball or free joint") as err:
+# Voltage-commanded DC motors: two constants (K = sqrt(Kt Ke)) with a gear and cogging, the
+# nominal operating point with a torque saturation the run reaches, a current saturation from a
+# default class's motor, and a class's motor with the resistance overridden.
+DCMOTOR = _xml(
+    """<dcmotor name="plain" joint="j" motorconst="0.5" resistance="2"/>
+    <dcmotor name="cog" joint="k" motorconst="0.4 0.9" resistance="2" gear="3" cogging="0.1 6 0.3"/>
+    <dcmotor name="nominal" joint="j" nominal="12 0.5 30" saturation="0.2 0 0"/>
+    <dcmotor name="current" joint="k" class="m" saturation="0 0.3 0" ctrlrange="-5 5"/>
+    <dcmotor name="r4" class="m" joint="k" resistance="4"/>""",
+    default='<default class="m"><dcmotor motorconst="0.3" resistance="1"/></default>',
+    option='<option timestep="0.01"/>')
+
+
+@pytest.fixture(scope="module")
+def dcmotor():
+    return load_pair(DCMOTOR)
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_dcmotor_steps_match_mujoco(dcmotor, integrator):
+    m, d, mjm, mjd = dcmotor
+    if integrator == "euler":
+        compared = assert_model_fields(m, mjm)
+        assert {"actuator_gainprm", "actuator_biasprm", "actuator_forcerange",
+                "actuator_ctrlspec"} <= set(compared)
+    saved = m.opt.integrator, int(mjm.opt.integrator)
+    m.opt.integrator = kd.IntegratorType[integrator.upper()]
+    mjm.opt.integrator = int(m.opt.integrator)
+    saturated = 0
+    try:
+        kd.reset(m, d)
+        mujoco.mj_resetData(mjm, mjd)
+        for t, u in enumerate(5 * _controls(m.nu, STEPS, seed=5)):
+            d.ctrl[:] = mjd.ctrl[:] = u
+            kd.step(m, d)
+            mujoco.mj_step(mjm, mjd)
+            for name in ("qpos", "qvel", "actuator_force", "qfrc_actuator"):
+                assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
+            saturated += abs(d.actuator_force[m.actuator("nominal").id]) == 0.2
+        assert saturated, "the run never reached the saturation"
+        kd.forward(m, d)
+        mujoco.mj_forward(mjm, mjd)
+        assert_fields(m, d, mjm, mjd)
+        d.qacc[:] = mjd.qacc[:] = np.array([0.3, -0.7])
+        kd.inverse(m, d)
+        mujoco.mj_inverse(mjm, mjd)
+        assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)
+    finally:
+        m.opt.integrator, mjm.opt.integrator = saved
+
+
+def test_dcmotor_batch_rollout_matches_mujoco_rollout(dcmotor):
+    m, _, mjm, _ = dcmotor
+    state0 = np.zeros((2, batch.state_size(m)))
+    state0[:, 1:1 + m.nq] = [[0.3, -0.2], [-0.5, 0.4]]
+    control = 5 * np.random.default_rng(4).normal(size=(2, 25, m.nu))
+    ours = kd.batch.rollout(m, state0, control, nthread=2)
+    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, control)
+    assert_close("rollout state", ours.state, theirs)
+
+
+@pytest.mark.parametrize(("actuator", "attr", "message"), [
+    ('<dcmotor joint="j" resistance="2"/>', "motorconst", "motor constant K must be positive"),
+    ('<dcmotor joint="j" motorconst="0.1"/>', "resistance", "resistance must be positive"),
+    ('<dcmotor joint="j" motorconst="-0.1 0.2" resistance="2"/>', "motorconst", "cannot be negative"),
+])
+def test_dcmotor_errors_as_mujoco(actuator, attr, message):
+    xml = _xml(actuator)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match=message) as err:
         kd.Model.from_xml_string(xml)
-    assert err.value.attribute == "joint"
+    assert err.value.attribute == attr and err.value.line is not None
+
+
+@pytest.mark.parametrize(("actuator", "attr", "message"), [
+    ('<pid joint="b" input="pos"/>', "joint", "ball or free joint"),
+    ('<orientation joint="b" kp="2"/>', None, "<orientation> actuators are not simulated"),
+])
+def test_ball_joint_actuators_refused(actuator, attr, message):
+    xml = ('<mujoco><worldbody><body><joint name="b" type="ball"/><geom size=".1" pos=".2 0 0"/></body>'
+           f'</worldbody><actuator>{actuator}</actuator></mujoco>')
+    mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ModelError, match=message) as err:
+        kd.Model.from_xml_string(xml)
+    assert err.value.attribute == attr
 
 
 def test_inverse_actuation_refuses_pid(pid):

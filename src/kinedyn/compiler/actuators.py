@@ -53,7 +53,7 @@ _DECLARED_INPUTS = ("pos", "vel", "pressure")
 # the signature each shortcut writes (mjs_setTo*): position "pos", velocity and intvelocity "vel",
 # cylinder "pressure"; motor, damper, muscle and adhesion none
 _SHORTCUT_INPUT = {"motor": 0, "position": 1, "velocity": 2, "intvelocity": 2, "damper": 0, "cylinder": 32,
-                   "muscle": 0, "adhesion": 0, "pid": None}
+                   "muscle": 0, "adhesion": 0, "pid": None, "dcmotor": None}
 
 # <actuator interp>: actuator_history[:, 1] (mj_readCtrl's interp argument)
 INTERP = {"zoh": 0, "linear": 1, "cubic": 2}
@@ -68,6 +68,9 @@ _GAIN = {"fixed": GainType.FIXED, "affine": GainType.AFFINE, "muscle": GainType.
          "user": GainType.USER}
 _BIAS = {"none": BiasType.NONE, "affine": BiasType.AFFINE, "muscle": BiasType.MUSCLE, "user": BiasType.USER}
 _NOT_YET = {"dcmotor": None, "so3": None}
+# <dcmotor> attributes, gathered over its default classes and resolved by compile_actuator
+_DCMOTOR_ATTRS = ("resistance", "motorconst", "nominal", "inductance", "thermal", "saturation", "cogging",
+                  "lugre", "input", "controller")
 # <pid input>: a subset of these, in this order (MuJoCo 4.0's canonical order); the default "pos vel"
 _PID_INPUTS = ("pos", "vel", "ff")
 _PID_DEFAULT_INPUT = INPUT_BITS["pos"] | INPUT_BITS["vel"]
@@ -83,7 +86,7 @@ def new_spec() -> dict:
         ctrllimited=2, forcelimited=2, actlimited=2,
         group=0, actearly=0, actdim=-1, inheritrange=0.0, cranklength=0.0, damping=[0.0] * 3, armature=0.0,
         nsample=0, interp=0, delay=0.0, input=None, input_gaintype=None,
-        trntype=None, target=None, target_attr=None, refsite=None, slidersite=None)
+        dcmotor=None, trntype=None, target=None, target_attr=None, refsite=None, slidersite=None)
 
 
 def _partial(dst: list, values: list) -> None:
@@ -149,6 +152,11 @@ def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool
         spec["input"] = _SHORTCUT_INPUT[tag]
     if tag == "pid":
         err = _set_to_pid(spec, attrs, explicit)
+    if tag == "dcmotor":
+        # the motor's parameters are resolved once its classes are applied (_compile_dcmotor)
+        spec["dcmotor"] = {**(spec["dcmotor"] or {}), **{k: attrs[k] for k in _DCMOTOR_ATTRS if k in attrs}}
+        spec.update(dyntype=DynType.DCMOTOR, gaintype=GainType.DCMOTOR, biastype=BiasType.DCMOTOR,
+                    input=INPUT_BITS["voltage"], actearly=1)
     if tag == "general":
         if "dyntype" in attrs:
             spec["dyntype"] = _enum(node, "dyntype", _DYN, attrs["dyntype"])
@@ -332,6 +340,57 @@ def _set_to_pid(spec: dict, attrs: dict, explicit: bool):
     return err
 
 
+def _compile_dcmotor(spec: dict, node: Node, report) -> None:
+    """The voltage-commanded DC motor of MuJoCo 4.0 (mjs_setToDCMotor and mjCActuator::Compile, as
+    the XML reference and the compiled fields give them): gainprm = [R, K], biasprm = the cogging
+    [amplitude, poles, phase], dynprm zero, no state. K is sqrt(Kt Ke) of motorconst (or the one
+    positive constant), or from nominal = [V, stall torque, no-load speed]: K = V / speed,
+    R = K V / stall. An authored saturation replaces the forcerange with [-tau, tau], tau the
+    torque or K times the current. The force is (K / R)(u - K v) + cogging(l) (engine.actuation).
+
+    Not simulated yet, reported by attribute: electrical dynamics (inductance), the thermal model,
+    LuGre friction, the on-board controller and every input but "voltage"."""
+    prm = spec["dcmotor"] or {}
+    for attr in ("inductance", "thermal", "lugre", "controller"):
+        if any(prm.get(attr, ())):
+            report(f"dcmotor {attr} is not simulated", node, attr)
+    text = prm.get("input", "voltage")
+    if text.split() != ["voltage"]:
+        report(f"dcmotor input '{text}' is not simulated (only the voltage input)", node, "input")
+    # saturation's current_rate limits di/dt, a state only inductance adds (MuJoCo 4.0 accepts and
+    # ignores it without one)
+    saturation = (list(prm.get("saturation", [])) + [0.0] * 3)[:3]
+    given = [a for a in ("motorconst", "resistance", "nominal") if a in prm]
+    if "nominal" in prm and len(given) > 1:
+        report("dcmotor nominal together with motorconst or resistance is not simulated", node, "nominal")
+    if "nominal" in prm:
+        volt, stall, speed = (list(prm["nominal"]) + [0.0] * 3)[:3]
+        if volt <= 0 or stall <= 0 or speed <= 0:
+            raise node.error("DC motor: nominal voltage, stall torque and no-load speed must be positive",
+                             "nominal")
+        k = volt / speed
+        r = k * volt / stall
+    else:
+        consts = list(prm.get("motorconst", [0.0]))
+        if any(c < 0 for c in consts):
+            raise node.error("DC motor: motor constants cannot be negative", "motorconst")
+        positive = [c for c in consts if c > 0]
+        k = math.sqrt(positive[0] * positive[1]) if len(positive) == 2 else (positive[0] if positive else 0.0)
+        r = prm.get("resistance", 0.0)
+    if k <= 0:
+        raise node.error("DC motor: motor constant K must be positive", "motorconst")
+    if r <= 0:
+        raise node.error("DC motor: resistance must be positive", "resistance")
+    spec["gainprm"] = [r, k] + [0.0] * (NGAIN - 2)
+    spec["biasprm"] = (list(prm.get("cogging", [])) + [0.0] * NBIAS)[:NBIAS]
+    spec["dynprm"] = [0.0] * NDYN
+    if "saturation" in prm:
+        torque = saturation[0] if saturation[0] > 0 else k * saturation[1]
+        spec["forcerange"] = [-torque, torque] if torque > 0 else [0.0, 0.0]
+        spec["forcelimited"] = 1 if torque > 0 else 2
+    spec["actdim"] = 0
+
+
 def _set_to_muscle(spec: dict, attrs: dict):
     """mjs_setToMuscle: MuJoCo's muscle defaults where the spec still holds the global ones.
 
@@ -418,6 +477,8 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
     """
     if spec["target"] is None:
         raise node.error("missing transmission target for actuator")
+    if spec["gaintype"] == GainType.DCMOTOR:
+        _compile_dcmotor(spec, node, report)
     site_ids = site_ids or {}
     target_id2 = -1
     trntype = spec["trntype"]
@@ -539,7 +600,7 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         raise node.error("actdim > 1 is only allowed for dyntype 'user'", "actdim")
     if actdim == 1 and spec["dyntype"] == DynType.NONE:
         raise node.error("invalid actdim 1 in stateless actuator", "actdim")
-    if actdim == 0 and spec["dyntype"] != DynType.NONE:
+    if actdim == 0 and spec["dyntype"] not in (DynType.NONE, DynType.DCMOTOR):
         raise node.error("invalid actdim 0 in stateful actuator", "actdim")
     if actdim < 0:
         actdim = int(spec["dyntype"] != DynType.NONE)
@@ -597,7 +658,7 @@ class ActuatorsMixin:
         body_ids.setdefault("world", 0)
         for node in section.children:
             tag = node.tag
-            if tag in ("orientation", "dcmotor"):
+            if tag == "orientation":
                 self._report(f"<{tag}> actuators are not simulated (left out of the model)", node)
                 continue
             if tag == "plugin":

@@ -35,6 +35,7 @@ from kinedyn.engine.history import delayed_ctrl
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
+    BIAS_DCMOTOR,
     BIAS_MUSCLE,
     BIAS_USER,
     CONE_ELLIPTIC,
@@ -48,6 +49,7 @@ from kinedyn.engine.types import (
     DYN_NONE,
     DYN_USER,
     GAIN_AFFINE,
+    GAIN_DCMOTOR,
     GAIN_FIXED,
     GAIN_MUSCLE,
     GAIN_PID,
@@ -446,6 +448,11 @@ def _actuator_forces(
             # a pid controller: the affine bias below; its inputs and states (and act_dot) are added
             # by the stage entry (util_pid.pid_actuation, a unit only models with pid compile)
             force = 0.0
+        elif actuator_gaintype[i] == GAIN_DCMOTOR:
+            # a voltage-commanded DC motor, gainprm = [R, K]: the torque K i of the current
+            # i = (u - K v) / R that the voltage u drives against the back-EMF K v
+            k = actuator_gainprm[i, 1]
+            force = k / actuator_gainprm[i, 0] * (ctrl[i] - k * actuator_velocity[i])
         else:
             if actuator_gaintype[i] == GAIN_AFFINE:  # gainprm = [const, kp, kv]
                 gain = actuator_gainprm[i, 0] + actuator_gainprm[i, 1] * actuator_length[i] \
@@ -481,6 +488,10 @@ def _actuator_forces(
                                  actuator_biasprm, i)
         elif actuator_biastype[i] == BIAS_USER and _user_set(user, i, USER_BIAS):  # mjcb_act_bias, else 0
             force += user[2, i]
+        elif actuator_biastype[i] == BIAS_DCMOTOR and actuator_biasprm[i, 0] != 0.0:
+            # a DC motor's cogging torque, biasprm = [amplitude, poles, phase], at the length
+            force += actuator_biasprm[i, 0] * math.sin(actuator_biasprm[i, 1] * actuator_length[i]
+                                                       + actuator_biasprm[i, 2])
         actuator_force[i] = force
     return True
 

@@ -23,6 +23,7 @@ from kinedyn.engine.types import (
     DSBL_EULERDAMP,
     DYN_NONE,
     GAIN_AFFINE,
+    GAIN_DCMOTOR,
     GAIN_MUSCLE,
     INT_IMPLICIT,
     JNT_FREE,
@@ -300,7 +301,8 @@ def _solve_dense(a, x):
 
 @kernel
 def _actuator_force_vel(m, d, i):
-    """d actuator_force / d actuator_velocity: affine and muscle gain, affine bias (mjd_actuator_vel)."""
+    """d actuator_force / d actuator_velocity: affine, muscle and DC-motor gain, affine bias
+    (mjd_actuator_vel)."""
     # a force held at its forcerange does not change with velocity
     if m.actuator_forcelimited[i]:
         f = d.actuator_force[i]
@@ -329,6 +331,10 @@ def _actuator_force_vel(m, d, i):
         else:
             inp = _activation_input(m, d, i)
         deriv += m.actuator_gainprm[i, 2] * inp
+    elif m.actuator_gaintype[i] == GAIN_DCMOTOR:
+        # a voltage-commanded DC motor: the back-EMF term -(K^2 / R) v
+        k = m.actuator_gainprm[i, 1]
+        deriv -= k * k / m.actuator_gainprm[i, 0]
     elif m.actuator_gaintype[i] == GAIN_MUSCLE:
         # muscle gain velocity derivative (mjd_muscleGain_vel) times the activation
         gain_vel = muscle_gain_vel(d.actuator_length[i], d.actuator_velocity[i], m.actuator_lengthrange, i,

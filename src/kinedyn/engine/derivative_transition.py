@@ -188,7 +188,7 @@ def unsupported(m, d, sensors: bool = True) -> list[str]:
             if m.actuator_dyntype[i] not in _DYN_COVERED \
                     or m.actuator_gaintype[i] not in (GAIN_FIXED, GAIN_AFFINE, GAIN_MUSCLE) \
                     or m.actuator_biastype[i] not in (BIAS_NONE, BIAS_AFFINE, BIAS_MUSCLE):
-                out.append(f"actuator {i}: user dynamics, gain or bias")
+                out.append(f"actuator {i}: user, pid or dcmotor dynamics, gain or bias")
             if m.actuator_actnum[i] > 1:
                 out.append(f"actuator {i}: several activations")
             if integrator == INT_IMPLICITFAST and m.actuator_gaintype[i] == GAIN_MUSCLE:
