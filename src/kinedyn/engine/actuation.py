@@ -70,7 +70,7 @@ from kinedyn.engine.types import (
     TRN_TENDON,
 )
 from kinedyn.engine.util_muscle import muscle_bias, muscle_dynamics, muscle_gain
-from kinedyn.engine.util_pid import has_pid, pid_actuation
+from kinedyn.engine.util_pid import pid_actuation
 from kinedyn.engine.util_spatial import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
 
 
@@ -727,8 +727,12 @@ def fwd_actuation_entry(m, d):
                         m.actuator_acc0, m.actuator_gear, m.jnt_type, ctrl, d.act, d.actuator_length,
                         d.actuator_velocity,
                         d.act_dot, d.actuator_force, d.scratch_nu, d.scratch_user, True):
-        if has_pid(m.actuator_gaintype):
-            pid_actuation(m, d)  # reads the clamped controls _actuator_forces left in scratch_nu
+        # pid controllers (a unit only models with one compile) read the clamped controls that
+        # _actuator_forces left in scratch_nu
+        for i in range(m.nu):
+            if m.actuator_gaintype[i] == GAIN_PID:
+                pid_actuation(m, d)
+                break
         _actuator_limits(m.actuator_forcelimited, m.actuator_forcerange, m.actuator_trntype, m.actuator_trnid,
                          m.tendon_actfrclimited, m.tendon_actfrcrange, m.jnt_type, m.jnt_dofadr,
                          m.jnt_actgravcomp, m.jnt_actfrclimited, m.jnt_actfrcrange, d.actuator_moment,

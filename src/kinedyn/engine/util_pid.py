@@ -33,15 +33,6 @@ INPUT_POS, INPUT_VEL, INPUT_FF = 1, 2, 4
 
 
 @kernel
-def has_pid(actuator_gaintype):
-    """Whether some actuator is a pid controller."""
-    for i in range(actuator_gaintype.shape[0]):
-        if actuator_gaintype[i] == GAIN_PID:
-            return True
-    return False
-
-
-@kernel
 def _setpoint(m, act, u, i):
     """The position setpoint p of pid actuator i with control u: 0 without a pos input, the
     slew-limited value with slewmax > 0."""
