@@ -9,10 +9,11 @@
   under every integrator, inverse, a delayed pid and ``kd.batch.rollout`` against
   ``mujoco.rollout``; the compile errors MuJoCo gives.
 * ``<dcmotor>``, voltage-commanded: motorconst (one or two constants), resistance, nominal,
-  saturation (torque or current), cogging, from a default class; every integrator (the implicit
+  saturation (torque, current, current rate), cogging, inductance (the current state), from a
+  default class; every integrator (the implicit
   ones with the back-EMF velocity derivative), inverse, batch rollout.
 * What is still refused, by name: multi-control signatures (the pid default "pos vel"), the dcmotor's
-  states (inductance, thermal, lugre), its controller and inputs other than voltage,
+  thermal and LuGre states, its controller and inputs other than voltage,
   ``<orientation>``, and pid with actrange, actearly or a ball joint.
 """
 
@@ -201,7 +202,6 @@ def test_pid_errors_as_mujoco(actuator, attr, message):
      'actrange="-1 1"/>', "general", "actrange"),
     ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
      'actearly="true"/>', "general", "actearly"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" inductance="0.001 0"/>', "dcmotor", "inductance"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" thermal="1 2 0 0.004 25 25"/>', "dcmotor",
      "thermal"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1"/>', "dcmotor",
@@ -222,13 +222,17 @@ def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
 
 # Voltage-commanded DC motors: two constants (K = sqrt(Kt Ke)) with a gear and cogging, the
 # nominal operating point with a torque saturation the run reaches, a current saturation from a
-# default class's motor, and a class's motor with the resistance overridden.
+# default class's motor, a class's motor with the resistance overridden, and two with inductance
+# (the current a state; one given by its time constant, with a current_rate the run reaches).
 DCMOTOR = _xml(
     """<dcmotor name="plain" joint="j" motorconst="0.5" resistance="2"/>
     <dcmotor name="cog" joint="k" motorconst="0.4 0.9" resistance="2" gear="3" cogging="0.1 6 0.3"/>
     <dcmotor name="nominal" joint="j" nominal="12 0.5 30" saturation="0.2 0 0"/>
     <dcmotor name="current" joint="k" class="m" saturation="0 0.3 0" ctrlrange="-5 5"/>
-    <dcmotor name="r4" class="m" joint="k" resistance="4"/>""",
+    <dcmotor name="r4" class="m" joint="k" resistance="4"/>
+    <dcmotor name="coil" joint="j" motorconst="0.5" resistance="2" inductance="0.04"/>
+    <dcmotor name="rate" joint="k" motorconst="0.3" resistance="1" inductance="0 0.03"
+             saturation="0 0 3"/>""",
     default='<default class="m"><dcmotor motorconst="0.3" resistance="1"/></default>',
     option='<option timestep="0.01"/>')
 
@@ -248,7 +252,7 @@ def test_dcmotor_steps_match_mujoco(dcmotor, integrator):
     saved = m.opt.integrator, int(mjm.opt.integrator)
     m.opt.integrator = kd.IntegratorType[integrator.upper()]
     mjm.opt.integrator = int(m.opt.integrator)
-    saturated = 0
+    saturated = limited = 0
     try:
         kd.reset(m, d)
         mujoco.mj_resetData(mjm, mjd)
@@ -256,10 +260,11 @@ def test_dcmotor_steps_match_mujoco(dcmotor, integrator):
             d.ctrl[:] = mjd.ctrl[:] = u
             kd.step(m, d)
             mujoco.mj_step(mjm, mjd)
-            for name in ("qpos", "qvel", "actuator_force", "qfrc_actuator"):
+            for name in ("qpos", "qvel", "act", "act_dot", "actuator_force", "qfrc_actuator"):
                 assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
             saturated += abs(d.actuator_force[m.actuator("nominal").id]) == 0.2
-        assert saturated, "the run never reached the saturation"
+            limited += abs(d.act_dot[m.actuator_actadr[m.actuator("rate").id]]) == 3.0
+        assert saturated and limited, "the run never reached the saturation or the current rate"
         kd.forward(m, d)
         mujoco.mj_forward(mjm, mjd)
         assert_fields(m, d, mjm, mjd)

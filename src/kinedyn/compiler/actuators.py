@@ -348,17 +348,19 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     R = K V / stall. An authored saturation replaces the forcerange with [-tau, tau], tau the
     torque or K times the current. The force is (K / R)(u - K v) + cogging(l) (engine.actuation).
 
-    Not simulated yet, reported by attribute: electrical dynamics (inductance), the thermal model,
-    LuGre friction, the on-board controller and every input but "voltage"."""
+    With inductance the current is a state (dynprm = [L / R, current_rate]), integrated exactly
+    like filterexact's and read after the step (actearly), the force K i.
+
+    Not simulated yet, reported by attribute: the thermal model, LuGre friction, the on-board
+    controller and every input but "voltage"."""
     prm = spec["dcmotor"] or {}
-    for attr in ("inductance", "thermal", "lugre", "controller"):
+    for attr in ("thermal", "lugre", "controller"):
         if any(prm.get(attr, ())):
             report(f"dcmotor {attr} is not simulated", node, attr)
     text = prm.get("input", "voltage")
     if text.split() != ["voltage"]:
         report(f"dcmotor input '{text}' is not simulated (only the voltage input)", node, "input")
-    # saturation's current_rate limits di/dt, a state only inductance adds (MuJoCo 4.0 accepts and
-    # ignores it without one)
+    # saturation's current_rate limits di/dt, a state only inductance adds
     saturation = (list(prm.get("saturation", [])) + [0.0] * 3)[:3]
     given = [a for a in ("motorconst", "resistance", "nominal") if a in prm]
     if "nominal" in prm and len(given) > 1:
@@ -383,12 +385,16 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
         raise node.error("DC motor: resistance must be positive", "resistance")
     spec["gainprm"] = [r, k] + [0.0] * (NGAIN - 2)
     spec["biasprm"] = (list(prm.get("cogging", [])) + [0.0] * NBIAS)[:NBIAS]
-    spec["dynprm"] = [0.0] * NDYN
+    # electrical dynamics: inductance = [L, timeconst L / R]; L takes precedence. One state, the
+    # current, with dynprm = [L / R, current_rate]
+    inductance = (list(prm.get("inductance", [])) + [0.0, 0.0])[:2]
+    tau = inductance[0] / r if inductance[0] > 0 else inductance[1]
+    spec["dynprm"] = [tau, saturation[2] if tau > 0 else 0.0] + [0.0] * (NDYN - 2)
     if "saturation" in prm:
         torque = saturation[0] if saturation[0] > 0 else k * saturation[1]
         spec["forcerange"] = [-torque, torque] if torque > 0 else [0.0, 0.0]
         spec["forcelimited"] = 1 if torque > 0 else 2
-    spec["actdim"] = 0
+    spec["actdim"] = int(tau > 0)
 
 
 def _set_to_muscle(spec: dict, attrs: dict):

@@ -42,6 +42,7 @@ from kinedyn.engine.types import (
     COUNT_NCON,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
+    DYN_DCMOTOR,
     DYN_FILTER,
     DYN_FILTEREXACT,
     DYN_INTEGRATOR,
@@ -347,10 +348,11 @@ def wrap_setpoint(u, length, period):
 def next_activation(dyntype, dynprm0, actlimited, actrange, act, act_dot, h):
     """Activation after one step of length h (mj_nextActivation).
 
-    filterexact integrates act_dot = (ctrl - act) / tau exactly; the others use Euler.
+    filterexact integrates act_dot = (ctrl - act) / tau exactly, and so does a DC motor's current
+    (tau = L / R, dynprm[0]); the others use Euler.
     The result is clamped to actrange when actlimited.
     """
-    if dyntype == DYN_FILTEREXACT:
+    if dyntype == DYN_FILTEREXACT or dyntype == DYN_DCMOTOR:
         tau = max(MINVAL, dynprm0)
         act = act + act_dot * tau * (1.0 - math.exp(-h / tau))
     else:
@@ -437,6 +439,17 @@ def _actuator_forces(
             act_dot[last] = (ctrl[i] - act[last]) / max(MINVAL, actuator_dynprm[i, 0])
         elif dyntype == DYN_MUSCLE:  # dynprm = [tau_act, tau_deact, tausmooth]
             act_dot[last] = muscle_dynamics(ctrl[i], act[last], actuator_dynprm, i)
+        elif dyntype == DYN_DCMOTOR:
+            # a DC motor's current i: L di/dt = u - R i - K v, L = tau R (dynprm = [tau,
+            # current_rate]); di/dt within the current_rate when it is positive
+            resistance = actuator_gainprm[i, 0]
+            k = actuator_gainprm[i, 1]
+            di = (ctrl[i] - resistance * act[last] - k * actuator_velocity[i]) \
+                / (actuator_dynprm[i, 0] * resistance)
+            rate = actuator_dynprm[i, 1]
+            if rate > 0.0:
+                di = min(max(di, -rate), rate)
+            act_dot[last] = di
         elif dyntype == DYN_USER and _user_set(user, i, USER_DYN) and actuator_actnum[i] == 1:
             # mjcb_act_dyn's value; without a callback act_dot stays 0 (several activations:
             # the callback wrote its act_dot slice itself, before this kernel)
@@ -450,9 +463,15 @@ def _actuator_forces(
             force = 0.0
         elif actuator_gaintype[i] == GAIN_DCMOTOR:
             # a voltage-commanded DC motor, gainprm = [R, K]: the torque K i of the current
-            # i = (u - K v) / R that the voltage u drives against the back-EMF K v
+            # i = (u - K v) / R that the voltage u drives against the back-EMF K v, or with
+            # inductance of the current state after this step (dcmotors are actearly)
             k = actuator_gainprm[i, 1]
-            force = k / actuator_gainprm[i, 0] * (ctrl[i] - k * actuator_velocity[i])
+            if actuator_actadr[i] < 0:
+                force = k / actuator_gainprm[i, 0] * (ctrl[i] - k * actuator_velocity[i])
+            else:
+                force = k * activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr,
+                                             actuator_actnum, actuator_actlimited, actuator_actrange,
+                                             actuator_actearly, act, act_dot, timestep, i)
         else:
             if actuator_gaintype[i] == GAIN_AFFINE:  # gainprm = [const, kp, kv]
                 gain = actuator_gainprm[i, 0] + actuator_gainprm[i, 1] * actuator_length[i] \

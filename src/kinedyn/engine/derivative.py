@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import math
+
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.actuation import activation_input, clamped_ctrl
 from kinedyn.engine.derivative_rne import rne_vel
@@ -27,6 +29,7 @@ from kinedyn.engine.types import (
     GAIN_MUSCLE,
     INT_IMPLICIT,
     JNT_FREE,
+    MINVAL,
     OPT_DISABLEFLAGS,
     TRN_TENDON,
 )
@@ -332,9 +335,20 @@ def _actuator_force_vel(m, d, i):
             inp = _activation_input(m, d, i)
         deriv += m.actuator_gainprm[i, 2] * inp
     elif m.actuator_gaintype[i] == GAIN_DCMOTOR:
-        # a voltage-commanded DC motor: the back-EMF term -(K^2 / R) v
+        # a voltage-commanded DC motor: the back-EMF term -(K^2 / R) v; with inductance the force
+        # K i reads the current after the step, i + di tau (1 - exp(-h / tau)), whose back-EMF
+        # part is -(K / L) v (none while di is held at the current_rate)
         k = m.actuator_gainprm[i, 1]
-        deriv -= k * k / m.actuator_gainprm[i, 0]
+        slope = k * k / m.actuator_gainprm[i, 0]
+        adr = m.actuator_actadr[i]
+        if adr >= 0:
+            tau = max(MINVAL, m.actuator_dynprm[i, 0])
+            rate = m.actuator_dynprm[i, 1]
+            if rate > 0.0 and abs(d.act_dot[adr]) >= rate:
+                slope = 0.0
+            else:
+                slope *= 1.0 - math.exp(-m.opt_timestep[0] / tau)
+        deriv -= slope
     elif m.actuator_gaintype[i] == GAIN_MUSCLE:
         # muscle gain velocity derivative (mjd_muscleGain_vel) times the activation
         gain_vel = muscle_gain_vel(d.actuator_length[i], d.actuator_velocity[i], m.actuator_lengthrange, i,
