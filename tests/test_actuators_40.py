@@ -317,3 +317,17 @@ def test_inverse_actuation_refuses_pid(pid):
     m, d, _, _ = pid
     with pytest.raises(ValueError, match="pid"):
         kd.inverse_actuation(m, d, qacc=np.zeros(m.nv))
+
+
+def test_inverse_actuation_of_dcmotors(dcmotor):
+    """kd.inverse_actuation finds the voltages that give a wanted qacc, through the stateless
+    motors' force and the inductive ones' next current (the forward pass then gives that qacc)."""
+    m, d, _, _ = dcmotor
+    kd.reset(m, d)
+    d.qpos[:], d.qvel[:], d.act[:] = [0.3, -0.2], [0.5, -1.0], [0.2, -0.1]
+    wanted = np.array([0.4, -0.3])
+    result = kd.inverse_actuation(m, d, qacc=wanted)
+    assert result.exact
+    d.ctrl[:] = result.ctrl
+    kd.forward(m, d)
+    assert_close("qacc", d.qacc, wanted, rtol=1e-8, atol=1e-10)

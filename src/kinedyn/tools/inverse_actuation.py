@@ -359,7 +359,7 @@ def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuati
                 own = max(own[0], m.actuator_ctrlrange[i, 0]), min(own[1], m.actuator_ctrlrange[i, 1])
             # the gain's input: u itself, or the next activation (actearly), affine in u
             in_slope, in_offset, input_limited = 1.0, 0.0, False
-            if m.actuator_dyntype[i] != DYN_NONE:
+            if m.actuator_dyntype[i] != DYN_NONE and m.actuator_actnum[i] > 0:  # a dcmotor may have none
                 last = last_act(m, i)
                 nxt = [next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0], False,
                                        m.actuator_actrange[i], act[last], ad, m.opt.timestep)
