@@ -161,15 +161,17 @@ def test_pid_batch_rollout_matches_mujoco_rollout(pid):
     assert_close("rollout state", ours.state, theirs)
 
 
-def test_models_without_pid_compile_no_pid_unit(pid):
+def test_models_without_pid_compile_no_pid_unit(pid, dcmotor):
     from kinedyn._jit.bind import needed_units
     from kinedyn.engine.integrator import step_entry
 
     def names(m):
         return {u.name.rsplit(".", 1)[1] for u in needed_units(m, [step_entry])}
 
-    assert "pid_actuation" not in names(kd.Model.from_xml_string(LAYOUT))
-    assert "pid_actuation" in names(pid[0])
+    units = {"pid_actuation", "dcmotor_controller"}
+    assert not units & names(kd.Model.from_xml_string(LAYOUT))
+    assert units & names(pid[0]) == {"pid_actuation"}
+    assert units & names(dcmotor[0]) == {"dcmotor_controller"}
 
 
 @pytest.mark.parametrize(("actuator", "attr", "message"), [
@@ -206,9 +208,11 @@ def test_pid_errors_as_mujoco(actuator, attr, message):
      "thermal"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1"/>', "dcmotor",
      "lugre"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos" controller="1 0 0.1 0 0 0"/>',
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos" controller="1 0.5 0.1 0 0 0"/>',
      "dcmotor", "controller"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos"/>', "dcmotor", "input"),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos" controller="1 0 0.1 2 0 0"/>',
+     "dcmotor", "controller"),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos vel"/>', "dcmotor", "input"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="none"/>', "dcmotor", "input"),
 ])
 def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
@@ -222,8 +226,9 @@ def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
 
 # Voltage-commanded DC motors: two constants (K = sqrt(Kt Ke)) with a gear and cogging, the
 # nominal operating point with a torque saturation the run reaches, a current saturation from a
-# default class's motor, a class's motor with the resistance overridden, and two with inductance
-# (the current a state; one given by its time constant, with a current_rate the run reaches).
+# default class's motor, a class's motor with the resistance overridden, two with inductance
+# (the current a state; one given by its time constant, with a current_rate the run reaches), and
+# three driven by the on-board controller (pos with a Vmax the run reaches, vel, ff with inductance).
 DCMOTOR = _xml(
     """<dcmotor name="plain" joint="j" motorconst="0.5" resistance="2"/>
     <dcmotor name="cog" joint="k" motorconst="0.4 0.9" resistance="2" gear="3" cogging="0.1 6 0.3"/>
@@ -232,7 +237,11 @@ DCMOTOR = _xml(
     <dcmotor name="r4" class="m" joint="k" resistance="4"/>
     <dcmotor name="coil" joint="j" motorconst="0.5" resistance="2" inductance="0.04"/>
     <dcmotor name="rate" joint="k" motorconst="0.3" resistance="1" inductance="0 0.03"
-             saturation="0 0 3"/>""",
+             saturation="0 0 3"/>
+    <dcmotor name="servo" joint="j" motorconst="0.5" resistance="2" input="pos" controller="2 0 0.2 0 0 1.5"/>
+    <dcmotor name="velservo" joint="k" motorconst="0.3" resistance="1" input="vel" controller="0 0 0.1"/>
+    <dcmotor name="ffcoil" joint="k" motorconst="0.3" resistance="1" input="ff" controller="0 0 0.05"
+             inductance="0.02"/>""",
     default='<default class="m"><dcmotor motorconst="0.3" resistance="1"/></default>',
     option='<option timestep="0.01"/>')
 
@@ -252,7 +261,7 @@ def test_dcmotor_steps_match_mujoco(dcmotor, integrator):
     saved = m.opt.integrator, int(mjm.opt.integrator)
     m.opt.integrator = kd.IntegratorType[integrator.upper()]
     mjm.opt.integrator = int(m.opt.integrator)
-    saturated = limited = 0
+    saturated = limited = vmax = 0
     try:
         kd.reset(m, d)
         mujoco.mj_resetData(mjm, mjd)
@@ -264,7 +273,12 @@ def test_dcmotor_steps_match_mujoco(dcmotor, integrator):
                 assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
             saturated += abs(d.actuator_force[m.actuator("nominal").id]) == 0.2
             limited += abs(d.act_dot[m.actuator_actadr[m.actuator("rate").id]]) == 3.0
-        assert saturated and limited, "the run never reached the saturation or the current rate"
+            # the servo's drive voltage (R/K) (kp (u - l) - kd v) + K v beyond its Vmax of 1.5
+            servo = m.actuator("servo").id
+            length, velocity = d.actuator_length[servo], d.actuator_velocity[servo]
+            vmax += abs(4 * (2 * (np.clip(d.ctrl[servo], -1e10, 1e10) - length) - 0.2 * velocity)
+                        + 0.5 * velocity) > 1.5
+        assert saturated and limited and vmax, "the run never reached a saturation, current rate or Vmax"
         kd.forward(m, d)
         mujoco.mj_forward(mjm, mjd)
         assert_fields(m, d, mjm, mjd)
@@ -320,11 +334,17 @@ def test_inverse_actuation_refuses_pid(pid):
 
 
 def test_inverse_actuation_of_dcmotors(dcmotor):
-    """kd.inverse_actuation finds the voltages that give a wanted qacc, through the stateless
-    motors' force and the inductive ones' next current (the forward pass then gives that qacc)."""
-    m, d, _, _ = dcmotor
-    kd.reset(m, d)
-    d.qpos[:], d.qvel[:], d.act[:] = [0.3, -0.2], [0.5, -1.0], [0.2, -0.1]
+    """kd.inverse_actuation finds the voltages that give a wanted qacc, through a stateless
+    motor's force and an inductive one's next current (the forward pass then gives that qacc);
+    controller-driven motors are refused."""
+    with pytest.raises(ValueError, match="controller-driven dcmotors"):
+        kd.inverse_actuation(dcmotor[0], dcmotor[1], qacc=np.zeros(2))
+    m = kd.Model.from_xml_string(_xml(
+        """<dcmotor joint="j" motorconst="0.5" resistance="2" cogging="0.1 6 0.3"/>
+        <dcmotor joint="k" motorconst="0.3" resistance="1" inductance="0.04"/>""",
+        option='<option timestep="0.01"/>'))
+    d = kd.Data(m)
+    d.qpos[:], d.qvel[:], d.act[:] = [0.3, -0.2], [0.5, -1.0], [0.2]
     wanted = np.array([0.4, -0.3])
     result = kd.inverse_actuation(m, d, qacc=wanted)
     assert result.exact

@@ -351,15 +351,35 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     With inductance the current is a state (dynprm = [L / R, current_rate]), integrated exactly
     like filterexact's and read after the step (actearly), the force K i.
 
-    Not simulated yet, reported by attribute: the thermal model, LuGre friction, the on-board
-    controller and every input but "voltage"."""
+    With a pos, vel or ff input the on-board controller commands the torque kp (u_pos - l) +
+    kd (u_vel - v) + u_ff (absent inputs zero) and drives the voltage (R/K) torque + K v, within
+    +-Vmax (engine.util_dcmotor).
+
+    Not simulated yet, reported by attribute: the thermal model, LuGre friction, the controller's
+    states (ki, slewmax, Imax) and several inputs or none."""
     prm = spec["dcmotor"] or {}
-    for attr in ("thermal", "lugre", "controller"):
+    for attr in ("thermal", "lugre"):
         if any(prm.get(attr, ())):
             report(f"dcmotor {attr} is not simulated", node, attr)
-    text = prm.get("input", "voltage")
-    if text.split() != ["voltage"]:
-        report(f"dcmotor input '{text}' is not simulated (only the voltage input)", node, "input")
+    # the input signature: a subset of [pos, vel, ff, voltage] in that order; "none" is empty
+    tokens = prm.get("input", "voltage").split() or ["voltage"]
+    order = ("pos", "vel", "ff", "voltage")
+    if tokens == ["none"]:
+        spec["input"] = INPUT_BITS["none"]
+    else:
+        if any(t not in order for t in tokens):
+            raise node.error("dcmotor inputs are a subset of [pos, vel, ff, voltage]", "input")
+        index = [order.index(t) for t in tokens]
+        if index != sorted(set(index)):
+            raise node.error("inputs must be listed in canonical order [pos, vel, ff, voltage, pressure]",
+                             "input")
+        spec["input"] = sum(INPUT_BITS[t] for t in tokens)
+    # the on-board controller [kp, ki, kd, slewmax, Imax, Vmax]: gainprm[4:8] = [kp, ki, kd, Vmax]
+    controller = (list(prm.get("controller", [])) + [0.0] * 6)[:6]
+    if any(controller[:3]) and not spec["input"] & (INPUT_BITS["pos"] | INPUT_BITS["vel"] | INPUT_BITS["ff"]):
+        raise node.error("dcmotor controller gains require a controller input [pos, vel, ff]", "controller")
+    if controller[1] or controller[3] or controller[4]:
+        report("dcmotor controller states (ki, slewmax, Imax) are not simulated", node, "controller")
     # saturation's current_rate limits di/dt, a state only inductance adds
     saturation = (list(prm.get("saturation", [])) + [0.0] * 3)[:3]
     given = [a for a in ("motorconst", "resistance", "nominal") if a in prm]
@@ -383,7 +403,8 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
         raise node.error("DC motor: motor constant K must be positive", "motorconst")
     if r <= 0:
         raise node.error("DC motor: resistance must be positive", "resistance")
-    spec["gainprm"] = [r, k] + [0.0] * (NGAIN - 2)
+    spec["gainprm"] = [r, k, 0.0, 0.0, controller[0], controller[1], controller[2], controller[5]] \
+        + [0.0] * (NGAIN - 8)
     spec["biasprm"] = (list(prm.get("cogging", [])) + [0.0] * NBIAS)[:NBIAS]
     # electrical dynamics: inductance = [L, timeconst L / R]; L takes precedence. One state, the
     # current, with dynprm = [L / R, current_rate]
@@ -680,11 +701,13 @@ class ActuatorsMixin:
             spec = expand(tag, attrs, node, cls.actuators, self._report)
             compiled = compile_actuator(spec, node, self.autolimits, self.joints, joint_ids, self.tendons,
                                         tendon_ids, site_ids, body_ids, self._report)
-            ctrlnum = bin(compiled["ctrlspec"] & ~INPUT_BITS["pressure"]).count("1")
-            if compiled["gaintype"] == GainType.PID and ctrlnum != 1:
+            spec_bits = compiled["ctrlspec"] & ~(INPUT_BITS["pressure"] | INPUT_BITS["none"])
+            ctrlnum = bin(spec_bits).count("1")
+            if compiled["gaintype"] in (GainType.PID, GainType.DCMOTOR) and ctrlnum != 1:
                 # MuJoCo 4.0's multi-control layout (nu = sum of actuator_ctrlnum) is not built yet
-                signature = " ".join(t for t in _PID_INPUTS if compiled["ctrlspec"] & INPUT_BITS[t])
-                self._report(f"<{tag}> actuators are not simulated with several controls (input "
+                signature = " ".join(t for t in INPUT_BITS if spec_bits & INPUT_BITS[t]) or "none"
+                count = "no" if ctrlnum == 0 else "several"
+                self._report(f"<{tag}> actuators are not simulated with {count} controls (input "
                              f"'{signature}': {ctrlnum} controls; left out of the model)", node,
                              "input" if "input" in attrs else None)
                 continue

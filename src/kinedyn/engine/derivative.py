@@ -33,6 +33,7 @@ from kinedyn.engine.types import (
     OPT_DISABLEFLAGS,
     TRN_TENDON,
 )
+from kinedyn.engine.util_dcmotor import controller_voltage, has_controller
 from kinedyn.engine.util_linalg3 import (
     cross3,
     mat_mul_entry,
@@ -337,9 +338,15 @@ def _actuator_force_vel(m, d, i):
     elif m.actuator_gaintype[i] == GAIN_DCMOTOR:
         # a voltage-commanded DC motor: the back-EMF term -(K^2 / R) v; with inductance the force
         # K i reads the current after the step, i + di tau (1 - exp(-h / tau)), whose back-EMF
-        # part is -(K / L) v (none while di is held at the current_rate)
+        # part is -(K / L) v (none while di is held at the current_rate). A controller's voltage
+        # adds (R/K) (-kd) + K per unit velocity (util_dcmotor; nothing at its Vmax)
         k = m.actuator_gainprm[i, 1]
         slope = k * k / m.actuator_gainprm[i, 0]
+        if has_controller(m, i):
+            _, held = controller_voltage(m, _clamped_ctrl(m, d, i), d.actuator_length[i],
+                                         d.actuator_velocity[i], i)
+            if not held:
+                slope = m.actuator_gainprm[i, 6]  # (K/R)(K - dV/dv) = kd
         adr = m.actuator_actadr[i]
         if adr >= 0:
             tau = max(MINVAL, m.actuator_dynprm[i, 0])
