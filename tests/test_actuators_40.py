@@ -208,10 +208,6 @@ def test_pid_errors_as_mujoco(actuator, attr, message):
      "thermal"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1"/>', "dcmotor",
      "lugre"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos" controller="1 0.5 0.1 0 0 0"/>',
-     "dcmotor", "controller"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos" controller="1 0 0.1 2 0 0"/>',
-     "dcmotor", "controller"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos vel"/>', "dcmotor", "input"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="none"/>', "dcmotor", "input"),
 ])
@@ -228,7 +224,8 @@ def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
 # nominal operating point with a torque saturation the run reaches, a current saturation from a
 # default class's motor, a class's motor with the resistance overridden, two with inductance
 # (the current a state; one given by its time constant, with a current_rate the run reaches), and
-# three driven by the on-board controller (pos with a Vmax the run reaches, vel, ff with inductance).
+# five driven by the on-board controller (pos with a Vmax the run reaches, vel, ff with inductance,
+# pos with slew and integral states whose Imax the run reaches, and with integral and inductance).
 DCMOTOR = _xml(
     """<dcmotor name="plain" joint="j" motorconst="0.5" resistance="2"/>
     <dcmotor name="cog" joint="k" motorconst="0.4 0.9" resistance="2" gear="3" cogging="0.1 6 0.3"/>
@@ -241,6 +238,9 @@ DCMOTOR = _xml(
     <dcmotor name="servo" joint="j" motorconst="0.5" resistance="2" input="pos" controller="2 0 0.2 0 0 1.5"/>
     <dcmotor name="velservo" joint="k" motorconst="0.3" resistance="1" input="vel" controller="0 0 0.1"/>
     <dcmotor name="ffcoil" joint="k" motorconst="0.3" resistance="1" input="ff" controller="0 0 0.05"
+             inductance="0.02"/>
+    <dcmotor name="pi" joint="j" motorconst="0.5" resistance="2" input="pos" controller="2 3 0.2 4 0.05"/>
+    <dcmotor name="picoil" joint="k" motorconst="0.3" resistance="1" input="pos" controller="1 2 0.1 0 0.1"
              inductance="0.02"/>""",
     default='<default class="m"><dcmotor motorconst="0.3" resistance="1"/></default>',
     option='<option timestep="0.01"/>')
@@ -261,7 +261,7 @@ def test_dcmotor_steps_match_mujoco(dcmotor, integrator):
     saved = m.opt.integrator, int(mjm.opt.integrator)
     m.opt.integrator = kd.IntegratorType[integrator.upper()]
     mjm.opt.integrator = int(m.opt.integrator)
-    saturated = limited = vmax = 0
+    saturated = limited = vmax = imax = 0
     try:
         kd.reset(m, d)
         mujoco.mj_resetData(mjm, mjd)
@@ -278,7 +278,9 @@ def test_dcmotor_steps_match_mujoco(dcmotor, integrator):
             length, velocity = d.actuator_length[servo], d.actuator_velocity[servo]
             vmax += abs(4 * (2 * (np.clip(d.ctrl[servo], -1e10, 1e10) - length) - 0.2 * velocity)
                         + 0.5 * velocity) > 1.5
-        assert saturated and limited and vmax, "the run never reached a saturation, current rate or Vmax"
+            imax += abs(d.act[m.actuator_actadr[m.actuator("pi").id] + 1]) == 0.05
+        assert saturated and limited and vmax and imax, "the run never reached a saturation, current rate, " \
+            "Vmax or Imax"
         kd.forward(m, d)
         mujoco.mj_forward(mjm, mjd)
         assert_fields(m, d, mjm, mjd)
@@ -304,6 +306,8 @@ def test_dcmotor_batch_rollout_matches_mujoco_rollout(dcmotor):
     ('<dcmotor joint="j" resistance="2"/>', "motorconst", "motor constant K must be positive"),
     ('<dcmotor joint="j" motorconst="0.1"/>', "resistance", "resistance must be positive"),
     ('<dcmotor joint="j" motorconst="-0.1 0.2" resistance="2"/>', "motorconst", "cannot be negative"),
+    ('<dcmotor joint="j" motorconst="0.1" resistance="2" input="vel" controller="1 1"/>', "controller",
+     "requires the pos input"),
 ])
 def test_dcmotor_errors_as_mujoco(actuator, attr, message):
     xml = _xml(actuator)

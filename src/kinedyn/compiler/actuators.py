@@ -352,11 +352,11 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     like filterexact's and read after the step (actearly), the force K i.
 
     With a pos, vel or ff input the on-board controller commands the torque kp (u_pos - l) +
-    kd (u_vel - v) + u_ff (absent inputs zero) and drives the voltage (R/K) torque + K v, within
-    +-Vmax (engine.util_dcmotor).
+    kd (u_vel - v) + ki I + u_ff (absent inputs zero) and drives the voltage (R/K) torque + K v,
+    within +-Vmax; slewmax and ki add the states s (the slewed input) and I (engine.util_dcmotor).
 
-    Not simulated yet, reported by attribute: the thermal model, LuGre friction, the controller's
-    states (ki, slewmax, Imax) and several inputs or none."""
+    Not simulated yet, reported by attribute: the thermal model, LuGre friction and several
+    inputs or none."""
     prm = spec["dcmotor"] or {}
     for attr in ("thermal", "lugre"):
         if any(prm.get(attr, ())):
@@ -378,8 +378,10 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     controller = (list(prm.get("controller", [])) + [0.0] * 6)[:6]
     if any(controller[:3]) and not spec["input"] & (INPUT_BITS["pos"] | INPUT_BITS["vel"] | INPUT_BITS["ff"]):
         raise node.error("dcmotor controller gains require a controller input [pos, vel, ff]", "controller")
-    if controller[1] or controller[3] or controller[4]:
-        report("dcmotor controller states (ki, slewmax, Imax) are not simulated", node, "controller")
+    if controller[1] < 0 or controller[3] < 0 or controller[4] < 0:
+        raise node.error("dcmotor controller ki, slewmax and Imax cannot be negative", "controller")
+    if controller[1] > 0 and not spec["input"] & INPUT_BITS["pos"]:
+        raise node.error("dcmotor controller integrator requires the pos input", "controller")
     # saturation's current_rate limits di/dt, a state only inductance adds
     saturation = (list(prm.get("saturation", [])) + [0.0] * 3)[:3]
     given = [a for a in ("motorconst", "resistance", "nominal") if a in prm]
@@ -410,12 +412,15 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     # current, with dynprm = [L / R, current_rate]
     inductance = (list(prm.get("inductance", [])) + [0.0, 0.0])[:2]
     tau = inductance[0] / r if inductance[0] > 0 else inductance[1]
+    # dynprm = [L / R, current_rate, ..., slewmax (7), Imax (8)]
     spec["dynprm"] = [tau, saturation[2] if tau > 0 else 0.0] + [0.0] * (NDYN - 2)
+    spec["dynprm"][7], spec["dynprm"][8] = controller[3], controller[4]
     if "saturation" in prm:
         torque = saturation[0] if saturation[0] > 0 else k * saturation[1]
         spec["forcerange"] = [-torque, torque] if torque > 0 else [0.0, 0.0]
         spec["forcelimited"] = 1 if torque > 0 else 2
-    spec["actdim"] = int(tau > 0)
+    # the states, in this order: the controller's slew and integral, the current
+    spec["actdim"] = int(controller[3] > 0) + int(controller[1] > 0) + int(tau > 0)
 
 
 def _set_to_muscle(spec: dict, attrs: dict):
@@ -623,7 +628,7 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
     if actdim > MAX_ACTDIM:
         raise node.error(f"actdim {actdim}: kinedyn supports at most {MAX_ACTDIM} activations per actuator",
                          "actdim")
-    if actdim > 1 and spec["dyntype"] not in (DynType.USER, DynType.PID):
+    if actdim > 1 and spec["dyntype"] not in (DynType.USER, DynType.PID, DynType.DCMOTOR):
         raise node.error("actdim > 1 is only allowed for dyntype 'user'", "actdim")
     if actdim == 1 and spec["dyntype"] == DynType.NONE:
         raise node.error("invalid actdim 1 in stateless actuator", "actdim")

@@ -33,7 +33,7 @@ from kinedyn.engine.types import (
     OPT_DISABLEFLAGS,
     TRN_TENDON,
 )
-from kinedyn.engine.util_dcmotor import controller_voltage, has_controller
+from kinedyn.engine.util_dcmotor import controller_held, has_controller
 from kinedyn.engine.util_linalg3 import (
     cross3,
     mat_mul_entry,
@@ -343,15 +343,13 @@ def _actuator_force_vel(m, d, i):
         k = m.actuator_gainprm[i, 1]
         slope = k * k / m.actuator_gainprm[i, 0]
         if has_controller(m, i):
-            _, held = controller_voltage(m, _clamped_ctrl(m, d, i), d.actuator_length[i],
-                                         d.actuator_velocity[i], i)
-            if not held:
+            if not controller_held(m, d, i, _clamped_ctrl(m, d, i)):
                 slope = m.actuator_gainprm[i, 6]  # (K/R)(K - dV/dv) = kd
-        adr = m.actuator_actadr[i]
-        if adr >= 0:
+        if m.actuator_dynprm[i, 0] > 0.0:  # inductance: the current is the last state
+            last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
             tau = max(MINVAL, m.actuator_dynprm[i, 0])
             rate = m.actuator_dynprm[i, 1]
-            if rate > 0.0 and abs(d.act_dot[adr]) >= rate:
+            if rate > 0.0 and abs(d.act_dot[last]) >= rate:
                 slope = 0.0
             else:
                 slope *= 1.0 - math.exp(-m.opt_timestep[0] / tau)

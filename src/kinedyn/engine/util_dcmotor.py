@@ -11,9 +11,17 @@ within +-Vmax when Vmax > 0. The motor then gives K (V - K v) / R (= tau until t
 with inductance the current state follows V (act_dot = (V - R i - K v) / L within the
 current_rate; the force is K times the next current). :func:`dcmotor_controller` redoes these
 actuators' force and act_dot after the kernel; it is a unit of its own, compiled only for models
-with such a motor. Only single-control, stateless controllers reach it (the compiler refuses ki,
-slewmax, Imax and several inputs). The actuator's velocity derivative for the implicit
-integrators is ``controller_voltage_slope`` (engine.derivative).
+with such a motor. Only single-control motors reach it (the compiler refuses several inputs).
+
+The controller's states come first in the motor's act, then the current (with inductance):
+
+* slew (slewmax = dynprm[7] > 0): the input u moves at most slewmax per second; the controller
+  reads clamp(u, s - slewmax h, s + slewmax h), act_dot = (that - s) / h (Euler);
+* integral (ki = gainprm[5] > 0): I, act_dot = u_pos - l (with the slewed u_pos), held while
+  |I| >= Imax (dynprm[8] > 0) and the error pushes it out, and clamped to +-Imax after the step
+  (:func:`dcmotor_next_state`); the torque adds ki I.
+
+The actuator's velocity derivative for the implicit integrators is in engine.derivative.
 """
 
 from __future__ import annotations
@@ -38,9 +46,28 @@ def has_controller(m, i):
     return m.actuator_gaintype[i] == GAIN_DCMOTOR and not m.actuator_ctrlspec[i] & INPUT_VOLTAGE
 
 
+@kernel(inline="always")
+def dcmotor_next_state(m, i, j, a, a_dot, h):
+    """State j of dcmotor i after a step of h (mj_nextActivation): the current integrated exactly
+    (tau = L / R), the controller's states with Euler, the integral within +-Imax."""
+    adr = m.actuator_actadr[i]
+    last = adr + m.actuator_actnum[i] - 1
+    tau = m.actuator_dynprm[i, 0]
+    if j == last and tau > 0.0:
+        tau = max(MINVAL, tau)
+        return a + a_dot * tau * (1.0 - math.exp(-h / tau))
+    a = a + a_dot * h
+    imax = m.actuator_dynprm[i, 8]
+    integral = adr + (1 if m.actuator_dynprm[i, 7] > 0.0 else 0)
+    if j == integral and m.actuator_gainprm[i, 5] > 0.0 and imax > 0.0:
+        a = min(max(a, -imax), imax)
+    return a
+
+
 @kernel
-def controller_voltage(m, u, length, velocity, i):
-    """The drive voltage of dcmotor i's controller and whether it is held at +-Vmax."""
+def controller_voltage(m, u, length, velocity, i, integral):
+    """The drive voltage of dcmotor i's controller for the (slewed) input u and integral state,
+    and whether it is held at +-Vmax."""
     spec = m.actuator_ctrlspec[i]
     resistance = m.actuator_gainprm[i, 0]
     k = m.actuator_gainprm[i, 1]
@@ -50,11 +77,33 @@ def controller_voltage(m, u, length, velocity, i):
     upos = u if spec & INPUT_POS else 0.0
     uvel = u if spec & INPUT_VEL else 0.0
     uff = u if spec & INPUT_FF else 0.0
-    torque = kp * (upos - length) + kd * (uvel - velocity) + uff
+    torque = kp * (upos - length) + kd * (uvel - velocity) + uff + m.actuator_gainprm[i, 5] * integral
     voltage = resistance / k * torque + k * velocity
     if vmax > 0.0 and abs(voltage) > vmax:
         return math.copysign(vmax, voltage), True
     return voltage, False
+
+
+@kernel
+def _controller_input(m, d, u, i):
+    """The controller's input of dcmotor i for control u after its slew limit, and its integral
+    state (0 without ki)."""
+    adr = m.actuator_actadr[i]
+    slewmax = m.actuator_dynprm[i, 7]
+    if slewmax > 0.0:
+        s = d.act[adr]
+        step = slewmax * m.opt_timestep[0]
+        u = min(max(u, s - step), s + step)
+        adr += 1
+    integral = d.act[adr] if m.actuator_gainprm[i, 5] > 0.0 else 0.0
+    return u, integral
+
+
+@kernel
+def controller_held(m, d, i, u):
+    """Whether dcmotor i's controller voltage is held at +-Vmax with control u."""
+    u, integral = _controller_input(m, d, u, i)
+    return controller_voltage(m, u, d.actuator_length[i], d.actuator_velocity[i], i, integral)[1]
 
 
 @handle_entry(needed=_has_controller)
@@ -70,9 +119,20 @@ def dcmotor_controller(m, d):
         resistance = m.actuator_gainprm[i, 0]
         k = m.actuator_gainprm[i, 1]
         velocity = d.actuator_velocity[i]
-        voltage, _ = controller_voltage(m, d.scratch_nu[i], d.actuator_length[i], velocity, i)
         adr = m.actuator_actadr[i]
-        if adr < 0:
+        u, integral = _controller_input(m, d, d.scratch_nu[i], i)
+        if m.actuator_dynprm[i, 7] > 0.0:
+            d.act_dot[adr] = (u - d.act[adr]) / h
+            adr += 1
+        if m.actuator_gainprm[i, 5] > 0.0:
+            error = (u if m.actuator_ctrlspec[i] & INPUT_POS else 0.0) - d.actuator_length[i]
+            imax = m.actuator_dynprm[i, 8]
+            windup = imax > 0.0 and ((integral >= imax and error > 0.0)
+                                     or (integral <= -imax and error < 0.0))
+            d.act_dot[adr] = 0.0 if windup else error
+            adr += 1
+        voltage, _ = controller_voltage(m, u, d.actuator_length[i], velocity, i, integral)
+        if m.actuator_dynprm[i, 0] <= 0.0:
             force = k * (voltage - k * velocity) / resistance
         else:
             current = d.act[adr]
