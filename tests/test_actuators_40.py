@@ -9,11 +9,12 @@
   under every integrator, inverse, a delayed pid and ``kd.batch.rollout`` against
   ``mujoco.rollout``; the compile errors MuJoCo gives.
 * ``<dcmotor>``, voltage-commanded: motorconst (one or two constants), resistance, nominal,
-  saturation (torque, current, current rate), cogging, inductance (the current state), from a
-  default class; every integrator (the implicit
+  saturation (torque, current, current rate), cogging, inductance (the current state), the
+  thermal model, the on-board controller (with its slew and integral states), from a default
+  class; every integrator (the implicit
   ones with the back-EMF velocity derivative), inverse, batch rollout.
-* What is still refused, by name: multi-control signatures (the pid default "pos vel"), the dcmotor's
-  thermal and LuGre states, its controller and inputs other than voltage,
+* What is still refused, by name: multi-control signatures (the pid default "pos vel", a dcmotor's
+  several inputs or none), the dcmotor's LuGre state and its thermal model with controller states,
   ``<orientation>``, and pid with actrange, actearly or a ball joint.
 """
 
@@ -204,8 +205,8 @@ def test_pid_errors_as_mujoco(actuator, attr, message):
      'actrange="-1 1"/>', "general", "actrange"),
     ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
      'actearly="true"/>', "general", "actearly"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" thermal="1 2 0 0.004 25 25"/>', "dcmotor",
-     "thermal"),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" thermal="1 2 0 0.004 25 25" input="pos" '
+     'controller="1 1"/>', "dcmotor", "thermal"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1"/>', "dcmotor",
      "lugre"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos vel"/>', "dcmotor", "input"),
@@ -225,7 +226,8 @@ def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
 # default class's motor, a class's motor with the resistance overridden, two with inductance
 # (the current a state; one given by its time constant, with a current_rate the run reaches), and
 # five driven by the on-board controller (pos with a Vmax the run reaches, vel, ff with inductance,
-# pos with slew and integral states whose Imax the run reaches, and with integral and inductance).
+# pos with slew and integral states whose Imax the run reaches, and with integral and inductance),
+# and two with the thermal model (one with inductance, its capacitance from the time constant).
 DCMOTOR = _xml(
     """<dcmotor name="plain" joint="j" motorconst="0.5" resistance="2"/>
     <dcmotor name="cog" joint="k" motorconst="0.4 0.9" resistance="2" gear="3" cogging="0.1 6 0.3"/>
@@ -241,6 +243,9 @@ DCMOTOR = _xml(
              inductance="0.02"/>
     <dcmotor name="pi" joint="j" motorconst="0.5" resistance="2" input="pos" controller="2 3 0.2 4 0.05"/>
     <dcmotor name="picoil" joint="k" motorconst="0.3" resistance="1" input="pos" controller="1 2 0.1 0 0.1"
+             inductance="0.02"/>
+    <dcmotor name="hot" joint="j" motorconst="0.5" resistance="2" thermal="1 2 0 0.004 25 20"/>
+    <dcmotor name="hotcoil" joint="k" motorconst="0.3" resistance="1" thermal="0.5 0 3 0.004 25 20"
              inductance="0.02"/>""",
     default='<default class="m"><dcmotor motorconst="0.3" resistance="1"/></default>',
     option='<option timestep="0.01"/>')

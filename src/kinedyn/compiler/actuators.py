@@ -358,9 +358,8 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     Not simulated yet, reported by attribute: the thermal model, LuGre friction and several
     inputs or none."""
     prm = spec["dcmotor"] or {}
-    for attr in ("thermal", "lugre"):
-        if any(prm.get(attr, ())):
-            report(f"dcmotor {attr} is not simulated", node, attr)
+    if any(prm.get("lugre", ())):
+        report("dcmotor lugre is not simulated", node, "lugre")
     # the input signature: a subset of [pos, vel, ff, voltage] in that order; "none" is empty
     tokens = prm.get("input", "voltage").split() or ["voltage"]
     order = ("pos", "vel", "ff", "voltage")
@@ -412,15 +411,30 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     # current, with dynprm = [L / R, current_rate]
     inductance = (list(prm.get("inductance", [])) + [0.0, 0.0])[:2]
     tau = inductance[0] / r if inductance[0] > 0 else inductance[1]
-    # dynprm = [L / R, current_rate, ..., slewmax (7), Imax (8)]
+    # the thermal model [Rth, Cth, timeconst, alpha, Tref, Tambient]: any two of the first three
+    # give the third (all three: C = timeconst / Rth)
+    rth, cth, tct, alpha, tref, tamb = (list(prm.get("thermal", [])) + [0.0] * 6)[:6]
+    if rth > 0 and tct > 0:
+        cth = tct / rth
+    elif cth > 0 and tct > 0 and rth <= 0:
+        rth = tct / cth
+    thermal = rth > 0 and cth > 0
+    if thermal and (controller[1] > 0 or controller[3] > 0):
+        report("dcmotor thermal model together with controller states (ki, slewmax) is not simulated", node,
+               "thermal")
+    # dynprm = [L / R, current_rate, Rth, Cth, Tambient, ..., slewmax (7), Imax (8)];
+    # gainprm[2:4] = [alpha, Tref]
     spec["dynprm"] = [tau, saturation[2] if tau > 0 else 0.0] + [0.0] * (NDYN - 2)
     spec["dynprm"][7], spec["dynprm"][8] = controller[3], controller[4]
+    if thermal:
+        spec["dynprm"][2:5] = [rth, cth, tamb]
+        spec["gainprm"][2:4] = [alpha, tref]
     if "saturation" in prm:
         torque = saturation[0] if saturation[0] > 0 else k * saturation[1]
         spec["forcerange"] = [-torque, torque] if torque > 0 else [0.0, 0.0]
         spec["forcelimited"] = 1 if torque > 0 else 2
-    # the states, in this order: the controller's slew and integral, the current
-    spec["actdim"] = int(controller[3] > 0) + int(controller[1] > 0) + int(tau > 0)
+    # the states, in this order: the controller's slew and integral, the temperature, the current
+    spec["actdim"] = int(controller[3] > 0) + int(controller[1] > 0) + int(thermal) + int(tau > 0)
 
 
 def _set_to_muscle(spec: dict, attrs: dict):

@@ -70,7 +70,7 @@ from kinedyn.engine.types import (
     TRN_SLIDERCRANK,
     TRN_TENDON,
 )
-from kinedyn.engine.util_dcmotor import dcmotor_controller, has_controller
+from kinedyn.engine.util_dcmotor import dcmotor_controller, in_unit
 from kinedyn.engine.util_muscle import muscle_bias, muscle_dynamics, muscle_gain
 from kinedyn.engine.util_pid import pid_actuation
 from kinedyn.engine.util_spatial import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
@@ -755,7 +755,7 @@ def fwd_actuation_entry(m, d):
                 break
         # dcmotors driven by their controller (a unit of its own, like pid's)
         for i in range(m.nu):
-            if has_controller(m, i):
+            if in_unit(m, i):
                 dcmotor_controller(m, d)
                 break
         _actuator_limits(m.actuator_forcelimited, m.actuator_forcerange, m.actuator_trntype, m.actuator_trnid,

@@ -33,7 +33,7 @@ from kinedyn.engine.types import (
     OPT_DISABLEFLAGS,
     TRN_TENDON,
 )
-from kinedyn.engine.util_dcmotor import controller_held, has_controller
+from kinedyn.engine.util_dcmotor import controller_held, has_controller, hot_resistance
 from kinedyn.engine.util_linalg3 import (
     cross3,
     mat_mul_entry,
@@ -341,7 +341,7 @@ def _actuator_force_vel(m, d, i):
         # part is -(K / L) v (none while di is held at the current_rate). A controller's voltage
         # adds (R/K) (-kd) + K per unit velocity (util_dcmotor; nothing at its Vmax)
         k = m.actuator_gainprm[i, 1]
-        slope = k * k / m.actuator_gainprm[i, 0]
+        slope = k * k / hot_resistance(m, d, i)
         if has_controller(m, i):
             if not controller_held(m, d, i, _clamped_ctrl(m, d, i)):
                 slope = m.actuator_gainprm[i, 6]  # (K/R)(K - dV/dv) = kd

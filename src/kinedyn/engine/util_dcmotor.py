@@ -36,8 +36,29 @@ from kinedyn.engine.types import DSBL_ACTUATION, GAIN_DCMOTOR, MINVAL, OPT_DISAB
 INPUT_POS, INPUT_VEL, INPUT_FF, INPUT_VOLTAGE = 1, 2, 4, 8
 
 
-def _has_controller(m) -> bool:
-    return bool(np.any((m.actuator_gaintype == GAIN_DCMOTOR) & (m.actuator_ctrlspec & INPUT_VOLTAGE == 0)))
+def _needed(m) -> bool:
+    motor = m.actuator_gaintype == GAIN_DCMOTOR
+    return bool(np.any(motor & ((m.actuator_ctrlspec & INPUT_VOLTAGE == 0) | (m.actuator_dynprm[:, 2] > 0))))
+
+
+@kernel
+def in_unit(m, i):
+    """Whether actuator i is a dcmotor that :func:`dcmotor_controller` computes: driven by its
+    controller, or with the thermal model."""
+    return m.actuator_gaintype[i] == GAIN_DCMOTOR and (not m.actuator_ctrlspec[i] & INPUT_VOLTAGE
+                                                       or m.actuator_dynprm[i, 2] > 0.0)
+
+
+@kernel
+def hot_resistance(m, d, i):
+    """Dcmotor i's resistance at its winding temperature: R (1 + alpha (T - Tref)), T the ambient
+    dynprm[4] plus the thermal state (the first state: thermal motors have no controller
+    states); R without the thermal model."""
+    resistance = m.actuator_gainprm[i, 0]
+    if m.actuator_dynprm[i, 2] > 0.0:
+        temperature = m.actuator_dynprm[i, 4] + d.act[m.actuator_actadr[i]]
+        resistance *= 1.0 + m.actuator_gainprm[i, 2] * (temperature - m.actuator_gainprm[i, 3])
+    return resistance
 
 
 @kernel
@@ -106,20 +127,34 @@ def controller_held(m, d, i, u):
     return controller_voltage(m, u, d.actuator_length[i], d.actuator_velocity[i], i, integral)[1]
 
 
-@handle_entry(needed=_has_controller)
+@handle_entry(needed=_needed)
 def dcmotor_controller(m, d):
-    """Force and act_dot of the controller-driven dcmotors, from the clamped controls the
-    actuation kernel left in scratch_nu (before the force ranges are applied)."""
+    """Force and act_dot of the controller-driven and thermal dcmotors, from the clamped controls
+    the actuation kernel left in scratch_nu (before the force ranges are applied)."""
     if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         return
     h = m.opt_timestep[0]
     for i in range(m.nu):
-        if not has_controller(m, i):
+        if not in_unit(m, i):
             continue
-        resistance = m.actuator_gainprm[i, 0]
+        resistance = hot_resistance(m, d, i)
         k = m.actuator_gainprm[i, 1]
         velocity = d.actuator_velocity[i]
         adr = m.actuator_actadr[i]
+        if not has_controller(m, i):
+            # the thermal model of a voltage-commanded motor: C dT/dt = R i^2 - T / Rth, T over
+            # the ambient (Euler), i this step's current (the state's, with inductance)
+            voltage = d.scratch_nu[i]
+            if m.actuator_dynprm[i, 0] <= 0.0:
+                current = (voltage - k * velocity) / resistance
+                force = k * current
+            else:
+                current = d.act[adr + 1]
+                force = k * _current_step(m, d, i, adr + 1, voltage, resistance, velocity, h)
+            d.act_dot[adr] = (current * current * resistance - d.act[adr] / m.actuator_dynprm[i, 2]) \
+                / m.actuator_dynprm[i, 3]
+            d.actuator_force[i] = force + _cogging(m, d, i)
+            continue
         u, integral = _controller_input(m, d, d.scratch_nu[i], i)
         if m.actuator_dynprm[i, 7] > 0.0:
             d.act_dot[adr] = (u - d.act[adr]) / h
@@ -135,17 +170,30 @@ def dcmotor_controller(m, d):
         if m.actuator_dynprm[i, 0] <= 0.0:
             force = k * (voltage - k * velocity) / resistance
         else:
-            current = d.act[adr]
-            di = (voltage - resistance * current - k * velocity) / (m.actuator_dynprm[i, 0] * resistance)
-            rate = m.actuator_dynprm[i, 1]
-            if rate > 0.0:
-                di = min(max(di, -rate), rate)
-            d.act_dot[adr] = di
-            # the current after the step, integrated exactly (actuation.next_activation; a dcmotor
-            # has no actrange)
-            tau = max(MINVAL, m.actuator_dynprm[i, 0])
-            force = k * (current + di * tau * (1.0 - math.exp(-h / tau)))
-        if m.actuator_biasprm[i, 0] != 0.0:  # cogging
-            force += m.actuator_biasprm[i, 0] * math.sin(m.actuator_biasprm[i, 1] * d.actuator_length[i]
-                                                         + m.actuator_biasprm[i, 2])
-        d.actuator_force[i] = force
+            force = k * _current_step(m, d, i, adr, voltage, resistance, velocity, h)
+        d.actuator_force[i] = force + _cogging(m, d, i)
+
+
+@kernel
+def _current_step(m, d, i, j, voltage, resistance, velocity, h):
+    """act_dot of dcmotor i's current state j, (V - R i - K v) / (tau R) within the current_rate,
+    and the current after the step, integrated exactly (actuation.next_activation; a dcmotor
+    has no actrange)."""
+    current = d.act[j]
+    tau = m.actuator_dynprm[i, 0]
+    di = (voltage - resistance * current - m.actuator_gainprm[i, 1] * velocity) / (tau * resistance)
+    rate = m.actuator_dynprm[i, 1]
+    if rate > 0.0:
+        di = min(max(di, -rate), rate)
+    d.act_dot[j] = di
+    tau = max(MINVAL, tau)
+    return current + di * tau * (1.0 - math.exp(-h / tau))
+
+
+@kernel
+def _cogging(m, d, i):
+    """Dcmotor i's cogging torque A sin(poles l + phase) (biasprm)."""
+    if m.actuator_biasprm[i, 0] == 0.0:
+        return 0.0
+    return m.actuator_biasprm[i, 0] * math.sin(m.actuator_biasprm[i, 1] * d.actuator_length[i]
+                                               + m.actuator_biasprm[i, 2])
