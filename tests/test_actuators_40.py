@@ -10,11 +10,11 @@
   ``mujoco.rollout``; the compile errors MuJoCo gives.
 * ``<dcmotor>``, voltage-commanded: motorconst (one or two constants), resistance, nominal,
   saturation (torque, current, current rate), cogging, inductance (the current state), the
-  thermal model, the on-board controller (with its slew and integral states), from a default
-  class; every integrator (the implicit
+  thermal model, LuGre friction, the on-board controller (with its slew and integral states),
+  from a default class; every integrator (the implicit
   ones with the back-EMF velocity derivative), inverse, batch rollout.
 * What is still refused, by name: multi-control signatures (the pid default "pos vel", a dcmotor's
-  several inputs or none), the dcmotor's LuGre state and its thermal model with controller states,
+  several inputs or none), the dcmotor's thermal model or LuGre friction with a controller,
   ``<orientation>``, and pid with actrange, actearly or a ball joint.
 """
 
@@ -207,8 +207,8 @@ def test_pid_errors_as_mujoco(actuator, attr, message):
      'actearly="true"/>', "general", "actearly"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" thermal="1 2 0 0.004 25 25" input="pos" '
      'controller="1 1"/>', "dcmotor", "thermal"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1"/>', "dcmotor",
-     "lugre"),
+    ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1" input="ff"/>',
+     "dcmotor", "lugre"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos vel"/>', "dcmotor", "input"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="none"/>', "dcmotor", "input"),
 ])
@@ -227,7 +227,8 @@ def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
 # (the current a state; one given by its time constant, with a current_rate the run reaches), and
 # five driven by the on-board controller (pos with a Vmax the run reaches, vel, ff with inductance,
 # pos with slew and integral states whose Imax the run reaches, and with integral and inductance),
-# and two with the thermal model (one with inductance, its capacitance from the time constant).
+# two with the thermal model (one with inductance, its capacitance from the time constant), and
+# two with LuGre friction (one with the thermal model, inductance and cogging: three states).
 DCMOTOR = _xml(
     """<dcmotor name="plain" joint="j" motorconst="0.5" resistance="2"/>
     <dcmotor name="cog" joint="k" motorconst="0.4 0.9" resistance="2" gear="3" cogging="0.1 6 0.3"/>
@@ -246,7 +247,10 @@ DCMOTOR = _xml(
              inductance="0.02"/>
     <dcmotor name="hot" joint="j" motorconst="0.5" resistance="2" thermal="1 2 0 0.004 25 20"/>
     <dcmotor name="hotcoil" joint="k" motorconst="0.3" resistance="1" thermal="0.5 0 3 0.004 25 20"
-             inductance="0.02"/>""",
+             inductance="0.02"/>
+    <dcmotor name="lugre" joint="j" motorconst="0.5" resistance="2" lugre="1 0.05 0.05 0.08 0.1"/>
+    <dcmotor name="all" joint="k" motorconst="0.3" resistance="1" lugre="0.5 0.02 0.03 0.05 0.2"
+             thermal="1 2 0 0.004 25 20" inductance="0.02" cogging="0.01 4"/>""",
     default='<default class="m"><dcmotor motorconst="0.3" resistance="1"/></default>',
     option='<option timestep="0.01"/>')
 

@@ -355,11 +355,11 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     kd (u_vel - v) + ki I + u_ff (absent inputs zero) and drives the voltage (R/K) torque + K v,
     within +-Vmax; slewmax and ki add the states s (the slewed input) and I (engine.util_dcmotor).
 
-    Not simulated yet, reported by attribute: the thermal model, LuGre friction and several
-    inputs or none."""
+    The thermal model and LuGre friction are built for the voltage input (util_dcmotor).
+
+    Not simulated yet, reported by attribute: the thermal model or LuGre friction with a controller
+    input, and several inputs or none."""
     prm = spec["dcmotor"] or {}
-    if any(prm.get("lugre", ())):
-        report("dcmotor lugre is not simulated", node, "lugre")
     # the input signature: a subset of [pos, vel, ff, voltage] in that order; "none" is empty
     tokens = prm.get("input", "voltage").split() or ["voltage"]
     order = ("pos", "vel", "ff", "voltage")
@@ -419,9 +419,13 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     elif cth > 0 and tct > 0 and rth <= 0:
         rth = tct / cth
     thermal = rth > 0 and cth > 0
-    if thermal and (controller[1] > 0 or controller[3] > 0):
-        report("dcmotor thermal model together with controller states (ki, slewmax) is not simulated", node,
-               "thermal")
+    # LuGre friction [sigma0, sigma1, Fc, Fs, vs]: on when sigma0 > 0
+    lugre = (list(prm.get("lugre", [])) + [0.0] * 5)[:5]
+    for attr, on in (("thermal", thermal), ("lugre", lugre[0] > 0)):
+        if on and not spec["input"] & INPUT_BITS["voltage"]:
+            # the controller's voltage at the hot resistance, and the order of these states
+            # among the controller's, are not checked against MuJoCo yet
+            report(f"dcmotor {attr} with a controller input is not simulated", node, attr)
     # dynprm = [L / R, current_rate, Rth, Cth, Tambient, ..., slewmax (7), Imax (8)];
     # gainprm[2:4] = [alpha, Tref]
     spec["dynprm"] = [tau, saturation[2] if tau > 0 else 0.0] + [0.0] * (NDYN - 2)
@@ -429,12 +433,17 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     if thermal:
         spec["dynprm"][2:5] = [rth, cth, tamb]
         spec["gainprm"][2:4] = [alpha, tref]
+    if lugre[0] > 0:  # dynprm[5:7] = [sigma0, sigma1], biasprm[3:6] = [Fc, Fs, vs]
+        spec["dynprm"][5:7] = lugre[:2]
+        spec["biasprm"][3:6] = lugre[2:5]
     if "saturation" in prm:
         torque = saturation[0] if saturation[0] > 0 else k * saturation[1]
         spec["forcerange"] = [-torque, torque] if torque > 0 else [0.0, 0.0]
         spec["forcelimited"] = 1 if torque > 0 else 2
-    # the states, in this order: the controller's slew and integral, the temperature, the current
-    spec["actdim"] = int(controller[3] > 0) + int(controller[1] > 0) + int(thermal) + int(tau > 0)
+    # the states, in this order: the controller's slew and integral, the temperature, the bristle
+    # deflection, the current
+    spec["actdim"] = int(controller[3] > 0) + int(controller[1] > 0) + int(thermal) + int(lugre[0] > 0) \
+        + int(tau > 0)
 
 
 def _set_to_muscle(spec: dict, attrs: dict):

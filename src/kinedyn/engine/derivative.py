@@ -33,7 +33,7 @@ from kinedyn.engine.types import (
     OPT_DISABLEFLAGS,
     TRN_TENDON,
 )
-from kinedyn.engine.util_dcmotor import controller_held, has_controller, hot_resistance
+from kinedyn.engine.util_dcmotor import controller_held, has_controller, hot_resistance, lugre_force_vel
 from kinedyn.engine.util_linalg3 import (
     cross3,
     mat_mul_entry,
@@ -353,7 +353,7 @@ def _actuator_force_vel(m, d, i):
                 slope = 0.0
             else:
                 slope *= 1.0 - math.exp(-m.opt_timestep[0] / tau)
-        deriv -= slope
+        deriv += lugre_force_vel(m, i) - slope
     elif m.actuator_gaintype[i] == GAIN_MUSCLE:
         # muscle gain velocity derivative (mjd_muscleGain_vel) times the activation
         gain_vel = muscle_gain_vel(d.actuator_length[i], d.actuator_velocity[i], m.actuator_lengthrange, i,

@@ -139,7 +139,7 @@ def _advance(m, d, act_dot, qacc, qvel):
             adr = m.actuator_actadr[i]
             for j in range(adr, adr + m.actuator_actnum[i]):
                 if m.actuator_dyntype[i] == DYN_DCMOTOR:  # its states each integrate their own way
-                    d.act[j] = dcmotor_next_state(m, i, j, d.act[j], act_dot[j], h)
+                    d.act[j] = dcmotor_next_state(m, d, i, j, d.act[j], act_dot[j], h)
                 else:
                     d.act[j] = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
                                                m.actuator_actlimited[i], m.actuator_actrange[i],

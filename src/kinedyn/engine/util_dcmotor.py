@@ -21,6 +21,12 @@ The controller's states come first in the motor's act, then the current (with in
   |I| >= Imax (dynprm[8] > 0) and the error pushes it out, and clamped to +-Imax after the step
   (:func:`dcmotor_next_state`); the torque adds ki I.
 
+A voltage-commanded motor comes here for its thermal model (dynprm[2:5] = [Rth, Cth, Tambient],
+gainprm[2:4] = [alpha, Tref]; the state T over the ambient, C dT/dt = R(T) i^2 - T / Rth, the
+resistance R (1 + alpha (Tambient + T - Tref))) and LuGre friction (dynprm[5:7] = [sigma0,
+sigma1], biasprm[3:6] = [Fc, Fs, vs]; the bristle state z, dz/dt = v - sigma0 |v| z / g(v), the
+force -(sigma0 z + sigma1 dz/dt)); the states in the order temperature, bristle, current.
+
 The actuator's velocity derivative for the implicit integrators is in engine.derivative.
 """
 
@@ -38,15 +44,29 @@ INPUT_POS, INPUT_VEL, INPUT_FF, INPUT_VOLTAGE = 1, 2, 4, 8
 
 def _needed(m) -> bool:
     motor = m.actuator_gaintype == GAIN_DCMOTOR
-    return bool(np.any(motor & ((m.actuator_ctrlspec & INPUT_VOLTAGE == 0) | (m.actuator_dynprm[:, 2] > 0))))
+    return bool(np.any(motor & ((m.actuator_ctrlspec & INPUT_VOLTAGE == 0) | (m.actuator_dynprm[:, 2] > 0)
+                                | (m.actuator_dynprm[:, 5] > 0))))
 
 
 @kernel
 def in_unit(m, i):
     """Whether actuator i is a dcmotor that :func:`dcmotor_controller` computes: driven by its
-    controller, or with the thermal model."""
+    controller, or with the thermal model or LuGre friction."""
     return m.actuator_gaintype[i] == GAIN_DCMOTOR and (not m.actuator_ctrlspec[i] & INPUT_VOLTAGE
-                                                       or m.actuator_dynprm[i, 2] > 0.0)
+                                                       or m.actuator_dynprm[i, 2] > 0.0
+                                                       or m.actuator_dynprm[i, 5] > 0.0)
+
+
+@kernel
+def _lugre_rate(m, i, velocity):
+    """sigma0 |v| / g(v) of dcmotor i's LuGre friction, g(v) = Fc + (Fs - Fc) exp(-(v / vs)^2)."""
+    fc = m.actuator_biasprm[i, 3]
+    fs = m.actuator_biasprm[i, 4]
+    vs = m.actuator_biasprm[i, 5]
+    g = fc
+    if vs > 0.0:
+        g += (fs - fc) * math.exp(-(velocity / vs) * (velocity / vs))
+    return m.actuator_dynprm[i, 5] * abs(velocity) / max(MINVAL, g)
 
 
 @kernel
@@ -67,16 +87,37 @@ def has_controller(m, i):
     return m.actuator_gaintype[i] == GAIN_DCMOTOR and not m.actuator_ctrlspec[i] & INPUT_VOLTAGE
 
 
+@kernel
+def lugre_force_vel(m, i):
+    """The velocity derivative of dcmotor i's LuGre force -(sigma0 z + sigma1 dz/dt) that MuJoCo
+    4.0's implicit integrators use: -sigma1 (dz/dt = v - sigma0 |v| z / g(v) taken as v; its
+    z-dependent part is left out, as measured against MuJoCo)."""
+    return -m.actuator_dynprm[i, 6] if m.actuator_dynprm[i, 5] > 0.0 else 0.0
+
+
 @kernel(inline="always")
-def dcmotor_next_state(m, i, j, a, a_dot, h):
+def dcmotor_next_state(m, d, i, j, a, a_dot, h):
     """State j of dcmotor i after a step of h (mj_nextActivation): the current integrated exactly
-    (tau = L / R), the controller's states with Euler, the integral within +-Imax."""
+    (tau = L / R), the bristle deflection exactly for the velocity of the step (tau = g / (sigma0
+    |v|)), the controller's states and the temperature with Euler, the integral within +-Imax."""
     adr = m.actuator_actadr[i]
     last = adr + m.actuator_actnum[i] - 1
     tau = m.actuator_dynprm[i, 0]
     if j == last and tau > 0.0:
         tau = max(MINVAL, tau)
         return a + a_dot * tau * (1.0 - math.exp(-h / tau))
+    bristle = last - (1 if tau > 0.0 else 0)
+    if j == bristle and m.actuator_dynprm[i, 5] > 0.0:
+        # exact for the velocity at the start of the step (moment qvel: under RK4 too, whose
+        # combined act_dot it does not read): z -> v / rate + (z - v / rate) exp(-rate h)
+        velocity = 0.0
+        for k in range(d.qvel.shape[0]):
+            velocity += d.actuator_moment[i, k] * d.qvel[k]
+        rate = _lugre_rate(m, i, velocity)
+        if rate <= 0.0:
+            return a
+        steady = velocity / rate
+        return steady + (a - steady) * math.exp(-h * rate)
     a = a + a_dot * h
     imax = m.actuator_dynprm[i, 8]
     integral = adr + (1 if m.actuator_dynprm[i, 7] > 0.0 else 0)
@@ -145,14 +186,22 @@ def dcmotor_controller(m, d):
             # the thermal model of a voltage-commanded motor: C dT/dt = R i^2 - T / Rth, T over
             # the ambient (Euler), i this step's current (the state's, with inductance)
             voltage = d.scratch_nu[i]
+            last = adr + m.actuator_actnum[i] - 1
             if m.actuator_dynprm[i, 0] <= 0.0:
                 current = (voltage - k * velocity) / resistance
                 force = k * current
             else:
-                current = d.act[adr + 1]
-                force = k * _current_step(m, d, i, adr + 1, voltage, resistance, velocity, h)
-            d.act_dot[adr] = (current * current * resistance - d.act[adr] / m.actuator_dynprm[i, 2]) \
-                / m.actuator_dynprm[i, 3]
+                current = d.act[last]
+                force = k * _current_step(m, d, i, last, voltage, resistance, velocity, h)
+            if m.actuator_dynprm[i, 2] > 0.0:
+                d.act_dot[adr] = (current * current * resistance - d.act[adr] / m.actuator_dynprm[i, 2]) \
+                    / m.actuator_dynprm[i, 3]
+            if m.actuator_dynprm[i, 5] > 0.0:
+                # LuGre friction: dz/dt = v - sigma0 |v| z / g(v), the force -(sigma0 z + sigma1 dz/dt)
+                z = adr + (1 if m.actuator_dynprm[i, 2] > 0.0 else 0)
+                z_dot = velocity - _lugre_rate(m, i, velocity) * d.act[z]
+                d.act_dot[z] = z_dot
+                force -= m.actuator_dynprm[i, 5] * d.act[z] + m.actuator_dynprm[i, 6] * z_dot
             d.actuator_force[i] = force + _cogging(m, d, i)
             continue
         u, integral = _controller_input(m, d, d.scratch_nu[i], i)
