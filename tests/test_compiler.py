@@ -462,7 +462,8 @@ ERRORS = [
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
      "<motor joint='j' delay='0.1'/></actuator></mujoco>", "motor", "delay", 2, "without a history buffer"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
-     "<dcmotor joint='j'/></actuator></mujoco>", "dcmotor", None, 2, "allow_unsupported=True"),
+     "<dcmotor joint='j' motorconst='1' resistance='1' input='pos' lugre='100 1'/></actuator></mujoco>",
+     "dcmotor", "lugre", 2, "allow_unsupported=True"),
     ("<mujoco><worldbody><body>\n<geom type='hfield'/></body></worldbody></mujoco>", "geom", "type", 2,
      "must have valid hfieldid"),
     ("<mujoco><worldbody><body><joint type='slide' name='s'/><geom name='g' type='box' size='1 1 1'/>"

@@ -41,12 +41,19 @@ COMMON_ATTRS = {"group", "ctrlrange", "ctrllimited", "forcelimited", "forcerange
                 "armature"}
 
 # MuJoCo 4.0 actuator attributes kinedyn does not simulate, reported (Compiler._report: ModelError
-# naming the attribute, unless allow_unsupported) when they would change the dynamics
-_UNSIMULATED = {"input": "inputs (multi-input actuators)",
-                "velrange": "velocity input (multi-input actuators)",
-                "ffrange": "feedforward input (multi-input actuators)"}
+# naming the attribute, unless allow_unsupported) when they would change the dynamics. velrange and
+# ffrange range the second and third controls of a multi-control pid, which is refused as a whole
+# (ActuatorsMixin._actuators); on a single control they are unused, as in MuJoCo 4.0
+_UNSIMULATED: dict[str, str] = {}
 
+# actuator_ctrlspec: the input signature, bits of mjtCtrlInput (mjtype.h). On a fixed or affine
+# gain one declared input ("pos", "vel", "pressure") that does not change the simulation
+INPUT_BITS = {"pos": 1, "vel": 2, "ff": 4, "voltage": 8, "none": 16, "pressure": 32}
 _DECLARED_INPUTS = ("pos", "vel", "pressure")
+# the signature each shortcut writes (mjs_setTo*): position "pos", velocity and intvelocity "vel",
+# cylinder "pressure"; motor, damper, muscle and adhesion none
+_SHORTCUT_INPUT = {"motor": 0, "position": 1, "velocity": 2, "intvelocity": 2, "damper": 0, "cylinder": 32,
+                   "muscle": 0, "adhesion": 0, "pid": None, "dcmotor": None}
 
 # <actuator interp>: actuator_history[:, 1] (mj_readCtrl's interp argument)
 INTERP = {"zoh": 0, "linear": 1, "cubic": 2}
@@ -55,10 +62,18 @@ MAX_NSAMPLE = 16777216
 
 # "user": values from Python callbacks registered with Model.set_actuator_callbacks
 _DYN = {"none": DynType.NONE, "integrator": DynType.INTEGRATOR, "filter": DynType.FILTER,
-        "filterexact": DynType.FILTEREXACT, "muscle": DynType.MUSCLE, "user": DynType.USER}
-_GAIN = {"fixed": GainType.FIXED, "affine": GainType.AFFINE, "muscle": GainType.MUSCLE, "user": GainType.USER}
+        "filterexact": DynType.FILTEREXACT, "muscle": DynType.MUSCLE, "pid": DynType.PID,
+        "user": DynType.USER}
+_GAIN = {"fixed": GainType.FIXED, "affine": GainType.AFFINE, "muscle": GainType.MUSCLE, "pid": GainType.PID,
+         "user": GainType.USER}
 _BIAS = {"none": BiasType.NONE, "affine": BiasType.AFFINE, "muscle": BiasType.MUSCLE, "user": BiasType.USER}
-_NOT_YET = {"dcmotor": None, "pid": None, "so3": None}
+_NOT_YET = {"dcmotor": None, "so3": None}
+# <dcmotor> attributes, gathered over its default classes and resolved by compile_actuator
+_DCMOTOR_ATTRS = ("resistance", "motorconst", "nominal", "inductance", "thermal", "saturation", "cogging",
+                  "lugre", "input", "controller")
+# <pid input>: a subset of these, in this order (MuJoCo 4.0's canonical order); the default "pos vel"
+_PID_INPUTS = ("pos", "vel", "ff")
+_PID_DEFAULT_INPUT = INPUT_BITS["pos"] | INPUT_BITS["vel"]
 
 
 def new_spec() -> dict:
@@ -67,10 +82,11 @@ def new_spec() -> dict:
         dyntype=DynType.NONE, gaintype=GainType.FIXED, biastype=BiasType.NONE,
         dynprm=[1.0] + [0.0] * (NDYN - 1), gainprm=[1.0] + [0.0] * (NGAIN - 1), biasprm=[0.0] * NBIAS,
         gear=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], ctrlrange=[0.0, 0.0], forcerange=[0.0, 0.0],
-        actrange=[0.0, 0.0], lengthrange=[0.0, 0.0], ctrllimited=2, forcelimited=2, actlimited=2,
+        actrange=[0.0, 0.0], lengthrange=[0.0, 0.0], velrange=[0.0, 0.0], ffrange=[0.0, 0.0],
+        ctrllimited=2, forcelimited=2, actlimited=2,
         group=0, actearly=0, actdim=-1, inheritrange=0.0, cranklength=0.0, damping=[0.0] * 3, armature=0.0,
-        nsample=0, interp=0, delay=0.0,
-        trntype=None, target=None, target_attr=None, refsite=None, slidersite=None)
+        nsample=0, interp=0, delay=0.0, input=None, input_gaintype=None,
+        dcmotor=None, trntype=None, target=None, target_attr=None, refsite=None, slidersite=None)
 
 
 def _partial(dst: list, values: list) -> None:
@@ -93,15 +109,11 @@ def _apply_common(spec: dict, attrs: dict, node: Node, report=_refuse) -> None:
     for attr in attrs:
         value = attrs[attr]
         active = any(value) if isinstance(value, (list, tuple)) else bool(value)
-        if attr == "input":
-            # on a fixed or affine gain, "pos", "vel" and "pressure" only declare what the control
-            # is (MuJoCo 4.0: no effect on the simulation); other inputs make multi-input actuators
-            active = value not in _DECLARED_INPUTS
         if attr in _UNSIMULATED and active:
             report(f"actuator {_UNSIMULATED[attr]} is not simulated", node, attr)
     if "group" in attrs:
         spec["group"] = attrs["group"]
-    for rng in ("ctrlrange", "forcerange", "actrange", "lengthrange"):
+    for rng in ("ctrlrange", "forcerange", "actrange", "lengthrange", "velrange", "ffrange"):
         if rng in attrs:
             spec[rng] = list(attrs[rng])
     for lim in ("ctrllimited", "forcelimited", "actlimited"):
@@ -136,6 +148,15 @@ def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool
     """
     _apply_common(spec, attrs, node, report)
     err = None
+    if tag in _SHORTCUT_INPUT:
+        spec["input"] = _SHORTCUT_INPUT[tag]
+    if tag == "pid":
+        err = _set_to_pid(spec, attrs, explicit)
+    if tag == "dcmotor":
+        # the motor's parameters are resolved once its classes are applied (_compile_dcmotor)
+        spec["dcmotor"] = {**(spec["dcmotor"] or {}), **{k: attrs[k] for k in _DCMOTOR_ATTRS if k in attrs}}
+        spec.update(dyntype=DynType.DCMOTOR, gaintype=GainType.DCMOTOR, biastype=BiasType.DCMOTOR,
+                    input=INPUT_BITS["voltage"], actearly=1)
     if tag == "general":
         if "dyntype" in attrs:
             spec["dyntype"] = _enum(node, "dyntype", _DYN, attrs["dyntype"])
@@ -230,8 +251,199 @@ def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool
             err = ("adhesion gain cannot be negative", "gain")
         elif spec["ctrlrange"][0] < 0 or spec["ctrlrange"][1] < 0:
             err = ("adhesion control range cannot be negative", "ctrlrange")
+    if tag in ("general", "pid") and "input" in attrs:
+        spec["input"] = (attrs["input"], node)
+    if tag in ("general", "pid") and "input" in attrs or tag in _SHORTCUT_INPUT:
+        # the gain the signature was written for: a later gaintype discards it (MuJoCo 4.0)
+        spec["input_gaintype"] = spec["gaintype"]
     if err is not None:
         raise node.error(err[0], err[1])
+
+
+def input_signature(spec: dict, node: Node) -> int:
+    """actuator_ctrlspec of an expanded actuator (mjCActuator::Compile's input checks).
+
+    An ``input`` written under another gaintype than the actuator ends with is discarded; on a
+    fixed or affine gain it is one declaration, "pos", "vel" or "pressure"; muscle and user
+    gains take none.
+    """
+    value = spec["input"]
+    pid = spec["gaintype"] == GainType.PID
+    if value is None or spec["input_gaintype"] != spec["gaintype"]:
+        return _PID_DEFAULT_INPUT if pid else 0
+    if isinstance(value, int):
+        return value
+    text, where = value
+    tokens = text.split()
+    if not tokens:
+        return _PID_DEFAULT_INPUT if pid else 0
+    if pid:
+        if any(t not in _PID_INPUTS for t in tokens):
+            raise where.error("pid inputs are a subset of [pos, vel, ff]", "input")
+        order = [_PID_INPUTS.index(t) for t in tokens]
+        if order != sorted(set(order)):
+            raise where.error("inputs must be listed in canonical order [pos, vel, ff, voltage, pressure]",
+                              "input")
+        return sum(INPUT_BITS[t] for t in tokens)
+    if spec["gaintype"] in (GainType.MUSCLE, GainType.USER):
+        raise where.error("input is not available for muscle and user gains", "input")
+    if len(tokens) != 1 or tokens[0] not in _DECLARED_INPUTS:
+        raise where.error("fixed and affine gains take one input, 'pos', 'vel' or 'pressure'", "input")
+    return INPUT_BITS[tokens[0]]
+
+
+def _set_to_pid(spec: dict, attrs: dict, explicit: bool):
+    """mjs_setToPID as MuJoCo 4.0's reader calls it: gaintype pid, affine bias [0, -kp, -kv] (a
+    positive biasprm[2] is a damping ratio, as for position), gainprm[0] = ki, dynprm = [imax,
+    slewmax]; dyntype pid when there is a controller state (ki or slewmax), none otherwise.
+
+    kp and kv come from a pid default (the bias), else their documented 1 and 0; ki, imax and
+    slewmax only from a default with pid dynamics. ``posrange`` is the ctrlrange (the first input).
+    """
+    inherited = spec["dyntype"] == DynType.PID
+    from_pid = spec["gaintype"] == GainType.PID
+    kp = attrs.get("kp", -spec["biasprm"][1] if from_pid else 1.0)
+    kv, dampratio = attrs.get("kv"), attrs.get("dampratio")
+    ki = attrs.get("ki", spec["gainprm"][0] if inherited else 0.0)
+    imax = attrs.get("imax", spec["dynprm"][0] if inherited else 0.0)
+    slewmax = attrs.get("slewmax", spec["dynprm"][1] if inherited else 0.0)
+    err = None
+    if kv is not None and dampratio is not None:
+        err = ("kv and dampratio cannot both be defined", "dampratio")
+    elif kv is not None and kv < 0:
+        err = ("kv cannot be negative", "kv")
+    elif dampratio is not None and dampratio < 0:
+        err = ("dampratio cannot be negative", "dampratio")
+    elif slewmax < 0:
+        err = ("slewmax cannot be negative", "slewmax")
+    damping = spec["biasprm"][2] if from_pid else 0.0
+    if kv is not None:
+        damping = -kv
+    if dampratio is not None:
+        damping = dampratio
+    if "posrange" in attrs:
+        spec["ctrlrange"] = list(attrs["posrange"])
+    if explicit and "inheritrange" in attrs and "ctrlrange" not in attrs and "posrange" not in attrs:
+        spec["ctrlrange"] = [0.0, 0.0]
+    inheritrange = attrs.get("inheritrange", spec["inheritrange"])
+    if explicit and ("ctrlrange" in attrs or "posrange" in attrs) and "inheritrange" not in attrs:
+        inheritrange = 0.0
+    spec["inheritrange"] = inheritrange
+    if err is None and inheritrange > 0 and (spec["ctrlrange"][0] or spec["ctrlrange"][1]):
+        err = ("ctrlrange and inheritrange cannot both be defined", "inheritrange")
+    stateful = ki != 0 or slewmax > 0
+    spec["gainprm"] = [ki] + [0.0] * (NGAIN - 1)
+    spec["biasprm"] = [0.0, -kp, damping] + [0.0] * (NBIAS - 3)
+    spec["dynprm"] = ([imax, slewmax] if stateful else [0.0, 0.0]) + [0.0] * (NDYN - 2)
+    spec.update(dyntype=DynType.PID if stateful else DynType.NONE, gaintype=GainType.PID,
+                biastype=BiasType.AFFINE)
+    return err
+
+
+def _compile_dcmotor(spec: dict, node: Node, report) -> None:
+    """The voltage-commanded DC motor of MuJoCo 4.0 (mjs_setToDCMotor and mjCActuator::Compile, as
+    the XML reference and the compiled fields give them): gainprm = [R, K], biasprm = the cogging
+    [amplitude, poles, phase], dynprm zero, no state. K is sqrt(Kt Ke) of motorconst (or the one
+    positive constant), or from nominal = [V, stall torque, no-load speed]: K = V / speed,
+    R = K V / stall. An authored saturation replaces the forcerange with [-tau, tau], tau the
+    torque or K times the current. The force is (K / R)(u - K v) + cogging(l) (engine.actuation).
+
+    With inductance the current is a state (dynprm = [L / R, current_rate]), integrated exactly
+    like filterexact's and read after the step (actearly), the force K i.
+
+    With a pos, vel or ff input the on-board controller commands the torque kp (u_pos - l) +
+    kd (u_vel - v) + ki I + u_ff (absent inputs zero) and drives the voltage (R/K) torque + K v,
+    within +-Vmax; slewmax and ki add the states s (the slewed input) and I (engine.util_dcmotor).
+
+    The thermal model and LuGre friction are built for the voltage input (util_dcmotor).
+
+    Not simulated yet, reported by attribute: the thermal model or LuGre friction with a controller
+    input, and several inputs or none."""
+    prm = spec["dcmotor"] or {}
+    # the input signature: a subset of [pos, vel, ff, voltage] in that order; "none" is empty
+    tokens = prm.get("input", "voltage").split() or ["voltage"]
+    order = ("pos", "vel", "ff", "voltage")
+    if tokens == ["none"]:
+        spec["input"] = INPUT_BITS["none"]
+    else:
+        if any(t not in order for t in tokens):
+            raise node.error("dcmotor inputs are a subset of [pos, vel, ff, voltage]", "input")
+        index = [order.index(t) for t in tokens]
+        if index != sorted(set(index)):
+            raise node.error("inputs must be listed in canonical order [pos, vel, ff, voltage, pressure]",
+                             "input")
+        spec["input"] = sum(INPUT_BITS[t] for t in tokens)
+    # the on-board controller [kp, ki, kd, slewmax, Imax, Vmax]: gainprm[4:8] = [kp, ki, kd, Vmax]
+    controller = (list(prm.get("controller", [])) + [0.0] * 6)[:6]
+    if any(controller[:3]) and not spec["input"] & (INPUT_BITS["pos"] | INPUT_BITS["vel"] | INPUT_BITS["ff"]):
+        raise node.error("dcmotor controller gains require a controller input [pos, vel, ff]", "controller")
+    if controller[1] < 0 or controller[3] < 0 or controller[4] < 0:
+        raise node.error("dcmotor controller ki, slewmax and Imax cannot be negative", "controller")
+    if controller[1] > 0 and not spec["input"] & INPUT_BITS["pos"]:
+        raise node.error("dcmotor controller integrator requires the pos input", "controller")
+    # saturation's current_rate limits di/dt, a state only inductance adds
+    saturation = (list(prm.get("saturation", [])) + [0.0] * 3)[:3]
+    given = [a for a in ("motorconst", "resistance", "nominal") if a in prm]
+    if "nominal" in prm and len(given) > 1:
+        report("dcmotor nominal together with motorconst or resistance is not simulated", node, "nominal")
+    if "nominal" in prm:
+        volt, stall, speed = (list(prm["nominal"]) + [0.0] * 3)[:3]
+        if volt <= 0 or stall <= 0 or speed <= 0:
+            raise node.error("DC motor: nominal voltage, stall torque and no-load speed must be positive",
+                             "nominal")
+        k = volt / speed
+        r = k * volt / stall
+    else:
+        consts = list(prm.get("motorconst", [0.0]))
+        if any(c < 0 for c in consts):
+            raise node.error("DC motor: motor constants cannot be negative", "motorconst")
+        positive = [c for c in consts if c > 0]
+        k = math.sqrt(positive[0] * positive[1]) if len(positive) == 2 else (positive[0] if positive else 0.0)
+        r = prm.get("resistance", 0.0)
+    if k <= 0:
+        raise node.error("DC motor: motor constant K must be positive", "motorconst")
+    if r <= 0:
+        raise node.error("DC motor: resistance must be positive", "resistance")
+    spec["gainprm"] = [r, k, 0.0, 0.0, controller[0], controller[1], controller[2], controller[5]] \
+        + [0.0] * (NGAIN - 8)
+    spec["biasprm"] = (list(prm.get("cogging", [])) + [0.0] * NBIAS)[:NBIAS]
+    # electrical dynamics: inductance = [L, timeconst L / R]; L takes precedence. One state, the
+    # current, with dynprm = [L / R, current_rate]
+    inductance = (list(prm.get("inductance", [])) + [0.0, 0.0])[:2]
+    tau = inductance[0] / r if inductance[0] > 0 else inductance[1]
+    # the thermal model [Rth, Cth, timeconst, alpha, Tref, Tambient]: any two of the first three
+    # give the third (all three: C = timeconst / Rth)
+    rth, cth, tct, alpha, tref, tamb = (list(prm.get("thermal", [])) + [0.0] * 6)[:6]
+    if rth > 0 and tct > 0:
+        cth = tct / rth
+    elif cth > 0 and tct > 0 and rth <= 0:
+        rth = tct / cth
+    thermal = rth > 0 and cth > 0
+    # LuGre friction [sigma0, sigma1, Fc, Fs, vs]: on when sigma0 > 0
+    lugre = (list(prm.get("lugre", [])) + [0.0] * 5)[:5]
+    for attr, on in (("thermal", thermal), ("lugre", lugre[0] > 0)):
+        if on and not spec["input"] & INPUT_BITS["voltage"]:
+            # the controller's voltage at the hot resistance, and the order of these states
+            # among the controller's, are not checked against MuJoCo yet
+            report(f"dcmotor {attr} with a controller input is not simulated", node, attr)
+    # dynprm = [L / R, current_rate, Rth, Cth, Tambient, ..., slewmax (7), Imax (8)];
+    # gainprm[2:4] = [alpha, Tref]
+    spec["dynprm"] = [tau, saturation[2] if tau > 0 else 0.0] + [0.0] * (NDYN - 2)
+    spec["dynprm"][7], spec["dynprm"][8] = controller[3], controller[4]
+    if thermal:
+        spec["dynprm"][2:5] = [rth, cth, tamb]
+        spec["gainprm"][2:4] = [alpha, tref]
+    if lugre[0] > 0:  # dynprm[5:7] = [sigma0, sigma1], biasprm[3:6] = [Fc, Fs, vs]
+        spec["dynprm"][5:7] = lugre[:2]
+        spec["biasprm"][3:6] = lugre[2:5]
+    if "saturation" in prm:
+        torque = saturation[0] if saturation[0] > 0 else k * saturation[1]
+        spec["forcerange"] = [-torque, torque] if torque > 0 else [0.0, 0.0]
+        spec["forcelimited"] = 1 if torque > 0 else 2
+    # the states, in this order: the controller's slew and integral, the temperature, the bristle
+    # deflection, the current
+    spec["actdim"] = int(controller[3] > 0) + int(controller[1] > 0) + int(thermal) + int(lugre[0] > 0) \
+        + int(tau > 0)
 
 
 def _set_to_muscle(spec: dict, attrs: dict):
@@ -320,6 +532,8 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
     """
     if spec["target"] is None:
         raise node.error("missing transmission target for actuator")
+    if spec["gaintype"] == GainType.DCMOTOR:
+        _compile_dcmotor(spec, node, report)
     site_ids = site_ids or {}
     target_id2 = -1
     trntype = spec["trntype"]
@@ -358,9 +572,10 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         scalar = joint.type in (JointType.HINGE, JointType.SLIDE)
 
     # inheritrange: position-like servos take their range from the joint's or tendon's
-    if ((spec["gaintype"] == GainType.FIXED and spec["gainprm"][0] == -spec["biasprm"][1])
+    pid = spec["gaintype"] == GainType.PID
+    if ((spec["gaintype"] == GainType.FIXED and spec["gainprm"][0] == -spec["biasprm"][1] or pid)
             and spec["biastype"] == BiasType.AFFINE and spec["inheritrange"] > 0):
-        if spec["dyntype"] in (DynType.NONE, DynType.FILTEREXACT):
+        if spec["dyntype"] in (DynType.NONE, DynType.FILTEREXACT) or pid:
             rng = "ctrlrange"
         elif spec["dyntype"] == DynType.INTEGRATOR:
             rng = "actrange"
@@ -380,6 +595,10 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         radius = 0.5 * (hi - lo) * spec["inheritrange"]
         spec[rng] = [mean - radius, mean + radius]
 
+    ctrlspec = input_signature(spec, node)
+    if pid and ctrlspec in (INPUT_BITS["vel"], INPUT_BITS["ff"]):
+        # a pid's ctrlrange (posrange) ranges its pos input: a lone vel or ff control has its own
+        spec["ctrlrange"] = list(spec["velrange" if ctrlspec == INPUT_BITS["vel"] else "ffrange"])
     for kind in ("force", "ctrl", "act"):
         flag, rng = spec[f"{kind}limited"], spec[f"{kind}range"]
         if flag == 2 and not autolimits and not (rng[0] == 0 and rng[1] == 0):
@@ -388,6 +607,7 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
                              f"or remove `{kind}range`",
                              f"{kind}range")
     out = dict(spec)
+    out["ctrlspec"] = ctrlspec
     for kind, label in (("force", "force range"), ("ctrl", "control range"), ("act", "actrange")):
         limited = _islimited(spec[f"{kind}limited"], spec[f"{kind}range"])
         rng = spec[f"{kind}range"]
@@ -397,15 +617,45 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
     if out["actlimited"] and spec["dyntype"] == DynType.NONE:
         raise node.error("actrange specified but dyntype is 'none' in actuator", "actrange")
 
+    if spec["dyntype"] == DynType.PID and not pid:
+        raise node.error("dyntype 'pid' requires gaintype 'pid'", "dyntype")
+    if pid and spec["biastype"] != BiasType.AFFINE:
+        raise node.error("pid requires biastype 'affine'", "biastype")
+    if pid and spec["dyntype"] != DynType.PID and spec["gainprm"][0] != 0:
+        raise node.error("ki (gainprm[0]) requires dyntype 'pid'", "gainprm")
+    if pid and spec["dyntype"] == DynType.PID:
+        if not out["ctrlspec"] & INPUT_BITS["pos"]:
+            raise node.error("pid controller states require the pos input", "input")
+        if spec["dynprm"][0] < 0:
+            raise node.error("imax (dynprm[0]) must be non-negative",
+                             "imax" if node.tag == "pid" else "dynprm")
     actdim = spec["actdim"]
+    if spec["dyntype"] == DynType.PID:
+        # one state per controller feature, [slew, integral] (mjs_setToPID)
+        states = int(spec["dynprm"][1] > 0) + int(spec["gainprm"][0] > 0)
+        if actdim < 0:
+            actdim = states
+        elif actdim != states and states > 0:
+            raise node.error(f"actdim {actdim} of a pid actuator: its controller has {states} state(s) "
+                             "(slewmax > 0, ki > 0)", "actdim")
+        # MuJoCo 4.0 accepts these; kinedyn does not simulate them with pid states yet
+        if out["actlimited"]:
+            report("actrange on a pid actuator with controller states is not simulated", node, "actrange")
+        if spec["actearly"]:
+            report("actearly on a pid actuator is not simulated", node, "actearly")
+    if pid and (trntype in (TrnType.JOINT, TrnType.JOINTINPARENT) and not scalar
+                or trntype == TrnType.SITE and target_id2 >= 0 and not any(spec["gear"][:3])):
+        # MuJoCo 4.0 wraps the setpoints of rotational servos (wrapSetpoint); not checked for pid
+        report("a pid actuator on a ball or free joint or a rotational site transmission is not simulated",
+               node, spec["target_attr"])
     if actdim > MAX_ACTDIM:
         raise node.error(f"actdim {actdim}: kinedyn supports at most {MAX_ACTDIM} activations per actuator",
                          "actdim")
-    if actdim > 1 and spec["dyntype"] != DynType.USER:
+    if actdim > 1 and spec["dyntype"] not in (DynType.USER, DynType.PID, DynType.DCMOTOR):
         raise node.error("actdim > 1 is only allowed for dyntype 'user'", "actdim")
     if actdim == 1 and spec["dyntype"] == DynType.NONE:
         raise node.error("invalid actdim 1 in stateless actuator", "actdim")
-    if actdim == 0 and spec["dyntype"] != DynType.NONE:
+    if actdim == 0 and spec["dyntype"] not in (DynType.NONE, DynType.DCMOTOR):
         raise node.error("invalid actdim 0 in stateful actuator", "actdim")
     if actdim < 0:
         actdim = int(spec["dyntype"] != DynType.NONE)
@@ -463,7 +713,7 @@ class ActuatorsMixin:
         body_ids.setdefault("world", 0)
         for node in section.children:
             tag = node.tag
-            if tag in ("orientation", "pid", "dcmotor"):
+            if tag == "orientation":
                 self._report(f"<{tag}> actuators are not simulated (left out of the model)", node)
                 continue
             if tag == "plugin":
@@ -477,9 +727,19 @@ class ActuatorsMixin:
             if "class" in attrs:
                 cls = dflt.lookup(self.classes, node, "class", attrs["class"])
             spec = expand(tag, attrs, node, cls.actuators, self._report)
-            self.actuators.append(compile_actuator(spec, node, self.autolimits, self.joints, joint_ids,
-                                                       self.tendons, tendon_ids, site_ids, body_ids,
-                                                       self._report))
+            compiled = compile_actuator(spec, node, self.autolimits, self.joints, joint_ids, self.tendons,
+                                        tendon_ids, site_ids, body_ids, self._report)
+            spec_bits = compiled["ctrlspec"] & ~(INPUT_BITS["pressure"] | INPUT_BITS["none"])
+            ctrlnum = bin(spec_bits).count("1")
+            if compiled["gaintype"] in (GainType.PID, GainType.DCMOTOR) and ctrlnum != 1:
+                # MuJoCo 4.0's multi-control layout (nu = sum of actuator_ctrlnum) is not built yet
+                signature = " ".join(t for t in INPUT_BITS if spec_bits & INPUT_BITS[t]) or "none"
+                count = "no" if ctrlnum == 0 else "several"
+                self._report(f"<{tag}> actuators are not simulated with {count} controls (input "
+                             f"'{signature}': {ctrlnum} controls; left out of the model)", node,
+                             "input" if "input" in attrs else None)
+                continue
+            self.actuators.append(compiled)
             self.actuator_nodes.append(node)
             self.actuator_names.append(attrs.get("name", ""))
         # names are unique across all <actuator> sections
@@ -512,6 +772,13 @@ class ActuatorsMixin:
                                          dtype=np.int32).reshape(nu, 2)
         arr["actuator_actadr"] = np.array(actadr, dtype=np.int32)
         arr["actuator_actnum"] = acol("actdim", dtype=np.int32)
+        # MuJoCo 4.0's control and output blocks: one control and one force output per actuator
+        # (multi-control and multi-output actuators are refused), so nu == nactuator == nout
+        arr["actuator_ctrladr"] = np.arange(nu, dtype=np.int32)
+        arr["actuator_ctrlnum"] = np.ones(nu, dtype=np.int32)
+        arr["actuator_ctrlspec"] = acol("ctrlspec", dtype=np.int32)
+        arr["actuator_outadr"] = np.arange(nu, dtype=np.int32)
+        arr["actuator_outnum"] = np.ones(nu, dtype=np.int32)
         arr["actuator_group"] = acol("group", dtype=np.int32)
         for key in ("ctrllimited", "forcelimited", "actlimited", "actearly"):
             arr[f"actuator_{key}"] = acol(key, dtype=np.uint8)
@@ -548,4 +815,5 @@ class ActuatorsMixin:
                 arr["actuator_historyadr"][i] = nhistory
                 nhistory += 2 + 2 * a["nsample"]
         arr["actuator_delay"] = acol("delay")  # the timestep is positive (options.py): buffers can start
-        return dict(nu=nu, na=sum(a["actdim"] for a in self.actuators), nhistory=nhistory)
+        return dict(nu=nu, nactuator=nu, nout=nu, na=sum(a["actdim"] for a in self.actuators),
+                    nhistory=nhistory)

@@ -161,7 +161,7 @@ def _parse(node: Node, parent: DefaultClass | None, classes: dict[str, DefaultCl
                 if forbidden in values:
                     raise child.error(f"Schema violation: unrecognized attribute '{forbidden}'", forbidden)
             cls.actuators.append((tag, values, child))
-        elif tag in ("orientation", "pid", "dcmotor"):
+        elif tag == "orientation":
             raise child.error(f"<{tag}> actuators were added after MuJoCo 3.1.3 and are not supported")
         else:
             raise child.error("Schema violation: unrecognized element")

@@ -35,12 +35,14 @@ from kinedyn.engine.history import delayed_ctrl
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
+    BIAS_DCMOTOR,
     BIAS_MUSCLE,
     BIAS_USER,
     CONE_ELLIPTIC,
     COUNT_NCON,
     DSBL_ACTUATION,
     DSBL_CLAMPCTRL,
+    DYN_DCMOTOR,
     DYN_FILTER,
     DYN_FILTEREXACT,
     DYN_INTEGRATOR,
@@ -48,8 +50,10 @@ from kinedyn.engine.types import (
     DYN_NONE,
     DYN_USER,
     GAIN_AFFINE,
+    GAIN_DCMOTOR,
     GAIN_FIXED,
     GAIN_MUSCLE,
+    GAIN_PID,
     GAIN_USER,
     JNT_BALL,
     JNT_FREE,
@@ -66,7 +70,9 @@ from kinedyn.engine.types import (
     TRN_SLIDERCRANK,
     TRN_TENDON,
 )
+from kinedyn.engine.util_dcmotor import dcmotor_controller, in_unit
 from kinedyn.engine.util_muscle import muscle_bias, muscle_dynamics, muscle_gain
+from kinedyn.engine.util_pid import pid_actuation
 from kinedyn.engine.util_spatial import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
 
 
@@ -343,10 +349,11 @@ def wrap_setpoint(u, length, period):
 def next_activation(dyntype, dynprm0, actlimited, actrange, act, act_dot, h):
     """Activation after one step of length h (mj_nextActivation).
 
-    filterexact integrates act_dot = (ctrl - act) / tau exactly; the others use Euler.
+    filterexact integrates act_dot = (ctrl - act) / tau exactly, and so does a DC motor's current
+    (tau = L / R, dynprm[0]); the others use Euler.
     The result is clamped to actrange when actlimited.
     """
-    if dyntype == DYN_FILTEREXACT:
+    if dyntype == DYN_FILTEREXACT or dyntype == DYN_DCMOTOR:
         tau = max(MINVAL, dynprm0)
         act = act + act_dot * tau * (1.0 - math.exp(-h / tau))
     else:
@@ -433,6 +440,17 @@ def _actuator_forces(
             act_dot[last] = (ctrl[i] - act[last]) / max(MINVAL, actuator_dynprm[i, 0])
         elif dyntype == DYN_MUSCLE:  # dynprm = [tau_act, tau_deact, tausmooth]
             act_dot[last] = muscle_dynamics(ctrl[i], act[last], actuator_dynprm, i)
+        elif dyntype == DYN_DCMOTOR:
+            # a DC motor's current i: L di/dt = u - R i - K v, L = tau R (dynprm = [tau,
+            # current_rate]); di/dt within the current_rate when it is positive
+            resistance = actuator_gainprm[i, 0]
+            k = actuator_gainprm[i, 1]
+            di = (ctrl[i] - resistance * act[last] - k * actuator_velocity[i]) \
+                / (actuator_dynprm[i, 0] * resistance)
+            rate = actuator_dynprm[i, 1]
+            if rate > 0.0:
+                di = min(max(di, -rate), rate)
+            act_dot[last] = di
         elif dyntype == DYN_USER and _user_set(user, i, USER_DYN) and actuator_actnum[i] == 1:
             # mjcb_act_dyn's value; without a callback act_dot stays 0 (several activations:
             # the callback wrote its act_dot slice itself, before this kernel)
@@ -440,31 +458,47 @@ def _actuator_forces(
 
     # force = gain * input + bias
     for i in range(nu):
-        if actuator_gaintype[i] == GAIN_AFFINE:  # gainprm = [const, kp, kv]
-            gain = actuator_gainprm[i, 0] + actuator_gainprm[i, 1] * actuator_length[i] \
-                + actuator_gainprm[i, 2] * actuator_velocity[i]
-        elif actuator_gaintype[i] == GAIN_MUSCLE:
-            gain = muscle_gain(actuator_length[i], actuator_velocity[i], actuator_lengthrange, i,
-                               actuator_acc0[i], actuator_gainprm, i)
-        elif actuator_gaintype[i] == GAIN_USER:  # mjcb_act_gain, 1 without a callback
-            gain = user[1, i] if _user_set(user, i, USER_GAIN) else 1.0
-        else:  # GAIN_FIXED: gainprm = [gain]
-            gain = actuator_gainprm[i, 0]
-
-        if actuator_dyntype[i] == DYN_NONE:
-            inp = ctrl[i]
+        if actuator_gaintype[i] == GAIN_PID:
+            # a pid controller: the affine bias below; its inputs and states (and act_dot) are added
+            # by the stage entry (util_pid.pid_actuation, a unit only models with pid compile)
+            force = 0.0
+        elif actuator_gaintype[i] == GAIN_DCMOTOR:
+            # a voltage-commanded DC motor, gainprm = [R, K]: the torque K i of the current
+            # i = (u - K v) / R that the voltage u drives against the back-EMF K v, or with
+            # inductance of the current state after this step (dcmotors are actearly)
+            k = actuator_gainprm[i, 1]
+            if actuator_actadr[i] < 0:
+                force = k / actuator_gainprm[i, 0] * (ctrl[i] - k * actuator_velocity[i])
+            else:
+                force = k * activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr,
+                                             actuator_actnum, actuator_actlimited, actuator_actrange,
+                                             actuator_actearly, act, act_dot, timestep, i)
         else:
-            inp = activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr, actuator_actnum,
-                                   actuator_actlimited, actuator_actrange, actuator_actearly, act, act_dot,
-                                   timestep, i)
-        # rotational setpoint: the representative nearest the length
-        if wrap_setpoints:
-            period = wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype,
-                                 actuator_gainprm, actuator_biasprm, actuator_trntype, actuator_trnid,
-                                 actuator_gear, jnt_type, i)
-            if period > 0.0:
-                inp = wrap_setpoint(inp, actuator_length[i], period)
-        force = gain * inp
+            if actuator_gaintype[i] == GAIN_AFFINE:  # gainprm = [const, kp, kv]
+                gain = actuator_gainprm[i, 0] + actuator_gainprm[i, 1] * actuator_length[i] \
+                    + actuator_gainprm[i, 2] * actuator_velocity[i]
+            elif actuator_gaintype[i] == GAIN_MUSCLE:
+                gain = muscle_gain(actuator_length[i], actuator_velocity[i], actuator_lengthrange, i,
+                                   actuator_acc0[i], actuator_gainprm, i)
+            elif actuator_gaintype[i] == GAIN_USER:  # mjcb_act_gain, 1 without a callback
+                gain = user[1, i] if _user_set(user, i, USER_GAIN) else 1.0
+            else:  # GAIN_FIXED: gainprm = [gain]
+                gain = actuator_gainprm[i, 0]
+
+            if actuator_dyntype[i] == DYN_NONE:
+                inp = ctrl[i]
+            else:
+                inp = activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr,
+                                       actuator_actnum, actuator_actlimited, actuator_actrange,
+                                       actuator_actearly, act, act_dot, timestep, i)
+            # rotational setpoint: the representative nearest the length
+            if wrap_setpoints:
+                period = wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype,
+                                     actuator_gainprm, actuator_biasprm, actuator_trntype, actuator_trnid,
+                                     actuator_gear, jnt_type, i)
+                if period > 0.0:
+                    inp = wrap_setpoint(inp, actuator_length[i], period)
+            force = gain * inp
 
         if actuator_biastype[i] == BIAS_AFFINE:  # biasprm = [const, kp, kv]
             force += actuator_biasprm[i, 0] + actuator_biasprm[i, 1] * actuator_length[i] \
@@ -474,6 +508,10 @@ def _actuator_forces(
                                  actuator_biasprm, i)
         elif actuator_biastype[i] == BIAS_USER and _user_set(user, i, USER_BIAS):  # mjcb_act_bias, else 0
             force += user[2, i]
+        elif actuator_biastype[i] == BIAS_DCMOTOR and actuator_biasprm[i, 0] != 0.0:
+            # a DC motor's cogging torque, biasprm = [amplitude, poles, phase], at the length
+            force += actuator_biasprm[i, 0] * math.sin(actuator_biasprm[i, 1] * actuator_length[i]
+                                                       + actuator_biasprm[i, 2])
         actuator_force[i] = force
     return True
 
@@ -709,6 +747,17 @@ def fwd_actuation_entry(m, d):
                         m.actuator_acc0, m.actuator_gear, m.jnt_type, ctrl, d.act, d.actuator_length,
                         d.actuator_velocity,
                         d.act_dot, d.actuator_force, d.scratch_nu, d.scratch_user, True):
+        # pid controllers (a unit only models with one compile) read the clamped controls that
+        # _actuator_forces left in scratch_nu
+        for i in range(m.nu):
+            if m.actuator_gaintype[i] == GAIN_PID:
+                pid_actuation(m, d)
+                break
+        # dcmotors driven by their controller (a unit of its own, like pid's)
+        for i in range(m.nu):
+            if in_unit(m, i):
+                dcmotor_controller(m, d)
+                break
         _actuator_limits(m.actuator_forcelimited, m.actuator_forcerange, m.actuator_trntype, m.actuator_trnid,
                          m.tendon_actfrclimited, m.tendon_actfrcrange, m.jnt_type, m.jnt_dofadr,
                          m.jnt_actgravcomp, m.jnt_actfrclimited, m.jnt_actfrcrange, d.actuator_moment,

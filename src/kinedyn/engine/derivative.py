@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import math
+
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.actuation import activation_input, clamped_ctrl
 from kinedyn.engine.derivative_fluid import (
@@ -31,14 +33,17 @@ from kinedyn.engine.types import (
     DSBL_EULERDAMP,
     DYN_NONE,
     GAIN_AFFINE,
+    GAIN_DCMOTOR,
     GAIN_MUSCLE,
     INT_IMPLICIT,
     JNT_FREE,
+    MINVAL,
     OPT_DISABLEFLAGS,
     TRN_JOINT,
     TRN_JOINTINPARENT,
     TRN_TENDON,
 )
+from kinedyn.engine.util_dcmotor import controller_held, has_controller, hot_resistance, lugre_force_vel
 from kinedyn.engine.util_linalg3 import (
     cross3,
     mat_mul_entry,
@@ -357,7 +362,8 @@ def actuator_input(m, d, i):
 
 @kernel
 def _actuator_force_vel(m, d, i):
-    """d actuator_force / d actuator_velocity: affine and muscle gain, affine bias (mjd_actuator_vel)."""
+    """d actuator_force / d actuator_velocity: affine, muscle and DC-motor gain, affine bias
+    (mjd_actuator_vel)."""
     if actuator_deriv_skipped(m, d, i):
         return 0.0
     deriv = 0.0
@@ -365,6 +371,25 @@ def _actuator_force_vel(m, d, i):
         deriv = m.actuator_biasprm[i, 2]
     if m.actuator_gaintype[i] == GAIN_AFFINE and m.actuator_gainprm[i, 2] != 0.0:
         deriv += m.actuator_gainprm[i, 2] * actuator_input(m, d, i)
+    elif m.actuator_gaintype[i] == GAIN_DCMOTOR:
+        # a voltage-commanded DC motor: the back-EMF term -(K^2 / R) v; with inductance the force
+        # K i reads the current after the step, i + di tau (1 - exp(-h / tau)), whose back-EMF
+        # part is -(K / L) v (none while di is held at the current_rate). A controller's voltage
+        # adds (R/K) (-kd) + K per unit velocity (util_dcmotor; nothing at its Vmax)
+        k = m.actuator_gainprm[i, 1]
+        slope = k * k / hot_resistance(m, d, i)
+        if has_controller(m, i):
+            if not controller_held(m, d, i, _clamped_ctrl(m, d, i)):
+                slope = m.actuator_gainprm[i, 6]  # (K/R)(K - dV/dv) = kd
+        if m.actuator_dynprm[i, 0] > 0.0:  # inductance: the current is the last state
+            last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
+            tau = max(MINVAL, m.actuator_dynprm[i, 0])
+            rate = m.actuator_dynprm[i, 1]
+            if rate > 0.0 and abs(d.act_dot[last]) >= rate:
+                slope = 0.0
+            else:
+                slope *= 1.0 - math.exp(-m.opt_timestep[0] / tau)
+        deriv += lugre_force_vel(m, i) - slope
     elif m.actuator_gaintype[i] == GAIN_MUSCLE:
         # muscle gain velocity derivative (mjd_muscleGain_vel) times the activation
         gain_vel = muscle_gain_vel(d.actuator_length[i], d.actuator_velocity[i], m.actuator_lengthrange, i,

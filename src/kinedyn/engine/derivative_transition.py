@@ -156,7 +156,7 @@ def refusal_text(m, code: int, i: int) -> str:
             R_JNT_ACTFRC: "joint actuatorfrcrange",
             R_TRANSMISSION: f"actuator {i}: its transmission (only hinge/slide joints and fixed tendons "
                             "without actuatorfrcrange are covered)",
-            R_USER: f"actuator {i}: user dynamics, gain or bias",
+            R_USER: f"actuator {i}: user, pid or dcmotor dynamics, gain or bias",
             R_MULTI_ACT: f"actuator {i}: several activations",
             R_MUSCLE_IMPLICIT: f"actuator {i}: a muscle under implicit or implicitfast (the second "
                                "derivative of its gain)",

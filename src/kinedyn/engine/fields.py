@@ -63,11 +63,11 @@ def _m(name, shape, dtype, doc, mujoco=True):
 # sizes every model carries; nC is the number of non-zeros of the tree-sparse M, neq the number of
 # equality constraints, nefcmax the capacity of the constraint-row arrays (efc_*; kinedyn's, see
 # engine.constraint.efc_capacity: MuJoCo sizes them dynamically in its arena)
-SIZE_NAMES = ("nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "nwrap", "nkey", "nC",
-              "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd", "nccdint", "nsensor",
-              "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph", "nmeshpoly", "nmeshpolyvert",
-              "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam", "nlight", "nhistory", "nflex",
-              "nflexvert", "nflexedge", "ntree", "nplastic")
+SIZE_NAMES = ("nq", "nv", "nu", "nactuator", "nout", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon",
+              "nwrap", "nkey", "nC", "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd",
+              "nccdint", "nsensor", "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph",
+              "nmeshpoly", "nmeshpolyvert", "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam",
+              "nlight", "nhistory", "nflex", "nflexvert", "nflexedge", "ntree", "nplastic")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -286,6 +286,13 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("actuator_trnid", ("nu", 2), I, "transmission target ids (joint/tendon/site, refsite or slider)"),
     _m("actuator_actadr", ("nu",), I, "first activation of the actuator; -1 if stateless"),
     _m("actuator_actnum", ("nu",), I, "number of activations"),
+    # MuJoCo 4.0's control and force-output blocks (one each per actuator here: nu == nactuator == nout)
+    _m("actuator_ctrladr", ("nu",), I, "first control of the actuator in ctrl"),
+    _m("actuator_ctrlnum", ("nu",), I, "number of controls"),
+    _m("actuator_ctrlspec", ("nu",), I,
+       "input signature (bits of mjtCtrlInput: 1 pos, 2 vel, 4 ff, 8 voltage, 16 none, 32 pressure)"),
+    _m("actuator_outadr", ("nu",), I, "first force output of the actuator"),
+    _m("actuator_outnum", ("nu",), I, "number of force outputs"),
     _m("actuator_group", ("nu",), I, "group"),
     _m("actuator_ctrllimited", ("nu",), B, "whether ctrl is clamped to ctrlrange"),
     _m("actuator_forcelimited", ("nu",), B, "whether the force is clamped to forcerange"),

@@ -59,6 +59,7 @@ from kinedyn.engine.support import integrate_pos_kernel
 from kinedyn.engine.types import (
     COUNT_NEFC,
     DSBL_ACTUATION,
+    DYN_DCMOTOR,
     DYN_INTEGRATOR,
     ENBL_FWDINV,
     INT_DISCRETE,
@@ -77,6 +78,7 @@ from kinedyn.engine.types import (
     WARN_BADQVEL,
     DisableBit,
 )
+from kinedyn.engine.util_dcmotor import dcmotor_next_state
 from kinedyn.engine.util_solve import factor_lu_tree, solve_lu_tree
 from kinedyn.engine.util_spatial import copy
 from kinedyn.errors import NonFiniteStateWarning
@@ -143,9 +145,12 @@ def _advance(m, d, act_dot, qacc, qvel):
         for i in range(m.nu):
             adr = m.actuator_actadr[i]
             for j in range(adr, adr + m.actuator_actnum[i]):
-                d.act[j] = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
-                                           m.actuator_actlimited[i], m.actuator_actrange[i],
-                                           d.act[j], act_dot[j], h)
+                if m.actuator_dyntype[i] == DYN_DCMOTOR:  # its states each integrate their own way
+                    d.act[j] = dcmotor_next_state(m, d, i, j, d.act[j], act_dot[j], h)
+                else:
+                    d.act[j] = next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0],
+                                               m.actuator_actlimited[i], m.actuator_actrange[i],
+                                               d.act[j], act_dot[j], h)
         # rotational setpoints held in act: keep the representative nearest the length
         for i in range(m.nu):
             if m.actuator_dyntype[i] != DYN_INTEGRATOR:

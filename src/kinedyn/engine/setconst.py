@@ -30,6 +30,7 @@ from kinedyn.engine.smooth_inertia import _solve_m_entry, dot_sparse, set_m0_ent
 from kinedyn.engine.types import (
     EQ_CONNECT,
     EQ_WELD,
+    GAIN_PID,
     MINVAL,
     OBJ_BODY,
     OBJ_SITE,
@@ -195,9 +196,11 @@ def set_const(model, body_simple) -> None:
 
     for i in range(model.nu):
         gainprm, biasprm = model.actuator_gainprm[i], model.actuator_biasprm[i]
-        if gainprm[0] == -biasprm[1] and biasprm[2] > 0:
+        # a pid's kp is -biasprm[1] (its gainprm[0] is ki)
+        pid = model.actuator_gaintype[i] == GAIN_PID
+        if (gainprm[0] == -biasprm[1] or pid) and biasprm[2] > 0:
             dampratio = biasprm[2]
-            kp = gainprm[0]
+            kp = -biasprm[1]
             inv_mass = float(d.actuator_moment[i] @ x[i])
             mass = 1.0 / inv_mass if inv_mass > 0 else 0.0
             model.actuator_biasprm[i, 2] = -dampratio * 2.0 * math.sqrt(kp * mass)

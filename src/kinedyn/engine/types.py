@@ -94,6 +94,8 @@ class DynType(enum.IntEnum):
     FILTER = 2
     FILTEREXACT = 3
     MUSCLE = 4
+    DCMOTOR = 5  # MuJoCo 4.0's <dcmotor> states (inductance, thermal, LuGre, controller): none simulated
+    PID = 6  # MuJoCo 4.0's <pid> states: [slew (slewmax > 0), integral (ki > 0)]
     USER = 7
 
 
@@ -103,6 +105,8 @@ class GainType(enum.IntEnum):
     FIXED = 0
     AFFINE = 1
     MUSCLE = 2
+    DCMOTOR = 3  # MuJoCo 4.0's <dcmotor>: gainprm = [R, K], voltage-commanded
+    PID = 5  # MuJoCo 4.0's <pid>: kp, kv from the affine bias, ki = gainprm[0]
     USER = 6
 
 
@@ -112,6 +116,7 @@ class BiasType(enum.IntEnum):
     NONE = 0
     AFFINE = 1
     MUSCLE = 2
+    DCMOTOR = 3  # MuJoCo 4.0's <dcmotor>: cogging, biasprm = [amplitude, poles, phase]
     USER = 5
 
 
@@ -356,16 +361,21 @@ DYN_INTEGRATOR = int(DynType.INTEGRATOR)
 DYN_FILTER = int(DynType.FILTER)
 DYN_FILTEREXACT = int(DynType.FILTEREXACT)
 DYN_MUSCLE = int(DynType.MUSCLE)
+DYN_DCMOTOR = int(DynType.DCMOTOR)
+DYN_PID = int(DynType.PID)
 DYN_USER = int(DynType.USER)
 
 GAIN_FIXED = int(GainType.FIXED)
 GAIN_AFFINE = int(GainType.AFFINE)
 GAIN_MUSCLE = int(GainType.MUSCLE)
+GAIN_DCMOTOR = int(GainType.DCMOTOR)
+GAIN_PID = int(GainType.PID)
 GAIN_USER = int(GainType.USER)
 
 BIAS_NONE = int(BiasType.NONE)
 BIAS_AFFINE = int(BiasType.AFFINE)
 BIAS_MUSCLE = int(BiasType.MUSCLE)
+BIAS_DCMOTOR = int(BiasType.DCMOTOR)
 BIAS_USER = int(BiasType.USER)
 
 GEOM_PLANE = int(GeomType.PLANE)

@@ -66,11 +66,14 @@ from kinedyn.engine.types import (
     DYN_FILTEREXACT,
     DYN_MUSCLE,
     DYN_NONE,
+    GAIN_DCMOTOR,
+    GAIN_PID,
     JNT_BALL,
     JNT_FREE,
     MAXVAL,
     TRN_TENDON,
 )
+from kinedyn.engine.util_dcmotor import INPUT_VOLTAGE
 
 # mj_fwdActuation zeroes every control when one exceeds this magnitude
 CTRL_MAX = MAXVAL
@@ -320,6 +323,12 @@ def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuati
     step's control that reaches it. Without, delayed actuators keep d.act.
     """
     nu = m.nu
+    if np.any(m.actuator_gaintype == GAIN_PID) or np.any((m.actuator_gaintype == GAIN_DCMOTOR)
+                                                         & (m.actuator_ctrlspec & INPUT_VOLTAGE == 0)):
+        # the pid part of the force and a dcmotor controller's are added by the forward stage only
+        # (engine.util_pid, engine.util_dcmotor)
+        raise ValueError("inverse actuation of models with pid actuators or controller-driven dcmotors is "
+                         "not supported")
     disabled = bool(m.opt.disableflags & DSBL_ACTUATION)
     delayed = delayed_actuators(m)
     plan = delayed & (act_range is not None)
@@ -355,7 +364,7 @@ def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuati
                 own = max(own[0], m.actuator_ctrlrange[i, 0]), min(own[1], m.actuator_ctrlrange[i, 1])
             # the gain's input: u itself, or the next activation (actearly), affine in u
             in_slope, in_offset, input_limited = 1.0, 0.0, False
-            if m.actuator_dyntype[i] != DYN_NONE:
+            if m.actuator_dyntype[i] != DYN_NONE and m.actuator_actnum[i] > 0:  # a dcmotor may have none
                 last = last_act(m, i)
                 nxt = [next_activation(m.actuator_dyntype[i], m.actuator_dynprm[i, 0], False,
                                        m.actuator_actrange[i], act[last], ad, m.opt.timestep)

@@ -131,6 +131,12 @@ SCHEMA: dict[str, dict] = {
                      slidersite="s", cranksite="s", timeconst="f2", tausmooth="f", range="f2",
                      force="f", scale="f", lmin="f", lmax="f", vmax="f", fpmax="f", fvmax="f"),
     "adhesion": _kinds(**_ACT_BASE, forcelimited=_FTA, forcerange="f2", body="s", gain="f"),
+    "pid": _kinds(**_ACT_BASE, **_LIMITED, inheritrange="f", **_ACT_DYNAMICS, **_TRANSMISSION, kp="f",
+                  kv="f", dampratio="f", ki="f", imax="f", slewmax="f", input="s", posrange="f2",
+                  velrange="f2", ffrange="f2"),
+    "dcmotor": _kinds(**_ACT_BASE, ctrllimited=_FTA, **_ACT_DYNAMICS, **_TRANSMISSION, resistance="f",
+                      motorconst="f1-2", nominal="f1-3", inductance="f1-2", thermal="f1-6",
+                      saturation="f1-3", cogging="f1-3", lugre="f1-5", input="s", controller="f1-6"),
     # tendons: <fixed> elements, their <joint> path entries ("tendon_joint", to keep the body
     # <joint> schema apart) and <default><tendon> (which also takes the visual attributes of
     # spatial tendons); <spatial> with <site>, <geom> ("tendon_site", "tendon_geom") and <pulley>
@@ -168,11 +174,11 @@ SCHEMA: dict[str, dict] = {
 }
 
 ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder",
-                 "muscle", "adhesion")
+                 "muscle", "adhesion", "pid", "dcmotor")
 
 # elements MuJoCo 4.0 knows that we do not simulate yet: ModelError "not supported yet"
 UNSUPPORTED_ELEMENTS = {
-    "orientation", "pid", "dcmotor", "plugin", "replicate", "attach", "composite",
+    "orientation", "plugin", "replicate", "attach", "composite",
     "extension", "include", "model",
 }
 

@@ -1,0 +1,84 @@
+"""MuJoCo 4.0's ``<pid>`` controller (gaintype pid, dyntype pid): its force and its states.
+
+Parameters follow MuJoCo's layout: the affine bias ``biasprm = [0, -kp, -kv]`` gives the
+proportional and damping terms on the actuator length l and velocity v, ``gainprm[0] = ki``,
+``dynprm = [imax, slewmax]``; ``actuator_ctrlspec`` says which inputs the control block holds
+(bits 1 pos, 2 vel, 4 ff; an absent setpoint is zero). The force is
+
+    kp (p - l) + kv (u_vel - v) + ki I + u_ff,
+
+with p the position setpoint. The controller states, in ``act`` in this order, exist when
+enabled (XMLreference, actuator/pid):
+
+* slew (slewmax > 0): the effective setpoint, moving towards the commanded one at most
+  slewmax per second; p is the value it reaches this step, clamp(u_pos, s - slewmax h,
+  s + slewmax h), and act_dot = (p - s) / h.
+* integral (ki > 0): I, with act_dot = p - l, held (act_dot = 0) while |I| >= imax and the error
+  pushes it further out (anti-windup; imax = 0: unclamped).
+
+Both advance with Euler like every other activation (mj_nextActivation). The actuation kernel
+adds the bias -kp l - kv v; :func:`pid_actuation` adds the rest and the states' act_dot. It is
+a unit of its own, compiled only for models with a pid actuator. Only single-control signatures
+reach it (the compiler refuses several controls), so an actuator's one control is ``ctrl[i]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine.types import DSBL_ACTUATION, GAIN_PID, OPT_DISABLEFLAGS
+
+INPUT_POS, INPUT_VEL, INPUT_FF = 1, 2, 4
+
+
+@kernel
+def _setpoint(m, act, u, i):
+    """The position setpoint p of pid actuator i with control u: 0 without a pos input, the
+    slew-limited value with slewmax > 0."""
+    if not m.actuator_ctrlspec[i] & INPUT_POS:
+        return 0.0
+    slewmax = m.actuator_dynprm[i, 1]
+    if slewmax > 0.0 and m.actuator_actadr[i] >= 0:
+        s = act[m.actuator_actadr[i]]
+        step = slewmax * m.opt_timestep[0]
+        return min(max(u, s - step), s + step)
+    return u
+
+
+@handle_entry(needed=lambda m: bool(np.any(m.actuator_gaintype == GAIN_PID)))
+def pid_actuation(m, d):
+    """The pid part of mj_fwdActuation: each pid actuator's force before its bias, added to
+    actuator_force, and act_dot of its states, from the clamped controls in scratch_nu."""
+    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
+        return
+    ctrl = d.scratch_nu
+    act = d.act
+    for i in range(m.nu):
+        if m.actuator_gaintype[i] != GAIN_PID:
+            continue
+        u = ctrl[i]
+        spec = m.actuator_ctrlspec[i]
+        p = _setpoint(m, act, u, i)
+        force = -m.actuator_biasprm[i, 1] * p
+        if spec & INPUT_VEL:
+            force -= m.actuator_biasprm[i, 2] * u
+        if spec & INPUT_FF:
+            force += u
+        adr = m.actuator_actadr[i]
+        if adr < 0:
+            d.actuator_force[i] += force
+            continue
+        end = adr + m.actuator_actnum[i]
+        if m.actuator_dynprm[i, 1] > 0.0:
+            d.act_dot[adr] = (p - act[adr]) / m.opt_timestep[0]
+            adr += 1
+        if adr < end:
+            integral = act[adr]
+            force += m.actuator_gainprm[i, 0] * integral
+            error = p - d.actuator_length[i]
+            imax = m.actuator_dynprm[i, 0]
+            windup = imax > 0.0 and ((integral >= imax and error > 0.0)
+                                     or (integral <= -imax and error < 0.0))
+            d.act_dot[adr] = 0.0 if windup else error
+        d.actuator_force[i] += force
