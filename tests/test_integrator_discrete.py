@@ -236,6 +236,11 @@ def test_refuses_what_it_does_not_reproduce():
     _refused(head.format("") + f'<body><freejoint name="f"/><geom size="0.1" {NO_CONTACT}/></body>'
              '</worldbody><actuator><motor joint="f" gear="0 0 1 0 0 0"/></actuator></mujoco>',
              "lone free body")
+    # MuJoCo 4.0's own actuators, whose slopes its metric takes
+    _refused(head.format("") + body.format('name="j"', NO_CONTACT)
+             + '</worldbody><actuator><dcmotor joint="j" motorconst="0.1" resistance="1"/>'
+             '</actuator></mujoco>',
+             "pid or dcmotor")
     # the compiler's length-range simulation would step with this integrator
     with pytest.raises(kd.ModelError, match='integrator="discrete"'):
         lengthrange = '<mujoco><compiler><lengthrange mode="all"/></compiler>'

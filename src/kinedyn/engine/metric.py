@@ -387,6 +387,10 @@ def unsupported(m) -> list[str]:
         missing.append("muscle actuators")
     if np.any(m.actuator_gaintype == GainType.USER) or np.any(m.actuator_biastype == BiasType.USER):
         missing.append("user actuators")
+    if np.any(m.actuator_gaintype == GainType.DCMOTOR) or np.any(m.actuator_biastype == BiasType.DCMOTOR) \
+            or np.any(m.actuator_gaintype == GainType.PID) or np.any(m.actuator_dyntype == DynType.PID):
+        # MuJoCo's metric takes their gain and bias slopes (mj_effActuatorPossible); not measured here
+        missing.append("pid or dcmotor actuators")
     if _acted_free_bodies(m):
         missing.append("tendons or actuators acting on a lone free body (its gyroscopic block)")
     return missing
