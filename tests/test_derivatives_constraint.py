@@ -21,8 +21,8 @@ forward qacc there:
 Cases (rows present at the states used): hinge, ball and slide joint limits and a spatial tendon's
 limit, dof and tendon friction loss in both linear zones, connect, weld (body and site, torquescale),
 joint (polynomial) and tendon equalities; contacts plane-sphere, plane-capsule, plane-box,
-sphere-sphere, sphere-capsule and capsule-capsule (crossing and parallel), box-box (left to
-differences), frictionless
+sphere-sphere, sphere-capsule and capsule-capsule (crossing and parallel), box-box (face contacts:
+incident corners, incident edges clipped by the reference face's sides; edge-edge), frictionless
 (condim 1), pyramidal (condim 4) and elliptic (condim 3 and 6) cones, with rows in the satisfied,
 quadratic and (elliptic) middle-cone zones.
 """
@@ -134,8 +134,9 @@ _TOUCH = """
 </mujoco>
 """
 
-# a box on a box on the floor: box-box contacts (not covered analytically: their rows' part of G_q
-# is left to differences) next to plane-box ones (covered)
+# boxes on boxes on the floor: box-box face contacts (a box resting inside the face below, one
+# overhanging its edge: clipped vertices on the reference face's sides) and an edge-edge contact
+# (a box lying across a fixed box's top edge), next to plane-box ones
 _BOXES = """
 <mujoco>
   <option timestep="0.004"/>
@@ -144,6 +145,10 @@ _BOXES = """
     <geom type="plane" size="5 5 0.1"/>
     <body pos="0 0 0.1"><freejoint/><geom type="box" size="0.2 0.15 0.1"/></body>
     <body pos="0.02 0.01 0.29" euler="0 0 20"><freejoint/><geom type="box" size="0.1 0.1 0.09"/></body>
+    <body pos="0.6 0 0.1"><freejoint/><geom type="box" size="0.2 0.15 0.1"/></body>
+    <body pos="-0.6 0 0.15" euler="0 45 0"><geom type="box" size="0.1 0.3 0.1"/></body>
+    <body pos="-0.6 0 0.36" euler="45 0 10"><freejoint/><geom type="box" size="0.2 0.05 0.05"/></body>
+    <body pos="0.75 0.01 0.29" euler="0 0 20"><freejoint/><geom type="box" size="0.1 0.1 0.09"/></body>
   </worldbody>
 </mujoco>
 """
@@ -159,9 +164,8 @@ CASES = {
     "touch": (_TOUCH.format(cone="elliptic", condim=3), 3, {"CONE"}),
     "boxes": (_BOXES, 5, {"QUADRATIC"}),
 }
-# the cases whose rows G_q covers wholly analytically (boxes: its box-box contacts are left to
-# differences)
-ANALYTIC = {"chain", "weld", "frictionless", "pyramidal4", "elliptic3", "elliptic6", "touch"}
+# the cases whose rows G_q covers wholly analytically
+ANALYTIC = {"chain", "weld", "frictionless", "pyramidal4", "elliptic3", "elliptic6", "touch", "boxes"}
 
 
 def _state(xml: str, nsteps: int):
@@ -337,3 +341,9 @@ def test_analytical_position_derivative(case):
         assert {(2, 2), (2, 3), (3, 3)} <= pairs, pairs
     if name == "boxes":
         assert {(0, 6), (6, 6)} <= pairs, pairs
+        # an edge-edge contact: its normal is no axis of either box
+        normals = d.contact_frame[:d.ncon, 0]
+        axes = [d.geom_xmat[g].reshape(3, 3) for g in range(m.ngeom)]
+        edge = [c for c in range(d.ncon) if tuple(m.geom_type[d.contact_geom[c]]) == (6, 6)
+                and all(np.abs(np.abs(axes[g].T @ normals[c]) - 1).min() > 1e-6 for g in d.contact_geom[c])]
+        assert edge, "boxes: no edge-edge contact"
