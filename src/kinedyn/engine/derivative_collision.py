@@ -45,9 +45,11 @@ from kinedyn.engine.derivative_rne import dof_groups
 from kinedyn.engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
+    GEOM_CYLINDER,
     GEOM_PLANE,
     GEOM_SPHERE,
     MAXVAL,
+    MINVAL,
     WRAP_PULLEY,
     WRAP_SITE,
 )
@@ -252,10 +254,11 @@ def _matches(d, c, px, py, pz, dist, nx, ny, nz):
 
 
 @kernel
-def _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, radius, hint):
+def _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, radius, hint, moving):
     """Geom g2's point c (a sphere's centre, radius; a capsule's end; a box corner, radius 0)
     against plane g1 (mjraw_PlaneSphere): dist = n.(c - o) - radius, pos = c + n (-dist/2 - radius).
-    Fills DP, DF, DDIST; whether the stored contact is this one."""
+    The point is held to g2, or when ``moving`` its velocity is read from DP (filled by the
+    caller). Fills DP, DF, DDIST; whether the stored contact is this one."""
     nx, ny, nz = d.geom_xmat[g1, 0, 2], d.geom_xmat[g1, 1, 2], d.geom_xmat[g1, 2, 2]
     ox, oy, oz = d.geom_xpos[g1, 0], d.geom_xpos[g1, 1], d.geom_xpos[g1, 2]
     dist = (cx - ox) * nx + (cy - oy) * ny + (cz - oz) * nz - radius
@@ -265,7 +268,10 @@ def _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, radius, hint):
     for a in range(nc):
         wx, wy, wz = _ang_vel(gb, 0, a)
         dnx, dny, dnz = _c3(wx, wy, wz, nx, ny, nz)
-        vx, vy, vz = _point_vel(d, gb, 1, g2, cx, cy, cz, a)
+        if moving:
+            vx, vy, vz = gb[DP, a], gb[DP + 1, a], gb[DP + 2, a]
+        else:
+            vx, vy, vz = _point_vel(d, gb, 1, g2, cx, cy, cz, a)
         r = _GV
         dd = (dnx * (cx - ox) + dny * (cy - oy) + dnz * (cz - oz)
               + nx * (vx - gb[r, a]) + ny * (vy - gb[r + 1, a]) + nz * (vz - gb[r + 2, a]))
@@ -632,6 +638,76 @@ def _box_box(m, d, c, nc, gb, g1, g2):
 
 
 @kernel
+def _unit_rate(ux, uy, uz, lu, dux, duy, duz):
+    """The rate of u / |u| (lu = |u|) when u moves at du: (du - û (û.du)) / |u|."""
+    hx, hy, hz = ux / lu, uy / lu, uz / lu
+    t = hx * dux + hy * duy + hz * duz
+    return (dux - hx * t) / lu, (duy - hy * t) / lu, (duz - hz * t) / lu
+
+
+@kernel
+def _plane_cylinder(m, d, c, nc, gb, g1, g2):
+    """A contact of mjc_PlaneCylinder: a rim point P = o + k v + s2 h a + s1 w against the plane,
+    a the cylinder's axis turned towards the plane, v = r (a (a.n) - n) / |...| towards the
+    deepest rim point (the cylinder's x axis times r when the cap is parallel to the plane), w =
+    r sqrt(3)/2 (v x a) / |v x a|: the deepest point of the near cap (k, s2, s1) = (1, 1, 0), of
+    the far cap (1, -1, 0), and the two others of the near cap's triangle (-1/2, 1, +-1). v and w
+    turn with the plane's normal as well as with the cylinder. Fills DP, DF, DDIST; whether the
+    stored contact is one of these."""
+    n = _axis(d, g1, 2)
+    a = _axis(d, g2, 2)
+    r = m.geom_size[g2, 0]
+    hh = m.geom_size[g2, 1]
+    if _dot(n, a) > 0:
+        a = (-a[0], -a[1], -a[2])
+    an = _dot(a, n)
+    ux, uy, uz = a[0] * an - n[0], a[1] * an - n[1], a[2] * an - n[2]
+    lu = math.sqrt(ux * ux + uy * uy + uz * uz)
+    regular = ux * ux + uy * uy + uz * uz >= MINVAL * MINVAL
+    if regular and lu < 1e-6:
+        return False  # the cap nearly parallel to the plane: v swings round the rim as 1/|u|
+    if regular:
+        v = (r * ux / lu, r * uy / lu, r * uz / lu)
+    else:
+        v = (r * d.geom_xmat[g2, 0, 0], r * d.geom_xmat[g2, 1, 0], r * d.geom_xmat[g2, 2, 0])
+    wx, wy, wz = _c3(v[0], v[1], v[2], a[0], a[1], a[2])
+    lw = math.sqrt(wx * wx + wy * wy + wz * wz)
+    if lw < 1e-12:
+        return False
+    sw = r * math.sqrt(3.0) / 2
+    o = d.geom_xpos[g2]
+    for k in range(4):
+        kap = 1.0 if k < 2 else -0.5
+        s2 = -1.0 if k == 1 else 1.0
+        s1 = 0.0 if k < 2 else (1.0 if k == 2 else -1.0)
+        f = s1 * sw / lw
+        px = o[0] + kap * v[0] + s2 * hh * a[0] + f * wx
+        py = o[1] + kap * v[1] + s2 * hh * a[1] + f * wy
+        pz = o[2] + kap * v[2] + s2 * hh * a[2] + f * wz
+        for col in range(nc):
+            w1 = _ang_vel(gb, 0, col)
+            w2 = _ang_vel(gb, 1, col)
+            da = _c3(w2[0], w2[1], w2[2], a[0], a[1], a[2])
+            if regular:
+                dn = _c3(w1[0], w1[1], w1[2], n[0], n[1], n[2])
+                dan = _dot(da, n) + _dot(a, dn)
+                q = _unit_rate(ux, uy, uz, lu, da[0] * an + a[0] * dan - dn[0],
+                               da[1] * an + a[1] * dan - dn[1], da[2] * an + a[2] * dan - dn[2])
+                dv = (r * q[0], r * q[1], r * q[2])
+            else:
+                dv = _c3(w2[0], w2[1], w2[2], v[0], v[1], v[2])
+            e = _c3(dv[0], dv[1], dv[2], a[0], a[1], a[2])
+            g = _c3(v[0], v[1], v[2], da[0], da[1], da[2])
+            dw = _unit_rate(wx, wy, wz, lw, e[0] + g[0], e[1] + g[1], e[2] + g[2])
+            rr = _GV + 6
+            for x in range(3):
+                gb[DP + x, col] = gb[rr + x, col] + kap * dv[x] + s2 * hh * da[x] + s1 * sw * dw[x]
+        if _point_plane(m, d, c, nc, gb, g1, g2, px, py, pz, 0.0, False, True):
+            return True
+    return False
+
+
+@kernel
 def _geometry(m, d, c, nc, gb):
     """DP, DF, DDIST of contact c by its collider; whether the collider is covered and the stored
     contact was rebuilt from the geoms."""
@@ -645,7 +721,8 @@ def _geometry(m, d, c, nc, gb):
     xm = d.geom_xmat
     size = m.geom_size
     if t1 == GEOM_PLANE and t2 == GEOM_SPHERE:
-        return _point_plane(m, d, c, nc, gb, g1, g2, xp[g2, 0], xp[g2, 1], xp[g2, 2], size[g2, 0], False)
+        return _point_plane(m, d, c, nc, gb, g1, g2, xp[g2, 0], xp[g2, 1], xp[g2, 2], size[g2, 0],
+                            False, False)
     if t1 == GEOM_PLANE and t2 == GEOM_CAPSULE:
         # the end nearest the stored position (the collider's +axis end first, then -axis)
         half = size[g2, 1]
@@ -653,7 +730,7 @@ def _geometry(m, d, c, nc, gb):
             ex = xp[g2, 0] + side * half * xm[g2, 0, 2]
             ey = xp[g2, 1] + side * half * xm[g2, 1, 2]
             ez = xp[g2, 2] + side * half * xm[g2, 2, 2]
-            if _point_plane(m, d, c, nc, gb, g1, g2, ex, ey, ez, size[g2, 0], True):
+            if _point_plane(m, d, c, nc, gb, g1, g2, ex, ey, ez, size[g2, 0], True, False):
                 return True
         return False
     if t1 == GEOM_PLANE and t2 == GEOM_BOX:
@@ -664,11 +741,13 @@ def _geometry(m, d, c, nc, gb):
             cx = xm[g2, 0, 0] * lx + xm[g2, 0, 1] * ly + xm[g2, 0, 2] * lz + xp[g2, 0]
             cy = xm[g2, 1, 0] * lx + xm[g2, 1, 1] * ly + xm[g2, 1, 2] * lz + xp[g2, 1]
             cz = xm[g2, 2, 0] * lx + xm[g2, 2, 1] * ly + xm[g2, 2, 2] * lz + xp[g2, 2]
-            if _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False):
+            if _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False, False):
                 return True
         return False
     if (t1 == GEOM_SPHERE or t1 == GEOM_CAPSULE) and (t2 == GEOM_SPHERE or t2 == GEOM_CAPSULE):
         return _two_spheres(m, d, c, nc, gb, g1, g2, t1 == GEOM_CAPSULE, t2 == GEOM_CAPSULE)
+    if t1 == GEOM_PLANE and t2 == GEOM_CYLINDER:
+        return _plane_cylinder(m, d, c, nc, gb, g1, g2)
     if t1 == GEOM_BOX and t2 == GEOM_BOX:
         return _box_box(m, d, c, nc, gb, g1, g2)
     return False
