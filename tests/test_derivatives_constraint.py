@@ -22,7 +22,8 @@ Cases (rows present at the states used): hinge, ball and slide joint limits and 
 limit, dof and tendon friction loss in both linear zones, connect, weld (body and site, torquescale),
 joint (polynomial) and tendon equalities; contacts plane-sphere, plane-capsule, plane-box,
 sphere-sphere, sphere-capsule and capsule-capsule (crossing and parallel), box-box (face contacts:
-incident corners, incident edges clipped by the reference face's sides; edge-edge), frictionless
+incident corners, incident edges clipped by the reference face's sides; edge-edge), plane-cylinder
+(tilted and standing), sphere-cylinder (cap, side, rim), frictionless
 (condim 1), pyramidal (condim 4) and elliptic (condim 3 and 6) cones, with rows in the satisfied,
 quadratic and (elliptic) middle-cone zones.
 """
@@ -153,6 +154,26 @@ _BOXES = """
 </mujoco>
 """
 
+# cylinders on the floor (tilted: the deepest rim points of both caps; standing: the near cap's
+# triangle) and spheres against a cylinder's cap, side and rim
+_CYLINDERS = """
+<mujoco>
+  <option timestep="0.004"/>
+  <default><geom friction="0.6" condim="3"/></default>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body pos="0 0 0.12" euler="70 10 0"><freejoint/><geom type="cylinder" size="0.1 0.15"/></body>
+    <body pos="0.5 0 0.17" euler="15 10 0"><freejoint/><geom type="cylinder" size="0.1 0.15"/></body>
+    <body pos="-0.5 0 0.1" euler="1.2 0.5 0"><freejoint/><geom type="cylinder" size="0.1 0.1"/></body>
+    <body pos="-0.5 0.02 0.29"><freejoint/><geom type="sphere" size="0.1"/></body>
+    <body pos="0.5 0.5 0.1" euler="1.2 0.5 0"><freejoint/><geom type="cylinder" size="0.1 0.1"/></body>
+    <body pos="0.645 0.5 0.12"><freejoint/><geom type="sphere" size="0.05"/></body>
+    <body pos="-0.5 0.5 0.1" euler="1.2 0.5 0"><freejoint/><geom type="cylinder" size="0.1 0.1"/></body>
+    <body pos="-0.37 0.5 0.233"><freejoint/><geom type="sphere" size="0.05"/></body>
+  </worldbody>
+</mujoco>
+"""
+
 # (model text, MuJoCo steps from the random initial velocity, zones that must occur)
 CASES = {
     "chain": (_CHAIN, 50, {"QUADRATIC", "LINEARNEG", "LINEARPOS"}),
@@ -163,9 +184,11 @@ CASES = {
     "elliptic6": (_DROP.format(cone="elliptic", condim=6), 80, {"QUADRATIC", "CONE"}),
     "touch": (_TOUCH.format(cone="elliptic", condim=3), 3, {"CONE"}),
     "boxes": (_BOXES, 5, {"QUADRATIC"}),
+    "cylinders": (_CYLINDERS, 1, {"QUADRATIC"}),
 }
 # the cases whose rows G_q covers wholly analytically
-ANALYTIC = {"chain", "weld", "frictionless", "pyramidal4", "elliptic3", "elliptic6", "touch", "boxes"}
+ANALYTIC = {"chain", "weld", "frictionless", "pyramidal4", "elliptic3", "elliptic6", "touch", "boxes",
+            "cylinders"}
 
 
 def _state(xml: str, nsteps: int):
@@ -347,3 +370,13 @@ def test_analytical_position_derivative(case):
         edge = [c for c in range(d.ncon) if tuple(m.geom_type[d.contact_geom[c]]) == (6, 6)
                 and all(np.abs(np.abs(axes[g].T @ normals[c]) - 1).min() > 1e-6 for g in d.contact_geom[c])]
         assert edge, "boxes: no edge-edge contact"
+    if name == "cylinders":
+        assert {(0, 5), (2, 5)} <= pairs, pairs
+        # the sphere-cylinder cases: cap (normal along the axis), side (across it) and rim
+        kinds = set()
+        for c in range(d.ncon):
+            g1, g2 = d.contact_geom[c]
+            if m.geom_type[g1] == 2:
+                along = abs(d.contact_frame[c, 0] @ d.geom_xmat[g2].reshape(3, 3)[:, 2])
+                kinds.add("cap" if along > 1 - 1e-9 else "side" if along < 1e-9 else "rim")
+        assert kinds == {"cap", "side", "rim"}, kinds

@@ -708,6 +708,89 @@ def _plane_cylinder(m, d, c, nc, gb, g1, g2):
 
 
 @kernel
+def _sphere_cylinder(m, d, c, nc, gb, g1, g2):
+    """A contact of mjc_SphereCylinder (sphere g1, cylinder g2), the case taken as the collider
+    takes it from where the centre projects: beside the side, the sphere against the axis point
+    sliding with it (_two_spheres, as a capsule's); over a cap, against the cap's plane (normal
+    -s a, s the cap's side, turning with the cylinder); else against the rim point r p/|p| + s h a
+    (p the centre's offset across the axis), a sphere of radius 0 sliding round the rim. Fills DP,
+    DF, DDIST; whether the stored contact is this one."""
+    r1 = m.geom_size[g1, 0]
+    r = m.geom_size[g2, 0]
+    hh = m.geom_size[g2, 1]
+    a = _axis(d, g2, 2)
+    cs = d.geom_xpos[g1]
+    o = d.geom_xpos[g2]
+    vx, vy, vz = cs[0] - o[0], cs[1] - o[1], cs[2] - o[2]
+    x = a[0] * vx + a[1] * vy + a[2] * vz
+    px, py, pz = vx - a[0] * x, vy - a[1] * x, vz - a[2] * x
+    p2 = px * px + py * py + pz * pz
+    side = abs(x) < hh
+    cap = p2 < r * r
+    if side and cap:
+        if hh - abs(x) < r - math.sqrt(p2):
+            side = False
+        else:
+            cap = False
+    if side:
+        return _two_spheres(m, d, c, nc, gb, g1, g2, False, True)
+    sg = 1.0 if x > 0 else -1.0
+    # the cap's centre; the outward normal there is sg a
+    qx, qy, qz = o[0] + sg * hh * a[0], o[1] + sg * hh * a[1], o[2] + sg * hh * a[2]
+    if cap:
+        ox, oy, oz = sg * a[0], sg * a[1], sg * a[2]
+        dist = ox * (cs[0] - qx) + oy * (cs[1] - qy) + oz * (cs[2] - qz) - r1
+        k = dist / 2 + r1
+        if not _matches(d, c, cs[0] - ox * k, cs[1] - oy * k, cs[2] - oz * k, dist, -ox, -oy, -oz):
+            return False
+        for col in range(nc):
+            w2 = _ang_vel(gb, 1, col)
+            do = _c3(w2[0], w2[1], w2[2], ox, oy, oz)
+            dq = _point_vel(d, gb, 1, g2, qx, qy, qz, col)
+            dc = (gb[_GV, col], gb[_GV + 1, col], gb[_GV + 2, col])
+            dd = (do[0] * (cs[0] - qx) + do[1] * (cs[1] - qy) + do[2] * (cs[2] - qz)
+                  + ox * (dc[0] - dq[0]) + oy * (dc[1] - dq[1]) + oz * (dc[2] - dq[2]))
+            gb[DDIST, col] = dd
+            gb[DP, col] = dc[0] - do[0] * k - ox * dd / 2
+            gb[DP + 1, col] = dc[1] - do[1] * k - oy * dd / 2
+            gb[DP + 2, col] = dc[2] - do[2] * k - oz * dd / 2
+            gb[DF, col], gb[DF + 1, col], gb[DF + 2, col] = -do[0], -do[1], -do[2]
+        return _frame(d, c, nc, gb, -ox, -oy, -oz, 0.0, 0.0, 0.0, False, 0)
+    # the rim point nearest the centre, against the centre
+    lp = math.sqrt(p2)
+    ex, ey, ez = qx + r * px / lp, qy + r * py / lp, qz + r * pz / lp
+    ux, uy, uz = ex - cs[0], ey - cs[1], ez - cs[2]
+    L = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if L < 1e-9:
+        return False
+    nx, ny, nz = ux / L, uy / L, uz / L
+    dist = L - r1
+    k = r1 + dist / 2
+    if not _matches(d, c, cs[0] + nx * k, cs[1] + ny * k, cs[2] + nz * k, dist, nx, ny, nz):
+        return False
+    for col in range(nc):
+        w2 = _ang_vel(gb, 1, col)
+        da = _c3(w2[0], w2[1], w2[2], a[0], a[1], a[2])
+        dc = (gb[_GV, col], gb[_GV + 1, col], gb[_GV + 2, col])
+        do = (gb[_GV + 6, col], gb[_GV + 7, col], gb[_GV + 8, col])
+        dvx, dvy, dvz = dc[0] - do[0], dc[1] - do[1], dc[2] - do[2]
+        dx = da[0] * vx + da[1] * vy + da[2] * vz + a[0] * dvx + a[1] * dvy + a[2] * dvz
+        dp = _unit_rate(px, py, pz, lp, dvx - da[0] * x - a[0] * dx, dvy - da[1] * x - a[1] * dx,
+                        dvz - da[2] * x - a[2] * dx)
+        de = (do[0] + sg * hh * da[0] + r * dp[0], do[1] + sg * hh * da[1] + r * dp[1],
+              do[2] + sg * hh * da[2] + r * dp[2])
+        dux, duy, duz = de[0] - dc[0], de[1] - dc[1], de[2] - dc[2]
+        dL = nx * dux + ny * duy + nz * duz
+        dnx, dny, dnz = (dux - nx * dL) / L, (duy - ny * dL) / L, (duz - nz * dL) / L
+        gb[DDIST, col] = dL
+        gb[DP, col] = dc[0] + dnx * k + nx * dL / 2
+        gb[DP + 1, col] = dc[1] + dny * k + ny * dL / 2
+        gb[DP + 2, col] = dc[2] + dnz * k + nz * dL / 2
+        gb[DF, col], gb[DF + 1, col], gb[DF + 2, col] = dnx, dny, dnz
+    return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
+
+
+@kernel
 def _geometry(m, d, c, nc, gb):
     """DP, DF, DDIST of contact c by its collider; whether the collider is covered and the stored
     contact was rebuilt from the geoms."""
@@ -748,6 +831,8 @@ def _geometry(m, d, c, nc, gb):
         return _two_spheres(m, d, c, nc, gb, g1, g2, t1 == GEOM_CAPSULE, t2 == GEOM_CAPSULE)
     if t1 == GEOM_PLANE and t2 == GEOM_CYLINDER:
         return _plane_cylinder(m, d, c, nc, gb, g1, g2)
+    if t1 == GEOM_SPHERE and t2 == GEOM_CYLINDER:
+        return _sphere_cylinder(m, d, c, nc, gb, g1, g2)
     if t1 == GEOM_BOX and t2 == GEOM_BOX:
         return _box_box(m, d, c, nc, gb, g1, g2)
     return False
