@@ -345,6 +345,32 @@ def test_refusals():
         kd.constraint_derivatives(m, d)
 
 
+def _box_box_kinds(m, d):
+    """The kinds of box-box contacts at d: edge-edge, or a face contact's vertex held by an incident
+    corner, an incident edge on a reference side line, or a reference corner (the contact axis is
+    the collider's own choice, the held features counted as derivative_collision does)."""
+    from kinedyn.engine.collision_box import box_box_axis, box_box_centres
+
+    xm = d.geom_xmat.reshape(-1, 3, 3)
+    kinds = set()
+    for c in range(d.ncon):
+        g1, g2 = (int(g) for g in d.contact_geom[c])
+        if m.geom_type[g1] != kd.GeomType.BOX or m.geom_type[g2] != kd.GeomType.BOX:
+            continue
+        code = box_box_axis(xm, m.geom_size, g1, g2, *box_box_centres(d.geom_xpos, xm, g1, g2), 1e10)
+        if code >= 6:
+            kinds.add("edge")
+            continue
+        ref, ax = (g1, code) if code < 3 else (g2, code - 3)
+        inc = g2 if ref == g1 else g1
+        out = np.sign(d.contact_frame[c, 0] @ xm[ref][:, ax]) * (1 if ref == g1 else -1) * xm[ref][:, ax]
+        p = d.contact_pos[c] + out * d.contact_dist[c] / 2
+        tol = 1e-9 * (m.geom_size[g1].sum() + m.geom_size[g2].sum())
+        held = np.abs(np.abs(xm[inc].T @ (p - d.geom_xpos[inc])) - m.geom_size[inc]) <= tol
+        kinds.add({3: "corner", 2: "edge on side", 1: "reference corner"}[int(held.sum())])
+    return kinds
+
+
 def test_analytical_position_derivative(case):
     """G_q analytical (derivative_collision's contact geometry, the rows' own q-dependence) against
     its central difference (method="fd", step 1e-7: seen to agree to ~2e-8 of the largest entry
@@ -364,12 +390,7 @@ def test_analytical_position_derivative(case):
         assert {(2, 2), (2, 3), (3, 3)} <= pairs, pairs
     if name == "boxes":
         assert {(0, 6), (6, 6)} <= pairs, pairs
-        # an edge-edge contact: its normal is no axis of either box
-        normals = d.contact_frame[:d.ncon, 0]
-        axes = [d.geom_xmat[g].reshape(3, 3) for g in range(m.ngeom)]
-        edge = [c for c in range(d.ncon) if tuple(m.geom_type[d.contact_geom[c]]) == (6, 6)
-                and all(np.abs(np.abs(axes[g].T @ normals[c]) - 1).min() > 1e-6 for g in d.contact_geom[c])]
-        assert edge, "boxes: no edge-edge contact"
+        assert _box_box_kinds(m, d) == {"edge", "corner", "edge on side", "reference corner"}
     if name == "cylinders":
         assert {(0, 5), (2, 5)} <= pairs, pairs
         # the sphere-cylinder cases: cap (normal along the axis), side (across it) and rim
