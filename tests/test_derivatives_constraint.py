@@ -21,8 +21,9 @@ forward qacc there:
 Cases (rows present at the states used): hinge, ball and slide joint limits and a spatial tendon's
 limit, dof and tendon friction loss in both linear zones, connect, weld (body and site, torquescale),
 joint (polynomial) and tendon equalities; contacts plane-sphere, plane-capsule, plane-box,
-sphere-sphere, sphere-capsule and capsule-capsule (crossing and parallel), box-box (left to
-differences), frictionless
+sphere-sphere, sphere-capsule and capsule-capsule (crossing and parallel), box-box (face contacts:
+incident corners, incident edges clipped by the reference face's sides; edge-edge), plane-cylinder
+(tilted and standing), sphere-cylinder (cap, side, rim), frictionless
 (condim 1), pyramidal (condim 4) and elliptic (condim 3 and 6) cones, with rows in the satisfied,
 quadratic and (elliptic) middle-cone zones.
 """
@@ -134,8 +135,9 @@ _TOUCH = """
 </mujoco>
 """
 
-# a box on a box on the floor: box-box contacts (not covered analytically: their rows' part of G_q
-# is left to differences) next to plane-box ones (covered)
+# boxes on boxes on the floor: box-box face contacts (a box resting inside the face below, one
+# overhanging its edge: clipped vertices on the reference face's sides) and an edge-edge contact
+# (a box lying across a fixed box's top edge), next to plane-box ones
 _BOXES = """
 <mujoco>
   <option timestep="0.004"/>
@@ -144,6 +146,30 @@ _BOXES = """
     <geom type="plane" size="5 5 0.1"/>
     <body pos="0 0 0.1"><freejoint/><geom type="box" size="0.2 0.15 0.1"/></body>
     <body pos="0.02 0.01 0.29" euler="0 0 20"><freejoint/><geom type="box" size="0.1 0.1 0.09"/></body>
+    <body pos="0.6 0 0.1"><freejoint/><geom type="box" size="0.2 0.15 0.1"/></body>
+    <body pos="-0.6 0 0.15" euler="0 45 0"><geom type="box" size="0.1 0.3 0.1"/></body>
+    <body pos="-0.6 0 0.36" euler="45 0 10"><freejoint/><geom type="box" size="0.2 0.05 0.05"/></body>
+    <body pos="0.75 0.01 0.29" euler="0 0 20"><freejoint/><geom type="box" size="0.1 0.1 0.09"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+# cylinders on the floor (tilted: the deepest rim points of both caps; standing: the near cap's
+# triangle) and spheres against a cylinder's cap, side and rim
+_CYLINDERS = """
+<mujoco>
+  <option timestep="0.004"/>
+  <default><geom friction="0.6" condim="3"/></default>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body pos="0 0 0.12" euler="70 10 0"><freejoint/><geom type="cylinder" size="0.1 0.15"/></body>
+    <body pos="0.5 0 0.17" euler="15 10 0"><freejoint/><geom type="cylinder" size="0.1 0.15"/></body>
+    <body pos="-0.5 0 0.1" euler="1.2 0.5 0"><freejoint/><geom type="cylinder" size="0.1 0.1"/></body>
+    <body pos="-0.5 0.02 0.29"><freejoint/><geom type="sphere" size="0.1"/></body>
+    <body pos="0.5 0.5 0.1" euler="1.2 0.5 0"><freejoint/><geom type="cylinder" size="0.1 0.1"/></body>
+    <body pos="0.645 0.5 0.12"><freejoint/><geom type="sphere" size="0.05"/></body>
+    <body pos="-0.5 0.5 0.1" euler="1.2 0.5 0"><freejoint/><geom type="cylinder" size="0.1 0.1"/></body>
+    <body pos="-0.37 0.5 0.233"><freejoint/><geom type="sphere" size="0.05"/></body>
   </worldbody>
 </mujoco>
 """
@@ -158,10 +184,11 @@ CASES = {
     "elliptic6": (_DROP.format(cone="elliptic", condim=6), 80, {"QUADRATIC", "CONE"}),
     "touch": (_TOUCH.format(cone="elliptic", condim=3), 3, {"CONE"}),
     "boxes": (_BOXES, 5, {"QUADRATIC"}),
+    "cylinders": (_CYLINDERS, 1, {"QUADRATIC"}),
 }
-# the cases whose rows G_q covers wholly analytically (boxes: its box-box contacts are left to
-# differences)
-ANALYTIC = {"chain", "weld", "frictionless", "pyramidal4", "elliptic3", "elliptic6", "touch"}
+# the cases whose rows G_q covers wholly analytically
+ANALYTIC = {"chain", "weld", "frictionless", "pyramidal4", "elliptic3", "elliptic6", "touch", "boxes",
+            "cylinders"}
 
 
 def _state(xml: str, nsteps: int):
@@ -318,6 +345,32 @@ def test_refusals():
         kd.constraint_derivatives(m, d)
 
 
+def _box_box_kinds(m, d):
+    """The kinds of box-box contacts at d: edge-edge, or a face contact's vertex held by an incident
+    corner, an incident edge on a reference side line, or a reference corner (the contact axis is
+    the collider's own choice, the held features counted as derivative_collision does)."""
+    from kinedyn.engine.collision_box import box_box_axis, box_box_centres
+
+    xm = d.geom_xmat.reshape(-1, 3, 3)
+    kinds = set()
+    for c in range(d.ncon):
+        g1, g2 = (int(g) for g in d.contact_geom[c])
+        if m.geom_type[g1] != kd.GeomType.BOX or m.geom_type[g2] != kd.GeomType.BOX:
+            continue
+        code = box_box_axis(xm, m.geom_size, g1, g2, *box_box_centres(d.geom_xpos, xm, g1, g2), 1e10)
+        if code >= 6:
+            kinds.add("edge")
+            continue
+        ref, ax = (g1, code) if code < 3 else (g2, code - 3)
+        inc = g2 if ref == g1 else g1
+        out = np.sign(d.contact_frame[c, 0] @ xm[ref][:, ax]) * (1 if ref == g1 else -1) * xm[ref][:, ax]
+        p = d.contact_pos[c] + out * d.contact_dist[c] / 2
+        tol = 1e-9 * (m.geom_size[g1].sum() + m.geom_size[g2].sum())
+        held = np.abs(np.abs(xm[inc].T @ (p - d.geom_xpos[inc])) - m.geom_size[inc]) <= tol
+        kinds.add({3: "corner", 2: "edge on side", 1: "reference corner"}[int(held.sum())])
+    return kinds
+
+
 def test_analytical_position_derivative(case):
     """G_q analytical (derivative_collision's contact geometry, the rows' own q-dependence) against
     its central difference (method="fd", step 1e-7: seen to agree to ~2e-8 of the largest entry
@@ -337,3 +390,14 @@ def test_analytical_position_derivative(case):
         assert {(2, 2), (2, 3), (3, 3)} <= pairs, pairs
     if name == "boxes":
         assert {(0, 6), (6, 6)} <= pairs, pairs
+        assert _box_box_kinds(m, d) == {"edge", "corner", "edge on side", "reference corner"}
+    if name == "cylinders":
+        assert {(0, 5), (2, 5)} <= pairs, pairs
+        # the sphere-cylinder cases: cap (normal along the axis), side (across it) and rim
+        kinds = set()
+        for c in range(d.ncon):
+            g1, g2 = d.contact_geom[c]
+            if m.geom_type[g1] == 2:
+                along = abs(d.contact_frame[c, 0] @ d.geom_xmat[g2].reshape(3, 3)[:, 2])
+                kinds.add("cap" if along > 1 - 1e-9 else "side" if along < 1e-9 else "rim")
+        assert kinds == {"cap", "side", "rim"}, kinds

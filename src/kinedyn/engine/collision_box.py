@@ -831,17 +831,21 @@ def _box_face_contact(xpos, xmat, size, g1, g2, code, margin, p21x, p21y, p21z, 
 
 
 @kernel
-def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
-    """Box geom g1 against box geom g2: up to eight contacts (mjc_BoxBox; see above)."""
-    # box 2's centre in box 1's frame and box 1's in box 2's
+def box_box_centres(xpos, xmat, g1, g2):
+    """Box 2's centre in box 1's frame and box 1's in box 2's (6 numbers)."""
     p21x, p21y, p21z = _local3(xmat, g1, xpos[g2, 0] - xpos[g1, 0], xpos[g2, 1] - xpos[g1, 1],
                                xpos[g2, 2] - xpos[g1, 2])
     p12x, p12y, p12z = _local3(xmat, g2, xpos[g1, 0] - xpos[g2, 0], xpos[g1, 1] - xpos[g2, 1],
                                xpos[g1, 2] - xpos[g2, 2])
+    return p21x, p21y, p21z, p12x, p12y, p12z
 
-    # ---- stage 1: separating-axis test
-    septol = margin + BOX_SEPEPS * (size[g1, 0] + size[g1, 1] + size[g1, 2]
-                                    + size[g2, 0] + size[g2, 1] + size[g2, 2])
+
+@kernel
+def box_box_axis(xmat, size, g1, g2, p21x, p21y, p21z, p12x, p12y, p12z, septol):
+    """Stage 1 of mjc_BoxBox, the separating-axis test: the contact axis (0..2 a face of box 1,
+    3..5 a face of box 2, 6 + 3 i + j the edge pair: edge i of box 1, edge j of box 2), or -1 when
+    an axis separates the boxes by more than septol. p21 is box 2's centre in box 1's frame, p12
+    box 1's in box 2's. (derivative_collision reads back which features a contact held.)"""
     # best separation so far and its axis: 0..2 a face of box 1, 3..5 a face of box 2,
     # 6 + 3 i + j the edge pair (i of box 1, j of box 2)
     sep_best = -MAXVAL
@@ -852,7 +856,7 @@ def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
                    + abs(_rot(xmat, g1, g2, i, 2)) * size[g2, 2])
         sep = abs(_comp(p21x, p21y, p21z, i)) - size[g1, i] - radius2
         if sep > septol:
-            return 0
+            return -1
         if sep > sep_best:
             sep_best = sep
             code = i
@@ -861,7 +865,7 @@ def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
                    + abs(_rot(xmat, g1, g2, 2, j)) * size[g1, 2])
         sep = abs(_comp(p12x, p12y, p12z, j)) - size[g2, j] - radius1
         if sep > septol:
-            return 0
+            return -1
         if sep > sep_best:
             sep_best = sep
             code = 3 + j
@@ -891,14 +895,14 @@ def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
             sep = (abs(a1 * _comp(p21x, p21y, p21z, i1) + a2 * _comp(p21x, p21y, p21z, i2))
                    - radius1 - radius2)
             if sep > septol:
-                return 0
+                return -1
             # the edge must beat the best so far by the bias, and the best face outright
             if sep - BOX_EDGEBIAS * abs(sep) > sep_best and sep > sep_face:
                 sep_best = sep
                 code = 6 + 3 * i + j
 
     if code < 0:
-        return 0  # only when every separation is below -MAXVAL
+        return -1  # only when every separation is below -MAXVAL
 
     # a winning edge axis within about 8 degrees of the best face axis duplicates it: the
     # face is taken instead unless the edge separates by more than 5% of the face's depth
@@ -916,6 +920,20 @@ def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
         if face_dot > 0.99 and sep_best < sep_face + 0.05 * abs(sep_face) + MINVAL:
             code = code_face
             sep_best = sep_face
+    return code
+
+
+@kernel
+def collide_box_box(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
+    """Box geom g1 against box geom g2: up to eight contacts (mjc_BoxBox; see above)."""
+    p21x, p21y, p21z, p12x, p12y, p12z = box_box_centres(xpos, xmat, g1, g2)
+
+    # ---- stage 1: separating-axis test
+    septol = margin + BOX_SEPEPS * (size[g1, 0] + size[g1, 1] + size[g1, 2]
+                                    + size[g2, 0] + size[g2, 1] + size[g2, 2])
+    code = box_box_axis(xmat, size, g1, g2, p21x, p21y, p21z, p12x, p12y, p12z, septol)
+    if code < 0:
+        return 0
 
     # ---- stage 2a: edge-edge contact
     if code >= 6:

@@ -14,7 +14,12 @@ so p, F and the distance are smooth functions of the two geoms' poses. This modu
   (mjc_SphereSphere, mjc_SphereCapsule: the capsule's point nearest the sphere, sliding along its
   axis or held at an end); the frame by the same Gram-Schmidt step as mju_makeFrame, from the
   normal and the collider's tangent hint (the capsule's axis for plane-capsule, else the fixed
-  axis mju_makeFrame picks);
+  axis mju_makeFrame picks); box against box (mjc_BoxBox, mirrored in collision_box): the
+  collider's axis choice re-run (box_box_axis), then a face contact's clipped vertex held by three
+  features (an incident corner; an incident edge on a reference side line; a reference corner
+  sliding in the incident face) or an edge-edge contact's two held edges (the lines' closest
+  points); a cylinder's rim points against a plane (mjc_PlaneCylinder: they turn with the plane's
+  normal too) and a sphere against a cylinder's side, cap or rim (mjc_SphereCylinder);
 * the point Jacobians: with S_i the motion of dof i, a point Jacobian's column i at a point p
   held in space changes along dof k by w_k x Jp_i - w_i x Jp_k when k moves i's axis (k an
   ancestor of i in the dof tree, or both in one ball joint or one free joint's rotation: the
@@ -23,8 +28,9 @@ so p, F and the distance are smooth functions of the two geoms' poses. This modu
 
 A contact is covered when its collider is one of these, the stored position and normal are
 reproduced from the geoms (so the features found are the collider's), and it has no adhesion
-(whose reference term scales with R). Other contacts (boxes against boxes, meshes, convex
-colliders, height fields, flex) are left to derivative_constraint's difference, row by row.
+(whose reference term scales with R). Other contacts (meshes, convex colliders, height
+fields, flex, box pairs at a feature switch, a cylinder's cap nearly parallel to a plane) are left
+to derivative_constraint's difference, row by row.
 
 Only the dofs that move one of the two bodies matter: every quantity is kept on that chain, ``nc``
 columns listed in ``idx`` (dof numbers), in the rows of a scratch array ``gb`` (``_NG`` rows of width
@@ -36,8 +42,19 @@ from __future__ import annotations
 import math
 
 from kinedyn._jit import kernel
+from kinedyn.engine.collision_box import box_box_axis, box_box_centres
 from kinedyn.engine.derivative_rne import dof_groups
-from kinedyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_PLANE, GEOM_SPHERE, WRAP_PULLEY, WRAP_SITE
+from kinedyn.engine.types import (
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_PLANE,
+    GEOM_SPHERE,
+    MAXVAL,
+    MINVAL,
+    WRAP_PULLEY,
+    WRAP_SITE,
+)
 
 # rows of gb
 _GV = 0  # 12 rows: each geom's (s = 0, 1) velocity at its centre (3) and angular velocity (3)
@@ -239,10 +256,11 @@ def _matches(d, c, px, py, pz, dist, nx, ny, nz):
 
 
 @kernel
-def _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, radius, hint):
+def _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, radius, hint, moving):
     """Geom g2's point c (a sphere's centre, radius; a capsule's end; a box corner, radius 0)
     against plane g1 (mjraw_PlaneSphere): dist = n.(c - o) - radius, pos = c + n (-dist/2 - radius).
-    Fills DP, DF, DDIST; whether the stored contact is this one."""
+    The point is held to g2, or when ``moving`` its velocity is read from DP (filled by the
+    caller). Fills DP, DF, DDIST; whether the stored contact is this one."""
     nx, ny, nz = d.geom_xmat[g1, 0, 2], d.geom_xmat[g1, 1, 2], d.geom_xmat[g1, 2, 2]
     ox, oy, oz = d.geom_xpos[g1, 0], d.geom_xpos[g1, 1], d.geom_xpos[g1, 2]
     dist = (cx - ox) * nx + (cy - oy) * ny + (cz - oz) * nz - radius
@@ -252,7 +270,10 @@ def _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, radius, hint):
     for a in range(nc):
         wx, wy, wz = _ang_vel(gb, 0, a)
         dnx, dny, dnz = _c3(wx, wy, wz, nx, ny, nz)
-        vx, vy, vz = _point_vel(d, gb, 1, g2, cx, cy, cz, a)
+        if moving:
+            vx, vy, vz = gb[DP, a], gb[DP + 1, a], gb[DP + 2, a]
+        else:
+            vx, vy, vz = _point_vel(d, gb, 1, g2, cx, cy, cz, a)
         r = _GV
         dd = (dnx * (cx - ox) + dny * (cy - oy) + dnz * (cz - oz)
               + nx * (vx - gb[r, a]) + ny * (vy - gb[r + 1, a]) + nz * (vz - gb[r + 2, a]))
@@ -369,6 +390,408 @@ def _two_spheres(m, d, c, nc, gb, g1, g2, cap1, cap2):
     return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
 
 
+# a box feature is held when the point read back from the contact lies within this fraction of the
+# boxes' summed half-sizes of it (the clipped vertices carry rounding of ~1e-16 of that)
+_HELD = 1e-9
+
+
+@kernel
+def _box_local(d, g, px, py, pz):
+    """World point p in geom g's frame (mat_g' (p - pos_g))."""
+    x = d.geom_xmat[g]
+    ox, oy, oz = px - d.geom_xpos[g, 0], py - d.geom_xpos[g, 1], pz - d.geom_xpos[g, 2]
+    return (x[0, 0] * ox + x[1, 0] * oy + x[2, 0] * oz, x[0, 1] * ox + x[1, 1] * oy + x[2, 1] * oz,
+            x[0, 2] * ox + x[1, 2] * oy + x[2, 2] * oz)
+
+
+@kernel
+def _axis(d, g, k):
+    """Geom g's axis k in the world, a 3-tuple."""
+    return d.geom_xmat[g, 0, k], d.geom_xmat[g, 1, k], d.geom_xmat[g, 2, k]
+
+
+@kernel
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@kernel
+def _box_face(m, d, c, nc, gb, g1, g2, code, tol):
+    """A face contact of mjc_BoxBox (code 0..2: face axis of g1 the reference, 3..5 of g2): a vertex
+    of the incident face clipped by the reference face's sides, at height z (the distance) above
+    the reference face, the contact half way down. The vertex read back from the contact is held
+    to the incident box by one face coordinate and, by the clipping, either two more (its corner),
+    one (an incident edge crossing a reference side line, the side held) or none (a reference
+    corner: both side lines held, the point sliding in the incident face). Fills DP, DF, DDIST;
+    whether the stored contact is this one with exactly three features held."""
+    ref1 = code < 3
+    ax = code % 3
+    sr = 0 if ref1 else 1
+    gr = g1 if ref1 else g2
+    gi = g2 if ref1 else g1
+    fr = d.contact_frame[c]
+    ea = _axis(d, gr, ax)
+    nsign = 1.0 if fr[0, 0] * ea[0] + fr[0, 1] * ea[1] + fr[0, 2] * ea[2] >= 0.0 else -1.0
+    nx, ny, nz = nsign * ea[0], nsign * ea[1], nsign * ea[2]
+    sgn = nsign if ref1 else -nsign  # the reference face's outward normal is sgn ea
+    ox, oy, oz = sgn * ea[0], sgn * ea[1], sgn * ea[2]
+    h = d.contact_dist[c] / 2
+    px, py, pz = d.contact_pos[c, 0] + ox * h, d.contact_pos[c, 1] + oy * h, d.contact_pos[c, 2] + oz * h
+    # the held coordinates: the incident box's, and the reference face's sides
+    li = _box_local(d, gi, px, py, pz)
+    lr = _box_local(d, gr, px, py, pz)
+    held = 0
+    free1 = -1
+    free2 = -1
+    lx, ly, lz = li
+    for k in range(3):
+        v = li[k]
+        if abs(abs(v) - m.geom_size[gi, k]) <= tol:
+            held += 1
+            sv = m.geom_size[gi, k] if v > 0 else -m.geom_size[gi, k]
+            if k == 0:
+                lx = sv
+            elif k == 1:
+                ly = sv
+            else:
+                lz = sv
+        elif free1 < 0:
+            free1 = k
+        else:
+            free2 = k
+    side1 = -1
+    side2 = -1
+    for k in range(3):
+        if k != ax and abs(abs(lr[k]) - m.geom_size[gr, k]) <= tol:
+            held += 1
+            if side1 < 0:
+                side1 = k
+            else:
+                side2 = k
+    if held != 3:  # (then as many free coordinates as held sides)
+        return False
+    # the vertex rebuilt on the incident box, and the contact from it
+    g = d.geom_xmat[gi]
+    vx = g[0, 0] * lx + g[0, 1] * ly + g[0, 2] * lz + d.geom_xpos[gi, 0]
+    vy = g[1, 0] * lx + g[1, 1] * ly + g[1, 2] * lz + d.geom_xpos[gi, 1]
+    vz = g[2, 0] * lx + g[2, 1] * ly + g[2, 2] * lz + d.geom_xpos[gi, 2]
+    dist = (ox * (vx - d.geom_xpos[gr, 0]) + oy * (vy - d.geom_xpos[gr, 1]) + oz * (vz - d.geom_xpos[gr, 2])
+            - m.geom_size[gr, ax])
+    h = dist / 2
+    if not _matches(d, c, vx - ox * h, vy - oy * h, vz - oz * h, dist, nx, ny, nz):
+        return False
+    u1 = _axis(d, gi, max(free1, 0))
+    u2 = _axis(d, gi, max(free2, 0))
+    s1 = _axis(d, gr, max(side1, 0))
+    s2 = _axis(d, gr, max(side2, 0))
+    # the Jacobian of the held side coordinates in the free incident coordinates
+    a11 = _dot(s1, u1)
+    a12 = _dot(s1, u2)
+    a21 = _dot(s2, u1)
+    a22 = _dot(s2, u2)
+    det = a11 * a22 - a12 * a21
+    if free2 >= 0 and abs(det) < 1e-6 or free2 < 0 and free1 >= 0 and abs(a11) < 1e-6:
+        return False
+    for a in range(nc):
+        # the vertex held to the incident box, and its velocity relative to the reference box
+        qi = _point_vel(d, gb, 1 - sr, gi, vx, vy, vz, a)
+        qr = _point_vel(d, gb, sr, gr, vx, vy, vz, a)
+        gx, gy, gz = qi[0] - qr[0], qi[1] - qr[1], qi[2] - qr[2]
+        # the free coordinates slide to keep the held sides: s_k . (g + sum dl u) = 0
+        dl1 = 0.0
+        dl2 = 0.0
+        if free2 >= 0:
+            e1 = -(s1[0] * gx + s1[1] * gy + s1[2] * gz)
+            e2 = -(s2[0] * gx + s2[1] * gy + s2[2] * gz)
+            dl1 = (e1 * a22 - a12 * e2) / det
+            dl2 = (a11 * e2 - a21 * e1) / det
+        elif free1 >= 0:
+            dl1 = -(s1[0] * gx + s1[1] * gy + s1[2] * gz) / a11
+        dvx = qi[0] + dl1 * u1[0] + dl2 * u2[0]
+        dvy = qi[1] + dl1 * u1[1] + dl2 * u2[1]
+        dvz = qi[2] + dl1 * u1[2] + dl2 * u2[2]
+        # dist = o.(v - pos_r) - half: its rate o.(dv - velocity of v held to the reference)
+        dd = ox * (dvx - qr[0]) + oy * (dvy - qr[1]) + oz * (dvz - qr[2])
+        wx, wy, wz = _ang_vel(gb, sr, a)
+        dox, doy, doz = _c3(wx, wy, wz, ox, oy, oz)
+        gb[DDIST, a] = dd
+        gb[DP, a] = dvx - dox * h - ox * dd / 2
+        gb[DP + 1, a] = dvy - doy * h - oy * dd / 2
+        gb[DP + 2, a] = dvz - doz * h - oz * dd / 2
+        gb[DF, a], gb[DF + 1, a], gb[DF + 2, a] = _c3(wx, wy, wz, nx, ny, nz)
+    return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
+
+
+@kernel
+def _edge_middle(m, g, i, loc, tol):
+    """(ok, middle): the middle of box g's edge along axis i through the point loc (box frame), its
+    two other coordinates held at the box's half-sizes; ok False when loc is not on such an edge
+    or sits at its end."""
+    out0, out1, out2 = 0.0, 0.0, 0.0
+    for k in range(3):
+        v = loc[k]
+        half = m.geom_size[g, k]
+        if k == i:
+            if abs(v) >= half - tol:
+                return False, 0.0, 0.0, 0.0
+            continue
+        if abs(abs(v) - half) > tol:
+            return False, 0.0, 0.0, 0.0
+        sv = half if v > 0 else -half
+        if k == 0:
+            out0 = sv
+        elif k == 1:
+            out1 = sv
+        else:
+            out2 = sv
+    return True, out0, out1, out2
+
+
+@kernel
+def _box_edge(m, d, c, nc, gb, g1, g2, code, tol):
+    """The edge-edge contact of mjc_BoxBox (code 6 + 3 i + j: edge i of g1 against edge j of g2):
+    the closest points w1, w2 of the two edges, normal n = +-(d1 x d2)/|d1 x d2| (from g1 to g2),
+    dist = n.(w2 - w1), the contact at their midpoint. The edges (which of each box's four) are
+    read back from the contact and held; a closest point at an edge's end is not covered. Fills
+    DP, DF, DDIST; whether the stored contact is this one."""
+    i = (code - 6) // 3
+    j = (code - 6) % 3
+    fr = d.contact_frame[c]
+    h = d.contact_dist[c] / 2
+    # the edges' middles A, B (the read-back points with their edge coordinate zeroed)
+    pt = d.contact_pos[c]
+    l1 = _box_local(d, g1, pt[0] - fr[0, 0] * h, pt[1] - fr[0, 1] * h, pt[2] - fr[0, 2] * h)
+    l2 = _box_local(d, g2, pt[0] + fr[0, 0] * h, pt[1] + fr[0, 1] * h, pt[2] + fr[0, 2] * h)
+    ok1, e0, e1, e2 = _edge_middle(m, g1, i, l1, tol)
+    ok2, f0, f1, f2 = _edge_middle(m, g2, j, l2, tol)
+    if not (ok1 and ok2):
+        return False
+    m1 = d.geom_xmat[g1]
+    m2 = d.geom_xmat[g2]
+    A = (m1[0, 0] * e0 + m1[0, 1] * e1 + m1[0, 2] * e2 + d.geom_xpos[g1, 0],
+         m1[1, 0] * e0 + m1[1, 1] * e1 + m1[1, 2] * e2 + d.geom_xpos[g1, 1],
+         m1[2, 0] * e0 + m1[2, 1] * e1 + m1[2, 2] * e2 + d.geom_xpos[g1, 2])
+    B = (m2[0, 0] * f0 + m2[0, 1] * f1 + m2[0, 2] * f2 + d.geom_xpos[g2, 0],
+         m2[1, 0] * f0 + m2[1, 1] * f1 + m2[1, 2] * f2 + d.geom_xpos[g2, 1],
+         m2[2, 0] * f0 + m2[2, 1] * f1 + m2[2, 2] * f2 + d.geom_xpos[g2, 2])
+    d1 = _axis(d, g1, i)
+    d2 = _axis(d, g2, j)
+    cx, cy, cz = _c3(d1[0], d1[1], d1[2], d2[0], d2[1], d2[2])
+    L = math.sqrt(cx * cx + cy * cy + cz * cz)
+    if L < 1e-6:
+        return False
+    sign = 1.0 if cx * fr[0, 0] + cy * fr[0, 1] + cz * fr[0, 2] >= 0.0 else -1.0
+    nx, ny, nz = sign * cx / L, sign * cy / L, sign * cz / L
+    # the lines' closest points A + s d1, B + t d2
+    b = _dot(d1, d2)
+    rx, ry, rz = A[0] - B[0], A[1] - B[1], A[2] - B[2]
+    r1 = rx * d1[0] + ry * d1[1] + rz * d1[2]
+    r2 = rx * d2[0] + ry * d2[1] + rz * d2[2]
+    den = 1.0 - b * b
+    s = (b * r2 - r1) / den
+    t = r2 + s * b
+    dist = -(nx * rx + ny * ry + nz * rz)
+    px = 0.5 * (A[0] + s * d1[0] + B[0] + t * d2[0])
+    py = 0.5 * (A[1] + s * d1[1] + B[1] + t * d2[1])
+    pz = 0.5 * (A[2] + s * d1[2] + B[2] + t * d2[2])
+    if not _matches(d, c, px, py, pz, dist, nx, ny, nz):
+        return False
+    for a in range(nc):
+        dA = _point_vel(d, gb, 0, g1, A[0], A[1], A[2], a)
+        dB = _point_vel(d, gb, 1, g2, B[0], B[1], B[2], a)
+        w1 = _ang_vel(gb, 0, a)
+        w2 = _ang_vel(gb, 1, a)
+        dd1 = _c3(w1[0], w1[1], w1[2], d1[0], d1[1], d1[2])
+        dd2 = _c3(w2[0], w2[1], w2[2], d2[0], d2[1], d2[2])
+        # the normal: d(d1 x d2) less its part along n, over |d1 x d2|
+        p1 = _c3(dd1[0], dd1[1], dd1[2], d2[0], d2[1], d2[2])
+        p2 = _c3(d1[0], d1[1], d1[2], dd2[0], dd2[1], dd2[2])
+        qx, qy, qz = sign * (p1[0] + p2[0]), sign * (p1[1] + p2[1]), sign * (p1[2] + p2[2])
+        qn = qx * nx + qy * ny + qz * nz
+        dnx, dny, dnz = (qx - qn * nx) / L, (qy - qn * ny) / L, (qz - qn * nz) / L
+        drx, dry, drz = dA[0] - dB[0], dA[1] - dB[1], dA[2] - dB[2]
+        dist_rate = -(dnx * rx + dny * ry + dnz * rz + nx * drx + ny * dry + nz * drz)
+        # s, t keep (r + s d1 - t d2) normal to d1 and d2
+        db = _dot(dd1, d2) + _dot(d1, dd2)
+        e1 = drx * d1[0] + dry * d1[1] + drz * d1[2] + rx * dd1[0] + ry * dd1[1] + rz * dd1[2] - t * db
+        e2 = drx * d2[0] + dry * d2[1] + drz * d2[2] + rx * dd2[0] + ry * dd2[1] + rz * dd2[2] + s * db
+        ds = (b * e2 - e1) / den
+        dt = b * ds + e2
+        gb[DDIST, a] = dist_rate
+        for x in range(3):
+            gb[DP + x, a] = 0.5 * (dA[x] + ds * d1[x] + s * dd1[x] + dB[x] + dt * d2[x] + t * dd2[x])
+        gb[DF, a], gb[DF + 1, a], gb[DF + 2, a] = dnx, dny, dnz
+    return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
+
+
+@kernel
+def _box_box(m, d, c, nc, gb, g1, g2):
+    """A contact of mjc_BoxBox: its axis (which face is the reference, or which edge pair) found by
+    the collider's own separating-axis test, then the face or edge contact's features."""
+    p21x, p21y, p21z, p12x, p12y, p12z = box_box_centres(d.geom_xpos, d.geom_xmat, g1, g2)
+    code = box_box_axis(d.geom_xmat, m.geom_size, g1, g2, p21x, p21y, p21z, p12x, p12y, p12z, MAXVAL)
+    if code < 0:
+        return False
+    tol = _HELD * (m.geom_size[g1, 0] + m.geom_size[g1, 1] + m.geom_size[g1, 2]
+                   + m.geom_size[g2, 0] + m.geom_size[g2, 1] + m.geom_size[g2, 2])
+    if code >= 6:
+        return _box_edge(m, d, c, nc, gb, g1, g2, code, tol)
+    return _box_face(m, d, c, nc, gb, g1, g2, code, tol)
+
+
+@kernel
+def _unit_rate(ux, uy, uz, lu, dux, duy, duz):
+    """The rate of u / |u| (lu = |u|) when u moves at du: (du - û (û.du)) / |u|."""
+    hx, hy, hz = ux / lu, uy / lu, uz / lu
+    t = hx * dux + hy * duy + hz * duz
+    return (dux - hx * t) / lu, (duy - hy * t) / lu, (duz - hz * t) / lu
+
+
+@kernel
+def _plane_cylinder(m, d, c, nc, gb, g1, g2):
+    """A contact of mjc_PlaneCylinder: a rim point P = o + k v + s2 h a + s1 w against the plane,
+    a the cylinder's axis turned towards the plane, v = r (a (a.n) - n) / |...| towards the
+    deepest rim point (the cylinder's x axis times r when the cap is parallel to the plane), w =
+    r sqrt(3)/2 (v x a) / |v x a|: the deepest point of the near cap (k, s2, s1) = (1, 1, 0), of
+    the far cap (1, -1, 0), and the two others of the near cap's triangle (-1/2, 1, +-1). v and w
+    turn with the plane's normal as well as with the cylinder. Fills DP, DF, DDIST; whether the
+    stored contact is one of these."""
+    n = _axis(d, g1, 2)
+    a = _axis(d, g2, 2)
+    r = m.geom_size[g2, 0]
+    hh = m.geom_size[g2, 1]
+    if _dot(n, a) > 0:
+        a = (-a[0], -a[1], -a[2])
+    an = _dot(a, n)
+    ux, uy, uz = a[0] * an - n[0], a[1] * an - n[1], a[2] * an - n[2]
+    lu = math.sqrt(ux * ux + uy * uy + uz * uz)
+    regular = ux * ux + uy * uy + uz * uz >= MINVAL * MINVAL
+    if regular and lu < 1e-6:
+        return False  # the cap nearly parallel to the plane: v swings round the rim as 1/|u|
+    if regular:
+        v = (r * ux / lu, r * uy / lu, r * uz / lu)
+    else:
+        v = (r * d.geom_xmat[g2, 0, 0], r * d.geom_xmat[g2, 1, 0], r * d.geom_xmat[g2, 2, 0])
+    wx, wy, wz = _c3(v[0], v[1], v[2], a[0], a[1], a[2])
+    lw = math.sqrt(wx * wx + wy * wy + wz * wz)
+    if lw < 1e-12:
+        return False
+    sw = r * math.sqrt(3.0) / 2
+    o = d.geom_xpos[g2]
+    for k in range(4):
+        kap = 1.0 if k < 2 else -0.5
+        s2 = -1.0 if k == 1 else 1.0
+        s1 = 0.0 if k < 2 else (1.0 if k == 2 else -1.0)
+        f = s1 * sw / lw
+        px = o[0] + kap * v[0] + s2 * hh * a[0] + f * wx
+        py = o[1] + kap * v[1] + s2 * hh * a[1] + f * wy
+        pz = o[2] + kap * v[2] + s2 * hh * a[2] + f * wz
+        for col in range(nc):
+            w1 = _ang_vel(gb, 0, col)
+            w2 = _ang_vel(gb, 1, col)
+            da = _c3(w2[0], w2[1], w2[2], a[0], a[1], a[2])
+            if regular:
+                dn = _c3(w1[0], w1[1], w1[2], n[0], n[1], n[2])
+                dan = _dot(da, n) + _dot(a, dn)
+                q = _unit_rate(ux, uy, uz, lu, da[0] * an + a[0] * dan - dn[0],
+                               da[1] * an + a[1] * dan - dn[1], da[2] * an + a[2] * dan - dn[2])
+                dv = (r * q[0], r * q[1], r * q[2])
+            else:
+                dv = _c3(w2[0], w2[1], w2[2], v[0], v[1], v[2])
+            e = _c3(dv[0], dv[1], dv[2], a[0], a[1], a[2])
+            g = _c3(v[0], v[1], v[2], da[0], da[1], da[2])
+            dw = _unit_rate(wx, wy, wz, lw, e[0] + g[0], e[1] + g[1], e[2] + g[2])
+            rr = _GV + 6
+            for x in range(3):
+                gb[DP + x, col] = gb[rr + x, col] + kap * dv[x] + s2 * hh * da[x] + s1 * sw * dw[x]
+        if _point_plane(m, d, c, nc, gb, g1, g2, px, py, pz, 0.0, False, True):
+            return True
+    return False
+
+
+@kernel
+def _sphere_cylinder(m, d, c, nc, gb, g1, g2):
+    """A contact of mjc_SphereCylinder (sphere g1, cylinder g2), the case taken as the collider
+    takes it from where the centre projects: beside the side, the sphere against the axis point
+    sliding with it (_two_spheres, as a capsule's); over a cap, against the cap's plane (normal
+    -s a, s the cap's side, turning with the cylinder); else against the rim point r p/|p| + s h a
+    (p the centre's offset across the axis), a sphere of radius 0 sliding round the rim. Fills DP,
+    DF, DDIST; whether the stored contact is this one."""
+    r1 = m.geom_size[g1, 0]
+    r = m.geom_size[g2, 0]
+    hh = m.geom_size[g2, 1]
+    a = _axis(d, g2, 2)
+    cs = d.geom_xpos[g1]
+    o = d.geom_xpos[g2]
+    vx, vy, vz = cs[0] - o[0], cs[1] - o[1], cs[2] - o[2]
+    x = a[0] * vx + a[1] * vy + a[2] * vz
+    px, py, pz = vx - a[0] * x, vy - a[1] * x, vz - a[2] * x
+    p2 = px * px + py * py + pz * pz
+    side = abs(x) < hh
+    cap = p2 < r * r
+    if side and cap:
+        if hh - abs(x) < r - math.sqrt(p2):
+            side = False
+        else:
+            cap = False
+    if side:
+        return _two_spheres(m, d, c, nc, gb, g1, g2, False, True)
+    sg = 1.0 if x > 0 else -1.0
+    # the cap's centre; the outward normal there is sg a
+    qx, qy, qz = o[0] + sg * hh * a[0], o[1] + sg * hh * a[1], o[2] + sg * hh * a[2]
+    if cap:
+        ox, oy, oz = sg * a[0], sg * a[1], sg * a[2]
+        dist = ox * (cs[0] - qx) + oy * (cs[1] - qy) + oz * (cs[2] - qz) - r1
+        k = dist / 2 + r1
+        if not _matches(d, c, cs[0] - ox * k, cs[1] - oy * k, cs[2] - oz * k, dist, -ox, -oy, -oz):
+            return False
+        for col in range(nc):
+            w2 = _ang_vel(gb, 1, col)
+            do = _c3(w2[0], w2[1], w2[2], ox, oy, oz)
+            dq = _point_vel(d, gb, 1, g2, qx, qy, qz, col)
+            dc = (gb[_GV, col], gb[_GV + 1, col], gb[_GV + 2, col])
+            dd = (do[0] * (cs[0] - qx) + do[1] * (cs[1] - qy) + do[2] * (cs[2] - qz)
+                  + ox * (dc[0] - dq[0]) + oy * (dc[1] - dq[1]) + oz * (dc[2] - dq[2]))
+            gb[DDIST, col] = dd
+            gb[DP, col] = dc[0] - do[0] * k - ox * dd / 2
+            gb[DP + 1, col] = dc[1] - do[1] * k - oy * dd / 2
+            gb[DP + 2, col] = dc[2] - do[2] * k - oz * dd / 2
+            gb[DF, col], gb[DF + 1, col], gb[DF + 2, col] = -do[0], -do[1], -do[2]
+        return _frame(d, c, nc, gb, -ox, -oy, -oz, 0.0, 0.0, 0.0, False, 0)
+    # the rim point nearest the centre, against the centre
+    lp = math.sqrt(p2)
+    ex, ey, ez = qx + r * px / lp, qy + r * py / lp, qz + r * pz / lp
+    ux, uy, uz = ex - cs[0], ey - cs[1], ez - cs[2]
+    L = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if L < 1e-9:
+        return False
+    nx, ny, nz = ux / L, uy / L, uz / L
+    dist = L - r1
+    k = r1 + dist / 2
+    if not _matches(d, c, cs[0] + nx * k, cs[1] + ny * k, cs[2] + nz * k, dist, nx, ny, nz):
+        return False
+    for col in range(nc):
+        w2 = _ang_vel(gb, 1, col)
+        da = _c3(w2[0], w2[1], w2[2], a[0], a[1], a[2])
+        dc = (gb[_GV, col], gb[_GV + 1, col], gb[_GV + 2, col])
+        do = (gb[_GV + 6, col], gb[_GV + 7, col], gb[_GV + 8, col])
+        dvx, dvy, dvz = dc[0] - do[0], dc[1] - do[1], dc[2] - do[2]
+        dx = da[0] * vx + da[1] * vy + da[2] * vz + a[0] * dvx + a[1] * dvy + a[2] * dvz
+        dp = _unit_rate(px, py, pz, lp, dvx - da[0] * x - a[0] * dx, dvy - da[1] * x - a[1] * dx,
+                        dvz - da[2] * x - a[2] * dx)
+        de = (do[0] + sg * hh * da[0] + r * dp[0], do[1] + sg * hh * da[1] + r * dp[1],
+              do[2] + sg * hh * da[2] + r * dp[2])
+        dux, duy, duz = de[0] - dc[0], de[1] - dc[1], de[2] - dc[2]
+        dL = nx * dux + ny * duy + nz * duz
+        dnx, dny, dnz = (dux - nx * dL) / L, (duy - ny * dL) / L, (duz - nz * dL) / L
+        gb[DDIST, col] = dL
+        gb[DP, col] = dc[0] + dnx * k + nx * dL / 2
+        gb[DP + 1, col] = dc[1] + dny * k + ny * dL / 2
+        gb[DP + 2, col] = dc[2] + dnz * k + nz * dL / 2
+        gb[DF, col], gb[DF + 1, col], gb[DF + 2, col] = dnx, dny, dnz
+    return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
+
+
 @kernel
 def _geometry(m, d, c, nc, gb):
     """DP, DF, DDIST of contact c by its collider; whether the collider is covered and the stored
@@ -383,7 +806,8 @@ def _geometry(m, d, c, nc, gb):
     xm = d.geom_xmat
     size = m.geom_size
     if t1 == GEOM_PLANE and t2 == GEOM_SPHERE:
-        return _point_plane(m, d, c, nc, gb, g1, g2, xp[g2, 0], xp[g2, 1], xp[g2, 2], size[g2, 0], False)
+        return _point_plane(m, d, c, nc, gb, g1, g2, xp[g2, 0], xp[g2, 1], xp[g2, 2], size[g2, 0],
+                            False, False)
     if t1 == GEOM_PLANE and t2 == GEOM_CAPSULE:
         # the end nearest the stored position (the collider's +axis end first, then -axis)
         half = size[g2, 1]
@@ -391,7 +815,7 @@ def _geometry(m, d, c, nc, gb):
             ex = xp[g2, 0] + side * half * xm[g2, 0, 2]
             ey = xp[g2, 1] + side * half * xm[g2, 1, 2]
             ez = xp[g2, 2] + side * half * xm[g2, 2, 2]
-            if _point_plane(m, d, c, nc, gb, g1, g2, ex, ey, ez, size[g2, 0], True):
+            if _point_plane(m, d, c, nc, gb, g1, g2, ex, ey, ez, size[g2, 0], True, False):
                 return True
         return False
     if t1 == GEOM_PLANE and t2 == GEOM_BOX:
@@ -402,11 +826,17 @@ def _geometry(m, d, c, nc, gb):
             cx = xm[g2, 0, 0] * lx + xm[g2, 0, 1] * ly + xm[g2, 0, 2] * lz + xp[g2, 0]
             cy = xm[g2, 1, 0] * lx + xm[g2, 1, 1] * ly + xm[g2, 1, 2] * lz + xp[g2, 1]
             cz = xm[g2, 2, 0] * lx + xm[g2, 2, 1] * ly + xm[g2, 2, 2] * lz + xp[g2, 2]
-            if _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False):
+            if _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False, False):
                 return True
         return False
     if (t1 == GEOM_SPHERE or t1 == GEOM_CAPSULE) and (t2 == GEOM_SPHERE or t2 == GEOM_CAPSULE):
         return _two_spheres(m, d, c, nc, gb, g1, g2, t1 == GEOM_CAPSULE, t2 == GEOM_CAPSULE)
+    if t1 == GEOM_PLANE and t2 == GEOM_CYLINDER:
+        return _plane_cylinder(m, d, c, nc, gb, g1, g2)
+    if t1 == GEOM_SPHERE and t2 == GEOM_CYLINDER:
+        return _sphere_cylinder(m, d, c, nc, gb, g1, g2)
+    if t1 == GEOM_BOX and t2 == GEOM_BOX:
+        return _box_box(m, d, c, nc, gb, g1, g2)
     return False
 
 

@@ -30,10 +30,11 @@ diagA constant, so d ln D = imp' dpos / (imp (1 - imp))), djar = dJ (qacc + B qv
 + imp' dpos_imp (pos - margin)) + d(J̇ qvel). Covered: hinge, slide and ball limits, friction loss,
 fixed tendons, joint and tendon couplings (_single_row_gq), spatial tendons through sites
 (_tendon_gq), connect and weld (_equality_gq), and contacts whose geometry derivative_collision
-writes (plane, sphere, capsule and box pairs but box-box; _contact_gq). The rows not covered
-(marked in ibuf[:, _COVERED]) get their part by a central difference of their held-zone force
-along each tangent direction (_position_columns): the position stage (kinematics, tendons,
-collision, rows, impedance) and the rows' velocity and aref are made again at qpos (+) eps e_j.
+writes (plane, sphere, capsule and box pairs, box-box, plane- and sphere-cylinder; _contact_gq).
+The rows not covered (marked in ibuf[:, _COVERED]) get their part by a central difference of
+their held-zone force along each tangent direction (_position_columns): the position stage
+(kinematics, tendons, collision, rows, impedance) and the rows' velocity and aref are made again
+at qpos (+) eps e_j.
 The colliding features are held by requiring the same rows (types, ids, each contact's geom pair
 and order); where a row appears or disappears within eps (a contact at its margin, a limit at its
 range) that side is dropped and the difference is one-sided, towards the side with the base
@@ -971,10 +972,11 @@ def constraint_derivatives(m, d, eps: float = 1e-7, method: str = "analytic") ->
 
     dqfrc_dqacc = -J' C J (C the force law's Jacobian: the Newton Hessian's constraint term) and
     dqfrc_dv are exact; dqfrc_dq is analytical for the rows it covers (limits, friction loss,
-    equalities, spatial tendons through sites, contacts between planes, spheres, capsules and boxes
-    but box-box), the colliding features held, and for the other rows a central difference with
-    step ``eps`` of their force with the zones and the contact set held (one-sided where a row
-    appears or disappears within eps). ``method="fd"`` takes all of dqfrc_dq by that difference.
+    equalities, spatial tendons through sites, contacts between planes, spheres, capsules and boxes,
+    box-box, plane- and sphere-cylinder), the colliding features held, and for the other rows a
+    central difference with step ``eps`` of their force with the zones and the contact set held
+    (one-sided where a row appears or disappears within eps). ``method="fd"`` takes all of
+    dqfrc_dq by that difference.
     d is left as it was. Raises ValueError for the noslip solver, the discrete-time inverse flag,
     or a q column along which the constraint rows change both ways. See docs/derivatives.md.
     """
