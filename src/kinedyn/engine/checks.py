@@ -192,3 +192,16 @@ def assign_field(target: np.ndarray, value, where: str) -> None:
     if arr.shape != target.shape and arr.shape != ():
         raise ValueError(f"{where} has shape {target.shape}; cannot assign shape {arr.shape}")
     target[...] = arr
+
+
+def call_rebinding(fast_entry, m, d, *args):
+    """``fast_entry.call`` on m and d; if the model changed since it was bound so that it needs a
+    unit not bound yet (``NotBound``: gravity compensation switched on, a medium given, ...),
+    bind what it needs now and call again, as ``forward`` and ``step`` do."""
+    from kinedyn._jit import NotBound, rebind
+
+    try:
+        return fast_entry.call(m._ptr, d._ptr, *args)
+    except NotBound:
+        rebind(m, d)
+        return fast_entry.call(m._ptr, d._ptr, *args)

@@ -33,6 +33,7 @@ from kinedyn._jit.parallel import take_next
 from kinedyn.engine.actuation import fwd_actuation_entry
 from kinedyn.engine.forward import fwd_acceleration_entry, fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.integrator import (
+    STATUS_DISCRETE_ROWS,
     STATUS_OK,
     _discrete,
     _fwdinv_status,
@@ -54,6 +55,7 @@ from kinedyn.engine.sensor import (
 from kinedyn.engine.solver import fwd_constraint_entry
 from kinedyn.engine.support import differentiate_pos_kernel, integrate_pos_kernel
 from kinedyn.engine.types import (
+    COUNT_NEFC,
     ENBL_FWDINV,
     INT_DISCRETE,
     INT_IMPLICIT,
@@ -112,6 +114,8 @@ def step_skip(m, d, skipstage, sensors):
     if status != STATUS_OK:
         return status
     forward_skip(m, d, skipstage, sensors)
+    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE and d.efc_counts[COUNT_NEFC] > 0:
+        return STATUS_DISCRETE_ROWS  # their solve in the metric is not reproduced (as kd.step says)
     status = _qacc_status(True, d.qacc)
     if status == STATUS_OK:
         status = _fwdinv_status(m, d)

@@ -66,10 +66,14 @@ from kinedyn.engine.types import (
 
 @kernel(inline="always")
 def fluid_vel_active(m):
-    """Whether the fluid forces have velocity derivatives to add: a medium, and springs or dampers
-    enabled (mjd_passive_vel)."""
+    """Whether the fluid forces have velocity derivatives to add: a medium, springs or dampers
+    enabled (mjd_passive_vel), and an implicit integrator (what fluid_vel_needed binds the units
+    for: the discrete integrator's free-body block, say, must not reach them)."""
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     if flags & DSBL_SPRING and flags & DSBL_DAMPER:
+        return False
+    integrator = m.opt_flags[OPT_INTEGRATOR]
+    if integrator != INT_IMPLICIT and integrator != INT_IMPLICITFAST:
         return False
     return m.opt_real[OPT_DENSITY] > 0.0 or m.opt_real[OPT_VISCOSITY] > 0.0
 

@@ -60,6 +60,7 @@ from kinedyn.engine.types import (
     OPT_DISABLEFLAGS,
     DisableBit,
     EnableBit,
+    IntegratorType,
 )
 from kinedyn.engine.util_spatial import cross_force, inert_vec, row6
 
@@ -590,6 +591,8 @@ def untreated_terms(m, d=None, forward: bool = False) -> list[str]:
             out.append("contacts")
     if m.opt.enableflags & EnableBit.INVDISCRETE and not forward:
         out.append("the discrete-time inverse (enable flag invdiscrete)")
+    if forward and m.opt.integrator == IntegratorType.DISCRETE:
+        out.append("the discrete integrator (forward's qacc is its step map, in its metric)")
     if forward:
         if m.nu and not flags & DisableBit.ACTUATION:
             out.append("actuator forces")

@@ -217,6 +217,10 @@ class Option:
         value = real_number(name, value)
         if not math.isfinite(value):
             raise ValueError(f"{name} must be finite, got {value}")
+        if value != 0.0 and self._flags[0] == IntegratorType.DISCRETE:
+            # the compiler refuses fluid forces under the discrete integrator (engine.metric)
+            raise ValueError(f"{name}: fluid forces are not simulated under the discrete integrator "
+                             "(docs/deviations.md#the-discrete-integrator)")
         self._real[slot] = value
 
     @property
@@ -522,11 +526,16 @@ class Model:
         object.__setattr__(self, "_layout", layout)
 
     def binding_state(self) -> bytes:
-        """What decides which compiled units the model needs (kinedyn._jit.bind): the options and
-        which geoms take part in contacts. The same bytes mean the same units."""
+        """What decides which compiled units the model needs (kinedyn._jit.bind): the options,
+        which geoms take part in contacts, and the fields below. The same bytes mean the same units."""
         o = self.opt
+        # with the fields the units' needed() read that a user may edit after compiling (gravity
+        # compensation, adhesion, the actuator types and dynamics parameters)
         return b"".join((o._flags.tobytes(), o._real.tobytes(), self.geom_contype.tobytes(),
-                         self.geom_conaffinity.tobytes()))
+                         self.geom_conaffinity.tobytes(), self.body_gravcomp.tobytes(),
+                         self.geom_adhesion.tobytes(), self.pair_adhesion.tobytes(),
+                         self.actuator_dyntype.tobytes(), self.actuator_gaintype.tobytes(),
+                         self.actuator_biastype.tobytes(), self.actuator_dynprm.tobytes()))
 
     def _field(self, name: str) -> np.ndarray:
         """The array of field ``name`` itself (for a layout field, the writable one under the view)."""

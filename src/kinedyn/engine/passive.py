@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.checks import bad_model_data
+from kinedyn.engine.checks import bad_model_data, call_rebinding
 from kinedyn.engine.constraint import JAC_DIFF_POS, any_adhesive_contact, has_adhesion, point_jacobians
 from kinedyn.engine.passive_fluid import fluid
 from kinedyn.engine.passive_plastic import rotation_from_ref, spring_ref
@@ -254,6 +254,6 @@ def passive(m, d) -> None:
             bad_model_data(m, d, "passive")
     except AttributeError:
         bad_model_data(m, d, "passive")
-    _PASSIVE.call(m._ptr, d._ptr)
+    call_rebinding(_PASSIVE, m, d)
 
 

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
-from kinedyn.engine.checks import check_model_data
+from kinedyn.engine.checks import call_rebinding, check_model_data
 from kinedyn.engine.collision_driver import INTO_SENSOR_SCRATCH, collide_into, contact_force_kernel
 from kinedyn.engine.passive_plastic import spring_ref, tendon_deadband
 from kinedyn.engine.ray import rangefinder_kernel, ray_geom
@@ -1067,16 +1067,16 @@ def sensor_pos(m, d) -> None:
 
     Reads the position stage (run ``fwd_position`` first). Writes their part of sensordata."""
     check_model_data(m, d, "sensor_pos")
-    _SENSOR_POS.call(m._ptr, d._ptr)
+    call_rebinding(_SENSOR_POS, m, d)
 
 
 def sensor_vel(m, d) -> None:
     """Velocity-stage sensors and the kinetic energy (mj_sensorVel, mj_energyVel)."""
     check_model_data(m, d, "sensor_vel")
-    _SENSOR_VEL.call(m._ptr, d._ptr)
+    call_rebinding(_SENSOR_VEL, m, d)
 
 
 def sensor_acc(m, d) -> None:
     """Acceleration-stage sensors (mj_sensorAcc); reads the constraint solver's result."""
     check_model_data(m, d, "sensor_acc")
-    _SENSOR_ACC.call(m._ptr, d._ptr)
+    call_rebinding(_SENSOR_ACC, m, d)

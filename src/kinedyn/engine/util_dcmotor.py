@@ -42,7 +42,8 @@ from kinedyn.engine.types import DSBL_ACTUATION, GAIN_DCMOTOR, MINVAL, OPT_DISAB
 INPUT_POS, INPUT_VEL, INPUT_FF, INPUT_VOLTAGE = 1, 2, 4, 8
 
 
-def _needed(m) -> bool:
+def needed(m) -> bool:
+    """Whether the model has a dcmotor that :func:`dcmotor_controller` computes (its unit's needed)."""
     motor = m.actuator_gaintype == GAIN_DCMOTOR
     return bool(np.any(motor & ((m.actuator_ctrlspec & INPUT_VOLTAGE == 0) | (m.actuator_dynprm[:, 2] > 0)
                                 | (m.actuator_dynprm[:, 5] > 0))))
@@ -168,7 +169,7 @@ def controller_held(m, d, i, u):
     return controller_voltage(m, u, d.actuator_length[i], d.actuator_velocity[i], i, integral)[1]
 
 
-@handle_entry(needed=_needed)
+@handle_entry(needed=needed)
 def dcmotor_controller(m, d):
     """Force and act_dot of the controller-driven and thermal dcmotors, from the clamped controls
     the actuation kernel left in scratch_nu (before the force ranges are applied)."""

@@ -42,7 +42,7 @@ from kinedyn.engine.derivative_transition import (
     work_arrays,
 )
 from kinedyn.engine.forward import forward
-from kinedyn.engine.integrator import _STATUS_FIELD
+from kinedyn.engine.integrator import _STATUS_FIELD, DISCRETE_ROWS, STATUS_DISCRETE_ROWS
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.types import (
     INT_DISCRETE,
@@ -240,6 +240,8 @@ def check_eps(eps, fname: str) -> float:
 
 def _raise_bad(status: np.ndarray, fname: str, eps: float) -> None:
     bad = int(status[status != 0][0])
+    if bad == STATUS_DISCRETE_ROWS:
+        raise ValueError(f"{fname}: {DISCRETE_ROWS}")
     raise ValueError(f"{fname}: a step went non-finite or huge in {_STATUS_FIELD.get(bad, 'fwdinv')} (d's "
                      f"state, ctrl or act is non-finite, or eps = {eps:g} is too large for the model); "
                      "no derivative is returned")
@@ -627,6 +629,8 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6,
     if m._has_actuator_callbacks:
         raise ValueError("transition_derivatives: not differentiated analytically here: "
                          "user-actuator callbacks")
+    if m.nhistory:
+        check_no_history(m, "transition_derivatives")  # the step reads delayed controls from d.history
     state = _td_work(m)
     w, work = state[0], state[1]
     ndx = 2 * m.nv + m.na

@@ -66,14 +66,13 @@ from kinedyn.engine.types import (
     DYN_FILTEREXACT,
     DYN_MUSCLE,
     DYN_NONE,
-    GAIN_DCMOTOR,
     GAIN_PID,
     JNT_BALL,
     JNT_FREE,
     MAXVAL,
     TRN_TENDON,
 )
-from kinedyn.engine.util_dcmotor import INPUT_VOLTAGE
+from kinedyn.engine.util_dcmotor import needed as dcmotor_unit_needed
 
 # mj_fwdActuation zeroes every control when one exceeds this magnitude
 CTRL_MAX = MAXVAL
@@ -323,12 +322,11 @@ def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuati
     step's control that reaches it. Without, delayed actuators keep d.act.
     """
     nu = m.nu
-    if np.any(m.actuator_gaintype == GAIN_PID) or np.any((m.actuator_gaintype == GAIN_DCMOTOR)
-                                                         & (m.actuator_ctrlspec & INPUT_VOLTAGE == 0)):
-        # the pid part of the force and a dcmotor controller's are added by the forward stage only
-        # (engine.util_pid, engine.util_dcmotor)
-        raise ValueError("inverse actuation of models with pid actuators or controller-driven dcmotors is "
-                         "not supported")
+    if np.any(m.actuator_gaintype == GAIN_PID) or dcmotor_unit_needed(m):
+        # the pid part of the force, and a dcmotor's under its controller or with its thermal model or
+        # LuGre friction, are added by the forward stage only (engine.util_pid, engine.util_dcmotor)
+        raise ValueError("inverse actuation of models with pid actuators, or dcmotors driven by their "
+                         "controller or with the thermal model or LuGre friction, is not supported")
     disabled = bool(m.opt.disableflags & DSBL_ACTUATION)
     delayed = delayed_actuators(m)
     plan = delayed & (act_range is not None)
