@@ -350,8 +350,13 @@ def test_inverse_actuation_of_dcmotors(dcmotor):
     """kd.inverse_actuation finds the voltages that give a wanted qacc, through a stateless
     motor's force and an inductive one's next current (the forward pass then gives that qacc);
     controller-driven motors are refused."""
-    with pytest.raises(ValueError, match="controller-driven dcmotors"):
+    with pytest.raises(ValueError, match="driven by their controller"):
         kd.inverse_actuation(dcmotor[0], dcmotor[1], qacc=np.zeros(2))
+    # LuGre friction on a voltage-driven motor: its force is the forward stage's too
+    lugre = kd.Model.from_xml_string(_xml('<dcmotor joint="j" motorconst=".05" resistance="2" '
+                                          'lugre="100 .1 .05 .08 .1"/>'))
+    with pytest.raises(ValueError, match="LuGre"):
+        kd.inverse_actuation(lugre, kd.Data(lugre), qacc=np.zeros(lugre.nv))
     m = kd.Model.from_xml_string(_xml(
         """<dcmotor joint="j" motorconst="0.5" resistance="2" cogging="0.1 6 0.3"/>
         <dcmotor joint="k" motorconst="0.3" resistance="1" inductance="0.04"/>""",

@@ -352,3 +352,12 @@ def test_check_derivatives_names_a_solver_short_of_its_optimum():
         m, d, _, _ = _case(source, 30, 0.2, kd.IntegratorType.EULER)
         notes.append([s for s in kd.check_derivatives(m, d).switches if "from the optimum" in s])
     assert len(notes[0]) == 1 and not notes[1], notes
+
+
+def test_control_delays_are_refused():
+    """The step reads a delayed actuator's control from d.history, which the derivative does not
+    follow: refused, as transition_fd (and MuJoCo's mjd_transitionFD) refuse it."""
+    m = kd.Model.from_xml_string(SMALL.replace("<motor ", '<motor delay="0.01" nsample="4" ', 1))
+    assert m.nhistory > 0
+    with pytest.raises(ValueError, match="delays"):
+        kd.transition_derivatives(m, kd.Data(m))

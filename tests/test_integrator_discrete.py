@@ -274,3 +274,5 @@ def test_refuses_switch_inverse_and_rows_at_run_time(newton):
     assert d2.nefc > 0 and np.isnan(d2.qacc).all()
     with pytest.raises(ValueError, match="constraint rows"):
         kd.step(m2, d2)
+    with pytest.raises(ValueError, match="constraint rows"):
+        kd.transition_fd(m2, d2)

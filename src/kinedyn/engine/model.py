@@ -121,7 +121,7 @@ class Option:
         object.__setattr__(self, "_gravity", np.zeros(3))
         object.__setattr__(self, "_magnetic", np.zeros(3))
         flags = np.zeros(OPT_NFLAGS, dtype=np.int32)
-        flags[:3] = integrator, disableflags, enableflags
+        flags[1:3] = disableflags, enableflags  # the integrator last (below): the medium setters check it
         object.__setattr__(self, "_flags", flags)
         object.__setattr__(self, "_real", np.zeros(OPT_NREAL, dtype=np.float64))
         # the most ccd_iterations the model's convex-collider buffers hold (set by the model)
@@ -139,6 +139,7 @@ class Option:
         self.wind = wind
         self.density = density
         self.viscosity = viscosity
+        flags[0] = integrator
 
     def __setattr__(self, name, value):
         if name.startswith("_"):
