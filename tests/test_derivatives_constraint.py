@@ -174,6 +174,26 @@ _CYLINDERS = """
 </mujoco>
 """
 
+# spheres against boxes standing on the floor: on a top face, over a top edge, over a corner, and
+# sunk with the centre inside the box (pushed out through the top face)
+_SPHERE_BOXES = """
+<mujoco>
+  <option timestep="0.004"/>
+  <default><geom friction="0.6" condim="3"/></default>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body pos="0 0 0.099" euler="0 0 10"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
+    <body pos="0.02 0.01 0.245"><freejoint/><geom type="sphere" size="0.05"/></body>
+    <body pos="0.5 0 0.099"><freejoint/><geom type="box" size="0.1 0.12 0.1"/></body>
+    <body pos="0.625 0.01 0.222"><freejoint/><geom type="sphere" size="0.05"/></body>
+    <body pos="-0.5 0 0.099"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
+    <body pos="-0.375 0.125 0.225"><freejoint/><geom type="sphere" size="0.05"/></body>
+    <body pos="0 0.5 0.099"><freejoint/><geom type="box" size="0.15 0.1 0.1"/></body>
+    <body pos="0.01 0.52 0.19"><freejoint/><geom type="sphere" size="0.05"/></body>
+  </worldbody>
+</mujoco>
+"""
+
 # (model text, MuJoCo steps from the random initial velocity, zones that must occur)
 CASES = {
     "chain": (_CHAIN, 50, {"QUADRATIC", "LINEARNEG", "LINEARPOS"}),
@@ -185,10 +205,11 @@ CASES = {
     "touch": (_TOUCH.format(cone="elliptic", condim=3), 3, {"CONE"}),
     "boxes": (_BOXES, 5, {"QUADRATIC"}),
     "cylinders": (_CYLINDERS, 1, {"QUADRATIC"}),
+    "sphereboxes": (_SPHERE_BOXES, 1, {"QUADRATIC"}),
 }
 # the cases whose rows G_q covers wholly analytically
 ANALYTIC = {"chain", "weld", "frictionless", "pyramidal4", "elliptic3", "elliptic6", "touch", "boxes",
-            "cylinders"}
+            "cylinders", "sphereboxes"}
 
 
 def _state(xml: str, nsteps: int):
@@ -401,3 +422,14 @@ def test_analytical_position_derivative(case):
                 along = abs(d.contact_frame[c, 0] @ d.geom_xmat[g2].reshape(3, 3)[:, 2])
                 kinds.add("cap" if along > 1 - 1e-9 else "side" if along < 1e-9 else "rim")
         assert kinds == {"cap", "side", "rim"}, kinds
+    if name == "sphereboxes":
+        assert {(0, 6), (2, 6)} <= pairs, pairs
+        # the box region of each sphere's centre: how many of its box coordinates lie beyond the
+        # half-sizes (0: inside, 1: over a face, 2: an edge, 3: a corner)
+        kinds = set()
+        for c in range(d.ncon):
+            g1, g2 = d.contact_geom[c]
+            if m.geom_type[g1] == 2:
+                loc = d.geom_xmat[g2].reshape(3, 3).T @ (d.geom_xpos[g1] - d.geom_xpos[g2])
+                kinds.add(("inside", "face", "edge", "corner")[int(np.sum(np.abs(loc) > m.geom_size[g2]))])
+        assert kinds == {"inside", "face", "edge", "corner"}, kinds

@@ -793,6 +793,104 @@ def _sphere_cylinder(m, d, c, nc, gb, g1, g2):
 
 
 @kernel
+def _sphere_box(m, d, c, nc, gb, g1, g2):
+    """A contact of mjc_SphereBox (sphere g1, box g2; collision_box._sphere_box). Outside the box,
+    the centre's box coordinates clamped to the half-sizes give the box's nearest point e: the
+    clamped coordinates held (a face, edge or corner), the others sliding with the centre (along
+    the box axes a_i, at a_i.(dc - the box's velocity at c)); the contact is then the centre against
+    e, a sphere of radius 0 (n = (e - c)/|e - c|, as _sphere_cylinder's rim). A centre inside the
+    box is pushed out through the nearest face: n = -s a_j turns with the box, the depth
+    s_j - s x_j (s the face's side, x_j the centre's coordinate) slides with the centre. A
+    coordinate within 1e-9 of its half-size (a region's boundary) or two faces equally near the
+    inside centre leave the contact to differences. Fills DP, DF, DDIST; whether the stored
+    contact is this one."""
+    r1 = m.geom_size[g1, 0]
+    cs = d.geom_xpos[g1]
+    o = d.geom_xpos[g2]
+    xm = d.geom_xmat[g2]
+    vx, vy, vz = cs[0] - o[0], cs[1] - o[1], cs[2] - o[2]
+    loc = (xm[0, 0] * vx + xm[1, 0] * vy + xm[2, 0] * vz,
+           xm[0, 1] * vx + xm[1, 1] * vy + xm[2, 1] * vz,
+           xm[0, 2] * vx + xm[1, 2] * vy + xm[2, 2] * vz)
+    for i in range(3):
+        if abs(abs(loc[i]) - m.geom_size[g2, i]) <= 1e-9 * m.geom_size[g2, i]:
+            return False
+    free = (abs(loc[0]) < m.geom_size[g2, 0], abs(loc[1]) < m.geom_size[g2, 1],
+            abs(loc[2]) < m.geom_size[g2, 2])
+    kl = (min(max(loc[0], -m.geom_size[g2, 0]), m.geom_size[g2, 0]),
+          min(max(loc[1], -m.geom_size[g2, 1]), m.geom_size[g2, 1]),
+          min(max(loc[2], -m.geom_size[g2, 2]), m.geom_size[g2, 2]))
+    if free[0] and free[1] and free[2]:
+        # the face the collider picks: smallest gap, faces in the order -x, +x, -y, +y, -z, +z
+        best = 0
+        gap0 = 1e300
+        gap1 = 1e300
+        for f in range(6):
+            j = f // 2
+            gap = abs((m.geom_size[g2, j] if f % 2 == 1 else -m.geom_size[g2, j]) - loc[j])
+            if gap < gap0:
+                gap1 = gap0
+                gap0 = gap
+                best = f
+            elif gap < gap1:
+                gap1 = gap
+        if gap1 - gap0 <= 1e-9 * (1.0 + gap0):
+            return False
+        j = best // 2
+        sf = 1.0 if best % 2 == 1 else -1.0
+        nx, ny, nz = -sf * xm[0, j], -sf * xm[1, j], -sf * xm[2, j]
+        h = (r1 - gap0) / 2
+        dist = -gap0 - r1
+        if not _matches(d, c, cs[0] + nx * h, cs[1] + ny * h, cs[2] + nz * h, dist, nx, ny, nz):
+            return False
+        for col in range(nc):
+            w2 = _ang_vel(gb, 1, col)
+            dn = _c3(w2[0], w2[1], w2[2], nx, ny, nz)
+            dc = (gb[_GV, col], gb[_GV + 1, col], gb[_GV + 2, col])
+            vb = _point_vel(d, gb, 1, g2, cs[0], cs[1], cs[2], col)
+            dx = xm[0, j] * (dc[0] - vb[0]) + xm[1, j] * (dc[1] - vb[1]) + xm[2, j] * (dc[2] - vb[2])
+            dgap = -sf * dx
+            gb[DDIST, col] = -dgap
+            gb[DP, col] = dc[0] + dn[0] * h - nx * dgap / 2
+            gb[DP + 1, col] = dc[1] + dn[1] * h - ny * dgap / 2
+            gb[DP + 2, col] = dc[2] + dn[2] * h - nz * dgap / 2
+            gb[DF, col], gb[DF + 1, col], gb[DF + 2, col] = dn
+        return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
+    # the box's nearest point, against the centre
+    ex = xm[0, 0] * kl[0] + xm[0, 1] * kl[1] + xm[0, 2] * kl[2] + o[0]
+    ey = xm[1, 0] * kl[0] + xm[1, 1] * kl[1] + xm[1, 2] * kl[2] + o[1]
+    ez = xm[2, 0] * kl[0] + xm[2, 1] * kl[1] + xm[2, 2] * kl[2] + o[2]
+    ux, uy, uz = ex - cs[0], ey - cs[1], ez - cs[2]
+    L = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if L < 1e-9:
+        return False
+    nx, ny, nz = ux / L, uy / L, uz / L
+    dist = L - r1
+    k = r1 + dist / 2
+    if not _matches(d, c, cs[0] + nx * k, cs[1] + ny * k, cs[2] + nz * k, dist, nx, ny, nz):
+        return False
+    for col in range(nc):
+        dc = (gb[_GV, col], gb[_GV + 1, col], gb[_GV + 2, col])
+        vb = _point_vel(d, gb, 1, g2, cs[0], cs[1], cs[2], col)
+        dex, dey, dez = _point_vel(d, gb, 1, g2, ex, ey, ez, col)
+        for i in range(3):
+            if free[i]:
+                t = xm[0, i] * (dc[0] - vb[0]) + xm[1, i] * (dc[1] - vb[1]) + xm[2, i] * (dc[2] - vb[2])
+                dex += xm[0, i] * t
+                dey += xm[1, i] * t
+                dez += xm[2, i] * t
+        dux, duy, duz = dex - dc[0], dey - dc[1], dez - dc[2]
+        dL = nx * dux + ny * duy + nz * duz
+        dnx, dny, dnz = (dux - nx * dL) / L, (duy - ny * dL) / L, (duz - nz * dL) / L
+        gb[DDIST, col] = dL
+        gb[DP, col] = dc[0] + dnx * k + nx * dL / 2
+        gb[DP + 1, col] = dc[1] + dny * k + ny * dL / 2
+        gb[DP + 2, col] = dc[2] + dnz * k + nz * dL / 2
+        gb[DF, col], gb[DF + 1, col], gb[DF + 2, col] = dnx, dny, dnz
+    return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
+
+
+@kernel
 def _geometry(m, d, c, nc, gb):
     """DP, DF, DDIST of contact c by its collider; whether the collider is covered and the stored
     contact was rebuilt from the geoms."""
@@ -835,6 +933,8 @@ def _geometry(m, d, c, nc, gb):
         return _plane_cylinder(m, d, c, nc, gb, g1, g2)
     if t1 == GEOM_SPHERE and t2 == GEOM_CYLINDER:
         return _sphere_cylinder(m, d, c, nc, gb, g1, g2)
+    if t1 == GEOM_SPHERE and t2 == GEOM_BOX:
+        return _sphere_box(m, d, c, nc, gb, g1, g2)
     if t1 == GEOM_BOX and t2 == GEOM_BOX:
         return _box_box(m, d, c, nc, gb, g1, g2)
     return False
