@@ -175,8 +175,9 @@ _CYLINDERS = """
 """
 
 # spheres against boxes standing on the floor: on a top face, over a top edge, over a corner, and
-# sunk with the centre inside the box (pushed out through the top face)
-_SPHERE_BOXES = """
+# sunk with the centre inside the box (pushed out through the top face); capsules on boxes: lying
+# on a top face (a contact at each end) and leaning on one end
+_ON_BOXES = """
 <mujoco>
   <option timestep="0.004"/>
   <default><geom friction="0.6" condim="3"/></default>
@@ -190,6 +191,10 @@ _SPHERE_BOXES = """
     <body pos="-0.375 0.125 0.225"><freejoint/><geom type="sphere" size="0.05"/></body>
     <body pos="0 0.5 0.099"><freejoint/><geom type="box" size="0.15 0.1 0.1"/></body>
     <body pos="0.01 0.52 0.19"><freejoint/><geom type="sphere" size="0.05"/></body>
+    <body pos="0 -0.6 0.099"><freejoint/><geom type="box" size="0.2 0.15 0.1"/></body>
+    <body pos="0.01 -0.59 0.234" euler="0 90 10"><freejoint/><geom type="capsule" size="0.04 0.12"/></body>
+    <body pos="0.6 -0.6 0.099" euler="0 0 5"><freejoint/><geom type="box" size="0.15 0.15 0.1"/></body>
+    <body pos="0.677 -0.6 0.326" euler="0 40 0"><freejoint/><geom type="capsule" size="0.04 0.12"/></body>
   </worldbody>
 </mujoco>
 """
@@ -205,11 +210,11 @@ CASES = {
     "touch": (_TOUCH.format(cone="elliptic", condim=3), 3, {"CONE"}),
     "boxes": (_BOXES, 5, {"QUADRATIC"}),
     "cylinders": (_CYLINDERS, 1, {"QUADRATIC"}),
-    "sphereboxes": (_SPHERE_BOXES, 1, {"QUADRATIC"}),
+    "onboxes": (_ON_BOXES, 1, {"QUADRATIC"}),
 }
 # the cases whose rows G_q covers wholly analytically
 ANALYTIC = {"chain", "weld", "frictionless", "pyramidal4", "elliptic3", "elliptic6", "touch", "boxes",
-            "cylinders", "sphereboxes"}
+            "cylinders", "onboxes"}
 
 
 def _state(xml: str, nsteps: int):
@@ -422,8 +427,8 @@ def test_analytical_position_derivative(case):
                 along = abs(d.contact_frame[c, 0] @ d.geom_xmat[g2].reshape(3, 3)[:, 2])
                 kinds.add("cap" if along > 1 - 1e-9 else "side" if along < 1e-9 else "rim")
         assert kinds == {"cap", "side", "rim"}, kinds
-    if name == "sphereboxes":
-        assert {(0, 6), (2, 6)} <= pairs, pairs
+    if name == "onboxes":
+        assert {(0, 6), (2, 6), (3, 6)} <= pairs, pairs
         # the box region of each sphere's centre: how many of its box coordinates lie beyond the
         # half-sizes (0: inside, 1: over a face, 2: an edge, 3: a corner)
         kinds = set()
@@ -433,3 +438,16 @@ def test_analytical_position_derivative(case):
                 loc = d.geom_xmat[g2].reshape(3, 3).T @ (d.geom_xpos[g1] - d.geom_xpos[g2])
                 kinds.add(("inside", "face", "edge", "corner")[int(np.sum(np.abs(loc) > m.geom_size[g2]))])
         assert kinds == {"inside", "face", "edge", "corner"}, kinds
+        # capsule-box: the three contacts at the capsules' ends (the lying one's two, the leaning one's)
+        # (the contact is r + dist/2 from the sphere's centre, at an end of the segment)
+        ends = 0
+        for c in range(d.ncon):
+            g1, g2 = d.contact_geom[c]
+            if m.geom_type[g1] == 3:
+                r, half = m.geom_size[g1, :2]
+                p = d.contact_pos[c] - d.geom_xpos[g1]
+                axis = d.geom_xmat[g1][:, 2]
+                gap = min(np.linalg.norm(p - s * half * axis) for s in (1, -1))
+                assert abs(gap - r - d.contact_dist[c] / 2) < 1e-9, gap
+                ends += 1
+        assert ends == 3, ends

@@ -793,8 +793,10 @@ def _sphere_cylinder(m, d, c, nc, gb, g1, g2):
 
 
 @kernel
-def _sphere_box(m, d, c, nc, gb, g1, g2):
-    """A contact of mjc_SphereBox (sphere g1, box g2; collision_box._sphere_box). Outside the box,
+def _sphere_box(m, d, c, nc, gb, g1, g2, cx, cy, cz, r1):
+    """A sphere of radius r1 centred at c, held to geom g1 (a sphere's centre; a capsule's end,
+    mjc_CapsuleBox's point at an end of the segment), against box g2 (mjraw_SphereBox,
+    collision_box._sphere_box). Outside the box,
     the centre's box coordinates clamped to the half-sizes give the box's nearest point e: the
     clamped coordinates held (a face, edge or corner), the others sliding with the centre (along
     the box axes a_i, at a_i.(dc - the box's velocity at c)); the contact is then the centre against
@@ -804,8 +806,7 @@ def _sphere_box(m, d, c, nc, gb, g1, g2):
     coordinate within 1e-9 of its half-size (a region's boundary) or two faces equally near the
     inside centre leave the contact to differences. Fills DP, DF, DDIST; whether the stored
     contact is this one."""
-    r1 = m.geom_size[g1, 0]
-    cs = d.geom_xpos[g1]
+    cs = (cx, cy, cz)
     o = d.geom_xpos[g2]
     xm = d.geom_xmat[g2]
     vx, vy, vz = cs[0] - o[0], cs[1] - o[1], cs[2] - o[2]
@@ -846,7 +847,7 @@ def _sphere_box(m, d, c, nc, gb, g1, g2):
         for col in range(nc):
             w2 = _ang_vel(gb, 1, col)
             dn = _c3(w2[0], w2[1], w2[2], nx, ny, nz)
-            dc = (gb[_GV, col], gb[_GV + 1, col], gb[_GV + 2, col])
+            dc = _point_vel(d, gb, 0, g1, cx, cy, cz, col)
             vb = _point_vel(d, gb, 1, g2, cs[0], cs[1], cs[2], col)
             dx = xm[0, j] * (dc[0] - vb[0]) + xm[1, j] * (dc[1] - vb[1]) + xm[2, j] * (dc[2] - vb[2])
             dgap = -sf * dx
@@ -870,7 +871,7 @@ def _sphere_box(m, d, c, nc, gb, g1, g2):
     if not _matches(d, c, cs[0] + nx * k, cs[1] + ny * k, cs[2] + nz * k, dist, nx, ny, nz):
         return False
     for col in range(nc):
-        dc = (gb[_GV, col], gb[_GV + 1, col], gb[_GV + 2, col])
+        dc = _point_vel(d, gb, 0, g1, cx, cy, cz, col)
         vb = _point_vel(d, gb, 1, g2, cs[0], cs[1], cs[2], col)
         dex, dey, dez = _point_vel(d, gb, 1, g2, ex, ey, ez, col)
         for i in range(3):
@@ -934,7 +935,19 @@ def _geometry(m, d, c, nc, gb):
     if t1 == GEOM_SPHERE and t2 == GEOM_CYLINDER:
         return _sphere_cylinder(m, d, c, nc, gb, g1, g2)
     if t1 == GEOM_SPHERE and t2 == GEOM_BOX:
-        return _sphere_box(m, d, c, nc, gb, g1, g2)
+        return _sphere_box(m, d, c, nc, gb, g1, g2, xp[g1, 0], xp[g1, 1], xp[g1, 2], size[g1, 0])
+    if t1 == GEOM_CAPSULE and t2 == GEOM_BOX:
+        # mjc_CapsuleBox's spheres at an end of the segment (the stored position tells which);
+        # a point inside the segment (the closest approach to a box edge, or a second point
+        # stopped at a face's or edge's end) moves along it and is left to differences
+        half = size[g1, 1]
+        for side in (1.0, -1.0):
+            ex = xp[g1, 0] + side * half * xm[g1, 0, 2]
+            ey = xp[g1, 1] + side * half * xm[g1, 1, 2]
+            ez = xp[g1, 2] + side * half * xm[g1, 2, 2]
+            if _sphere_box(m, d, c, nc, gb, g1, g2, ex, ey, ez, size[g1, 0]):
+                return True
+        return False
     if t1 == GEOM_BOX and t2 == GEOM_BOX:
         return _box_box(m, d, c, nc, gb, g1, g2)
     return False
