@@ -710,6 +710,37 @@ def _plane_cylinder(m, d, c, nc, gb, g1, g2):
 
 
 @kernel
+def _against_point(d, c, cx, cy, cz, r1, ex, ey, ez):
+    """A sphere of centre c and radius r1 against the point e (a sphere of radius 0, as
+    mjraw_SphereSphere: n = (e - c)/L, dist = L - r1, pos = c + n (r1 + dist/2)): (L, nx, ny, nz,
+    r1 + dist/2), L = 0 when e is at c or the stored contact c is another."""
+    ux, uy, uz = ex - cx, ey - cy, ez - cz
+    L = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if L < 1e-9:
+        return 0.0, 0.0, 0.0, 0.0, 0.0
+    nx, ny, nz = ux / L, uy / L, uz / L
+    dist = L - r1
+    k = r1 + dist / 2
+    if not _matches(d, c, cx + nx * k, cy + ny * k, cz + nz * k, dist, nx, ny, nz):
+        return 0.0, 0.0, 0.0, 0.0, 0.0
+    return L, nx, ny, nz, k
+
+
+@kernel
+def _against_point_column(gb, col, dc, de, L, nx, ny, nz, k):
+    """Column col of DP, DF, DDIST for _against_point's contact, the centre moving at dc and the
+    point at de."""
+    dux, duy, duz = de[0] - dc[0], de[1] - dc[1], de[2] - dc[2]
+    dL = nx * dux + ny * duy + nz * duz
+    dnx, dny, dnz = (dux - nx * dL) / L, (duy - ny * dL) / L, (duz - nz * dL) / L
+    gb[DDIST, col] = dL
+    gb[DP, col] = dc[0] + dnx * k + nx * dL / 2
+    gb[DP + 1, col] = dc[1] + dny * k + ny * dL / 2
+    gb[DP + 2, col] = dc[2] + dnz * k + nz * dL / 2
+    gb[DF, col], gb[DF + 1, col], gb[DF + 2, col] = dnx, dny, dnz
+
+
+@kernel
 def _sphere_cylinder(m, d, c, nc, gb, g1, g2):
     """A contact of mjc_SphereCylinder (sphere g1, cylinder g2), the case taken as the collider
     takes it from where the centre projects: beside the side, the sphere against the axis point
@@ -761,14 +792,8 @@ def _sphere_cylinder(m, d, c, nc, gb, g1, g2):
     # the rim point nearest the centre, against the centre
     lp = math.sqrt(p2)
     ex, ey, ez = qx + r * px / lp, qy + r * py / lp, qz + r * pz / lp
-    ux, uy, uz = ex - cs[0], ey - cs[1], ez - cs[2]
-    L = math.sqrt(ux * ux + uy * uy + uz * uz)
-    if L < 1e-9:
-        return False
-    nx, ny, nz = ux / L, uy / L, uz / L
-    dist = L - r1
-    k = r1 + dist / 2
-    if not _matches(d, c, cs[0] + nx * k, cs[1] + ny * k, cs[2] + nz * k, dist, nx, ny, nz):
+    L, nx, ny, nz, k = _against_point(d, c, cs[0], cs[1], cs[2], r1, ex, ey, ez)
+    if L == 0.0:
         return False
     for col in range(nc):
         w2 = _ang_vel(gb, 1, col)
@@ -781,14 +806,7 @@ def _sphere_cylinder(m, d, c, nc, gb, g1, g2):
                         dvz - da[2] * x - a[2] * dx)
         de = (do[0] + sg * hh * da[0] + r * dp[0], do[1] + sg * hh * da[1] + r * dp[1],
               do[2] + sg * hh * da[2] + r * dp[2])
-        dux, duy, duz = de[0] - dc[0], de[1] - dc[1], de[2] - dc[2]
-        dL = nx * dux + ny * duy + nz * duz
-        dnx, dny, dnz = (dux - nx * dL) / L, (duy - ny * dL) / L, (duz - nz * dL) / L
-        gb[DDIST, col] = dL
-        gb[DP, col] = dc[0] + dnx * k + nx * dL / 2
-        gb[DP + 1, col] = dc[1] + dny * k + ny * dL / 2
-        gb[DP + 2, col] = dc[2] + dnz * k + nz * dL / 2
-        gb[DF, col], gb[DF + 1, col], gb[DF + 2, col] = dnx, dny, dnz
+        _against_point_column(gb, col, dc, de, L, nx, ny, nz, k)
     return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
 
 
@@ -861,14 +879,8 @@ def _sphere_box(m, d, c, nc, gb, g1, g2, cx, cy, cz, r1):
     ex = xm[0, 0] * kl[0] + xm[0, 1] * kl[1] + xm[0, 2] * kl[2] + o[0]
     ey = xm[1, 0] * kl[0] + xm[1, 1] * kl[1] + xm[1, 2] * kl[2] + o[1]
     ez = xm[2, 0] * kl[0] + xm[2, 1] * kl[1] + xm[2, 2] * kl[2] + o[2]
-    ux, uy, uz = ex - cs[0], ey - cs[1], ez - cs[2]
-    L = math.sqrt(ux * ux + uy * uy + uz * uz)
-    if L < 1e-9:
-        return False
-    nx, ny, nz = ux / L, uy / L, uz / L
-    dist = L - r1
-    k = r1 + dist / 2
-    if not _matches(d, c, cs[0] + nx * k, cs[1] + ny * k, cs[2] + nz * k, dist, nx, ny, nz):
+    L, nx, ny, nz, k = _against_point(d, c, cs[0], cs[1], cs[2], r1, ex, ey, ez)
+    if L == 0.0:
         return False
     for col in range(nc):
         dc = _point_vel(d, gb, 0, g1, cx, cy, cz, col)
@@ -880,15 +892,17 @@ def _sphere_box(m, d, c, nc, gb, g1, g2, cx, cy, cz, r1):
                 dex += xm[0, i] * t
                 dey += xm[1, i] * t
                 dez += xm[2, i] * t
-        dux, duy, duz = dex - dc[0], dey - dc[1], dez - dc[2]
-        dL = nx * dux + ny * duy + nz * duz
-        dnx, dny, dnz = (dux - nx * dL) / L, (duy - ny * dL) / L, (duz - nz * dL) / L
-        gb[DDIST, col] = dL
-        gb[DP, col] = dc[0] + dnx * k + nx * dL / 2
-        gb[DP + 1, col] = dc[1] + dny * k + ny * dL / 2
-        gb[DP + 2, col] = dc[2] + dnz * k + nz * dL / 2
-        gb[DF, col], gb[DF + 1, col], gb[DF + 2, col] = dnx, dny, dnz
+        _against_point_column(gb, col, dc, (dex, dey, dez), L, nx, ny, nz, k)
     return _frame(d, c, nc, gb, nx, ny, nz, 0.0, 0.0, 0.0, False, 0)
+
+
+@kernel
+def _capsule_end(m, d, g, side):
+    """The end g + side half u of capsule g (u its axis)."""
+    h = side * m.geom_size[g, 1]
+    xm = d.geom_xmat[g]
+    xp = d.geom_xpos[g]
+    return xp[0] + h * xm[0, 2], xp[1] + h * xm[1, 2], xp[2] + h * xm[2, 2]
 
 
 @kernel
@@ -909,11 +923,8 @@ def _geometry(m, d, c, nc, gb):
                             False, False)
     if t1 == GEOM_PLANE and t2 == GEOM_CAPSULE:
         # the end nearest the stored position (the collider's +axis end first, then -axis)
-        half = size[g2, 1]
         for side in (1.0, -1.0):
-            ex = xp[g2, 0] + side * half * xm[g2, 0, 2]
-            ey = xp[g2, 1] + side * half * xm[g2, 1, 2]
-            ez = xp[g2, 2] + side * half * xm[g2, 2, 2]
+            ex, ey, ez = _capsule_end(m, d, g2, side)
             if _point_plane(m, d, c, nc, gb, g1, g2, ex, ey, ez, size[g2, 0], True, False):
                 return True
         return False
@@ -940,11 +951,8 @@ def _geometry(m, d, c, nc, gb):
         # mjc_CapsuleBox's spheres at an end of the segment (the stored position tells which);
         # a point inside the segment (the closest approach to a box edge, or a second point
         # stopped at a face's or edge's end) moves along it and is left to differences
-        half = size[g1, 1]
         for side in (1.0, -1.0):
-            ex = xp[g1, 0] + side * half * xm[g1, 0, 2]
-            ey = xp[g1, 1] + side * half * xm[g1, 1, 2]
-            ez = xp[g1, 2] + side * half * xm[g1, 2, 2]
+            ex, ey, ez = _capsule_end(m, d, g1, side)
             if _sphere_box(m, d, c, nc, gb, g1, g2, ex, ey, ez, size[g1, 0]):
                 return True
         return False
