@@ -23,7 +23,8 @@ limit, dof and tendon friction loss in both linear zones, connect, weld (body an
 joint (polynomial) and tendon equalities; contacts plane-sphere, plane-capsule, plane-box,
 sphere-sphere, sphere-capsule and capsule-capsule (crossing and parallel), box-box (face contacts:
 incident corners, incident edges clipped by the reference face's sides; edge-edge), plane-cylinder
-(tilted and standing), sphere-cylinder (cap, side, rim), frictionless
+(tilted and standing), sphere-cylinder (cap, side, rim), sphere-box (face, edge, corner, centre inside),
+capsule-box (contacts at the capsule's ends), frictionless
 (condim 1), pyramidal (condim 4) and elliptic (condim 3 and 6) cones, with rows in the satisfied,
 quadratic and (elliptic) middle-cone zones.
 """

@@ -19,7 +19,10 @@ so p, F and the distance are smooth functions of the two geoms' poses. This modu
   features (an incident corner; an incident edge on a reference side line; a reference corner
   sliding in the incident face) or an edge-edge contact's two held edges (the lines' closest
   points); a cylinder's rim points against a plane (mjc_PlaneCylinder: they turn with the plane's
-  normal too) and a sphere against a cylinder's side, cap or rim (mjc_SphereCylinder);
+  normal too) and a sphere against a cylinder's side, cap or rim (mjc_SphereCylinder); a sphere
+  against a box (mjc_SphereBox: the box's nearest point, its clamped coordinates held - a face, an
+  edge or a corner - the others sliding with the centre; a centre inside pushed out through the
+  collider's face), and mjc_CapsuleBox's spheres at an end of the capsule's segment;
 * the point Jacobians: with S_i the motion of dof i, a point Jacobian's column i at a point p
   held in space changes along dof k by w_k x Jp_i - w_i x Jp_k when k moves i's axis (k an
   ancestor of i in the dof tree, or both in one ball joint or one free joint's rotation: the
@@ -29,7 +32,8 @@ so p, F and the distance are smooth functions of the two geoms' poses. This modu
 A contact is covered when its collider is one of these, the stored position and normal are
 reproduced from the geoms (so the features found are the collider's), and it has no adhesion
 (whose reference term scales with R). Other contacts (meshes, convex colliders, height
-fields, flex, box pairs at a feature switch, a cylinder's cap nearly parallel to a plane) are left
+fields, flex, box pairs at a feature switch, a cylinder's cap nearly parallel to a plane, capsule-box
+contacts inside the capsule's segment, a sphere centre on a box region's boundary) are left
 to derivative_constraint's difference, row by row.
 
 Only the dofs that move one of the two bodies matter: every quantity is kept on that chain, ``nc``
