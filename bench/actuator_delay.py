@@ -17,7 +17,7 @@ import re
 import mujoco
 
 import kinedyn as kd
-from bench.timing import cpu_per_call
+from bench.timing import step_times
 
 MODEL = """
 <mujoco>
@@ -59,9 +59,7 @@ def main(argv=None) -> None:
             m, mjm = kd.Model.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
             d, mjd = kd.Data(m), mujoco.MjData(mjm)
             d.ctrl[:] = mjd.ctrl[:] = 0.3
-            kd.step(m, d)  # binds and compiles first
-            ours = cpu_per_call(lambda m=m, d=d: kd.step(m, d), args.steps, args.repeats)
-            theirs = cpu_per_call(lambda m=mjm, d=mjd: mujoco.mj_step(m, d), args.steps, args.repeats)
+            ours, theirs = step_times(m, d, mjm, mjd, args.steps, args.repeats)
             print(f"{integrator:<10} {'yes' if delays else 'no':>6} {ours * 1e6:16.2f} {theirs * 1e6:15.2f}")
 
 

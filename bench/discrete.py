@@ -17,7 +17,7 @@ import mujoco
 import numpy as np
 
 import kinedyn as kd
-from bench.timing import cpu_per_call
+from bench.timing import step_times
 
 NO_CONTACT = 'contype="0" conaffinity="0"'
 
@@ -62,9 +62,7 @@ def main(argv=None) -> None:
         qvel = np.random.default_rng(0).normal(size=m.nv) * 0.3
         d.qvel[:], mjd.qvel[:] = qvel, qvel
         d.ctrl[:], mjd.ctrl[:] = 0.3, 0.3
-        kd.step(m, d)  # binds and compiles first
-        ours = cpu_per_call(lambda m=m, d=d: kd.step(m, d), args.steps, args.repeats)
-        theirs = cpu_per_call(lambda m=mjm, d=mjd: mujoco.mj_step(m, d), args.steps, args.repeats)
+        ours, theirs = step_times(m, d, mjm, mjd, args.steps, args.repeats)
         print(f"{label:<22} {ours * 1e6:16.2f} {theirs * 1e6:15.2f}")
 
 

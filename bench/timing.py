@@ -15,3 +15,16 @@ def cpu_per_call(fn, calls: int, repeats: int) -> float:
             fn()
         best = min(best, time.process_time() - t0)
     return best / calls
+
+
+def step_times(m, d, mjm, mjd, steps: int, repeats: int) -> tuple[float, float]:
+    """(kinedyn, MuJoCo) CPU seconds per step of the two simulations, after a first kinedyn step
+    that binds and compiles what the model needs."""
+    import mujoco
+
+    import kinedyn as kd
+
+    kd.step(m, d)
+    ours = cpu_per_call(lambda: kd.step(m, d), steps, repeats)
+    theirs = cpu_per_call(lambda: mujoco.mj_step(mjm, mjd), steps, repeats)
+    return ours, theirs
