@@ -80,6 +80,7 @@ from kinedyn.engine.derivative_collision import (
 from kinedyn.engine.derivative_rne import _may_collide
 from kinedyn.engine.forward import fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.smooth_rne import com_vel_entry
+from kinedyn.engine.smooth_tendon import is_fixed_tendon
 from kinedyn.engine.solver import (
     _mul_jt,
     cone_coordinates,
@@ -118,7 +119,6 @@ from kinedyn.engine.types import (
     MINVAL,
     OBJ_BODY,
     OPT_NOSLIP_ITERATIONS,
-    WRAP_JOINT,
     EnableBit,
 )
 from kinedyn.engine.util_linalg3 import skew_entry
@@ -340,12 +340,6 @@ def _jdotv_velocity(m, d, fbuf, gv, nefc):
     return True
 
 
-@kernel
-def _fixed_tendon(m, t):
-    """Whether tendon t is fixed (joint wraps only: a length linear in qpos, ten_J constant)."""
-    return m.wrap_type[m.tendon_adr[t]] == WRAP_JOINT
-
-
 # how a row's Jacobian depends on qpos (_single_row_kind): constant, tau w w' (w = e_dof or a fixed
 # tendon's ten_J: a coupling's polynomial), or a ball limit's axis
 _T_NONE, _T_DOF, _T_TENDON, _T_BALL = 0, 1, 2, 3
@@ -378,18 +372,18 @@ def _single_row_kind(m, d, i):
         return (True, True, _T_BALL, adr, 0.5 / math.tan(0.5 * theta),
                 -d.efc_J[i, adr], -d.efc_J[i, adr + 1], -d.efc_J[i, adr + 2])
     if t == CNSTR_LIMIT_TENDON or t == CNSTR_FRICTION_TENDON:
-        return _fixed_tendon(m, cid), t == CNSTR_LIMIT_TENDON, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
+        return is_fixed_tendon(m, cid), t == CNSTR_LIMIT_TENDON, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
     if t == CNSTR_EQUALITY:
         et = m.eq_type[cid]
         if et != EQ_JOINT and et != EQ_TENDON:
             return False, False, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
         o1 = m.eq_obj1id[cid]
         o2 = m.eq_obj2id[cid]
-        if et == EQ_TENDON and not _fixed_tendon(m, o1):
+        if et == EQ_TENDON and not is_fixed_tendon(m, o1):
             return False, False, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
         if o2 < 0:
             return True, True, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
-        if et == EQ_TENDON and not _fixed_tendon(m, o2):
+        if et == EQ_TENDON and not is_fixed_tendon(m, o2):
             return False, False, _T_NONE, 0, 0.0, 0.0, 0.0, 0.0
         c = m.eq_data
         if et == EQ_JOINT:

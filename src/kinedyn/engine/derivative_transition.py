@@ -63,6 +63,7 @@ from kinedyn.engine.forward import forward_entry, forward_skip_sensor_entry
 from kinedyn.engine.passive_plastic import rotation_from_ref
 from kinedyn.engine.smooth_inertia import factor_i, full_m_kernel, solve_ld
 from kinedyn.engine.smooth_rne import com_vel_entry
+from kinedyn.engine.smooth_tendon import is_fixed_tendon
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -97,7 +98,6 @@ from kinedyn.engine.types import (
     TRN_JOINT,
     TRN_JOINTINPARENT,
     TRN_TENDON,
-    WRAP_JOINT,
     IntegratorType,
     ObjType,
     SensorType,
@@ -164,14 +164,6 @@ def refusal_text(m, code: int, i: int) -> str:
 
 
 @kernel
-def _fixed_tendon(m, t):
-    for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
-        if m.wrap_type[w] != WRAP_JOINT:
-            return False
-    return True
-
-
-@kernel
 def _refuse(codes, code, i):
     n = codes[0, 0] + 1
     if n < codes.shape[0]:
@@ -217,10 +209,10 @@ def _refusals(m, xfrc_applied, sensors, codes):
                 _refuse(codes, R_PLASTIC, j)
         for t in range(m.ntendon):
             if m.tendon_stiffness[t] != 0.0 or _any_nonzero(m.tendon_stiffnesspoly[t]):
-                if not _fixed_tendon(m, t) or m.tendon_plasticadr[t] >= 0:
+                if not is_fixed_tendon(m, t) or m.tendon_plasticadr[t] >= 0:
                     _refuse(codes, R_TENDON_SPRING, t)
     for t in range(m.ntendon):
-        if not _fixed_tendon(m, t) and (m.tendon_damping[t] != 0.0 or _any_nonzero(m.tendon_dampingpoly[t])
+        if not is_fixed_tendon(m, t) and (m.tendon_damping[t] != 0.0 or _any_nonzero(m.tendon_dampingpoly[t])
                                         or m.tendon_actuatorid[t] != -1):
             _refuse(codes, R_SPATIAL_TENDON, t)
     act_on = m.nu > 0 and not flags & DSBL_ACTUATION
@@ -235,7 +227,7 @@ def _refusals(m, xfrc_applied, sensors, codes):
             if trn == TRN_JOINT or trn == TRN_JOINTINPARENT:
                 ok = m.jnt_type[tid] != JNT_BALL and m.jnt_type[tid] != JNT_FREE
             else:
-                ok = trn == TRN_TENDON and _fixed_tendon(m, tid) and not m.tendon_actfrclimited[tid]
+                ok = trn == TRN_TENDON and is_fixed_tendon(m, tid) and not m.tendon_actfrclimited[tid]
             if not ok:
                 _refuse(codes, R_TRANSMISSION, i)
             dyn, gt, bt = m.actuator_dyntype[i], m.actuator_gaintype[i], m.actuator_biastype[i]
@@ -253,7 +245,7 @@ def _refusals(m, xfrc_applied, sensors, codes):
             t, obj = m.sensor_type[s], m.sensor_objid[s]
             if t >= _SENSOR_COVERED.shape[0] or not _SENSOR_COVERED[t]:
                 _refuse(codes, R_SENSOR_TYPE, s)
-            elif t == _TENDONVEL and not _fixed_tendon(m, obj):
+            elif t == _TENDONVEL and not is_fixed_tendon(m, obj):
                 _refuse(codes, R_SENSOR_SPATIAL, s)
             elif _FRAMEPOS <= t <= _FRAMEANGVEL and (m.sensor_refid[s] >= 0 or not (
                     m.sensor_objtype[s] == _OBJ_BODY or m.sensor_objtype[s] == _OBJ_XBODY

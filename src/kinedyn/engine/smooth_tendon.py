@@ -355,6 +355,13 @@ def _to_local(x, center, rot):
 
 
 # Inlined into its entry, as actuation._transmission (its arrays are not passed one by one).
+@kernel
+def is_fixed_tendon(m, t):
+    """Whether tendon t is fixed: its path is joints (a length linear in qpos, ten_J constant). The
+    first wrap decides, as in mj_tendon: a fixed tendon's wraps are all joints, a spatial one's none."""
+    return m.wrap_type[m.tendon_adr[t]] == WRAP_JOINT
+
+
 def _has_wrap_geoms(m) -> bool:
     """``needed`` of the wrapping unit: some spatial tendon wraps around a sphere or a cylinder."""
     return bool(np.any((m.wrap_type == WRAP_SPHERE) | (m.wrap_type == WRAP_CYLINDER)))
