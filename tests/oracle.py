@@ -604,3 +604,17 @@ def libmujoco(*names: str) -> ctypes.CDLL:
     if missing:
         pytest.skip(f"libmujoco does not export {', '.join(missing)}")
     return lib
+
+
+def assert_forward_and_inverse(m, d, mjm, mjd, qacc) -> None:
+    """forward at the two Data's (equal) state against mj_forward, every field; then the inverse
+    at ``qacc`` against mj_inverse (qfrc_inverse)."""
+    import kinedyn as kd
+
+    kd.forward(m, d)
+    mujoco.mj_forward(mjm, mjd)
+    assert_fields(m, d, mjm, mjd)
+    d.qacc[:] = mjd.qacc[:] = qacc
+    kd.inverse(m, d)
+    mujoco.mj_inverse(mjm, mjd)
+    assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)

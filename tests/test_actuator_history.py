@@ -10,7 +10,7 @@ import mujoco
 import numpy as np
 import pytest
 from mujoco import rollout as mj_rollout
-from oracle import assert_close, assert_fields, assert_model_fields, load_pair
+from oracle import assert_close, assert_fields, assert_forward_and_inverse, assert_model_fields, load_pair
 
 import kinedyn as kd
 from kinedyn.errors import ModelError
@@ -109,13 +109,7 @@ def test_steps_match_mujoco(pair, integrator):
             mujoco.mj_step(mjm, mjd)
             _assert_state(d, mjd, f"{integrator} step {t}")
         # the forward pass and the inverse at the end state
-        kd.forward(m, d)
-        mujoco.mj_forward(mjm, mjd)
-        assert_fields(m, d, mjm, mjd)
-        d.qacc[:] = mjd.qacc[:] = np.array([0.3, -0.7])
-        kd.inverse(m, d)
-        mujoco.mj_inverse(mjm, mjd)
-        assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)
+        assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7]))
     finally:
         m.opt.integrator, mjm.opt.integrator = saved
 

@@ -24,7 +24,7 @@ import mujoco
 import numpy as np
 import pytest
 from mujoco import rollout as mj_rollout
-from oracle import assert_close, assert_fields, assert_model_fields, load_pair
+from oracle import assert_close, assert_forward_and_inverse, assert_model_fields, load_pair
 
 import kinedyn as kd
 from kinedyn.errors import ModelError
@@ -57,20 +57,6 @@ def test_layout_of_single_control_actuators():
     assert m.nu == m.nactuator == m.nout == 14
     # pos, vel, pressure; a class's "vel" kept, then discarded by gaintype="affine" and by motor
     assert m.actuator_ctrlspec.tolist()[:11] == [0, 1, 2, 2, 32, 32, 2, 0, 0, 0, 1]
-
-
-@pytest.mark.parametrize(("actuator", "attr", "message"), [
-    ('<general joint="j" input="ff"/>', "input", "fixed and affine gains take one input"),
-    ('<general joint="j" input="pos vel"/>', "input", "fixed and affine gains take one input"),
-    ('<general joint="j" gaintype="muscle" input="pos"/>', "input", "not available for muscle"),
-])
-def test_bad_input_signatures(actuator, attr, message):
-    xml = _xml(actuator)
-    with pytest.raises(ValueError):
-        mujoco.MjModel.from_xml_string(xml)
-    with pytest.raises(ModelError, match=message) as err:
-        kd.Model.from_xml_string(xml)
-    assert err.value.attribute == attr and err.value.line is not None
 
 
 # Two hinges under gravity, seven single-control pids: position and velocity setpoints and a
@@ -135,13 +121,7 @@ def test_pid_steps_match_mujoco(pid, integrator):
                 assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
             held += abs(d.act[integral]) >= 0.05 and d.act_dot[integral] == 0.0
         assert held, "the run never reached the integral's imax"
-        kd.forward(m, d)
-        mujoco.mj_forward(mjm, mjd)
-        assert_fields(m, d, mjm, mjd)
-        d.qacc[:] = mjd.qacc[:] = np.array([0.3, -0.7])
-        kd.inverse(m, d)
-        mujoco.mj_inverse(mjm, mjd)
-        assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)
+        assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7]))
     finally:
         m.opt.integrator, mjm.opt.integrator = saved
 
@@ -186,8 +166,18 @@ def test_models_without_pid_compile_no_pid_unit(pid, dcmotor):
     ('<general joint="j" gaintype="pid" input="pos"/>', "biastype", "requires biastype 'affine'"),
     ('<general joint="j" gaintype="pid" biastype="affine" input="pos"/>', "gainprm",
      "requires dyntype 'pid'"),
+    ('<dcmotor joint="j" resistance="2"/>', "motorconst", "motor constant K must be positive"),
+    ('<dcmotor joint="j" motorconst="0.1"/>', "resistance", "resistance must be positive"),
+    ('<dcmotor joint="j" motorconst="-0.1 0.2" resistance="2"/>', "motorconst", "cannot be negative"),
+    ('<dcmotor joint="j" motorconst="0.1" resistance="2" input="vel" controller="1 1"/>', "controller",
+     "requires the pos input"),
+    ('<general joint="j" input="ff"/>', "input", "fixed and affine gains take one input"),
+    ('<general joint="j" input="pos vel"/>', "input", "fixed and affine gains take one input"),
+    ('<general joint="j" gaintype="muscle" input="pos"/>', "input", "not available for muscle"),
 ])
-def test_pid_errors_as_mujoco(actuator, attr, message):
+def test_errors_as_mujoco(actuator, attr, message):
+    """Input signatures, pid and dcmotor attributes MuJoCo refuses: refused too, naming the
+    attribute and line."""
     xml = _xml(actuator)
     with pytest.raises(ValueError):
         mujoco.MjModel.from_xml_string(xml)
@@ -290,13 +280,7 @@ def test_dcmotor_steps_match_mujoco(dcmotor, integrator):
             imax += abs(d.act[m.actuator_actadr[m.actuator("pi").id] + 1]) == 0.05
         assert saturated and limited and vmax and imax, "the run never reached a saturation, current rate, " \
             "Vmax or Imax"
-        kd.forward(m, d)
-        mujoco.mj_forward(mjm, mjd)
-        assert_fields(m, d, mjm, mjd)
-        d.qacc[:] = mjd.qacc[:] = np.array([0.3, -0.7])
-        kd.inverse(m, d)
-        mujoco.mj_inverse(mjm, mjd)
-        assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)
+        assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7]))
     finally:
         m.opt.integrator, mjm.opt.integrator = saved
 
@@ -309,22 +293,6 @@ def test_dcmotor_batch_rollout_matches_mujoco_rollout(dcmotor):
     ours = kd.batch.rollout(m, state0, control, nthread=2)
     theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, control)
     assert_close("rollout state", ours.state, theirs)
-
-
-@pytest.mark.parametrize(("actuator", "attr", "message"), [
-    ('<dcmotor joint="j" resistance="2"/>', "motorconst", "motor constant K must be positive"),
-    ('<dcmotor joint="j" motorconst="0.1"/>', "resistance", "resistance must be positive"),
-    ('<dcmotor joint="j" motorconst="-0.1 0.2" resistance="2"/>', "motorconst", "cannot be negative"),
-    ('<dcmotor joint="j" motorconst="0.1" resistance="2" input="vel" controller="1 1"/>', "controller",
-     "requires the pos input"),
-])
-def test_dcmotor_errors_as_mujoco(actuator, attr, message):
-    xml = _xml(actuator)
-    with pytest.raises(ValueError):
-        mujoco.MjModel.from_xml_string(xml)
-    with pytest.raises(ModelError, match=message) as err:
-        kd.Model.from_xml_string(xml)
-    assert err.value.attribute == attr and err.value.line is not None
 
 
 @pytest.mark.parametrize(("actuator", "attr", "message"), [

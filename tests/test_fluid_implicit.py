@@ -136,22 +136,29 @@ def test_fluid_qderiv_matches_mujoco(name, integrator):
         assert (asym > 1e-6) if unsymmetric else (asym < 1e-12), asym
 
 
-@pytest.mark.parametrize("integrator", list(INTEGRATORS))
-@pytest.mark.parametrize("name", MODELS)
-def test_steps_and_rollout_match_mujoco(name, integrator):
-    """100 steps each from MuJoCo's state at 1e-9, then 200 free-running steps at 1e-6."""
-    m, d, mjm, mjd = _pair(name, integrator)
-    rng = np.random.default_rng(2)
+def _steps_from_mujocos_state(m, d, mjm, mjd, seed, qvel_scale, nstep, every):
+    """From a random state, ``nstep`` steps each started from MuJoCo's state (new random controls
+    every ``every`` steps), the next state compared at 1e-9."""
+    rng = np.random.default_rng(seed)
     qpos, qvel, _, _ = random_state(rng, mjm)
-    set_same_state(m, d, mjm, mjd, qpos, 0.5 * qvel)
-    for k in range(100):
-        if k % 25 == 0:
+    set_same_state(m, d, mjm, mjd, qpos, qvel_scale * qvel)
+    for k in range(nstep):
+        if k % every == 0:
             mjd.ctrl[:] = rng.uniform(-1, 1, size=mjm.nu)
         set_same_state(m, d, mjm, mjd, np.array(mjd.qpos), np.array(mjd.qvel), np.array(mjd.ctrl),
                        np.array(mjd.act), time=mjd.time)
         kd.step(m, d)
         mujoco.mj_step(mjm, mjd)
         assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "act"))
+
+
+
+@pytest.mark.parametrize("integrator", list(INTEGRATORS))
+@pytest.mark.parametrize("name", MODELS)
+def test_steps_and_rollout_match_mujoco(name, integrator):
+    """100 steps each from MuJoCo's state at 1e-9, then 200 free-running steps at 1e-6."""
+    m, d, mjm, mjd = _pair(name, integrator)
+    _steps_from_mujocos_state(m, d, mjm, mjd, seed=2, qvel_scale=0.5, nstep=100, every=25)
     for _ in range(8):
         kd.step(m, d, 25)
         mujoco.mj_step(mjm, mjd, 25)
@@ -268,15 +275,5 @@ def test_dm_control_fish_steps_match_mujoco(integrator):
     m.opt.integrator = INTEGRATORS[integrator]
     mjm.opt.integrator = int(INTEGRATORS[integrator])
     d, mjd = kd.Data(m), mujoco.MjData(mjm)
-    rng = np.random.default_rng(7)
-    qpos, qvel, _, _ = random_state(rng, mjm)
-    set_same_state(m, d, mjm, mjd, qpos, 0.3 * qvel)
-    for k in range(50):
-        if k % 10 == 0:
-            mjd.ctrl[:] = rng.uniform(-1, 1, size=mjm.nu)
-        set_same_state(m, d, mjm, mjd, np.array(mjd.qpos), np.array(mjd.qvel), np.array(mjd.ctrl),
-                       np.array(mjd.act), time=mjd.time)
-        kd.step(m, d)
-        mujoco.mj_step(mjm, mjd)
-        assert_fields(m, d, mjm, mjd, names=("qpos", "qvel", "act"))
+    _steps_from_mujocos_state(m, d, mjm, mjd, seed=7, qvel_scale=0.3, nstep=50, every=10)
     assert np.abs(fluid_qderiv(m, d)).max() > 1e-3

@@ -32,7 +32,11 @@ def _edited(target):
     m = kd.Model.from_xml_string(XML)
     d = kd.Data(m)
     target(m, d)  # bound for the model as compiled: no gravity compensation
+    before = m.binding_state()
     m.body_gravcomp[1] = 0.7
+    # what tells the binder to bind again (unit cells are process-wide: without this, the calls
+    # below would fail only when no earlier test in the process had bound the gravcomp unit)
+    assert m.binding_state() != before
     gravcomp = XML.replace('<body pos="0 0 1">', '<body pos="0 0 1" gravcomp="0.7">')
     mjm = mujoco.MjModel.from_xml_string(gravcomp)
     return m, d, mjm

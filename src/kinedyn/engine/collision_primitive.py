@@ -324,6 +324,26 @@ def collide_sphere_capsule(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c
 
 
 @kernel
+def sphere_cylinder_region(vx, vy, vz, ax, ay, az, radius, height):
+    """Where a sphere's centre lies against a cylinder (mjc_SphereCylinder's case test), from its
+    offset v from the cylinder's centre and the axis a: (beside the side, over a cap, x the offset
+    along the axis, p = v - x a across it, |p|^2). A centre inside takes the nearer surface."""
+    x = ax * vx + ay * vy + az * vz
+    px = vx - ax * x
+    py = vy - ay * x
+    pz = vz - az * x
+    p_sqr = px * px + py * py + pz * pz
+    side = abs(x) < height
+    cap = p_sqr < radius * radius
+    if side and cap:
+        if height - abs(x) < radius - math.sqrt(p_sqr):
+            side = False
+        else:
+            cap = False
+    return side, cap, x, px, py, pz, p_sqr
+
+
+@kernel
 def collide_sphere_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, c0):
     """Sphere g1 against cylinder g2 (mjc_SphereCylinder): at most one contact.
 
@@ -340,28 +360,12 @@ def collide_sphere_cylinder(xpos, xmat, size, g1, g2, margin, dist, pos, frame, 
     vx = xpos[g1, 0] - xpos[g2, 0]
     vy = xpos[g1, 1] - xpos[g2, 1]
     vz = xpos[g1, 2] - xpos[g2, 2]
-    x = ax * vx + ay * vy + az * vz
-    qx = ax * x
-    qy = ay * x
-    qz = az * x
-    px = vx - qx
-    py = vy - qy
-    pz = vz - qz
-    p_sqr = px * px + py * py + pz * pz
-
-    side = abs(x) < height
-    cap = p_sqr < radius * radius
-    if side and cap:
-        # centre inside: the nearer of side and cap
-        if height - abs(x) < radius - math.sqrt(p_sqr):
-            side = False
-        else:
-            cap = False
+    side, cap, x, px, py, pz, p_sqr = sphere_cylinder_region(vx, vy, vz, ax, ay, az, radius, height)
 
     if side:
         return _sphere_sphere(margin, xpos[g1, 0], xpos[g1, 1], xpos[g1, 2],
                               xmat[g1, 0, 2], xmat[g1, 1, 2], xmat[g1, 2, 2], size[g1, 0],
-                              qx + xpos[g2, 0], qy + xpos[g2, 1], qz + xpos[g2, 2],
+                              ax * x + xpos[g2, 0], ay * x + xpos[g2, 1], az * x + xpos[g2, 2],
                               ax, ay, az, radius, dist, pos, frame, c0)
 
     if cap:

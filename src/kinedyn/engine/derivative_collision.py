@@ -47,6 +47,7 @@ import math
 
 from kinedyn._jit import kernel
 from kinedyn.engine.collision_box import box_box_axis, box_box_centres
+from kinedyn.engine.collision_primitive import sphere_cylinder_region
 from kinedyn.engine.derivative_rne import dof_groups
 from kinedyn.engine.types import (
     GEOM_BOX,
@@ -759,16 +760,7 @@ def _sphere_cylinder(m, d, c, nc, gb, g1, g2):
     cs = d.geom_xpos[g1]
     o = d.geom_xpos[g2]
     vx, vy, vz = cs[0] - o[0], cs[1] - o[1], cs[2] - o[2]
-    x = a[0] * vx + a[1] * vy + a[2] * vz
-    px, py, pz = vx - a[0] * x, vy - a[1] * x, vz - a[2] * x
-    p2 = px * px + py * py + pz * pz
-    side = abs(x) < hh
-    cap = p2 < r * r
-    if side and cap:
-        if hh - abs(x) < r - math.sqrt(p2):
-            side = False
-        else:
-            cap = False
+    side, cap, x, px, py, pz, p2 = sphere_cylinder_region(vx, vy, vz, a[0], a[1], a[2], r, hh)
     if side:
         return _two_spheres(m, d, c, nc, gb, g1, g2, False, True)
     sg = 1.0 if x > 0 else -1.0
