@@ -200,6 +200,25 @@ _ON_BOXES = """
 </mujoco>
 """
 
+# convex meshes come to rest on the floor: a wedge on a face (four vertex contacts) and a lopsided
+# hexahedron on a face (its support vertex and the face polygon's next three)
+_MESHES = """
+<mujoco>
+  <option timestep="0.004"/>
+  <default><geom friction="0.6" condim="3"/></default>
+  <asset>
+    <mesh name="wedge" vertex="0 0 0  0.2 0 0  0 0.15 0  0.2 0.15 0  0 0 0.1  0 0.15 0.1"/>
+    <mesh name="lump" vertex="-0.1 -0.08 -0.05  0.12 -0.07 -0.05  0.11 0.09 -0.05  -0.09 0.1 -0.05
+                              -0.06 -0.05 0.06  0.07 -0.04 0.07  0.06 0.05 0.06  -0.05 0.06 0.05"/>
+  </asset>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body pos="0 0 0.07" euler="20 5 0"><freejoint/><geom type="mesh" mesh="wedge"/></body>
+    <body pos="0.5 0 0.06" euler="2 1 15"><freejoint/><geom type="mesh" mesh="lump"/></body>
+  </worldbody>
+</mujoco>
+"""
+
 # (model text, MuJoCo steps from the random initial velocity, zones that must occur)
 CASES = {
     "chain": (_CHAIN, 50, {"QUADRATIC", "LINEARNEG", "LINEARPOS"}),
@@ -212,10 +231,11 @@ CASES = {
     "boxes": (_BOXES, 5, {"QUADRATIC"}),
     "cylinders": (_CYLINDERS, 1, {"QUADRATIC"}),
     "onboxes": (_ON_BOXES, 1, {"QUADRATIC"}),
+    "meshes": (_MESHES, 100, {"QUADRATIC"}),
 }
 # the cases whose rows G_q covers wholly analytically
 ANALYTIC = {"chain", "weld", "frictionless", "pyramidal4", "elliptic3", "elliptic6", "touch", "boxes",
-            "cylinders", "onboxes"}
+            "cylinders", "onboxes", "meshes"}
 
 
 def _state(xml: str, nsteps: int):
@@ -428,6 +448,9 @@ def test_analytical_position_derivative(case):
                 along = abs(d.contact_frame[c, 0] @ d.geom_xmat[g2].reshape(3, 3)[:, 2])
                 kinds.add("cap" if along > 1 - 1e-9 else "side" if along < 1e-9 else "rim")
         assert kinds == {"cap", "side", "rim"}, kinds
+    if name == "meshes":
+        assert {(0, 7)} == pairs, pairs
+        assert d.ncon == 8, d.ncon  # four vertices of each on the floor
     if name == "onboxes":
         assert {(0, 6), (2, 6), (3, 6)} <= pairs, pairs
         # the box region of each sphere's centre: how many of its box coordinates lie beyond the

@@ -31,7 +31,8 @@ so p, F and the distance are smooth functions of the two geoms' poses. This modu
 
 A contact is covered when its collider is one of these, the stored position and normal are
 reproduced from the geoms (so the features found are the collider's), and it has no adhesion
-(whose reference term scales with R). Other contacts (meshes, convex colliders, height
+(whose reference term scales with R); a mesh against a plane is covered (its contacts sit at held
+hull vertices, as a box's corners). Other contacts (meshes against other geoms, convex colliders, height
 fields, flex, box pairs at a feature switch, a cylinder's cap nearly parallel to a plane, capsule-box
 contacts inside the capsule's segment, a sphere centre on a box region's boundary) are left
 to derivative_constraint's difference, row by row.
@@ -53,6 +54,7 @@ from kinedyn.engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,
+    GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
     MAXVAL,
@@ -929,6 +931,19 @@ def _geometry(m, d, c, nc, gb):
             lx = size[g2, 0] if i & 1 else -size[g2, 0]
             ly = size[g2, 1] if i & 2 else -size[g2, 1]
             lz = size[g2, 2] if i & 4 else -size[g2, 2]
+            cx = xm[g2, 0, 0] * lx + xm[g2, 0, 1] * ly + xm[g2, 0, 2] * lz + xp[g2, 0]
+            cy = xm[g2, 1, 0] * lx + xm[g2, 1, 1] * ly + xm[g2, 1, 2] * lz + xp[g2, 1]
+            cz = xm[g2, 2, 0] * lx + xm[g2, 2, 1] * ly + xm[g2, 2, 2] * lz + xp[g2, 2]
+            if _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False, False):
+                return True
+        return False
+    if t1 == GEOM_PLANE and t2 == GEOM_MESH:
+        # mjc_PlaneConvex puts each contact midway between a mesh vertex and the plane, like a box
+        # corner: the vertex is held (which one is found by rebuilding the stored contact)
+        mid = m.geom_dataid[g2]
+        vert = m.mesh_vert
+        for i in range(m.mesh_vertadr[mid], m.mesh_vertadr[mid] + m.mesh_vertnum[mid]):
+            lx, ly, lz = vert[i, 0], vert[i, 1], vert[i, 2]
             cx = xm[g2, 0, 0] * lx + xm[g2, 0, 1] * ly + xm[g2, 0, 2] * lz + xp[g2, 0]
             cy = xm[g2, 1, 0] * lx + xm[g2, 1, 1] * ly + xm[g2, 1, 2] * lz + xp[g2, 1]
             cz = xm[g2, 2, 0] * lx + xm[g2, 2, 1] * ly + xm[g2, 2, 2] * lz + xp[g2, 2]
