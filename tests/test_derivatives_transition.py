@@ -49,8 +49,9 @@ SMALL = """<mujoco><option timestep="0.005"/>
 </mujoco>"""
 
 
-def _case(xml, nstep, ctrl, integrator=None, disable=0):
-    """(m, d, mjm, mjd): MuJoCo stepped nstep times under ctrl; kinedyn's Data given its state."""
+def _case(xml, nstep, ctrl, integrator=None, disable=0, qvel_tail=()):
+    """(m, d, mjm, mjd): MuJoCo stepped nstep times under ctrl (from qvel_tail in the last dofs);
+    kinedyn's Data given its state."""
     mjm = mujoco.MjModel.from_xml_string(xml)
     m = kd.Model.from_xml_string(xml)
     if integrator is not None:
@@ -60,6 +61,7 @@ def _case(xml, nstep, ctrl, integrator=None, disable=0):
     m.opt.disableflags = int(mjm.opt.disableflags)
     mjd = mujoco.MjData(mjm)
     mjd.ctrl[:] = ctrl
+    mjd.qvel[mjm.nv - len(qvel_tail):] = qvel_tail
     for _ in range(nstep):
         mujoco.mj_step(mjm, mjd)
     d = kd.Data(m)
@@ -68,6 +70,12 @@ def _case(xml, nstep, ctrl, integrator=None, disable=0):
     d.time = mjd.time
     return m, d, mjm, mjd
 
+
+# a lone free body (mj_isFreeBody) beside SMALL's tree: implicitfast solves its 6x6 block again
+# with the gyroscopic derivative (mjd_freeMhat); it is thrown spinning about all three axes
+LONE = SMALL.replace("</worldbody>", """<body pos="1 0 1"><freejoint/><geom type="box" size=".12 .06 .03"/>
+ </body></worldbody>""")
+LONE_SPIN = [0.3, -0.2, 0.5, 4.0, -3.0, 6.0]
 
 def _mujoco(mjm, mjd, eps):
     ndx = 2 * mjm.nv + mjm.na
@@ -102,6 +110,14 @@ def test_free_ball_hinge(integrator):
     ours = _check(case, integrator)
     m = case[0]
     assert m.na == 1 and m.nsensordata == 5 and np.abs(ours.C).max() > 0
+
+
+def test_lone_free_body_under_implicitfast():
+    """implicitfast's local solve of a lone free body's block with its gyroscopic derivative: the
+    derivative of that solve (the bias's curvature on the block, the block's own system)."""
+    case = _case(LONE, 40, [0.7, 0.4, 0.1], kd.IntegratorType.IMPLICITFAST, qvel_tail=LONE_SPIN)
+    assert np.abs(case[3].qvel[-3:]).min() > 1.0  # still spinning about every axis
+    _check(case, "lone free body")
 
 
 def test_ctrl_at_limit_and_forcerange():
@@ -304,8 +320,11 @@ def test_check_derivatives_stages():
     assert any(s.startswith("constraint:") for s in report.switches), str(report)
 
 
+# with a lone free box resting beside the tree (implicitfast's local block with contacts)
 FLOOR = SMALL.replace('<worldbody>', '<worldbody><geom type="plane" size="5 5 .1"/>').replace(
-    '<option timestep="0.005"/>', '<option timestep="0.005" cone="CONE"/>')
+    '<option timestep="0.005"/>', '<option timestep="0.005" cone="CONE"/>').replace(
+    "</worldbody>", '<body pos="1 0 .03"><freejoint/><geom type="box" size=".12 .06 .03"/></body>'
+    "</worldbody>")
 
 
 # The analytical derivative is that of the solver's optimum; MuJoCo's differences are those of

@@ -50,9 +50,12 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, NotBound, handle_entry, kernel, rebind
 from kinedyn.engine.derivative import (
+    _free_body_implicit,
     _is_free_body,
+    _solve_dense,
     dof_damping_deriv,
     eulerdamp_active,
+    free_body_mhat,
     implicit_lu_entry,
     implicit_matrix,
     rne_vel,
@@ -127,9 +130,9 @@ _OBJ_SITE = int(ObjType.SITE)
 # the wrapper turns them into the ValueError's text (``refusal_text``). Codes from R_SENSOR on
 # are the sensors not differentiated: refused with sensors="analytical", filled by finite
 # differences with sensors="fd".
-(R_INTEGRATOR, R_LONE_FREE, R_NOSLIP, R_FLUID, R_XFRC, R_TENDON_ARMATURE, R_BALL_SPRING, R_TENDON_SPRING,
+(R_INTEGRATOR, R_NOSLIP, R_FLUID, R_XFRC, R_TENDON_ARMATURE, R_BALL_SPRING, R_TENDON_SPRING,
  R_SPATIAL_TENDON, R_JNT_ACTFRC, R_TRANSMISSION, R_USER, R_MULTI_ACT, R_MUSCLE_IMPLICIT,
- R_ACTGRAVCOMP, R_PLASTIC) = range(1, 17)
+ R_ACTGRAVCOMP, R_PLASTIC) = range(1, 16)
 R_SENSOR = 20
 R_SENSOR_TYPE, R_SENSOR_SPATIAL, R_SENSOR_FRAME = 20, 21, 22
 
@@ -143,9 +146,7 @@ def refusal_text(m, code: int, i: int) -> str:
                 R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon",
                 R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera"}[code]
         return f"sensor {i}: {what}"
-    return {R_LONE_FREE: f"joint {i}: a lone free body under implicitfast (its gyroscopic block, "
-                         "mjd_freeMhat)",
-            R_NOSLIP: "the noslip solver (it changes the forces after the optimum)",
+    return {R_NOSLIP: "the noslip solver (it changes the forces after the optimum)",
             R_FLUID: "fluid forces",
             R_XFRC: "xfrc_applied",
             R_TENDON_ARMATURE: "tendon armature",
@@ -190,10 +191,6 @@ def _refusals(m, xfrc_applied, sensors, codes):
     implicit = integrator == INT_IMPLICIT or integrator == INT_IMPLICITFAST
     if integrator != INT_EULER and not implicit:
         _refuse(codes, R_INTEGRATOR, integrator)
-    if integrator == INT_IMPLICITFAST:
-        for j in range(m.njnt):
-            if _is_free_body(m, j):
-                _refuse(codes, R_LONE_FREE, j)
     if not flags & DSBL_CONSTRAINT and m.opt_flags[OPT_NOSLIP_ITERATIONS] > 0:
         _refuse(codes, R_NOSLIP, 0)
     if m.opt_real[OPT_DENSITY] > 0.0 or m.opt_real[OPT_VISCOSITY] > 0.0:
@@ -628,6 +625,11 @@ def _system(m, d, au, aa, rhs, qacc, mats):
                 qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += h * dof_damping_deriv(m, d, v)
         factor_i(qh, diaginv, m.M_rownnz, m.M_rowadr, m.M_colind)
         solve_ld(qacc, qh, diaginv, m.M_rownnz, m.M_rowadr, m.M_colind)
+        if implicitfast:
+            # mj_implicit solves a lone free body's block again with its gyroscopic derivative
+            for j in range(m.njnt):
+                if _is_free_body(m, j):
+                    _free_body_implicit(m, d, j, qacc)
     if not flags & DSBL_DAMPER:
         for v in range(nv):
             damping, p0, p1 = dof_damping_poly(m, v)
@@ -661,18 +663,43 @@ def _system(m, d, au, aa, rhs, qacc, mats):
                 rhs[r, ndx + i] += h * acc * au[_DVU, i]
                 for a in range(na):
                     rhs[r, 2 * nv + a] += h * acc * aa[_DVA, i, a]
-    if implicit:
-        bias_curvature_entry(m, d, rhs, qacc, mats)
+    if implicit or (implicitfast and _lone_free_bodies(m)):
+        bias_curvature_entry(m, d, rhs, qacc, mats, implicitfast)
     return qh, diaginv, True
 
 
-@handle_entry(args="float64[:, ::1], float64[::1], float64[:, :, ::1]",
-              needed=lambda m: m.opt.integrator == INT_IMPLICIT)
-def bias_curvature_entry(m, d, rhs, qacc, mats):
+@kernel
+def _lone_free_bodies(m):
+    """Whether some free joint is a lone free body (mj_isFreeBody): implicitfast's local blocks."""
+    for j in range(m.njnt):
+        if _is_free_body(m, j):
+            return True
+    return False
+
+
+def _curvature_needed(m) -> bool:
+    # implicitfast: any free joint (whether one is a lone body is the kernel's test; a model with
+    # free joints that are not compiles the unit without calling it)
+    if m.opt.integrator == INT_IMPLICIT:
+        return True
+    return m.opt.integrator == INT_IMPLICITFAST and bool((m.jnt_type == JNT_FREE).any())
+
+
+@kernel
+def _in_lone_block(m, r, c):
+    """Dofs r and c both of one lone free body's joint."""
+    j = m.dof_jntid[r]
+    return m.dof_jntid[c] == j and _is_free_body(m, j)
+
+
+@handle_entry(args="float64[:, ::1], float64[::1], float64[:, :, ::1], boolean", needed=_curvature_needed)
+def bias_curvature_entry(m, d, rhs, qacc, mats, lone_only):
     """rhs -= h d(B(q, v) a)/d[q, v], a = qacc, B = d qfrc_bias/d qvel (mjd_rne_vel, the bias part
     of implicit's qDeriv). Without gravity the bias c(q, v) is a quadratic form Γ(q; v, v), so
     B(q, v) a = 2 Γ(q; v, a): its v-derivative is B(q, a) (mjd_rne_vel at velocity a), its
-    q-derivative (∂c/∂q(q, v + a) - ∂c/∂q(q, v - a)) / 2 (gravity cancels), both exact. Uses
+    q-derivative (∂c/∂q(q, v + a) - ∂c/∂q(q, v - a)) / 2 (gravity cancels), both exact. With
+    ``lone_only`` (implicitfast) only the blocks of lone free bodies, where mj_implicit adds B
+    (mjd_freeMhat's gyroscopic term: a single-body tree's bias depends on its own dofs only). Uses
     mats[0], mats[1] and mats[5][0]; leaves d's qvel and com_vel as they were, d.qacc zero."""
     nv = m.nv
     h = m.opt_timestep[0]
@@ -688,7 +715,8 @@ def bias_curvature_entry(m, d, rhs, qacc, mats):
     rne_vel(m, d, tv, 1.0)
     for r in range(nv):
         for c in range(nv):
-            rhs[r, nv + c] -= h * tv[r, c]
+            if not lone_only or _in_lone_block(m, r, c):
+                rhs[r, nv + c] -= h * tv[r, c]
     for sign in (1.0, -1.0):
         for v in range(nv):
             d.qvel[v] = saved[v] + sign * qacc[v]
@@ -696,10 +724,32 @@ def bias_curvature_entry(m, d, rhs, qacc, mats):
         rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
         for r in range(nv):
             for c in range(nv):
-                rhs[r, c] -= 0.5 * sign * h * tq[r, c]
+                if not lone_only or _in_lone_block(m, r, c):
+                    rhs[r, c] -= 0.5 * sign * h * tq[r, c]
     for v in range(nv):
         d.qvel[v] = saved[v]
     com_vel_entry(m, d)
+
+
+@kernel
+def _lone_block_rows(m, d, rhs, saved, a6, x):
+    """A lone free body's rows of rhs solved with its local system M - h qDeriv, the gyroscopic
+    derivative included (free_body_mhat), as mj_implicit solves its qacc, from ``saved`` (rhs's
+    rows before the global solve, whose result there is replaced). a6 (6 x 6 at least) and x (6)
+    are scratch."""
+    for j in range(m.njnt):
+        if not _is_free_body(m, j):
+            continue
+        adr = m.jnt_dofadr[j]
+        free_body_mhat(m, d, j)
+        for c in range(rhs.shape[1]):
+            for r in range(6):
+                x[r] = saved[adr + r, c]
+                for k in range(6):
+                    a6[r, k] = d.scratch_free_mhat[r, k]
+            _solve_dense(a6, x)
+            for r in range(6):
+                rhs[adr + r, c] = x[r]
 
 
 @kernel
@@ -1247,7 +1297,15 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
     if integrator == INT_IMPLICIT:
         _solve_lu_rows(d.scratch_lu, rhs, mats[5][0])
     else:
+        lone = integrator == INT_IMPLICITFAST and _lone_free_bodies(m)
+        if lone:
+            # rhs_f (forward's dqacc, consumed above) keeps the right-hand side for their blocks
+            for r in range(nv):
+                for c in range(rhs.shape[1]):
+                    rhs_f[r, c] = rhs[r, c]
         solve_ld_rows(m, qld, diaginv, rhs, 1.0)
+        if lone:
+            _lone_block_rows(m, d, rhs, rhs_f, tq, tv[0, :6])
     _step_rows(m, d, rhs, qacc, a_mat, b_mat)
     return 0
 
