@@ -49,7 +49,7 @@ from kinedyn.engine.history import advance_history
 from kinedyn.engine.inverse import check_discrete_inverse, compare_fwd_inv
 from kinedyn.engine.metric import used as metric_used
 from kinedyn.engine.passive_plastic import plastic_update_entry
-from kinedyn.engine.sensor import sensor_acc_entry, sensor_vel_entry
+from kinedyn.engine.sensor import advance_sensor_history, sensor_acc_entry, sensor_vel_entry
 from kinedyn.engine.sleep import S_ASLEEP, S_AWAKE, sleep_entry, update_sleep_entry
 from kinedyn.engine.sleep import enabled as sleep_enabled
 from kinedyn.engine.sleep import needed as sleep_needed
@@ -137,9 +137,11 @@ def _advance(m, d, act_dot, qacc, qvel):
     combination for RK4.
     """
     h = m.opt_timestep[0]
-    # control history buffers take ctrl at the pre-step time
+    # history buffers take ctrl and the sensors at the pre-step time
     if m.nhistory > 0:
         advance_history(m, d)
+        if m.opt_flags[OPT_INTEGRATOR] != INT_RK4:  # RK4 takes the sensors at its start (_rk4)
+            advance_sensor_history(m, d)
     # activations, unless actuation is disabled
     if m.na > 0 and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):
@@ -366,6 +368,11 @@ def _rk4(m, d, a_tab, b_tab):
     vel = d.scratch_nv_a   # the weighted sums of one stage
     acc = d.scratch_nv_b
     t0 = time[0]
+    # the sensor buffers take their samples at the start state, before the stages overwrite it: a
+    # delayed sensor is computed there, not at the last stage's state where mj_advance runs
+    # (measured on the 4.0.0 wheel)
+    if m.nhistory > 0:
+        advance_sensor_history(m, d)
     # stage 0 from the forward pass already done by step
     for k in range(nq):
         q0[k] = qpos[k]
