@@ -109,7 +109,8 @@ SCHEMA["contact"] = dict(_COMMON, geom1="s", geom2="s", body1="s", body2="s", su
                          site="s", num="i", data="s", reduce=("e", REDUCE))
 SCHEMA.update({tag: dict(_COMMON, geom1="s", geom2="s", body1="s", body2="s") for tag in _GEOMDIST})
 # MuJoCo 4.0's schema gives <user> no history attributes
-SCHEMA["user"] = dict({k: v for k, v in _COMMON.items() if k not in ("nsample", "interp", "delay", "interval")},
+_HISTORY_ATTRS = ("nsample", "interp", "delay", "interval")
+SCHEMA["user"] = dict({k: v for k, v in _COMMON.items() if k not in _HISTORY_ATTRS},
                       objtype="s", objname="s", datatype=("e", ("real", "positive", "axis", "quaternion")),
                       needstage=("e", ("none", "pos", "vel", "acc")), dim="i")
 

@@ -283,3 +283,43 @@ def read_ctrl(m, d, i: int, time: float, interp: int = -1) -> float:
     result = np.zeros(1)
     _READ_CTRL.call(m._ptr, d._ptr, i, time, interp, result)
     return float(result[0])
+
+
+def has_sensor_history(m) -> bool:
+    """Whether a sensor of the model has a history buffer (``needed`` of the sensor history units)."""
+    return bool((m.sensor_history[:, 0] > 0).any())
+
+
+@handle_entry(args="int64, float64, int64, float64[::1]", needed=has_sensor_history)
+def read_sensor_entry(m, d, i, time, interp, result):
+    read_sensor_kernel(m, d, i, time, interp, result, 0)
+
+
+_READ_SENSOR = FastEntry(read_sensor_entry)
+
+
+def read_sensor(m, d, i: int, time: float, interp: int = -1, out: np.ndarray | None = None) -> np.ndarray:
+    """Sensor ``i``'s values at ``time - sensor_delay[i]`` from its history buffer (mj_readSensor):
+    what ``sensordata`` reads at ``time`` for a delayed sensor. ``interp``: 0 zero-order hold,
+    1 linear, 2 cubic, -1 the sensor's own (``sensor_history[i, 1]``). A sensor without a buffer
+    gives its ``sensordata``. Returns ``out`` (``sensor_dim[i]`` values), a new array if None."""
+    check_model_data(m, d, "read_sensor")
+    i = operator.index(i)
+    if not 0 <= i < m.nsensor:
+        raise IndexError(f"sensor {i} out of range: nsensor = {m.nsensor}")
+    time = real_number("time", time)
+    interp = operator.index(interp)
+    if not -1 <= interp <= INTERP_CUBIC:
+        raise ValueError(f"interp must be -1 (the sensor's), 0 (zoh), 1 (linear) or 2 (cubic), got {interp}")
+    dim = int(m.sensor_dim[i])
+    if out is None:
+        out = np.empty(dim)
+    elif not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (dim,)
+              and out.flags.c_contiguous):
+        raise ValueError(f"out must be a contiguous float64 array of shape ({dim},)")
+    if m.sensor_history[i, 0] == 0:
+        adr = int(m.sensor_adr[i])
+        out[:] = d.sensordata[adr:adr + dim]
+    else:
+        _READ_SENSOR.call(m._ptr, d._ptr, i, time, interp, out)
+    return out

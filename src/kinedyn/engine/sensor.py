@@ -27,7 +27,7 @@ import numpy as np
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import call_rebinding, check_model_data
 from kinedyn.engine.collision_driver import INTO_SENSOR_SCRATCH, collide_into, contact_force_kernel
-from kinedyn.engine.history import history_insert_dim, read_sensor_kernel
+from kinedyn.engine.history import has_sensor_history, history_insert_dim, read_sensor_kernel
 from kinedyn.engine.passive_plastic import spring_ref, tendon_deadband
 from kinedyn.engine.ray import rangefinder_kernel, ray_geom
 from kinedyn.engine.rne_post import rne_post_constraint_entry
@@ -885,10 +885,6 @@ def _net_force(m, d, spec, nmatch, out, a):
 # (insert, read) is engine.history's, shared with the actuators' controls.
 
 
-def _has_sensor_history(m) -> bool:
-    return bool((m.sensor_history[:, 0] > 0).any())
-
-
 @kernel
 def _computed_sensor(m, d, i, out, a):
     """compute_sensor, with rne_post_constraint first if the sensor needs it and the stage has not
@@ -900,7 +896,7 @@ def _computed_sensor(m, d, i, out, a):
     compute_sensor(m, d, i, out, a)
 
 
-@handle_entry(args=_SENSOR_ARGS, needed=_has_sensor_history)
+@handle_entry(args=_SENSOR_ARGS, needed=has_sensor_history)
 def _history_sensor(m, d, i, out, a):
     """Sensor i, which has a history buffer, into sensordata (compute_or_read_sensor): with a
     positive delay its buffer's value at ``time - delay``; with a positive interval period and no
@@ -940,7 +936,7 @@ def _insert_sensor(m, d, i, t):
             d.history[slot + k] = d.sensordata[a + k]
 
 
-@handle_entry(needed=_has_sensor_history)
+@handle_entry(needed=has_sensor_history)
 def _advance_sensor_history(m, d):
     """mj_advance, after the controls' buffers: each sensor buffer takes the sensor's value at the
     current (pre-step) time; with an interval period only when a period has passed since the user
