@@ -287,7 +287,8 @@ def test_accepted_as_mujoco_accepts():
            "<jointpos joint='j' nsample='1' interval='0 -0.5'/>"
            "</sensor></mujoco>")
     m, mjm = kd.Model.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
-    assert_model_fields(m, mjm, names=("sensor_history", "sensor_historyadr", "sensor_delay", "sensor_interval"))
+    fields = ("sensor_history", "sensor_historyadr", "sensor_delay", "sensor_interval")
+    assert_model_fields(m, mjm, names=fields)
     np.testing.assert_array_equal(kd.Data(m).history, mujoco.MjData(mjm).history)
 
 
@@ -307,6 +308,7 @@ def test_models_without_sensor_history_compile_no_sensor_history_unit():
 
     units = {"_history_sensor", "_advance_sensor_history"}
     plain = kd.Model.from_xml_string(f"<mujoco>{ARM}<sensor><jointpos joint='j'/></sensor></mujoco>")
-    history = kd.Model.from_xml_string(f"<mujoco>{ARM}<sensor><jointpos joint='j' nsample='2'/></sensor></mujoco>")
+    history = kd.Model.from_xml_string(f"<mujoco>{ARM}<sensor><jointpos joint='j' nsample='2'/>"
+                                       "</sensor></mujoco>")
     assert not units & names(plain)
     assert units <= names(history)
