@@ -15,6 +15,11 @@ index of the newest sample; logical index 0 is the oldest, ``n - 1`` the newest.
 * ``reset`` (mj_resetData) sets the times to ``-n h, ..., -h`` and the values to zero
   (:func:`reset_history`).
 
+Sensors with ``nsample > 0`` keep their buffers in the same array, after the actuators', with
+``sensor_dim`` values per sample (``[user, cursor, times (n), values (n x dim)]``, the ring
+kernels take the dimension): the sensor stages and mj_advance use them (engine.sensor), reading
+through :func:`read_sensor_kernel` (mj_readSensor); :func:`reset_history` starts them too.
+
 The units are compiled only for models with a history buffer (``needed=``).
 """
 

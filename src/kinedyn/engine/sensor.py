@@ -16,6 +16,10 @@ and flagged, as MuJoCo's lazy evaluation:
 A positive ``sensor_cutoff`` clamps real outputs to [-cutoff, cutoff] and positive ones to at
 most cutoff (not the contact sensor's). ``sensor_noise`` is stored and never added: MuJoCo does
 not add noise either. User sensors read zero (MuJoCo's value without a ``mjcb_sensor``).
+
+A sensor with a history buffer (MuJoCo 4.0's ``nsample``, ``delay``, ``interval``) may read its
+value from the buffer instead (compute_or_read_sensor); ``step`` stores its samples
+(:func:`advance_sensor_history`, in mj_advance). The buffers are engine.history's.
 """
 
 from __future__ import annotations
