@@ -159,6 +159,10 @@ def test_readings_between_samples(pair):
         kd.forward(m, d)
         mujoco.mj_forward(mjm, mjd)
         assert_fields(m, d, mjm, mjd, names=("sensordata",))
+        # the inverse's sensor stages read the buffers too
+        kd.inverse(m, d)
+        mujoco.mj_inverse(mjm, mjd)
+        assert_fields(m, d, mjm, mjd, names=("sensordata", "qfrc_inverse"))
     from kinedyn import mujoco as kmj
     km = kmj.MjModel.from_xml_string(XML)
     kdata = kmj.MjData(km)
