@@ -144,6 +144,22 @@ def test_discrete_integrator_matches_mujoco():
     _run(*load_pair(xml), "discrete", steps=100)
 
 
+def test_step1_step2_sample_the_sensors():
+    """mj_step1 / mj_step2 (kinedyn.mujoco) on an RK4 model: mj_step2 advances by Euler, which
+    takes the sensors' samples in mj_advance."""
+    from kinedyn import mujoco as kmj
+    xml = XML.replace('<option timestep="0.01"/>', '<option timestep="0.01" integrator="RK4"/>')
+    km, mjm = kmj.MjModel.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
+    kdata, mjd = kmj.MjData(km), mujoco.MjData(mjm)
+    for t, u in enumerate(_controls(2, 60, seed=5)):
+        kmj.mj_step1(km, kdata)
+        mujoco.mj_step1(mjm, mjd)
+        kdata.ctrl[:] = mjd.ctrl[:] = u
+        kmj.mj_step2(km, kdata)
+        mujoco.mj_step2(mjm, mjd)
+        _assert_state(kdata, mjd, f"step1/step2 {t}")
+
+
 def test_readings_between_samples(pair):
     """sensordata off the sample times (every reading, past both ends of the buffers) and
     kd.read_sensor / kinedyn.mujoco.mj_readSensor against mj_readSensor."""
