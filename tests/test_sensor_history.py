@@ -21,7 +21,7 @@ from kinedyn.tools import batch
 # stage: history only (jointpos, actuatorfrc with an interval), delayed (framepos linear, a
 # subtree velocity, a force with a cutoff, a cubic quaternion), an interval without delay (a
 # cubic joint velocity with a phase, a frame acceleration) and an interval with a delay (the
-# accelerometer), plus a sensor without a buffer.
+# accelerometer), delayed energies and clock, plus a sensor without a buffer.
 XML = """
 <mujoco>
   <option timestep="0.01"/>
@@ -51,6 +51,9 @@ XML = """
     <actuatorfrc actuator="m1" nsample="2" interval="0.02"/>
     <jointpos joint="j2"/>
     <framelinacc objtype="site" objname="tip" nsample="3" interval="0.02"/>
+    <e_potential nsample="3" delay="0.02"/>
+    <e_kinetic nsample="2" delay="0.01" interp="linear"/>
+    <clock nsample="2" delay="0.01"/>
   </sensor>
   <keyframe><key name="k" time="0.3" qpos="0.2 -0.1" ctrl="1 2"/></keyframe>
 </mujoco>
@@ -77,14 +80,22 @@ def _assert_state(d, mjd, label):
 def _run(m, d, mjm, mjd, label, steps=STEPS, seed=0):
     kd.reset(m, d)
     mujoco.mj_resetData(mjm, mjd)
-    for t, u in enumerate(_controls(m.nu, steps, seed)):
-        if t == steps // 2:
-            # time goes back by 1.5 steps: the next samples land between the buffers' times
-            d.time = mjd.time = mjd.time - 0.015
-        d.ctrl[:] = mjd.ctrl[:] = u
-        kd.step(m, d)
-        mujoco.mj_step(mjm, mjd)
-        _assert_state(d, mjd, f"{label} step {t}")
+    flags = int(m.opt.disableflags), int(mjm.opt.disableflags)
+    try:
+        for t, u in enumerate(_controls(m.nu, steps, seed)):
+            if t == steps // 2:
+                # time goes back by 1.5 steps: the next samples land between the buffers' times
+                d.time = mjd.time = mjd.time - 0.015
+            # sensors disabled for a while: the buffers still take (stale or computed) samples
+            off = steps // 4 <= t < steps // 3
+            m.opt.disableflags = flags[0] | (int(kd.DisableBit.SENSOR) if off else 0)
+            mjm.opt.disableflags = flags[1] | (int(mujoco.mjtDisableBit.mjDSBL_SENSOR) if off else 0)
+            d.ctrl[:] = mjd.ctrl[:] = u
+            kd.step(m, d)
+            mujoco.mj_step(mjm, mjd)
+            _assert_state(d, mjd, f"{label} step {t}")
+    finally:
+        m.opt.disableflags, mjm.opt.disableflags = flags
 
 
 def test_compiled_fields_and_reset(pair):
@@ -94,8 +105,8 @@ def test_compiled_fields_and_reset(pair):
     assert fields <= set(compared)
     # the sensors' buffers follow the actuator's: 2 + nsample (1 + dim) numbers each
     assert m.sensor_historyadr[0] == 2 + 2 * 3
-    assert m.nhistory == 8 + sum(2 + n * (1 + k) for n, k in ((4, 1), (3, 3), (5, 3), (3, 1), (2, 3), (3, 3),
-                                                               (4, 4), (2, 1), (3, 3)))
+    nsample_dim = ((4, 1), (3, 3), (5, 3), (3, 1), (2, 3), (3, 3), (4, 4), (2, 1), (3, 3), (3, 1), (2, 1), (2, 1))
+    assert m.nhistory == 8 + sum(2 + n * (1 + k) for n, k in nsample_dim)
     np.testing.assert_array_equal(kd.Data(m).history, mjd.history)
     d.ctrl[:] = 1.0
     kd.step(m, d)
