@@ -105,7 +105,8 @@ def test_compiled_fields_and_reset(pair):
     assert fields <= set(compared)
     # the sensors' buffers follow the actuator's: 2 + nsample (1 + dim) numbers each
     assert m.sensor_historyadr[0] == 2 + 2 * 3
-    nsample_dim = ((4, 1), (3, 3), (5, 3), (3, 1), (2, 3), (3, 3), (4, 4), (2, 1), (3, 3), (3, 1), (2, 1), (2, 1))
+    nsample_dim = ((4, 1), (3, 3), (5, 3), (3, 1), (2, 3), (3, 3), (4, 4), (2, 1), (3, 3), (3, 1), (2, 1),
+                   (2, 1))
     assert m.nhistory == 8 + sum(2 + n * (1 + k) for n, k in nsample_dim)
     np.testing.assert_array_equal(kd.Data(m).history, mjd.history)
     d.ctrl[:] = 1.0
