@@ -17,11 +17,11 @@ import kinedyn as kd
 from kinedyn.errors import ModelError
 from kinedyn.tools import batch
 
-# Two hinges under gravity with a delayed actuator. Every mode of MuJoCo's table appears, at each
-# stage: history only (jointpos, actuatorfrc with an interval), delayed (framepos linear, a
-# subtree velocity, a force with a cutoff, a cubic quaternion), an interval without delay (a
-# cubic joint velocity with a phase, a frame acceleration) and an interval with a delay (the
-# accelerometer), delayed energies and clock, plus a sensor without a buffer.
+# Two hinges under gravity with delayed actuators (a motor, a damper). Every mode of MuJoCo's
+# table appears, at each stage: history only (jointpos, actuatorfrc with an interval), delayed
+# (framepos linear, a subtree velocity, a force with a cutoff, a cubic quaternion), an interval
+# without delay (a cubic joint velocity with a phase, a frame acceleration) and an interval with
+# a delay (the accelerometer), delayed energies and clock, plus a sensor without a buffer.
 XML = """
 <mujoco>
   <option timestep="0.01"/>
@@ -39,6 +39,7 @@ XML = """
   <actuator>
     <motor name="m1" joint="j1" nsample="3" delay="0.02" interp="linear"/>
     <motor name="m2" joint="j2"/>
+    <damper name="damp" joint="j1" kv="0.3" ctrlrange="0 1" nsample="2" delay="0.02"/>
   </actuator>
   <sensor>
     <jointpos joint="j1" nsample="4"/>
@@ -55,7 +56,7 @@ XML = """
     <e_kinetic nsample="2" delay="0.01" interp="linear"/>
     <clock nsample="2" delay="0.01"/>
   </sensor>
-  <keyframe><key name="k" time="0.3" qpos="0.2 -0.1" ctrl="1 2"/></keyframe>
+  <keyframe><key name="k" time="0.3" qpos="0.2 -0.1" ctrl="1 2 0.5"/></keyframe>
 </mujoco>
 """
 STEPS = 300
@@ -103,11 +104,11 @@ def test_compiled_fields_and_reset(pair):
     compared = assert_model_fields(m, mjm)
     fields = {"nhistory", "sensor_history", "sensor_historyadr", "sensor_delay", "sensor_interval"}
     assert fields <= set(compared)
-    # the sensors' buffers follow the actuator's: 2 + nsample (1 + dim) numbers each
-    assert m.sensor_historyadr[0] == 2 + 2 * 3
+    # the sensors' buffers follow the actuators': 2 + nsample (1 + dim) numbers each
+    assert m.sensor_historyadr[0] == (2 + 2 * 3) + (2 + 2 * 2)
     nsample_dim = ((4, 1), (3, 3), (5, 3), (3, 1), (2, 3), (3, 3), (4, 4), (2, 1), (3, 3), (3, 1), (2, 1),
                    (2, 1))
-    assert m.nhistory == 8 + sum(2 + n * (1 + k) for n, k in nsample_dim)
+    assert m.nhistory == m.sensor_historyadr[0] + sum(2 + n * (1 + k) for n, k in nsample_dim)
     np.testing.assert_array_equal(kd.Data(m).history, mjd.history)
     d.ctrl[:] = 1.0
     kd.step(m, d)
@@ -163,7 +164,7 @@ def test_step1_step2_sample_the_sensors():
     xml = XML.replace('<option timestep="0.01"/>', '<option timestep="0.01" integrator="RK4"/>')
     km, mjm = kmj.MjModel.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
     kdata, mjd = kmj.MjData(km), mujoco.MjData(mjm)
-    for t, u in enumerate(_controls(2, 60, seed=5)):
+    for t, u in enumerate(_controls(km.nu, 60, seed=5)):
         kmj.mj_step1(km, kdata)
         mujoco.mj_step1(mjm, mjd)
         kdata.ctrl[:] = mjd.ctrl[:] = u
@@ -276,6 +277,27 @@ def test_sleeping_trees_keep_their_buffers_as_mujoco():
         _assert_state(d, mjd, f"sleep step {i}")
         slept |= bool((mjd.tree_asleep >= 0).any())
     assert slept
+
+
+@pytest.mark.parametrize("actuation", [False, True])
+def test_inverse_fd_reads_the_buffers(pair, actuation):
+    """kd.inverse_fd against mjd_inverseFD after some steps: every perturbed inverse reads the
+    caller's buffers (delayed sensors and readings between interval samples do not move; with
+    actuation, the delayed damper's force moves with qvel at the delayed control)."""
+    m, d, mjm, mjd = pair
+    kd.reset(m, d)
+    mujoco.mj_resetData(mjm, mjd)
+    for u in _controls(m.nu, 12, seed=6):
+        d.ctrl[:] = mjd.ctrl[:] = u
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+    d.qacc[:] = mjd.qacc[:] = [0.3, -0.2]
+    nv, ns = m.nv, m.nsensordata
+    theirs = [np.zeros((nv, nv)) for _ in range(3)] + [np.zeros((nv, ns)) for _ in range(3)]
+    mujoco.mjd_inverseFD(mjm, mjd, 1e-6, actuation, *theirs, None)
+    ours = kd.inverse_fd(m, d, 1e-6, actuation=actuation)
+    for name, x, y in zip(("DfDq", "DfDv", "DfDa", "DsDq", "DsDv", "DsDa"), ours, theirs, strict=False):
+        assert np.abs(x - y).max() <= 1e-6 * max(np.abs(y).max(), 1e-12), name
 
 
 def test_derivatives_refuse_delays_as_mujoco():
