@@ -40,7 +40,7 @@ from kinedyn.engine.forward import (
     fwd_position,
     fwd_velocity,
 )
-from kinedyn.engine.history import read_ctrl
+from kinedyn.engine.history import read_ctrl, read_sensor
 from kinedyn.engine.integrator import step
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.model import Model, Option
@@ -136,7 +136,7 @@ __all__ = [
     "bias_forces", "camlight", "collision", "com_pos", "com_vel", "contact_force", "crb", "factor_m",
     "full_m",
     "kinematics", "mul_m", "passive", "rne",
-    "read_ctrl", "rne_post_constraint", "solve_m", "tendon", "transmission",
+    "read_ctrl", "read_sensor", "rne_post_constraint", "solve_m", "tendon", "transmission",
     # support
     "batch", "differentiate_pos", "ik", "models", "trajectory", "integrate_pos", "jac", "jac_body",
     "jac_body_com", "jac_point", "jac_site", "ray",

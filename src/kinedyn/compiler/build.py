@@ -263,6 +263,7 @@ class Compiler(OptionsMixin, TreeMixin, ElementsMixin, TendonsMixin, EqualitiesM
         sensor_arrays, sensor_sizes = sens.sensor_arrays(self.sensors)
         arr.update(sensor_arrays)
         sizes.update(sensor_sizes)
+        sizes["nhistory"] = sens.set_history_addresses(arr, sizes["nhistory"])
         sizes["nefcmax"] = efc_capacity(sizes["njnt"], sizes["nv"], sizes["ntendon"], arr["eq_type"],
                                         contact_rows=self.contacts.contact_rows,
                                         flex_rows=self._flex_rows())

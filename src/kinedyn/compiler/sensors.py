@@ -11,15 +11,18 @@ schema refuses both, as MuJoCo's does.
 Rangefinders attached to a site are computed (engine.ray); those attached to a camera (one ray
 per pixel) are refused. What needs meshes or plugins (tactile, plugin), the geom distance sensors
 between geoms MuJoCo measures by GJK/EPA (pairs with an ellipsoid or a cylinder but
-plane-ellipsoid, plane-cylinder and sphere-cylinder; box-box), ``insidesite enclosed`` and the
-sensor history (``nsample``, ``delay``, ``interval``) are refused with a ModelError naming the
-element and attribute: kinedyn does not compute them.
+plane-ellipsoid, plane-cylinder and sphere-cylinder; box-box) and ``insidesite enclosed`` are
+refused with a ModelError naming the element and attribute: kinedyn does not compute them. Sensor
+history (``nsample``, ``interp``, ``delay``, ``interval``)
+is compiled as MuJoCo 4.0 does (its buffers follow the actuators' in ``Data.history``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from kinedyn.compiler.actuators import INTERP as HISTORY_INTERP
+from kinedyn.compiler.actuators import MAX_NSAMPLE
 from kinedyn.engine.collision_driver import SUPPORTED_PAIRS, uses_convex_collider
 from kinedyn.engine.ray import RAYDATA, RAYDATA_SIZE
 from kinedyn.engine.types import GeomType, JointType, ObjType, SensorType
@@ -105,8 +108,10 @@ SCHEMA["insidesite"] = dict(_COMMON, objtype=("e", _FRAME_TYPES), objname="s", s
 SCHEMA["contact"] = dict(_COMMON, geom1="s", geom2="s", body1="s", body2="s", subtree1="s", subtree2="s",
                          site="s", num="i", data="s", reduce=("e", REDUCE))
 SCHEMA.update({tag: dict(_COMMON, geom1="s", geom2="s", body1="s", body2="s") for tag in _GEOMDIST})
-SCHEMA["user"] = dict(_COMMON, objtype="s", objname="s", datatype=("e", ("real", "positive", "axis",
-                                                                          "quaternion")),
+# MuJoCo 4.0's schema gives <user> no history attributes
+_HISTORY_ATTRS = ("nsample", "interp", "delay", "interval")
+SCHEMA["user"] = dict({k: v for k, v in _COMMON.items() if k not in _HISTORY_ATTRS},
+                      objtype="s", objname="s", datatype=("e", ("real", "positive", "axis", "quaternion")),
                       needstage=("e", ("none", "pos", "vel", "acc")), dim="i")
 
 
@@ -175,13 +180,8 @@ def compile_sensor(node: Node, names: _Names) -> dict:
         raise node.error("negative noise in sensor", "noise")
     if cutoff < 0:
         raise node.error("negative cutoff in sensor", "cutoff")
-    interval = list(a.get("interval", [0.0, 0.0])) + [0.0]
-    if a.get("nsample", 0) or a.get("delay", 0.0) or interval[0] or interval[1] or "interp" in a:
-        attr = next(k for k in ("nsample", "delay", "interval", "interp") if k in a)
-        raise node.error("sensor history (nsample, interp, delay, interval) is not supported by kinedyn",
-                         attr)
     s = dict(name=a.get("name", ""), node=node, objtype=ObjType.UNKNOWN, objid=-1, reftype=ObjType.UNKNOWN,
-             refid=-1, intprm=[0, 0, 0], cutoff=cutoff, noise=noise)
+             refid=-1, intprm=[0, 0, 0], cutoff=cutoff, noise=noise, **_history(node, a))
     if tag in _SIMPLE:
         stype, obj, datatype, stage, dim = _SIMPLE[tag]
         if obj:
@@ -274,6 +274,29 @@ def compile_sensor(node: Node, names: _Names) -> dict:
             s["objid"] = names.find(node, kind, a.get("objname"), "objname")
     s.update(type=int(stype), datatype=datatype, needstage=stage, dim=dim)
     return s
+
+
+def _history(node: Node, a: dict) -> dict:
+    """The history buffer of a sensor (mjCSensor::Compile's checks, MuJoCo 4.0): ``nsample``,
+    ``interp``, ``delay`` and ``interval = "period [phase]"``."""
+    nsample, delay = a.get("nsample", 0), a.get("delay", 0.0)
+    period, phase = (list(a.get("interval", [0.0])) + [0.0])[:2]
+    if delay > 0 and nsample <= 0:
+        raise node.error("setting delay > 0 without a history buffer", "delay")
+    if nsample > MAX_NSAMPLE:
+        raise node.error(f"at most 2^24 samples in sensor history buffer, got {nsample}", "nsample")
+    if nsample < 0:
+        # MuJoCo 4.0 compiles it without a buffer (sensor_historyadr = -1), then mj_advance writes the
+        # sensor's values outside mjData.history (docs/deviations.md)
+        raise node.error(f"nsample cannot be negative, got {nsample}", "nsample")
+    if period < 0:
+        raise node.error("negative interval in sensor", "interval")
+    if phase > 0:
+        raise node.error("positive phase in sensor", "interval")
+    if period > 0 and phase <= -period:
+        raise node.error("phase must be greater than -period in sensor", "interval")
+    return dict(nsample=nsample, interp=HISTORY_INTERP[a.get("interp", "zoh")], delay=delay,
+                interval=[period, phase])
 
 
 def _required(node: Node, a: dict, attr: str):
@@ -402,9 +425,22 @@ def sensor_arrays(sensors: list[dict]) -> tuple[dict[str, np.ndarray], dict[str,
     arr["sensor_adr"] = (np.cumsum(dims) - dims).astype(np.int32)
     arr["sensor_cutoff"] = col("cutoff", float)
     arr["sensor_noise"] = col("noise", float)
-    arr["sensor_history"] = np.zeros((n, 2), dtype=np.int32)
+    # history buffers [user, cursor, times (nsample), values (nsample x dim)], after the actuators'
+    # (set_history_addresses, once nhistory of the actuators is known)
+    arr["sensor_history"] = np.array([[s["nsample"], s["interp"]] for s in sensors],
+                                     dtype=np.int32).reshape(n, 2)
     arr["sensor_historyadr"] = np.full(n, -1, dtype=np.int32)
-    arr["sensor_delay"] = np.zeros(n)
-    arr["sensor_interval"] = np.zeros((n, 2))
+    arr["sensor_delay"] = col("delay", float)
+    arr["sensor_interval"] = np.array([s["interval"] for s in sensors], dtype=float).reshape(n, 2)
     arr["sensor_plugin"] = np.full(n, -1, dtype=np.int32)
     return arr, dict(nsensor=n, nsensordata=int(dims.sum()))
+
+
+def set_history_addresses(arr: dict[str, np.ndarray], nhistory: int) -> int:
+    """sensor_historyadr: each buffer of ``2 + nsample (1 + dim)`` numbers, in sensor order after
+    the ``nhistory`` numbers of the actuators' buffers (mjModel layout); returns the new nhistory."""
+    for i, (nsample, dim) in enumerate(zip(arr["sensor_history"][:, 0], arr["sensor_dim"], strict=True)):
+        if nsample > 0:
+            arr["sensor_historyadr"][i] = nhistory
+            nhistory += 2 + int(nsample) * (1 + int(dim))
+    return nhistory

@@ -163,7 +163,8 @@ def _restore(src, d):
 @cached_njit
 def copy_inputs(src, d):
     """Everything a step reads from the user into work Data d: the state, ctrl, the warmstart,
-    qacc (inverse's input), the applied forces, the mocap poses and the active equalities."""
+    qacc (inverse's input), the applied forces, the mocap poses, the active equalities and the
+    history buffers."""
     _restore(src, d)
     d.qacc[:] = src.qacc
     d.qfrc_applied[:] = src.qfrc_applied
@@ -171,6 +172,8 @@ def copy_inputs(src, d):
     d.mocap_pos[:, :] = src.mocap_pos
     d.mocap_quat[:, :] = src.mocap_quat
     d.eq_active[:] = src.eq_active
+    # the history buffers: the inverse's delayed controls and history sensors read them
+    d.history[:] = src.history
 
 
 @cached_njit

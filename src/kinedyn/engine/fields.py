@@ -359,10 +359,10 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("sensor_adr", ("nsensor",), I, "first output in sensordata"),
     _m("sensor_cutoff", ("nsensor",), F, "outputs clamped to +-cutoff (real) or cutoff (positive); 0: none"),
     _m("sensor_noise", ("nsensor",), F, "noise standard deviation (kept, never added, as MuJoCo)"),
-    _m("sensor_history", ("nsensor", 2), I, "history buffer [nsample, interp] (always 0: not supported)"),
-    _m("sensor_historyadr", ("nsensor",), I, "address in the history buffer (always -1)"),
-    _m("sensor_delay", ("nsensor",), F, "delay in seconds (always 0)"),
-    _m("sensor_interval", ("nsensor", 2), F, "sampling [period, phase] (always 0)"),
+    _m("sensor_history", ("nsensor", 2), I, "history buffer: [nsample, interp (0 zoh, 1 linear, 2 cubic)]"),
+    _m("sensor_historyadr", ("nsensor",), I, "address of the sensor's buffer in Data.history; -1: none"),
+    _m("sensor_delay", ("nsensor",), F, "delay in seconds; sensordata reads the buffer at time - delay"),
+    _m("sensor_interval", ("nsensor", 2), F, "[period, phase] (s): computed once a period (0: always)"),
     _m("sensor_plugin", ("nsensor",), I, "plugin instance (always -1)"),
     # keyframes
     _m("key_time", ("nkey",), F, "keyframe time"),
@@ -428,8 +428,9 @@ DATA_FIELDS: tuple[FieldSpec, ...] = (
     _d("act", ("na",), "state", "actuator activations"),
     _d("ctrl", ("nu",), "state", "controls"),
     _d("history", ("nhistory",), "state",
-       "history buffers of the actuators with nsample > 0: [user, cursor, times (nsample), "
-       "values (nsample)] each, at actuator_historyadr (a ring: cursor is the newest sample)"),
+       "history buffers of the actuators, then the sensors, with nsample > 0: [user, cursor, "
+       "times (nsample), values (nsample x dim)] each, at actuator_historyadr / sensor_historyadr "
+       "(a ring: cursor is the newest sample; a sensor's user slot: its last computation time)"),
     _d("qfrc_applied", ("nv",), "state", "applied generalised force"),
     _d("eq_active", ("neq",), "state", "which equality constraints are enforced (from eq_active0 at reset)",
        dtype=B),

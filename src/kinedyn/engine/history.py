@@ -15,11 +15,17 @@ index of the newest sample; logical index 0 is the oldest, ``n - 1`` the newest.
 * ``reset`` (mj_resetData) sets the times to ``-n h, ..., -h`` and the values to zero
   (:func:`reset_history`).
 
+Sensors with ``nsample > 0`` keep their buffers in the same array, after the actuators', with
+``sensor_dim`` values per sample (``[user, cursor, times (n), values (n x dim)]``, the ring
+kernels take the dimension): the sensor stages and mj_advance use them (engine.sensor), reading
+through :func:`read_sensor_kernel` (mj_readSensor); :func:`reset_history` starts them too.
+
 The units are compiled only for models with a history buffer (``needed=``).
 """
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -60,10 +66,16 @@ def _find_index(buf, adr, n, cursor, t):
 
 @kernel
 def history_insert(buf, adr, n, t):
-    """Index in ``buf`` of the value slot for time t in the scalar buffer at ``adr`` with ``n``
-    samples (mju_historyInsert, dim 1): the slot of an equal time (within MINVAL); else a new
-    newest sample (the oldest is dropped and the cursor advances), a replaced oldest sample when t
-    is older than all, or, between two samples, the older ones shifted down to make room."""
+    """history_insert_dim for a scalar buffer (an actuator's controls)."""
+    return history_insert_dim(buf, adr, n, 1, t)
+
+
+@kernel
+def history_insert_dim(buf, adr, n, dim, t):
+    """Index in ``buf`` of the ``dim`` value slots for time t in the buffer at ``adr`` with ``n``
+    samples of ``dim`` values (mju_historyInsert): the slot of an equal time (within MINVAL); else a
+    new newest sample (the oldest is dropped and the cursor advances), a replaced oldest sample when
+    t is older than all, or, between two samples, the older ones shifted down to make room."""
     cursor = int(buf[adr + 1])
     times = adr + 2
     values = adr + 2 + n
@@ -71,52 +83,59 @@ def history_insert(buf, adr, n, t):
     if i < n:
         p = _physical(cursor, n, i)
         if abs(t - buf[times + p]) < MINVAL:
-            return values + p
+            return values + p * dim
     if i == 0:
         p = _physical(cursor, n, 0)
         buf[times + p] = t
-        return values + p
+        return values + p * dim
     if i == n:
         cursor = (cursor + 1) % n
         buf[adr + 1] = cursor
         buf[times + cursor] = t
-        return values + cursor
+        return values + cursor * dim
     for j in range(i - 1):
         src = _physical(cursor, n, j + 1)
         dst = _physical(cursor, n, j)
         buf[times + dst] = buf[times + src]
-        buf[values + dst] = buf[values + src]
+        for k in range(dim):
+            buf[values + dst * dim + k] = buf[values + src * dim + k]
     p = _physical(cursor, n, i - 1)
     buf[times + p] = t
-    return values + p
+    return values + p * dim
 
 
 @kernel
 def history_read(buf, adr, n, t, interp):
-    """The value at time t of the scalar buffer at ``adr`` with ``n`` samples (mju_historyRead,
-    dim 1): the oldest or newest value outside their times (within MINVAL), the sample itself at
-    its time, else zero-order hold (the older neighbour), linear interpolation, or a cubic Hermite
-    spline whose slopes are the Catmull-Rom differences (0 at the buffer's ends)."""
+    """history_read_at for a scalar buffer (an actuator's controls)."""
+    return history_read_at(buf, adr, n, 1, 0, t, interp)
+
+
+@kernel
+def history_read_at(buf, adr, n, dim, k, t, interp):
+    """Component k of the value at time t of the buffer at ``adr`` with ``n`` samples of ``dim``
+    values (mju_historyRead): the oldest or newest value outside their times (within MINVAL), the
+    sample itself at its time, else zero-order hold (the older neighbour), linear interpolation, or
+    a cubic Hermite spline whose slopes are the Catmull-Rom differences (0 at the buffer's ends)."""
     cursor = int(buf[adr + 1])
     times = adr + 2
-    values = adr + 2 + n
+    values = adr + 2 + n + k
     oldest = _physical(cursor, n, 0)
     newest = _physical(cursor, n, n - 1)
     if t <= buf[times + oldest] + MINVAL:
-        return buf[values + oldest]
+        return buf[values + oldest * dim]
     if t >= buf[times + newest] - MINVAL:
-        return buf[values + newest]
+        return buf[values + newest * dim]
     i = _find_index(buf, adr, n, cursor, t)
     hi = _physical(cursor, n, i)
     if abs(t - buf[times + hi]) < MINVAL:
-        return buf[values + hi]
+        return buf[values + hi * dim]
     lo = _physical(cursor, n, i - 1)
     if interp == INTERP_ZOH:
-        return buf[values + lo]
+        return buf[values + lo * dim]
     t_lo = buf[times + lo]
     t_hi = buf[times + hi]
-    v_lo = buf[values + lo]
-    v_hi = buf[values + hi]
+    v_lo = buf[values + lo * dim]
+    v_hi = buf[values + hi * dim]
     dt = t_hi - t_lo
     alpha = (t - t_lo) / dt
     if interp == INTERP_LINEAR:
@@ -131,11 +150,11 @@ def history_read(buf, adr, n, t, interp):
     m_lo = 0.0
     if i > 1:
         prev = _physical(cursor, n, i - 2)
-        m_lo = (v_hi - buf[values + prev]) / (t_hi - buf[times + prev])
+        m_lo = (v_hi - buf[values + prev * dim]) / (t_hi - buf[times + prev])
     m_hi = 0.0
     if i < n - 1:
         nxt = _physical(cursor, n, i + 1)
-        m_hi = (buf[values + nxt] - v_lo) / (buf[times + nxt] - t_lo)
+        m_hi = (buf[values + nxt * dim] - v_lo) / (buf[times + nxt] - t_lo)
     return h00 * v_lo + h10 * dt * m_lo + h01 * v_hi + h11 * dt * m_hi
 
 
@@ -149,6 +168,19 @@ def read_ctrl_kernel(m, d, i, time, interp):
     if interp < 0:
         interp = m.actuator_history[i, 1]
     return history_read(d.history, m.actuator_historyadr[i], n, time - m.actuator_delay[i], interp)
+
+
+@kernel
+def read_sensor_kernel(m, d, i, time, interp, out, a):
+    """mj_readSensor: sensor i's values at ``time - sensor_delay[i]`` from its buffer (interp < 0:
+    the sensor's own) into ``out[a:a + sensor_dim[i]]``; the sensor must have a buffer."""
+    n = m.sensor_history[i, 0]
+    if interp < 0:
+        interp = m.sensor_history[i, 1]
+    dim = m.sensor_dim[i]
+    t = time - m.sensor_delay[i]
+    for k in range(dim):
+        out[a + k] = history_read_at(d.history, m.sensor_historyadr[i], n, dim, k, t, interp)
 
 
 # units of their own: compiled only for models with a history buffer
@@ -175,9 +207,34 @@ def advance_history(m, d):
             d.history[slot] = d.ctrl[i]
 
 
+# how far below a step a sample time may fall and still round up to it (MuJoCo's own tolerance is
+# not known; 1e-13 to 1e-6 steps give MuJoCo 4.0's times on 1771 random intervals, see
+# tests/test_sensor_history.py)
+_GRID_TOL = 1e-10
+
+
+def _interval_times(n: int, period: float, phase: float, h: float) -> list[float]:
+    """The sample times an interval sensor's buffer starts with (mj_resetData, MuJoCo 4.0): the
+    continuous times ``t0 - k period`` (``t0`` the phase, -period when it is 0) rounded up to the
+    step grid, each at least a step before the next one (a period below the step); with a zero
+    phase the newest at -h at the latest, so the first computation is at time 0. Measured against
+    MuJoCo 4.0, whose source for it is not public."""
+    t0 = phase if phase != 0 else -period
+    steps = [0] * n
+    for j in range(n - 1, -1, -1):
+        k = math.ceil((t0 - (n - 1 - j) * period) / h - _GRID_TOL)
+        if j == n - 1 and phase == 0:
+            k = min(k, -1)
+        if j < n - 1:
+            k = min(k, steps[j + 1] - 1)
+        steps[j] = k
+    return [k * h for k in steps]
+
+
 def reset_history(m, history: np.ndarray) -> None:
-    """The buffers at mj_resetData: user 0, cursor at the last slot, times ``-n h, ..., -h``,
-    values 0. ``history`` is ``(..., nhistory)`` (a leading batch axis is allowed)."""
+    """The buffers at mj_resetData: actuators' user 0, cursor at the last slot, times ``-n h, ...,
+    -h``, values 0; sensors' as below. ``history`` is ``(..., nhistory)`` (a leading batch axis is
+    allowed)."""
     if not m.nhistory:
         return
     h = m.opt.timestep
@@ -188,6 +245,20 @@ def reset_history(m, history: np.ndarray) -> None:
         history[..., adr + 1] = n - 1
         history[..., adr + 2:adr + 2 + n] = -(n - np.arange(n)) * h
         history[..., adr + 2 + n:adr + 2 + 2 * n] = 0.0
+    # sensors: the user slot holds the last computation time (an interval's phase, -period when the
+    # phase is 0), the times are those of the non-interval buffers or an interval's
+    for i in np.flatnonzero(m.sensor_history[:, 0] > 0):
+        n, dim = int(m.sensor_history[i, 0]), int(m.sensor_dim[i])
+        adr = int(m.sensor_historyadr[i])
+        period, phase = float(m.sensor_interval[i, 0]), float(m.sensor_interval[i, 1])
+        if period > 0:
+            history[..., adr] = -period if phase == 0 else phase
+            history[..., adr + 2:adr + 2 + n] = _interval_times(n, period, phase, h)
+        else:
+            history[..., adr] = -h
+            history[..., adr + 2:adr + 2 + n] = -(n - np.arange(n)) * h
+        history[..., adr + 1] = n - 1
+        history[..., adr + 2 + n:adr + 2 + n * (1 + dim)] = 0.0
 
 
 @handle_entry(args="int64, float64, int64, float64[::1]", needed=lambda m: m.nhistory > 0)
@@ -217,3 +288,43 @@ def read_ctrl(m, d, i: int, time: float, interp: int = -1) -> float:
     result = np.zeros(1)
     _READ_CTRL.call(m._ptr, d._ptr, i, time, interp, result)
     return float(result[0])
+
+
+def has_sensor_history(m) -> bool:
+    """Whether a sensor of the model has a history buffer (``needed`` of the sensor history units)."""
+    return bool((m.sensor_history[:, 0] > 0).any())
+
+
+@handle_entry(args="int64, float64, int64, float64[::1]", needed=has_sensor_history)
+def read_sensor_entry(m, d, i, time, interp, result):
+    read_sensor_kernel(m, d, i, time, interp, result, 0)
+
+
+_READ_SENSOR = FastEntry(read_sensor_entry)
+
+
+def read_sensor(m, d, i: int, time: float, interp: int = -1, out: np.ndarray | None = None) -> np.ndarray:
+    """Sensor ``i``'s values at ``time - sensor_delay[i]`` from its history buffer (mj_readSensor):
+    what ``sensordata`` reads at ``time`` for a delayed sensor. ``interp``: 0 zero-order hold,
+    1 linear, 2 cubic, -1 the sensor's own (``sensor_history[i, 1]``). A sensor without a buffer
+    gives its ``sensordata``. Returns ``out`` (``sensor_dim[i]`` values), a new array if None."""
+    check_model_data(m, d, "read_sensor")
+    i = operator.index(i)
+    if not 0 <= i < m.nsensor:
+        raise IndexError(f"sensor {i} out of range: nsensor = {m.nsensor}")
+    time = real_number("time", time)
+    interp = operator.index(interp)
+    if not -1 <= interp <= INTERP_CUBIC:
+        raise ValueError(f"interp must be -1 (the sensor's), 0 (zoh), 1 (linear) or 2 (cubic), got {interp}")
+    dim = int(m.sensor_dim[i])
+    if out is None:
+        out = np.empty(dim)
+    elif not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (dim,)
+              and out.flags.c_contiguous):
+        raise ValueError(f"out must be a contiguous float64 array of shape ({dim},)")
+    if m.sensor_history[i, 0] == 0:
+        adr = int(m.sensor_adr[i])
+        out[:] = d.sensordata[adr:adr + dim]
+    else:
+        _READ_SENSOR.call(m._ptr, d._ptr, i, time, interp, out)
+    return out

@@ -49,7 +49,7 @@ from kinedyn.engine.history import advance_history
 from kinedyn.engine.inverse import check_discrete_inverse, compare_fwd_inv
 from kinedyn.engine.metric import used as metric_used
 from kinedyn.engine.passive_plastic import plastic_update_entry
-from kinedyn.engine.sensor import sensor_acc_entry, sensor_vel_entry
+from kinedyn.engine.sensor import advance_sensor_history, sensor_acc_entry, sensor_vel_entry
 from kinedyn.engine.sleep import S_ASLEEP, S_AWAKE, sleep_entry, update_sleep_entry
 from kinedyn.engine.sleep import enabled as sleep_enabled
 from kinedyn.engine.sleep import needed as sleep_needed
@@ -130,16 +130,19 @@ def _total_force(d, qfrc):
 
 
 @kernel
-def _advance(m, d, act_dot, qacc, qvel):
+def _advance(m, d, act_dot, qacc, qvel, sample_sensors):
     """Advance act, qvel, qpos and time by one step (mj_advance).
 
     qpos moves with ``qvel``: the updated d.qvel for Euler-type integrators, the RK4
-    combination for RK4.
+    combination for RK4. ``sample_sensors``: the sensor history buffers take their samples here
+    (RK4 has taken them at its start state).
     """
     h = m.opt_timestep[0]
-    # control history buffers take ctrl at the pre-step time
+    # history buffers take ctrl and the sensors at the pre-step time
     if m.nhistory > 0:
         advance_history(m, d)
+        if sample_sensors:  # RK4 takes them at its start state (_rk4)
+            advance_sensor_history(m, d)
     # activations, unless actuation is disabled
     if m.na > 0 and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):
@@ -231,7 +234,7 @@ def euler_skip(m, d, skipfactor):
         solve_ld(qacc, qh, d.scratch_nv_b, m.M_rownnz, m.M_rowadr, m.M_colind)
     else:
         copy(qacc, d.qacc)
-    _advance(m, d, d.act_dot, qacc, d.qvel)
+    _advance(m, d, d.act_dot, qacc, d.qvel, True)
 
 
 @handle_entry
@@ -252,14 +255,14 @@ def _implicitfast(m, d):
     for j in range(m.njnt):
         if _is_free_body(m, j):
             _free_body_implicit(m, d, j, qacc)
-    _advance(m, d, d.act_dot, qacc, d.qvel)
+    _advance(m, d, d.act_dot, qacc, d.qvel, True)
 
 
 @handle_entry(needed=metric_used)
 def _discrete(m, d):
     # mj_discrete: qacc is already the step map (v+ - v)/h, solved in the effective metric by
     # the forward pass (engine.metric): advance with it as the Euler step does
-    _advance(m, d, d.act_dot, d.qacc, d.qvel)
+    _advance(m, d, d.act_dot, d.qacc, d.qvel, True)
 
 
 @handle_entry(needed=lambda m: m.opt.integrator == INT_IMPLICIT)
@@ -276,7 +279,7 @@ def _implicit(m, d):
         # step's check reports and resets
         for v in range(m.nv):
             qacc[v] = math.nan
-    _advance(m, d, d.act_dot, qacc, d.qvel)
+    _advance(m, d, d.act_dot, qacc, d.qvel, True)
 
 
 @kernel
@@ -366,6 +369,11 @@ def _rk4(m, d, a_tab, b_tab):
     vel = d.scratch_nv_a   # the weighted sums of one stage
     acc = d.scratch_nv_b
     t0 = time[0]
+    # the sensor buffers take their samples at the start state, before the stages overwrite it: a
+    # delayed sensor is computed there, not at the last stage's state where mj_advance runs
+    # (measured on the 4.0.0 wheel)
+    if m.nhistory > 0:
+        advance_sensor_history(m, d)
     # stage 0 from the forward pass already done by step
     for k in range(nq):
         q0[k] = qpos[k]
@@ -447,7 +455,7 @@ def _rk4(m, d, a_tab, b_tab):
             ten_length[t] = len0[t]
             for v in range(nv):
                 ten_J[t, v] = jac0[t, v]
-    _advance(m, d, act_rate, acc, vel)
+    _advance(m, d, act_rate, acc, vel, False)
     # MuJoCo 4.0 leaves the combined acceleration in qacc (the warmstart keeps the last stage's)
     for v in range(nv):
         qacc[v] = acc[v]

@@ -16,6 +16,10 @@ and flagged, as MuJoCo's lazy evaluation:
 A positive ``sensor_cutoff`` clamps real outputs to [-cutoff, cutoff] and positive ones to at
 most cutoff (not the contact sensor's). ``sensor_noise`` is stored and never added: MuJoCo does
 not add noise either. User sensors read zero (MuJoCo's value without a ``mjcb_sensor``).
+
+A sensor with a history buffer (MuJoCo 4.0's ``nsample``, ``delay``, ``interval``) may read its
+value from the buffer instead (compute_or_read_sensor); ``step`` stores its samples
+(:func:`advance_sensor_history`, in mj_advance). The buffers are engine.history's.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import numpy as np
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import call_rebinding, check_model_data
 from kinedyn.engine.collision_driver import INTO_SENSOR_SCRATCH, collide_into, contact_force_kernel
+from kinedyn.engine.history import has_sensor_history, history_insert_dim, read_sensor_kernel
 from kinedyn.engine.passive_plastic import spring_ref, tendon_deadband
 from kinedyn.engine.ray import rangefinder_kernel, ray_geom
 from kinedyn.engine.rne_post import rne_post_constraint_entry
@@ -879,6 +884,88 @@ def _net_force(m, d, spec, nmatch, out, a):
         out[p + 1] = 1.0
 
 
+# ---- history buffers (MuJoCo 4.0's sensor nsample, interp, delay, interval) -------------------------
+# Units of their own, compiled only for models with a sensor history buffer. The buffers' ring
+# (insert, read) is engine.history's, shared with the actuators' controls.
+
+
+@kernel
+def _computed_sensor(m, d, i, out, a):
+    """compute_sensor, with rne_post_constraint first if the sensor needs it and the stage has not
+    run it yet (MuJoCo's lazy flg_rnepost)."""
+    if (m.sensor_needstage[i] == STAGE_ACC and _uses_rne_post(m.sensor_type[i])
+            and not d.scratch_sensor_flags[FLG_RNEPOST]):
+        rne_post_constraint_entry(m, d)
+        d.scratch_sensor_flags[FLG_RNEPOST] = 1
+    compute_sensor(m, d, i, out, a)
+
+
+@handle_entry(args=_SENSOR_ARGS, needed=has_sensor_history)
+def _history_sensor(m, d, i, out, a):
+    """Sensor i, which has a history buffer, into sensordata (compute_or_read_sensor): with a
+    positive delay its buffer's value at ``time - delay``; with a positive interval period and no
+    delay, computed when a period has passed since the last computation (the buffer's user slot),
+    else the buffer's newest value; otherwise computed."""
+    t = d.time[0]
+    if m.sensor_delay[i] > 0:
+        read_sensor_kernel(m, d, i, t, m.sensor_history[i, 1], out, a)
+        return
+    period = m.sensor_interval[i, 0]
+    if period > 0 and not d.history[m.sensor_historyadr[i]] + period <= t:
+        read_sensor_kernel(m, d, i, t, m.sensor_history[i, 1], out, a)
+        return
+    _computed_sensor(m, d, i, out, a)
+
+
+@kernel
+def _any_sensor_history(m):
+    for i in range(m.nsensor):
+        if m.sensor_history[i, 0] > 0:
+            return True
+    return False
+
+
+@kernel
+def _insert_sensor(m, d, i, t):
+    """Insert sensor i's sample at time t: computed now if sensordata holds a delayed value,
+    else copied from sensordata (computed by this step's forward pass)."""
+    n = m.sensor_history[i, 0]
+    dim = m.sensor_dim[i]
+    slot = history_insert_dim(d.history, m.sensor_historyadr[i], n, dim, t)
+    if m.sensor_delay[i] > 0:
+        _computed_sensor(m, d, i, d.history, slot)
+    else:
+        a = m.sensor_adr[i]
+        for k in range(dim):
+            d.history[slot + k] = d.sensordata[a + k]
+
+
+@handle_entry(needed=has_sensor_history)
+def _advance_sensor_history(m, d):
+    """mj_advance, after the controls' buffers: each sensor buffer takes the sensor's value at the
+    current (pre-step) time; with an interval period only when a period has passed since the user
+    slot's time, which then moves on by exactly one period."""
+    t = d.time[0]
+    for i in range(m.nsensor):
+        if m.sensor_history[i, 0] == 0:
+            continue
+        period = m.sensor_interval[i, 0]
+        if period > 0:
+            adr = m.sensor_historyadr[i]
+            if d.history[adr] + period <= t:
+                d.history[adr] += period
+                _insert_sensor(m, d, i, t)
+        else:
+            _insert_sensor(m, d, i, t)
+
+
+@kernel
+def advance_sensor_history(m, d):
+    """The sensor buffers' part of mj_advance (nothing for a model without them)."""
+    if m.nhistory > 0 and _any_sensor_history(m):
+        _advance_sensor_history(m, d)
+
+
 # ---- the stages -------------------------------------------------------------------------------------
 
 
@@ -914,20 +1001,47 @@ def _sensors(m, d, stage):
             for k in range(a, a + m.sensor_dim[i]):
                 out[k] = 0.0
             continue
-        if stage == STAGE_POS:
-            _sensor_pos(m, d, i, out, a)
-        elif stage == STAGE_VEL:
-            _sensor_vel(m, d, i, out, a)
-        else:
-            _sensor_acc(m, d, i, out, a)
-        _cutoff(m, i, out, a)
+        if m.sensor_history[i, 0] > 0:
+            # a sensor with a history buffer may read its value from it (compute_or_read_sensor)
+            _history_sensor(m, d, i, out, a)
+            continue
+        compute_sensor(m, d, i, out, a)
+
+
+@kernel
+def compute_sensor(m, d, i, out, a):
+    """Sensor i into ``out[a:]`` in the stage it needs, then its cutoff (mj_computeSensor)."""
+    stage = m.sensor_needstage[i]
+    if stage == STAGE_POS:
+        _sensor_pos(m, d, i, out, a)
+    elif stage == STAGE_VEL:
+        _sensor_vel(m, d, i, out, a)
+    else:
+        _sensor_acc(m, d, i, out, a)
+    _cutoff(m, i, out, a)
+
+
+@kernel
+def _uses_rne_post(st):
+    return st == ACCELEROMETER or st == FORCE or st == TORQUE or st == FRAMELINACC or st == FRAMEANGACC
+
+
+@kernel
+def _may_read_history(m, i):
+    """Whether sensor i may read its value from its history buffer rather than compute it: a
+    positive delay or interval period with a buffer."""
+    return m.sensor_history[i, 0] > 0 and (m.sensor_delay[i] > 0 or m.sensor_interval[i, 0] > 0)
 
 
 @kernel
 def _needs_rne_post(m):
+    """rne_post_constraint before the acceleration sensors: one of them needs it and is computed
+    in every forward pass (those that may read their history compute it on demand)."""
     for i in range(m.nsensor):
         st = m.sensor_type[i]
-        if st == ACCELEROMETER or st == FORCE or st == TORQUE or st == FRAMELINACC or st == FRAMEANGACC:
+        if m.nhistory > 0 and _may_read_history(m, i):
+            continue
+        if _uses_rne_post(st):
             return True
         if st == USER and m.sensor_needstage[i] == STAGE_ACC:
             return True
@@ -971,6 +1085,7 @@ def _vel_sensors(m, d):
 def _acc_sensors(m, d):
     if _needs_rne_post(m):
         rne_post_constraint_entry(m, d)
+        d.scratch_sensor_flags[FLG_RNEPOST] = 1
     _sensors(m, d, STAGE_ACC)
 
 
@@ -1053,6 +1168,7 @@ def energy_vel_entry(m, d):
 @handle_entry
 def sensor_acc_entry(m, d):
     """The acceleration sensors, after rne_post_constraint when one needs it (mj_sensorAcc)."""
+    d.scratch_sensor_flags[FLG_RNEPOST] = 0
     if _sensors_on(m, STAGE_ACC):
         _acc_sensors(m, d)
 

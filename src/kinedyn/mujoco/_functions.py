@@ -24,7 +24,7 @@ from kinedyn.engine.forward import (
     fwd_position,
     fwd_velocity,
 )
-from kinedyn.engine.history import read_ctrl
+from kinedyn.engine.history import read_ctrl, read_sensor
 from kinedyn.engine.integrator import integrate, step
 from kinedyn.engine.inverse import inverse
 from kinedyn.engine.passive import passive
@@ -196,6 +196,13 @@ def mj_readCtrl(m, d, id: int, time: float, result, interp: int):  # noqa: A002 
     return result
 
 
+def mj_readSensor(m, d, id: int, time: float, result, interp: int):  # noqa: A002  (MuJoCo's name)
+    """Sensor ``id``'s values at ``time - delay`` from its history buffer into ``result``; returns
+    ``result`` (mj_readSensor as MuJoCo 4.0's Python binding)."""
+    _fill(result, read_sensor(m._kd_model, d._kd_data, id, time, interp), "result")
+    return result
+
+
 def mj_ray(m, d, pnt, vec, geomgroup, flg_static, bodyexclude: int, geomid, normal=None) -> float:
     """Distance to the nearest geom along the ray; the geom's id into ``geomid[0]`` (mj_ray)."""
     dist, gid = ray(m._kd_model, d._kd_data, pnt, vec, geomgroup, bool(flg_static), int(bodyexclude), normal)
@@ -297,8 +304,7 @@ def mj_id2name(m, type: int, id: int) -> str | None:  # noqa: A002
 # ---- state ------------------------------------------------------------------------------------------
 
 # mjtState bits in MuJoCo's order, with the Data field each packs; None: kinedyn keeps no such state
-# (userdata; plugin), so its size is 0; history holds the actuators' control buffers only (sensor
-# history is refused by the compiler)
+# (userdata; plugin), so its size is 0; history holds the actuators' and the sensors' buffers
 _STATE_BITS = ((1, "time"), (2, "qpos"), (4, "qvel"), (8, "act"), (16, "history"), (32, "qacc_warmstart"),
                (64, "ctrl"), (128, "qfrc_applied"), (256, "xfrc_applied"), (512, "eq_active"),
                (1024, "mocap_pos"), (2048, "mocap_quat"), (4096, None), (8192, None), (16384, "plastic"))

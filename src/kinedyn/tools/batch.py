@@ -65,8 +65,8 @@ def state_size(m: Model) -> int:
     ``1 + nq + nv + na + nhistory + nplastic``.
 
     Equals ``mujoco.mj_stateSize(mjm, mjtState.mjSTATE_FULLPHYSICS)`` for every model
-    kinedyn compiles (they have no plugin state; ``nhistory`` is the size of the actuators'
-    control history buffers, ``nplastic`` of the springs' plasticity, each 0 without them).
+    kinedyn compiles (they have no plugin state; ``nhistory`` is the size of the actuators' and
+    sensors' history buffers, ``nplastic`` of the springs' plasticity, each 0 without them).
     """
     check_model(m, "state_size")
     return 1 + m.nq + m.nv + m.na + m.nhistory + m.nplastic

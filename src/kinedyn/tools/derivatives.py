@@ -220,11 +220,11 @@ def check_integrator(m, fname: str) -> None:
 
 
 def check_no_history(m, fname: str) -> None:
-    """MuJoCo's step derivatives refuse models with control history buffers (mjERROR "delays are
-    not supported"): the state would have to include the buffers."""
+    """MuJoCo's step derivatives refuse models with history buffers, of controls or of sensors
+    (mjERROR "delays are not supported"): the state would have to include the buffers."""
     if m.nhistory:
-        raise ValueError(f"{fname}: delays are not supported (the model has control history buffers, "
-                         "actuator nsample > 0), as in MuJoCo's mjd_transitionFD")
+        raise ValueError(f"{fname}: delays are not supported (the model has history buffers, actuator "
+                         "or sensor nsample > 0), as in MuJoCo's mjd_transitionFD")
 
 
 def check_eps(eps, fname: str) -> float:
