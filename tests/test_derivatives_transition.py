@@ -199,10 +199,13 @@ def test_refusals():
         kd.transition_derivatives(noslip, kd.Data(noslip))
     with pytest.raises(ValueError, match=r"constraint_eps\): eps must be"):
         kd.transition_derivatives(m, kd.Data(m), constraint_eps=-1.0)
-    # a spatial tendon's muscle, a sensor type not covered
-    spatial = kd.Model.from_xml_path(str(MODELS / "muscle_spatial_tendon.xml"))
-    with pytest.raises(ValueError, match="spatial tendon|transmission"):
-        kd.transition_derivatives(spatial, kd.Data(spatial))
+    # a site transmission with a reference site, a sensor type not covered
+    crank = SMALL.replace('<geom type="box"', '<site name="s"/><geom type="box"')
+    crank = crank.replace('.2 .1"/>', '.2 .1"/><site name="t" pos="0 .2 .1"/>')
+    crank = kd.Model.from_xml_string(crank.replace(
+        "<actuator>", '<actuator><general site="t" refsite="s" gear="1 0 0 0 0 0"/>'))
+    with pytest.raises(ValueError, match="actuator 0: its transmission"):
+        kd.transition_derivatives(crank, kd.Data(crank))
     frame = '<sensor><framelinacc objtype="body" objname="world"/><framepos objtype="body" objname="world" ' \
         'reftype="body" refname="world"/>'
     with_acc = kd.Model.from_xml_string(SMALL.replace("<sensor>", frame))
@@ -285,7 +288,7 @@ def test_out_and_a_model_changed_in_place():
     m.body_gravcomp[2] = 0.0
     # a refused feature written into a model array in place is still seen (checked every call)
     m.jnt_actfrclimited[1] = True
-    with pytest.raises(ValueError, match="joint actuatorfrcrange"):
+    with pytest.raises(ValueError, match="sensor 3: .*jointactuatorfrc of a joint with actuatorfrcrange"):
         kd.transition_derivatives(m, d, out=first)
 
 

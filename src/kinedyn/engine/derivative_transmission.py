@@ -1,0 +1,454 @@
+"""Position derivatives of the forces whose moment arm moves with the state (issue 25, item 2), for
+``derivative_transition``'s chain rule.
+
+``derivative_transition._force_partials`` differentiates qfrc = mom' f(l, v) with the moment ``mom``
+constant and dl/dq = mom, as for hinge/slide joints and fixed tendons. What that misses is here:
+
+* ``xfrc_applied`` (mj_xfrcAccumulate: each body's force f and torque t at its com xipos, constant
+  in the world) and a site transmission's wrench (mj_transmission, mjTRN_SITE without refsite:
+  the gear turns with the site). For the generalised force G_i = Jp_i(p) . f + Jr_i . t of a
+  point p of body b, dof i and k both moving b, with S = (w, v) the com-based motion (cdof) and
+  W = (t + r x f, f) the wrench about the com frame's origin o, r = p - o: d G_i/d q_k =
+  (S_k x S_i) . W where k moves i's axis (an ancestor in the dof tree, or one ball's or free
+  joint's rotations: the motion cross product of Carpentier-Mansard) plus w_i . (Jp_k(p) x f),
+  p moving with b; where f and t turn with the body, also Jp_i . (w_k x f) + w_i . (w_k x t)
+  (``_wrench_partials``).
+* spatial tendons through sites and pulleys (mj_tendon): their ten_J's q-derivative (the length's
+  Hessian) is derivative_collision's ``tendon_row_derivatives`` (the one the constraint part uses
+  for a spatial tendon's limit). With it, a tendon's passive force s = spring + damper along ten_J
+  (mj_passive) gives s dJ/dq + J s_v (dJ/dq)' qvel, an actuator on it f dmom/dq + mom f_v
+  (dmom/dq)' qvel (mom = gear ten_J). Tendons wrapping spheres or cylinders are refused.
+* the moments constant in q whose length is not mom . q: a ball joint's (length = gear . the
+  rotation vector x of its quaternion: dl/dq = gear' J_r^-1(x), the inverse right Jacobian of
+  SO(3), as the ball spring's ``_ball_spring_partials``), a free joint's and a site's (length 0).
+* the implicit and implicitfast integrators' matrix K = M - h qDeriv holds these moments
+  (mjd_actuator_vel, mjd_passive_vel: mom' f_v mom, -J' b'(v) J, on M's pattern): d(K qacc)/dq
+  gains their moments' derivatives (``system_partials``).
+* joint ``actuatorfrcrange`` (mj_fwdActuation clamps qfrc_actuator at the joint's first dof):
+  clamped, that row of qfrc_actuator has no derivative (``actfrc_clamped``); a tendon's
+  actuatorfrcrange with one actuator on it holds its force at the range (``tendon_clamp``).
+
+All O(nv^2) per moving moment, dense, in the (nv, nv) scratch ``dm``; compiled with
+transition_derivatives' unit, reached only for models that use them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kinedyn._jit import kernel
+from kinedyn.engine.derivative_collision import NG, TT, _moves_axis, _reaches, tendon_row_derivatives
+from kinedyn.engine.derivative_constraint import _CHAIN, _GEO
+from kinedyn.engine.smooth_tendon import is_fixed_tendon
+from kinedyn.engine.types import (
+    DSBL_ACTUATION,
+    DSBL_DAMPER,
+    DSBL_SPRING,
+    INT_IMPLICIT,
+    INT_IMPLICITFAST,
+    JNT_BALL,
+    JNT_FREE,
+    OPT_DISABLEFLAGS,
+    OPT_INTEGRATOR,
+    TRN_JOINT,
+    TRN_JOINTINPARENT,
+    TRN_SITE,
+    TRN_TENDON,
+    WRAP_PULLEY,
+    WRAP_SITE,
+)
+from kinedyn.engine.util_linalg3 import cross3
+from kinedyn.engine.util_poly import poly_force, poly_force_deriv, tendon_damping_poly
+from kinedyn.engine.util_spatial import cross_motion, normalize4, quat2vel, row6
+
+# how an actuator's moment and length move (``moment_kind``)
+K_CONSTANT, K_TENDON, K_SITE, K_BALL, K_FREE, K_OTHER = range(6)
+
+
+@kernel
+def tendon_through_sites(m, t):
+    """Whether spatial tendon t's path is sites and pulleys only (no wrapping geom)."""
+    for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
+        if m.wrap_type[k] != WRAP_SITE and m.wrap_type[k] != WRAP_PULLEY:
+            return False
+    return True
+
+
+@kernel
+def moment_kind(m, i):
+    """K_*: how actuator i's transmission differs from a constant moment with dl/dq = mom.
+    K_OTHER: not differentiated (slider-crank, a site with refsite, body, jointinparent on a ball
+    or free joint, a spatial tendon wrapping a geom)."""
+    trn, tid = m.actuator_trntype[i], m.actuator_trnid[i, 0]
+    if trn == TRN_JOINT:
+        jt = m.jnt_type[tid]
+        return K_BALL if jt == JNT_BALL else (K_FREE if jt == JNT_FREE else K_CONSTANT)
+    if trn == TRN_TENDON:
+        if is_fixed_tendon(m, tid):
+            return K_CONSTANT
+        return K_TENDON if tendon_through_sites(m, tid) else K_OTHER
+    if trn == TRN_SITE and m.actuator_trnid[i, 1] < 0:
+        return K_SITE
+    if trn == TRN_JOINTINPARENT and m.jnt_type[tid] != JNT_BALL and m.jnt_type[tid] != JNT_FREE:
+        return K_CONSTANT   # jointinparent on a hinge or slide is the joint's own
+    return K_OTHER
+
+
+@kernel
+def actuators_on_tendon(m, t):
+    """How many actuators transmit through tendon t."""
+    n = 0
+    for i in range(m.nu):
+        if m.actuator_trntype[i] == TRN_TENDON and m.actuator_trnid[i, 0] == t:
+            n += 1
+    return n
+
+
+# ---- applied wrenches ---------------------------------------------------------------------------
+
+
+@kernel
+def _last_dof(m, b):
+    """The last dof moving body b (its weld's), or -1."""
+    w = m.body_weldid[b]
+    if w == 0 or m.body_dofnum[w] == 0:
+        return -1
+    return m.body_dofadr[w] + m.body_dofnum[w] - 1
+
+
+@kernel
+def _wrench_partials(m, d, b, px, py, pz, f, t, rotating, scale, out):
+    """out[i, k] += scale d G_i/d q_k for the dofs i, k moving body b, G_i = Jp_i(p) . f + Jr_i . t
+    the generalised force of a wrench (f, t) at point p of b (module docstring); ``rotating``:
+    f and t turn with b (else constant in the world)."""
+    last = _last_dof(m, b)
+    if last < 0:
+        return
+    o = d.subtree_com[m.body_rootid[b]]
+    r = (px - o[0], py - o[1], pz - o[2])
+    rf = cross3(r, f)
+    wt = (t[0] + rf[0], t[1] + rf[1], t[2] + rf[2])
+    i = last
+    while i >= 0:
+        wi = (d.cdof[i, 0], d.cdof[i, 1], d.cdof[i, 2])
+        ci = cross3(wi, r)
+        jpi = (d.cdof[i, 3] + ci[0], d.cdof[i, 4] + ci[1], d.cdof[i, 5] + ci[2])
+        k = last
+        while k >= 0:
+            sk = row6(d.cdof, k)
+            wk = (sk[0], sk[1], sk[2])
+            ck = cross3(wk, r)
+            jpk = (sk[3] + ck[0], sk[4] + ck[1], sk[5] + ck[2])
+            x = cross3(jpk, f)
+            val = wi[0] * x[0] + wi[1] * x[1] + wi[2] * x[2]
+            if _moves_axis(m, k, i):
+                sx = cross_motion(sk, d.cdof, i)
+                val += sx[0] * wt[0] + sx[1] * wt[1] + sx[2] * wt[2] \
+                    + sx[3] * f[0] + sx[4] * f[1] + sx[5] * f[2]
+            if rotating:
+                y = cross3(wk, f)
+                z = cross3(wk, t)
+                val += jpi[0] * y[0] + jpi[1] * y[1] + jpi[2] * y[2] \
+                    + wi[0] * z[0] + wi[1] * z[1] + wi[2] * z[2]
+            out[i, k] += scale * val
+            k = m.dof_parentid[k]
+        i = m.dof_parentid[i]
+
+
+@kernel
+def copy_xfrc(d, xfrc):
+    """d.xfrc_applied = xfrc; whether it is finite."""
+    ok = True
+    for b in range(xfrc.shape[0]):
+        for k in range(6):
+            x = xfrc[b, k]
+            if not math.isfinite(x):
+                ok = False
+            d.xfrc_applied[b, k] = x
+    return ok
+
+
+@kernel
+def xfrc_partials(m, d, rhs):
+    """rhs[:, :nv] += d(sum_b J_b(xipos_b)' xfrc_applied[b]) / dq (mj_xfrcAccumulate)."""
+    x = d.xfrc_applied
+    for b in range(1, m.nbody):
+        if x[b, 0] == 0.0 and x[b, 1] == 0.0 and x[b, 2] == 0.0 and x[b, 3] == 0.0 and x[b, 4] == 0.0 \
+                and x[b, 5] == 0.0:
+            continue
+        p = d.xipos[b]
+        _wrench_partials(m, d, b, p[0], p[1], p[2], (x[b, 0], x[b, 1], x[b, 2]), (x[b, 3], x[b, 4], x[b, 5]),
+                         False, 1.0, rhs)
+
+
+# ---- clamps ------------------------------------------------------------------------------------------
+
+
+@kernel
+def actfrc_clamped(m, d, v):
+    """Whether qfrc_actuator[v] is held by its joint's actuatorfrcrange (mj_fwdActuation's last
+    clamp, at the joint's first dof): the sum it clamps at or beyond the range's ends (at an end,
+    the clamped side: zero, as a forcerange)."""
+    j = m.dof_jntid[v]
+    if not m.jnt_actfrclimited[j] or m.jnt_dofadr[j] != v:
+        return False
+    if m.nu == 0 or m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
+        return False
+    raw = 0.0
+    for i in range(m.nu):
+        mom = d.actuator_moment[i, v]
+        raw += mom * d.actuator_force[i] if mom != 0.0 else 0.0
+    if m.jnt_actgravcomp[j]:
+        raw += d.qfrc_gravcomp[v]
+    return raw <= m.jnt_actfrcrange[j, 0] or raw >= m.jnt_actfrcrange[j, 1]
+
+
+@kernel
+def any_actfrc(m):
+    for j in range(m.njnt):
+        if m.jnt_actfrclimited[j]:
+            return True
+    return False
+
+
+@kernel
+def clamp_gravcomp_rows(m, d, x):
+    """Zero the rows of x (d qfrc_gravcomp / dq) of the actuatorgravcomp joints' dofs whose
+    qfrc_actuator, the gravity compensation included, is held by actuatorfrcrange."""
+    if not any_actfrc(m):
+        return
+    for v in range(m.nv):
+        if m.jnt_actgravcomp[m.dof_jntid[v]] and actfrc_clamped(m, d, v):
+            for c in range(x.shape[1]):
+                x[v, c] = 0.0
+
+
+@kernel
+def tendon_clamp(m, d, au, aa, fl, fv, fu, fa):
+    """A tendon's actuatorfrcrange with its one actuator (mj_fwdActuation scales the force to the
+    range's end): engaged, the force is constant, its partials (au[fl, fv, fu], aa[fa]) zero; the
+    velocity-gain rows implicit's matrix reads stay (mjd_actuator_vel does not see the clamp).
+    Engaged: the force within 4 ulp of an end (it is scaled there: end * (f / f))."""
+    for i in range(m.nu):
+        if m.actuator_trntype[i] != TRN_TENDON:
+            continue
+        t = m.actuator_trnid[i, 0]
+        if not m.tendon_actfrclimited[t]:
+            continue
+        f = d.actuator_force[i]
+        lo, hi = m.tendon_actfrcrange[t, 0], m.tendon_actfrcrange[t, 1]
+        if f <= lo + 8.9e-16 * abs(lo) or f >= hi - 8.9e-16 * abs(hi):
+            au[fl, i] = 0.0
+            au[fv, i] = 0.0
+            au[fu, i] = 0.0
+            for k in range(aa.shape[2]):
+                aa[fa, i, k] = 0.0
+
+
+# ---- moving moments ------------------------------------------------------------------------------
+
+
+@kernel
+def _tendon_dj(m, d, t, dm, fbuf, ibuf):
+    """dm[a, k] = d ten_J[t, a] / dq_k (derivative_collision.tendon_row_derivatives); whether done."""
+    gb = fbuf[_GEO:_GEO + NG]
+    idx = ibuf[:, _CHAIN]
+    nc = tendon_row_derivatives(m, d, t, idx, gb)
+    for a in range(m.nv):
+        for k in range(m.nv):
+            dm[a, k] = 0.0
+    if nc < 0:
+        return False
+    for a in range(nc):
+        for k in range(nc):
+            dm[idx[a], idx[k]] = gb[TT, a * nc + k]
+    return True
+
+
+@kernel
+def _moment_derivative(m, d, i, kind, dm, fbuf, ibuf):
+    """dm = d actuator_moment[i] / dq for a moving moment (K_TENDON, K_SITE); whether done."""
+    if kind == K_TENDON:
+        ok = _tendon_dj(m, d, m.actuator_trnid[i, 0], dm, fbuf, ibuf)
+        g = m.actuator_gear[i, 0]
+        for a in range(m.nv):
+            for k in range(m.nv):
+                dm[a, k] *= g
+        return ok
+    for a in range(m.nv):
+        for k in range(m.nv):
+            dm[a, k] = 0.0
+    s = m.actuator_trnid[i, 0]
+    mat = d.site_xmat[s]
+    g = m.actuator_gear[i]
+    f = (mat[0, 0] * g[0] + mat[0, 1] * g[1] + mat[0, 2] * g[2], mat[1, 0] * g[0] + mat[1, 1] * g[1]
+         + mat[1, 2] * g[2], mat[2, 0] * g[0] + mat[2, 1] * g[1] + mat[2, 2] * g[2])
+    t = (mat[0, 0] * g[3] + mat[0, 1] * g[4] + mat[0, 2] * g[5], mat[1, 0] * g[3] + mat[1, 1] * g[4]
+         + mat[1, 2] * g[5], mat[2, 0] * g[3] + mat[2, 1] * g[4] + mat[2, 2] * g[5])
+    p = d.site_xpos[s]
+    _wrench_partials(m, d, m.site_bodyid[s], p[0], p[1], p[2], f, t, True, 1.0, dm)
+    return True
+
+
+@kernel
+def _line_terms(m, d, mom, s, s_v, dm, rhs, clamp):
+    """rhs[:, :nv] += s dm + mom (s_v dm' qvel)': the q-derivative of mom(q)' s(l, v) beyond the
+    length's term, v = mom . qvel (rows held by actuatorfrcrange skipped where ``clamp``)."""
+    nv = m.nv
+    for k in range(nv):
+        vq = 0.0
+        for a in range(nv):
+            vq += d.qvel[a] * dm[a, k]
+        for r in range(nv):
+            if clamp and actfrc_clamped(m, d, r):
+                continue
+            rhs[r, k] += s * dm[r, k] + mom[r] * s_v * vq
+
+
+@kernel
+def _inv_right_jacobian(x0, x1, x2):
+    """J_r^-1 of SO(3) at rotation vector x (by rows, 9-tuple): I + [x]/2 + c [x]^2,
+    c = 1/th^2 - (1 + cos th)/(2 th sin th)."""
+    th = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    if th < 1e-6:
+        c2 = 1.0 / 12.0
+    else:
+        c2 = 1.0 / (th * th) - (1.0 + math.cos(th)) / (2.0 * th * math.sin(th))
+    return (1.0 + c2 * (x0 * x0 - th * th), -0.5 * x2 + c2 * x0 * x1, 0.5 * x1 + c2 * x0 * x2,
+            0.5 * x2 + c2 * x1 * x0, 1.0 + c2 * (x1 * x1 - th * th), -0.5 * x0 + c2 * x1 * x2,
+            -0.5 * x1 + c2 * x2 * x0, 0.5 * x0 + c2 * x2 * x1, 1.0 + c2 * (x2 * x2 - th * th))
+
+
+@kernel
+def transmission_partials(m, d, au, fl_row, fv_row, rhs, dm, fbuf, ibuf):
+    """rhs[:, :nv] += what d qfrc_actuator / dq holds beyond _force_partials' constant moments
+    (module docstring). au[fl_row], au[fv_row]: each force's partials in its length and velocity.
+    Returns -1, or the tendon whose derivative failed (a degenerate segment)."""
+    nv = m.nv
+    if m.nu == 0 or m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
+        return -1
+    clamp = any_actfrc(m)
+    mom = d.actuator_moment
+    for i in range(m.nu):
+        kind = moment_kind(m, i)
+        fl = au[fl_row, i]
+        if kind == K_TENDON or kind == K_SITE:
+            if not _moment_derivative(m, d, i, kind, dm, fbuf, ibuf):
+                return m.actuator_trnid[i, 0]
+            _line_terms(m, d, mom[i], d.actuator_force[i], au[fv_row, i], dm, rhs, clamp)
+        if fl == 0.0:
+            continue
+        if kind == K_SITE or kind == K_FREE:
+            # length 0: no length term (_force_partials added mom fl mom)
+            for r in range(nv):
+                if mom[i, r] != 0.0 and not (clamp and actfrc_clamped(m, d, r)):
+                    for c in range(nv):
+                        rhs[r, c] -= mom[i, r] * fl * mom[i, c]
+        elif kind == K_BALL:
+            # dl/dq = gear' J_r^-1(x) on the joint's dofs, for _force_partials' gear
+            j = m.actuator_trnid[i, 0]
+            sq, sv = d.scratch_quat, d.scratch_vec
+            padr, dadr = m.jnt_qposadr[j], m.jnt_dofadr[j]
+            for k in range(4):
+                sq[0, k] = d.qpos[padr + k]
+            normalize4(sq, 0)
+            quat2vel(sv, 0, sq, 0, 1.0)
+            jr = _inv_right_jacobian(sv[0, 0], sv[0, 1], sv[0, 2])
+            g = m.actuator_gear[i]
+            for r in range(nv):
+                if mom[i, r] == 0.0 or (clamp and actfrc_clamped(m, d, r)):
+                    continue
+                for c in range(3):
+                    dl = g[0] * jr[c] + g[1] * jr[3 + c] + g[2] * jr[6 + c]
+                    rhs[r, dadr + c] += mom[i, r] * fl * (dl - g[c])
+    return -1
+
+
+@kernel
+def _tendon_scalar(m, d, t):
+    """(s, s_v, d s_v/dv, whether acting): tendon t's passive force along ten_J (mj_passive's
+    spring and damper), its velocity derivative and that one's."""
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    s, s_v, s_vv = 0.0, 0.0, 0.0
+    acting = False
+    if not flags & DSBL_SPRING:
+        k, p0, p1 = m.tendon_stiffness[t], m.tendon_stiffnesspoly[t, 0], m.tendon_stiffnesspoly[t, 1]
+        if k != 0.0 or p0 != 0.0 or p1 != 0.0:
+            acting = True
+            length = d.ten_length[t]
+            lower, upper = m.tendon_lengthspring[t, 0], m.tendon_lengthspring[t, 1]
+            x = length - upper if length > upper else (length - lower if length < lower else 0.0)
+            s -= x * poly_force(k, p0, p1, x, False)
+    if not flags & DSBL_DAMPER:
+        b, p0, p1 = tendon_damping_poly(m, t)
+        if b != 0.0 or p0 != 0.0 or p1 != 0.0:
+            acting = True
+            v = d.ten_velocity[t]
+            s -= v * poly_force(b, p0, p1, v, True)
+            s_v = -poly_force_deriv(b, p0, p1, v, True)
+            sgn = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+            s_vv = -(2.0 * p0 * sgn + 6.0 * p1 * v)
+    return s, s_v, s_vv, acting
+
+
+@kernel
+def tendon_partials(m, d, rhs, dm, fbuf, ibuf):
+    """rhs[:, :nv] += the spatial tendons' passive forces' dJ/dq terms (s dJ + J s_v dJ' qvel; the
+    J s_l J and velocity terms are _force_partials'). Returns -1 or a tendon that failed."""
+    for t in range(m.ntendon):
+        if is_fixed_tendon(m, t):
+            continue
+        s, s_v, _, acting = _tendon_scalar(m, d, t)
+        if not acting:
+            continue
+        if not _tendon_dj(m, d, t, dm, fbuf, ibuf):
+            return t
+        _line_terms(m, d, d.ten_J[t], s, s_v, dm, rhs, False)
+    return -1
+
+
+@kernel
+def _system_line(m, d, mom, coef, dcoef, dm, qacc, h, rhs):
+    """rhs[:, :nv] += h d(coef P[mom mom'] qacc)/dq with dm = dmom/dq, coef's q-derivative
+    dcoef (dm' qvel)', P the pattern of M (pairs on one ancestor chain: mj_implicitSkip's)."""
+    nv = m.nv
+    for r in range(nv):
+        acc = 0.0
+        for c in range(nv):
+            if _reaches(m, max(r, c), min(r, c)):
+                acc += mom[c] * qacc[c]
+        for k in range(nv):
+            b = 0.0
+            vq = 0.0
+            for c in range(nv):
+                vq += d.qvel[c] * dm[c, k]
+                if _reaches(m, max(r, c), min(r, c)):
+                    b += dm[c, k] * qacc[c]
+            rhs[r, k] += h * (dcoef * vq * mom[r] * acc + coef * (dm[r, k] * acc + mom[r] * b))
+
+
+@kernel
+def system_partials(m, d, au, fv_row, rhs, qacc, dm, fbuf, ibuf):
+    """rhs[:, :nv] -= d(K)/dq qacc for the moving moments in implicit's and implicitfast's K = M -
+    h qDeriv: the actuators' mom' f_v mom (mjd_actuator_vel) and the spatial tendons' -J' s_v J
+    (mjd_passive_vel's damping)."""
+    integrator = m.opt_flags[OPT_INTEGRATOR]
+    if integrator != INT_IMPLICIT and integrator != INT_IMPLICITFAST:
+        return
+    h = m.opt_timestep[0]
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
+        for i in range(m.nu):
+            kind = moment_kind(m, i)
+            if (kind == K_TENDON or kind == K_SITE) and au[fv_row, i] != 0.0:
+                _moment_derivative(m, d, i, kind, dm, fbuf, ibuf)
+                _system_line(m, d, d.actuator_moment[i], au[fv_row, i], 0.0, dm, qacc, h, rhs)
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
+        for t in range(m.ntendon):
+            if is_fixed_tendon(m, t):
+                continue
+            b, p0, p1 = tendon_damping_poly(m, t)
+            if b == 0.0 and p0 == 0.0 and p1 == 0.0:
+                continue
+            _, s_v, s_vv, _ = _tendon_scalar(m, d, t)
+            _tendon_dj(m, d, t, dm, fbuf, ibuf)
+            _system_line(m, d, d.ten_J[t], s_v, s_vv, dm, qacc, h, rhs)

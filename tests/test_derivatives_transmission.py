@@ -1,0 +1,148 @@
+"""kd.transition_derivatives on the moving moments (engine/derivative_transmission.py) against
+MuJoCo's centred mjd_transitionFD, with test_derivatives_transition's calibrated rule (_check:
+MuJoCo's differences at eps 1e-6 and 1e-7 agree within FD_AGREE, ours within max(3 spread, 1e-9)
+of them), at states MuJoCo's own simulation visits.
+
+Cases: xfrc_applied on three bodies (a free body, a hinge's, a ball's); joint actuatorfrcrange
+engaged on a hinge with actuatorgravcomp, and a tendon's actuatorfrcrange engaged; fixed-tendon
+armature; a spatial tendon through sites and a pulley with a polynomial spring, a damper and two
+actuators (Euler, implicitfast, implicit); muscles on spatial tendons; site transmissions (a 6D
+gear on the ball's body) and motors on a ball and a free joint.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+from test_derivatives_transition import SMALL, _check
+
+import kinedyn as kd
+
+MODELS = Path(__file__).parent / "models"
+# SMALL without its jointactuatorfrc sensor (refused with a moving moment or actuatorfrcrange: it
+# would need the actuator share of the row alone)
+BASE = SMALL.replace('<jointactuatorfrc joint="h"/>', "")
+
+
+def _case(xml, nstep, ctrl, integrator=None, xfrc=None, disable=0):
+    """As test_derivatives_transition's _case, with xfrc_applied held during MuJoCo's rollout."""
+    mjm = mujoco.MjModel.from_xml_string(xml)
+    m = kd.Model.from_xml_string(xml)
+    if integrator is not None:
+        mjm.opt.integrator = int(kd.IntegratorType[integrator])
+        m.opt.integrator = kd.IntegratorType[integrator]
+    mjm.opt.disableflags |= disable
+    m.opt.disableflags = int(mjm.opt.disableflags)
+    mjd = mujoco.MjData(mjm)
+    mjd.ctrl[:] = ctrl
+    if xfrc is not None:
+        mjd.xfrc_applied[:] = xfrc
+    for _ in range(nstep):
+        mujoco.mj_step(mjm, mjd)
+    d = kd.Data(m)
+    for f in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart", "xfrc_applied"):
+        getattr(d, f)[:] = getattr(mjd, f)
+    d.time = mjd.time
+    return m, d, mjm, mjd
+
+
+def test_xfrc_applied():
+    xfrc = np.zeros((4, 6))
+    xfrc[1] = [0.3, -0.2, 1.5, 0.05, 0.02, -0.04]
+    xfrc[2] = [-0.4, 0.1, 0.2, 0.0, -0.03, 0.01]
+    xfrc[3] = [0.2, 0.5, -0.3, 0.02, 0.0, 0.03]
+    case = _case(SMALL, 40, [0.7, 0.4, 0.1], xfrc=xfrc)
+    ours = _check(case, "xfrc_applied")
+    # the same state without the applied wrenches differs in A's position columns
+    m, d = case[0], case[1]
+    d.xfrc_applied[:] = 0.0
+    assert np.abs(kd.transition_derivatives(m, d).A[:, :9] - ours.A[:, :9]).max() > 1e-4
+
+
+# actuatorgravcomp on the hinge, clamped by its actuatorfrcrange (the motor pushes beyond it)
+FRCRANGE = BASE.replace('"><joint name="h"', '" gravcomp=".7"><joint name="h"').replace(
+    'springref=".1"/>', 'springref=".1" actuatorgravcomp="true" actuatorfrcrange="-.6 .6"/>')
+
+
+@pytest.mark.parametrize("ctrl", [[1.0, 0.4, 0.1], [0.02, 0.0, 0.0]], ids=["clamped", "inside"])
+def test_joint_actuatorfrcrange(ctrl):
+    m, d, mjm, mjd = case = _case(FRCRANGE, 40, ctrl)
+    assert (abs(mjd.qfrc_actuator[6]) == 0.6) == (ctrl[0] == 1.0)
+    ours = _check(case, "actuatorfrcrange")
+    assert (not np.any(ours.B[6:, 0])) == (ctrl[0] == 1.0)
+
+
+FIXED = BASE.replace("<actuator>", '<tendon><fixed name="ft" ARM actuatorfrcrange="-.2 .2"><joint joint="h" '
+                      'coef="2"/></fixed></tendon><actuator><motor tendon="ft" gear="1.5"/>')
+
+
+@pytest.mark.parametrize("ctrl", [0.9, 0.01], ids=["engaged", "inside"])
+def test_tendon_actuatorfrcrange_and_armature(ctrl):
+    xml = FIXED.replace("ARM", 'armature=".05"')
+    m, d, mjm, mjd = case = _case(xml, 40, [ctrl, 0.7, 0.4, 0.1])
+    assert (abs(mjd.actuator_force[0]) == pytest.approx(0.2)) == (ctrl == 0.9)
+    ours = _check(case, "tendon actuatorfrcrange")
+    assert (not np.any(ours.B[:, 0])) == (ctrl == 0.9)
+
+
+SPATIAL = BASE.replace('<geom type="box"', '<site name="s" pos=".1 0 .05"/>'
+                       '<site name="s2" pos="-.1 .05 .05"/><geom type="box"').replace(
+    'fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"/><site name="t" pos="0 .2 .1"/>').replace(
+    '<geom type="capsule" size=".03" fromto="0 0 0 .2 0 0"/>',
+    '<geom type="capsule" size=".03" fromto="0 0 0 .2 0 0"/><site name="u" pos=".1 .03 0"/>').replace(
+    "<actuator>", '<tendon><spatial name="sp" stiffness="5 2 1" damping=".3" springlength=".05 .1">'
+    '<site site="s"/><site site="u"/><site site="t"/></spatial>'
+    '<spatial name="pl" damping=".2 .1 .05"><site site="s2"/><site site="u"/><pulley divisor="2"/>'
+    '<site site="u"/><site site="t"/></spatial></tendon>'
+    '<actuator><general tendon="sp" gaintype="affine" gainprm="3 1 -.5" biastype="affine" '
+    'biasprm="0 -2 -.4"/>'
+    '<motor tendon="pl" gear="2"/>')
+
+
+@pytest.mark.parametrize("integrator", ["EULER", "IMPLICITFAST", "IMPLICIT"])
+def test_spatial_tendons(integrator):
+    case = _case(SPATIAL, 40, [0.5, -0.3, 0.7, 0.4, 0.1], integrator)
+    mjd = case[3]
+    assert abs(mjd.qfrc_spring).max() > 0.01 and abs(mjd.ten_length[0] - 0.1) > 1e-3
+    ours = _check(case, f"spatial tendons {integrator}")
+    assert np.abs(ours.B[:, :2]).max() > 0.01
+
+
+def test_muscles_on_spatial_tendons():
+    # 20 steps: later the activations reach their controls, where the muscle's time constant
+    # switches (tausmooth 0) and MuJoCo's centred differences straddle the kink
+    case = _case((MODELS / "muscle_spatial_tendon.xml").read_text(), 20, [0.5, 0.2, 0.7],
+                 disable=int(kd.DisableBit.LIMIT))
+    _check(case, "spatial muscles")
+
+
+TRANSMISSIONS = BASE.replace('fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"/>'
+                              '<site name="t" pos=".02 .2 .1" euler="10 20 30"/>').replace(
+    "<actuator>", '<actuator><general name="st" site="t" gear=".5 -.3 .8 .1 .2 -.1" gaintype="affine" '
+    'gainprm="1 2 -.3" biastype="affine" biasprm="0 .5 -.2"/><motor joint="b" gear=".3 -.2 .4"/>'
+    '<general joint="root" gear=".2 .1 -.3 .05 .02 .01" gaintype="affine" gainprm="1 3 -.2"/>').replace(
+    "<freejoint/>", '<freejoint name="root"/>')
+
+
+@pytest.mark.parametrize("integrator", ["EULER", "IMPLICIT"])
+def test_site_ball_and_free_transmissions(integrator):
+    case = _case(TRANSMISSIONS, 40, [0.6, 0.5, 0.4, 0.7, 0.4, 0.1], integrator)
+    assert np.abs(case[3].actuator_force[:3]).min() > 0.01
+    _check(case, f"site, ball, free {integrator}")
+
+
+def test_still_refused():
+    wrap = SPATIAL.replace('<site site="u"/><site site="t"/></spatial>', '<site site="u"/><geom geom="w"/>'
+                           '<site site="t"/></spatial>').replace(
+        '<geom type="capsule" size=".03" fromto="0 0 0 .2 0 0"/>',
+        '<geom type="capsule" size=".03" fromto="0 0 0 .2 0 0"/><geom name="w" type="sphere" size=".01" '
+        'pos=".15 .05 0" contype="0" conaffinity="0"/>', 1)
+    m = kd.Model.from_xml_string(wrap)
+    with pytest.raises(ValueError, match="tendon 0: a spatial tendon wrapping"):
+        kd.transition_derivatives(m, kd.Data(m))
+    m = kd.Model.from_xml_string(TRANSMISSIONS.replace("<sensor>", '<sensor><actuatorfrc actuator="st"/>'))
+    with pytest.raises(ValueError, match="sensor 0: an actuator sensor"):
+        kd.transition_derivatives(m, kd.Data(m))
