@@ -6,8 +6,9 @@ of them), at states MuJoCo's own simulation visits.
 Cases: xfrc_applied on three bodies (a free body, a hinge's, a ball's); joint actuatorfrcrange
 engaged on a hinge with actuatorgravcomp, and a tendon's actuatorfrcrange engaged; fixed-tendon
 armature; a spatial tendon through sites and a pulley with a polynomial spring, a damper and two
-actuators (Euler, implicitfast, implicit); muscles on spatial tendons; site transmissions (a 6D
-gear on the ball's body) and motors on a ball and a free joint.
+actuators (Euler, implicitfast, implicit); muscles on spatial tendons; a site transmission (a 6D
+gear on the ball's body), a slider-crank, and motors on a ball and a free joint, with and without
+jointinparent.
 """
 
 from __future__ import annotations
@@ -121,17 +122,24 @@ def test_muscles_on_spatial_tendons():
 
 TRANSMISSIONS = BASE.replace('fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"/>'
                               '<site name="t" pos=".02 .2 .1" euler="10 20 30"/>').replace(
+    '<geom type="box"', '<site name="sl" pos=".05 -.05 .1" euler="30 -20 10"/><geom type="box"').replace(
     "<actuator>", '<actuator><general name="st" site="t" gear=".5 -.3 .8 .1 .2 -.1" gaintype="affine" '
     'gainprm="1 2 -.3" biastype="affine" biasprm="0 .5 -.2"/><motor joint="b" gear=".3 -.2 .4"/>'
-    '<general joint="root" gear=".2 .1 -.3 .05 .02 .01" gaintype="affine" gainprm="1 3 -.2"/>').replace(
-    "<freejoint/>", '<freejoint name="root"/>')
+    '<general joint="root" gear=".2 .1 -.3 .05 .02 .01" gaintype="affine" gainprm="1 3 -.2"/>'
+    '<general cranksite="t" slidersite="sl" cranklength=".5" gaintype="affine" gainprm="1 2 -.4" '
+    'biastype="affine" biasprm="0 -1 -.3"/>'
+    '<general jointinparent="b" gear=".2 .4 -.1" gaintype="affine" gainprm="1 .5 -.2"/>'
+    '<general jointinparent="root" gear="-.1 .2 .1 .03 -.02 .04" gaintype="affine" gainprm="1 .5 -.2"/>'
+    ).replace("<freejoint/>", '<freejoint name="root"/>')
 
 
 @pytest.mark.parametrize("integrator", ["EULER", "IMPLICIT"])
-def test_site_ball_and_free_transmissions(integrator):
-    case = _case(TRANSMISSIONS, 40, [0.6, 0.5, 0.4, 0.7, 0.4, 0.1], integrator)
-    assert np.abs(case[3].actuator_force[:3]).min() > 0.01
-    _check(case, f"site, ball, free {integrator}")
+def test_site_crank_ball_and_free_transmissions(integrator):
+    """A site's 6D gear, a slider-crank (rod long enough: the smooth branch), motors on a ball and
+    a free joint, with and without jointinparent."""
+    case = _case(TRANSMISSIONS, 40, [0.6, 0.5, 0.4, 0.3, -0.4, 0.5, 0.7, 0.4, 0.1], integrator)
+    assert np.abs(case[3].actuator_force[:6]).min() > 0.01
+    _check(case, f"site, crank, ball, free {integrator}")
 
 
 def test_still_refused():
@@ -145,4 +153,9 @@ def test_still_refused():
         kd.transition_derivatives(m, kd.Data(m))
     m = kd.Model.from_xml_string(TRANSMISSIONS.replace("<sensor>", '<sensor><actuatorfrc actuator="st"/>'))
     with pytest.raises(ValueError, match="sensor 0: an actuator sensor"):
+        kd.transition_derivatives(m, kd.Data(m))
+    # a spatial tendon's actuator with armature (its q-dependent inertia and bias)
+    m = kd.Model.from_xml_string(SPATIAL.replace('<motor tendon="pl" gear="2"/>',
+                                                 '<motor tendon="pl" gear="2" armature=".1"/>'))
+    with pytest.raises(ValueError, match="tendon 1: armature of a spatial tendon"):
         kd.transition_derivatives(m, kd.Data(m))

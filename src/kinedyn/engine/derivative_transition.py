@@ -157,8 +157,8 @@ def refusal_text(m, code: int, i: int) -> str:
                 R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon",
                 R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera",
                 R_SENSOR_TRN: "an actuator sensor of a transmission whose moment or length moves "
-                              "(spatial tendon, site, ball or free joint), or jointactuatorfrc of a "
-                              "joint with actuatorfrcrange or with such an actuator"}[code]
+                              "(spatial tendon, site, slider-crank, ball or free joint), or jointactuatorfrc "
+                              "of a joint with actuatorfrcrange or with such an actuator"}[code]
         return f"sensor {i}: {what}"
     return {R_LONE_FREE: f"joint {i}: a lone free body under implicitfast (its gyroscopic block, "
                          "mjd_freeMhat)",
@@ -171,8 +171,8 @@ def refusal_text(m, code: int, i: int) -> str:
             R_SPATIAL_TENDON: f"tendon {i}: a spatial tendon wrapping a sphere or cylinder with a spring, "
                               "damping or an actuator (its length's Hessian), or a degenerate segment",
             R_JNT_ACTFRC: f"tendon {i}: actuatorfrcrange on a spatial tendon or with several actuators",
-            R_TRANSMISSION: f"actuator {i}: its transmission (slider-crank, site with refsite, body, "
-                            "jointinparent on a ball or free joint are not covered)",
+            R_TRANSMISSION: f"actuator {i}: its transmission (site with refsite and body transmissions "
+                            "are not covered)",
             R_USER: f"actuator {i}: user, pid or dcmotor dynamics, gain or bias",
             R_MULTI_ACT: f"actuator {i}: several activations",
             R_MUSCLE_IMPLICIT: f"actuator {i}: a muscle under implicit or implicitfast (the second "
@@ -216,7 +216,8 @@ def _refusals(m, xfrc_applied, sensors, codes):
     if m.opt_real[OPT_DENSITY] > 0.0 or m.opt_real[OPT_VISCOSITY] > 0.0:
         _refuse(codes, R_FLUID, 0)
     for t in range(m.ntendon):
-        if m.tendon_armature[t] != 0.0 and not is_fixed_tendon(m, t):
+        if not is_fixed_tendon(m, t) and (m.tendon_armature[t] != 0.0
+                                          or actuators_on_tendon(m, t, True) > 0):
             _refuse(codes, R_TENDON_ARMATURE, t)
     if not flags & DSBL_SPRING:
         for j in range(m.njnt):
@@ -231,7 +232,7 @@ def _refusals(m, xfrc_applied, sensors, codes):
         if not is_fixed_tendon(m, t) and not tendon_through_sites(m, t) and (
                 m.tendon_damping[t] != 0.0 or _any_nonzero(m.tendon_dampingpoly[t])
                 or m.tendon_stiffness[t] != 0.0 or _any_nonzero(m.tendon_stiffnesspoly[t])
-                or m.tendon_actuatorid[t] != -1 or actuators_on_tendon(m, t) > 0):
+                or m.tendon_actuatorid[t] != -1 or actuators_on_tendon(m, t, False) > 0):
             _refuse(codes, R_SPATIAL_TENDON, t)
     act_on = m.nu > 0 and not flags & DSBL_ACTUATION
     for j in range(m.njnt):
@@ -239,7 +240,8 @@ def _refusals(m, xfrc_applied, sensors, codes):
             _refuse(codes, R_ACTGRAVCOMP, j)
     if act_on:
         for t in range(m.ntendon):
-            if m.tendon_actfrclimited[t] and (not is_fixed_tendon(m, t) or actuators_on_tendon(m, t) > 1):
+            if m.tendon_actfrclimited[t] and (not is_fixed_tendon(m, t)
+                                              or actuators_on_tendon(m, t, False) > 1):
                 _refuse(codes, R_JNT_ACTFRC, t)
         for i in range(m.nu):
             if moment_kind(m, i) == K_OTHER and not (m.actuator_trntype[i] == TRN_TENDON

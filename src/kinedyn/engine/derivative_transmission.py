@@ -53,6 +53,7 @@ from kinedyn.engine.types import (
     TRN_JOINT,
     TRN_JOINTINPARENT,
     TRN_SITE,
+    TRN_SLIDERCRANK,
     TRN_TENDON,
     WRAP_PULLEY,
     WRAP_SITE,
@@ -62,7 +63,7 @@ from kinedyn.engine.util_poly import poly_force, poly_force_deriv, tendon_dampin
 from kinedyn.engine.util_spatial import cross_motion, normalize4, quat2vel, row6
 
 # how an actuator's moment and length move (``moment_kind``)
-K_CONSTANT, K_TENDON, K_SITE, K_BALL, K_FREE, K_OTHER = range(6)
+K_CONSTANT, K_TENDON, K_SITE, K_BALL, K_FREE, K_CRANK, K_OTHER = range(7)
 
 
 @kernel
@@ -77,10 +78,9 @@ def tendon_through_sites(m, t):
 @kernel
 def moment_kind(m, i):
     """K_*: how actuator i's transmission differs from a constant moment with dl/dq = mom.
-    K_OTHER: not differentiated (slider-crank, a site with refsite, body, jointinparent on a ball
-    or free joint, a spatial tendon wrapping a geom)."""
+    K_OTHER: not differentiated (a site with refsite, body, a spatial tendon wrapping a geom)."""
     trn, tid = m.actuator_trntype[i], m.actuator_trnid[i, 0]
-    if trn == TRN_JOINT:
+    if trn == TRN_JOINT or trn == TRN_JOINTINPARENT:
         jt = m.jnt_type[tid]
         return K_BALL if jt == JNT_BALL else (K_FREE if jt == JNT_FREE else K_CONSTANT)
     if trn == TRN_TENDON:
@@ -89,17 +89,27 @@ def moment_kind(m, i):
         return K_TENDON if tendon_through_sites(m, tid) else K_OTHER
     if trn == TRN_SITE and m.actuator_trnid[i, 1] < 0:
         return K_SITE
-    if trn == TRN_JOINTINPARENT and m.jnt_type[tid] != JNT_BALL and m.jnt_type[tid] != JNT_FREE:
-        return K_CONSTANT   # jointinparent on a hinge or slide is the joint's own
+    if trn == TRN_SLIDERCRANK:
+        return K_CRANK
     return K_OTHER
 
 
 @kernel
-def actuators_on_tendon(m, t):
-    """How many actuators transmit through tendon t."""
+def moves(m, i, kind):
+    """Whether actuator i's moment depends on qpos (dm: ``_moment_derivative``): a spatial tendon,
+    a site, a slider-crank, jointinparent on a ball or free joint (the gear turned into the child
+    frame)."""
+    return kind == K_TENDON or kind == K_SITE or kind == K_CRANK or (
+        (kind == K_BALL or kind == K_FREE) and m.actuator_trntype[i] == TRN_JOINTINPARENT)
+
+
+@kernel
+def actuators_on_tendon(m, t, armature):
+    """How many actuators transmit through tendon t (``armature``: those with armature)."""
     n = 0
     for i in range(m.nu):
-        if m.actuator_trntype[i] == TRN_TENDON and m.actuator_trnid[i, 0] == t:
+        if m.actuator_trntype[i] == TRN_TENDON and m.actuator_trnid[i, 0] == t and (
+                not armature or m.actuator_armature[i] != 0.0):
             n += 1
     return n
 
@@ -266,8 +276,89 @@ def _tendon_dj(m, d, t, dm, fbuf, ibuf):
 
 
 @kernel
+def _point_column(m, d, last, px, py, pz, j):
+    """(moves, Jp column j at p (3-tuple), w_j): dof j's motion of a point of the body whose last
+    dof is ``last``."""
+    if last < 0 or not _reaches(m, last, j):
+        return False, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    o = d.subtree_com[m.body_rootid[m.dof_bodyid[last]]]
+    w = (d.cdof[j, 0], d.cdof[j, 1], d.cdof[j, 2])
+    c = cross3(w, (px - o[0], py - o[1], pz - o[2]))
+    return True, (d.cdof[j, 3] + c[0], d.cdof[j, 4] + c[1], d.cdof[j, 5] + c[2]), w
+
+
+@kernel
+def _crank_derivative(m, d, i, dm):
+    """dm += d actuator_moment[i]/dq of a slider-crank (mj_transmission: length = gear (a . v -
+    sqrt(det)), det = (a . v)^2 + rod^2 - v . v, a the slider site's z axis, v = crank - slider;
+    a . v where det <= 0), its moment the length's gradient ga . A_j + gv . V_j with ga, gv the
+    partials in a and v, A_j = w_j x a, V_j the columns of Jp(crank) - Jp(slider). Its derivative:
+    the partials' change along (da_k, dv_k), plus gv . dV_j/dq_k and ga . dA_j/dq_k, the points'
+    and axis' second derivatives (``_wrench_partials``: a force gv at the crank, -gv at the slider,
+    a torque a x ga on the slider's body, and ga . (w_j x (w_k x a)))."""
+    nv = m.nv
+    cid, sid = m.actuator_trnid[i, 0], m.actuator_trnid[i, 1]
+    rod = m.actuator_cranklength[i]
+    mat = d.site_xmat[sid]
+    a = (mat[0, 2], mat[1, 2], mat[2, 2])
+    pc, ps = d.site_xpos[cid], d.site_xpos[sid]
+    v = (pc[0] - ps[0], pc[1] - ps[1], pc[2] - ps[2])
+    av = a[0] * v[0] + a[1] * v[1] + a[2] * v[2]
+    det = av * av + rod * rod - (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    smooth = det > 0.0
+    sd, c = 1.0, 1.0
+    if smooth:
+        sd = math.sqrt(det)
+        c = 1.0 - av / sd
+        ga = (v[0] * c, v[1] * c, v[2] * c)
+        gv = (a[0] * c + v[0] / sd, a[1] * c + v[1] / sd, a[2] * c + v[2] / sd)
+    else:
+        ga, gv = v, a
+    bc, bs = m.site_bodyid[cid], m.site_bodyid[sid]
+    lc, ls = _last_dof(m, bc), _last_dof(m, bs)
+    for k in range(nv):
+        mc, jc, _ = _point_column(m, d, lc, pc[0], pc[1], pc[2], k)
+        ms, js, ws = _point_column(m, d, ls, ps[0], ps[1], ps[2], k)
+        if not (mc or ms):
+            continue
+        da = cross3(ws, a)
+        dv = (jc[0] - js[0], jc[1] - js[1], jc[2] - js[2])
+        dav = da[0] * v[0] + da[1] * v[1] + da[2] * v[2] + a[0] * dv[0] + a[1] * dv[1] + a[2] * dv[2]
+        if smooth:
+            dsd = (av * dav - (v[0] * dv[0] + v[1] * dv[1] + v[2] * dv[2])) / sd
+            dc = -(dav * sd - av * dsd) / (sd * sd)
+            dga = (dv[0] * c + v[0] * dc, dv[1] * c + v[1] * dc, dv[2] * c + v[2] * dc)
+            q = dsd / (sd * sd)
+            dgv = (da[0] * c + a[0] * dc + dv[0] / sd - v[0] * q,
+                   da[1] * c + a[1] * dc + dv[1] / sd - v[1] * q,
+                   da[2] * c + a[2] * dc + dv[2] / sd - v[2] * q)
+        else:
+            dga, dgv = dv, da
+        for j in range(nv):
+            mcj, jcj, _ = _point_column(m, d, lc, pc[0], pc[1], pc[2], j)
+            msj, jsj, wsj = _point_column(m, d, ls, ps[0], ps[1], ps[2], j)
+            if not (mcj or msj):
+                continue
+            aj = cross3(wsj, a)
+            x = dga[0] * aj[0] + dga[1] * aj[1] + dga[2] * aj[2]
+            for r in range(3):
+                x += dgv[r] * (jcj[r] - jsj[r])
+            if ms and msj:
+                y = cross3(wsj, cross3(ws, a))
+                x += ga[0] * y[0] + ga[1] * y[1] + ga[2] * y[2]
+            dm[j, k] += x
+    _wrench_partials(m, d, bc, pc[0], pc[1], pc[2], gv, (0.0, 0.0, 0.0), False, 1.0, dm)
+    _wrench_partials(m, d, bs, ps[0], ps[1], ps[2], gv, (0.0, 0.0, 0.0), False, -1.0, dm)
+    _wrench_partials(m, d, bs, ps[0], ps[1], ps[2], (0.0, 0.0, 0.0), cross3(a, ga), False, 1.0, dm)
+    g = m.actuator_gear[i, 0]
+    for j in range(nv):
+        for k in range(nv):
+            dm[j, k] *= g
+
+
+@kernel
 def _moment_derivative(m, d, i, kind, dm, fbuf, ibuf):
-    """dm = d actuator_moment[i] / dq for a moving moment (K_TENDON, K_SITE); whether done."""
+    """dm = d actuator_moment[i] / dq for a moving moment (``moves``); whether done."""
     if kind == K_TENDON:
         ok = _tendon_dj(m, d, m.actuator_trnid[i, 0], dm, fbuf, ibuf)
         g = m.actuator_gear[i, 0]
@@ -278,6 +369,18 @@ def _moment_derivative(m, d, i, kind, dm, fbuf, ibuf):
     for a in range(m.nv):
         for k in range(m.nv):
             dm[a, k] = 0.0
+    if kind == K_CRANK:
+        _crank_derivative(m, d, i, dm)
+        return True
+    if kind == K_BALL or kind == K_FREE:
+        # the gear turned into the child frame, u = R' g: a step q exp(e_k) turns it by u x e_k
+        adr = m.jnt_dofadr[m.actuator_trnid[i, 0]] + (3 if kind == K_FREE else 0)
+        u = (d.actuator_moment[i, adr], d.actuator_moment[i, adr + 1], d.actuator_moment[i, adr + 2])
+        for k in range(3):
+            c = cross3(u, (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0))
+            for a in range(3):
+                dm[adr + a, adr + k] = c[a]
+        return True
     s = m.actuator_trnid[i, 0]
     mat = d.site_xmat[s]
     g = m.actuator_gear[i]
@@ -332,7 +435,7 @@ def transmission_partials(m, d, au, fl_row, fv_row, rhs, dm, fbuf, ibuf):
     for i in range(m.nu):
         kind = moment_kind(m, i)
         fl = au[fl_row, i]
-        if kind == K_TENDON or kind == K_SITE:
+        if moves(m, i, kind):
             if not _moment_derivative(m, d, i, kind, dm, fbuf, ibuf):
                 return m.actuator_trnid[i, 0]
             _line_terms(m, d, mom[i], d.actuator_force[i], au[fv_row, i], dm, rhs, clamp)
@@ -345,7 +448,8 @@ def transmission_partials(m, d, au, fl_row, fv_row, rhs, dm, fbuf, ibuf):
                     for c in range(nv):
                         rhs[r, c] -= mom[i, r] * fl * mom[i, c]
         elif kind == K_BALL:
-            # dl/dq = gear' J_r^-1(x) on the joint's dofs, for _force_partials' gear
+            # dl/dq = gear' J_r^-1(x) on the joint's dofs (jointinparent too: x . R' g = x . g),
+            # for _force_partials' moment
             j = m.actuator_trnid[i, 0]
             sq, sv = d.scratch_quat, d.scratch_vec
             padr, dadr = m.jnt_qposadr[j], m.jnt_dofadr[j]
@@ -360,7 +464,7 @@ def transmission_partials(m, d, au, fl_row, fv_row, rhs, dm, fbuf, ibuf):
                     continue
                 for c in range(3):
                     dl = g[0] * jr[c] + g[1] * jr[3 + c] + g[2] * jr[6 + c]
-                    rhs[r, dadr + c] += mom[i, r] * fl * (dl - g[c])
+                    rhs[r, dadr + c] += mom[i, r] * fl * (dl - mom[i, dadr + c])
     return -1
 
 
@@ -439,7 +543,7 @@ def system_partials(m, d, au, fv_row, rhs, qacc, dm, fbuf, ibuf):
     if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         for i in range(m.nu):
             kind = moment_kind(m, i)
-            if (kind == K_TENDON or kind == K_SITE) and au[fv_row, i] != 0.0:
+            if moves(m, i, kind) and au[fv_row, i] != 0.0:
                 _moment_derivative(m, d, i, kind, dm, fbuf, ibuf)
                 _system_line(m, d, d.actuator_moment[i], au[fv_row, i], 0.0, dm, qacc, h, rhs)
     if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER:
