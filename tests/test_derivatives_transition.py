@@ -49,8 +49,9 @@ SMALL = """<mujoco><option timestep="0.005"/>
 </mujoco>"""
 
 
-def _case(xml, nstep, ctrl, integrator=None, disable=0):
-    """(m, d, mjm, mjd): MuJoCo stepped nstep times under ctrl; kinedyn's Data given its state."""
+def _case(xml, nstep, ctrl, integrator=None, disable=0, xfrc=None):
+    """(m, d, mjm, mjd): MuJoCo stepped nstep times under ctrl (and xfrc_applied); kinedyn's Data
+    given its state."""
     mjm = mujoco.MjModel.from_xml_string(xml)
     m = kd.Model.from_xml_string(xml)
     if integrator is not None:
@@ -60,10 +61,12 @@ def _case(xml, nstep, ctrl, integrator=None, disable=0):
     m.opt.disableflags = int(mjm.opt.disableflags)
     mjd = mujoco.MjData(mjm)
     mjd.ctrl[:] = ctrl
+    if xfrc is not None:
+        mjd.xfrc_applied[:] = xfrc
     for _ in range(nstep):
         mujoco.mj_step(mjm, mjd)
     d = kd.Data(m)
-    for f in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart"):
+    for f in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart", "xfrc_applied"):
         getattr(d, f)[:] = getattr(mjd, f)
     d.time = mjd.time
     return m, d, mjm, mjd

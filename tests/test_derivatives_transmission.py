@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mujoco
 import numpy as np
 import pytest
-from test_derivatives_transition import SMALL, _check
+from test_derivatives_transition import SMALL, _case, _check
 
 import kinedyn as kd
 
@@ -26,28 +25,6 @@ MODELS = Path(__file__).parent / "models"
 # SMALL without its jointactuatorfrc sensor (refused with a moving moment or actuatorfrcrange: it
 # would need the actuator share of the row alone)
 BASE = SMALL.replace('<jointactuatorfrc joint="h"/>', "")
-
-
-def _case(xml, nstep, ctrl, integrator=None, xfrc=None, disable=0):
-    """As test_derivatives_transition's _case, with xfrc_applied held during MuJoCo's rollout."""
-    mjm = mujoco.MjModel.from_xml_string(xml)
-    m = kd.Model.from_xml_string(xml)
-    if integrator is not None:
-        mjm.opt.integrator = int(kd.IntegratorType[integrator])
-        m.opt.integrator = kd.IntegratorType[integrator]
-    mjm.opt.disableflags |= disable
-    m.opt.disableflags = int(mjm.opt.disableflags)
-    mjd = mujoco.MjData(mjm)
-    mjd.ctrl[:] = ctrl
-    if xfrc is not None:
-        mjd.xfrc_applied[:] = xfrc
-    for _ in range(nstep):
-        mujoco.mj_step(mjm, mjd)
-    d = kd.Data(m)
-    for f in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart", "xfrc_applied"):
-        getattr(d, f)[:] = getattr(mjd, f)
-    d.time = mjd.time
-    return m, d, mjm, mjd
 
 
 def test_xfrc_applied():
@@ -105,7 +82,7 @@ SPATIAL = BASE.replace('<geom type="box"', '<site name="s" pos=".1 0 .05"/>'
 
 @pytest.mark.parametrize("integrator", ["EULER", "IMPLICITFAST", "IMPLICIT"])
 def test_spatial_tendons(integrator):
-    case = _case(SPATIAL, 40, [0.5, -0.3, 0.7, 0.4, 0.1], integrator)
+    case = _case(SPATIAL, 40, [0.5, -0.3, 0.7, 0.4, 0.1], kd.IntegratorType[integrator])
     mjd = case[3]
     assert abs(mjd.qfrc_spring).max() > 0.01 and abs(mjd.ten_length[0] - 0.1) > 1e-3
     ours = _check(case, f"spatial tendons {integrator}")
@@ -137,7 +114,8 @@ TRANSMISSIONS = BASE.replace('fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"
 def test_site_crank_ball_and_free_transmissions(integrator):
     """A site's 6D gear, a slider-crank (rod long enough: the smooth branch), motors on a ball and
     a free joint, with and without jointinparent."""
-    case = _case(TRANSMISSIONS, 40, [0.6, 0.5, 0.4, 0.3, -0.4, 0.5, 0.7, 0.4, 0.1], integrator)
+    case = _case(TRANSMISSIONS, 40, [0.6, 0.5, 0.4, 0.3, -0.4, 0.5, 0.7, 0.4, 0.1],
+                 kd.IntegratorType[integrator])
     assert np.abs(case[3].actuator_force[:6]).min() > 0.01
     _check(case, f"site, crank, ball, free {integrator}")
 

@@ -67,6 +67,7 @@ from kinedyn.engine.derivative_transmission import (
     any_actfrc,
     clamp_gravcomp_rows,
     copy_xfrc,
+    inv_right_jacobian,
     moment_kind,
     system_partials,
     tendon_clamp,
@@ -614,15 +615,9 @@ def _ball_spring_partials(m, d, j, rhs):
         padr += 3
         dadr += 3
     sv = d.scratch_vec
-    th = rotation_from_ref(d.qpos, padr, m.qpos_spring, padr, d.scratch_quat, sv)
+    rotation_from_ref(d.qpos, padr, m.qpos_spring, padr, d.scratch_quat, sv)
     x0, x1, x2 = sv[0, 0], sv[0, 1], sv[0, 2]
-    if th < 1e-6:
-        c2 = 1.0 / 12.0
-    else:
-        c2 = 1.0 / (th * th) - (1.0 + math.cos(th)) / (2.0 * th * math.sin(th))
-    jr = (1.0 + c2 * (x0 * x0 - th * th), -0.5 * x2 + c2 * x0 * x1, 0.5 * x1 + c2 * x0 * x2,
-          0.5 * x2 + c2 * x1 * x0, 1.0 + c2 * (x1 * x1 - th * th), -0.5 * x0 + c2 * x1 * x2,
-          -0.5 * x1 + c2 * x2 * x0, 0.5 * x0 + c2 * x2 * x1, 1.0 + c2 * (x2 * x2 - th * th))
+    jr = inv_right_jacobian(x0, x1, x2)
     _vector_spring(rhs, dadr, x0, x1, x2, k, p0, p1, jr)
 
 

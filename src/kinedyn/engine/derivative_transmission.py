@@ -409,7 +409,7 @@ def _line_terms(m, d, mom, s, s_v, dm, rhs, clamp):
 
 
 @kernel
-def _inv_right_jacobian(x0, x1, x2):
+def inv_right_jacobian(x0, x1, x2):
     """J_r^-1 of SO(3) at rotation vector x (by rows, 9-tuple): I + [x]/2 + c [x]^2,
     c = 1/th^2 - (1 + cos th)/(2 th sin th)."""
     th = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
@@ -457,7 +457,7 @@ def transmission_partials(m, d, au, fl_row, fv_row, rhs, dm, fbuf, ibuf):
                 sq[0, k] = d.qpos[padr + k]
             normalize4(sq, 0)
             quat2vel(sv, 0, sq, 0, 1.0)
-            jr = _inv_right_jacobian(sv[0, 0], sv[0, 1], sv[0, 2])
+            jr = inv_right_jacobian(sv[0, 0], sv[0, 1], sv[0, 2])
             g = m.actuator_gear[i]
             for r in range(nv):
                 if mom[i, r] == 0.0 or (clamp and actfrc_clamped(m, d, r)):
