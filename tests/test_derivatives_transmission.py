@@ -7,8 +7,8 @@ Cases: xfrc_applied on three bodies (a free body, a hinge's, a ball's); joint ac
 engaged on a hinge with actuatorgravcomp, and a tendon's actuatorfrcrange engaged; fixed-tendon
 armature; a spatial tendon through sites and a pulley with a polynomial spring, a damper and two
 actuators (Euler, implicitfast, implicit); muscles on spatial tendons; a site transmission (a 6D
-gear on the ball's body), a slider-crank, and motors on a ball and a free joint, with and without
-jointinparent.
+gear on the ball's body, and two with refsites), a slider-crank, and motors on a ball and a free
+joint, with and without jointinparent.
 """
 
 from __future__ import annotations
@@ -107,16 +107,20 @@ TRANSMISSIONS = BASE.replace('fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"
     'biastype="affine" biasprm="0 -1 -.3"/>'
     '<general jointinparent="b" gear=".2 .4 -.1" gaintype="affine" gainprm="1 .5 -.2"/>'
     '<general jointinparent="root" gear="-.1 .2 .1 .03 -.02 .04" gaintype="affine" gainprm="1 .5 -.2"/>'
+    '<general site="t" refsite="sl" gear=".3 .2 -.4 .2 -.1 .3" gaintype="affine" gainprm="1 2 -.3" '
+    'biastype="affine" biasprm="0 .5 -.2"/>'
+    '<general site="sl" refsite="t" gear="-.2 .3 .1 .1 .2 -.2" gaintype="affine" gainprm="1 -1.5 -.2"/>'
     ).replace("<freejoint/>", '<freejoint name="root"/>')
 
 
 @pytest.mark.parametrize("integrator", ["EULER", "IMPLICIT"])
 def test_site_crank_ball_and_free_transmissions(integrator):
     """A site's 6D gear, a slider-crank (rod long enough: the smooth branch), motors on a ball and
-    a free joint, with and without jointinparent."""
-    case = _case(TRANSMISSIONS, 40, [0.6, 0.5, 0.4, 0.3, -0.4, 0.5, 0.7, 0.4, 0.1],
+    a free joint, with and without jointinparent, and two sites with refsites (one on the free
+    body, the other the ball's: the free joint's dofs move both, cleared)."""
+    case = _case(TRANSMISSIONS, 40, [0.6, 0.5, 0.4, 0.3, -0.4, 0.5, 0.6, -0.5, 0.7, 0.4, 0.1],
                  kd.IntegratorType[integrator])
-    assert np.abs(case[3].actuator_force[:6]).min() > 0.01
+    assert np.abs(case[3].actuator_force[:8]).min() > 0.01
     _check(case, f"site, crank, ball, free {integrator}")
 
 

@@ -172,8 +172,8 @@ def refusal_text(m, code: int, i: int) -> str:
             R_SPATIAL_TENDON: f"tendon {i}: a spatial tendon wrapping a sphere or cylinder with a spring, "
                               "damping or an actuator (its length's Hessian), or a degenerate segment",
             R_JNT_ACTFRC: f"tendon {i}: actuatorfrcrange on a spatial tendon or with several actuators",
-            R_TRANSMISSION: f"actuator {i}: its transmission (site with refsite and body transmissions "
-                            "are not covered)",
+            R_TRANSMISSION: f"actuator {i}: its transmission (body (adhesion) transmissions are not "
+                            "covered)",
             R_USER: f"actuator {i}: user, pid or dcmotor dynamics, gain or bias",
             R_MULTI_ACT: f"actuator {i}: several activations",
             R_MUSCLE_IMPLICIT: f"actuator {i}: a muscle under implicit or implicitfast (the second "

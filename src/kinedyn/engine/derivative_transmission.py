@@ -60,10 +60,10 @@ from kinedyn.engine.types import (
 )
 from kinedyn.engine.util_linalg3 import cross3
 from kinedyn.engine.util_poly import poly_force, poly_force_deriv, tendon_damping_poly
-from kinedyn.engine.util_spatial import cross_motion, normalize4, quat2vel, row6
+from kinedyn.engine.util_spatial import cross_motion, mul_quat, normalize4, quat2vel, row6, sub_quat
 
 # how an actuator's moment and length move (``moment_kind``)
-K_CONSTANT, K_TENDON, K_SITE, K_BALL, K_FREE, K_CRANK, K_OTHER = range(7)
+K_CONSTANT, K_TENDON, K_SITE, K_BALL, K_FREE, K_CRANK, K_REFSITE, K_OTHER = range(8)
 
 
 @kernel
@@ -78,7 +78,7 @@ def tendon_through_sites(m, t):
 @kernel
 def moment_kind(m, i):
     """K_*: how actuator i's transmission differs from a constant moment with dl/dq = mom.
-    K_OTHER: not differentiated (a site with refsite, body, a spatial tendon wrapping a geom)."""
+    K_OTHER: not differentiated (body, a spatial tendon wrapping a geom)."""
     trn, tid = m.actuator_trntype[i], m.actuator_trnid[i, 0]
     if trn == TRN_JOINT or trn == TRN_JOINTINPARENT:
         jt = m.jnt_type[tid]
@@ -87,8 +87,8 @@ def moment_kind(m, i):
         if is_fixed_tendon(m, tid):
             return K_CONSTANT
         return K_TENDON if tendon_through_sites(m, tid) else K_OTHER
-    if trn == TRN_SITE and m.actuator_trnid[i, 1] < 0:
-        return K_SITE
+    if trn == TRN_SITE:
+        return K_SITE if m.actuator_trnid[i, 1] < 0 else K_REFSITE
     if trn == TRN_SLIDERCRANK:
         return K_CRANK
     return K_OTHER
@@ -99,7 +99,7 @@ def moves(m, i, kind):
     """Whether actuator i's moment depends on qpos (dm: ``_moment_derivative``): a spatial tendon,
     a site, a slider-crank, jointinparent on a ball or free joint (the gear turned into the child
     frame)."""
-    return kind == K_TENDON or kind == K_SITE or kind == K_CRANK or (
+    return kind == K_TENDON or kind == K_SITE or kind == K_CRANK or kind == K_REFSITE or (
         (kind == K_BALL or kind == K_FREE) and m.actuator_trntype[i] == TRN_JOINTINPARENT)
 
 
@@ -357,6 +357,90 @@ def _crank_derivative(m, d, i, dm):
 
 
 @kernel
+def _site_gears(m, d, i):
+    """(F, T): a refsite transmission's gear (force, torque parts) in the world, R_ref gear."""
+    mat = d.site_xmat[m.actuator_trnid[i, 1]]
+    g = m.actuator_gear[i]
+    f = (mat[0, 0] * g[0] + mat[0, 1] * g[1] + mat[0, 2] * g[2], mat[1, 0] * g[0] + mat[1, 1] * g[1]
+         + mat[1, 2] * g[2], mat[2, 0] * g[0] + mat[2, 1] * g[1] + mat[2, 2] * g[2])
+    t = (mat[0, 0] * g[3] + mat[0, 1] * g[4] + mat[0, 2] * g[5], mat[1, 0] * g[3] + mat[1, 1] * g[4]
+         + mat[1, 2] * g[5], mat[2, 0] * g[3] + mat[2, 1] * g[4] + mat[2, 2] * g[5])
+    return f, t
+
+
+@kernel
+def _refsite_derivative(m, d, i, dm):
+    """dm += d actuator_moment[i]/dq of a site transmission with a refsite (mj_transmission: the
+    moment (Jp_s - Jp_r)' F + (Jr_s - Jr_r)' T, F, T = R_ref gear, the dofs moving both sites
+    cleared): the site's wrench (F, T held), the refsite's turning with its body, the site's
+    columns against the gear's turn w_k x F, w_k x T by the refsite's dofs k; the cleared rows
+    stay zero."""
+    nv = m.nv
+    sid, ref = m.actuator_trnid[i, 0], m.actuator_trnid[i, 1]
+    f, t = _site_gears(m, d, i)
+    bs, br = m.site_bodyid[sid], m.site_bodyid[ref]
+    ps, pr = d.site_xpos[sid], d.site_xpos[ref]
+    _wrench_partials(m, d, bs, ps[0], ps[1], ps[2], f, t, False, 1.0, dm)
+    _wrench_partials(m, d, br, pr[0], pr[1], pr[2], f, t, True, -1.0, dm)
+    ls, lr = _last_dof(m, bs), _last_dof(m, br)
+    for j in range(nv):
+        mj, jpj, wj = _point_column(m, d, ls, ps[0], ps[1], ps[2], j)
+        if not mj:
+            continue
+        for k in range(nv):
+            if lr < 0 or not _reaches(m, lr, k):
+                continue
+            wk = (d.cdof[k, 0], d.cdof[k, 1], d.cdof[k, 2])
+            y = cross3(wk, f)
+            z = cross3(wk, t)
+            dm[j, k] += jpj[0] * y[0] + jpj[1] * y[1] + jpj[2] * y[2] \
+                + wj[0] * z[0] + wj[1] * z[1] + wj[2] * z[2]
+    for j in range(nv):
+        if ls >= 0 and lr >= 0 and _reaches(m, ls, j) and _reaches(m, lr, j):
+            for k in range(nv):
+                dm[j, k] = 0.0
+
+
+@kernel
+def _refsite_length_gradient(m, d, i, out):
+    """out = d actuator_length[i]/dq of a refsite transmission: gear_f . R_r'(p_s - p_r) moves by
+    F . (Jp_s - Jp_r - w_r x (p_s - p_r)), w_r the refsite body's turn; gear_t . x, x =
+    log(q_r^-1 q_s) (mju_subQuat of the site frames), by gear_t' J_r^-1(x) R_s' (w_s - w_r)
+    (a turn w of one frame in the world is R_s' w in q_r^-1 q_s's right factor). It differs from
+    the moment (MuJoCo's relative Jacobians projected on the gear) off the common chain."""
+    nv = m.nv
+    sid, ref = m.actuator_trnid[i, 0], m.actuator_trnid[i, 1]
+    f, _ = _site_gears(m, d, i)
+    bs, br = m.site_bodyid[sid], m.site_bodyid[ref]
+    ps, pr = d.site_xpos[sid], d.site_xpos[ref]
+    dx = (ps[0] - pr[0], ps[1] - pr[1], ps[2] - pr[2])
+    ls, lr = _last_dof(m, bs), _last_dof(m, br)
+    g = m.actuator_gear[i]
+    rot = g[3] != 0.0 or g[4] != 0.0 or g[5] != 0.0
+    jr = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+    if rot:
+        sq, sv = d.scratch_quat, d.scratch_vec
+        mul_quat(sq, 1, d.xquat, bs, m.site_quat, sid)
+        mul_quat(sq, 2, d.xquat, br, m.site_quat, ref)
+        sub_quat(sv, 0, sq, 1, sq, 2, sq, 3)
+        jr = inv_right_jacobian(sv[0, 0], sv[0, 1], sv[0, 2])
+    # gt' J_r^-1(x) R_s': a row vector in the world
+    rs = d.site_xmat[sid]
+    u = (g[3] * jr[0] + g[4] * jr[3] + g[5] * jr[6], g[3] * jr[1] + g[4] * jr[4] + g[5] * jr[7],
+         g[3] * jr[2] + g[4] * jr[5] + g[5] * jr[8])
+    gw = (rs[0, 0] * u[0] + rs[0, 1] * u[1] + rs[0, 2] * u[2], rs[1, 0] * u[0] + rs[1, 1] * u[1]
+          + rs[1, 2] * u[2], rs[2, 0] * u[0] + rs[2, 1] * u[1] + rs[2, 2] * u[2])
+    for c in range(nv):
+        ms, jps, ws = _point_column(m, d, ls, ps[0], ps[1], ps[2], c)
+        mr, jpr, wr = _point_column(m, d, lr, pr[0], pr[1], pr[2], c)
+        e = cross3(wr, dx)
+        x = 0.0
+        for k in range(3):
+            x += f[k] * (jps[k] - jpr[k] - e[k]) + gw[k] * (ws[k] - wr[k])
+        out[c] = x
+
+
+@kernel
 def _moment_derivative(m, d, i, kind, dm, fbuf, ibuf):
     """dm = d actuator_moment[i] / dq for a moving moment (``moves``); whether done."""
     if kind == K_TENDON:
@@ -371,6 +455,9 @@ def _moment_derivative(m, d, i, kind, dm, fbuf, ibuf):
             dm[a, k] = 0.0
     if kind == K_CRANK:
         _crank_derivative(m, d, i, dm)
+        return True
+    if kind == K_REFSITE:
+        _refsite_derivative(m, d, i, dm)
         return True
     if kind == K_BALL or kind == K_FREE:
         # the gear turned into the child frame, u = R' g: a step q exp(e_k) turns it by u x e_k
@@ -447,6 +534,13 @@ def transmission_partials(m, d, au, fl_row, fv_row, rhs, dm, fbuf, ibuf):
                 if mom[i, r] != 0.0 and not (clamp and actfrc_clamped(m, d, r)):
                     for c in range(nv):
                         rhs[r, c] -= mom[i, r] * fl * mom[i, c]
+        elif kind == K_REFSITE:
+            # dl/dq (``_refsite_length_gradient``, in dm's first row, free now) for the moment
+            _refsite_length_gradient(m, d, i, dm[0])
+            for r in range(nv):
+                if mom[i, r] != 0.0 and not (clamp and actfrc_clamped(m, d, r)):
+                    for c in range(nv):
+                        rhs[r, c] += mom[i, r] * fl * (dm[0, c] - mom[i, c])
         elif kind == K_BALL:
             # dl/dq = gear' J_r^-1(x) on the joint's dofs (jointinparent too: x . R' g = x . g),
             # for _force_partials' moment
