@@ -202,13 +202,12 @@ def test_refusals():
         kd.transition_derivatives(noslip, kd.Data(noslip))
     with pytest.raises(ValueError, match=r"constraint_eps\): eps must be"):
         kd.transition_derivatives(m, kd.Data(m), constraint_eps=-1.0)
-    # a site transmission with a reference site, a sensor type not covered
-    crank = SMALL.replace('<geom type="box"', '<site name="s"/><geom type="box"')
-    crank = crank.replace('.2 .1"/>', '.2 .1"/><site name="t" pos="0 .2 .1"/>')
-    crank = kd.Model.from_xml_string(crank.replace(
-        "<actuator>", '<actuator><general site="t" refsite="s" gear="1 0 0 0 0 0"/>'))
+    # a body (adhesion) transmission, a sensor type not covered
+    glue = SMALL.replace('<body pos="0 0 .3">', '<body name="box" pos="0 0 .3">')
+    glue = kd.Model.from_xml_string(glue.replace(
+        "<actuator>", '<actuator><adhesion body="box" ctrlrange="0 1" gain="2"/>'))
     with pytest.raises(ValueError, match="actuator 0: its transmission"):
-        kd.transition_derivatives(crank, kd.Data(crank))
+        kd.transition_derivatives(glue, kd.Data(glue))
     frame = '<sensor><framelinacc objtype="body" objname="world"/><framepos objtype="body" objname="world" ' \
         'reftype="body" refname="world"/>'
     with_acc = kd.Model.from_xml_string(SMALL.replace("<sensor>", frame))

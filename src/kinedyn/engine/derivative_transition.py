@@ -30,6 +30,11 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   H dqacc_fwd. (G_q is analytical for the rows and contact geometries derivative_collision
   covers, a central difference of the held-zone force for the others: see that module.)
 
+* what a moment arm moving with the state adds (``derivative_transmission``): xfrc_applied, spatial
+  tendons (their springs, dampers and actuators), site, slider-crank and jointinparent
+  transmissions, ball/free/site lengths, their terms in implicit's matrix, and the
+  actuatorfrcrange clamps.
+
 * the sensors whose value is a function of the position and velocity stages' kinematics
   (``sensor_rows_entry``, ``_frame_rows``, ``_subtree_com_rows``).
 
