@@ -77,7 +77,10 @@ SPATIAL = BASE.replace('<geom type="box"', '<site name="s" pos=".1 0 .05"/>'
     '<site site="u"/><site site="t"/></spatial></tendon>'
     '<actuator><general tendon="sp" gaintype="affine" gainprm="3 1 -.5" biastype="affine" '
     'biasprm="0 -2 -.4"/>'
-    '<motor tendon="pl" gear="2"/>')
+    '<motor tendon="pl" gear="2"/>').replace(
+    "<sensor>", '<sensor><actuatorpos actuator="a0"/><actuatorvel actuator="a0"/><actuatorfrc actuator="a0"/>'
+    '<actuatorfrc actuator="a1"/>').replace('<general tendon="sp"', '<general name="a0" tendon="sp"').replace(
+    '<motor tendon="pl"', '<motor name="a1" tendon="pl"')
 
 
 @pytest.mark.parametrize("integrator", ["EULER", "IMPLICITFAST", "IMPLICIT"])
@@ -100,17 +103,21 @@ def test_muscles_on_spatial_tendons():
 TRANSMISSIONS = BASE.replace('fromto="0 0 0 0 .2 .1"/>', 'fromto="0 0 0 0 .2 .1"/>'
                               '<site name="t" pos=".02 .2 .1" euler="10 20 30"/>').replace(
     '<geom type="box"', '<site name="sl" pos=".05 -.05 .1" euler="30 -20 10"/><geom type="box"').replace(
-    "<actuator>", '<actuator><general name="st" site="t" gear=".5 -.3 .8 .1 .2 -.1" gaintype="affine" '
-    'gainprm="1 2 -.3" biastype="affine" biasprm="0 .5 -.2"/><motor joint="b" gear=".3 -.2 .4"/>'
-    '<general joint="root" gear=".2 .1 -.3 .05 .02 .01" gaintype="affine" gainprm="1 3 -.2"/>'
-    '<general cranksite="t" slidersite="sl" cranklength=".5" gaintype="affine" gainprm="1 2 -.4" '
+    "<actuator>", '<actuator><general name="a0" site="t" gear=".5 -.3 .8 .1 .2 -.1" gaintype="affine" '
+    'gainprm="1 2 -.3" biastype="affine" biasprm="0 .5 -.2"/><motor name="a1" joint="b" gear=".3 -.2 .4"/>'
+    '<general name="a2" joint="root" gear=".2 .1 -.3 .05 .02 .01" gaintype="affine" gainprm="1 3 -.2"/>'
+    '<general name="a3" cranksite="t" slidersite="sl" cranklength=".5" gaintype="affine" gainprm="1 2 -.4" '
     'biastype="affine" biasprm="0 -1 -.3"/>'
-    '<general jointinparent="b" gear=".2 .4 -.1" gaintype="affine" gainprm="1 .5 -.2"/>'
-    '<general jointinparent="root" gear="-.1 .2 .1 .03 -.02 .04" gaintype="affine" gainprm="1 .5 -.2"/>'
-    '<general site="t" refsite="sl" gear=".3 .2 -.4 .2 -.1 .3" gaintype="affine" gainprm="1 2 -.3" '
+    '<general name="a4" jointinparent="b" gear=".2 .4 -.1" gaintype="affine" gainprm="1 .5 -.2"/>'
+    '<general name="a5" jointinparent="root" gear="-.1 .2 .1 .03 -.02 .04" gaintype="affine" '
+    'gainprm="1 .5 -.2"/>'
+    '<general name="a6" site="t" refsite="sl" gear=".3 .2 -.4 .2 -.1 .3" gaintype="affine" gainprm="1 2 -.3" '
     'biastype="affine" biasprm="0 .5 -.2"/>'
-    '<general site="sl" refsite="t" gear="-.2 .3 .1 .1 .2 -.2" gaintype="affine" gainprm="1 -1.5 -.2"/>'
-    ).replace("<freejoint/>", '<freejoint name="root"/>')
+    '<general name="a7" site="sl" refsite="t" gear="-.2 .3 .1 .1 .2 -.2" gaintype="affine" '
+    'gainprm="1 -1.5 -.2"/>'
+    ).replace("<freejoint/>", '<freejoint name="root"/>').replace("<sensor>", "<sensor>" + "".join(
+        f'<actuatorpos actuator="a{i}"/><actuatorvel actuator="a{i}"/><actuatorfrc actuator="a{i}"/>'
+        for i in range(8)))
 
 
 @pytest.mark.parametrize("integrator", ["EULER", "IMPLICIT"])
@@ -121,7 +128,12 @@ def test_site_crank_ball_and_free_transmissions(integrator):
     case = _case(TRANSMISSIONS, 40, [0.6, 0.5, 0.4, 0.3, -0.4, 0.5, 0.6, -0.5, 0.7, 0.4, 0.1],
                  kd.IntegratorType[integrator])
     assert np.abs(case[3].actuator_force[:8]).min() > 0.01
-    _check(case, f"site, crank, ball, free {integrator}")
+    ours = _check(case, f"site, crank, ball, free {integrator}")
+    # their actuatorpos, actuatorvel and actuatorfrc rows (derivative_transmission's)
+    # (actuatorpos rows of the site without refsite and the free joint are zero: length 0; the
+    # ball's plain motor's force depends on ctrl alone)
+    assert np.abs(ours.C[1:24:3]).max(axis=1).min() > 0
+    assert np.count_nonzero(np.abs(ours.C[2:24:3]).max(axis=1)) == 7
 
 
 def test_still_refused():
@@ -133,11 +145,10 @@ def test_still_refused():
     m = kd.Model.from_xml_string(wrap)
     with pytest.raises(ValueError, match="tendon 0: a spatial tendon wrapping"):
         kd.transition_derivatives(m, kd.Data(m))
-    m = kd.Model.from_xml_string(TRANSMISSIONS.replace("<sensor>", '<sensor><actuatorfrc actuator="st"/>'))
-    with pytest.raises(ValueError, match="sensor 0: an actuator sensor"):
+    m = kd.Model.from_xml_string(TRANSMISSIONS.replace("<sensor>", '<sensor><jointactuatorfrc joint="h"/>'))
+    with pytest.raises(ValueError, match="sensor 0: jointactuatorfrc"):
         kd.transition_derivatives(m, kd.Data(m))
     # a spatial tendon's actuator with armature (its q-dependent inertia and bias)
-    m = kd.Model.from_xml_string(SPATIAL.replace('<motor tendon="pl" gear="2"/>',
-                                                 '<motor tendon="pl" gear="2" armature=".1"/>'))
+    m = kd.Model.from_xml_string(SPATIAL.replace('gear="2"/>', 'gear="2" armature=".1"/>'))
     with pytest.raises(ValueError, match="tendon 1: armature of a spatial tendon"):
         kd.transition_derivatives(m, kd.Data(m))

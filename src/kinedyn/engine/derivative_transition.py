@@ -68,6 +68,7 @@ from kinedyn.engine.derivative_transmission import (
     K_CONSTANT,
     K_OTHER,
     actfrc_clamped,
+    actuator_sensor_rows_entry,
     actuators_on_tendon,
     any_actfrc,
     clamp_gravcomp_rows,
@@ -162,9 +163,9 @@ def refusal_text(m, code: int, i: int) -> str:
         what = {R_SENSOR_TYPE: f"type {SensorType(int(m.sensor_type[i])).name}",
                 R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon",
                 R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera",
-                R_SENSOR_TRN: "an actuator sensor of a transmission whose moment or length moves "
-                              "(spatial tendon, site, slider-crank, ball or free joint), or jointactuatorfrc "
-                              "of a joint with actuatorfrcrange or with such an actuator"}[code]
+                R_SENSOR_TRN: "jointactuatorfrc of a joint with actuatorfrcrange, or with an actuator "
+                              "whose moment or length moves (spatial tendon, site, slider-crank, ball or "
+                              "free joint)"}[code]
         return f"sensor {i}: {what}"
     return {R_LONE_FREE: f"joint {i}: a lone free body under implicitfast (its gyroscopic block, "
                          "mjd_freeMhat)",
@@ -280,11 +281,9 @@ def _refusals(m, xfrc_applied, sensors, codes):
 
 @kernel
 def _moving_actuator_sensor(m, t, obj):
-    """An actuator sensor whose row the constant-moment formulas (sensor_rows_entry) would get
-    wrong: of an actuator whose moment or length moves (derivative_transmission.moment_kind), or
-    jointactuatorfrc of a joint with actuatorfrcrange or moved by such an actuator."""
-    if t == _ACTUATORPOS or t == _ACTUATORVEL or t == _ACTUATORFRC:
-        return moment_kind(m, obj) != K_CONSTANT
+    """jointactuatorfrc of a joint with actuatorfrcrange, or with an actuator whose moment or
+    length moves (derivative_transmission.moment_kind): its row would need the actuator share of
+    the force's derivative alone."""
     if t == _JOINTACTFRC:
         if m.jnt_actfrclimited[obj]:
             return True
@@ -1260,6 +1259,8 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
                 rhs[r, c] += tq[r, c]
     if c_mat.shape[0] > 0:
         sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, tq, jac)
+        # the actuator sensors of moving transmissions (derivative_transmission)
+        actuator_sensor_rows_entry(m, d, au, aa, c_mat, d_mat, mats[5], fbuf, ibuf, _FL, _FV, _FU, _FA)
     if constrained:
         _constrained_forward(m, d, rhs, rhs_f, mats, kdense)
     qacc = d.scratch_nv_b

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 
-from kinedyn._jit import kernel
+from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.derivative_collision import NG, TT, _moves_axis, _reaches, tendon_row_derivatives
 from kinedyn.engine.derivative_constraint import _CHAIN, _GEO
 from kinedyn.engine.smooth_tendon import is_fixed_tendon
@@ -57,6 +57,7 @@ from kinedyn.engine.types import (
     TRN_TENDON,
     WRAP_PULLEY,
     WRAP_SITE,
+    SensorType,
 )
 from kinedyn.engine.util_linalg3 import cross3
 from kinedyn.engine.util_poly import poly_force, poly_force_deriv, tendon_damping_poly
@@ -510,6 +511,32 @@ def inv_right_jacobian(x0, x1, x2):
 
 
 @kernel
+def _length_gradient(m, d, i, kind, out):
+    """out (nv) = d actuator_length[i] / dq: the moment where it is the length's gradient (joints
+    but ball and free, tendons, slider-crank), 0 for a free joint's or a site's (length 0), a
+    ball's gear' J_r^-1(x) (jointinparent too: x . R' g = x . g), a refsite's
+    ``_refsite_length_gradient``."""
+    nv = m.nv
+    if kind == K_REFSITE:
+        _refsite_length_gradient(m, d, i, out)
+        return
+    for c in range(nv):
+        out[c] = d.actuator_moment[i, c] if kind == K_CONSTANT or kind == K_TENDON or kind == K_CRANK else 0.0
+    if kind == K_BALL:
+        j = m.actuator_trnid[i, 0]
+        sq, sv = d.scratch_quat, d.scratch_vec
+        padr, dadr = m.jnt_qposadr[j], m.jnt_dofadr[j]
+        for k in range(4):
+            sq[0, k] = d.qpos[padr + k]
+        normalize4(sq, 0)
+        quat2vel(sv, 0, sq, 0, 1.0)
+        jr = inv_right_jacobian(sv[0, 0], sv[0, 1], sv[0, 2])
+        g = m.actuator_gear[i]
+        for c in range(3):
+            out[dadr + c] = g[0] * jr[c] + g[1] * jr[3 + c] + g[2] * jr[6 + c]
+
+
+@kernel
 def transmission_partials(m, d, au, fl_row, fv_row, rhs, dm, fbuf, ibuf):
     """rhs[:, :nv] += what d qfrc_actuator / dq holds beyond _force_partials' constant moments
     (module docstring). au[fl_row], au[fv_row]: each force's partials in its length and velocity.
@@ -526,40 +553,73 @@ def transmission_partials(m, d, au, fl_row, fv_row, rhs, dm, fbuf, ibuf):
             if not _moment_derivative(m, d, i, kind, dm, fbuf, ibuf):
                 return m.actuator_trnid[i, 0]
             _line_terms(m, d, mom[i], d.actuator_force[i], au[fv_row, i], dm, rhs, clamp)
-        if fl == 0.0:
+        if fl == 0.0 or not (kind == K_SITE or kind == K_FREE or kind == K_BALL or kind == K_REFSITE):
             continue
-        if kind == K_SITE or kind == K_FREE:
-            # length 0: no length term (_force_partials added mom fl mom)
-            for r in range(nv):
-                if mom[i, r] != 0.0 and not (clamp and actfrc_clamped(m, d, r)):
-                    for c in range(nv):
-                        rhs[r, c] -= mom[i, r] * fl * mom[i, c]
-        elif kind == K_REFSITE:
-            # dl/dq (``_refsite_length_gradient``, in dm's first row, free now) for the moment
-            _refsite_length_gradient(m, d, i, dm[0])
-            for r in range(nv):
-                if mom[i, r] != 0.0 and not (clamp and actfrc_clamped(m, d, r)):
-                    for c in range(nv):
-                        rhs[r, c] += mom[i, r] * fl * (dm[0, c] - mom[i, c])
-        elif kind == K_BALL:
-            # dl/dq = gear' J_r^-1(x) on the joint's dofs (jointinparent too: x . R' g = x . g),
-            # for _force_partials' moment
-            j = m.actuator_trnid[i, 0]
-            sq, sv = d.scratch_quat, d.scratch_vec
-            padr, dadr = m.jnt_qposadr[j], m.jnt_dofadr[j]
-            for k in range(4):
-                sq[0, k] = d.qpos[padr + k]
-            normalize4(sq, 0)
-            quat2vel(sv, 0, sq, 0, 1.0)
-            jr = inv_right_jacobian(sv[0, 0], sv[0, 1], sv[0, 2])
-            g = m.actuator_gear[i]
-            for r in range(nv):
-                if mom[i, r] == 0.0 or (clamp and actfrc_clamped(m, d, r)):
-                    continue
-                for c in range(3):
-                    dl = g[0] * jr[c] + g[1] * jr[3 + c] + g[2] * jr[6 + c]
-                    rhs[r, dadr + c] += mom[i, r] * fl * (dl - mom[i, dadr + c])
+        # the length's gradient L is not the moment: mom fl (L - mom) on top of _force_partials'
+        # mom fl mom (L in dm's first row, free now)
+        _length_gradient(m, d, i, kind, dm[0])
+        for r in range(nv):
+            if mom[i, r] != 0.0 and not (clamp and actfrc_clamped(m, d, r)):
+                for c in range(nv):
+                    rhs[r, c] += mom[i, r] * fl * (dm[0, c] - mom[i, c])
     return -1
+
+
+@handle_entry(args="float64[:, ::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1], float64[:, ::1], "
+                   "float64[:, ::1], int64[:, ::1], int64, int64, int64, int64",
+              needed=lambda m: m.nsensor > 0)
+def actuator_sensor_rows_entry(m, d, au, aa, c_mat, d_mat, dm, fbuf, ibuf, fl_row, fv_row, fu_row, fa_row):
+    """C, D rows of actuatorpos, actuatorvel and actuatorfrc of the actuators whose moment or length
+    moves (``moment_kind`` not K_CONSTANT; the others are sensor_rows_entry's): length L =
+    ``_length_gradient``; velocity mom . qvel, (dm' qvel, mom); force f_l L + f_v dm' qvel, f_v mom,
+    f_act, f_ctrl (au, aa as derivative_transition's). A value at its cutoff: a zero row."""
+    nv, na = m.nv, m.na
+    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
+        return
+    for s in range(m.nsensor):
+        t = m.sensor_type[s]
+        if not (t == _ACTUATORPOS or t == _ACTUATORVEL or t == _ACTUATORFRC):
+            continue
+        i, adr = m.sensor_objid[s], m.sensor_adr[s]
+        kind = moment_kind(m, i)
+        if kind == K_CONSTANT:
+            continue
+        row = c_mat[adr]
+        for c in range(row.shape[0]):
+            row[c] = 0.0
+        for c in range(m.nu):
+            d_mat[adr, c] = 0.0
+        if moves(m, i, kind):
+            _moment_derivative(m, d, i, kind, dm, fbuf, ibuf)
+        else:
+            for a in range(nv):
+                for c in range(nv):
+                    dm[a, c] = 0.0
+        if t == _ACTUATORPOS:
+            _length_gradient(m, d, i, kind, row)
+        else:
+            fl, fv = (0.0, 1.0) if t == _ACTUATORVEL else (au[fl_row, i], au[fv_row, i])
+            if fl != 0.0:
+                _length_gradient(m, d, i, kind, row)
+            for c in range(nv):
+                vq = 0.0
+                for a in range(nv):
+                    vq += d.qvel[a] * dm[a, c]
+                row[c] = fl * row[c] + fv * vq
+                row[nv + c] = fv * d.actuator_moment[i, c]
+            if t == _ACTUATORFRC:
+                for k in range(na):
+                    row[2 * nv + k] = aa[fa_row, i, k]
+                d_mat[adr, i] = au[fu_row, i]
+        cutoff = m.sensor_cutoff[s]
+        if cutoff > 0.0 and abs(d.sensordata[adr]) >= cutoff:
+            for c in range(row.shape[0]):
+                row[c] = 0.0
+            d_mat[adr, i] = 0.0
+
+
+_ACTUATORPOS, _ACTUATORVEL = int(SensorType.ACTUATORPOS), int(SensorType.ACTUATORVEL)
+_ACTUATORFRC = int(SensorType.ACTUATORFRC)
 
 
 @kernel
