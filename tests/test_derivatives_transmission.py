@@ -8,7 +8,7 @@ engaged on a hinge with actuatorgravcomp, and a tendon's actuatorfrcrange engage
 armature; a spatial tendon through sites and a pulley with a polynomial spring, a damper and two
 actuators (Euler, implicitfast, implicit); muscles on spatial tendons; a site transmission (a 6D
 gear on the ball's body, and two with refsites), a slider-crank, and motors on a ball and a free
-joint, with and without jointinparent.
+joint, with and without jointinparent, with their actuatorpos, actuatorvel and actuatorfrc sensors.
 """
 
 from __future__ import annotations
