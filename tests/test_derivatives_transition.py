@@ -49,9 +49,9 @@ SMALL = """<mujoco><option timestep="0.005"/>
 </mujoco>"""
 
 
-def _case(xml, nstep, ctrl, integrator=None, disable=0, qvel_tail=()):
-    """(m, d, mjm, mjd): MuJoCo stepped nstep times under ctrl (from qvel_tail in the last dofs);
-    kinedyn's Data given its state."""
+def _case(xml, nstep, ctrl, integrator=None, disable=0, xfrc=None, qvel_tail=()):
+    """(m, d, mjm, mjd): MuJoCo stepped nstep times under ctrl (and xfrc_applied; from qvel_tail in
+    the last dofs); kinedyn's Data given its state."""
     mjm = mujoco.MjModel.from_xml_string(xml)
     m = kd.Model.from_xml_string(xml)
     if integrator is not None:
@@ -62,10 +62,12 @@ def _case(xml, nstep, ctrl, integrator=None, disable=0, qvel_tail=()):
     mjd = mujoco.MjData(mjm)
     mjd.ctrl[:] = ctrl
     mjd.qvel[mjm.nv - len(qvel_tail):] = qvel_tail
+    if xfrc is not None:
+        mjd.xfrc_applied[:] = xfrc
     for _ in range(nstep):
         mujoco.mj_step(mjm, mjd)
     d = kd.Data(m)
-    for f in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart"):
+    for f in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart", "xfrc_applied"):
         getattr(d, f)[:] = getattr(mjd, f)
     d.time = mjd.time
     return m, d, mjm, mjd
@@ -215,10 +217,12 @@ def test_refusals():
         kd.transition_derivatives(noslip, kd.Data(noslip))
     with pytest.raises(ValueError, match=r"constraint_eps\): eps must be"):
         kd.transition_derivatives(m, kd.Data(m), constraint_eps=-1.0)
-    # a spatial tendon's muscle, a sensor type not covered
-    spatial = kd.Model.from_xml_path(str(MODELS / "muscle_spatial_tendon.xml"))
-    with pytest.raises(ValueError, match="spatial tendon|transmission"):
-        kd.transition_derivatives(spatial, kd.Data(spatial))
+    # a body (adhesion) transmission, a sensor type not covered
+    glue = SMALL.replace('<body pos="0 0 .3">', '<body name="box" pos="0 0 .3">')
+    glue = kd.Model.from_xml_string(glue.replace(
+        "<actuator>", '<actuator><adhesion body="box" ctrlrange="0 1" gain="2"/>'))
+    with pytest.raises(ValueError, match="actuator 0: its transmission"):
+        kd.transition_derivatives(glue, kd.Data(glue))
     frame = '<sensor><framelinacc objtype="body" objname="world"/><framepos objtype="body" objname="world" ' \
         'reftype="body" refname="world"/>'
     with_acc = kd.Model.from_xml_string(SMALL.replace("<sensor>", frame))
@@ -301,7 +305,7 @@ def test_out_and_a_model_changed_in_place():
     m.body_gravcomp[2] = 0.0
     # a refused feature written into a model array in place is still seen (checked every call)
     m.jnt_actfrclimited[1] = True
-    with pytest.raises(ValueError, match="joint actuatorfrcrange"):
+    with pytest.raises(ValueError, match="sensor 3: .*jointactuatorfrc of a joint with actuatorfrcrange"):
         kd.transition_derivatives(m, d, out=first)
 
 

@@ -30,6 +30,11 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   H dqacc_fwd. (G_q is analytical for the rows and contact geometries derivative_collision
   covers, a central difference of the held-zone force for the others: see that module.)
 
+* what a moment arm moving with the state adds (``derivative_transmission``): xfrc_applied, spatial
+  tendons (their springs, dampers and actuators), site, slider-crank and jointinparent
+  transmissions, ball/free/site lengths, their terms in implicit's matrix, and the
+  actuatorfrcrange clamps.
+
 * the sensors whose value is a function of the position and velocity stages' kinematics
   (``sensor_rows_entry``, ``_frame_rows``, ``_subtree_com_rows``).
 
@@ -62,6 +67,24 @@ from kinedyn.engine.derivative import (
 )
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
 from kinedyn.engine.derivative_rne import _V0, dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
+from kinedyn.engine.derivative_transmission import (
+    K_CONSTANT,
+    K_OTHER,
+    actfrc_clamped,
+    actuator_sensor_rows_entry,
+    actuators_on_tendon,
+    any_actfrc,
+    clamp_gravcomp_rows,
+    copy_xfrc,
+    inv_right_jacobian,
+    moment_kind,
+    system_partials,
+    tendon_clamp,
+    tendon_partials,
+    tendon_through_sites,
+    transmission_partials,
+    xfrc_partials,
+)
 from kinedyn.engine.forward import forward_entry, forward_skip_sensor_entry
 from kinedyn.engine.passive_plastic import rotation_from_ref
 from kinedyn.engine.smooth_inertia import factor_i, full_m_kernel, solve_ld
@@ -98,8 +121,6 @@ from kinedyn.engine.types import (
     OPT_INTEGRATOR,
     OPT_NOSLIP_ITERATIONS,
     OPT_VISCOSITY,
-    TRN_JOINT,
-    TRN_JOINTINPARENT,
     TRN_TENDON,
     IntegratorType,
     ObjType,
@@ -134,7 +155,7 @@ _OBJ_SITE = int(ObjType.SITE)
  R_SPATIAL_TENDON, R_JNT_ACTFRC, R_TRANSMISSION, R_USER, R_MULTI_ACT, R_MUSCLE_IMPLICIT,
  R_ACTGRAVCOMP, R_PLASTIC) = range(1, 16)
 R_SENSOR = 20
-R_SENSOR_TYPE, R_SENSOR_SPATIAL, R_SENSOR_FRAME = 20, 21, 22
+R_SENSOR_TYPE, R_SENSOR_SPATIAL, R_SENSOR_FRAME, R_SENSOR_TRN = 20, 21, 22, 23
 
 
 def refusal_text(m, code: int, i: int) -> str:
@@ -144,19 +165,22 @@ def refusal_text(m, code: int, i: int) -> str:
     if code >= R_SENSOR:
         what = {R_SENSOR_TYPE: f"type {SensorType(int(m.sensor_type[i])).name}",
                 R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon",
-                R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera"}[code]
+                R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera",
+                R_SENSOR_TRN: "jointactuatorfrc of a joint with actuatorfrcrange, or with an actuator "
+                              "whose moment or length moves (spatial tendon, site, slider-crank, ball or "
+                              "free joint)"}[code]
         return f"sensor {i}: {what}"
     return {R_NOSLIP: "the noslip solver (it changes the forces after the optimum)",
             R_FLUID: "fluid forces",
             R_XFRC: "xfrc_applied",
-            R_TENDON_ARMATURE: "tendon armature",
-            R_TENDON_SPRING: f"tendon {i}: the spring of a spatial tendon or with plasticity",
+            R_TENDON_ARMATURE: f"tendon {i}: armature of a spatial tendon",
+            R_TENDON_SPRING: f"tendon {i}: a spring with plasticity",
             R_PLASTIC: f"joint {i}: a spring with plasticity",
-            R_SPATIAL_TENDON: f"tendon {i}: a spatial tendon with damping or an actuator (its length's "
-                              "Hessian)",
-            R_JNT_ACTFRC: "joint actuatorfrcrange",
-            R_TRANSMISSION: f"actuator {i}: its transmission (only hinge/slide joints and fixed tendons "
-                            "without actuatorfrcrange are covered)",
+            R_SPATIAL_TENDON: f"tendon {i}: a spatial tendon wrapping a sphere or cylinder with a spring, "
+                              "damping or an actuator (its length's Hessian), or a degenerate segment",
+            R_JNT_ACTFRC: f"tendon {i}: actuatorfrcrange on a spatial tendon or with several actuators",
+            R_TRANSMISSION: f"actuator {i}: its transmission (body (adhesion) transmissions are not "
+                            "covered)",
             R_USER: f"actuator {i}: user, pid or dcmotor dynamics, gain or bias",
             R_MULTI_ACT: f"actuator {i}: several activations",
             R_MUSCLE_IMPLICIT: f"actuator {i}: a muscle under implicit or implicitfast (the second "
@@ -195,10 +219,10 @@ def _refusals(m, xfrc_applied, sensors, codes):
         _refuse(codes, R_NOSLIP, 0)
     if m.opt_real[OPT_DENSITY] > 0.0 or m.opt_real[OPT_VISCOSITY] > 0.0:
         _refuse(codes, R_FLUID, 0)
-    if _any_nonzero(xfrc_applied):
-        _refuse(codes, R_XFRC, 0)
-    if _any_nonzero(m.tendon_armature):
-        _refuse(codes, R_TENDON_ARMATURE, 0)
+    for t in range(m.ntendon):
+        if not is_fixed_tendon(m, t) and (m.tendon_armature[t] != 0.0
+                                          or actuators_on_tendon(m, t, True) > 0):
+            _refuse(codes, R_TENDON_ARMATURE, t)
     if not flags & DSBL_SPRING:
         for j in range(m.njnt):
             stiff = m.jnt_stiffness[j] != 0.0 or _any_nonzero(m.jnt_stiffnesspoly[j])
@@ -206,26 +230,26 @@ def _refusals(m, xfrc_applied, sensors, codes):
                 _refuse(codes, R_PLASTIC, j)
         for t in range(m.ntendon):
             if m.tendon_stiffness[t] != 0.0 or _any_nonzero(m.tendon_stiffnesspoly[t]):
-                if not is_fixed_tendon(m, t) or m.tendon_plasticadr[t] >= 0:
+                if m.tendon_plasticadr[t] >= 0:
                     _refuse(codes, R_TENDON_SPRING, t)
     for t in range(m.ntendon):
-        if not is_fixed_tendon(m, t) and (m.tendon_damping[t] != 0.0 or _any_nonzero(m.tendon_dampingpoly[t])
-                                        or m.tendon_actuatorid[t] != -1):
+        if not is_fixed_tendon(m, t) and not tendon_through_sites(m, t) and (
+                m.tendon_damping[t] != 0.0 or _any_nonzero(m.tendon_dampingpoly[t])
+                or m.tendon_stiffness[t] != 0.0 or _any_nonzero(m.tendon_stiffnesspoly[t])
+                or m.tendon_actuatorid[t] != -1 or actuators_on_tendon(m, t, False) > 0):
             _refuse(codes, R_SPATIAL_TENDON, t)
     act_on = m.nu > 0 and not flags & DSBL_ACTUATION
     for j in range(m.njnt):
         if m.jnt_actgravcomp[j] and not act_on:
             _refuse(codes, R_ACTGRAVCOMP, j)
     if act_on:
-        if _any_nonzero(m.jnt_actfrclimited):
-            _refuse(codes, R_JNT_ACTFRC, 0)
+        for t in range(m.ntendon):
+            if m.tendon_actfrclimited[t] and (not is_fixed_tendon(m, t)
+                                              or actuators_on_tendon(m, t, False) > 1):
+                _refuse(codes, R_JNT_ACTFRC, t)
         for i in range(m.nu):
-            trn, tid = m.actuator_trntype[i], m.actuator_trnid[i, 0]
-            if trn == TRN_JOINT or trn == TRN_JOINTINPARENT:
-                ok = m.jnt_type[tid] != JNT_BALL and m.jnt_type[tid] != JNT_FREE
-            else:
-                ok = trn == TRN_TENDON and is_fixed_tendon(m, tid) and not m.tendon_actfrclimited[tid]
-            if not ok:
+            if moment_kind(m, i) == K_OTHER and not (m.actuator_trntype[i] == TRN_TENDON
+                                                     and not tendon_through_sites(m, m.actuator_trnid[i, 0])):
                 _refuse(codes, R_TRANSMISSION, i)
             dyn, gt, bt = m.actuator_dyntype[i], m.actuator_gaintype[i], m.actuator_biastype[i]
             dyn_ok = dyn == DYN_NONE or dyn == DYN_INTEGRATOR or dyn == DYN_FILTER \
@@ -244,15 +268,31 @@ def _refusals(m, xfrc_applied, sensors, codes):
                 _refuse(codes, R_SENSOR_TYPE, s)
             elif t == _TENDONVEL and not is_fixed_tendon(m, obj):
                 _refuse(codes, R_SENSOR_SPATIAL, s)
+            elif act_on and _moving_actuator_sensor(m, t, obj):
+                _refuse(codes, R_SENSOR_TRN, s)
             elif _FRAMEPOS <= t <= _FRAMEANGVEL and (m.sensor_refid[s] >= 0 or not (
                     m.sensor_objtype[s] == _OBJ_BODY or m.sensor_objtype[s] == _OBJ_XBODY
                     or m.sensor_objtype[s] == _OBJ_GEOM or m.sensor_objtype[s] == _OBJ_SITE)):
                 _refuse(codes, R_SENSOR_FRAME, s)
 
 
+@kernel
+def _moving_actuator_sensor(m, t, obj):
+    """jointactuatorfrc of a joint with actuatorfrcrange, or with an actuator whose moment or
+    length moves (derivative_transmission.moment_kind): its row would need the actuator share of
+    the force's derivative alone."""
+    if t == _JOINTACTFRC:
+        if m.jnt_actfrclimited[obj]:
+            return True
+        for i in range(m.nu):
+            if moment_kind(m, i) != K_CONSTANT:
+                return True
+    return False
+
+
 def refusal_capacity(m) -> int:
     """Rows ``_refusals`` can write (the count's row included): every check at most once per element."""
-    return 16 + 4 * m.njnt + 2 * m.ntendon + 4 * m.nu + m.nsensor
+    return 16 + 4 * m.njnt + 4 * m.ntendon + 4 * m.nu + m.nsensor
 
 
 # ---------------------------------------------------------------------------------------
@@ -489,11 +529,12 @@ def _force_partials(m, d, au, aa, rhs):
         for c in range(rhs.shape[1]):
             rhs[r, c] = 0.0
     mom = d.actuator_moment
+    clamp = any_actfrc(m)
     for i in range(nu):
         fl, fv, fu = au[_FL, i], au[_FV, i], au[_FU, i]
         for r in range(nv):
             mr = mom[i, r]
-            if mr == 0.0:
+            if mr == 0.0 or (clamp and actfrc_clamped(m, d, r)):
                 continue
             for c in range(nv):
                 mc = mom[i, c]
@@ -575,15 +616,9 @@ def _ball_spring_partials(m, d, j, rhs):
         padr += 3
         dadr += 3
     sv = d.scratch_vec
-    th = rotation_from_ref(d.qpos, padr, m.qpos_spring, padr, d.scratch_quat, sv)
+    rotation_from_ref(d.qpos, padr, m.qpos_spring, padr, d.scratch_quat, sv)
     x0, x1, x2 = sv[0, 0], sv[0, 1], sv[0, 2]
-    if th < 1e-6:
-        c2 = 1.0 / 12.0
-    else:
-        c2 = 1.0 / (th * th) - (1.0 + math.cos(th)) / (2.0 * th * math.sin(th))
-    jr = (1.0 + c2 * (x0 * x0 - th * th), -0.5 * x2 + c2 * x0 * x1, 0.5 * x1 + c2 * x0 * x2,
-          0.5 * x2 + c2 * x1 * x0, 1.0 + c2 * (x1 * x1 - th * th), -0.5 * x0 + c2 * x1 * x2,
-          -0.5 * x1 + c2 * x2 * x0, 0.5 * x0 + c2 * x2 * x1, 1.0 + c2 * (x2 * x2 - th * th))
+    jr = inv_right_jacobian(x0, x1, x2)
     _vector_spring(rhs, dadr, x0, x1, x2, k, p0, p1, jr)
 
 
@@ -1222,7 +1257,8 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
         for k in range(1, codes[0, 0] + 1):
             if codes[k, 0] < R_SENSOR:
                 return STATUS_REFUSED
-    if not (_finite(qpos) and _finite(qvel) and _finite(act) and _finite(ctrl) and _finite(qfrc_applied)):
+    if not (_finite(qpos) and _finite(qvel) and _finite(act) and _finite(ctrl) and _finite(qfrc_applied)
+            and copy_xfrc(d, xfrc_applied)):
         return STATUS_NONFINITE
     for k in range(m.nq):
         d.qpos[k] = qpos[k]
@@ -1253,22 +1289,35 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
         for c in range(m.nu):
             b_mat[r, c] = 0.0
     _actuator_partials(m, d, au, aa, a_mat, b_mat)
+    tendon_clamp(m, d, au, aa, _FL, _FV, _FU, _FA)
     _force_partials(m, d, au, aa, rhs)
+    # the moving moments and applied wrenches (derivative_transmission), mats[5] scratch
+    bad = transmission_partials(m, d, au, _FL, _FV, rhs, mats[5], fbuf, ibuf)
+    if bad < 0:
+        bad = tendon_partials(m, d, rhs, mats[5], fbuf, ibuf)
+    if bad >= 0:
+        _refuse(codes, R_SPATIAL_TENDON, bad)
+        return STATUS_REFUSED
+    xfrc_partials(m, d, rhs)
     tq, tv = mats[0], mats[1]
     # a unit compiled only for models with gravity compensation
     gravcomp = _any_nonzero(m.body_gravcomp) and gravcomp_partials_entry(m, d, tq, d.scratch_rne_body)
     if gravcomp:
+        clamp_gravcomp_rows(m, d, tq)
         for r in range(nv):
             for c in range(nv):
                 rhs[r, c] += tq[r, c]
     if c_mat.shape[0] > 0:
         sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, tq, jac)
+        # the actuator sensors of moving transmissions (derivative_transmission)
+        actuator_sensor_rows_entry(m, d, au, aa, c_mat, d_mat, mats[5], fbuf, ibuf, _FL, _FV, _FU, _FA)
     if constrained:
         _constrained_forward(m, d, rhs, rhs_f, mats, kdense)
     qacc = d.scratch_nv_b
     qld, diaginv, ok = _system(m, d, au, aa, rhs, qacc, mats)
     if not ok:
         return STATUS_PIVOT
+    system_partials(m, d, au, _FV, rhs, qacc, mats[5], fbuf, ibuf)
     integrator = m.opt_flags[OPT_INTEGRATOR]
     if constrained and integrator == INT_EULER and not eulerdamp_active(m):
         # plain Euler steps with forward's qacc: its derivative is the step's

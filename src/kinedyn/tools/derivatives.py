@@ -600,17 +600,18 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6,
     """Analytical derivatives of one step, ``(A, B, C, D)``, in ``transition_fd``'s layout and
     meaning (mjd_transitionFD's): x = [dqpos (tangent, nv), qvel, act], u = ctrl.
 
-    Differentiates the rigid-body dynamics, the actuators (hinge/slide joint and fixed-tendon
-    transmissions; fixed, affine and muscle gain and bias; integrator, filter, filterexact and
-    muscle activation dynamics, actearly; ctrlrange, actrange and forcerange clamps), joint
-    springs and dampers (polynomial ones too), fixed-tendon springs and dampers and gravity
-    compensation, the Euler (eulerdamp included), implicit or implicitfast update on the tangent
+    Differentiates the rigid-body dynamics, the actuators (joint, fixed and spatial tendon (through
+    sites and pulleys), site (with or without refsite) and slider-crank transmissions; fixed, affine
+    and muscle gain and bias; integrator, filter, filterexact and muscle activation dynamics,
+    actearly; ctrlrange, actrange, forcerange and actuatorfrcrange clamps), joint springs and
+    dampers (polynomial ones too), tendon springs and dampers, gravity compensation,
+    ``xfrc_applied``, the Euler (eulerdamp included), implicit or implicitfast update on the tangent
     space, and the constraint force at the solver's optimum with every row's zone and the contact
     set held (``constraint_derivatives``; its position derivative is a central difference of step
     ``constraint_eps``). At a clamp's edge the value inside the range is returned; strictly
-    clamped, zero. Whatever else the model uses at this state (RK4, spatial tendons, fluid,
-    noslip, ...) raises ValueError naming it. ``sensors``: "analytical" differentiates
-    joint/tendon/actuator pos, vel and force sensors, clock, subtreecom, velocimeter, gyro and
+    clamped, zero. Whatever else the model uses at this state (RK4, tendons wrapping geoms,
+    body transmissions, fluid, noslip, ...) raises ValueError naming it. ``sensors``: "analytical"
+    differentiates joint/tendon/actuator pos, vel and force sensors, clock, subtreecom, velocimeter, gyro and
     the frame position, orientation and velocity sensors (no reference frame) and refuses the
     others; "fd" fills the others' rows of C and D by finite differences
     (``transition_fd`` with ``eps``; listed in the result's ``fd_sensor_rows``); "none" returns
