@@ -31,7 +31,9 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   covers, a central difference of the held-zone force for the others: see that module.)
 
 * the sensors whose value is a function of the position and velocity stages' kinematics
-  (``sensor_rows_entry``, ``_frame_rows``, ``_subtree_com_rows``).
+  (``sensor_rows_entry``, ``_frame_rows``, ``_subtree_com_rows``); those that need the
+  kinematics' second derivatives (frame sensors with a reference frame, the subtree velocity
+  sensors, a spatial tendon's velocity) in derivative_sensor's unit.
 
 Where the derivative is one-sided (a ctrl, act or force exactly at the edge of its range), the
 value inside the range is returned, as mjd_transitionFD's one-sided differences see it; a clamp
@@ -58,7 +60,14 @@ from kinedyn.engine.derivative import (
     rne_vel,
 )
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
-from kinedyn.engine.derivative_rne import _V0, dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
+from kinedyn.engine.derivative_rne import dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
+from kinedyn.engine.derivative_sensor import (
+    JAC_ROWS,
+    more_rows,
+    point_velocity_dq,
+    sensor_more_rows_entry,
+    spatial_tendon_wraps,
+)
 from kinedyn.engine.forward import forward_entry, forward_skip_sensor_entry
 from kinedyn.engine.passive_plastic import rotation_from_ref
 from kinedyn.engine.smooth_inertia import factor_i, full_m_kernel, solve_ld
@@ -114,6 +123,7 @@ SENSORS_COVERED = frozenset({
     SensorType.CLOCK, SensorType.FRAMEPOS, SensorType.FRAMEQUAT, SensorType.FRAMEXAXIS, SensorType.FRAMEYAXIS,
     SensorType.FRAMEZAXIS, SensorType.FRAMELINVEL, SensorType.FRAMEANGVEL, SensorType.VELOCIMETER,
     SensorType.GYRO, SensorType.BALLQUAT, SensorType.BALLANGVEL, SensorType.SUBTREECOM,
+    SensorType.SUBTREELINVEL, SensorType.SUBTREEANGMOM,
 })
 _SENSOR_COVERED = np.zeros(max(int(t) for t in SensorType) + 1, dtype=np.bool_)
 _SENSOR_COVERED[[int(t) for t in SENSORS_COVERED]] = True
@@ -140,7 +150,7 @@ def refusal_text(m, code: int, i: int) -> str:
         return f"the {IntegratorType(i).name} integrator (Euler, implicit and implicitfast are covered)"
     if code >= R_SENSOR:
         what = {R_SENSOR_TYPE: f"type {SensorType(int(m.sensor_type[i])).name}",
-                R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon",
+                R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon wrapping a sphere or cylinder",
                 R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera"}[code]
         return f"sensor {i}: {what}"
     return {R_LONE_FREE: f"joint {i}: a lone free body under implicitfast (its gyroscopic block, "
@@ -245,12 +255,8 @@ def _refusals(m, xfrc_applied, sensors, codes):
             t, obj = m.sensor_type[s], m.sensor_objid[s]
             if t >= _SENSOR_COVERED.shape[0] or not _SENSOR_COVERED[t]:
                 _refuse(codes, R_SENSOR_TYPE, s)
-            elif t == _TENDONVEL and not is_fixed_tendon(m, obj):
+            elif t == _TENDONVEL and not is_fixed_tendon(m, obj) and spatial_tendon_wraps(m, obj):
                 _refuse(codes, R_SENSOR_SPATIAL, s)
-            elif _FRAMEPOS <= t <= _FRAMEANGVEL and (m.sensor_refid[s] >= 0 or not (
-                    m.sensor_objtype[s] == _OBJ_BODY or m.sensor_objtype[s] == _OBJ_XBODY
-                    or m.sensor_objtype[s] == _OBJ_GEOM or m.sensor_objtype[s] == _OBJ_SITE)):
-                _refuse(codes, R_SENSOR_FRAME, s)
 
 
 def refusal_capacity(m) -> int:
@@ -864,20 +870,8 @@ def _frame_rows(m, d, s, c_mat, jac):
             if jr[0, c] == 0.0 and jr[1, c] == 0.0 and jr[2, c] == 0.0 and jp[0, c] == 0.0 \
                     and jp[1, c] == 0.0 and jp[2, c] == 0.0:
                 continue   # dof c does not move the object
-            wi = (d.cdof[c, 0], d.cdof[c, 1], d.cdof[c, 2])
-            vi = (d.cdof[c, 3], d.cdof[c, 4], d.cdof[c, 5])
-            uw = (w[0] - dof[c, _V0, 0], w[1] - dof[c, _V0, 1], w[2] - dof[c, _V0, 2])
-            ul = (vb[3] - dof[c, _V0, 3], vb[4] - dof[c, _V0, 4], vb[5] - dof[c, _V0, 5])
-            dw = cross3(wi, uw)
-            if linear:
-                # d v_p = lin(S_i x u) + (w_i x uw) x rp + w x (point velocity of p under S_i)
-                a1, a2 = cross3(wi, ul), cross3(vi, uw)
-                a3 = cross3(dw, rp)
-                a4 = cross3(w, (jp[0, c], jp[1, c], jp[2, c]))
-                dx = (a1[0] + a2[0] + a3[0] + a4[0], a1[1] + a2[1] + a3[1] + a4[1],
-                      a1[2] + a2[2] + a3[2] + a4[2])
-            else:
-                dx = dw
+            dw, dv = point_velocity_dq(d.cdof, dof, c, vb, rp, (jp[0, c], jp[1, c], jp[2, c]))
+            dx = dv if linear else dw
             if local:
                 # x_local = R' x: d x_local = R' (dx - w_i' x x), w_i' = jacr's column
                 e = cross3((jr[0, c], jr[1, c], jr[2, c]), x)
@@ -932,7 +926,7 @@ def _subtree_com_rows(m, d, b, c_mat, adr):
 def sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav, jac):
     """C, D for the covered sensors (SENSORS_COVERED); a row whose value sits at its cutoff is zero.
     ``dgrav``: d qfrc_gravcomp / d qpos where ``gravcomp`` acts (a JOINTACTFRC of a joint with
-    actuatorgravcomp includes its share). ``jac``: (6, nv) scratch."""
+    actuatorgravcomp includes its share). ``jac``: (JAC_ROWS, nv) scratch."""
     nv, na = m.nv, m.na
     ndx = 2 * nv + na
     act_on = not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION
@@ -944,7 +938,10 @@ def sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav, jac):
     mom = d.actuator_moment
     for s in range(m.nsensor):
         t, obj, adr = m.sensor_type[s], m.sensor_objid[s], m.sensor_adr[s]
-        if t == _JOINTPOS:
+        if more_rows(m, s):
+            # a unit compiled only for models with such sensors (derivative_sensor)
+            sensor_more_rows_entry(m, d, s, c_mat, jac)
+        elif t == _JOINTPOS:
             c_mat[adr, m.jnt_dofadr[obj]] = 1.0
         elif t == _JOINTVEL:
             c_mat[adr, nv + m.jnt_dofadr[obj]] = 1.0
@@ -1164,7 +1161,7 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
     then not meaningful). ``mats``: (6, nv, nv) scratch (dtau/dq, dtau/dv, G_q, G_v, H, rows);
     ``rhs_f`` (like rhs), ``kdense`` (nv, nv), and the constraint derivatives' fbuf, ibuf, hbuf
     (derivative_constraint.work_shapes) for states with constraint rows; ``eps`` their
-    position step; ``jac`` (6, nv) the frame sensors' Jacobians."""
+    position step; ``jac`` (JAC_ROWS, nv) the frame sensors' Jacobians."""
     _refusals(m, xfrc_applied, mode != _SENSORS_NONE, codes)
     if codes[0, 0] > 0:
         if mode != _SENSORS_FD:
@@ -1263,7 +1260,7 @@ def work_arrays(m, w) -> tuple:
     fshape, ishape, hshape = work_shapes(m, w)
     return (np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((6, nv, nv)),
             np.empty((nv, ndx + nu)), np.empty((nv, nv)), np.empty(fshape), np.empty(ishape, dtype=np.int64),
-            np.empty(hshape), np.zeros((6, nv)), np.zeros((refusal_capacity(m), 2), dtype=np.int64))
+            np.empty(hshape), np.zeros((JAC_ROWS, nv)), np.zeros((refusal_capacity(m), 2), dtype=np.int64))
 
 
 def step_derivatives(m, w, mode: int, work: tuple, out: tuple, src, eps: float = 1e-7) -> int:
