@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_derivatives_transition import SMALL, _case, _check
+from test_derivatives_transition import (
+    CONSTRAINED_AGREE,
+    CONSTRAINED_BAR,
+    EPS,
+    SMALL,
+    _at_optimum,
+    _case,
+    _check,
+    _mujoco,
+)
 
 import kinedyn as kd
 
@@ -66,3 +75,54 @@ def test_a_wrapping_tendons_velocity_is_refused():
         "<sensor>", '<sensor><tendonvel tendon="w"/>'))
     with pytest.raises(ValueError, match="sensor 0: TENDONVEL of a spatial tendon wrapping"):
         kd.transition_derivatives(m, kd.Data(m))
+
+
+# the acceleration stage: forward's dqacc composed with the partials of cacc and cfrc_int
+ACC_SENSORS = ('<sensor><accelerometer site="t"/><accelerometer site="s"/><force site="t"/><torque site="t"/>'
+               '<force site="h1"/><torque site="h1"/><framelinacc objtype="body" objname="tip"/>'
+               '<frameangacc objtype="geom" objname="g"/><framelinacc objtype="site" objname="t"/>'
+               '<frameangacc objtype="xbody" objname="tip"/>')
+
+
+def test_acceleration_and_force_sensors():
+    """accelerometer, force, torque, framelinacc, frameangacc: C and D (through qacc) without
+    constraint rows."""
+    case = _case(XML.replace("<sensor>", ACC_SENSORS), 40, [0.7, 0.4, 0.1])
+    ours = _check(case, "acceleration sensors")
+    m, nv = case[0], case[0].nv
+    for s in range(ACC_SENSORS.count("/>")):
+        rows = slice(m.sensor_adr[s], m.sensor_adr[s] + 3)
+        name = kd.SensorType(int(m.sensor_type[s])).name
+        assert np.abs(ours.C[rows, :nv]).max() > 1e-2, f"sensor {s} ({name})"
+        assert np.abs(ours.D[rows]).max() > 1e-2, f"sensor {s} ({name})"
+
+
+def test_acceleration_sensors_in_contact():
+    """The box and its links resting on the floor (test_derivatives_transition's FLOOR, solver at its
+    optimum): the accelerations through the constraint force's dqacc; a force sensor whose
+    subtree touches the floor (external forces, cfrc_ext) is refused, and filled by finite
+    differences with sensors="fd"."""
+    sensors = ACC_SENSORS.replace('<force site="t"/><torque site="t"/>', "")
+    sensors = sensors.replace('<torque site="h1"/>', "")
+    xml = XML.replace("<worldbody>", '<worldbody><geom type="plane" size="5 5 .1"/>').replace(
+        '<option timestep="0.005"/>', '<option timestep="0.005" cone="elliptic"/>')
+    m, d, mjm, mjd = _case(_at_optimum(xml).replace("<sensor>", sensors), 150, [0.3, 0.2, 0.1],
+                           kd.IntegratorType.IMPLICITFAST)
+    assert mjd.ncon >= 3
+    force = 2   # the hinge body's force sensor
+    assert m.sensor_type[force] == kd.SensorType.FORCE
+    with pytest.raises(ValueError, match=f"sensor {force}: FORCE with an external force"):
+        kd.transition_derivatives(m, d)
+    ours = kd.transition_derivatives(m, d, sensors="fd")
+    adr = m.sensor_adr[force]
+    assert list(ours.fd_sensor_rows) == [adr, adr + 1, adr + 2]
+    fd, fine = _mujoco(mjm, mjd, EPS), _mujoco(mjm, mjd, EPS / 10)
+    keep = np.ones(m.nsensordata, dtype=bool)
+    keep[adr:adr + 3] = False
+    for name, k in (("C", 2), ("D", 3)):
+        x, y, z = ours[k][keep], fd[k][keep], fine[k][keep]
+        scale = np.abs(y).max()
+        spread = np.abs(z - y).max() / scale
+        assert spread <= CONSTRAINED_AGREE, f"{name}: the oracle is unsettled ({spread:.2g})"
+        err = np.abs(x - y).max() / scale
+        assert err <= max(3 * spread, CONSTRAINED_BAR), f"{name}: error {err:.3g}, spread {spread:.3g}"

@@ -203,11 +203,12 @@ def test_refusals():
     spatial = kd.Model.from_xml_path(str(MODELS / "muscle_spatial_tendon.xml"))
     with pytest.raises(ValueError, match="spatial tendon|transmission"):
         kd.transition_derivatives(spatial, kd.Data(spatial))
-    frame = '<sensor><framelinacc objtype="body" objname="world"/><framepos objtype="body" objname="world" ' \
+    frame = '<sensor><jointlimitfrc joint="h"/><framepos objtype="body" objname="world" ' \
         'reftype="body" refname="world"/>'
-    with_acc = kd.Model.from_xml_string(SMALL.replace("<sensor>", frame))
-    with pytest.raises(ValueError, match="sensor 0: type FRAMELINACC$"):
-        kd.transition_derivatives(with_acc, kd.Data(with_acc))
+    limited = SMALL.replace('<joint name="h"', '<joint name="h" range="-2 2"')
+    with_limit = kd.Model.from_xml_string(limited.replace("<sensor>", frame))
+    with pytest.raises(ValueError, match="sensor 0: type JOINTLIMITFRC$"):
+        kd.transition_derivatives(with_limit, kd.Data(with_limit))
 
 
 def test_frame_sensors():

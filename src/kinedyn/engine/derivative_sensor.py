@@ -19,6 +19,14 @@ Every velocity's q-derivative is that of the point velocity of a point fixed on 
 (``point_velocity_dq``): along a tangent step S_c of a dof moving the body, the body's com-based
 velocity changes by S_c x (v_b - v0_c), v0_c the velocity before c's joint (derivative_rne's
 rne_partials), and the point moves by the Jacobian's column.
+
+A second unit (``sensor_acc_rows_entry``) writes the acceleration stage's accelerometer, force,
+torque, framelinacc and frameangacc rows: each is a function of q, v and forward's qacc
+(mj_rnePostConstraint's cacc and cfrc_int), so its row is its partials in q and v plus its
+partial in qacc times forward's dqacc (every column of x and u). The body acceleration's partials
+are derivative_rne's; a subtree force's are those of its rigid transport (composite inertia,
+Carpentier-Mansard's composite B). External forces (cfrc_ext) are not differentiated: a force or
+torque sensor with one on its subtree is refused at that state.
 """
 
 from __future__ import annotations
@@ -26,7 +34,21 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn._jit import handle_entry, kernel
-from kinedyn.engine.derivative_rne import _V0, rne_partials
+from kinedyn.engine.derivative_rne import (
+    _A0,
+    _ACC,
+    _FRC,
+    _V0,
+    _V1,
+    _add,
+    _cross,
+    _get,
+    _mat_vec,
+    _sub,
+    composite_b,
+    rne_partials,
+    subtree_forces,
+)
 from kinedyn.engine.sensor import _frame, _frame_body, _frame_quat
 from kinedyn.engine.smooth_tendon import is_fixed_tendon
 from kinedyn.engine.support import jac_kernel
@@ -40,7 +62,7 @@ from kinedyn.engine.types import (
     SensorType,
 )
 from kinedyn.engine.util_linalg3 import cross3
-from kinedyn.engine.util_spatial import quat_product
+from kinedyn.engine.util_spatial import cross_force, inert_vec, quat_product, row6
 
 _FRAMEPOS, _FRAMEQUAT = int(SensorType.FRAMEPOS), int(SensorType.FRAMEQUAT)
 _FRAMEXAXIS, _FRAMEZAXIS = int(SensorType.FRAMEXAXIS), int(SensorType.FRAMEZAXIS)
@@ -50,8 +72,11 @@ _TENDONVEL = int(SensorType.TENDONVEL)
 _OBJ_CAMERA = int(ObjType.CAMERA)
 # rows of the (15, nv) scratch ``jac``: the object's (or a piece's start) point and rotation
 # Jacobians, the reference's (or the piece's end), and an accumulator
-_JP0, _JR0, _JP1, _JR1, _ACC = 0, 3, 6, 9, 12
+_JP0, _JR0, _JP1, _JR1, _SUM = 0, 3, 6, 9, 12
 JAC_ROWS = 15
+# the refusal code (derivative_transition's numbering) of a force or torque sensor with an
+# external force on its subtree, at the state
+R_SENSOR_EXTERNAL = 23
 
 
 @kernel
@@ -104,6 +129,18 @@ def _sub3(a, b):
 @kernel(inline="always")
 def _scale3(a, f):
     return a[0] * f, a[1] * f, a[2] * f
+
+
+@kernel(inline="always")
+def _rot(x):
+    """The angular (first) half of a 6-vector."""
+    return x[0], x[1], x[2]
+
+
+@kernel(inline="always")
+def _lin(x):
+    """The linear (second) half of a 6-vector."""
+    return x[3], x[4], x[5]
 
 
 @kernel(inline="always")
@@ -247,14 +284,14 @@ def _subtree_rows(m, d, s, c_mat, jac, dof):
     subtree's bodies k with com x_k, velocity v_k, angular velocity w_k and world inertia
     I_k = R_k diag R_k': v = sum m_k v_k / M; L = sum I_k w_k + m_k (x_k - c) x v_k, whose
     q-derivative takes d I_k w = dw x I_k w - I_k (dw x w) (dw the rotational Jacobian's column)
-    and -dc x M v for the moving subtree com c (dc = sum m_k J_k / M, accumulated in jac[_ACC:])."""
+    and -dc x M v for the moving subtree com c (dc = sum m_k J_k / M, accumulated in jac[_SUM:])."""
     nv = m.nv
     t, b, adr = m.sensor_type[s], m.sensor_objid[s], m.sensor_adr[s]
     mass = m.body_subtreemass[b]
     if mass < MINVAL:
         return
     lin = t == _SUBTREELINVEL
-    acc = jac[_ACC:_ACC + 3]
+    acc = jac[_SUM:_SUM + 3]
     for r in range(3):
         for c in range(nv):
             acc[r, c] = 0.0
@@ -362,3 +399,188 @@ def sensor_more_rows_entry(m, d, s, c_mat, jac):
         _tendon_vel_rows(m, d, s, c_mat, jac, dof)
     else:
         _frame_ref_rows(m, d, s, c_mat, jac, dof)
+
+
+# ---------------------------------------------------------------------------------------
+# the acceleration stage: sensors of forward's qacc (mj_rnePostConstraint's cacc and cfrc_int)
+
+_ACCELEROMETER, _FORCE, _TORQUE = int(SensorType.ACCELEROMETER), int(SensorType.FORCE), int(SensorType.TORQUE)
+_FRAMELINACC, _FRAMEANGACC = int(SensorType.FRAMELINACC), int(SensorType.FRAMEANGACC)
+_OBJ_SITE = int(ObjType.SITE)
+ACC_SENSORS = (SensorType.ACCELEROMETER, SensorType.FORCE, SensorType.TORQUE, SensorType.FRAMELINACC,
+               SensorType.FRAMEANGACC)
+
+
+@kernel
+def acc_rows(m, s):
+    """Whether sensor s's C, D rows are ``sensor_acc_rows_entry``'s."""
+    t = m.sensor_type[s]
+    return t == _ACCELEROMETER or t == _FORCE or t == _TORQUE or t == _FRAMELINACC or t == _FRAMEANGACC
+
+
+def has_acc_rows(m) -> bool:
+    """``needed`` of the acceleration-stage unit, from Python."""
+    return bool(np.isin(m.sensor_type, [int(t) for t in ACC_SENSORS]).any())
+
+
+@kernel
+def _external_force(m, d, b):
+    """Whether a body of b's subtree has an external force (cfrc_ext: contacts, connect and weld
+    rows, spatial tendons; mj_rnePostConstraint): force and torque sensors then depend on forces
+    not differentiated here."""
+    for k in range(b, m.nbody):
+        if _in_subtree(m, k, b):
+            for r in range(6):
+                if d.cfrc_ext[k, r] != 0.0:
+                    return True
+    return False
+
+
+@kernel(inline="always")
+def _acc_partials(m, d, body, dof, c, b, vb, rp, w, vp, jp):
+    """(q, v, qacc) partials of the angular and linear acceleration at a point p on body b (rp =
+    p - o; the linear one with mj_objectAcceleration's w x v_p) along dof c, which moves b
+    (derivative_rne's module docstring: d a / d q_c = S_c x (a - a0_c) + (v0_c x S_c) x (v - v0_c),
+    d a / d qd_c = S_c x v + (v0_c + v1_c) x S_c, d a / d qacc_c = S_c)."""
+    s = row6(d.cdof, c)
+    v0 = _get(dof, c, _V0)
+    a = _get(body, b, _ACC)
+    alpha = (a[0], a[1], a[2])
+    daq = _add(_cross(s, _sub(a, _get(dof, c, _A0))), _cross(_cross(v0, s), _sub(vb, v0)))
+    dav = _add(_cross(s, vb), _cross(_add(v0, _get(dof, c, _V1)), s))
+    dw, dvp = point_velocity_dq(d.cdof, dof, c, vb, rp, jp)
+    jr = (s[0], s[1], s[2])
+    lq = _add3(_add3(_add3(_lin(daq), cross3(_rot(daq), rp)), cross3(alpha, jp)),
+               _add3(cross3(dw, vp), cross3(w, dvp)))
+    lv = _add3(_add3(_lin(dav), cross3(_rot(dav), rp)), _add3(cross3(jr, vp), cross3(w, jp)))
+    return _rot(daq), lq, _rot(dav), lv
+
+
+@kernel(inline="always")
+def _force_partials(m, d, body, bmat, dof, c, b):
+    """(q, v, qacc) partials of cfrc_int[b] (without external forces: the subtree's
+    I_k a_k + v_k x* I_k v_k) along dof c: with u = v0_c x S_c, b_c = a0_c x S_c - u x v0_c,
+    e_c = (v0_c + v1_c) x S_c (derivative_rne), the part moved is the subtree of c's body k when it
+    lies in b's subtree (Ic_k b_c + Bc_k u + S_c x* F_k, Ic_k e_c + Bc_k S_c, Ic_k S_c), else, when c
+    moves b, all of b's (S_c x* F_b + Ic_b b_c + Bc_b u, ...)."""
+    s = row6(d.cdof, c)
+    v0 = _get(dof, c, _V0)
+    u = _cross(v0, s)
+    bc = _sub(_cross(_get(dof, c, _A0), s), _cross(u, v0))
+    e = _cross(_add(v0, _get(dof, c, _V1)), s)
+    k = m.dof_bodyid[c]
+    if not _in_subtree(m, k, b):
+        k = b
+    fq = _add(_add(inert_vec(d.crb, k, bc), _mat_vec(bmat, k, u, False)), cross_force(s, _get(body, k, _FRC)))
+    fv = _add(inert_vec(d.crb, k, e), _mat_vec(bmat, k, s, False))
+    return fq, fv, inert_vec(d.crb, k, s)
+
+
+@kernel
+def _acc_sensor_rows(m, d, s, rhs_f, c_mat, d_mat, jac, body, bmat, dof):
+    """C, D rows of an acceleration-stage sensor s: its partials in q, v (written) and in qacc
+    (into jac[_JP1:_JP1 + 3]), then composed with dqacc = rhs_f (forward's, every column)."""
+    nv, ndx = m.nv, 2 * m.nv + m.na
+    t, obj, adr = m.sensor_type[s], m.sensor_objid[s], m.sensor_adr[s]
+    frame = t == _FRAMELINACC or t == _FRAMEANGACC
+    ot = m.sensor_objtype[s] if frame else _OBJ_SITE
+    b = _frame_body(m, ot, obj)
+    f = _frame(m, d, ot, obj)
+    vb, rp, w, vp = _point(m, d, b, f[0], f[1], f[2], jac, _JP0)
+    force = t == _FORCE or t == _TORQUE
+    angular = t == _FRAMEANGACC
+    if force:
+        fb = row6(d.cfrc_int, b)
+        fl = _lin(fb)
+        x = fl if t == _FORCE else _sub3(_rot(fb), cross3(rp, fl))
+    else:
+        a = _get(body, b, _ACC)
+        fl = (0.0, 0.0, 0.0)
+        x = _rot(a) if angular else _add3(_add3(_lin(a), cross3(_rot(a), rp)), cross3(w, vp))
+    for c in range(nv):
+        jp = _col3(jac, _JP0, c)
+        gq, gv, ga = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+        if force:
+            if _in_subtree(m, m.dof_bodyid[c], b) or _moves(jac, _JP0, c):
+                fq, fv, fa = _force_partials(m, d, body, bmat, dof, c, b)
+                if t == _FORCE:
+                    gq, gv, ga = _lin(fq), _lin(fv), _lin(fa)
+                else:
+                    # torque about the site: F_rot - rp x F_lin, the site moving by jp
+                    gq = _sub3(_sub3(_rot(fq), cross3(rp, _lin(fq))), cross3(jp, fl))
+                    gv = _sub3(_rot(fv), cross3(rp, _lin(fv)))
+                    ga = _sub3(_rot(fa), cross3(rp, _lin(fa)))
+        elif _moves(jac, _JP0, c):
+            aq, lq, av, lv = _acc_partials(m, d, body, dof, c, b, vb, rp, w, vp, jp)
+            gq, gv = (aq, av) if angular else (lq, lv)
+            ga = _col3(jac, _JR0, c) if angular else jp
+        for r in range(3):
+            c_mat[adr + r, c] = gq[r]
+            c_mat[adr + r, nv + c] = gv[r]
+            jac[_JP1 + r, c] = ga[r]
+    # the qacc partials times forward's dqacc, every column
+    for r in range(3):
+        for c in range(ndx):
+            acc = 0.0
+            for j in range(nv):
+                acc += jac[_JP1 + r, j] * rhs_f[j, c]
+            c_mat[adr + r, c] += acc
+        for i in range(m.nu):
+            acc = 0.0
+            for j in range(nv):
+                acc += jac[_JP1 + r, j] * rhs_f[j, ndx + i]
+            d_mat[adr + r, i] = acc
+    if not frame:
+        # in the site's frame: d(R'x) = R'(dx - jacr dq x x), and R' on every column
+        mat = d.site_xmat[obj]
+        for c in range(nv):
+            e = cross3(_col3(jac, _JR0, c), x)
+            for r in range(3):
+                c_mat[adr + r, c] -= e[r]
+        for c in range(ndx + m.nu):
+            y = (c_mat[adr, c], c_mat[adr + 1, c], c_mat[adr + 2, c]) if c < ndx else \
+                (d_mat[adr, c - ndx], d_mat[adr + 1, c - ndx], d_mat[adr + 2, c - ndx])
+            z = (mat[0, 0] * y[0] + mat[1, 0] * y[1] + mat[2, 0] * y[2],
+                 mat[0, 1] * y[0] + mat[1, 1] * y[1] + mat[2, 1] * y[2],
+                 mat[0, 2] * y[0] + mat[1, 2] * y[1] + mat[2, 2] * y[2])
+            for r in range(3):
+                if c < ndx:
+                    c_mat[adr + r, c] = z[r]
+                else:
+                    d_mat[adr + r, c - ndx] = z[r]
+
+
+@handle_entry(returns="boolean", args="float64[:, ::1], float64[:, ::1], float64[:, ::1], float64[:, ::1], "
+                                      "int64[:, ::1]", needed=has_acc_rows)
+def sensor_acc_rows_entry(m, d, rhs_f, c_mat, d_mat, jac, codes):
+    """C, D rows of the acceleration-stage sensors (``acc_rows``: accelerometer, force, torque,
+    framelinacc, frameangacc) from rhs_f = d qacc / d[q, v, act, ctrl] of forward (at its qacc,
+    constraint forces included). A force or torque sensor whose subtree has an external force
+    (``_external_force``) at this state is listed in codes as (code, sensor) instead (returns
+    whether any was), its rows left zero. The sensors' cutoffs zero their rows."""
+    body, bmat, dof = d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof
+    rne_partials(m, d, d.qacc, True, body, dof)
+    subtree_forces(m, d, body)
+    composite_b(m, d, bmat)
+    refused = False
+    for s in range(m.nsensor):
+        if not acc_rows(m, s):
+            continue
+        t = m.sensor_type[s]
+        if (t == _FORCE or t == _TORQUE) and _external_force(m, d, m.site_bodyid[m.sensor_objid[s]]):
+            n = codes[0, 0] + 1
+            if n < codes.shape[0]:
+                codes[n, 0], codes[n, 1] = R_SENSOR_EXTERNAL, s
+                codes[0, 0] = n
+            refused = True
+            continue
+        _acc_sensor_rows(m, d, s, rhs_f, c_mat, d_mat, jac, body, bmat, dof)
+        cutoff = m.sensor_cutoff[s]
+        adr = m.sensor_adr[s]
+        for r in range(adr, adr + 3):
+            if cutoff > 0.0 and abs(d.sensordata[r]) >= cutoff:
+                for c in range(c_mat.shape[1]):
+                    c_mat[r, c] = 0.0
+                for c in range(d_mat.shape[1]):
+                    d_mat[r, c] = 0.0
+    return refused

@@ -33,7 +33,9 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
 * the sensors whose value is a function of the position and velocity stages' kinematics
   (``sensor_rows_entry``, ``_frame_rows``, ``_subtree_com_rows``); those that need the
   kinematics' second derivatives (frame sensors with a reference frame, the subtree velocity
-  sensors, a spatial tendon's velocity) in derivative_sensor's unit.
+  sensors, a spatial tendon's velocity) in derivative_sensor's unit; the acceleration stage's
+  (accelerometer, force, torque, frame accelerations) in its other unit, from forward's dqacc
+  (``_constrained_forward``, run for them also without constraint rows).
 
 Where the derivative is one-sided (a ctrl, act or force exactly at the edge of its range), the
 value inside the range is returned, as mjd_transitionFD's one-sided differences see it; a clamp
@@ -62,9 +64,13 @@ from kinedyn.engine.derivative import (
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
 from kinedyn.engine.derivative_rne import dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
 from kinedyn.engine.derivative_sensor import (
+    ACC_SENSORS,
     JAC_ROWS,
+    R_SENSOR_EXTERNAL,
+    acc_rows,
     more_rows,
     point_velocity_dq,
+    sensor_acc_rows_entry,
     sensor_more_rows_entry,
     spatial_tendon_wraps,
 )
@@ -123,7 +129,7 @@ SENSORS_COVERED = frozenset({
     SensorType.CLOCK, SensorType.FRAMEPOS, SensorType.FRAMEQUAT, SensorType.FRAMEXAXIS, SensorType.FRAMEYAXIS,
     SensorType.FRAMEZAXIS, SensorType.FRAMELINVEL, SensorType.FRAMEANGVEL, SensorType.VELOCIMETER,
     SensorType.GYRO, SensorType.BALLQUAT, SensorType.BALLANGVEL, SensorType.SUBTREECOM,
-    SensorType.SUBTREELINVEL, SensorType.SUBTREEANGMOM,
+    SensorType.SUBTREELINVEL, SensorType.SUBTREEANGMOM, *ACC_SENSORS,
 })
 _SENSOR_COVERED = np.zeros(max(int(t) for t in SensorType) + 1, dtype=np.bool_)
 _SENSOR_COVERED[[int(t) for t in SENSORS_COVERED]] = True
@@ -151,7 +157,10 @@ def refusal_text(m, code: int, i: int) -> str:
     if code >= R_SENSOR:
         what = {R_SENSOR_TYPE: f"type {SensorType(int(m.sensor_type[i])).name}",
                 R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon wrapping a sphere or cylinder",
-                R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera"}[code]
+                R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera",
+                R_SENSOR_EXTERNAL: f"{SensorType(int(m.sensor_type[i])).name} with an external force on its "
+                                   "body's subtree at this state (contacts, connect or weld rows, spatial "
+                                   "tendons: cfrc_ext)"}[code]
         return f"sensor {i}: {what}"
     return {R_LONE_FREE: f"joint {i}: a lone free body under implicitfast (its gyroscopic block, "
                          "mjd_freeMhat)",
@@ -1016,6 +1025,14 @@ _BALLQUAT, _BALLANGVEL = int(SensorType.BALLQUAT), int(SensorType.BALLANGVEL)
 _SUBTREECOM = int(SensorType.SUBTREECOM)
 
 @kernel
+def _any_acc_rows(m):
+    for s in range(m.nsensor):
+        if acc_rows(m, s):
+            return True
+    return False
+
+
+@kernel
 def _finite(x):
     for i in range(x.shape[0]):
         if not math.isfinite(x[i]):
@@ -1210,8 +1227,18 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
                 rhs[r, c] += tq[r, c]
     if c_mat.shape[0] > 0:
         sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, tq, jac)
-    if constrained:
+    acc_sensors = c_mat.shape[0] > 0 and _any_acc_rows(m)
+    if constrained or acc_sensors:
+        if not constrained:
+            # forward's dqacc for the acceleration-stage sensors: M^-1 (df - d(M qacc + bias))
+            for k in range(2, 5):
+                for r in range(nv):
+                    for c in range(nv):
+                        mats[k, r, c] = 0.0
         _constrained_forward(m, d, rhs, rhs_f, mats, kdense)
+    # a unit compiled only for models with acceleration-stage sensors (derivative_sensor)
+    if acc_sensors and sensor_acc_rows_entry(m, d, rhs_f, c_mat, d_mat, jac, codes) and mode != _SENSORS_FD:
+        return STATUS_REFUSED
     qacc = d.scratch_nv_b
     qld, diaginv, ok = _system(m, d, au, aa, rhs, qacc, mats)
     if not ok:
