@@ -121,9 +121,15 @@ def uses_ellipsoid(m, b):
 @kernel
 def _inertia_box(m, d, b, density, viscosity):
     """mj_inertiaBoxFluidModel for body b."""
+    t0, t1, t2, f0, f1, f2 = inertia_box_local(m, d, b, density, viscosity)
+    _apply_local(m, d, d.ximat[b], d.xipos[b], b, t0, t1, t2, f0, f1, f2)
+
+
+@kernel(inline="always")
+def inertia_box_local(m, d, b, density, viscosity):
+    """Body b's inertia-box torque and force in its inertial frame (mj_inertiaBoxFluidModel)."""
     bx, by, bz = inertia_box_sides(m, b)
-    R = d.ximat[b]
-    w0, w1, w2, v0, v1, v2 = frame_velocity(m, d, b, d.xipos[b], R)
+    w0, w1, w2, v0, v1, v2 = frame_velocity(m, d, b, d.xipos[b], d.ximat[b])
     t0 = t1 = t2 = f0 = f1 = f2 = 0.0
     if viscosity > 0:
         diam = (bx + by + bz) / 3.0
@@ -139,7 +145,7 @@ def _inertia_box(m, d, b, density, viscosity):
         t0 -= density * bx * (by4 + bz4) * abs(w0) * w0 / 64.0
         t1 -= density * by * (bx4 + bz4) * abs(w1) * w1 / 64.0
         t2 -= density * bz * (bx4 + by4) * abs(w2) * w2 / 64.0
-    _apply_local(m, d, R, d.xipos[b], b, t0, t1, t2, f0, f1, f2)
+    return t0, t1, t2, f0, f1, f2
 
 
 @kernel(inline="always")
