@@ -12,7 +12,7 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
 * the passive springs and dampers of joints (polynomial ones too, mj_springdamper; ball and free
   joints' through the inverse right Jacobian of SO(3), ``_ball_spring_partials``), the springs
   and dampers of fixed tendons; gravity compensation (mj_gravcomp, ``gravcomp_partials_entry``);
-  the inertia-box fluid forces under Euler (derivative_fluid's ``fluid_box_partials_entry``);
+  the fluid forces under Euler (derivative_fluid's ``fluid_partials_entry``);
 * the integrator's system matrix K (M for Euler; M + h diag(B) with eulerdamp; implicitfast's
   M - h D gathered into M's sparsity as mj_implicitSkip does; implicit's M - h qDeriv with the
   RNE bias's velocity derivative, LU-factored): K qacc = f, hence K dqacc = df - dK qacc, with
@@ -63,7 +63,7 @@ from kinedyn.engine.derivative import (
     rne_vel,
 )
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
-from kinedyn.engine.derivative_fluid import fluid_box_partials_entry, uses_ellipsoid_fluid
+from kinedyn.engine.derivative_fluid import fluid_partials_entry
 from kinedyn.engine.derivative_rne import dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
 from kinedyn.engine.derivative_sensor import (
     ACC_SENSORS,
@@ -147,7 +147,7 @@ _OBJ_SITE = int(ObjType.SITE)
 # differences with sensors="fd".
 (R_INTEGRATOR, R_LONE_FREE, R_NOSLIP, R_FLUID, R_XFRC, R_TENDON_ARMATURE, R_BALL_SPRING, R_TENDON_SPRING,
  R_SPATIAL_TENDON, R_JNT_ACTFRC, R_TRANSMISSION, R_USER, R_MULTI_ACT, R_MUSCLE_IMPLICIT,
- R_ACTGRAVCOMP, R_PLASTIC, R_FLUID_ELLIPSOID) = range(1, 18)
+ R_ACTGRAVCOMP, R_PLASTIC) = range(1, 17)
 R_SENSOR = 20
 R_SENSOR_TYPE, R_SENSOR_SPATIAL, R_SENSOR_FRAME = 20, 21, 22
 
@@ -169,8 +169,6 @@ def refusal_text(m, code: int, i: int) -> str:
             R_NOSLIP: "the noslip solver (it changes the forces after the optimum)",
             R_FLUID: "fluid forces under the implicit or implicitfast integrator (the derivative of their "
                      "qDeriv part)",
-            R_FLUID_ELLIPSOID: f"body {i}: fluid forces of the ellipsoid model (the inertia box's are "
-                               "covered)",
             R_XFRC: "xfrc_applied",
             R_TENDON_ARMATURE: "tendon armature",
             R_TENDON_SPRING: f"tendon {i}: the spring of a spatial tendon or with plasticity",
@@ -221,12 +219,9 @@ def _refusals(m, xfrc_applied, sensors, codes):
     if not flags & DSBL_CONSTRAINT and m.opt_flags[OPT_NOSLIP_ITERATIONS] > 0:
         _refuse(codes, R_NOSLIP, 0)
     if m.opt_real[OPT_DENSITY] > 0.0 or m.opt_real[OPT_VISCOSITY] > 0.0:
-        # the inertia box's derivatives under Euler (derivative_fluid.fluid_box_partials_entry)
+        # their derivatives under Euler (derivative_fluid.fluid_partials_entry)
         if integrator != INT_EULER:
             _refuse(codes, R_FLUID, 0)
-        ellipsoid = uses_ellipsoid_fluid(m)
-        if ellipsoid >= 0:
-            _refuse(codes, R_FLUID_ELLIPSOID, ellipsoid)
     if _any_nonzero(xfrc_applied):
         _refuse(codes, R_XFRC, 0)
     if _any_nonzero(m.tendon_armature):
@@ -280,7 +275,7 @@ def _refusals(m, xfrc_applied, sensors, codes):
 
 def refusal_capacity(m) -> int:
     """Rows ``_refusals`` can write (the count's row included): every check at most once per element."""
-    return 17 + 4 * m.njnt + 2 * m.ntendon + 4 * m.nu + m.nsensor
+    return 16 + 4 * m.njnt + 2 * m.ntendon + 4 * m.nu + m.nsensor
 
 
 # ---------------------------------------------------------------------------------------
@@ -1237,7 +1232,7 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
                 rhs[r, c] += tq[r, c]
     if m.opt_real[OPT_DENSITY] > 0.0 or m.opt_real[OPT_VISCOSITY] > 0.0:
         # a unit compiled only for models in a medium (derivative_fluid)
-        fluid_box_partials_entry(m, d, rhs)
+        fluid_partials_entry(m, d, rhs)
     if c_mat.shape[0] > 0:
         sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, tq, jac)
     acc_sensors = c_mat.shape[0] > 0 and _any_acc_rows(m)

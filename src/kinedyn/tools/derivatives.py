@@ -604,13 +604,13 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6,
     transmissions; fixed, affine and muscle gain and bias; integrator, filter, filterexact and
     muscle activation dynamics, actearly; ctrlrange, actrange and forcerange clamps), joint
     springs and dampers (polynomial ones too), fixed-tendon springs and dampers, gravity
-    compensation and inertia-box fluid forces (under Euler), the Euler (eulerdamp included),
+    compensation and fluid forces (under Euler), the Euler (eulerdamp included),
     implicit or implicitfast update on the tangent space, and the constraint force at the solver's
     optimum with every row's zone and the contact set held
     (``constraint_derivatives``; its position derivative is a central difference of step
     ``constraint_eps``). At a clamp's edge the value inside the range is returned; strictly
-    clamped, zero. Whatever else the model uses at this state (RK4, spatial tendons, ellipsoid
-    fluid forces, noslip, ...) raises ValueError naming it. ``sensors``: "analytical"
+    clamped, zero. Whatever else the model uses at this state (RK4, spatial tendons, fluid
+    forces under implicit*, noslip, ...) raises ValueError naming it. ``sensors``: "analytical"
     differentiates joint/tendon/actuator pos, vel and force sensors, clock, subtreecom,
     subtreelinvel, subtreeangmom, velocimeter, gyro, accelerometer, force and torque (without
     external forces on their subtree at the state), and the frame position, orientation,
