@@ -457,7 +457,7 @@ def _acc_partials(m, d, body, dof, c, b, vb, rp, w, vp, jp):
 
 
 @kernel(inline="always")
-def _force_partials(m, d, body, bmat, dof, c, b):
+def _subtree_force_partials(m, d, body, bmat, dof, c, b):
     """(q, v, qacc) partials of cfrc_int[b] (without external forces: the subtree's
     I_k a_k + v_k x* I_k v_k) along dof c: with u = v0_c x S_c, b_c = a0_c x S_c - u x v0_c,
     e_c = (v0_c + v1_c) x S_c (derivative_rne), the part moved is the subtree of c's body k when it
@@ -502,7 +502,7 @@ def _acc_sensor_rows(m, d, s, rhs_f, c_mat, d_mat, jac, body, bmat, dof):
         gq, gv, ga = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
         if force:
             if _in_subtree(m, m.dof_bodyid[c], b) or _moves(jac, _JP0, c):
-                fq, fv, fa = _force_partials(m, d, body, bmat, dof, c, b)
+                fq, fv, fa = _subtree_force_partials(m, d, body, bmat, dof, c, b)
                 if t == _FORCE:
                     gq, gv, ga = _lin(fq), _lin(fv), _lin(fa)
                 else:
