@@ -30,6 +30,10 @@ the force, mj_passive). The kernels add ``scale`` times the terms into the calle
 
 Both are units compiled only for models in a medium with an implicit integrator. From Python,
 ``fluid_qderiv(m, d)`` returns the (nv, nv) fluid part of qDeriv.
+
+A third unit, ``fluid_partials_entry`` (compiled only for models in a medium), adds the fluid
+forces' derivatives in qpos and qvel to transition_derivatives' force partials, with the same B
+(for the ellipsoid scaled by geom_fluid[0], as the force is).
 """
 
 from __future__ import annotations
@@ -40,10 +44,16 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data, out_array
+from kinedyn.engine.derivative_rne import dof_groups, rne_partials
+from kinedyn.engine.derivative_sensor import point_velocity_dq
 from kinedyn.engine.passive_fluid import (
     PI,
+    _mat_t_vec,
+    _mat_vec,
+    ellipsoid_local,
     frame_velocity,
     geom_semiaxes,
+    inertia_box_local,
     inertia_box_sides,
     max_moment,
     pow4,
@@ -61,7 +71,10 @@ from kinedyn.engine.types import (
     OPT_DISABLEFLAGS,
     OPT_INTEGRATOR,
     OPT_VISCOSITY,
+    OPT_WIND,
 )
+from kinedyn.engine.util_linalg3 import cross3
+from kinedyn.engine.util_spatial import cross_motion, row6
 
 
 @kernel(inline="always")
@@ -393,3 +406,138 @@ def fluid_qderiv(m, d, out=None) -> np.ndarray:
     if fluid_vel_needed(m):
         _FLUID_VEL.call(m._ptr, d._ptr, out, 1.0, 0, 0, m.nbody)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# the position and velocity derivatives of the fluid forces, for the analytical transition derivatives
+
+
+@kernel(inline="always")
+def _row6(B, r, x):
+    return B[r, 0] * x[0] + B[r, 1] * x[1] + B[r, 2] * x[2] + B[r, 3] * x[3] + B[r, 4] * x[4] + B[r, 5] * x[5]
+
+
+@kernel(inline="always")
+def _moved_torque(cdof, jac, j, i, w, fw):
+    """d (S_i . W) / d q_j where dof j moves dof i's axis and the point the world wrench
+    W = (T + rp x F, F) acts at: (S_j x S_i) . W + S_i,rot . (jacp_j x F)."""
+    sx = cross_motion(row6(cdof, j), cdof, i)
+    e = cross3((jac[0, j], jac[1, j], jac[2, j]), fw)
+    return (sx[0] * w[0] + sx[1] * w[1] + sx[2] * w[2] + sx[3] * w[3] + sx[4] * w[4] + sx[5] * w[5]
+            + cdof[i, 0] * e[0] + cdof[i, 1] * e[1] + cdof[i, 2] * e[2])
+
+
+@kernel
+def _term_partials(m, d, rhs, dof, b, last, p, R, t, f):
+    """rhs[:, 0:2 nv] += one fluid term's d qfrc_fluid / d[q, v]: the local torque and force
+    (t, f) at point p of body b in the frame R, B = d (t, f) / d l in d.scratch_fluid_b
+    (``fluid_partials_entry``); ``last`` the last dof of b's chain."""
+    nv = m.nv
+    jac = d.scratch_fluid_jac[0]
+    B = d.scratch_fluid_b
+    wind = (m.opt_real[OPT_WIND], m.opt_real[OPT_WIND + 1], m.opt_real[OPT_WIND + 2])
+    tw = _mat_vec(R, t[0], t[1], t[2])
+    fw = _mat_vec(R, f[0], f[1], f[2])
+    jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+               d.subtree_com, d.cdof, p[0], p[1], p[2], b, jac[0:3], jac[3:6])
+    o = d.subtree_com[m.body_rootid[b]]
+    rp = (p[0] - o[0], p[1] - o[1], p[2] - o[2])
+    vb = row6(d.cvel, b)
+    w = (vb[0], vb[1], vb[2])
+    wr = cross3(w, rp)
+    vrel = (vb[3] + wr[0] - wind[0], vb[4] + wr[1] - wind[1], vb[5] + wr[2] - wind[2])
+    c = last
+    while c >= 0:
+        jp = (jac[0, c], jac[1, c], jac[2, c])
+        jr = (jac[3, c], jac[4, c], jac[5, c])
+        dw, dvp = point_velocity_dq(d.cdof, dof, c, vb, rp, jp)
+        ew, ev = cross3(jr, w), cross3(jr, vrel)
+        for q in range(2):
+            if q == 0:
+                lr = _mat_t_vec(R, dw[0] - ew[0], dw[1] - ew[1], dw[2] - ew[2])
+                ll = _mat_t_vec(R, dvp[0] - ev[0], dvp[1] - ev[1], dvp[2] - ev[2])
+            else:
+                lr = _mat_t_vec(R, jr[0], jr[1], jr[2])
+                ll = _mat_t_vec(R, jp[0], jp[1], jp[2])
+            dl = (lr[0], lr[1], lr[2], ll[0], ll[1], ll[2])
+            dt = _mat_vec(R, _row6(B, 0, dl), _row6(B, 1, dl), _row6(B, 2, dl))
+            df = _mat_vec(R, _row6(B, 3, dl), _row6(B, 4, dl), _row6(B, 5, dl))
+            if q == 0:
+                at, af = cross3(jr, tw), cross3(jr, fw)
+                dt = (dt[0] + at[0], dt[1] + at[1], dt[2] + at[2])
+                df = (df[0] + af[0], df[1] + af[1], df[2] + af[2])
+            col = c if q == 0 else nv + c
+            i = last
+            while i >= 0:
+                rhs[i, col] += (jac[3, i] * dt[0] + jac[4, i] * dt[1] + jac[5, i] * dt[2]
+                                + jac[0, i] * df[0] + jac[1, i] * df[1] + jac[2, i] * df[2])
+                i = m.dof_parentid[i]
+        c = m.dof_parentid[c]
+    # the Jacobians' change at the world wrench held, W about o
+    rf = cross3(rp, fw)
+    wrench = (tw[0] + rf[0], tw[1] + rf[1], tw[2] + rf[2], fw[0], fw[1], fw[2])
+    i = last
+    while i >= 0:
+        first, n, rot = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, i)
+        j = i
+        while j >= 0:
+            rhs[i, j] += _moved_torque(d.cdof, jac, j, i, wrench, fw)
+            if j != i:
+                if rot and first <= j < first + n:
+                    rhs[j, i] += _moved_torque(d.cdof, jac, i, j, wrench, fw)
+                else:
+                    # i moves the point, not j's axis
+                    e = cross3((jac[0, i], jac[1, i], jac[2, i]), fw)
+                    rhs[j, i] += d.cdof[j, 0] * e[0] + d.cdof[j, 1] * e[1] + d.cdof[j, 2] * e[2]
+            j = m.dof_parentid[j]
+        i = m.dof_parentid[i]
+
+
+@handle_entry(args="float64[:, ::1]", needed=lambda m: m.opt.density != 0.0 or m.opt.viscosity != 0.0)
+def fluid_partials_entry(m, d, rhs):
+    """rhs[:, 0:2 nv] += d qfrc_fluid / d[qpos (tangent), qvel] (every body with mass: its inertia
+    box, or its geoms' ellipsoids), for transition_derivatives.
+
+    Each term is J_rot' T + J_pos' F, with (T, F) = R phi(l) a local torque and force
+    (passive_fluid's inertia_box_local, ellipsoid_local times geom_fluid[0]) turned to the world
+    and l = (R' w, R' (v_p - wind)) the local velocity at its point p. Along a velocity step
+    dqd_c: dl = R' (jacr_c, jacp_c); along a tangent step of dof c moving the body:
+    dl = R' (dw - jacr_c x w, dv_p - jacr_c x (v_p - wind)) (derivative_sensor.point_velocity_dq),
+    and R turns, (dT, dF) += jacr_c x (T, F); each mapped by the Jacobians, with B = d phi / d l
+    (``_box_b``, ``_ellipsoid_b``: the exact derivatives, which mjd_passive_vel uses). The
+    Jacobians' own change at the world wrench held is that of gravcomp_partials_entry's:
+    (S_j x S_i) . W + S_i,rot . (jacp_j x F) where j moves i's axis, S_i,rot . (jacp_j x F) where it
+    does not."""
+    flags = m.opt_flags[OPT_DISABLEFLAGS]
+    density, viscosity = m.opt_real[OPT_DENSITY], m.opt_real[OPT_VISCOSITY]
+    if (flags & DSBL_SPRING and flags & DSBL_DAMPER) or (density == 0.0 and viscosity == 0.0):
+        return
+    dof = d.scratch_rne_dof
+    rne_partials(m, d, d.qacc, False, d.scratch_rne_body, dof)
+    B = d.scratch_fluid_b
+    for b in range(1, m.nbody):
+        last = _chain_last(m, b)
+        if m.body_mass[b] < MINVAL or last < 0:
+            continue
+        if not uses_ellipsoid(m, b):
+            for i in range(6):
+                for j in range(6):
+                    B[i, j] = 0.0
+            _box_b(m, d, b, B)
+            t0, t1, t2, f0, f1, f2 = inertia_box_local(m, d, b, density, viscosity)
+            _term_partials(m, d, rhs, dof, b, last, d.xipos[b], d.ximat[b], (t0, t1, t2), (f0, f1, f2))
+            continue
+        for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]):
+            scale = m.geom_fluid[g, 0]
+            if scale == 0.0:
+                continue
+            for i in range(6):
+                for j in range(6):
+                    B[i, j] = 0.0
+            _ellipsoid_b(m, d, b, g, B)
+            for i in range(6):
+                for j in range(6):
+                    B[i, j] *= scale
+            t0, t1, t2, f0, f1, f2 = ellipsoid_local(m, d, b, g, density, viscosity)
+            _term_partials(m, d, rhs, dof, b, last, d.geom_xpos[g], d.geom_xmat[g],
+                           (t0 * scale, t1 * scale, t2 * scale), (f0 * scale, f1 * scale, f2 * scale))

@@ -12,6 +12,7 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
 * the passive springs and dampers of joints (polynomial ones too, mj_springdamper; ball and free
   joints' through the inverse right Jacobian of SO(3), ``_ball_spring_partials``), the springs
   and dampers of fixed tendons; gravity compensation (mj_gravcomp, ``gravcomp_partials_entry``);
+  the fluid forces under Euler (derivative_fluid's ``fluid_partials_entry``);
 * the integrator's system matrix K (M for Euler; M + h diag(B) with eulerdamp; implicitfast's
   M - h D gathered into M's sparsity as mj_implicitSkip does; implicit's M - h qDeriv with the
   RNE bias's velocity derivative, LU-factored): K qacc = f, hence K dqacc = df - dK qacc, with
@@ -36,7 +37,11 @@ quaternion integration (mjd_quatIntegrate). Here the whole step is differentiate
   actuatorfrcrange clamps.
 
 * the sensors whose value is a function of the position and velocity stages' kinematics
-  (``sensor_rows_entry``, ``_frame_rows``, ``_subtree_com_rows``).
+  (``sensor_rows_entry``, ``_frame_rows``, ``_subtree_com_rows``); those that need the
+  kinematics' second derivatives (frame sensors with a reference frame, the subtree velocity
+  sensors, a spatial tendon's velocity) in derivative_sensor's unit; the acceleration stage's
+  (accelerometer, force, torque, frame accelerations) in its other unit, from forward's dqacc
+  (``_constrained_forward``, run for them also without constraint rows).
 
 Where the derivative is one-sided (a ctrl, act or force exactly at the edge of its range), the
 value inside the range is returned, as mjd_transitionFD's one-sided differences see it; a clamp
@@ -66,7 +71,19 @@ from kinedyn.engine.derivative import (
     rne_vel,
 )
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
-from kinedyn.engine.derivative_rne import _V0, dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
+from kinedyn.engine.derivative_fluid import fluid_partials_entry
+from kinedyn.engine.derivative_rne import dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
+from kinedyn.engine.derivative_sensor import (
+    ACC_SENSORS,
+    JAC_ROWS,
+    R_SENSOR_EXTERNAL,
+    acc_rows,
+    more_rows,
+    point_velocity_dq,
+    sensor_acc_rows_entry,
+    sensor_more_rows_entry,
+    spatial_tendon_wraps,
+)
 from kinedyn.engine.derivative_transmission import (
     K_CONSTANT,
     K_OTHER,
@@ -138,6 +155,7 @@ SENSORS_COVERED = frozenset({
     SensorType.CLOCK, SensorType.FRAMEPOS, SensorType.FRAMEQUAT, SensorType.FRAMEXAXIS, SensorType.FRAMEYAXIS,
     SensorType.FRAMEZAXIS, SensorType.FRAMELINVEL, SensorType.FRAMEANGVEL, SensorType.VELOCIMETER,
     SensorType.GYRO, SensorType.BALLQUAT, SensorType.BALLANGVEL, SensorType.SUBTREECOM,
+    SensorType.SUBTREELINVEL, SensorType.SUBTREEANGMOM, *ACC_SENSORS,
 })
 _SENSOR_COVERED = np.zeros(max(int(t) for t in SensorType) + 1, dtype=np.bool_)
 _SENSOR_COVERED[[int(t) for t in SENSORS_COVERED]] = True
@@ -155,7 +173,7 @@ _OBJ_SITE = int(ObjType.SITE)
  R_SPATIAL_TENDON, R_JNT_ACTFRC, R_TRANSMISSION, R_USER, R_MULTI_ACT, R_MUSCLE_IMPLICIT,
  R_ACTGRAVCOMP, R_PLASTIC) = range(1, 16)
 R_SENSOR = 20
-R_SENSOR_TYPE, R_SENSOR_SPATIAL, R_SENSOR_FRAME, R_SENSOR_TRN = 20, 21, 22, 23
+R_SENSOR_TYPE, R_SENSOR_SPATIAL, R_SENSOR_TRN = 20, 21, 24  # derivative_sensor's R_SENSOR_EXTERNAL: 23
 
 
 def refusal_text(m, code: int, i: int) -> str:
@@ -164,14 +182,17 @@ def refusal_text(m, code: int, i: int) -> str:
         return f"the {IntegratorType(i).name} integrator (Euler, implicit and implicitfast are covered)"
     if code >= R_SENSOR:
         what = {R_SENSOR_TYPE: f"type {SensorType(int(m.sensor_type[i])).name}",
-                R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon",
-                R_SENSOR_FRAME: "a frame sensor with a reference frame or of a camera",
+                R_SENSOR_SPATIAL: "TENDONVEL of a spatial tendon wrapping a sphere or cylinder",
                 R_SENSOR_TRN: "jointactuatorfrc of a joint with actuatorfrcrange, or with an actuator "
                               "whose moment or length moves (spatial tendon, site, slider-crank, ball or "
-                              "free joint)"}[code]
+                              "free joint)",
+                R_SENSOR_EXTERNAL: f"{SensorType(int(m.sensor_type[i])).name} with an external force on its "
+                                   "body's subtree at this state (contacts, connect or weld rows, spatial "
+                                   "tendons: cfrc_ext)"}[code]
         return f"sensor {i}: {what}"
     return {R_NOSLIP: "the noslip solver (it changes the forces after the optimum)",
-            R_FLUID: "fluid forces",
+            R_FLUID: "fluid forces under the implicit or implicitfast integrator (the derivative of their "
+                     "qDeriv part)",
             R_XFRC: "xfrc_applied",
             R_TENDON_ARMATURE: f"tendon {i}: armature of a spatial tendon",
             R_TENDON_SPRING: f"tendon {i}: a spring with plasticity",
@@ -218,7 +239,9 @@ def _refusals(m, xfrc_applied, sensors, codes):
     if not flags & DSBL_CONSTRAINT and m.opt_flags[OPT_NOSLIP_ITERATIONS] > 0:
         _refuse(codes, R_NOSLIP, 0)
     if m.opt_real[OPT_DENSITY] > 0.0 or m.opt_real[OPT_VISCOSITY] > 0.0:
-        _refuse(codes, R_FLUID, 0)
+        # their derivatives under Euler (derivative_fluid.fluid_partials_entry)
+        if integrator != INT_EULER:
+            _refuse(codes, R_FLUID, 0)
     for t in range(m.ntendon):
         if not is_fixed_tendon(m, t) and (m.tendon_armature[t] != 0.0
                                           or actuators_on_tendon(m, t, True) > 0):
@@ -266,14 +289,10 @@ def _refusals(m, xfrc_applied, sensors, codes):
             t, obj = m.sensor_type[s], m.sensor_objid[s]
             if t >= _SENSOR_COVERED.shape[0] or not _SENSOR_COVERED[t]:
                 _refuse(codes, R_SENSOR_TYPE, s)
-            elif t == _TENDONVEL and not is_fixed_tendon(m, obj):
+            elif t == _TENDONVEL and not is_fixed_tendon(m, obj) and spatial_tendon_wraps(m, obj):
                 _refuse(codes, R_SENSOR_SPATIAL, s)
             elif act_on and _moving_actuator_sensor(m, t, obj):
                 _refuse(codes, R_SENSOR_TRN, s)
-            elif _FRAMEPOS <= t <= _FRAMEANGVEL and (m.sensor_refid[s] >= 0 or not (
-                    m.sensor_objtype[s] == _OBJ_BODY or m.sensor_objtype[s] == _OBJ_XBODY
-                    or m.sensor_objtype[s] == _OBJ_GEOM or m.sensor_objtype[s] == _OBJ_SITE)):
-                _refuse(codes, R_SENSOR_FRAME, s)
 
 
 @kernel
@@ -949,20 +968,8 @@ def _frame_rows(m, d, s, c_mat, jac):
             if jr[0, c] == 0.0 and jr[1, c] == 0.0 and jr[2, c] == 0.0 and jp[0, c] == 0.0 \
                     and jp[1, c] == 0.0 and jp[2, c] == 0.0:
                 continue   # dof c does not move the object
-            wi = (d.cdof[c, 0], d.cdof[c, 1], d.cdof[c, 2])
-            vi = (d.cdof[c, 3], d.cdof[c, 4], d.cdof[c, 5])
-            uw = (w[0] - dof[c, _V0, 0], w[1] - dof[c, _V0, 1], w[2] - dof[c, _V0, 2])
-            ul = (vb[3] - dof[c, _V0, 3], vb[4] - dof[c, _V0, 4], vb[5] - dof[c, _V0, 5])
-            dw = cross3(wi, uw)
-            if linear:
-                # d v_p = lin(S_i x u) + (w_i x uw) x rp + w x (point velocity of p under S_i)
-                a1, a2 = cross3(wi, ul), cross3(vi, uw)
-                a3 = cross3(dw, rp)
-                a4 = cross3(w, (jp[0, c], jp[1, c], jp[2, c]))
-                dx = (a1[0] + a2[0] + a3[0] + a4[0], a1[1] + a2[1] + a3[1] + a4[1],
-                      a1[2] + a2[2] + a3[2] + a4[2])
-            else:
-                dx = dw
+            dw, dv = point_velocity_dq(d.cdof, dof, c, vb, rp, (jp[0, c], jp[1, c], jp[2, c]))
+            dx = dv if linear else dw
             if local:
                 # x_local = R' x: d x_local = R' (dx - w_i' x x), w_i' = jacr's column
                 e = cross3((jr[0, c], jr[1, c], jr[2, c]), x)
@@ -1017,7 +1024,7 @@ def _subtree_com_rows(m, d, b, c_mat, adr):
 def sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav, jac):
     """C, D for the covered sensors (SENSORS_COVERED); a row whose value sits at its cutoff is zero.
     ``dgrav``: d qfrc_gravcomp / d qpos where ``gravcomp`` acts (a JOINTACTFRC of a joint with
-    actuatorgravcomp includes its share). ``jac``: (6, nv) scratch."""
+    actuatorgravcomp includes its share). ``jac``: (JAC_ROWS, nv) scratch."""
     nv, na = m.nv, m.na
     ndx = 2 * nv + na
     act_on = not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION
@@ -1029,7 +1036,10 @@ def sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, dgrav, jac):
     mom = d.actuator_moment
     for s in range(m.nsensor):
         t, obj, adr = m.sensor_type[s], m.sensor_objid[s], m.sensor_adr[s]
-        if t == _JOINTPOS:
+        if more_rows(m, s):
+            # a unit compiled only for models with such sensors (derivative_sensor)
+            sensor_more_rows_entry(m, d, s, c_mat, jac)
+        elif t == _JOINTPOS:
             c_mat[adr, m.jnt_dofadr[obj]] = 1.0
         elif t == _JOINTVEL:
             c_mat[adr, nv + m.jnt_dofadr[obj]] = 1.0
@@ -1102,6 +1112,14 @@ _FRAMELINVEL, _FRAMEANGVEL = int(SensorType.FRAMELINVEL), int(SensorType.FRAMEAN
 _VELOCIMETER, _GYRO = int(SensorType.VELOCIMETER), int(SensorType.GYRO)
 _BALLQUAT, _BALLANGVEL = int(SensorType.BALLQUAT), int(SensorType.BALLANGVEL)
 _SUBTREECOM = int(SensorType.SUBTREECOM)
+
+@kernel
+def _any_acc_rows(m):
+    for s in range(m.nsensor):
+        if acc_rows(m, s):
+            return True
+    return False
+
 
 @kernel
 def _finite(x):
@@ -1249,7 +1267,7 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
     then not meaningful). ``mats``: (6, nv, nv) scratch (dtau/dq, dtau/dv, G_q, G_v, H, rows);
     ``rhs_f`` (like rhs), ``kdense`` (nv, nv), and the constraint derivatives' fbuf, ibuf, hbuf
     (derivative_constraint.work_shapes) for states with constraint rows; ``eps`` their
-    position step; ``jac`` (6, nv) the frame sensors' Jacobians."""
+    position step; ``jac`` (JAC_ROWS, nv) the frame sensors' Jacobians."""
     _refusals(m, xfrc_applied, mode != _SENSORS_NONE, codes)
     if codes[0, 0] > 0:
         if mode != _SENSORS_FD:
@@ -1307,12 +1325,25 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
         for r in range(nv):
             for c in range(nv):
                 rhs[r, c] += tq[r, c]
+    if m.opt_real[OPT_DENSITY] > 0.0 or m.opt_real[OPT_VISCOSITY] > 0.0:
+        # a unit compiled only for models in a medium (derivative_fluid)
+        fluid_partials_entry(m, d, rhs)
     if c_mat.shape[0] > 0:
         sensor_rows_entry(m, d, au, aa, c_mat, d_mat, gravcomp, tq, jac)
         # the actuator sensors of moving transmissions (derivative_transmission)
         actuator_sensor_rows_entry(m, d, au, aa, c_mat, d_mat, mats[5], fbuf, ibuf, _FL, _FV, _FU, _FA)
-    if constrained:
+    acc_sensors = c_mat.shape[0] > 0 and _any_acc_rows(m)
+    if constrained or acc_sensors:
+        if not constrained:
+            # forward's dqacc for the acceleration-stage sensors: M^-1 (df - d(M qacc + bias))
+            for k in range(2, 5):
+                for r in range(nv):
+                    for c in range(nv):
+                        mats[k, r, c] = 0.0
         _constrained_forward(m, d, rhs, rhs_f, mats, kdense)
+    # a unit compiled only for models with acceleration-stage sensors (derivative_sensor)
+    if acc_sensors and sensor_acc_rows_entry(m, d, rhs_f, c_mat, d_mat, jac, codes) and mode != _SENSORS_FD:
+        return STATUS_REFUSED
     qacc = d.scratch_nv_b
     qld, diaginv, ok = _system(m, d, au, aa, rhs, qacc, mats)
     if not ok:
@@ -1370,7 +1401,7 @@ def work_arrays(m, w) -> tuple:
     fshape, ishape, hshape = work_shapes(m, w)
     return (np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((6, nv, nv)),
             np.empty((nv, ndx + nu)), np.empty((nv, nv)), np.empty(fshape), np.empty(ishape, dtype=np.int64),
-            np.empty(hshape), np.zeros((6, nv)), np.zeros((refusal_capacity(m), 2), dtype=np.int64))
+            np.empty(hshape), np.zeros((JAC_ROWS, nv)), np.zeros((refusal_capacity(m), 2), dtype=np.int64))
 
 
 def step_derivatives(m, w, mode: int, work: tuple, out: tuple, src, eps: float = 1e-7) -> int:

@@ -121,9 +121,15 @@ def uses_ellipsoid(m, b):
 @kernel
 def _inertia_box(m, d, b, density, viscosity):
     """mj_inertiaBoxFluidModel for body b."""
+    t0, t1, t2, f0, f1, f2 = inertia_box_local(m, d, b, density, viscosity)
+    _apply_local(m, d, d.ximat[b], d.xipos[b], b, t0, t1, t2, f0, f1, f2)
+
+
+@kernel(inline="always")
+def inertia_box_local(m, d, b, density, viscosity):
+    """Body b's inertia-box torque and force in its inertial frame (mj_inertiaBoxFluidModel)."""
     bx, by, bz = inertia_box_sides(m, b)
-    R = d.ximat[b]
-    w0, w1, w2, v0, v1, v2 = frame_velocity(m, d, b, d.xipos[b], R)
+    w0, w1, w2, v0, v1, v2 = frame_velocity(m, d, b, d.xipos[b], d.ximat[b])
     t0 = t1 = t2 = f0 = f1 = f2 = 0.0
     if viscosity > 0:
         diam = (bx + by + bz) / 3.0
@@ -139,7 +145,7 @@ def _inertia_box(m, d, b, density, viscosity):
         t0 -= density * bx * (by4 + bz4) * abs(w0) * w0 / 64.0
         t1 -= density * by * (bx4 + bz4) * abs(w1) * w1 / 64.0
         t2 -= density * bz * (bx4 + by4) * abs(w2) * w2 / 64.0
-    _apply_local(m, d, R, d.xipos[b], b, t0, t1, t2, f0, f1, f2)
+    return t0, t1, t2, f0, f1, f2
 
 
 @kernel(inline="always")
@@ -162,66 +168,73 @@ def max_moment(s0, s1, s2):
 def _ellipsoid(m, d, b, density, viscosity):
     """mj_ellipsoidFluidModel for body b: every geom of b with the model on."""
     for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]):
-        prm = m.geom_fluid[g]
-        scale = prm[0]
+        scale = m.geom_fluid[g, 0]
         if scale == 0.0:
             continue
-        blunt, slender, angdrag, kutta, magnus = prm[1], prm[2], prm[3], prm[4], prm[5]
-        s0, s1, s2 = geom_semiaxes(m, g)
-        R = d.geom_xmat[g]
-        w0, w1, w2, v0, v1, v2 = frame_velocity(m, d, b, d.geom_xpos[g], R)
-
-        # added mass (mj_addedMassForces without accelerations): torques p x v + L x w, force p x w
-        p0, p1, p2 = density * prm[6] * v0, density * prm[7] * v1, density * prm[8] * v2
-        h0, h1, h2 = density * prm[9] * w0, density * prm[10] * w1, density * prm[11] * w2
-        fa0, fa1, fa2 = _cross(p0, p1, p2, w0, w1, w2)
-        ta0, ta1, ta2 = _cross(p0, p1, p2, v0, v1, v2)
-        tb0, tb1, tb2 = _cross(h0, h1, h2, w0, w1, w2)
-        t0, t1, t2 = ta0 + tb0, ta1 + tb1, ta2 + tb2
-        f0, f1, f2 = fa0, fa1, fa2
-
-        # lift and drag (mj_viscousForces)
-        volume = 4.0 / 3.0 * PI * s0 * s1 * s2
-        d_max = max(s0, s1, s2)
-        d_min = min(s0, s1, s2)
-        d_mid = s0 + s1 + s2 - d_max - d_min
-        a_max = PI * d_max * d_mid
-        mg = magnus * density * volume
-        mg0, mg1, mg2 = _cross(w0, w1, w2, v0, v1, v2)
-        mg0, mg1, mg2 = mg0 * mg, mg1 * mg, mg2 * mg
-        # projected area along the velocity, and the cosine of the velocity with its normal
-        proj_denom = (pow4(s1 * s2) * (v0 * v0) + pow4(s2 * s0) * (v1 * v1)
-                      + pow4(s0 * s1) * (v2 * v2))
-        q0, q1, q2 = s1 * s2 * v0, s2 * s0 * v1, s0 * s1 * v2
-        proj_num = q0 * q0 + q1 * q1 + q2 * q2
-        a_proj = PI * math.sqrt(proj_denom / max(MINVAL, proj_num))
-        e0, e1, e2 = s1 * s2, s2 * s0, s0 * s1
-        n0, n1, n2 = (e0 * e0) * v0, (e1 * e1) * v1, (e2 * e2) * v2
-        speed = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
-        cos_alpha = proj_num / max(MINVAL, speed * proj_denom)
-        kc = kutta * density * cos_alpha * a_proj
-        k0, k1, k2 = _cross(n0, n1, n2, v0, v1, v2)
-        k0, k1, k2 = _cross(k0 * kc, k1 * kc, k2 * kc, v0, v1, v2)
-        # Stokes drag of the equivalent sphere, quadratic drag
-        eq_d = 2.0 / 3.0 * (s0 + s1 + s2)
-        lin_visc = 3.0 * PI * eq_d
-        ang_visc = PI * eq_d * eq_d * eq_d
-        i_max = 8.0 / 15.0 * PI * d_mid * pow4(d_max)
-        i0, i1, i2 = max_moment(s0, s1, s2), max_moment(s1, s2, s0), max_moment(s2, s0, s1)
-        m0 = w0 * (angdrag * i0 + slender * (i_max - i0))
-        m1 = w1 * (angdrag * i1 + slender * (i_max - i1))
-        m2 = w2 * (angdrag * i2 + slender * (i_max - i2))
-        drag_lin = (viscosity * lin_visc
-                    + density * speed * (a_proj * blunt + slender * (a_max - a_proj)))
-        drag_ang = viscosity * ang_visc + density * math.sqrt(m0 * m0 + m1 * m1 + m2 * m2)
-        t0 -= drag_ang * w0
-        t1 -= drag_ang * w1
-        t2 -= drag_ang * w2
-        f0 += mg0 + k0 - drag_lin * v0
-        f1 += mg1 + k1 - drag_lin * v1
-        f2 += mg2 + k2 - drag_lin * v2
-        _apply_local(m, d, R, d.geom_xpos[g], b, t0 * scale, t1 * scale, t2 * scale,
+        t0, t1, t2, f0, f1, f2 = ellipsoid_local(m, d, b, g, density, viscosity)
+        _apply_local(m, d, d.geom_xmat[g], d.geom_xpos[g], b, t0 * scale, t1 * scale, t2 * scale,
                      f0 * scale, f1 * scale, f2 * scale)
+
+
+@kernel(inline="always")
+def ellipsoid_local(m, d, b, g, density, viscosity):
+    """Geom g's ellipsoid torque and force in its frame, before the geom_fluid[0] scale
+    (mj_ellipsoidFluidModel's terms)."""
+    prm = m.geom_fluid[g]
+    blunt, slender, angdrag, kutta, magnus = prm[1], prm[2], prm[3], prm[4], prm[5]
+    s0, s1, s2 = geom_semiaxes(m, g)
+    w0, w1, w2, v0, v1, v2 = frame_velocity(m, d, b, d.geom_xpos[g], d.geom_xmat[g])
+
+    # added mass (mj_addedMassForces without accelerations): torques p x v + L x w, force p x w
+    p0, p1, p2 = density * prm[6] * v0, density * prm[7] * v1, density * prm[8] * v2
+    h0, h1, h2 = density * prm[9] * w0, density * prm[10] * w1, density * prm[11] * w2
+    fa0, fa1, fa2 = _cross(p0, p1, p2, w0, w1, w2)
+    ta0, ta1, ta2 = _cross(p0, p1, p2, v0, v1, v2)
+    tb0, tb1, tb2 = _cross(h0, h1, h2, w0, w1, w2)
+    t0, t1, t2 = ta0 + tb0, ta1 + tb1, ta2 + tb2
+    f0, f1, f2 = fa0, fa1, fa2
+
+    # lift and drag (mj_viscousForces)
+    volume = 4.0 / 3.0 * PI * s0 * s1 * s2
+    d_max = max(s0, s1, s2)
+    d_min = min(s0, s1, s2)
+    d_mid = s0 + s1 + s2 - d_max - d_min
+    a_max = PI * d_max * d_mid
+    mg = magnus * density * volume
+    mg0, mg1, mg2 = _cross(w0, w1, w2, v0, v1, v2)
+    mg0, mg1, mg2 = mg0 * mg, mg1 * mg, mg2 * mg
+    # projected area along the velocity, and the cosine of the velocity with its normal
+    proj_denom = (pow4(s1 * s2) * (v0 * v0) + pow4(s2 * s0) * (v1 * v1)
+                  + pow4(s0 * s1) * (v2 * v2))
+    q0, q1, q2 = s1 * s2 * v0, s2 * s0 * v1, s0 * s1 * v2
+    proj_num = q0 * q0 + q1 * q1 + q2 * q2
+    a_proj = PI * math.sqrt(proj_denom / max(MINVAL, proj_num))
+    e0, e1, e2 = s1 * s2, s2 * s0, s0 * s1
+    n0, n1, n2 = (e0 * e0) * v0, (e1 * e1) * v1, (e2 * e2) * v2
+    speed = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+    cos_alpha = proj_num / max(MINVAL, speed * proj_denom)
+    kc = kutta * density * cos_alpha * a_proj
+    k0, k1, k2 = _cross(n0, n1, n2, v0, v1, v2)
+    k0, k1, k2 = _cross(k0 * kc, k1 * kc, k2 * kc, v0, v1, v2)
+    # Stokes drag of the equivalent sphere, quadratic drag
+    eq_d = 2.0 / 3.0 * (s0 + s1 + s2)
+    lin_visc = 3.0 * PI * eq_d
+    ang_visc = PI * eq_d * eq_d * eq_d
+    i_max = 8.0 / 15.0 * PI * d_mid * pow4(d_max)
+    i0, i1, i2 = max_moment(s0, s1, s2), max_moment(s1, s2, s0), max_moment(s2, s0, s1)
+    m0 = w0 * (angdrag * i0 + slender * (i_max - i0))
+    m1 = w1 * (angdrag * i1 + slender * (i_max - i1))
+    m2 = w2 * (angdrag * i2 + slender * (i_max - i2))
+    drag_lin = (viscosity * lin_visc
+                + density * speed * (a_proj * blunt + slender * (a_max - a_proj)))
+    drag_ang = viscosity * ang_visc + density * math.sqrt(m0 * m0 + m1 * m1 + m2 * m2)
+    t0 -= drag_ang * w0
+    t1 -= drag_ang * w1
+    t2 -= drag_ang * w2
+    f0 += mg0 + k0 - drag_lin * v0
+    f1 += mg1 + k1 - drag_lin * v1
+    f2 += mg2 + k2 - drag_lin * v2
+    return t0, t1, t2, f0, f1, f2
 
 
 @kernel

@@ -604,15 +604,18 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6,
     sites and pulleys), site (with or without refsite) and slider-crank transmissions; fixed, affine
     and muscle gain and bias; integrator, filter, filterexact and muscle activation dynamics,
     actearly; ctrlrange, actrange, forcerange and actuatorfrcrange clamps), joint springs and
-    dampers (polynomial ones too), tendon springs and dampers, gravity compensation,
-    ``xfrc_applied``, the Euler (eulerdamp included), implicit or implicitfast update on the tangent
-    space, and the constraint force at the solver's optimum with every row's zone and the contact
-    set held (``constraint_derivatives``; its position derivative is a central difference of step
-    ``constraint_eps``). At a clamp's edge the value inside the range is returned; strictly
-    clamped, zero. Whatever else the model uses at this state (RK4, tendons wrapping geoms,
-    body transmissions, fluid, noslip, ...) raises ValueError naming it. ``sensors``: "analytical"
-    differentiates joint/tendon/actuator pos, vel and force sensors, clock, subtreecom, velocimeter, gyro and
-    the frame position, orientation and velocity sensors (no reference frame) and refuses the
+    dampers (polynomial ones too), tendon springs and dampers, gravity compensation, fluid forces
+    (under Euler), ``xfrc_applied``, the Euler (eulerdamp included), implicit or implicitfast update
+    on the tangent space, and the constraint force at the solver's optimum with every row's zone
+    and the contact set held (``constraint_derivatives``; its position derivative is a central
+    difference of step ``constraint_eps``). At a clamp's edge the value inside the range is
+    returned; strictly clamped, zero. Whatever else the model uses at this state (RK4, tendons
+    wrapping geoms, body transmissions, fluid forces under implicit*, noslip, ...) raises ValueError
+    naming it. ``sensors``: "analytical" differentiates joint/tendon/actuator pos, vel and force
+    sensors, clock, subtreecom, subtreelinvel, subtreeangmom, velocimeter, gyro, accelerometer,
+    force and torque (without external forces on their subtree at the state), and the frame
+    position, orientation, velocity and acceleration sensors (with or without a reference frame)
+    and refuses the
     others; "fd" fills the others' rows of C and D by finite differences
     (``transition_fd`` with ``eps``; listed in the result's ``fd_sensor_rows``); "none" returns
     C and D with no rows. ``out``: (A, B, C, D) arrays to write into (C, D with no rows for
