@@ -13,9 +13,9 @@
   thermal model, LuGre friction, the on-board controller (with its slew and integral states),
   from a default class; every integrator (the implicit
   ones with the back-EMF velocity derivative), inverse, batch rollout.
-* What is still refused, by name: multi-control signatures (the pid default "pos vel", a dcmotor's
-  several inputs or none), the dcmotor's thermal model or LuGre friction with a controller,
-  ``<orientation>``, and pid with actrange, actearly or a ball joint.
+* What is still refused, by name: a dcmotor's several inputs, the dcmotor's thermal model or LuGre
+  friction with a controller, ``<orientation>``, and pid with actrange, actearly or a ball joint.
+  (Actuators with several controls or none: tests/test_actuator_controls.py.)
 """
 
 from __future__ import annotations
@@ -187,10 +187,6 @@ def test_errors_as_mujoco(actuator, attr, message):
 
 
 @pytest.mark.parametrize(("actuator", "element", "attr"), [
-    ('<pid joint="j" kp="5"/>', "pid", None),  # the default signature "pos vel": two controls
-    ('<pid joint="j" input="pos vel ff"/>', "pid", "input"),
-    ('<general joint="j" gaintype="pid" biastype="affine" gainprm="0" input="pos ff"/>', "general",
-     "input"),
     ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
      'actrange="-1 1"/>', "general", "actrange"),
     ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
@@ -200,7 +196,6 @@ def test_errors_as_mujoco(actuator, attr, message):
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1" input="ff"/>',
      "dcmotor", "lugre"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos vel"/>', "dcmotor", "input"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="none"/>', "dcmotor", "input"),
 ])
 def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
     xml = _xml(actuator)

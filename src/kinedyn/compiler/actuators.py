@@ -42,8 +42,7 @@ COMMON_ATTRS = {"group", "ctrlrange", "ctrllimited", "forcelimited", "forcerange
 
 # MuJoCo 4.0 actuator attributes kinedyn does not simulate, reported (Compiler._report: ModelError
 # naming the attribute, unless allow_unsupported) when they would change the dynamics. velrange and
-# ffrange range the second and third controls of a multi-control pid, which is refused as a whole
-# (ActuatorsMixin._actuators); on a single control they are unused, as in MuJoCo 4.0
+# ffrange range a pid's vel and ff controls (compile_actuator's ctrlranges)
 _UNSIMULATED: dict[str, str] = {}
 
 # actuator_ctrlspec: the input signature, bits of mjtCtrlInput (mjtype.h). On a fixed or affine
@@ -596,24 +595,42 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         spec[rng] = [mean - radius, mean + radius]
 
     ctrlspec = input_signature(spec, node)
+    # the ranges of the actuator's controls, one per control in the order of the signature
+    # (mjCActuator::Compile): a pid's pos input takes the ctrlrange (posrange), its vel and ff inputs
+    # velrange and ffrange; a dcmotor has one control per controller input (the ctrlrange each), or
+    # one (voltage) or none (input="none"); every other actuator has one control
+    inputs = [bit for bit in ("pos", "vel", "ff") if ctrlspec & INPUT_BITS[bit]]
+    if pid:
+        ranges_of = {"pos": "ctrlrange", "vel": "velrange", "ff": "ffrange"}
+        ctrlranges = [list(spec[ranges_of[bit]]) for bit in inputs]
+    elif spec["gaintype"] == GainType.DCMOTOR and inputs:
+        ctrlranges = [list(spec["ctrlrange"]) for _ in inputs]
+    else:
+        ctrlranges = [] if ctrlspec & INPUT_BITS["none"] else [list(spec["ctrlrange"])]
     if pid and ctrlspec in (INPUT_BITS["vel"], INPUT_BITS["ff"]):
-        # a pid's ctrlrange (posrange) ranges its pos input: a lone vel or ff control has its own
-        spec["ctrlrange"] = list(spec["velrange" if ctrlspec == INPUT_BITS["vel"] else "ffrange"])
-    for kind in ("force", "ctrl", "act"):
-        flag, rng = spec[f"{kind}limited"], spec[f"{kind}range"]
-        if flag == 2 and not autolimits and not (rng[0] == 0 and rng[1] == 0):
+        # a lone vel or ff control: its range is the ctrlrange
+        spec["ctrlrange"] = ctrlranges[0]
+    ranges = [("force", spec["forcerange"]), ("act", spec["actrange"])] + [("ctrl", r) for r in ctrlranges]
+    for kind, rng in ranges:
+        if spec[f"{kind}limited"] == 2 and not autolimits and not (rng[0] == 0 and rng[1] == 0):
             raise node.error(f"actuator has `{kind}range` but not `{kind}limited`; set the "
                              f"autolimits=\"true\" compiler option, specify `{kind}limited` explicitly, "
                              f"or remove `{kind}range`",
                              f"{kind}range")
     out = dict(spec)
     out["ctrlspec"] = ctrlspec
-    for kind, label in (("force", "force range"), ("ctrl", "control range"), ("act", "actrange")):
+    for kind, label in (("force", "force range"), ("act", "actrange")):
         limited = _islimited(spec[f"{kind}limited"], spec[f"{kind}range"])
         rng = spec[f"{kind}range"]
         if limited and rng[0] >= rng[1]:
             raise node.error(f"invalid {label} for actuator", f"{kind}range")
         out[f"{kind}limited"] = int(limited)
+    out["ctrlranges"] = ctrlranges
+    out["ctrllimits"] = [int(_islimited(spec["ctrllimited"], rng)) for rng in ctrlranges]
+    for rng, limited in zip(ctrlranges, out["ctrllimits"], strict=True):
+        if limited and rng[0] >= rng[1]:
+            raise node.error("invalid control range for actuator", "ctrlrange")
+    out["ctrllimited"] = out["ctrllimits"][0] if ctrlranges else 0
     if out["actlimited"] and spec["dyntype"] == DynType.NONE:
         raise node.error("actrange specified but dyntype is 'none' in actuator", "actrange")
 
@@ -729,15 +746,24 @@ class ActuatorsMixin:
             spec = expand(tag, attrs, node, cls.actuators, self._report)
             compiled = compile_actuator(spec, node, self.autolimits, self.joints, joint_ids, self.tendons,
                                         tendon_ids, site_ids, body_ids, self._report)
-            spec_bits = compiled["ctrlspec"] & ~(INPUT_BITS["pressure"] | INPUT_BITS["none"])
-            ctrlnum = bin(spec_bits).count("1")
-            if compiled["gaintype"] in (GainType.PID, GainType.DCMOTOR) and ctrlnum != 1:
-                # MuJoCo 4.0's multi-control layout (nu = sum of actuator_ctrlnum) is not built yet
-                signature = " ".join(t for t in INPUT_BITS if spec_bits & INPUT_BITS[t]) or "none"
-                count = "no" if ctrlnum == 0 else "several"
-                self._report(f"<{tag}> actuators are not simulated with {count} controls (input "
+            ctrlnum = len(compiled["ctrlranges"])
+            if compiled["gaintype"] == GainType.DCMOTOR and ctrlnum > 1:
+                # a motor's controller fed by several controls is not compared with MuJoCo yet
+                spec_bits = compiled["ctrlspec"]
+                signature = " ".join(t for t in INPUT_BITS if spec_bits & INPUT_BITS[t])
+                self._report(f"<{tag}> actuators are not simulated with several controls (input "
                              f"'{signature}': {ctrlnum} controls; left out of the model)", node,
                              "input" if "input" in attrs else None)
+                continue
+            buffered = compiled["delay"] > 0 or compiled["nsample"] > 0
+            if ctrlnum == 0 and buffered:
+                raise node.error("history and delay require an input",
+                                 "delay" if compiled["delay"] > 0 else "nsample")
+            if ctrlnum > 1 and buffered:
+                # MuJoCo 4.0 buffers every control of the block but reads back only the first
+                self._report(f"<{tag}> actuators with several controls are not simulated with a delay "
+                             "or history buffer (left out of the model)", node,
+                             "delay" if compiled["delay"] > 0 else "nsample")
                 continue
             self.actuators.append(compiled)
             self.actuator_nodes.append(node)
@@ -772,20 +798,25 @@ class ActuatorsMixin:
                                          dtype=np.int32).reshape(nu, 2)
         arr["actuator_actadr"] = np.array(actadr, dtype=np.int32)
         arr["actuator_actnum"] = acol("actdim", dtype=np.int32)
-        # MuJoCo 4.0's control and output blocks: one control and one force output per actuator
-        # (multi-control and multi-output actuators are refused), so nu == nactuator == nout
-        arr["actuator_ctrladr"] = np.arange(nu, dtype=np.int32)
-        arr["actuator_ctrlnum"] = np.ones(nu, dtype=np.int32)
+        # MuJoCo 4.0's control and output blocks: each actuator's controls, one after the other in
+        # ctrl (nu = their sum: a pid has one per input, a dcmotor with input="none" none), and one
+        # force output per actuator (multi-output actuators are refused), so nout == nactuator
+        ctrlnum = np.array([len(a["ctrlranges"]) for a in acts], dtype=np.int32)
+        arr["actuator_ctrladr"] = (np.cumsum(ctrlnum) - ctrlnum).astype(np.int32)
+        arr["actuator_ctrlnum"] = ctrlnum
         arr["actuator_ctrlspec"] = acol("ctrlspec", dtype=np.int32)
         arr["actuator_outadr"] = np.arange(nu, dtype=np.int32)
         arr["actuator_outnum"] = np.ones(nu, dtype=np.int32)
         arr["actuator_group"] = acol("group", dtype=np.int32)
-        for key in ("ctrllimited", "forcelimited", "actlimited", "actearly"):
+        for key in ("forcelimited", "actlimited", "actearly"):
             arr[f"actuator_{key}"] = acol(key, dtype=np.uint8)
         arr["actuator_dynprm"] = acol("dynprm", 10)
         arr["actuator_gainprm"] = acol("gainprm", 10)
         arr["actuator_biasprm"] = acol("biasprm", 10)
-        arr["actuator_ctrlrange"] = acol("ctrlrange", 2)
+        # per control (nu rows)
+        arr["actuator_ctrllimited"] = np.array([f for a in acts for f in a["ctrllimits"]], dtype=np.uint8)
+        arr["actuator_ctrlrange"] = np.array([r for a in acts for r in a["ctrlranges"]],
+                                             dtype=float).reshape(-1, 2)
         arr["actuator_forcerange"] = acol("forcerange", 2)
         arr["actuator_actrange"] = acol("actrange", 2)
         arr["actuator_gear"] = acol("gear", 6)
@@ -815,5 +846,5 @@ class ActuatorsMixin:
                 arr["actuator_historyadr"][i] = nhistory
                 nhistory += 2 + 2 * a["nsample"]
         arr["actuator_delay"] = acol("delay")  # the timestep is positive (options.py): buffers can start
-        return dict(nu=nu, nactuator=nu, nout=nu, na=sum(a["actdim"] for a in self.actuators),
+        return dict(nu=int(ctrlnum.sum()), nactuator=nu, nout=nu, na=sum(a["actdim"] for a in self.actuators),
                     nhistory=nhistory)

@@ -37,15 +37,18 @@ import math
 import numpy as np
 
 from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine.history import first_ctrl
 from kinedyn.engine.types import DSBL_ACTUATION, GAIN_DCMOTOR, MINVAL, OPT_DISABLEFLAGS
 
 INPUT_POS, INPUT_VEL, INPUT_FF, INPUT_VOLTAGE = 1, 2, 4, 8
+# the controller's inputs; a motor without them is commanded by its voltage (input="none": 0 V)
+INPUT_CONTROLLER = INPUT_POS | INPUT_VEL | INPUT_FF
 
 
 def needed(m) -> bool:
     """Whether the model has a dcmotor that :func:`dcmotor_controller` computes (its unit's needed)."""
     motor = m.actuator_gaintype == GAIN_DCMOTOR
-    return bool(np.any(motor & ((m.actuator_ctrlspec & INPUT_VOLTAGE == 0) | (m.actuator_dynprm[:, 2] > 0)
+    return bool(np.any(motor & ((m.actuator_ctrlspec & INPUT_CONTROLLER != 0) | (m.actuator_dynprm[:, 2] > 0)
                                 | (m.actuator_dynprm[:, 5] > 0))))
 
 
@@ -53,7 +56,7 @@ def needed(m) -> bool:
 def in_unit(m, i):
     """Whether actuator i is a dcmotor that :func:`dcmotor_controller` computes: driven by its
     controller, or with the thermal model or LuGre friction."""
-    return m.actuator_gaintype[i] == GAIN_DCMOTOR and (not m.actuator_ctrlspec[i] & INPUT_VOLTAGE
+    return m.actuator_gaintype[i] == GAIN_DCMOTOR and (m.actuator_ctrlspec[i] & INPUT_CONTROLLER != 0
                                                        or m.actuator_dynprm[i, 2] > 0.0
                                                        or m.actuator_dynprm[i, 5] > 0.0)
 
@@ -84,8 +87,8 @@ def hot_resistance(m, d, i):
 
 @kernel
 def has_controller(m, i):
-    """Whether actuator i is a dcmotor driven by its controller (no voltage input)."""
-    return m.actuator_gaintype[i] == GAIN_DCMOTOR and not m.actuator_ctrlspec[i] & INPUT_VOLTAGE
+    """Whether actuator i is a dcmotor driven by its controller (a pos, vel or ff input)."""
+    return m.actuator_gaintype[i] == GAIN_DCMOTOR and m.actuator_ctrlspec[i] & INPUT_CONTROLLER != 0
 
 
 @kernel
@@ -176,7 +179,7 @@ def dcmotor_controller(m, d):
     if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         return
     h = m.opt_timestep[0]
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if not in_unit(m, i):
             continue
         resistance = hot_resistance(m, d, i)
@@ -186,7 +189,7 @@ def dcmotor_controller(m, d):
         if not has_controller(m, i):
             # the thermal model of a voltage-commanded motor: C dT/dt = R i^2 - T / Rth, T over
             # the ambient (Euler), i this step's current (the state's, with inductance)
-            voltage = d.scratch_nu[i]
+            voltage = first_ctrl(m.actuator_ctrladr, m.actuator_ctrlnum, d.scratch_nu, i)
             last = adr + m.actuator_actnum[i] - 1
             if m.actuator_dynprm[i, 0] <= 0.0:
                 current = (voltage - k * velocity) / resistance
@@ -205,7 +208,8 @@ def dcmotor_controller(m, d):
                 force -= m.actuator_dynprm[i, 5] * d.act[z] + m.actuator_dynprm[i, 6] * z_dot
             d.actuator_force[i] = force + _cogging(m, d, i)
             continue
-        u, integral = _controller_input(m, d, d.scratch_nu[i], i)
+        # a controller-driven motor has one control (the compiler refuses several)
+        u, integral = _controller_input(m, d, d.scratch_nu[m.actuator_ctrladr[i]], i)
         if m.actuator_dynprm[i, 7] > 0.0:
             d.act_dot[adr] = (u - d.act[adr]) / h
             adr += 1

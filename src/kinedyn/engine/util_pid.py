@@ -18,8 +18,9 @@ enabled (XMLreference, actuator/pid):
 
 Both advance with Euler like every other activation (mj_nextActivation). The actuation kernel
 adds the bias -kp l - kv v; :func:`pid_actuation` adds the rest and the states' act_dot. It is
-a unit of its own, compiled only for models with a pid actuator. Only single-control signatures
-reach it (the compiler refuses several controls), so an actuator's one control is ``ctrl[i]``.
+a unit of its own, compiled only for models with a pid actuator. The actuator's controls are the
+block ``ctrl[actuator_ctrladr[i]:][:actuator_ctrlnum[i]]``, one per input in the order pos, vel, ff
+(MuJoCo 4.0's default input is "pos vel": two controls).
 """
 
 from __future__ import annotations
@@ -34,10 +35,8 @@ INPUT_POS, INPUT_VEL, INPUT_FF = 1, 2, 4
 
 @kernel
 def _setpoint(m, act, u, i):
-    """The position setpoint p of pid actuator i with control u: 0 without a pos input, the
-    slew-limited value with slewmax > 0."""
-    if not m.actuator_ctrlspec[i] & INPUT_POS:
-        return 0.0
+    """The position setpoint p of pid actuator i with pos control u: the slew-limited value with
+    slewmax > 0."""
     slewmax = m.actuator_dynprm[i, 1]
     if slewmax > 0.0 and m.actuator_actadr[i] >= 0:
         s = act[m.actuator_actadr[i]]
@@ -54,17 +53,22 @@ def pid_actuation(m, d):
         return
     ctrl = d.scratch_nu
     act = d.act
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if m.actuator_gaintype[i] != GAIN_PID:
             continue
-        u = ctrl[i]
+        # the actuator's controls, one per input in the order pos, vel, ff (its ctrlspec bits)
         spec = m.actuator_ctrlspec[i]
-        p = _setpoint(m, act, u, i)
+        c = m.actuator_ctrladr[i]
+        p = 0.0
+        if spec & INPUT_POS:
+            p = _setpoint(m, act, ctrl[c], i)
+            c += 1
         force = -m.actuator_biasprm[i, 1] * p
         if spec & INPUT_VEL:
-            force -= m.actuator_biasprm[i, 2] * u
+            force -= m.actuator_biasprm[i, 2] * ctrl[c]
+            c += 1
         if spec & INPUT_FF:
-            force += u
+            force += ctrl[c]
         adr = m.actuator_actadr[i]
         if adr < 0:
             d.actuator_force[i] += force
