@@ -25,7 +25,8 @@ from kinedyn.tools import batch
 # (pos vel ff with velrange and ffrange, integral with imax and a slew limit the controls exceed),
 # "motor", "vf" (vel ff, no position term: kp acts as damping-free zero setpoint), "gen"
 # (<general gaintype="pid"> with pos ff), "late" (a delayed position servo after them), "coast"
-# (dcmotor input="none": cogging, back-EMF and an inductance state, no control), "filt" (filter).
+# (dcmotor input="none": cogging, back-EMF and an inductance state, no control), "filt" (filter),
+# "early" (pid dynamics with slew and integral states, actearly and an actrange the run reaches).
 XML = """<mujoco><option timestep="0.01"/><compiler autolimits="true"/>
 <worldbody><body pos="0 0 1"><joint name="j" axis="0 1 0" range="-1 2"/>
 <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04" mass="1"/>
@@ -45,6 +46,8 @@ XML = """<mujoco><option timestep="0.01"/><compiler autolimits="true"/>
   <dcmotor name="coast" joint="k" motorconst="0.3" resistance="1" input="none" cogging="0.05 4 0.2"
            inductance="0.02"/>
   <general name="filt" joint="s" dyntype="filter" dynprm="0.05" gainprm="2"/>
+  <general name="early" joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="3"
+           biasprm="0 -5 -0.5" dynprm="0.5 20" input="pos vel ff" actearly="true" actrange="-0.1 0.1"/>
 </actuator></mujoco>"""
 INTEGRATORS = ("euler", "implicitfast", "implicit", "rk4")
 STEPS = 30
@@ -64,8 +67,8 @@ def test_layout_compiles_as_mujoco(pair):
     compared = assert_model_fields(m, mjm)
     assert {"nu", "nactuator", "nout", "actuator_ctrladr", "actuator_ctrlnum", "actuator_ctrlspec",
             "actuator_ctrlrange", "actuator_ctrllimited"} <= set(compared)
-    assert (m.nu, m.nactuator, m.nout) == (12, 8, 8)
-    assert m.actuator_ctrlnum.tolist() == [2, 3, 1, 2, 2, 1, 0, 1]
+    assert (m.nu, m.nactuator, m.nout) == (15, 9, 9)
+    assert m.actuator_ctrlnum.tolist() == [2, 3, 1, 2, 2, 1, 0, 1, 3]
     # pvf's pos, vel and ff controls take posrange, velrange and ffrange
     c = m.actuator_ctrladr[m.actuator("pvf").id]
     np.testing.assert_array_equal(m.actuator_ctrlrange[c:c + 3], [[-1, 1], [-2, 2], [-0.5, 0.5]])
@@ -81,12 +84,16 @@ def test_steps_match_mujoco(pair, integrator):
     try:
         kd.reset(m, d)
         mujoco.mj_resetData(mjm, mjd)
+        early = m.actuator_actadr[m.actuator("early").id]
+        held = 0
         for t, u in enumerate(_controls(m.nu, STEPS)):
             d.ctrl[:] = mjd.ctrl[:] = u
             kd.step(m, d)
             mujoco.mj_step(mjm, mjd)
             for name in ("qpos", "qvel", "act", "act_dot", "history", "actuator_force", "qfrc_actuator"):
                 assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
+            held += np.abs(d.act[early:early + 2]).max() == 0.1
+        assert held, "the pid states never reached their actrange"
         assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7, 0.2]))
     finally:
         m.opt.integrator, mjm.opt.integrator = saved
@@ -128,6 +135,10 @@ def test_transition_fd_has_a_column_per_control():
     assert ours.B.shape == (ndx, m.nu) and ours.D.shape == (ns, m.nu)
     for name, a, b in zip("ABCD", ours, theirs, strict=True):
         assert_close(f"transition_fd {name}", a, b)
+    # trajectory.linearize's step at this state is the same transition_fd
+    state = np.concatenate([[d.time], d.qpos, d.qvel, d.act])[None]
+    lin = kd.trajectory.linearize(m, state, u[None], eps=1e-6, nthread=1)
+    assert_close("linearize B", lin[1][0], theirs[1])
     with pytest.raises(ValueError, match="several controls or none"):
         kd.transition_derivatives(m, d)
 

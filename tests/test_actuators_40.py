@@ -14,7 +14,7 @@
   from a default class; every integrator (the implicit
   ones with the back-EMF velocity derivative), inverse, batch rollout.
 * What is still refused, by name: a dcmotor's several inputs, the dcmotor's thermal model or LuGre
-  friction with a controller, ``<orientation>``, and pid with actrange, actearly or a ball joint.
+  friction with a controller, ``<orientation>``, and pid on a ball joint.
   (Actuators with several controls or none: tests/test_actuator_controls.py.)
 """
 
@@ -187,10 +187,6 @@ def test_errors_as_mujoco(actuator, attr, message):
 
 
 @pytest.mark.parametrize(("actuator", "element", "attr"), [
-    ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
-     'actrange="-1 1"/>', "general", "actrange"),
-    ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
-     'actearly="true"/>', "general", "actearly"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" thermal="1 2 0 0.004 25 25" input="pos" '
      'controller="1 1"/>', "dcmotor", "thermal"),
     ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1" input="ff"/>',

@@ -356,8 +356,10 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
 
     The thermal model and LuGre friction are built for the voltage input (util_dcmotor).
 
+    ``input="none"``: no control, the motor at 0 V (back-EMF, cogging and its states).
+
     Not simulated yet, reported by attribute: the thermal model or LuGre friction with a controller
-    input, and several inputs or none."""
+    input, and several inputs (ActuatorsMixin._actuators)."""
     prm = spec["dcmotor"] or {}
     # the input signature: a subset of [pos, vel, ff, voltage] in that order; "none" is empty
     tokens = prm.get("input", "voltage").split() or ["voltage"]
@@ -655,11 +657,6 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         elif actdim != states and states > 0:
             raise node.error(f"actdim {actdim} of a pid actuator: its controller has {states} state(s) "
                              "(slewmax > 0, ki > 0)", "actdim")
-        # MuJoCo 4.0 accepts these; kinedyn does not simulate them with pid states yet
-        if out["actlimited"]:
-            report("actrange on a pid actuator with controller states is not simulated", node, "actrange")
-        if spec["actearly"]:
-            report("actearly on a pid actuator is not simulated", node, "actearly")
     if pid and (trntype in (TrnType.JOINT, TrnType.JOINTINPARENT) and not scalar
                 or trntype == TrnType.SITE and target_id2 >= 0 and not any(spec["gear"][:3])):
         # MuJoCo 4.0 wraps the setpoints of rotational servos (wrapSetpoint); not checked for pid

@@ -79,10 +79,15 @@ def pid_actuation(m, d):
             adr += 1
         if adr < end:
             integral = act[adr]
-            force += m.actuator_gainprm[i, 0] * integral
             error = p - d.actuator_length[i]
             imax = m.actuator_dynprm[i, 0]
             windup = imax > 0.0 and ((integral >= imax and error > 0.0)
                                      or (integral <= -imax and error < 0.0))
             d.act_dot[adr] = 0.0 if windup else error
+            if m.actuator_actearly[i]:
+                # actearly: the integral after this step (mj_nextActivation: Euler, within actrange)
+                integral += d.act_dot[adr] * m.opt_timestep[0]
+                if m.actuator_actlimited[i]:
+                    integral = min(max(integral, m.actuator_actrange[i, 0]), m.actuator_actrange[i, 1])
+            force += m.actuator_gainprm[i, 0] * integral
         d.actuator_force[i] += force
