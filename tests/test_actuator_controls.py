@@ -99,6 +99,73 @@ def test_steps_match_mujoco(pair, integrator):
         m.opt.integrator, mjm.opt.integrator = saved
 
 
+# DC motors driven by their controller with the thermal model (after the slew and integral states)
+# and LuGre friction (one with inductance): the temperature raises the resistance the motor's
+# current sees, while the controller's voltage uses the cold one. (At h = 0.01 the explicit
+# integrators diverge on this model, in MuJoCo too.) And controllers fed by several controls: pos
+# vel ff (slew on the first, integral, Vmax, ctrlrange on each) and vel ff (the vel slewed).
+HOT = XML.split("<actuator>")[0] + """<actuator>
+  <dcmotor name="hot" joint="j" motorconst="0.05" resistance="2" thermal="1 2 0 0.004 25 25" input="pos"
+           controller="1 1 0.1 2 0.5"/>
+  <dcmotor name="rough" joint="k" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1" input="ff"
+           controller="0 0 0.1" inductance="0.02"/>
+  <dcmotor name="both" joint="s" motorconst="0.3" resistance="1" input="vel" controller="0 0 0.2"
+           thermal="0.5 0 3 0.004 25 20" lugre="5 0.02 0.1 0.15 0.1"/>
+  <dcmotor name="multi" joint="j" motorconst="0.5" resistance="2" input="pos vel ff" ctrlrange="-1 1"
+           controller="2 1 0.2 30 0.5 1.5"/>
+  <dcmotor name="twin" joint="k" motorconst="0.3" resistance="1" input="vel ff" controller="0.5 0 0.1 30"/>
+</actuator></mujoco>"""
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_dcmotor_controller_thermal_lugre_and_several_inputs(integrator):
+    keyword = {"euler": "Euler", "rk4": "RK4"}.get(integrator, integrator)
+    m, d, mjm, mjd = load_pair(HOT.replace('<option timestep="0.01"/>',
+                                           f'<option timestep="0.002" integrator="{keyword}"/>'))
+    if integrator == "euler":
+        assert {"actuator_ctrlnum", "actuator_ctrlrange", "actuator_gainprm", "actuator_dynprm",
+                "actuator_actnum"} <= set(assert_model_fields(m, mjm))
+        assert m.actuator_ctrlnum.tolist() == [1, 1, 1, 3, 2]
+    for t, u in enumerate(_controls(m.nu, STEPS, seed=7)):
+        d.ctrl[:] = mjd.ctrl[:] = u
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+        for name in ("qpos", "qvel", "act", "act_dot", "actuator_force", "qfrc_actuator"):
+            assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
+    assert d.act[m.actuator_actadr[0] + 2] > 0.1  # the winding warmed up
+    assert np.abs(d.qvel).max() < 100  # and the run stayed well-conditioned
+
+
+# pid servos on rotational transmissions (a ball joint, a site with refsite and a rotational gear):
+# the pos control wrapped to the representative nearest the slew state (or the length), the
+# setpoint the force and the integral see nearest the length; controls beyond pi exercise it.
+BALL = """<mujoco><option timestep="0.01"/>
+<worldbody><body pos="0 0 1"><joint name="b" type="ball"/><site name="r"/><site name="q" pos="0.3 0 0"/>
+<geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04" mass="1"/></body></worldbody>
+<actuator>
+  <pid joint="b" kp="5" kv="0.5" gear="0 1 0"/>
+  <pid joint="b" kp="3" ki="1" slewmax="3" input="pos vel" gear="1 0 0"/>
+  <pid site="q" refsite="r" kp="2" ki="0.5" gear="0 0 0 0 0 1" input="pos ff"/>
+</actuator></mujoco>"""
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_pid_on_rotational_transmissions(integrator):
+    keyword = {"euler": "Euler", "rk4": "RK4"}.get(integrator, integrator)
+    m, d, mjm, mjd = load_pair(BALL.replace('<option timestep="0.01"/>',
+                                            f'<option timestep="0.01" integrator="{keyword}"/>'))
+    wrapped = 0
+    for t, u in enumerate(2.5 * _controls(m.nu, STEPS, seed=2)):
+        d.ctrl[:] = mjd.ctrl[:] = u
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+        for name in ("qpos", "qvel", "act", "act_dot", "actuator_force", "qfrc_actuator"):
+            assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
+        wrapped += np.abs(u[[0, 2, 4]]).max() > np.pi
+    assert wrapped, "no pos control beyond pi: the wrap never acted"
+    assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7, 0.2]))
+
+
 def test_batch_rollout_matches_mujoco_rollout(pair):
     m, _, mjm, mjd = pair
     full = mujoco.mjtState.mjSTATE_FULLPHYSICS

@@ -13,8 +13,9 @@
   thermal model, LuGre friction, the on-board controller (with its slew and integral states),
   from a default class; every integrator (the implicit
   ones with the back-EMF velocity derivative), inverse, batch rollout.
-* What is still refused, by name: a dcmotor's several inputs, the dcmotor's thermal model or LuGre
-  friction with a controller, ``<orientation>``, and pid on a ball joint.
+* What is still refused, by name: ``<orientation>`` and a pid without a pos input on a ball joint.
+  (Several controls or none, pid actrange/actearly and on rotational transmissions, the thermal
+  model and LuGre friction under a controller: tests/test_actuator_controls.py.)
   (Actuators with several controls or none: tests/test_actuator_controls.py.)
 """
 
@@ -187,11 +188,7 @@ def test_errors_as_mujoco(actuator, attr, message):
 
 
 @pytest.mark.parametrize(("actuator", "element", "attr"), [
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" thermal="1 2 0 0.004 25 25" input="pos" '
-     'controller="1 1"/>', "dcmotor", "thermal"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1" input="ff"/>',
-     "dcmotor", "lugre"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos vel"/>', "dcmotor", "input"),
+    ('<pid joint="j" kp="5" nsample="3" delay="0.02"/>', "pid", "delay"),  # several controls buffered
 ])
 def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
     xml = _xml(actuator)
@@ -287,7 +284,7 @@ def test_dcmotor_batch_rollout_matches_mujoco_rollout(dcmotor):
 
 
 @pytest.mark.parametrize(("actuator", "attr", "message"), [
-    ('<pid joint="b" input="pos"/>', "joint", "ball or free joint"),
+    ('<pid joint="b" input="vel"/>', "joint", "ball or free joint"),
     ('<orientation joint="b" kp="2"/>', None, "<orientation> actuators are not simulated"),
 ])
 def test_ball_joint_actuators_refused(actuator, attr, message):

@@ -354,12 +354,12 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     kd (u_vel - v) + ki I + u_ff (absent inputs zero) and drives the voltage (R/K) torque + K v,
     within +-Vmax; slewmax and ki add the states s (the slewed input) and I (engine.util_dcmotor).
 
-    The thermal model and LuGre friction are built for the voltage input (util_dcmotor).
+    The thermal model and LuGre friction are built for every input (util_dcmotor): their states
+    follow the controller's, and the controller's voltage uses the cold R (gainprm[0]).
 
     ``input="none"``: no control, the motor at 0 V (back-EMF, cogging and its states).
 
-    Not simulated yet, reported by attribute: the thermal model or LuGre friction with a controller
-    input, and several inputs (ActuatorsMixin._actuators)."""
+    Not simulated yet, reported by attribute: several inputs (ActuatorsMixin._actuators)."""
     prm = spec["dcmotor"] or {}
     # the input signature: a subset of [pos, vel, ff, voltage] in that order; "none" is empty
     tokens = prm.get("input", "voltage").split() or ["voltage"]
@@ -422,11 +422,6 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     thermal = rth > 0 and cth > 0
     # LuGre friction [sigma0, sigma1, Fc, Fs, vs]: on when sigma0 > 0
     lugre = (list(prm.get("lugre", [])) + [0.0] * 5)[:5]
-    for attr, on in (("thermal", thermal), ("lugre", lugre[0] > 0)):
-        if on and not spec["input"] & INPUT_BITS["voltage"]:
-            # the controller's voltage at the hot resistance, and the order of these states
-            # among the controller's, are not checked against MuJoCo yet
-            report(f"dcmotor {attr} with a controller input is not simulated", node, attr)
     # dynprm = [L / R, current_rate, Rth, Cth, Tambient, ..., slewmax (7), Imax (8)];
     # gainprm[2:4] = [alpha, Tref]
     spec["dynprm"] = [tau, saturation[2] if tau > 0 else 0.0] + [0.0] * (NDYN - 2)
@@ -657,11 +652,13 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         elif actdim != states and states > 0:
             raise node.error(f"actdim {actdim} of a pid actuator: its controller has {states} state(s) "
                              "(slewmax > 0, ki > 0)", "actdim")
-    if pid and (trntype in (TrnType.JOINT, TrnType.JOINTINPARENT) and not scalar
-                or trntype == TrnType.SITE and target_id2 >= 0 and not any(spec["gear"][:3])):
-        # MuJoCo 4.0 wraps the setpoints of rotational servos (wrapSetpoint); not checked for pid
-        report("a pid actuator on a ball or free joint or a rotational site transmission is not simulated",
-               node, spec["target_attr"])
+    if pid and not ctrlspec & INPUT_BITS["pos"] and (
+            trntype in (TrnType.JOINT, TrnType.JOINTINPARENT) and not scalar
+            or trntype == TrnType.SITE and target_id2 >= 0 and not any(spec["gear"][:3])):
+        # MuJoCo 4.0 wraps the setpoints of rotational servos (wrapSetpoint, engine.util_pid for
+        # the pos input); a pid without one is not checked there
+        report("a pid actuator without a pos input on a ball or free joint or a rotational site "
+               "transmission is not simulated", node, spec["target_attr"])
     if actdim > MAX_ACTDIM:
         raise node.error(f"actdim {actdim}: kinedyn supports at most {MAX_ACTDIM} activations per actuator",
                          "actdim")
@@ -744,14 +741,6 @@ class ActuatorsMixin:
             compiled = compile_actuator(spec, node, self.autolimits, self.joints, joint_ids, self.tendons,
                                         tendon_ids, site_ids, body_ids, self._report)
             ctrlnum = len(compiled["ctrlranges"])
-            if compiled["gaintype"] == GainType.DCMOTOR and ctrlnum > 1:
-                # a motor's controller fed by several controls is not compared with MuJoCo yet
-                spec_bits = compiled["ctrlspec"]
-                signature = " ".join(t for t in INPUT_BITS if spec_bits & INPUT_BITS[t])
-                self._report(f"<{tag}> actuators are not simulated with several controls (input "
-                             f"'{signature}': {ctrlnum} controls; left out of the model)", node,
-                             "input" if "input" in attrs else None)
-                continue
             buffered = compiled["delay"] > 0 or compiled["nsample"] > 0
             if ctrlnum == 0 and buffered:
                 raise node.error("history and delay require an input",

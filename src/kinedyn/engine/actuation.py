@@ -31,7 +31,7 @@ import math
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
-from kinedyn.engine.history import delayed_ctrl, first_ctrl
+from kinedyn.engine.history import clamped_ctrl, delayed_ctrl, first_ctrl
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -41,7 +41,6 @@ from kinedyn.engine.types import (
     CONE_ELLIPTIC,
     COUNT_NCON,
     DSBL_ACTUATION,
-    DSBL_CLAMPCTRL,
     DYN_DCMOTOR,
     DYN_FILTER,
     DYN_FILTEREXACT,
@@ -73,6 +72,7 @@ from kinedyn.engine.types import (
 from kinedyn.engine.util_dcmotor import dcmotor_controller, in_unit
 from kinedyn.engine.util_muscle import muscle_bias, muscle_dynamics, muscle_gain
 from kinedyn.engine.util_pid import pid_actuation
+from kinedyn.engine.util_setpoint import rotational_period, wrap_setpoint
 from kinedyn.engine.util_spatial import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
 
 
@@ -325,24 +325,7 @@ def wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator
             and actuator_gainprm[i, 0] == -actuator_biasprm[i, 1]
             and (dyn == DYN_NONE or dyn == DYN_INTEGRATOR)):
         return 0.0
-    trn = actuator_trntype[i]
-    g = actuator_gear
-    if trn == TRN_SITE and actuator_trnid[i, 1] >= 0 and g[i, 0] == 0.0 and g[i, 1] == 0.0 \
-            and g[i, 2] == 0.0:
-        return 2.0 * math.pi * math.sqrt(g[i, 3] * g[i, 3] + g[i, 4] * g[i, 4] + g[i, 5] * g[i, 5])
-    if (trn == TRN_JOINT or trn == TRN_JOINTINPARENT) and jnt_type[actuator_trnid[i, 0]] == JNT_BALL:
-        return 2.0 * math.pi * math.sqrt(g[i, 0] * g[i, 0] + g[i, 1] * g[i, 1] + g[i, 2] * g[i, 2])
-    return 0.0
-
-
-@kernel
-def wrap_setpoint(u, length, period):
-    """The representative of setpoint u nearest to length (wrapSetpoint; C round: half away from 0)."""
-    x = (u - length) / period
-    r = math.floor(abs(x) + 0.5)
-    if x < 0.0:
-        r = -r
-    return u - period * r
+    return rotational_period(actuator_trntype, actuator_trnid, actuator_gear, jnt_type, i)
 
 
 @kernel
@@ -361,16 +344,6 @@ def next_activation(dyntype, dynprm0, actlimited, actrange, act, act_dot, h):
     if actlimited:
         act = min(max(act, actrange[0]), actrange[1])
     return act
-
-
-@kernel
-def clamped_ctrl(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl, c):
-    """Control ctrl[c], clamped to its ctrlrange when it is ctrllimited and clampctrl is enabled
-    (ctrlrange and ctrllimited have a row per control, as MuJoCo 4.0's)."""
-    u = ctrl[c]
-    if actuator_ctrllimited[c] and not disableflags & DSBL_CLAMPCTRL:
-        u = min(max(u, actuator_ctrlrange[c, 0]), actuator_ctrlrange[c, 1])
-    return u
 
 
 @kernel

@@ -377,10 +377,12 @@ def _actuator_force_vel(m, d, i):
         # part is -(K / L) v (none while di is held at the current_rate). A controller's voltage
         # adds (R/K) (-kd) + K per unit velocity (util_dcmotor; nothing at its Vmax)
         k = m.actuator_gainprm[i, 1]
-        slope = k * k / hot_resistance(m, d, i)
+        resistance = hot_resistance(m, d, i)
+        slope = k * k / resistance
         if has_controller(m, i):
             if not controller_held(m, d, i, _clamped_ctrl(m, d, i)):
-                slope = m.actuator_gainprm[i, 6]  # (K/R)(K - dV/dv) = kd
+                # (K/R)(K - dV/dv) with V = (R0/K) tau + K v at the cold R0: kd R0 / R
+                slope = m.actuator_gainprm[i, 6] * m.actuator_gainprm[i, 0] / resistance
         if m.actuator_dynprm[i, 0] > 0.0:  # inductance: the current is the last state
             last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
             tau = max(MINVAL, m.actuator_dynprm[i, 0])

@@ -26,7 +26,7 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data, real_number
-from kinedyn.engine.types import MINVAL
+from kinedyn.engine.types import DSBL_CLAMPCTRL, MINVAL
 
 # interp: actuator_history[:, 1] (MuJoCo's mj_readCtrl / mju_historyRead argument)
 INTERP_ZOH, INTERP_LINEAR, INTERP_CUBIC = 0, 1, 2
@@ -137,6 +137,16 @@ def history_read(buf, adr, n, t, interp):
         nxt = _physical(cursor, n, i + 1)
         m_hi = (buf[values + nxt] - v_lo) / (buf[times + nxt] - t_lo)
     return h00 * v_lo + h10 * dt * m_lo + h01 * v_hi + h11 * dt * m_hi
+
+
+@kernel
+def clamped_ctrl(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl, c):
+    """Control ctrl[c], clamped to its ctrlrange when it is ctrllimited and clampctrl is enabled
+    (ctrlrange and ctrllimited have a row per control, as MuJoCo 4.0's)."""
+    u = ctrl[c]
+    if actuator_ctrllimited[c] and not disableflags & DSBL_CLAMPCTRL:
+        u = min(max(u, actuator_ctrlrange[c, 0]), actuator_ctrlrange[c, 1])
+    return u
 
 
 @kernel

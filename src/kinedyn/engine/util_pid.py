@@ -29,6 +29,7 @@ import numpy as np
 
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.types import DSBL_ACTUATION, GAIN_PID, OPT_DISABLEFLAGS
+from kinedyn.engine.util_setpoint import rotational_period, wrap_setpoint
 
 INPUT_POS, INPUT_VEL, INPUT_FF = 1, 2, 4
 
@@ -37,12 +38,17 @@ INPUT_POS, INPUT_VEL, INPUT_FF = 1, 2, 4
 def _setpoint(m, act, u, i):
     """The position setpoint p of pid actuator i with pos control u: the slew-limited value with
     slewmax > 0."""
-    slewmax = m.actuator_dynprm[i, 1]
-    if slewmax > 0.0 and m.actuator_actadr[i] >= 0:
+    if _slewed(m, i):
         s = act[m.actuator_actadr[i]]
-        step = slewmax * m.opt_timestep[0]
+        step = m.actuator_dynprm[i, 1] * m.opt_timestep[0]
         return min(max(u, s - step), s + step)
     return u
+
+
+@kernel
+def _slewed(m, i):
+    """Whether pid actuator i has the slew state (slewmax > 0, its first state)."""
+    return m.actuator_dynprm[i, 1] > 0.0 and m.actuator_actadr[i] >= 0
 
 
 @handle_entry(needed=lambda m: bool(np.any(m.actuator_gaintype == GAIN_PID)))
@@ -59,11 +65,21 @@ def pid_actuation(m, d):
         # the actuator's controls, one per input in the order pos, vel, ff (its ctrlspec bits)
         spec = m.actuator_ctrlspec[i]
         c = m.actuator_ctrladr[i]
-        p = 0.0
+        length = d.actuator_length[i]
+        # on a rotational transmission (MuJoCo 4.0's wrapSetpoint): the pos control moves to its
+        # representative nearest the slew state (or the length without one), the setpoint the
+        # force and the integral see to the one nearest the length
+        period = rotational_period(m.actuator_trntype, m.actuator_trnid, m.actuator_gear, m.jnt_type, i)
+        p = target = 0.0
         if spec & INPUT_POS:
-            p = _setpoint(m, act, ctrl[c], i)
+            upos = ctrl[c]
+            if period > 0.0:
+                near = act[m.actuator_actadr[i]] if _slewed(m, i) else length
+                upos = wrap_setpoint(upos, near, period)
+            p = _setpoint(m, act, upos, i)
+            target = wrap_setpoint(p, length, period) if period > 0.0 else p
             c += 1
-        force = -m.actuator_biasprm[i, 1] * p
+        force = -m.actuator_biasprm[i, 1] * target
         if spec & INPUT_VEL:
             force -= m.actuator_biasprm[i, 2] * ctrl[c]
             c += 1
@@ -79,7 +95,7 @@ def pid_actuation(m, d):
             adr += 1
         if adr < end:
             integral = act[adr]
-            error = p - d.actuator_length[i]
+            error = target - length
             imax = m.actuator_dynprm[i, 0]
             windup = imax > 0.0 and ((integral >= imax and error > 0.0)
                                      or (integral <= -imax and error < 0.0))
