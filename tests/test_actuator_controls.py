@@ -15,11 +15,16 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from mujoco import rollout as mj_rollout
-from oracle import assert_close, assert_forward_and_inverse, assert_model_fields, load_pair
+from oracle import (
+    assert_close,
+    assert_forward_and_inverse,
+    assert_model_fields,
+    assert_rollout_matches,
+    load_pair,
+    mujoco_states,
+)
 
 import kinedyn as kd
-from kinedyn.tools import batch
 
 # Two hinges and a slide under gravity. Controls, in order: "pv" (pid default: pos, vel), "pvf"
 # (pos vel ff with velrange and ffrange, integral with imax and a slew limit the controls exceed),
@@ -62,6 +67,27 @@ def _controls(nu, steps, seed=0):
     return 1.5 * np.random.default_rng(seed).normal(size=(steps, nu))
 
 
+def _load(xml, integrator, timestep):
+    """The pair for ``xml`` with ``<option timestep="0.01"/>`` set to this integrator and timestep."""
+    keyword = {"euler": "Euler", "rk4": "RK4"}.get(integrator, integrator)
+    return load_pair(xml.replace('<option timestep="0.01"/>',
+                                 f'<option timestep="{timestep}" integrator="{keyword}"/>'))
+
+
+def _step_both(m, d, mjm, mjd, controls, label):
+    """Step both with each row of ``controls``, comparing the state and the actuation every step;
+    the activations after each step."""
+    acts = np.empty((len(controls), m.na))
+    for t, u in enumerate(controls):
+        d.ctrl[:] = mjd.ctrl[:] = u
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+        for name in ("qpos", "qvel", "act", "act_dot", "history", "actuator_force", "qfrc_actuator"):
+            assert_close(f"{label} step {t}: {name}", getattr(d, name), getattr(mjd, name))
+        acts[t] = d.act
+    return acts
+
+
 def test_layout_compiles_as_mujoco(pair):
     m, _, mjm, _ = pair
     compared = assert_model_fields(m, mjm)
@@ -76,27 +102,13 @@ def test_layout_compiles_as_mujoco(pair):
 
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
-def test_steps_match_mujoco(pair, integrator):
-    m, d, mjm, mjd = pair
-    saved = m.opt.integrator, int(mjm.opt.integrator)
-    m.opt.integrator = kd.IntegratorType[integrator.upper()]
-    mjm.opt.integrator = int(m.opt.integrator)
-    try:
-        kd.reset(m, d)
-        mujoco.mj_resetData(mjm, mjd)
-        early = m.actuator_actadr[m.actuator("early").id]
-        held = 0
-        for t, u in enumerate(_controls(m.nu, STEPS)):
-            d.ctrl[:] = mjd.ctrl[:] = u
-            kd.step(m, d)
-            mujoco.mj_step(mjm, mjd)
-            for name in ("qpos", "qvel", "act", "act_dot", "history", "actuator_force", "qfrc_actuator"):
-                assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
-            held += np.abs(d.act[early:early + 2]).max() == 0.1
-        assert held, "the pid states never reached their actrange"
-        assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7, 0.2]))
-    finally:
-        m.opt.integrator, mjm.opt.integrator = saved
+def test_steps_match_mujoco(integrator):
+    m, d, mjm, mjd = _load(XML, integrator, 0.01)
+    early = m.actuator_actadr[m.actuator("early").id]
+    acts = _step_both(m, d, mjm, mjd, _controls(m.nu, STEPS), integrator)
+    assert (np.abs(acts[:, early:early + 2]).max(axis=1) == 0.1).any(), \
+        "the pid states never reached their actrange"
+    assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7, 0.2]))
 
 
 # DC motors driven by their controller with the thermal model (after the slew and integral states)
@@ -119,19 +131,12 @@ HOT = XML.split("<actuator>")[0] + """<actuator>
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_dcmotor_controller_thermal_lugre_and_several_inputs(integrator):
-    keyword = {"euler": "Euler", "rk4": "RK4"}.get(integrator, integrator)
-    m, d, mjm, mjd = load_pair(HOT.replace('<option timestep="0.01"/>',
-                                           f'<option timestep="0.002" integrator="{keyword}"/>'))
+    m, d, mjm, mjd = _load(HOT, integrator, 0.002)
     if integrator == "euler":
         assert {"actuator_ctrlnum", "actuator_ctrlrange", "actuator_gainprm", "actuator_dynprm",
                 "actuator_actnum"} <= set(assert_model_fields(m, mjm))
         assert m.actuator_ctrlnum.tolist() == [1, 1, 1, 3, 2]
-    for t, u in enumerate(_controls(m.nu, STEPS, seed=7)):
-        d.ctrl[:] = mjd.ctrl[:] = u
-        kd.step(m, d)
-        mujoco.mj_step(mjm, mjd)
-        for name in ("qpos", "qvel", "act", "act_dot", "actuator_force", "qfrc_actuator"):
-            assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
+    _step_both(m, d, mjm, mjd, _controls(m.nu, STEPS, seed=7), integrator)
     assert d.act[m.actuator_actadr[0] + 2] > 0.1  # the winding warmed up
     assert np.abs(d.qvel).max() < 100  # and the run stayed well-conditioned
 
@@ -151,35 +156,17 @@ BALL = """<mujoco><option timestep="0.01"/>
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_pid_on_rotational_transmissions(integrator):
-    keyword = {"euler": "Euler", "rk4": "RK4"}.get(integrator, integrator)
-    m, d, mjm, mjd = load_pair(BALL.replace('<option timestep="0.01"/>',
-                                            f'<option timestep="0.01" integrator="{keyword}"/>'))
-    wrapped = 0
-    for t, u in enumerate(2.5 * _controls(m.nu, STEPS, seed=2)):
-        d.ctrl[:] = mjd.ctrl[:] = u
-        kd.step(m, d)
-        mujoco.mj_step(mjm, mjd)
-        for name in ("qpos", "qvel", "act", "act_dot", "actuator_force", "qfrc_actuator"):
-            assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
-        wrapped += np.abs(u[[0, 2, 4]]).max() > np.pi
-    assert wrapped, "no pos control beyond pi: the wrap never acted"
+    m, d, mjm, mjd = _load(BALL, integrator, 0.01)
+    controls = 2.5 * _controls(m.nu, STEPS, seed=2)
+    assert np.abs(controls[:, [0, 2, 4]]).max() > np.pi, "no pos control beyond pi: the wrap never acts"
+    _step_both(m, d, mjm, mjd, controls, integrator)
     assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7, 0.2]))
 
 
 def test_batch_rollout_matches_mujoco_rollout(pair):
     m, _, mjm, mjd = pair
-    full = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    mujoco.mj_resetData(mjm, mjd)
-    state0 = np.empty((2, batch.state_size(m)))
-    for i in range(2):
-        for u in _controls(m.nu, 4 + i, seed=10 + i):
-            mjd.ctrl[:] = u
-            mujoco.mj_step(mjm, mjd)
-        mujoco.mj_getState(mjm, mjd, state0[i], full)
-    control = _controls(m.nu, 2 * 20, seed=3).reshape(2, 20, m.nu)
-    ours = kd.batch.rollout(m, state0, control, nthread=2)
-    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, control)
-    assert_close("rollout state", ours.state, theirs)
+    state0 = mujoco_states(mjm, mjd, [_controls(m.nu, 4 + i, seed=10 + i) for i in range(2)])
+    assert_rollout_matches(m, mjm, state0, _controls(m.nu, 2 * 20, seed=3).reshape(2, 20, m.nu))
 
 
 def test_transition_fd_has_a_column_per_control():

@@ -24,8 +24,14 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from mujoco import rollout as mj_rollout
-from oracle import assert_close, assert_forward_and_inverse, assert_model_fields, load_pair
+from oracle import (
+    assert_close,
+    assert_forward_and_inverse,
+    assert_model_fields,
+    assert_rollout_matches,
+    load_pair,
+    mujoco_states,
+)
 
 import kinedyn as kd
 from kinedyn.errors import ModelError
@@ -129,18 +135,8 @@ def test_pid_steps_match_mujoco(pid, integrator):
 
 def test_pid_batch_rollout_matches_mujoco_rollout(pid):
     m, _, mjm, mjd = pid
-    full = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    mujoco.mj_resetData(mjm, mjd)
-    state0 = np.empty((2, batch.state_size(m)))
-    for i in range(2):
-        for u in _controls(m.nu, 5 + i, seed=10 + i):
-            mjd.ctrl[:] = u
-            mujoco.mj_step(mjm, mjd)
-        mujoco.mj_getState(mjm, mjd, state0[i], full)
-    control = np.random.default_rng(3).normal(size=(2, 25, m.nu))
-    ours = kd.batch.rollout(m, state0, control, nthread=2)
-    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, control)
-    assert_close("rollout state", ours.state, theirs)
+    state0 = mujoco_states(mjm, mjd, [_controls(m.nu, 5 + i, seed=10 + i) for i in range(2)])
+    assert_rollout_matches(m, mjm, state0, np.random.default_rng(3).normal(size=(2, 25, m.nu)))
 
 
 def test_models_without_pid_compile_no_pid_unit(pid, dcmotor):
@@ -277,10 +273,7 @@ def test_dcmotor_batch_rollout_matches_mujoco_rollout(dcmotor):
     m, _, mjm, _ = dcmotor
     state0 = np.zeros((2, batch.state_size(m)))
     state0[:, 1:1 + m.nq] = [[0.3, -0.2], [-0.5, 0.4]]
-    control = 5 * np.random.default_rng(4).normal(size=(2, 25, m.nu))
-    ours = kd.batch.rollout(m, state0, control, nthread=2)
-    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, control)
-    assert_close("rollout state", ours.state, theirs)
+    assert_rollout_matches(m, mjm, state0, 5 * np.random.default_rng(4).normal(size=(2, 25, m.nu)))
 
 
 @pytest.mark.parametrize(("actuator", "attr", "message"), [
