@@ -618,3 +618,29 @@ def assert_forward_and_inverse(m, d, mjm, mjd, qacc) -> None:
     kd.inverse(m, d)
     mujoco.mj_inverse(mjm, mjd)
     assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)
+
+
+def assert_rollout_matches(m, mjm, state0, control) -> None:
+    """``kd.batch.rollout`` from the states ``state0`` (nbatch, mjSTATE_FULLPHYSICS) with
+    ``control`` (nbatch, nstep, nu) against ``mujoco.rollout``: every state of every step."""
+    from mujoco import rollout as mj_rollout
+
+    import kinedyn as kd
+
+    ours = kd.batch.rollout(m, state0, control, nthread=2)
+    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(len(state0))], state0, control)
+    assert_close("rollout state", ours.state, theirs)
+
+
+def mujoco_states(mjm, mjd, warmups) -> np.ndarray:
+    """(len(warmups), mjSTATE_FULLPHYSICS) states MuJoCo reaches from its reset state by stepping
+    each warm-up's controls in turn (each continuing from the last)."""
+    full = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    mujoco.mj_resetData(mjm, mjd)
+    states = np.empty((len(warmups), mujoco.mj_stateSize(mjm, full)))
+    for i, controls in enumerate(warmups):
+        for u in controls:
+            mjd.ctrl[:] = u
+            mujoco.mj_step(mjm, mjd)
+        mujoco.mj_getState(mjm, mjd, states[i], full)
+    return states

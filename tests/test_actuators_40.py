@@ -13,9 +13,10 @@
   thermal model, LuGre friction, the on-board controller (with its slew and integral states),
   from a default class; every integrator (the implicit
   ones with the back-EMF velocity derivative), inverse, batch rollout.
-* What is still refused, by name: multi-control signatures (the pid default "pos vel", a dcmotor's
-  several inputs or none), the dcmotor's thermal model or LuGre friction with a controller,
-  ``<orientation>``, and pid with actrange, actearly or a ball joint.
+* What is still refused, by name: ``<orientation>`` and a pid without a pos input on a ball joint.
+  (Several controls or none, pid actrange/actearly and on rotational transmissions, the thermal
+  model and LuGre friction under a controller: tests/test_actuator_controls.py.)
+  (Actuators with several controls or none: tests/test_actuator_controls.py.)
 """
 
 from __future__ import annotations
@@ -23,8 +24,14 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from mujoco import rollout as mj_rollout
-from oracle import assert_close, assert_forward_and_inverse, assert_model_fields, load_pair
+from oracle import (
+    assert_close,
+    assert_forward_and_inverse,
+    assert_model_fields,
+    assert_rollout_matches,
+    load_pair,
+    mujoco_states,
+)
 
 import kinedyn as kd
 from kinedyn.errors import ModelError
@@ -128,18 +135,8 @@ def test_pid_steps_match_mujoco(pid, integrator):
 
 def test_pid_batch_rollout_matches_mujoco_rollout(pid):
     m, _, mjm, mjd = pid
-    full = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    mujoco.mj_resetData(mjm, mjd)
-    state0 = np.empty((2, batch.state_size(m)))
-    for i in range(2):
-        for u in _controls(m.nu, 5 + i, seed=10 + i):
-            mjd.ctrl[:] = u
-            mujoco.mj_step(mjm, mjd)
-        mujoco.mj_getState(mjm, mjd, state0[i], full)
-    control = np.random.default_rng(3).normal(size=(2, 25, m.nu))
-    ours = kd.batch.rollout(m, state0, control, nthread=2)
-    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, control)
-    assert_close("rollout state", ours.state, theirs)
+    state0 = mujoco_states(mjm, mjd, [_controls(m.nu, 5 + i, seed=10 + i) for i in range(2)])
+    assert_rollout_matches(m, mjm, state0, np.random.default_rng(3).normal(size=(2, 25, m.nu)))
 
 
 def test_models_without_pid_compile_no_pid_unit(pid, dcmotor):
@@ -187,20 +184,7 @@ def test_errors_as_mujoco(actuator, attr, message):
 
 
 @pytest.mark.parametrize(("actuator", "element", "attr"), [
-    ('<pid joint="j" kp="5"/>', "pid", None),  # the default signature "pos vel": two controls
-    ('<pid joint="j" input="pos vel ff"/>', "pid", "input"),
-    ('<general joint="j" gaintype="pid" biastype="affine" gainprm="0" input="pos ff"/>', "general",
-     "input"),
-    ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
-     'actrange="-1 1"/>', "general", "actrange"),
-    ('<general joint="j" dyntype="pid" gaintype="pid" biastype="affine" gainprm="1" input="pos" '
-     'actearly="true"/>', "general", "actearly"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" thermal="1 2 0 0.004 25 25" input="pos" '
-     'controller="1 1"/>', "dcmotor", "thermal"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" lugre="100 0.1 0.05 0.08 0.1" input="ff"/>',
-     "dcmotor", "lugre"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="pos vel"/>', "dcmotor", "input"),
-    ('<dcmotor joint="j" motorconst="0.05" resistance="2" input="none"/>', "dcmotor", "input"),
+    ('<pid joint="j" kp="5" nsample="3" delay="0.02"/>', "pid", "delay"),  # several controls buffered
 ])
 def test_not_simulated_yet_is_refused_by_name(actuator, element, attr):
     xml = _xml(actuator)
@@ -289,14 +273,11 @@ def test_dcmotor_batch_rollout_matches_mujoco_rollout(dcmotor):
     m, _, mjm, _ = dcmotor
     state0 = np.zeros((2, batch.state_size(m)))
     state0[:, 1:1 + m.nq] = [[0.3, -0.2], [-0.5, 0.4]]
-    control = 5 * np.random.default_rng(4).normal(size=(2, 25, m.nu))
-    ours = kd.batch.rollout(m, state0, control, nthread=2)
-    theirs, _ = mj_rollout.rollout(mjm, [mujoco.MjData(mjm) for _ in range(2)], state0, control)
-    assert_close("rollout state", ours.state, theirs)
+    assert_rollout_matches(m, mjm, state0, 5 * np.random.default_rng(4).normal(size=(2, 25, m.nu)))
 
 
 @pytest.mark.parametrize(("actuator", "attr", "message"), [
-    ('<pid joint="b" input="pos"/>', "joint", "ball or free joint"),
+    ('<pid joint="b" input="vel"/>', "joint", "ball or free joint"),
     ('<orientation joint="b" kp="2"/>', None, "<orientation> actuators are not simulated"),
 ])
 def test_ball_joint_actuators_refused(actuator, attr, message):

@@ -124,11 +124,11 @@ def test_bad_model_file(tmp_path, command, content, fragments):
 def test_unsimulated_feature_is_refused_unless_allowed(tmp_path):
     path = tmp_path / "model.xml"
     path.write_text("<mujoco><worldbody><body><joint name='j'/><geom size='.1'/></body></worldbody>\n"
-                    "<actuator><pid joint='j' kp='5'/></actuator></mujoco>")
+                    "<actuator><pid joint='j' kp='5' nsample='3' delay='0.02'/></actuator></mujoco>")
     assert_usage_error(kinedyn("info", path, cwd=tmp_path), "pid", "line 2", "allow_unsupported")
     proc = kinedyn("info", path, "--allow-unsupported", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "<pid> actuators are not simulated" in proc.stderr
+    assert "<pid> actuators with several controls are not simulated" in proc.stderr
 
 
 def test_misspelled_bundled_model_suggests_the_name():

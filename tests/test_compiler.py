@@ -401,7 +401,8 @@ def test_fluid_gravcomp_and_equality_are_simulated():
 
 _ARM = "<worldbody><body><joint name='j'/><geom size='1'/></body></worldbody>"
 UNSIMULATED = [
-    (f"<mujoco>{_ARM}<actuator><pid joint='j'/><motor joint='j'/></actuator></mujoco>", "pid", None, 1),
+    (f"<mujoco>{_ARM}<actuator><pid joint='j' kp='5' nsample='3' delay='0.02'/>"
+     "<motor joint='j'/></actuator></mujoco>", "pid", "delay", 1),
 ]
 
 
@@ -462,8 +463,8 @@ ERRORS = [
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
      "<motor joint='j' delay='0.1'/></actuator></mujoco>", "motor", "delay", 2, "without a history buffer"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
-     "<dcmotor joint='j' motorconst='1' resistance='1' input='pos' lugre='100 1'/></actuator></mujoco>",
-     "dcmotor", "lugre", 2, "allow_unsupported=True"),
+     "<pid joint='j' kp='5' nsample='3' delay='0.02'/></actuator></mujoco>",
+     "pid", "delay", 2, "allow_unsupported=True"),
     ("<mujoco><worldbody><body>\n<geom type='hfield'/></body></worldbody></mujoco>", "geom", "type", 2,
      "must have valid hfieldid"),
     ("<mujoco><worldbody><body><joint type='slide' name='s'/><geom name='g' type='box' size='1 1 1'/>"

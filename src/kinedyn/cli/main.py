@@ -247,8 +247,9 @@ def model_summary(m) -> dict:
     trn_kind = {kd.TrnType.JOINT: "jnt", kd.TrnType.JOINTINPARENT: "jnt", kd.TrnType.SLIDERCRANK: "site",
                 kd.TrnType.TENDON: "tendon", kd.TrnType.SITE: "site", kd.TrnType.BODY: "body"}
     actuators = []
-    for a in range(m.nu):
+    for a in range(m.nactuator):
         trn = kd.TrnType(m.actuator_trntype[a])
+        c = int(m.actuator_ctrladr[a])
         actuators.append({
             "name": _name(m, "actuator", a),
             "transmission": f"{trn.name.lower()} {_name(m, trn_kind[trn], m.actuator_trnid[a, 0])}",
@@ -260,7 +261,10 @@ def model_summary(m) -> dict:
             "gainprm": m.actuator_gainprm[a, :3].tolist(),
             "bias": kd.BiasType(m.actuator_biastype[a]).name.lower(),
             "biasprm": m.actuator_biasprm[a, :3].tolist(),
-            "ctrlrange": m.actuator_ctrlrange[a].tolist() if m.actuator_ctrllimited[a] else None,
+            # the first control's range; ctrlnum: the actuator's controls (MuJoCo 4.0: several or none)
+            "ctrlrange": (m.actuator_ctrlrange[c].tolist()
+                          if m.actuator_ctrlnum[a] and m.actuator_ctrllimited[c] else None),
+            "ctrlnum": int(m.actuator_ctrlnum[a]),
         })
     return {
         "sizes": {s: int(getattr(m, s))
@@ -429,8 +433,9 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def read_ctrl_csv(path: Path, m) -> tuple[np.ndarray, np.ndarray]:
-    """(time (k,), ctrl (k, nu)) from a CSV: a header 'time' + one column per actuator name, any order
-    (:func:`kinedyn.tools.trajectory.read_csv`; unnamed actuators are ``actuator<i>``)."""
+    """(time (k,), ctrl (k, nu)) from a CSV: a header 'time' + one column per control, any order
+    (:func:`kinedyn.tools.trajectory.read_csv`; named as :func:`kinedyn.tools.trajectory.control_names`:
+    the actuator's name, ``name[k]`` for an actuator with several controls, ``actuator<i>`` unnamed)."""
     from kinedyn.tools import trajectory
 
     try:
@@ -440,7 +445,7 @@ def read_ctrl_csv(path: Path, m) -> tuple[np.ndarray, np.ndarray]:
     if len(values) == 0:
         raise CommandError(f"ctrl file '{path}' needs a header row and at least one data row")
     times = values[:, header.index("time")]
-    ctrl = trajectory.columns_by_name(path, header, values, trajectory.actuator_names(m), "actuator")
+    ctrl = trajectory.columns_by_name(path, header, values, trajectory.control_names(m), "actuator")
     if not np.all(np.isfinite(values)) or np.any(np.diff(times) <= 0):
         raise CommandError(f"ctrl file '{path}': values must be finite and times strictly increasing")
     return times, ctrl
@@ -511,7 +516,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     nstep = max(1, round(args.duration / m.opt.timestep))
     t = np.empty(nstep + 1)
     qpos, qvel = np.empty((nstep + 1, m.nq)), np.empty((nstep + 1, m.nv))
-    ctrl, force = np.empty((nstep + 1, m.nu)), np.empty((nstep + 1, m.nu))
+    ctrl, force = np.empty((nstep + 1, m.nu)), np.empty((nstep + 1, m.nout))
     with warnings.catch_warnings(), progress_reporter(args.quiet)("simulating", nstep + 1) as advance:
         warnings.simplefilter("error", kd.NonFiniteStateWarning)  # a reset state is a failed run here
         try:
@@ -528,11 +533,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     files = {"trajectory": out / "trajectory.csv"}
     trajectory.save_csv(files["trajectory"], t, qpos, m)
-    actuators = [_name(m, "actuator", a) for a in range(m.nu)]
+    actuators = [_name(m, "actuator", a) for a in range(m.nactuator)]
     Panel = plotting.Panel
     panels = [Panel("qpos", qpos, qpos_names(m)), Panel("qvel", qvel, dof_names(m))]
     if m.nu:
-        panels += [Panel("ctrl", ctrl, actuators), Panel("actuator_force", force, actuators)]
+        panels.append(Panel("ctrl", ctrl, trajectory.control_names(m)))
+    if m.nactuator:
+        panels.append(Panel("actuator_force", force, actuators))
     files["plot"] = plotting.plot_panels(out / "simulate.png", t, panels, title=f"kinedyn simulate {label}")
     if args.gif:
         from kinedyn.viewer import render

@@ -42,8 +42,7 @@ COMMON_ATTRS = {"group", "ctrlrange", "ctrllimited", "forcelimited", "forcerange
 
 # MuJoCo 4.0 actuator attributes kinedyn does not simulate, reported (Compiler._report: ModelError
 # naming the attribute, unless allow_unsupported) when they would change the dynamics. velrange and
-# ffrange range the second and third controls of a multi-control pid, which is refused as a whole
-# (ActuatorsMixin._actuators); on a single control they are unused, as in MuJoCo 4.0
+# ffrange range a pid's vel and ff controls (compile_actuator's ctrlranges)
 _UNSIMULATED: dict[str, str] = {}
 
 # actuator_ctrlspec: the input signature, bits of mjtCtrlInput (mjtype.h). On a fixed or affine
@@ -355,10 +354,12 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     kd (u_vel - v) + ki I + u_ff (absent inputs zero) and drives the voltage (R/K) torque + K v,
     within +-Vmax; slewmax and ki add the states s (the slewed input) and I (engine.util_dcmotor).
 
-    The thermal model and LuGre friction are built for the voltage input (util_dcmotor).
+    The thermal model and LuGre friction are built for every input (util_dcmotor): their states
+    follow the controller's, and the controller's voltage uses the cold R (gainprm[0]).
 
-    Not simulated yet, reported by attribute: the thermal model or LuGre friction with a controller
-    input, and several inputs or none."""
+    ``input="none"``: no control, the motor at 0 V (back-EMF, cogging and its states).
+
+    Not simulated yet, reported by attribute: several inputs (ActuatorsMixin._actuators)."""
     prm = spec["dcmotor"] or {}
     # the input signature: a subset of [pos, vel, ff, voltage] in that order; "none" is empty
     tokens = prm.get("input", "voltage").split() or ["voltage"]
@@ -421,11 +422,6 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     thermal = rth > 0 and cth > 0
     # LuGre friction [sigma0, sigma1, Fc, Fs, vs]: on when sigma0 > 0
     lugre = (list(prm.get("lugre", [])) + [0.0] * 5)[:5]
-    for attr, on in (("thermal", thermal), ("lugre", lugre[0] > 0)):
-        if on and not spec["input"] & INPUT_BITS["voltage"]:
-            # the controller's voltage at the hot resistance, and the order of these states
-            # among the controller's, are not checked against MuJoCo yet
-            report(f"dcmotor {attr} with a controller input is not simulated", node, attr)
     # dynprm = [L / R, current_rate, Rth, Cth, Tambient, ..., slewmax (7), Imax (8)];
     # gainprm[2:4] = [alpha, Tref]
     spec["dynprm"] = [tau, saturation[2] if tau > 0 else 0.0] + [0.0] * (NDYN - 2)
@@ -596,24 +592,42 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         spec[rng] = [mean - radius, mean + radius]
 
     ctrlspec = input_signature(spec, node)
+    # the ranges of the actuator's controls, one per control in the order of the signature
+    # (mjCActuator::Compile): a pid's pos input takes the ctrlrange (posrange), its vel and ff inputs
+    # velrange and ffrange; a dcmotor has one control per controller input (the ctrlrange each), or
+    # one (voltage) or none (input="none"); every other actuator has one control
+    inputs = [bit for bit in ("pos", "vel", "ff") if ctrlspec & INPUT_BITS[bit]]
+    if pid:
+        ranges_of = {"pos": "ctrlrange", "vel": "velrange", "ff": "ffrange"}
+        ctrlranges = [list(spec[ranges_of[bit]]) for bit in inputs]
+    elif spec["gaintype"] == GainType.DCMOTOR and inputs:
+        ctrlranges = [list(spec["ctrlrange"]) for _ in inputs]
+    else:
+        ctrlranges = [] if ctrlspec & INPUT_BITS["none"] else [list(spec["ctrlrange"])]
     if pid and ctrlspec in (INPUT_BITS["vel"], INPUT_BITS["ff"]):
-        # a pid's ctrlrange (posrange) ranges its pos input: a lone vel or ff control has its own
-        spec["ctrlrange"] = list(spec["velrange" if ctrlspec == INPUT_BITS["vel"] else "ffrange"])
-    for kind in ("force", "ctrl", "act"):
-        flag, rng = spec[f"{kind}limited"], spec[f"{kind}range"]
-        if flag == 2 and not autolimits and not (rng[0] == 0 and rng[1] == 0):
+        # a lone vel or ff control: its range is the ctrlrange
+        spec["ctrlrange"] = ctrlranges[0]
+    ranges = [("force", spec["forcerange"]), ("act", spec["actrange"])] + [("ctrl", r) for r in ctrlranges]
+    for kind, rng in ranges:
+        if spec[f"{kind}limited"] == 2 and not autolimits and not (rng[0] == 0 and rng[1] == 0):
             raise node.error(f"actuator has `{kind}range` but not `{kind}limited`; set the "
                              f"autolimits=\"true\" compiler option, specify `{kind}limited` explicitly, "
                              f"or remove `{kind}range`",
                              f"{kind}range")
     out = dict(spec)
     out["ctrlspec"] = ctrlspec
-    for kind, label in (("force", "force range"), ("ctrl", "control range"), ("act", "actrange")):
+    for kind, label in (("force", "force range"), ("act", "actrange")):
         limited = _islimited(spec[f"{kind}limited"], spec[f"{kind}range"])
         rng = spec[f"{kind}range"]
         if limited and rng[0] >= rng[1]:
             raise node.error(f"invalid {label} for actuator", f"{kind}range")
         out[f"{kind}limited"] = int(limited)
+    out["ctrlranges"] = ctrlranges
+    out["ctrllimits"] = [int(_islimited(spec["ctrllimited"], rng)) for rng in ctrlranges]
+    for rng, limited in zip(ctrlranges, out["ctrllimits"], strict=True):
+        if limited and rng[0] >= rng[1]:
+            raise node.error("invalid control range for actuator", "ctrlrange")
+    out["ctrllimited"] = out["ctrllimits"][0] if ctrlranges else 0
     if out["actlimited"] and spec["dyntype"] == DynType.NONE:
         raise node.error("actrange specified but dyntype is 'none' in actuator", "actrange")
 
@@ -638,16 +652,13 @@ def compile_actuator(spec: dict, node: Node, autolimits: bool, joints: list, joi
         elif actdim != states and states > 0:
             raise node.error(f"actdim {actdim} of a pid actuator: its controller has {states} state(s) "
                              "(slewmax > 0, ki > 0)", "actdim")
-        # MuJoCo 4.0 accepts these; kinedyn does not simulate them with pid states yet
-        if out["actlimited"]:
-            report("actrange on a pid actuator with controller states is not simulated", node, "actrange")
-        if spec["actearly"]:
-            report("actearly on a pid actuator is not simulated", node, "actearly")
-    if pid and (trntype in (TrnType.JOINT, TrnType.JOINTINPARENT) and not scalar
-                or trntype == TrnType.SITE and target_id2 >= 0 and not any(spec["gear"][:3])):
-        # MuJoCo 4.0 wraps the setpoints of rotational servos (wrapSetpoint); not checked for pid
-        report("a pid actuator on a ball or free joint or a rotational site transmission is not simulated",
-               node, spec["target_attr"])
+    if pid and not ctrlspec & INPUT_BITS["pos"] and (
+            trntype in (TrnType.JOINT, TrnType.JOINTINPARENT) and not scalar
+            or trntype == TrnType.SITE and target_id2 >= 0 and not any(spec["gear"][:3])):
+        # MuJoCo 4.0 wraps the setpoints of rotational servos (wrapSetpoint, engine.util_pid for
+        # the pos input); a pid without one is not checked there
+        report("a pid actuator without a pos input on a ball or free joint or a rotational site "
+               "transmission is not simulated", node, spec["target_attr"])
     if actdim > MAX_ACTDIM:
         raise node.error(f"actdim {actdim}: kinedyn supports at most {MAX_ACTDIM} activations per actuator",
                          "actdim")
@@ -729,15 +740,16 @@ class ActuatorsMixin:
             spec = expand(tag, attrs, node, cls.actuators, self._report)
             compiled = compile_actuator(spec, node, self.autolimits, self.joints, joint_ids, self.tendons,
                                         tendon_ids, site_ids, body_ids, self._report)
-            spec_bits = compiled["ctrlspec"] & ~(INPUT_BITS["pressure"] | INPUT_BITS["none"])
-            ctrlnum = bin(spec_bits).count("1")
-            if compiled["gaintype"] in (GainType.PID, GainType.DCMOTOR) and ctrlnum != 1:
-                # MuJoCo 4.0's multi-control layout (nu = sum of actuator_ctrlnum) is not built yet
-                signature = " ".join(t for t in INPUT_BITS if spec_bits & INPUT_BITS[t]) or "none"
-                count = "no" if ctrlnum == 0 else "several"
-                self._report(f"<{tag}> actuators are not simulated with {count} controls (input "
-                             f"'{signature}': {ctrlnum} controls; left out of the model)", node,
-                             "input" if "input" in attrs else None)
+            ctrlnum = len(compiled["ctrlranges"])
+            buffered = compiled["delay"] > 0 or compiled["nsample"] > 0
+            if ctrlnum == 0 and buffered:
+                raise node.error("history and delay require an input",
+                                 "delay" if compiled["delay"] > 0 else "nsample")
+            if ctrlnum > 1 and buffered:
+                # MuJoCo 4.0 buffers every control of the block but reads back only the first
+                self._report(f"<{tag}> actuators with several controls are not simulated with a delay "
+                             "or history buffer (left out of the model)", node,
+                             "delay" if compiled["delay"] > 0 else "nsample")
                 continue
             self.actuators.append(compiled)
             self.actuator_nodes.append(node)
@@ -772,20 +784,25 @@ class ActuatorsMixin:
                                          dtype=np.int32).reshape(nu, 2)
         arr["actuator_actadr"] = np.array(actadr, dtype=np.int32)
         arr["actuator_actnum"] = acol("actdim", dtype=np.int32)
-        # MuJoCo 4.0's control and output blocks: one control and one force output per actuator
-        # (multi-control and multi-output actuators are refused), so nu == nactuator == nout
-        arr["actuator_ctrladr"] = np.arange(nu, dtype=np.int32)
-        arr["actuator_ctrlnum"] = np.ones(nu, dtype=np.int32)
+        # MuJoCo 4.0's control and output blocks: each actuator's controls, one after the other in
+        # ctrl (nu = their sum: a pid has one per input, a dcmotor with input="none" none), and one
+        # force output per actuator (multi-output actuators are refused), so nout == nactuator
+        ctrlnum = np.array([len(a["ctrlranges"]) for a in acts], dtype=np.int32)
+        arr["actuator_ctrladr"] = (np.cumsum(ctrlnum) - ctrlnum).astype(np.int32)
+        arr["actuator_ctrlnum"] = ctrlnum
         arr["actuator_ctrlspec"] = acol("ctrlspec", dtype=np.int32)
         arr["actuator_outadr"] = np.arange(nu, dtype=np.int32)
         arr["actuator_outnum"] = np.ones(nu, dtype=np.int32)
         arr["actuator_group"] = acol("group", dtype=np.int32)
-        for key in ("ctrllimited", "forcelimited", "actlimited", "actearly"):
+        for key in ("forcelimited", "actlimited", "actearly"):
             arr[f"actuator_{key}"] = acol(key, dtype=np.uint8)
         arr["actuator_dynprm"] = acol("dynprm", 10)
         arr["actuator_gainprm"] = acol("gainprm", 10)
         arr["actuator_biasprm"] = acol("biasprm", 10)
-        arr["actuator_ctrlrange"] = acol("ctrlrange", 2)
+        # per control (nu rows)
+        arr["actuator_ctrllimited"] = np.array([f for a in acts for f in a["ctrllimits"]], dtype=np.uint8)
+        arr["actuator_ctrlrange"] = np.array([r for a in acts for r in a["ctrlranges"]],
+                                             dtype=float).reshape(-1, 2)
         arr["actuator_forcerange"] = acol("forcerange", 2)
         arr["actuator_actrange"] = acol("actrange", 2)
         arr["actuator_gear"] = acol("gear", 6)
@@ -815,5 +832,5 @@ class ActuatorsMixin:
                 arr["actuator_historyadr"][i] = nhistory
                 nhistory += 2 + 2 * a["nsample"]
         arr["actuator_delay"] = acol("delay")  # the timestep is positive (options.py): buffers can start
-        return dict(nu=nu, nactuator=nu, nout=nu, na=sum(a["actdim"] for a in self.actuators),
+        return dict(nu=int(ctrlnum.sum()), nactuator=nu, nout=nu, na=sum(a["actdim"] for a in self.actuators),
                     nhistory=nhistory)

@@ -49,7 +49,9 @@ class KeyframesMixin:
         """A keyframe of an attached model (xml/expand.py): its values go to the attached joints
         and actuators; the rest keeps qpos0 / zeros (as mjs_attach places them)."""
         joints = {id(j.node): j.id for j in self.joints}
-        actuators = {id(node): i for i, node in enumerate(self.actuator_nodes)}
+        # each actuator's first control (MuJoCo 4.0's actuator_ctrladr)
+        ctrladr = np.cumsum([0] + [len(a["ctrlranges"]) for a in self.actuators])
+        actuators = {id(node): int(ctrladr[i]) for i, node in enumerate(self.actuator_nodes)}
         for attr, dst, adrs in (("qpos", key_qpos, jnt_qposadr), ("qvel", key_qvel, jnt_dofadr)):
             for joint, values in node.attached_key.get(attr, []):
                 if id(joint) not in joints:

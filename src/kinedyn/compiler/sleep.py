@@ -53,7 +53,7 @@ def resolve_sleep_policy(m, bodies) -> None:
         if t != -1 and policy[t] == auto:
             policy[t] = int(SleepPolicy.AUTO_NEVER)
 
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         trntype, tid = int(m.actuator_trntype[i]), int(m.actuator_trnid[i, 0])
         if trntype in (TrnType.JOINT, TrnType.JOINTINPARENT):
             never(int(m.body_treeid[m.jnt_bodyid[tid]]))
@@ -121,7 +121,7 @@ def check_sleep_supported(m, flag_node) -> None:
 
 def _actuated_trees(m) -> set[int]:
     trees = set()
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         trntype, tid = int(m.actuator_trntype[i]), int(m.actuator_trnid[i, 0])
         if trntype in (TrnType.JOINT, TrnType.JOINTINPARENT):
             trees.add(int(m.body_treeid[m.jnt_bodyid[tid]]))

@@ -31,7 +31,7 @@ import math
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data
 from kinedyn.engine.constraint import JAC_DIFF_POS, point_jacobians
-from kinedyn.engine.history import delayed_ctrl
+from kinedyn.engine.history import clamped_ctrl, delayed_ctrl, first_ctrl
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -41,7 +41,6 @@ from kinedyn.engine.types import (
     CONE_ELLIPTIC,
     COUNT_NCON,
     DSBL_ACTUATION,
-    DSBL_CLAMPCTRL,
     DYN_DCMOTOR,
     DYN_FILTER,
     DYN_FILTEREXACT,
@@ -73,6 +72,7 @@ from kinedyn.engine.types import (
 from kinedyn.engine.util_dcmotor import dcmotor_controller, in_unit
 from kinedyn.engine.util_muscle import muscle_bias, muscle_dynamics, muscle_gain
 from kinedyn.engine.util_pid import pid_actuation
+from kinedyn.engine.util_setpoint import rotational_period, wrap_setpoint
 from kinedyn.engine.util_spatial import mul_quat, normalize4, quat2vel, rot_vec_quat, sub_quat
 
 
@@ -91,9 +91,9 @@ def _transmission(
     sq, sv, jac,
 ):
     QUAT, AXIS, GEAR = 0, 0, 1
-    nu = actuator_trntype.shape[0]
+    nact = actuator_trntype.shape[0]
     nv = actuator_moment.shape[1]
-    for i in range(nu):
+    for i in range(nact):
         for v in range(nv):
             actuator_moment[i, v] = 0.0
         trntype = actuator_trntype[i]
@@ -325,24 +325,7 @@ def wrap_period(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator
             and actuator_gainprm[i, 0] == -actuator_biasprm[i, 1]
             and (dyn == DYN_NONE or dyn == DYN_INTEGRATOR)):
         return 0.0
-    trn = actuator_trntype[i]
-    g = actuator_gear
-    if trn == TRN_SITE and actuator_trnid[i, 1] >= 0 and g[i, 0] == 0.0 and g[i, 1] == 0.0 \
-            and g[i, 2] == 0.0:
-        return 2.0 * math.pi * math.sqrt(g[i, 3] * g[i, 3] + g[i, 4] * g[i, 4] + g[i, 5] * g[i, 5])
-    if (trn == TRN_JOINT or trn == TRN_JOINTINPARENT) and jnt_type[actuator_trnid[i, 0]] == JNT_BALL:
-        return 2.0 * math.pi * math.sqrt(g[i, 0] * g[i, 0] + g[i, 1] * g[i, 1] + g[i, 2] * g[i, 2])
-    return 0.0
-
-
-@kernel
-def wrap_setpoint(u, length, period):
-    """The representative of setpoint u nearest to length (wrapSetpoint; C round: half away from 0)."""
-    x = (u - length) / period
-    r = math.floor(abs(x) + 0.5)
-    if x < 0.0:
-        r = -r
-    return u - period * r
+    return rotational_period(actuator_trntype, actuator_trnid, actuator_gear, jnt_type, i)
 
 
 @kernel
@@ -364,15 +347,6 @@ def next_activation(dyntype, dynprm0, actlimited, actrange, act, act_dot, h):
 
 
 @kernel
-def clamped_ctrl(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl, i):
-    """ctrl[i], clamped to ctrlrange when the actuator is ctrllimited and clampctrl is enabled."""
-    c = ctrl[i]
-    if actuator_ctrllimited[i] and not disableflags & DSBL_CLAMPCTRL:
-        c = min(max(c, actuator_ctrlrange[i, 0]), actuator_ctrlrange[i, 1])
-    return c
-
-
-@kernel
 def activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr, actuator_actnum, actuator_actlimited,
                      actuator_actrange, actuator_actearly, act, act_dot, timestep, i):
     """The input of stateful actuator i: its last activation, or with actearly the next
@@ -386,18 +360,32 @@ def activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr, actuato
 
 
 @kernel(inline="always")
+def _clamp_controls(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl_in, ctrl):
+    """The controls the actuators read (mj_fwdActuation's local copy): ctrl_in (nu of them, in
+    the actuators' blocks) clamped to ctrlrange unless clampctrl is disabled, into ctrl; a bad
+    control zeroes them all. (Apart from _actuator_forces, whose call would pass more than 30
+    arguments: CPython then packs them in a tuple, which Numba cannot inline.)"""
+    bad = False
+    for c in range(ctrl_in.shape[0]):
+        u = clamped_ctrl(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl_in, c)
+        ctrl[c] = u
+        if not (abs(u) <= MAXVAL):
+            bad = True
+    if bad:
+        ctrl[:] = 0.0
+
+
+@kernel(inline="always")
 def _actuator_forces(
     # model
     actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_actadr, actuator_actnum,
-    actuator_ctrllimited, actuator_ctrlrange, actuator_actlimited, actuator_actrange, actuator_actearly,
+    actuator_ctrladr, actuator_ctrlnum, actuator_actlimited, actuator_actrange, actuator_actearly,
     actuator_dynprm, actuator_gainprm, actuator_biasprm, disableflags, timestep, actuator_trntype,
     actuator_trnid, actuator_lengthrange, actuator_acc0, actuator_gear, jnt_type,
-    # data in
-    ctrl_in, act, actuator_length, actuator_velocity,
+    # data in: the controls clamped by _clamp_controls (nu, in the actuators' blocks)
+    ctrl, act, actuator_length, actuator_velocity,
     # data out
     act_dot, actuator_force,
-    # scratch
-    ctrl,
     # callback values for user types (rows dyn, gain, bias; row 3: bits USER_DYN/GAIN/BIAS when set)
     user,
     # option: move each rotational setpoint to the representative nearest the length
@@ -406,46 +394,37 @@ def _actuator_forces(
     """The first part of mj_fwdActuation: act_dot and actuator_force before the range limits,
     from ctrl, act and the transmission's length and velocity; False when actuation is off or
     there is no actuator (act_dot zero, nothing else to do)."""
-    nu = actuator_dyntype.shape[0]
+    nact = actuator_dyntype.shape[0]
     actuator_force[:] = 0.0
-    if nu == 0 or disableflags & DSBL_ACTUATION:
+    if nact == 0 or disableflags & DSBL_ACTUATION:
         act_dot[:] = 0.0
         return False
     # act_dot = 0, except the slices a user dynamics callback with several activations wrote
-    for i in range(nu):
+    for i in range(nact):
         if actuator_actnum[i] > 1 and actuator_dyntype[i] == DYN_USER and _user_set(user, i, USER_DYN):
             continue
         for k in range(actuator_actadr[i], actuator_actadr[i] + actuator_actnum[i]):
             act_dot[k] = 0.0
 
-    # controls, clamped to ctrlrange unless clampctrl is disabled; a bad control zeroes them all
-    bad = False
-    for i in range(nu):
-        c = clamped_ctrl(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl_in, i)
-        ctrl[i] = c
-        if not (abs(c) <= MAXVAL):
-            bad = True
-    if bad:
-        ctrl[:] = 0.0
-
     # activation dynamics: act_dot for stateful actuators (the last act of each is the input)
-    for i in range(nu):
+    for i in range(nact):
         if actuator_actadr[i] < 0:
             continue
         last = actuator_actadr[i] + actuator_actnum[i] - 1
         dyntype = actuator_dyntype[i]
+        u = first_ctrl(actuator_ctrladr, actuator_ctrlnum, ctrl, i)
         if dyntype == DYN_INTEGRATOR:
-            act_dot[last] = ctrl[i]
+            act_dot[last] = u
         elif dyntype == DYN_FILTER or dyntype == DYN_FILTEREXACT:  # dynprm = [tau]
-            act_dot[last] = (ctrl[i] - act[last]) / max(MINVAL, actuator_dynprm[i, 0])
+            act_dot[last] = (u - act[last]) / max(MINVAL, actuator_dynprm[i, 0])
         elif dyntype == DYN_MUSCLE:  # dynprm = [tau_act, tau_deact, tausmooth]
-            act_dot[last] = muscle_dynamics(ctrl[i], act[last], actuator_dynprm, i)
+            act_dot[last] = muscle_dynamics(u, act[last], actuator_dynprm, i)
         elif dyntype == DYN_DCMOTOR:
             # a DC motor's current i: L di/dt = u - R i - K v, L = tau R (dynprm = [tau,
             # current_rate]); di/dt within the current_rate when it is positive
             resistance = actuator_gainprm[i, 0]
             k = actuator_gainprm[i, 1]
-            di = (ctrl[i] - resistance * act[last] - k * actuator_velocity[i]) \
+            di = (u - resistance * act[last] - k * actuator_velocity[i]) \
                 / (actuator_dynprm[i, 0] * resistance)
             rate = actuator_dynprm[i, 1]
             if rate > 0.0:
@@ -457,7 +436,7 @@ def _actuator_forces(
             act_dot[last] = user[0, i]
 
     # force = gain * input + bias
-    for i in range(nu):
+    for i in range(nact):
         if actuator_gaintype[i] == GAIN_PID:
             # a pid controller: the affine bias below; its inputs and states (and act_dot) are added
             # by the stage entry (util_pid.pid_actuation, a unit only models with pid compile)
@@ -468,7 +447,8 @@ def _actuator_forces(
             # inductance of the current state after this step (dcmotors are actearly)
             k = actuator_gainprm[i, 1]
             if actuator_actadr[i] < 0:
-                force = k / actuator_gainprm[i, 0] * (ctrl[i] - k * actuator_velocity[i])
+                force = k / actuator_gainprm[i, 0] * (first_ctrl(actuator_ctrladr, actuator_ctrlnum, ctrl, i)
+                                                      - k * actuator_velocity[i])
             else:
                 force = k * activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr,
                                              actuator_actnum, actuator_actlimited, actuator_actrange,
@@ -486,7 +466,7 @@ def _actuator_forces(
                 gain = actuator_gainprm[i, 0]
 
             if actuator_dyntype[i] == DYN_NONE:
-                inp = ctrl[i]
+                inp = first_ctrl(actuator_ctrladr, actuator_ctrlnum, ctrl, i)
             else:
                 inp = activation_input(actuator_dyntype, actuator_dynprm, actuator_actadr,
                                        actuator_actnum, actuator_actlimited, actuator_actrange,
@@ -531,15 +511,15 @@ def _actuator_limits(
     """The rest of mj_fwdActuation: actuator_force within the tendon and actuator force ranges,
     and qfrc_actuator = moment' force with the actuator gravity compensation, within the joints'
     actuatorfrcrange."""
-    nu = actuator_trntype.shape[0]
+    nact = actuator_trntype.shape[0]
     nv = qfrc_actuator.shape[0]
     # tendons with actuatorfrcrange: scale their actuators' forces so that the sum is in range
     if _tendon_force_limited(actuator_trntype, actuator_trnid, tendon_actfrclimited):
         ten_force[:] = 0.0
-        for i in range(nu):
+        for i in range(nact):
             if actuator_trntype[i] == TRN_TENDON and tendon_actfrclimited[actuator_trnid[i, 0]]:
                 ten_force[actuator_trnid[i, 0]] += actuator_force[i]
-        for i in range(nu):
+        for i in range(nact):
             if actuator_trntype[i] != TRN_TENDON:
                 continue
             t = actuator_trnid[i, 0]
@@ -551,7 +531,7 @@ def _actuator_limits(
                     actuator_force[i] *= tendon_actfrcrange[t, 1] / total
 
     # clamp each actuator's force to its forcerange
-    for i in range(nu):
+    for i in range(nact):
         if actuator_forcelimited[i]:
             actuator_force[i] = min(max(actuator_force[i], actuator_forcerange[i, 0]),
                                     actuator_forcerange[i, 1])
@@ -559,7 +539,7 @@ def _actuator_limits(
     # qfrc_actuator = moment^T force over the nonzero moments (MuJoCo's moment is sparse). A
     # select rather than a branch, so the loop vectorises: adding 0.0 for a zero moment
     # leaves the sum as it was
-    for i in range(nu):
+    for i in range(nact):
         f = actuator_force[i]
         for v in range(nv):
             mom = actuator_moment[i, v]
@@ -588,7 +568,7 @@ def fwd_actuation_kernel(
     actuator_actlimited, actuator_actrange, actuator_actearly, actuator_dynprm, actuator_gainprm,
     actuator_biasprm, jnt_actfrclimited, jnt_actfrcrange, jnt_dofadr, disableflags, timestep,
     actuator_trntype, actuator_trnid, tendon_actfrclimited, tendon_actfrcrange, actuator_lengthrange,
-    actuator_acc0, actuator_gear, jnt_type, jnt_actgravcomp,
+    actuator_acc0, actuator_gear, jnt_type, jnt_actgravcomp, actuator_ctrladr, actuator_ctrlnum,
     # data in
     ctrl_in, act, actuator_length, actuator_velocity, actuator_moment, qfrc_gravcomp,
     # data out
@@ -608,12 +588,13 @@ def fwd_actuation_kernel(
     field, which cost half of the stage on the ant).
     """
     qfrc_actuator[:] = 0.0
+    _clamp_controls(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl_in, ctrl)
     if _actuator_forces(actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_actadr,
-                        actuator_actnum, actuator_ctrllimited, actuator_ctrlrange, actuator_actlimited,
+                        actuator_actnum, actuator_ctrladr, actuator_ctrlnum, actuator_actlimited,
                         actuator_actrange, actuator_actearly, actuator_dynprm, actuator_gainprm,
                         actuator_biasprm, disableflags, timestep, actuator_trntype, actuator_trnid,
-                        actuator_lengthrange, actuator_acc0, actuator_gear, jnt_type, ctrl_in, act,
-                        actuator_length, actuator_velocity, act_dot, actuator_force, ctrl, user,
+                        actuator_lengthrange, actuator_acc0, actuator_gear, jnt_type, ctrl, act,
+                        actuator_length, actuator_velocity, act_dot, actuator_force, user,
                         wrap_setpoints):
         _actuator_limits(actuator_forcelimited, actuator_forcerange, actuator_trntype, actuator_trnid,
                          tendon_actfrclimited, tendon_actfrcrange, jnt_type, jnt_dofadr, jnt_actgravcomp,
@@ -648,8 +629,8 @@ def actuator_velocity_kernel(disableflags, actuator_moment, qvel, actuator_veloc
     That scan has no branch, so it vectorises, and a row with one nonzero (a joint
     transmission) needs no search.
     """
-    nu, nv = actuator_moment.shape
-    for i in range(nu):
+    nact, nv = actuator_moment.shape
+    for i in range(nact):
         acc = 0.0
         if not disableflags & DSBL_ACTUATION:
             nnz = 0
@@ -675,7 +656,7 @@ def transmission_entry(m, d):
                   m.body_dofadr, m.body_parentid, m.body_weldid, m.dof_parentid,
                   d.qpos, d.ten_length, d.ten_J, d.xquat, d.site_xpos, d.site_xmat, d.subtree_com, d.cdof,
                   d.actuator_length, d.actuator_moment, d.scratch_quat, d.scratch_vec, d.scratch_jac)
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if m.actuator_trntype[i] == TRN_BODY:
             _body_transmission(m, d, i)
 
@@ -739,22 +720,23 @@ def fwd_actuation_entry(m, d):
         # delayed actuators read their control from the history buffer (mj_readCtrl)
         delayed_ctrl(m, d)
         ctrl = d.scratch_ctrl_delayed
+    _clamp_controls(m.actuator_ctrllimited, m.actuator_ctrlrange, m.opt_flags[OPT_DISABLEFLAGS], ctrl,
+                    d.scratch_nu)
     if _actuator_forces(m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype, m.actuator_actadr,
-                        m.actuator_actnum, m.actuator_ctrllimited, m.actuator_ctrlrange,
+                        m.actuator_actnum, m.actuator_ctrladr, m.actuator_ctrlnum,
                         m.actuator_actlimited, m.actuator_actrange, m.actuator_actearly, m.actuator_dynprm,
                         m.actuator_gainprm, m.actuator_biasprm, m.opt_flags[OPT_DISABLEFLAGS],
                         m.opt_timestep[0], m.actuator_trntype, m.actuator_trnid, m.actuator_lengthrange,
-                        m.actuator_acc0, m.actuator_gear, m.jnt_type, ctrl, d.act, d.actuator_length,
-                        d.actuator_velocity,
-                        d.act_dot, d.actuator_force, d.scratch_nu, d.scratch_user, True):
+                        m.actuator_acc0, m.actuator_gear, m.jnt_type, d.scratch_nu, d.act, d.actuator_length,
+                        d.actuator_velocity, d.act_dot, d.actuator_force, d.scratch_user, True):
         # pid controllers (a unit only models with one compile) read the clamped controls that
         # _actuator_forces left in scratch_nu
-        for i in range(m.nu):
+        for i in range(m.nactuator):
             if m.actuator_gaintype[i] == GAIN_PID:
                 pid_actuation(m, d)
                 break
         # dcmotors driven by their controller (a unit of its own, like pid's)
-        for i in range(m.nu):
+        for i in range(m.nactuator):
             if in_unit(m, i):
                 dcmotor_controller(m, d)
                 break

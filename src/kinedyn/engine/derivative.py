@@ -138,7 +138,7 @@ def free_body_mhat(m, d, j):
                     a[r, c] += h * damping * jt[adr + r] * jt[adr + c]
     # actuator velocity derivatives on this block
     if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
-        for i in range(m.nu):
+        for i in range(m.nactuator):
             deriv = _actuator_force_vel(m, d, i)
             if deriv != 0.0:
                 mom = d.actuator_moment[i]
@@ -222,7 +222,7 @@ def implicit_matrix(m, d, qh):
                 for adr in range(m.M_rowadr[r], m.M_rowadr[r] + m.M_rownnz[r]):
                     qh[adr] += h * damping * jt[r] * jt[m.M_colind[adr]]
     if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
-        for i in range(m.nu):
+        for i in range(m.nactuator):
             deriv = _actuator_force_vel(m, d, i)
             if deriv == 0.0:
                 continue
@@ -276,7 +276,7 @@ def implicit_lu_matrix(m, d, a):
             if damping != 0.0:
                 _add_outer_d(a, d.ten_J[t], h * damping, m.dof_parentid)
     if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
-        for i in range(m.nu):
+        for i in range(m.nactuator):
             deriv = _actuator_force_vel(m, d, i)
             if deriv != 0.0:
                 _add_outer_d(a, d.actuator_moment[i], -h * deriv, m.dof_parentid)
@@ -332,7 +332,7 @@ def actuator_deriv_skipped(m, d, i):
     if m.actuator_trntype[i] == TRN_TENDON and m.tendon_actfrclimited[m.actuator_trnid[i, 0]]:
         t = m.actuator_trnid[i, 0]
         total = 0.0
-        for k in range(m.nu):
+        for k in range(m.nactuator):
             if m.actuator_trntype[k] == TRN_TENDON and m.actuator_trnid[k, 0] == t:
                 total += d.actuator_force[k]
         lo = m.tendon_actfrcrange[t, 0]
@@ -377,10 +377,12 @@ def _actuator_force_vel(m, d, i):
         # part is -(K / L) v (none while di is held at the current_rate). A controller's voltage
         # adds (R/K) (-kd) + K per unit velocity (util_dcmotor; nothing at its Vmax)
         k = m.actuator_gainprm[i, 1]
-        slope = k * k / hot_resistance(m, d, i)
+        resistance = hot_resistance(m, d, i)
+        slope = k * k / resistance
         if has_controller(m, i):
             if not controller_held(m, d, i, _clamped_ctrl(m, d, i)):
-                slope = m.actuator_gainprm[i, 6]  # (K/R)(K - dV/dv) = kd
+                # (K/R)(K - dV/dv) with V = (R0/K) tau + K v at the cold R0: kd R0 / R
+                slope = m.actuator_gainprm[i, 6] * m.actuator_gainprm[i, 0] / resistance
         if m.actuator_dynprm[i, 0] > 0.0:  # inductance: the current is the last state
             last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
             tau = max(MINVAL, m.actuator_dynprm[i, 0])
@@ -407,13 +409,17 @@ def _actuator_force_vel(m, d, i):
 def _clamped_ctrl(m, d, i):
     """actuation.clamped_ctrl of the control the actuation stage reads: d.ctrl, or for a delayed
     actuator its history buffer at time - delay (mj_readCtrl), as MuJoCo 4.0.0's derivative reads
-    it (also in an inverse with invdiscrete that no forward pass preceded)."""
+    it (also in an inverse with invdiscrete that no forward pass preceded). The first control of
+    the actuator's block; 0 for an actuator without controls."""
+    if m.actuator_ctrlnum[i] == 0:
+        return 0.0
+    c = m.actuator_ctrladr[i]
     ctrl = d.ctrl
     if m.nhistory > 0 and m.actuator_delay[i] != 0.0:
         ctrl = d.scratch_ctrl_delayed
-        ctrl[i] = read_ctrl_kernel(m, d, i, d.time[0], m.actuator_history[i, 1])
+        ctrl[c] = read_ctrl_kernel(m, d, i, d.time[0], m.actuator_history[i, 1])
     return clamped_ctrl(m.actuator_ctrllimited, m.actuator_ctrlrange, m.opt_flags[OPT_DISABLEFLAGS],
-                        ctrl, i)
+                        ctrl, c)
 
 
 @kernel

@@ -594,7 +594,7 @@ def untreated_terms(m, d=None, forward: bool = False) -> list[str]:
     if forward and m.opt.integrator == IntegratorType.DISCRETE:
         out.append("the discrete integrator (forward's qacc is its step map, in its metric)")
     if forward:
-        if m.nu and not flags & DisableBit.ACTUATION:
+        if m.nactuator and not flags & DisableBit.ACTUATION:
             out.append("actuator forces")
         if d is not None and np.any(d.xfrc_applied):
             out.append("xfrc_applied")

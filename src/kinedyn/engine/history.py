@@ -32,7 +32,7 @@ import numpy as np
 
 from kinedyn._jit import FastEntry, handle_entry, kernel
 from kinedyn.engine.checks import check_model_data, real_number
-from kinedyn.engine.types import MINVAL
+from kinedyn.engine.types import DSBL_CLAMPCTRL, MINVAL
 
 # interp: actuator_history[:, 1] (MuJoCo's mj_readCtrl / mju_historyRead argument)
 INTERP_ZOH, INTERP_LINEAR, INTERP_CUBIC = 0, 1, 2
@@ -159,12 +159,29 @@ def history_read_at(buf, adr, n, dim, k, t, interp):
 
 
 @kernel
+def clamped_ctrl(actuator_ctrllimited, actuator_ctrlrange, disableflags, ctrl, c):
+    """Control ctrl[c], clamped to its ctrlrange when it is ctrllimited and clampctrl is enabled
+    (ctrlrange and ctrllimited have a row per control, as MuJoCo 4.0's)."""
+    u = ctrl[c]
+    if actuator_ctrllimited[c] and not disableflags & DSBL_CLAMPCTRL:
+        u = min(max(u, actuator_ctrlrange[c, 0]), actuator_ctrlrange[c, 1])
+    return u
+
+
+@kernel
+def first_ctrl(actuator_ctrladr, actuator_ctrlnum, ctrl, i):
+    """The first control of actuator i's block, the one a single-input actuator reads; 0 for an
+    actuator without controls (dcmotor input="none", which reads none)."""
+    return ctrl[actuator_ctrladr[i]] if actuator_ctrlnum[i] > 0 else 0.0
+
+
+@kernel
 def read_ctrl_kernel(m, d, i, time, interp):
     """mj_readCtrl: actuator i's control at ``time - actuator_delay[i]`` from its buffer (interp < 0:
     the actuator's own), or ctrl itself without a buffer."""
     n = m.actuator_history[i, 0]
     if n == 0:
-        return d.ctrl[i]
+        return d.ctrl[m.actuator_ctrladr[i]]
     if interp < 0:
         interp = m.actuator_history[i, 1]
     return history_read(d.history, m.actuator_historyadr[i], n, time - m.actuator_delay[i], interp)
@@ -189,22 +206,23 @@ def delayed_ctrl(m, d):
     """The controls the actuators read (mj_fwdActuation): ctrl, or for a delayed actuator
     (``actuator_delay != 0``) the buffer's value at ``time - delay``, into scratch_ctrl_delayed."""
     out = d.scratch_ctrl_delayed
-    for i in range(m.nu):
+    for c in range(m.nu):
+        out[c] = d.ctrl[c]
+    # a delayed actuator has one control (the compiler refuses buffers on several)
+    for i in range(m.nactuator):
         if m.actuator_delay[i] != 0.0:
-            out[i] = read_ctrl_kernel(m, d, i, d.time[0], m.actuator_history[i, 1])
-        else:
-            out[i] = d.ctrl[i]
+            out[m.actuator_ctrladr[i]] = read_ctrl_kernel(m, d, i, d.time[0], m.actuator_history[i, 1])
 
 
 @handle_entry(needed=lambda m: m.nhistory > 0)
 def advance_history(m, d):
     """The start of mj_advance: each buffer takes ctrl at the current (pre-step) time."""
     t = d.time[0]
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         n = m.actuator_history[i, 0]
         if n > 0:
             slot = history_insert(d.history, m.actuator_historyadr[i], n, t)
-            d.history[slot] = d.ctrl[i]
+            d.history[slot] = d.ctrl[m.actuator_ctrladr[i]]
 
 
 # how far below a step a sample time may fall and still round up to it (MuJoCo's own tolerance is
@@ -273,18 +291,20 @@ def read_ctrl(m, d, i: int, time: float, interp: int = -1) -> float:
     """Actuator ``i``'s control at ``time - actuator_delay[i]`` from its history buffer
     (mj_readCtrl): what the actuation stage reads at ``time`` for a delayed actuator. ``interp``:
     0 zero-order hold, 1 linear, 2 cubic, -1 the actuator's own (``actuator_history[i, 1]``).
-    An actuator without a buffer returns ``d.ctrl[i]``."""
+    An actuator without a buffer returns its control ``d.ctrl[actuator_ctrladr[i]]``."""
     check_model_data(m, d, "read_ctrl")
     i = operator.index(i)
-    if not 0 <= i < m.nu:
-        raise IndexError(f"actuator {i} out of range: nu = {m.nu}")
+    if not 0 <= i < m.nactuator:
+        raise IndexError(f"actuator {i} out of range: nactuator = {m.nactuator}")
     time = real_number("time", time)
     interp = operator.index(interp)
     if not -1 <= interp <= INTERP_CUBIC:
         raise ValueError(f"interp must be -1 (the actuator's), 0 (zoh), 1 (linear) or 2 (cubic), "
                          f"got {interp}")
     if m.actuator_history[i, 0] == 0:
-        return float(d.ctrl[i])
+        if m.actuator_ctrlnum[i] == 0:
+            return 0.0
+        return float(d.ctrl[m.actuator_ctrladr[i]])
     result = np.zeros(1)
     _READ_CTRL.call(m._ptr, d._ptr, i, time, interp, result)
     return float(result[0])

@@ -145,7 +145,7 @@ def _advance(m, d, act_dot, qacc, qvel, sample_sensors):
             advance_sensor_history(m, d)
     # activations, unless actuation is disabled
     if m.na > 0 and not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
-        for i in range(m.nu):
+        for i in range(m.nactuator):
             adr = m.actuator_actadr[i]
             for j in range(adr, adr + m.actuator_actnum[i]):
                 if m.actuator_dyntype[i] == DYN_DCMOTOR:  # its states each integrate their own way
@@ -155,7 +155,7 @@ def _advance(m, d, act_dot, qacc, qvel, sample_sensors):
                                                m.actuator_actlimited[i], m.actuator_actrange[i],
                                                d.act[j], act_dot[j], h)
         # rotational setpoints held in act: keep the representative nearest the length
-        for i in range(m.nu):
+        for i in range(m.nactuator):
             if m.actuator_dyntype[i] != DYN_INTEGRATOR:
                 continue
             period = wrap_period(m.actuator_dyntype, m.actuator_gaintype, m.actuator_biastype,

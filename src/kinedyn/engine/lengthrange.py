@@ -191,7 +191,7 @@ def set_length_range(model, lropt: dict, nodes: list) -> None:
     opt = lengthrange_options(lropt)
     useexisting, uselimit = opt["useexisting"] == "true", opt["uselimit"] == "true"
     todo = []
-    for i in range(model.nu):
+    for i in range(model.nactuator):
         if not _selected(model, i, opt["mode"]):
             continue
         lr = model.actuator_lengthrange[i]

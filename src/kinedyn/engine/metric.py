@@ -195,7 +195,7 @@ def _mul_metric(m, d, res, vec, couplings):
         s = d.scratch_efm_ts[t]
         if s != 0.0:
             _rank1_apply(res, d.ten_J[t], vec, s)
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         s = d.scratch_efm_as[i]
         if s != 0.0:
             _rank1_apply(res, d.actuator_moment[i], vec, s)
@@ -294,7 +294,7 @@ def discrete_acceleration_entry(m, d):
         if couplings and _tendon_possible(m, t):
             ts[t] = _tendon_scale(m, d, t, h, shift)
             nterms += 1
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         act_s[i] = 0.0
         if couplings and not flags & DSBL_ACTUATION:
             act_s[i] = _actuator_scale(m, d, i, h, shift)
@@ -309,7 +309,7 @@ def discrete_acceleration_entry(m, d):
     for t in range(m.ntendon):
         if ts[t] != 0.0:
             _add_rank1(m, qh, d.ten_J[t], ts[t])
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if act_s[i] != 0.0:
             _add_rank1(m, qh, d.actuator_moment[i], act_s[i])
     factor_i(qh, efm[_QHINV], m.M_rownnz, m.M_rowadr, m.M_colind)
@@ -420,7 +420,7 @@ def _acted_free_bodies(m) -> list[int]:
                 bodies.add(int(m.geom_bodyid[obj]))
         tendon_bodies.append(bodies)
         acted |= bodies
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         kind, obj = m.actuator_trntype[i], m.actuator_trnid[i, 0]
         if kind in (TrnType.JOINT, TrnType.JOINTINPARENT):
             acted.add(int(m.jnt_bodyid[obj]))

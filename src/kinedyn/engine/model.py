@@ -655,6 +655,17 @@ class Model:
         """Name of object ``i`` of ``kind`` ("" when it has none)."""
         return self.names[kind][i]
 
+    def control_names(self) -> list[str]:
+        """One label per control (``ctrl``, nu of them): the actuator's name (``actuator<i>``
+        unnamed), ``name[k]`` for the k-th control of an actuator with several (MuJoCo 4.0's
+        ``actuator_ctrladr``/``actuator_ctrlnum`` blocks; a pid's default "pos vel" has two)."""
+        out = []
+        for a in range(self.nactuator):
+            name = self.names["actuator"][a] or f"actuator{a}"
+            num = int(self.actuator_ctrlnum[a])
+            out += [name] if num == 1 else [f"{name}[{k}]" for k in range(num)]
+        return out
+
     def _named(self, kind: str, key: str | int) -> Named:
         if isinstance(key, (int, np.integer)):
             n = len(self.names[kind])

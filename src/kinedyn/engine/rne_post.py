@@ -148,7 +148,7 @@ def _tendon_force(m, d, t):
         damping, p0, p1 = tendon_damping_poly(m, t)
         vel = d.ten_velocity[t]
         force -= vel * poly_force(damping, p0, p1, vel, True)
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if m.actuator_trntype[i] == TRN_TENDON and m.actuator_trnid[i, 0] == t:
             force += m.actuator_gear[i, 0] * d.actuator_force[i]
     nv = m.nv

@@ -581,7 +581,7 @@ def _sensor_acc(m, d, i, out, a):
         out[a] = d.qfrc_actuator[m.jnt_dofadr[objid]]
     elif st == TENDONACTFRC:
         frc = 0.0
-        for u in range(m.nu):
+        for u in range(m.nactuator):
             if m.actuator_trntype[u] == TRN_TENDON and m.actuator_trnid[u, 0] == objid:
                 frc += d.actuator_force[u]
         out[a] = frc

@@ -186,7 +186,7 @@ def set_const(model, body_simple) -> None:
     _set_eq_data(model, d)
     if model.ntendon:
         _set_spring(model)
-    if model.nu == 0:
+    if model.nactuator == 0:
         return
     # one solve per actuator: x_i = M^-1 moment_i^T
     x = d.actuator_moment.copy()
@@ -194,7 +194,7 @@ def set_const(model, body_simple) -> None:
     model.actuator_length0[:] = d.actuator_length
     model.actuator_acc0[:] = np.sqrt(dot_rows_mj(x, x))  # mju_norm: sqrt of mju_dot
 
-    for i in range(model.nu):
+    for i in range(model.nactuator):
         gainprm, biasprm = model.actuator_gainprm[i], model.actuator_biasprm[i]
         # a pid's kp is -biasprm[1] (its gainprm[0] is ki)
         pid = model.actuator_gaintype[i] == GAIN_PID

@@ -37,15 +37,18 @@ import math
 import numpy as np
 
 from kinedyn._jit import handle_entry, kernel
+from kinedyn.engine.history import clamped_ctrl, first_ctrl
 from kinedyn.engine.types import DSBL_ACTUATION, GAIN_DCMOTOR, MINVAL, OPT_DISABLEFLAGS
 
 INPUT_POS, INPUT_VEL, INPUT_FF, INPUT_VOLTAGE = 1, 2, 4, 8
+# the controller's inputs; a motor without them is commanded by its voltage (input="none": 0 V)
+INPUT_CONTROLLER = INPUT_POS | INPUT_VEL | INPUT_FF
 
 
 def needed(m) -> bool:
     """Whether the model has a dcmotor that :func:`dcmotor_controller` computes (its unit's needed)."""
     motor = m.actuator_gaintype == GAIN_DCMOTOR
-    return bool(np.any(motor & ((m.actuator_ctrlspec & INPUT_VOLTAGE == 0) | (m.actuator_dynprm[:, 2] > 0)
+    return bool(np.any(motor & ((m.actuator_ctrlspec & INPUT_CONTROLLER != 0) | (m.actuator_dynprm[:, 2] > 0)
                                 | (m.actuator_dynprm[:, 5] > 0))))
 
 
@@ -53,7 +56,7 @@ def needed(m) -> bool:
 def in_unit(m, i):
     """Whether actuator i is a dcmotor that :func:`dcmotor_controller` computes: driven by its
     controller, or with the thermal model or LuGre friction."""
-    return m.actuator_gaintype[i] == GAIN_DCMOTOR and (not m.actuator_ctrlspec[i] & INPUT_VOLTAGE
+    return m.actuator_gaintype[i] == GAIN_DCMOTOR and (m.actuator_ctrlspec[i] & INPUT_CONTROLLER != 0
                                                        or m.actuator_dynprm[i, 2] > 0.0
                                                        or m.actuator_dynprm[i, 5] > 0.0)
 
@@ -71,21 +74,27 @@ def _lugre_rate(m, i, velocity):
 
 
 @kernel
+def controller_states(m, i):
+    """The number of dcmotor i's controller states (slew, integral), before its own."""
+    return (1 if m.actuator_dynprm[i, 7] > 0.0 else 0) + (1 if m.actuator_gainprm[i, 5] > 0.0 else 0)
+
+
+@kernel
 def hot_resistance(m, d, i):
     """Dcmotor i's resistance at its winding temperature: R (1 + alpha (T - Tref)), T the ambient
     dynprm[4] plus the thermal state (the first state: thermal motors have no controller
     states); R without the thermal model."""
     resistance = m.actuator_gainprm[i, 0]
     if m.actuator_dynprm[i, 2] > 0.0:
-        temperature = m.actuator_dynprm[i, 4] + d.act[m.actuator_actadr[i]]
+        temperature = m.actuator_dynprm[i, 4] + d.act[m.actuator_actadr[i] + controller_states(m, i)]
         resistance *= 1.0 + m.actuator_gainprm[i, 2] * (temperature - m.actuator_gainprm[i, 3])
     return resistance
 
 
 @kernel
 def has_controller(m, i):
-    """Whether actuator i is a dcmotor driven by its controller (no voltage input)."""
-    return m.actuator_gaintype[i] == GAIN_DCMOTOR and not m.actuator_ctrlspec[i] & INPUT_VOLTAGE
+    """Whether actuator i is a dcmotor driven by its controller (a pos, vel or ff input)."""
+    return m.actuator_gaintype[i] == GAIN_DCMOTOR and m.actuator_ctrlspec[i] & INPUT_CONTROLLER != 0
 
 
 @kernel
@@ -128,18 +137,31 @@ def dcmotor_next_state(m, d, i, j, a, a_dot, h):
 
 
 @kernel
-def controller_voltage(m, u, length, velocity, i, integral):
-    """The drive voltage of dcmotor i's controller for the (slewed) input u and integral state,
-    and whether it is held at +-Vmax."""
+def controller_voltage(m, ctrl, u, length, velocity, i, integral):
+    """The drive voltage of dcmotor i's controller for its (slewed) first control u, the rest of
+    its controls in ctrl (clamped here: one per input, in the order pos, vel, ff) and its integral
+    state, and whether it is held at +-Vmax."""
     spec = m.actuator_ctrlspec[i]
     resistance = m.actuator_gainprm[i, 0]
     k = m.actuator_gainprm[i, 1]
     kp = m.actuator_gainprm[i, 4]
     kd = m.actuator_gainprm[i, 6]
     vmax = m.actuator_gainprm[i, 7]
-    upos = u if spec & INPUT_POS else 0.0
-    uvel = u if spec & INPUT_VEL else 0.0
-    uff = u if spec & INPUT_FF else 0.0
+    upos = uvel = uff = 0.0
+    c = m.actuator_ctrladr[i]
+    first = True
+    for bit in (INPUT_POS, INPUT_VEL, INPUT_FF):
+        if spec & bit:
+            value = u if first else clamped_ctrl(m.actuator_ctrllimited, m.actuator_ctrlrange,
+                                                 m.opt_flags[OPT_DISABLEFLAGS], ctrl, c)
+            first = False
+            c += 1
+            if bit == INPUT_POS:
+                upos = value
+            elif bit == INPUT_VEL:
+                uvel = value
+            else:
+                uff = value
     torque = kp * (upos - length) + kd * (uvel - velocity) + uff + m.actuator_gainprm[i, 5] * integral
     voltage = resistance / k * torque + k * velocity
     if vmax > 0.0 and abs(voltage) > vmax:
@@ -164,9 +186,10 @@ def _controller_input(m, d, u, i):
 
 @kernel
 def controller_held(m, d, i, u):
-    """Whether dcmotor i's controller voltage is held at +-Vmax with control u."""
+    """Whether dcmotor i's controller voltage is held at +-Vmax with first control u (the rest
+    from d.ctrl)."""
     u, integral = _controller_input(m, d, u, i)
-    return controller_voltage(m, u, d.actuator_length[i], d.actuator_velocity[i], i, integral)[1]
+    return controller_voltage(m, d.ctrl, u, d.actuator_length[i], d.actuator_velocity[i], i, integral)[1]
 
 
 @handle_entry(needed=needed)
@@ -176,51 +199,48 @@ def dcmotor_controller(m, d):
     if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ACTUATION:
         return
     h = m.opt_timestep[0]
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if not in_unit(m, i):
             continue
         resistance = hot_resistance(m, d, i)
         k = m.actuator_gainprm[i, 1]
         velocity = d.actuator_velocity[i]
         adr = m.actuator_actadr[i]
-        if not has_controller(m, i):
-            # the thermal model of a voltage-commanded motor: C dT/dt = R i^2 - T / Rth, T over
-            # the ambient (Euler), i this step's current (the state's, with inductance)
-            voltage = d.scratch_nu[i]
-            last = adr + m.actuator_actnum[i] - 1
-            if m.actuator_dynprm[i, 0] <= 0.0:
-                current = (voltage - k * velocity) / resistance
-                force = k * current
-            else:
-                current = d.act[last]
-                force = k * _current_step(m, d, i, last, voltage, resistance, velocity, h)
-            if m.actuator_dynprm[i, 2] > 0.0:
-                d.act_dot[adr] = (current * current * resistance - d.act[adr] / m.actuator_dynprm[i, 2]) \
-                    / m.actuator_dynprm[i, 3]
-            if m.actuator_dynprm[i, 5] > 0.0:
-                # LuGre friction: dz/dt = v - sigma0 |v| z / g(v), the force -(sigma0 z + sigma1 dz/dt)
-                z = adr + (1 if m.actuator_dynprm[i, 2] > 0.0 else 0)
-                z_dot = velocity - _lugre_rate(m, i, velocity) * d.act[z]
-                d.act_dot[z] = z_dot
-                force -= m.actuator_dynprm[i, 5] * d.act[z] + m.actuator_dynprm[i, 6] * z_dot
-            d.actuator_force[i] = force + _cogging(m, d, i)
-            continue
-        u, integral = _controller_input(m, d, d.scratch_nu[i], i)
-        if m.actuator_dynprm[i, 7] > 0.0:
-            d.act_dot[adr] = (u - d.act[adr]) / h
-            adr += 1
-        if m.actuator_gainprm[i, 5] > 0.0:
-            error = (u if m.actuator_ctrlspec[i] & INPUT_POS else 0.0) - d.actuator_length[i]
-            imax = m.actuator_dynprm[i, 8]
-            windup = imax > 0.0 and ((integral >= imax and error > 0.0)
-                                     or (integral <= -imax and error < 0.0))
-            d.act_dot[adr] = 0.0 if windup else error
-            adr += 1
-        voltage, _ = controller_voltage(m, u, d.actuator_length[i], velocity, i, integral)
-        if m.actuator_dynprm[i, 0] <= 0.0:
-            force = k * (voltage - k * velocity) / resistance
+        if has_controller(m, i):
+            # its states come first: slew (of its first control), integral
+            u, integral = _controller_input(m, d, d.scratch_nu[m.actuator_ctrladr[i]], i)
+            if m.actuator_dynprm[i, 7] > 0.0:
+                d.act_dot[adr] = (u - d.act[adr]) / h
+                adr += 1
+            if m.actuator_gainprm[i, 5] > 0.0:
+                error = (u if m.actuator_ctrlspec[i] & INPUT_POS else 0.0) - d.actuator_length[i]
+                imax = m.actuator_dynprm[i, 8]
+                windup = imax > 0.0 and ((integral >= imax and error > 0.0)
+                                         or (integral <= -imax and error < 0.0))
+                d.act_dot[adr] = 0.0 if windup else error
+                adr += 1
+            voltage, _ = controller_voltage(m, d.scratch_nu, u, d.actuator_length[i], velocity, i, integral)
         else:
-            force = k * _current_step(m, d, i, adr, voltage, resistance, velocity, h)
+            voltage = first_ctrl(m.actuator_ctrladr, m.actuator_ctrlnum, d.scratch_nu, i)
+        # the motor's own states from adr on: temperature, bristle deflection, current
+        last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
+        if m.actuator_dynprm[i, 0] <= 0.0:
+            current = (voltage - k * velocity) / resistance
+            force = k * current
+        else:
+            current = d.act[last]
+            force = k * _current_step(m, d, i, last, voltage, resistance, velocity, h)
+        if m.actuator_dynprm[i, 2] > 0.0:
+            # the thermal model: C dT/dt = R i^2 - T / Rth, T over the ambient (Euler), i this
+            # step's current (the state's, with inductance)
+            d.act_dot[adr] = (current * current * resistance - d.act[adr] / m.actuator_dynprm[i, 2]) \
+                / m.actuator_dynprm[i, 3]
+            adr += 1
+        if m.actuator_dynprm[i, 5] > 0.0:
+            # LuGre friction: dz/dt = v - sigma0 |v| z / g(v), the force -(sigma0 z + sigma1 dz/dt)
+            z_dot = velocity - _lugre_rate(m, i, velocity) * d.act[adr]
+            d.act_dot[adr] = z_dot
+            force -= m.actuator_dynprm[i, 5] * d.act[adr] + m.actuator_dynprm[i, 6] * z_dot
         d.actuator_force[i] = force + _cogging(m, d, i)
 
 

@@ -18,8 +18,9 @@ enabled (XMLreference, actuator/pid):
 
 Both advance with Euler like every other activation (mj_nextActivation). The actuation kernel
 adds the bias -kp l - kv v; :func:`pid_actuation` adds the rest and the states' act_dot. It is
-a unit of its own, compiled only for models with a pid actuator. Only single-control signatures
-reach it (the compiler refuses several controls), so an actuator's one control is ``ctrl[i]``.
+a unit of its own, compiled only for models with a pid actuator. The actuator's controls are the
+block ``ctrl[actuator_ctrladr[i]:][:actuator_ctrlnum[i]]``, one per input in the order pos, vel, ff
+(MuJoCo 4.0's default input is "pos vel": two controls).
 """
 
 from __future__ import annotations
@@ -28,22 +29,26 @@ import numpy as np
 
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.types import DSBL_ACTUATION, GAIN_PID, OPT_DISABLEFLAGS
+from kinedyn.engine.util_setpoint import rotational_period, wrap_setpoint
 
 INPUT_POS, INPUT_VEL, INPUT_FF = 1, 2, 4
 
 
 @kernel
 def _setpoint(m, act, u, i):
-    """The position setpoint p of pid actuator i with control u: 0 without a pos input, the
-    slew-limited value with slewmax > 0."""
-    if not m.actuator_ctrlspec[i] & INPUT_POS:
-        return 0.0
-    slewmax = m.actuator_dynprm[i, 1]
-    if slewmax > 0.0 and m.actuator_actadr[i] >= 0:
+    """The position setpoint p of pid actuator i with pos control u: the slew-limited value with
+    slewmax > 0."""
+    if _slewed(m, i):
         s = act[m.actuator_actadr[i]]
-        step = slewmax * m.opt_timestep[0]
+        step = m.actuator_dynprm[i, 1] * m.opt_timestep[0]
         return min(max(u, s - step), s + step)
     return u
+
+
+@kernel
+def _slewed(m, i):
+    """Whether pid actuator i has the slew state (slewmax > 0, its first state)."""
+    return m.actuator_dynprm[i, 1] > 0.0 and m.actuator_actadr[i] >= 0
 
 
 @handle_entry(needed=lambda m: bool(np.any(m.actuator_gaintype == GAIN_PID)))
@@ -54,17 +59,32 @@ def pid_actuation(m, d):
         return
     ctrl = d.scratch_nu
     act = d.act
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         if m.actuator_gaintype[i] != GAIN_PID:
             continue
-        u = ctrl[i]
+        # the actuator's controls, one per input in the order pos, vel, ff (its ctrlspec bits)
         spec = m.actuator_ctrlspec[i]
-        p = _setpoint(m, act, u, i)
-        force = -m.actuator_biasprm[i, 1] * p
+        c = m.actuator_ctrladr[i]
+        length = d.actuator_length[i]
+        # on a rotational transmission (MuJoCo 4.0's wrapSetpoint): the pos control moves to its
+        # representative nearest the slew state (or the length without one), the setpoint the
+        # force and the integral see to the one nearest the length
+        period = rotational_period(m.actuator_trntype, m.actuator_trnid, m.actuator_gear, m.jnt_type, i)
+        p = target = 0.0
+        if spec & INPUT_POS:
+            upos = ctrl[c]
+            if period > 0.0:
+                near = act[m.actuator_actadr[i]] if _slewed(m, i) else length
+                upos = wrap_setpoint(upos, near, period)
+            p = _setpoint(m, act, upos, i)
+            target = wrap_setpoint(p, length, period) if period > 0.0 else p
+            c += 1
+        force = -m.actuator_biasprm[i, 1] * target
         if spec & INPUT_VEL:
-            force -= m.actuator_biasprm[i, 2] * u
+            force -= m.actuator_biasprm[i, 2] * ctrl[c]
+            c += 1
         if spec & INPUT_FF:
-            force += u
+            force += ctrl[c]
         adr = m.actuator_actadr[i]
         if adr < 0:
             d.actuator_force[i] += force
@@ -75,10 +95,15 @@ def pid_actuation(m, d):
             adr += 1
         if adr < end:
             integral = act[adr]
-            force += m.actuator_gainprm[i, 0] * integral
-            error = p - d.actuator_length[i]
+            error = target - length
             imax = m.actuator_dynprm[i, 0]
             windup = imax > 0.0 and ((integral >= imax and error > 0.0)
                                      or (integral <= -imax and error < 0.0))
             d.act_dot[adr] = 0.0 if windup else error
+            if m.actuator_actearly[i]:
+                # actearly: the integral after this step (mj_nextActivation: Euler, within actrange)
+                integral += d.act_dot[adr] * m.opt_timestep[0]
+                if m.actuator_actlimited[i]:
+                    integral = min(max(integral, m.actuator_actrange[i, 0]), m.actuator_actrange[i, 1])
+            force += m.actuator_gainprm[i, 0] * integral
         d.actuator_force[i] += force

@@ -56,7 +56,7 @@ _KINDS = {
     "jnt": (("joint", "jnt"), "njnt", ("jnt_",), ("",)),
     "geom": (("geom",), "ngeom", ("geom_",), ("geom_",)),
     "site": (("site",), "nsite", ("site_",), ("site_",)),
-    "actuator": (("actuator",), "nu", ("actuator_",), ("actuator_", "")),
+    "actuator": (("actuator",), "nactuator", ("actuator_",), ("actuator_", "")),
     "tendon": (("tendon", "ten"), "ntendon", ("tendon_",), ("ten_",)),
     "key": (("key", "keyframe"), "nkey", ("key_",), ()),
     "equality": (("equality", "eq"), "neq", ("eq_",), ("eq_",)),
@@ -80,6 +80,12 @@ def _accessor_table(kind: str, shapes: dict, prefixes: tuple, model: bool) -> di
             prefix = next((p for p in prefixes if name.startswith(p)), None)
             if prefix is not None:
                 table.setdefault(name[len(prefix):], (name, "row"))
+        elif kind == "actuator" and first in ("nout", "nu"):
+            # an actuator's force outputs (one each here) and its block of controls (ctrl,
+            # ctrlrange, ctrllimited: several or none, MuJoCo 4.0's actuator_ctrladr/ctrlnum)
+            prefix = next((p for p in prefixes if name.startswith(p)), None)
+            if prefix is not None:
+                table.setdefault(name[len(prefix):], (name, "row" if first == "nout" else "ctrl"))
         elif kind == "jnt" and first in ("nq", "nv"):
             # a joint's slice of the per-coordinate fields (qpos, qvel, qfrc_*, dof_armature, ...)
             stripped = name[len("dof_"):] if name.startswith("dof_") else name
@@ -87,7 +93,7 @@ def _accessor_table(kind: str, shapes: dict, prefixes: tuple, model: bool) -> di
     if kind == "sensor" and not model:
         table["data"] = ("sensordata", "sensordata")
     if kind == "actuator" and not model:
-        table.pop("moment", None)  # dense (nu, nv) natively; MuJoCo's is sparse: read d.actuator_moment
+        table.pop("moment", None)  # dense (nout, nv) natively; MuJoCo's is sparse: read d.actuator_moment
     return table
 
 
@@ -115,6 +121,10 @@ class _Accessor:
         m = owner if isinstance(owner, MjModel) else owner.model
         if how == "row":
             return arr[i:i + 1] if arr.ndim == 1 else arr[i]
+        if how == "ctrl":
+            # as the bindings: a matrix's row for one control, else the block (several or none)
+            adr, num = int(m.actuator_ctrladr[i]), int(m.actuator_ctrlnum[i])
+            return arr[adr] if arr.ndim > 1 and num == 1 else arr[adr:adr + num]
         if how == "sensordata":
             adr = int(m.sensor_adr[i])
             return arr[adr:adr + int(m.sensor_dim[i])]

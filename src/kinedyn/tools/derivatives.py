@@ -476,8 +476,10 @@ def check_derivatives(m, d, eps: float = 1e-6, rtol: float = 1e-3,
     names = ([f"qpos[{i}] ({n})" for i, n in enumerate(dofs)]
              + [f"qvel[{i}] ({n})" for i, n in enumerate(dofs)] + [f"act[{i}]" for i in range(m.na)])
     actuators = m.names.get("actuator", [])
-    controls = [f"ctrl[{i}] ({(actuators[i] if i < len(actuators) else '') or f'actuator{i}'})"
-                for i in range(m.nu)]
+    # one label per control, named by its actuator (an actuator's block may hold several or none)
+    controls = [f"ctrl[{int(m.actuator_ctrladr[a]) + k}] "
+                f"({(actuators[a] if a < len(actuators) else '') or f'actuator{a}'})"
+                for a in range(m.nactuator) for k in range(int(m.actuator_ctrlnum[a]))]
     suspect = []
     spread = []
     for k, labels in ((0, names), (1, controls)):
@@ -517,15 +519,16 @@ def _switches(m, d, eps: float, controls: list) -> list:
     w.time = d.time
     forward(m, w)
     out = []
-    for i in range(m.nu):
-        if m.actuator_ctrllimited[i]:
-            lo, hi = m.actuator_ctrlrange[i]
-            if min(abs(d.ctrl[i] - lo), abs(d.ctrl[i] - hi)) <= eps or not lo <= d.ctrl[i] <= hi:
-                out.append(f"actuation: {controls[i]} at or beyond its ctrlrange")
+    for c in range(m.nu):
+        if m.actuator_ctrllimited[c]:
+            lo, hi = m.actuator_ctrlrange[c]
+            if min(abs(d.ctrl[c] - lo), abs(d.ctrl[c] - hi)) <= eps or not lo <= d.ctrl[c] <= hi:
+                out.append(f"actuation: {controls[c]} at or beyond its ctrlrange")
+    for i in range(m.nactuator):
         if m.actuator_forcelimited[i]:
             lo, hi = m.actuator_forcerange[i]
             if w.actuator_force[i] <= lo or w.actuator_force[i] >= hi:
-                out.append(f"actuation: {controls[i]}'s force held at its forcerange")
+                out.append(f"actuation: actuator {i}'s force held at its forcerange")
         if m.actuator_actlimited[i] and m.actuator_actadr[i] >= 0:
             k = int(m.actuator_actadr[i] + m.actuator_actnum[i] - 1)
             lo, hi = m.actuator_actrange[i]
@@ -633,6 +636,10 @@ def transition_derivatives(m, d, sensors: str = "analytical", eps: float = 1e-6,
     if m._has_actuator_callbacks:
         raise ValueError("transition_derivatives: not differentiated analytically here: "
                          "user-actuator callbacks")
+    if m.nu != m.nactuator or m.nu and m.actuator_ctrlnum.max() != 1:
+        # B's columns here are per actuator; transition_fd has one per control (mjd_transitionFD)
+        raise ValueError("transition_derivatives: not differentiated analytically here: actuators with "
+                         "several controls or none (actuator_ctrlnum != 1); use transition_fd")
     if m.nhistory:
         check_no_history(m, "transition_derivatives")  # the step reads delayed controls from d.history
     state = _td_work(m)

@@ -136,7 +136,7 @@ def evaluate_actuation(m, d, ctrl: np.ndarray, limits: bool, act: np.ndarray | N
     the force affine in each effective control; qfrc_actuator is then not computed.
     """
     nu, nv = m.nu, m.nv
-    force, act_dot, qfrc = np.zeros(nu), np.zeros(m.na), np.zeros(nv)
+    force, act_dot, qfrc = np.zeros(m.nout), np.zeros(m.na), np.zeros(nv)
     off_u = np.zeros(nu, dtype=m.actuator_ctrllimited.dtype)
     if limits:
         ctrllimited, forcelimited, actlimited = m.actuator_ctrllimited, m.actuator_forcelimited, \
@@ -157,8 +157,9 @@ def evaluate_actuation(m, d, ctrl: np.ndarray, limits: bool, act: np.ndarray | N
         int(m.opt.disableflags), float(m.opt.timestep),
         m.actuator_trntype, m.actuator_trnid, ten_lim, m.tendon_actfrcrange,
         m.actuator_lengthrange, m.actuator_acc0, m.actuator_gear, m.jnt_type,
-        m.jnt_actgravcomp if limits else np.zeros_like(m.jnt_actgravcomp),
-        np.ascontiguousarray(ctrl, dtype=np.float64), d.act if act is None else act, d.actuator_length,
+        m.jnt_actgravcomp if limits else np.zeros_like(m.jnt_actgravcomp), m.actuator_ctrladr,
+        m.actuator_ctrlnum, np.ascontiguousarray(ctrl, dtype=np.float64), d.act if act is None else act,
+        d.actuator_length,
         d.actuator_velocity, moment, d.qfrc_gravcomp,
         act_dot, force, qfrc,
         np.zeros(nu), np.zeros(m.ntendon),
@@ -173,7 +174,7 @@ def actuator_gravcomp(m, d) -> np.ndarray:
     """The part of qfrc_gravcomp that mj_fwdActuation adds to qfrc_actuator: the dofs of joints
     with actuatorgravcomp (nothing without actuators or with actuation disabled)."""
     out = np.zeros(m.nv)
-    if m.nu == 0 or m.opt.disableflags & DSBL_ACTUATION:
+    if m.nactuator == 0 or m.opt.disableflags & DSBL_ACTUATION:
         return out
     for j in np.flatnonzero(m.jnt_actgravcomp):
         adr = m.jnt_dofadr[j]
@@ -327,6 +328,10 @@ def solve_actuation(m, d, target, scale_terms, act_range=None) -> InverseActuati
         # LuGre friction, are added by the forward stage only (engine.util_pid, engine.util_dcmotor)
         raise ValueError("inverse actuation of models with pid actuators, or dcmotors driven by their "
                          "controller or with the thermal model or LuGre friction, is not supported")
+    if np.any(m.actuator_ctrlnum != 1):
+        # one control per actuator: the solve below pairs each control with its actuator's force
+        raise ValueError("inverse actuation of models with actuators of several controls or none "
+                         "(actuator_ctrlnum != 1) is not supported")
     disabled = bool(m.opt.disableflags & DSBL_ACTUATION)
     delayed = delayed_actuators(m)
     plan = delayed & (act_range is not None)

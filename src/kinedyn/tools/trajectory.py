@@ -90,7 +90,13 @@ def dof_names(m) -> list[str]:
 def actuator_names(m) -> list[str]:
     check_model(m, "trajectory.actuator_names")
     return [(m.names["actuator"][i] if i < len(m.names.get("actuator", [])) else "") or f"actuator{i}"
-            for i in range(m.nu)]
+            for i in range(m.nactuator)]
+
+
+def control_names(m) -> list[str]:
+    """One name per control (``ctrl``, nu): :meth:`kinedyn.Model.control_names`."""
+    check_model(m, "trajectory.control_names")
+    return m.control_names()
 
 
 # ---- files ----------------------------------------------------------------------------------------
@@ -398,6 +404,7 @@ class TrajectoryResult:
         panels = [plotting.Panel("qfrc_joint: generalised force the joints must supply", self.qfrc_joint,
                                  self.dof_names, "N m or N")]
         if self.ctrl is not None:
+            # ctrl=True solves one control per actuator (inverse actuation refuses other layouts)
             panels.append(plotting.Panel("ctrl", self.ctrl, self.actuator_names))
         fig = plotting.panels_figure(self.t, panels, title=f"inverse dynamics ({self.method})")
         return fig if path is None else plotting.save_figure(fig, path)

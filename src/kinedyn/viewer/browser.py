@@ -516,11 +516,12 @@ class Viewer:
         return text
 
     def _build_actuator_gui(self) -> None:
-        """A slider per actuator over its ctrlrange; [-1, 1] for an unlimited one (simulate's range)."""
+        """A slider per control over its ctrlrange; [-1, 1] for an unlimited one (simulate's range)."""
         gui, m = self.server.gui, self.m
         self.ctrl_sliders = []
         if m.nu == 0:
             return
+        labels = m.control_names()
         with gui.add_folder("Actuators", expand_by_default=self.live):
             for i in range(m.nu):
                 if m.actuator_ctrllimited[i]:
@@ -528,7 +529,7 @@ class Viewer:
                 else:
                     low, high = -1.0, 1.0
                 value = float(np.clip(self._control_data().ctrl[i], low, high))
-                slider = gui.add_slider(m.id2name("actuator", i) or f"actuator {i}", min=low, max=high,
+                slider = gui.add_slider(labels[i], min=low, max=high,
                                         step=(high - low) / 1000 if high > low else 1.0, initial_value=value)
                 slider.on_update(lambda _, i=i: self._on_ctrl_slider(i))
                 self.ctrl_sliders.append(slider)

@@ -122,8 +122,8 @@ def signals(m) -> dict[str, tuple[str, int]]:
             out[f"qpos {name}" + (f"[{k}]" if nq > 1 else "")] = ("qpos", int(m.jnt_qposadr[j]) + k)
         for k in range(nv):
             out[f"qvel {name}" + (f"[{k}]" if nv > 1 else "")] = ("qvel", int(m.jnt_dofadr[j]) + k)
-    for i in range(m.nu):
-        out[f"ctrl {m.id2name('actuator', i) or f'actuator{i}'}"] = ("ctrl", i)
+    for i, name in enumerate(m.control_names()):
+        out[f"ctrl {name}"] = ("ctrl", i)
     for s in range(m.nsensor):
         name = m.id2name("sensor", s) or f"sensor{s}"
         dim, adr = int(m.sensor_dim[s]), int(m.sensor_adr[s])
