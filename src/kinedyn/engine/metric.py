@@ -54,7 +54,9 @@ from kinedyn.engine.derivative import (
     free_body_mhat,
     tendon_damping_deriv,
 )
-from kinedyn.engine.passive_plastic import rotation_from_ref
+from kinedyn.engine.metric_diag import CK as _CK
+from kinedyn.engine.metric_diag import DIAG as _DIAG
+from kinedyn.engine.metric_diag import metric_diagonal
 from kinedyn.engine.smooth_inertia import factor_i, mul_m_kernel, solve_ld
 from kinedyn.engine.types import (
     BIAS_AFFINE,
@@ -63,13 +65,16 @@ from kinedyn.engine.types import (
     DSBL_SPRING,
     GAIN_AFFINE,
     INT_DISCRETE,
-    JNT_BALL,
+    JAC_AUTO,
+    JAC_SPARSE,
     JNT_FREE,
     MINVAL,
     OPT_DISABLEFLAGS,
+    OPT_INTEGRATOR,
     OPT_ITERATIONS,
     OPT_SOLVER,
     OPT_TOLERANCE,
+    SOL_NEWTON,
     SOL_PGS,
     BiasType,
     DisableBit,
@@ -82,49 +87,12 @@ from kinedyn.engine.types import (
 from kinedyn.engine.util_poly import poly_force_deriv
 
 # rows of d.scratch_efm
-_DIAG, _CK, _SHIFT, _QHINV, _R, _Z, _P, _AP = range(8)
+_SHIFT, _QHINV, _R, _Z, _P, _AP, FORCE = range(2, 9)
 
 
 def used(m) -> bool:
     """Whether the model steps with the discrete integrator (the unit below is needed)."""
     return m.opt.integrator == INT_DISCRETE
-
-
-@kernel
-def _joint_stiffness(m, d, ck, h):
-    """ck = h k per dof: h d(x k(x))/dx of the joint springs, clamped >= 0 (effDiagStiff)."""
-    for v in range(m.nv):
-        ck[v] = 0.0
-    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SPRING:
-        return
-    sq, sv = d.scratch_quat, d.scratch_vec
-    for j in range(m.njnt):
-        stiffness = m.jnt_stiffness[j]
-        p0, p1 = m.jnt_stiffnesspoly[j, 0], m.jnt_stiffnesspoly[j, 1]
-        if stiffness == 0.0 and p0 == 0.0 and p1 == 0.0:
-            continue
-        padr = m.jnt_qposadr[j]
-        dadr = m.jnt_dofadr[j]
-        jtype = m.jnt_type[j]
-        if jtype == JNT_FREE:
-            # translation: isotropic, at the distance from the spring position
-            x0 = d.qpos[padr] - m.qpos_spring[padr]
-            x1 = d.qpos[padr + 1] - m.qpos_spring[padr + 1]
-            x2 = d.qpos[padr + 2] - m.qpos_spring[padr + 2]
-            k = max(0.0, poly_force_deriv(stiffness, p0, p1, np.sqrt(x0 * x0 + x1 * x1 + x2 * x2), False))
-            for c in range(3):
-                ck[dadr + c] = h * k
-            padr += 3
-            dadr += 3
-        if jtype == JNT_FREE or jtype == JNT_BALL:
-            # rotation: isotropic, at the angle from the spring orientation
-            r = rotation_from_ref(d.qpos, padr, m.qpos_spring, padr, sq, sv)
-            k = max(0.0, poly_force_deriv(stiffness, p0, p1, r, False))
-            for c in range(3):
-                ck[dadr + c] = h * k
-        else:
-            k = max(0.0, poly_force_deriv(stiffness, p0, p1, d.qpos[padr] - m.qpos_spring[padr], False))
-            ck[dadr] = h * k
 
 
 @kernel
@@ -279,11 +247,8 @@ def discrete_acceleration_entry(m, d):
     efm = d.scratch_efm
     diag, ck, shift = efm[_DIAG], efm[_CK], efm[_SHIFT]
     # per dof: h D + h^2 K, and the shift -h k qvel
-    _joint_stiffness(m, d, ck, h)
-    damper = not flags & DSBL_DAMPER
+    metric_diagonal(m, d)
     for v in range(nv):
-        damp = max(0.0, dof_damping_deriv(m, d, v)) if damper else 0.0
-        diag[v] = h * damp + h * ck[v]
         shift[v] = -ck[v] * d.qvel[v]
     # the tendon and actuator classes, left out under PGS (mj_effCouplings)
     couplings = m.opt_flags[OPT_SOLVER] != SOL_PGS
@@ -306,6 +271,10 @@ def discrete_acceleration_entry(m, d):
         qh[k] = d.M[k]
     for v in range(nv):
         qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += diag[v]
+    # M + the diagonal, kept for the constraint solvers (solver_mass)
+    mhat = d.scratch_efm_mhat
+    for k in range(qh.shape[0]):
+        mhat[k] = qh[k]
     for t in range(m.ntendon):
         if ts[t] != 0.0:
             _add_rank1(m, qh, d.ten_J[t], ts[t])
@@ -315,8 +284,10 @@ def discrete_acceleration_entry(m, d):
     factor_i(qh, efm[_QHINV], m.M_rownnz, m.M_rowadr, m.M_colind)
     # right-hand side qfrc_smooth + shift, into qacc (the PCG's b)
     rhs = d.qacc
+    force = efm[FORCE]
     for v in range(nv):
         rhs[v] = d.qfrc_smooth[v] + shift[v]
+        force[v] = rhs[v]
     if nterms == 0:
         # the backbone is the metric: a direct solve
         for v in range(nv):
@@ -371,7 +342,15 @@ def unsupported(m) -> list[str]:
     named in the refusal (empty: supported)."""
     missing = []
     if _constraint_rows_possible(m):
-        missing.append("constraint rows (contacts, joint or tendon limits, equalities, friction loss)")
+        if m.opt.solver != SOL_NEWTON:
+            name = "PGS" if m.opt.solver == SOL_PGS else "CG"
+            missing.append("constraint rows (contacts, joint or tendon limits, equalities, friction "
+                           f"loss) with the {name} solver (Newton is reproduced)")
+        elif m.opt.jacobian == JAC_SPARSE or (m.opt.jacobian == JAC_AUTO and m.nv >= 60):
+            missing.append("constraint rows with a sparse constraint Jacobian "
+                           "(nv >= 60 or jacobian=\"sparse\")")
+        if np.any(m.geom_adhesion != 0.0) or np.any(m.pair_adhesion != 0.0):
+            missing.append("adhesive contacts")
     if m.nflex:
         missing.append("flexes")
     if m.opt.density or m.opt.viscosity:
@@ -458,3 +437,110 @@ def _constraint_rows_possible(m) -> bool:
         if np.any(hit):
             return True
     return False
+
+
+# ---- the constraint solvers in the metric ---------------------------------------------------------
+# With constraint rows, MuJoCo 4.0's Newton solver minimises its usual cost with M-hat in place of
+# M and M-hat qacc_smooth = qfrc_smooth + shift in place of qfrc_smooth (mj_isMetric in
+# engine_solver.c). These kernels give the solver those quantities; with another integrator they
+# are M and qfrc_smooth.
+
+
+@kernel
+def is_discrete(m):
+    return m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE
+
+
+@kernel
+def pick(cond, a, b):
+    """a if cond else b (a kernel returns only arrays it was given: callers pass the two fields).
+
+    The constraint solvers read M as pick(is_discrete(m), d.scratch_efm_mhat, d.M) -- M + the
+    metric's diagonal under discrete, its rank-1 terms added by add_rank1_product /
+    add_rank1_hessian -- and qfrc_smooth as pick(is_discrete(m), d.scratch_efm[FORCE],
+    d.qfrc_smooth), qfrc_smooth + the metric's shift."""
+    if cond:
+        return a
+    return b
+
+
+@kernel
+def has_rank1(m, d):
+    """Whether the metric has tendon or actuator terms this step (discrete only)."""
+    if m.opt_flags[OPT_INTEGRATOR] != INT_DISCRETE:
+        return False
+    for t in range(m.ntendon):
+        if d.scratch_efm_ts[t] != 0.0:
+            return True
+    for i in range(m.nu):
+        if d.scratch_efm_as[i] != 0.0:
+            return True
+    return False
+
+
+@kernel
+def add_rank1_product(m, d, dofs, res, vec):
+    """res += sum_k s_k row_k' (row_k vec) over the island's dofs (the metric's rank-1 terms)."""
+    for t in range(m.ntendon):
+        s = d.scratch_efm_ts[t]
+        if s != 0.0:
+            _rank1_island(res, d.ten_J[t], vec, s, dofs)
+    for i in range(m.nu):
+        s = d.scratch_efm_as[i]
+        if s != 0.0:
+            _rank1_island(res, d.actuator_moment[i], vec, s, dofs)
+
+
+@kernel
+def _rank1_island(res, row, vec, scale, dofs):
+    dot = 0.0
+    for a in range(dofs.shape[0]):
+        v = dofs[a]
+        dot += row[v] * vec[v]
+    dot *= scale
+    for a in range(dofs.shape[0]):
+        v = dofs[a]
+        res[v] += dot * row[v]
+
+
+@kernel
+def add_rank1_all(m, d, res, vec):
+    """res += the metric's rank-1 terms times vec, over every dof."""
+    for t in range(m.ntendon):
+        s = d.scratch_efm_ts[t]
+        if s != 0.0:
+            _rank1_apply(res, d.ten_J[t], vec, s)
+    for i in range(m.nu):
+        s = d.scratch_efm_as[i]
+        if s != 0.0:
+            _rank1_apply(res, d.actuator_moment[i], vec, s)
+
+
+@kernel
+def add_rank1_hessian(m, d, dofs, L):
+    """L[a, c] += sum_k s_k row_k[a] row_k[c] (lower triangle, the island's local numbering)."""
+    for t in range(m.ntendon):
+        s = d.scratch_efm_ts[t]
+        if s != 0.0:
+            _rank1_lower(L, d.ten_J[t], s, dofs)
+    for i in range(m.nu):
+        s = d.scratch_efm_as[i]
+        if s != 0.0:
+            _rank1_lower(L, d.actuator_moment[i], s, dofs)
+
+
+@kernel
+def _rank1_lower(L, row, scale, dofs):
+    nd = dofs.shape[0]
+    for a in range(nd):
+        x = row[dofs[a]]
+        if x != 0.0:
+            w = scale * x
+            for c in range(a + 1):
+                L[a, c] += w * row[dofs[c]]
+
+
+@kernel
+def solve_backbone(m, d, x):
+    """x <- qH^-1 x with the backbone factor (the metric's preconditioner)."""
+    solve_ld(x, d.scratch_efm_qh, d.scratch_efm[_QHINV], m.M_rownnz, m.M_rowadr, m.M_colind)
