@@ -32,7 +32,6 @@ import numpy as np
 
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine.island import make_islands
-from kinedyn.engine.metric_diag import diag_scale, metric_diagonal
 from kinedyn.engine.support import jac_kernel
 from kinedyn.engine.types import (
     CNSTR_CONTACT_ELLIPTIC,
@@ -726,26 +725,6 @@ def _discrete_row(KBIP, R, i, h, floor, dampratio):
 
 
 @kernel
-def _discrete_diag_approx(m, d, nefc):
-    """Under the discrete integrator each row's diagApprox sees the metric's diagonal: scaled by
-    metric.diag_scale (a contact's rows by its first row's)."""
-    metric_diagonal(m, d)
-    dA = d.efc_diagA
-    i = 0
-    while i < nefc:
-        t = d.efc_type[i]
-        n = 1
-        if t == CNSTR_CONTACT_ELLIPTIC:
-            n = d.contact_dim[d.efc_id[i]]
-        elif t == CNSTR_CONTACT_PYRAMIDAL:
-            n = 2 * (d.contact_dim[d.efc_id[i]] - 1)
-        s = diag_scale(m, d, d.efc_J[i])
-        for j in range(n):
-            dA[i + j] *= s
-        i += n
-
-
-@kernel
 def discrete_rows_supported(m):
     """Whether kinedyn reproduces the discrete integrator's constraint solve in the metric for
     this model's options: the Newton solver on the dense constraint Jacobian
@@ -855,8 +834,6 @@ def make_constraint_kernel(m, d):
     if is_sparse(m):
         _row_patterns(m, d, nefc)
     _diag_approx(m, d, nefc)
-    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:
-        _discrete_diag_approx(m, d, nefc)
     _make_impedance(m, d, nefc)
     # the islands (mj_island), then the dual solvers' matrix (mj_projectConstraint when mj_isDual)
     if flags & DSBL_ISLAND:

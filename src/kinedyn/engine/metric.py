@@ -60,6 +60,9 @@ from kinedyn.engine.metric_diag import metric_diagonal
 from kinedyn.engine.smooth_inertia import factor_i, mul_m_kernel, solve_ld
 from kinedyn.engine.types import (
     BIAS_AFFINE,
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_PYRAMIDAL,
+    COUNT_NEFC,
     DSBL_ACTUATION,
     DSBL_DAMPER,
     DSBL_SPRING,
@@ -237,6 +240,47 @@ def _pcg(m, d, x, b):
         rz = rznew
 
 
+@kernel
+def _row_scale(m, d, qh, i):
+    """sum_v J_v^2 / qH_vv over sum_v J_v^2 / M_vv of constraint row i (qH the backbone)."""
+    num = 0.0
+    den = 0.0
+    row = d.efc_J[i]
+    for v in range(m.nv):
+        j = row[v]
+        if j != 0.0:
+            adr = m.M_rowadr[v] + m.M_rownnz[v] - 1
+            num += j * j / qh[adr]
+            den += j * j / d.M[adr]
+    if den == 0.0:
+        return 1.0
+    return num / den
+
+
+@kernel
+def _rescale_rows(m, d, qh):
+    """Under the discrete integrator a row's diagApprox sees the metric: measured on the 4.0.0
+    wheel, it is the usual one times sum_v J_v^2 / qH_vv over sum_v J_v^2 / M_vv, with qH the
+    backbone (M + the diagonal + the rank-1 terms' diagonals) at the current state, and a
+    contact's rows all take its first row's factor. R (and so D and diagA, which
+    constraint._make_impedance made consistent with R) scale with it."""
+    nefc = d.efc_counts[COUNT_NEFC]
+    i = 0
+    while i < nefc:
+        t = d.efc_type[i]
+        n = 1
+        if t == CNSTR_CONTACT_ELLIPTIC:
+            n = d.contact_dim[d.efc_id[i]]
+        elif t == CNSTR_CONTACT_PYRAMIDAL:
+            n = 2 * (d.contact_dim[d.efc_id[i]] - 1)
+        s = _row_scale(m, d, qh, i)
+        for k in range(i, i + n):
+            d.efc_R[k] *= s
+            d.efc_D[k] = 1 / d.efc_R[k]
+            d.efc_diagA[k] = d.efc_R[k] * d.efc_KBIP[k, 2] / (1 - d.efc_KBIP[k, 2])
+        i += n
+
+
 @handle_entry(needed=used)
 def discrete_acceleration_entry(m, d):
     """qacc_smooth (and qacc) = M-hat^-1 (qfrc_smooth - h K qvel): mj_fwdAcceleration under the
@@ -281,6 +325,8 @@ def discrete_acceleration_entry(m, d):
     for i in range(m.nu):
         if act_s[i] != 0.0:
             _add_rank1(m, qh, d.actuator_moment[i], act_s[i])
+    if d.efc_counts[COUNT_NEFC] > 0:
+        _rescale_rows(m, d, qh)
     factor_i(qh, efm[_QHINV], m.M_rownnz, m.M_rowadr, m.M_colind)
     # right-hand side qfrc_smooth + shift, into qacc (the PCG's b)
     rhs = d.qacc

@@ -1,8 +1,6 @@
 """The discrete integrator's per-dof metric diagonal (engine_metric.c, MuJoCo 4.0's mjINT_DISCRETE).
 
-Split from engine.metric so that the constraint stage (engine.constraint, which the actuation and
-derivative modules under engine.metric import) can read it: under the discrete integrator each
-constraint row's diagApprox sees this diagonal (``diag_scale``).
+Split from engine.metric to keep that module to the metric's assembly and solves.
 """
 
 from __future__ import annotations
@@ -65,22 +63,3 @@ def metric_diagonal(m, d):
     for v in range(m.nv):
         damp = max(0.0, dof_damping_deriv(m, d, v)) if damper else 0.0
         diag[v] = h * damp + h * ck[v]
-
-
-@kernel
-def diag_scale(m, d, row):
-    """sum_v J_v^2 / (M_vv + diag_v) over sum_v J_v^2 / M_vv for a constraint row: how the
-    discrete integrator scales the row's diagApprox (measured on the 4.0.0 wheel, M at the current
-    state; a contact's rows all take its first row's)."""
-    num = 0.0
-    den = 0.0
-    diag = d.scratch_efm[DIAG]
-    for v in range(m.nv):
-        j = row[v]
-        if j != 0.0:
-            mvv = d.M[m.M_rowadr[v] + m.M_rownnz[v] - 1]
-            num += j * j / (mvv + diag[v])
-            den += j * j / mvv
-    if den == 0.0:
-        return 1.0
-    return num / den
