@@ -674,7 +674,7 @@ def _make_impedance(m, d, nefc):
             KBIP[i + j, 2] = imp
             KBIP[i + j, 3] = impp
             if discrete:
-                _discrete_row(KBIP, R, i + j, timestep, refsafe and q0 > 0, q1)
+                _discrete_row(KBIP, R, i + j, timestep, refsafe and q0 > 0 and tj != CNSTR_EQUALITY, q1)
         i += dim
     # frictional contacts: friction rows get R / impratio, and contact.mu is the friction of the
     # cone made circular; pyramid edges all share 2 mu^2 R (mj_makeImpedance's second pass)
@@ -711,10 +711,11 @@ def _discrete_row(KBIP, R, i, h, floor, dampratio):
     """Row i under the discrete integrator (MuJoCo 4.0's mjINT_DISCRETE, measured on the 4.0.0
     wheel): its spring-damper acts at the end of the step, so it folds into the row's impedance
     like the smooth springs into the metric: R /= f with f = 1 + h B + h^2 K imp (the reference is
-    divided by the same f, discrete_reference). refsafe (``floor``: on, and a timeconst-dampratio
-    solref) limits a row to h^2 K imp <= 1, replacing K, B by those of timeconst =
-    h sqrt(imp) / (dmax dampratio): K = 1 / (imp h^2), B = 2 dampratio / (h sqrt(imp)). Rows
-    without a spring (friction loss, elliptic friction directions) keep their damping as given."""
+    divided by the same f, discrete_reference). refsafe (``floor``: on, a timeconst-dampratio
+    solref, and a limit or contact row) limits a row to h^2 K imp <= 1, replacing K, B by those
+    of timeconst = h sqrt(imp) / (dmax dampratio): K = 1 / (imp h^2), B = 2 dampratio /
+    (h sqrt(imp)). Equality rows and rows without a spring (friction loss, elliptic friction
+    directions) keep their solref as given."""
     k = KBIP[i, 0]
     imp = KBIP[i, 2]
     if floor and k * imp * h * h > 1:

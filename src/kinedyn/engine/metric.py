@@ -54,6 +54,7 @@ from kinedyn.engine.derivative import (
     free_body_mhat,
     tendon_damping_deriv,
 )
+from kinedyn.engine.island import make_islands
 from kinedyn.engine.metric_diag import CK as _CK
 from kinedyn.engine.metric_diag import DIAG as _DIAG
 from kinedyn.engine.metric_diag import metric_diagonal
@@ -65,6 +66,7 @@ from kinedyn.engine.types import (
     COUNT_NEFC,
     DSBL_ACTUATION,
     DSBL_DAMPER,
+    DSBL_ISLAND,
     DSBL_SPRING,
     GAIN_AFFINE,
     INT_DISCRETE,
@@ -327,6 +329,9 @@ def discrete_acceleration_entry(m, d):
             _add_rank1(m, qh, d.actuator_moment[i], act_s[i])
     if d.efc_counts[COUNT_NEFC] > 0:
         _rescale_rows(m, d, qh)
+        if nterms > 0 and not flags & DSBL_ISLAND:
+            # islands joined by the rank-1 terms (the rows' islands were made without them)
+            make_islands(m, d, True)
     factor_i(qh, efm[_QHINV], m.M_rownnz, m.M_rowadr, m.M_colind)
     # right-hand side qfrc_smooth + shift, into qacc (the PCG's b)
     rhs = d.qacc
