@@ -54,7 +54,7 @@ from kinedyn.engine.derivative import (
     free_body_mhat,
     tendon_damping_deriv,
 )
-from kinedyn.engine.island import make_islands
+from kinedyn.engine.island import DOF_ISLAND, make_islands
 from kinedyn.engine.metric_diag import CK as _CK
 from kinedyn.engine.metric_diag import DIAG as _DIAG
 from kinedyn.engine.metric_diag import metric_diagonal
@@ -362,7 +362,9 @@ def discrete_free_bodies_entry(m, d):
     h = m.opt_timestep[0]
     damper = not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER
     for j in range(m.njnt):
-        if _is_free_body(m, j):
+        # with rows: only the bodies no row acts on (measured on the 4.0.0 wheel: a free body in
+        # contact keeps the solver's qacc)
+        if _is_free_body(m, j) and not _constrained(m, d, m.jnt_dofadr[j]):
             # implicitfast's block M + h (damping) + h d qfrc_bias/d qvel (no tendon, actuator or
             # fluid term reaches it here), its damping replaced by the metric's diagonal
             free_body_mhat(m, d, j)
@@ -375,6 +377,22 @@ def discrete_free_bodies_entry(m, d):
             for r in range(6):
                 qacc[adr + r] = d.qfrc_smooth[adr + r] + shift[adr + r]
             _solve_dense(a, qacc[adr:adr + 6])
+
+
+@kernel
+def _constrained(m, d, adr):
+    """Whether a constraint row acts on the free body whose dofs start at adr: its island (or,
+    islands disabled, a nonzero in its Jacobian columns)."""
+    nefc = d.efc_counts[COUNT_NEFC]
+    if nefc == 0:
+        return False
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ISLAND:
+        return d.scratch_tree[DOF_ISLAND, adr] >= 0
+    for i in range(nefc):
+        for v in range(adr, adr + 6):
+            if d.efc_J[i, v] != 0.0:
+                return True
+    return False
 
 
 @kernel

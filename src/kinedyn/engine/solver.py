@@ -1292,6 +1292,8 @@ def fwd_constraint_kernel(m, d):
         primal_islands(m, d, maxiter, solver == SOL_NEWTON, start)
         for s in range(nv):
             d.scratch_island[ISLAND_NITER, s] = 0
+    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:  # lone free bodies in no island
+        discrete_free_bodies_entry(m, d)
     # noslip after any solver, then the dual solvers' map back to joint space (mj_dualFinish)
     if noslip > 0:
         solve_noslip(m, d, noslip)
