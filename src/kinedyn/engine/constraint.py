@@ -728,9 +728,10 @@ def _discrete_row(KBIP, R, i, h, floor, dampratio):
 @kernel
 def discrete_rows_supported(m):
     """Whether kinedyn reproduces the discrete integrator's constraint solve in the metric for
-    this model's options: the Newton solver on the dense constraint Jacobian
+    this model's options: the Newton solver on the dense constraint Jacobian, without noslip
     (metric.unsupported refuses the rest at compile time)."""
-    return m.opt_flags[OPT_SOLVER] == SOL_NEWTON and not is_sparse(m)
+    return m.opt_flags[OPT_SOLVER] == SOL_NEWTON and not is_sparse(m) \
+        and m.opt_flags[OPT_NOSLIP_ITERATIONS] == 0
 
 
 @kernel

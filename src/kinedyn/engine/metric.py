@@ -418,6 +418,8 @@ def unsupported(m) -> list[str]:
         elif m.opt.jacobian == JAC_SPARSE or (m.opt.jacobian == JAC_AUTO and m.nv >= 60):
             missing.append("constraint rows with a sparse constraint Jacobian "
                            "(nv >= 60 or jacobian=\"sparse\")")
+        if m.opt.noslip_iterations > 0:
+            missing.append("constraint rows with noslip (noslip_iterations > 0)")
         if np.any(m.geom_adhesion != 0.0) or np.any(m.pair_adhesion != 0.0):
             missing.append("adhesive contacts")
     if m.nflex:
