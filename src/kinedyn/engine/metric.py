@@ -30,13 +30,20 @@ MuJoCo runs a preconditioned conjugate gradient on M-hat with qH as the precondi
 until |r|^2 < tolerance^2 |rhs|^2 or opt.iterations (mj_effSolve); ``_pcg`` does the same.
 
 A lone free body's 6x6 block of qacc (not of qacc_smooth) is then solved again with the
-gyroscopic derivative added to its M-hat block, after the constraint stage
-(``discrete_free_bodies_entry``, as implicitfast's local solve).
+gyroscopic derivative added to its M-hat block, after the constraint stage, when no constraint
+row acts on it (``discrete_free_bodies_entry``, as implicitfast's local solve).
 
-What kinedyn does not reproduce (refused by ``unsupported``): constraint rows (the solver in the
-metric, implicit solref rows, refsafe), flexes, fluid forces, muscle and user actuators, tendons
-or actuators on a lone free body, sleeping, springs with a yield, the fwdinv flag; the inverse
-dynamics in the metric (inverse refuses) and the PCG's iteration-cap warning (mjWARN_INERTIA).
+Constraint rows (measured on the 4.0.0 wheel): each row's impedance and reference see the end of
+the step (constraint._discrete_row, constraint.discrete_reference), its diagApprox the metric
+(``_rescale_rows``); the Newton solver minimises its cost with M-hat for M and qfrc_smooth + shift
+for qfrc_smooth (``pick``, ``add_rank1_product``, ``add_rank1_hessian``), its preconditioner the
+backbone (``solve_backbone``), on islands joined by the rank-1 terms (island.make_islands).
+
+What kinedyn does not reproduce (refused by ``unsupported``): constraint rows with the PGS or CG
+solver, noslip, a sparse constraint Jacobian or adhesion; flexes, fluid forces, muscle and user
+actuators, tendons or actuators on a lone free body, sleeping, springs with a yield, the fwdinv
+flag; the inverse dynamics in the metric (inverse refuses) and the PCG's iteration-cap warning
+(mjWARN_INERTIA).
 """
 
 from __future__ import annotations
@@ -352,9 +359,10 @@ def discrete_acceleration_entry(m, d):
 
 @handle_entry(needed=used)
 def discrete_free_bodies_entry(m, d):
-    """After the constraint stage (no rows): each lone free body's 6x6 block of qacc again, with
-    the gyroscopic derivative h d qfrc_bias/d qvel (unsymmetric, so outside the metric), as
-    implicitfast does. MuJoCo 4.0.0 leaves qacc_smooth as the metric solve made it (measured).
+    """After the constraint stage: each lone free body's 6x6 block of qacc again, with the
+    gyroscopic derivative h d qfrc_bias/d qvel (unsymmetric, so outside the metric), as
+    implicitfast does, unless a row acts on the body (then the solver's qacc stays). MuJoCo
+    4.0.0 leaves qacc_smooth as the metric solve made it (measured).
     No tendon or actuator acts on these bodies (``unsupported``): the block is decoupled from the
     other dofs. Reads the metric's diagonal and shift from discrete_acceleration_entry."""
     diag, shift = d.scratch_efm[_DIAG], d.scratch_efm[_SHIFT]
