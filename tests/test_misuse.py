@@ -44,7 +44,7 @@ PAIR_CALLS: dict[str, tuple] = {
     "inverse": (), "inverse_actuation": (), "reset": (), "step": (), "bias_forces": (), "com_pos": (),
     "com_vel": (), "crb": (), "factor_m": (), "full_m": (), "kinematics": (), "passive": (), "rne": (),
     "rne_post_constraint": (), "tendon": (), "transmission": (), "collision": (), "contact_force": (0,),
-    "read_ctrl": (0, 0.0),
+    "read_ctrl": (0, 0.0), "read_sensor": (0, 0.0),
     "camlight": (), "reset_data_keyframe": (0,),
     "mul_m": (np.zeros(BIPED_NV),), "solve_m": (np.zeros(BIPED_NV),),
     "jac": (np.zeros(3), 1), "jac_point": (np.zeros(3), 1), "jac_body": (1,), "jac_body_com": (1,),

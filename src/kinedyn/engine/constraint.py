@@ -59,6 +59,7 @@ from kinedyn.engine.types import (
     EQ_FLEX,
     EQ_JOINT,
     EQ_WELD,
+    INT_DISCRETE,
     JAC_AUTO,
     JAC_SPARSE,
     JNT_BALL,
@@ -70,9 +71,11 @@ from kinedyn.engine.types import (
     OPT_CONE,
     OPT_DISABLEFLAGS,
     OPT_IMPRATIO,
+    OPT_INTEGRATOR,
     OPT_JACOBIAN,
     OPT_NOSLIP_ITERATIONS,
     OPT_SOLVER,
+    SOL_NEWTON,
     SOL_PGS,
 )
 from kinedyn.engine.util_linalg3 import dot_mj, dot_pattern
@@ -627,10 +630,12 @@ def _make_impedance(m, d, nefc):
     """efc_KBIP, efc_R, efc_D, and efc_diagA made consistent with R (mj_makeImpedance)."""
     timestep = m.opt_timestep[0]
     refsafe = not (m.opt_flags[OPT_DISABLEFLAGS] & DSBL_REFSAFE)
+    discrete = m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE
     R, KBIP = d.efc_R, d.efc_KBIP
     i = 0
     while i < nefc:
-        r0, r1, f0, f1, s0, s1, s2, s3, s4 = _solparams(m, d, i, timestep, refsafe)
+        # the discrete integrator replaces the 2h floor on timeconst by its own rule below
+        r0, r1, f0, f1, s0, s1, s2, s3, s4 = _solparams(m, d, i, timestep, refsafe and not discrete)
         t = d.efc_type[i]
         dim = 1
         pos = d.efc_pos[i]
@@ -668,6 +673,8 @@ def _make_impedance(m, d, nefc):
                 KBIP[i + j, 1] = -q1 / max(MINVAL, s1)
             KBIP[i + j, 2] = imp
             KBIP[i + j, 3] = impp
+            if discrete:
+                _discrete_row(KBIP, R, i + j, timestep, refsafe and q0 > 0 and tj != CNSTR_EQUALITY, q1)
         i += dim
     # frictional contacts: friction rows get R / impratio, and contact.mu is the friction of the
     # cone made circular; pyramid edges all share 2 mu^2 R (mj_makeImpedance's second pass)
@@ -697,6 +704,34 @@ def _make_impedance(m, d, nefc):
         d.efc_D[i] = 1 / R[i]
     for i in range(nefc):
         d.efc_diagA[i] = R[i] * KBIP[i, 2] / (1 - KBIP[i, 2])
+
+
+@kernel
+def _discrete_row(KBIP, R, i, h, floor, dampratio):
+    """Row i under the discrete integrator (MuJoCo 4.0's mjINT_DISCRETE, measured on the 4.0.0
+    wheel): its spring-damper acts at the end of the step, so it folds into the row's impedance
+    like the smooth springs into the metric: R /= f with f = 1 + h B + h^2 K imp (the reference is
+    divided by the same f, discrete_reference). refsafe (``floor``: on, a timeconst-dampratio
+    solref, and a limit or contact row) limits a row to h^2 K imp <= 1, replacing K, B by those
+    of timeconst = h sqrt(imp) / (dmax dampratio): K = 1 / (imp h^2), B = 2 dampratio /
+    (h sqrt(imp)). Equality rows and rows without a spring (friction loss, elliptic friction
+    directions) keep their solref as given."""
+    k = KBIP[i, 0]
+    imp = KBIP[i, 2]
+    if floor and k * imp * h * h > 1:
+        k = 1 / (imp * h * h)
+        KBIP[i, 0] = k
+        KBIP[i, 1] = 2 * dampratio / (h * math.sqrt(imp))
+    R[i] /= 1 + h * KBIP[i, 1] + h * h * k * imp
+
+
+@kernel
+def discrete_rows_supported(m):
+    """Whether kinedyn reproduces the discrete integrator's constraint solve in the metric for
+    this model's options: the Newton solver on the dense constraint Jacobian, without noslip
+    (metric.unsupported refuses the rest at compile time)."""
+    return m.opt_flags[OPT_SOLVER] == SOL_NEWTON and not is_sparse(m) \
+        and m.opt_flags[OPT_NOSLIP_ITERATIONS] == 0
 
 
 @kernel
@@ -989,6 +1024,20 @@ def reference_constraint_kernel(m, d):
         _adhesion_reference_entry(m, d)
     if d.efc_counts[COUNT_NE] > 0 and m.neq > 0:
         _jdotv_entry(m, d)
+    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:
+        discrete_reference(m, d, nefc)
+
+
+@kernel
+def discrete_reference(m, d, nefc):
+    """The discrete integrator's reference: the row's spring at the end of the step, r + h v,
+    and the whole reference divided by the row's f = 1 + h B + h^2 K imp (_discrete_row):
+    aref = (-B v - K imp (r + h v) - J̇ qvel) / f (measured on the 4.0.0 wheel)."""
+    h = m.opt_timestep[0]
+    K = d.efc_KBIP
+    for i in range(nefc):
+        kimp = K[i, 0] * K[i, 2]
+        d.efc_aref[i] = (d.efc_aref[i] - h * kimp * d.efc_vel[i]) / (1 + h * K[i, 1] + h * h * kimp)
 
 
 # The equality rows, their J̇ qvel, and the adhesion's reference are units of their own, compiled only

@@ -53,7 +53,7 @@ from kinedyn.engine.util_linalg3 import (
     skew_mul_entry,
 )
 from kinedyn.engine.util_muscle import muscle_gain_vel
-from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
+from kinedyn.engine.util_poly import dof_damping_deriv, poly_force_deriv, tendon_damping_poly
 
 
 @kernel
@@ -75,14 +75,6 @@ def eulerdamp_active(m):
                 or m.jnt_actuatorid[m.dof_jntid[v]] != -1:
             return True
     return False
-
-
-@kernel
-def dof_damping_deriv(m, d, v):
-    """d(qvel k(qvel))/dqvel of dof ``v``'s damper, the actuators' damping included: the damping
-    the implicit integrators treat implicitly (mjd_passive_vel, mj_EulerSkip)."""
-    damping, p0, p1 = dof_damping_poly(m, v)
-    return poly_force_deriv(damping, p0, p1, d.qvel[v], True)
 
 
 @kernel

@@ -31,6 +31,7 @@ from __future__ import annotations
 from kinedyn._jit import cached_njit, entry
 from kinedyn._jit.parallel import take_next
 from kinedyn.engine.actuation import fwd_actuation_entry
+from kinedyn.engine.constraint import discrete_rows_supported
 from kinedyn.engine.forward import fwd_acceleration_entry, fwd_position_entry, fwd_velocity_entry
 from kinedyn.engine.integrator import (
     STATUS_DISCRETE_ROWS,
@@ -114,7 +115,8 @@ def step_skip(m, d, skipstage, sensors):
     if status != STATUS_OK:
         return status
     forward_skip(m, d, skipstage, sensors)
-    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE and d.efc_counts[COUNT_NEFC] > 0:
+    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE and d.efc_counts[COUNT_NEFC] > 0 \
+            and not discrete_rows_supported(m):
         return STATUS_DISCRETE_ROWS  # their solve in the metric is not reproduced (as kd.step says)
     status = _qacc_status(True, d.qacc)
     if status == STATUS_OK:

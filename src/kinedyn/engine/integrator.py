@@ -29,6 +29,7 @@ from kinedyn._jit import FastEntry, NotBound, entry, handle_entry, kernel, rebin
 from kinedyn.engine.actuation import fwd_actuation_entry, next_activation, wrap_period, wrap_setpoint
 from kinedyn.engine.checks import bad_model_data, check_model_data
 from kinedyn.engine.collision_driver import COUNT_DROPPED, warn_if_contacts_dropped
+from kinedyn.engine.constraint import discrete_rows_supported
 from kinedyn.engine.data import reset
 from kinedyn.engine.derivative import (
     _free_body_implicit,
@@ -89,7 +90,8 @@ STATUS_OK, STATUS_BADQPOS, STATUS_BADQVEL, STATUS_BADQACC, STATUS_FWDINV = 0, 1,
 # the discrete integrator met constraint rows, whose solve in its metric kinedyn does not reproduce
 STATUS_DISCRETE_ROWS = 5
 DISCRETE_ROWS = ('integrator="discrete" with constraint rows (contacts, limits, equalities, friction loss) '
-                 "is not reproduced by kinedyn (docs/deviations.md): this forward pass made some")
+                 "is reproduced by kinedyn with the Newton solver on a dense constraint Jacobian only "
+                 "(docs/deviations.md): this forward pass made some")
 # returned by the per-integrator entries instead of STATUS_OK when the step's last forward pass
 # dropped contacts (efc_counts[COUNT_DROPPED]): step's Python wrapper then needs no read of its own
 STATUS_DROPPED = -1
@@ -573,8 +575,8 @@ def _step_discrete_entry(m, d, check):
     if status != STATUS_OK:
         return status
     forward_entry(m, d)
-    # rows: their solve in the metric is not reproduced (the forward pass left qacc NaN)
-    if d.efc_counts[COUNT_NEFC] > 0:
+    # rows whose solve in the metric is not reproduced (the forward pass left qacc NaN)
+    if d.efc_counts[COUNT_NEFC] > 0 and not discrete_rows_supported(m):
         return STATUS_DISCRETE_ROWS
     status = _qacc_status(check, d.qacc)
     if status == STATUS_OK:
@@ -643,7 +645,7 @@ def _step_with_callbacks(m, d, check):
     if status != STATUS_OK:
         return status
     forward_with_callbacks(m, d)
-    if m.opt._flags[0] == INT_DISCRETE and d.efc_counts[COUNT_NEFC]:
+    if m.opt._flags[0] == INT_DISCRETE and d.efc_counts[COUNT_NEFC] and not discrete_rows_supported(m):
         raise ValueError(DISCRETE_ROWS)
     status = _qacc_status(check, d.qacc)
     if status == STATUS_OK:

@@ -104,8 +104,12 @@ def _equality_trees(m, d, cid):
 
 
 @kernel
-def make_islands(m, d):
-    """Partition the rows into islands (mj_island); fills the scratch arrays listed above."""
+def make_islands(m, d, couplings=False):
+    """Partition the rows into islands (mj_island); fills the scratch arrays listed above.
+
+    ``couplings``: also join the trees the discrete integrator's metric couples (its tendon and
+    actuator rank-1 terms with a nonzero scale this step, engine.metric), which MuJoCo 4.0 solves
+    as one island (measured: a tendon spring between two trees, a limit on one of them)."""
     nv, nefc = m.nv, d.efc_counts[COUNT_NEFC]
     tree = d.scratch_tree
     parent = tree[TREE_PARENT]
@@ -166,6 +170,8 @@ def make_islands(m, d):
                     elif t != t1:
                         _merge(parent, t1, t)
             efc_island[i] = t1
+    if couplings:
+        _join_couplings(m, d, parent)
     # number the islands by their smallest tree (mj_dsuAssign)
     nisland = 0
     for t in range(ntree):
@@ -213,6 +219,44 @@ def make_islands(m, d):
         isl[ISLAND_NITER, s] += 1
     for s in range(nisland):
         isl[ISLAND_NITER, s] = 0
+
+
+@kernel
+def _join_couplings(m, d, parent):
+    """Join the trees each metric rank-1 term touches into the island of any of them that a row
+    made active, until nothing changes (a tree reached only through other coupled trees joins
+    too); trees coupled among themselves without rows stay without an island."""
+    changed = True
+    while changed:
+        changed = False
+        for t in range(m.ntendon):
+            if d.scratch_efm_ts[t] != 0.0:
+                changed |= _join_row(m, d, parent, d.ten_J[t])
+        for i in range(m.nu):
+            if d.scratch_efm_as[i] != 0.0:
+                changed |= _join_row(m, d, parent, d.actuator_moment[i])
+
+
+@kernel
+def _join_row(m, d, parent, row):
+    """Merge the trees of row's nonzeros when one of them is active; whether a merge changed
+    anything."""
+    tree = d.scratch_tree
+    active = -1
+    for v in range(m.nv):
+        if row[v] != 0.0 and parent[tree[TREE_OF_DOF, v]] != -1:
+            active = tree[TREE_OF_DOF, v]
+            break
+    if active == -1:
+        return False
+    changed = False
+    for v in range(m.nv):
+        if row[v] != 0.0:
+            t = tree[TREE_OF_DOF, v]
+            if parent[t] == -1 or _root(parent, t) != _root(parent, active):
+                _merge(parent, active, t)
+                changed = True
+    return changed
 
 
 @kernel

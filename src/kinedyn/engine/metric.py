@@ -30,13 +30,20 @@ MuJoCo runs a preconditioned conjugate gradient on M-hat with qH as the precondi
 until |r|^2 < tolerance^2 |rhs|^2 or opt.iterations (mj_effSolve); ``_pcg`` does the same.
 
 A lone free body's 6x6 block of qacc (not of qacc_smooth) is then solved again with the
-gyroscopic derivative added to its M-hat block, after the constraint stage
-(``discrete_free_bodies_entry``, as implicitfast's local solve).
+gyroscopic derivative added to its M-hat block, after the constraint stage, when no constraint
+row acts on it (``discrete_free_bodies_entry``, as implicitfast's local solve).
 
-What kinedyn does not reproduce (refused by ``unsupported``): constraint rows (the solver in the
-metric, implicit solref rows, refsafe), flexes, fluid forces, muscle and user actuators, tendons
-or actuators on a lone free body, sleeping, springs with a yield, the fwdinv flag; the inverse
-dynamics in the metric (inverse refuses) and the PCG's iteration-cap warning (mjWARN_INERTIA).
+Constraint rows (measured on the 4.0.0 wheel): each row's impedance and reference see the end of
+the step (constraint._discrete_row, constraint.discrete_reference), its diagApprox the metric
+(``_rescale_rows``); the Newton solver minimises its cost with M-hat for M and qfrc_smooth + shift
+for qfrc_smooth (``pick``, ``add_rank1_product``, ``add_rank1_hessian``), its preconditioner the
+backbone (``solve_backbone``), on islands joined by the rank-1 terms (island.make_islands).
+
+What kinedyn does not reproduce (refused by ``unsupported``): constraint rows with the PGS or CG
+solver, noslip, a sparse constraint Jacobian or adhesion; flexes, fluid forces, muscle and user
+actuators, tendons or actuators on a lone free body, sleeping, springs with a yield, the fwdinv
+flag; the inverse dynamics in the metric (inverse refuses) and the PCG's iteration-cap warning
+(mjWARN_INERTIA).
 """
 
 from __future__ import annotations
@@ -54,22 +61,32 @@ from kinedyn.engine.derivative import (
     free_body_mhat,
     tendon_damping_deriv,
 )
-from kinedyn.engine.passive_plastic import rotation_from_ref
+from kinedyn.engine.island import DOF_ISLAND, make_islands
+from kinedyn.engine.metric_diag import CK as _CK
+from kinedyn.engine.metric_diag import DIAG as _DIAG
+from kinedyn.engine.metric_diag import metric_diagonal
 from kinedyn.engine.smooth_inertia import factor_i, mul_m_kernel, solve_ld
 from kinedyn.engine.types import (
     BIAS_AFFINE,
+    CNSTR_CONTACT_ELLIPTIC,
+    CNSTR_CONTACT_PYRAMIDAL,
+    COUNT_NEFC,
     DSBL_ACTUATION,
     DSBL_DAMPER,
+    DSBL_ISLAND,
     DSBL_SPRING,
     GAIN_AFFINE,
     INT_DISCRETE,
-    JNT_BALL,
+    JAC_AUTO,
+    JAC_SPARSE,
     JNT_FREE,
     MINVAL,
     OPT_DISABLEFLAGS,
+    OPT_INTEGRATOR,
     OPT_ITERATIONS,
     OPT_SOLVER,
     OPT_TOLERANCE,
+    SOL_NEWTON,
     SOL_PGS,
     BiasType,
     DisableBit,
@@ -82,49 +99,12 @@ from kinedyn.engine.types import (
 from kinedyn.engine.util_poly import poly_force_deriv
 
 # rows of d.scratch_efm
-_DIAG, _CK, _SHIFT, _QHINV, _R, _Z, _P, _AP = range(8)
+_SHIFT, _QHINV, _R, _Z, _P, _AP, FORCE = range(2, 9)
 
 
 def used(m) -> bool:
     """Whether the model steps with the discrete integrator (the unit below is needed)."""
     return m.opt.integrator == INT_DISCRETE
-
-
-@kernel
-def _joint_stiffness(m, d, ck, h):
-    """ck = h k per dof: h d(x k(x))/dx of the joint springs, clamped >= 0 (effDiagStiff)."""
-    for v in range(m.nv):
-        ck[v] = 0.0
-    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SPRING:
-        return
-    sq, sv = d.scratch_quat, d.scratch_vec
-    for j in range(m.njnt):
-        stiffness = m.jnt_stiffness[j]
-        p0, p1 = m.jnt_stiffnesspoly[j, 0], m.jnt_stiffnesspoly[j, 1]
-        if stiffness == 0.0 and p0 == 0.0 and p1 == 0.0:
-            continue
-        padr = m.jnt_qposadr[j]
-        dadr = m.jnt_dofadr[j]
-        jtype = m.jnt_type[j]
-        if jtype == JNT_FREE:
-            # translation: isotropic, at the distance from the spring position
-            x0 = d.qpos[padr] - m.qpos_spring[padr]
-            x1 = d.qpos[padr + 1] - m.qpos_spring[padr + 1]
-            x2 = d.qpos[padr + 2] - m.qpos_spring[padr + 2]
-            k = max(0.0, poly_force_deriv(stiffness, p0, p1, np.sqrt(x0 * x0 + x1 * x1 + x2 * x2), False))
-            for c in range(3):
-                ck[dadr + c] = h * k
-            padr += 3
-            dadr += 3
-        if jtype == JNT_FREE or jtype == JNT_BALL:
-            # rotation: isotropic, at the angle from the spring orientation
-            r = rotation_from_ref(d.qpos, padr, m.qpos_spring, padr, sq, sv)
-            k = max(0.0, poly_force_deriv(stiffness, p0, p1, r, False))
-            for c in range(3):
-                ck[dadr + c] = h * k
-        else:
-            k = max(0.0, poly_force_deriv(stiffness, p0, p1, d.qpos[padr] - m.qpos_spring[padr], False))
-            ck[dadr] = h * k
 
 
 @kernel
@@ -269,6 +249,47 @@ def _pcg(m, d, x, b):
         rz = rznew
 
 
+@kernel
+def _row_scale(m, d, qh, i):
+    """sum_v J_v^2 / qH_vv over sum_v J_v^2 / M_vv of constraint row i (qH the backbone)."""
+    num = 0.0
+    den = 0.0
+    row = d.efc_J[i]
+    for v in range(m.nv):
+        j = row[v]
+        if j != 0.0:
+            adr = m.M_rowadr[v] + m.M_rownnz[v] - 1
+            num += j * j / qh[adr]
+            den += j * j / d.M[adr]
+    if den == 0.0:
+        return 1.0
+    return num / den
+
+
+@kernel
+def _rescale_rows(m, d, qh):
+    """Under the discrete integrator a row's diagApprox sees the metric: measured on the 4.0.0
+    wheel, it is the usual one times sum_v J_v^2 / qH_vv over sum_v J_v^2 / M_vv, with qH the
+    backbone (M + the diagonal + the rank-1 terms' diagonals) at the current state, and a
+    contact's rows all take its first row's factor. R (and so D and diagA, which
+    constraint._make_impedance made consistent with R) scale with it."""
+    nefc = d.efc_counts[COUNT_NEFC]
+    i = 0
+    while i < nefc:
+        t = d.efc_type[i]
+        n = 1
+        if t == CNSTR_CONTACT_ELLIPTIC:
+            n = d.contact_dim[d.efc_id[i]]
+        elif t == CNSTR_CONTACT_PYRAMIDAL:
+            n = 2 * (d.contact_dim[d.efc_id[i]] - 1)
+        s = _row_scale(m, d, qh, i)
+        for k in range(i, i + n):
+            d.efc_R[k] *= s
+            d.efc_D[k] = 1 / d.efc_R[k]
+            d.efc_diagA[k] = d.efc_R[k] * d.efc_KBIP[k, 2] / (1 - d.efc_KBIP[k, 2])
+        i += n
+
+
 @handle_entry(needed=used)
 def discrete_acceleration_entry(m, d):
     """qacc_smooth (and qacc) = M-hat^-1 (qfrc_smooth - h K qvel): mj_fwdAcceleration under the
@@ -279,11 +300,8 @@ def discrete_acceleration_entry(m, d):
     efm = d.scratch_efm
     diag, ck, shift = efm[_DIAG], efm[_CK], efm[_SHIFT]
     # per dof: h D + h^2 K, and the shift -h k qvel
-    _joint_stiffness(m, d, ck, h)
-    damper = not flags & DSBL_DAMPER
+    metric_diagonal(m, d)
     for v in range(nv):
-        damp = max(0.0, dof_damping_deriv(m, d, v)) if damper else 0.0
-        diag[v] = h * damp + h * ck[v]
         shift[v] = -ck[v] * d.qvel[v]
     # the tendon and actuator classes, left out under PGS (mj_effCouplings)
     couplings = m.opt_flags[OPT_SOLVER] != SOL_PGS
@@ -306,17 +324,28 @@ def discrete_acceleration_entry(m, d):
         qh[k] = d.M[k]
     for v in range(nv):
         qh[m.M_rowadr[v] + m.M_rownnz[v] - 1] += diag[v]
+    # M + the diagonal, kept for the constraint solvers (solver_mass)
+    mhat = d.scratch_efm_mhat
+    for k in range(qh.shape[0]):
+        mhat[k] = qh[k]
     for t in range(m.ntendon):
         if ts[t] != 0.0:
             _add_rank1(m, qh, d.ten_J[t], ts[t])
     for i in range(m.nactuator):
         if act_s[i] != 0.0:
             _add_rank1(m, qh, d.actuator_moment[i], act_s[i])
+    if d.efc_counts[COUNT_NEFC] > 0:
+        _rescale_rows(m, d, qh)
+        if nterms > 0 and not flags & DSBL_ISLAND:
+            # islands joined by the rank-1 terms (the rows' islands were made without them)
+            make_islands(m, d, True)
     factor_i(qh, efm[_QHINV], m.M_rownnz, m.M_rowadr, m.M_colind)
     # right-hand side qfrc_smooth + shift, into qacc (the PCG's b)
     rhs = d.qacc
+    force = efm[FORCE]
     for v in range(nv):
         rhs[v] = d.qfrc_smooth[v] + shift[v]
+        force[v] = rhs[v]
     if nterms == 0:
         # the backbone is the metric: a direct solve
         for v in range(nv):
@@ -330,9 +359,10 @@ def discrete_acceleration_entry(m, d):
 
 @handle_entry(needed=used)
 def discrete_free_bodies_entry(m, d):
-    """After the constraint stage (no rows): each lone free body's 6x6 block of qacc again, with
-    the gyroscopic derivative h d qfrc_bias/d qvel (unsymmetric, so outside the metric), as
-    implicitfast does. MuJoCo 4.0.0 leaves qacc_smooth as the metric solve made it (measured).
+    """After the constraint stage: each lone free body's 6x6 block of qacc again, with the
+    gyroscopic derivative h d qfrc_bias/d qvel (unsymmetric, so outside the metric), as
+    implicitfast does, unless a row acts on the body (then the solver's qacc stays). MuJoCo
+    4.0.0 leaves qacc_smooth as the metric solve made it (measured).
     No tendon or actuator acts on these bodies (``unsupported``): the block is decoupled from the
     other dofs. Reads the metric's diagonal and shift from discrete_acceleration_entry."""
     diag, shift = d.scratch_efm[_DIAG], d.scratch_efm[_SHIFT]
@@ -340,7 +370,9 @@ def discrete_free_bodies_entry(m, d):
     h = m.opt_timestep[0]
     damper = not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_DAMPER
     for j in range(m.njnt):
-        if _is_free_body(m, j):
+        # with rows: only the bodies no row acts on (measured on the 4.0.0 wheel: a free body in
+        # contact keeps the solver's qacc)
+        if _is_free_body(m, j) and not _constrained(m, d, m.jnt_dofadr[j]):
             # implicitfast's block M + h (damping) + h d qfrc_bias/d qvel (no tendon, actuator or
             # fluid term reaches it here), its damping replaced by the metric's diagonal
             free_body_mhat(m, d, j)
@@ -353,6 +385,22 @@ def discrete_free_bodies_entry(m, d):
             for r in range(6):
                 qacc[adr + r] = d.qfrc_smooth[adr + r] + shift[adr + r]
             _solve_dense(a, qacc[adr:adr + 6])
+
+
+@kernel
+def _constrained(m, d, adr):
+    """Whether a constraint row acts on the free body whose dofs start at adr: its island (or,
+    islands disabled, a nonzero in its Jacobian columns)."""
+    nefc = d.efc_counts[COUNT_NEFC]
+    if nefc == 0:
+        return False
+    if not m.opt_flags[OPT_DISABLEFLAGS] & DSBL_ISLAND:
+        return d.scratch_tree[DOF_ISLAND, adr] >= 0
+    for i in range(nefc):
+        for v in range(adr, adr + 6):
+            if d.efc_J[i, v] != 0.0:
+                return True
+    return False
 
 
 @kernel
@@ -371,7 +419,17 @@ def unsupported(m) -> list[str]:
     named in the refusal (empty: supported)."""
     missing = []
     if _constraint_rows_possible(m):
-        missing.append("constraint rows (contacts, joint or tendon limits, equalities, friction loss)")
+        if m.opt.solver != SOL_NEWTON:
+            name = "PGS" if m.opt.solver == SOL_PGS else "CG"
+            missing.append("constraint rows (contacts, joint or tendon limits, equalities, friction "
+                           f"loss) with the {name} solver (Newton is reproduced)")
+        elif m.opt.jacobian == JAC_SPARSE or (m.opt.jacobian == JAC_AUTO and m.nv >= 60):
+            missing.append("constraint rows with a sparse constraint Jacobian "
+                           "(nv >= 60 or jacobian=\"sparse\")")
+        if m.opt.noslip_iterations > 0:
+            missing.append("constraint rows with noslip (noslip_iterations > 0)")
+        if np.any(m.geom_adhesion != 0.0) or np.any(m.pair_adhesion != 0.0):
+            missing.append("adhesive contacts")
     if m.nflex:
         missing.append("flexes")
     if m.opt.density or m.opt.viscosity:
@@ -458,3 +516,110 @@ def _constraint_rows_possible(m) -> bool:
         if np.any(hit):
             return True
     return False
+
+
+# ---- the constraint solvers in the metric ---------------------------------------------------------
+# With constraint rows, MuJoCo 4.0's Newton solver minimises its usual cost with M-hat in place of
+# M and M-hat qacc_smooth = qfrc_smooth + shift in place of qfrc_smooth (mj_isMetric in
+# engine_solver.c). These kernels give the solver those quantities; with another integrator they
+# are M and qfrc_smooth.
+
+
+@kernel
+def is_discrete(m):
+    return m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE
+
+
+@kernel
+def pick(cond, a, b):
+    """a if cond else b (a kernel returns only arrays it was given: callers pass the two fields).
+
+    The constraint solvers read M as pick(is_discrete(m), d.scratch_efm_mhat, d.M) -- M + the
+    metric's diagonal under discrete, its rank-1 terms added by add_rank1_product /
+    add_rank1_hessian -- and qfrc_smooth as pick(is_discrete(m), d.scratch_efm[FORCE],
+    d.qfrc_smooth), qfrc_smooth + the metric's shift."""
+    if cond:
+        return a
+    return b
+
+
+@kernel
+def has_rank1(m, d):
+    """Whether the metric has tendon or actuator terms this step (discrete only)."""
+    if m.opt_flags[OPT_INTEGRATOR] != INT_DISCRETE:
+        return False
+    for t in range(m.ntendon):
+        if d.scratch_efm_ts[t] != 0.0:
+            return True
+    for i in range(m.nu):
+        if d.scratch_efm_as[i] != 0.0:
+            return True
+    return False
+
+
+@kernel
+def add_rank1_product(m, d, dofs, res, vec):
+    """res += sum_k s_k row_k' (row_k vec) over the island's dofs (the metric's rank-1 terms)."""
+    for t in range(m.ntendon):
+        s = d.scratch_efm_ts[t]
+        if s != 0.0:
+            _rank1_island(res, d.ten_J[t], vec, s, dofs)
+    for i in range(m.nu):
+        s = d.scratch_efm_as[i]
+        if s != 0.0:
+            _rank1_island(res, d.actuator_moment[i], vec, s, dofs)
+
+
+@kernel
+def _rank1_island(res, row, vec, scale, dofs):
+    dot = 0.0
+    for a in range(dofs.shape[0]):
+        v = dofs[a]
+        dot += row[v] * vec[v]
+    dot *= scale
+    for a in range(dofs.shape[0]):
+        v = dofs[a]
+        res[v] += dot * row[v]
+
+
+@kernel
+def add_rank1_all(m, d, res, vec):
+    """res += the metric's rank-1 terms times vec, over every dof."""
+    for t in range(m.ntendon):
+        s = d.scratch_efm_ts[t]
+        if s != 0.0:
+            _rank1_apply(res, d.ten_J[t], vec, s)
+    for i in range(m.nu):
+        s = d.scratch_efm_as[i]
+        if s != 0.0:
+            _rank1_apply(res, d.actuator_moment[i], vec, s)
+
+
+@kernel
+def add_rank1_hessian(m, d, dofs, L):
+    """L[a, c] += sum_k s_k row_k[a] row_k[c] (lower triangle, the island's local numbering)."""
+    for t in range(m.ntendon):
+        s = d.scratch_efm_ts[t]
+        if s != 0.0:
+            _rank1_lower(L, d.ten_J[t], s, dofs)
+    for i in range(m.nu):
+        s = d.scratch_efm_as[i]
+        if s != 0.0:
+            _rank1_lower(L, d.actuator_moment[i], s, dofs)
+
+
+@kernel
+def _rank1_lower(L, row, scale, dofs):
+    nd = dofs.shape[0]
+    for a in range(nd):
+        x = row[dofs[a]]
+        if x != 0.0:
+            w = scale * x
+            for c in range(a + 1):
+                L[a, c] += w * row[dofs[c]]
+
+
+@kernel
+def solve_backbone(m, d, x):
+    """x <- qH^-1 x with the backbone factor (the metric's preconditioner)."""
+    solve_ld(x, d.scratch_efm_qh, d.scratch_efm[_QHINV], m.M_rownnz, m.M_rowadr, m.M_colind)

@@ -21,9 +21,19 @@ import math
 
 from kinedyn._jit import handle_entry, kernel
 from kinedyn.engine import solver_sparse
-from kinedyn.engine.constraint import is_sparse, mul_j_rows
+from kinedyn.engine.constraint import discrete_rows_supported, is_sparse, mul_j_rows
 from kinedyn.engine.island import DOF_ISLAND, ISLAND_ADR, ISLAND_NEFC, ISLAND_NITER
-from kinedyn.engine.metric import discrete_free_bodies_entry
+from kinedyn.engine.metric import (
+    FORCE,
+    add_rank1_all,
+    add_rank1_hessian,
+    add_rank1_product,
+    discrete_free_bodies_entry,
+    has_rank1,
+    is_discrete,
+    pick,
+    solve_backbone,
+)
 from kinedyn.engine.smooth_inertia import mul_m_kernel, solve_ld
 from kinedyn.engine.solver_pgs import dual_finish, pgs_warmstart, solve_noslip, solve_pgs
 from kinedyn.engine.types import (
@@ -306,9 +316,14 @@ def warmstart(m, d):
     # costs only: the primal solvers compute qfrc_constraint themselves (on every dof a row
     # acts on; the others keep the zero fwd_constraint_kernel set)
     cost_warm = _rows_update(d, se[_JAREF], nefc, True, False)
-    mul_m_kernel(sv[_MA], d.M, sv[_SEARCH], m.M_rownnz, m.M_rowadr, m.M_colind)
+    # (under discrete: M-hat and qfrc_smooth + shift, engine.metric)
+    mass = pick(is_discrete(m), d.scratch_efm_mhat, d.M)
+    mul_m_kernel(sv[_MA], mass, sv[_SEARCH], m.M_rownnz, m.M_rowadr, m.M_colind)
+    if has_rank1(m, d):
+        add_rank1_all(m, d, sv[_MA], sv[_SEARCH])
+    force = pick(is_discrete(m), d.scratch_efm[FORCE], d.qfrc_smooth)
     for v in range(nv):
-        cost_warm += 0.5 * (sv[_MA, v] - d.qfrc_smooth[v]) * (d.qacc_warmstart[v] - d.qacc_smooth[v])
+        cost_warm += 0.5 * (sv[_MA, v] - force[v]) * (d.qacc_warmstart[v] - d.qacc_smooth[v])
     cost_smooth = _rows_update(d, d.efc_b, nefc, True, False)
     if cost_warm > cost_smooth:
         for v in range(nv):
@@ -337,9 +352,10 @@ def _update_constraint(m, d, dofs, rows, cone_hessian):
             ncone += 1
     d.scratch_solver_counts[SOLVER_CONES] = ncone
     gauss = 0.0
+    force = pick(is_discrete(m), d.scratch_efm[FORCE], d.qfrc_smooth)
     for a in range(dofs.shape[0]):
         v = dofs[a]
-        gauss += 0.5 * (sv[_MA, v] - d.qfrc_smooth[v]) * (d.qacc[v] - d.qacc_smooth[v])
+        gauss += 0.5 * (sv[_MA, v] - force[v]) * (d.qacc[v] - d.qacc_smooth[v])
     d.scratch_solver_gauss[0] = gauss
     return cost + gauss
 
@@ -414,7 +430,8 @@ def _island_mul_jt_sparse(d, dofs, rows):
 @kernel
 def _update_grad(m, d, dofs):
     sv = d.scratch_solver_nv
-    grad, ma, smooth, qfrc = sv[_GRAD], sv[_MA], d.qfrc_smooth, d.qfrc_constraint
+    smooth = pick(is_discrete(m), d.scratch_efm[FORCE], d.qfrc_smooth)
+    grad, ma, qfrc = sv[_GRAD], sv[_MA], d.qfrc_constraint
     for a in range(dofs.shape[0]):
         v = unsigned_index(dofs[a])
         grad[v] = ma[v] - smooth[v] - qfrc[v]
@@ -452,7 +469,10 @@ def _update_mgrad(m, d, dofs, newton):
         # solve gives the island's entries exactly (the others are not read)
         for v in range(m.nv):
             sv[_MGRAD, v] = sv[_GRAD, v]
-        solve_ld(sv[_MGRAD], d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
+        if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:
+            solve_backbone(m, d, sv[_MGRAD])  # the metric's backbone qH (engine.metric)
+        else:
+            solve_ld(sv[_MGRAD], d.qLD, d.qLDiagInv, m.M_rownnz, m.M_rowadr, m.M_colind)
 
 
 @kernel
@@ -491,11 +511,14 @@ def _make_hessian(m, d, dofs, rows):
                         w = tmp * dq
                         for c in range(a + 1):
                             L[a, c] += J[r, c] * w
-        rowadr, rownnz, colind, M = m.M_rowadr, m.M_rownnz, m.M_colind, d.M
+        M = pick(is_discrete(m), d.scratch_efm_mhat, d.M)
+        rowadr, rownnz, colind = m.M_rowadr, m.M_rownnz, m.M_colind
         for a in range(nd):
             adr = rowadr[a]
             for k in range(rownnz[a]):
                 L[a, unsigned_index(colind[adr + k])] += M[adr + k]
+        if has_rank1(m, d):
+            add_rank1_hessian(m, d, dofs, L)
         _factor_hessian(m, d, dofs, rows, L)
         if d.scratch_solver_counts[SOLVER_CONES]:
             _hessian_cone(m, d, dofs, rows)
@@ -517,7 +540,8 @@ def _make_hessian(m, d, dofs, rows):
     # + M (lower triangle of the tree-sparse layout; an island holds whole trees, so a row's
     # columns are island dofs, found by their local index)
     loc = d.scratch_dof_local
-    rowadr, rownnz, colind, M = m.M_rowadr, m.M_rownnz, m.M_colind, d.M
+    M = pick(is_discrete(m), d.scratch_efm_mhat, d.M)
+    rowadr, rownnz, colind = m.M_rowadr, m.M_rownnz, m.M_colind
     for a in range(nd):
         loc[unsigned_index(dofs[a])] = a
     for a in range(nd):
@@ -525,6 +549,8 @@ def _make_hessian(m, d, dofs, rows):
         adr = rowadr[i]
         for k in range(rownnz[i]):
             L[a, unsigned_index(loc[unsigned_index(colind[adr + k])])] += M[adr + k]
+    if has_rank1(m, d):
+        add_rank1_hessian(m, d, dofs, L)
     _factor_hessian(m, d, dofs, rows, L)
     if d.scratch_solver_counts[SOLVER_CONES]:
         _hessian_cone(m, d, dofs, rows)
@@ -672,7 +698,8 @@ def _prepare(m, d, dofs, rows):
     q = d.scratch_quad
     g = d.scratch_solver_gauss
     # three mju_dot's over the island's dofs (in its local order)
-    g[1] = _dot_dofs(sv[_SEARCH], sv[_MA], dofs) - _dot_dofs(d.qfrc_smooth, sv[_SEARCH], dofs)
+    force = pick(is_discrete(m), d.scratch_efm[FORCE], d.qfrc_smooth)
+    g[1] = _dot_dofs(sv[_SEARCH], sv[_MA], dofs) - _dot_dofs(force, sv[_SEARCH], dofs)
     g[2] = 0.5 * _dot_dofs(sv[_SEARCH], sv[_MV], dofs)
     b = 0
     nr = rows.shape[0]
@@ -999,7 +1026,8 @@ def _island_dot(a, i, b, j, dofs):
 def _island_mul_m(m, d, dofs, r, v0):
     """sv[r] = M sv[v0] on the island's dofs (M's rows of an island reach only island dofs)."""
     res, vec = d.scratch_solver_nv[r], d.scratch_solver_nv[v0]
-    M, rowadr, rownnz, colind = d.M, m.M_rowadr, m.M_rownnz, m.M_colind
+    M = pick(is_discrete(m), d.scratch_efm_mhat, d.M)
+    rowadr, rownnz, colind = m.M_rowadr, m.M_rownnz, m.M_colind
     nd = dofs.shape[0]
     for a in range(nd):
         res[unsigned_index(dofs[a])] = 0.0
@@ -1015,6 +1043,8 @@ def _island_mul_m(m, d, dofs, r, v0):
             acc += M[adr + k] * vec[j]
             res[j] += M[adr + k] * vec[i]
         res[i] = acc
+    if has_rank1(m, d):
+        add_rank1_product(m, d, dofs, res, vec)
 
 
 @kernel
@@ -1070,6 +1100,7 @@ def solve_primal(m, d, dofs, rows, maxiter, newton, start=_FROM_NOTHING):
     _update_constraint(m, d, dofs, rows, cone_hessian)
     _update_grad(m, d, dofs)
     # MuJoCo 4.0 scales improvement and gradient by 1 / trace(M) of the island
+    # (under discrete too: with M-hat's trace the measured Newton and CG runs are the same)
     trace = 0.0
     for a in range(nd):
         trace += d.M[m.M_rowadr[dofs[a]] + m.M_rownnz[dofs[a]] - 1]
@@ -1238,9 +1269,10 @@ def fwd_constraint_kernel(m, d):
         if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:  # lone free bodies' gyroscopic block
             discrete_free_bodies_entry(m, d)
         return
-    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:
-        # the solve in the discrete integrator's metric is not reproduced (engine.metric): no
-        # acceleration rather than a wrong one; step raises (integrator.STATUS_DISCRETE_ROWS)
+    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE and not discrete_rows_supported(m):
+        # a solve in the discrete integrator's metric that kinedyn does not reproduce
+        # (engine.metric): no acceleration rather than a wrong one; step raises
+        # (integrator.STATUS_DISCRETE_ROWS)
         for v in range(nv):
             d.qacc[v] = math.nan
         return
@@ -1260,6 +1292,8 @@ def fwd_constraint_kernel(m, d):
         primal_islands(m, d, maxiter, solver == SOL_NEWTON, start)
         for s in range(nv):
             d.scratch_island[ISLAND_NITER, s] = 0
+    if m.opt_flags[OPT_INTEGRATOR] == INT_DISCRETE:  # lone free bodies in no island
+        discrete_free_bodies_entry(m, d)
     # noslip after any solver, then the dual solvers' map back to joint space (mj_dualFinish)
     if noslip > 0:
         solve_noslip(m, d, noslip)

@@ -151,3 +151,11 @@ def tendon_damping_poly(m, t):
     return tendon_damping_coefs(t, m.tendon_actuatorid, m.tendon_damping, m.tendon_dampingpoly,
                                 m.actuator_damping, m.actuator_dampingpoly, m.actuator_gear, m.actuator_trnid,
                                 m.actuator_trntype)
+
+
+@kernel
+def dof_damping_deriv(m, d, v):
+    """d(qvel k(qvel))/dqvel of dof ``v``'s damper, the actuators' damping included: the damping
+    the implicit integrators treat implicitly (mjd_passive_vel, mj_EulerSkip)."""
+    damping, p0, p1 = dof_damping_poly(m, v)
+    return poly_force_deriv(damping, p0, p1, d.qvel[v], True)
