@@ -72,6 +72,7 @@ OTHER_MODEL_CALLS: dict[str, object] = {
     "trajectory.qpos_names": lambda m: (m,),
     "trajectory.dof_names": lambda m: (m,),
     "trajectory.actuator_names": lambda m: (m,),
+    "trajectory.control_names": lambda m: (m,),
     "trajectory.inverse_dynamics": lambda m: (m, np.arange(4) * 0.01, np.zeros((4, BIPED_NQ))),
     "trajectory.differences": lambda m: (m, np.zeros((4, BIPED_NQ)), 0.01),
     "trajectory.spline_derivatives": lambda m: (m, np.arange(8) * 0.01, np.zeros((8, BIPED_NQ))),
