@@ -104,7 +104,7 @@ from kinedyn.engine.types import (
 )
 from kinedyn.engine.util_linalg3 import cross3
 from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
-from kinedyn.engine.util_solve import chol_factor, chol_solve, factor_lu_tree, solve_lu_tree
+from kinedyn.engine.util_solve import chol_factor, factor_lu_tree, solve_lu_tree
 from kinedyn.engine.util_spatial import cross_motion, quat_product, row6
 
 # sensors differentiated here: their value is linear in qpos/qvel, or an actuator quantity
@@ -1032,11 +1032,43 @@ _VEC = "float64[::1]"
 
 
 @kernel
+def _chol_solve_rows(a, x, n):
+    """x <- (L L')^-1 x for every column of x (n, ncol) at once, L = a's lower triangle from
+    chol_factor: mju_cholSolve's two substitutions (chol_solve) applied to whole rows, so each
+    update is a contiguous row operation Numba vectorises, and the zeros of L (M + H keeps much of
+    M's tree sparsity: a limb without rows) are skipped. The back substitution runs in
+    chol_solve's order; the forward one sums row by row instead of in mju_dot's order (round-off)."""
+    ncol = x.shape[1]
+    for i in range(n):
+        xi = x[i]
+        for k in range(i):
+            f = a[i, k]
+            if f != 0.0:
+                xk = x[k]
+                for c in range(ncol):
+                    xi[c] -= f * xk[c]
+        p = a[i, i]
+        for c in range(ncol):
+            xi[c] /= p
+    for i in range(n - 1, -1, -1):
+        xi = x[i]
+        for j in range(n - 1, i, -1):
+            f = a[j, i]
+            if f != 0.0:
+                xj = x[j]
+                for c in range(ncol):
+                    xi[c] -= f * xj[c]
+        p = a[i, i]
+        for c in range(ncol):
+            xi[c] /= p
+
+
+@kernel
 def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
     """rhs_f <- dqacc_fwd/d[q, v, act, ctrl]: (M + H)^-1 (rhs + [G_q, G_v, 0, 0] - d(M qacc +
     bias)/d[q, v]) at forward's qacc (rhs: the smooth forces' partials; mats[2:5]: G_q, G_v, H;
-    the dense M + H factorised by Cholesky in kdense, util_solve's chol_factor and chol_solve).
-    mats[0:2] are used as scratch."""
+    the dense M + H factorised by Cholesky in kdense, util_solve's chol_factor, then solved for all
+    the columns at once, _chol_solve_rows). mats[0:2] are used as scratch."""
     nv = m.nv
     tq, tv, gq, gv, hc = mats[0], mats[1], mats[2], mats[3], mats[4]
     rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
@@ -1054,14 +1086,7 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
         for c in range(nv):
             kdense[r, c] += hc[r, c]
     chol_factor(kdense, nv, MINVAL)
-    # each column of rhs_f through mju_cholSolve (tq's first row, consumed above, holds it)
-    col = tq[0]
-    for c in range(rhs_f.shape[1]):
-        for r in range(nv):
-            col[r] = rhs_f[r, c]
-        chol_solve(col, kdense, col, nv)
-        for r in range(nv):
-            rhs_f[r, c] = col[r]
+    _chol_solve_rows(kdense, rhs_f, nv)
 
 
 @handle_entry(returns="boolean", args="float64[:, ::1], float64[:, :, ::1]",
