@@ -58,7 +58,14 @@ from kinedyn.engine.derivative import (
     rne_vel,
 )
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
-from kinedyn.engine.derivative_rne import _V0, dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
+from kinedyn.engine.derivative_rne import (
+    _V0,
+    dof_groups,
+    rne_derivs_q,
+    rne_derivs_qv,
+    rne_partials,
+    solve_ld_rows,
+)
 from kinedyn.engine.forward import forward_entry, forward_skip_sensor_entry
 from kinedyn.engine.passive_plastic import rotation_from_ref
 from kinedyn.engine.smooth_inertia import factor_i, full_m_kernel, solve_ld
@@ -1036,8 +1043,9 @@ def _chol_solve_rows(a, x, n):
     """x <- (L L')^-1 x for every column of x (n, ncol) at once, L = a's lower triangle from
     chol_factor: mju_cholSolve's two substitutions (chol_solve) applied to whole rows, so each
     update is a contiguous row operation Numba vectorises, and the zeros of L (M + H keeps much of
-    M's tree sparsity: a limb without rows) are skipped. The back substitution runs in
-    chol_solve's order; the forward one sums row by row instead of in mju_dot's order (round-off)."""
+    M's tree sparsity: a limb without rows) are skipped. The back substitution subtracts in
+    chol_solve's order; the forward one sums row by row instead of in mju_dot's order, and both
+    multiply by the pivot's reciprocal rather than divide (round-off)."""
     ncol = x.shape[1]
     for i in range(n):
         xi = x[i]
@@ -1047,9 +1055,9 @@ def _chol_solve_rows(a, x, n):
                 xk = x[k]
                 for c in range(ncol):
                     xi[c] -= f * xk[c]
-        p = a[i, i]
+        inv = 1.0 / a[i, i]
         for c in range(ncol):
-            xi[c] /= p
+            xi[c] *= inv
     for i in range(n - 1, -1, -1):
         xi = x[i]
         for j in range(n - 1, i, -1):
@@ -1058,9 +1066,9 @@ def _chol_solve_rows(a, x, n):
                 xj = x[j]
                 for c in range(ncol):
                     xi[c] -= f * xj[c]
-        p = a[i, i]
+        inv = 1.0 / a[i, i]
         for c in range(ncol):
-            xi[c] /= p
+            xi[c] *= inv
 
 
 @kernel
@@ -1252,19 +1260,28 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
     if constrained:
         # K dqacc = ... + d qfrc_constraint, = G_q dq + G_v dv - H dqacc_fwd
         gq, gv, hc = mats[2], mats[3], mats[4]
+        ncol = rhs.shape[1]
         for r in range(nv):
+            row = rhs[r]
             for c in range(nv):
-                rhs[r, c] += gq[r, c]
-                rhs[r, nv + c] += gv[r, c]
+                row[c] += gq[r, c]
+                row[nv + c] += gv[r, c]
+            # H is zero outside the rows' dofs: whole contiguous rows for its other entries
             for k in range(nv):
                 f = hc[r, k]
                 if f != 0.0:
-                    for c in range(rhs.shape[1]):
-                        rhs[r, c] -= f * rhs_f[k, c]
+                    row_f = rhs_f[k]
+                    for c in range(ncol):
+                        row[c] -= f * row_f[c]
     # the rigid body at the integrator's acceleration: d(M qacc + qfrc_bias)/d(q, v)
     for v in range(nv):
         d.qacc[v] = qacc[v]
-    rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
+    if constrained and integrator != INT_IMPLICIT:
+        # _constrained_forward's call at forward's qacc left tv (it does not depend on qacc) and
+        # the velocity-only scratch (implicit's bias_curvature_entry has used them since)
+        rne_derivs_q(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq)
+    else:
+        rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
     for r in range(nv):
         for c in range(nv):
             rhs[r, c] -= tq[r, c]
