@@ -1276,9 +1276,9 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
     # the rigid body at the integrator's acceleration: d(M qacc + qfrc_bias)/d(q, v)
     for v in range(nv):
         d.qacc[v] = qacc[v]
-    if constrained and integrator != INT_IMPLICIT:
+    if constrained and integrator == INT_EULER:
         # _constrained_forward's call at forward's qacc left tv (it does not depend on qacc) and
-        # the velocity-only scratch (implicit's bias_curvature_entry has used them since)
+        # the velocity-only scratch; Euler's _system uses neither (implicit's bias curvature does)
         rne_derivs_q(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq)
     else:
         rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
