@@ -529,18 +529,21 @@ def _contact_gq(m, d, ibuf, fbuf, hbuf, gq, i):
                     s -= blk[a, b] * djar[r0 + b, kk]
                 y[r0 + a, kk] = s
         r0 += n
-    # G_q[:, k] += sum_r dJ_r' f_r + J_r' df_r
+    # G_q[:, k] += sum_r J_r' df_r + dJ_r' f_r, row r after row r (each entry summed in that
+    # order), along G_q's rows: J_r is zero off the chain, so only its columns v where it is not
     for r in range(rows):
         f = fbuf[_FORCE, i + r]
-        for kk in range(nc):
-            k = idx[kk]
-            dfr = y[r, kk]
-            if dfr != 0.0:
-                for v in range(nv):
-                    gq[v, k] += J[i + r, v] * dfr
-            if f != 0.0:
-                for a in range(nc):
-                    gq[idx[a], k] += _contact_t(gb, ctype, r, a * nc + kk, fric) * f
+        for v in range(nv):
+            jv = J[i + r, v]
+            if jv != 0.0:
+                g = gq[v]
+                for kk in range(nc):
+                    g[idx[kk]] += jv * y[r, kk]
+        if f != 0.0:
+            for a in range(nc):
+                g = gq[idx[a]]
+                for kk in range(nc):
+                    g[idx[kk]] += _contact_t(gb, ctype, r, a * nc + kk, fric) * f
     return rows
 
 
