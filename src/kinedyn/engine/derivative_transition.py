@@ -1075,8 +1075,9 @@ def _chol_solve_rows(a, x, n):
 def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
     """rhs_f <- dqacc_fwd/d[q, v, act, ctrl]: (M + H)^-1 (rhs + [G_q, G_v, 0, 0] - d(M qacc +
     bias)/d[q, v]) at forward's qacc (rhs: the smooth forces' partials; mats[2:5]: G_q, G_v, H;
-    the dense M + H factorised by Cholesky in kdense, util_solve's chol_factor, then solved for all
-    the columns at once, _chol_solve_rows). mats[0:2] are used as scratch."""
+    M + H factorised in M's sparse layout when H lies in M's pattern, else densely by Cholesky in
+    kdense, util_solve's chol_factor, then solved for all the columns at once, _chol_solve_rows).
+    mats[0:2] are used as scratch."""
     nv = m.nv
     tq, tv, gq, gv, hc = mats[0], mats[1], mats[2], mats[3], mats[4]
     rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
@@ -1086,6 +1087,14 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
         for c in range(nv):
             rhs_f[r, c] += gq[r, c] - tq[r, c]
             rhs_f[r, nv + c] += gv[r, c] - tv[r, c]
+    if _gather_in_m(m, d, hc, d.scratch_nC):
+        # H within M's pattern (every row's dofs on one ancestor chain: contacts and limits of one
+        # branch against the world, the feet on a floor): M + H is tree-sparse too, and its
+        # L^T D L factor (mj_factorI's, from the leaves) has no fill-in. _system overwrites the
+        # scratch after this.
+        factor_i(d.scratch_nC, d.scratch_nv_a, m.M_rownnz, m.M_rowadr, m.M_colind)
+        solve_ld_rows(m, d.scratch_nC, d.scratch_nv_a, rhs_f, 1.0)
+        return
     for r in range(nv):
         for c in range(nv):
             kdense[r, c] = 0.0
@@ -1095,6 +1104,30 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
             kdense[r, c] += hc[r, c]
     chol_factor(kdense, nv, MINVAL)
     _chol_solve_rows(kdense, rhs_f, nv)
+
+
+@kernel
+def _gather_in_m(m, d, hc, qh):
+    """qh = M + H in M's sparse layout (d.M's), if H (dense, symmetric) has no entry outside M's
+    pattern; else False (qh then partly written). Counted, not searched: row r's entries left of
+    the diagonal in M's pattern (M_colind) against all of row r's entries left of it."""
+    colind = m.M_colind
+    for r in range(m.nv):
+        adr = m.M_rowadr[r]
+        n = m.M_rownnz[r]
+        total = 0
+        for c in range(r):
+            if hc[r, c] != 0.0:
+                total += 1
+        inside = 0
+        for t in range(n):
+            c = colind[adr + t]
+            if c != r and hc[r, c] != 0.0:
+                inside += 1
+            qh[adr + t] = d.M[adr + t] + hc[r, c]
+        if inside != total:
+            return False
+    return True
 
 
 @handle_entry(returns="boolean", args="float64[:, ::1], float64[:, :, ::1]",
