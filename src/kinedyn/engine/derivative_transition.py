@@ -1042,8 +1042,8 @@ _VEC = "float64[::1]"
 def _chol_solve_rows(a, x, n):
     """x <- (L L')^-1 x for every column of x (n, ncol) at once, L = a's lower triangle from
     chol_factor: mju_cholSolve's two substitutions (chol_solve) applied to whole rows, so each
-    update is a contiguous row operation Numba vectorises, and the zeros of L (M + H keeps much of
-    M's tree sparsity: a limb without rows) are skipped. The back substitution subtracts in
+    update is a contiguous row operation Numba vectorises, and L's zeros are skipped (used where
+    H couples two branches, so that M + H is not tree-sparse). The back substitution subtracts in
     chol_solve's order; the forward one sums row by row instead of in mju_dot's order, and both
     multiply by the pivot's reciprocal rather than divide (round-off)."""
     ncol = x.shape[1]
