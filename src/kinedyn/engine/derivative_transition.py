@@ -58,7 +58,14 @@ from kinedyn.engine.derivative import (
     rne_vel,
 )
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
-from kinedyn.engine.derivative_rne import _V0, dof_groups, rne_derivs_q, rne_derivs_qv, rne_partials, solve_ld_rows
+from kinedyn.engine.derivative_rne import (
+    _V0,
+    dof_groups,
+    rne_derivs_q,
+    rne_derivs_qv,
+    rne_partials,
+    solve_ld_rows,
+)
 from kinedyn.engine.forward import forward_entry, forward_skip_sensor_entry
 from kinedyn.engine.passive_plastic import rotation_from_ref
 from kinedyn.engine.smooth_inertia import factor_i, full_m_kernel, solve_ld
