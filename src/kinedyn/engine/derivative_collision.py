@@ -75,7 +75,7 @@ WD = 55  # 3 rows (nc * nc): d (Jr(b1) - Jr(b2))[a] / dq_kk (a weld's)
 JDVR = 58  # 3 rows (nc): d (J̇r(b1) qvel - J̇r(b2) qvel) / dq_kk
 DOM = 61  # 6 rows (nc): d w_s / dq_kk, w_s = Jr(b_s) qvel the angular velocity of body s = 0, 1
 TT = 67  # nc * nc: d ten_J[idx[a]] / dq_kk of a spatial tendon
-_ANC = 68  # nc * nc: 1 where dof idx[kk] moves dof idx[a]'s axis (_fill_moves), at a * nc + kk
+_ANC = 68  # nc * nc: 1 where dof idx[kk] moves dof idx[a]'s axis (_moves_axis), at a * nc + kk
 NG = 69
 
 # how much the stored contact may differ from the one rebuilt here before the features are deemed
@@ -155,17 +155,28 @@ def _in_chain(m, b, v):
 
 
 @kernel
+def _moves_axis_of(m, k, fk, nk, rk, i):
+    """_moves_axis with k's group (fk, nk, rk: dof_groups of k) already looked up."""
+    return i != k and ((rk and fk <= i < fk + nk) or _reaches(m, m.dof_parentid[i], k))
+
+
+@kernel
+def _moves_axis(m, k, i):
+    """Whether perturbing dof k moves dof i's axis: k a proper ancestor of i in the dof tree, or
+    both in one rotational group (a ball, a free joint's rotations: body-frame axes)."""
+    fk, nk, rk = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, k)
+    return _moves_axis_of(m, k, fk, nk, rk, i)
+
+
+@kernel
 def _fill_moves(m, idx, nc, gb):
-    """gb[_ANC]: whether perturbing dof idx[k] moves dof idx[a]'s axis, for every pair of the chain
-    (read by the loops below): k a proper ancestor of a in the dof tree, or both in one rotational
-    group (a ball, a free joint's rotations: body-frame axes). Each dof's group is looked up once."""
+    """gb[_ANC]: the _moves_axis table of the chain, read by the loops below (each dof's group
+    looked up once, not once per pair)."""
     for k in range(nc):
         dk = idx[k]
         fk, nk, rk = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, dk)
         for a in range(nc):
-            i = idx[a]
-            moves = i != dk and ((rk and fk <= i < fk + nk) or _reaches(m, m.dof_parentid[i], dk))
-            gb[_ANC, a * nc + k] = 1.0 if moves else 0.0
+            gb[_ANC, a * nc + k] = 1.0 if _moves_axis_of(m, dk, fk, nk, rk, idx[a]) else 0.0
 
 
 @kernel
