@@ -92,14 +92,16 @@ def bench_model(name: str, repeats: int, nthread) -> None:
         t_mj = _best(lambda c=centered, A=A, B=B:
                      mujoco.mjd_transitionFD(mjm, mjd, 1e-6, c, A, B, None, None),
                      repeats)
-        rel = _rel(kd.transition_fd(m, d, 1e-6, centered)[:2], (A, B))
+        # (on --nthread threads too: a parallel call leaves Numba's workers spinning for a while,
+        # which slowed the timings after it, CPU time and wall clock alike)
+        rel = _rel(kd.transition_fd(m, d, 1e-6, centered, nthread=nthread)[:2], (A, B))
         _row(name, f"transition_fd {'centred' if centered else 'forward'}", t_kd, t_mj, rel)
     mujoco.mj_forward(mjm, mjd)
     out = [np.zeros((m.nv, m.nv)) for _ in range(3)] + [np.zeros((m.nv, m.nsensordata)) for _ in range(3)]
     out.append(np.zeros((m.nv, mjm.nC)))
     t_kd = _best(lambda: kd.inverse_fd(m, d, 1e-6, nthread=nthread), repeats)
     t_mj = _best(lambda: mujoco.mjd_inverseFD(mjm, mjd, 1e-6, False, *out), repeats)
-    _row(name, "inverse_fd", t_kd, t_mj, _rel(kd.inverse_fd(m, d, 1e-6), out))
+    _row(name, "inverse_fd", t_kd, t_mj, _rel(kd.inverse_fd(m, d, 1e-6, nthread=nthread), out))
     # the constraint force's derivatives (kinedyn) against the inverse's finite differences (MuJoCo),
     # which hold them; the difference column: d/dqacc, J' C J against DfDa' - M
     kd.inverse(m, d)  # d's rows and aref at MuJoCo's qacc

@@ -11,8 +11,8 @@ filter activation, affine gains, forcerange) and a ball joint, with joint/actuat
 Euler and implicitfast; filterexact/actearly/integrator actuators with actrange; muscles on fixed
 tendons and a joint (limits off: no constraint rows); gymnasium's humanoid with contacts and
 limits off, and with them; a box and its links resting on a floor (pyramidal under Euler,
-elliptic under implicitfast). Also: the refusals, the sensors="fd" fill, kd.check_derivatives'
-analytical stages.
+elliptic under implicitfast); a sphere resting on a box on the floor (two trees in contact).
+Also: the refusals, the sensors="fd" fill, kd.check_derivatives' analytical stages.
 """
 
 from __future__ import annotations
@@ -355,6 +355,29 @@ def test_contacts_at_the_solvers_optimum(integrator, cone):
     mjd = case[3]
     assert mjd.ncon >= 3 and mjd.nefc > 0, (mjd.ncon, mjd.nefc)
     _check(case, f"floor {integrator} {cone}", CONSTRAINED_BAR, CONSTRAINED_AGREE)
+
+
+STACK = """<mujoco><option timestep="0.005"/>
+<worldbody><geom type="plane" size="5 5 .1"/>
+ <body pos="0 0 .1"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+ <body pos=".02 .01 .3"><freejoint/><geom type="sphere" size=".1"/></body>
+</worldbody></mujoco>"""
+
+
+def test_contacts_between_two_trees():
+    """A sphere resting on a box on the floor: the sphere-box contact couples the two free
+    bodies, so H (and M + H) has entries outside M's tree pattern (_constrained_forward's dense
+    factor; the floor contacts alone keep M's pattern and its sparse factor)."""
+    case = _case(_at_optimum(STACK), 150, [], kd.IntegratorType.EULER)
+    m, d, _, mjd = case
+    assert mjd.ncon >= 5, mjd.ncon
+    w = kd.Data(m)
+    for f in ("qpos", "qvel", "qacc_warmstart"):
+        getattr(w, f)[:] = getattr(d, f)
+    kd.forward(m, w)
+    h = kd.constraint_derivatives(m, w).dqfrc_dqacc
+    assert np.abs(h[:6, 6:]).max() > 0.0
+    _check(case, "stack", CONSTRAINED_BAR, CONSTRAINED_AGREE)
 
 
 def test_humanoid_on_the_floor():

@@ -157,21 +157,28 @@ def _in_chain(m, b, v):
 
 
 @kernel
+def _moves_axis_of(m, k, fk, nk, rk, i):
+    """_moves_axis with k's group (fk, nk, rk: dof_groups of k) already looked up."""
+    return i != k and ((rk and fk <= i < fk + nk) or _reaches(m, m.dof_parentid[i], k))
+
+
+@kernel
 def _moves_axis(m, k, i):
     """Whether perturbing dof k moves dof i's axis: k a proper ancestor of i in the dof tree, or
     both in one rotational group (a ball, a free joint's rotations: body-frame axes)."""
-    if k == i:
-        return False
     fk, nk, rk = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, k)
-    return (rk and fk <= i < fk + nk) or _reaches(m, m.dof_parentid[i], k)
+    return _moves_axis_of(m, k, fk, nk, rk, i)
 
 
 @kernel
 def _fill_moves(m, idx, nc, gb):
-    """gb[_ANC]: the _moves_axis table of the chain, read by the loops below."""
-    for a in range(nc):
-        for k in range(nc):
-            gb[_ANC, a * nc + k] = 1.0 if _moves_axis(m, idx[k], idx[a]) else 0.0
+    """gb[_ANC]: the _moves_axis table of the chain, read by the loops below (each dof's group
+    looked up once, not once per pair)."""
+    for k in range(nc):
+        dk = idx[k]
+        fk, nk, rk = dof_groups(m.jnt_type, m.dof_jntid, m.jnt_dofadr, dk)
+        for a in range(nc):
+            gb[_ANC, a * nc + k] = 1.0 if _moves_axis_of(m, dk, fk, nk, rk, idx[a]) else 0.0
 
 
 @kernel
@@ -975,7 +982,7 @@ def _geometry(m, d, c, nc, gb):
 @kernel
 def contact_row_derivatives(m, d, c, idx, gb):
     """For contact c: idx[:nc] the dofs moving its two bodies, and gb[TC + r, a * nc + kk] =
-    d Jc_r[idx[a]] / dq_idx[kk] for the frame rows r = 0..5 (Jc_r = F_r (Jp(b2, p) - Jp(b1, p)),
+    d Jc_r[idx[a]] / dq_idx[kk] for the frame rows r < the contact's dim (Jc_r = F_r (Jp(b2, p) - Jp(b1, p)),
     F_{r-3} (Jr(b2) - Jr(b1)) for r >= 3), gb[DDIST, kk] = d dist / dq_idx[kk]. Returns nc, or -1
     when the contact is not covered (see the module docstring)."""
     if d.contact_adhesion[c] != 0.0:
@@ -999,47 +1006,60 @@ def contact_row_derivatives(m, d, c, idx, gb):
     px, py, pz = d.contact_pos[c, 0], d.contact_pos[c, 1], d.contact_pos[c, 2]
     for s in range(2):
         _body_columns(m, d, bodies[s], px, py, pz, idx, nc, gb, _JB + 6 * s)
-    # dJ of Jp(b2, p) - Jp(b1, p) and Jr(b2) - Jr(b1), column a (dof i), along kk (dof k)
+    # only the frame rows the contact has (its dim: the normal and tangents; spin and rolling for
+    # condim 4 and 6), and the rotational part of dJ only for those
+    nrow = min(max(d.contact_dim[c], 1), 6)
+    nx = 6 if nrow > 3 else 3
+    # dJ of Jp(b2, p) - Jp(b1, p) and Jr(b2) - Jr(b1), column a (dof i), along kk (dof k); a outer
+    # and kk inner (each side's column of a read once; the sides summed in the same order)
+    for out in range(nc * nc):
+        for x in range(nx):
+            gb[_DJ + x, out] = 0.0
     for a in range(nc):
-        for kk in range(nc):
-            out = a * nc + kk
-            for x in range(6):
-                gb[_DJ + x, out] = 0.0
-            for s in range(2):
-                r = _JB + 6 * s
-                sign = 1.0 if s == 1 else -1.0
-                wix, wiy, wiz = gb[r + 3, a], gb[r + 4, a], gb[r + 5, a]
-                if wix == 0.0 and wiy == 0.0 and wiz == 0.0 and gb[r, a] == 0.0 and gb[r + 1, a] == 0.0 \
-                        and gb[r + 2, a] == 0.0:
-                    continue  # i does not move this body
+        for s in range(2):
+            r = _JB + 6 * s
+            sign = 1.0 if s == 1 else -1.0
+            wix, wiy, wiz = gb[r + 3, a], gb[r + 4, a], gb[r + 5, a]
+            pix, piy, piz = gb[r, a], gb[r + 1, a], gb[r + 2, a]
+            if wix == 0.0 and wiy == 0.0 and wiz == 0.0 and pix == 0.0 and piy == 0.0 and piz == 0.0:
+                continue  # i does not move this body
+            for kk in range(nc):
+                out = a * nc + kk
                 # p moving: w_i x dp
                 ex, ey, ez = _c3(wix, wiy, wiz, gb[DP, kk], gb[DP + 1, kk], gb[DP + 2, kk])
                 if gb[_ANC, out] != 0.0:
                     wkx, wky, wkz = gb[r + 3, kk], gb[r + 4, kk], gb[r + 5, kk]
-                    ax, ay, az = _c3(wkx, wky, wkz, gb[r, a], gb[r + 1, a], gb[r + 2, a])
+                    ax, ay, az = _c3(wkx, wky, wkz, pix, piy, piz)
                     bx, by, bz = _c3(wix, wiy, wiz, gb[r, kk], gb[r + 1, kk], gb[r + 2, kk])
                     ex += ax - bx
                     ey += ay - by
                     ez += az - bz
-                    rx, ry, rz = _c3(wkx, wky, wkz, wix, wiy, wiz)
-                    gb[_DJ + 3, out] += sign * rx
-                    gb[_DJ + 4, out] += sign * ry
-                    gb[_DJ + 5, out] += sign * rz
+                    if nx > 3:
+                        rx, ry, rz = _c3(wkx, wky, wkz, wix, wiy, wiz)
+                        gb[_DJ + 3, out] += sign * rx
+                        gb[_DJ + 4, out] += sign * ry
+                        gb[_DJ + 5, out] += sign * rz
                 gb[_DJ, out] += sign * ex
                 gb[_DJ + 1, out] += sign * ey
                 gb[_DJ + 2, out] += sign * ez
     # the frame rows: dJc_r = dF_r (J2 - J1) + F_r d(J2 - J1)
     fr = d.contact_frame[c]
-    for r in range(6):
+    for r in range(nrow):
         f = r % 3
         src = _JB if r < 3 else _JB + 3
+        dj = _DJ + 3 * (r // 3)
+        df = DF + 3 * f
+        f0, f1, f2 = fr[f, 0], fr[f, 1], fr[f, 2]
         for a in range(nc):
+            d0 = gb[src + 6, a] - gb[src, a]
+            d1 = gb[src + 7, a] - gb[src + 1, a]
+            d2 = gb[src + 8, a] - gb[src + 2, a]
             for kk in range(nc):
                 out = a * nc + kk
-                t = 0.0
-                for x in range(3):
-                    dif = gb[src + 6 + x, a] - gb[src + x, a]
-                    t += gb[DF + 3 * f + x, kk] * dif + fr[f, x] * gb[_DJ + 3 * (r // 3) + x, out]
+                # summed over x in order, as (dF . dif + F . dJ) term by term
+                t = gb[df, kk] * d0 + f0 * gb[dj, out]
+                t += gb[df + 1, kk] * d1 + f1 * gb[dj + 1, out]
+                t += gb[df + 2, kk] * d2 + f2 * gb[dj + 2, out]
                 gb[TC + r, out] = t
     return nc
 

@@ -498,18 +498,23 @@ def _contact_gq(m, d, ibuf, fbuf, hbuf, gq, i):
     imp, impp = d.efc_KBIP[i, 2], d.efc_KBIP[i, 3]
     rate = _scale_rate(d, i)
     djar = fbuf[_DJAR:_DJAR + 6]
-    # djar_r = dJ_r qacc + B_r dJ_r qvel + K_r (imp dpos_r + imp' dpos (pos_r - margin_r))
+    # djar_r = dJ_r qacc + B_r dJ_r qvel + K_r (imp dpos_r + imp' dpos (pos_r - margin_r)); the sum
+    # over the chain's columns a outermost, so that the inner loop runs along kk (contiguous)
     for r in range(rows):
         K, B = d.efc_KBIP[i + r, 0], d.efc_KBIP[i + r, 1]
         dpos_r = ctype != CNSTR_CONTACT_ELLIPTIC or r == 0
+        row = djar[r]
         for kk in range(nc):
-            s = 0.0
-            for a in range(nc):
-                v = idx[a]
-                s += _contact_t(gb, ctype, r, a * nc + kk, fric) * (d.qacc[v] + B * d.qvel[v])
+            row[kk] = 0.0
+        for a in range(nc):
+            v = idx[a]
+            va = d.qacc[v] + B * d.qvel[v]
+            for kk in range(nc):
+                row[kk] += _contact_t(gb, ctype, r, a * nc + kk, fric) * va
+        depth = d.efc_pos[i + r] - d.efc_margin[i + r]
+        for kk in range(nc):
             dp = gb[DDIST, kk]
-            s += K * (impp * dp * (d.efc_pos[i + r] - d.efc_margin[i + r]) + (imp * dp if dpos_r else 0.0))
-            djar[r, kk] = s
+            row[kk] += K * (impp * dp * depth + (imp * dp if dpos_r else 0.0))
     # df = -C djar + f d ln D (C block by block: an elliptic contact whole, else row by row)
     blk = hbuf[hbuf.shape[0] - 1]
     y = fbuf[_Y:_Y + 6]
@@ -524,18 +529,21 @@ def _contact_gq(m, d, ibuf, fbuf, hbuf, gq, i):
                     s -= blk[a, b] * djar[r0 + b, kk]
                 y[r0 + a, kk] = s
         r0 += n
-    # G_q[:, k] += sum_r dJ_r' f_r + J_r' df_r
+    # G_q[:, k] += sum_r J_r' df_r + dJ_r' f_r, row r after row r (each entry summed in that
+    # order), along G_q's rows: J_r is zero off the chain, so only its columns v where it is not
     for r in range(rows):
         f = fbuf[_FORCE, i + r]
-        for kk in range(nc):
-            k = idx[kk]
-            dfr = y[r, kk]
-            if dfr != 0.0:
-                for v in range(nv):
-                    gq[v, k] += J[i + r, v] * dfr
-            if f != 0.0:
-                for a in range(nc):
-                    gq[idx[a], k] += _contact_t(gb, ctype, r, a * nc + kk, fric) * f
+        for v in range(nv):
+            jv = J[i + r, v]
+            if jv != 0.0:
+                g = gq[v]
+                for kk in range(nc):
+                    g[idx[kk]] += jv * y[r, kk]
+        if f != 0.0:
+            for a in range(nc):
+                g = gq[idx[a]]
+                for kk in range(nc):
+                    g[idx[kk]] += _contact_t(gb, ctype, r, a * nc + kk, fric) * f
     return rows
 
 

@@ -353,6 +353,17 @@ def rne_derivs_qv(m, d, body, bmat, dof, dq, dv):
 
 
 @kernel
+def rne_derivs_q(m, d, body, bmat, dof, dq):
+    """d qfrc_rne / d qpos alone at d.qacc, after an rne_derivs_qv at the same qpos and qvel (and
+    another qacc) whose velocity-only scratch is still in bmat and dof (composite_b,
+    rne_vel_columns): only the accelerations, the subtree forces and the position terms depend on
+    qacc. (d qfrc_rne / d qvel does not: that call's dv holds.)"""
+    rne_partials(m, d, d.qacc, True, body, dof)
+    subtree_forces(m, d, body)
+    rne_pos_matrix(m, d, body, bmat, dof, dq)
+
+
+@kernel
 def _rne_derivs(m, d, body, bmat, dof, dq, dv, da):
     """The three derivatives at d.qpos, d.qvel, d.qacc, the kinematics, crb and com_vel done."""
     rne_derivs_qv(m, d, body, bmat, dof, dq, dv)

@@ -72,7 +72,7 @@ from kinedyn.engine.derivative import (
 )
 from kinedyn.engine.derivative_constraint import STATUS_OK, constraint_derivatives_entry, work_shapes
 from kinedyn.engine.derivative_fluid import fluid_partials_entry
-from kinedyn.engine.derivative_rne import dof_groups, rne_derivs_qv, rne_partials, solve_ld_rows
+from kinedyn.engine.derivative_rne import dof_groups, rne_derivs_q, rne_derivs_qv, rne_partials, solve_ld_rows
 from kinedyn.engine.derivative_sensor import (
     ACC_SENSORS,
     JAC_ROWS,
@@ -145,7 +145,7 @@ from kinedyn.engine.types import (
 )
 from kinedyn.engine.util_linalg3 import cross3
 from kinedyn.engine.util_poly import dof_damping_poly, poly_force_deriv, tendon_damping_poly
-from kinedyn.engine.util_solve import chol_factor, chol_solve, factor_lu_tree, solve_lu_tree
+from kinedyn.engine.util_solve import chol_factor, factor_lu_tree, solve_lu_tree
 from kinedyn.engine.util_spatial import cross_motion, quat_product, row6
 
 # sensors differentiated here: their value is linear in qpos/qvel, or an actuator quantity
@@ -1135,10 +1135,44 @@ _VEC = "float64[::1]"
 
 
 @kernel
+def _chol_solve_rows(a, x, n):
+    """x <- (L L')^-1 x for every column of x (n, ncol) at once, L = a's lower triangle from
+    chol_factor: mju_cholSolve's two substitutions (chol_solve) applied to whole rows, so each
+    update is a contiguous row operation Numba vectorises, and L's zeros are skipped (used where
+    H couples two branches, so that M + H is not tree-sparse). The back substitution subtracts in
+    chol_solve's order; the forward one sums row by row instead of in mju_dot's order, and both
+    multiply by the pivot's reciprocal rather than divide (round-off)."""
+    ncol = x.shape[1]
+    for i in range(n):
+        xi = x[i]
+        for k in range(i):
+            f = a[i, k]
+            if f != 0.0:
+                xk = x[k]
+                for c in range(ncol):
+                    xi[c] -= f * xk[c]
+        inv = 1.0 / a[i, i]
+        for c in range(ncol):
+            xi[c] *= inv
+    for i in range(n - 1, -1, -1):
+        xi = x[i]
+        for j in range(n - 1, i, -1):
+            f = a[j, i]
+            if f != 0.0:
+                xj = x[j]
+                for c in range(ncol):
+                    xi[c] -= f * xj[c]
+        inv = 1.0 / a[i, i]
+        for c in range(ncol):
+            xi[c] *= inv
+
+
+@kernel
 def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
     """rhs_f <- dqacc_fwd/d[q, v, act, ctrl]: (M + H)^-1 (rhs + [G_q, G_v, 0, 0] - d(M qacc +
     bias)/d[q, v]) at forward's qacc (rhs: the smooth forces' partials; mats[2:5]: G_q, G_v, H;
-    the dense M + H factorised by Cholesky in kdense, util_solve's chol_factor and chol_solve).
+    M + H factorised in M's sparse layout when H lies in M's pattern, else densely by Cholesky in
+    kdense, util_solve's chol_factor, then solved for all the columns at once, _chol_solve_rows).
     mats[0:2] are used as scratch."""
     nv = m.nv
     tq, tv, gq, gv, hc = mats[0], mats[1], mats[2], mats[3], mats[4]
@@ -1149,6 +1183,14 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
         for c in range(nv):
             rhs_f[r, c] += gq[r, c] - tq[r, c]
             rhs_f[r, nv + c] += gv[r, c] - tv[r, c]
+    if _gather_in_m(m, d, hc, d.scratch_nC):
+        # H within M's pattern (every row's dofs on one ancestor chain: contacts and limits of one
+        # branch against the world, the feet on a floor): M + H is tree-sparse too, and its
+        # L^T D L factor (mj_factorI's, from the leaves) has no fill-in. _system overwrites the
+        # scratch after this.
+        factor_i(d.scratch_nC, d.scratch_nv_a, m.M_rownnz, m.M_rowadr, m.M_colind)
+        solve_ld_rows(m, d.scratch_nC, d.scratch_nv_a, rhs_f, 1.0)
+        return
     for r in range(nv):
         for c in range(nv):
             kdense[r, c] = 0.0
@@ -1157,14 +1199,31 @@ def _constrained_forward(m, d, rhs, rhs_f, mats, kdense):
         for c in range(nv):
             kdense[r, c] += hc[r, c]
     chol_factor(kdense, nv, MINVAL)
-    # each column of rhs_f through mju_cholSolve (tq's first row, consumed above, holds it)
-    col = tq[0]
-    for c in range(rhs_f.shape[1]):
-        for r in range(nv):
-            col[r] = rhs_f[r, c]
-        chol_solve(col, kdense, col, nv)
-        for r in range(nv):
-            rhs_f[r, c] = col[r]
+    _chol_solve_rows(kdense, rhs_f, nv)
+
+
+@kernel
+def _gather_in_m(m, d, hc, qh):
+    """qh = M + H in M's sparse layout (d.M's), if H (dense, symmetric) has no entry outside M's
+    pattern; else False (qh then partly written). Counted, not searched: row r's entries left of
+    the diagonal in M's pattern (M_colind) against all of row r's entries left of it."""
+    colind = m.M_colind
+    for r in range(m.nv):
+        adr = m.M_rowadr[r]
+        n = m.M_rownnz[r]
+        total = 0
+        for c in range(r):
+            if hc[r, c] != 0.0:
+                total += 1
+        inside = 0
+        for t in range(n):
+            c = colind[adr + t]
+            if c != r and hc[r, c] != 0.0:
+                inside += 1
+            qh[adr + t] = d.M[adr + t] + hc[r, c]
+        if inside != total:
+            return False
+    return True
 
 
 @handle_entry(returns="boolean", args="float64[:, ::1], float64[:, :, ::1]",
@@ -1357,19 +1416,28 @@ def transition_derivatives_entry(m, d, eps, mode, a_mat, b_mat, c_mat, d_mat, au
     if constrained:
         # K dqacc = ... + d qfrc_constraint, = G_q dq + G_v dv - H dqacc_fwd
         gq, gv, hc = mats[2], mats[3], mats[4]
+        ncol = rhs.shape[1]
         for r in range(nv):
+            row = rhs[r]
             for c in range(nv):
-                rhs[r, c] += gq[r, c]
-                rhs[r, nv + c] += gv[r, c]
+                row[c] += gq[r, c]
+                row[nv + c] += gv[r, c]
+            # H is zero outside the rows' dofs: whole contiguous rows for its other entries
             for k in range(nv):
                 f = hc[r, k]
                 if f != 0.0:
-                    for c in range(rhs.shape[1]):
-                        rhs[r, c] -= f * rhs_f[k, c]
+                    row_f = rhs_f[k]
+                    for c in range(ncol):
+                        row[c] -= f * row_f[c]
     # the rigid body at the integrator's acceleration: d(M qacc + qfrc_bias)/d(q, v)
     for v in range(nv):
         d.qacc[v] = qacc[v]
-    rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
+    if constrained and integrator == INT_EULER:
+        # _constrained_forward's call at forward's qacc left tv (it does not depend on qacc) and
+        # the velocity-only scratch; Euler's _system uses neither (implicit's bias curvature does)
+        rne_derivs_q(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq)
+    else:
+        rne_derivs_qv(m, d, d.scratch_rne_body, d.scratch_rne_bmat, d.scratch_rne_dof, tq, tv)
     for r in range(nv):
         for c in range(nv):
             rhs[r, c] -= tq[r, c]
