@@ -1,14 +1,17 @@
 """The ``<deformable>`` section's ``<flex>`` elements and the flex_* arrays (mjCFlex::Compile,
 the flex part of mjCModel::CopyObjects).
 
-kinedyn builds 1-D flexes (cables): each vertex is a body's origin or a point in a body's frame
-(``body=`` lists one body per vertex, or one body for all; ``vertex=`` gives the offsets), with
-edge constraints (``<equality><flex>``) or edge spring-dampers (``<edge stiffness damping>``),
-and without flex collisions (``<contact contype="0" conaffinity="0"/>``). Everything else
-MuJoCo 4.0 does with flexes is refused with a ModelError naming it (docs/deviations.md
-"Flexes"): 2-D and 3-D flexes (their elasticity, bending and collisions), interpolated
-flexes, flex collisions, ``<flexcomp>``, ``<skin>``. Edges come from the elements as MuJoCo
-makes them: each element's (min, max) vertex pair, in order of first appearance.
+kinedyn builds 1-D flexes (cables) and 2-D flexes (cloth) without elasticity: each vertex is a
+body's origin or a point in a body's frame (``body=`` lists one body per vertex, or one body for
+all; ``vertex=`` gives the offsets), with edge constraints (``<equality><flex>``,
+``<edge equality="true">`` of a flexcomp), edge spring-dampers (``<edge stiffness damping>``;
+stiffness for 1-D only, as in MuJoCo) and without flex collisions (``<contact contype="0"
+conaffinity="0"/>``); grid ``<flexcomp>`` of dim 1 and 2 expand into such flexes. Everything
+else MuJoCo 4.0 does with flexes is refused with a ModelError naming it (docs/deviations.md
+"Flexes"): 3-D flexes, elasticity (``<elasticity young>``: stretch and bending) and its
+damping, interpolated flexes, flex collisions, other flexcomp types, ``<skin>``. Edges come
+from the elements as MuJoCo makes them: each element's edges in MuJoCo's simplex order, as
+(min, max) vertex pairs, in order of first appearance (``flex_elemedge`` maps them back).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from kinedyn.xml.mjcf import Node, typed_attrs
 _FLEX = dict(name="s", dim="i", body="s", element="s", radius="f", group="i", rgba="f4", flatskin="s",
              material="s", vertex="s", texcoord="s", elemtexcoord="s", node="s", cellcount="s", dof="s")
 _EDGE = dict(equality="s", stiffness="f", damping="f")
+_ELASTICITY = dict(young="f", poisson="f", damping="f", thickness="f", elastic2d="s")
 _CONTACT = dict(contype="i", conaffinity="i", condim="i", priority="i", friction="f*", solmix="f",
                 solref="f*", solimp="f*", margin="f", gap="f", internal="s", selfcollide="s",
                 activelayers="i", vertcollide="s", passive="s", tangential="s")
@@ -31,6 +35,11 @@ _UNBUILT_FLEX = ("node", "cellcount", "dof")
 _FLEXCOMP = dict(name="s", type="s", dim="i", count="i3", spacing="f3", mass="f", inertiabox="f", pos="f3",
                  quat="f4", radius="f", group="i", rgba="f4", material="s", dof="s")
 _FLEXCOMP_EDGE = dict(equality="s", solref="f1-2", solimp="f1-5", stiffness="f", damping="f")
+
+
+# the edges of a simplex, in MuJoCo's order (mjCFlex::Compile's table): a segment's one edge, a
+# triangle's edge opposite each vertex
+_ELEM_EDGES = {1: ((0, 1),), 2: ((1, 2), (2, 0), (0, 1))}
 
 
 class FlexesMixin:
@@ -51,9 +60,12 @@ class FlexesMixin:
         if name and any(f["name"] == name for f in self.flexes):
             raise node.error(f"repeated name '{name}' in flex", "name")
         dim = a.get("dim", 2)
-        if dim != 1:
-            raise node.error(f"{dim}-D flexes (their elasticity, bending and collisions) are not "
-                             "supported yet: kinedyn builds 1-D flexes (cables)", "dim")
+        if dim not in (1, 2, 3):
+            raise node.error("dim must be 1, 2 or 3", "dim")
+        if dim == 3:
+            raise node.error("3-D flexes (soft bodies: their elasticity and collisions) are not "
+                             "supported yet: kinedyn builds 1-D flexes (cables) and 2-D flexes "
+                             "(cloth) without elasticity", "dim")
         for attr in _UNBUILT_FLEX:
             if attr in a:
                 raise node.error(f"flex attribute '{attr}' (interpolated flexes) is "
@@ -90,15 +102,7 @@ class FlexesMixin:
             raise node.error(f"element must list {dim + 1} vertex ids per element", "element")
         if any(v < 0 or v >= nvert for v in elem):
             raise node.error("elem vertex id out of range", "element")
-        edges: list[tuple[int, int]] = []
-        seen: set[tuple[int, int]] = set()
-        for k in range(0, len(elem), 2):
-            if elem[k] == elem[k + 1]:
-                raise node.error("repeated vertex in element", "element")
-            pair = (min(elem[k], elem[k + 1]), max(elem[k], elem[k + 1]))
-            if pair not in seen:
-                seen.add(pair)
-                edges.append(pair)
+        edges, elemedge = self._flex_edges(node, elem, dim)
         stiffness = damping = 0.0
         contype = conaffinity = 1
         for child in node.children:
@@ -113,22 +117,53 @@ class FlexesMixin:
                 c = typed_attrs(child, schema=_CONTACT)
                 contype = c.get("contype", 1)
                 conaffinity = c.get("conaffinity", 1)
+            elif child.tag == "elasticity":
+                # an <elasticity> that sets no stiffness and no damping changes nothing
+                el = typed_attrs(child, schema=_ELASTICITY)
+                for attr in ("young", "damping"):
+                    if el.get(attr, 0.0) != 0.0:
+                        raise child.error(f"flex elasticity '{attr}' (MuJoCo's stretch and bending "
+                                          "models) is not supported yet", attr)
             else:
-                raise child.error(f"<{child.tag}> of a flex (elasticity, plugins) is not supported yet")
+                raise child.error(f"<{child.tag}> of a flex (plugins) is not supported yet")
+        if stiffness > 0 and dim > 1:
+            # mjCFlex::Compile's check
+            raise node.error("edge stiffness only available for dim=1, please use <elasticity>")
         if contype or conaffinity:
             raise node.error("flex collisions are not supported yet: give the flex "
                              '<contact contype="0" conaffinity="0"/>')
         weld = [self.bodies[b].weldid for b in vertbody]
         self.flexes.append(dict(
             node=node, name=name, id=fid, dim=dim, vertbody=vertbody, vert=vert, edges=edges,
+            elem=elem, elemedge=elemedge,
             stiffness=float(stiffness), damping=float(damping), contype=contype, conaffinity=conaffinity,
             rigid=all(b == vertbody[0] for b in vertbody),
             edge_rigid=[weld[i] == weld[j] for i, j in edges]))
 
+    @staticmethod
+    def _flex_edges(node: Node, elem: list[int], dim: int) -> tuple[list, list[int]]:
+        """The edges of a flex's elements and each element's edge ids (flex_elemedge), as
+        mjCFlex::Compile makes them: each element's edges in the simplex order of ``_ELEM_EDGES``
+        as (min, max) vertex pairs, numbered in order of first appearance."""
+        edges: list[tuple[int, int]] = []
+        index: dict[tuple[int, int], int] = {}
+        elemedge = []
+        for k in range(0, len(elem), dim + 1):
+            verts = elem[k:k + dim + 1]
+            if len(set(verts)) < len(verts):
+                raise node.error("repeated vertex in element", "element")
+            for i, j in _ELEM_EDGES[dim]:
+                pair = (min(verts[i], verts[j]), max(verts[i], verts[j]))
+                if pair not in index:
+                    index[pair] = len(edges)
+                    edges.append(pair)
+                elemedge.append(index[pair])
+        return edges, elemedge
+
     def _flexcomp(self, node: Node, body, frame) -> list[Node]:
-        """A 1-D grid <flexcomp> (mjCFlexcomp::Make, MakeGrid): the vertex bodies it adds to ``body``
-        (returned as <body> nodes for the tree reader) and the flex (and edge equality) it makes,
-        kept for ``_flexcomps``. Points at spacing (i - (count - 1) / 2) along x, moved by the
+        """A 1-D or 2-D grid <flexcomp> (mjCFlexcomp::Make, MakeGrid): the vertex bodies it adds to
+        ``body`` (returned as <body> nodes for the tree reader) and the flex (and edge equality) it
+        makes, kept for ``_flexcomps``. Points and elements from ``_grid``, moved by the
         flexcomp's pos and quat; each unpinned point a body of mass mass / npoint with three
         slide joints and inertia mass / npoint * 2 inertiabox^2 / 3; pinned points stay in
         ``body`` as vertex offsets. Other types, dims and dofs are refused by name."""
@@ -137,10 +172,11 @@ class FlexesMixin:
             raise node.error("<flexcomp> inside a <frame> is not supported yet")
         if "name" not in a:
             raise node.error("required attribute missing: 'name'", "name")
-        if a.get("type", "grid") != "grid" or a.get("dim", 2) != 1:
-            raise node.error("only <flexcomp type=\"grid\" dim=\"1\"> (a cable) is supported yet: 2-D and "
-                             "3-D flexes and the other flexcomp types are not",
-                             "type" if "type" in a else "dim")
+        dim = a.get("dim", 2)
+        if a.get("type", "grid") != "grid" or dim not in (1, 2):
+            raise node.error("only <flexcomp type=\"grid\"> with dim=\"1\" (a cable) or dim=\"2\" (a "
+                             "cloth) is supported yet: 3-D flexes and the other flexcomp types are not",
+                             "type" if a.get("type", "grid") != "grid" else "dim")
         if a.get("dof", "full") != "full":
             raise node.error("flexcomp dof other than 'full' is not supported yet", "dof")
         name = a["name"]
@@ -154,9 +190,15 @@ class FlexesMixin:
             raise node.error("Spacing must be larger than geometry size", "spacing")
         if mass < MINVAL or inertiabox < MINVAL:
             raise node.error("Mass and inertiabox must be larger than mjMINVAL")
-        npnt = count[0]
-        points = np.zeros((npnt, 3))
-        points[:, 0] = [spacing[0] * (i - 0.5 * (count[0] - 1)) for i in range(npnt)]
+        points, elem = _grid(count, spacing, dim)
+        npnt = len(points)
+        if not elem:
+            raise node.error("No elements were created in grid", "count")
+        bad = next((k for k, v in enumerate(elem) if v >= npnt), None)
+        if bad is not None:
+            # MuJoCo's message counts the entries of the element list
+            raise node.error(f"element {bad} has point id {elem[bad]}, number of points is {npnt}",
+                             "count")
         if "quat" in a:
             # the quaternion as given, not normalised: mjCFlexcomp::Make rotates the points with it so
             q = np.array(a["quat"], float)
@@ -185,10 +227,10 @@ class FlexesMixin:
                                       "not supported yet", "equality")
                 flex_children.append(Node("edge", {k: child.attrib[k] for k in ("stiffness", "damping")
                                                    if k in child.attrib}, child.line, [], child.file))
-            elif child.tag == "contact":
+            elif child.tag in ("contact", "elasticity"):
                 flex_children.append(child)
             else:
-                raise child.error(f"<{child.tag}> of a flexcomp (elasticity, plugins) is not supported yet")
+                raise child.error(f"<{child.tag}> of a flexcomp (plugins) is not supported yet")
         if all(pinned):
             raise node.error("a flexcomp with every point pinned (a rigid flex) is not supported yet")
         bodymass = mass / npnt
@@ -211,8 +253,7 @@ class FlexesMixin:
                             node.line, [], node.file)
             bodies.append(Node("body", dict(name=bname, pos=" ".join(fmt(x) for x in points[i])),
                                node.line, [*joints, inertial], node.file))
-        attrib = dict(name=name, dim="1", body=" ".join(vertbody),
-                      element=" ".join(f"{i} {i + 1}" for i in range(npnt - 1)))
+        attrib = dict(name=name, dim=str(dim), body=" ".join(vertbody), element=" ".join(map(str, elem)))
         if any(pinned):
             offsets = [points[i] if pinned[i] else (0, 0, 0) for i in range(npnt)]
             attrib["vertex"] = " ".join(fmt(x) for p in offsets for x in p)
@@ -243,6 +284,9 @@ class FlexesMixin:
             raise f["node"].error("flex constraints and edge stiffness cannot both be present")
         nvert = [len(f["vertbody"]) for f in fl]
         nedge = [len(f["edges"]) for f in fl]
+        nelem = [len(f["elem"]) // (f["dim"] + 1) for f in fl]
+        nelemdata = [len(f["elem"]) for f in fl]
+        nelemedge = [len(f["elemedge"]) for f in fl]
         i32 = np.int32
         arr["flex_dim"] = np.array([f["dim"] for f in fl], i32)
         arr["flex_vertadr"] = np.array(np.cumsum([0, *nvert])[:-1], i32)
@@ -262,7 +306,14 @@ class FlexesMixin:
                                          np.uint8)
         arr["flexedge_length0"] = np.zeros(sum(nedge))
         arr["flexedge_invweight0"] = np.zeros(sum(nedge))
-        return dict(nflex=len(fl), nflexvert=sum(nvert), nflexedge=sum(nedge))
+        arr["flex_elemadr"] = np.array(np.cumsum([0, *nelem])[:-1], i32)
+        arr["flex_elemnum"] = np.array(nelem, i32)
+        arr["flex_elemdataadr"] = np.array(np.cumsum([0, *nelemdata])[:-1], i32)
+        arr["flex_elemedgeadr"] = np.array(np.cumsum([0, *nelemedge])[:-1], i32)
+        arr["flex_elem"] = np.array([v for f in fl for v in f["elem"]], i32)
+        arr["flex_elemedge"] = np.array([e for f in fl for e in f["elemedge"]], i32)
+        return dict(nflex=len(fl), nflexvert=sum(nvert), nflexedge=sum(nedge), nflexelem=sum(nelem),
+                    nflexelemdata=sum(nelemdata), nflexelemedge=sum(nelemedge))
 
     def _flex_rows(self) -> int:
         """Constraint rows the flex equalities can make: one per non-rigid edge of their flex."""
@@ -281,3 +332,29 @@ class FlexesMixin:
             if f["name"] == a["flex"]:
                 return f["id"]
         raise node.error(f"unknown element '{a['flex']}' in equality constraint", "flex")
+
+
+def _grid(count, spacing, dim) -> tuple[np.ndarray, list[int]]:
+    """The points and elements of a grid flexcomp (mjCFlexcomp::MakeGrid), before pos and quat.
+
+    dim 1: count[0] points at spacing[0] (i - (count[0] - 1) / 2) along x, segments (i, i + 1).
+    dim 2: point ix * count[1] + iy at (spacing[0] (ix - (count[0] - 1) / 2), spacing[1] (iy -
+    (count[1] - 1) / 2), 0); each cell's corners v00, v10, v11, v01 make the triangles (v00, v10,
+    v11) and (v00, v11, v01). MuJoCo numbers the corners with count[2] as a third stride, so a
+    count[2] other than 1 makes ids past the points, which the caller refuses as MuJoCo does."""
+    nx, ny, nz = count
+    if dim == 1:
+        points = np.zeros((nx, 3))
+        points[:, 0] = [spacing[0] * (i - 0.5 * (nx - 1)) for i in range(nx)]
+        return points, [v for i in range(nx - 1) for v in (i, i + 1)]
+    points = np.zeros((nx * ny, 3))
+    elem = []
+    for ix in range(nx):
+        for iy in range(ny):
+            points[ix * ny + iy, :2] = (spacing[0] * (ix - 0.5 * (nx - 1)),
+                                        spacing[1] * (iy - 0.5 * (ny - 1)))
+            if ix < nx - 1 and iy < ny - 1:
+                v00, v10 = nz * ny * ix + nz * iy, nz * ny * (ix + 1) + nz * iy
+                v11, v01 = nz * ny * (ix + 1) + nz * (iy + 1), nz * ny * ix + nz * (iy + 1)
+                elem += [v00, v10, v11, v00, v11, v01]
+    return points, elem
