@@ -223,6 +223,9 @@ def test_flex_triangles():
     (rope(equality=False, extra='<equality><flexvert flex="rope"/></equality>'), "<flexvert>"),
     (rope(stiffness=10.0), "edge stiffness"),
     (FLEXCOMP.replace('dim="1"', 'dim="3"'), "3-D flexes"),
+    (CLOTH.format(integrator="Euler", damping=0).replace('<pin id="0 2"/>', "")
+     .replace('<body name="holder" pos="0 0 1">', '<body name="holder" pos="0 0 1"><freejoint/>'),
+     "body 'holder' has joints but no flex vertices/nodes are pinned to it"),
 ])
 def test_unbuilt_flex_features_are_refused(xml, what):
     with pytest.raises(kd.ModelError, match=what):

@@ -233,6 +233,14 @@ class FlexesMixin:
                 raise child.error(f"<{child.tag}> of a flexcomp (plugins) is not supported yet")
         if all(pinned):
             raise node.error("a flexcomp with every point pinned (a rigid flex) is not supported yet")
+        if not any(pinned):
+            # MuJoCo 4.0 refuses an unpinned flexcomp under a moving body (changelog 4.0.0)
+            b = body
+            while b is not None and b.node is not None:
+                if any(c.tag in ("joint", "freejoint") for c in b.node.children):
+                    raise node.error(f"body '{b.name}' has joints but no flex vertices/nodes are "
+                                     "pinned to it")
+                b = b.parent
         bodymass = mass / npnt
         inertia = bodymass * (2.0 * inertiabox * inertiabox) / 3.0
         parent = body.name if body.node is not None else "world"
