@@ -209,8 +209,62 @@ def test_flex_triangles():
     _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
 
 
+# a soft body: a 3 x 2 x 2 grid <flexcomp dim="3"> (12 tetrahedra) in a turned holder, two points pinned
+SOFT = """<mujoco><option timestep="0.002" integrator="{integrator}"/><worldbody>
+  <body name="holder" pos="0 0 1" euler="10 20 30">
+    <flexcomp name="soft" type="grid" dim="3" count="3 2 2" spacing="0.05 0.04 0.06" mass="0.3"
+        inertiabox="0.01" pos="0.1 0 0" quat="0.9 0.1 0.3 0.1">
+      <pin id="0 1"/><edge equality="true" solref="0.01 1" damping="0.1"/>
+      <contact contype="0" conaffinity="0"/>
+    </flexcomp>
+  </body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "implicitfast"])
+def test_soft_body_grid(integrator):
+    mm, km = _pair(SOFT.format(integrator=integrator))
+    assert km.nflexelem == mm.nflexelem == 12
+    for name in (*FLEX_FIELDS, "body_pos", "body_mass"):
+        _close(np.asarray(getattr(km, name), float).ravel(), np.asarray(getattr(mm, name), float).ravel())
+    md, kdd = mujoco.MjData(mm), kd.Data(km)
+    for _ in range(300):
+        mujoco.mj_step(mm, md)
+        kd.step(km, kdd)
+    _close(kdd.qpos, md.qpos, rtol=1e-9, atol=1e-10)
+    _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
+
+
+# a 3-D <flex> of two tetrahedra over bodies with vertex offsets, some turned; the second
+# tetrahedron is given inside out, so the compiler must reorder it as MuJoCo does
+TETS = """<mujoco><option timestep="0.002"/><worldbody>
+  <body name="a" pos="0 0 1" euler="0 0 90"/>
+  <body name="b" pos="0.2 0 1" euler="180 0 0"><freejoint/><geom size="0.02" mass="0.1"/></body>
+  <body name="c" pos="0.1 0.15 1.02"><joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 0 1"/>
+    <geom size="0.02" mass="0.2"/></body>
+  <body name="e" pos="0.1 0.05 1.2"><freejoint/><geom type="box" size="0.02 0.01 0.03" mass="0.15"/></body>
+  <body name="g" pos="0.1 0.05 0.8"><joint type="slide" axis="0 1 0"/><geom size="0.02" mass="0.12"/></body>
+</worldbody><deformable><flex name="blob" dim="3" body="c a e b g"
+  vertex="0 0 0  0.01 0 0  0 0.02 0  0.01 0.01 0  0 0 0.01" element="0 1 2 3  0 2 1 4">
+  <edge damping="0.3"/><contact contype="0" conaffinity="0"/></flex></deformable>
+<equality><flex flex="blob"/></equality></mujoco>"""
+
+
+def test_flex_tetrahedra():
+    mm, km = _pair(TETS)
+    assert list(km.flex_elem) == list(mm.flex_elem) == [0, 1, 2, 3, 0, 1, 2, 4]  # the second one reordered
+    for name in FLEX_FIELDS:
+        _close(np.asarray(getattr(km, name), float).ravel(), np.asarray(getattr(mm, name), float).ravel())
+    md, kdd = mujoco.MjData(mm), kd.Data(km)
+    for _ in range(200):
+        mujoco.mj_step(mm, md)
+        kd.step(km, kdd)
+    _close(kdd.qpos, md.qpos, rtol=1e-9, atol=1e-10)
+    _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("xml, what", [
-    (rope().replace('dim="1"', 'dim="3"'), "3-D flexes"),
+    (rope().replace('dim="1"', 'dim="4"'), "dim must be 1, 2 or 3"),
     (TRIANGLES.replace('<edge damping="0.3"/>', '<edge stiffness="10"/>')
      .replace('<equality><flex flex="sheet"/></equality>', ""), "edge stiffness only available for dim=1"),
     (CLOTH.format(integrator="Euler", damping=0).replace("<elasticity/>", '<elasticity young="1e4"/>')
@@ -222,7 +276,8 @@ def test_flex_triangles():
     (rope().replace('element=', 'node="b0" element='), "'node'"),
     (rope(equality=False, extra='<equality><flexvert flex="rope"/></equality>'), "<flexvert>"),
     (rope(stiffness=10.0), "edge stiffness"),
-    (FLEXCOMP.replace('dim="1"', 'dim="3"'), "3-D flexes"),
+    (FLEXCOMP.replace('type="grid"', 'type="box"'), "only <flexcomp type=.grid.>"),
+    (TRIANGLES.replace('<edge damping="0.3"/>', '<elasticity damping="0.1"/>'), "elasticity 'damping'"),
     (CLOTH.format(integrator="Euler", damping=0).replace('<pin id="0 2"/>', "")
      .replace('<body name="holder" pos="0 0 1">', '<body name="holder" pos="0 0 1"><freejoint/>'),
      "body 'holder' has joints but no flex vertices/nodes are pinned to it"),

@@ -1,17 +1,18 @@
 """The ``<deformable>`` section's ``<flex>`` elements and the flex_* arrays (mjCFlex::Compile,
 the flex part of mjCModel::CopyObjects).
 
-kinedyn builds 1-D flexes (cables) and 2-D flexes (cloth) without elasticity: each vertex is a
-body's origin or a point in a body's frame (``body=`` lists one body per vertex, or one body for
-all; ``vertex=`` gives the offsets), with edge constraints (``<equality><flex>``,
+kinedyn builds flexes of every dim (cables, cloth, soft bodies) without elasticity: each
+vertex is a body's origin or a point in a body's frame (``body=`` lists one body per vertex, or
+one body for all; ``vertex=`` gives the offsets), with edge constraints (``<equality><flex>``,
 ``<edge equality="true">`` of a flexcomp), edge spring-dampers (``<edge stiffness damping>``;
 stiffness for 1-D only, as in MuJoCo) and without flex collisions (``<contact contype="0"
-conaffinity="0"/>``); grid ``<flexcomp>`` of dim 1 and 2 expand into such flexes. Everything
-else MuJoCo 4.0 does with flexes is refused with a ModelError naming it (docs/deviations.md
-"Flexes"): 3-D flexes, elasticity (``<elasticity young>``: stretch and bending) and its
-damping, interpolated flexes, flex collisions, other flexcomp types, ``<skin>``. Edges come
-from the elements as MuJoCo makes them: each element's edges in MuJoCo's simplex order, as
-(min, max) vertex pairs, in order of first appearance (``flex_elemedge`` maps them back).
+conaffinity="0"/>``); grid ``<flexcomp>`` expand into such flexes. Everything else MuJoCo 4.0
+does with flexes is refused with a ModelError naming it (docs/deviations.md "Flexes"):
+elasticity (``<elasticity young>``: stretch and bending) and its damping, interpolated
+flexes, flex collisions, other flexcomp types, ``<skin>``. Edges come from the elements as
+MuJoCo makes them: each element's edges in MuJoCo's simplex order, as (min, max) vertex pairs,
+in order of first appearance (``flex_elemedge`` maps them back); tetrahedra are first
+reordered to face outwards at qpos0, as MuJoCo reorders them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinedyn.compiler import defaults as dflt
+from kinedyn.compiler.frames import cross, dot3, frame_accum, rot_vec_quat
 from kinedyn.engine.types import MINVAL
 from kinedyn.xml.mjcf import Node, typed_attrs
 
@@ -39,7 +41,11 @@ _FLEXCOMP_EDGE = dict(equality="s", solref="f1-2", solimp="f1-5", stiffness="f",
 
 # the edges of a simplex, in MuJoCo's order (mjCFlex::Compile's table): a segment's one edge, a
 # triangle's edge opposite each vertex
-_ELEM_EDGES = {1: ((0, 1),), 2: ((1, 2), (2, 0), (0, 1))}
+_ELEM_EDGES = {1: ((0, 1),), 2: ((1, 2), (2, 0), (0, 1)),
+               3: ((0, 1), (1, 2), (2, 0), (2, 3), (0, 3), (1, 3))}
+# a grid cube's corners (v000, v100, v110, v010, v001, v101, v111, v011) split into six
+# tetrahedra, in mjCFlexcomp::MakeGrid's order
+_CUBE_TETS = ((0, 3, 1, 7), (0, 1, 4, 7), (1, 3, 2, 7), (1, 2, 6, 7), (1, 5, 4, 7), (1, 6, 5, 7))
 
 
 class FlexesMixin:
@@ -62,10 +68,6 @@ class FlexesMixin:
         dim = a.get("dim", 2)
         if dim not in (1, 2, 3):
             raise node.error("dim must be 1, 2 or 3", "dim")
-        if dim == 3:
-            raise node.error("3-D flexes (soft bodies: their elasticity and collisions) are not "
-                             "supported yet: kinedyn builds 1-D flexes (cables) and 2-D flexes "
-                             "(cloth) without elasticity", "dim")
         for attr in _UNBUILT_FLEX:
             if attr in a:
                 raise node.error(f"flex attribute '{attr}' (interpolated flexes) is "
@@ -102,6 +104,8 @@ class FlexesMixin:
             raise node.error(f"element must list {dim + 1} vertex ids per element", "element")
         if any(v < 0 or v >= nvert for v in elem):
             raise node.error("elem vertex id out of range", "element")
+        if dim == 3:
+            self._orient_tets(elem, vertbody, vert)
         edges, elemedge = self._flex_edges(node, elem, dim)
         stiffness = damping = 0.0
         contype = conaffinity = 1
@@ -140,6 +144,33 @@ class FlexesMixin:
             rigid=all(b == vertbody[0] for b in vertbody),
             edge_rigid=[weld[i] == weld[j] for i, j in edges]))
 
+    def _orient_tets(self, elem: list[int], vertbody: list[int], vert: list[float]) -> None:
+        """Reorder each tetrahedron so that its faces point outwards, as mjCFlex::Compile does:
+        with the vertices at their qpos0 positions (body pose at qpos0, offset rotated into the
+        world), swap the second and third vertex when (v1 - v0) x (v2 - v0) . (v3 - v0) > 0."""
+        poses: dict[int, tuple] = {}
+
+        def pose(b):  # the body's world pose at qpos0, chained from the world
+            if b not in poses:
+                body = self.bodies[b]
+                if body.parent is None or body.node is None:
+                    poses[b] = ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0])
+                else:
+                    ppos, pquat = pose(body.parent.id)
+                    poses[b] = frame_accum(ppos, pquat, body.pos, body.quat)
+            return poses[b]
+
+        xpos = []
+        for i, b in enumerate(vertbody):
+            bpos, bquat = pose(b)
+            off = rot_vec_quat(vert[3 * i:3 * i + 3], bquat)
+            xpos.append([bpos[k] + off[k] for k in range(3)])
+        for k in range(0, len(elem), 4):
+            x0, x1, x2, x3 = (xpos[v] for v in elem[k:k + 4])
+            e1, e2, e3 = ([b[j] - x0[j] for j in range(3)] for b in (x1, x2, x3))
+            if dot3(cross(e1, e2), e3) > 0:
+                elem[k + 1], elem[k + 2] = elem[k + 2], elem[k + 1]
+
     @staticmethod
     def _flex_edges(node: Node, elem: list[int], dim: int) -> tuple[list, list[int]]:
         """The edges of a flex's elements and each element's edge ids (flex_elemedge), as
@@ -161,7 +192,7 @@ class FlexesMixin:
         return edges, elemedge
 
     def _flexcomp(self, node: Node, body, frame) -> list[Node]:
-        """A 1-D or 2-D grid <flexcomp> (mjCFlexcomp::Make, MakeGrid): the vertex bodies it adds to
+        """A grid <flexcomp> (mjCFlexcomp::Make, MakeGrid): the vertex bodies it adds to
         ``body`` (returned as <body> nodes for the tree reader) and the flex (and edge equality) it
         makes, kept for ``_flexcomps``. Points and elements from ``_grid``, moved by the
         flexcomp's pos and quat; each unpinned point a body of mass mass / npoint with three
@@ -173,10 +204,11 @@ class FlexesMixin:
         if "name" not in a:
             raise node.error("required attribute missing: 'name'", "name")
         dim = a.get("dim", 2)
-        if a.get("type", "grid") != "grid" or dim not in (1, 2):
-            raise node.error("only <flexcomp type=\"grid\"> with dim=\"1\" (a cable) or dim=\"2\" (a "
-                             "cloth) is supported yet: 3-D flexes and the other flexcomp types are not",
-                             "type" if a.get("type", "grid") != "grid" else "dim")
+        if a.get("type", "grid") != "grid":
+            raise node.error("only <flexcomp type=\"grid\"> is supported yet: the other flexcomp "
+                             "types are not", "type")
+        if dim not in (1, 2, 3):
+            raise node.error("dim must be 1, 2 or 3", "dim")
         if a.get("dof", "full") != "full":
             raise node.error("flexcomp dof other than 'full' is not supported yet", "dof")
         name = a["name"]
@@ -351,6 +383,20 @@ def _grid(count, spacing, dim) -> tuple[np.ndarray, list[int]]:
     v11) and (v00, v11, v01). MuJoCo numbers the corners with count[2] as a third stride, so a
     count[2] other than 1 makes ids past the points, which the caller refuses as MuJoCo does."""
     nx, ny, nz = count
+    if dim == 3:
+        points = np.zeros((nx * ny * nz, 3))
+        elem = []
+        for ix in range(nx):
+            for iy in range(ny):
+                for iz in range(nz):
+                    points[ix * ny * nz + iy * nz + iz] = (spacing[0] * (ix - 0.5 * (nx - 1)),
+                                                           spacing[1] * (iy - 0.5 * (ny - 1)),
+                                                           spacing[2] * (iz - 0.5 * (nz - 1)))
+                    if ix < nx - 1 and iy < ny - 1 and iz < nz - 1:
+                        corner = [nz * ny * (ix + dx) + nz * (iy + dy) + iz + dz for dz in (0, 1)
+                                  for dx, dy in ((0, 0), (1, 0), (1, 1), (0, 1))]
+                        elem += [corner[c] for tet in _CUBE_TETS for c in tet]
+        return points, elem
     if dim == 1:
         points = np.zeros((nx, 3))
         points[:, 0] = [spacing[0] * (i - 0.5 * (nx - 1)) for i in range(nx)]

@@ -329,8 +329,8 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("eq_data", ("neq", 12), F,
        "numeric data: connect [anchor1, anchor2]; weld [anchor2, anchor1, relpose quat, torquescale, "
        "relpose computed]; joint and tendon: polynomial coefficients"),
-    # flexes (compiler.flexes; engine.smooth_flex): 1-D and 2-D flexes
-    _m("flex_dim", ("nflex",), I, "dimension: 1 (cable) or 2 (cloth; 3 is not built)"),
+    # flexes (compiler.flexes; engine.smooth_flex): without elasticity or collisions
+    _m("flex_dim", ("nflex",), I, "dimension: 1 (cable), 2 (cloth) or 3 (soft body)"),
     _m("flex_vertadr", ("nflex",), I, "first vertex of the flex"),
     _m("flex_vertnum", ("nflex",), I, "number of vertices"),
     _m("flex_edgeadr", ("nflex",), I, "first edge of the flex"),
@@ -352,7 +352,7 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("flex_elemdataadr", ("nflex",), I, "first entry of the flex's elements in flex_elem"),
     _m("flex_elemedgeadr", ("nflex",), I, "first entry of the flex's elements in flex_elemedge"),
     _m("flex_elem", ("nflexelemdata",), I, "element vertex ids, dim + 1 per element (flex-local)"),
-    _m("flex_elemedge", ("nflexelemedge",), I, "element edge ids, 1 (dim 1) or 3 (dim 2) per element"),
+    _m("flex_elemedge", ("nflexelemedge",), I, "element edge ids, 1, 3 or 6 (dim 1, 2, 3) per element"),
     # sensors (compiler.sensors; computed by engine.sensor), outputs packed in sensordata
     _m("sensor_type", ("nsensor",), I, "sensor type (SensorType)"),
     _m("sensor_datatype", ("nsensor",), I, "numeric data type: 0 real, 1 positive, 2 axis, 3 quaternion"),
