@@ -209,6 +209,33 @@ def test_flex_triangles():
     _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
 
 
+# an elastic cloth: 2-D stretch elasticity (MuJoCo 4.0's per-triangle edge metric), light edge damping
+ELASTIC = """<mujoco><option timestep="0.001" integrator="{integrator}"/><worldbody>
+  <body name="holder" pos="0 0 1" euler="10 20 0">
+    <flexcomp name="cloth" type="grid" dim="2" count="4 3 1" spacing="0.05 0.04 0.05" mass="0.3"
+        inertiabox="0.01" pos="0.1 0 0" quat="0.9 0.1 0.3 0.1">
+      <pin id="0 2"/><contact contype="0" conaffinity="0"/><edge damping="0.01"/>
+      <elasticity young="{young}" poisson="0.3" thickness="0.01" elastic2d="stretch"/>
+    </flexcomp>
+  </body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("integrator, young", [("Euler", 1e4), ("RK4", 3e4)])
+def test_elastic_cloth(integrator, young):
+    mm, km = _pair(ELASTIC.format(integrator=integrator, young=young))
+    assert km.nflexstiffness == mm.nflexstiffness == 21 * 12
+    _close(km.flex_stiffnessadr, mm.flex_stiffnessadr)
+    _close(km.flex_stiffness, mm.flex_stiffness, rtol=1e-12, atol=1e-12)
+    md, kdd = mujoco.MjData(mm), kd.Data(km)
+    for _ in range(300):
+        mujoco.mj_step(mm, md)
+        kd.step(km, kdd)
+    _close(kdd.qfrc_spring, md.qfrc_spring, rtol=1e-8, atol=1e-9)
+    _close(kdd.qpos, md.qpos, rtol=1e-9, atol=1e-10)
+    _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
+
+
 # a soft body: a 3 x 2 x 2 grid <flexcomp dim="3"> (12 tetrahedra) in a turned holder, two points pinned
 SOFT = """<mujoco><option timestep="0.002" integrator="{integrator}"/><worldbody>
   <body name="holder" pos="0 0 1" euler="10 20 30">
@@ -267,9 +294,12 @@ def test_flex_tetrahedra():
     (rope().replace('dim="1"', 'dim="4"'), "dim must be 1, 2 or 3"),
     (TRIANGLES.replace('<edge damping="0.3"/>', '<edge stiffness="10"/>')
      .replace('<equality><flex flex="sheet"/></equality>', ""), "edge stiffness only available for dim=1"),
-    (CLOTH.format(integrator="Euler", damping=0).replace("<elasticity/>", '<elasticity young="1e4"/>')
-     .replace('equality="true"', 'equality="false"'),
-     "elasticity 'young'"),
+    (ELASTIC.format(integrator="Euler", young=1e4).replace('"stretch"', '"both"'), "2-D bending"),
+    (ELASTIC.format(integrator="implicitfast", young=1e4), "no longer integrated implicitly"),
+    (ELASTIC.format(integrator="Euler", young=1e4).replace('damping="0.01"', 'equality="true"'),
+     "flex constraints and elasticity .young. cannot both be present"),
+    (SOFT.format(integrator="Euler").replace("<contact", '<elasticity young="1e4"/><contact'),
+     "3-D flex elasticity 'young'"),
     (CLOTH.format(integrator="Euler", damping=0).replace('count="4 3 1"', 'count="3 3 2"'),
      "element 8 has point id 10, number of points is 9"),
     (rope().replace('contype="0" conaffinity="0"', 'contype="1"'), "flex collisions"),

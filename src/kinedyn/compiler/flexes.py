@@ -21,13 +21,14 @@ import numpy as np
 
 from kinedyn.compiler import defaults as dflt
 from kinedyn.compiler.frames import cross, dot3, frame_accum, rot_vec_quat
-from kinedyn.engine.types import MINVAL
+from kinedyn.engine.types import MINVAL, IntegratorType
 from kinedyn.xml.mjcf import Node, typed_attrs
 
 _FLEX = dict(name="s", dim="i", body="s", element="s", radius="f", group="i", rgba="f4", flatskin="s",
              material="s", vertex="s", texcoord="s", elemtexcoord="s", node="s", cellcount="s", dof="s")
 _EDGE = dict(equality="s", stiffness="f", damping="f")
-_ELASTICITY = dict(young="f", poisson="f", damping="f", thickness="f", elastic2d="s")
+_ELASTICITY = {"young": "f", "poisson": "f", "damping": "f", "thickness": "f", "elastic2d": "s",
+               "yield": "f*"}
 _CONTACT = dict(contype="i", conaffinity="i", condim="i", priority="i", friction="f*", solmix="f",
                 solref="f*", solimp="f*", margin="f", gap="f", internal="s", selfcollide="s",
                 activelayers="i", vertcollide="s", passive="s", tangential="s")
@@ -104,9 +105,18 @@ class FlexesMixin:
             raise node.error(f"element must list {dim + 1} vertex ids per element", "element")
         if any(v < 0 or v >= nvert for v in elem):
             raise node.error("elem vertex id out of range", "element")
+        elastic = None
+        for child in node.children:
+            if child.tag == "elasticity":
+                elastic = self._elasticity(child, dim)
+        xpos0 = self._vert_xpos0(vertbody, vert) if dim == 3 or elastic else None
         if dim == 3:
-            self._orient_tets(elem, vertbody, vert)
+            _orient_tets(elem, xpos0)
         edges, elemedge = self._flex_edges(node, elem, dim)
+        if elastic:
+            # young > 0 allocates the metric (zero without a stretch model, as in MuJoCo)
+            young, poisson, thickness, stretch = elastic
+            elastic = (stretch, _stretch_stiffness(elem, xpos0, young, poisson, thickness, stretch))
         stiffness = damping = 0.0
         contype = conaffinity = 1
         for child in node.children:
@@ -122,12 +132,7 @@ class FlexesMixin:
                 contype = c.get("contype", 1)
                 conaffinity = c.get("conaffinity", 1)
             elif child.tag == "elasticity":
-                # an <elasticity> that sets no stiffness and no damping changes nothing
-                el = typed_attrs(child, schema=_ELASTICITY)
-                for attr in ("young", "damping"):
-                    if el.get(attr, 0.0) != 0.0:
-                        raise child.error(f"flex elasticity '{attr}' (MuJoCo's stretch and bending "
-                                          "models) is not supported yet", attr)
+                pass  # read before the edges (_elasticity)
             else:
                 raise child.error(f"<{child.tag}> of a flex (plugins) is not supported yet")
         if stiffness > 0 and dim > 1:
@@ -139,18 +144,17 @@ class FlexesMixin:
         weld = [self.bodies[b].weldid for b in vertbody]
         self.flexes.append(dict(
             node=node, name=name, id=fid, dim=dim, vertbody=vertbody, vert=vert, edges=edges,
-            elem=elem, elemedge=elemedge,
+            elem=elem, elemedge=elemedge, elastic=elastic,
             stiffness=float(stiffness), damping=float(damping), contype=contype, conaffinity=conaffinity,
             rigid=all(b == vertbody[0] for b in vertbody),
             edge_rigid=[weld[i] == weld[j] for i, j in edges]))
 
-    def _orient_tets(self, elem: list[int], vertbody: list[int], vert: list[float]) -> None:
-        """Reorder each tetrahedron so that its faces point outwards, as mjCFlex::Compile does:
-        with the vertices at their qpos0 positions (body pose at qpos0, offset rotated into the
-        world), swap the second and third vertex when (v1 - v0) x (v2 - v0) . (v3 - v0) > 0."""
+    def _vert_xpos0(self, vertbody: list[int], vert: list[float]) -> list[list[float]]:
+        """The world positions of a flex's vertices at qpos0 (mjCFlex::Compile's vertxpos): each
+        body's pose at qpos0, chained from the world, with the vertex offset rotated into it."""
         poses: dict[int, tuple] = {}
 
-        def pose(b):  # the body's world pose at qpos0, chained from the world
+        def pose(b):
             if b not in poses:
                 body = self.bodies[b]
                 if body.parent is None or body.node is None:
@@ -165,11 +169,41 @@ class FlexesMixin:
             bpos, bquat = pose(b)
             off = rot_vec_quat(vert[3 * i:3 * i + 3], bquat)
             xpos.append([bpos[k] + off[k] for k in range(3)])
-        for k in range(0, len(elem), 4):
-            x0, x1, x2, x3 = (xpos[v] for v in elem[k:k + 4])
-            e1, e2, e3 = ([b[j] - x0[j] for j in range(3)] for b in (x1, x2, x3))
-            if dot3(cross(e1, e2), e3) > 0:
-                elem[k + 1], elem[k + 2] = elem[k + 2], elem[k + 1]
+        return xpos
+
+    @staticmethod
+    def _elasticity(child: Node, dim: int) -> tuple[float, float, float, bool] | None:
+        """A flex's <elasticity>: (young, poisson, thickness, stretch) of a 2-D flex with young > 0
+        (stretch: elastic2d="stretch"; without it, MuJoCo's default "none", the flex has a zero
+        metric), or None without young. What kinedyn does not build is refused by name: bending,
+        1-D and 3-D elasticity, elasticity damping, plastic yield."""
+        el = typed_attrs(child, schema=_ELASTICITY)
+        if el.get("damping", 0.0) != 0.0:
+            raise child.error("flex elasticity 'damping' is not supported yet", "damping")
+        if any(el.get("yield", [])):
+            raise child.error("flex elasticity 'yield' (plasticity) is not supported yet", "yield")
+        young = el.get("young", 0.0)
+        mode = el.get("elastic2d", "none")
+        if mode not in ("none", "bend", "stretch", "both"):
+            raise child.error(f"invalid keyword: '{mode}'", "elastic2d")
+        if dim == 2 and mode != "none":
+            # mjCFlex::Compile's checks
+            if not el.get("thickness", -1.0) > 0:
+                raise child.error("2d elasticity requires positive thickness", "thickness")
+            if not 0.0 <= el.get("poisson", 0.0) < 0.5:
+                raise child.error("Poisson ratio must be in [0, 0.5)", "poisson")
+        if young <= 0:
+            return None
+        if dim != 2:
+            raise child.error(f"{dim}-D flex elasticity 'young' (MuJoCo's "
+                              f"{'rod bending and twist' if dim == 1 else 'volumetric stretch'} model) "
+                              "is not supported yet", "young")
+        if not 0.0 <= el.get("poisson", 0.0) < 0.5:
+            raise child.error("Poisson ratio must be in [0, 0.5)", "poisson")
+        if mode in ("bend", "both"):
+            raise child.error(f"elastic2d=\"{mode}\": 2-D bending (MuJoCo's flap model) is not supported "
+                              "yet; elastic2d=\"stretch\" is", "elastic2d")
+        return young, el.get("poisson", 0.0), el.get("thickness", -1.0), mode == "stretch"
 
     @staticmethod
     def _flex_edges(node: Node, elem: list[int], dim: int) -> tuple[list, list[int]]:
@@ -322,6 +356,15 @@ class FlexesMixin:
         if any(f["stiffness"] and f["id"] in constrained for f in fl):
             f = next(f for f in fl if f["stiffness"] and f["id"] in constrained)
             raise f["node"].error("flex constraints and edge stiffness cannot both be present")
+        for f in fl:
+            if f["elastic"] and f["id"] in constrained:
+                raise f["node"].error("flex constraints and elasticity (young) cannot both be present")
+            implicit = self.opt["integrator"] in (IntegratorType.IMPLICIT, IntegratorType.IMPLICITFAST)
+            if f["elastic"] and f["elastic"][0] and implicit:
+                # MuJoCo 4.0 refuses it when it makes the data (an engine error)
+                raise f["node"].error("flex elasticity is no longer integrated implicitly under "
+                                      "integrator='implicit' and 'implicitfast': set integrator='discrete', "
+                                      "or 'Euler' with a small timestep")
         nvert = [len(f["vertbody"]) for f in fl]
         nedge = [len(f["edges"]) for f in fl]
         nelem = [len(f["elem"]) // (f["dim"] + 1) for f in fl]
@@ -352,8 +395,15 @@ class FlexesMixin:
         arr["flex_elemedgeadr"] = np.array(np.cumsum([0, *nelemedge])[:-1], i32)
         arr["flex_elem"] = np.array([v for f in fl for v in f["elem"]], i32)
         arr["flex_elemedge"] = np.array([e for f in fl for e in f["elemedge"]], i32)
+        # flex_stiffness: 21 numbers per element of an elastic flex (the packed upper triangle of
+        # its edge metric: 6 for a triangle), none for the others (flex_stiffnessadr -1)
+        stiff = [f["elastic"][1] if f["elastic"] else [] for f in fl]
+        adr = np.cumsum([0, *map(len, stiff)])[:-1]
+        arr["flex_stiffnessadr"] = np.array([a if k else -1 for a, k in zip(adr, stiff, strict=True)], i32)
+        arr["flex_stiffness"] = np.array([x for k in stiff for x in k], float)
         return dict(nflex=len(fl), nflexvert=sum(nvert), nflexedge=sum(nedge), nflexelem=sum(nelem),
-                    nflexelemdata=sum(nelemdata), nflexelemedge=sum(nelemedge))
+                    nflexelemdata=sum(nelemdata), nflexelemedge=sum(nelemedge),
+                    nflexstiffness=sum(map(len, stiff)))
 
     def _flex_rows(self) -> int:
         """Constraint rows the flex equalities can make: one per non-rigid edge of their flex."""
@@ -412,3 +462,52 @@ def _grid(count, spacing, dim) -> tuple[np.ndarray, list[int]]:
                 v11, v01 = nz * ny * (ix + 1) + nz * (iy + 1), nz * ny * ix + nz * (iy + 1)
                 elem += [v00, v10, v11, v00, v11, v01]
     return points, elem
+
+
+def _orient_tets(elem: list[int], xpos: list[list[float]]) -> None:
+    """Reorder each tetrahedron so that its faces point outwards, as mjCFlex::Compile does: with
+    the vertices at qpos0, swap the second and third vertex when (x1 - x0) x (x2 - x0) . (x3 - x0)
+    is positive."""
+    for k in range(0, len(elem), 4):
+        x0, x1, x2, x3 = (xpos[v] for v in elem[k:k + 4])
+        e1, e2, e3 = ([b[j] - x0[j] for j in range(3)] for b in (x1, x2, x3))
+        if dot3(cross(e1, e2), e3) > 0:
+            elem[k + 1], elem[k + 2] = elem[k + 2], elem[k + 1]
+
+
+def _stretch_stiffness(elem: list[int], xpos: list[list[float]], young: float, poisson: float,
+                       thickness: float, stretch: bool) -> list[float]:
+    """flex_stiffness of a 2-D flex (mjCFlex::Compile, ComputeStiffness for triangles): for each
+    triangle the 3 x 3 metric K of its edges (in the simplex order (1,2), (2,0), (0,1)) such that
+    the stretch energy is 1/2 e' K e with e the squared-length changes, packed as its upper
+    triangle into 21 numbers. With B_e the symmetrised product of the in-plane normals of the
+    other two edges divided by 8 A^2 (the strain of a unit squared-length change of edge e;
+    Weischedel's coordinate-free linear element) and A the area at qpos0:
+
+        K_ab = mu tr(B_a B_b) + la tr(B_a) tr(B_b),
+        mu = E / (2 (1 + nu)) A t,   la = E nu / (2 (1 - nu^2)) A t
+
+    (MuJoCo 4.0's constants: the shear modulus and half the plane-stress lambda; measured
+    against the 4.0.0 wheel's flex_stiffness)."""
+    if not stretch:
+        return [0.0] * (7 * len(elem))
+    out = []
+    for k in range(0, len(elem), 3):
+        x = [np.array(xpos[v]) for v in elem[k:k + 3]]
+        area = 0.5 * np.linalg.norm(np.cross(x[1] - x[0], x[2] - x[0]))
+        mu = young / (2 * (1 + poisson)) * area * thickness
+        la = young * poisson / (2 * (1 - poisson * poisson)) * area * thickness
+        basis = []
+        for e in range(3):
+            # the two edges of the triangle that meet at vertex e (the other two than edge e)
+            left = x[(e + 2) % 3] - x[e]
+            right = x[(e + 1) % 3] - x[e]
+            normal = np.cross(right, left)
+            normal /= np.linalg.norm(normal)
+            bl, br = np.cross(normal, left), np.cross(right, normal)
+            basis.append((np.outer(bl, br) + np.outer(br, bl)) / (8 * area * area))
+        tr = [np.trace(B) for B in basis]
+        metric = [mu * np.sum(basis[i] * basis[j].T) + la * tr[i] * tr[j]
+                  for i in range(3) for j in range(i, 3)]
+        out += metric + [0.0] * 15
+    return out

@@ -68,7 +68,7 @@ SIZE_NAMES = ("nq", "nv", "nu", "nactuator", "nout", "na", "nbody", "njnt", "nge
               "nccdint", "nsensor", "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph",
               "nmeshpoly", "nmeshpolyvert", "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam",
               "nlight", "nhistory", "nflex", "nflexvert", "nflexedge", "nflexelem", "nflexelemdata",
-              "nflexelemedge", "ntree", "nplastic")
+              "nflexelemedge", "nflexstiffness", "ntree", "nplastic")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -353,6 +353,9 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("flex_elemedgeadr", ("nflex",), I, "first entry of the flex's elements in flex_elemedge"),
     _m("flex_elem", ("nflexelemdata",), I, "element vertex ids, dim + 1 per element (flex-local)"),
     _m("flex_elemedge", ("nflexelemedge",), I, "element edge ids, 1, 3 or 6 (dim 1, 2, 3) per element"),
+    _m("flex_stiffnessadr", ("nflex",), I, "first entry of the flex in flex_stiffness; -1: not elastic"),
+    _m("flex_stiffness", ("nflexstiffness",), F,
+       "2-D stretch: each triangle's edge metric (upper triangle; 21 numbers per element)"),
     # sensors (compiler.sensors; computed by engine.sensor), outputs packed in sensordata
     _m("sensor_type", ("nsensor",), I, "sensor type (SensorType)"),
     _m("sensor_datatype", ("nsensor",), I, "numeric data type: 0 real, 1 positive, 2 axis, 3 quaternion"),

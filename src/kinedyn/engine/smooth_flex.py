@@ -112,10 +112,79 @@ def flex_velocity_entry(m, d):
             d.flexedge_velocity[e] = vel
 
 
+def elastic(m) -> bool:
+    """Whether a flex has elastic stiffness (the stretch unit is compiled and called only then)."""
+    return m.nflexstiffness > 0
+
+
+@handle_entry(needed=elastic)
+def flex_stretch_entry(m, d):
+    """The 2-D stretch forces of the elastic flexes into qfrc_spring (the flex elasticity of
+    mj_passive; engine_core_util.h's mj_stretch* helpers). For each triangle with packed edge
+    metric K (flex_stiffness) and edges (i, j) in the simplex order (1,2), (2,0), (0,1):
+
+        elongation_e = length_e^2 - length0_e^2,     tension = K elongation
+        force_i -= tension_e (x_i - x_j),            force_j += tension_e (x_i - x_j)
+
+    (the gradient of 1/2 elongation' K elongation, up to the factor 2 MuJoCo's K absorbs),
+    mapped to joint space through the translational Jacobian of each vertex point,
+    qfrc_spring += Jp(body, x)' force (mj_flexScatter). MuJoCo sums each vertex's force before
+    mapping it; here each edge's pair of forces is mapped as it comes (the same sum, in another
+    order)."""
+    if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SPRING:
+        return
+    jac = d.scratch_cjac
+    for f in range(m.nflex):
+        adr = m.flex_stiffnessadr[f]
+        if adr < 0 or m.flex_rigid[f] or m.flex_dim[f] != 2:
+            continue
+        vbase = m.flex_vertadr[f]
+        ebase = m.flex_edgeadr[f]
+        for t in range(m.flex_elemnum[f]):
+            vadr = m.flex_elemdataadr[f] + 3 * t
+            eadr = m.flex_elemedgeadr[f] + 3 * t
+            k = m.flex_stiffness[adr + 21 * t:adr + 21 * t + 6]
+            el0 = _elongation(m, d, ebase + m.flex_elemedge[eadr])
+            el1 = _elongation(m, d, ebase + m.flex_elemedge[eadr + 1])
+            el2 = _elongation(m, d, ebase + m.flex_elemedge[eadr + 2])
+            # tension = K elongation, K symmetric from its packed upper triangle
+            tensions = (k[0] * el0 + k[1] * el1 + k[2] * el2,
+                        k[1] * el0 + k[3] * el1 + k[4] * el2,
+                        k[2] * el0 + k[4] * el1 + k[5] * el2)
+            for e in range(3):
+                vi = vbase + m.flex_elem[vadr + (e + 1) % 3]
+                vj = vbase + m.flex_elem[vadr + (e + 2) % 3]
+                _apply_pair(m, d, jac, vi, vj, tensions[e])
+
+
+@kernel
+def _elongation(m, d, e):
+    """length^2 - length0^2 of edge e."""
+    length, length0 = d.flexedge_length[e], m.flexedge_length0[e]
+    return length * length - length0 * length0
+
+
+@kernel
+def _apply_pair(m, d, jac, vi, vj, tension):
+    """qfrc_spring += Jp(vi)' (-tension (x_i - x_j)) + Jp(vj)' (tension (x_i - x_j))."""
+    xi, xj = d.flexvert_xpos[vi], d.flexvert_xpos[vj]
+    gx, gy, gz = tension * (xi[0] - xj[0]), tension * (xi[1] - xj[1]), tension * (xi[2] - xj[2])
+    jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+               d.subtree_com, d.cdof, xi[0], xi[1], xi[2], m.flex_vertbodyid[vi], jac[0], jac[1])
+    jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+               d.subtree_com, d.cdof, xj[0], xj[1], xj[2], m.flex_vertbodyid[vj], jac[2], jac[3])
+    for v in range(m.nv):
+        d.qfrc_spring[v] += ((jac[2, 0, v] - jac[0, 0, v]) * gx + (jac[2, 1, v] - jac[0, 1, v]) * gy
+                             + (jac[2, 2, v] - jac[0, 2, v]) * gz)
+
+
 @handle_entry(needed=used)
 def flex_passive_entry(m, d):
-    """Flexedge-level spring-dampers into qfrc_spring and qfrc_damper (mj_passive): along each
-    non-rigid edge k (length0 - length) and -b velocity, mapped by flexedge_J'."""
+    """Flex elasticity (flex_stretch_entry, for models with it), then the flexedge-level
+    spring-dampers into qfrc_spring and qfrc_damper (mj_passive): along each non-rigid edge
+    k (length0 - length) and -b velocity, mapped by flexedge_J'."""
+    if m.nflexstiffness > 0:
+        flex_stretch_entry(m, d)
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     nv = m.nv
     for f in range(m.nflex):
