@@ -2,11 +2,11 @@
 
 Mirrors ``mj_flex`` (engine_core_smooth.c), the flex-edge part of ``mj_fwdVelocity``
 (engine_forward.c) and the flexedge-level spring-dampers of ``mj_passive``
-(engine_passive.c), for the flexes kinedyn builds: non-interpolated flexes of any dim without
-elasticity, each vertex at its body's origin or at an offset in its body's frame (``flex_vert``;
-docs/deviations.md "Flexes" lists what is refused). Everything here works edge by edge, so a
-cloth's triangles or a soft body's tetrahedra only matter through the edges the compiler makes
-from them. For edge e from vertex v1 to v2 (bodies b1, b2):
+(engine_passive.c), for the flexes kinedyn builds: non-interpolated flexes of any dim, each
+vertex at its body's origin or at an offset in its body's frame (``flex_vert``;
+docs/deviations.md "Flexes" lists what is refused). Everything here but the 2-D stretch
+elasticity (flex_stretch_entry, per triangle) works edge by edge, so elements only matter
+through the edges the compiler makes from them. For edge e from vertex v1 to v2 (bodies b1, b2):
 
     flexedge_length[e] = |x2 - x1|,     u = (x2 - x1) / |x2 - x1|
     flexedge_J[e]      = u' (Jp(b2, x2) - Jp(b1, x1))          (mj_jacDifPair, then chain rule)
