@@ -209,24 +209,30 @@ def test_flex_triangles():
     _close(kdd.qvel, md.qvel, rtol=1e-9, atol=1e-9)
 
 
-# an elastic cloth: 2-D stretch elasticity (MuJoCo 4.0's per-triangle edge metric), light edge damping
+# an elastic cloth: 2-D stretch (MuJoCo 4.0's per-triangle edge metric) and bending (its flap model)
+# elasticity, light edge damping
 ELASTIC = """<mujoco><option timestep="0.001" integrator="{integrator}"/><worldbody>
   <body name="holder" pos="0 0 1" euler="10 20 0">
     <flexcomp name="cloth" type="grid" dim="2" count="4 3 1" spacing="0.05 0.04 0.05" mass="0.3"
         inertiabox="0.01" pos="0.1 0 0" quat="0.9 0.1 0.3 0.1">
       <pin id="0 2"/><contact contype="0" conaffinity="0"/><edge damping="0.01"/>
-      <elasticity young="{young}" poisson="0.3" thickness="0.01" elastic2d="stretch"/>
+      <elasticity young="{young}" poisson="0.3" thickness="0.01" elastic2d="{mode}"/>
     </flexcomp>
   </body>
 </worldbody></mujoco>"""
 
 
-@pytest.mark.parametrize("integrator, young", [("Euler", 1e4), ("RK4", 3e4)])
-def test_elastic_cloth(integrator, young):
-    mm, km = _pair(ELASTIC.format(integrator=integrator, young=young))
+@pytest.mark.parametrize("integrator, young, mode", [("Euler", 1e4, "stretch"), ("RK4", 3e4, "both"),
+                                                     ("Euler", 2e4, "bend")])
+def test_elastic_cloth(integrator, young, mode):
+    mm, km = _pair(ELASTIC.format(integrator=integrator, young=young, mode=mode))
     assert km.nflexstiffness == mm.nflexstiffness == 21 * 12
-    _close(km.flex_stiffnessadr, mm.flex_stiffnessadr)
+    assert km.nflexbending == mm.nflexbending == (0 if mode == "stretch" else 17 * 23)
+    for name in ("flex_stiffnessadr", "flex_bendingadr", "flex_edgeflap"):
+        _close(getattr(km, name), np.asarray(getattr(mm, name)).reshape(np.shape(getattr(km, name))))
     _close(km.flex_stiffness, mm.flex_stiffness, rtol=1e-12, atol=1e-12)
+    # the curved-rest term of a flat cloth is rounding noise (~1e-14 of the flap terms) in both
+    _close(km.flex_bending, mm.flex_bending, rtol=1e-12, atol=1e-13)
     md, kdd = mujoco.MjData(mm), kd.Data(km)
     for _ in range(300):
         mujoco.mj_step(mm, md)
@@ -294,9 +300,9 @@ def test_flex_tetrahedra():
     (rope().replace('dim="1"', 'dim="4"'), "dim must be 1, 2 or 3"),
     (TRIANGLES.replace('<edge damping="0.3"/>', '<edge stiffness="10"/>')
      .replace('<equality><flex flex="sheet"/></equality>', ""), "edge stiffness only available for dim=1"),
-    (ELASTIC.format(integrator="Euler", young=1e4).replace('"stretch"', '"both"'), "2-D bending"),
-    (ELASTIC.format(integrator="implicitfast", young=1e4), "no longer integrated implicitly"),
-    (ELASTIC.format(integrator="Euler", young=1e4).replace('damping="0.01"', 'equality="true"'),
+    (ELASTIC.format(integrator="implicitfast", young=1e4, mode="bend"), "no longer integrated implicitly"),
+    (ELASTIC.format(integrator="Euler", young=1e4, mode="stretch")
+     .replace('damping="0.01"', 'equality="true"'),
      "flex constraints and elasticity .young. cannot both be present"),
     (SOFT.format(integrator="Euler").replace("<contact", '<elasticity young="1e4"/><contact'),
      "3-D flex elasticity 'young'"),

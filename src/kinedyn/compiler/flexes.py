@@ -115,8 +115,14 @@ class FlexesMixin:
         edges, elemedge = self._flex_edges(node, elem, dim)
         if elastic:
             # young > 0 allocates the metric (zero without a stretch model, as in MuJoCo)
-            young, poisson, thickness, stretch = elastic
-            elastic = (stretch, _stretch_stiffness(elem, xpos0, young, poisson, thickness, stretch))
+            young, poisson, thickness, mode = elastic
+            stretch, bend = mode in ("stretch", "both"), mode in ("bend", "both")
+            elastic = dict(active=stretch or bend,
+                           stiffness=_stretch_stiffness(elem, xpos0, young, poisson, thickness, stretch))
+            if bend:
+                flaps = _flaps(elem, len(edges))
+                elastic["flaps"] = [(fl[2], fl[3]) for fl in flaps]
+                elastic["bending"] = _bending(flaps, xpos0, young, poisson, thickness)
         stiffness = damping = 0.0
         contype = conaffinity = 1
         for child in node.children:
@@ -172,11 +178,11 @@ class FlexesMixin:
         return xpos
 
     @staticmethod
-    def _elasticity(child: Node, dim: int) -> tuple[float, float, float, bool] | None:
-        """A flex's <elasticity>: (young, poisson, thickness, stretch) of a 2-D flex with young > 0
-        (stretch: elastic2d="stretch"; without it, MuJoCo's default "none", the flex has a zero
-        metric), or None without young. What kinedyn does not build is refused by name: bending,
-        1-D and 3-D elasticity, elasticity damping, plastic yield."""
+    def _elasticity(child: Node, dim: int) -> tuple[float, float, float, str] | None:
+        """A flex's <elasticity>: (young, poisson, thickness, elastic2d) of a 2-D flex with young > 0
+        (elastic2d "stretch", "bend" or "both"; with MuJoCo's default "none" the flex has a zero
+        metric), or None without young. What kinedyn does not build is refused by name: 1-D and
+        3-D elasticity, elasticity damping, plastic yield."""
         el = typed_attrs(child, schema=_ELASTICITY)
         if el.get("damping", 0.0) != 0.0:
             raise child.error("flex elasticity 'damping' is not supported yet", "damping")
@@ -200,10 +206,7 @@ class FlexesMixin:
                               "is not supported yet", "young")
         if not 0.0 <= el.get("poisson", 0.0) < 0.5:
             raise child.error("Poisson ratio must be in [0, 0.5)", "poisson")
-        if mode in ("bend", "both"):
-            raise child.error(f"elastic2d=\"{mode}\": 2-D bending (MuJoCo's flap model) is not supported "
-                              "yet; elastic2d=\"stretch\" is", "elastic2d")
-        return young, el.get("poisson", 0.0), el.get("thickness", -1.0), mode == "stretch"
+        return young, el.get("poisson", 0.0), el.get("thickness", -1.0), mode
 
     @staticmethod
     def _flex_edges(node: Node, elem: list[int], dim: int) -> tuple[list, list[int]]:
@@ -360,7 +363,7 @@ class FlexesMixin:
             if f["elastic"] and f["id"] in constrained:
                 raise f["node"].error("flex constraints and elasticity (young) cannot both be present")
             implicit = self.opt["integrator"] in (IntegratorType.IMPLICIT, IntegratorType.IMPLICITFAST)
-            if f["elastic"] and f["elastic"][0] and implicit:
+            if f["elastic"] and f["elastic"]["active"] and implicit:
                 # MuJoCo 4.0 refuses it when it makes the data (an engine error)
                 raise f["node"].error("flex elasticity is no longer integrated implicitly under "
                                       "integrator='implicit' and 'implicitfast': set integrator='discrete', "
@@ -397,13 +400,22 @@ class FlexesMixin:
         arr["flex_elemedge"] = np.array([e for f in fl for e in f["elemedge"]], i32)
         # flex_stiffness: 21 numbers per element of an elastic flex (the packed upper triangle of
         # its edge metric: 6 for a triangle), none for the others (flex_stiffnessadr -1)
-        stiff = [f["elastic"][1] if f["elastic"] else [] for f in fl]
+        stiff = [f["elastic"]["stiffness"] if f["elastic"] else [] for f in fl]
         adr = np.cumsum([0, *map(len, stiff)])[:-1]
         arr["flex_stiffnessadr"] = np.array([a if k else -1 for a, k in zip(adr, stiff, strict=True)], i32)
         arr["flex_stiffness"] = np.array([x for k in stiff for x in k], float)
+        # flex_bending: 17 numbers per edge of a bending flex; flex_edgeflap: the two vertices
+        # opposite each of its edges (-1: none; every edge of a flex without bending)
+        bend = [f["elastic"]["bending"] if f["elastic"] and "bending" in f["elastic"] else [] for f in fl]
+        adr = np.cumsum([0, *map(len, bend)])[:-1]
+        arr["flex_bendingadr"] = np.array([a if b else -1 for a, b in zip(adr, bend, strict=True)], i32)
+        arr["flex_bending"] = np.array([x for b in bend for x in b], float)
+        arr["flex_edgeflap"] = np.array(
+            [fp for f in fl for fp in (f["elastic"]["flaps"] if f["elastic"] and "flaps" in f["elastic"]
+                                       else [(-1, -1)] * len(f["edges"]))], i32).reshape(-1, 2)
         return dict(nflex=len(fl), nflexvert=sum(nvert), nflexedge=sum(nedge), nflexelem=sum(nelem),
                     nflexelemdata=sum(nelemdata), nflexelemedge=sum(nelemedge),
-                    nflexstiffness=sum(map(len, stiff)))
+                    nflexstiffness=sum(map(len, stiff)), nflexbending=sum(map(len, bend)))
 
     def _flex_rows(self) -> int:
         """Constraint rows the flex equalities can make: one per non-rigid edge of their flex."""
@@ -510,4 +522,64 @@ def _stretch_stiffness(elem: list[int], xpos: list[list[float]], young: float, p
         metric = [mu * np.sum(basis[i] * basis[j].T) + la * tr[i] * tr[j]
                   for i in range(3) for j in range(i, 3)]
         out += metric + [0.0] * 15
+    return out
+
+
+def _flaps(elem: list[int], nedge: int) -> list[list[int]]:
+    """The flap of each edge of a 2-D flex (mjCFlex::Compile's CreateFlapStencil): the edge's two
+    vertices as its first triangle orders them (simplex edge order (1,2), (2,0), (0,1)), then the
+    third vertex of that triangle and of the second triangle on the edge (-1 on the boundary).
+    Edges are met in the order the compiler numbered them, so flap k is edge k's."""
+    flaps: list[list[int]] = []
+    index: dict[tuple[int, int], int] = {}
+    for k in range(0, len(elem), 3):
+        v = elem[k:k + 3]
+        for i, j in _ELEM_EDGES[2]:
+            pair = (min(v[i], v[j]), max(v[i], v[j]))
+            opposite = v[(j + 1) % 3]
+            if pair in index:
+                flaps[index[pair]][3] = opposite
+            else:
+                index[pair] = len(flaps)
+                flaps.append([v[i], v[j], opposite, -1])
+    assert len(flaps) == nedge
+    return flaps
+
+
+def _cot(x, v0, v1, v2) -> float:
+    """The cotangent of the angle at v0 between the edges to v1 and v2."""
+    e1, e2 = x[v1] - x[v0], x[v2] - x[v0]
+    n = np.cross(e1, e2)
+    return float(e1 @ e2) / np.sqrt(n @ n)
+
+
+def _bending(flaps: list[list[int]], xpos: list[list[float]], young: float, poisson: float,
+             thickness: float) -> list[float]:
+    """flex_bending (mjCFlex::Compile, ComputeBending): for each interior edge with flap vertices
+    (v0, v1, v2, v3), the 4 x 4 matrix c c' cos(theta) D / A and a 17th number for a curved rest
+    shape, where c are the cotangent weights of Wardetzky et al.'s discrete quadratic bending
+    energy, theta the rest angle between the flap's two edge normals (Garg et al.'s cubic
+    shells), A the two triangles' area and D = E t^3 / (12 (1 - nu^2)) the plate bending
+    rigidity (MuJoCo 4.0's constant, measured against the wheel). Boundary edges get zeros."""
+    x = np.array(xpos, float)
+    rigidity = young * thickness ** 3 / (12 * (1 - poisson * poisson))
+    out: list[float] = []
+    for v in flaps:
+        b = [0.0] * 17
+        if v[3] >= 0:
+            a01, a02 = _cot(x, v[0], v[1], v[2]), _cot(x, v[0], v[3], v[1])
+            a03, a04 = _cot(x, v[1], v[2], v[0]), _cot(x, v[1], v[0], v[3])
+            c = (a03 + a04, a01 + a02, -(a01 + a03), -(a02 + a04))
+            area = (0.5 * np.linalg.norm(np.cross(x[v[1]] - x[v[0]], x[v[2]] - x[v[0]]))
+                    + 0.5 * np.linalg.norm(np.cross(x[v[0]] - x[v[1]], x[v[3]] - x[v[1]])))
+            stiffness = rigidity / area
+            e0, e1, e2 = x[v[1]] - x[v[0]], x[v[2]] - x[v[0]], x[v[3]] - x[v[0]]
+            e3, e4 = x[v[2]] - x[v[1]], x[v[3]] - x[v[1]]
+            t0, t1 = -(a03 * e1 + a01 * e3), -(a04 * e2 + a02 * e4)
+            sqr = float(e0 @ e0)
+            cos_theta = -float(t0 @ t1) / sqr
+            b[:16] = [c[i] * c[j] * cos_theta * stiffness for i in range(4) for j in range(4)]
+            b[16] = (float(np.cross(e0, e1) @ e2) * (a01 - a03) * (a04 - a02) * stiffness
+                     / (sqr * np.sqrt(sqr)))
+        out += b
     return out

@@ -68,7 +68,7 @@ SIZE_NAMES = ("nq", "nv", "nu", "nactuator", "nout", "na", "nbody", "njnt", "nge
               "nccdint", "nsensor", "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph",
               "nmeshpoly", "nmeshpolyvert", "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam",
               "nlight", "nhistory", "nflex", "nflexvert", "nflexedge", "nflexelem", "nflexelemdata",
-              "nflexelemedge", "nflexstiffness", "ntree", "nplastic")
+              "nflexelemedge", "nflexstiffness", "nflexbending", "ntree", "nplastic")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -356,6 +356,11 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("flex_stiffnessadr", ("nflex",), I, "first entry of the flex in flex_stiffness; -1: not elastic"),
     _m("flex_stiffness", ("nflexstiffness",), F,
        "2-D stretch: each triangle's edge metric (upper triangle; 21 numbers per element)"),
+    _m("flex_bendingadr", ("nflex",), I, "first entry of the flex in flex_bending; -1: no bending"),
+    _m("flex_bending", ("nflexbending",), F,
+       "2-D bending: 17 numbers per edge (4 x 4 flap matrix, curved rest)"),
+    _m("flex_edgeflap", ("nflexedge", 2), I,
+       "the vertices opposite each edge in its two triangles (-1: none)"),
     # sensors (compiler.sensors; computed by engine.sensor), outputs packed in sensordata
     _m("sensor_type", ("nsensor",), I, "sensor type (SensorType)"),
     _m("sensor_datatype", ("nsensor",), I, "numeric data type: 0 real, 1 positive, 2 axis, 3 quaternion"),

@@ -5,7 +5,7 @@ Mirrors ``mj_flex`` (engine_core_smooth.c), the flex-edge part of ``mj_fwdVeloci
 (engine_passive.c), for the flexes kinedyn builds: non-interpolated flexes of any dim, each
 vertex at its body's origin or at an offset in its body's frame (``flex_vert``;
 docs/deviations.md "Flexes" lists what is refused). Everything here but the 2-D stretch
-elasticity (flex_stretch_entry, per triangle) works edge by edge, so elements only matter
+elasticity (flex_elastic_entry, per triangle and flap) works edge by edge, so elements only matter
 through the edges the compiler makes from them. For edge e from vertex v1 to v2 (bodies b1, b2):
 
     flexedge_length[e] = |x2 - x1|,     u = (x2 - x1) / |x2 - x1|
@@ -118,10 +118,11 @@ def elastic(m) -> bool:
 
 
 @handle_entry(needed=elastic)
-def flex_stretch_entry(m, d):
-    """The 2-D stretch forces of the elastic flexes into qfrc_spring (the flex elasticity of
-    mj_passive; engine_core_util.h's mj_stretch* helpers). For each triangle with packed edge
-    metric K (flex_stiffness) and edges (i, j) in the simplex order (1,2), (2,0), (0,1):
+def flex_elastic_entry(m, d):
+    """The 2-D bending (_flex_bending) and stretch forces of the elastic flexes into qfrc_spring
+    (the flex elasticity of mj_passive; engine_core_util.h's mj_stretch* helpers). For each
+    triangle with packed edge metric K (flex_stiffness) and edges (i, j) in the simplex order
+    (1,2), (2,0), (0,1):
 
         elongation_e = length_e^2 - length0_e^2,     tension = K elongation
         force_i -= tension_e (x_i - x_j),            force_j += tension_e (x_i - x_j)
@@ -133,6 +134,9 @@ def flex_stretch_entry(m, d):
     order)."""
     if m.opt_flags[OPT_DISABLEFLAGS] & DSBL_SPRING:
         return
+    # bending before stretch, in mj_passive's order
+    if m.nflexbending > 0:
+        _flex_bending(m, d)
     jac = d.scratch_cjac
     for f in range(m.nflex):
         adr = m.flex_stiffnessadr[f]
@@ -158,6 +162,64 @@ def flex_stretch_entry(m, d):
 
 
 @kernel
+def _flex_bending(m, d):
+    """The 2-D bending forces into qfrc_spring (mj_passive's flex bending, Wardetzky et al.'s
+    discrete quadratic energy): for each interior edge (v0, v1) with flap vertices (v2, v3)
+    (flex_edgeflap) and its 17 numbers b (flex_bending),
+
+        force_i = -(sum_j b[4 i + j] x_j + b[16] r_i),
+
+    with r the curved-rest term (r_1 = e1 x e2, r_2 = e2 x e0, r_3 = e0 x e1, r_0 = -(r_1 + r_2
+    + r_3), e_k the edges from v0 to v1, v2, v3), mapped through each vertex point's Jacobian."""
+    jac = d.scratch_cjac
+    xpos = d.flexvert_xpos
+    for f in range(m.nflex):
+        badr = m.flex_bendingadr[f]
+        if badr < 0 or m.flex_rigid[f] or m.flex_dim[f] != 2:
+            continue
+        vbase = m.flex_vertadr[f]
+        for e in range(m.flex_edgenum[f]):
+            g = m.flex_edgeadr[f] + e
+            if m.flex_edgeflap[g, 1] == -1:
+                continue  # a boundary edge
+            verts = (vbase + m.flex_edge[g, 0], vbase + m.flex_edge[g, 1],
+                     vbase + m.flex_edgeflap[g, 0], vbase + m.flex_edgeflap[g, 1])
+            b = m.flex_bending[badr + 17 * e:badr + 17 * e + 17]
+            x0 = xpos[verts[0]]
+            e0x, e0y, e0z = xpos[verts[1], 0] - x0[0], xpos[verts[1], 1] - x0[1], xpos[verts[1], 2] - x0[2]
+            e1x, e1y, e1z = xpos[verts[2], 0] - x0[0], xpos[verts[2], 1] - x0[1], xpos[verts[2], 2] - x0[2]
+            e2x, e2y, e2z = xpos[verts[3], 0] - x0[0], xpos[verts[3], 1] - x0[1], xpos[verts[3], 2] - x0[2]
+            # curved-rest forces: r1 = e1 x e2, r2 = e2 x e0, r3 = e0 x e1, r0 = -(r1 + r2 + r3)
+            r1 = (e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x)
+            r2 = (e2y * e0z - e2z * e0y, e2z * e0x - e2x * e0z, e2x * e0y - e2y * e0x)
+            r3 = (e0y * e1z - e0z * e1y, e0z * e1x - e0x * e1z, e0x * e1y - e0y * e1x)
+            for i in range(4):
+                fx = fy = fz = 0.0
+                for j in range(4):
+                    xj = xpos[verts[j]]
+                    fx += b[4 * i + j] * xj[0]
+                    fy += b[4 * i + j] * xj[1]
+                    fz += b[4 * i + j] * xj[2]
+                if i == 0:
+                    rx, ry, rz = -(r1[0] + r2[0] + r3[0]), -(r1[1] + r2[1] + r3[1]), -(r1[2] + r2[2] + r3[2])
+                elif i == 1:
+                    rx, ry, rz = r1
+                elif i == 2:
+                    rx, ry, rz = r2
+                else:
+                    rx, ry, rz = r3
+                fx += b[16] * rx
+                fy += b[16] * ry
+                fz += b[16] * rz
+                v = verts[i]
+                p = xpos[v]
+                jac_kernel(m.body_rootid, m.body_dofnum, m.body_dofadr, m.body_parentid, m.dof_parentid,
+                           d.subtree_com, d.cdof, p[0], p[1], p[2], m.flex_vertbodyid[v], jac[0], jac[1])
+                for dof in range(m.nv):
+                    d.qfrc_spring[dof] -= jac[0, 0, dof] * fx + jac[0, 1, dof] * fy + jac[0, 2, dof] * fz
+
+
+@kernel
 def _elongation(m, d, e):
     """length^2 - length0^2 of edge e."""
     length, length0 = d.flexedge_length[e], m.flexedge_length0[e]
@@ -180,11 +242,11 @@ def _apply_pair(m, d, jac, vi, vj, tension):
 
 @handle_entry(needed=used)
 def flex_passive_entry(m, d):
-    """Flex elasticity (flex_stretch_entry, for models with it), then the flexedge-level
+    """Flex elasticity (flex_elastic_entry, for models with it), then the flexedge-level
     spring-dampers into qfrc_spring and qfrc_damper (mj_passive): along each non-rigid edge
     k (length0 - length) and -b velocity, mapped by flexedge_J'."""
     if m.nflexstiffness > 0:
-        flex_stretch_entry(m, d)
+        flex_elastic_entry(m, d)
     flags = m.opt_flags[OPT_DISABLEFLAGS]
     nv = m.nv
     for f in range(m.nflex):
