@@ -1,14 +1,14 @@
 """The ``<deformable>`` section's ``<flex>`` elements and the flex_* arrays (mjCFlex::Compile,
 the flex part of mjCModel::CopyObjects).
 
-kinedyn builds flexes of every dim (cables, cloth, soft bodies), with 2-D stretch elasticity: each
+kinedyn builds flexes of every dim (cables, cloth, soft bodies), with 2-D elasticity: each
 vertex is a body's origin or a point in a body's frame (``body=`` lists one body per vertex, or
 one body for all; ``vertex=`` gives the offsets), with edge constraints (``<equality><flex>``,
 ``<edge equality="true">`` of a flexcomp), edge spring-dampers (``<edge stiffness damping>``;
 stiffness for 1-D only, as in MuJoCo) and without flex collisions (``<contact contype="0"
 conaffinity="0"/>``); grid ``<flexcomp>`` expand into such flexes. Everything else MuJoCo 4.0
 does with flexes is refused with a ModelError naming it (docs/deviations.md "Flexes"):
-the rest of elasticity (bending, 1-D and 3-D, damping, yield), interpolated
+the rest of elasticity (1-D and 3-D, damping, yield), interpolated
 flexes, flex collisions, other flexcomp types, ``<skin>``. Edges come from the elements as
 MuJoCo makes them: each element's edges in MuJoCo's simplex order, as (min, max) vertex pairs,
 in order of first appearance (``flex_elemedge`` maps them back); tetrahedra are first
