@@ -67,7 +67,8 @@ SIZE_NAMES = ("nq", "nv", "nu", "nactuator", "nout", "na", "nbody", "njnt", "nge
               "nwrap", "nkey", "nC", "neq", "npair", "nexclude", "nconmax", "nefcmax", "nefcdual", "nccd",
               "nccdint", "nsensor", "nsensordata", "nmesh", "nmeshvert", "nmeshface", "nmeshgraph",
               "nmeshpoly", "nmeshpolyvert", "nmeshpolymap", "nhfield", "nhfielddata", "nmocap", "ncam",
-              "nlight", "nhistory", "nflex", "nflexvert", "nflexedge", "ntree", "nplastic")
+              "nlight", "nhistory", "nflex", "nflexvert", "nflexedge", "nflexelem", "nflexelemdata",
+              "nflexelemedge", "nflexstiffness", "nflexbending", "ntree", "nplastic")
 # sizes whose values are kinedyn's (not compared with MuJoCo's, which sizes its arena
 # dynamically): the capacities of the contact and row arrays (compiler.contacts), nefcdual the
 # rows of the dual solvers' dense matrix (nefcmax for models that use PGS or noslip, else 0), and
@@ -331,8 +332,8 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("eq_data", ("neq", 12), F,
        "numeric data: connect [anchor1, anchor2]; weld [anchor2, anchor1, relpose quat, torquescale, "
        "relpose computed]; joint and tendon: polynomial coefficients"),
-    # flexes (compiler.flexes; engine.smooth_flex): 1-D flexes
-    _m("flex_dim", ("nflex",), I, "dimension: 1 (cable; the only one built)"),
+    # flexes (compiler.flexes; engine.smooth_flex): without elasticity or collisions
+    _m("flex_dim", ("nflex",), I, "dimension: 1 (cable), 2 (cloth) or 3 (soft body)"),
     _m("flex_vertadr", ("nflex",), I, "first vertex of the flex"),
     _m("flex_vertnum", ("nflex",), I, "number of vertices"),
     _m("flex_edgeadr", ("nflex",), I, "first edge of the flex"),
@@ -349,6 +350,20 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
     _m("flexedge_rigid", ("nflexedge",), B, "both vertices welded to one body: no force, no row"),
     _m("flexedge_length0", ("nflexedge",), F, "edge length at qpos0 (mj_setConst)"),
     _m("flexedge_invweight0", ("nflexedge",), F, "inverse inertia of the edge at qpos0 (mj_setConst)"),
+    _m("flex_elemadr", ("nflex",), I, "first element of the flex"),
+    _m("flex_elemnum", ("nflex",), I, "number of elements"),
+    _m("flex_elemdataadr", ("nflex",), I, "first entry of the flex's elements in flex_elem"),
+    _m("flex_elemedgeadr", ("nflex",), I, "first entry of the flex's elements in flex_elemedge"),
+    _m("flex_elem", ("nflexelemdata",), I, "element vertex ids, dim + 1 per element (flex-local)"),
+    _m("flex_elemedge", ("nflexelemedge",), I, "element edge ids, 1, 3 or 6 (dim 1, 2, 3) per element"),
+    _m("flex_stiffnessadr", ("nflex",), I, "first entry of the flex in flex_stiffness; -1: not elastic"),
+    _m("flex_stiffness", ("nflexstiffness",), F,
+       "2-D stretch: each triangle's edge metric (upper triangle; 21 numbers per element)"),
+    _m("flex_bendingadr", ("nflex",), I, "first entry of the flex in flex_bending; -1: no bending"),
+    _m("flex_bending", ("nflexbending",), F,
+       "2-D bending: 17 numbers per edge (4 x 4 flap matrix, curved rest)"),
+    _m("flex_edgeflap", ("nflexedge", 2), I,
+       "the vertices opposite each edge in its two triangles (-1: none)"),
     # sensors (compiler.sensors; computed by engine.sensor), outputs packed in sensordata
     _m("sensor_type", ("nsensor",), I, "sensor type (SensorType)"),
     _m("sensor_datatype", ("nsensor",), I, "numeric data type: 0 real, 1 positive, 2 axis, 3 quaternion"),
