@@ -458,8 +458,9 @@ ERRORS = [
      "unknown default class"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody>\n<actuator>\n"
      "<motor name='m' joint='k'/></actuator></mujoco>", "motor 'm'", "joint", 3, "unknown joint 'k'"),
-    ("<mujoco><option\n integrator='discrete'/><worldbody><geom type='plane' size='1 1 1'/><body><freejoint/>"
-     "<geom size='1'/></body></worldbody></mujoco>", "option", "integrator", 1, "without constraint rows"),
+    ("<mujoco><option\n integrator='discrete' solver='PGS'/><worldbody><geom type='plane' size='1 1 1'/><body>"
+     "<freejoint/><geom size='1'/></body></worldbody></mujoco>", "option", "integrator", 1,
+     "with the PGS solver (Newton is reproduced)"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
      "<motor joint='j' delay='0.1'/></actuator></mujoco>", "motor", "delay", 2, "without a history buffer"),
     ("<mujoco><worldbody><body><joint name='j'/><geom size='1'/></body></worldbody><actuator>\n"
