@@ -301,6 +301,17 @@ def _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, radius, hint, moving):
 
 
 @kernel
+def _held_point_plane(m, d, c, nc, gb, g1, g2, lx, ly, lz):
+    """_point_plane for the point at (lx, ly, lz) in geom g2's frame, held to g2 (a box corner, a
+    mesh vertex: radius 0)."""
+    xm, xp = d.geom_xmat, d.geom_xpos
+    cx = xm[g2, 0, 0] * lx + xm[g2, 0, 1] * ly + xm[g2, 0, 2] * lz + xp[g2, 0]
+    cy = xm[g2, 1, 0] * lx + xm[g2, 1, 1] * ly + xm[g2, 1, 2] * lz + xp[g2, 1]
+    cz = xm[g2, 2, 0] * lx + xm[g2, 2, 1] * ly + xm[g2, 2, 2] * lz + xp[g2, 2]
+    return _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False, False)
+
+
+@kernel
 def _axis_point(d, g, capsule, half, px, py, pz):
     """(x, interior, c): the point c of geom g that one of its spheres is centred at, nearest p: a
     sphere's centre (x = 0), or the capsule's axis point g + x u, x clamped to [-half, half]
@@ -921,7 +932,6 @@ def _geometry(m, d, c, nc, gb):
     t1 = m.geom_type[g1]
     t2 = m.geom_type[g2]
     xp = d.geom_xpos
-    xm = d.geom_xmat
     size = m.geom_size
     if t1 == GEOM_PLANE and t2 == GEOM_SPHERE:
         return _point_plane(m, d, c, nc, gb, g1, g2, xp[g2, 0], xp[g2, 1], xp[g2, 2], size[g2, 0],
@@ -938,10 +948,7 @@ def _geometry(m, d, c, nc, gb):
             lx = size[g2, 0] if i & 1 else -size[g2, 0]
             ly = size[g2, 1] if i & 2 else -size[g2, 1]
             lz = size[g2, 2] if i & 4 else -size[g2, 2]
-            cx = xm[g2, 0, 0] * lx + xm[g2, 0, 1] * ly + xm[g2, 0, 2] * lz + xp[g2, 0]
-            cy = xm[g2, 1, 0] * lx + xm[g2, 1, 1] * ly + xm[g2, 1, 2] * lz + xp[g2, 1]
-            cz = xm[g2, 2, 0] * lx + xm[g2, 2, 1] * ly + xm[g2, 2, 2] * lz + xp[g2, 2]
-            if _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False, False):
+            if _held_point_plane(m, d, c, nc, gb, g1, g2, lx, ly, lz):
                 return True
         return False
     if t1 == GEOM_PLANE and t2 == GEOM_MESH:
@@ -950,11 +957,7 @@ def _geometry(m, d, c, nc, gb):
         mid = m.geom_dataid[g2]
         vert = m.mesh_vert
         for i in range(m.mesh_vertadr[mid], m.mesh_vertadr[mid] + m.mesh_vertnum[mid]):
-            lx, ly, lz = vert[i, 0], vert[i, 1], vert[i, 2]
-            cx = xm[g2, 0, 0] * lx + xm[g2, 0, 1] * ly + xm[g2, 0, 2] * lz + xp[g2, 0]
-            cy = xm[g2, 1, 0] * lx + xm[g2, 1, 1] * ly + xm[g2, 1, 2] * lz + xp[g2, 1]
-            cz = xm[g2, 2, 0] * lx + xm[g2, 2, 1] * ly + xm[g2, 2, 2] * lz + xp[g2, 2]
-            if _point_plane(m, d, c, nc, gb, g1, g2, cx, cy, cz, 0.0, False, False):
+            if _held_point_plane(m, d, c, nc, gb, g1, g2, vert[i, 0], vert[i, 1], vert[i, 2]):
                 return True
         return False
     if (t1 == GEOM_SPHERE or t1 == GEOM_CAPSULE) and (t2 == GEOM_SPHERE or t2 == GEOM_CAPSULE):
