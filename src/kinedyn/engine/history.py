@@ -287,20 +287,25 @@ def read_ctrl_entry(m, d, i, time, interp, result):
 _READ_CTRL = FastEntry(read_ctrl_entry)
 
 
+def _read_args(m, d, fname: str, what: str, count: int, i, time, interp) -> tuple:
+    """read_ctrl's and read_sensor's arguments checked: (index, time, interp)."""
+    check_model_data(m, d, fname)
+    i = operator.index(i)
+    if not 0 <= i < count:
+        raise IndexError(f"{what} {i} out of range: n{what} = {count}")
+    time = real_number("time", time)
+    interp = operator.index(interp)
+    if not -1 <= interp <= INTERP_CUBIC:
+        raise ValueError(f"interp must be -1 (the {what}'s), 0 (zoh), 1 (linear) or 2 (cubic), got {interp}")
+    return i, time, interp
+
+
 def read_ctrl(m, d, i: int, time: float, interp: int = -1) -> float:
     """Actuator ``i``'s control at ``time - actuator_delay[i]`` from its history buffer
     (mj_readCtrl): what the actuation stage reads at ``time`` for a delayed actuator. ``interp``:
     0 zero-order hold, 1 linear, 2 cubic, -1 the actuator's own (``actuator_history[i, 1]``).
     An actuator without a buffer returns its control ``d.ctrl[actuator_ctrladr[i]]``."""
-    check_model_data(m, d, "read_ctrl")
-    i = operator.index(i)
-    if not 0 <= i < m.nactuator:
-        raise IndexError(f"actuator {i} out of range: nactuator = {m.nactuator}")
-    time = real_number("time", time)
-    interp = operator.index(interp)
-    if not -1 <= interp <= INTERP_CUBIC:
-        raise ValueError(f"interp must be -1 (the actuator's), 0 (zoh), 1 (linear) or 2 (cubic), "
-                         f"got {interp}")
+    i, time, interp = _read_args(m, d, "read_ctrl", "actuator", m.nactuator, i, time, interp)
     if m.actuator_history[i, 0] == 0:
         if m.actuator_ctrlnum[i] == 0:
             return 0.0
@@ -328,14 +333,7 @@ def read_sensor(m, d, i: int, time: float, interp: int = -1, out: np.ndarray | N
     what ``sensordata`` reads at ``time`` for a delayed sensor. ``interp``: 0 zero-order hold,
     1 linear, 2 cubic, -1 the sensor's own (``sensor_history[i, 1]``). A sensor without a buffer
     gives its ``sensordata``. Returns ``out`` (``sensor_dim[i]`` values), a new array if None."""
-    check_model_data(m, d, "read_sensor")
-    i = operator.index(i)
-    if not 0 <= i < m.nsensor:
-        raise IndexError(f"sensor {i} out of range: nsensor = {m.nsensor}")
-    time = real_number("time", time)
-    interp = operator.index(interp)
-    if not -1 <= interp <= INTERP_CUBIC:
-        raise ValueError(f"interp must be -1 (the sensor's), 0 (zoh), 1 (linear) or 2 (cubic), got {interp}")
+    i, time, interp = _read_args(m, d, "read_sensor", "sensor", m.nsensor, i, time, interp)
     dim = int(m.sensor_dim[i])
     if out is None:
         out = np.empty(dim)
