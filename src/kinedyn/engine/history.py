@@ -287,9 +287,11 @@ def read_ctrl_entry(m, d, i, time, interp, result):
 _READ_CTRL = FastEntry(read_ctrl_entry)
 
 
-def _read_args(m, d, fname: str, what: str, count: int, i, time, interp) -> tuple:
-    """read_ctrl's and read_sensor's arguments checked: (index, time, interp)."""
+def _read_args(m, d, fname: str, what: str, i, time, interp) -> tuple:
+    """read_ctrl's and read_sensor's arguments checked (``what``: actuator or sensor, counted by
+    m.n<what>): (index, time, interp)."""
     check_model_data(m, d, fname)
+    count = getattr(m, f"n{what}")
     i = operator.index(i)
     if not 0 <= i < count:
         raise IndexError(f"{what} {i} out of range: n{what} = {count}")
@@ -305,7 +307,7 @@ def read_ctrl(m, d, i: int, time: float, interp: int = -1) -> float:
     (mj_readCtrl): what the actuation stage reads at ``time`` for a delayed actuator. ``interp``:
     0 zero-order hold, 1 linear, 2 cubic, -1 the actuator's own (``actuator_history[i, 1]``).
     An actuator without a buffer returns its control ``d.ctrl[actuator_ctrladr[i]]``."""
-    i, time, interp = _read_args(m, d, "read_ctrl", "actuator", m.nactuator, i, time, interp)
+    i, time, interp = _read_args(m, d, "read_ctrl", "actuator", i, time, interp)
     if m.actuator_history[i, 0] == 0:
         if m.actuator_ctrlnum[i] == 0:
             return 0.0
@@ -333,7 +335,7 @@ def read_sensor(m, d, i: int, time: float, interp: int = -1, out: np.ndarray | N
     what ``sensordata`` reads at ``time`` for a delayed sensor. ``interp``: 0 zero-order hold,
     1 linear, 2 cubic, -1 the sensor's own (``sensor_history[i, 1]``). A sensor without a buffer
     gives its ``sensordata``. Returns ``out`` (``sensor_dim[i]`` values), a new array if None."""
-    i, time, interp = _read_args(m, d, "read_sensor", "sensor", m.nsensor, i, time, interp)
+    i, time, interp = _read_args(m, d, "read_sensor", "sensor", i, time, interp)
     dim = int(m.sensor_dim[i])
     if out is None:
         out = np.empty(dim)
