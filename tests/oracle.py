@@ -24,6 +24,7 @@ Usage::
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import importlib.util
 import os
@@ -234,6 +235,21 @@ def load_pair(xml, disable: bool | str = True):
     m = kd.Model.from_xml_string(text)
     d = kd.Data(m)
     return m, d, mjm, mjd
+
+
+def own_pair(pair, integrator=None, enableflags=0):
+    """Copies of a shared (module-scoped) pair ``(m, d, mjm, mjd)`` with fresh Data, the integrator
+    (an IntegratorType name, e.g. "rk4") set and ``enableflags`` added on both sides: a test changes
+    its own models, never the shared ones."""
+    import kinedyn as kd
+
+    m, mjm = pair[0].copy(), copy.deepcopy(pair[2])
+    if integrator is not None:
+        m.opt.integrator = kd.IntegratorType[integrator.upper()]
+        mjm.opt.integrator = int(m.opt.integrator)
+    m.opt.enableflags = m.opt.enableflags | enableflags
+    mjm.opt.enableflags |= int(enableflags)
+    return m, kd.Data(m), mjm, mujoco.MjData(mjm)
 
 
 def set_same_state(m, d, mjm, mjd, qpos, qvel, ctrl=None, act=None, qacc=None,

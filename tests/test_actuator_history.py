@@ -10,7 +10,14 @@ import mujoco
 import numpy as np
 import pytest
 from mujoco import rollout as mj_rollout
-from oracle import assert_close, assert_fields, assert_forward_and_inverse, assert_model_fields, load_pair
+from oracle import (
+    assert_close,
+    assert_fields,
+    assert_forward_and_inverse,
+    assert_model_fields,
+    load_pair,
+    own_pair,
+)
 
 import kinedyn as kd
 from kinedyn.errors import ModelError
@@ -92,52 +99,34 @@ def test_compiled_fields_and_reset(pair):
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_steps_match_mujoco(pair, integrator):
-    m, d, mjm, mjd = pair
-    saved = m.opt.integrator, int(mjm.opt.integrator)
-    m.opt.integrator = kd.IntegratorType[integrator.upper()]
-    mjm.opt.integrator = int(m.opt.integrator)
-    try:
-        kd.reset(m, d)
-        mujoco.mj_resetData(mjm, mjd)
-        controls = _controls(m.nu, STEPS)
-        for t in range(STEPS):
-            if t == 25:
-                # time goes back by 1.5 steps: the next samples land between the buffers' times
-                d.time = mjd.time = mjd.time - 0.015
-            d.ctrl[:] = mjd.ctrl[:] = controls[t]
-            kd.step(m, d)
-            mujoco.mj_step(mjm, mjd)
-            _assert_state(d, mjd, f"{integrator} step {t}")
-        # the forward pass and the inverse at the end state
-        assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7]))
-    finally:
-        m.opt.integrator, mjm.opt.integrator = saved
+    m, d, mjm, mjd = own_pair(pair, integrator)
+    controls = _controls(m.nu, STEPS)
+    for t in range(STEPS):
+        if t == 25:
+            # time goes back by 1.5 steps: the next samples land between the buffers' times
+            d.time = mjd.time = mjd.time - 0.015
+        d.ctrl[:] = mjd.ctrl[:] = controls[t]
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+        _assert_state(d, mjd, f"{integrator} step {t}")
+    # the forward pass and the inverse at the end state
+    assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7]))
 
 
 def test_discrete_inverse_reads_the_delayed_controls(pair):
     """implicitfast with invdiscrete: the inverse's velocity derivative of the delayed damper's
     gain reads the delayed control at d.time, also with no forward pass before it."""
-    m, d, mjm, mjd = pair
-    saved = m.opt.integrator, m.opt.enableflags, int(mjm.opt.integrator), int(mjm.opt.enableflags)
-    m.opt.integrator = kd.IntegratorType.IMPLICITFAST
-    mjm.opt.integrator = int(m.opt.integrator)
-    m.opt.enableflags = saved[1] | kd.EnableBit.INVDISCRETE
-    mjm.opt.enableflags = saved[3] | int(mujoco.mjtEnableBit.mjENBL_INVDISCRETE)
-    try:
-        kd.reset(m, d)
-        mujoco.mj_resetData(mjm, mjd)
-        controls = _controls(m.nu, 9, seed=4)
-        for u in controls[:8]:
-            d.ctrl[:] = mjd.ctrl[:] = u
-            kd.step(m, d)
-            mujoco.mj_step(mjm, mjd)
-        d.ctrl[:] = mjd.ctrl[:] = controls[8]
-        d.qacc[:] = mjd.qacc[:] = np.array([0.3, -0.2])
-        kd.inverse(m, d)
-        mujoco.mj_inverse(mjm, mjd)
-        assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)
-    finally:
-        m.opt.integrator, m.opt.enableflags, mjm.opt.integrator, mjm.opt.enableflags = saved
+    m, d, mjm, mjd = own_pair(pair, "implicitfast", kd.EnableBit.INVDISCRETE)
+    controls = _controls(m.nu, 9, seed=4)
+    for u in controls[:8]:
+        d.ctrl[:] = mjd.ctrl[:] = u
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+    d.ctrl[:] = mjd.ctrl[:] = controls[8]
+    d.qacc[:] = mjd.qacc[:] = np.array([0.3, -0.2])
+    kd.inverse(m, d)
+    mujoco.mj_inverse(mjm, mjd)
+    assert_close("qfrc_inverse", d.qfrc_inverse, mjd.qfrc_inverse)
 
 
 def test_forward_reads_the_buffers_at_any_time(pair):

@@ -31,6 +31,7 @@ from oracle import (
     assert_rollout_matches,
     load_pair,
     mujoco_states,
+    own_pair,
 )
 
 import kinedyn as kd
@@ -111,26 +112,18 @@ def _controls(nu, steps, seed=0):
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_pid_steps_match_mujoco(pid, integrator):
-    m, d, mjm, mjd = pid
-    saved = m.opt.integrator, int(mjm.opt.integrator)
-    m.opt.integrator = kd.IntegratorType[integrator.upper()]
-    mjm.opt.integrator = int(m.opt.integrator)
+    m, d, mjm, mjd = own_pair(pid, integrator)
     integral = m.actuator_actadr[m.actuator("integral").id]
     held = 0
-    try:
-        kd.reset(m, d)
-        mujoco.mj_resetData(mjm, mjd)
-        for t, u in enumerate(_controls(m.nu, STEPS)):
-            d.ctrl[:] = mjd.ctrl[:] = u
-            kd.step(m, d)
-            mujoco.mj_step(mjm, mjd)
-            for name in ("qpos", "qvel", "act", "act_dot", "history", "actuator_force", "qfrc_actuator"):
-                assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
-            held += abs(d.act[integral]) >= 0.05 and d.act_dot[integral] == 0.0
-        assert held, "the run never reached the integral's imax"
-        assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7]))
-    finally:
-        m.opt.integrator, mjm.opt.integrator = saved
+    for t, u in enumerate(_controls(m.nu, STEPS)):
+        d.ctrl[:] = mjd.ctrl[:] = u
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+        for name in ("qpos", "qvel", "act", "act_dot", "history", "actuator_force", "qfrc_actuator"):
+            assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
+        held += abs(d.act[integral]) >= 0.05 and d.act_dot[integral] == 0.0
+    assert held, "the run never reached the integral's imax"
+    assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7]))
 
 
 def test_pid_batch_rollout_matches_mujoco_rollout(pid):
@@ -236,37 +229,29 @@ def dcmotor():
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_dcmotor_steps_match_mujoco(dcmotor, integrator):
-    m, d, mjm, mjd = dcmotor
     if integrator == "euler":
-        compared = assert_model_fields(m, mjm)
+        compared = assert_model_fields(dcmotor[0], dcmotor[2])
         assert {"actuator_gainprm", "actuator_biasprm", "actuator_forcerange",
                 "actuator_ctrlspec"} <= set(compared)
-    saved = m.opt.integrator, int(mjm.opt.integrator)
-    m.opt.integrator = kd.IntegratorType[integrator.upper()]
-    mjm.opt.integrator = int(m.opt.integrator)
+    m, d, mjm, mjd = own_pair(dcmotor, integrator)
     saturated = limited = vmax = imax = 0
-    try:
-        kd.reset(m, d)
-        mujoco.mj_resetData(mjm, mjd)
-        for t, u in enumerate(5 * _controls(m.nu, STEPS, seed=5)):
-            d.ctrl[:] = mjd.ctrl[:] = u
-            kd.step(m, d)
-            mujoco.mj_step(mjm, mjd)
-            for name in ("qpos", "qvel", "act", "act_dot", "actuator_force", "qfrc_actuator"):
-                assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
-            saturated += abs(d.actuator_force[m.actuator("nominal").id]) == 0.2
-            limited += abs(d.act_dot[m.actuator_actadr[m.actuator("rate").id]]) == 3.0
-            # the servo's drive voltage (R/K) (kp (u - l) - kd v) + K v beyond its Vmax of 1.5
-            servo = m.actuator("servo").id
-            length, velocity = d.actuator_length[servo], d.actuator_velocity[servo]
-            vmax += abs(4 * (2 * (np.clip(d.ctrl[servo], -1e10, 1e10) - length) - 0.2 * velocity)
-                        + 0.5 * velocity) > 1.5
-            imax += abs(d.act[m.actuator_actadr[m.actuator("pi").id] + 1]) == 0.05
-        assert saturated and limited and vmax and imax, "the run never reached a saturation, current rate, " \
-            "Vmax or Imax"
-        assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7]))
-    finally:
-        m.opt.integrator, mjm.opt.integrator = saved
+    for t, u in enumerate(5 * _controls(m.nu, STEPS, seed=5)):
+        d.ctrl[:] = mjd.ctrl[:] = u
+        kd.step(m, d)
+        mujoco.mj_step(mjm, mjd)
+        for name in ("qpos", "qvel", "act", "act_dot", "actuator_force", "qfrc_actuator"):
+            assert_close(f"{integrator} step {t}: {name}", getattr(d, name), getattr(mjd, name))
+        saturated += abs(d.actuator_force[m.actuator("nominal").id]) == 0.2
+        limited += abs(d.act_dot[m.actuator_actadr[m.actuator("rate").id]]) == 3.0
+        # the servo's drive voltage (R/K) (kp (u - l) - kd v) + K v beyond its Vmax of 1.5
+        servo = m.actuator("servo").id
+        length, velocity = d.actuator_length[servo], d.actuator_velocity[servo]
+        vmax += abs(4 * (2 * (np.clip(d.ctrl[servo], -1e10, 1e10) - length) - 0.2 * velocity)
+                    + 0.5 * velocity) > 1.5
+        imax += abs(d.act[m.actuator_actadr[m.actuator("pi").id] + 1]) == 0.05
+    assert saturated and limited and vmax and imax, "the run never reached a saturation, current rate, " \
+        "Vmax or Imax"
+    assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7]))
 
 
 def test_dcmotor_batch_rollout_matches_mujoco_rollout(dcmotor):
