@@ -135,9 +135,12 @@ def test_activation_dynamics():
            "filterexact")
 
 
-def test_muscles():
+@pytest.mark.parametrize("integrator", ["EULER", "IMPLICITFAST", "IMPLICIT"])
+def test_muscles(integrator):
+    """Under the implicit integrators qDeriv holds each muscle's velocity slope -F0 FL(l) FV'(v)
+    (mjd_muscleGain_vel) times its activation: its change along the length and the velocity too."""
     _check(_case((MODELS / "muscle_fixed_tendon.xml").read_text(), 50, [0.5, 0.2, 0.7],
-                 disable=int(kd.DisableBit.LIMIT)), "muscles")
+                 kd.IntegratorType[integrator], disable=int(kd.DisableBit.LIMIT)), f"muscles {integrator}")
 
 
 def test_humanoid():

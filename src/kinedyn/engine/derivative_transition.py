@@ -85,8 +85,12 @@ from kinedyn.engine.derivative_sensor import (
     spatial_tendon_wraps,
 )
 from kinedyn.engine.derivative_transmission import (
+    K_BALL,
     K_CONSTANT,
+    K_FREE,
     K_OTHER,
+    K_REFSITE,
+    K_SITE,
     actfrc_clamped,
     actuator_sensor_rows_entry,
     actuators_on_tendon,
@@ -204,8 +208,8 @@ def refusal_text(m, code: int, i: int) -> str:
                             "covered)",
             R_USER: f"actuator {i}: user, pid or dcmotor dynamics, gain or bias",
             R_MULTI_ACT: f"actuator {i}: several activations",
-            R_MUSCLE_IMPLICIT: f"actuator {i}: a muscle under implicit or implicitfast (the second "
-                               "derivative of its gain)",
+            R_MUSCLE_IMPLICIT: f"actuator {i}: a muscle on a site, ball or free transmission under "
+                               "implicit or implicitfast (its velocity slope along the length's gradient)",
             R_ACTGRAVCOMP: f"joint {i}: actuatorgravcomp with the actuators off"}[code]
 
 
@@ -282,7 +286,7 @@ def _refusals(m, xfrc_applied, sensors, codes):
                 _refuse(codes, R_USER, i)
             if m.actuator_actnum[i] > 1:
                 _refuse(codes, R_MULTI_ACT, i)
-            if implicit and gt == GAIN_MUSCLE:
+            if implicit and gt == GAIN_MUSCLE and _length_not_moment(m, i):
                 _refuse(codes, R_MUSCLE_IMPLICIT, i)
     if sensors:
         for s in range(m.nsensor):
@@ -293,6 +297,15 @@ def _refusals(m, xfrc_applied, sensors, codes):
                 _refuse(codes, R_SENSOR_SPATIAL, s)
             elif act_on and _moving_actuator_sensor(m, t, obj):
                 _refuse(codes, R_SENSOR_TRN, s)
+
+
+@kernel
+def _length_not_moment(m, i):
+    """Actuator i's length gradient differs from its moment (site, ball and free transmissions:
+    derivative_transmission's _length_gradient), so a muscle's qDeriv slope, a function of the
+    length, is not differentiated along the moment."""
+    kind = moment_kind(m, i)
+    return kind == K_SITE or kind == K_BALL or kind == K_FREE or kind == K_REFSITE
 
 
 @kernel
@@ -376,6 +389,28 @@ def _muscle_gain(m, i, length, vel):
 
 
 @kernel
+def _muscle_gain_vel_partials(m, i, length, vel):
+    """(d/d length, d/d vel) of d gain/d vel, the muscle term of implicit's qDeriv
+    (mjd_muscleGain_vel = -F0 FL(l) FV'(v) / (l0 vmax)): FL' FV' and FL FV'' (FV'' piecewise
+    constant: 2 on (-1, 0], -2/(fvmax - 1) on (0, fvmax - 1], 0 elsewhere; the side a kink's value
+    takes, as _fv's)."""
+    prm = m.actuator_gainprm
+    force, l0 = _muscle_norm(m, i, prm)
+    nl = prm[i, 0] + (length - m.actuator_lengthrange[i, 0]) / max(MINVAL, l0)
+    vscale = max(MINVAL, l0 * prm[i, 6])
+    fl, dfl = _fl(nl, prm[i, 4], prm[i, 5])
+    x = vel / vscale
+    _, dfv = _fv(x, prm[i, 8])
+    y = prm[i, 8] - 1.0
+    ddfv = 0.0
+    if -1.0 < x <= 0.0:
+        ddfv = 2.0
+    elif 0.0 < x <= y:
+        ddfv = -2.0 / max(MINVAL, y)
+    return -force * dfl * dfv / (max(MINVAL, l0) * vscale), -force * fl * ddfv / (vscale * vscale)
+
+
+@kernel
 def _muscle_bias_length(m, i, length):
     """d mju_muscleBias / d length."""
     prm = m.actuator_biasprm
@@ -433,6 +468,7 @@ def _muscle_dynamics(m, i, ctrl, act):
 
 # rows of the per-actuator partials ``au`` (nu) and ``aa`` (nu, na)
 _FL, _FV, _FU, _DVU = 0, 1, 2, 3     # df/dl, df/dv, df/dctrl, d(df/dv)/dctrl
+_DVL, _DVV = 4, 5                     # d(df/dv)/dl, d(df/dv)/dv (muscles: implicit's qDeriv term)
 _FA, _DVA = 0, 1                      # df/dact, d(df/dv)/dact
 
 
@@ -515,6 +551,10 @@ def _actuator_partials(m, d, au, aa, a_mat, b_mat):
         au[_FV, i] = g_v * inp + b_v
         au[_FU, i] = gain * inp_u
         au[_DVU, i] = g_v * inp_u
+        if gt == GAIN_MUSCLE:
+            g_vl, g_vv = _muscle_gain_vel_partials(m, i, length, vel)
+            au[_DVL, i] = g_vl * inp
+            au[_DVV, i] = g_vv * inp
         if k >= 0:
             aa[_FA, i, k] = gain * inp_a
             aa[_DVA, i, k] = g_v * inp_a
@@ -705,7 +745,8 @@ def _system(m, d, au, aa, rhs, qacc, mats):
                         for c in range(nv):
                             rhs[r, nv + c] -= h * ddd * acc * d.ten_J[t, c]
         for i in range(nu):
-            if au[_DVU, i] == 0.0 and not _any_row(aa, _DVA, i):
+            if au[_DVU, i] == 0.0 and au[_DVL, i] == 0.0 and au[_DVV, i] == 0.0 \
+                    and not _any_row(aa, _DVA, i):
                 continue
             for r in range(nv):
                 acc = 0.0
@@ -715,6 +756,12 @@ def _system(m, d, au, aa, rhs, qacc, mats):
                 if acc == 0.0:
                     continue
                 rhs[r, ndx + i] += h * acc * au[_DVU, i]
+                # a muscle's slope moves with its length and velocity (l, v = moment . (q, qvel)
+                # for the joint, tendon and slider-crank transmissions muscles are covered on)
+                if au[_DVL, i] != 0.0 or au[_DVV, i] != 0.0:
+                    for c in range(nv):
+                        rhs[r, c] += h * acc * au[_DVL, i] * d.actuator_moment[i, c]
+                        rhs[r, nv + c] += h * acc * au[_DVV, i] * d.actuator_moment[i, c]
                 for a in range(na):
                     rhs[r, 2 * nv + a] += h * acc * aa[_DVA, i, a]
     if implicit or (implicitfast and _lone_free_bodies(m)):
@@ -1467,7 +1514,7 @@ def work_arrays(m, w) -> tuple:
     nv, na, nu = m.nv, m.na, m.nu
     ndx = 2 * nv + na
     fshape, ishape, hshape = work_shapes(m, w)
-    return (np.empty((4, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((6, nv, nv)),
+    return (np.empty((6, nu)), np.empty((2, nu, na)), np.empty((nv, ndx + nu)), np.empty((6, nv, nv)),
             np.empty((nv, ndx + nu)), np.empty((nv, nv)), np.empty(fshape), np.empty(ishape, dtype=np.int64),
             np.empty(hshape), np.zeros((JAC_ROWS, nv)), np.zeros((refusal_capacity(m), 2), dtype=np.int64))
 
