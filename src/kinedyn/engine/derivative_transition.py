@@ -365,49 +365,33 @@ def _fl(x, lmin, lmax):
 
 @kernel
 def _fv(x, fvmax):
-    """(FV, dFV/dx) of the normalised velocity (mju_muscleGain)."""
+    """(FV, dFV/dx, d2FV/dx2) of the normalised velocity (mju_muscleGain); the second derivative
+    piecewise constant, with the side a kink's value takes."""
     y = fvmax - 1.0
     if x <= -1.0:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     if x <= 0.0:
-        return (x + 1.0) * (x + 1.0), 2.0 * x + 2.0
+        return (x + 1.0) * (x + 1.0), 2.0 * x + 2.0, 2.0
     if x <= y:
-        return fvmax - (y - x) * (y - x) / max(MINVAL, y), 2.0 * (y - x) / max(MINVAL, y)
-    return fvmax, 0.0
+        w = max(MINVAL, y)
+        return fvmax - (y - x) * (y - x) / w, 2.0 * (y - x) / w, -2.0 / w
+    return fvmax, 0.0, 0.0
 
 
 @kernel
 def _muscle_gain(m, i, length, vel):
-    """(gain, d gain/d length, d gain/d vel) of a muscle (mju_muscleGain)."""
+    """A muscle's gain (mju_muscleGain) and its partials: d/d length, d/d vel, and the partials of
+    d gain/d vel (mjd_muscleGain_vel = -F0 FL(l) FV'(v) / (l0 vmax), the muscle term of implicit's
+    qDeriv) in length and vel: FL' FV' and FL FV''."""
     prm = m.actuator_gainprm
     force, l0 = _muscle_norm(m, i, prm)
     nl = prm[i, 0] + (length - m.actuator_lengthrange[i, 0]) / max(MINVAL, l0)
     vscale = max(MINVAL, l0 * prm[i, 6])
+    lscale = max(MINVAL, l0)
     fl, dfl = _fl(nl, prm[i, 4], prm[i, 5])
-    fv, dfv = _fv(vel / vscale, prm[i, 8])
-    return -force * fl * fv, -force * dfl * fv / max(MINVAL, l0), -force * fl * dfv / vscale
-
-
-@kernel
-def _muscle_gain_vel_partials(m, i, length, vel):
-    """(d/d length, d/d vel) of d gain/d vel, the muscle term of implicit's qDeriv
-    (mjd_muscleGain_vel = -F0 FL(l) FV'(v) / (l0 vmax)): FL' FV' and FL FV'' (FV'' piecewise
-    constant: 2 on (-1, 0], -2/(fvmax - 1) on (0, fvmax - 1], 0 elsewhere; the side a kink's value
-    takes, as _fv's)."""
-    prm = m.actuator_gainprm
-    force, l0 = _muscle_norm(m, i, prm)
-    nl = prm[i, 0] + (length - m.actuator_lengthrange[i, 0]) / max(MINVAL, l0)
-    vscale = max(MINVAL, l0 * prm[i, 6])
-    fl, dfl = _fl(nl, prm[i, 4], prm[i, 5])
-    x = vel / vscale
-    _, dfv = _fv(x, prm[i, 8])
-    y = prm[i, 8] - 1.0
-    ddfv = 0.0
-    if -1.0 < x <= 0.0:
-        ddfv = 2.0
-    elif 0.0 < x <= y:
-        ddfv = -2.0 / max(MINVAL, y)
-    return -force * dfl * dfv / (max(MINVAL, l0) * vscale), -force * fl * ddfv / (vscale * vscale)
+    fv, dfv, ddfv = _fv(vel / vscale, prm[i, 8])
+    return (-force * fl * fv, -force * dfl * fv / lscale, -force * fl * dfv / vscale,
+            -force * dfl * dfv / (lscale * vscale), -force * fl * ddfv / (vscale * vscale))
 
 
 @kernel
@@ -530,12 +514,13 @@ def _actuator_partials(m, d, au, aa, a_mat, b_mat):
                 inp, inp_u, inp_a = a, 0.0, 1.0
         length, vel = d.actuator_length[i], d.actuator_velocity[i]
         gt, bt = m.actuator_gaintype[i], m.actuator_biastype[i]
+        g_vl, g_vv = 0.0, 0.0   # d(d gain/d vel)/d(length, vel): muscles only
         if gt == GAIN_AFFINE:
             gain = m.actuator_gainprm[i, 0] + m.actuator_gainprm[i, 1] * length \
                 + m.actuator_gainprm[i, 2] * vel
             g_l, g_v = m.actuator_gainprm[i, 1], m.actuator_gainprm[i, 2]
         elif gt == GAIN_MUSCLE:
-            gain, g_l, g_v = _muscle_gain(m, i, length, vel)
+            gain, g_l, g_v, g_vl, g_vv = _muscle_gain(m, i, length, vel)
         else:
             gain, g_l, g_v = m.actuator_gainprm[i, 0], 0.0, 0.0
         b_l, b_v = 0.0, 0.0
@@ -551,10 +536,8 @@ def _actuator_partials(m, d, au, aa, a_mat, b_mat):
         au[_FV, i] = g_v * inp + b_v
         au[_FU, i] = gain * inp_u
         au[_DVU, i] = g_v * inp_u
-        if gt == GAIN_MUSCLE:
-            g_vl, g_vv = _muscle_gain_vel_partials(m, i, length, vel)
-            au[_DVL, i] = g_vl * inp
-            au[_DVV, i] = g_vv * inp
+        au[_DVL, i] = g_vl * inp
+        au[_DVV, i] = g_vv * inp
         if k >= 0:
             aa[_FA, i, k] = gain * inp_a
             aa[_DVA, i, k] = g_v * inp_a
