@@ -259,6 +259,18 @@ def apply_shortcut(spec: dict, tag: str, attrs: dict, node: Node, explicit: bool
         raise node.error(err[0], err[1])
 
 
+def _input_bits(tokens: list, allowed: tuple, kind: str, where) -> int:
+    """The input bits of ``tokens`` (a pid's or dcmotor's ``input``): each one of ``allowed``, once,
+    in MuJoCo's canonical order; ModelError on ``where`` otherwise."""
+    if any(t not in allowed for t in tokens):
+        raise where.error(f"{kind} inputs are a subset of [{', '.join(allowed)}]", "input")
+    order = [allowed.index(t) for t in tokens]
+    if order != sorted(set(order)):
+        raise where.error("inputs must be listed in canonical order [pos, vel, ff, voltage, pressure]",
+                          "input")
+    return sum(INPUT_BITS[t] for t in tokens)
+
+
 def input_signature(spec: dict, node: Node) -> int:
     """actuator_ctrlspec of an expanded actuator (mjCActuator::Compile's input checks).
 
@@ -277,13 +289,7 @@ def input_signature(spec: dict, node: Node) -> int:
     if not tokens:
         return _PID_DEFAULT_INPUT if pid else 0
     if pid:
-        if any(t not in _PID_INPUTS for t in tokens):
-            raise where.error("pid inputs are a subset of [pos, vel, ff]", "input")
-        order = [_PID_INPUTS.index(t) for t in tokens]
-        if order != sorted(set(order)):
-            raise where.error("inputs must be listed in canonical order [pos, vel, ff, voltage, pressure]",
-                              "input")
-        return sum(INPUT_BITS[t] for t in tokens)
+        return _input_bits(tokens, _PID_INPUTS, "pid", where)
     if spec["gaintype"] in (GainType.MUSCLE, GainType.USER):
         raise where.error("input is not available for muscle and user gains", "input")
     if len(tokens) != 1 or tokens[0] not in _DECLARED_INPUTS:
@@ -363,17 +369,10 @@ def _compile_dcmotor(spec: dict, node: Node, report) -> None:
     prm = spec["dcmotor"] or {}
     # the input signature: a subset of [pos, vel, ff, voltage] in that order; "none" is empty
     tokens = prm.get("input", "voltage").split() or ["voltage"]
-    order = ("pos", "vel", "ff", "voltage")
     if tokens == ["none"]:
         spec["input"] = INPUT_BITS["none"]
     else:
-        if any(t not in order for t in tokens):
-            raise node.error("dcmotor inputs are a subset of [pos, vel, ff, voltage]", "input")
-        index = [order.index(t) for t in tokens]
-        if index != sorted(set(index)):
-            raise node.error("inputs must be listed in canonical order [pos, vel, ff, voltage, pressure]",
-                             "input")
-        spec["input"] = sum(INPUT_BITS[t] for t in tokens)
+        spec["input"] = _input_bits(tokens, ("pos", "vel", "ff", "voltage"), "dcmotor", node)
     # the on-board controller [kp, ki, kd, slewmax, Imax, Vmax]: gainprm[4:8] = [kp, ki, kd, Vmax]
     controller = (list(prm.get("controller", [])) + [0.0] * 6)[:6]
     if any(controller[:3]) and not spec["input"] & (INPUT_BITS["pos"] | INPUT_BITS["vel"] | INPUT_BITS["ff"]):
