@@ -237,6 +237,11 @@ def load_pair(xml, disable: bool | str = True):
     return m, d, mjm, mjd
 
 
+def random_controls(nu: int, steps: int, seed: int = 0) -> np.ndarray:
+    """(steps, nu) controls drawn from N(0, 1): a rollout's inputs."""
+    return np.random.default_rng(seed).normal(size=(steps, nu))
+
+
 def own_pair(pair, integrator=None, enableflags=0):
     """Copies of a shared (module-scoped) pair ``(m, d, mjm, mjd)`` with fresh Data, the integrator
     (an IntegratorType name, e.g. "rk4") set and ``enableflags`` added on both sides: a test changes

@@ -17,6 +17,7 @@ from oracle import (
     assert_model_fields,
     load_pair,
     own_pair,
+    random_controls,
 )
 
 import kinedyn as kd
@@ -67,10 +68,6 @@ def pair():
     return load_pair(XML)
 
 
-def _controls(nu, steps, seed=0):
-    return np.random.default_rng(seed).normal(size=(steps, nu))
-
-
 def _assert_state(d, mjd, label):
     for name in ("qpos", "qvel", "act", "history", "actuator_force", "qfrc_actuator"):
         assert_close(f"{label}: {name}", getattr(d, name), getattr(mjd, name))
@@ -100,7 +97,7 @@ def test_compiled_fields_and_reset(pair):
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_steps_match_mujoco(pair, integrator):
     m, d, mjm, mjd = own_pair(pair, integrator)
-    controls = _controls(m.nu, STEPS)
+    controls = random_controls(m.nu, STEPS)
     for t in range(STEPS):
         if t == 25:
             # time goes back by 1.5 steps: the next samples land between the buffers' times
@@ -113,11 +110,11 @@ def test_steps_match_mujoco(pair, integrator):
     assert_forward_and_inverse(m, d, mjm, mjd, np.array([0.3, -0.7]))
 
 
-def test_discrete_inverse_reads_the_delayed_controls(pair):
+def test_discrete_inverse_reads_the_delayedrandom_controls(pair):
     """implicitfast with invdiscrete: the inverse's velocity derivative of the delayed damper's
     gain reads the delayed control at d.time, also with no forward pass before it."""
     m, d, mjm, mjd = own_pair(pair, "implicitfast", kd.EnableBit.INVDISCRETE)
-    controls = _controls(m.nu, 9, seed=4)
+    controls = random_controls(m.nu, 9, seed=4)
     for u in controls[:8]:
         d.ctrl[:] = mjd.ctrl[:] = u
         kd.step(m, d)
@@ -135,7 +132,7 @@ def test_forward_reads_the_buffers_at_any_time(pair):
     m, d, mjm, mjd = pair
     kd.reset(m, d)
     mujoco.mj_resetData(mjm, mjd)
-    for u in _controls(m.nu, 6, seed=1):
+    for u in random_controls(m.nu, 6, seed=1):
         d.ctrl[:] = mjd.ctrl[:] = u
         kd.step(m, d)
         mujoco.mj_step(mjm, mjd)
@@ -167,7 +164,7 @@ def test_forward_reads_the_buffers_at_any_time(pair):
 def test_copy_carries_the_buffers(pair):
     m, d, mjm, mjd = pair
     kd.reset(m, d)
-    controls = _controls(m.nu, 10, seed=2)
+    controls = random_controls(m.nu, 10, seed=2)
     for u in controls[:5]:
         d.ctrl[:] = u
         kd.step(m, d)
@@ -190,7 +187,7 @@ def test_batch_rollout_matches_mujoco_rollout(pair):
     mujoco.mj_resetData(mjm, mjd)
     state0 = np.empty((3, batch.state_size(m)))
     for i in range(3):
-        for u in _controls(m.nu, 4 + i, seed=10 + i):
+        for u in random_controls(m.nu, 4 + i, seed=10 + i):
             mjd.ctrl[:] = u
             mujoco.mj_step(mjm, mjd)
         mujoco.mj_getState(mjm, mjd, state0[i], full)

@@ -32,6 +32,7 @@ from oracle import (
     load_pair,
     mujoco_states,
     own_pair,
+    random_controls,
 )
 
 import kinedyn as kd
@@ -106,16 +107,12 @@ def test_pid_compiles_as_mujoco(pid):
                                [0.5 * (lo + hi) - 0.25 * (hi - lo), 0.5 * (lo + hi) + 0.25 * (hi - lo)])
 
 
-def _controls(nu, steps, seed=0):
-    return np.random.default_rng(seed).normal(size=(steps, nu))
-
-
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_pid_steps_match_mujoco(pid, integrator):
     m, d, mjm, mjd = own_pair(pid, integrator)
     integral = m.actuator_actadr[m.actuator("integral").id]
     held = 0
-    for t, u in enumerate(_controls(m.nu, STEPS)):
+    for t, u in enumerate(random_controls(m.nu, STEPS)):
         d.ctrl[:] = mjd.ctrl[:] = u
         kd.step(m, d)
         mujoco.mj_step(mjm, mjd)
@@ -128,7 +125,7 @@ def test_pid_steps_match_mujoco(pid, integrator):
 
 def test_pid_batch_rollout_matches_mujoco_rollout(pid):
     m, _, mjm, mjd = pid
-    state0 = mujoco_states(mjm, mjd, [_controls(m.nu, 5 + i, seed=10 + i) for i in range(2)])
+    state0 = mujoco_states(mjm, mjd, [random_controls(m.nu, 5 + i, seed=10 + i) for i in range(2)])
     assert_rollout_matches(m, mjm, state0, np.random.default_rng(3).normal(size=(2, 25, m.nu)))
 
 
@@ -235,7 +232,7 @@ def test_dcmotor_steps_match_mujoco(dcmotor, integrator):
                 "actuator_ctrlspec"} <= set(compared)
     m, d, mjm, mjd = own_pair(dcmotor, integrator)
     saturated = limited = vmax = imax = 0
-    for t, u in enumerate(5 * _controls(m.nu, STEPS, seed=5)):
+    for t, u in enumerate(5 * random_controls(m.nu, STEPS, seed=5)):
         d.ctrl[:] = mjd.ctrl[:] = u
         kd.step(m, d)
         mujoco.mj_step(mjm, mjd)

@@ -11,7 +11,14 @@ import mujoco
 import numpy as np
 import pytest
 from mujoco import rollout as mj_rollout
-from oracle import assert_close, assert_fields, assert_forward_and_inverse, assert_model_fields, load_pair
+from oracle import (
+    assert_close,
+    assert_fields,
+    assert_forward_and_inverse,
+    assert_model_fields,
+    load_pair,
+    random_controls,
+)
 
 import kinedyn as kd
 from kinedyn.errors import ModelError
@@ -68,10 +75,6 @@ def pair():
     return load_pair(XML)
 
 
-def _controls(nu, steps, seed=0):
-    return np.random.default_rng(seed).normal(size=(steps, nu))
-
-
 def _assert_state(d, mjd, label):
     for name in ("qpos", "qvel", "history", "sensordata"):
         assert_close(f"{label}: {name}", getattr(d, name), getattr(mjd, name))
@@ -83,7 +86,7 @@ def _run(m, d, mjm, mjd, label, steps=STEPS, seed=0):
     mujoco.mj_resetData(mjm, mjd)
     flags = int(m.opt.disableflags), int(mjm.opt.disableflags)
     try:
-        for t, u in enumerate(_controls(m.nu, steps, seed)):
+        for t, u in enumerate(random_controls(m.nu, steps, seed)):
             if t == steps // 2:
                 # time goes back by 1.5 steps: the next samples land between the buffers' times
                 d.time = mjd.time = mjd.time - 0.015
@@ -164,7 +167,7 @@ def test_step1_step2_sample_the_sensors():
     xml = XML.replace('<option timestep="0.01"/>', '<option timestep="0.01" integrator="RK4"/>')
     km, mjm = kmj.MjModel.from_xml_string(xml), mujoco.MjModel.from_xml_string(xml)
     kdata, mjd = kmj.MjData(km), mujoco.MjData(mjm)
-    for t, u in enumerate(_controls(km.nu, 60, seed=5)):
+    for t, u in enumerate(random_controls(km.nu, 60, seed=5)):
         kmj.mj_step1(km, kdata)
         mujoco.mj_step1(mjm, mjd)
         kdata.ctrl[:] = mjd.ctrl[:] = u
@@ -179,7 +182,7 @@ def test_readings_between_samples(pair):
     m, d, mjm, mjd = pair
     kd.reset(m, d)
     mujoco.mj_resetData(mjm, mjd)
-    for u in _controls(m.nu, 7, seed=1):
+    for u in random_controls(m.nu, 7, seed=1):
         d.ctrl[:] = mjd.ctrl[:] = u
         kd.step(m, d)
         mujoco.mj_step(mjm, mjd)
@@ -215,7 +218,7 @@ def test_readings_between_samples(pair):
 def test_copy_carries_the_buffers(pair):
     m, d, mjm, mjd = pair
     kd.reset(m, d)
-    controls = _controls(m.nu, 10, seed=2)
+    controls = random_controls(m.nu, 10, seed=2)
     for u in controls[:5]:
         d.ctrl[:] = u
         kd.step(m, d)
@@ -236,7 +239,7 @@ def test_batch_rollout_matches_mujoco_rollout(pair):
     mujoco.mj_resetData(mjm, mjd)
     state0 = np.empty((3, batch.state_size(m)))
     for i in range(3):
-        for u in _controls(m.nu, 4 + i, seed=10 + i):
+        for u in random_controls(m.nu, 4 + i, seed=10 + i):
             mjd.ctrl[:] = u
             mujoco.mj_step(mjm, mjd)
         mujoco.mj_getState(mjm, mjd, state0[i], full)
@@ -287,7 +290,7 @@ def test_inverse_fd_reads_the_buffers(pair, actuation):
     m, d, mjm, mjd = pair
     kd.reset(m, d)
     mujoco.mj_resetData(mjm, mjd)
-    for u in _controls(m.nu, 12, seed=6):
+    for u in random_controls(m.nu, 12, seed=6):
         d.ctrl[:] = mjd.ctrl[:] = u
         kd.step(m, d)
         mujoco.mj_step(mjm, mjd)
